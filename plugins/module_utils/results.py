@@ -1,0 +1,187 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The result record: the one contract between every part of the collection.
+
+A record is a plain JSON-able dict (see docs/results.schema.json and design.md):
+
+    host, peer, check, target, status, reason, metrics, expect, facts, params,
+    tool, started, duration_s, raw
+
+This module is private to the collection (no stable API) and imports nothing
+from Ansible, so parsers, modules, filters and the callback all share it.
+It must run on the oldest target Python (3.8).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+
+STATUSES = ("pass", "warn", "fail", "skip", "error")
+# Worst last: used to rank hosts and to fold several verdicts into one.
+SEVERITY = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
+FAMILIES = ("env", "gpu", "nccl", "hccl", "rdma", "k8s")
+CHECK_RE = re.compile(r"^(env|gpu|nccl|hccl|rdma|k8s)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
+# Metric names carry their unit (design.md); a few unit-less counters are allowed.
+METRIC_UNITS = (
+    "_gbit_s", "_gbyte_s", "_us", "_ms", "_s", "_tflops", "_bytes", "_pct", "_mib",
+    "_mhz", "_w", "_c", "_mpps", "_count", "_total", "_gen", "_width",
+)
+METRIC_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+FIELDS = (
+    "host", "peer", "check", "target", "status", "reason", "metrics", "expect",
+    "facts", "params", "tool", "started", "duration_s", "raw",
+)
+RAW_MAX_CHARS = 4000
+RAW_MAX_LINES = 40
+
+
+class RecordError(ValueError):
+    """A record that breaks the contract (a programming error in the caller)."""
+
+
+def utc_now():
+    """The current time as an ISO 8601 UTC string with a Z suffix."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def trim(text, max_lines=RAW_MAX_LINES, max_chars=RAW_MAX_CHARS):
+    """Keep the tail of a tool's output (the end is where tools print their errors)."""
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    lines = text.splitlines()
+    cut = len(lines) > max_lines
+    tail = "\n".join(lines[-max_lines:])
+    if len(tail) > max_chars:
+        tail = tail[-max_chars:]
+        cut = True
+    if cut:
+        return "[... %d lines trimmed ...]\n%s" % (max(len(lines) - max_lines, 0), tail)
+    return tail
+
+
+def _clean_number(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def make(check, status, reason=None, host=None, peer=None, target=None, metrics=None,
+         expect=None, facts=None, params=None, tool=None, started=None, duration_s=None,
+         raw=None):
+    """Build one record and check it against the contract.
+
+    Raises RecordError on a contract breach: that is a bug in the caller,
+    never a property of the measured hardware.
+    """
+    record = {
+        "host": host,
+        "peer": peer,
+        "check": check,
+        "target": None if target is None else str(target),
+        "status": status,
+        "reason": reason,
+        "metrics": dict((k, _clean_number(v)) for k, v in (metrics or {}).items()),
+        "expect": dict(expect or {}),
+        "facts": dict(facts or {}),
+        "params": dict(params or {}),
+        "tool": dict(tool or {}),
+        "started": started or utc_now(),
+        "duration_s": None if duration_s is None else round(float(duration_s), 3),
+        "raw": trim(raw),
+    }
+    problems = validate(record)
+    if problems:
+        raise RecordError("invalid result record for %r: %s" % (check, "; ".join(problems)))
+    return record
+
+
+def skip(check, reason, **kwargs):
+    """Not applicable or not present (no GPU, no HCA): says why."""
+    return make(check, "skip", reason=reason, **kwargs)
+
+
+def error(check, reason, raw=None, **kwargs):
+    """The check could not run or its output could not be read: says why, keeps the output."""
+    return make(check, "error", reason=reason, raw=raw, **kwargs)
+
+
+def validate(record):
+    """Return a list of contract problems (empty when the record is valid).
+
+    Mirrors docs/results.schema.json without needing jsonschema on the target.
+    """
+    problems = []
+    if not isinstance(record, dict):
+        return ["record is %s, not a dict" % type(record).__name__]
+    for key in record:
+        if key not in FIELDS:
+            problems.append("unknown field %r" % key)
+    for key in ("check", "status"):
+        if key not in record:
+            problems.append("missing field %r" % key)
+    check = record.get("check")
+    if not isinstance(check, str) or not CHECK_RE.match(check):
+        problems.append("check %r is not family.name with family in %s" % (check, ", ".join(FAMILIES)))
+    status = record.get("status")
+    if status not in STATUSES:
+        problems.append("status %r is not one of %s" % (status, ", ".join(STATUSES)))
+    reason = record.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        problems.append("reason must be a string")
+    if status in ("warn", "fail", "skip", "error") and not reason:
+        problems.append("a %s record must say why (reason)" % status)
+    for key in ("host", "peer", "target", "started", "raw"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            problems.append("%s must be a string or null" % key)
+    for key in ("metrics", "expect", "facts", "params", "tool"):
+        value = record.get(key, {})
+        if not isinstance(value, dict):
+            problems.append("%s must be a mapping" % key)
+    for name, value in (record.get("metrics") or {}).items():
+        if not isinstance(name, str) or not METRIC_RE.match(name):
+            problems.append("metric name %r is not snake_case" % (name,))
+        if value is not None and not isinstance(value, (int, float)):
+            problems.append("metric %s must be a number or null, not %s" % (name, type(value).__name__))
+    for name, value in (record.get("facts") or {}).items():
+        if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
+            problems.append("fact %s has a non-JSON type %s" % (name, type(value).__name__))
+    duration = record.get("duration_s")
+    if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
+        problems.append("duration_s must be a non-negative number or null")
+    return problems
+
+
+def worst(statuses, default="pass"):
+    """The most severe status of an iterable of statuses (error > fail > warn > skip > pass)."""
+    result = None
+    for status in statuses:
+        if result is None or SEVERITY.get(status, 0) > SEVERITY.get(result, 0):
+            result = status
+    return default if result is None else result
+
+
+def count(records):
+    """Counts per status, every status present (zero when absent)."""
+    counts = dict((s, 0) for s in STATUSES)
+    for record in records:
+        status = record.get("status")
+        if status in counts:
+            counts[status] += 1
+    return counts
+
+
+def with_host(records, host):
+    """Fill in the host of records that have none (modules do not know their inventory name)."""
+    out = []
+    for record in records:
+        record = dict(record)
+        if not record.get("host"):
+            record["host"] = host
+        out.append(record)
+    return out

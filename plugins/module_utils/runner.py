@@ -1,0 +1,99 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run external tools from modules: argv lists, a hard timeout, C locale (private).
+
+A runner never interprets output: it returns (rc, stdout, stderr, elapsed)
+and raises ToolMissing / ToolTimeout; parsers read the text.
+
+``AnsibleModule.run_command`` has no timeout, so every argv is wrapped in
+coreutils ``timeout --kill-after=K N``; ``timeout`` runs the tool in its own
+process group and signals the whole group, so children die with it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
+
+KILL_AFTER_S = 10
+TIMEOUT_RCS = (124, 137)
+C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
+
+
+class Run(object):
+    """The outcome of one process: argv as run (without the timeout wrapper), rc, texts, seconds."""
+
+    __slots__ = ("argv", "rc", "stdout", "stderr", "elapsed_s")
+
+    def __init__(self, argv, rc, stdout, stderr, elapsed_s):
+        self.argv = argv
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        self.elapsed_s = elapsed_s
+
+    @property
+    def output(self):
+        """stdout then stderr, as a user would have seen them on a terminal (roughly)."""
+        if self.stderr:
+            return (self.stdout or "") + ("\n" if self.stdout and not self.stdout.endswith("\n") else "") + self.stderr
+        return self.stdout or ""
+
+
+def find_tool(module, name, path=None, hint=None, required=True):
+    """Absolute path of a tool: an explicit path (file or directory) wins, else PATH.
+
+    Returns None when absent and not required; raises ToolMissing (with the hint) otherwise.
+    """
+    if path:
+        candidate = os.path.join(path, name) if os.path.isdir(path) else path
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+        if required:
+            raise ToolMissing("%s not found or not executable at %s%s" % (name, candidate, _hint(hint)))
+        return None
+    found = module.get_bin_path(name, required=False)
+    if not found and required:
+        raise ToolMissing("%s not found on PATH of %s%s" % (name, _node(), _hint(hint)))
+    return found
+
+
+def _hint(hint):
+    return " (%s)" % hint if hint else ""
+
+
+def _node():
+    try:
+        return os.uname()[1]
+    except (AttributeError, OSError):
+        return "the target"
+
+
+def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False):
+    """Run argv (a list of str) under a hard timeout; never through a shell.
+
+    Raises ToolTimeout when the limit is hit (with the output so far in details),
+    ToolMissing when coreutils ``timeout`` is absent. Returns a Run otherwise,
+    whatever the exit code (callers decide what a non-zero rc means).
+    """
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise TypeError("argv must be a list of str, got %r" % (argv,))
+    wrapper = module.get_bin_path("timeout", required=False)
+    if not wrapper:
+        raise ToolMissing("coreutils 'timeout' not found on %s (install coreutils)" % _node())
+    environ = dict(C_LOCALE)
+    environ.update(env or {})
+    full = [wrapper, "--kill-after=%d" % KILL_AFTER_S, "%ds" % max(1, int(timeout_s))] + argv
+    started = time.monotonic()
+    rc, out, err = module.run_command(full, environ_update=environ, data=data, cwd=cwd,
+                                      expand_user_and_vars=False, check_rc=False,
+                                      binary_data=data is not None)
+    elapsed = time.monotonic() - started
+    if rc in TIMEOUT_RCS:
+        raise ToolTimeout(
+            "%s timed out after %ss on %s and was killed" % (os.path.basename(argv[0]), int(timeout_s), _node()),
+            cmd=argv, rc=rc, stdout_tail=(out or "")[-4000:], stderr_tail=(err or "")[-4000:],
+            elapsed_s=round(elapsed, 3))
+    return Run(argv, rc, out or "", err or "", elapsed)
