@@ -4,8 +4,8 @@
 
 A record is a plain JSON-able dict (see docs/results.schema.json and design.md):
 
-    host, peer, check, target, status, reason, metrics, expect, facts, params,
-    tool, started, duration_s, raw
+    host, peer, check, target, status, reason, metrics, expect, facts, series,
+    params, tool, started, duration_s, raw
 
 This module is private to the collection (no stable API) and imports nothing
 from Ansible, so parsers, modules, filters and the callback all share it.
@@ -31,7 +31,7 @@ METRIC_UNITS = (
 METRIC_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 FIELDS = (
     "host", "peer", "check", "target", "status", "reason", "metrics", "expect",
-    "facts", "params", "tool", "started", "duration_s", "raw",
+    "facts", "series", "params", "tool", "started", "duration_s", "raw",
 )
 RAW_MAX_CHARS = 4000
 RAW_MAX_LINES = 40
@@ -73,7 +73,7 @@ def _clean_number(value):
 
 def make(check, status, reason=None, host=None, peer=None, target=None, metrics=None,
          expect=None, facts=None, params=None, tool=None, started=None, duration_s=None,
-         raw=None):
+         raw=None, series=None):
     """Build one record and check it against the contract.
 
     Raises RecordError on a contract breach: that is a bug in the caller,
@@ -89,6 +89,7 @@ def make(check, status, reason=None, host=None, peer=None, target=None, metrics=
         "metrics": dict((k, _clean_number(v)) for k, v in (metrics or {}).items()),
         "expect": dict(expect or {}),
         "facts": dict(facts or {}),
+        "series": list(series or []),
         "params": dict(params or {}),
         "tool": dict(tool or {}),
         "started": started or utc_now(),
@@ -151,6 +152,9 @@ def validate(record):
     for name, value in (record.get("facts") or {}).items():
         if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
             problems.append("fact %s has a non-JSON type %s" % (name, type(value).__name__))
+    series = record.get("series", [])
+    if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
+        problems.append("series must be a list of mappings (one per row of the tool's table)")
     duration = record.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
         problems.append("duration_s must be a non-negative number or null")
