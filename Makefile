@@ -20,7 +20,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: acceptance test venv collection unit sanity lint changelog build integration bench clean
+.PHONY: acceptance test venv collection stage unit sanity lint changelog build integration bench clean
 
 acceptance: collection
 	$(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
@@ -47,15 +47,17 @@ collection: venv
 build: collection
 	@echo "collection build ok: $(TARBALL)"
 
-# The test tree seen through a path ending in ansible_collections/aifabric/acceptance.
-$(AT_DIR): | $(BIN)/python
-	mkdir -p $(dir $(AT_DIR))
-	ln -sfn $(CURDIR) $(AT_DIR)
+# ansible-test only runs from a real (not symlinked: it uses getcwd) path ending in
+# ansible_collections/aifabric/acceptance: stage a copy of the tree git would ship
+# (tracked and untracked-not-ignored files) there, and run every test stage from it.
+stage:
+	rm -rf $(AT_DIR) && mkdir -p $(AT_DIR)
+	git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(AT_DIR)
 
-unit: venv $(AT_DIR)
+unit: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-sanity: venv $(AT_DIR)
+sanity: venv stage
 	$(BIN)/python .ci/offline_pip_shim.py
 	cd $(AT_DIR) && $(BIN)/ansible-test sanity --venv --python $(PYVER) --color no
 
@@ -65,10 +67,10 @@ lint: collection
 changelog: venv
 	$(BIN)/antsibull-changelog lint
 
-integration: collection $(AT_DIR)
+integration: collection stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-bench: venv $(AT_DIR)
+bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run.py
 
 clean:
