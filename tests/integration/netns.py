@@ -1,0 +1,696 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Throwaway fleets of SSH hosts made of Linux network namespaces, for integration tests.
+
+Each host of a fleet is one network namespace plugged into a private bridge by a veth
+pair, with its own /etc/netns/<ns>/{hosts,resolv.conf} (so name lookups answer at once),
+its own hostname (a UTS namespace) and its own ``sshd -D`` listening on the host's IP.
+The controller (the machine running the tests) reaches every host over real SSH with a
+throwaway ed25519 key. An INI inventory describes the fleet to Ansible.
+
+Only the network and the hostname are isolated: files, users and process IDs are
+shared with the controller, so every host gets its own work directory.
+
+Everything a fleet creates carries a random suffix (names stay within the 15 characters
+of a Linux interface name) and a random 10.213.X.0/24, so parallel runs and leftovers
+of killed runs do not collide. ``Fleet.down()`` removes everything on every path:
+processes are killed by PID and reaped, SSH ControlMaster sockets are closed, links,
+namespaces and /etc/netns directories are deleted. A fleet whose owning process died
+without tearing down is removed by ``reap_stale()``, which ``Fleet.up()`` calls.
+
+Needs root, ``ip`` (iproute2), ``unshare`` (util-linux), ``sshd``, ``ssh`` and
+``ssh-keygen`` (OpenSSH). ``missing_prerequisites()`` says what is missing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+PREFIX = "aft"                      # every name this module creates starts with it
+SUBNET_BASE = "10.213"              # fleets live in 10.213.X.0/24, X random
+TOOLS = ("ip", "unshare", "sshd", "ssh", "ssh-keygen")
+CMD_TIMEOUT_S = 15                  # any one ip/ssh-keygen/ssh -O call
+SSHD_READY_TIMEOUT_S = 10
+TERM_GRACE_S = 3                    # SIGTERM, then SIGKILL after this
+ETC_NETNS = "/etc/netns"
+RUN_NETNS = "/var/run/netns"
+STATE_FILE = "fleet.json"
+SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+
+# sshd starts inside the host's UTS namespace: set the hostname, then become sshd.
+# The names come in as positional arguments, never inside the script text.
+_SET_HOSTNAME_AND_EXEC = 'hostname "$1" && shift && exec "$@"'
+
+SSHD_CONFIG = """\
+# aifabric.acceptance integration-test fleet (throwaway; removed on teardown)
+Port 22
+HostKey {dir}/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AuthorizedKeysFile {dir}/authorized_keys
+StrictModes no
+UsePAM no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+MaxStartups 100:30:200
+MaxSessions 50
+ClientAliveInterval 5
+ClientAliveCountMax 3
+LogLevel INFO
+Subsystem sftp internal-sftp
+"""
+
+
+class FleetError(RuntimeError):
+    """The fleet could not be brought up or torn down cleanly."""
+
+
+def find_tool(name):
+    """Absolute path of a tool (sbin directories included), or None."""
+    return shutil.which(name) or shutil.which(name, path=os.pathsep.join(SBIN_DIRS))
+
+
+def missing_prerequisites(try_netns=True):
+    """Why a fleet cannot be brought up here: a list of reasons, empty when it can."""
+    reasons = []
+    if os.geteuid() != 0:
+        return ["needs root (network namespaces, veth, bridge, sshd as root); running as uid %d" % os.geteuid()]
+    missing = [name for name in TOOLS if not find_tool(name)]
+    if missing:
+        reasons.append("missing tools: %s (Debian: apt-get install openssh-server openssh-client iproute2 util-linux)"
+                       % ", ".join(missing))
+        return reasons
+    if try_netns:
+        probe = "%sprobe%s" % (PREFIX, secrets.token_hex(3))
+        try:
+            _run([find_tool("ip"), "netns", "add", probe])
+        except FleetError as exc:
+            reasons.append("cannot create a network namespace: %s" % exc)
+        else:
+            try:
+                _run([find_tool("ip"), "netns", "del", probe])
+            except FleetError as exc:
+                reasons.append("cannot delete the probe network namespace %s: %s" % (probe, exc))
+    return reasons
+
+
+def _run(argv, timeout=CMD_TIMEOUT_S, check=True, input_text=None):
+    """Run one command (argv list) with a timeout; raise FleetError on failure."""
+    try:
+        proc = subprocess.run(argv, input=input_text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=None if input_text is not None else subprocess.DEVNULL,
+                              timeout=timeout, check=False, text=True)
+    except subprocess.TimeoutExpired:
+        raise FleetError("%s: timed out after %ss" % (" ".join(argv), timeout))
+    except OSError as exc:
+        raise FleetError("%s: %s" % (" ".join(argv), exc))
+    if check and proc.returncode != 0:
+        raise FleetError("%s: exit %d: %s" % (" ".join(argv), proc.returncode,
+                                              (proc.stderr or proc.stdout).strip()))
+    return proc
+
+
+# ---------------------------------------------------------------- processes (via /proc)
+
+def _pids():
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            yield int(entry)
+
+
+def _proc_state(pid):
+    """The one-letter state of a process (R, S, Z, ...), or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # "pid (comm) S ..." where comm may contain spaces and parentheses
+    return data[data.rfind(b")") + 2:data.rfind(b")") + 3].decode("ascii", "replace")
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _netns_id(path):
+    """(st_dev, st_ino) of a network namespace file, or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _alive(pid):
+    state = _proc_state(pid)
+    return state is not None and state not in ("Z", "X")
+
+
+def procs_in_netns(ns_ids):
+    """Live PIDs whose network namespace is one of ns_ids (zombies have none)."""
+    ns_ids = set(i for i in ns_ids if i)
+    found = []
+    if not ns_ids:
+        return found
+    for pid in _pids():
+        if pid == os.getpid():
+            continue
+        if _netns_id("/proc/%d/ns/net" % pid) in ns_ids and _alive(pid):
+            found.append(pid)
+    return found
+
+
+def procs_mentioning(text):
+    """Live PIDs (other than this one) whose command line contains text."""
+    found = []
+    for pid in _pids():
+        if pid == os.getpid():
+            continue
+        if text in _cmdline(pid) and _alive(pid):
+            found.append(pid)
+    return found
+
+
+def _describe(pid):
+    return "pid %d (%s): %s" % (pid, _proc_state(pid), _cmdline(pid)[:200])
+
+
+def kill_pids(pids, grace_s=TERM_GRACE_S, first_signal=signal.SIGTERM):
+    """Signal exact PIDs, SIGKILL the ones still alive after grace_s; return the survivors."""
+    pids = [pid for pid in pids if pid != os.getpid()]
+    for pid in pids:
+        try:
+            os.kill(pid, first_signal)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        _reap_children(pids)
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        _reap_children(pids)
+        time.sleep(0.05)
+    _reap_children(pids)
+    return [pid for pid in pids if _alive(pid)]
+
+
+def _reap_children(pids):
+    """Reap those of pids that are our own exited children (others are not ours to reap)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+# ---------------------------------------------------------------- the fleet
+
+class Host(object):
+    """One fake bare host: a network namespace with its own sshd."""
+
+    def __init__(self, name, ns, ip, veth, peer, workdir):
+        self.name = name            # inventory_hostname and hostname (UTS namespace)
+        self.ns = ns                # network namespace name
+        self.ip = ip                # address sshd listens on
+        self.veth = veth            # host-side veth (on the bridge)
+        self.peer = peer            # namespace side, renamed eth0 inside
+        self.workdir = workdir      # this host's own directory (remote_tmp lives there)
+        self.log = os.path.join(workdir, "sshd.log")
+        self.proc = None            # Popen of sshd -D (exec chain: its PID is sshd's)
+        self.ns_id = None           # (dev, inode) of the namespace, kept after it is deleted
+        self.alive = False
+
+    def as_state(self):
+        return {"name": self.name, "ns": self.ns, "ip": self.ip, "veth": self.veth, "peer": self.peer,
+                "workdir": self.workdir, "ns_id": list(self.ns_id) if self.ns_id else None,
+                "sshd_pid": self.proc.pid if self.proc else None}
+
+    def __repr__(self):
+        return "Host(%s %s ns=%s veth=%s alive=%s)" % (self.name, self.ip, self.ns, self.veth, self.alive)
+
+
+class Fleet(object):
+    """N hosts on one bridge, reachable over SSH. Use as a context manager or up()/down().
+
+    >>> with Fleet(3) as fleet:
+    ...     subprocess.run(["ansible", "-i", fleet.inventory, "all", "-m", "ping"], timeout=60)
+    """
+
+    def __init__(self, n=3, group="gpu_nodes", python="/usr/bin/python3", base_dir=None,
+                 host_prefix="node", keep_dir=False):
+        if not 1 <= n <= 200:
+            raise ValueError("a fleet has 1 to 200 hosts, not %r" % (n,))
+        self.n = n
+        self.group = group
+        self.python = python
+        self.keep_dir = keep_dir
+        self.suffix = secrets.token_hex(3)          # 6 hex chars: "aft" + 6 + "v" + 3 digits <= 15
+        self.tag = PREFIX + self.suffix
+        self.dir = tempfile.mkdtemp(prefix="%s-" % self.tag, dir=base_dir)
+        self.bridge = self.tag + "br"
+        self.key = os.path.join(self.dir, "id_ed25519")
+        self.control_path_dir = os.path.join(self.dir, "cp")
+        self.local_tmp = os.path.join(self.dir, "ansible-local")
+        self.inventory = os.path.join(self.dir, "inventory.ini")
+        self.sshd_config = os.path.join(self.dir, "sshd_config")
+        self.subnet = None
+        self.hosts = []
+        self.tracked = []           # controller-side Popen objects to stop on teardown
+        self._made = {"bridge": False}
+        self.tools = dict((name, find_tool(name)) for name in TOOLS)
+
+    # -- public API
+
+    def __enter__(self):
+        return self.up()
+
+    def __exit__(self, *exc_info):
+        problems = self.down()
+        if problems and exc_info[0] is None:
+            raise FleetError("fleet %s left things behind: %s" % (self.tag, "; ".join(problems)))
+        return False
+
+    def host(self, name):
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError("no host %r in fleet %s" % (name, self.tag))
+
+    def up(self):
+        """Create bridge, namespaces, sshd per host and the inventory; on failure undo it all."""
+        missing = [name for name, path in self.tools.items() if not path]
+        if missing:
+            raise FleetError("missing tools: %s" % ", ".join(missing))
+        reap_stale()
+        try:
+            self._up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def down(self):
+        """Remove everything this fleet created. Never raises; returns what could not be removed."""
+        problems = []
+        for step in (self._stop_tracked, self._close_masters, self._stop_hosts, self._delete_network):
+            try:
+                step()
+            except Exception as exc:  # keep tearing down whatever failed
+                problems.append("%s: %s" % (step.__name__, exc))
+        problems.extend(self.leftovers())
+        if not problems and not self.keep_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        elif problems:
+            self._write_state()
+        return problems
+
+    def kill_host(self, name, wait_s=TERM_GRACE_S):
+        """Take one host off the network as a power loss would, mid-run.
+
+        Its veth goes down first (nothing it sends afterwards reaches the controller),
+        then every process of the host (sshd, its sessions, the module running there) is
+        SIGKILLed by PID and reaped. The controller sees a dead peer: SSH connections stall
+        until ServerAlive gives up, new ones cannot connect.
+        """
+        host = self.host(name)
+        _run([self.tools["ip"], "link", "set", host.veth, "down"])
+        pids = procs_in_netns([host.ns_id])
+        survivors = kill_pids(pids, grace_s=wait_s, first_signal=signal.SIGKILL)
+        if host.proc is not None:
+            try:
+                host.proc.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                survivors.append(host.proc.pid)
+        host.alive = False
+        if survivors:
+            raise FleetError("kill_host(%s): still alive: %s" % (name, ", ".join(_describe(p) for p in survivors)))
+
+    def track(self, popen):
+        """Stop this controller-side process (and its process group) on teardown."""
+        self.tracked.append(popen)
+        return popen
+
+    def write_inventory(self, path=None, host_vars=None, group_vars=None):
+        """Write an INI inventory of the fleet; host_vars: {host: {var: value}} added per host."""
+        path = path or self.inventory
+        host_vars = host_vars or {}
+        common_args = " ".join([
+            "-F /dev/null",                      # ignore the user's ~/.ssh/config
+            "-o StrictHostKeyChecking=no", "-o UserKnownHostsFile=/dev/null", "-o LogLevel=ERROR",
+            "-o IdentitiesOnly=yes", "-o ServerAliveInterval=2", "-o ServerAliveCountMax=2",
+        ])
+        variables = {
+            "ansible_connection": "ssh",
+            "ansible_user": "root",
+            "ansible_port": "22",
+            "ansible_ssh_private_key_file": self.key,
+            "ansible_ssh_common_args": "'%s'" % common_args,
+            "ansible_ssh_timeout": "5",
+            "ansible_control_path_dir": self.control_path_dir,
+            "ansible_python_interpreter": self.python,
+        }
+        variables.update(group_vars or {})
+        lines = ["# fleet %s (%s) - throwaway, removed on teardown" % (self.tag, self.subnet), "[%s]" % self.group]
+        for host in self.hosts:
+            fields = ["ansible_host=%s" % host.ip, "ansible_remote_tmp=%s" % os.path.join(host.workdir, "tmp")]
+            fields.extend("%s=%s" % item for item in sorted(host_vars.get(host.name, {}).items()))
+            lines.append("%s %s" % (host.name, " ".join(fields)))
+        lines.append("")
+        lines.append("[%s:vars]" % self.group)
+        lines.extend("%s=%s" % item for item in variables.items())
+        with open(path, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+        return path
+
+    def ansible_env(self, base=None):
+        """Environment for ansible-* on the controller: local state inside the fleet's directory."""
+        env = dict(os.environ if base is None else base)
+        env.update({
+            "ANSIBLE_SSH_CONTROL_PATH_DIR": self.control_path_dir,
+            "ANSIBLE_LOCAL_TEMP": self.local_tmp,
+            "ANSIBLE_HOST_KEY_CHECKING": "False",
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+        })
+        return env
+
+    def leftovers(self):
+        """Everything of this fleet that still exists (empty after a clean down())."""
+        found = []
+        ns_ids = [h.ns_id for h in self.hosts]
+        for pid in sorted(set(procs_in_netns(ns_ids)) | set(procs_mentioning(self.dir))):
+            found.append("process " + _describe(pid))
+        for popen in self.tracked:
+            if popen.poll() is None:
+                found.append("tracked process %d still running" % popen.pid)
+        try:
+            existing_ns = set(_netns_names())
+        except FleetError as exc:
+            found.append("cannot list network namespaces: %s" % exc)
+            existing_ns = set()
+        for host in self.hosts:
+            if host.ns in existing_ns:
+                found.append("network namespace %s" % host.ns)
+            if os.path.exists(os.path.join(ETC_NETNS, host.ns)):
+                found.append("directory %s" % os.path.join(ETC_NETNS, host.ns))
+        for link in [self.bridge] + [h.veth for h in self.hosts]:
+            if os.path.exists("/sys/class/net/%s" % link):
+                found.append("link %s" % link)
+        if os.path.isdir(self.control_path_dir):
+            for name in os.listdir(self.control_path_dir):
+                found.append("ssh control socket %s" % os.path.join(self.control_path_dir, name))
+        return found
+
+    # -- bring-up
+
+    def _up(self):
+        os.chmod(self.dir, 0o700)
+        for sub in (self.control_path_dir, self.local_tmp):
+            os.makedirs(sub, mode=0o700)
+        self.subnet = _free_subnet()
+        net = ipaddress.ip_network(self.subnet)
+        gateway = str(net.network_address + 1)
+        for i in range(1, self.n + 1):
+            name = "node%d" % i
+            workdir = os.path.join(self.dir, name)
+            os.makedirs(os.path.join(workdir, "tmp"), mode=0o700)
+            self.hosts.append(Host(name=name, ns="%sn%d" % (self.tag, i), ip=str(net.network_address + 10 + i),
+                                   veth="%sv%d" % (self.tag, i), peer="%sp%d" % (self.tag, i), workdir=workdir))
+        self._write_state()
+        self._make_keys()
+        ip = self.tools["ip"]
+        _run([ip, "link", "add", self.bridge, "type", "bridge"])
+        self._made["bridge"] = True
+        _run([ip, "addr", "add", "%s/%d" % (gateway, net.prefixlen), "dev", self.bridge])
+        _run([ip, "link", "set", self.bridge, "up"])
+        etc_hosts = "127.0.0.1 localhost\n" + "".join("%s %s\n" % (h.ip, h.name) for h in self.hosts)
+        for host in self.hosts:
+            etc = os.path.join(ETC_NETNS, host.ns)
+            os.makedirs(etc, mode=0o755)
+            # `ip netns exec` bind-mounts these over /etc: lookups answer from files, no DNS timeouts
+            with open(os.path.join(etc, "hosts"), "w") as handle:
+                handle.write(etc_hosts)
+            with open(os.path.join(etc, "resolv.conf"), "w") as handle:
+                handle.write("options timeout:1 attempts:1\n")
+            _run([ip, "netns", "add", host.ns])
+            host.ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns))
+            self._write_state()
+            _run([ip, "link", "add", host.veth, "type", "veth", "peer", "name", host.peer])
+            _run([ip, "link", "set", host.peer, "netns", host.ns])
+            _run([ip, "-n", host.ns, "link", "set", host.peer, "name", "eth0"])
+            _run([ip, "link", "set", host.veth, "master", self.bridge, "up"])
+            _run([ip, "-n", host.ns, "link", "set", "lo", "up"])
+            _run([ip, "-n", host.ns, "addr", "add", "%s/%d" % (host.ip, net.prefixlen), "dev", "eth0"])
+            _run([ip, "-n", host.ns, "link", "set", "eth0", "up"])
+            _run([ip, "-n", host.ns, "route", "add", "default", "via", gateway])
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)      # sshd's privilege separation dir
+        with open(self.sshd_config, "w") as handle:
+            handle.write(SSHD_CONFIG.format(dir=self.dir))
+        for host in self.hosts:
+            self._start_sshd(host)
+        self._write_state()
+        for host in self.hosts:
+            self._wait_sshd(host)
+            host.alive = True
+        self.write_inventory()
+
+    def _make_keys(self):
+        keygen = self.tools["ssh-keygen"]
+        _run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", "%s-throwaway" % self.tag, "-f", self.key])
+        _run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", "%s-host" % self.tag,
+              "-f", os.path.join(self.dir, "ssh_host_ed25519_key")])
+        shutil.copyfile(self.key + ".pub", os.path.join(self.dir, "authorized_keys"))
+        os.chmod(os.path.join(self.dir, "authorized_keys"), 0o600)
+
+    def _start_sshd(self, host):
+        argv = [self.tools["ip"], "netns", "exec", host.ns,
+                self.tools["unshare"], "--uts", "--",
+                "/bin/sh", "-c", _SET_HOSTNAME_AND_EXEC, "sh", host.name,
+                self.tools["sshd"], "-D", "-f", self.sshd_config,
+                "-o", "ListenAddress=%s" % host.ip,
+                "-o", "PidFile=%s" % os.path.join(host.workdir, "sshd.pid"),
+                "-E", host.log]
+        with open(host.log, "ab") as log:
+            # ip netns exec, unshare and sh all exec: the Popen's PID is sshd's own
+            host.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True)
+
+    def _wait_sshd(self, host):
+        deadline = time.monotonic() + SSHD_READY_TIMEOUT_S
+        last = None
+        while time.monotonic() < deadline:
+            if host.proc.poll() is not None:
+                raise FleetError("sshd of %s exited with %s: %s" % (host.name, host.proc.returncode, _tail(host.log)))
+            try:
+                with socket.create_connection((host.ip, 22), timeout=1) as conn:
+                    conn.settimeout(2)
+                    banner = conn.recv(64)
+                if banner.startswith(b"SSH-2.0-"):
+                    return
+                last = "unexpected banner %r" % banner
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.05)
+        raise FleetError("sshd of %s not answering on %s:22 after %ss (%s): %s"
+                         % (host.name, host.ip, SSHD_READY_TIMEOUT_S, last, _tail(host.log)))
+
+    # -- teardown steps
+
+    def _stop_tracked(self):
+        for popen in self.tracked:
+            if popen.poll() is not None:
+                continue
+            try:
+                pgid = os.getpgid(popen.pid)
+            except ProcessLookupError:
+                pgid = None
+            if pgid is not None and pgid == popen.pid:     # started with start_new_session=True
+                _signal_group(pgid, signal.SIGTERM)
+            else:
+                popen.terminate()
+            try:
+                popen.wait(timeout=TERM_GRACE_S * 2)
+            except subprocess.TimeoutExpired:
+                if pgid is not None and pgid == popen.pid:
+                    _signal_group(pgid, signal.SIGKILL)
+                popen.kill()
+                popen.wait(timeout=TERM_GRACE_S)
+            if pgid is not None and pgid == popen.pid:
+                _signal_group(pgid, signal.SIGKILL)     # workers left in the group
+
+    def _close_masters(self):
+        """Close Ansible's SSH ControlMaster connections, then kill whatever still names our directory."""
+        if os.path.isdir(self.control_path_dir):
+            for name in os.listdir(self.control_path_dir):
+                sock = os.path.join(self.control_path_dir, name)
+                _run([self.tools["ssh"], "-F", "/dev/null", "-o", "ControlPath=%s" % sock, "-O", "exit", "fleet-host"],
+                     timeout=5, check=False)
+                if os.path.exists(sock):
+                    os.unlink(sock)
+        ns_pids = set(procs_in_netns([h.ns_id for h in self.hosts]))
+        controller_pids = [pid for pid in procs_mentioning(self.dir) if pid not in ns_pids]
+        survivors = kill_pids(controller_pids)
+        if survivors:
+            raise FleetError("still alive: %s" % ", ".join(_describe(p) for p in survivors))
+
+    def _stop_hosts(self):
+        listeners = set(h.proc.pid for h in self.hosts if h.proc is not None)
+        pids = procs_in_netns([h.ns_id for h in self.hosts])
+        # sessions first, so that their own sshd reaps them; then the listeners
+        survivors = kill_pids([p for p in pids if p not in listeners])
+        survivors += kill_pids([p for p in pids if p in listeners] +
+                               [p for p in listeners if p not in pids and _alive(p)])
+        for host in self.hosts:
+            if host.proc is not None:
+                try:
+                    host.proc.wait(timeout=TERM_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    survivors.append(host.proc.pid)
+            host.alive = False
+        if survivors:
+            raise FleetError("still alive: %s" % ", ".join(_describe(p) for p in survivors))
+
+    def _delete_network(self):
+        ip = self.tools["ip"] or "ip"
+        errors = []
+        existing_ns = set(_netns_names())
+        for host in self.hosts:
+            if os.path.exists("/sys/class/net/%s" % host.veth):
+                _collect(errors, [ip, "link", "del", host.veth])
+            if host.ns in existing_ns:
+                _collect(errors, [ip, "netns", "del", host.ns])
+            etc = os.path.join(ETC_NETNS, host.ns)
+            if os.path.isdir(etc):
+                shutil.rmtree(etc)
+        if os.path.exists("/sys/class/net/%s" % self.bridge):
+            _collect(errors, [ip, "link", "del", self.bridge])
+        if errors:
+            raise FleetError("; ".join(errors))
+
+    def _write_state(self):
+        state = {"owner_pid": os.getpid(), "owner_start": _start_time(os.getpid()), "tag": self.tag,
+                 "dir": self.dir, "bridge": self.bridge, "subnet": self.subnet,
+                 "hosts": [h.as_state() for h in self.hosts]}
+        tmp = os.path.join(self.dir, STATE_FILE + ".tmp")
+        with open(tmp, "w") as handle:
+            json.dump(state, handle, indent=1)
+        os.replace(tmp, os.path.join(self.dir, STATE_FILE))
+
+
+# ---------------------------------------------------------------- helpers
+
+def _collect(errors, argv):
+    try:
+        _run(argv)
+    except FleetError as exc:
+        errors.append(str(exc))
+
+
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(path, lines=15):
+    try:
+        with open(path, "r", errors="replace") as handle:
+            return " | ".join(handle.read().splitlines()[-lines:])
+    except OSError as exc:
+        return "(no log: %s)" % exc
+
+
+def _netns_names():
+    out = _run([find_tool("ip") or "ip", "netns", "list"]).stdout
+    # "name" or "name (id: 3)"
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _free_subnet():
+    """A random 10.213.X.0/24 that no address or route of this machine overlaps."""
+    ip = find_tool("ip") or "ip"
+    used = _run([ip, "-4", "-o", "addr", "show"]).stdout + _run([ip, "-4", "route", "show", "table", "all"]).stdout
+    candidates = list(range(1, 255))
+    random.shuffle(candidates)
+    for third in candidates:
+        if "%s.%d." % (SUBNET_BASE, third) not in used:
+            return "%s.%d.0/24" % (SUBNET_BASE, third)
+    raise FleetError("no free %s.X.0/24 left" % SUBNET_BASE)
+
+
+def _start_time(pid):
+    """Start time of a process in clock ticks since boot (tells a reused PID apart)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    return int(fields[19])
+
+
+def reap_stale(base_dir=None):
+    """Tear down fleets whose owning process is gone (a test run killed before its teardown).
+
+    Returns the tags of the fleets removed. Fleets of live processes are left alone.
+    """
+    base_dir = base_dir or tempfile.gettempdir()
+    removed = []
+    for entry in sorted(os.listdir(base_dir)):
+        if not entry.startswith(PREFIX):
+            continue
+        path = os.path.join(base_dir, entry, STATE_FILE)
+        try:
+            with open(path) as handle:
+                state = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        owner = state.get("owner_pid")
+        if owner and _alive(owner) and _start_time(owner) == state.get("owner_start"):
+            continue
+        fleet = Fleet.__new__(Fleet)
+        fleet.n = len(state.get("hosts", []))
+        fleet.tag = state["tag"]
+        fleet.dir = state["dir"]
+        fleet.bridge = state["bridge"]
+        fleet.subnet = state.get("subnet")
+        fleet.keep_dir = False
+        fleet.tools = dict((name, find_tool(name)) for name in TOOLS)
+        fleet.control_path_dir = os.path.join(fleet.dir, "cp")
+        fleet.tracked = []
+        fleet.hosts = []
+        for item in state.get("hosts", []):
+            host = Host(item["name"], item["ns"], item["ip"], item["veth"], item["peer"], item["workdir"])
+            ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns))
+            host.ns_id = ns_id or (tuple(item["ns_id"]) if item.get("ns_id") else None)
+            fleet.hosts.append(host)
+        # the listeners are not our children: kill them by PID through their namespace
+        fleet.down()
+        removed.append(fleet.tag)
+    return removed
