@@ -103,3 +103,161 @@ def judge(values, rules, status="pass", reason=None):
             reasons.append(why)
             status = results.worst([status, verdict])
     return status, ("; ".join(r for r in reasons if r) or None), expect
+
+
+# --- Hardware profiles and shape-aware lookups (issue 3) ---------------------------------
+# Profiles: built-ins in module_utils/profiles.py, plus user profiles passed in as data
+# (loaded on the controller from YAML; see docs/expectations.md).
+
+SHAPE_KEYS = ("nodes", "ranks", "algo")
+WHEN_KEYS = SHAPE_KEYS + ("nodes_min", "nodes_max", "ranks_min", "ranks_max")
+
+
+def all_profiles(extra=None):
+    """Built-in profiles overlaid with user ones (a user profile replaces a built-in of the same name)."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import profiles as builtin
+
+    merged = dict(builtin.PROFILES)
+    for name, profile in (extra or {}).items():
+        if not isinstance(profile, dict):
+            raise ExpectationError("profile %s must be a mapping, got %r" % (name, profile))
+        unknown = set(profile) - {"description", "match", "checks"}
+        if unknown:
+            raise ExpectationError("profile %s has unknown keys %s (allowed: description, match, checks)"
+                                   % (name, ", ".join(sorted(unknown))))
+        merged[name] = profile
+    return merged
+
+
+def detect_profile(gpu_model, gpu_count, profiles):
+    """Pick a profile name from the GPU model and the number of GPUs on the node.
+
+    A profile whose ``match.gpu_model`` regex is found in the model wins; among
+    those, one with ``match.gpus_per_node`` equal to the count wins over one with
+    another count (the rules inside are keyed by ranks anyway). Returns
+    (name or None, why) where ``why`` explains the choice for the record's facts.
+    """
+    import re
+
+    if not gpu_model:
+        return None, "no GPU model known, no profile chosen"
+    candidates = []
+    for name in sorted(profiles):
+        match = (profiles[name] or {}).get("match") or {}
+        pattern = match.get("gpu_model")
+        if pattern and re.search(pattern, gpu_model, re.IGNORECASE):
+            exact = gpu_count is not None and match.get("gpus_per_node") == gpu_count
+            candidates.append((0 if exact else 1, name))
+    if not candidates:
+        return None, "no profile matches GPU model %r" % gpu_model
+    candidates.sort()
+    rank, name = candidates[0]
+    if rank == 0:
+        return name, "auto: %s x%s matches profile %s" % (gpu_model, gpu_count, name)
+    return name, "auto: %s matches profile %s (GPU count %s differs from the profile's)" % (gpu_model, name, gpu_count)
+
+
+def _when_matches(when, shape):
+    for key, want in (when or {}).items():
+        if key not in WHEN_KEYS:
+            raise ExpectationError("profile 'when' has unknown key %r (allowed: %s)" % (key, ", ".join(WHEN_KEYS)))
+        if key.endswith("_min") or key.endswith("_max"):
+            have = shape.get(key[:-4])
+            if have is None:
+                return False
+            if key.endswith("_min") and have < want:
+                return False
+            if key.endswith("_max") and have > want:
+                return False
+        elif shape.get(key) != want:
+            return False
+    return True
+
+
+def profile_rules(profile_name, check, shape, profiles):
+    """The rules of one profile for one check and shape.
+
+    ``shape`` is a dict like {"nodes": 1, "ranks": 2, "algo": None}. Returns
+    (metric_rules, size_rules, source) or (None, None, None) when the profile has
+    nothing for that check and shape. Every rule carries ``source`` naming the
+    profile, so verdicts say where the number came from.
+    """
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import profiles as builtin
+
+    if not profile_name:
+        return None, None, None
+    if profile_name not in profiles:
+        raise ExpectationError("unknown profile %r (known: %s)" % (profile_name, ", ".join(sorted(profiles))))
+    checks = (profiles[profile_name] or {}).get("checks") or {}
+    entries = checks.get(check)
+    if entries is None:
+        entries = checks.get(builtin.ALIASES.get(check, ""), [])
+    best = None
+    for entry in entries or []:
+        when = entry.get("when") or {}
+        if _when_matches(when, shape) and (best is None or len(when) > len(best.get("when") or {})):
+            best = entry
+    if best is None:
+        return None, None, None
+    source = best.get("source") or "profile %s" % profile_name
+    metric_rules = {}
+    for name, rule in (best.get("metrics") or {}).items():
+        metric_rules[name] = check_rule(name, dict(rule, source=source))
+    size_rules = {}
+    for size, rules in (best.get("sizes") or {}).items():
+        size_rules[str(int(size))] = dict(
+            (name, check_rule(name, dict(rule, source=source))) for name, rule in rules.items())
+    return metric_rules, size_rules, source
+
+
+def merge_rules(base, override, source="user threshold"):
+    """User thresholds override profile rules metric by metric; each keeps its source."""
+    merged = dict(base or {})
+    for name, rule in (override or {}).items():
+        if rule is None:
+            merged.pop(name, None)
+            continue
+        rule = dict(check_rule(name, rule))
+        rule.setdefault("source", source)
+        merged[name] = rule
+    return merged
+
+
+def series_value(series, size, key, placements=("oop_", "ip_")):
+    """The value of ``key`` (e.g. busbw_gbyte_s) in the series row of ``size`` bytes.
+
+    Looks at the out-of-place column first, then in-place (a probe that only
+    measures in-place). Returns (value or None, column name used).
+    """
+    for row in series or []:
+        if row.get("size_bytes") == int(size):
+            for prefix in placements:
+                value = row.get(prefix + key)
+                if value is not None:
+                    return value, prefix + key
+            return None, placements[0] + key
+    return None, placements[0] + key
+
+
+def judge_sizes(series, size_rules, status="pass", reason=None):
+    """Judge per-message-size rules against a series (rows with size_bytes and oop_/ip_ columns).
+
+    Returns (status, reason, expect) like judge(); the expect keys read
+    ``<column>@<size>`` (for example ``oop_busbw_gbyte_s@8589934592``).
+    """
+    expect = {}
+    reasons = [reason] if reason else []
+    for size in sorted(size_rules or {}, key=int):
+        for name, rule in sorted(size_rules[size].items()):
+            value, column = series_value(series, size, name)
+            label = "%s@%s" % (column, size)
+            expect[label] = dict(rule)
+            if value is None and not any(row.get("size_bytes") == int(size) for row in series or []):
+                # The run did not cover this size (a shorter -e): nothing to judge, say so.
+                reasons.append("no %s B row in this run: the per-size rule for %s was not applied" % (size, name))
+                continue
+            verdict, why = judge_value(label, value, rule)
+            if verdict != "pass":
+                reasons.append(why)
+                status = results.worst([status, verdict])
+    return status, ("; ".join(r for r in reasons if r) or None), expect

@@ -1,0 +1,343 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Collective benchmarks (nccl-tests, the torch all-reduce probe): argv building and records.
+
+Private to the collection; imports nothing from Ansible; runs on target Pythons.
+
+- ``nccl_tests_argv()`` builds the argv of one nccl-tests binary from options;
+- ``mpirun_argv()`` wraps an argv in Open MPI's mpirun over a host list;
+- ``to_record()`` turns a parse (parsers/nccl_tests.py) into one result record,
+  applying hardware-profile and user expectations; it never raises on bad tool
+  output (a ParseError becomes an ``error`` record that keeps the raw tail).
+
+Series rows (one per message size) carry flat keys: size_bytes, count, type,
+redop, root, then oop_time_us, oop_algbw_gbyte_s, oop_busbw_gbyte_s, oop_wrong
+(out-of-place) and the same with ip_ (in-place). Bandwidths are nccl-tests' GB/s
+(1e9 bytes/s); busbw = algbw x the collective's factor (see BUSBW_FACTORS).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
+               "sendrecv", "gather", "scatter", "hypercube", "alltoallv")
+# busbw = algbw * factor(n) -- nccl-tests doc/PERFORMANCE.md.
+BUSBW_FACTORS = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1.0) / n,
+    "reduce_scatter": lambda n: (n - 1.0) / n,
+    "alltoall": lambda n: (n - 1.0) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+SIZE_RE = re.compile(r"^\d+[KMGkmg]?$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class OptionError(ValueError):
+    """A user option that cannot reach an argv (the message names it)."""
+
+
+def binary_name(collective):
+    if collective not in COLLECTIVES and not re.match(r"^[a-z][a-z0-9_]*$", collective or ""):
+        raise OptionError("collective %r is not a nccl-tests collective name" % (collective,))
+    return "%s_perf" % collective
+
+
+def nccl_tests_argv(binary, opts, json_path=None):
+    """argv of one nccl-tests binary. ``opts`` keys as in the nccl_test module (None = tool default)."""
+    argv = [binary]
+    for key, flag in (("min_bytes", "-b"), ("max_bytes", "-e")):
+        value = opts.get(key)
+        if value is not None:
+            value = str(value)
+            if not SIZE_RE.match(value):
+                raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
+            argv += [flag, value]
+    for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("gpus_per_process", "-g"),
+                      ("threads", "-t"), ("iters", "-n"), ("warmup_iters", "-w"), ("check", "-c"),
+                      ("root", "-r"), ("agg_iters", "-m"), ("average", "-a"), ("blocking", "-z"),
+                      ("cudagraph", "-G"), ("tool_timeout_s", "-T")):
+        value = opts.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = int(value)
+        argv += [flag, str(int(value))]
+    for key, flag in (("datatype", "-d"), ("op", "-o")):
+        value = opts.get(key)
+        if value is not None:
+            if not NAME_RE.match(str(value)):
+                raise OptionError("%s %r has characters nccl-tests does not accept" % (key, value))
+            argv += [flag, str(value)]
+    if json_path:
+        argv += ["-J", json_path]
+    for word in opts.get("extra_args") or []:
+        argv.append(str(word))
+    return argv
+
+
+def mpirun_argv(mpirun, argv, hosts, ranks_per_node, env=None, env_names=None, mca=None,
+                allow_run_as_root=False, tcp_if_include=None, extra_args=None, hostfile=None):
+    """Wrap ``argv`` in Open MPI's mpirun: one rank per GPU slot over ``hosts``.
+
+    ``hosts`` is the ordered list of hosts (the first is rank 0's); a hostfile
+    path, when given, is used instead of ``-H``. ``env`` values are exported to
+    every rank with ``-x NAME=VALUE``; ``env_names`` are forwarded from the
+    launcher's own environment with ``-x NAME``.
+    """
+    if not hosts:
+        raise OptionError("mpirun needs at least one host")
+    if int(ranks_per_node) < 1:
+        raise OptionError("ranks_per_node must be >= 1, got %r" % ranks_per_node)
+    for host in hosts:
+        if not NAME_RE.match(str(host)):
+            raise OptionError("host name %r has characters that cannot reach mpirun" % (host,))
+    np = len(hosts) * int(ranks_per_node)
+    out = [mpirun]
+    if allow_run_as_root:
+        out.append("--allow-run-as-root")
+    out += ["-np", str(np)]
+    if hostfile:
+        out += ["--hostfile", hostfile]
+    else:
+        out += ["-H", ",".join("%s:%d" % (h, int(ranks_per_node)) for h in hosts)]
+    out += ["--map-by", "ppr:%d:node" % int(ranks_per_node), "--bind-to", "none"]
+    mca = dict(mca or {})
+    if tcp_if_include:
+        mca.setdefault("btl_tcp_if_include", tcp_if_include)
+        mca.setdefault("oob_tcp_if_include", tcp_if_include)
+    for key in sorted(mca):
+        if not ENV_NAME_RE.match(key):
+            raise OptionError("MCA parameter name %r is not valid" % (key,))
+        out += ["--mca", key, str(mca[key])]
+    for name in sorted(env or {}):
+        if not ENV_NAME_RE.match(name):
+            raise OptionError("environment variable name %r is not valid" % (name,))
+        out += ["-x", "%s=%s" % (name, env[name])]
+    for name in env_names or []:
+        if not ENV_NAME_RE.match(name):
+            raise OptionError("environment variable name %r is not valid" % (name,))
+        out += ["-x", name]
+    out += [str(w) for w in (extra_args or [])]
+    return out + list(argv)
+
+
+def hostfile_text(hosts, slots):
+    """An Open MPI hostfile: one 'host slots=N' line per host."""
+    return "".join("%s slots=%d\n" % (h, int(slots)) for h in hosts)
+
+
+def series_rows(rows):
+    out = []
+    for row in rows:
+        item = {"size_bytes": row.get("size"), "count": row.get("count"), "type": row.get("type"),
+                "redop": row.get("redop"), "root": row.get("root")}
+        for prefix, placement in (("oop_", "out_of_place"), ("ip_", "in_place")):
+            cell = row.get(placement) or {}
+            for key in ("time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"):
+                item[prefix + key] = cell.get(key)
+        out.append(item)
+    return out
+
+
+def _max_with_size(series, key):
+    best, at = None, None
+    for row in series:
+        for prefix in ("oop_", "ip_"):
+            value = row.get(prefix + key)
+            if value is not None and (best is None or value > best):
+                best, at = value, row.get("size_bytes")
+    return best, at
+
+
+def metrics_of(parsed, series):
+    busbw_max, size_at = _max_with_size(series, "busbw_gbyte_s")
+    algbw_max, _ignored = _max_with_size(series, "algbw_gbyte_s")
+    metrics = {
+        "busbw_max_gbyte_s": busbw_max,
+        "algbw_max_gbyte_s": algbw_max,
+        "busbw_avg_gbyte_s": parsed.get("avg_busbw_gbyte_s"),
+        "size_at_busbw_max_bytes": size_at,
+        "ranks": parsed.get("ranks"),
+        "sizes_count": len(series),
+    }
+    if series:
+        last = max(series, key=lambda r: r.get("size_bytes") or 0)
+        metrics["max_size_bytes"] = last.get("size_bytes")
+        metrics["oop_busbw_at_max_size_gbyte_s"] = last.get("oop_busbw_gbyte_s")
+        metrics["ip_busbw_at_max_size_gbyte_s"] = last.get("ip_busbw_gbyte_s")
+    wrongs = [row.get(p + "wrong") for row in series for p in ("oop_", "ip_")]
+    wrongs = [w for w in wrongs if w is not None]
+    if parsed.get("wrong_kind") == "count":
+        metrics["wrong_total"] = int(sum(wrongs)) if wrongs else None
+    elif parsed.get("wrong_kind") == "max_error":
+        metrics["error_max"] = max(wrongs) if wrongs else None
+    oob = parsed.get("out_of_bounds")
+    if oob:
+        metrics["out_of_bounds_total"] = oob.get("count")
+    return metrics
+
+
+def layout_of(parsed):
+    if parsed.get("format") == "json":
+        return "json"
+    if parsed.get("version"):
+        return "2.18+"
+    if parsed.get("wrong_kind") == "count":
+        return "2.11-2.17"
+    if parsed.get("wrong_kind") == "max_error":
+        return "pre-2.11"
+    return "unknown"
+
+
+def shape_of(parsed, nodes=None, algo=None):
+    hosts = sorted(set(d.get("host") for d in parsed.get("devices") or [] if d.get("host")))
+    if nodes is None and hosts:
+        nodes = len(hosts)
+    return {"nodes": nodes, "ranks": parsed.get("ranks"), "algo": algo or None}
+
+
+def shape_text(shape):
+    text = "nodes=%s ranks=%s" % (shape.get("nodes"), shape.get("ranks"))
+    if shape.get("algo"):
+        text += " algo=%s" % shape["algo"]
+    return text
+
+
+def _first(lines):
+    return lines[0] if lines else None
+
+
+def verdict_from_output(parsed, rc=None):
+    """(status, reason) decided by the tool's own output, before any expectation."""
+    failures = parsed.get("failures") or []
+    warnings = parsed.get("warnings") or []
+    if parsed.get("duplicate_ranks"):
+        return "error", ("rank %s listed more than once: the binary was built without MPI=1 but launched by "
+                         "mpirun, so every process ran its own 1-rank test (rebuild with MPI=1 or use -g on one node)"
+                         % ", ".join(str(r) for r in parsed["duplicate_ranks"]))
+    if failures:
+        reason = "nccl-tests failed: %s" % failures[0]
+        if warnings:
+            reason += " (first NCCL WARN: %s)" % warnings[0]
+        return "error", reason
+    if not parsed.get("rows"):
+        why = "no result rows in the output"
+        if warnings:
+            why += "; first NCCL WARN: %s" % warnings[0]
+        return "error", why + " (the run ended before its table: crashed, killed or not started)"
+    if not parsed.get("complete"):
+        return "error", ("output ended after %d result rows without the 'Avg bus bandwidth' footer "
+                         "(crashed, killed or truncated)" % len(parsed["rows"]))
+    if rc not in (None, 0):
+        return "error", "nccl-tests exited with rc %s although it printed its table" % rc
+    return "pass", None
+
+
+def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests", started=None,
+              duration_s=None, raw=None, rc=None, nodes=None, algo=None, rules=None, profile=None,
+              profiles=None, extra_facts=None, target=None):
+    """One result record from a parse. Never raises on tool output problems."""
+    collective = parsed.get("collective")
+    check = check or "nccl.%s" % (collective or "unknown")
+    series = series_rows(parsed.get("rows") or [])
+    metrics = metrics_of(parsed, series)
+    shape = shape_of(parsed, nodes=nodes, algo=algo)
+    devices = parsed.get("devices") or []
+    facts = {
+        "collective": collective,
+        "nccl_version": parsed.get("nccl_version"),
+        "nccl_tests_version": parsed.get("version"),
+        "output_layout": layout_of(parsed),
+        "gpu_models": sorted(set(d.get("name") for d in devices if d.get("name"))) or None,
+        "hosts": sorted(set(d.get("host") for d in devices if d.get("host"))) or None,
+        "nodes": shape.get("nodes"),
+        "shape": shape_text(shape),
+        "nccl_algo": algo or None,
+        "data_type": (series[0].get("type") if series else None),
+        "wrong_kind": parsed.get("wrong_kind"),
+        "layout_assumed": parsed.get("layout_assumed") or None,
+    }
+    if parsed.get("warnings"):
+        facts["nccl_warnings"] = parsed["warnings"][:5]
+    facts.update(extra_facts or {})
+    facts = dict((k, v) for k, v in facts.items() if v is not None)
+    status, reason = verdict_from_output(parsed, rc=rc)
+    expect = {}
+    if status == "pass":
+        wrong_total = metrics.get("wrong_total")
+        if wrong_total:
+            status, reason = "fail", "%d wrong elements reported by the data check (#wrong): data corruption" % wrong_total
+        oob = parsed.get("out_of_bounds")
+        if oob and not oob.get("ok"):
+            status = "fail"
+            reason = "; ".join(r for r in (reason, "Out of bounds values : %s FAILED" % oob.get("count")) if r)
+        metric_rules, size_rules, source = expectations.profile_rules(
+            profile, check, shape, profiles or {}) if profile else (None, None, None)
+        if profile:
+            facts["profile"] = profile
+            if source is None:
+                facts["profile_note"] = "profile %s has no rule for %s at %s" % (profile, check, shape_text(shape))
+        merged = expectations.merge_rules(metric_rules, rules)
+        status, reason, expect = expectations.judge(metrics, merged, status, reason)
+        if size_rules:
+            status, reason, size_expect = expectations.judge_sizes(series, size_rules, status, reason)
+            expect.update(size_expect)
+    tool = {"name": tool_name, "version": parsed.get("version") or None}
+    if not tool["version"]:
+        tool.pop("version")
+    return results.make(
+        check, status, reason=reason, host=host, target=target, metrics=metrics, expect=expect,
+        facts=facts, params=params, tool=tool, started=started, duration_s=duration_s,
+        raw=raw if status in ("error", "fail") else None, series=series)
+
+
+def record_from_output(text, check=None, fmt="auto", **kwargs):
+    """Parse ``text`` (text or -J JSON) and build the record; a ParseError becomes an error record."""
+    try:
+        if fmt == "json":
+            parsed = nccl_tests.parse_json(text)
+        elif fmt == "text":
+            parsed = nccl_tests.parse_text(text)
+        else:
+            parsed = nccl_tests.parse(text)
+    except ParseError as exc:
+        return results.error(check or "nccl.unknown", "could not read nccl-tests output: %s" % exc,
+                             raw=text if isinstance(text, str) else None, host=kwargs.get("host"),
+                             params=kwargs.get("params"), started=kwargs.get("started"),
+                             duration_s=kwargs.get("duration_s"),
+                             tool={"name": kwargs.get("tool_name") or "nccl-tests"})
+    kwargs.setdefault("raw", text)
+    return to_record(parsed, check=check, **kwargs)
+
+
+def merge_text_into_json(parsed_json, parsed_text):
+    """Fill what the -J document lacks (tool version, device list, failures) from the text of the same run."""
+    merged = dict(parsed_json)
+    if parsed_text:
+        merged["version"] = parsed_json.get("version") or parsed_text.get("version")
+        merged["nccl_version"] = parsed_json.get("nccl_version") or parsed_text.get("nccl_version")
+        if parsed_text.get("devices"):
+            merged["devices"] = parsed_text["devices"]
+            merged["ranks"] = parsed_text.get("ranks") or parsed_json.get("ranks")
+        merged["warnings"] = parsed_text.get("warnings") or []
+        merged["failures"] = (parsed_json.get("failures") or []) + (parsed_text.get("failures") or [])
+        merged["duplicate_ranks"] = parsed_text.get("duplicate_ranks") or []
+        merged["collective"] = parsed_json.get("collective") or parsed_text.get("collective")
+    return merged
+
+
+def busbw_factor(collective, ranks):
+    """nccl-tests' busbw/algbw factor for ``ranks`` ranks (1.0 when unknown)."""
+    func = BUSBW_FACTORS.get(collective)
+    if func is None or not ranks:
+        return 1.0
+    return func(int(ranks))

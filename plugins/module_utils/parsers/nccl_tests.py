@@ -1,0 +1,460 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for NVIDIA nccl-tests / ROCm rccl-tests output (text and ``-J`` JSON).
+
+Pure functions, no I/O; they raise only ParseError (whose message quotes the
+offending line). Both return the same structure::
+
+    {
+      "format": "text" | "json",
+      "version": "2.19.6" | None,          # nccl-tests version (2.18+ prologue)
+      "nccl_version": "2.28.9" | None,     # library version (prologue, NCCL INFO or bare lines)
+      "collective": "all_reduce" | None,   # from "Collective test starting:" or JSON args
+      "params": {"nthread": 1, "ngpus": 2, "min_bytes": 8, ...},
+      "devices": [{"rank": 0, "group": 0, "pid": 2554, "host": "vm", "device": 0,
+                   "bus_id": "0000:00:06", "name": "NVIDIA H200"}],
+      "ranks": 2 | None,
+      "wrong_kind": "count" | "max_error" | None,   # '#wrong' (2.11+) vs old float 'error'/'res'
+      "rows": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
+                "out_of_place": {"time_us": .., "algbw_gbyte_s": .., "busbw_gbyte_s": .., "wrong": ..},
+                "in_place": {...} | None}],
+      "out_of_bounds": {"count": 0, "ok": True} | None,
+      "avg_busbw_gbyte_s": 111.153 | None,
+      "complete": True,                    # the footer ('Avg bus bandwidth') was printed
+      "failures": ["vm: Test NCCL failure common.cu:958 '...'", ...],
+      "warnings": ["... NCCL WARN ..."],
+      "duplicate_ranks": [0],              # ranks listed twice: a non-MPI build under mpirun
+      "duplicate_headers": 1,              # extra parameter blocks (same cause)
+      "argv": [...], "env": [...],         # JSON only: what the tool says it ran
+    }
+
+Everything else (status, metrics, expectations) is decided by the record layer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+
+# Open MPI --tag-output / rank prefixes: "[1,0]<stdout>:" (also "[1,0]<stderr>:").
+MPI_PREFIX_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?")
+VERSION_RE = re.compile(r"nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?")
+NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+COMPILED_RE = re.compile(r"NCCL Tests compiled with NCCL (\d+(?:\.\d+)*)")
+START_RE = re.compile(r"Collective test (starting|concluded): (\S+)")
+RANK_RE = re.compile(
+    r"^#?\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?(?:\s+Pid\s+(\d+))?\s+on\s+(\S+)\s+device\s+(\d+)"
+    r"\s+\[([^\]]*)\]\s*(.*?)\s*$")
+PARAMS_RE = re.compile(r"^#?\s*nThread\s+\d+")
+OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
+AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+ROW_RE = re.compile(r"^\s*\d+\s+\d+\s+\S")
+FAILURE_RE = re.compile(
+    r"(Test NCCL failure|NCCL failure|Test CUDA failure|CUDA failure|Test failure|"
+    r"Invalid number of GPUs|NCCL error|cudaErrorNoDevice|Segmentation fault|"
+    r"mpirun noticed that process|Primary job\s+terminated normally, but)")
+WARN_RE = re.compile(r"\bNCCL WARN\b")
+JSON_OUTPUT_RE = re.compile(r"^#\s*Writing JSON output to (\S+)")
+
+# Column names as printed by every known version, mapped to one vocabulary.
+META_NAMES = {"size": "size", "bytes": "size", "count": "count", "n": "count", "type": "type",
+              "redop": "redop", "op": "redop", "root": "root"}
+GROUP_NAMES = {"time": "time_us", "algbw": "algbw_gbyte_s", "busbw": "busbw_gbyte_s",
+               "#wrong": "wrong", "error": "wrong", "res": "wrong"}
+PLACEMENTS = ("out_of_place", "in_place")
+# 2.11+ unified layout, used for header-less fragments (the tail of a table).
+MODERN_COLUMNS = ["size", "count", "type", "redop", "root",
+                  "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
+MAX_KEPT_LINES = 20
+PARAM_KEYS = (
+    ("nthread", r"nThread\s+(\d+)"), ("ngpus", r"nGpus\s+(\d+)"),
+    ("min_bytes", r"minBytes\s+(\d+)"), ("max_bytes", r"maxBytes\s+(\d+)"),
+    ("warmup_iters", r"warmup iters:\s*(\d+)"), ("iters", r"(?<!warmup )(?<!agg )iters:\s*(\d+)"),
+    ("agg_iters", r"agg iters:\s*(\d+)"), ("validation", r"validation:\s*(\d+)"),
+    ("graph", r"graph:\s*(\d+)"), ("unalign", r"unalign:\s*(\d+)"),
+)
+STEP_RE = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")
+
+
+def nccl_code_to_version(code):
+    """NCCL_VERSION_CODE to text: 22809 -> '2.28.9' (codes >= 2.9 are X*10000 + Y*100 + Z)."""
+    try:
+        code = int(code)
+    except (TypeError, ValueError):
+        return None
+    if code >= 10000:
+        return "%d.%d.%d" % (code // 10000, (code % 10000) // 100, code % 100)
+    if code >= 1000:
+        return "%d.%d.%d" % (code // 1000, (code % 1000) // 100, code % 100)
+    return None
+
+
+def collective_name(binary_or_name):
+    """'./all_reduce_perf' or 'all_reduce_perf_mpi' -> 'all_reduce'."""
+    if not binary_or_name:
+        return None
+    base = str(binary_or_name).replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.sub(r"_perf(_mpi)?$", "", base)
+    if not re.match(r"^[a-z][a-z0-9_]*$", base):
+        return None
+    return base
+
+
+def _number(token, line, integer=False):
+    """A numeric cell: int/float, None for 'N/A' (and rccl's trailing '*' marks)."""
+    token = token.rstrip("*")
+    if token in ("N/A", "n/a", "-nan", "nan", "inf", "-inf"):
+        return None
+    try:
+        if integer:
+            return int(token)
+        value = float(token)
+    except ValueError:
+        raise ParseError("nccl-tests: cannot read %r as a number in line %r" % (token, line.strip()))
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return value
+
+
+def _empty():
+    return {
+        "format": "text", "version": None, "nccl_version": None, "collective": None,
+        "params": {}, "devices": [], "ranks": None, "wrong_kind": None, "rows": [],
+        "out_of_bounds": None, "avg_busbw_gbyte_s": None, "complete": False,
+        "failures": [], "warnings": [], "duplicate_ranks": [], "duplicate_headers": 0,
+        "json_output": None, "layout_assumed": False, "argv": None, "env": None,
+    }
+
+
+def _header_columns(line):
+    """Column names of a '#  size  count  type ...' header line, or None if it is not one."""
+    body = line.lstrip("#").split()
+    if len(body) < 5:
+        return None
+    first = body[0].lower()
+    if first not in ("size", "bytes"):
+        return None
+    cols = []
+    for name in body:
+        key = name.lower()
+        if key in META_NAMES:
+            cols.append(META_NAMES[key])
+        elif key in GROUP_NAMES:
+            cols.append(name if key == "#wrong" else key)
+        else:
+            return None
+    return cols
+
+
+def _layout(cols, line):
+    """Split header columns into metadata columns and 4-wide measurement groups."""
+    meta = []
+    idx = 0
+    while idx < len(cols) and cols[idx] in META_NAMES.values():
+        meta.append(cols[idx])
+        idx += 1
+    rest = [GROUP_NAMES[c.lower()] for c in cols[idx:]]
+    groups = len(rest) // 4
+    if groups < 1 or groups > 2 or len(rest) % 4 or "size" not in meta:
+        raise ParseError("nccl-tests: unexpected column header %r" % line.strip())
+    for g in range(groups):
+        if rest[g * 4:g * 4 + 4] != ["time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"]:
+            raise ParseError("nccl-tests: unexpected column order in header %r" % line.strip())
+    wrong_name = cols[idx + 3].lower()
+    return meta, groups, ("count" if wrong_name == "#wrong" else "max_error")
+
+
+def _row(line, meta, groups, wrong_kind):
+    tokens = line.split()
+    expected = len(meta) + 4 * groups
+    row_meta = list(meta)
+    if len(tokens) == expected - 1 and "redop" in row_meta:
+        # Old alltoall prints an empty redop cell under a 'redop' header.
+        row_meta.remove("redop")
+    elif len(tokens) != expected:
+        raise ParseError("nccl-tests: expected %d columns, found %d in row %r"
+                         % (expected, len(tokens), line.strip()))
+    row = {"size": None, "count": None, "type": None, "redop": None, "root": None}
+    for name, token in zip(row_meta, tokens):
+        if name in ("size", "count"):
+            row[name] = _number(token, line, integer=True)
+        elif name == "root":
+            row[name] = _number(token, line, integer=True)
+        else:
+            row[name] = token
+    if row["size"] is None:
+        raise ParseError("nccl-tests: row without a size %r" % line.strip())
+    values = tokens[len(row_meta):]
+    for g, placement in enumerate(PLACEMENTS):
+        if g >= groups:
+            row[placement] = None
+            continue
+        cells = values[g * 4:g * 4 + 4]
+        wrong = _number(cells[3], line, integer=False)
+        if wrong is not None and wrong_kind == "count":
+            if wrong != int(wrong) or wrong < 0:
+                raise ParseError("nccl-tests: #wrong %r is not a count in row %r" % (cells[3], line.strip()))
+            wrong = int(wrong)
+        row[placement] = {
+            "time_us": _number(cells[0], line),
+            "algbw_gbyte_s": _number(cells[1], line),
+            "busbw_gbyte_s": _number(cells[2], line),
+            "wrong": wrong,
+        }
+    return row
+
+
+def _params(line):
+    params = {}
+    for key, pattern in PARAM_KEYS:
+        match = re.search(pattern, line)
+        if match:
+            params[key] = int(match.group(1))
+    step = STEP_RE.search(line)
+    if step:
+        params["step_" + step.group(2)] = int(step.group(1))
+    return params
+
+
+def _keep(bucket, line):
+    if len(bucket) < MAX_KEPT_LINES:
+        bucket.append(line.strip())
+
+
+def parse_text(text):
+    """Parse the text output of one nccl-tests/rccl-tests binary run."""
+    if text is None:
+        raise ParseError("nccl-tests: no output to parse")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    out = _empty()
+    layout = None
+    seen_ranks = set()
+    params_blocks = 0
+    recognised = False
+    for raw in text.splitlines():
+        line = MPI_PREFIX_RE.sub("", raw.rstrip("\r"))
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if WARN_RE.search(line):
+            _keep(out["warnings"], line)
+            recognised = True
+            continue
+        if FAILURE_RE.search(line):
+            _keep(out["failures"], line)
+            recognised = True
+            continue
+        match = VERSION_RE.search(line)
+        if match and stripped.startswith("#"):
+            out["version"] = match.group(1)
+            out["nccl_version"] = nccl_code_to_version(match.group(3) or match.group(2)) or out["nccl_version"]
+            recognised = True
+            continue
+        match = NCCL_VERSION_RE.search(line)
+        if match:
+            out["nccl_version"] = out["nccl_version"] or match.group(1)
+            continue
+        match = COMPILED_RE.search(line)
+        if match:
+            out["nccl_version"] = out["nccl_version"] or match.group(1)
+            continue
+        match = START_RE.search(line)
+        if match and stripped.startswith("#"):
+            out["collective"] = out["collective"] or collective_name(match.group(2))
+            recognised = True
+            continue
+        match = JSON_OUTPUT_RE.match(stripped)
+        if match:
+            out["json_output"] = match.group(1)
+            continue
+        if PARAMS_RE.match(stripped):
+            params_blocks += 1
+            if params_blocks == 1:
+                out["params"] = _params(stripped)
+            recognised = True
+            continue
+        match = RANK_RE.match(stripped)
+        if match:
+            rank = int(match.group(1))
+            if rank in seen_ranks and rank not in out["duplicate_ranks"]:
+                out["duplicate_ranks"].append(rank)
+            seen_ranks.add(rank)
+            out["devices"].append({
+                "rank": rank,
+                "group": None if match.group(2) is None else int(match.group(2)),
+                "pid": None if match.group(3) is None else int(match.group(3)),
+                "host": match.group(4), "device": int(match.group(5)),
+                "bus_id": match.group(6), "name": match.group(7) or None,
+            })
+            recognised = True
+            continue
+        match = OOB_RE.match(stripped)
+        if match:
+            out["out_of_bounds"] = {"count": int(match.group(1)), "ok": match.group(2) == "OK"}
+            continue
+        match = AVG_RE.match(stripped)
+        if match:
+            out["avg_busbw_gbyte_s"] = _number(match.group(1), line)
+            out["complete"] = True
+            recognised = True
+            continue
+        if stripped.startswith("#"):
+            cols = _header_columns(stripped)
+            if cols is not None:
+                meta, groups, wrong_kind = _layout(cols, stripped)
+                if layout is not None and out["rows"]:
+                    raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
+                layout = (meta, groups, wrong_kind)
+                out["wrong_kind"] = wrong_kind
+                recognised = True
+            continue
+        if ROW_RE.match(line):
+            if layout is None:
+                # A fragment without its header: only the 2.11+ layout is assumed.
+                if len(line.split()) != len(MODERN_COLUMNS):
+                    raise ParseError("nccl-tests: data row before any column header %r" % stripped)
+                layout = _layout(MODERN_COLUMNS, " ".join(MODERN_COLUMNS))
+                out["wrong_kind"] = layout[2]
+                out["layout_assumed"] = True
+            out["rows"].append(_row(line, *layout))
+            recognised = True
+            continue
+        # Anything else is noise (NCCL INFO, launcher chatter, other ranks' lines).
+    if not recognised:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        raise ParseError("nccl-tests: no nccl-tests header, table or failure line found (first line %r)"
+                         % first[:200])
+    out["duplicate_headers"] = max(0, params_blocks - 1)
+    out["ranks"] = len(seen_ranks) if seen_ranks else None
+    return out
+
+
+def _jnum(value, where):
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ParseError("nccl-tests JSON: %s is a boolean, not a number" % where)
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value.strip()) if "." in value or "e" in value.lower() else int(value.strip())
+        except ValueError:
+            raise ParseError("nccl-tests JSON: %s is %r, not a number" % (where, value))
+    raise ParseError("nccl-tests JSON: %s has type %s, not a number" % (where, type(value).__name__))
+
+
+def _jbool(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "ok", "1", "yes")
+    return bool(value)
+
+
+def _jplacement(cell, where):
+    if cell is None:
+        return None
+    if not isinstance(cell, dict):
+        raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, cell))
+    wrong = _jnum(cell.get("nwrong"), where + ".nwrong")
+    if isinstance(wrong, float) and wrong == int(wrong):
+        wrong = int(wrong)
+    return {
+        "time_us": _jnum(cell.get("time"), where + ".time"),
+        "algbw_gbyte_s": _jnum(cell.get("alg_bw"), where + ".alg_bw"),
+        "busbw_gbyte_s": _jnum(cell.get("bus_bw"), where + ".bus_bw"),
+        "wrong": wrong,
+    }
+
+
+def parse_json(text):
+    """Parse the ``-J FILE`` JSON document of nccl-tests >= 2.18 (schema 'version' 3 and later)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        lines = (text or "").splitlines()
+        lineno = getattr(exc, "lineno", 1) or 1
+        bad = lines[lineno - 1] if 0 < lineno <= len(lines) else (text or "")[:200]
+        raise ParseError("nccl-tests JSON: not valid JSON (%s) at line %r" % (exc, bad[:200]))
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ParseError("nccl-tests JSON: no 'results' list in the document (starts %r)" % (text or "")[:120])
+    out = _empty()
+    out["format"] = "json"
+    out["wrong_kind"] = "count"
+    args = doc.get("args")
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        out["argv"] = list(args)
+        out["collective"] = collective_name(args[0]) if args else None
+    env = doc.get("env")
+    if isinstance(env, list) and all(isinstance(e, str) for e in env):
+        out["env"] = list(env)
+    out["nccl_version"] = nccl_code_to_version(doc.get("nccl_version"))
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    mapping = (("nthread", "nthreads"), ("ngpus", "ngpus"), ("min_bytes", "minimum_bytes"),
+               ("max_bytes", "maximum_bytes"), ("step_factor", "step_factor"), ("step_bytes", "step_bytes"),
+               ("warmup_iters", "warmup_iters"), ("iters", "iterations"),
+               ("agg_iters", "aggregated_iterations"), ("validation", "validation"), ("graph", "graph"))
+    for key, jkey in mapping:
+        if jkey in config:
+            value = _jnum(config[jkey], "config." + jkey)
+            if value is not None:
+                out["params"][key] = value
+    devices = config.get("devices") if isinstance(config.get("devices"), list) else []
+    ranks = 0
+    for i, dev in enumerate(devices):
+        if not isinstance(dev, dict):
+            raise ParseError("nccl-tests JSON: config.devices[%d] is not an object: %r" % (i, dev))
+        out["devices"].append({
+            "rank": dev.get("rank"), "group": dev.get("group"), "pid": dev.get("pid"),
+            "host": dev.get("hostname"), "device": dev.get("device"),
+            "bus_id": dev.get("device_hex"), "name": dev.get("device_info"),
+        })
+        ranks += 1
+    if ranks:
+        # One entry per process; each drives nthreads x ngpus ranks.
+        per = int(out["params"].get("ngpus") or 1) * int(out["params"].get("nthread") or 1)
+        out["ranks"] = ranks * per
+    for i, res in enumerate(doc["results"]):
+        where = "results[%d]" % i
+        if not isinstance(res, dict):
+            raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, res))
+        size = _jnum(res.get("size"), where + ".size")
+        if size is None:
+            raise ParseError("nccl-tests JSON: %s has no size" % where)
+        root = res.get("root")
+        row = {
+            "size": int(size),
+            "count": None if res.get("count") is None else int(_jnum(res.get("count"), where + ".count")),
+            "type": res.get("type"), "redop": res.get("redop"),
+            "root": None if root is None else int(_jnum(root, where + ".root")),
+            "out_of_place": _jplacement(res.get("out_of_place"), where + ".out_of_place"),
+            "in_place": _jplacement(res.get("in_place"), where + ".in_place"),
+        }
+        out["rows"].append(row)
+    oob = doc.get("out_of_bounds")
+    if isinstance(oob, dict) and "count" in oob:
+        out["out_of_bounds"] = {"count": int(_jnum(oob.get("count"), "out_of_bounds.count") or 0),
+                                "ok": _jbool(oob.get("okay", True))}
+    avg = doc.get("average_bus_bandwidth")
+    if isinstance(avg, dict) and "bandwidth" in avg:
+        out["avg_busbw_gbyte_s"] = _jnum(avg.get("bandwidth"), "average_bus_bandwidth.bandwidth")
+        out["complete"] = True
+    errors = doc.get("errors")
+    if isinstance(errors, list):
+        out["failures"] = [str(e) for e in errors if isinstance(e, str) and e.strip()][:MAX_KEPT_LINES]
+    return out
+
+
+def parse(text):
+    """Text or JSON, decided by the first non-blank character."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if (text or "").lstrip().startswith("{"):
+        return parse_json(text)
+    return parse_text(text)

@@ -1,0 +1,118 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Built-in hardware profiles: what a healthy node of a known kind should deliver.
+
+Plain Python data (module_utils files are the only collection files that travel
+to the targets with a module, and targets need no PyYAML). Users add or override
+profiles with their own YAML file, loaded on the controller and passed to the
+modules as the ``profiles`` option (see docs/expectations.md).
+
+Shape of one profile::
+
+    name:
+      description: text
+      match: {gpu_model: regex (searched, case-insensitive), gpus_per_node: int}
+      checks:
+        <check>:                      # e.g. nccl.all_reduce, gpu.gemm_bf16
+          - when: {nodes: 1, ranks: 2}   # optional; keys: nodes, ranks, nodes_min, nodes_max,
+                                         # ranks_min, ranks_max, algo (NCCL_ALGO when forced)
+            metrics: {<metric>: {min: .., max: .., warn_below_pct: ..}}
+            sizes: {<bytes>: {busbw_gbyte_s: {min: ..}}}   # per message size (series rows)
+            source: where the numbers come from (quoted in every verdict)
+
+The most specific matching entry wins (the one whose ``when`` names the most keys).
+Every number says where it comes from: a measurement (file named) or an estimate
+(how it was derived). Estimates are floors to catch broken hardware, not
+performance targets; calibrate them with your own fleet (fleet-relative rules do
+that automatically).
+"""
+
+from __future__ import annotations
+
+GIB8 = "8589934592"
+
+_H200_X2_MEASURED = ("nccl-tests 2.19.6 on 2x H200 NV18, NCCL 2.28.9, NVLS off: all_reduce busbw 344.8 (out-of-place) / "
+                     "345.7 (in-place) GB/s at 8 GiB (fixture h200x2-nccl-tests-2.19.6/all_reduce_g2.txt)")
+_NVLINK4_ESTIMATE = ("estimate: NVLink4 gives 450 GB/s per direction per GPU; NCCL ring all_reduce without NVLS "
+                     "reaches about 80 %% of that (~360 GB/s); floor set at ~%d GB/s. Calibrate with your fleet")
+_A100_MEASURED = ("nccl-tests (pre-2.11) on 8x A100-SXM4-40GB: all_reduce busbw 235.3 GB/s at 8 GB "
+                  "(fixture superbench-all-reduce-8xA100-old-error-col-validation0.txt)")
+
+PROFILES = {
+    "h200-sxm-8gpu": {
+        "description": "NVIDIA H200 SXM (141 GB HBM3e), NVLink4 through NVSwitch, 8 GPUs per node (HGX H200)",
+        "match": {"gpu_model": r"H200", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 700, "warn_below_pct": 95}},
+                "source": "profile h200-sxm-8gpu: torch bf16 8192^3 measured 786.5 TFLOP/s on H200 "
+                          "(fixture h200x2-nccl-tests-2.19.6/torch_allreduce.txt); floor ~89 %",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 700, "warn_below_pct": 95}},
+                "source": "profile h200-sxm-8gpu: same tensor-core rate as bf16 on Hopper; floor as gemm_bf16",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 2},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 310, "warn_below_pct": 95}},
+                    "sizes": {GIB8: {"busbw_gbyte_s": {"min": 310}}},
+                    "source": "profile h200-sxm-8gpu (2 GPUs): " + _H200_X2_MEASURED + "; floor 90 %",
+                },
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 320, "warn_below_pct": 95}},
+                    "source": "profile h200-sxm-8gpu (8 GPUs): " + _NVLINK4_ESTIMATE % 320,
+                },
+            ],
+        },
+    },
+    "h100-sxm-8gpu": {
+        "description": "NVIDIA H100 SXM (80 GB HBM3), NVLink4 through NVSwitch, 8 GPUs per node (HGX/DGX H100)",
+        "match": {"gpu_model": r"H100", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 700, "warn_below_pct": 95}},
+                "source": "profile h100-sxm-8gpu: torch bf16 8192^3 measured 798 TFLOP/s on an H100 80GB HBM3 "
+                          "(device notes, 2026-11-13); floor ~88 %",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 700, "warn_below_pct": 95}},
+                "source": "profile h100-sxm-8gpu: same tensor-core rate as bf16 on Hopper; floor as gemm_bf16",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 320, "warn_below_pct": 95}},
+                    "source": "profile h100-sxm-8gpu (8 GPUs): " + _NVLINK4_ESTIMATE % 320,
+                },
+            ],
+        },
+    },
+    "a100-sxm-8gpu": {
+        "description": "NVIDIA A100 SXM4, NVLink3 through NVSwitch, 8 GPUs per node (HGX/DGX A100)",
+        "match": {"gpu_model": r"A100", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 230, "warn_below_pct": 95}},
+                "source": "profile a100-sxm-8gpu: estimate: 312 TFLOP/s dense bf16 datasheet peak; cuBLAS at 8192^3 "
+                          "reaches 85-90 %; floor ~74 % of peak",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 230, "warn_below_pct": 95}},
+                "source": "profile a100-sxm-8gpu: estimate as gemm_bf16 (same dense fp16 peak)",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 210, "warn_below_pct": 95}},
+                    "sizes": {GIB8: {"busbw_gbyte_s": {"min": 210}}},
+                    "source": "profile a100-sxm-8gpu (8 GPUs): " + _A100_MEASURED + "; floor ~90 %",
+                },
+            ],
+        },
+    },
+}
+
+# A torch.distributed all-reduce is judged by the same figures as nccl-tests' all_reduce.
+ALIASES = {"nccl.torch_all_reduce": "nccl.all_reduce"}
