@@ -97,8 +97,8 @@ def judge(values, rules, status="pass", reason=None):
         rule = rules[name]
         if rule is None:
             continue
-        expect[name] = dict(rule)
         verdict, why = judge_value(name, values.get(name), rule)
+        expect[name] = dict(rule)
         if verdict != "pass":
             reasons.append(why)
             status = results.worst([status, verdict])

@@ -144,12 +144,14 @@ def validate(record):
         value = record.get(key, {})
         if not isinstance(value, dict):
             problems.append("%s must be a mapping" % key)
-    for name, value in (record.get("metrics") or {}).items():
+    metrics = record.get("metrics")
+    for name, value in (metrics.items() if isinstance(metrics, dict) else ()):
         if not isinstance(name, str) or not METRIC_RE.match(name):
             problems.append("metric name %r is not snake_case" % (name,))
         if value is not None and not isinstance(value, (int, float)):
             problems.append("metric %s must be a number or null, not %s" % (name, type(value).__name__))
-    for name, value in (record.get("facts") or {}).items():
+    facts = record.get("facts")
+    for name, value in (facts.items() if isinstance(facts, dict) else ()):
         if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
             problems.append("fact %s has a non-JSON type %s" % (name, type(value).__name__))
     series = record.get("series", [])

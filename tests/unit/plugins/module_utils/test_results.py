@@ -1,0 +1,99 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "results.schema.json")
+
+
+@pytest.fixture(scope="module")
+def validator():
+    with open(SCHEMA_PATH, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_make_builds_a_schema_valid_record(validator):
+    record = results.make(
+        "rdma.ib_write_bw", "fail", reason="bw_avg_gbit_s 182.4 < 380 expected minimum",
+        host="gpu-node-07", peer="gpu-node-12", target="mlx5_3",
+        metrics={"bw_avg_gbit_s": 182.4, "msg_size_bytes": 65536},
+        expect={"bw_avg_gbit_s": {"min": 380}}, params={"argv": ["ib_write_bw", "-d", "mlx5_3"]},
+        tool={"name": "perftest", "version": "6.06"}, duration_s=12.4,
+        series=[{"bytes": 65536, "bw_avg_gbit_s": 182.4}])
+    assert list(validator.iter_errors(record)) == []
+    assert record["status"] == "fail"
+    assert record["target"] == "mlx5_3"
+    assert record["started"].endswith("Z")
+
+
+@pytest.mark.parametrize("kwargs, problem", [
+    ({"check": "bogus.thing", "status": "pass"}, "check"),
+    ({"check": "env.os", "status": "great"}, "status"),
+    ({"check": "env.os", "status": "fail"}, "must say why"),
+    ({"check": "env.os", "status": "skip", "reason": ""}, "must say why"),
+    ({"check": "env.os", "status": "pass", "metrics": {"x": "12 GB"}}, "number"),
+    ({"check": "env.os", "status": "pass", "metrics": {"Bad Name": 1}}, "snake_case"),
+])
+def test_make_rejects_contract_breaches(kwargs, problem):
+    with pytest.raises(results.RecordError, match=problem):
+        results.make(**kwargs)
+
+
+def test_nan_metrics_become_null():
+    record = results.make("gpu.gemm_bf16", "error", reason="no result", metrics={"tflops": float("nan")})
+    assert record["metrics"]["tflops"] is None
+
+
+def test_error_keeps_the_tail_of_the_output():
+    text = "\n".join("line %d" % i for i in range(100))
+    record = results.error("rdma.ib_write_bw", "Couldn't connect", raw=text)
+    assert record["raw"].endswith("line 99")
+    assert "line 10\n" not in record["raw"]
+    assert "60 lines trimmed" in record["raw"]
+
+
+def test_worst_and_count():
+    assert results.worst(["pass", "skip", "warn"]) == "warn"
+    assert results.worst(["fail", "error", "pass"]) == "error"
+    assert results.worst([]) == "pass"
+    recs = [results.make("env.os", "pass"), results.skip("gpu.inventory", "no GPU")]
+    assert results.count(recs) == {"pass": 1, "warn": 0, "fail": 0, "skip": 1, "error": 0}
+
+
+def test_with_host_fills_only_missing_hosts():
+    recs = [results.make("env.os", "pass"), results.make("env.os", "pass", host="a")]
+    out = results.with_host(recs, "b")
+    assert [r["host"] for r in out] == ["b", "a"]
+    assert recs[0]["host"] is None  # inputs are not modified
+
+
+_json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=st.dictionaries(
+    st.sampled_from(results.FIELDS + ("extra",)),
+    st.one_of(_json_scalars, st.sampled_from(["env.os", "rdma.ib_write_bw", "nope", "pass", "fail", "skip"]),
+              st.dictionaries(st.sampled_from(["a_us", "Bad", "x"]), _json_scalars, max_size=2),
+              st.lists(st.dictionaries(st.text(max_size=3), _json_scalars, max_size=2), max_size=2)),
+    max_size=len(results.FIELDS)))
+def test_validate_agrees_with_the_json_schema(validator, record):
+    """results.validate (used on targets without jsonschema) never accepts what the schema rejects."""
+    ours = results.validate(record)
+    theirs = list(validator.iter_errors(record))
+    if not ours:
+        # The schema also requires host/metrics/started, which make() always fills in.
+        full = dict({"host": None, "metrics": {}, "started": "2026-11-22T00:00:00Z"}, **record)
+        assert list(validator.iter_errors(full)) == [], (record, theirs)
