@@ -1,0 +1,62 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every fleet analysis shares: how its records and findings look.
+
+An analysis is a plain function ``analyze(records, config) -> (new_records, findings)``
+listed in ``fleet.ANALYSES``. It never rewrites a measured record: it ADDS records,
+each marked ``tool: {name: "fleet-analysis", version: <analysis name>}``, so that a
+re-analysis can drop them and start again from the measured records alone.
+
+Controller-only (plugin_utils): may use Python 3.11+, imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+
+TOOL_NAME = "fleet-analysis"
+FINDING_KEYS = ("kind", "hosts", "target", "check", "evidence")
+
+
+def is_analysis_record(record):
+    """True for records an analysis added (they are dropped before a re-analysis)."""
+    tool = record.get("tool") if isinstance(record, dict) else None
+    return isinstance(tool, dict) and tool.get("name") == TOOL_NAME
+
+
+def record(analysis, check, status, host, reason=None, target=None, peer=None,
+           metrics=None, expect=None, facts=None, params=None, started=None):
+    """Build one record added by the analysis called ``analysis`` (e.g. "drift")."""
+    return results.make(
+        check, status, reason=reason, host=host, peer=peer, target=target,
+        metrics=metrics, expect=expect, facts=facts, params=params,
+        tool={"name": TOOL_NAME, "version": analysis}, started=started,
+    )
+
+
+def finding(kind, check, hosts, target=None, evidence=None):
+    """One finding: what the analysis concluded, about which hosts, and why."""
+    return {
+        "kind": kind,
+        "hosts": sorted(set(hosts)),
+        "target": target,
+        "check": check,
+        "evidence": dict(evidence or {}),
+    }
+
+
+def validate_finding(item):
+    """Contract problems of one finding (empty list when it is fine)."""
+    if not isinstance(item, dict):
+        return ["finding is %s, not a dict" % type(item).__name__]
+    problems = []
+    for key in FINDING_KEYS:
+        if key not in item:
+            problems.append("finding lacks %r" % key)
+    if not isinstance(item.get("kind"), str) or not item.get("kind"):
+        problems.append("finding kind must be a non-empty string")
+    if not isinstance(item.get("hosts"), list):
+        problems.append("finding hosts must be a list")
+    if not isinstance(item.get("evidence", {}), dict):
+        problems.append("finding evidence must be a mapping")
+    return problems

@@ -1,0 +1,260 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fault attribution for pairwise tests: is it the node or the link?
+
+From the pairwise records of one check and one rail (``target``, the local
+device: rails are tested ``mlx5_i`` <-> ``mlx5_i``) the analysis builds a graph:
+hosts are vertices, measured pairs are edges. Each edge is scored against the
+fleet median of that check and rail:
+
+- bandwidth checks (metric ``bw_avg_gbit_s``): an edge is *low* below
+  ``(100 - attribution_low_pct) %`` of the median (default 10: below 90 %);
+- latency checks (metric ``lat_typical_us``): *low* above ``(100 + pct) %`` of it;
+- a pair whose record is ``error`` (the client could not connect, the run broke)
+  is a low edge too; ``skip`` records (no device) are not edges.
+
+When one pair was measured several times (``directed`` runs, repeated rounds)
+the worse value counts.
+
+Verdicts:
+
+- **node**: a host with at least ``attribution_min_edges`` (default 2) edges of
+  which more than ``attribution_node_fraction`` (default 0.5) are low: most of
+  its pairs are bad, whoever the peer is;
+- **link**: a low edge neither of whose ends is a suspect node, and whose both
+  ends are healthy elsewhere (each has at least one good edge to another host);
+- a low edge that neither rule explains (an end has no other measured pair, as
+  after a single random matching) gives a ``link`` finding with
+  ``evidence.needs_confirmation: true`` naming both ends as suspects. The
+  confirmation pass (``playbooks/rdma.yml`` ``rdma_confirm: true``) pairs every
+  suspect with known-good hosts and re-runs the analysis on all records.
+
+Findings: ``{"kind": "node"|"link", "hosts": [...], "target": <rail>, "check": ...,
+"evidence": {...}}``. Records added (never rewriting measured ones), tool
+``{name: fleet-analysis, version: attribution}``: ``<check>.node`` (``fail``) for
+every suspect node and ``<check>.link`` (``fail``, or ``warn`` when it needs
+confirmation) for every suspect link, with the numbers in ``metrics``.
+
+Controller-only (plugin_utils), no Ansible types.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+
+NAME = "attribution"
+DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"))
+DEFAULTS = {
+    "attribution_low_pct": 10.0,
+    "attribution_min_edges": 2,
+    "attribution_node_fraction": 0.5,
+}
+MAX_EVIDENCE_PEERS = 20
+
+
+def _conf(config, key):
+    value = (config or {}).get(key)
+    return DEFAULTS[key] if value is None else value
+
+
+def _metric_of(record, overrides):
+    """(metric name, direction, value) for a pairwise record, or None when it is not one."""
+    metrics = record.get("metrics") or {}
+    wanted = overrides.get(record.get("check")) if overrides else None
+    candidates = [(wanted, "higher" if not str(wanted).endswith("_us") else "lower")] if wanted else DEFAULT_METRICS
+    for name, direction in candidates:
+        if name in metrics:
+            return name, direction, metrics.get(name)
+    if record.get("status") == "error":
+        # no measurement at all: still an edge (a bad one); direction from the check name
+        check = record.get("check") or ""
+        return (DEFAULT_METRICS[1] if check.endswith("_lat") else DEFAULT_METRICS[0]) + (None,)
+    return None
+
+
+def _usable(record):
+    if not isinstance(record, dict) or analysis.is_analysis_record(record):
+        return False
+    check = record.get("check") or ""
+    if not check.startswith("rdma.") or check.endswith(".server"):
+        return False
+    if not record.get("host") or not record.get("peer") or record.get("host") == record.get("peer"):
+        return False
+    return record.get("status") != "skip"
+
+
+def collect_edges(records, config=None):
+    """{(check, target): {"metric":, "direction":, "edges": {frozenset(a, b): [entries]}}}."""
+    overrides = (config or {}).get("attribution_metrics") or {}
+    groups = {}
+    for record in records:
+        if not _usable(record):
+            continue
+        found = _metric_of(record, overrides)
+        if found is None:
+            continue
+        name, direction, value = found
+        if value is None and record.get("status") != "error":
+            continue
+        key = (record["check"], record.get("target"))
+        group = groups.setdefault(key, {"metric": name, "direction": direction, "edges": {}})
+        if group["metric"] != name and value is not None:
+            continue
+        group["edges"].setdefault(frozenset((record["host"], record["peer"])), []).append(
+            {"value": value, "status": record.get("status"), "host": record["host"], "peer": record["peer"],
+             "reason": record.get("reason")})
+    return groups
+
+
+def _worse(values, direction):
+    if any(v is None for v in values):
+        return None
+    return min(values) if direction == "higher" else max(values)
+
+
+def score(group, low_pct):
+    """Edge value (worse of repeats), the fleet median and the low flag of every edge."""
+    direction = group["direction"]
+    edges = {}
+    for pair, entries in group["edges"].items():
+        edges[pair] = _worse([e["value"] for e in entries], direction)
+    measured = [v for v in edges.values() if v is not None]
+    median = statistics.median(measured) if measured else None
+    low = {}
+    for pair, value in edges.items():
+        if value is None:
+            low[pair] = True
+        elif median is None:
+            low[pair] = False
+        elif direction == "higher":
+            low[pair] = value < median * (100.0 - low_pct) / 100.0
+        else:
+            low[pair] = value > median * (100.0 + low_pct) / 100.0
+    return edges, median, low
+
+
+def attribute(edges, low, min_edges, node_fraction):
+    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)])."""
+    incident = {}
+    for pair in edges:
+        for host in pair:
+            incident.setdefault(host, []).append(pair)
+    nodes = {}
+    for host, pairs in incident.items():
+        bad = sum(1 for p in pairs if low[p])
+        if len(pairs) >= min_edges and bad > node_fraction * len(pairs):
+            nodes[host] = (bad, len(pairs))
+    links = []
+    for pair in sorted(edges, key=lambda p: sorted(p)):
+        if not low[pair] or any(h in nodes for h in pair):
+            continue
+        healthy_elsewhere = all(
+            any(not low[p] for p in incident[h] if p != pair and not (p - {h}) & set(nodes)) for h in pair)
+        links.append((pair, healthy_elsewhere))
+    return nodes, links
+
+
+def _fmt(value):
+    return "error" if value is None else ("%.2f" % value).rstrip("0").rstrip(".")
+
+
+def analyze(records, config):
+    """Node/link attribution over every pairwise rdma check and rail. Returns (new_records, findings)."""
+    low_pct = float(_conf(config, "attribution_low_pct"))
+    min_edges = int(_conf(config, "attribution_min_edges"))
+    node_fraction = float(_conf(config, "attribution_node_fraction"))
+    new_records, findings = [], []
+    for (check, target), group in sorted(collect_edges(records, config).items(),
+                                         key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if len(group["edges"]) < 2:
+            continue  # one pair cannot be compared with a fleet
+        edges, median, low = score(group, low_pct)
+        nodes, links = attribute(edges, low, min_edges, node_fraction)
+        metric, direction = group["metric"], group["direction"]
+        unit = "Gbit/s" if metric.endswith("_gbit_s") else ("us" if metric.endswith("_us") else "")
+        bound = "below %s%%" % _fmt(100 - low_pct) if direction == "higher" else "above %s%%" % _fmt(100 + low_pct)
+        rail = " on %s" % target if target else ""
+        for host in sorted(nodes):
+            bad, total = nodes[host]
+            peers = sorted((p - {host}).pop() for p in edges if host in p)
+            low_peers = [(peer, edges[frozenset((host, peer))]) for peer in peers if low[frozenset((host, peer))]]
+            reason = ("%d of %d pairs of %s%s are %s of the fleet median %s %s of %s: the node is the common factor"
+                      % (bad, total, host, rail, bound, _fmt(median), unit, check))
+            evidence = {
+                "metric": metric, "fleet_median": median, "low_pct": low_pct,
+                "low_pairs": bad, "pairs": total,
+                "low_peers": dict((p, v) for p, v in low_peers[:MAX_EVIDENCE_PEERS]),
+                "good_peers": [p for p in peers if not low[frozenset((host, p))]][:MAX_EVIDENCE_PEERS],
+            }
+            findings.append(analysis.finding("node", check, [host], target=target, evidence=evidence))
+            new_records.append(analysis.record(
+                NAME, check + ".node", "fail", host, reason=reason, target=target,
+                metrics={"low_pairs_count": bad, "pairs_count": total,
+                         "fleet_median_" + metric: median},
+                facts={"attribution": "node", "low_peers": [p for p, _ in low_peers][:MAX_EVIDENCE_PEERS]}))
+        for pair, confirmed in links:
+            a, b = sorted(pair)
+            value = edges[pair]
+            entries = group["edges"][pair]
+            if confirmed:
+                reason = ("%s <-> %s%s: %s %s %s is %s of the fleet median %s while both ends are healthy "
+                          "with other peers: the link (cable, port, switch path) is the suspect"
+                          % (a, b, rail, metric, _fmt(value), unit, bound, _fmt(median)))
+            else:
+                reason = ("%s <-> %s%s: %s %s %s is %s of the fleet median %s; an end has no other good pair "
+                          "to compare with, so node or link cannot be told apart yet (run the confirmation pass)"
+                          % (a, b, rail, metric, _fmt(value), unit, bound, _fmt(median)))
+            evidence = {"metric": metric, "value": value, "fleet_median": median, "low_pct": low_pct,
+                        "needs_confirmation": not confirmed,
+                        "errors": [e["reason"] for e in entries if e["status"] == "error"][:3]}
+            findings.append(analysis.finding("link", check, [a, b], target=target, evidence=evidence))
+            metrics = {"fleet_median_" + metric: median}
+            if value is not None:
+                metrics[metric] = value
+            new_records.append(analysis.record(
+                NAME, check + ".link", "fail" if confirmed else "warn", a, peer=b, reason=reason,
+                target=target, metrics=metrics,
+                facts={"attribution": "link" if confirmed else "node_or_link"}))
+    return new_records, findings
+
+
+def suspects(findings, check=None):
+    """Hosts to re-test in the confirmation pass: suspect nodes and both ends of unconfirmed links."""
+    out = set()
+    for item in findings or []:
+        if check and item.get("check") != check:
+            continue
+        if item.get("kind") == "node" or (item.get("kind") == "link"
+                                          and (item.get("evidence") or {}).get("needs_confirmation")):
+            out.update(item.get("hosts") or [])
+    return sorted(out)
+
+
+def confirmation_rounds(hosts, suspect_hosts, per_suspect=2):
+    """Rounds pairing every suspect with ``per_suspect`` known-good hosts (never two suspects together).
+
+    Each round is a list of [server, client] pairs, disjoint. Good hosts are used
+    round-robin so the load spreads over the fleet.
+    """
+    suspect_set = set(suspect_hosts)
+    good = [h for h in hosts if h not in suspect_set]
+    if not good:
+        return []
+    wanted = []
+    cursor = 0
+    for suspect in sorted(suspect_set):
+        for _ in range(min(per_suspect, len(good))):
+            wanted.append([good[cursor % len(good)], suspect])
+            cursor += 1
+    rounds = []
+    for pair in wanted:
+        for rnd in rounds:
+            busy = set(h for p in rnd for h in p)
+            if pair[0] not in busy and pair[1] not in busy:
+                rnd.append(pair)
+                break
+        else:
+            rounds.append([pair])
+    return rounds

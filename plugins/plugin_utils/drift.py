@@ -1,0 +1,172 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet drift: hosts whose software/firmware versions differ from the rest of the fleet.
+
+For every version-like fact (``driver_version``, ``cuda_version``, ``nccl_version``,
+``env.package`` ``version`` per package, firmware ``fw_ver``, environment variables, ...)
+the values of all hosts are grouped per *subject* ``(check, target, fact)``:
+
+- the fleet value is the most common value; every host with another value gets a
+  ``warn`` record (``<check>.drift``);
+- when the user pins a value (config ``drift_pins: {fact_or_subject: value}``) every
+  host with another value gets a ``fail`` record, whatever the majority says;
+- when the most common value is shared by several groups (a tie: no majority), every
+  host of the tied groups gets a ``warn`` record naming the groups.
+
+One record per (host, check, target) lists every drifting fact of it. One finding
+(kind ``drift``) per subject names the deviating hosts and the groups.
+
+Controller-only (plugin_utils), no Ansible types.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+
+NAME = "drift"
+# Facts compared by default (regular expressions on the fact name).
+DEFAULT_FACTS = (
+    r"(^|_)version$",      # version, driver_version, cuda_version, nccl_version, vbios_version
+    r"(^|_)ver$",          # fw_ver (sysfs name of HCA firmware)
+    r"^firmware",          # firmware, firmware_version
+    r"^[A-Z][A-Z0-9_]*$",  # environment variables (NCCL_*, UCX_*, CUDA_*) reported as facts
+)
+# Checks whose `value` fact is an environment variable's value (target = variable name).
+ENV_CHECK_RE = re.compile(r"env_?var|environ")
+MAX_NAMES = 5          # host names quoted in one reason
+MAX_GROUP_HOSTS = 50   # host names kept per group in a finding's evidence
+
+
+def subject_name(check, target, fact):
+    """How a subject is named in reasons, findings and pins: ``check[target].fact``."""
+    if target:
+        return "%s[%s].%s" % (check, target, fact)
+    return "%s.%s" % (check, fact)
+
+
+def _canon(value):
+    """Comparable text of a fact value (lists/dicts as sorted JSON)."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).strip()
+
+
+def _fact_matcher(config):
+    patterns = config.get("drift_facts")
+    if patterns is None:
+        patterns = DEFAULT_FACTS
+    compiled = [re.compile(p) for p in patterns]
+
+    def matches(check, fact):
+        if fact == "value" and ENV_CHECK_RE.search(check):
+            return True
+        return any(p.search(fact) for p in compiled)
+    return matches
+
+
+def _names(hosts):
+    hosts = sorted(hosts)
+    text = ", ".join(hosts[:MAX_NAMES])
+    if len(hosts) > MAX_NAMES:
+        text += " and %d more" % (len(hosts) - MAX_NAMES)
+    return text
+
+
+def _collect(records, matches):
+    """subject -> {host: canonical value} (the last value a host reported wins)."""
+    subjects = {}
+    for rec in records:
+        host = rec.get("host")
+        facts = rec.get("facts") or {}
+        if not host or not isinstance(facts, dict) or analysis.is_analysis_record(rec):
+            continue
+        for fact, value in facts.items():
+            if value is None or value == "" or not matches(rec["check"], fact):
+                continue
+            key = (rec["check"], rec.get("target"), fact)
+            subjects.setdefault(key, {})[host] = _canon(value)
+    return subjects
+
+
+def _pin_for(pins, check, target, fact):
+    name = subject_name(check, target, fact)
+    if name in pins:
+        return name, _canon(pins[name])
+    if fact in pins:
+        return fact, _canon(pins[fact])
+    return None, None
+
+
+def analyze(records, config):
+    """The drift analysis (see the module docstring). Returns (new_records, findings)."""
+    pins = config.get("drift_pins") or {}
+    matches = _fact_matcher(config)
+    # (host, check, target) -> list of (status, reason, fact, detail)
+    flagged = {}
+    findings = []
+    for (check, target, fact), by_host in sorted(_collect(records, matches).items(),
+                                                 key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
+        groups = {}
+        for host, value in by_host.items():
+            groups.setdefault(value, []).append(host)
+        name = subject_name(check, target, fact)
+        pin_key, pinned = _pin_for(pins, check, target, fact)
+        if pinned is not None:
+            expected, source, status = pinned, "drift_pins %s" % pin_key, "fail"
+            deviating = [h for v, hs in groups.items() if v != pinned for h in hs]
+        else:
+            if len(by_host) < 2 or len(groups) < 2:
+                continue
+            ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            top = len(ranked[0][1])
+            tied = [v for v, hs in ranked if len(hs) == top]
+            if len(tied) > 1:
+                expected, source, status = None, "no fleet majority", "warn"
+                deviating = [h for v in tied for h in groups[v]]
+            else:
+                expected, source, status = ranked[0][0], "fleet majority", "warn"
+                deviating = [h for v, hs in groups.items() if v != expected for h in hs]
+        if not deviating:
+            continue
+        group_text = "; ".join(
+            "%r on %d host%s (%s)" % (v, len(hs), "" if len(hs) == 1 else "s", _names(hs))
+            for v, hs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+        for host in deviating:
+            value = by_host[host]
+            if expected is None:
+                reason = "%s: no fleet majority: %s" % (name, group_text)
+            elif pinned is not None:
+                reason = "%s is %r, pinned to %r (%s)" % (name, value, expected, source)
+            else:
+                reason = "%s is %r, fleet majority is %r (%d of %d hosts)" % (
+                    name, value, expected, len(groups[expected]), len(by_host))
+            detail = {"value": value, "expected": expected, "source": source,
+                      "hosts_compared": len(by_host),
+                      "hosts_agreeing": len(groups.get(expected, [])) if expected is not None else None}
+            flagged.setdefault((host, check, target), []).append((status, reason, fact, detail))
+        findings.append(analysis.finding(
+            "drift", check, deviating, target=target,
+            evidence={
+                "subject": name, "fact": fact, "expected": expected, "source": source,
+                "status": status,
+                "groups": dict((v, sorted(hs)[:MAX_GROUP_HOSTS]) for v, hs in groups.items()),
+                "group_sizes": dict((v, len(hs)) for v, hs in groups.items()),
+            }))
+    new_records = []
+    for (host, check, target), items in sorted(flagged.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
+        status = "fail" if any(i[0] == "fail" for i in items) else "warn"
+        expect = {}
+        for _status, _reason, fact, detail in items:
+            if detail["expected"] is not None:
+                expect[fact] = {"equals": detail["expected"], "source": detail["source"]}
+        new_records.append(analysis.record(
+            NAME, check + ".drift", status, host, target=target,
+            reason="; ".join(i[1] for i in items),
+            facts=dict((i[2], i[3]) for i in items),
+            expect=expect))
+    return new_records, findings
