@@ -178,7 +178,7 @@ def analyze(records, config):
         rail = " on %s" % target if target else ""
         for host in sorted(nodes):
             bad, total = nodes[host]
-            peers = sorted((p - {host}).pop() for p in edges if host in p)
+            peers = sorted(next(iter(p - {host})) for p in edges if host in p)
             low_peers = [(peer, edges[frozenset((host, peer))]) for peer in peers if low[frozenset((host, peer))]]
             reason = ("%d of %d pairs of %s%s are %s of the fleet median %s %s of %s: the node is the common factor"
                       % (bad, total, host, rail, bound, _fmt(median), unit, check))

@@ -1,0 +1,126 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+import itertools
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution
+
+CHECK = "rdma.ib_write_bw"
+
+
+def bw_record(host, peer, value, target="mlx5_0", status="pass", check=CHECK):
+    if status == "error":
+        return results.error(check, "Couldn't connect to %s:18515" % peer, host=host, peer=peer, target=target,
+                             raw="Couldn't connect")
+    return results.make(check, status, reason=None if status == "pass" else "low", host=host, peer=peer,
+                        target=target, metrics={"bw_avg_gbit_s": value, "msg_size_bytes": 65536})
+
+
+def full_mesh(n, bad_nodes=(), bad_links=(), base=390.0, target="mlx5_0"):
+    hosts = ["n%02d" % i for i in range(n)]
+    recs = []
+    for a, b in itertools.combinations(hosts, 2):
+        value = base
+        if a in bad_nodes or b in bad_nodes:
+            value = base * 0.5
+        if frozenset((a, b)) in set(frozenset(x) for x in bad_links):
+            value = base * 0.6
+        recs.append(bw_record(b, a, value + (hash((a, b)) % 7) * 0.1, target=target))
+    return hosts, recs
+
+
+def test_clean_fleet_has_no_findings():
+    _, recs = full_mesh(8)
+    new, findings = attribution.analyze(recs, {})
+    assert new == [] and findings == []
+
+
+def test_bad_node_and_bad_link_are_told_apart():
+    _, recs = full_mesh(8, bad_nodes=["n03"], bad_links=[("n01", "n06")])
+    new, findings = attribution.analyze(recs, {})
+    kinds = sorted((f["kind"], tuple(f["hosts"])) for f in findings)
+    assert kinds == [("link", ("n01", "n06")), ("node", ("n03",))]
+    node = [f for f in findings if f["kind"] == "node"][0]
+    assert node["check"] == CHECK and node["target"] == "mlx5_0"
+    assert node["evidence"]["low_pairs"] == 7 and node["evidence"]["pairs"] == 7
+    link = [f for f in findings if f["kind"] == "link"][0]
+    assert link["evidence"]["needs_confirmation"] is False
+    for item in findings:
+        assert analysis.validate_finding(item) == []
+    for rec in new:
+        assert results.validate(rec) == []
+        assert rec["tool"] == {"name": "fleet-analysis", "version": "attribution"}
+        assert analysis.is_analysis_record(rec)
+    checks = sorted(r["check"] for r in new)
+    assert checks == [CHECK + ".link", CHECK + ".node"]
+    assert [r for r in new if r["check"].endswith(".node")][0]["host"] == "n03"
+
+
+def test_measured_records_are_not_rewritten():
+    _, recs = full_mesh(6, bad_nodes=["n02"])
+    before = [dict(r) for r in recs]
+    attribution.analyze(recs, {})
+    assert recs == before
+
+
+def test_rails_and_checks_are_separate():
+    _, rail0 = full_mesh(6, bad_nodes=["n01"], target="mlx5_0")
+    _, rail1 = full_mesh(6, target="mlx5_1")
+    _, findings = attribution.analyze(rail0 + rail1, {})
+    assert [(f["kind"], f["target"], f["hosts"]) for f in findings] == [("node", "mlx5_0", ["n01"])]
+
+
+def test_error_pairs_count_as_low_and_server_records_are_ignored():
+    hosts, recs = full_mesh(6)
+    recs = [r for r in recs if "n04" not in (r["host"], r["peer"])]
+    for other in hosts:
+        if other != "n04":
+            recs.append(bw_record("n04", other, None, status="error"))
+            server = bw_record(other, "n04", 1.0)
+            server["check"] = CHECK + ".server"
+            recs.append(server)
+    _, findings = attribution.analyze(recs, {})
+    assert [(f["kind"], f["hosts"]) for f in findings] == [("node", ["n04"])]
+
+
+def test_single_matching_needs_confirmation_then_confirmation_resolves():
+    # one random matching: every host has one edge, so a low edge cannot be attributed
+    recs = [bw_record("a", "b", 390.0), bw_record("c", "d", 150.0), bw_record("e", "f", 391.0)]
+    new, findings = attribution.analyze(recs, {})
+    assert [(f["kind"], f["hosts"], f["evidence"]["needs_confirmation"]) for f in findings] == \
+        [("link", ["c", "d"], True)]
+    assert [r["status"] for r in new] == ["warn"]
+    suspects = attribution.suspects(findings)
+    assert suspects == ["c", "d"]
+    rounds = attribution.confirmation_rounds(["a", "b", "c", "d", "e", "f"], suspects, per_suspect=2)
+    for rnd in rounds:
+        busy = [h for p in rnd for h in p]
+        assert len(busy) == len(set(busy))
+    pairs = [p for rnd in rounds for p in rnd]
+    assert sorted(p[1] for p in pairs) == ["c", "c", "d", "d"]
+    assert all(p[0] in ("a", "b", "e", "f") for p in pairs)
+    # second pass: c is bad with everybody, d is fine with everybody -> c is the node
+    second = [bw_record(p[1], p[0], 150.0 if p[1] == "c" else 389.0) for p in pairs]
+    _, findings2 = attribution.analyze(recs + second, {})
+    assert [(f["kind"], f["hosts"]) for f in findings2] == [("node", ["c"])]
+
+
+def test_latency_direction_and_config():
+    recs = []
+    for a, b in itertools.combinations(["a", "b", "c", "d", "e"], 2):
+        value = 9.0 if "e" in (a, b) else 2.0
+        recs.append(results.make("rdma.ib_write_lat", "pass", host=a, peer=b, target="mlx5_0",
+                                 metrics={"lat_typical_us": value}))
+    _, findings = attribution.analyze(recs, {})
+    assert [(f["kind"], f["hosts"]) for f in findings] == [("node", ["e"])]
+    _, none = attribution.analyze(recs, {"attribution_low_pct": 400})
+    assert none == []
+
+
+def test_skip_and_foreign_records_are_ignored():
+    recs = [results.skip(CHECK, "no RDMA device", host="a", peer="b"),
+            results.make("env.os", "pass", host="a"),
+            {"not": "a record"}]
+    assert attribution.analyze(recs, {}) == ([], [])
