@@ -1,0 +1,906 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Environment probes: read a node, turn what was read into result records (private).
+
+Everything the probes touch goes through a ``Host`` object (files under an optional
+root prefix, directory listings, commands with a timeout, PATH lookups, the process
+environment, RLIMIT_MEMLOCK), so unit tests run on a fake /sys and /proc tree built
+in a temporary directory and on canned command outputs, without Ansible.
+
+``probe(host, params)`` runs the requested groups and returns records; it never
+raises for a node's condition: an unreadable output becomes an ``error`` record
+(with the raw text), an absent thing a ``skip`` record with the reason.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, rdma, system
+
+GROUPS = ("env", "gpu", "rdma", "software")
+DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
+NCCL_WHEELS = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
+MODULES_OF_INTEREST = ("nvidia", "nvidia_peermem", "nv_peer_mem", "mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs",
+                       "rdma_ucm", "rdma_cm")
+NCCL_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+             "/usr/local/lib", "/usr/local/cuda/lib64", "/usr/local/nccl/lib", "/opt/nccl/lib")
+IB_CLASS = "/sys/class/infiniband"
+HCA_FILES = ("node_guid", "sys_image_guid", "fw_ver", "board_id", "hca_type", "node_desc", "node_type",
+             "device/device", "device/vendor", "device/subsystem_device", "device/subsystem_vendor")
+PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
+NET_FILES = ("dev_port", "dev_id", "operstate")
+BAD_REASONS = (  # clocks-event reasons that mean the hardware is slowing itself down
+    ("hw_slowdown", "fail"), ("hw_thermal_slowdown", "fail"), ("hw_power_brake_slowdown", "fail"),
+    ("sw_thermal_slowdown", "warn"),
+)
+
+# Runs in the chosen interpreter(s), never in the module's process: importing torch
+# here would load CUDA into Ansible's worker. importlib.metadata needs Python 3.8+.
+PYTHON_PROBE = r"""
+import json, platform, sys
+out = {"python_version": platform.python_version(), "executable": sys.executable,
+       "implementation": platform.python_implementation(), "packages": {}, "errors": {}}
+args = sys.argv[1:]
+want_torch = "--torch-nccl" in args
+names = [a for a in args if a != "--torch-nccl"]
+try:
+    from importlib import metadata as md
+except ImportError:
+    md = None
+    out["errors"]["importlib.metadata"] = "not available in Python %s" % out["python_version"]
+for name in names if md else []:
+    try:
+        out["packages"][name] = md.version(name)
+    except md.PackageNotFoundError:
+        out["packages"][name] = None
+    except Exception as exc:
+        out["errors"][name] = repr(exc)[:200]
+if want_torch and out["packages"].get("torch"):
+    try:
+        import torch
+        v = torch.cuda.nccl.version()
+        if isinstance(v, int):
+            v = (v // 10000, v % 10000 // 100, v % 100) if v >= 10000 else (v // 1000, v % 1000 // 100, v % 100)
+        out["torch_nccl_version"] = ".".join(str(x) for x in v)
+        out["torch_version"] = torch.__version__
+        out["torch_cuda_version"] = torch.version.cuda
+    except Exception as exc:
+        out["errors"]["torch"] = repr(exc)[:300]
+print("AIFABRIC_PROBE_JSON:" + json.dumps(out))
+"""
+
+
+class Host(object):
+    """The node as the probes see it. Every method is small so tests can replace it.
+
+    ``root`` prefixes every absolute path (tests point it at a fake tree); ``run(argv,
+    timeout_s)`` returns a runner.Run-like object (rc, stdout, stderr) and may raise
+    ToolTimeout; ``which(name)`` returns a path or None.
+    """
+
+    def __init__(self, run=None, which=None, root="", environ=None, memlock=None, executable=None):
+        self._run = run
+        self._which = which
+        self.root = root or ""
+        self.environ = dict(os.environ if environ is None else environ)
+        self._memlock = memlock
+        self.executable = executable
+
+    def path(self, path):
+        return self.root + path if self.root else path
+
+    def read(self, path):
+        """Text of a file, or None when it is absent or unreadable (EINVAL on empty GID slots)."""
+        try:
+            with open(self.path(path), "rb") as handle:
+                return handle.read(1 << 20).decode("utf-8", "replace")
+        except (OSError, IOError):
+            return None
+
+    def listdir(self, path):
+        """Sorted names in a directory, or None when it is absent."""
+        try:
+            return sorted(os.listdir(self.path(path)))
+        except (OSError, IOError):
+            return None
+
+    def exists(self, path):
+        return os.path.exists(self.path(path))
+
+    def realname(self, path):
+        """Basename of the resolved path (symlink target), or None."""
+        full = self.path(path)
+        if not os.path.lexists(full):
+            return None
+        return os.path.basename(os.path.realpath(full))
+
+    def which(self, name):
+        return self._which(name) if self._which else None
+
+    def run(self, argv, timeout_s):
+        if self._run is None:
+            raise AcceptanceError("no command runner available to run %s" % argv[0])
+        return self._run(argv, timeout_s)
+
+    def memlock(self):
+        """(soft, hard) RLIMIT_MEMLOCK of this process in bytes; -1 means unlimited."""
+        if self._memlock is not None:
+            return self._memlock
+        import resource  # Unix only; imported here so that the module stays importable elsewhere
+        soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+        return (-1 if soft == resource.RLIM_INFINITY else soft, -1 if hard == resource.RLIM_INFINITY else hard)
+
+
+class _Clock(object):
+    def __init__(self):
+        self.started = results.utc_now()
+        self.t0 = time.monotonic()
+
+    def kw(self):
+        return {"started": self.started, "duration_s": time.monotonic() - self.t0}
+
+
+def _record(check, status, reason=None, clock=None, **kwargs):
+    if clock is not None:
+        kwargs.update(clock.kw())
+    return results.make(check, status, reason=reason, **kwargs)
+
+
+def _fold(verdicts, status="pass"):
+    """[(status, reason)] -> (worst status, '; '-joined reasons of non-pass verdicts)."""
+    reasons = [why for st, why in verdicts if st != "pass" and why]
+    status = results.worst([status] + [st for st, _ in verdicts])
+    return status, ("; ".join(reasons) or None)
+
+
+def version_matches(actual, expected):
+    """True when ``expected`` equals ``actual`` or is a dotted prefix of it ('2.28' ~ '2.28.9')."""
+    if actual is None or expected is None:
+        return False
+    actual, expected = str(actual).strip(), str(expected).strip()
+    return actual == expected or actual.startswith(expected + ".") or actual.startswith(expected + "+")
+
+
+def _expect_version(name, actual, expected, verdicts, expect):
+    if expected in (None, ""):
+        return
+    expect[name] = {"version": str(expected)}
+    if actual is None:
+        verdicts.append(("error", "%s was not found, so the expected %s cannot be checked" % (name, expected)))
+    elif not version_matches(actual, expected):
+        verdicts.append(("fail", "%s is %s, expected %s" % (name, actual, expected)))
+
+
+def _error_from(check, exc, clock, target=None, raw=None, **kwargs):
+    details = getattr(exc, "details", {}) or {}
+    raw = raw or details.get("stdout_tail") or details.get("stderr_tail") or details.get("line")
+    params = {"argv": details.get("cmd")} if details.get("cmd") else {}
+    return _record(check, "error", str(exc), clock=clock, target=target, raw=raw, params=params, **kwargs)
+
+
+# =========================================================================== env
+
+
+def probe_env(host, params):
+    out = []
+    for func in (_env_os, _env_cpu, _env_governor, _env_memory, _env_numa, _env_memlock, _env_iommu,
+                 _env_hugepages, _env_kernel_modules, _env_vars):
+        clock = _Clock()
+        try:
+            out.extend(func(host, params, clock))
+        except (ParseError, AcceptanceError) as exc:
+            out.append(_error_from("env." + func.__name__[5:], exc, clock))
+    return out
+
+
+def _env_os(host, params, clock):
+    text = host.read("/etc/os-release") or host.read("/usr/lib/os-release")
+    osr = system.parse_os_release(text) if text else {}
+    uname = os.uname() if not host.root else None
+    facts = {
+        "os_id": osr.get("ID"), "os_version_id": osr.get("VERSION_ID"), "os_pretty_name": osr.get("PRETTY_NAME"),
+        "kernel_release": (host.read("/proc/sys/kernel/osrelease") or "").strip() or (uname[2] if uname else None),
+        "kernel_version": (host.read("/proc/sys/kernel/version") or "").strip() or (uname[3] if uname else None),
+        "arch": uname[4] if uname else None,
+    }
+    if not text:
+        return [_record("env.os", "warn", "no /etc/os-release on this node", clock=clock, facts=facts)]
+    return [_record("env.os", "pass", clock=clock, facts=facts)]
+
+
+def _env_cpu(host, params, clock):
+    text = host.read("/proc/cpuinfo")
+    if text is None:
+        return [_record("env.cpu", "skip", "/proc/cpuinfo is not readable", clock=clock)]
+    cpu = system.parse_cpuinfo(text)
+    online = host.read("/sys/devices/system/cpu/online")
+    metrics = {"cpu_logical_count": cpu["logical_cpus"], "cpu_socket_count": cpu["sockets"],
+               "cpu_cores_per_socket_count": cpu["cores_per_socket"]}
+    if online:
+        metrics["cpu_online_count"] = system.parse_cpulist(online)
+    facts = {"cpu_model": cpu["model"], "cpu_vendor": cpu["vendor"], "virtualized": cpu["hypervisor"]}
+    return [_record("env.cpu", "pass", clock=clock, metrics=metrics, facts=facts)]
+
+
+def _env_governor(host, params, clock):
+    cpus = host.listdir("/sys/devices/system/cpu") or []
+    values = []
+    for name in cpus:
+        if re.match(r"^cpu\d+$", name):
+            value = host.read("/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % name)
+            if value is not None:
+                values.append(value)
+    expected = params.get("expect_governor")
+    if not values:
+        reason = "no cpufreq scaling_governor in sysfs (virtual machine, or no cpufreq driver)"
+        if expected:
+            reason += "; expect_governor %s cannot be checked" % expected
+        return [_record("env.cpu_governor", "skip", reason, clock=clock)]
+    governor, counts = system.summarize_values(values)
+    facts = {"cpu_governor": governor, "cpu_governor_counts": counts}
+    verdicts, expect = [], {}
+    if expected:
+        expect["cpu_governor"] = {"equals": expected}
+        if governor != expected:
+            verdicts.append(("fail", "CPU frequency governor is %s (%s), expected %s" % (
+                governor, ", ".join("%s x%d" % kv for kv in sorted(counts.items())), expected)))
+    status, reason = _fold(verdicts)
+    return [_record("env.cpu_governor", status, reason, clock=clock, facts=facts, expect=expect,
+                    metrics={"cpu_with_governor_count": len(values)})]
+
+
+def _env_memory(host, params, clock):
+    text = host.read("/proc/meminfo")
+    if text is None:
+        return [_record("env.memory", "skip", "/proc/meminfo is not readable", clock=clock)]
+    mem = system.parse_meminfo(text)
+    metrics = {"mem_total_bytes": mem.get("MemTotal"), "mem_available_bytes": mem.get("MemAvailable"),
+               "swap_total_bytes": mem.get("SwapTotal")}
+    return [_record("env.memory", "pass", clock=clock, metrics=metrics)]
+
+
+def _env_numa(host, params, clock):
+    names = host.listdir("/sys/devices/system/node")
+    nodes = [n for n in (names or []) if re.match(r"^node\d+$", n)]
+    if not nodes:
+        return [_record("env.numa", "skip", "no /sys/devices/system/node/node* (kernel without NUMA)", clock=clock)]
+    cpulists, mem = {}, {}
+    for node in sorted(nodes, key=lambda n: int(n[4:])):
+        cpulist = (host.read("/sys/devices/system/node/%s/cpulist" % node) or "").strip()
+        cpulists[node] = cpulist
+        meminfo = host.read("/sys/devices/system/node/%s/meminfo" % node) or ""
+        match = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
+        if match:
+            mem[node] = int(match.group(1)) * 1024
+    metrics = {"numa_node_count": len(nodes),
+               "numa_nodes_with_cpus_count": sum(1 for v in cpulists.values() if system.parse_cpulist(v) > 0)}
+    return [_record("env.numa", "pass", clock=clock, metrics=metrics,
+                    facts={"numa_cpulists": cpulists, "numa_mem_total_bytes": mem})]
+
+
+def _env_memlock(host, params, clock):
+    soft, hard = host.memlock()
+    facts = {"memlock_soft": "unlimited" if soft < 0 else str(soft),
+             "memlock_hard": "unlimited" if hard < 0 else str(hard)}
+    metrics = {}
+    if soft >= 0:
+        metrics["memlock_soft_bytes"] = soft
+    if hard >= 0:
+        metrics["memlock_hard_bytes"] = hard
+    verdicts, expect = [], {}
+    if params.get("expect_memlock_unlimited"):
+        expect["memlock_soft"] = {"equals": "unlimited"}
+        if soft >= 0:
+            verdicts.append(("fail", "ulimit -l (RLIMIT_MEMLOCK) is %d KiB, expected unlimited for RDMA memory "
+                                     "registration" % (soft // 1024)))
+    status, reason = _fold(verdicts)
+    return [_record("env.memlock", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect,
+                    params={"scope": "the module's own process (the Ansible connection's session limits)"})]
+
+
+def _env_iommu(host, params, clock):
+    cmdline = host.read("/proc/cmdline")
+    hints = system.parse_cmdline(cmdline) if cmdline is not None else None
+    groups = host.listdir("/sys/kernel/iommu_groups")
+    types = []
+    for group in (groups or [])[:64]:
+        value = host.read("/sys/kernel/iommu_groups/%s/type" % group)
+        if value is not None:
+            types.append(value)
+    domain, _counts = system.summarize_values(types)
+    facts = {
+        "iommu_cmdline": hints["params"] if hints else None,
+        "iommu_default_domain": domain,
+        "iommu_passthrough_cmdline": hints["iommu_passthrough"] if hints else None,
+        "acs_override": hints["acs_override"] if hints else None,
+        "pci_options": hints["pci_options"] if hints else None,
+    }
+    metrics = {"iommu_group_count": len(groups) if groups is not None else 0}
+    verdicts = []
+    translated = domain is not None and domain.startswith("DMA")
+    if translated:
+        verdicts.append(("warn", "IOMMU translates DMA (default domain %s): GPUDirect RDMA/P2P traffic pays for "
+                                 "IOMMU translation; NVIDIA recommends iommu=pt (passthrough) or the IOMMU off"
+                                 % domain))
+    elif domain is None and groups and hints and hints["iommu_requested"] and not hints["iommu_passthrough"]:
+        verdicts.append(("warn", "IOMMU is on (%d groups) without iommu=pt on the kernel command line"
+                                 % len(groups)))
+    status, reason = _fold(verdicts)
+    if cmdline is None and groups is None:
+        return [_record("env.iommu", "skip", "neither /proc/cmdline nor /sys/kernel/iommu_groups is readable",
+                        clock=clock)]
+    return [_record("env.iommu", status, reason, clock=clock, facts=facts, metrics=metrics)]
+
+
+def _env_hugepages(host, params, clock):
+    text = host.read("/proc/meminfo")
+    if text is None:
+        return [_record("env.hugepages", "skip", "/proc/meminfo is not readable", clock=clock)]
+    mem = system.parse_meminfo(text)
+    thp = host.read("/sys/kernel/mm/transparent_hugepage/enabled")
+    metrics = {"hugepages_total_count": mem.get("HugePages_Total"), "hugepages_free_count": mem.get("HugePages_Free"),
+               "hugepage_size_bytes": mem.get("Hugepagesize")}
+    sizes = [n for n in (host.listdir("/sys/kernel/mm/hugepages") or []) if n.startswith("hugepages-")]
+    facts = {"transparent_hugepage": system.parse_selected(thp) if thp else None,
+             "hugepage_sizes": [s[len("hugepages-"):] for s in sizes]}
+    return [_record("env.hugepages", "pass", clock=clock, metrics=metrics, facts=facts)]
+
+
+def _env_kernel_modules(host, params, clock):
+    text = host.read("/proc/modules")
+    wanted = list(MODULES_OF_INTEREST)
+    for name in params.get("expect_kernel_modules") or []:
+        if name not in wanted:
+            wanted.append(name)
+    if text is None:
+        reason = "/proc/modules is absent (kernel built without loadable modules, or a sandbox)"
+        if params.get("expect_kernel_modules"):
+            reason += "; expect_kernel_modules cannot be checked"
+        return [_record("env.kernel_modules", "skip", reason, clock=clock)]
+    loaded = system.parse_modules(text)
+    state = {}
+    for name in wanted:
+        if name in loaded:
+            state[name] = "loaded"
+        elif host.exists("/sys/module/%s" % name):
+            state[name] = "builtin"
+        else:
+            state[name] = "absent"
+    verdicts, expect = [], {}
+    missing = [n for n in (params.get("expect_kernel_modules") or []) if state.get(n) == "absent"]
+    if params.get("expect_kernel_modules"):
+        expect["kernel_modules"] = {"present": list(params["expect_kernel_modules"])}
+    if missing:
+        verdicts.append(("fail", "kernel module(s) not loaded: %s" % ", ".join(missing)))
+    if state.get("nvidia") != "absent" and state.get("mlx5_core") != "absent" \
+            and state.get("nvidia_peermem") == "absent" and state.get("nv_peer_mem") == "absent":
+        verdicts.append(("warn", "nvidia and mlx5_core are loaded but neither nvidia_peermem nor nv_peer_mem: "
+                                 "GPUDirect RDMA is unavailable (NCCL falls back to host memory staging; "
+                                 "dma-buf may still work on kernel >= 5.12 with open GPU kernel modules)"))
+    status, reason = _fold(verdicts)
+    return [_record("env.kernel_modules", status, reason, clock=clock, expect=expect,
+                    facts={"kernel_modules": state},
+                    metrics={"kernel_modules_loaded_count": len(loaded)})]
+
+
+def _env_vars(host, params, clock):
+    patterns = params.get("env_vars") or []
+    if not patterns:
+        return []
+    found = {}
+    for name in sorted(host.environ):
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            found[name] = host.environ[name]
+    return [_record("env.env_vars", "pass", clock=clock, facts={"env": found},
+                    params={"patterns": list(patterns),
+                            "scope": "environment of the module's process (the Ansible connection's session)"})]
+
+
+# =========================================================================== software
+
+
+def _interpreters(host, params):
+    own = host.executable
+    out = [own] if own else []
+    for path in params.get("python") or []:
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def probe_software(host, params):
+    out = []
+    interpreters = _interpreters(host, params)
+    packages = list(DEFAULT_PACKAGES)
+    for name in params.get("packages") or []:
+        if name not in packages:
+            packages.append(name)
+    for name in (params.get("expect_packages") or {}):
+        if name not in packages:
+            packages.append(name)
+    pythons = []
+    for position, python in enumerate(interpreters):
+        clock = _Clock()
+        label = None if position == 0 else python
+        argv = [python, "-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"]
+        try:
+            run = host.run(argv, params.get("timeout", 60))
+            if run.rc != 0:
+                raise AcceptanceError("python probe with %s exited %d" % (python, run.rc),
+                                      stderr_tail=results.trim(run.output))
+            data = system.parse_probe(run.stdout)
+        except (AcceptanceError, ParseError) as exc:
+            out.append(_error_from("env.python", exc, clock, target=python))
+            continue
+        pythons.append((label, python, data))
+        facts = {"python_version": data["python_version"], "python_executable": data.get("executable"),
+                 "python_implementation": data.get("implementation")}
+        verdicts = [("warn", "%s: %s" % (k, v)) for k, v in sorted((data.get("errors") or {}).items())
+                    if k != "torch"]
+        status, reason = _fold(verdicts)
+        out.append(_record("env.python", status, reason, clock=clock, target=python, facts=facts,
+                           params={"argv": [python, "-c", "<probe>"] + packages}))
+        out.extend(_package_records(params, label, python, packages, data, clock))
+    out.extend(_nccl_records(host, params, pythons))
+    if params.get("pip_freeze"):
+        for _label, python, _data in pythons:
+            out.append(_pip_freeze(host, params, python))
+    return out
+
+
+def _package_records(params, label, python, packages, data, clock):
+    out = []
+    expected = params.get("expect_packages") or {}
+    user = set(params.get("packages") or []) | set(expected)
+    for name in packages:
+        version = data["packages"].get(name)
+        target = name if label is None else "%s:%s" % (label, name)
+        facts = {"version": version, "python": python}
+        verdicts, expect = [], {}
+        if name in expected:
+            _expect_version("%s version" % name, version, expected[name] or None, verdicts, expect)
+            if not expected[name]:
+                expect["%s version" % name] = {"present": True}
+                if version is None:
+                    verdicts.append(("fail", "%s is not installed for %s" % (name, python)))
+        if version is None and not verdicts:
+            why = "%s is not installed for %s" % (name, python)
+            if name in (data.get("errors") or {}):
+                why = "%s version could not be read: %s" % (name, data["errors"][name])
+            out.append(_record("env.package", "skip", why + ("" if name in user else " (default package list)"),
+                               clock=clock, target=target, facts=facts))
+            continue
+        status, reason = _fold(verdicts)
+        if status == "error":
+            status = "fail"
+        out.append(_record("env.package", status, reason, clock=clock, target=target, facts=facts, expect=expect))
+    return out
+
+
+def _nccl_on_disk(host, params):
+    """{path: version or None} of libnccl.so* outside Python site-packages, plus the loader's pick."""
+    found = {}
+    picked = None
+    ldconfig = host.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig")
+                                                if host.exists(p)), None)
+    if ldconfig:
+        run = host.run([ldconfig, "-p"], params.get("timeout", 60))
+        if run.rc == 0:
+            for lib in system.parse_ldconfig(run.stdout):
+                real = host.realname(lib["path"])
+                found[lib["path"]] = system.nccl_version_from_filename(real)
+                if lib["name"] == "libnccl.so.2" and picked is None:
+                    picked = lib["path"]
+    for directory in NCCL_DIRS:
+        for name in host.listdir(directory) or []:
+            if name.startswith("libnccl.so"):
+                path = directory + "/" + name
+                if path not in found:
+                    found[path] = system.nccl_version_from_filename(host.realname(path))
+    return found, picked
+
+
+def _nccl_records(host, params, pythons):
+    out = []
+    expected = params.get("expect_nccl_version")
+    clock = _Clock()
+    try:
+        libs, picked = _nccl_on_disk(host, params)
+    except (AcceptanceError, ParseError) as exc:
+        out.append(_error_from("env.nccl", exc, clock, target="system"))
+        libs, picked = None, None
+    if libs is not None:
+        versions = sorted(set(v for v in libs.values() if v))
+        version = libs.get(picked) if picked else (versions[-1] if len(versions) == 1 else None)
+        facts = {"nccl_version": version, "nccl_libraries": libs, "nccl_loader_path": picked}
+        if not libs:
+            out.append(_record("env.nccl", "skip", "no libnccl.so* known to ldconfig or in %s" % ", ".join(NCCL_DIRS),
+                               clock=clock, target="system", facts=facts))
+        else:
+            verdicts, expect = [], {}
+            if version is None:
+                verdicts.append(("warn", "libnccl found (%s) but no file name carries its version%s" % (
+                    ", ".join(sorted(libs)), "; several versions on disk: %s" % ", ".join(versions)
+                    if len(versions) > 1 else "")))
+            _expect_version("nccl_version", version, expected, verdicts, expect)
+            status, reason = _fold(verdicts)
+            out.append(_record("env.nccl", status, reason, clock=clock, target="system", facts=facts, expect=expect,
+                               tool={"name": "nccl", "version": version} if version else None))
+    for label, python, data in pythons:
+        clock = _Clock()
+        target = "python" if label is None else "python:%s" % label
+        wheels = dict((n, data["packages"].get(n)) for n in NCCL_WHEELS if data["packages"].get(n))
+        version, source = data.get("torch_nccl_version"), "torch.cuda.nccl.version()"
+        if not version and wheels:
+            version, source = sorted(wheels.values())[-1], "nvidia-nccl wheel"
+        facts = {"nccl_version": version, "nccl_source": source if version else None, "nccl_wheels": wheels,
+                 "torch_version": data.get("torch_version"), "torch_cuda_version": data.get("torch_cuda_version"),
+                 "python": python}
+        if not version:
+            why = "no NCCL in %s's packages (no torch with NCCL, no nvidia-nccl wheel)" % python
+            if (data.get("errors") or {}).get("torch"):
+                why = "torch is installed but its NCCL version could not be read: %s" % data["errors"]["torch"]
+            out.append(_record("env.nccl", "skip", why, clock=clock, target=target, facts=facts))
+            continue
+        verdicts, expect = [], {}
+        _expect_version("nccl_version", version, expected, verdicts, expect)
+        status, reason = _fold(verdicts)
+        out.append(_record("env.nccl", status, reason, clock=clock, target=target, facts=facts, expect=expect,
+                           tool={"name": "nccl", "version": version}))
+    return out
+
+
+def _pip_freeze(host, params, python):
+    clock = _Clock()
+    argv = [python, "-m", "pip", "freeze", "--all"]
+    try:
+        run = host.run(argv, params.get("timeout", 60))
+    except AcceptanceError as exc:
+        return _error_from("env.pip_freeze", exc, clock, target=python)
+    if run.rc != 0:
+        if "No module named pip" in run.output:
+            return _record("env.pip_freeze", "skip", "pip is not installed for %s" % python, clock=clock,
+                           target=python, params={"argv": argv})
+        return _record("env.pip_freeze", "error", "pip freeze with %s exited %d" % (python, run.rc), clock=clock,
+                       target=python, raw=run.output, params={"argv": argv})
+    try:
+        lines, digest = system.parse_pip_freeze(run.stdout)
+    except ParseError as exc:
+        return _error_from("env.pip_freeze", exc, clock, target=python, raw=run.output)
+    return _record("env.pip_freeze", "pass", clock=clock, target=python, params={"argv": argv},
+                   facts={"pip_freeze_sha256": digest}, metrics={"package_count": len(lines)})
+
+
+# =========================================================================== gpu
+
+
+def probe_gpu(host, params):
+    clock = _Clock()
+    smi = params.get("nvidia_smi_path") or host.which("nvidia-smi")
+    if not smi or (params.get("nvidia_smi_path") and not host.exists(smi)):
+        where = " at %s" % params["nvidia_smi_path"] if params.get("nvidia_smi_path") else ""
+        return [_record("gpu.inventory", "skip", "no NVIDIA GPU/driver: nvidia-smi not found%s" % where, clock=clock)]
+    timeout = params.get("timeout", 60)
+    try:
+        data, source, raw_run = _gpu_query(host, smi, timeout)
+    except _NoGpu as exc:
+        return [_record("gpu.inventory", "skip", str(exc), clock=clock, raw=exc.raw)]
+    except (AcceptanceError, ParseError) as exc:
+        return [_error_from("gpu.inventory", exc, clock, tool={"name": "nvidia-smi"})]
+    tool = {"name": "nvidia-smi", "version": data.get("driver_version")}
+    out = [_gpu_inventory(params, data, source, clock, tool)]
+    for gpu in data["gpus"]:
+        out.append(_gpu_device(params, gpu, _Clock(), tool, source))
+    out.extend(_gpu_topology(host, smi, params, data, tool))
+    return out
+
+
+class _NoGpu(Exception):
+    def __init__(self, message, raw=None):
+        super().__init__(message)
+        self.raw = raw
+
+
+def _gpu_query(host, smi, timeout):
+    """(data, source, run) from -q -x, else from the --query-gpu CSV."""
+    run = host.run([smi, "-q", "-x"], timeout)
+    text = run.output
+    if "No devices were found" in text:
+        raise _NoGpu("nvidia-smi found no GPU (No devices were found)", raw=text)
+    first_error = None
+    if run.rc == 0:
+        try:
+            return nvidia_smi.parse_xml(run.stdout), "nvidia-smi -q -x", run
+        except ParseError as exc:
+            first_error = exc
+    else:
+        first_error = AcceptanceError("nvidia-smi -q -x exited %d: %s" % (run.rc, (text.strip().splitlines() or [""])[0]),
+                                      cmd=[smi, "-q", "-x"], stdout_tail=results.trim(text))
+    fields = list(nvidia_smi.QUERY_FIELDS)
+    argv = [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
+    csv = host.run(argv, timeout)
+    if csv.rc != 0:
+        raise AcceptanceError("%s; the --query-gpu fallback exited %d too" % (first_error, csv.rc),
+                              cmd=argv, stdout_tail=results.trim(text + "\n" + csv.output))
+    try:
+        data = nvidia_smi.gpus_from_query(nvidia_smi.parse_query_csv(csv.stdout, fields))
+    except ParseError as exc:
+        raise ParseError("%s; the --query-gpu fallback failed too: %s" % (first_error, exc),
+                         cmd=argv, stdout_tail=results.trim(csv.output))
+    data["fallback_reason"] = str(first_error)
+    return data, "nvidia-smi --query-gpu (fallback: %s)" % str(first_error)[:200], csv
+
+
+def _gpu_inventory(params, data, source, clock, tool):
+    gpus = data["gpus"]
+    models = sorted(set(g["name"] for g in gpus if g["name"]))
+    facts = {"driver_version": data.get("driver_version"), "cuda_version": data.get("cuda_version"),
+             "gpu_models": models, "gpu_model": models[0] if len(models) == 1 else None, "source": source}
+    metrics = {"gpu_count": len(gpus)}
+    memories = [g["memory_total_mib"] for g in gpus if g["memory_total_mib"] is not None]
+    if memories:
+        metrics["gpu_memory_total_min_mib"] = min(memories)
+    verdicts, expect = [], {}
+    if params.get("expect_gpu_count") is not None:
+        status, reason, rules = judge(metrics, {"gpu_count": {"equals": params["expect_gpu_count"]}})
+        expect.update(rules)
+        if status != "pass":
+            verdicts.append((status, reason))
+    wanted = params.get("expect_gpu_model")
+    if wanted:
+        expect["gpu_model"] = {"contains": wanted}
+        odd = ["%s (%s)" % (g["index"], g["name"]) for g in gpus if wanted.lower() not in (g["name"] or "").lower()]
+        if odd:
+            verdicts.append(("fail", "GPU model does not contain %r on GPU %s" % (wanted, ", ".join(odd))))
+    _expect_version("driver_version", data.get("driver_version"), params.get("expect_driver_version"), verdicts, expect)
+    _expect_version("cuda_version", data.get("cuda_version"), params.get("expect_cuda_version"), verdicts, expect)
+    if not gpus:
+        verdicts.append(("fail", "nvidia-smi answered but lists no GPU"))
+    status, reason = _fold(verdicts)
+    return _record("gpu.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect, tool=tool)
+
+
+def gpu_verdicts(gpu, params=None):
+    """Health rules for one GPU model -> [(status, reason)] (documented in docs/env_probe.md)."""
+    params = params or {}
+    out = []
+    vol = gpu.get("ecc_volatile_uncorrectable")
+    if vol:
+        out.append(("fail", "%d volatile uncorrectable ECC errors since the last driver load" % vol))
+    agg = gpu.get("ecc_aggregate_uncorrectable")
+    if agg and not vol:
+        out.append(("warn", "%d aggregate (lifetime) uncorrectable ECC errors" % agg))
+    if gpu.get("remapped_rows_failure"):
+        out.append(("fail", "row remapping failure occurred (the GPU needs service)"))
+    if gpu.get("remapped_rows_pending"):
+        out.append(("warn", "row remapping pending: reset the GPU or reboot to apply it"))
+    if gpu.get("retired_pages_pending"):
+        out.append(("warn", "page retirement pending: reset the GPU or reboot to apply it"))
+    cur, top = gpu.get("pcie_width_current"), gpu.get("pcie_width_max")
+    if cur is not None and top is not None and cur < top:
+        out.append(("fail", "PCIe link width x%d < x%d maximum (degraded link)" % (cur, top)))
+    reasons = gpu.get("clocks_event_reasons") or {}
+    for name, status in BAD_REASONS:
+        if reasons.get(name):
+            out.append((status, "clocks event reason %s is active" % name))
+    mode, pending = gpu.get("ecc_mode_current"), gpu.get("ecc_mode_pending")
+    if mode == "Disabled":
+        out.append(("warn", "ECC is disabled%s" % (" (Enabled pending a reboot)" if pending == "Enabled" else "")))
+    elif mode == "Enabled" and pending == "Disabled":
+        out.append(("warn", "ECC will be disabled at the next reboot (pending Disabled)"))
+    fabric = gpu.get("fabric_state")
+    if fabric is not None and fabric != "Completed":
+        out.append(("fail", "NVLink fabric state is %s (status %s): fabric manager has not finished"
+                            % (fabric, gpu.get("fabric_status"))))
+    elif fabric == "Completed" and gpu.get("fabric_status") not in (None, "Success"):
+        out.append(("fail", "NVLink fabric status is %s" % gpu.get("fabric_status")))
+    want = params.get("expect_persistence_mode")
+    if want is not None and gpu.get("persistence_mode") is not None:
+        if (gpu["persistence_mode"] == "Enabled") != bool(want):
+            out.append(("fail", "persistence mode is %s, expected %s" % (
+                gpu["persistence_mode"], "Enabled" if want else "Disabled")))
+    return out
+
+
+def _gpu_device(params, gpu, clock, tool, source):
+    metric_keys = (
+        ("memory_total_mib", "memory_total_mib"),
+        ("ecc_volatile_uncorrectable", "ecc_volatile_uncorrectable_count"),
+        ("ecc_volatile_correctable", "ecc_volatile_correctable_count"),
+        ("ecc_aggregate_uncorrectable", "ecc_aggregate_uncorrectable_count"),
+        ("ecc_aggregate_correctable", "ecc_aggregate_correctable_count"),
+        ("retired_pages_single_bit", "retired_pages_single_bit_count"),
+        ("retired_pages_double_bit", "retired_pages_double_bit_count"),
+        ("remapped_rows_correctable", "remapped_rows_correctable_count"),
+        ("remapped_rows_uncorrectable", "remapped_rows_uncorrectable_count"),
+        ("pcie_gen_current", "pcie_link_current_gen"), ("pcie_gen_max", "pcie_link_max_gen"),
+        ("pcie_width_current", "pcie_link_current_width"), ("pcie_width_max", "pcie_link_max_width"),
+        ("temperature_c", "temperature_c"), ("power_draw_w", "power_draw_w"), ("power_limit_w", "power_limit_w"),
+    )
+    metrics = dict((name, gpu.get(key)) for key, name in metric_keys if gpu.get(key) is not None)
+    facts = dict((key, gpu.get(key)) for key in (
+        "name", "serial", "uuid", "bus_id", "vbios_version", "persistence_mode", "ecc_mode_current",
+        "ecc_mode_pending", "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending",
+        "performance_state", "mig_mode", "fabric_state", "fabric_status", "compute_mode"))
+    facts["clocks_event_reasons_active"] = sorted(k for k, v in (gpu.get("clocks_event_reasons") or {}).items() if v)
+    status, reason = _fold(gpu_verdicts(gpu, params))
+    return _record("gpu.device", status, reason, clock=clock, target=str(gpu["index"]), facts=facts,
+                   metrics=metrics, tool=tool, params={"source": source})
+
+
+def _gpu_topology(host, smi, params, data, tool):
+    clock = _Clock()
+    argv = [smi, "topo", "-m"]
+    try:
+        run = host.run(argv, params.get("timeout", 60))
+        if run.rc != 0:
+            return [_record("gpu.topology", "error", "nvidia-smi topo -m exited %d" % run.rc, clock=clock,
+                            raw=run.output, params={"argv": argv}, tool=tool)]
+        topo = nvidia_smi.parse_topo(run.stdout)
+    except (AcceptanceError, ParseError) as exc:
+        return [_error_from("gpu.topology", exc, clock, tool=tool)]
+    peers = nvidia_smi.nvlink_peers(topo)
+    affinity = nvidia_smi.gpu_nic_affinity(topo)
+    verdicts = []
+    if len(topo["gpus"]) != len(data["gpus"]):
+        verdicts.append(("warn", "topo -m shows %d GPUs but nvidia-smi -q lists %d" % (
+            len(topo["gpus"]), len(data["gpus"]))))
+    links = sorted(set(cell for row in peers.values() for cell in row.values()))
+    pairs = sum(len(row) for row in peers.values()) // 2
+    facts = {"matrix": topo["matrix"], "nic_names": topo["nic_names"], "nvlink_peers": peers,
+             "nvlink_link_types": links, "gpu_nic_affinity": affinity,
+             "cpu_affinity": dict((g, (topo["affinity"].get(g) or {}).get("cpu_affinity")) for g in topo["gpus"]),
+             "numa_affinity": dict((g, (topo["affinity"].get(g) or {}).get("numa_affinity")) for g in topo["gpus"])}
+    metrics = {"topo_gpu_count": len(topo["gpus"]), "topo_nic_count": len(topo["nics"]),
+               "nvlink_gpu_pair_count": pairs}
+    status, reason = _fold(verdicts)
+    return [_record("gpu.topology", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
+                    params={"argv": argv})]
+
+
+# =========================================================================== rdma
+
+
+def read_infiniband(host):
+    """{relative path: text or None} for rdma.build_hcas, or None when /sys/class/infiniband is absent."""
+    names = host.listdir(IB_CLASS)
+    if names is None:
+        return None
+    files = {}
+    for hca in names:
+        base = IB_CLASS + "/" + hca
+        for name in HCA_FILES:
+            files[hca + "/" + name] = host.read(base + "/" + name)
+        files[hca + "/device@"] = host.realname(base + "/device")
+        for ifname in host.listdir(base + "/device/net") or []:
+            for name in NET_FILES:
+                files["%s/device/net/%s/%s" % (hca, ifname, name)] = host.read("%s/device/net/%s/%s"
+                                                                               % (base, ifname, name))
+        for port in host.listdir(base + "/ports") or []:
+            pbase = "%s/ports/%s" % (base, port)
+            for name in PORT_FILES:
+                files["%s/ports/%s/%s" % (hca, port, name)] = host.read(pbase + "/" + name)
+            for index in host.listdir(pbase + "/gids") or []:
+                gid = host.read("%s/gids/%s" % (pbase, index))
+                files["%s/ports/%s/gids/%s" % (hca, port, index)] = gid
+                if gid is None or gid.strip() == "0000:0000:0000:0000:0000:0000:0000:0000":
+                    continue  # empty slot: its gid_attrs read fails with EINVAL
+                for attr in ("types", "ndev"):
+                    files["%s/ports/%s/gid_attrs/%s/%s" % (hca, port, attr, index)] = \
+                        host.read("%s/gid_attrs/%s/%s" % (pbase, attr, index))
+    return files
+
+
+def probe_rdma(host, params):
+    clock = _Clock()
+    try:
+        files = read_infiniband(host)
+        if files is None or not files:
+            reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
+            if params.get("expect_hca_count"):
+                return [_record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
+                                % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
+                                expect={"hca_count": {"equals": params["expect_hca_count"]}})]
+            return [_record("rdma.inventory", "skip", reason, clock=clock)]
+        hcas = rdma.build_hcas(files)
+    except (AcceptanceError, ParseError) as exc:
+        return [_error_from("rdma.inventory", exc, clock)]
+    ports = [(h, p) for h in hcas for p in h["ports"]]
+    active = [1 for _h, p in ports if p["state"] == "ACTIVE"]
+    facts = {"hcas": [h["name"] for h in hcas],
+             "fw_versions": dict((h["name"], h["fw_ver"]) for h in hcas),
+             "device_ids": sorted(set(h["device_id"] for h in hcas if h["device_id"])),
+             "vendor_ids": sorted(set(h["vendor_id"] for h in hcas if h["vendor_id"])),
+             "board_ids": sorted(set(h["board_id"] for h in hcas if h["board_id"]))}
+    metrics = {"hca_count": len(hcas), "port_count": len(ports), "active_port_count": len(active)}
+    verdicts, expect = [], {}
+    if params.get("expect_hca_count") is not None:
+        status, reason, rules = judge(metrics, {"hca_count": {"equals": params["expect_hca_count"]}})
+        expect.update(rules)
+        if status != "pass":
+            verdicts.append((status, reason))
+    status, reason = _fold(verdicts)
+    out = [_record("rdma.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect)]
+    for hca, port in ports:
+        out.append(_rdma_port(params, hca, port, _Clock()))
+    return out
+
+
+def port_verdicts(port, params=None):
+    """Rules for one HCA port -> [(status, reason)] (documented in docs/env_probe.md)."""
+    params = params or {}
+    out = []
+    up = port["state"] == "ACTIVE" and (port["phys_state"] in (None, "LinkUp"))
+    if not up:
+        status = "fail" if params.get("expect_ports_up") else "warn"
+        out.append((status, "port is %s/%s%s" % (port["state"], port["phys_state"],
+                                                  "" if params.get("expect_ports_up") else
+                                                  " (not judged as a failure: expect_ports_up is false)")))
+    want = params.get("expect_port_rate_gbit_s")
+    if up and want is not None:
+        if port["rate_gbit_s"] is None:
+            out.append(("error", "port rate is unreadable (%s)" % port.get("rate")))
+        elif port["rate_gbit_s"] < want:
+            out.append(("fail", "port rate %s Gbit/s < %s Gbit/s expected" % (
+                _num(port["rate_gbit_s"]), _num(want))))
+    if up and port["link_layer"] == "Ethernet":
+        v2 = [g for g in port["gids"] if g["type"] == "RoCE v2" and g["ipv4"]]
+        if not v2:
+            out.append(("warn", "RoCE port has no RoCE v2 GID with an IPv4 address (NCCL/perftest need one: "
+                                "is an IPv4 address configured on its netdev?)"))
+    return out
+
+
+def _num(value):
+    return ("%.1f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def _rdma_port(params, hca, port, clock):
+    target = "%s/%d" % (hca["name"], port["port"])
+    v2_ipv4 = [g for g in port["gids"] if g["type"] == "RoCE v2" and g["ipv4"]]
+    facts = {
+        "state": port["state"], "phys_state": port["phys_state"], "link_layer": port["link_layer"],
+        "rate": port["rate"], "netdevs": port["netdevs"],
+        "netdev": port["netdevs"][0]["name"] if port["netdevs"] else None,
+        "fw_ver": hca["fw_ver"], "node_guid": hca["node_guid"], "board_id": hca["board_id"],
+        "hca_type": hca["hca_type"], "vendor_id": hca["vendor_id"], "device_id": hca["device_id"],
+        "pci_address": hca["pci_address"], "gids": port["gids"],
+        "roce_v2_ipv4_gid_index": v2_ipv4[0]["index"] if v2_ipv4 else None,
+    }
+    metrics = {"gid_count": len(port["gids"]),
+               "roce_v2_gid_count": sum(1 for g in port["gids"] if g["type"] == "RoCE v2")}
+    if port["rate_gbit_s"] is not None:
+        metrics["rate_gbit_s"] = port["rate_gbit_s"]
+    expect = {}
+    if params.get("expect_port_rate_gbit_s") is not None:
+        expect["rate_gbit_s"] = {"min": params["expect_port_rate_gbit_s"]}
+    if params.get("expect_ports_up"):
+        expect["state"] = {"equals": "ACTIVE"}
+    status, reason = _fold(port_verdicts(port, params))
+    return _record("rdma.port", status, reason, clock=clock, target=target, facts=facts, metrics=metrics,
+                   expect=expect)
+
+
+# =========================================================================== entry
+
+
+def probe(host, params):
+    """Run the requested groups; returns the list of records (never raises for a node's state)."""
+    groups = params.get("groups") or list(GROUPS)
+    out = []
+    for group, func in (("env", probe_env), ("software", probe_software), ("gpu", probe_gpu), ("rdma", probe_rdma)):
+        if group not in groups:
+            continue
+        clock = _Clock()
+        try:
+            out.extend(func(host, params))
+        except (AcceptanceError, ParseError) as exc:
+            out.append(_error_from("%s.probe" % ("env" if group == "software" else group), exc, clock))
+    return out

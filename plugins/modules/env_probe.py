@@ -1,0 +1,228 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: env_probe
+short_description: Probe a GPU/RDMA node (OS, CPU, memory, NVIDIA GPUs, RDMA HCAs, software) and return result records
+version_added: 1.0.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Reads what acceptance teams look at first on a GPU/RDMA node and returns one result record per check
+    (C(env.*), C(gpu.*), C(rdma.*)); see the collection's C(docs/env_probe.md) for every check, fact and rule.
+  - C(env) - OS, kernel, CPU model/count, CPU frequency governor, memory, NUMA nodes, C(ulimit -l) (memlock),
+    IOMMU/ACS hints, hugepages, kernel modules of interest, and the environment variables you ask for.
+  - C(software) - the Python version and package versions of each interpreter (read with C(importlib.metadata) in a
+    subprocess of that interpreter, never imported into the module), the NCCL library on disk and torch's NCCL,
+    an optional C(pip freeze) digest.
+  - C(gpu) - C(nvidia-smi -q -x) (falling back to C(--query-gpu) CSV) and C(nvidia-smi topo -m); one record per GPU
+    plus a node inventory and a topology record. No C(nvidia-smi) is a C(skip), not an error.
+  - C(rdma) - HCAs, ports, GIDs and netdevs read from C(/sys/class/infiniband); one record per HCA port.
+    No RDMA device is a C(skip).
+  - Every command runs with a timeout, as an argv list. The module only reads; it never changes the node.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The probes only read files and run read-only commands, so they run in check mode too.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details:
+      - Nothing is changed; C(changed) is always false.
+options:
+  groups:
+    description: Probe groups to run.
+    type: list
+    elements: str
+    choices: [env, gpu, rdma, software]
+    default: [env, gpu, rdma, software]
+  packages:
+    description:
+      - Python distributions to report in addition to V(torch), V(sglang), V(vllm) and V(deepspeed).
+      - Names as C(pip) knows them (distribution names), for example V(transformers), V(nvidia-nccl-cu12).
+    type: list
+    elements: str
+    default: []
+  env_vars:
+    description:
+      - Names or shell-style patterns (V(NCCL_*), V(UCX_*), V(CUDA_*)) of environment variables to report.
+      - The module sees the environment of the Ansible connection (the SSH session), not that of a job scheduler,
+        a container or a systemd unit; set them with C(environment:) on the task to probe a given setting.
+    type: list
+    elements: str
+    default: []
+  pip_freeze:
+    description: Also report a SHA-256 digest of C(pip freeze --all) for each interpreter (to spot drift).
+    type: bool
+    default: false
+  python:
+    description:
+      - More Python interpreters (paths) whose packages to probe, after the module's own interpreter.
+    type: list
+    elements: path
+    default: []
+  nvidia_smi_path:
+    description: Path of C(nvidia-smi); default is to look it up on E(PATH).
+    type: path
+  timeout:
+    description: Time limit of each command, in seconds.
+    type: int
+    default: 60
+  expect_gpu_count:
+    description: Number of GPUs expected; a different count fails C(gpu.inventory).
+    type: int
+  expect_gpu_model:
+    description: A case-insensitive substring every GPU's product name must contain, for example V(H100).
+    type: str
+  expect_driver_version:
+    description: Expected NVIDIA driver version; V(580) or V(580.159) match V(580.159.04) (dotted prefix).
+    type: str
+  expect_cuda_version:
+    description: Expected CUDA version reported by the driver (dotted prefix match).
+    type: str
+  expect_nccl_version:
+    description: Expected NCCL version, judged on each C(env.nccl) record (system library, Python's NCCL).
+    type: str
+  expect_persistence_mode:
+    description: When set, every GPU's persistence mode must be enabled (V(true)) or disabled (V(false)).
+    type: bool
+  expect_hca_count:
+    description: Number of RDMA devices expected under C(/sys/class/infiniband).
+    type: int
+  expect_port_rate_gbit_s:
+    description: Minimum rate of every ACTIVE HCA port, in Gbit/s (as in sysfs C(rate), for example V(400)).
+    type: float
+  expect_ports_up:
+    description: When true, an HCA port that is not ACTIVE/LinkUp fails; when false it is a warning.
+    type: bool
+    default: false
+  expect_memlock_unlimited:
+    description: When true, a limited C(ulimit -l) (RLIMIT_MEMLOCK) fails C(env.memlock).
+    type: bool
+    default: false
+  expect_governor:
+    description: Expected CPU frequency governor of every CPU, for example V(performance).
+    type: str
+  expect_kernel_modules:
+    description: Kernel modules that must be loaded (or built in), for example V(nvidia_peermem).
+    type: list
+    elements: str
+    default: []
+  expect_packages:
+    description:
+      - Python distributions that must be installed, mapped to an expected version (dotted prefix match),
+        or to an empty string to require only their presence.
+    type: dict
+    default: {}
+notes:
+  - The memlock limit is read from the module's own process, that is the limits of the Ansible connection; a
+    workload started by systemd, Slurm or Kubernetes may run with other limits.
+  - PCIe link generation below the maximum is not judged (NVIDIA GPUs lower it at idle to save power);
+    a link width below the maximum fails.
+seealso:
+  - name: nvidia-smi documentation
+    description: Field meanings of C(nvidia-smi -q) and C(--query-gpu).
+    link: https://docs.nvidia.com/deploy/nvidia-smi/index.html
+"""
+
+EXAMPLES = r"""
+- name: Probe a node with the defaults
+  aifabric.acceptance.env_probe:
+  register: probe
+
+- name: Probe an 8x H100 node and judge it
+  aifabric.acceptance.env_probe:
+    expect_gpu_count: 8
+    expect_gpu_model: H100
+    expect_driver_version: "580.159"
+    expect_hca_count: 8
+    expect_port_rate_gbit_s: 400
+    expect_ports_up: true
+    expect_memlock_unlimited: true
+    expect_governor: performance
+    expect_kernel_modules: [nvidia_peermem]
+    env_vars: ["NCCL_*", "UCX_*", "CUDA_*"]
+    python: [/opt/venv/bin/python]
+    pip_freeze: true
+
+- name: Only the software versions of a training venv
+  aifabric.acceptance.env_probe:
+    groups: [software]
+    python: [/opt/train/.venv/bin/python]
+    packages: [transformers, flash-attn]
+    expect_packages:
+      torch: "2.11"
+"""
+
+RETURN = r"""
+results:
+  description: Result records (one per check; see docs/results.schema.json and docs/env_probe.md).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - check: gpu.device
+      target: "0"
+      status: pass
+      facts: {name: NVIDIA H100 80GB HBM3, bus_id: "00000000:00:06.0", ecc_mode_current: Enabled}
+      metrics: {memory_total_mib: 81559, ecc_volatile_uncorrectable_count: 0, pcie_link_current_width: 16}
+counts:
+  description: Number of records per status.
+  returned: always
+  type: dict
+  sample: {pass: 12, warn: 0, fail: 0, skip: 3, error: 0}
+"""
+
+import sys
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results, runner
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
+            packages=dict(type="list", elements="str", default=[]),
+            env_vars=dict(type="list", elements="str", default=[]),
+            pip_freeze=dict(type="bool", default=False),
+            python=dict(type="list", elements="path", default=[]),
+            nvidia_smi_path=dict(type="path"),
+            timeout=dict(type="int", default=60),
+            expect_gpu_count=dict(type="int"),
+            expect_gpu_model=dict(type="str"),
+            expect_driver_version=dict(type="str"),
+            expect_cuda_version=dict(type="str"),
+            expect_nccl_version=dict(type="str"),
+            expect_persistence_mode=dict(type="bool"),
+            expect_hca_count=dict(type="int"),
+            expect_port_rate_gbit_s=dict(type="float"),
+            expect_ports_up=dict(type="bool", default=False),
+            expect_memlock_unlimited=dict(type="bool", default=False),
+            expect_governor=dict(type="str"),
+            expect_kernel_modules=dict(type="list", elements="str", default=[]),
+            expect_packages=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    if module.params["timeout"] < 1:
+        module.fail_json(msg="timeout must be at least 1 second, got %d" % module.params["timeout"])
+    host = env_probe.Host(
+        run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
+        which=lambda name: module.get_bin_path(name, required=False),
+        executable=sys.executable,
+    )
+    records = env_probe.probe(host, module.params)
+    module.exit_json(changed=False, results=records, counts=results.count(records))
+
+
+if __name__ == "__main__":
+    main()
