@@ -269,12 +269,11 @@ class CallbackModule(CallbackBase):
             check_mode=bool((context.CLIARGS or {}).get("check")),
         )
         report = fleet.build_report(self.collector.records(), run, self.config)
-        directory, files, warnings = fleet.publish(
-            report, output_dir=self.config["output_dir"], formats=self.config["formats"],
-            history_db=self.config["history_db"])
-        for warning in warnings + report["problems"]:
+        out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],
+                            history_db=self.config["history_db"])
+        for warning in out["warnings"] + report["problems"]:
             self._display.warning("aifabric.acceptance.fleet_report: %s" % warning)
-        shown = files.get("html") or files.get("md") or directory
+        shown = out["files"].get("html") or out["files"].get("md") or out["dir"]
         self._display.banner("FLEET REPORT")
         for line in fleet.console_lines(report["summary"], shown):
             self._display.display(line)

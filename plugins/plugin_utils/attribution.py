@@ -50,6 +50,7 @@ DEFAULTS = {
     "attribution_low_pct": 10.0,
     "attribution_min_edges": 2,
     "attribution_node_fraction": 0.5,
+    "attribution_mad_k": 4.0,
 }
 MAX_EVIDENCE_PEERS = 20
 
@@ -109,34 +110,54 @@ def collect_edges(records, config=None):
 
 
 def _worse(values, direction):
-    if any(v is None for v in values):
+    """The worse measured value of repeats; None only when no repeat measured anything (all errors)."""
+    measured = [v for v in values if v is not None]
+    if not measured:
         return None
-    return min(values) if direction == "higher" else max(values)
+    return min(measured) if direction == "higher" else max(measured)
 
 
-def score(group, low_pct):
-    """Edge value (worse of repeats), the fleet median and the low flag of every edge."""
+def score(group, low_pct, mad_k=4.0):
+    """Edge value (worse of repeats), the fleet median, the bound and the low flag of every edge.
+
+    An edge is low when it is beyond ``low_pct`` % of the median AND beyond ``mad_k``
+    robust standard deviations (1.4826 x median absolute deviation) of the fleet's
+    edges: on a noisy fabric the bound widens by itself instead of naming every
+    unlucky pair.
+    """
     direction = group["direction"]
     edges = {}
     for pair, entries in group["edges"].items():
         edges[pair] = _worse([e["value"] for e in entries], direction)
     measured = [v for v in edges.values() if v is not None]
     median = statistics.median(measured) if measured else None
+    bound = None
+    if median is not None:
+        spread = 1.4826 * statistics.median([abs(v - median) for v in measured]) * mad_k
+        if direction == "higher":
+            bound = min(median * (100.0 - low_pct) / 100.0, median - spread)
+        else:
+            bound = max(median * (100.0 + low_pct) / 100.0, median + spread)
     low = {}
     for pair, value in edges.items():
         if value is None:
             low[pair] = True
-        elif median is None:
+        elif bound is None:
             low[pair] = False
         elif direction == "higher":
-            low[pair] = value < median * (100.0 - low_pct) / 100.0
+            low[pair] = value < bound
         else:
-            low[pair] = value > median * (100.0 + low_pct) / 100.0
-    return edges, median, low
+            low[pair] = value > bound
+    return edges, median, bound, low
 
 
 def attribute(edges, low, min_edges, node_fraction):
-    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)])."""
+    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)]).
+
+    A link is confirmed when both ends are healthy elsewhere and the pair was
+    measured (an edge that only ever errored is never a confirmed link verdict:
+    re-testing the pair itself tells a transient failure from a broken path).
+    """
     incident = {}
     for pair in edges:
         for host in pair:
@@ -147,12 +168,11 @@ def attribute(edges, low, min_edges, node_fraction):
         if len(pairs) >= min_edges and bad > node_fraction * len(pairs):
             nodes[host] = (bad, len(pairs))
     links = []
-    for pair in sorted(edges, key=lambda p: sorted(p)):
-        if not low[pair] or any(h in nodes for h in pair):
-            continue
+    for pair in sorted((p for p in edges if low[p] and not any(h in nodes for h in p)), key=sorted):
         healthy_elsewhere = all(
-            any(not low[p] for p in incident[h] if p != pair and not (p - {h}) & set(nodes)) for h in pair)
-        links.append((pair, healthy_elsewhere))
+            any(not low[p] for p in incident[h] if p != pair and not any(x in nodes for x in p - {h}))
+            for h in pair)
+        links.append((pair, healthy_elsewhere and edges[pair] is not None))
     return nodes, links
 
 
@@ -165,25 +185,29 @@ def analyze(records, config):
     low_pct = float(_conf(config, "attribution_low_pct"))
     min_edges = int(_conf(config, "attribution_min_edges"))
     node_fraction = float(_conf(config, "attribution_node_fraction"))
+    mad_k = float(_conf(config, "attribution_mad_k"))
     new_records, findings = [], []
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(group["edges"]) < 2:
             continue  # one pair cannot be compared with a fleet
-        edges, median, low = score(group, low_pct)
+        edges, median, limit, low = score(group, low_pct, mad_k)
         nodes, links = attribute(edges, low, min_edges, node_fraction)
         metric, direction = group["metric"], group["direction"]
         unit = "Gbit/s" if metric.endswith("_gbit_s") else ("us" if metric.endswith("_us") else "")
-        bound = "below %s%%" % _fmt(100 - low_pct) if direction == "higher" else "above %s%%" % _fmt(100 + low_pct)
+        word = "below" if direction == "higher" else "above"
+        bound = "%s %s %s (%s %% of the fleet median %s %s of %s%s)" % (
+            word, _fmt(limit), unit, _fmt(100.0 * limit / median) if median else "?", _fmt(median), unit,
+            check, " on %s" % target if target else "")
         rail = " on %s" % target if target else ""
         for host in sorted(nodes):
             bad, total = nodes[host]
             peers = sorted(next(iter(p - {host})) for p in edges if host in p)
             low_peers = [(peer, edges[frozenset((host, peer))]) for peer in peers if low[frozenset((host, peer))]]
-            reason = ("%d of %d pairs of %s%s are %s of the fleet median %s %s of %s: the node is the common factor"
-                      % (bad, total, host, rail, bound, _fmt(median), unit, check))
+            reason = ("%d of %d pairs of %s%s are low or failed (%s): the node is the common factor"
+                      % (bad, total, host, rail, bound))
             evidence = {
-                "metric": metric, "fleet_median": median, "low_pct": low_pct,
+                "metric": metric, "fleet_median": median, "limit": limit, "low_pct": low_pct,
                 "low_pairs": bad, "pairs": total,
                 "low_peers": dict((p, v) for p, v in low_peers[:MAX_EVIDENCE_PEERS]),
                 "good_peers": [p for p in peers if not low[frozenset((host, p))]][:MAX_EVIDENCE_PEERS],
@@ -199,14 +223,19 @@ def analyze(records, config):
             value = edges[pair]
             entries = group["edges"][pair]
             if confirmed:
-                reason = ("%s <-> %s%s: %s %s %s is %s of the fleet median %s while both ends are healthy "
-                          "with other peers: the link (cable, port, switch path) is the suspect"
-                          % (a, b, rail, metric, _fmt(value), unit, bound, _fmt(median)))
+                reason = ("%s <-> %s%s: %s %s %s is %s while both ends are healthy with other peers: "
+                          "the link (cable, port, switch path) is the suspect"
+                          % (a, b, rail, metric, _fmt(value), unit, bound))
+            elif value is None:
+                reason = ("%s <-> %s%s: the pair failed (no measurement) and no other pair explains it; "
+                          "re-test the pair and both ends with known-good peers (confirmation pass)"
+                          % (a, b, rail))
             else:
-                reason = ("%s <-> %s%s: %s %s %s is %s of the fleet median %s; an end has no other good pair "
-                          "to compare with, so node or link cannot be told apart yet (run the confirmation pass)"
-                          % (a, b, rail, metric, _fmt(value), unit, bound, _fmt(median)))
-            evidence = {"metric": metric, "value": value, "fleet_median": median, "low_pct": low_pct,
+                reason = ("%s <-> %s%s: %s %s %s is %s; an end has no other good pair to compare with, so node "
+                          "or link cannot be told apart yet (run the confirmation pass)"
+                          % (a, b, rail, metric, _fmt(value), unit, bound))
+            evidence = {"metric": metric, "value": value, "fleet_median": median, "limit": limit,
+                        "low_pct": low_pct,
                         "needs_confirmation": not confirmed,
                         "errors": [e["reason"] for e in entries if e["status"] == "error"][:3]}
             findings.append(analysis.finding("link", check, [a, b], target=target, evidence=evidence))
@@ -218,6 +247,19 @@ def analyze(records, config):
                 target=target, metrics=metrics,
                 facts={"attribution": "link" if confirmed else "node_or_link"}))
     return new_records, findings
+
+
+def retest_pairs(findings, check=None):
+    """Pairs whose link finding needs confirmation: re-test the pair itself in the confirmation pass."""
+    out = []
+    for item in findings or []:
+        if check and item.get("check") != check:
+            continue
+        if item.get("kind") == "link" and (item.get("evidence") or {}).get("needs_confirmation"):
+            pair = sorted(item.get("hosts") or [])
+            if len(pair) == 2 and pair not in out:
+                out.append(pair)
+    return out
 
 
 def suspects(findings, check=None):
@@ -232,19 +274,20 @@ def suspects(findings, check=None):
     return sorted(out)
 
 
-def confirmation_rounds(hosts, suspect_hosts, per_suspect=2):
-    """Rounds pairing every suspect with ``per_suspect`` known-good hosts (never two suspects together).
+def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
+    """Rounds pairing every suspect with ``per_suspect`` known-good hosts (never two suspects together),
+    plus the ``retest`` pairs themselves (the unconfirmed links, measured again).
 
     Each round is a list of [server, client] pairs, disjoint. Good hosts are used
     round-robin so the load spreads over the fleet.
     """
     suspect_set = set(suspect_hosts)
     good = [h for h in hosts if h not in suspect_set]
-    if not good:
+    wanted = [list(pair) for pair in (retest or [])]
+    if not good and not wanted:
         return []
-    wanted = []
     cursor = 0
-    for suspect in sorted(suspect_set):
+    for suspect in sorted(suspect_set) if good else []:
         for _ in range(min(per_suspect, len(good))):
             wanted.append([good[cursor % len(good)], suspect])
             cursor += 1

@@ -76,6 +76,9 @@ def normalize(record, host, started=None, task_name=None):
     is never silently dropped: a broken module must show in the report).
     """
     rec = plain(record)
+    if not isinstance(rec, dict):
+        return results.error(TASK_CHECK, "task %r returned a result record that is not a mapping" % (task_name or "?"),
+                             host=host, raw=json.dumps(rec, default=str), started=started)
     if not rec.get("host"):
         rec["host"] = host
     problems = results.validate(rec)
@@ -253,12 +256,14 @@ def strip_analysis(records):
     return [r for r in records if not analysis.is_analysis_record(r)]
 
 
-def analyze(records, config=None, analyses=None):
+def analyze(records, config=None, analyses=None, started=None):
     """Run the analysis pipeline. Returns (all records, findings, problems).
 
     Starts from the measured records (analysis records already present are dropped, so
     running it twice gives the same result). An analysis that raises or returns broken
-    data is reported in ``problems`` and does not stop the others.
+    data is reported in ``problems`` and does not stop the others. ``started`` (the run's
+    end time) becomes the start time of every analysis record, so a re-analysis of the
+    same run writes the same records.
     """
     config = dict(config or {})
     out = strip_analysis(records)
@@ -277,7 +282,10 @@ def analyze(records, config=None, analyses=None):
             if bad:
                 problems.append("analysis %s returned an invalid record: %s" % (name, "; ".join(bad)))
                 continue
-            out.append(normalize(rec, rec.get("host")))
+            rec = normalize(rec, rec.get("host"))
+            if started:
+                rec["started"] = started
+            out.append(rec)
         for item in found or []:
             bad = analysis.validate_finding(item)
             if bad:
@@ -401,7 +409,7 @@ def run_metadata(run_id, started, ended, hosts_targeted, inventory_host_count=No
 
 def build_report(records, run, config=None, analyses=None):
     """Analyse and summarise: the report structure that results.json holds."""
-    records, findings, problems = analyze(records, config, analyses)
+    records, findings, problems = analyze(records, config, analyses, started=run.get("ended") or run.get("started"))
     summary = summarize(records)
     return {
         "format_version": 1,
@@ -414,18 +422,20 @@ def build_report(records, run, config=None, analyses=None):
     }
 
 
-def publish(report, output_dir=None, dest=None, formats=None, history_db=None):
+def publish(report, output_dir=None, dest=None, formats=None, history_db=None, check_mode=False):
     """Append the run to the history store (when history_db is set) and write the report files.
 
     Files go into ``dest`` when given, else into a new ``<output_dir>/<UTC stamp>-<run id>/``
-    with ``<output_dir>/latest`` pointing at it. Returns (directory, {format: path}, warnings).
-    A broken history store is a warning, not a lost report.
+    with ``<output_dir>/latest`` pointing at it. A broken history store is a warning, not a
+    lost report. In check mode nothing is stored or written (the history transaction is
+    rolled back), but ``changed`` still says which files would change.
+    Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
     """
     warnings = []
     report["history"] = {"db": None, "deltas": []}
     if history_db:
         try:
-            deltas = history.record_run(history_db, report["run"], report["records"])
+            deltas = history.record_run(history_db, report["run"], report["records"], dry_run=check_mode)
             report["history"] = {"db": os.path.abspath(history_db), "deltas": deltas}
         except history.HistoryError as exc:
             report["history"] = {"db": None, "deltas": [], "error": str(exc)}
@@ -433,9 +443,31 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None):
     if dest:
         directory = os.path.abspath(dest)
     else:
-        directory = render.make_run_dir(output_dir, report["run"])
+        directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
     report["run"]["report_dir"] = directory
-    files = render.write_report(report, directory, formats)
-    if not dest:
+    files, changed = render.write_report(report, directory, formats, check_mode=check_mode)
+    if not dest and not check_mode:
         render.point_latest(os.path.abspath(output_dir), directory)
-    return directory, files, warnings
+    return {"dir": directory, "files": files, "changed": changed, "warnings": warnings}
+
+
+def load_results(path):
+    """Read a results.json written by the callback (or by a re-analysis). Raises ValueError."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or not isinstance(data.get("records"), list) or not isinstance(data.get("run"), dict):
+        raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
+    if not data["run"].get("run_id"):
+        raise ValueError("%s has no run.run_id" % path)
+    return data
+
+
+def reanalyze(data, config=None, analyses=None):
+    """The report of an existing results.json, analysed again from its measured records.
+
+    Analysis records and findings of the earlier analysis are dropped first, so the
+    result is the same however often it is re-analysed.
+    """
+    records = [normalize(r, r.get("host") if isinstance(r, dict) else None) for r in data["records"]]
+    run = plain(data["run"])
+    return build_report(records, run, config, analyses)

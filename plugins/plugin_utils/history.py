@@ -162,25 +162,29 @@ def _deltas(conn, seq, started, records):
     return deltas
 
 
-def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S):
+def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False):
     """Store one run (``run``: the run metadata with run_id/started/ended) and its records.
 
     Returns the per-record deltas since the previous run of each host (a list of dicts).
+    With dry_run the transaction is rolled back (check mode): same deltas, nothing stored,
+    and a store that does not exist yet is not created.
     Raises HistoryError when the store cannot be written.
     """
+    if dry_run and not os.path.exists(path):
+        return []
     try:
         conn = connect(path, timeout_s)
     except (sqlite3.Error, OSError) as exc:
         raise HistoryError("cannot open history store %s: %s" % (path, exc)) from exc
     try:
-        return _retry(lambda: _write(conn, run, records), timeout_s)
+        return _retry(lambda: _write(conn, run, records, dry_run), timeout_s)
     except sqlite3.Error as exc:
         raise HistoryError("cannot write history store %s: %s" % (path, exc)) from exc
     finally:
         conn.close()
 
 
-def _write(conn, run, records):
+def _write(conn, run, records, dry_run=False):
     started = run.get("started") or ""
     conn.execute("BEGIN IMMEDIATE")     # takes the write lock now (waits up to the busy timeout)
     try:
@@ -203,7 +207,7 @@ def _write(conn, run, records):
                                          json.dumps(rec.get("metrics") or {}, sort_keys=True))
              for rec in records])
         deltas = _deltas(conn, seq, started, records)
-        conn.execute("COMMIT")
+        conn.execute("ROLLBACK" if dry_run else "COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise

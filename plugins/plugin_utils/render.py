@@ -64,12 +64,6 @@ def run_dir_name(run):
     return "%s-%s" % (stamp, str(run.get("run_id") or "norunid")[:8])
 
 
-def make_run_dir(output_dir, run):
-    path = os.path.join(os.path.abspath(output_dir), run_dir_name(run))
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
 def point_latest(output_dir, run_dir):
     """``<output_dir>/latest`` symlink to the run directory, plus a LATEST file naming it."""
     name = os.path.basename(run_dir.rstrip(os.sep))
@@ -87,16 +81,33 @@ def point_latest(output_dir, run_dir):
     return link
 
 
-def write_report(report, directory, formats=None):
-    """Write the chosen formats into directory; returns {format: path}."""
-    os.makedirs(directory, exist_ok=True)
+def _same_content(path, text):
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def write_report(report, directory, formats=None, check_mode=False):
+    """Write the chosen formats into directory (a file whose content is unchanged is left alone).
+
+    Returns ({format: path}, [formats whose file changed]). In check mode nothing is written.
+    """
+    if not check_mode:
+        os.makedirs(directory, exist_ok=True)
     writers = {"json": render_json, "md": render_md, "junit": render_junit, "html": render_html}
-    written = {}
+    files, changed = {}, []
     for fmt in formats or list(FORMATS):
         path = os.path.join(directory, FORMATS[fmt])
-        write_atomic(path, writers[fmt](report))
-        written[fmt] = path
-    return written
+        text = writers[fmt](report)
+        files[fmt] = path
+        if _same_content(path, text):
+            continue
+        changed.append(fmt)
+        if not check_mode:
+            write_atomic(path, text)
+    return files, changed
 
 
 # ---------------------------------------------------------------- helpers

@@ -1,0 +1,125 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# This is a virtual module: it is entirely implemented as an action plugin (plugins/action/report.py)
+# and runs on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: report
+short_description: Re-run the fleet analysis of an existing results.json and render its report again
+version_added: 1.0.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Reads a C(results.json) written by the P(aifabric.acceptance.fleet_report#callback) callback (or by this
+    module), drops the records and findings that the fleet analyses added, runs the analysis pipeline again
+    on the measured records, and writes C(results.json), C(summary.md), C(junit.xml) and C(report.html)
+    into O(dest).
+  - Measured records are never rewritten, so re-analysing the same input gives the same report.
+  - Runs on the controller. Used by the C(aifabric.acceptance.report) playbook.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+attributes:
+  check_mode:
+    support: full
+    details: Computes the report and says whether any file would change; writes nothing, and rolls back the history transaction.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details: A file whose content would not change is not rewritten; the run is stored in the history store under its own run id, replacing earlier copies of it.
+options:
+  src:
+    description: Path of the C(results.json) to re-analyse.
+    type: path
+    required: true
+  dest:
+    description: Directory to write the report files into (created when missing).
+    type: path
+    required: true
+  formats:
+    description: Report files to write.
+    type: list
+    elements: str
+    choices: [json, md, html, junit]
+    default: [json, md, html, junit]
+  history_db:
+    description:
+      - SQLite history store to compare with. The run is stored in it under its run id (replacing an earlier
+        copy of the same run), and each record shows the change since the previous run of its host.
+      - Without it, no history is read or written.
+    type: path
+  drift_pins:
+    description:
+      - Pinned values for fleet drift, C({fact_or_subject: value}). A key is a fact name (V(driver_version))
+        or a subject C(check[target].fact) (V(env.package[torch].version)).
+      - A host with another value gets a C(fail) record; without pins, hosts that differ from the fleet
+        majority get a C(warn) record.
+    type: dict
+    default: {}
+seealso:
+  - plugin: aifabric.acceptance.fleet_report
+    plugin_type: callback
+notes:
+  - This module returns no result records of its own (it measures nothing); the records are in O(dest)C(/results.json).
+"""
+
+EXAMPLES = r"""
+- name: Re-analyse an old run with a pinned driver version
+  aifabric.acceptance.report:
+    src: reports/20261122T101500Z-1a2b3c4d/results.json
+    dest: reports/reanalysed
+    history_db: reports/history.sqlite
+    drift_pins:
+      driver_version: "580.82.07"
+  register: __report
+
+- name: Show the verdict
+  ansible.builtin.debug:
+    msg: "{{ __report.summary.worst_status }}: {{ __report.summary.failed_hosts }}"
+"""
+
+RETURN = r"""
+dest:
+  description: Absolute path of the directory written.
+  returned: success
+  type: str
+  sample: /srv/reports/reanalysed
+files:
+  description: Path of each report file, by format.
+  returned: success
+  type: dict
+  sample: {json: /srv/reports/reanalysed/results.json, html: /srv/reports/reanalysed/report.html}
+changed_files:
+  description: Formats whose file changed (or would change, in check mode).
+  returned: success
+  type: list
+  elements: str
+  sample: [json, html]
+summary:
+  description: The compact summary (the same as the P(aifabric.acceptance.fleet_summary#filter) filter returns).
+  returned: success
+  type: dict
+  sample: {worst_status: fail, counts: {pass: 40, warn: 1, fail: 2, skip: 6, error: 1}, hosts_total: 8,
+           failed_hosts: [gpu-node-07], failed_hosts_total: 1}
+findings:
+  description: The findings of the analyses (kind, check, target, hosts, evidence).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{kind: drift, check: env.nvidia, target: null, hosts: [gpu-node-07], evidence: {fact: driver_version}}]
+run_id:
+  description: Run id of the re-analysed run.
+  returned: success
+  type: str
+  sample: 1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6
+results:
+  description: Always empty; this module measures nothing (the records are in O(dest)C(/results.json)).
+  returned: success
+  type: list
+  elements: dict
+  sample: []
+"""
