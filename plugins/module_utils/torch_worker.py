@@ -1,0 +1,355 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPU worker program run with the host's own Python (the one that has PyTorch).
+
+The allreduce_probe and gemm_bench modules write this file's source into their
+temporary directory (or ``worker_dir``) and start it as a separate program:
+
+    python torch_worker.py gemm --dtypes bf16,fp16 --m 8192 --n 8192 --k 8192
+    python torch_worker.py allreduce --launcher spawn --nprocs 2 --json-out out.json
+    mpirun -np 2 ... python torch_worker.py allreduce --launcher mpi --master-addr A --master-port P
+
+It imports nothing from the collection and only imports torch inside main(), so
+the collection's sanity import test passes without torch. Results:
+
+- gemm: one ``AIFABRIC_GEMM {json}`` line per GPU and dtype on stdout;
+- allreduce: rank 0 prints an nccl-tests style table on stdout and writes the
+  nccl-tests ``-J`` document shape (results/out_of_place/in_place/...) to
+  ``--json-out``, so the same parser reads both tools.
+
+The all-reduce is timed the way nccl-tests times it: per size, ``warmup`` untimed
+iterations, a barrier, then ``iters`` iterations between two host timestamps
+with a device synchronize before the second, time = elapsed / iters, averaged
+over ranks; algbw = bytes / time (GB/s = 1e9 B/s); busbw = algbw * 2 (n - 1) / n.
+torch.distributed.all_reduce is in place (NCCL sendbuff == recvbuff): its figures
+are nccl-tests' in-place columns; the out-of-place cells stay empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+
+GEMM_MARK = "AIFABRIC_GEMM "
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "tf32": "float32", "fp8": "float8_e4m3fn"}
+SIZE_SUFFIX = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+
+
+def parse_size(text):
+    text = str(text).strip()
+    mult = SIZE_SUFFIX.get(text[-1:].upper(), 1)
+    if mult != 1:
+        text = text[:-1]
+    return int(text) * mult
+
+
+def sizes(min_bytes, max_bytes, factor):
+    out = []
+    size = min_bytes
+    while size <= max_bytes:
+        out.append(size)
+        if factor <= 1:
+            break
+        size *= factor
+    return out
+
+
+def _nvml_sample(torch, dev):
+    sample = {}
+    for key, func in (("sm_clock_mhz", "clock_rate"), ("power_mw", "power_draw"), ("temperature_c", "temperature"),
+                      ("utilization_pct", "utilization")):
+        try:
+            sample[key] = getattr(torch.cuda, func)(dev)
+        except Exception:  # pylint: disable=broad-except
+            sample[key] = None
+    return sample
+
+
+def run_gemm(args):
+    import torch
+
+    if not torch.cuda.is_available():
+        print(GEMM_MARK + json.dumps({"skip": "torch sees no CUDA device", "torch": torch.__version__}))
+        return 0
+    devices = list(range(torch.cuda.device_count()))
+    if args.devices:
+        devices = [int(d) for d in args.devices.split(",")]
+    m, n, k = args.m, args.n, args.k
+    if args.allow_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    for dev in devices:
+        torch.cuda.set_device(dev)
+        props = torch.cuda.get_device_properties(dev)
+        for name in args.dtypes.split(","):
+            dtype = getattr(torch, DTYPES[name])
+            a = b = None
+            out = {"device": dev, "dtype": name, "m": m, "n": n, "k": k, "iters": args.iters,
+                   "warmup": args.warmup, "gpu_name": props.name, "torch": torch.__version__,
+                   "cuda": torch.version.cuda, "sm_count": props.multi_processor_count}
+            try:
+                if name == "fp8":
+                    a = torch.randn(m, k, device=dev).to(dtype)
+                    b = torch.randn(n, k, device=dev).to(dtype).t()
+                    scale = torch.tensor(1.0, device=dev)
+
+                    def step(a=a, b=b, scale=scale):
+                        return torch._scaled_mm(a, b, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+                else:
+                    a = torch.randn(m, k, device=dev, dtype=dtype)
+                    b = torch.randn(k, n, device=dev, dtype=dtype)
+
+                    def step(a=a, b=b):
+                        return torch.matmul(a, b)
+                for _ in range(args.warmup):
+                    step()
+                torch.cuda.synchronize(dev)
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(args.iters):
+                    step()
+                end.record()
+                # Sample clocks and power while the queued products run.
+                time.sleep(min(0.2, args.iters * 0.001))
+                out.update(_nvml_sample(torch, dev))
+                torch.cuda.synchronize(dev)
+                ms = start.elapsed_time(end) / args.iters
+                out["time_ms"] = ms
+                out["tflops"] = 2.0 * m * n * k / (ms / 1e3) / 1e12
+            except Exception as exc:  # pylint: disable=broad-except
+                out["error"] = "%s: %s" % (type(exc).__name__, exc)
+            print(GEMM_MARK + json.dumps(out), flush=True)
+            del a, b
+            torch.cuda.empty_cache()
+    return 0
+
+
+def _free_port():
+    sock = socket.socket()
+    sock.bind(("", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def _rank_env(launcher):
+    env = os.environ
+    if launcher == "mpi":
+        for prefix in ("OMPI_COMM_WORLD_", "PMIX_", "PMI_"):
+            if prefix + "RANK" in env or prefix + "SIZE" in env:
+                break
+        rank = int(env.get("OMPI_COMM_WORLD_RANK", env.get("PMIX_RANK", env.get("PMI_RANK", "0"))))
+        world = int(env.get("OMPI_COMM_WORLD_SIZE", env.get("PMI_SIZE", "1")))
+        local = int(env.get("OMPI_COMM_WORLD_LOCAL_RANK", env.get("MPI_LOCALRANKID", "0")))
+        return rank, world, local
+    return int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", "0"))
+
+
+def _allreduce_rank(local_rank, args, rank=None, world=None):
+    import torch
+    import torch.distributed as dist
+
+    if rank is None:
+        rank, world = local_rank, args.nprocs
+    init = "tcp://%s:%d" % (args.master_addr, args.master_port)
+    if args.cpu:
+        # Self-test path (gloo on CPU, no GPU): exercises launchers, timing and output, not NCCL.
+        device = torch.device("cpu")
+        dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    else:
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        try:
+            dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world, device_id=device)
+        except TypeError:
+            dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world)
+    dtype = getattr(torch, {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64"}[args.dtype])
+    elem = torch.tensor([], dtype=dtype).element_size()
+    rows = []
+    doc = None
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    if rank == 0:
+        print("# aifabric torch all-reduce probe: torch %s, %s, %d ranks, dtype %s, warmup %d, iters %d"
+              % (torch.__version__, _backend_text(torch, args), world, args.dtype, args.warmup, args.iters))
+        print("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+            "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
+        print("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""), flush=True)
+    busbw_sum = 0.0
+    wrong_total = 0
+    for size in sizes(parse_size(args.min_bytes), parse_size(args.max_bytes), args.step_factor):
+        count = size // elem
+        buf = torch.empty(count, dtype=dtype, device=device)
+        buf.fill_(1.0)
+        for _ in range(args.warmup):
+            dist.all_reduce(buf)
+        _sync(torch, device)
+        _barrier(dist, args, local_rank)
+        _sync(torch, device)
+        t0 = time.perf_counter()
+        for _ in range(args.iters):
+            dist.all_reduce(buf)
+        _sync(torch, device)
+        elapsed = time.perf_counter() - t0
+        per_iter = torch.tensor([elapsed / args.iters], dtype=torch.float64, device=device)
+        dist.all_reduce(per_iter)
+        sec = per_iter.item() / world
+        # Data check (untimed, like nccl-tests -c 1): each rank contributes rank + 1.
+        wrong = 0
+        if args.check:
+            buf.fill_(float(rank + 1))
+            dist.all_reduce(buf)
+            expected = world * (world + 1) / 2.0
+            bad = torch.tensor([int((buf != expected).sum().item())], dtype=torch.int64, device=device)
+            dist.all_reduce(bad)
+            wrong = int(bad.item())
+            wrong_total += wrong
+        algbw = size / sec / 1e9
+        busbw = algbw * 2.0 * (world - 1) / world
+        busbw_sum += busbw
+        rows.append({"size": size, "count": count, "type": args.dtype, "redop": "sum", "root": -1,
+                     "out_of_place": None,
+                     "in_place": {"time": sec * 1e6, "alg_bw": algbw, "bus_bw": busbw,
+                                  "nwrong": wrong if args.check else None},
+                     "actual_iterations": args.iters})
+        if rank == 0:
+            print(" %12d %13d %9s %7s %7d %8s %7s %7s %7s %8.2f %7.2f %7.2f %7s" % (
+                size, count, args.dtype, "sum", -1, "N/A", "N/A", "N/A", "N/A", sec * 1e6, algbw, busbw,
+                wrong if args.check else "N/A"), flush=True)
+        del buf
+        if not args.cpu:
+            torch.cuda.empty_cache()
+    if rank == 0:
+        avg = busbw_sum / max(1, len(rows))
+        print("# Out of bounds values : %d %s" % (wrong_total, "OK" if wrong_total == 0 else "FAILED"))
+        print("# Avg bus bandwidth    : %g" % avg)
+        print("#", flush=True)
+        doc = {
+            "version": 3, "tool": "aifabric torch all-reduce probe", "start_time": started,
+            "end_time": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "args": ["all_reduce_perf"] + sys.argv[1:],
+            "env": ["%s=%s" % (k, v) for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")],
+            "nccl_version": None if args.cpu else int("%d%02d%02d" % tuple(torch.cuda.nccl.version()[:3])),
+            "backend": "gloo" if args.cpu else "nccl",
+            "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+            "launcher": args.launcher,
+            "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": parse_size(args.min_bytes),
+                       "maximum_bytes": parse_size(args.max_bytes), "step_factor": args.step_factor,
+                       "warmup_iters": args.warmup, "iterations": args.iters, "validation": int(args.check),
+                       "devices": []},
+            "results": rows,
+            "out_of_bounds": {"count": wrong_total, "okay": "true" if wrong_total == 0 else "false"},
+            "average_bus_bandwidth": {"bandwidth": avg, "okay": "unchecked"},
+            "errors": [""],
+        }
+    # One device entry per rank (nccl-tests lists one per process).
+    gathered = [None] * world
+    dist.all_gather_object(gathered, {"rank": rank, "group": 0, "pid": os.getpid(), "hostname": socket.gethostname(),
+                                      "device": local_rank, "device_hex": "cpu" if args.cpu else _bus_id(torch, local_rank),
+                                      "device_info": "cpu" if args.cpu else torch.cuda.get_device_name(local_rank)})
+    if doc is not None:
+        doc["config"]["devices"] = gathered
+        for dev in gathered:
+            print("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s" % (
+                dev["rank"], dev["pid"], dev["hostname"], dev["device"], dev["device_hex"], dev["device_info"]))
+        if args.json_out:
+            tmp = args.json_out + ".tmp"
+            with open(tmp, "w") as handle:
+                json.dump(doc, handle)
+            os.replace(tmp, args.json_out)
+    _barrier(dist, args, local_rank)
+    dist.destroy_process_group()
+
+
+def _sync(torch, device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _barrier(dist, args, local_rank):
+    if args.cpu:
+        dist.barrier()
+    else:
+        dist.barrier(device_ids=[local_rank])
+
+
+def _backend_text(torch, args):
+    if args.cpu:
+        return "gloo on CPU (self-test, not NCCL)"
+    return "NCCL version %s" % ".".join(str(x) for x in torch.cuda.nccl.version())
+
+
+def _bus_id(torch, dev):
+    try:
+        props = torch.cuda.get_device_properties(dev)
+        return "%04x:%02x:%02x" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
+    except Exception:  # pylint: disable=broad-except
+        return "?"
+
+
+def run_allreduce(args):
+    import torch
+
+    if not args.cpu and not torch.cuda.is_available():
+        print("AIFABRIC_SKIP torch sees no CUDA device")
+        return 3
+    if args.launcher == "spawn":
+        import torch.multiprocessing as mp
+
+        args.nprocs = args.nprocs or (2 if args.cpu else torch.cuda.device_count())
+        args.master_addr = args.master_addr or "127.0.0.1"
+        args.master_port = args.master_port or _free_port()
+        mp.spawn(_allreduce_rank, args=(args,), nprocs=args.nprocs, join=True)
+        return 0
+    rank, world, local = _rank_env(args.launcher)
+    if args.launcher == "env":
+        args.master_addr = args.master_addr or os.environ.get("MASTER_ADDR", "127.0.0.1")
+        args.master_port = args.master_port or int(os.environ.get("MASTER_PORT", "29500"))
+    if not args.master_addr or not args.master_port:
+        print("--master-addr and --master-port are required with --launcher %s" % args.launcher, file=sys.stderr)
+        return 2
+    _allreduce_rank(local, args, rank=rank, world=world)
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="aifabric.acceptance GPU worker (GEMM and all-reduce probe)")
+    sub = parser.add_subparsers(dest="cmd")
+    gemm = sub.add_parser("gemm")
+    gemm.add_argument("--dtypes", default="bf16,fp16")
+    gemm.add_argument("--m", type=int, default=8192)
+    gemm.add_argument("--n", type=int, default=8192)
+    gemm.add_argument("--k", type=int, default=8192)
+    gemm.add_argument("--iters", type=int, default=50)
+    gemm.add_argument("--warmup", type=int, default=10)
+    gemm.add_argument("--devices", default="")
+    gemm.add_argument("--allow-tf32", action="store_true")
+    red = sub.add_parser("allreduce")
+    red.add_argument("--launcher", choices=("spawn", "mpi", "env"), default="spawn")
+    red.add_argument("--nprocs", type=int, default=0)
+    red.add_argument("--master-addr", default="")
+    red.add_argument("--master-port", type=int, default=0)
+    red.add_argument("--min-bytes", default="1M")
+    red.add_argument("--max-bytes", default="8G")
+    red.add_argument("--step-factor", type=int, default=2)
+    red.add_argument("--iters", type=int, default=20)
+    red.add_argument("--warmup", type=int, default=5)
+    red.add_argument("--dtype", choices=("float", "half", "bfloat16", "double"), default="float")
+    red.add_argument("--check", type=int, default=1)
+    red.add_argument("--json-out", default="")
+    red.add_argument("--cpu", action="store_true", help="self-test with gloo on CPU (no GPU, no NCCL)")
+    args = parser.parse_args(argv)
+    if args.cmd == "gemm":
+        return run_gemm(args)
+    if args.cmd == "allreduce":
+        return run_allreduce(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,387 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: allreduce_probe
+short_description: All-reduce bus bandwidth through torch.distributed (NCCL), for hosts without nccl-tests
+version_added: 1.0.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Runs an all-reduce bandwidth sweep through C(torch.distributed) with the NCCL backend, one process per GPU,
+    with the host's own Python (the one that has PyTorch). Same message sizes, timing and bus bandwidth formula as
+    nccl-tests' C(all_reduce_perf) (algbw = bytes / time, busbw = algbw x 2(n-1)/n, GB/s = 1e9 bytes/s).
+  - C(torch.distributed.all_reduce) works in place (NCCL send buffer = receive buffer), so its figures compare with
+    nccl-tests' in-place columns; the out-of-place cells of the series stay empty.
+  - Launches its worker program (shipped in the collection as C(module_utils/torch_worker.py), written to a directory
+    on the target) either with its own launcher (C(torch.multiprocessing), one host) or with Open MPI's C(mpirun),
+    one rank per GPU over O(hosts) (the multi-node path; the worker must then exist at the same path on every host,
+    see O(stage_only)).
+  - Returns one result record C(nccl.torch_all_reduce) with the same metrics and series as the
+    M(aifabric.acceptance.nccl_test) C(nccl.all_reduce) record, judged by the same hardware profiles.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+attributes:
+  check_mode:
+    support: partial
+    details: Returns the command that would run and empty results; starts no process on the GPUs.
+  diff_mode:
+    support: none
+  idempotent:
+    support: N/A
+    details: A benchmark changes nothing that lasts; it always reports C(changed=false).
+options:
+  python:
+    description: Python interpreter on the target that can import C(torch) with CUDA.
+    type: str
+    default: python3
+  launcher:
+    description:
+      - V(spawn) starts one process per GPU on this host through C(torch.multiprocessing).
+      - V(mpirun) starts the ranks through Open MPI's C(mpirun) over O(hosts) (also valid for one host).
+    type: str
+    choices: [spawn, mpirun]
+    default: spawn
+  ranks_per_node:
+    description: Processes (GPUs) per host. V(0) means every GPU that PyTorch sees on this host.
+    type: int
+    default: 0
+  hosts:
+    description: Hosts for C(mpirun), rank 0's first (for example C(groups['gpu_nodes'])). Default is this host alone.
+    type: list
+    elements: str
+    default: []
+  master_addr:
+    description: Rendezvous address of rank 0 for the C(mpirun) launcher. Default is the first of O(hosts).
+    type: str
+  master_port:
+    description: Rendezvous TCP port. V(0) picks a free port on this host.
+    type: int
+    default: 0
+  min_bytes:
+    description: Smallest message (nccl-tests C(-b) syntax, for example V(1M)).
+    type: str
+    default: 1M
+  max_bytes:
+    description: Largest message (nccl-tests C(-e) syntax, for example V(8G)).
+    type: str
+    default: 8G
+  step_factor:
+    description: Multiplication factor between sizes (nccl-tests C(-f)).
+    type: int
+    default: 2
+  iters:
+    description: Timed iterations per size (nccl-tests C(-n)).
+    type: int
+    default: 20
+  warmup_iters:
+    description: Untimed iterations per size before timing (nccl-tests C(-w)).
+    type: int
+    default: 5
+  datatype:
+    description: Element type.
+    type: str
+    choices: [float, half, bfloat16, double]
+    default: float
+  check:
+    description: Verify the reduced values once per size (untimed), like nccl-tests C(-c 1); wrong elements fail the check.
+    type: bool
+    default: true
+  env:
+    description:
+      - Environment for the ranks (for example C(NCCL_NVLS_ENABLE), C(NCCL_ALGO), C(NCCL_SOCKET_IFNAME),
+        C(NCCL_IB_HCA)); passed with C(-x) through C(mpirun).
+      - A forced C(NCCL_ALGO) is recorded in the record's facts and shape.
+    type: dict
+    default: {}
+  mpirun:
+    description: The C(mpirun) program (name on PATH or absolute path).
+    type: str
+    default: mpirun
+  mpirun_mca:
+    description: MCA parameters passed as C(--mca NAME VALUE).
+    type: dict
+    default: {}
+  mpirun_extra_args:
+    description: Extra C(mpirun) argv words, one per element.
+    type: list
+    elements: str
+    default: []
+  tcp_if_include:
+    description: Network (interface or CIDR) for Open MPI's TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
+    type: str
+  worker_dir:
+    description: Directory on the target where the worker program is written. Default is the module's temporary directory.
+    type: path
+  stage_only:
+    description: Only write the worker into O(worker_dir) and return (prepares every host of a multi-node C(mpirun) run).
+    type: bool
+    default: false
+  timeout:
+    description: Seconds before the whole run is killed.
+    type: int
+    default: 900
+  profile:
+    description: Hardware profile name, V(auto) (from the GPU model and count) or V(none).
+    type: str
+    default: auto
+  profiles:
+    description: Extra or overriding hardware profiles (see C(docs/expectations.md)), usually loaded from a YAML file.
+    type: dict
+    default: {}
+  expect:
+    description: User thresholds per metric (C(min), C(max), C(warn_below_pct)); they override the profile's.
+    type: dict
+    default: {}
+seealso:
+  - module: aifabric.acceptance.nccl_test
+"""
+
+EXAMPLES = r"""
+- name: All-reduce probe over every GPU of this host
+  aifabric.acceptance.allreduce_probe:
+    python: /opt/torch/.venv/bin/python3
+    env:
+      NCCL_NVLS_ENABLE: "0"
+
+- name: Same, one rank per GPU through mpirun (the multi-node launch path)
+  aifabric.acceptance.allreduce_probe:
+    launcher: mpirun
+    ranks_per_node: 2
+    hosts: [localhost]
+    mpirun_extra_args: [--oversubscribe]
+
+- name: Two nodes -- stage the worker everywhere, then launch from the first host
+  block:
+    - name: Stage the worker
+      aifabric.acceptance.allreduce_probe:
+        stage_only: true
+        worker_dir: /var/tmp/aifabric
+    - name: Run across the group
+      aifabric.acceptance.allreduce_probe:
+        launcher: mpirun
+        worker_dir: /var/tmp/aifabric
+        hosts: "{{ groups['gpu_nodes'] }}"
+        ranks_per_node: 8
+        tcp_if_include: 10.0.0.0/24
+        env:
+          NCCL_SOCKET_IFNAME: eth0
+      run_once: true
+"""
+
+RETURN = r"""
+results:
+  description: One C(nccl.torch_all_reduce) result record (see C(docs/results.md)), or a C(skip)/C(error) record.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - check: nccl.torch_all_reduce
+      status: pass
+      metrics: {busbw_max_gbyte_s: 343.1, ranks: 2}
+cmd:
+  description: The argv that ran (or would run, in check mode).
+  returned: always
+  type: list
+  elements: str
+rc:
+  description: Exit code of the run.
+  returned: when a process ran
+  type: int
+stdout:
+  description: The worker's table (trimmed tail).
+  returned: when a process ran
+  type: str
+worker:
+  description: Path of the staged worker program.
+  returned: always
+  type: str
+"""
+
+import getpass
+import json
+import os
+import random
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+
+CHECK = "nccl.torch_all_reduce"
+TOOL = "torch-allreduce-probe"
+
+
+def _probe_gpus(module, python, timeout_s):
+    code = "import torch; print(torch.cuda.device_count(), '|', torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+    run = runner.run(module, [python, "-c", code], min(timeout_s, 120))
+    if run.rc != 0:
+        return None, None, (run.stderr or run.stdout).strip().splitlines()[-1:] or ["rc %d" % run.rc]
+    text = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+    count, _sep, name = text.partition("|")
+    try:
+        return int(count.strip()), name.strip() or None, None
+    except ValueError:
+        return None, None, [text]
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            python=dict(type="str", default="python3"),
+            launcher=dict(type="str", choices=["spawn", "mpirun"], default="spawn"),
+            ranks_per_node=dict(type="int", default=0),
+            hosts=dict(type="list", elements="str", default=[]),
+            master_addr=dict(type="str"),
+            master_port=dict(type="int", default=0),
+            min_bytes=dict(type="str", default="1M"),
+            max_bytes=dict(type="str", default="8G"),
+            step_factor=dict(type="int", default=2),
+            iters=dict(type="int", default=20),
+            warmup_iters=dict(type="int", default=5),
+            datatype=dict(type="str", choices=["float", "half", "bfloat16", "double"], default="float"),
+            check=dict(type="bool", default=True),
+            env=dict(type="dict", default={}),
+            mpirun=dict(type="str", default="mpirun"),
+            mpirun_mca=dict(type="dict", default={}),
+            mpirun_extra_args=dict(type="list", elements="str", default=[]),
+            tcp_if_include=dict(type="str"),
+            worker_dir=dict(type="path"),
+            stage_only=dict(type="bool", default=False),
+            timeout=dict(type="int", default=900),
+            profile=dict(type="str", default="auto"),
+            profiles=dict(type="dict", default={}),
+            expect=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        _run(module, p)
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
+    except (collectives.OptionError, expectations.ExpectationError) as exc:
+        module.fail_json(msg=str(exc))
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="allreduce_probe failed: %s" % exc, exception=traceback.format_exc())
+
+
+def _run(module, p):
+    for key in ("min_bytes", "max_bytes"):
+        if not collectives.SIZE_RE.match(p[key]):
+            module.fail_json(msg="%s %r is not a size (digits with an optional K, M or G)" % (key, p[key]))
+    env = dict((str(k), str(v)) for k, v in p["env"].items())
+    directory = p["worker_dir"] or module.tmpdir
+    worker = os.path.join(directory, gpu_worker.WORKER_NAME)
+    if p["stage_only"]:
+        changed = False
+        if not module.check_mode:
+            worker, changed = gpu_worker.stage(directory)
+        module.exit_json(changed=changed, worker=worker, cmd=[], results=[])
+    started = results.utc_now()
+    worker_args = ["allreduce", "--min-bytes", p["min_bytes"], "--max-bytes", p["max_bytes"],
+                   "--step-factor", str(p["step_factor"]), "--iters", str(p["iters"]),
+                   "--warmup", str(p["warmup_iters"]), "--dtype", p["datatype"], "--check", str(int(p["check"]))]
+    json_out = os.path.join(module.tmpdir, "probe.json")
+    python = p["python"]
+    if module.check_mode:
+        module.exit_json(changed=False, worker=worker, cmd=[python, worker] + worker_args, results=[])
+    python_path = runner.find_tool(module, os.path.basename(python), path=python if os.path.isabs(python) else None,
+                                   required=False)
+    if not python_path:
+        module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
+            CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
+            started=started)])
+    gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout"])
+    if problem or not gpus:
+        why = "PyTorch with CUDA is not usable by %s: %s" % (python_path, problem[0] if problem else "no CUDA device visible")
+        module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(CHECK, why, started=started)])
+    ranks_per_node = p["ranks_per_node"] or gpus
+    hosts = p["hosts"] or ["localhost"]
+    worker, _changed = gpu_worker.stage(directory)
+    worker_args += ["--json-out", json_out]
+    if p["launcher"] == "spawn":
+        if p["hosts"] and len(p["hosts"]) > 1:
+            module.fail_json(msg="launcher spawn runs on one host; use launcher: mpirun for %d hosts" % len(p["hosts"]))
+        argv = [python_path, worker] + worker_args + ["--launcher", "spawn", "--nprocs", str(ranks_per_node)]
+        if p["master_port"]:
+            argv += ["--master-port", str(p["master_port"])]
+        nodes = 1
+    else:
+        mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),
+                                  path=p["mpirun"] if os.path.isabs(p["mpirun"]) else None,
+                                  hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
+        master_addr = p["master_addr"] or (hosts[0] if p["hosts"] else "127.0.0.1")
+        master_port = p["master_port"] or random.randint(20000, 40000)
+        inner = [python_path, worker] + worker_args + ["--launcher", "mpi", "--master-addr", master_addr,
+                                                        "--master-port", str(master_port)]
+        argv = collectives.mpirun_argv(
+            mpirun, inner, hosts, ranks_per_node, env=env, mca=p["mpirun_mca"],
+            allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
+            extra_args=p["mpirun_extra_args"])
+        nodes = len(hosts)
+    params = {"argv": argv, "env": env, "launcher": p["launcher"], "ranks_per_node": ranks_per_node,
+              "hosts": hosts, "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "iters": p["iters"],
+              "warmup_iters": p["warmup_iters"], "datatype": p["datatype"]}
+    try:
+        run = runner.run(module, argv, p["timeout"], env=env)
+    except ToolTimeout as exc:
+        record = results.error(CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
+                               params=params, started=started, tool={"name": TOOL})
+        module.exit_json(changed=False, worker=worker, cmd=argv, rc=exc.details.get("rc"), results=[record])
+    profiles = expectations.all_profiles(p["profiles"])
+    profile, profile_why = _profile(p["profile"], gpu_name, gpus, profiles)
+    algo = env.get("NCCL_ALGO")
+    extra_facts = {"launcher": p["launcher"], "placement": "in_place", "profile_choice": profile_why}
+    record = None
+    if os.path.isfile(json_out):
+        with open(json_out) as handle:
+            text = handle.read()
+        try:
+            parsed = nccl_tests.parse_json(text)
+            doc = json.loads(text)
+            extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
+            record = collectives.to_record(
+                parsed, check=CHECK, params=params, tool_name=TOOL, started=started, duration_s=run.elapsed_s,
+                raw=run.output, rc=run.rc, nodes=nodes, algo=algo, rules=p["expect"], profile=profile,
+                profiles=profiles, extra_facts=extra_facts)
+        except ParseError as exc:
+            record = results.error(CHECK, "could not read the probe's JSON: %s" % exc, raw=run.output, params=params,
+                                   started=started, duration_s=run.elapsed_s, tool={"name": TOOL})
+    else:
+        reason = "the probe wrote no result (rc %d): %s" % (run.rc, _last_line(run.output))
+        record = results.error(CHECK, reason, raw=run.output, params=params, started=started,
+                               duration_s=run.elapsed_s, tool={"name": TOOL})
+    module.exit_json(changed=False, worker=worker, cmd=argv, rc=run.rc, stdout=results.trim(run.stdout),
+                     results=[record])
+
+
+def _last_line(text):
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _is_root():
+    try:
+        return os.geteuid() == 0
+    except AttributeError:
+        return getpass.getuser() == "root"
+
+
+def _profile(choice, gpu_name, gpus, profiles):
+    if choice in (None, "", "none"):
+        return None, "no profile (profile: none)"
+    if choice == "auto":
+        return expectations.detect_profile(gpu_name, gpus, profiles)
+    if choice not in profiles:
+        raise expectations.ExpectationError("unknown profile %r (known: %s)" % (choice, ", ".join(sorted(profiles))))
+    return choice, "set by the user"
+
+
+if __name__ == "__main__":
+    main()
