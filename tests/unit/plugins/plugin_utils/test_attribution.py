@@ -124,3 +124,31 @@ def test_skip_and_foreign_records_are_ignored():
             results.make("env.os", "pass", host="a"),
             {"not": "a record"}]
     assert attribution.analyze(recs, {}) == ([], [])
+
+
+def test_error_only_pair_is_never_a_confirmed_link_and_is_retested():
+    hosts, recs = full_mesh(6)
+    recs = [r for r in recs if frozenset((r["host"], r["peer"])) != frozenset(("n01", "n02"))]
+    recs.append(bw_record("n02", "n01", None, status="error"))
+    new, findings = attribution.analyze(recs, {})
+    assert [(f["kind"], f["hosts"], f["evidence"]["needs_confirmation"]) for f in findings] == \
+        [("link", ["n01", "n02"], True)]
+    assert "failed" in new[0]["reason"] and new[0]["status"] == "warn"
+    assert attribution.retest_pairs(findings) == [["n01", "n02"]]
+    rounds = attribution.confirmation_rounds(hosts, attribution.suspects(findings), per_suspect=1,
+                                             retest=attribution.retest_pairs(findings))
+    assert ["n01", "n02"] in [p for rnd in rounds for p in rnd]
+    # the re-test measured the pair fine: the transient error no longer makes a finding
+    _, after = attribution.analyze(recs + [bw_record("n02", "n01", 390.0)], {})
+    assert after == []
+
+
+def test_noise_widens_the_bound():
+    import random
+    rng = random.Random(3)
+    recs = []
+    for a, b in itertools.combinations(["h%02d" % i for i in range(30)], 2):
+        recs.append(bw_record(b, a, 390.0 + rng.gauss(0, 20.0)))
+    _, findings = attribution.analyze(recs, {})
+    # sd 20 Gbit/s (5 % of line rate): a fixed 90 % bound would flag ~2.5 % of 435 pairs
+    assert findings == []
