@@ -350,6 +350,10 @@ class Fleet(object):
         if survivors:
             raise FleetError("kill_host(%s): still alive: %s" % (name, ", ".join(_describe(p) for p in survivors)))
 
+    def gate(self, name, limit_s=60):
+        """A Gate for one host (see Gate): hold its next module start until released."""
+        return Gate(self, name, limit_s=limit_s)
+
     def track(self, popen):
         """Stop this controller-side process (and its process group) on teardown."""
         self.tracked.append(popen)
@@ -593,6 +597,8 @@ class Fleet(object):
             raise FleetError("; ".join(errors))
 
     def _write_state(self):
+        if not os.path.isdir(self.dir):
+            return
         state = {"owner_pid": os.getpid(), "owner_start": _start_time(os.getpid()), "tag": self.tag,
                  "dir": self.dir, "bridge": self.bridge, "subnet": self.subnet,
                  "hosts": [h.as_state() for h in self.hosts]}
@@ -600,6 +606,54 @@ class Fleet(object):
         with open(tmp, "w") as handle:
             json.dump(state, handle, indent=1)
         os.replace(tmp, os.path.join(self.dir, STATE_FILE))
+
+
+class Gate(object):
+    """Hold a host at its next Python start, so that a test can act while the run is under way.
+
+    Use ``gate.interpreter`` as the host's ``ansible_python_interpreter``: every module
+    Ansible starts there first writes a line to ``gate.entered`` (the host's work directory
+    is shared with the controller), then waits until ``release()`` (or ``limit_s``) and only
+    then becomes the real interpreter, with the same argv and stdin (pipelining works).
+    """
+
+    SCRIPT = """#!{python}
+# aifabric.acceptance integration-test gate for {host} (throwaway)
+import os, sys, time
+with open({entered!r}, "a") as handle:
+    handle.write("%d %s\\n" % (os.getpid(), " ".join(sys.argv)))
+deadline = time.monotonic() + {limit_s!r}
+while not os.path.exists({release!r}) and time.monotonic() < deadline:
+    time.sleep(0.05)
+os.execv({python!r}, [{python!r}] + sys.argv[1:])
+"""
+
+    def __init__(self, fleet, name, limit_s=60):
+        host = fleet.host(name)
+        self.host = name
+        self.python = fleet.python
+        self.interpreter = os.path.join(host.workdir, "gate-python")
+        self.entered = os.path.join(host.workdir, "gate.entered")
+        self.release_file = os.path.join(host.workdir, "gate.release")
+        with open(self.interpreter, "w") as handle:
+            handle.write(self.SCRIPT.format(python=self.python, host=name, entered=self.entered,
+                                            release=self.release_file, limit_s=limit_s))
+        os.chmod(self.interpreter, 0o755)
+
+    def wait_entered(self, timeout_s, alive=None):
+        """Wait until a module started on the host; alive() may say the run already ended."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if os.path.exists(self.entered):
+                return True
+            if alive is not None and not alive():
+                return False
+            time.sleep(0.05)
+        return False
+
+    def release(self):
+        with open(self.release_file, "w") as handle:
+            handle.write("released\n")
 
 
 # ---------------------------------------------------------------- helpers

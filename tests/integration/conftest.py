@@ -1,0 +1,122 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixtures for integration tests over real SSH.
+
+``fleet``      N fake bare hosts (network namespaces, each with its own sshd), default 3;
+               ``@pytest.mark.fleet(n=5)`` changes N. Function scoped: bringing a fleet up
+               takes well under a second, and every test gets hosts no earlier test killed.
+               Teardown removes everything and FAILS the test if anything was left behind.
+``controller`` how to run Ansible on the controller: the ansible-playbook of the venv that
+               runs pytest, this source tree as the collection, the repo's ansible.cfg.
+
+Tests skip (with the reason) when not root, when ip/sshd/unshare/ssh/ssh-keygen are
+missing, or when a network namespace cannot be created.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.tests.integration import netns
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLECTION_TAIL = ("ansible_collections", "aifabric", "acceptance")
+TARGET_PYTHON = "/usr/bin/python3"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fleet(n=3): number of hosts of the `fleet` fixture")
+
+
+def collections_path():
+    """Where Ansible must look for aifabric.acceptance so that it loads THIS source tree.
+
+    $AIFABRIC_TEST_COLLECTIONS wins; else the directory above ansible_collections/ when the
+    tree is seen through a path ending in ansible_collections/aifabric/acceptance (directly,
+    or through an entry of PYTHONPATH, as `make test` runs it). None when neither applies.
+    """
+    explicit = os.environ.get("AIFABRIC_TEST_COLLECTIONS")
+    if explicit:
+        return explicit
+    parts = REPO.split(os.sep)
+    if tuple(parts[-3:]) == COLLECTION_TAIL:
+        return os.sep.join(parts[:-3]) or os.sep
+    real = os.path.realpath(REPO)
+    for entry in [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + list(sys.path):
+        candidate = os.path.join(entry, *COLLECTION_TAIL)
+        if os.path.isdir(candidate) and os.path.realpath(candidate) == real:
+            return entry
+    return None
+
+
+class Controller(object):
+    """The controller side: paths and environment for ansible-playbook against a fleet."""
+
+    def __init__(self):
+        self.repo = REPO
+        self.bindir = os.path.dirname(sys.executable)          # the venv running pytest
+        self.ansible_playbook = os.path.join(self.bindir, "ansible-playbook")
+        self.collections = collections_path()
+        self.config = os.path.join(REPO, "ansible.cfg")
+        self.schema = os.path.join(REPO, "docs", "results.schema.json")
+
+    def problems(self):
+        found = []
+        if not os.access(self.ansible_playbook, os.X_OK):
+            found.append("no ansible-playbook next to %s (install requirements.txt into that venv)" % sys.executable)
+        if not self.collections:
+            found.append("cannot tell where aifabric.acceptance is importable from: run from a path ending in "
+                         "ansible_collections/aifabric/acceptance or set AIFABRIC_TEST_COLLECTIONS")
+        if not os.access(TARGET_PYTHON, os.X_OK):
+            found.append("the targets' %s is missing" % TARGET_PYTHON)
+        return found
+
+    def env(self, fleet, report_dir, callbacks=("aifabric.acceptance.fleet_report",), extra=None):
+        env = fleet.ansible_env()
+        for name in ("ANSIBLE_COLLECTIONS_PATHS", "ANSIBLE_INVENTORY", "ANSIBLE_LIBRARY", "ANSIBLE_ROLES_PATH"):
+            env.pop(name, None)
+        env.update({
+            "ANSIBLE_CONFIG": self.config,
+            "ANSIBLE_COLLECTIONS_PATH": self.collections,
+            "ANSIBLE_CALLBACKS_ENABLED": ",".join(callbacks),
+            "AIFABRIC_REPORT_DIR": str(report_dir),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        })
+        env.update(extra or {})
+        return env
+
+    def playbook_argv(self, playbook, inventory, *extra):
+        return [self.ansible_playbook, "-i", inventory, os.path.join(self.repo, playbook)] + list(extra)
+
+
+@pytest.fixture(scope="session")
+def fleet_prerequisites():
+    reasons = netns.missing_prerequisites()
+    if reasons:
+        pytest.skip("netns SSH fleet unavailable: " + "; ".join(reasons))
+
+
+@pytest.fixture(scope="session")
+def controller():
+    ctl = Controller()
+    problems = ctl.problems()
+    if problems:
+        pytest.fail("integration controller misconfigured: " + "; ".join(problems))
+    return ctl
+
+
+@pytest.fixture
+def fleet(request, fleet_prerequisites):
+    marker = request.node.get_closest_marker("fleet")
+    n = marker.kwargs.get("n", 3) if marker else 3
+    the_fleet = netns.Fleet(n)
+    the_fleet.up()
+    try:
+        yield the_fleet
+    finally:
+        problems = the_fleet.down()
+        if problems:
+            pytest.fail("fleet %s teardown left things behind: %s" % (the_fleet.tag, "; ".join(problems)))
