@@ -29,13 +29,16 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysi
 NAME = "drift"
 # Facts compared by default (regular expressions on the fact name).
 DEFAULT_FACTS = (
-    r"(^|_)version$",      # version, driver_version, cuda_version, nccl_version, vbios_version
+    r"(^|_)versions?$",    # version, driver_version, cuda_version, nccl_version, vbios_version, fw_versions
     r"(^|_)ver$",          # fw_ver (sysfs name of HCA firmware)
     r"^firmware",          # firmware, firmware_version
     r"^[A-Z][A-Z0-9_]*$",  # environment variables (NCCL_*, UCX_*, CUDA_*) reported as facts
 )
-# Checks whose `value` fact is an environment variable's value (target = variable name).
+# Checks whose `value` fact is an environment variable's value (target = variable name),
+# and facts that map environment variable names to values (env.env_vars: {env: {NAME: value}}).
 ENV_CHECK_RE = re.compile(r"env_?var|environ")
+ENV_FACTS = ("env", "environment")
+UNSET = "(unset)"
 MAX_NAMES = 5          # host names quoted in one reason
 MAX_GROUP_HOSTS = 50   # host names kept per group in a finding's evidence
 
@@ -78,18 +81,39 @@ def _names(hosts):
 
 
 def _collect(records, matches):
-    """subject -> {host: canonical value} (the last value a host reported wins)."""
+    """subject -> {host: canonical value} (the last value a host reported wins).
+
+    A mapping-valued fact that is compared (``fw_versions: {mlx5_0: ...}``, or the ``env``
+    mapping of ``env.env_vars``) becomes one subject per key (``fw_versions.mlx5_0``).
+    For environment variables, a host that reported the mapping without the variable
+    counts as ``(unset)``: a variable set on some hosts only is drift too.
+    """
     subjects = {}
+    env_hosts = {}      # (check, target, fact) -> hosts that reported that env mapping
     for rec in records:
         host = rec.get("host")
         facts = rec.get("facts") or {}
         if not host or not isinstance(facts, dict) or analysis.is_analysis_record(rec):
             continue
+        check, target = rec["check"], rec.get("target")
         for fact, value in facts.items():
-            if value is None or value == "" or not matches(rec["check"], fact):
+            if value is None or value == "":
                 continue
-            key = (rec["check"], rec.get("target"), fact)
-            subjects.setdefault(key, {})[host] = _canon(value)
+            is_env = fact in ENV_FACTS or bool(ENV_CHECK_RE.search(check))
+            if isinstance(value, dict) and (is_env or matches(check, fact)):
+                if is_env:
+                    env_hosts.setdefault((check, target, fact), set()).add(host)
+                for key, item in value.items():
+                    if item is not None:
+                        subjects.setdefault((check, target, "%s.%s" % (fact, key)), {})[host] = _canon(item)
+            elif matches(check, fact):
+                subjects.setdefault((check, target, fact), {})[host] = _canon(value)
+    for (check, target, fact), hosts in env_hosts.items():
+        prefix = fact + "."
+        for (s_check, s_target, s_fact), by_host in subjects.items():
+            if s_check == check and s_target == target and s_fact.startswith(prefix):
+                for host in hosts:
+                    by_host.setdefault(host, UNSET)
     return subjects
 
 

@@ -21,6 +21,7 @@ import math
 import os
 import platform
 import re
+import sys
 import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
@@ -248,7 +249,9 @@ def missing_host_records(records, hosts, status="error", events=None):
 
 
 def _analysis_name(func):
-    return getattr(func, "NAME", None) or getattr(func, "__module__", "analysis").rsplit(".", 1)[-1]
+    """The analysis's NAME (on the function or its module, as drift.NAME), else the function name."""
+    module = sys.modules.get(getattr(func, "__module__", None) or "")
+    return getattr(func, "NAME", None) or getattr(module, "NAME", None) or getattr(func, "__name__", "analysis")
 
 
 def strip_analysis(records):

@@ -31,7 +31,7 @@ SEVERITY = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 HEAT_METRICS = ("bw_avg_gbit_s", "busbw_max_gbyte_s", "lat_typical_us")
 # Curve axes: the first of these keys present (as a number) in a series row.
 SERIES_X = ("size_bytes", "msg_size_bytes", "bytes", "size")
-SERIES_Y = ("busbw_gbyte_s", "bus_bw_gbyte_s", "busbw", "bus_bw", "bw_avg_gbit_s", "bw_average_gbit_s",
+SERIES_Y = ("oop_busbw_gbyte_s", "busbw_gbyte_s", "ip_busbw_gbyte_s", "bus_bw_gbyte_s", "busbw", "bus_bw", "bw_avg_gbit_s", "bw_average_gbit_s",
             "bw_avg_mbyte_s", "bw_avg_mib_s", "bw_avg", "algbw_gbyte_s", "algbw", "alg_bw", "bw_gbit_s", "bw")
 MAX_CURVES_PER_CHART = 64
 _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
