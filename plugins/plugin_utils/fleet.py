@@ -25,10 +25,11 @@ import sys
 import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, drift, history, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
 
 ANALYSES = [
     drift.analyze,
+    attribution.analyze,
 ]
 
 MISSING_CHECK = "env.coverage"      # a targeted host that produced no record at all

@@ -1,0 +1,312 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Processes that outlive the module that started them (private).
+
+The server side of a pairwise test must keep running after its Ansible task
+returns (the client task runs next), yet must never outlive a hard deadline or
+leak. ``start()`` therefore:
+
+1. forks, ``setsid()``s and forks again (the classic daemon double fork), so the
+   process belongs to no Ansible session and holds none of its pipes open
+   (all inherited descriptors are closed; stdin is /dev/null, stdout/stderr go to
+   files in the per-run state directory);
+2. the detached *supervisor* forks the tool under coreutils
+   ``timeout --kill-after=K N`` in its own process group, writes a JSON handle
+   (pids, process group, process start time, paths) and waits for it; when the
+   tool ends it writes the exit code to ``rc`` and runs the ``on_exit``
+   callback (the CPU governor release), whatever the outcome;
+3. the module reads the handle back through a pipe and returns it.
+
+``wait()`` polls for the ``rc`` file until a deadline, ``kill()`` signals the
+tool's process group (TERM, then KILL) after checking by process start time
+that the pid still is ours, ``read()`` returns the captured texts.
+
+This is additive to runner.py (which runs attached, blocking processes through
+``module.run_command``); no subprocess.Popen is used and no shell is involved:
+argv lists are exec'd directly. Runs on Python 3.8+, Linux.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import signal
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+KILL_AFTER_S = 10
+HANDLE = "handle.json"
+RC_FILE = "rc.json"
+C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
+
+
+class DetachError(AcceptanceError):
+    """The detached process could not be started."""
+
+
+def _proc_start_time(pid, proc="/proc"):
+    """Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or None."""
+    try:
+        with open(os.path.join(proc, str(pid), "stat")) as handle:
+            data = handle.read()
+    except (IOError, OSError):
+        return None
+    # the command name (field 2) may contain spaces and parentheses: split after the last ')'
+    rest = data[data.rfind(")") + 2:].split()
+    try:
+        return int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _exit_code(status):
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    return None
+
+
+def _write_json(path, data):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as handle:
+        json.dump(data, handle)
+    os.rename(tmp, path)
+
+
+def _read_json(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def _close_inherited(keep):
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+    try:
+        max_fd = os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        max_fd = 4096
+    max_fd = min(max_fd, 65536)
+    keep = sorted(k for k in keep if k > 2)
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, max_fd)
+
+
+def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_AFTER_S, on_exit=None,
+          extra=None):
+    """Start argv detached under ``timeout``; return the handle (also written to state_dir/handle.json).
+
+    ``argv`` is a list of str (exec'd directly, never through a shell);
+    ``timeout_bin`` the absolute path of coreutils ``timeout``; ``on_exit`` a
+    callable run by the supervisor after the tool ended (errors in it are
+    recorded in rc.json, never raised); ``extra`` is merged into the handle.
+    """
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not argv:
+        raise TypeError("argv must be a non-empty list of str, got %r" % (argv,))
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    paths = {
+        "stdout": os.path.join(state_dir, "stdout"),
+        "stderr": os.path.join(state_dir, "stderr"),
+        "rc_file": os.path.join(state_dir, RC_FILE),
+        "handle_file": os.path.join(state_dir, HANDLE),
+    }
+    for stale in (paths["rc_file"],):
+        if os.path.exists(stale):
+            os.remove(stale)
+    environ = dict(os.environ)
+    environ.update(C_LOCALE)
+    environ.update(env or {})
+    full = [timeout_bin, "--kill-after=%ds" % int(kill_after_s), "%ds" % max(1, int(timeout_s))] + list(argv)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the forked children (covered by the integration tests)
+        try:
+            os.close(read_end)
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)
+            _close_inherited(keep=[write_end])
+            _supervise(full, environ, paths, write_end, on_exit)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(read_end, 65536)
+        except OSError as exc:
+            if exc.errno == errno.EINTR:
+                continue
+            raise
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    try:
+        os.waitpid(child, 0)
+    except OSError:
+        pass
+    try:
+        info = json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        raise DetachError("could not start %s detached (no handle from the supervisor)" % os.path.basename(argv[0]),
+                          cmd=argv, state_dir=state_dir)
+    if info.get("exec_error"):
+        raise DetachError("could not start %s: %s" % (argv[0], info["exec_error"]), cmd=argv, state_dir=state_dir)
+    handle = {
+        "argv": list(argv),
+        "state_dir": state_dir,
+        "started": time.time(),
+        "timeout_s": int(timeout_s),
+        "deadline": time.time() + int(timeout_s) + int(kill_after_s),
+    }
+    handle.update(paths)
+    handle.update(info)
+    handle.update(extra or {})
+    _write_json(paths["handle_file"], handle)
+    return handle
+
+
+def _supervise(full, environ, paths, write_end, on_exit):  # pragma: no cover - forked child
+    err_r, err_w = os.pipe()
+    tool = os.fork()
+    if tool == 0:
+        try:
+            os.close(err_r)
+            os.close(write_end)
+            os.setpgid(0, 0)
+            out = os.open(paths["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            err = os.open(paths["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(out, 1)
+            os.dup2(err, 2)
+            os.close(out)
+            os.close(err)
+            # close-on-exec on the error pipe: a successful exec closes it silently
+            fcntl.fcntl(err_w, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+            os.execve(full[0], full, environ)
+        except OSError as exc:
+            os.write(err_w, str(exc).encode("utf-8", "replace"))
+        os._exit(127)
+    os.close(err_w)
+    exec_error = os.read(err_r, 4096).decode("utf-8", "replace")
+    os.close(err_r)
+    info = {"pid": tool, "pgid": tool, "supervisor_pid": os.getpid(),
+            "proc_start_time": _proc_start_time(tool)}
+    if exec_error:
+        info["exec_error"] = exec_error
+    os.write(write_end, json.dumps(info).encode("utf-8"))
+    os.close(write_end)
+    while True:
+        try:
+            _, status = os.waitpid(tool, 0)
+            break
+        except OSError as exc:
+            if exc.errno != errno.EINTR:
+                status = None
+                break
+    outcome = {"rc": _exit_code(status) if status is not None else None, "ended": time.time()}
+    if on_exit is not None:
+        try:
+            outcome["on_exit"] = on_exit()
+        except Exception as exc:  # noqa: BLE001 - a cleanup error must not lose the rc
+            outcome["on_exit_error"] = str(exc)
+    _write_json(paths["rc_file"], outcome)
+
+
+def outcome(handle):
+    """The rc.json content ({rc, ended, ...}) once the tool has ended, else None."""
+    return _read_json(handle["rc_file"])
+
+
+def alive(handle):
+    """True while the tool's process still exists and is the one we started."""
+    pid = handle.get("pid")
+    if not pid:
+        return False
+    expected = handle.get("proc_start_time")
+    current = _proc_start_time(pid)
+    if current is None:
+        return False
+    return expected is None or current == expected
+
+
+def wait(handle, timeout_s, poll_s=0.1):
+    """Wait until the tool has ended (rc.json written) or timeout_s passed; return outcome() or None."""
+    deadline = time.monotonic() + max(0.0, timeout_s)
+    while True:
+        result = outcome(handle)
+        if result is not None:
+            return result
+        if not alive(handle) and not _supervisor_alive(handle):
+            # both gone without an rc file (killed with SIGKILL, host reboot): nothing to wait for
+            return None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(poll_s)
+
+
+def _supervisor_alive(handle):
+    pid = handle.get("supervisor_pid")
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno == errno.EPERM
+    return _proc_start_time(pid) is not None
+
+
+def kill(handle, grace_s=3.0):
+    """Stop the tool's whole process group (TERM, then KILL after grace_s). Returns True if it was running."""
+    if not alive(handle):
+        return False
+    pgid = handle.get("pgid") or handle.get("pid")
+    for sig, pause in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(pgid, sig)
+        except OSError as exc:
+            if exc.errno == errno.ESRCH:
+                break
+            raise
+        deadline = time.monotonic() + pause
+        while time.monotonic() < deadline and alive(handle):
+            time.sleep(0.05)
+        if not alive(handle):
+            break
+    # let the supervisor write rc.json and run its on_exit callback
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and outcome(handle) is None and _supervisor_alive(handle):
+        time.sleep(0.05)
+    return True
+
+
+def read(handle, limit=1 << 20):
+    """(stdout, stderr) captured so far (the last ``limit`` bytes of each)."""
+    texts = []
+    for key in ("stdout", "stderr"):
+        try:
+            with open(handle[key], "rb") as stream:
+                stream.seek(0, os.SEEK_END)
+                size = stream.tell()
+                stream.seek(max(0, size - limit))
+                texts.append(stream.read().decode("utf-8", "replace"))
+        except (IOError, OSError):
+            texts.append("")
+    return texts[0], texts[1]
+
+
+def load(state_dir):
+    """The handle stored in a state directory, or None."""
+    return _read_json(os.path.join(state_dir, HANDLE))
