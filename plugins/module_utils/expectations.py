@@ -261,3 +261,16 @@ def judge_sizes(series, size_rules, status="pass", reason=None):
                 reasons.append(why)
                 status = results.worst([status, verdict])
     return status, ("; ".join(r for r in reasons if r) or None), expect
+
+
+def rules_for_check(expect, check):
+    """User thresholds for one check.
+
+    ``expect`` is either metric rules ({busbw_max_gbyte_s: {min: 330}}, applied to every
+    check the module returns) or per-check rules ({"nccl.all_reduce": {...}, "gpu.gemm_bf16":
+    {...}}); check names contain a dot, metric names never do.
+    """
+    expect = expect or {}
+    if expect and all("." in str(key) for key in expect):
+        return expect.get(check) or {}
+    return expect

@@ -133,7 +133,9 @@ options:
     type: dict
     default: {}
   expect:
-    description: User thresholds per metric (C(min), C(max), C(warn_below_pct)); they override the profile's.
+    description:
+      - User thresholds per metric (C(min), C(max), C(warn_below_pct)), or per check (C({nccl.torch_all_reduce: {...}}));
+        they override the profile's.
     type: dict
     default: {}
 seealso:
@@ -187,8 +189,10 @@ cmd:
   returned: always
   type: list
   elements: str
-rc:
-  description: Exit code of the run.
+tool_rc:
+  description:
+    - Exit code of the run. Not named C(rc) on purpose, a non-zero C(rc) would fail the task, while a failed
+      benchmark is reported as an C(error) record and the play goes on.
   returned: when a process ran
   type: int
 stdout:
@@ -333,7 +337,7 @@ def _run(module, p):
     except ToolTimeout as exc:
         record = results.error(CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
                                params=params, started=started, tool={"name": TOOL})
-        module.exit_json(changed=False, worker=worker, cmd=argv, rc=exc.details.get("rc"), results=[record])
+        module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), results=[record])
     profiles = expectations.all_profiles(p["profiles"])
     profile, profile_why = _profile(p["profile"], gpu_name, gpus, profiles)
     algo = env.get("NCCL_ALGO")
@@ -348,7 +352,8 @@ def _run(module, p):
             extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
             record = collectives.to_record(
                 parsed, check=CHECK, params=params, tool_name=TOOL, started=started, duration_s=run.elapsed_s,
-                raw=run.output, rc=run.rc, nodes=nodes, algo=algo, rules=p["expect"], profile=profile,
+                raw=run.output, tool_rc=run.rc, nodes=nodes, algo=algo, rules=expectations.rules_for_check(p["expect"], CHECK),
+                profile=profile,
                 profiles=profiles, extra_facts=extra_facts)
         except ParseError as exc:
             record = results.error(CHECK, "could not read the probe's JSON: %s" % exc, raw=run.output, params=params,
@@ -357,7 +362,7 @@ def _run(module, p):
         reason = "the probe wrote no result (rc %d): %s" % (run.rc, _last_line(run.output))
         record = results.error(CHECK, reason, raw=run.output, params=params, started=started,
                                duration_s=run.elapsed_s, tool={"name": TOOL})
-    module.exit_json(changed=False, worker=worker, cmd=argv, rc=run.rc, stdout=results.trim(run.stdout),
+    module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
                      results=[record])
 
 

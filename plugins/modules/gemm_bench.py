@@ -82,7 +82,9 @@ options:
     type: dict
     default: {}
   expect:
-    description: User thresholds per metric (for example C({tflops: {min: 700}})); they override the profile's.
+    description:
+      - User thresholds per metric (for example C({tflops: {min: 700}})), applied to every data type, or per check
+        (C({gpu.gemm_bf16: {tflops: {min: 700}}})); they override the profile's.
     type: dict
     default: {}
 seealso:
@@ -120,8 +122,10 @@ cmd:
   returned: always
   type: list
   elements: str
-rc:
-  description: Exit code of the worker.
+tool_rc:
+  description:
+    - Exit code of the worker. Not named C(rc) on purpose, a non-zero C(rc) would fail the task, while a failed
+      benchmark is reported as an C(error) record and the play goes on.
   returned: when a process ran
   type: int
 """
@@ -176,7 +180,8 @@ def gemm_records(items, params, started, duration_s, raw, profile, profile_why, 
                 # Profile floors are for the 8192^3 square product; other shapes are judged by user rules only.
                 facts["profile_note"] = "profile floors apply to 8192x8192x8192 only; not applied to %s" % shape
                 metric_rules = None
-        status, reason, expect = expectations.judge(metrics, expectations.merge_rules(metric_rules, rules))
+        status, reason, expect = expectations.judge(
+            metrics, expectations.merge_rules(metric_rules, expectations.rules_for_check(rules, check)))
         out.append(results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
                                 facts=facts, params=params, tool=tool, started=started, duration_s=duration_s))
     return out
@@ -235,7 +240,7 @@ def _run(module, p):
     probe = runner.run(module, [python_path, "-c", "import torch"], 120)
     if probe.rc != 0:
         last = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["rc %d" % probe.rc]
-        module.exit_json(changed=False, cmd=[python_path, "-c", "import torch"], rc=probe.rc, results=[results.skip(
+        module.exit_json(changed=False, cmd=[python_path, "-c", "import torch"], tool_rc=probe.rc, results=[results.skip(
             "gpu.gemm", "PyTorch is not importable by %s: %s" % (python_path, last[0]), started=started)])
     worker, _changed = gpu_worker.stage(directory)
     argv = [python_path, worker] + worker_args
@@ -244,13 +249,13 @@ def _run(module, p):
     try:
         run = runner.run(module, argv, p["timeout"])
     except ToolTimeout as exc:
-        module.exit_json(changed=False, cmd=argv, rc=exc.details.get("rc"), results=[results.error(
+        module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             "gpu.gemm", str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
             params=params, started=started, tool={"name": TOOL})])
     try:
         items = gpu_worker.parse_gemm(run.stdout)
     except ParseError as exc:
-        module.exit_json(changed=False, cmd=argv, rc=run.rc, results=[results.error(
+        module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=[results.error(
             "gpu.gemm", "GEMM worker failed (rc %d): %s" % (run.rc, exc), raw=run.output, params=params,
             started=started, duration_s=run.elapsed_s, tool={"name": TOOL})])
     profiles = expectations.all_profiles(p["profiles"])
@@ -267,7 +272,7 @@ def _run(module, p):
     if run.rc != 0:
         records.append(results.error("gpu.gemm", "GEMM worker exited with rc %d" % run.rc, raw=run.output,
                                      params=params, started=started, tool={"name": TOOL}))
-    module.exit_json(changed=False, cmd=argv, rc=run.rc, stdout=results.trim(run.stdout), results=records)
+    module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout), results=records)
 
 
 if __name__ == "__main__":

@@ -183,7 +183,9 @@ options:
     type: dict
     default: {}
   expect:
-    description: User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})); they override the profile's.
+    description:
+      - User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
+        check (C({nccl.all_reduce: {busbw_max_gbyte_s: {min: 350}}})); they override the profile's.
     type: dict
     default: {}
 seealso:
@@ -272,7 +274,9 @@ def build_record(parsed, p, profiles, **kwargs):
     profile, why = _profile(p["profile"], parsed, profiles)
     facts = dict(kwargs.pop("extra_facts", {}) or {})
     facts["profile_choice"] = why
-    return collectives.to_record(parsed, rules=p["expect"], profile=profile, profiles=profiles,
+    check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
+    rules = expectations.rules_for_check(p["expect"], check)
+    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
                                  extra_facts=facts, **kwargs)
 
 
