@@ -114,7 +114,7 @@ def run_gemm(args):
                     step()
                 end.record()
                 # Sample clocks and power while the queued products run.
-                time.sleep(min(0.2, args.iters * 0.001))
+                time.sleep(min(0.2, args.iters * 0.0005))
                 out.update(_nvml_sample(torch, dev))
                 torch.cuda.synchronize(dev)
                 ms = start.elapsed_time(end) / args.iters
