@@ -79,7 +79,9 @@ def tail(path, lines=60):
 
 
 def load_report(report_dir, log_path):
-    found = glob.glob(os.path.join(str(report_dir), "*", "results.json"))
+    # one directory per run; `latest` is a symlink to it
+    found = [path for path in glob.glob(os.path.join(str(report_dir), "*", "results.json"))
+             if not os.path.islink(os.path.dirname(path))]
     assert len(found) == 1, "expected one run directory with results.json under %s, found %r\n%s" % (
         report_dir, found, tail(log_path))
     run_dir = os.path.dirname(found[0])
@@ -108,6 +110,22 @@ def assert_valid_records(records, validator):
             problems.append("record %d (%s %s): %s at %s" % (index, record.get("host"), record.get("check"),
                                                               err.message, "/".join(str(p) for p in err.path)))
     assert not problems, "records not valid against docs/results.schema.json:\n" + "\n".join(problems[:30])
+
+
+def assert_accounts_for(report, records, names, failed):
+    """The run metadata, the summary and the set_stats summary (AWX) agree on the hosts."""
+    assert sorted(report["run"]["hosts_targeted"]) == names
+    summary = report["summary"]
+    assert summary["hosts_total"] == len(names)
+    assert summary["records_total"] == len(records)
+    counts = dict((status, sum(1 for r in records if r["status"] == status))
+                  for status in ("pass", "warn", "fail", "skip", "error"))
+    assert summary["counts"] == counts
+    assert sorted(summary["failed_hosts"]) == failed
+    # the playbook's final run_once set_stats task (what AWX shows)
+    compact = ((report["run"].get("set_stats") or {}).get("_run") or {}).get("aifabric_summary")
+    assert compact, "no aifabric_summary in the run's set_stats: %r" % report["run"].get("set_stats")
+    assert compact["hosts_total"] == len(names) and sorted(compact["failed_hosts"]) == failed, compact
 
 
 def assert_junit(run_dir, records):
@@ -197,6 +215,7 @@ def test_acceptance_over_ssh_reports_every_host(fleet, controller, collection_re
         assert not [r for r in mine if r["status"] == "error"], [r for r in mine if r["status"] == "error"]
     for host in fleet.hosts:
         assert accepted_logins(host) >= 1, "sshd of %s saw no login" % host.name
+    assert_accounts_for(report, records, names, failed=[])
     assert_junit(run_dir, records)
     for name in ("summary.md", "report.html"):
         assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
@@ -225,10 +244,11 @@ def test_acceptance_over_ssh_host_killed_mid_run(fleet, controller, collection_r
     assert sorted(set(r["host"] for r in records)) == ["node1", "node2", "node3"]
     dead = [r for r in records if r["host"] == "node3"]
     assert dead and all(r["status"] == "error" for r in dead), dead
-    assert [r for r in dead if r["check"] == REACHABLE_CHECK], dead
+    assert [r for r in dead if r["check"] == REACHABLE_CHECK and "unreachable" in r["reason"]], dead
     for name in ("node1", "node2"):
         mine = [r for r in records if r["host"] == name]
         assert [r for r in mine if r["check"].startswith("env.") and r["check"] != REACHABLE_CHECK], mine
         assert not [r for r in mine if r["status"] == "error"], mine
+    assert_accounts_for(report, records, ["node1", "node2", "node3"], failed=["node3"])
     assert_junit(run_dir, records)
     assert_nothing_left(fleet)
