@@ -116,10 +116,18 @@ class Host(object):
 
     def realname(self, path):
         """Basename of the resolved path (symlink target), or None."""
+        real = self.realpath(path)
+        return os.path.basename(real) if real else None
+
+    def realpath(self, path):
+        """The resolved absolute path (symlinks followed, root prefix removed), or None when absent."""
         full = self.path(path)
         if not os.path.lexists(full):
             return None
-        return os.path.basename(os.path.realpath(full))
+        real = os.path.realpath(full)
+        if self.root and real.startswith(os.path.realpath(self.root) + os.sep):
+            real = real[len(os.path.realpath(self.root)):]
+        return real
 
     def which(self, name):
         return self._which(name) if self._which else None
@@ -379,11 +387,13 @@ def _env_kernel_modules(host, params, clock):
         expect["kernel_modules"] = {"present": list(params["expect_kernel_modules"])}
     if missing:
         verdicts.append(("fail", "kernel module(s) not loaded: %s" % ", ".join(missing)))
-    if state.get("nvidia") != "absent" and state.get("mlx5_core") != "absent" \
+    hcas = host.listdir(IB_CLASS)
+    if state.get("nvidia") != "absent" and hcas \
             and state.get("nvidia_peermem") == "absent" and state.get("nv_peer_mem") == "absent":
-        verdicts.append(("warn", "nvidia and mlx5_core are loaded but neither nvidia_peermem nor nv_peer_mem: "
-                                 "GPUDirect RDMA is unavailable (NCCL falls back to host memory staging; "
-                                 "dma-buf may still work on kernel >= 5.12 with open GPU kernel modules)"))
+        verdicts.append(("warn", "the nvidia driver and RDMA devices are present but neither nvidia_peermem nor "
+                                 "nv_peer_mem is loaded: "
+                                 "GPUDirect RDMA through peer memory is unavailable (NCCL can still use dma-buf "
+                                 "on kernel >= 5.12 with the open GPU kernel modules, else it stages through host memory)"))
     status, reason = _fold(verdicts)
     return [_record("env.kernel_modules", status, reason, clock=clock, expect=expect,
                     facts={"kernel_modules": state},
@@ -485,25 +495,31 @@ def _package_records(params, label, python, packages, data, clock):
 
 
 def _nccl_on_disk(host, params):
-    """{path: version or None} of libnccl.so* outside Python site-packages, plus the loader's pick."""
+    """({real path: version or None}, the real path of the loader's libnccl.so.2 or None).
+
+    Sources: ``ldconfig -p`` and a listing of the usual library directories; symlinks are
+    resolved so /lib and /usr/lib (merged /usr) or libnccl.so -> .so.2 -> .so.2.x.y count once.
+    """
     found = {}
     picked = None
     ldconfig = host.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig")
                                                 if host.exists(p)), None)
+    candidates = []
     if ldconfig:
         run = host.run([ldconfig, "-p"], params.get("timeout", 60))
         if run.rc == 0:
             for lib in system.parse_ldconfig(run.stdout):
-                real = host.realname(lib["path"])
-                found[lib["path"]] = system.nccl_version_from_filename(real)
+                candidates.append(lib["path"])
                 if lib["name"] == "libnccl.so.2" and picked is None:
-                    picked = lib["path"]
+                    picked = host.realpath(lib["path"]) or lib["path"]
     for directory in NCCL_DIRS:
         for name in host.listdir(directory) or []:
             if name.startswith("libnccl.so"):
-                path = directory + "/" + name
-                if path not in found:
-                    found[path] = system.nccl_version_from_filename(host.realname(path))
+                candidates.append(directory + "/" + name)
+    for path in candidates:
+        real = host.realpath(path)
+        if real and real not in found:
+            found[real] = system.nccl_version_from_filename(os.path.basename(real))
     return found, picked
 
 

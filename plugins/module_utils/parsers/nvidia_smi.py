@@ -517,7 +517,7 @@ def gpus_from_query(rows):
 
 # Closest first: how NCCL and the topo legend rank PCIe paths.
 LINK_RANK = {"X": 0, "NV": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 5, "SYS": 6, "SOC": 6}
-_CELL_RE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|NS|CNS|GNS|TNS|NA|N/A)$")
+_CELL_RE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 _AFFINITY_COLS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
@@ -571,7 +571,7 @@ def parse_topo(text):
     for line in lines[header_at + 1:]:
         stripped = line.strip()
         if not stripped:
-            if matrix:
+            if matrix and section == "matrix":
                 section = "after"
             continue
         if stripped.startswith("Legend"):

@@ -190,10 +190,13 @@ def _port(hca, number, raw, netdevs):
             continue
         if not _GID_RE.match(gid):
             raise ParseError("%s/ports/%d/gids/%s is not a GID: %s" % (hca, number, index, _quote(gid)))
+        kind = gid_type(raw["_types"].get(index))
+        if raw.get("link_layer") == "InfiniBand" and kind == "RoCE v1":
+            kind = "IB"  # sysfs says 'IB/RoCE v1' for both; the link layer decides
         gids.append({
             "index": int(index),
             "gid": gid.lower(),
-            "type": gid_type(raw["_types"].get(index)),
+            "type": kind,
             "ipv4": gid_ipv4(gid),
             "netdev": raw["_ndev"].get(index) or None,
         })
