@@ -1,0 +1,168 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet_report callback end to end: a real ansible-playbook run with the callback enabled.
+
+playbooks/fleet_report.yml runs on four local hosts and one unreachable SSH host (127.0.0.2
+port 1) and goes through every callback path (records, loop, ignored failure, failed task
+with and without records, unreachable host, host no task ran on, set_stats). The test then
+reads the files the callback wrote. A second run checks the history deltas, and the
+report playbook (aifabric.acceptance.report) re-analyses the first run twice (idempotence).
+
+Where the collection is loaded from: $AIFABRIC_TEST_COLLECTIONS, else derived from this
+file's location when it sits under .../ansible_collections/aifabric/acceptance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PLAYBOOKS = os.path.join(HERE, "playbooks")
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+HOSTS = ["dead", "node1", "node2", "node3", "node4"]
+jsonschema = pytest.importorskip("jsonschema")
+
+
+@pytest.fixture(scope="module")
+def env():
+    collections = collections_path()
+    if not collections:
+        pytest.fail("cannot tell where aifabric.acceptance is importable from: set AIFABRIC_TEST_COLLECTIONS")
+    if not os.access(ANSIBLE_PLAYBOOK, os.X_OK):
+        pytest.fail("no ansible-playbook next to %s" % sys.executable)
+    out = dict(os.environ)
+    for name in ("ANSIBLE_COLLECTIONS_PATHS", "ANSIBLE_INVENTORY", "ANSIBLE_LIBRARY", "AIFABRIC_HISTORY_DB",
+                 "AIFABRIC_REPORT_FORMATS", "AIFABRIC_DRIFT_PINS", "AIFABRIC_HISTORY"):
+        out.pop(name, None)
+    out.update({
+        "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": collections,
+        "ANSIBLE_CALLBACKS_ENABLED": "aifabric.acceptance.fleet_report",
+        "ANSIBLE_NOCOLOR": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    return out
+
+
+def run_playbook(env, report_dir, playbook, *extra):
+    env = dict(env, AIFABRIC_REPORT_DIR=str(report_dir))
+    argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), playbook] + list(extra)
+    return subprocess.run(argv, env=env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def first_run(env, tmp_path_factory):
+    report_dir = tmp_path_factory.mktemp("reports")
+    proc = run_playbook(env, report_dir, "fleet_report.yml")
+    assert proc.returncode in (2, 4), proc.stdout[-4000:] + proc.stderr[-4000:]     # failed + unreachable hosts
+    assert "FLEET REPORT:" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "Callback dispatch" not in proc.stdout + proc.stderr
+    run_dir = os.path.realpath(str(report_dir / "latest"))
+    return report_dir, run_dir, proc
+
+
+def load(run_dir, name):
+    with open(os.path.join(run_dir, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_every_file_is_written_and_lists_every_targeted_host(first_run):
+    _report_dir, run_dir, proc = first_run
+    assert sorted(os.listdir(run_dir)) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    data = json.loads(load(run_dir, "results.json"))
+    assert sorted(set(r["host"] for r in data["records"])) == HOSTS
+    assert data["run"]["hosts_targeted"] == ["node1", "node2", "node3", "node4", "dead"]
+    assert data["run"]["inventory_host_count"] == 5 and data["summary"]["hosts_total"] == 5
+    assert data["run"]["playbooks"] == ["fleet_report.yml"]
+    root = ET.fromstring(load(run_dir, "junit.xml").encode("utf-8"))
+    assert sorted(set(c.get("classname") for c in root.iter("testcase"))) == HOSTS
+    assert len(list(root.iter("testcase"))) == len(data["records"])
+    md = load(run_dir, "summary.md")
+    page = load(run_dir, "report.html")
+    for host in HOSTS:
+        assert "| %s |" % host in md and ">%s<" % host in page
+    assert run_dir in proc.stdout
+
+
+def test_records_validate_against_the_schema(first_run):
+    with open(os.path.join(REPO, "docs", "results.schema.json"), encoding="utf-8") as handle:
+        validator = jsonschema.Draft202012Validator(json.load(handle))
+    data = json.loads(load(first_run[1], "results.json"))
+    for rec in data["records"]:
+        assert list(validator.iter_errors(rec)) == [], rec
+
+
+def test_each_callback_path_shows_in_the_records(first_run):
+    data = json.loads(load(first_run[1], "results.json"))
+    got = dict(((r["host"], r["check"], r["target"], r["peer"]), r) for r in data["records"])
+    dead = got[("dead", "env.reachable", None, None)]
+    assert dead["status"] == "error" and "127.0.0.2" in dead["reason"]
+    task = got[("node2", "env.task", "A failed task without records", None)]
+    assert task["status"] == "error" and "tool exploded on node2" in task["reason"]
+    assert "stderr of the failing tool" in task["raw"]
+    assert got[("node4", "env.coverage", None, None)]["status"] == "error"
+    assert got[("node3", "gpu.ecc", "0", None)]["status"] == "fail"                 # failed task keeps its records
+    assert not any(r["host"] == "node1" and r["check"] == "env.task" for r in data["records"])   # ignored
+    assert {k[2] for k in got if k[1] == "gpu.loop_item"} == {"0", "1"}
+    assert len([k for k in got if k[1] == "gpu.loop_item"]) == 4
+    drift = got[("node3", "env.package.drift", "torch", None)]
+    assert drift["status"] == "warn" and drift["tool"]["name"] == "fleet-analysis"
+    assert got[("node1", "rdma.ib_write_bw", "mlx5_0", "node3")]["series"][0] == {"size_bytes": 4096, "bw_avg_gbit_s": 60.0}
+
+
+def test_html_escapes_tool_text(first_run):
+    page = load(first_run[1], "report.html")
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; kernel too old" in page
+
+
+def test_set_stats_summary_is_kept(first_run):
+    data = json.loads(load(first_run[1], "results.json"))
+    summary = data["run"]["set_stats"]["_run"]["test_summary"]
+    # the playbook summarised the probe records only; hosts without them are errors
+    assert summary["hosts_total"] == 5
+    assert summary["failed_hosts"] == ["dead", "node4"]
+    assert summary["counts"] == {"pass": 5, "warn": 1, "fail": 0, "skip": 0, "error": 2}
+
+
+def test_second_run_shows_changes_since_the_first(env, first_run):
+    report_dir, first_dir, _proc = first_run
+    proc = run_playbook(env, report_dir, "fleet_report.yml")
+    assert proc.returncode in (2, 4)
+    second_dir = os.path.realpath(str(report_dir / "latest"))
+    assert second_dir != first_dir
+    data = json.loads(load(second_dir, "results.json"))
+    first_id = json.loads(load(first_dir, "results.json"))["run"]["run_id"]
+    deltas = data["history"]["deltas"]
+    assert data["history"]["db"] == str(report_dir / "history.sqlite")
+    assert {d["host"] for d in deltas} == set(HOSTS)
+    assert all(d["previous_run"] == first_id and not d["status_changed"] for d in deltas)
+    os_delta = [d for d in deltas if d["host"] == "node1" and d["check"] == "env.os"][0]
+    assert os_delta["metrics"]["mem_total_bytes"]["delta"] == 0
+
+
+def test_report_playbook_reanalyses_idempotently(env, first_run):
+    report_dir, first_dir, _proc = first_run
+    before = sorted(os.listdir(str(report_dir)))
+    dest = os.path.join(str(report_dir), "reanalysed")
+    argv = ["-e", "report_input=%s" % os.path.join(first_dir, "results.json"), "-e", "report_dir=%s" % dest,
+            "-e", '{"report_drift_pins": {"version": "2.4.1"}}']
+    playbook = os.path.join(REPO, "playbooks", "report.yml")
+    one = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), report_dir, playbook, "-c", "local", *argv)
+    assert one.returncode == 0, one.stdout[-4000:] + one.stderr[-4000:]
+    data = json.loads(load(dest, "results.json"))
+    drift = [r for r in data["records"] if r["check"] == "env.package.drift"]
+    assert [(r["host"], r["status"]) for r in drift] == [("node3", "fail")]       # pinned: fail, not warn
+    two = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), report_dir, playbook, "-c", "local", *argv)
+    assert two.returncode == 0
+    assert "changed=0" in two.stdout.split("PLAY RECAP")[-1]
+    assert sorted(os.listdir(str(report_dir))) == sorted(before + ["reanalysed"])   # the callback wrote no run
