@@ -1,0 +1,393 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest server/client pairs: argv, GID choice, records, expectations, orchestration (private).
+
+The three steps of a round (design.md, "Server/client pairs"):
+
+- ``start_servers`` starts one detached server per device (TCP port ``port + i``
+  for the i-th device) and returns their handles;
+- ``run_clients`` starts one client per device at once, waits for all, and
+  re-starts a client whose server does not answer yet (perftest's "Couldn't
+  connect" family) until ``connect_timeout_s``; any other failure is final;
+- ``collect_servers`` waits for every server (bounded), kills what is left,
+  and parses the server side.
+
+Records: the client side is ``rdma.<test>`` (host = client, peer = server,
+target = the client's device); the server side is ``rdma.<test>.server`` (host =
+server, peer = client) and carries no expectations: it is there for the errors
+and for what the server saw, never counted twice in the pairwise analyses.
+
+Units: the parser keeps the tool's figures (and they stay in ``series``); the
+conversion to Gbit/s uses perftest's own definitions (see parsers/perftest.py).
+Runs on the targets: Python 3.8+, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
+
+TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+DEFAULT_PORT = 18515
+NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
+VERSION_RE = re.compile(r"Version:\s*(\S+)")
+# NGC multinode acceptance criteria for small-message latency (write/send 2.5 us, read 4.5 us).
+LAT_LIMITS_US = {"write": 2.5, "send": 2.5, "read": 4.5}
+LAT_SMALL_BYTES = 64
+LAT_SOURCE = "NGC multinode criterion for small-message %s latency"
+TIMEOUT_RCS = (124, 137, -9)
+INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
+               "or role aifabric.acceptance.perftest"
+
+
+def kind_of(test):
+    return "bw" if test.endswith("_bw") else "lat"
+
+
+def verb_of(test):
+    return test.split("_")[1]
+
+
+def check_name(name, what):
+    if name is None:
+        return None
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise AcceptanceError("%s %r is not a valid name (letters, digits, _ . : - only)" % (what, name))
+    return name
+
+
+# --------------------------------------------------------------------------- sysfs: ports and GIDs
+
+def find_port(hcas, device, ib_port):
+    """The port dict of build_hcas output for device/port, or None."""
+    for hca in hcas or []:
+        if hca.get("name") == device:
+            for port in hca.get("ports", []):
+                if port.get("port") == ib_port:
+                    return port
+    return None
+
+
+def select_gid(port):
+    """GID index for perftest ``-x``: (index or None, how it was chosen).
+
+    InfiniBand ports need none. On Ethernet (RoCE) ports: the RoCE v2 GID that
+    maps an IPv4 address of the port's netdev (lowest index when several),
+    as operators pick it by hand from show_gids. Raises AcceptanceError when a
+    RoCE port has no such GID (perftest would pick GID 0, a link-local RoCE v1
+    GID that does not route).
+    """
+    layer = (port.get("link_layer") or "").lower()
+    if layer in ("infiniband", "ib"):
+        return None, "InfiniBand port: no GID index needed"
+    netdevs = set(n.get("name") for n in port.get("netdevs") or [])
+    v2 = [g for g in port.get("gids") or [] if g.get("type") == "RoCE v2" and g.get("ipv4")]
+    on_netdev = [g for g in v2 if g.get("netdev") in netdevs] if netdevs else v2
+    chosen = sorted(on_netdev or v2, key=lambda g: g["index"])
+    if not chosen:
+        listed = ", ".join("%d=%s %s" % (g["index"], g.get("type"), g.get("ipv4") or g.get("gid"))
+                           for g in port.get("gids") or []) or "none"
+        raise AcceptanceError("no RoCE v2 GID with an IPv4 address on port %s (GIDs: %s); give gid_index"
+                              % (port.get("port"), listed))
+    gid = chosen[0]
+    return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], gid["ipv4"], gid.get("netdev") or "?")
+
+
+# --------------------------------------------------------------------------- argv
+
+def build_argv(binary, params, device, tcp_port, gid_index, side, peer_address=None, json_file=None):
+    """perftest argv for one side of one device (a list; never a shell string)."""
+    test = params["test"]
+    argv = [binary, "-d", device, "-i", str(params["ib_port"]), "-p", str(tcp_port)]
+    if gid_index is not None:
+        argv += ["-x", str(gid_index)]
+    if params.get("all_sizes"):
+        argv.append("-a")
+    elif params.get("size"):
+        argv += ["-s", str(params["size"])]
+    if params.get("duration_s"):
+        argv += ["-D", str(params["duration_s"])]
+    elif params.get("iterations"):
+        argv += ["-n", str(params["iterations"])]
+    if kind_of(test) == "bw":
+        if params.get("qps"):
+            argv += ["-q", str(params["qps"])]
+        if params.get("bidirectional"):
+            argv.append("-b")
+        if params.get("report_gbits", True):
+            argv.append("--report_gbits")
+    if params.get("ignore_cpu_freq"):
+        argv.append("-F")
+    if params.get("rdma_cm"):
+        argv.append("-R")
+    if params.get("use_cuda") is not None:
+        argv.append("--use_cuda=%s" % params["use_cuda"])
+    if json_file:
+        argv += ["--out_json", "--out_json_file=%s" % json_file]
+    argv += list(params.get("extra_args") or [])
+    if side == "client":
+        argv.append(peer_address)
+    return argv
+
+
+def parse_version(text):
+    match = VERSION_RE.search(text or "")
+    return match.group(1) if match else None
+
+
+# --------------------------------------------------------------------------- expectations
+
+def default_rules(test, metrics, facts, params):
+    """The built-in expectations (each names its source); user ``expect`` entries override them."""
+    rules = {}
+    if kind_of(test) == "bw":
+        local = facts.get("port_rate_gbit_s")
+        peer = params.get("peer_rate_gbit_s")
+        known = [r for r in (local, peer) if r]
+        pct = params.get("expect_line_rate_pct")
+        if known and pct:
+            lower = min(known)
+            factor = 2 if facts.get("bidirectional") else 1
+            floor = round(lower * pct / 100.0 * factor, 3)
+            where = "lower active port rate of both ends" if len(known) == 2 else \
+                "active port rate of %s (peer rate unknown)" % ("this end" if local else "the peer")
+            rules["bw_avg_gbit_s"] = {
+                "min": floor,
+                "source": "%s %% of the %s, %s Gb/s%s" % (
+                    _num(pct), where, _num(lower), ", x2 bidirectional" if factor == 2 else ""),
+            }
+    else:
+        limit = LAT_LIMITS_US.get(verb_of(test))
+        size = metrics.get("msg_size_bytes")
+        if limit and size is not None and size <= LAT_SMALL_BYTES:
+            rules["lat_typical_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)}
+    for name, rule in (params.get("expect") or {}).items():
+        if rule is None:
+            rules.pop(name, None)
+        else:
+            rule = dict(rule)
+            rule.setdefault("source", "user expectation")
+            rules[name] = rule
+    return rules
+
+
+def _num(value):
+    return ("%.3f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+# --------------------------------------------------------------------------- records
+
+def _series(parsed, kind):
+    out = []
+    unit = parsed.get("unit")
+    for row in parsed["rows"]:
+        if kind == "bw":
+            out.append({
+                "msg_size_bytes": row["size_bytes"], "iterations": row["iterations"],
+                "bw_peak_gbit_s": _round(parser.gbit_s(row["bw_peak"], unit)),
+                "bw_avg_gbit_s": _round(parser.gbit_s(row["bw_avg"], unit)),
+                "msg_rate_mpps": row["msg_rate_mpps"],
+                "tool_unit": unit, "tool_bw_peak": row["bw_peak"], "tool_bw_avg": row["bw_avg"],
+            })
+        else:
+            out.append({
+                "msg_size_bytes": row["size_bytes"], "iterations": row["iterations"],
+                "lat_min_us": row["t_min"], "lat_max_us": row["t_max"], "lat_typical_us": row["t_typical"],
+                "lat_avg_us": row["t_avg"], "lat_stdev_us": row["t_stdev"], "lat_p99_us": row["p99"],
+                "lat_p999_us": row["p999"],
+            })
+    return out
+
+
+def _round(value):
+    return None if value is None else round(value, 6)
+
+
+def metrics_of(parsed, kind):
+    """Headline metrics: bandwidth at the largest message size; latency at the smallest."""
+    rows = parsed["rows"]
+    if kind == "bw":
+        row = max(rows, key=lambda r: r["size_bytes"])
+        unit = parsed.get("unit")
+        peak = parser.gbit_s(row["bw_peak"], unit) if parser.peak_measured(parsed) else None
+        return {
+            "bw_avg_gbit_s": _round(parser.gbit_s(row["bw_avg"], unit)),
+            "bw_peak_gbit_s": _round(peak),
+            "msg_rate_mpps": row["msg_rate_mpps"],
+            "msg_size_bytes": row["size_bytes"],
+            "iterations_count": row["iterations"],
+        }
+    row = min(rows, key=lambda r: r["size_bytes"])
+    return {
+        "lat_min_us": row["t_min"], "lat_max_us": row["t_max"], "lat_typical_us": row["t_typical"],
+        "lat_avg_us": row["t_avg"], "lat_stdev_us": row["t_stdev"], "lat_p99_us": row["p99"],
+        "lat_p999_us": row["p999"], "msg_size_bytes": row["size_bytes"], "iterations_count": row["iterations"],
+    }
+
+
+def build_records(text, rc, ctx):
+    """One record from one perftest output. Never raises on the tool's output.
+
+    ``ctx``: test, side (client/server), host, peer, device, params (module params),
+    argv, tool_version, started, duration_s, facts (extra facts: port rate, GID choice,
+    governor), timed_out (bool), timeout_s, extra_reason.
+    """
+    test = ctx["test"]
+    side = ctx["side"]
+    check = "rdma.%s%s" % (test, ".server" if side == "server" else "")
+    common = dict(host=ctx.get("host"), peer=ctx.get("peer"), target=ctx.get("device"),
+                  tool={"name": "perftest", "version": ctx.get("tool_version")},
+                  started=ctx.get("started"), duration_s=ctx.get("duration_s"),
+                  params={"argv": ctx.get("argv"), "attempts": ctx.get("attempts", 1),
+                          "timeout_s": ctx.get("timeout_s")})
+    facts = dict(ctx.get("facts") or {})
+    facts["side"] = side
+    if ctx.get("timed_out"):
+        reason = "%s %s on %s timed out after %ss and was killed%s" % (
+            test, side, ctx.get("device"), ctx.get("timeout_s"),
+            " (no client connected?)" if side == "server" else " (is the server side running and reachable?)")
+        return [results.error(check, reason, raw=text, facts=facts, **common)]
+    try:
+        parsed = parser.parse(text)
+    except ParseError as exc:
+        reason = "could not read %s output (rc %s): %s" % (test, rc, exc)
+        return [results.error(check, reason, raw=text, facts=facts, **common)]
+    if not parsed["rows"]:
+        message = "; ".join(parsed["errors"][:4])
+        if parsed["error_kind"] == "no_device":
+            reason = "no RDMA device for %s on %s: %s" % (test, ctx.get("device") or "this host", message)
+            return [results.skip(check, reason, raw=text, facts=facts, **common)]
+        facts["error_kind"] = parsed["error_kind"]
+        reason = "%s %s failed (%s, rc %s): %s" % (test, side, parsed["error_kind"], rc, message)
+        return [results.error(check, reason, raw=text, facts=facts, **common)]
+    kind = kind_of(test)
+    if parsed.get("kind") and parsed["kind"] != kind:
+        reason = "%s printed a %s table (wrong binary or hint?)" % (test, parsed["kind"])
+        return [results.error(check, reason, raw=text, facts=facts, **common)]
+    metrics = metrics_of(parsed, kind)
+    header = parsed["header"]
+    facts.update({
+        "test": parsed.get("test"), "tool_unit": parsed.get("unit"),
+        "bidirectional": parsed.get("bidirectional"),
+        "link_type": header.get("Link type"), "transport": header.get("Transport type"),
+        "mtu": header.get("Mtu"), "qps": header.get("Number of qps"),
+        "gid_index_used": header.get("GID index"), "connection": header.get("Connection type"),
+        "device_reported": header.get("Device"),
+    })
+    if parsed["warnings"]:
+        facts["tool_warnings"] = parsed["warnings"]
+    if parsed["blocks"] > 1:
+        facts["tables"] = parsed["blocks"]
+    status, reason = "pass", None
+    notes = []
+    if parsed["warnings"]:
+        notes.append("perftest warned: %s" % parsed["warnings"][0])
+    if rc not in (0, None):
+        notes.append("perftest exited with rc %s after printing results" % rc)
+    if ctx.get("extra_reason"):
+        notes.append(ctx["extra_reason"])
+    if notes:
+        status, reason = "warn", "; ".join(notes)
+    expect = {}
+    if side == "client":
+        rules = default_rules(test, metrics, facts, ctx.get("params") or {})
+        try:
+            status, reason, expect = expectations.judge(metrics, rules, status, reason)
+        except expectations.ExpectationError as exc:
+            return [results.error(check, "bad expectation: %s" % exc, facts=facts, **common)]
+    record = results.make(check, status, reason=reason, metrics=metrics, expect=expect, facts=facts,
+                          series=_series(parsed, kind),
+                          raw=text if status != "pass" else None, **common)
+    return [record]
+
+
+# --------------------------------------------------------------------------- orchestration
+
+class Job(object):
+    """One device of one side: its argv, state directory and current handle."""
+
+    def __init__(self, index, device, tcp_port, argv, state_dir, facts):
+        self.index = index
+        self.device = device
+        self.tcp_port = tcp_port
+        self.argv = argv
+        self.state_dir = state_dir
+        self.facts = facts
+        self.handle = None
+        self.attempts = 0
+        self.started = None
+        self.started_mono = None
+        self.result = None  # (text, rc, timed_out)
+
+
+def _text(handle):
+    out, err = detached.read(handle)
+    if err and out and not out.endswith("\n"):
+        out += "\n"
+    return out + err
+
+
+def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
+                start=None):
+    """Run every client job at once; re-start those whose server is not listening yet.
+
+    Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts.
+    """
+    start = start or detached.start
+    deadline = time.monotonic() + connect_timeout_s
+    pending = list(jobs)
+    for job in pending:
+        job.started = results.utc_now()
+        job.started_mono = time.monotonic()
+    retry_at = dict((id(job), time.monotonic()) for job in pending)
+    while pending:
+        now = time.monotonic()
+        for job in list(pending):
+            if job.handle is None:
+                if now < retry_at[id(job)]:
+                    continue
+                job.attempts += 1
+                attempt_dir = os.path.join(job.state_dir, "attempt-%d" % job.attempts)
+                job.handle = start(job.argv, timeout_s, attempt_dir, timeout_bin, env=env)
+                continue
+            outcome = detached.outcome(job.handle)
+            if outcome is None:
+                if detached.alive(job.handle):
+                    continue
+                # gone without an rc file (killed from outside): take what it printed
+                outcome = {"rc": None}
+            text = _text(job.handle)
+            rc = outcome.get("rc")
+            timed_out = rc in TIMEOUT_RCS
+            retry = False
+            if not timed_out and rc not in (0, None):
+                try:
+                    parsed = parser.parse(text)
+                    retry = not parsed["rows"] and parsed["error_kind"] == "connect"
+                except ParseError:
+                    retry = False
+            if retry and time.monotonic() + retry_delay_s < deadline:
+                job.handle = None
+                retry_at[id(job)] = time.monotonic() + retry_delay_s
+                continue
+            job.result = (text, rc, timed_out)
+            pending.remove(job)
+        if pending:
+            time.sleep(poll_s)
+
+
+def collect(job, wait_s):
+    """Wait for a detached server (bounded), kill it if still running. Returns (text, rc, timed_out, killed)."""
+    handle = job.handle
+    outcome = detached.wait(handle, wait_s)
+    killed = False
+    if outcome is None:
+        killed = detached.kill(handle)
+        outcome = detached.outcome(handle) or {"rc": None}
+    rc = outcome.get("rc")
+    return _text(handle), rc, rc in TIMEOUT_RCS and not killed, killed
