@@ -101,6 +101,11 @@ def missing_prerequisites(try_netns=True):
             reasons.append("cannot create a network namespace: %s" % exc)
         else:
             try:
+                # what every host needs: run a program inside it, in its own UTS namespace
+                _run([find_tool("ip"), "netns", "exec", probe, find_tool("unshare"), "--uts", "--", "/bin/true"])
+            except FleetError as exc:
+                reasons.append("cannot run a program in a network + UTS namespace: %s" % exc)
+            try:
                 _run([find_tool("ip"), "netns", "del", probe])
             except FleetError as exc:
                 reasons.append("cannot delete the probe network namespace %s: %s" % (probe, exc))
@@ -552,8 +557,11 @@ class Fleet(object):
         if os.path.isdir(self.control_path_dir):
             for name in os.listdir(self.control_path_dir):
                 sock = os.path.join(self.control_path_dir, name)
-                _run([self.tools["ssh"], "-F", "/dev/null", "-o", "ControlPath=%s" % sock, "-O", "exit", "fleet-host"],
-                     timeout=5, check=False)
+                try:
+                    _run([self.tools["ssh"], "-F", "/dev/null", "-o", "ControlPath=%s" % sock, "-O", "exit", "fleet-host"],
+                         timeout=5, check=False)
+                except FleetError:
+                    pass        # a wedged master: killed by PID below
                 if os.path.exists(sock):
                     os.unlink(sock)
         ns_pids = set(procs_in_netns([h.ns_id for h in self.hosts]))

@@ -107,8 +107,8 @@ def assert_valid_records(records, validator):
     problems = []
     for index, record in enumerate(records):
         for err in validator.iter_errors(record):
-            problems.append("record %d (%s %s): %s at %s" % (index, record.get("host"), record.get("check"),
-                                                              err.message, "/".join(str(p) for p in err.path)))
+            where = "/".join(str(p) for p in err.path)
+            problems.append("record %d (%s %s): %s at %s" % (index, record.get("host"), record.get("check"), err.message, where))
     assert not problems, "records not valid against docs/results.schema.json:\n" + "\n".join(problems[:30])
 
 
