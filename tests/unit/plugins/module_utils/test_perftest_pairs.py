@@ -1,0 +1,257 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest pair glue: GID choice, argv, records and expectations, detached processes, governor."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "parsers", "fixtures", "perftest")
+TIMEOUT = "/usr/bin/timeout"
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def roce_files(dev="mlx5_0", v2_ipv4=True):
+    files = {
+        dev + "/ports/1/state": "4: ACTIVE\n", dev + "/ports/1/rate": "400 Gb/sec (4X NDR)\n",
+        dev + "/ports/1/link_layer": "Ethernet\n",
+        dev + "/device/net/eth2/dev_port": "0\n",
+        dev + "/ports/1/gids/0": "fe80:0000:0000:0000:0e42:a1ff:fe2b:3c4d\n",
+        dev + "/ports/1/gid_attrs/types/0": "IB/RoCE v1\n", dev + "/ports/1/gid_attrs/ndev/0": "eth2\n",
+        dev + "/ports/1/gids/1": "fe80:0000:0000:0000:0e42:a1ff:fe2b:3c4d\n",
+        dev + "/ports/1/gid_attrs/types/1": "RoCE v2\n", dev + "/ports/1/gid_attrs/ndev/1": "eth2\n",
+        dev + "/ports/1/gids/2": "0000:0000:0000:0000:0000:ffff:0a00:0002\n",
+        dev + "/ports/1/gid_attrs/types/2": "IB/RoCE v1\n", dev + "/ports/1/gid_attrs/ndev/2": "eth2\n",
+    }
+    if v2_ipv4:
+        files.update({
+            dev + "/ports/1/gids/3": "0000:0000:0000:0000:0000:ffff:0a00:0002\n",
+            dev + "/ports/1/gid_attrs/types/3": "RoCE v2\n", dev + "/ports/1/gid_attrs/ndev/3": "eth2\n",
+        })
+    return files
+
+
+def test_select_gid_roce_v2_ipv4():
+    port = perftest_pairs.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 1)
+    index, how = perftest_pairs.select_gid(port)
+    assert index == 3 and "10.0.0.2" in how and "eth2" in how
+    assert perftest_pairs.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 2) is None
+
+
+def test_select_gid_ib_needs_none_and_roce_without_v2_fails():
+    ib = {"mlx5_1/ports/1/state": "4: ACTIVE", "mlx5_1/ports/1/link_layer": "InfiniBand",
+          "mlx5_1/ports/1/rate": "400 Gb/sec (4X NDR)",
+          "mlx5_1/ports/1/gids/0": "fe80:0000:0000:0000:a088:c203:0012:3456"}
+    port = perftest_pairs.find_port(rdma.build_hcas(ib), "mlx5_1", 1)
+    assert perftest_pairs.select_gid(port) == (None, "InfiniBand port: no GID index needed")
+    port = perftest_pairs.find_port(rdma.build_hcas(roce_files(v2_ipv4=False)), "mlx5_0", 1)
+    with pytest.raises(AcceptanceError, match="no RoCE v2 GID with an IPv4"):
+        perftest_pairs.select_gid(port)
+
+
+def test_build_argv():
+    params = {"test": "ib_write_bw", "ib_port": 1, "all_sizes": True, "duration_s": 5, "qps": 4,
+              "bidirectional": True, "report_gbits": True, "rdma_cm": True, "use_cuda": "0",
+              "ignore_cpu_freq": True, "extra_args": ["--tclass=96"]}
+    argv = perftest_pairs.build_argv("/usr/bin/ib_write_bw", params, "mlx5_0", 18516, 3, "client", "10.0.0.1",
+                                     json_file="/tmp/x.json")
+    assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18516", "-x", "3", "-a",
+                    "-D", "5", "-q", "4", "-b", "--report_gbits", "-F", "-R", "--use_cuda=0",
+                    "--out_json", "--out_json_file=/tmp/x.json", "--tclass=96", "10.0.0.1"]
+    lat = perftest_pairs.build_argv("ib_read_lat", {"test": "ib_read_lat", "ib_port": 2, "size": 2, "iterations": 1000,
+                                                    "qps": 4, "bidirectional": True},
+                                    "mlx5_1", 18515, None, "server")
+    assert lat == ["ib_read_lat", "-d", "mlx5_1", "-i", "2", "-p", "18515", "-s", "2", "-n", "1000"]
+    with pytest.raises(AcceptanceError):
+        perftest_pairs.check_name("mlx5_0; rm -rf /", "device")
+
+
+def ctx(test="ib_write_bw", side="client", **kw):
+    base = {"test": test, "side": side, "host": "a", "peer": "b", "device": "mlx5_0",
+            "params": {"expect_line_rate_pct": 90, "peer_rate_gbit_s": None, "expect": {}},
+            "argv": ["ib_write_bw"], "tool_version": "6.06", "facts": {}}
+    base.update(kw)
+    return base
+
+
+def test_bw_record_converts_units_and_keeps_tool_figures():
+    text = fixture("cx7-ndr-ib-send-bw-client-MiB-per-sec-cpufreq-warning.txt")
+    rec = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
+                                                    params={"expect_line_rate_pct": 90,
+                                                            "peer_rate_gbit_s": 400.0}))[0]
+    assert results.validate(rec) == []
+    assert rec["check"] == "rdma.ib_send_bw" and rec["host"] == "a" and rec["peer"] == "b"
+    assert rec["metrics"]["bw_avg_gbit_s"] == round(46557.03 * 1048576 * 8 / 1e9, 6)
+    assert rec["metrics"]["msg_size_bytes"] == 65536
+    assert rec["series"][0]["tool_unit"] == "MiB/sec" and rec["series"][0]["tool_bw_avg"] == 46557.03
+    assert rec["expect"]["bw_avg_gbit_s"]["min"] == 360.0
+    # 390.5 Gbit/s passes the 360 floor, but perftest's CPU frequency warning makes it a warn
+    assert rec["status"] == "warn" and "CPU frequency" in rec["reason"]
+
+
+def test_bw_below_line_rate_fails_and_bidirectional_doubles():
+    text = fixture("rocm-docs-ib-write-bw-bidir-a-gbits-use-rocm-rst-indented.txt")
+    rec = perftest_pairs.build_records(text, 0, ctx(facts={"port_rate_gbit_s": 200.0}))[0]
+    # bidirectional 204.59 Gbit/s against 2 x 90 % x 200
+    assert rec["expect"]["bw_avg_gbit_s"]["min"] == 360.0
+    assert rec["status"] == "fail" and "bw_avg_gbit_s 204.59 < 360" in rec["reason"]
+    assert rec["metrics"]["msg_size_bytes"] == 8388608 and len(rec["series"]) == 23
+    user = perftest_pairs.build_records(text, 0, ctx(facts={"port_rate_gbit_s": 200.0},
+                                                     params={"expect_line_rate_pct": 90,
+                                                             "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
+    assert user["status"] == "pass" and user["expect"]["bw_avg_gbit_s"]["source"] == "user expectation"
+
+
+def test_latency_rules():
+    ok = perftest_pairs.build_records(fixture("dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt"), 0,
+                                      ctx("ib_write_lat"))[0]
+    assert ok["status"] == "pass" and ok["expect"]["lat_typical_us"]["max"] == 2.5
+    assert ok["metrics"]["lat_p999_us"] == 1.93 and ok["metrics"]["lat_typical_us"] == 1.47
+    slow = perftest_pairs.build_records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat"))[0]
+    assert slow["status"] == "fail" and "lat_typical_us 724.36 > 2.5" in slow["reason"]
+    read = perftest_pairs.build_records(fixture("mlx4-ib-read-lat-client-a-all-sizes.txt"), 0,
+                                        ctx("ib_read_lat"))[0]
+    assert read["expect"]["lat_typical_us"]["max"] == 4.5 and read["status"] == "pass"
+    assert read["metrics"]["msg_size_bytes"] == 2 and len(read["series"]) == 23
+
+
+@pytest.mark.parametrize("name,status,needle", [
+    ("ib_write_bw-client-no-rdma-device.txt", "skip", "Did not detect devices"),
+    ("perftest-client-failed-to-modify-qp-to-rts.txt", "error", "(qp, rc 1)"),
+    ("perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt", "error", "Couldn't connect to"),
+])
+def test_failures_become_skip_or_error_with_the_tool_message(name, status, needle):
+    rec = perftest_pairs.build_records(fixture(name), 1, ctx())[0]
+    assert rec["status"] == status and needle in rec["reason"] and rec["raw"]
+    assert results.validate(rec) == []
+
+
+def test_unreadable_output_and_timeout_are_errors():
+    rec = perftest_pairs.build_records("segfault\n", 139, ctx())[0]
+    assert rec["status"] == "error" and "could not read" in rec["reason"] and rec["raw"] == "segfault"
+    rec = perftest_pairs.build_records("", 124, ctx(side="server", timed_out=True, timeout_s=30))[0]
+    assert rec["check"] == "rdma.ib_write_bw.server" and "timed out after 30s" in rec["reason"]
+
+
+def test_server_records_carry_no_expectations():
+    rec = perftest_pairs.build_records(fixture("amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
+                                       0, ctx(side="server", facts={"port_rate_gbit_s": 400.0}))[0]
+    assert rec["check"] == "rdma.ib_write_bw.server" and rec["expect"] == {} and rec["status"] == "pass"
+    assert rec["facts"]["side"] == "server"
+
+
+# --------------------------------------------------------------------------- detached processes
+
+def py(code):
+    return [sys.executable, "-c", code]
+
+
+def test_detached_start_wait_read(tmp_path):
+    exits = []
+    handle = detached.start(py("import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"), 30,
+                            str(tmp_path / "s"), TIMEOUT, on_exit=lambda: exits.append(1) or "released")
+    outcome = detached.wait(handle, 20)
+    assert outcome["rc"] == 3 and outcome["on_exit"] == "released"
+    assert detached.read(handle) == ("out\n", "err")
+    assert json.load(open(handle["handle_file"]))["pid"] == handle["pid"]
+    assert detached.load(str(tmp_path / "s"))["pgid"] == handle["pid"]
+    assert not detached.alive(handle)
+
+
+def test_detached_timeout_and_kill(tmp_path):
+    slow = detached.start(py("import time; time.sleep(60)"), 1, str(tmp_path / "t"), TIMEOUT, kill_after_s=1)
+    outcome = detached.wait(slow, 20)
+    assert outcome["rc"] == 124
+    hung = detached.start(py("import time, os; os.fork(); time.sleep(60)"), 60, str(tmp_path / "k"), TIMEOUT)
+    time.sleep(0.3)
+    assert detached.alive(hung)
+    assert detached.kill(hung, grace_s=1) is True
+    assert not detached.alive(hung)
+    assert detached.outcome(hung)["rc"] in (-15, 124, 143)
+    # the forked grandchild of the tool died with the process group
+    # (zombies awaiting a late reaper do not count: they no longer run)
+    assert os.system("pgrep -g %d -r R,S,D,T >/dev/null" % hung["pgid"]) != 0
+    assert detached.kill(hung) is False
+
+
+def test_detached_exec_error(tmp_path):
+    with pytest.raises(AcceptanceError, match="could not start"):
+        detached.start(["/nonexistent/tool"], 5, str(tmp_path / "e"), "/nonexistent/timeout")
+
+
+# --------------------------------------------------------------------------- governor
+
+def fake_cpus(root, n=4, governor="powersave", offered="performance powersave"):
+    for i in range(n):
+        d = root / ("cpu%d" % i) / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_governor").write_text(governor + "\n")
+        (d / "scaling_available_governors").write_text(offered + "\n")
+
+
+def governors(root):
+    return sorted(set(p.read_text().strip() for p in root.glob("cpu*/cpufreq/scaling_governor")))
+
+
+def test_governor_refcount_and_restore(tmp_path):
+    root = tmp_path / "cpu"
+    fake_cpus(root)
+    gov = Governor(str(tmp_path / "state" / "governor.json"), root=str(root))
+    first = gov.acquire("a", os.getpid())
+    assert first["action"] == "set" and governors(root) == ["performance"]
+    assert describe(first) == "set to performance (was powersave)"
+    assert gov.acquire("b", os.getpid())["action"] == "shared"
+    assert gov.release("a")["action"] == "released" and governors(root) == ["performance"]
+    assert gov.release("b")["action"] == "restored" and governors(root) == ["powersave"]
+    assert not os.path.exists(str(tmp_path / "state" / "governor.json"))
+
+
+def test_governor_dead_holder_is_pruned(tmp_path):
+    root = tmp_path / "cpu"
+    fake_cpus(root, governor="schedutil", offered="performance schedutil")
+    gov = Governor(str(tmp_path / "governor.json"), root=str(root))
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    gov.acquire("ghost", pid)
+    assert governors(root) == ["performance"]
+    assert gov.reconcile()["action"] == "restored"
+    assert governors(root) == ["schedutil"]
+
+
+def test_governor_skips_without_cpufreq_or_target(tmp_path):
+    gov = Governor(str(tmp_path / "g.json"), root=str(tmp_path / "none"))
+    result = gov.acquire("a", os.getpid())
+    assert result["action"] == "skip" and "no cpufreq" in result["reason"]
+    root = tmp_path / "cpu"
+    fake_cpus(root, offered="powersave")
+    result = Governor(str(tmp_path / "g2.json"), root=str(root)).acquire("a", os.getpid())
+    assert result["action"] == "skip" and "not offered" in result["reason"]
+
+
+def test_supervisor_releases_the_governor(tmp_path):
+    root = tmp_path / "cpu"
+    fake_cpus(root)
+    gov = Governor(str(tmp_path / "governor.json"), root=str(root))
+    gov.acquire("server:x", os.getpid())
+    handle = detached.start(py("import time; time.sleep(0.3)"), 30, str(tmp_path / "s"), TIMEOUT,
+                            on_exit=lambda: gov.release("server:x"))
+    assert gov.transfer("server:x", handle["supervisor_pid"])
+    assert governors(root) == ["performance"]
+    assert detached.wait(handle, 20)["on_exit"]["action"] == "restored"
+    assert governors(root) == ["powersave"]
