@@ -234,6 +234,9 @@ def verdict_from_output(parsed, rc=None):
         if warnings:
             why += "; first NCCL WARN: %s" % warnings[0]
         return "error", why + " (the run ended before its table: crashed, killed or not started)"
+    if parsed.get("layout_assumed"):
+        return "error", ("the output has result rows but no column header or parameter lines: a fragment of a run, "
+                         "not a whole run (%d rows kept in the series)" % len(parsed["rows"]))
     if not parsed.get("complete"):
         return "error", ("output ended after %d result rows without the 'Avg bus bandwidth' footer "
                          "(crashed, killed or truncated)" % len(parsed["rows"]))

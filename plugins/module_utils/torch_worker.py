@@ -86,7 +86,7 @@ def run_gemm(args):
         props = torch.cuda.get_device_properties(dev)
         for name in args.dtypes.split(","):
             dtype = getattr(torch, DTYPES[name])
-            a = b = None
+            a = b = c = None
             out = {"device": dev, "dtype": name, "m": m, "n": n, "k": k, "iters": args.iters,
                    "warmup": args.warmup, "gpu_name": props.name, "torch": torch.__version__,
                    "cuda": torch.version.cuda, "sm_count": props.multi_processor_count}
@@ -101,20 +101,28 @@ def run_gemm(args):
                 else:
                     a = torch.randn(m, k, device=dev, dtype=dtype)
                     b = torch.randn(k, n, device=dev, dtype=dtype)
+                    c = torch.empty(m, n, device=dev, dtype=dtype)
 
-                    def step(a=a, b=b):
-                        return torch.matmul(a, b)
-                for _ in range(args.warmup):
-                    step()
-                torch.cuda.synchronize(dev)
+                    def step(a=a, b=b, c=c):
+                        return torch.matmul(a, b, out=c)
+                # Warm up for at least --warmup products and --warmup-s seconds, so clocks and
+                # power settle before timing (an idle GPU starts at a low clock).
+                done, t0 = 0, time.perf_counter()
+                while done < args.warmup or time.perf_counter() - t0 < args.warmup_s:
+                    for _ in range(10):
+                        step()
+                    torch.cuda.synchronize(dev)
+                    done += 10
+                per_product_s = (time.perf_counter() - t0) / done
+                out["warmup_products"] = done
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 start.record()
                 for _ in range(args.iters):
                     step()
                 end.record()
-                # Sample clocks and power while the queued products run.
-                time.sleep(min(0.2, args.iters * 0.0005))
+                # Sample clocks and power half-way through the queued products.
+                time.sleep(min(2.0, per_product_s * args.iters / 2.0))
                 out.update(_nvml_sample(torch, dev))
                 torch.cuda.synchronize(dev)
                 ms = start.elapsed_time(end) / args.iters
@@ -123,7 +131,7 @@ def run_gemm(args):
             except Exception as exc:  # pylint: disable=broad-except
                 out["error"] = "%s: %s" % (type(exc).__name__, exc)
             print(GEMM_MARK + json.dumps(out), flush=True)
-            del a, b
+            del a, b, c
             torch.cuda.empty_cache()
     return 0
 
@@ -324,8 +332,9 @@ def main(argv=None):
     gemm.add_argument("--m", type=int, default=8192)
     gemm.add_argument("--n", type=int, default=8192)
     gemm.add_argument("--k", type=int, default=8192)
-    gemm.add_argument("--iters", type=int, default=50)
+    gemm.add_argument("--iters", type=int, default=200)
     gemm.add_argument("--warmup", type=int, default=10)
+    gemm.add_argument("--warmup-s", type=float, default=1.0)
     gemm.add_argument("--devices", default="")
     gemm.add_argument("--allow-tf32", action="store_true")
     red = sub.add_parser("allreduce")

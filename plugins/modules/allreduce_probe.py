@@ -352,7 +352,7 @@ def _run(module, p):
             extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
             record = collectives.to_record(
                 parsed, check=CHECK, params=params, tool_name=TOOL, started=started, duration_s=run.elapsed_s,
-                raw=run.output, tool_rc=run.rc, nodes=nodes, algo=algo, rules=expectations.rules_for_check(p["expect"], CHECK),
+                raw=run.output, rc=run.rc, nodes=nodes, algo=algo, rules=expectations.rules_for_check(p["expect"], CHECK),
                 profile=profile,
                 profiles=profiles, extra_facts=extra_facts)
         except ParseError as exc:

@@ -66,7 +66,7 @@ INV
 adhoc() {  # name, module, args
   local t0 t1
   t0=$(stamp)
-  AIFABRIC_REPORT_DIR=$W/report-$1 ANSIBLE_LOAD_CALLBACK_PLUGINS=1 ANSIBLE_STDOUT_CALLBACK=ansible.builtin.json \
+  AIFABRIC_REPORT_DIR=$W/report-$1 \
     /tmp/site/bin/ansible localhost -i "$W/inventory.yml" -m "$2" -a "$3" > "$W/$1.json" 2> "$W/$1.stderr"
   local rc=$?
   t1=$(stamp)

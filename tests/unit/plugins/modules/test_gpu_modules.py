@@ -1,0 +1,260 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""allreduce_probe, gemm_bench and nccl_test glue: argv, check mode, skips, records from real captures.
+
+The worker outputs replayed here are real: captured on a 2x H200 machine by
+tests/hardware/gpu_proof.sh (fixtures/h200x2-proof-*/, see PROVENANCE.md there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROOF = os.path.join(HERE, "fixtures", "h200x2-proof-1")
+NCCL_FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests")
+
+
+class Exit(SystemExit):
+    def __init__(self, kwargs, failed=False):
+        super().__init__(kwargs)
+        self.kwargs = kwargs
+        self.failed = failed
+
+
+def _exit(self, **kwargs):
+    raise Exit(kwargs)
+
+
+def _fail(self, **kwargs):
+    raise Exit(kwargs, failed=True)
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def module_env(monkeypatch, tmp_path):
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail)
+    monkeypatch.setattr(basic.AnsibleModule, "tmpdir", str(tmp_path), raising=False)
+    bins = {"timeout": "/usr/bin/timeout", "python3": "/usr/bin/python3", "mpirun": "/usr/bin/mpirun",
+            "nvidia-smi": "/usr/bin/nvidia-smi"}
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, required=False, opt_dirs=None: bins.get(name))
+    calls = []
+    return calls
+
+
+def _runner(calls, handler):
+    def run_command(self, args, **kwargs):
+        argv = list(args)[3:]  # drop the timeout wrapper
+        calls.append({"argv": argv, "env": kwargs.get("environ_update")})
+        return handler(argv)
+    return run_command
+
+
+def _call(main, args):
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            main()
+    return exc.value
+
+
+# ------------------------------------------------------------------ allreduce_probe
+
+def _probe_handler(json_name, txt_name):
+    def handle(argv):
+        if "-c" in argv:
+            return 0, "2 | NVIDIA H200\n", ""
+        out = argv[argv.index("--json-out") + 1]
+        shutil.copyfile(os.path.join(PROOF, json_name), out)
+        return 0, _read(os.path.join(PROOF, txt_name)), ""
+    return handle
+
+
+def test_probe_spawn_record_from_real_capture(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+                        _runner(module_env, _probe_handler("probe_spawn.json", "probe_spawn.txt")))
+    res = _call(allreduce_probe.main, {"python": "python3", "env": {"NCCL_NVLS_ENABLE": "0"}})
+    assert not res.failed, res.kwargs
+    (record,) = res.kwargs["results"]
+    assert results.validate(record) == []
+    assert record["check"] == "nccl.torch_all_reduce" and record["status"] == "pass"
+    assert record["metrics"]["ranks"] == 2
+    assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(344.6165, abs=1e-3)
+    assert record["metrics"]["size_at_busbw_max_bytes"] == 8589934592
+    assert record["metrics"]["wrong_total"] == 0
+    assert record["series"][-1]["oop_busbw_gbyte_s"] is None  # torch's all_reduce is in place
+    assert record["facts"]["profile"] == "h200-sxm-8gpu" and record["facts"]["placement"] == "in_place"
+    assert "busbw_max_gbyte_s" in record["expect"]
+    worker_argv = module_env[-1]["argv"]
+    assert worker_argv[2:4] == ["allreduce", "--min-bytes"] and worker_argv[-4:] == ["--launcher", "spawn", "--nprocs", "2"]
+    assert module_env[-1]["env"]["NCCL_NVLS_ENABLE"] == "0"
+    assert os.path.isfile(worker_argv[1])  # the worker was staged as a file, from its source
+
+
+def test_probe_mpirun_argv(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+                        _runner(module_env, _probe_handler("probe_mpirun.json", "probe_mpirun.txt")))
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    res = _call(allreduce_probe.main, {"launcher": "mpirun", "env": {"NCCL_NVLS_ENABLE": "0"},
+                                       "mpirun_mca": {"pml": "ob1"}, "tcp_if_include": "eth0"})
+    argv = res.kwargs["cmd"]
+    assert argv[:5] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "2", "-H"]
+    assert argv[5] == "localhost:2"
+    assert ["--mca", "btl_tcp_if_include", "eth0"] == argv[argv.index("btl_tcp_if_include") - 1:argv.index("btl_tcp_if_include") + 2]
+    assert "NCCL_NVLS_ENABLE=0" in argv and argv[argv.index("NCCL_NVLS_ENABLE=0") - 1] == "-x"
+    assert argv[argv.index("--launcher") + 1] == "mpi"
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "pass"
+    assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(342.94, abs=0.01)
+
+
+def test_probe_check_mode_runs_nothing(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    res = _call(allreduce_probe.main, {"_ansible_check_mode": True})
+    assert module_env == [] and res.kwargs["results"] == []
+
+
+def test_probe_without_torch_is_skip(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(
+        module_env, lambda argv: (1, "", "Traceback...\nModuleNotFoundError: No module named 'torch'\n")))
+    res = _call(allreduce_probe.main, {})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
+
+
+def test_probe_crash_is_error_with_output(module_env, monkeypatch):
+    def handle(argv):
+        if "-c" in argv:
+            return 0, "2 | NVIDIA H200\n", ""
+        text = _read(os.path.join(PROOF, "probe_spawn.txt")).splitlines()[:8]
+        return 1, "\n".join(text), "torch.distributed.DistBackendError: NCCL error in: ...\n"
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(allreduce_probe.main, {})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "error" and "DistBackendError" in record["reason"]
+    assert "DistBackendError" in record["raw"] and res.kwargs["tool_rc"] == 1
+
+
+# ------------------------------------------------------------------ gemm_bench
+
+def test_gemm_records_from_real_capture(module_env, monkeypatch):
+    def handle(argv):
+        if argv[1:] == ["-c", "import torch"]:
+            return 0, "", ""
+        return 0, _read(os.path.join(PROOF, "gemm_bare.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 100}}}})
+    recs = res.kwargs["results"]
+    assert [(r["check"], r["target"]) for r in recs] == [
+        ("gpu.gemm_bf16", "0"), ("gpu.gemm_fp16", "0"), ("gpu.gemm_bf16", "1"), ("gpu.gemm_fp16", "1")]
+    for rec in recs:
+        assert results.validate(rec) == []
+        assert rec["facts"]["gpu_model"] == "NVIDIA H200"
+        assert rec["metrics"]["power_w"] > 0
+    assert recs[0]["expect"]["tflops"]["source"] == "user threshold"   # user rule overrides the profile
+    assert recs[1]["expect"]["tflops"]["source"].startswith("profile h200-sxm-8gpu")
+
+
+def test_gemm_check_mode_and_skip(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    res = _call(gemm_bench.main, {"_ansible_check_mode": True, "dtypes": ["bf16"]})
+    assert module_env == [] and "--dtypes" in res.kwargs["cmd"]
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None:
+                        "/usr/bin/timeout" if name == "timeout" else None)
+    res = _call(gemm_bench.main, {})
+    assert res.kwargs["results"][0]["status"] == "skip"
+
+
+# ------------------------------------------------------------------ nccl_test
+
+def test_nccl_import_every_fixture_never_raises(module_env):
+    for root, dirs, files in os.walk(NCCL_FIXTURES):
+        dirs[:] = [d for d in dirs if d != "golden"]
+        for name in files:
+            if not name.endswith((".txt", ".json")):
+                continue
+            res = _call(nccl_test.main, {"from_output": os.path.join(root, name)})
+            assert not res.failed, (name, res.kwargs)
+            (record,) = res.kwargs["results"]
+            assert results.validate(record) == []
+            if "fragment" in name or "failure" in name or "toomany" in name:
+                assert record["status"] == "error", name
+                assert record["reason"] and record["raw"], name
+
+
+def test_nccl_import_names_old_layouts_by_file_name(module_env):
+    res = _call(nccl_test.main, {"from_output": os.path.join(
+        NCCL_FIXTURES, "superbench-all-reduce-8xA100-old-error-col-validation0.txt")})
+    (record,) = res.kwargs["results"]
+    assert record["check"] == "nccl.all_reduce"
+    assert record["facts"]["profile"] == "a100-sxm-8gpu" and record["status"] == "pass"
+    assert record["facts"]["output_layout"] == "pre-2.11"
+
+
+def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
+    (bindir / "all_reduce_perf").chmod(0o755)
+    g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+
+    def handle(argv):
+        if argv[-1] == "-h":
+            return 0, "USAGE: all_reduce_perf\n\t[-J,--output_file <output file name>]\n", ""
+        if argv[-1] == "-L":
+            return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
+        shutil.copyfile(os.path.join(g2, "all_reduce.json"), argv[argv.index("-J") + 1])
+        return 0, _read(os.path.join(g2, "all_reduce_g2.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(nccl_test.main, {"binary_dir": str(bindir), "env": {"NCCL_ALGO": "Ring"}, "iters": 20})
+    (argv,) = res.kwargs["cmd"]
+    assert argv[1:11] == ["-b", "8", "-e", "8G", "-f", "2", "-g", "2", "-n", "20"] and argv[11] == "-J"
+    (record,) = res.kwargs["results"]
+    assert record["facts"]["output_format"] == "json" and record["facts"]["nccl_algo"] == "Ring"
+    assert record["facts"]["shape"] == "nodes=1 ranks=2 algo=Ring"
+    assert record["tool"] == {"name": "nccl-tests", "version": "2.19.6"}
+    assert record["metrics"]["busbw_max_gbyte_s"] == 345.68839
+
+
+def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    res = _call(nccl_test.main, {"binary_dir": str(tmp_path), "if_missing": "skip"})
+    assert res.kwargs["results"][0]["status"] == "skip"
+    res = _call(nccl_test.main, {"binary_dir": str(tmp_path)})
+    assert res.kwargs["results"][0]["status"] == "error"
+    assert "aifabric.acceptance.nccl_tests" in res.kwargs["results"][0]["reason"]
+
+
+def test_nccl_multi_node_needs_ranks_per_node(module_env):
+    res = _call(nccl_test.main, {"hosts": ["a", "b"]})
+    assert res.failed and "ranks_per_node" in res.kwargs["msg"]
+
+
+def test_nccl_check_mode_runs_nothing(module_env, monkeypatch, tmp_path):
+    (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
+    (tmp_path / "all_gather_perf").chmod(0o755)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    res = _call(nccl_test.main, {"_ansible_check_mode": True, "binary_dir": str(tmp_path), "collectives": ["all_gather"],
+                                 "hosts": ["n1", "n2"], "ranks_per_node": 8})
+    assert module_env == [] and res.kwargs["results"] == []
+    argv = res.kwargs["cmd"][0]
+    assert argv[argv.index("-np") + 1] == "16" and "--hostfile" in argv and argv[-2:] == ["-g", "1"]
+
+
+def test_probe_json_doc_is_the_nccl_tests_shape():
+    doc = json.loads(_read(os.path.join(PROOF, "probe_spawn.json")))
+    assert doc["results"][-1]["size"] == 8589934592 and doc["results"][-1]["out_of_place"] is None
