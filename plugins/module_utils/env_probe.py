@@ -602,12 +602,12 @@ def probe_gpu(host, params):
     smi = params.get("nvidia_smi_path") or host.which("nvidia-smi")
     if not smi or (params.get("nvidia_smi_path") and not host.exists(smi)):
         where = " at %s" % params["nvidia_smi_path"] if params.get("nvidia_smi_path") else ""
-        return [_record("gpu.inventory", "skip", "no NVIDIA GPU/driver: nvidia-smi not found%s" % where, clock=clock)]
+        return [_absent_gpus(params, "no NVIDIA GPU/driver: nvidia-smi not found%s" % where, clock)]
     timeout = params.get("timeout", 60)
     try:
-        data, source, raw_run = _gpu_query(host, smi, timeout)
+        data, source, _run = _gpu_query(host, smi, timeout)
     except _NoGpu as exc:
-        return [_record("gpu.inventory", "skip", str(exc), clock=clock, raw=exc.raw)]
+        return [_absent_gpus(params, str(exc), clock, raw=exc.raw)]
     except (AcceptanceError, ParseError) as exc:
         return [_error_from("gpu.inventory", exc, clock, tool={"name": "nvidia-smi"})]
     tool = {"name": "nvidia-smi", "version": data.get("driver_version")}
@@ -616,6 +616,15 @@ def probe_gpu(host, params):
         out.append(_gpu_device(params, gpu, _Clock(), tool, source))
     out.extend(_gpu_topology(host, smi, params, data, tool))
     return out
+
+
+def _absent_gpus(params, reason, clock, raw=None):
+    """skip on a CPU node; fail when the user expects GPUs there."""
+    want = params.get("expect_gpu_count")
+    if want:
+        return _record("gpu.inventory", "fail", "%s, but expect_gpu_count is %d" % (reason, want), clock=clock,
+                       raw=raw, metrics={"gpu_count": 0}, expect={"gpu_count": {"equals": want}})
+    return _record("gpu.inventory", "skip", reason, clock=clock, raw=raw)
 
 
 class _NoGpu(Exception):
