@@ -25,12 +25,16 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Computes the report and says whether any file would change; writes nothing, and rolls back the history transaction.
+    details:
+      - Computes the report and says whether any file would change.
+      - Writes nothing, and rolls back the history transaction.
   diff_mode:
     support: none
   idempotent:
     support: full
-    details: A file whose content would not change is not rewritten; the run is stored in the history store under its own run id, replacing earlier copies of it.
+    details:
+      - A file whose content would not change is not rewritten.
+      - The run is stored in the history store under its own run id, replacing earlier copies of it.
 options:
   src:
     description: Path of the C(results.json) to re-analyse.
@@ -54,8 +58,8 @@ options:
     type: path
   drift_pins:
     description:
-      - Pinned values for fleet drift, C({fact_or_subject: value}). A key is a fact name (V(driver_version))
-        or a subject C(check[target].fact) (V(env.package[torch].version)).
+      - "Pinned values for fleet drift, C({fact_or_subject: value}). A key is a fact name (V(driver_version))
+        or a subject C(check[target].fact) (V(env.package[torch].version))."
       - A host with another value gets a C(fail) record; without pins, hosts that differ from the fleet
         majority get a C(warn) record.
     type: dict

@@ -331,7 +331,8 @@ def heatmaps(records):
             groups.setdefault((rec["check"], rec.get("target")), []).append(rec)
     maps = []
     for (check, target), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        metric = next((m for m in HEAT_METRICS if any(_num((r.get("metrics") or {}).get(m)) is not None for r in recs)), None)
+        metric = next((m for m in HEAT_METRICS
+                       if any(_num((r.get("metrics") or {}).get(m)) is not None for r in recs)), None)
         cells = {}
         for rec in recs:
             value = _num((rec.get("metrics") or {}).get(metric)) if metric else None
@@ -461,8 +462,9 @@ pre{white-space:pre-wrap;background:#f8f8f8;padding:4px;margin:2px 0;max-height:
 {% for m in heatmaps %}<h3>{{ m.check }}{% if m.target %} [{{ m.target }}]{% endif %}: {{ m.metric or "no metric" }}
  (median {{ m.median_text }}{% if m.lower_is_better %}, lower is better{% endif %})</h3>
 <table class="heat"><tr><th></th>{% for c in m.cols %}<th>{{ c }}</th>{% endfor %}</tr>
-{% for row in m.rows %}<tr><th>{{ row.host }}</th>{% for cell in row.cells %}{% if cell %}<td style="background:{{ cell.color }}"
- class="{{ 'bad' if cell.status in ('fail', 'error') else '' }}" title="{{ cell.title }}">{{ cell.text }}</td>{% else %}<td class="muted">·</td>{% endif %}{% endfor %}</tr>
+{% for row in m.rows %}<tr><th>{{ row.host }}</th>{% for cell in row.cells %}{% if cell %}
+<td style="background:{{ cell.color }}" class="{{ 'bad' if cell.status in ('fail', 'error') else '' }}"
+ title="{{ cell.title }}">{{ cell.text }}</td>{% else %}<td class="muted">·</td>{% endif %}{% endfor %}</tr>
 {% endfor %}</table>{% endfor %}{% endif %}
 
 {% if curves %}<h2>Bandwidth by message size</h2>

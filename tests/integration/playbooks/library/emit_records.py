@@ -1,4 +1,3 @@
-#!/usr/bin/python
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test-only module for the fleet_report callback integration test (not part of the collection).

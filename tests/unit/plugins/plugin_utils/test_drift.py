@@ -61,12 +61,12 @@ def test_a_pin_fails_every_other_value_even_the_majority():
 
 def test_a_pin_by_fact_name_applies_to_every_check_and_compares_as_text():
     recs = [gpu("a", "580"), gpu("b", "580"), gpu("c", "575")]
-    new, _ = drift.analyze(recs, {"drift_pins": {"driver_version": 580}})
+    new, _findings = drift.analyze(recs, {"drift_pins": {"driver_version": 580}})
     assert [(r["host"], r["status"]) for r in new] == [("c", "fail")]
 
 
 def test_a_pin_flags_a_single_host_too():
-    new, _ = drift.analyze([gpu("a", "570")], {"drift_pins": {"driver_version": "580"}})
+    new, _findings = drift.analyze([gpu("a", "570")], {"drift_pins": {"driver_version": "580"}})
     assert [(r["host"], r["status"]) for r in new] == [("a", "fail")]
 
 
@@ -98,7 +98,7 @@ def test_several_drifting_facts_of_one_check_make_one_record():
 def test_subjects_are_per_target():
     recs = [pkg("a", "2.4.1"), pkg("b", "2.4.1"), pkg("c", "2.4.1"),
             pkg("a", "0.9", "vllm"), pkg("b", "0.8", "vllm"), pkg("c", "0.9", "vllm")]
-    new, _ = drift.analyze(recs, {})
+    new, _findings = drift.analyze(recs, {})
     assert [(r["host"], r["target"]) for r in new] == [("b", "vllm")]
 
 
@@ -108,7 +108,7 @@ def test_firmware_mapping_is_compared_per_hca():
     recs = [inv("a", {"mlx5_0": "28.39.1002", "mlx5_1": "28.39.1002"}),
             inv("b", {"mlx5_0": "28.39.1002", "mlx5_1": "28.39.1002"}),
             inv("c", {"mlx5_0": "28.39.1002", "mlx5_1": "28.36.1010"})]
-    new, _ = drift.analyze(recs, {})
+    new, _findings = drift.analyze(recs, {})
     [rec] = new
     assert rec["host"] == "c" and list(rec["facts"]) == ["fw_versions.mlx5_1"]
 
@@ -119,7 +119,7 @@ def test_environment_variables_set_on_some_hosts_only_drift():
     recs = [env("a", {"NCCL_IB_HCA": "mlx5_0,mlx5_1", "NCCL_DEBUG": "WARN"}),
             env("b", {"NCCL_IB_HCA": "mlx5_0,mlx5_1", "NCCL_DEBUG": "WARN"}),
             env("c", {"NCCL_IB_HCA": "mlx5_0,mlx5_1"})]
-    new, _ = drift.analyze(recs, {})
+    new, _findings = drift.analyze(recs, {})
     [rec] = new
     assert rec["host"] == "c"
     assert rec["facts"]["env.NCCL_DEBUG"]["value"] == drift.UNSET
@@ -142,9 +142,9 @@ def test_real_nccl_version_facts_drift_when_one_host_differs():
 
 def test_analysis_records_are_ignored_and_drift_facts_configurable():
     recs = [gpu("a", "580"), gpu("b", "580"), gpu("c", "570")]
-    new, _ = drift.analyze(recs, {})
+    new, _findings = drift.analyze(recs, {})
     assert drift.analyze(new + recs, {})[0] == new
-    only_cuda, _ = drift.analyze(recs, {"drift_facts": [r"^cuda_version$"]})
+    only_cuda, _findings = drift.analyze(recs, {"drift_facts": [r"^cuda_version$"]})
     assert only_cuda == []          # driver_version no longer compared; cuda agrees
-    by_serial, _ = drift.analyze(recs, {"drift_facts": [r"^serial$"]})
+    by_serial, _findings = drift.analyze(recs, {"drift_facts": [r"^serial$"]})
     assert sorted(r["host"] for r in by_serial) == ["a", "b", "c"]      # all differ: a three-way tie

@@ -239,7 +239,7 @@ def test_analyze_adds_records_and_findings_and_is_idempotent():
     assert [(r["host"], r["check"], r["status"]) for r in added] == [("c", "env.package.drift", "warn")]
     assert added[0]["tool"] == {"name": "fleet-analysis", "version": "drift"}
     assert findings[0]["kind"] == "drift" and findings[0]["analysis"] == "drift"
-    again, findings2, _ = fleet.analyze(out, {}, started="2026-11-22T10:00:00Z")
+    again, findings2, _problems = fleet.analyze(out, {}, started="2026-11-22T10:00:00Z")
     assert again == out and findings2 == findings
     assert measured == _drifting_fleet()       # measured records are never rewritten
 
