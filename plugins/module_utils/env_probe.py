@@ -164,7 +164,7 @@ def _record(check, status, reason=None, clock=None, **kwargs):
 def _fold(verdicts, status="pass"):
     """[(status, reason)] -> (worst status, '; '-joined reasons of non-pass verdicts)."""
     reasons = [why for st, why in verdicts if st != "pass" and why]
-    status = results.worst([status] + [st for st, _ in verdicts])
+    status = results.worst([status] + [verdict[0] for verdict in verdicts])
     return status, ("; ".join(reasons) or None)
 
 
@@ -502,8 +502,10 @@ def _nccl_on_disk(host, params):
     """
     found = {}
     picked = None
-    ldconfig = host.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig")
-                                                if host.exists(p)), None)
+    ldconfig = host.which("ldconfig")
+    for path in ("/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        if not ldconfig and host.exists(path):
+            ldconfig = path
     candidates = []
     if ldconfig:
         run = host.run([ldconfig, "-p"], params.get("timeout", 60))
@@ -864,10 +866,9 @@ def port_verdicts(port, params=None):
     out = []
     up = port["state"] == "ACTIVE" and (port["phys_state"] in (None, "LinkUp"))
     if not up:
-        status = "fail" if params.get("expect_ports_up") else "warn"
-        out.append((status, "port is %s/%s%s" % (port["state"], port["phys_state"],
-                                                  "" if params.get("expect_ports_up") else
-                                                  " (not judged as a failure: expect_ports_up is false)")))
+        strict = bool(params.get("expect_ports_up"))
+        note = "" if strict else " (not judged as a failure: expect_ports_up is false)"
+        out.append(("fail" if strict else "warn", "port is %s/%s%s" % (port["state"], port["phys_state"], note)))
     want = params.get("expect_port_rate_gbit_s")
     if up and want is not None:
         if port["rate_gbit_s"] is None:

@@ -272,7 +272,7 @@ def _text_tree(lines):
             key, value = line.strip(), None
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        path = tuple(k for _, k in stack) + (key,)
+        path = tuple(item[1] for item in stack) + (key,)
         entries.append((path, None if value is None else value.strip()))
         stack.append((indent, key))
     return entries

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
@@ -158,8 +156,8 @@ def test_h100_vm_as_captured(tmp_path):
     assert modules["facts"]["kernel_modules"]["nvidia"] == "loaded"
     assert modules["facts"]["kernel_modules"]["mlx5_core"] == "builtin"
     assert modules["status"] == "pass"  # no RDMA device, so no peer-memory warning
-    assert by(records, "env.hugepages")["facts"] == {"transparent_hugepage": "madvise",
-                                                      "hugepage_sizes": ["1048576kB", "2048kB"]}
+    hugepages = by(records, "env.hugepages")["facts"]
+    assert hugepages == {"transparent_hugepage": "madvise", "hugepage_sizes": ["1048576kB", "2048kB"]}
     system_nccl = by(records, "env.nccl", "system")
     assert system_nccl["facts"]["nccl_version"] == "2.28.3"
     assert system_nccl["facts"]["nccl_libraries"] == {"/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3": "2.28.3"}
@@ -191,7 +189,7 @@ def test_commands_are_argv_lists_with_the_timeout(tmp_path):
     for argv, timeout in commands.calls:
         assert isinstance(argv, list) and all(isinstance(a, str) for a in argv)
         assert timeout == 17
-    probe_argv = [argv for argv, _ in commands.calls if argv[1] == "-c"][0]
+    probe_argv = [call[0] for call in commands.calls if call[0][1] == "-c"][0]
     assert probe_argv[0] == PY and probe_argv[-1] == "--torch-nccl"
     assert probe_argv[3:7] == ["torch", "sglang", "vllm", "deepspeed"]
 
@@ -240,8 +238,9 @@ def test_both_gpu_outputs_broken_is_an_error_with_the_output(tmp_path):
 
 
 def test_nvidia_smi_timeout_is_an_error_record(tmp_path):
-    commands = FakeCommands({(SMI, "-q", "-x"): ToolTimeout("nvidia-smi timed out after 30s on node and was killed",
-                                                             cmd=[SMI, "-q", "-x"], stdout_tail="", stderr_tail="")})
+    timeout = ToolTimeout("nvidia-smi timed out after 30s on node and was killed",
+                          cmd=[SMI, "-q", "-x"], stdout_tail="", stderr_tail="")
+    commands = FakeCommands({(SMI, "-q", "-x"): timeout})
     records = env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"], "timeout": 30})
     assert records[0]["status"] == "error" and "timed out after 30s" in records[0]["reason"]
     assert records[0]["params"]["argv"] == [SMI, "-q", "-x"]

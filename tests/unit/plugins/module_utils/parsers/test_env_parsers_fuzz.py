@@ -80,7 +80,7 @@ MUTATIONS = ("truncate", "drop", "duplicate", "flip", "garbage", "swap", "cut_li
 def mutated(draw):
     name, rel = draw(st.sampled_from(CASES))
     lines = read(rel).splitlines()
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+    for dummy in range(draw(st.integers(min_value=1, max_value=4))):
         if not lines:
             break
         kind = draw(st.sampled_from(MUTATIONS))
@@ -105,10 +105,10 @@ def mutated(draw):
 
 
 def test_every_target_has_real_captures():
-    for name, (_func, files) in TARGETS.items():
+    for name, (func, files) in TARGETS.items():
         assert files, name
         for rel in files:
-            TARGETS[name][0](read(rel))  # the unmutated capture parses
+            func(read(rel))  # the unmutated capture parses
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
