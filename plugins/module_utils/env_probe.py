@@ -469,10 +469,15 @@ def _package_records(params, label, python, packages, data, clock):
     out = []
     expected = params.get("expect_packages") or {}
     user = set(params.get("packages") or []) | set(expected)
+    unreadable = (data.get("errors") or {}).get("importlib.metadata")
     for name in packages:
         version = data["packages"].get(name)
         target = name if label is None else "%s:%s" % (label, name)
         facts = {"version": version, "python": python}
+        if unreadable:
+            out.append(_record("env.package", "error", "%s version cannot be read: importlib.metadata is %s "
+                               "(needs Python 3.8+)" % (name, unreadable), clock=clock, target=target, facts=facts))
+            continue
         verdicts, expect = [], {}
         if name in expected:
             _expect_version("%s version" % name, version, expected[name] or None, verdicts, expect)
@@ -563,7 +568,10 @@ def _nccl_records(host, params, pythons):
                  "python": python}
         if not version:
             why = "no NCCL in %s's packages (no torch with NCCL, no nvidia-nccl wheel)" % python
-            if (data.get("errors") or {}).get("torch"):
+            if (data.get("errors") or {}).get("importlib.metadata"):
+                why = "%s's packages cannot be read: importlib.metadata is %s" % (
+                    python, data["errors"]["importlib.metadata"])
+            elif (data.get("errors") or {}).get("torch"):
                 why = "torch is installed but its NCCL version could not be read: %s" % data["errors"]["torch"]
             out.append(_record("env.nccl", "skip", why, clock=clock, target=target, facts=facts))
             continue

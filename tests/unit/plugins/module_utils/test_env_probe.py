@@ -386,3 +386,12 @@ def test_python_probe_failure_is_an_error_record(tmp_path):
     python = by(records, "env.python")
     assert python["status"] == "error" and "exited 1" in python["reason"]
     assert "SyntaxError" in python["raw"]
+
+
+def test_old_interpreter_without_importlib_metadata(tmp_path):
+    old = read("misc/debian12-testbed-pyenv-3.7.16-python-probe.txt")  # pyenv's Python 3.7.16
+    records = env_probe.probe(host_for(tmp_path, FakeCommands({"probe": (0, old)})), {"groups": ["software"]})
+    assert by(records, "env.python")["status"] == "warn"
+    torch = by(records, "env.package", "torch")
+    assert torch["status"] == "error" and "needs Python 3.8+" in torch["reason"]
+    assert "cannot be read" in by(records, "env.nccl", "python")["reason"]

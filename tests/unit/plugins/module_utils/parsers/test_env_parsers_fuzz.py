@@ -69,7 +69,8 @@ TARGETS = {
     "modules": (system.parse_modules, ["misc/ubuntu2404-h100vm-modules.txt"]),
     "ldconfig": (system.parse_ldconfig, ["misc/ubuntu2404-h100vm-ldconfig-p.txt"]),
     "probe": (system.parse_probe, ["misc/ubuntu2404-h100vm-python-probe-torch-venv.txt",
-                                   "misc/ubuntu2404-h100vm-python-probe-system-python.txt"]),
+                                   "misc/ubuntu2404-h100vm-python-probe-system-python.txt",
+                                   "misc/debian12-testbed-pyenv-2.7.18-python-probe.txt"]),
     "pip_freeze": (system.parse_pip_freeze, ["misc/ubuntu2404-h100vm-pip-freeze.txt"]),
 }
 CASES = [(name, rel) for name in sorted(TARGETS) for rel in TARGETS[name][1]]
