@@ -213,9 +213,10 @@ def _env_os(host, params, clock):
     osr = system.parse_os_release(text) if text else {}
     uname = os.uname() if not host.root else None
     facts = {
-        "os_id": osr.get("ID"), "os_version_id": osr.get("VERSION_ID"), "os_pretty_name": osr.get("PRETTY_NAME"),
-        "kernel_release": (host.read("/proc/sys/kernel/osrelease") or "").strip() or (uname[2] if uname else None),
-        "kernel_version": (host.read("/proc/sys/kernel/version") or "").strip() or (uname[3] if uname else None),
+        "os_id": osr.get("ID"), "os_version": osr.get("VERSION_ID"), "os_pretty_name": osr.get("PRETTY_NAME"),
+        # kernel_version is the release (uname -r), the string fleets compare; kernel_build is uname -v
+        "kernel_version": (host.read("/proc/sys/kernel/osrelease") or "").strip() or (uname[2] if uname else None),
+        "kernel_build": (host.read("/proc/sys/kernel/version") or "").strip() or (uname[3] if uname else None),
         "arch": uname[4] if uname else None,
     }
     if not text:

@@ -173,6 +173,24 @@ def parse_cpulist(text):
     return total
 
 
+def parse_ulimit(text):
+    """``ulimit -l`` (bash, KiB) -> bytes, or -1 for 'unlimited'. Several lines (soft then hard) -> a list."""
+    values = []
+    for line in _text(text, "ulimit -l").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line == "unlimited":
+            values.append(-1)
+        elif line.isdigit():
+            values.append(int(line) * 1024)
+        else:
+            raise ParseError("ulimit -l: not a limit: %s" % _quote(line))
+    if not values:
+        raise ParseError("ulimit -l printed nothing")
+    return values[0] if len(values) == 1 else values
+
+
 def parse_selected(text):
     """'always [madvise] never' -> 'madvise' (sysfs multiple-choice files)."""
     match = re.search(r"\[([^\]]+)\]", _text(text, "sysfs choice"))

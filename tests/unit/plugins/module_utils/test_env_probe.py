@@ -147,7 +147,8 @@ def test_h100_vm_as_captured(tmp_path):
         assert results.validate(record) == []
     env_os = by(records, "env.os")
     assert env_os["facts"]["os_pretty_name"] == "Ubuntu 24.04.3 LTS"
-    assert env_os["facts"]["kernel_release"] == "6.18.44-fc-v657-gpu"
+    assert env_os["facts"]["kernel_version"] == "6.18.44-fc-v657-gpu"
+    assert env_os["facts"]["os_version"] == "24.04"
     assert by(records, "env.cpu")["metrics"]["cpu_logical_count"] == 16
     assert by(records, "env.cpu_governor")["status"] == "skip"
     assert by(records, "env.numa")["facts"]["numa_cpulists"] == {"node0": "0-15"}

@@ -72,6 +72,8 @@ TARGETS = {
                                    "misc/ubuntu2404-h100vm-python-probe-system-python.txt",
                                    "misc/debian12-testbed-pyenv-2.7.18-python-probe.txt"]),
     "pip_freeze": (system.parse_pip_freeze, ["misc/ubuntu2404-h100vm-pip-freeze.txt"]),
+    "ulimit": (system.parse_ulimit, ["misc/ubuntu2404-h100vm-ulimit-l-soft-hard.txt",
+                                     "misc/debian12-testbed-ulimit-l-soft-hard.txt"]),
 }
 CASES = [(name, rel) for name in sorted(TARGETS) for rel in TARGETS[name][1]]
 MUTATIONS = ("truncate", "drop", "duplicate", "flip", "garbage", "swap", "cut_line")
