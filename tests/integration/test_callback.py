@@ -166,3 +166,22 @@ def test_report_playbook_reanalyses_idempotently(env, first_run):
     assert two.returncode == 0
     assert "changed=0" in two.stdout.split("PLAY RECAP")[-1]
     assert sorted(os.listdir(str(report_dir))) == sorted(before + ["reanalysed"])   # the callback wrote no run
+
+
+def test_bad_configuration_disables_the_callback_without_failing_the_play(env, tmp_path):
+    proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS="[not json"), tmp_path, "fleet_report.yml", "--limit", "node1")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "aifabric.acceptance.fleet_report is disabled: bad configuration" in proc.stdout + proc.stderr
+    assert "FLEET REPORT:" not in proc.stdout and os.listdir(str(tmp_path)) == []
+
+
+def test_pins_from_the_environment_and_limit(env, tmp_path):
+    proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS='{"version": "2.3.0"}', AIFABRIC_REPORT_FORMATS="json"),
+                        tmp_path, "fleet_report.yml", "--limit", "node1,node4")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    run_dir = os.path.realpath(str(tmp_path / "latest"))
+    assert os.listdir(run_dir) == ["results.json"]
+    data = json.loads(load(run_dir, "results.json"))
+    assert data["run"]["hosts_targeted"] == ["node1", "node4"]        # --limit is respected
+    drift = [r for r in data["records"] if r["check"] == "env.package.drift"]
+    assert [(r["host"], r["status"]) for r in drift] == [("node1", "fail")]
