@@ -26,10 +26,12 @@ import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative
 
 ANALYSES = [
     drift.analyze,
     attribution.analyze,
+    fleet_relative.analyze,
 ]
 
 MISSING_CHECK = "env.coverage"      # a targeted host that produced no record at all

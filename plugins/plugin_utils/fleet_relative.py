@@ -1,0 +1,157 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet-relative expectations: flag a result far worse than the fleet's median of the same check and shape.
+
+A node can pass every absolute floor and still be the one slow node that drags a
+training job down; an absolute floor may not exist at all for new hardware. This
+analysis compares each measured value with the median of the same check, the same
+shape (``facts.shape``: message/matrix shape, node and rank counts, forced NCCL
+algorithm) and the same GPU model, and flags values beyond a robust margin:
+
+    margin = max(k x 1.4826 x MAD, min_drop_pct % of the median)
+
+(MAD = median absolute deviation; 1.4826 x MAD estimates the standard deviation of
+normal data without being moved by the outliers themselves.) A value below
+``median - margin`` (above ``median + margin`` for lower-is-better metrics such as
+latencies) gets an added record ``<check>.fleet`` with status ``fail`` (configurable),
+the median and the margin in its reason. Measured records are never rewritten.
+
+Configuration (the ``fleet_relative`` key of the analysis config; all optional):
+
+    enabled: true
+    k: 3.0                  # MADs (scaled) beyond the median
+    min_drop_pct: 5.0       # never flag a value within this % of the median
+    min_samples: 4          # a smaller group is not judged (too few to know the fleet)
+    status: fail            # status of the added records (fail or warn)
+    rules:                  # which metric of which checks; replaces the defaults below
+      - {check: "gpu.gemm_*", metric: tflops, better: higher}
+
+Controller-only (plugin_utils); imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+
+NAME = "fleet_relative"
+MAD_SCALE = 1.4826
+DEFAULTS = {"enabled": True, "k": 3.0, "min_drop_pct": 5.0, "min_samples": 4, "status": "fail"}
+DEFAULT_RULES = (
+    {"check": "nccl.*", "metric": "busbw_max_gbyte_s", "better": "higher"},
+    {"check": "gpu.gemm_*", "metric": "tflops", "better": "higher"},
+    {"check": "rdma.*_bw", "metric": "bw_avg_gbit_s", "better": "higher"},
+    {"check": "rdma.*_lat", "metric": "lat_typical_us", "better": "lower"},
+)
+JUDGED = ("pass", "warn", "fail")
+
+
+def median(values):
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("median of nothing")
+    mid = n // 2
+    return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def settings(config):
+    """The effective settings (defaults overlaid with config['fleet_relative'])."""
+    given = (config or {}).get(NAME) or {}
+    out = dict(DEFAULTS)
+    out.update(dict((k, v) for k, v in given.items() if k != "rules"))
+    out["rules"] = list(given.get("rules") or DEFAULT_RULES)
+    if out["status"] not in ("fail", "warn"):
+        raise ValueError("fleet_relative status must be fail or warn, got %r" % (out["status"],))
+    for rule in out["rules"]:
+        if rule.get("better", "higher") not in ("higher", "lower") or not rule.get("check") or not rule.get("metric"):
+            raise ValueError("fleet_relative rule needs check, metric and better: higher|lower, got %r" % (rule,))
+    return out
+
+
+def _model(record):
+    facts = record.get("facts") or {}
+    model = facts.get("gpu_model") or facts.get("gpu_models")
+    if isinstance(model, list):
+        model = ",".join(str(m) for m in model)
+    return model or None
+
+
+def group_key(record):
+    """(check, shape, gpu model): what makes two results comparable."""
+    facts = record.get("facts") or {}
+    return (record.get("check"), facts.get("shape"), _model(record))
+
+
+def _describe(key):
+    check, shape, model = key
+    parts = [p for p in (shape, model) if p]
+    return "%s [%s]" % (check, ", ".join(parts)) if parts else check
+
+
+def _fmt(value):
+    return ("%.3f" % value).rstrip("0").rstrip(".")
+
+
+def analyze(records, config):
+    """Return (new_records, findings): one ``<check>.fleet`` record per outlier."""
+    opts = settings(config)
+    if not opts["enabled"]:
+        return [], []
+    samples = {}
+    for rec in records:
+        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED:
+            continue
+        for rule in opts["rules"]:
+            if not fnmatch.fnmatchcase(str(rec.get("check")), rule["check"]):
+                continue
+            value = (rec.get("metrics") or {}).get(rule["metric"])
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            key = group_key(rec) + (rule["metric"], rule.get("better", "higher"))
+            samples.setdefault(key, []).append((rec, float(value)))
+    new, findings = [], []
+    for key in sorted(samples, key=lambda k: tuple(str(x) for x in k)):
+        group = samples[key]
+        if len(group) < int(opts["min_samples"]):
+            continue
+        metric, better = key[3], key[4]
+        values = [v for _rec, v in group]
+        mid = median(values)
+        mad = median([abs(v - mid) for v in values])
+        spread = opts["k"] * MAD_SCALE * mad
+        floor = abs(mid) * float(opts["min_drop_pct"]) / 100.0
+        margin = max(spread, floor)
+        limit = mid - margin if better == "higher" else mid + margin
+        outliers = []
+        for rec, value in group:
+            bad = value < limit if better == "higher" else value > limit
+            if not bad:
+                continue
+            off_pct = abs(value - mid) / abs(mid) * 100.0 if mid else 0.0
+            how = "below" if better == "higher" else "above"
+            reason = ("%s %s is %s%% %s the fleet median %s of %s over %d results (limit %s = median %s margin %s; "
+                      "margin = max(%s x 1.4826 x MAD %s, %s%% of the median))" % (
+                          metric, _fmt(value), _fmt(off_pct), how, _fmt(mid), _describe(key[:3]), len(group),
+                          _fmt(limit), "-" if better == "higher" else "+", _fmt(margin), _fmt(opts["k"]), _fmt(mad),
+                          _fmt(float(opts["min_drop_pct"]))))
+            rule = {"min": limit} if better == "higher" else {"max": limit}
+            rule["source"] = "fleet median %s %s margin %s (%d results)" % (
+                _fmt(mid), "-" if better == "higher" else "+", _fmt(margin), len(group))
+            new.append(analysis.record(
+                NAME, "%s.fleet" % rec["check"], opts["status"], rec.get("host"), reason=reason,
+                target=rec.get("target"),
+                metrics={metric: value, "fleet_median": mid, "fleet_mad": mad, "fleet_margin": margin,
+                         "deviation_pct": off_pct, "samples_count": len(group)},
+                expect={metric: rule},
+                facts={"measured_check": rec["check"], "metric": metric, "better": better,
+                       "shape": key[1], "gpu_model": key[2]},
+                started=rec.get("started")))
+            outliers.append(rec.get("host"))
+        if outliers:
+            findings.append(analysis.finding(
+                "fleet_outlier", key[0], [h for h in outliers if h], evidence={
+                    "metric": metric, "shape": key[1], "gpu_model": key[2], "median": mid, "mad": mad,
+                    "margin": margin, "limit": limit, "samples": len(group), "better": better}))
+    return new, findings
