@@ -18,6 +18,7 @@ import fnmatch
 import os
 import re
 import time
+import traceback
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
@@ -198,13 +199,15 @@ def _error_from(check, exc, clock, target=None, raw=None, **kwargs):
 
 def probe_env(host, params):
     out = []
-    for func in (_env_os, _env_cpu, _env_governor, _env_memory, _env_numa, _env_memlock, _env_iommu,
-                 _env_hugepages, _env_kernel_modules, _env_vars):
+    for check, func in (("env.os", _env_os), ("env.cpu", _env_cpu), ("env.cpu_governor", _env_governor),
+                        ("env.memory", _env_memory), ("env.numa", _env_numa), ("env.memlock", _env_memlock),
+                        ("env.iommu", _env_iommu), ("env.hugepages", _env_hugepages),
+                        ("env.kernel_modules", _env_kernel_modules), ("env.env_vars", _env_vars)):
         clock = _Clock()
         try:
             out.extend(func(host, params, clock))
         except (ParseError, AcceptanceError) as exc:
-            out.append(_error_from("env." + func.__name__[5:], exc, clock))
+            out.append(_error_from(check, exc, clock))
     return out
 
 
@@ -610,22 +613,56 @@ def _pip_freeze(host, params, python):
 
 def probe_gpu(host, params):
     clock = _Clock()
-    smi = params.get("nvidia_smi_path") or host.which("nvidia-smi")
-    if not smi or (params.get("nvidia_smi_path") and not host.exists(smi)):
-        where = " at %s" % params["nvidia_smi_path"] if params.get("nvidia_smi_path") else ""
-        return [_absent_gpus(params, "no NVIDIA GPU/driver: nvidia-smi not found%s" % where, clock)]
+    explicit = params.get("nvidia_smi_path")
+    if explicit and not host.exists(explicit):
+        return [_record("gpu.inventory", "error", "nvidia-smi not found at %s (nvidia_smi_path)" % explicit,
+                        clock=clock, tool={"name": "nvidia-smi"})]
+    smi = explicit or host.which("nvidia-smi")
+    pci = nvidia_pci_gpus(host)
+    if not smi:
+        if pci:
+            return [_record("gpu.inventory", "error", "%d NVIDIA GPU(s) on the PCI bus (%s) but nvidia-smi is not "
+                            "found on PATH: install the NVIDIA driver utilities or set nvidia_smi_path"
+                            % (len(pci), ", ".join(pci[:8])), clock=clock, metrics={"pci_gpu_count": len(pci)},
+                            tool={"name": "nvidia-smi"})]
+        return [_absent_gpus(params, "no NVIDIA GPU/driver: nvidia-smi not found", clock)]
     timeout = params.get("timeout", 60)
     try:
         data, source, _run = _gpu_query(host, smi, timeout)
     except _NoGpu as exc:
         return [_absent_gpus(params, str(exc), clock, raw=exc.raw)]
     except (AcceptanceError, ParseError) as exc:
+        if pci is not None and not pci:
+            # e.g. "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" on a
+            # CPU node built from the GPU image: no NVIDIA display/3D controller on the PCI bus.
+            return [_absent_gpus(params, "no NVIDIA GPU on the PCI bus (nvidia-smi is installed but failed: %s)"
+                                 % str(exc)[:200], clock, raw=getattr(exc, "details", {}).get("stdout_tail"))]
         return [_error_from("gpu.inventory", exc, clock, tool={"name": "nvidia-smi"})]
     tool = {"name": "nvidia-smi", "version": data.get("driver_version")}
     out = [_gpu_inventory(params, data, source, clock, tool)]
     for gpu in data["gpus"]:
         out.append(_gpu_device(params, gpu, _Clock(), tool, source))
     out.extend(_gpu_topology(host, smi, params, data, tool))
+    return out
+
+
+def nvidia_pci_gpus(host):
+    """PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in sysfs.
+
+    None when /sys/bus/pci/devices cannot be listed (then nothing is concluded from it).
+    NVSwitch and other NVIDIA bridges (class 0x0680) are not GPUs and are not counted.
+    """
+    names = host.listdir("/sys/bus/pci/devices")
+    if names is None:
+        return None
+    out = []
+    for name in names:
+        base = "/sys/bus/pci/devices/" + name
+        vendor = (host.read(base + "/vendor") or "").strip().lower()
+        if vendor != "0x10de":
+            continue
+        if (host.read(base + "/class") or "").strip().lower().startswith("0x03"):
+            out.append(name)
     return out
 
 
@@ -877,6 +914,8 @@ def port_verdicts(port, params=None):
     if not up:
         strict = bool(params.get("expect_ports_up"))
         note = "" if strict else " (not judged as a failure: expect_ports_up is false)"
+        if port["state"] == "INIT" and port["phys_state"] == "LinkUp" and port["link_layer"] == "InfiniBand":
+            note = ": the link is up but no subnet manager has configured the port" + note
         out.append(("fail" if strict else "warn", "port is %s/%s%s" % (port["state"], port["phys_state"], note)))
     want = params.get("expect_port_rate_gbit_s")
     if up and want is not None:
@@ -934,8 +973,14 @@ def probe(host, params):
         if group not in groups:
             continue
         clock = _Clock()
+        check = "%s.probe" % ("env" if group == "software" else group)
         try:
             out.extend(func(host, params))
         except (AcceptanceError, ParseError) as exc:
-            out.append(_error_from("%s.probe" % ("env" if group == "software" else group), exc, clock))
+            out.append(_error_from(check, exc, clock))
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            # A bug in one probe group must not cost the records of the others: this is the
+            # group boundary; the record keeps the traceback for the bug report.
+            out.append(_record(check, "error", "internal error in the %s probe (%s: %s); please report it"
+                               % (group, type(exc).__name__, exc), clock=clock, raw=traceback.format_exc()))
     return out

@@ -396,3 +396,69 @@ def test_old_interpreter_without_importlib_metadata(tmp_path):
     torch = by(records, "env.package", "torch")
     assert torch["status"] == "error" and "needs Python 3.8+" in torch["reason"]
     assert "cannot be read" in by(records, "env.nccl", "python")["reason"]
+
+
+def failure_text(rel):
+    """The tool's output of a failures/ file and its exit code (the '# command:'/'# exit:' frame)."""
+    lines = read(rel).splitlines()
+    code = lines[-1].split(":", 1)[1].strip()
+    return "\n".join(lines[1:-1]) + "\n", int(code) if code.isdigit() else 1
+
+
+def h100_pci(root):
+    """The H100's PCI function in sysfs, from its XML: bus 00000000:00:06.0, device 233010DE, class 3/2."""
+    put(root, "/sys/bus/pci/devices/0000:00:06.0/vendor", "0x10de\n")
+    put(root, "/sys/bus/pci/devices/0000:00:06.0/device", "0x2330\n")
+    put(root, "/sys/bus/pci/devices/0000:00:06.0/class", "0x030200\n")
+    return root
+
+
+def test_gpu_on_the_pci_bus_without_nvidia_smi_is_an_error(tmp_path):
+    records = env_probe.probe(host_for(h100_pci(tmp_path), gpu=False), {"groups": ["gpu"]})
+    assert records[0]["status"] == "error"
+    assert records[0]["reason"].startswith("1 NVIDIA GPU(s) on the PCI bus (0000:00:06.0) but nvidia-smi is not found")
+
+
+def test_driver_not_loaded(tmp_path):
+    text, code = failure_text("failures/nvidia-smi-couldnt-communicate-with-driver.txt")
+    commands = FakeCommands({(SMI, "-q", "-x"): (code, text), "csv": (code, text)})
+    # a GPU node: the driver is broken -> error, with both attempts in the reason
+    gpu_node = env_probe.probe(host_for(h100_pci(tmp_path / "gpu"), commands), {"groups": ["gpu"]})
+    assert gpu_node[0]["status"] == "error"
+    assert "nvidia-smi -q -x exited 9: NVIDIA-SMI has failed" in gpu_node[0]["reason"]
+    assert "the --query-gpu fallback exited 9 too" in gpu_node[0]["reason"]
+    # a CPU node built from the same image (no NVIDIA controller on the PCI bus) -> skip
+    os.makedirs(os.path.join(str(tmp_path), "cpu", "sys", "bus", "pci", "devices"))
+    cpu_node = env_probe.probe(host_for(tmp_path / "cpu", commands), {"groups": ["gpu"]})
+    assert cpu_node[0]["status"] == "skip"
+    assert cpu_node[0]["reason"].startswith("no NVIDIA GPU on the PCI bus (nvidia-smi is installed but failed")
+
+
+def test_explicit_nvidia_smi_path_must_exist(tmp_path):
+    records = env_probe.probe(host_for(tmp_path), {"groups": ["gpu"], "nvidia_smi_path": "/opt/nvidia/bin/nvidia-smi"})
+    assert records[0]["status"] == "error" and "not found at /opt/nvidia/bin/nvidia-smi" in records[0]["reason"]
+
+
+def test_a_bug_in_one_group_keeps_the_other_groups(tmp_path):
+    class Broken(env_probe.Host):
+        def listdir(self, path):
+            if path == env_probe.IB_CLASS:
+                raise RuntimeError("simulated bug")
+            return super().listdir(path)
+
+    host = Broken(run=FakeCommands(), which={}.get, root=str(h100_tree(tmp_path)), environ={}, memlock=(-1, -1))
+    records = env_probe.probe(host, {"groups": ["gpu", "rdma"]})
+    assert by(records, "gpu.inventory")["status"] == "skip"
+    broken = by(records, "rdma.probe")
+    assert broken["status"] == "error" and "internal error in the rdma probe (RuntimeError: simulated bug)" in broken["reason"]
+    assert "Traceback" in broken["raw"]
+
+
+def test_ib_port_without_subnet_manager(tmp_path):
+    # the CX-4 host's IB port, edited to the state an IB port shows when the cable is up but no SM runs
+    root = cx4_infiniband(tmp_path)
+    put(root, "/sys/class/infiniband/mlx5_1/ports/1/state", "2: INIT\n")
+    put(root, "/sys/class/infiniband/mlx5_1/ports/1/phys_state", "5: LinkUp\n")
+    port = by(env_probe.probe(host_for(root), {"groups": ["rdma"], "expect_ports_up": True}), "rdma.port", "mlx5_1/1")
+    assert port["status"] == "fail"
+    assert port["reason"] == "port is INIT/LinkUp: the link is up but no subnet manager has configured the port"
