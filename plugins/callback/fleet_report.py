@@ -24,6 +24,9 @@ description:
     P(aifabric.acceptance.fleet_summary#filter) filter, which uses the same code.
   - A play with the variable C(fleet_report_disabled=true) in its C(vars) turns the report off for the
     whole playbook (the C(aifabric.acceptance.report) playbook does, as it writes a report itself).
+  - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as
+    targeted hosts (the playbooks' final C(localhost) play that publishes C(set_stats) sets it), so an
+    implicit C(localhost) never shows up in the report as a host without records.
   - Errors inside the callback never stop the play; they are shown as warnings and the report is still
     written where possible.
 requirements:
@@ -198,8 +201,11 @@ class CallbackModule(CallbackBase):
         self._guard("play start", self._on_play_start, play)
 
     def _on_play_start(self, play):
-        if boolean((play.get_vars() or {}).get("fleet_report_disabled", False), strict=False):
+        play_vars = play.get_vars() or {}
+        if boolean(play_vars.get("fleet_report_disabled", False), strict=False):
             self.skip_report = True     # e.g. report.yml, which writes a report itself
+        if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
+            return                      # a bookkeeping play (the final set_stats on localhost)
         hosts = None
         manager = play.get_variable_manager()
         inventory = getattr(manager, "_inventory", None)
