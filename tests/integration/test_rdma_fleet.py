@@ -1,0 +1,183 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/rdma.yml over real SSH on network-namespace hosts, with a fake ib_write_bw.
+
+The fake (tests/integration/fake_perftest/ib_write_bw) behaves like perftest where the
+orchestration can tell: the server listens on its TCP port and waits, the client connects
+(or fails with perftest's "Couldn't connect" wording while nobody listens), the pair stays
+connected for the test's duration, and both print REAL captured perftest outputs. It is
+put first on the hosts' PATH through rdma_environment. Each host gets a fake cpufreq tree
+(rdma_cpu_sysfs) so the governor is set and restored for real, and its own state root.
+
+1. mode all on 4 hosts x 2 rails with forks=2: every pair and rail measured, both rails
+   of a pair at once, no deadlock, governors restored, nothing left running.
+2. mode star around node2, node2 killed while a client is connected to it: the play ends,
+   the pairs with node2 are `error`, node2 is unreachable in the report, the survivors'
+   governors are restored and nothing is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
+    assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator, start, tail)
+
+PLAYBOOK = "playbooks/rdma.yml"
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "fake_perftest", "ib_write_bw")
+FIXTURES = os.path.join(HERE, "..", "unit", "plugins", "module_utils", "parsers", "fixtures", "perftest")
+CHECK = "rdma.ib_write_bw"
+
+
+def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None):
+    """Fake perftest on PATH, fake cpufreq per host, inventory; returns (inventory, -e JSON, log path)."""
+    bindir = os.path.join(fleet.dir, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    shutil.copy(FAKE, os.path.join(bindir, "ib_write_bw"))
+    os.chmod(os.path.join(bindir, "ib_write_bw"), 0o755)
+    log = os.path.join(fleet.dir, "fake_perftest.log")
+    conf = {"default": dict({"duration_s": 0.5, "log": log, "fixtures": os.path.abspath(FIXTURES)},
+                            **settings.get("default", {}))}
+    conf.update(dict((k, v) for k, v in settings.items() if k != "default"))
+    with open(os.path.join(bindir, "fake_perftest.json"), "w") as handle:
+        json.dump(conf, handle)
+    per_host = {}
+    for host in fleet.hosts:
+        cpu = os.path.join(host.workdir, "cpu")
+        for i in range(2):
+            d = os.path.join(cpu, "cpu%d" % i, "cpufreq")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "scaling_governor"), "w") as handle:
+                handle.write("powersave\n")
+            with open(os.path.join(d, "scaling_available_governors"), "w") as handle:
+                handle.write("performance powersave\n")
+        per_host[host.name] = {"rdma_cpu_sysfs": cpu, "rdma_state_root": os.path.join(host.workdir, "perftest"),
+                               "rdma_devices": '["mlx5_0","mlx5_1"]'}
+        per_host[host.name].update((host_vars or {}).get(host.name, {}))
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=per_host)
+    variables = {
+        "rdma_hosts": fleet.group,
+        "rdma_cpu_governor": "performance",
+        "rdma_environment": {"PATH": bindir + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
+        "rdma_timeout_s": 60, "rdma_connect_timeout_s": 20, "rdma_collect_timeout_s": 30,
+        "rdma_port": 18515,
+    }
+    variables.update(extra_vars or {})
+    return inventory, json.dumps(variables), log
+
+
+def events(log):
+    if not os.path.exists(log):
+        return []
+    with open(log) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def governors(host):
+    values = set()
+    for i in range(2):
+        with open(os.path.join(host.workdir, "cpu", "cpu%d" % i, "cpufreq", "scaling_governor")) as handle:
+            values.add(handle.read().strip())
+    return values
+
+
+@pytest.mark.fleet(n=4)
+def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
+    validator = schema_validator(controller)
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 0.5}})
+    env = controller.env(fleet, report_dir, extra={"ANSIBLE_FORKS": "2"})
+    started = time.monotonic()
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra), env, out, controller.repo)
+    rc = finish(proc, 300, out)
+    elapsed = time.monotonic() - started
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+
+    _, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, validator)
+    clients = [r for r in records if r["check"] == CHECK]
+    servers = [r for r in records if r["check"] == CHECK + ".server"]
+    # 4 hosts: 6 pairs in 3 rounds, 2 rails each
+    assert len(clients) == 12 and len(servers) == 12, [(r["host"], r["peer"], r["check"]) for r in records]
+    pairs = set((frozenset((r["host"], r["peer"])), r["target"]) for r in clients)
+    assert len(pairs) == 12
+    for rec in clients:
+        assert rec["status"] == "pass", rec
+        assert rec["metrics"]["bw_avg_gbit_s"] == 779.21          # the real capture, in Gbit/s
+        assert rec["facts"]["cpu_governor"].startswith(("set to performance", "performance (already set"))
+        assert rec["series"] and rec["series"][-1]["tool_unit"] == "Gb/sec"
+    for rec in servers:
+        assert rec["status"] == "pass" and rec["metrics"]["bw_avg_gbit_s"] == pytest.approx(159.756258)
+    assert report.get("findings") == [], report.get("findings")
+    # both rails of a pair ran at the same time, on distinct ports
+    evs = events(log)
+    by_client = {}
+    for ev in evs:
+        if ev["role"] == "client":
+            by_client.setdefault((ev["host"], ev["address"]), []).append(ev)
+    assert len(by_client) == 6
+    for evlist in by_client.values():
+        connected = [e for e in evlist if e["event"] == "connected"]
+        finished = [e for e in evlist if e["event"] == "finished"]
+        assert sorted(e["port"] for e in connected) == [18515, 18516]
+        assert max(e["time"] for e in connected) < min(e["time"] for e in finished)
+    for host in fleet.hosts:
+        assert governors(host) == {"powersave"}, host.name
+        assert not os.path.exists(os.path.join(host.workdir, "perftest", "governor.json"))
+        state = os.path.join(host.workdir, "perftest")
+        assert not os.path.isdir(state) or not [n for n in os.listdir(state) if not n.startswith("governor")]
+    print("rdma.yml mode all, 4 hosts x 2 rails, forks 2: %.1f s" % elapsed)
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=3)
+def test_rdma_server_host_dies_mid_round(fleet, controller, tmp_path):
+    validator = schema_validator(controller)
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    victim = fleet.host("node2")
+    inventory, extra, log = prepare(
+        fleet, tmp_path, {"default": {"duration_s": 4}},
+        extra_vars={"rdma_mode": "star", "rdma_reference": "node2", "rdma_connect_timeout_s": 6})
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(e["role"] == "client" and e["event"] == "connected" and e["address"] == victim.ip
+               for e in events(log)):
+            break
+        assert proc.poll() is None, "the play ended before a client reached node2:\n%s" % tail(out)
+        time.sleep(0.1)
+    else:
+        pytest.fail("no client connected to node2 in time:\n%s" % tail(out))
+    fleet.kill_host("node2")
+    rc = finish(proc, 240, out)
+    assert rc == 4, "ansible-playbook must end with rc 4 (a host unreachable), got %d:\n%s" % (rc, tail(out))
+
+    _, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, validator)
+    clients = [r for r in records if r["check"] == CHECK]
+    # star around node2: node1 and node3 are its clients, both rails; every one of them failed
+    assert sorted((r["host"], r["target"]) for r in clients) == [
+        ("node1", "mlx5_0"), ("node1", "mlx5_1"), ("node3", "mlx5_0"), ("node3", "mlx5_1")], clients
+    for rec in clients:
+        assert rec["peer"] == "node2" and rec["status"] == "error", rec
+    lost = [r for r in clients if "exchange" in (r["facts"].get("error_kind") or "")]
+    refused = [r for r in clients if "connect" == r["facts"].get("error_kind")]
+    assert lost and refused, [r["reason"] for r in clients]
+    dead = [r for r in records if r["host"] == "node2"]
+    assert dead and any(r["status"] == "error" and "unreachable" in (r["reason"] or "") for r in dead), dead
+    for name in ("node1", "node3"):
+        host = fleet.host(name)
+        assert governors(host) == {"powersave"}, name
+        assert not os.path.exists(os.path.join(host.workdir, "perftest", "governor.json")), name
+    assert_nothing_left(fleet)
