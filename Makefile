@@ -24,7 +24,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 acceptance: collection
 	$(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
-	@echo "Report: $$(ls -1dt $(REPORT_DIR)/*/ 2>/dev/null | head -n 1)"
+	@echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)"
 
 test: venv unit sanity lint changelog build integration
 	@echo "make test: all stages passed"
