@@ -69,7 +69,9 @@ options:
     elements: path
     default: []
   nvidia_smi_path:
-    description: Path of C(nvidia-smi); default is to look it up on E(PATH).
+    description:
+      - Path of C(nvidia-smi); default is to look it up on E(PATH).
+      - A path given here that does not exist is an C(error) record (not a C(skip)).
     type: path
   timeout:
     description: Time limit of each command, in seconds.
