@@ -222,6 +222,14 @@ TOOL = "torch-allreduce-probe"
 
 
 def _probe_gpus(module, python, timeout_s):
+    """(count, model, problem): nvidia-smi -L when present (fast), else ask PyTorch (imports torch, slower)."""
+    smi = module.get_bin_path("nvidia-smi", required=False)
+    if smi:
+        run = runner.run(module, [smi, "-L"], 60)
+        names = [ln.split(":", 1)[1].split("(UUID")[0].strip() for ln in run.stdout.splitlines()
+                 if ln.startswith("GPU ") and ":" in ln]
+        if run.rc == 0 and names:
+            return len(names), names[0], None
     code = "import torch; print(torch.cuda.device_count(), '|', torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
     run = runner.run(module, [python, "-c", code], min(timeout_s, 120))
     if run.rc != 0:
@@ -232,6 +240,16 @@ def _probe_gpus(module, python, timeout_s):
         return int(count.strip()), name.strip() or None, None
     except ValueError:
         return None, None, [text]
+
+
+def _skip_reason(output):
+    """Why the worker could not measure at all (no torch, no CUDA device), or None."""
+    for line in (output or "").splitlines():
+        if "No module named 'torch'" in line:
+            return "PyTorch is not importable: %s" % line.strip()
+        if line.startswith("AIFABRIC_SKIP"):
+            return line[len("AIFABRIC_SKIP"):].strip()
+    return None
 
 
 def main():
@@ -358,6 +376,9 @@ def _run(module, p):
         except ParseError as exc:
             record = results.error(CHECK, "could not read the probe's JSON: %s" % exc, raw=run.output, params=params,
                                    started=started, duration_s=run.elapsed_s, tool={"name": TOOL})
+    elif _skip_reason(run.output):
+        record = results.skip(CHECK, "%s (%s)" % (_skip_reason(run.output), python_path), params=params,
+                              started=started, tool={"name": TOOL})
     else:
         reason = "the probe wrote no result (rc %d): %s" % (run.rc, _last_line(run.output))
         record = results.error(CHECK, reason, raw=run.output, params=params, started=started,

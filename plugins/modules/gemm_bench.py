@@ -244,11 +244,6 @@ def _run(module, p):
         module.exit_json(changed=False, cmd=[python], results=[results.skip(
             "gpu.gemm", "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
             started=started)])
-    probe = runner.run(module, [python_path, "-c", "import torch"], 120)
-    if probe.rc != 0:
-        last = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["rc %d" % probe.rc]
-        module.exit_json(changed=False, cmd=[python_path, "-c", "import torch"], tool_rc=probe.rc, results=[results.skip(
-            "gpu.gemm", "PyTorch is not importable by %s: %s" % (python_path, last[0]), started=started)])
     worker, _changed = gpu_worker.stage(directory)
     argv = [python_path, worker] + worker_args
     params = {"argv": argv, "dtypes": p["dtypes"], "m": p["m"], "n": p["n"], "k": p["k"],
@@ -262,6 +257,11 @@ def _run(module, p):
     try:
         items = gpu_worker.parse_gemm(run.stdout)
     except ParseError as exc:
+        missing = [ln.strip() for ln in run.output.splitlines() if "No module named 'torch'" in ln]
+        if missing:
+            module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=[results.skip(
+                "gpu.gemm", "PyTorch is not importable by %s: %s" % (python_path, missing[-1]), params=params,
+                started=started, tool={"name": TOOL})])
         module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=[results.error(
             "gpu.gemm", "GEMM worker failed (rc %d): %s" % (run.rc, exc), raw=run.output, params=params,
             started=started, duration_s=run.elapsed_s, tool={"name": TOOL})])

@@ -74,10 +74,15 @@ def _call(main, args):
 
 # ------------------------------------------------------------------ allreduce_probe
 
+def _smi_list():
+    lines = _read(os.path.join(HERE, "fixtures", "h200x2-env.txt")).splitlines()
+    return "\n".join(ln for ln in lines if ln.startswith("GPU ")) + "\n"
+
+
 def _probe_handler(json_name, txt_name):
     def handle(argv):
-        if "-c" in argv:
-            return 0, "2 | NVIDIA H200\n", ""
+        if argv[-1] == "-L":
+            return 0, _smi_list(), ""
         out = argv[argv.index("--json-out") + 1]
         shutil.copyfile(os.path.join(PROOF, json_name), out)
         return 0, _read(os.path.join(PROOF, txt_name)), ""
@@ -136,10 +141,37 @@ def test_probe_without_torch_is_skip(module_env, monkeypatch):
     assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
 
 
-def test_probe_crash_is_error_with_output(module_env, monkeypatch):
+def test_probe_torch_missing_after_nvidia_smi_is_skip(module_env, monkeypatch):
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, _smi_list(), ""
+        return 1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n"
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(allreduce_probe.main, {})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
+    assert [c["argv"][-1] for c in module_env][0] == "-L"
+
+
+def test_probe_without_nvidia_smi_asks_torch(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None:
+                        {"timeout": "/usr/bin/timeout", "python3": "/usr/bin/python3"}.get(name))
+
     def handle(argv):
         if "-c" in argv:
             return 0, "2 | NVIDIA H200\n", ""
+        shutil.copyfile(os.path.join(PROOF, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
+        return 0, _read(os.path.join(PROOF, "probe_spawn.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(allreduce_probe.main, {})
+    assert res.kwargs["results"][0]["status"] == "pass"
+    assert "import torch" in module_env[0]["argv"][-1]
+
+
+def test_probe_crash_is_error_with_output(module_env, monkeypatch):
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, _smi_list(), ""
         text = _read(os.path.join(PROOF, "probe_spawn.txt")).splitlines()[:8]
         return 1, "\n".join(text), "torch.distributed.DistBackendError: NCCL error in: ...\n"
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
@@ -153,8 +185,6 @@ def test_probe_crash_is_error_with_output(module_env, monkeypatch):
 
 def test_gemm_records_from_real_capture(module_env, monkeypatch):
     def handle(argv):
-        if argv[1:] == ["-c", "import torch"]:
-            return 0, "", ""
         return 0, _read(os.path.join(PROOF, "gemm_bare.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 100}}}})
@@ -177,6 +207,14 @@ def test_gemm_check_mode_and_skip(module_env, monkeypatch):
                         "/usr/bin/timeout" if name == "timeout" else None)
     res = _call(gemm_bench.main, {})
     assert res.kwargs["results"][0]["status"] == "skip"
+
+
+def test_gemm_without_torch_is_skip(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (
+        1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")))
+    res = _call(gemm_bench.main, {})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
 
 
 # ------------------------------------------------------------------ nccl_test
