@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Attribution simulator: how well does plugin_utils/attribution.py name bad nodes and links?
@@ -95,7 +94,7 @@ def trial(args, seed):
     rounds = schedule(hosts, args, seed)
     records = [measure(s, c, (nodes, links), args, rng) for rnd in rounds for s, c in rnd]
     started = time.perf_counter()
-    _, findings = attribution.analyze(records, {})
+    findings = (attribution.analyze(records, {}))[1]
     elapsed = time.perf_counter() - started
     extra_rounds = 0
     if args.confirm:
@@ -106,12 +105,12 @@ def trial(args, seed):
             extra_rounds = len(confirm)
             records += [measure(s, c, (nodes, links), args, rng) for rnd in confirm for s, c in rnd]
             started = time.perf_counter()
-            _, findings = attribution.analyze(records, {})
+            findings = (attribution.analyze(records, {}))[1]
             elapsed += time.perf_counter() - started
     measured = set(frozenset((r["host"], r["peer"])) for r in records)
     out = score(findings, nodes, links, measured)
-    out.update({"bad_links_measured": sum(1 for link in links if link in measured), "rounds": len(rounds), "confirm_rounds": extra_rounds, "pairs": len(records),
-                "analysis_s": elapsed})
+    out.update({"bad_links_measured": sum(1 for link in links if link in measured), "rounds": len(rounds),
+                "confirm_rounds": extra_rounds, "pairs": len(records), "analysis_s": elapsed})
     return out
 
 
@@ -137,7 +136,7 @@ def summarise(args, trials):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=64)
     parser.add_argument("--mode", choices=("all", "ring", "random"), default="all")
     parser.add_argument("--rounds", type=int, default=3, help="random matchings for --mode random")

@@ -20,7 +20,7 @@ description:
     rounds). With odd N one random host idles in each round.
   - V(star) tests every host against one reference host (O(reference), default the first host),
     one pair per round because the reference can run one test at a time.
-  - V(groups) pairs only hosts of different groups (racks, leaf switches), for cross-switch coverage:
+  - V(groups) pairs only hosts of different groups (racks, leaf switches), for cross-switch coverage;
     every cross-group pair exactly once, scheduled greedily into rounds of disjoint pairs.
 options:
   _input:
@@ -148,7 +148,7 @@ def ring_rounds(hosts):
 def random_rounds(hosts, rounds, seed):
     rng = _random.Random(seed)
     out = []
-    for _ in range(rounds):
+    for unused_index in range(rounds):
         order = list(hosts)
         rng.shuffle(order)
         out.append([[order[i], order[i + 1]] for i in range(0, len(order) - 1, 2)])

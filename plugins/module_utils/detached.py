@@ -210,7 +210,7 @@ def _supervise(full, environ, paths, write_end, on_exit):  # pragma: no cover - 
     os.close(write_end)
     while True:
         try:
-            _, status = os.waitpid(tool, 0)
+            status = os.waitpid(tool, 0)[1]
             break
         except OSError as exc:
             if exc.errno != errno.EINTR:

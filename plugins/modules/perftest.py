@@ -185,9 +185,9 @@ options:
     type: path
   expect:
     description:
-      - Expectations per metric, overriding the defaults, for example C({bw_avg_gbit_s: {min: 360}}) or
+      - "Expectations per metric, overriding the defaults, for example C({bw_avg_gbit_s: {min: 360}}) or
         C({lat_typical_us: {max: 3}}). A metric mapped to C(null) drops its default rule. Rule keys are
-        C(min), C(max), C(equals), C(warn_below_pct), C(source).
+        C(min), C(max), C(equals), C(warn_below_pct), C(source)."
     type: dict
     default: {}
   expect_line_rate_pct:
@@ -452,7 +452,7 @@ class PerftestModule(object):
                                                    p["state"], peer_address=p["peer"], json_file=json_file))
         if self.module.check_mode:
             return dict(changed=p["state"] == "server", results=[], cmd=argvs[0],
-                        runs=[{"device": d, "cmd": a} for (_, d, _, _, _), a in zip(plan, argvs)])
+                        runs=[{"device": step[1], "cmd": a} for step, a in zip(plan, argvs)])
         timeout_bin = self.module.get_bin_path("timeout", required=False)
         if not timeout_bin:
             raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")

@@ -217,7 +217,7 @@ def analyze(records, config):
                 NAME, check + ".node", "fail", host, reason=reason, target=target,
                 metrics={"low_pairs_count": bad, "pairs_count": total,
                          "fleet_median_" + metric: median},
-                facts={"attribution": "node", "low_peers": [p for p, _ in low_peers][:MAX_EVIDENCE_PEERS]}))
+                facts={"attribution": "node", "low_peers": [item[0] for item in low_peers][:MAX_EVIDENCE_PEERS]}))
         for pair, confirmed in links:
             a, b = sorted(pair)
             value = edges[pair]
@@ -288,7 +288,7 @@ def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
         return []
     cursor = 0
     for suspect in sorted(suspect_set) if good else []:
-        for _ in range(min(per_suspect, len(good))):
+        for unused_index in range(min(per_suspect, len(good))):
             wanted.append([good[cursor % len(good)], suspect])
             cursor += 1
     rounds = []

@@ -40,6 +40,7 @@ def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None):
     bindir = os.path.join(fleet.dir, "bin")
     os.makedirs(bindir, exist_ok=True)
     shutil.copy(FAKE, os.path.join(bindir, "ib_write_bw"))
+    shutil.copy(os.path.join(os.path.dirname(FAKE), "fake_perftest.py"), os.path.join(bindir, "fake_perftest.py"))
     os.chmod(os.path.join(bindir, "ib_write_bw"), 0o755)
     log = os.path.join(fleet.dir, "fake_perftest.log")
     conf = {"default": dict({"duration_s": 0.5, "log": log, "fixtures": os.path.abspath(FIXTURES)},
@@ -100,7 +101,7 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     elapsed = time.monotonic() - started
     assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
 
-    _, report = load_report(report_dir, out)
+    report = (load_report(report_dir, out))[1]
     records = records_of(report)
     assert_valid_records(records, validator)
     clients = [r for r in records if r["check"] == CHECK]
@@ -162,7 +163,7 @@ def test_rdma_server_host_dies_mid_round(fleet, controller, tmp_path):
     rc = finish(proc, 240, out)
     assert rc == 4, "ansible-playbook must end with rc 4 (a host unreachable), got %d:\n%s" % (rc, tail(out))
 
-    _, report = load_report(report_dir, out)
+    report = (load_report(report_dir, out))[1]
     records = records_of(report)
     assert_valid_records(records, validator)
     clients = [r for r in records if r["check"] == CHECK]

@@ -338,10 +338,10 @@ def parse(text):
         notes.append(line.strip())
 
     tables = [b for b in blocks if b.get("table") and b["rows"]]
-    errors_out = [line for _, line in errors]
+    errors_out = [item[1] for item in errors]
     error_kind = None
     if errors:
-        present = set(category for category, _ in errors)
+        present = set(item[0] for item in errors)
         error_kind = [c for c in ERROR_PRIORITY if c in present][0]
     if not tables and not errors:
         headers = [b for b in blocks if b.get("table")]

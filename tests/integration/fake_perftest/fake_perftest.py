@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A stand-in for perftest's ib_write_bw on hosts without RDMA (integration tests only).
@@ -111,7 +110,7 @@ def server(conf, port, device):
     sys.stdout.write("\n" + BANNER)
     sys.stdout.flush()
     log(conf, role="server", event="listening", port=port, device=device)
-    conn, _ = listener.accept()
+    conn = listener.accept()[0]
     listener.close()
     conn.sendall(b"go\n")
     conn.settimeout(conf["duration_s"] + 30)
@@ -146,7 +145,7 @@ def client(conf, address, port, device):
             return exchange_failure()
         started = time.time()
         # the "test": the server must stay there all along (EOF on the socket = it died)
-        readable, _, _ = select.select([conn], [], [], conf["duration_s"])
+        readable = select.select([conn], [], [], conf["duration_s"])[0]
         if readable and not conn.recv(16):
             raise OSError("server closed the connection")
         conn.sendall(b"done\n")

@@ -221,7 +221,7 @@ def _mutate(text, data):
 @given(name=st.sampled_from(ALL), data=st.data())
 def test_fuzz_only_parse_error_escapes(name, data):
     text = _read(name)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=4))):
+    for unused_index in range(data.draw(st.integers(min_value=1, max_value=4))):
         text = _mutate(text, data)
     try:
         parsed = perftest.parse(text)
