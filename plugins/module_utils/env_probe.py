@@ -640,10 +640,34 @@ def probe_gpu(host, params):
         return [_error_from("gpu.inventory", exc, clock, tool={"name": "nvidia-smi"})]
     tool = {"name": "nvidia-smi", "version": data.get("driver_version")}
     out = [_gpu_inventory(params, data, source, clock, tool)]
+    nvlink, nvlink_error = _gpu_nvlink(host, smi, timeout, data)
     for gpu in data["gpus"]:
+        gpu = dict(gpu, nvlink=nvlink.get(gpu["index"]))
         out.append(_gpu_device(params, gpu, _Clock(), tool, source))
-    out.extend(_gpu_topology(host, smi, params, data, tool))
+    out.extend(_gpu_topology(host, smi, params, data, tool, nvlink_error))
     return out
+
+
+def _gpu_nvlink(host, smi, timeout, data):
+    """({GPU index: nvlink_status entry}, None) or ({}, (message, raw)) when it cannot be read.
+
+    Entries are matched to GPUs by UUID when both sides have one, else by index.
+    """
+    argv = [smi, "nvlink", "-s"]
+    try:
+        run = host.run(argv, timeout)
+        if run.rc != 0:
+            return {}, ("nvidia-smi nvlink -s exited %d" % run.rc, run.output)
+        status = nvidia_smi.parse_nvlink_status(run.stdout)
+    except (AcceptanceError, ParseError) as exc:
+        return {}, (str(exc), getattr(exc, "details", {}).get("stdout_tail"))
+    by_uuid = dict((entry["uuid"], entry) for entry in status.values() if entry["uuid"])
+    out = {}
+    for gpu in data["gpus"]:
+        entry = by_uuid.get(gpu["uuid"]) if gpu["uuid"] and by_uuid else status.get(gpu["index"])
+        if entry is not None:
+            out[gpu["index"]] = entry
+    return out, None
 
 
 def nvidia_pci_gpus(host):
@@ -774,6 +798,16 @@ def gpu_verdicts(gpu, params=None):
                             % (fabric, gpu.get("fabric_status"))))
     elif fabric == "Completed" and gpu.get("fabric_status") not in (None, "Success"):
         out.append(("fail", "NVLink fabric status is %s" % gpu.get("fabric_status")))
+    nvlink = gpu.get("nvlink")
+    if nvlink is not None:
+        down = sorted(k for k, v in nvlink["links"].items() if v is None)
+        if down and len(down) < len(nvlink["links"]):
+            out.append(("fail", "NVLink degraded: %d of %d links active (inactive: %s)" % (
+                len(nvlink["links"]) - len(down), len(nvlink["links"]), ", ".join(str(k) for k in down))))
+        speeds = sorted(set(v for v in nvlink["links"].values() if v is not None))
+        if len(speeds) > 1:
+            out.append(("warn", "NVLink links run at different speeds: %s GB/s" % ", ".join(
+                ("%.3f" % s).rstrip("0").rstrip(".") for s in speeds)))
     want = params.get("expect_persistence_mode")
     if want is not None and gpu.get("persistence_mode") is not None:
         if (gpu["persistence_mode"] == "Enabled") != bool(want):
@@ -803,12 +837,20 @@ def _gpu_device(params, gpu, clock, tool, source):
         "ecc_mode_pending", "remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending",
         "performance_state", "mig_mode", "fabric_state", "fabric_status", "compute_mode"))
     facts["clocks_event_reasons_active"] = sorted(k for k, v in (gpu.get("clocks_event_reasons") or {}).items() if v)
+    nvlink = gpu.get("nvlink")
+    if nvlink is not None:
+        speeds = [v for v in nvlink["links"].values() if v is not None]
+        metrics["nvlink_link_count"] = len(nvlink["links"])
+        metrics["nvlink_active_link_count"] = len(speeds)
+        if speeds:
+            metrics["nvlink_link_speed_min_gbyte_s"] = min(speeds)
+        facts["nvlink_inactive_links"] = sorted(k for k, v in nvlink["links"].items() if v is None)
     status, reason = _fold(gpu_verdicts(gpu, params))
     return _record("gpu.device", status, reason, clock=clock, target=str(gpu["index"]), facts=facts,
                    metrics=metrics, tool=tool, params={"source": source})
 
 
-def _gpu_topology(host, smi, params, data, tool):
+def _gpu_topology(host, smi, params, data, tool, nvlink_error=None):
     clock = _Clock()
     argv = [smi, "topo", "-m"]
     try:
@@ -825,6 +867,10 @@ def _gpu_topology(host, smi, params, data, tool):
     if len(topo["gpus"]) != len(data["gpus"]):
         verdicts.append(("warn", "topo -m shows %d GPUs but nvidia-smi -q lists %d" % (
             len(topo["gpus"]), len(data["gpus"]))))
+    raw = None
+    if nvlink_error:
+        verdicts.append(("warn", "NVLink link status unreadable: %s" % nvlink_error[0]))
+        raw = nvlink_error[1]
     links = sorted(set(cell for row in peers.values() for cell in row.values()))
     pairs = sum(len(row) for row in peers.values()) // 2
     facts = {"matrix": topo["matrix"], "nic_names": topo["nic_names"], "nvlink_peers": peers,
@@ -835,7 +881,7 @@ def _gpu_topology(host, smi, params, data, tool):
                "nvlink_gpu_pair_count": pairs}
     status, reason = _fold(verdicts)
     return [_record("gpu.topology", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
-                    params={"argv": argv})]
+                    params={"argv": argv}, raw=raw)]
 
 
 # =========================================================================== rdma

@@ -17,8 +17,9 @@ description:
   - C(software) - the Python version and package versions of each interpreter (read with C(importlib.metadata) in a
     subprocess of that interpreter, never imported into the module), the NCCL library on disk and torch's NCCL,
     an optional C(pip freeze) digest.
-  - C(gpu) - C(nvidia-smi -q -x) (falling back to C(--query-gpu) CSV) and C(nvidia-smi topo -m); one record per GPU
-    plus a node inventory and a topology record. No C(nvidia-smi) is a C(skip), not an error.
+  - C(gpu) - C(nvidia-smi -q -x) (falling back to C(--query-gpu) CSV), C(nvidia-smi nvlink -s) and
+    C(nvidia-smi topo -m); one record per GPU plus a node inventory and a topology record. No C(nvidia-smi) on a
+    node without NVIDIA GPUs on its PCI bus is a C(skip), not an error.
   - C(rdma) - HCAs, ports, GIDs and netdevs read from C(/sys/class/infiniband); one record per HCA port.
     No RDMA device is a C(skip).
   - Every command runs with a timeout, as an argv list. The module only reads; it never changes the node.

@@ -621,6 +621,45 @@ def parse_topo(text):
             "nic_legend": legend, "nic_names": names}
 
 
+_NVLINK_GPU_RE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^)]+)\))?$")
+_NVLINK_LINK_RE = re.compile(r"^Link (\d+): (.+)$")
+
+
+def parse_nvlink_status(text):
+    """``nvidia-smi nvlink -s`` -> {index: {name, uuid, links: {n: GB/s float or None when inactive}}}.
+
+    A GPU without NVLink prints nothing (an empty output is an empty mapping). Inactive links
+    print a word instead of a speed (``<inactive>``): their value is None and their text is kept
+    in ``states``.
+    """
+    if not isinstance(text, str):
+        raise ParseError("nvidia-smi nvlink -s output is not text")
+    out = {}
+    gpu = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        match = _NVLINK_GPU_RE.match(stripped)
+        if match and not line[0].isspace():
+            index = int(match.group(1))
+            if index in out:
+                raise ParseError("nvidia-smi nvlink -s lists GPU %d twice: %s" % (index, _quote(line)))
+            gpu = out[index] = {"name": match.group(2), "uuid": match.group(3), "links": {}, "states": {}}
+            continue
+        match = _NVLINK_LINK_RE.match(stripped)
+        if not match or gpu is None:
+            raise ParseError("nvidia-smi nvlink -s: unreadable line %s" % _quote(line))
+        link, value = int(match.group(1)), match.group(2).strip()
+        if link in gpu["links"]:
+            raise ParseError("nvidia-smi nvlink -s: link %d listed twice: %s" % (link, _quote(line)))
+        speed = re.match(r"^(\d+(?:\.\d+)?) GB/s$", value)
+        gpu["links"][link] = float(speed.group(1)) if speed else None
+        if not speed:
+            gpu["states"][link] = value
+    return out
+
+
 def _snake(name):
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 

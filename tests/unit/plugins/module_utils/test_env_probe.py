@@ -108,6 +108,7 @@ class FakeCommands(object):
         self.outputs = {
             (SMI, "-q", "-x"): (0, read("nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml")),
             (SMI, "topo", "-m"): (0, read("nvidia_smi/driver580-h100-topo-m-1gpu.txt")),
+            (SMI, "nvlink", "-s"): (0, read("nvidia_smi/driver580-h100-nvlink-s-empty.txt")),
             ("/sbin/ldconfig", "-p"): (0, read("misc/ubuntu2404-h100vm-ldconfig-p.txt")),
             (PY, "-m", "pip", "freeze", "--all"): (0, read("misc/ubuntu2404-h100vm-pip-freeze.txt")),
             "probe": (0, read("misc/ubuntu2404-h100vm-python-probe-torch-venv.txt")),
@@ -462,3 +463,57 @@ def test_ib_port_without_subnet_manager(tmp_path):
     port = by(env_probe.probe(host_for(root), {"groups": ["rdma"], "expect_ports_up": True}), "rdma.port", "mlx5_1/1")
     assert port["status"] == "fail"
     assert port["reason"] == "port is INIT/LinkUp: the link is up but no subnet manager has configured the port"
+
+
+H200X2 = {
+    (SMI, "-q", "-x"): (0, read("nvidia_smi/driver580-h200x2-q-x.xml")),
+    (SMI, "topo", "-m"): (0, read("nvidia_smi/h200x2-nccl-tests-2.19.6/nvidia_smi_topo.txt")),
+    (SMI, "nvlink", "-s"): (0, read("nvidia_smi/driver580-h200x2-nvlink-s.txt")),
+}
+
+
+def h200x2_pci(root):
+    """/sys/bus/pci/devices of the 2x H200 VM, from its listing (misc/ubuntu2404-h200x2vm-sysfs-pci-nvidia.txt)."""
+    for line in read("misc/ubuntu2404-h200x2vm-sysfs-pci-nvidia.txt").splitlines():
+        name, vendor, device, klass = line.split()
+        for attr, value in (("vendor", vendor), ("device", device), ("class", klass)):
+            put(root, "/sys/bus/pci/devices/%s/%s" % (name, attr), value + "\n")
+    return root
+
+
+def test_h200x2_nvlink_and_fabric(tmp_path):
+    records = env_probe.probe(host_for(h200x2_pci(tmp_path), FakeCommands(H200X2)), {"groups": ["gpu"]})
+    assert env_probe.nvidia_pci_gpus(host_for(tmp_path)) == ["0000:00:06.0", "0000:00:07.0"]
+    assert by(records, "gpu.inventory")["metrics"]["gpu_count"] == 2
+    for index in ("0", "1"):
+        device = by(records, "gpu.device", index)
+        assert device["status"] == "pass", device["reason"]
+        assert device["metrics"]["nvlink_link_count"] == 18 and device["metrics"]["nvlink_active_link_count"] == 18
+        assert device["metrics"]["nvlink_link_speed_min_gbyte_s"] == 26.562
+        assert (device["facts"]["fabric_state"], device["facts"]["fabric_status"]) == ("Completed", "Success")
+    # GPU 1 of that VM had 40 aggregate correctable ECC errors: reported, not judged
+    assert by(records, "gpu.device", "1")["metrics"]["ecc_aggregate_correctable_count"] == 40
+    topology = by(records, "gpu.topology")
+    assert topology["facts"]["nvlink_peers"] == {"GPU0": {"GPU1": "NV18"}, "GPU1": {"GPU0": "NV18"}}
+    assert topology["metrics"]["nvlink_gpu_pair_count"] == 1
+
+
+def test_degraded_nvlink_fails(tmp_path):
+    # the real 2x H200 status, edited: GPU 0's links 3 and 7 shown the way nvidia-smi shows an inactive link
+    text = read("nvidia_smi/driver580-h200x2-nvlink-s.txt")
+    gpu0, gpu1 = text.split("GPU 1:", 1)
+    gpu0 = gpu0.replace("Link 3: 26.562 GB/s", "Link 3: <inactive>").replace("Link 7: 26.562 GB/s", "Link 7: <inactive>")
+    commands = FakeCommands(H200X2)
+    commands.outputs[(SMI, "nvlink", "-s")] = (0, gpu0 + "GPU 1:" + gpu1)
+    records = env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"]})
+    device = by(records, "gpu.device", "0")
+    assert device["status"] == "fail" and "NVLink degraded: 16 of 18 links active (inactive: 3, 7)" in device["reason"]
+    assert device["facts"]["nvlink_inactive_links"] == [3, 7]
+    assert by(records, "gpu.device", "1")["status"] == "pass"
+
+
+def test_unreadable_nvlink_status_is_a_topology_warning(tmp_path):
+    commands = FakeCommands(H200X2)
+    commands.outputs[(SMI, "nvlink", "-s")] = (0, "GPU 0: NVIDIA H200\n\tgarbage\n")
+    topology = by(env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"]}), "gpu.topology")
+    assert topology["status"] == "warn" and "NVLink link status unreadable" in topology["reason"]

@@ -59,6 +59,8 @@ def module_env(monkeypatch):
             return 0, read("nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml"), ""
         if argv[:2] == ["/usr/bin/nvidia-smi", "topo"]:
             return 0, read("nvidia_smi/driver580-h100-topo-m-1gpu.txt"), ""
+        if argv[:2] == ["/usr/bin/nvidia-smi", "nvlink"]:
+            return 0, read("nvidia_smi/driver580-h100-nvlink-s-empty.txt"), ""
         if len(argv) > 2 and argv[1] == "-c":
             return 0, read("misc/ubuntu2404-h100vm-python-probe-torch-venv.txt"), ""
         if argv[-1] == "-p":

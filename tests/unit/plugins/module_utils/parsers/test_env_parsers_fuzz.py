@@ -40,7 +40,7 @@ def _cmdline(text):
 
 # (parser, real captures it is fuzzed with)
 TARGETS = {
-    "xml": (nvidia_smi.parse_xml, ["nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml"]),
+    "xml": (nvidia_smi.parse_xml, ["nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml", "nvidia_smi/driver580-h200x2-q-x.xml"]),
     "query_text": (nvidia_smi.parse_query_text, [
         "nvidia_smi/driver580-h100-q-text.txt", "nvidia_smi/h200x2-nccl-tests-2.19.6/nvidia_smi_q.txt",
         "nvidia_smi/h200-q-full-driver550.txt", "nvidia_smi/q-a-driver331-gtx-titan-black-2015-many-NA.txt"]),
@@ -54,6 +54,7 @@ TARGETS = {
         "nvidia_smi/topo-m-old-driver-nic-columns-named-mlx5-legend-switch-wording.txt",
         "nvidia_smi/topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt",
         "nvidia_smi/topo-m-1gpu-1nic-spaces-nic-legend-sglang-env.txt"]),
+    "nvlink": (nvidia_smi.parse_nvlink_status, ["nvidia_smi/driver580-h200x2-nvlink-s.txt"]),
     "ibv_devinfo": (rdma.parse_ibv_devinfo, [
         "ibv_devinfo/" + n for n in sorted(os.listdir(os.path.join(FIXTURES, "ibv_devinfo"))) if n.endswith(".txt")]),
     "show_gids": (rdma.parse_show_gids, [

@@ -50,6 +50,8 @@ def parse_fixture(rel, text=None):
         return nvidia_smi.parse_xml(text)
     if "topo" in name:
         return nvidia_smi.parse_topo(text)
+    if "nvlink" in name:
+        return nvidia_smi.parse_nvlink_status(text)
     if "query-gpu" in name:
         fields = None
         if "27fields-noheader" in name:
@@ -72,8 +74,9 @@ def golden_path(rel):
 
 
 def test_fixture_set():
-    # 4 captures of 2026-11-22 (H100) + 2 more CSVs + 8 shared + 2 H200x2 + 2 public NIC-legend topo files
-    assert len(FILES) == 18
+    # 4 captures of 2026-11-22 (H100) + 3 more H100 files + 3 of the 2x H200 VM + 8 shared
+    # + 2 H200x2 (shared) + 2 public NIC-legend topo files
+    assert len(FILES) == 22
 
 
 @pytest.mark.parametrize("rel", FILES, ids=FILES)
@@ -143,6 +146,30 @@ def test_csv_header_and_noheader_agree_and_match_the_xml_fields():
     assert one["retired_pages_pending"] is None  # [N/A]
     assert one["clocks_event_reasons"]["gpu_idle"] is True  # 0x0000000000000001
     assert not any(v for k, v in one["clocks_event_reasons"].items() if k != "gpu_idle")
+
+
+def test_h200x2_xml_and_csv_of_the_same_machine():
+    xml = nvidia_smi.parse_xml(read("driver580-h200x2-q-x.xml"))
+    csv = nvidia_smi.gpus_from_query(nvidia_smi.parse_query_csv(read("driver580-h200x2-query-gpu-27fields-header-units.csv")))
+    assert xml["attached_gpus"] == 2 and [g["bus_id"] for g in xml["gpus"]] == ["00000000:00:06.0", "00000000:00:07.0"]
+    assert [g["fabric_state"] for g in xml["gpus"]] == ["Completed", "Completed"]
+    assert [g["ecc_aggregate_correctable"] for g in xml["gpus"]] == [0, 40]
+    for one, two in zip(xml["gpus"], csv["gpus"]):
+        for key in ("index", "name", "serial", "uuid", "bus_id", "vbios_version", "persistence_mode", "memory_total_mib",
+                    "ecc_mode_current", "ecc_mode_pending", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable",
+                    "ecc_volatile_correctable", "ecc_aggregate_correctable", "pcie_gen_max", "pcie_width_current",
+                    "pcie_width_max", "mig_mode", "compute_mode", "power_limit_w"):
+            assert one[key] == two[key], key
+
+
+def test_nvlink_status():
+    status = nvidia_smi.parse_nvlink_status(read("driver580-h200x2-nvlink-s.txt"))
+    assert sorted(status) == [0, 1]
+    assert status[1]["uuid"] == "GPU-301fc23a-7896-88db-b0f0-a21cb135e203" and status[1]["name"] == "NVIDIA H200"
+    assert status[0]["links"] == dict((n, 26.562) for n in range(18))
+    assert nvidia_smi.parse_nvlink_status(read("driver580-h100-nvlink-s-empty.txt")) == {}  # a GPU without NVLink peers
+    with pytest.raises(ParseError, match="listed twice"):
+        nvidia_smi.parse_nvlink_status(read("driver580-h200x2-nvlink-s.txt").replace("Link 1:", "Link 0:", 1))
 
 
 def test_csv_without_header_needs_the_field_list():
