@@ -39,6 +39,13 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "tf32": "flo
 SIZE_SUFFIX = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
 
 
+def say(text, stream=None):
+    """One line of output, flushed at once (the module reads it after the run; humans watch it live)."""
+    stream = stream or sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def parse_size(text):
     text = str(text).strip()
     mult = SIZE_SUFFIX.get(text[-1:].upper(), 1)
@@ -73,7 +80,7 @@ def run_gemm(args):
     import torch
 
     if not torch.cuda.is_available():
-        print(GEMM_MARK + json.dumps({"skip": "torch sees no CUDA device", "torch": torch.__version__}))
+        say(GEMM_MARK + json.dumps({"skip": "torch sees no CUDA device", "torch": torch.__version__}))
         return 0
     devices = list(range(torch.cuda.device_count()))
     if args.devices:
@@ -109,7 +116,7 @@ def run_gemm(args):
                 # power settle before timing (an idle GPU starts at a low clock).
                 done, t0 = 0, time.perf_counter()
                 while done < args.warmup or time.perf_counter() - t0 < args.warmup_s:
-                    for _ in range(10):
+                    for _step in range(10):
                         step()
                     torch.cuda.synchronize(dev)
                     done += 10
@@ -118,7 +125,7 @@ def run_gemm(args):
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 start.record()
-                for _ in range(args.iters):
+                for _step in range(args.iters):
                     step()
                 end.record()
                 # Sample clocks and power half-way through the queued products.
@@ -130,7 +137,7 @@ def run_gemm(args):
                 out["tflops"] = 2.0 * m * n * k / (ms / 1e3) / 1e12
             except Exception as exc:  # pylint: disable=broad-except
                 out["error"] = "%s: %s" % (type(exc).__name__, exc)
-            print(GEMM_MARK + json.dumps(out), flush=True)
+            say(GEMM_MARK + json.dumps(out))
             del a, b, c
             torch.cuda.empty_cache()
     return 0
@@ -181,25 +188,25 @@ def _allreduce_rank(local_rank, args, rank=None, world=None):
     doc = None
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     if rank == 0:
-        print("# aifabric torch all-reduce probe: torch %s, %s, %d ranks, dtype %s, warmup %d, iters %d"
-              % (torch.__version__, _backend_text(torch, args), world, args.dtype, args.warmup, args.iters))
-        print("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+        say("# aifabric torch all-reduce probe: torch %s, %s, %d ranks, dtype %s, warmup %d, iters %d"
+            % (torch.__version__, _backend_text(torch, args), world, args.dtype, args.warmup, args.iters))
+        say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
-        print("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
-            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""), flush=True)
+        say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
     busbw_sum = 0.0
     wrong_total = 0
     for size in sizes(parse_size(args.min_bytes), parse_size(args.max_bytes), args.step_factor):
         count = size // elem
         buf = torch.empty(count, dtype=dtype, device=device)
         buf.fill_(1.0)
-        for _ in range(args.warmup):
+        for _step in range(args.warmup):
             dist.all_reduce(buf)
         _sync(torch, device)
         _barrier(dist, args, local_rank)
         _sync(torch, device)
         t0 = time.perf_counter()
-        for _ in range(args.iters):
+        for _step in range(args.iters):
             dist.all_reduce(buf)
         _sync(torch, device)
         elapsed = time.perf_counter() - t0
@@ -225,17 +232,17 @@ def _allreduce_rank(local_rank, args, rank=None, world=None):
                                   "nwrong": wrong if args.check else None},
                      "actual_iterations": args.iters})
         if rank == 0:
-            print(" %12d %13d %9s %7s %7d %8s %7s %7s %7s %8.2f %7.2f %7.2f %7s" % (
+            say(" %12d %13d %9s %7s %7d %8s %7s %7s %7s %8.2f %7.2f %7.2f %7s" % (
                 size, count, args.dtype, "sum", -1, "N/A", "N/A", "N/A", "N/A", sec * 1e6, algbw, busbw,
-                wrong if args.check else "N/A"), flush=True)
+                wrong if args.check else "N/A"))
         del buf
         if not args.cpu:
             torch.cuda.empty_cache()
     if rank == 0:
         avg = busbw_sum / max(1, len(rows))
-        print("# Out of bounds values : %d %s" % (wrong_total, "OK" if wrong_total == 0 else "FAILED"))
-        print("# Avg bus bandwidth    : %g" % avg)
-        print("#", flush=True)
+        say("# Out of bounds values : %d %s" % (wrong_total, "OK" if wrong_total == 0 else "FAILED"))
+        say("# Avg bus bandwidth    : %g" % avg)
+        say("#")
         doc = {
             "version": 3, "tool": "aifabric torch all-reduce probe", "start_time": started,
             "end_time": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -262,7 +269,7 @@ def _allreduce_rank(local_rank, args, rank=None, world=None):
     if doc is not None:
         doc["config"]["devices"] = gathered
         for dev in gathered:
-            print("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s" % (
+            say("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s" % (
                 dev["rank"], dev["pid"], dev["hostname"], dev["device"], dev["device_hex"], dev["device_info"]))
         if args.json_out:
             tmp = args.json_out + ".tmp"
@@ -303,7 +310,7 @@ def run_allreduce(args):
     import torch
 
     if not args.cpu and not torch.cuda.is_available():
-        print("AIFABRIC_SKIP torch sees no CUDA device")
+        say("AIFABRIC_SKIP torch sees no CUDA device")
         return 3
     if args.launcher == "spawn":
         import torch.multiprocessing as mp
@@ -318,7 +325,7 @@ def run_allreduce(args):
         args.master_addr = args.master_addr or os.environ.get("MASTER_ADDR", "127.0.0.1")
         args.master_port = args.master_port or int(os.environ.get("MASTER_PORT", "29500"))
     if not args.master_addr or not args.master_port:
-        print("--master-addr and --master-port are required with --launcher %s" % args.launcher, file=sys.stderr)
+        say("--master-addr and --master-port are required with --launcher %s" % args.launcher, sys.stderr)
         return 2
     _allreduce_rank(local, args, rank=rank, world=world)
     return 0
@@ -361,4 +368,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

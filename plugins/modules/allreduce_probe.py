@@ -134,8 +134,8 @@ options:
     default: {}
   expect:
     description:
-      - User thresholds per metric (C(min), C(max), C(warn_below_pct)), or per check (C({nccl.torch_all_reduce: {...}}));
-        they override the profile's.
+      - "User thresholds per metric (C(min), C(max), C(warn_below_pct)), or per check (C({nccl.torch_all_reduce: {...}}));
+        they override the profile's."
     type: dict
     default: {}
 seealso:
@@ -340,8 +340,8 @@ def _run(module, p):
                                   hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
         master_addr = p["master_addr"] or (hosts[0] if p["hosts"] else "127.0.0.1")
         master_port = p["master_port"] or random.randint(20000, 40000)
-        inner = [python_path, worker] + worker_args + ["--launcher", "mpi", "--master-addr", master_addr,
-                                                        "--master-port", str(master_port)]
+        inner = [python_path, worker] + worker_args + [
+            "--launcher", "mpi", "--master-addr", master_addr, "--master-port", str(master_port)]
         argv = collectives.mpirun_argv(
             mpirun, inner, hosts, ranks_per_node, env=env, mca=p["mpirun_mca"],
             allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],

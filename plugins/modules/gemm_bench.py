@@ -87,8 +87,8 @@ options:
     default: {}
   expect:
     description:
-      - User thresholds per metric (for example C({tflops: {min: 700}})), applied to every data type, or per check
-        (C({gpu.gemm_bf16: {tflops: {min: 700}}})); they override the profile's.
+      - "User thresholds per metric (for example C({tflops: {min: 700}})), applied to every data type, or per check
+        (C({gpu.gemm_bf16: {tflops: {min: 700}}})); they override the profile's."
     type: dict
     default: {}
 seealso:

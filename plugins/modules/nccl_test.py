@@ -140,7 +140,7 @@ options:
     type: str
     default: mpirun
   mpirun_mca:
-    description: MCA parameters (C(--mca NAME VALUE)), for example C({pml: ob1, btl: ^openib}).
+    description: "MCA parameters (C(--mca NAME VALUE)), for example C({pml: ob1, btl: ^openib})."
     type: dict
     default: {}
   mpirun_env_forward:
@@ -184,13 +184,15 @@ options:
     default: {}
   expect:
     description:
-      - User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
-        check (C({nccl.all_reduce: {busbw_max_gbyte_s: {min: 350}}})); they override the profile's.
+      - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
+        check (C({nccl.all_reduce: {busbw_max_gbyte_s: {min: 350}}})); they override the profile's."
     type: dict
     default: {}
 seealso:
   - module: aifabric.acceptance.allreduce_probe
-  - role: aifabric.acceptance.nccl_tests
+  - name: Role aifabric.acceptance.nccl_tests
+    description: Makes nccl-tests available (package, prebuilt tarball or existing directory) and verifies it.
+    link: https://github.com/aifabric/acceptance/tree/main/roles/nccl_tests
 """
 
 EXAMPLES = r"""

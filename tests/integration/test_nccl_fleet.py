@@ -18,11 +18,9 @@ import os
 
 import pytest
 
+from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
     assert_valid_records, finish, load_report, records_of, schema_validator, start, tail)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(HERE, "fixtures", "fake_nccl_tests", "fake_perf.py")
 
 
 @pytest.mark.fleet(n=2)
@@ -31,8 +29,7 @@ def test_nccl_playbook_across_two_hosts(fleet, controller, tmp_path):
         pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
     bindir = os.path.join(fleet.dir, "nccl-tests")
     os.makedirs(bindir)
-    for name in ("all_reduce_perf", "alltoall_perf"):
-        os.symlink(FAKE, os.path.join(bindir, name))
+    fake_perf.install(bindir, ["all_reduce_perf", "alltoall_perf"])
     log = os.path.join(fleet.dir, "fake_nccl.log")
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
     ssh = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key

@@ -34,6 +34,7 @@ Everything else (status, metrics, expectations) is decided by the record layer.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
@@ -113,7 +114,7 @@ def _number(token, line, integer=False):
         value = float(token)
     except ValueError:
         raise ParseError("nccl-tests: cannot read %r as a number in line %r" % (token, line.strip()))
-    if value != value or value in (float("inf"), float("-inf")):
+    if math.isnan(value) or math.isinf(value):
         return None
     return value
 

@@ -197,7 +197,7 @@ def test_parse_gemm_errors():
 @given(st.data())
 def test_fuzz_parse_gemm(data):
     lines = _read(PROOF, "h200x2-proof-2", "gemm_bare.txt").splitlines()
-    for _ in range(data.draw(st.integers(1, 4))):
+    for _step in range(data.draw(st.integers(1, 4))):
         if not lines:
             break
         i = data.draw(st.integers(0, len(lines) - 1))

@@ -187,7 +187,7 @@ def mutated(draw):
     rel = draw(st.sampled_from(FILES))
     text = _read(rel)
     lines = text.splitlines()
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+    for _step in range(draw(st.integers(min_value=1, max_value=4))):
         kind = draw(st.sampled_from(MUTATIONS))
         if not lines:
             break
