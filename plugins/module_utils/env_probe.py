@@ -332,6 +332,7 @@ def _env_iommu(host, params, clock):
         "iommu_default_domain": domain,
         "iommu_passthrough_cmdline": hints["iommu_passthrough"] if hints else None,
         "acs_override": hints["acs_override"] if hints else None,
+        "acs_config": hints["acs_config"] if hints else None,
         "pci_options": hints["pci_options"] if hints else None,
     }
     metrics = {"iommu_group_count": len(groups) if groups is not None else 0}

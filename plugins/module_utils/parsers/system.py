@@ -107,7 +107,7 @@ def parse_meminfo(text):
 CMDLINE_KEYS = (
     "intel_iommu", "amd_iommu", "iommu", "iommu.passthrough", "iommu.strict", "pcie_acs_override",
     "pci", "hugepages", "hugepagesz", "default_hugepagesz", "transparent_hugepage", "isolcpus",
-    "nohz_full", "numa_balancing", "pcie_aspm", "processor.max_cstate", "intel_idle.max_cstate",
+    "nohz_full", "numa_balancing", "pcie_aspm", "processor.max_cstate", "intel_idle.max_cstate", "config_acs",
 )
 
 
@@ -137,6 +137,7 @@ def parse_cmdline(text):
         or params.get("iommu") in ("pt", "force", "on") or None,
         "iommu_off": params.get("intel_iommu") == "off" or params.get("amd_iommu") == "off" or params.get("iommu") == "off",
         "acs_override": params.get("pcie_acs_override"),
+        "acs_config": params.get("config_acs"),
         "pci_options": [o for o in pci.split(",") if o],
     }
 

@@ -66,7 +66,7 @@ def test_cmdline_iommu_words():
     # the kernel's documented spellings (Documentation/admin-guide/kernel-parameters.txt)
     hints = system.parse_cmdline("BOOT_IMAGE=/vmlinuz intel_iommu=on iommu=pt pcie_acs_override=downstream,multifunction")
     assert hints["iommu_passthrough"] is True and hints["iommu_requested"] is True
-    assert hints["acs_override"] == "downstream,multifunction"
+    assert hints["acs_override"] == "downstream,multifunction" and hints["acs_config"] is None
     assert system.parse_cmdline("amd_iommu=off")["iommu_off"] is True
     assert system.parse_cmdline("pci=noats pci=realloc=off")["pci_options"] == ["noats", "realloc=off"]
 
