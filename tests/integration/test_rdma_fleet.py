@@ -35,7 +35,7 @@ FIXTURES = os.path.join(HERE, "..", "unit", "plugins", "module_utils", "parsers"
 CHECK = "rdma.ib_write_bw"
 
 
-def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None):
+def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None, devices=("mlx5_0", "mlx5_1")):
     """Fake perftest on PATH, fake cpufreq per host, inventory; returns (inventory, -e JSON, log path)."""
     bindir = os.path.join(fleet.dir, "bin")
     os.makedirs(bindir, exist_ok=True)
@@ -59,7 +59,7 @@ def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None):
             with open(os.path.join(d, "scaling_available_governors"), "w") as handle:
                 handle.write("performance powersave\n")
         per_host[host.name] = {"rdma_cpu_sysfs": cpu, "rdma_state_root": os.path.join(host.workdir, "perftest"),
-                               "rdma_devices": '["mlx5_0","mlx5_1"]'}
+                               "rdma_devices": json.dumps(list(devices)).replace(" ", "")}
         per_host[host.name].update((host_vars or {}).get(host.name, {}))
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=per_host)
     variables = {
