@@ -177,14 +177,21 @@ def version_matches(actual, expected):
     return actual == expected or actual.startswith(expected + ".") or actual.startswith(expected + "+")
 
 
-def _expect_version(name, actual, expected, verdicts, expect):
+def _version_key(text):
+    """'2.28.9' -> (2, 28, 9) for ordering (non-numeric parts sort first)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+\-]", str(text)))
+
+
+def _expect_version(name, actual, expected, verdicts, expect, label=None):
+    """Dotted-prefix version rule: ``expect[name] = {version: expected}``; ``label`` names it in reasons."""
     if expected in (None, ""):
         return
+    label = label or name
     expect[name] = {"version": str(expected)}
     if actual is None:
-        verdicts.append(("error", "%s was not found, so the expected %s cannot be checked" % (name, expected)))
+        verdicts.append(("error", "%s was not found, so the expected %s cannot be checked" % (label, expected)))
     elif not version_matches(actual, expected):
-        verdicts.append(("fail", "%s is %s, expected %s" % (name, actual, expected)))
+        verdicts.append(("fail", "%s is %s, expected %s" % (label, actual, expected)))
 
 
 def _error_from(check, exc, clock, target=None, raw=None, **kwargs):
@@ -483,17 +490,21 @@ def _package_records(params, label, python, packages, data, clock):
             out.append(_record("env.package", "error", "%s version cannot be read: importlib.metadata is %s "
                                "(needs Python 3.8+)" % (name, unreadable), clock=clock, target=target, facts=facts))
             continue
+        if name in (data.get("errors") or {}):
+            out.append(_record("env.package", "error", "%s version could not be read: %s" % (
+                name, data["errors"][name]), clock=clock, target=target, facts=facts))
+            continue
         verdicts, expect = [], {}
         if name in expected:
-            _expect_version("%s version" % name, version, expected[name] or None, verdicts, expect)
-            if not expected[name]:
-                expect["%s version" % name] = {"present": True}
+            wanted = expected[name]
+            wanted = None if wanted is None else str(wanted).strip()
+            _expect_version("version", version, wanted or None, verdicts, expect, label="%s version" % name)
+            if not wanted:
+                expect["version"] = {"present": True}
                 if version is None:
                     verdicts.append(("fail", "%s is not installed for %s" % (name, python)))
         if version is None and not verdicts:
             why = "%s is not installed for %s" % (name, python)
-            if name in (data.get("errors") or {}):
-                why = "%s version could not be read: %s" % (name, data["errors"][name])
             out.append(_record("env.package", "skip", why + ("" if name in user else " (default package list)"),
                                clock=clock, target=target, facts=facts))
             continue
@@ -567,7 +578,7 @@ def _nccl_records(host, params, pythons):
         wheels = dict((n, data["packages"].get(n)) for n in NCCL_WHEELS if data["packages"].get(n))
         version, source = data.get("torch_nccl_version"), "torch.cuda.nccl.version()"
         if not version and wheels:
-            version, source = sorted(wheels.values())[-1], "nvidia-nccl wheel"
+            version, source = sorted(wheels.values(), key=_version_key)[-1], "nvidia-nccl wheel"
         facts = {"nccl_version": version, "nccl_source": source if version else None, "nccl_wheels": wheels,
                  "torch_version": data.get("torch_version"), "torch_cuda_version": data.get("torch_cuda_version"),
                  "python": python}

@@ -378,7 +378,9 @@ def test_software_expectations_and_missing_pip(tmp_path):
     system_nccl = by(records, "env.nccl", "system")
     assert system_nccl["status"] == "fail" and "nccl_version is 2.28.3, expected 2.28.9" in system_nccl["reason"]
     assert "torch version is 2.11.0, expected 2.10" in by(records, "env.package", "torch")["reason"]
+    assert by(records, "env.package", "torch")["expect"] == {"version": {"version": "2.10"}}
     assert by(records, "env.package", "vllm")["status"] == "fail"
+    assert by(records, "env.package", "vllm")["expect"] == {"version": {"present": True}}
     assert by(records, "env.pip_freeze")["status"] == "skip"
 
 
