@@ -651,7 +651,7 @@ def probe_gpu(host, params):
                                  % str(exc)[:200], clock, raw=getattr(exc, "details", {}).get("stdout_tail"))]
         return [_error_from("gpu.inventory", exc, clock, tool={"name": "nvidia-smi"})]
     tool = {"name": "nvidia-smi", "version": data.get("driver_version")}
-    out = [_gpu_inventory(params, data, source, clock, tool)]
+    out = [_gpu_inventory(params, data, source, clock, tool, pci)]
     nvlink, nvlink_error = _gpu_nvlink(host, smi, timeout, data)
     for gpu in data["gpus"]:
         gpu = dict(gpu, nvlink=nvlink.get(gpu["index"]))
@@ -747,7 +747,7 @@ def _gpu_query(host, smi, timeout):
     return data, "nvidia-smi --query-gpu (fallback: %s)" % str(first_error)[:200], csv
 
 
-def _gpu_inventory(params, data, source, clock, tool):
+def _gpu_inventory(params, data, source, clock, tool, pci=None):
     gpus = data["gpus"]
     models = sorted(set(g["name"] for g in gpus if g["name"]))
     facts = {"driver_version": data.get("driver_version"), "cuda_version": data.get("cuda_version"),
@@ -772,6 +772,14 @@ def _gpu_inventory(params, data, source, clock, tool):
     _expect_version("cuda_version", data.get("cuda_version"), params.get("expect_cuda_version"), verdicts, expect)
     if not gpus:
         verdicts.append(("fail", "nvidia-smi answered but lists no GPU"))
+    if pci is not None:
+        metrics["pci_gpu_count"] = len(pci)
+        seen = set((g["bus_id"] or "").lower()[-12:] for g in gpus)
+        unseen = [addr for addr in pci if addr.lower()[-12:] not in seen]
+        if len(pci) > len(gpus) and unseen:
+            verdicts.append(("warn", "%d NVIDIA GPU(s) on the PCI bus but nvidia-smi lists %d; not seen by the "
+                                     "driver: %s (fallen off the bus (Xid 79)? bound to another driver such as "
+                                     "vfio-pci?)" % (len(pci), len(gpus), ", ".join(unseen[:8]))))
     status, reason = _fold(verdicts)
     return _record("gpu.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect, tool=tool)
 

@@ -519,3 +519,16 @@ def test_unreadable_nvlink_status_is_a_topology_warning(tmp_path):
     commands.outputs[(SMI, "nvlink", "-s")] = (0, "GPU 0: NVIDIA H200\n\tgarbage\n")
     topology = by(env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"]}), "gpu.topology")
     assert topology["status"] == "warn" and "NVLink link status unreadable" in topology["reason"]
+
+
+def test_gpu_missing_from_nvidia_smi_but_on_the_pci_bus(tmp_path):
+    # the 2x H200 VM's PCI listing with the 1x H100 VM's nvidia-smi XML (bus 00000000:00:06.0): the bus shows a
+    # GPU at 0000:00:07.0 that nvidia-smi does not list, as after an Xid 79 "fallen off the bus"
+    inventory = by(env_probe.probe(host_for(h200x2_pci(tmp_path)), {"groups": ["gpu"]}), "gpu.inventory")
+    assert inventory["status"] == "warn"
+    assert inventory["reason"].startswith("2 NVIDIA GPU(s) on the PCI bus but nvidia-smi lists 1; "
+                                          "not seen by the driver: 0000:00:07.0")
+    assert inventory["metrics"]["pci_gpu_count"] == 2
+    both = by(env_probe.probe(host_for(h200x2_pci(tmp_path / "x"), FakeCommands(H200X2)), {"groups": ["gpu"]}),
+              "gpu.inventory")
+    assert both["status"] == "pass" and both["metrics"]["pci_gpu_count"] == 2
