@@ -682,6 +682,19 @@ def _gpu_nvlink(host, smi, timeout, data):
     return out, None
 
 
+def pci_functions(host, vendor, class_prefixes):
+    """[(PCI address, class)] of the functions of ``vendor`` (``0x15b3``) whose class starts with a prefix."""
+    out = []
+    for name in host.listdir("/sys/bus/pci/devices") or []:
+        base = "/sys/bus/pci/devices/" + name
+        if (host.read(base + "/vendor") or "").strip().lower() != vendor:
+            continue
+        klass = (host.read(base + "/class") or "").strip().lower()
+        if klass.startswith(tuple(class_prefixes)):
+            out.append((name, klass))
+    return out
+
+
 def nvidia_pci_gpus(host):
     """PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in sysfs.
 
@@ -943,6 +956,16 @@ def probe_rdma(host, params):
         files = read_infiniband(host)
         if files is None or not files:
             reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
+            nics = pci_functions(host, "0x15b3", ("0x0207", "0x0200"))
+            infiniband = [n for n, klass in nics if klass.startswith("0x0207")]
+            if infiniband:
+                return [_record("rdma.inventory", "error", "%s, but %d Mellanox/NVIDIA InfiniBand controller(s) are on "
+                                "the PCI bus (%s): is the RDMA driver stack (mlx5_ib, ib_core, ib_uverbs) loaded?"
+                                % (reason, len(infiniband), ", ".join(infiniband[:8])), clock=clock,
+                                metrics={"hca_count": 0, "pci_infiniband_count": len(infiniband)})]
+            if nics:
+                reason += " (%d Mellanox/NVIDIA Ethernet function(s) on the PCI bus expose no RDMA device: %s; " \
+                          "load mlx5_ib for RoCE)" % (len(nics), ", ".join(item[0] for item in nics[:8]))
             if params.get("expect_hca_count"):
                 return [_record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
                                 % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},

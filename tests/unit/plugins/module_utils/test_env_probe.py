@@ -532,3 +532,26 @@ def test_gpu_missing_from_nvidia_smi_but_on_the_pci_bus(tmp_path):
     both = by(env_probe.probe(host_for(h200x2_pci(tmp_path / "x"), FakeCommands(H200X2)), {"groups": ["gpu"]}),
               "gpu.inventory")
     assert both["status"] == "pass" and both["metrics"]["pci_gpu_count"] == 2
+
+
+def sriov_cni_pci(root, klass):
+    """PCI functions of the host behind ibdev2netdev/sriov-cni-cx4-v-verbose-with-4-vfs.txt: its PCI addresses,
+    vendor 0x15b3 and device ids from its part numbers (MT4115 = 0x1013 PF, MT4116 = 0x1014 VF)."""
+    for row in rdma.parse_ibdev2netdev(read("ibdev2netdev/sriov-cni-cx4-v-verbose-with-4-vfs.txt")):
+        base = "/sys/bus/pci/devices/" + row["pci"]
+        put(root, base + "/vendor", "0x15b3\n")
+        put(root, base + "/device", "0x%04x\n" % int(row["part"][2:]))
+        put(root, base + "/class", klass + "\n")
+    return root
+
+
+def test_mellanox_functions_without_rdma_devices(tmp_path):
+    # that host's ports are Ethernet (ibdev2netdev shows enp2s0f* netdevs): class 0x020000
+    eth = env_probe.probe(host_for(sriov_cni_pci(tmp_path / "eth", "0x020000")), {"groups": ["rdma"]})
+    assert eth[0]["status"] == "skip"
+    assert "6 Mellanox/NVIDIA Ethernet function(s) on the PCI bus expose no RDMA device: 0000:02:00.0" in eth[0]["reason"]
+    # the same functions with the InfiniBand class (a VPI card set to IB with mlxconfig): the stack is missing
+    ib = env_probe.probe(host_for(sriov_cni_pci(tmp_path / "ib", "0x020700")), {"groups": ["rdma"]})
+    assert ib[0]["status"] == "error"
+    assert "6 Mellanox/NVIDIA InfiniBand controller(s) are on the PCI bus" in ib[0]["reason"]
+    assert ib[0]["metrics"]["pci_infiniband_count"] == 6
