@@ -35,6 +35,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import warnings
 
 PREFIX = "aft"                      # every name this module creates starts with it
 SUBNET_BASE = "10.213"              # fleets live in 10.213.X.0/24, X random
@@ -286,7 +287,6 @@ class Fleet(object):
         self.subnet = None
         self.hosts = []
         self.tracked = []           # controller-side Popen objects to stop on teardown
-        self._made = {"bridge": False}
         self.tools = dict((name, find_tool(name)) for name in TOOLS)
 
     # -- public API
@@ -300,6 +300,35 @@ class Fleet(object):
             raise FleetError("fleet %s left things behind: %s" % (self.tag, "; ".join(problems)))
         return False
 
+    @classmethod
+    def from_state(cls, state):
+        """The fleet a state file describes (to tear down what a dead process left behind)."""
+        fleet = cls.__new__(cls)
+        fleet.n = len(state.get("hosts", []))
+        fleet.group = None
+        fleet.python = None
+        fleet.keep_dir = False
+        fleet.suffix = state["tag"][len(PREFIX):]
+        fleet.tag = state["tag"]
+        fleet.dir = state["dir"]
+        fleet.bridge = state["bridge"]
+        fleet.key = os.path.join(fleet.dir, "id_ed25519")
+        fleet.control_path_dir = os.path.join(fleet.dir, "cp")
+        fleet.local_tmp = os.path.join(fleet.dir, "ansible-local")
+        fleet.inventory = os.path.join(fleet.dir, "inventory.ini")
+        fleet.sshd_config = os.path.join(fleet.dir, "sshd_config")
+        fleet.subnet = state.get("subnet")
+        fleet.tracked = []
+        fleet.tools = dict((name, find_tool(name)) for name in TOOLS)
+        fleet.hosts = []
+        for item in state.get("hosts", []):
+            host = Host(item["name"], item["ns"], item["ip"], item["veth"], item["peer"], item["workdir"])
+            # the namespace may be gone while processes still live in it: keep the recorded id
+            host.ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns)) or (
+                tuple(item["ns_id"]) if item.get("ns_id") else None)
+            fleet.hosts.append(host)
+        return fleet
+
     def host(self, name):
         for host in self.hosts:
             if host.name == name:
@@ -310,6 +339,7 @@ class Fleet(object):
         """Create bridge, namespaces, sshd per host and the inventory; on failure undo it all."""
         missing = [name for name, path in self.tools.items() if not path]
         if missing:
+            shutil.rmtree(self.dir, ignore_errors=True)
             raise FleetError("missing tools: %s" % ", ".join(missing))
         reap_stale()
         try:
@@ -321,6 +351,22 @@ class Fleet(object):
 
     def down(self):
         """Remove everything this fleet created. Never raises; returns what could not be removed."""
+        problems = self._teardown_pass()
+        if problems:
+            # something appeared or lingered while we tore down (a session forking as it was
+            # killed, a slow exit under load): one more pass, and say what it was
+            time.sleep(0.5)
+            first = problems
+            problems = self._teardown_pass()
+            warnings.warn("fleet %s: a second teardown pass was needed for: %s%s" % (
+                self.tag, "; ".join(first), "" if not problems else " (still left: %s)" % "; ".join(problems)))
+        if not problems and not self.keep_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        elif problems:
+            self._write_state()
+        return problems
+
+    def _teardown_pass(self):
         problems = []
         for step in (self._stop_tracked, self._close_masters, self._stop_hosts, self._delete_network):
             try:
@@ -328,10 +374,6 @@ class Fleet(object):
             except Exception as exc:  # keep tearing down whatever failed
                 problems.append("%s: %s" % (step.__name__, exc))
         problems.extend(self.leftovers())
-        if not problems and not self.keep_dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-        elif problems:
-            self._write_state()
         return problems
 
     def kill_host(self, name, wait_s=TERM_GRACE_S):
@@ -455,7 +497,6 @@ class Fleet(object):
         self._make_keys()
         ip = self.tools["ip"]
         _run([ip, "link", "add", self.bridge, "type", "bridge"])
-        self._made["bridge"] = True
         _run([ip, "addr", "add", "%s/%d" % (gateway, net.prefixlen), "dev", self.bridge])
         _run([ip, "link", "set", self.bridge, "up"])
         etc_hosts = "127.0.0.1 localhost\n" + "".join("%s %s\n" % (h.ip, h.name) for h in self.hosts)
@@ -736,22 +777,7 @@ def reap_stale(base_dir=None):
         owner = state.get("owner_pid")
         if owner and _alive(owner) and _start_time(owner) == state.get("owner_start"):
             continue
-        fleet = Fleet.__new__(Fleet)
-        fleet.n = len(state.get("hosts", []))
-        fleet.tag = state["tag"]
-        fleet.dir = state["dir"]
-        fleet.bridge = state["bridge"]
-        fleet.subnet = state.get("subnet")
-        fleet.keep_dir = False
-        fleet.tools = dict((name, find_tool(name)) for name in TOOLS)
-        fleet.control_path_dir = os.path.join(fleet.dir, "cp")
-        fleet.tracked = []
-        fleet.hosts = []
-        for item in state.get("hosts", []):
-            host = Host(item["name"], item["ns"], item["ip"], item["veth"], item["peer"], item["workdir"])
-            ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns))
-            host.ns_id = ns_id or (tuple(item["ns_id"]) if item.get("ns_id") else None)
-            fleet.hosts.append(host)
+        fleet = Fleet.from_state(state)
         # the listeners are not our children: kill them by PID through their namespace
         fleet.down()
         removed.append(fleet.tag)
