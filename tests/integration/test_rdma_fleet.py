@@ -14,6 +14,9 @@ put first on the hosts' PATH through rdma_environment. Each host gets a fake cpu
 2. mode star around node2, node2 killed while a client is connected to it: the play ends,
    the pairs with node2 are `error`, node2 is unreachable in the report, the survivors'
    governors are restored and nothing is left running.
+3. mode random (one matching) + rdma_confirm on 6 hosts, node3 a "bad node" (every pair it is
+   in prints a real, slower capture): the confirmation pass turns the unresolved low pair into a
+   node finding for node3 in results.json.
 """
 
 from __future__ import annotations
@@ -181,4 +184,34 @@ def test_rdma_server_host_dies_mid_round(fleet, controller, tmp_path):
         host = fleet.host(name)
         assert governors(host) == {"powersave"}, name
         assert not os.path.exists(os.path.join(host.workdir, "perftest", "governor.json")), name
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=6)
+def test_rdma_random_screening_then_confirmation_names_the_bad_node(fleet, controller, tmp_path):
+    """One random matching finds one low pair; the confirmation pass pits both ends against
+    known-good hosts and re-tests the pair: the report names node3 (a node finding), not a link."""
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    inventory, extra, log = prepare(
+        fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
+        extra_vars={"rdma_mode": "random", "rdma_random_rounds": 1, "rdma_seed": 5, "rdma_confirm": True},
+        devices=("mlx5_0",))
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, 400, out)
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+    report = load_report(report_dir, out)[1]
+    records = records_of(report)
+    clients = [r for r in records if r["check"] == CHECK]
+    first_pass = 3                                   # one perfect matching of 6 hosts
+    assert len(clients) > first_pass, "no confirmation pass ran:\n%s" % tail(out)
+    with_node3 = [r for r in clients if "node3" in (r["host"], r["peer"])]
+    assert len(with_node3) >= 3 and all(r["metrics"]["bw_avg_gbit_s"] < 100 for r in with_node3), with_node3
+    mine = [f for f in report["findings"] if f.get("analysis") == "attribution"]
+    assert [(f["kind"], f["hosts"], f["target"]) for f in mine] == [("node", ["node3"], "mlx5_0")], mine
+    node_records = [r for r in records if r["check"] == CHECK + ".node"]
+    assert [(r["host"], r["status"]) for r in node_records] == [("node3", "fail")]
+    assert "node is the common factor" in node_records[0]["reason"]
+    assert events(log)
     assert_nothing_left(fleet)

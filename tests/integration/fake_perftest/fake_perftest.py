@@ -21,7 +21,7 @@ Behaviour knobs come from the JSON file named by $FAKE_PERFTEST_CONFIG or
 fake_perftest.json next to this script (hosts share a filesystem in the netns
 harness, so settings are keyed by hostname):
   {"default": {"duration_s": 0.5, "client_output": "...", "server_output": "..."},
-   "node2": {"duration_s": 3}}
+   "node2": {"duration_s": 3, "degraded": true}}
 ("fixtures" may name the directory of the captures when this script is copied elsewhere.)
 Every run is also logged (one JSON line: host, pid, argv, role, outcome) to
 "log" in that file's settings, for the tests to assert on concurrency.
@@ -42,6 +42,9 @@ DEFAULTS = {
     "server_output": "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt",
     "log": None,
     "fixtures": None,
+    # a "bad node": every pair it takes part in prints this (real, slower) client capture instead
+    "degraded": False,
+    "degraded_output": "mlx4-ib-write-bw-client-a-all-sizes-MB.txt",
 }
 BANNER = ("************************************\n"
           "* Waiting for client to connect... *\n"
@@ -112,7 +115,7 @@ def server(conf, port, device):
     log(conf, role="server", event="listening", port=port, device=device)
     conn = listener.accept()[0]
     listener.close()
-    conn.sendall(b"go\n")
+    conn.sendall(b"go degraded\n" if conf.get("degraded") else b"go\n")
     conn.settimeout(conf["duration_s"] + 30)
     try:
         done = conn.recv(16)
@@ -141,8 +144,10 @@ def client(conf, address, port, device):
     log(conf, role="client", event="connected", port=port, device=device, address=address)
     conn.settimeout(conf["duration_s"] + 30)
     try:
-        if conn.recv(16) != b"go\n":
+        greeting = conn.recv(32)
+        if not greeting.startswith(b"go"):
             return exchange_failure()
+        degraded = conf.get("degraded") or b"degraded" in greeting
         started = time.time()
         # the "test": the server must stay there all along (EOF on the socket = it died)
         readable = select.select([conn], [], [], conf["duration_s"])[0]
@@ -154,7 +159,7 @@ def client(conf, address, port, device):
     except (OSError, socket.error):
         log(conf, role="client", event="server lost", port=port, device=device, address=address)
         return exchange_failure()
-    sys.stdout.write(capture(conf["client_output"], conf))
+    sys.stdout.write(capture(conf["degraded_output"] if degraded else conf["client_output"], conf))
     sys.stdout.flush()
     log(conf, role="client", event="finished", port=port, device=device, address=address,
         elapsed=time.time() - started)
