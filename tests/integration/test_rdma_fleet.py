@@ -215,3 +215,19 @@ def test_rdma_random_screening_then_confirmation_names_the_bad_node(fleet, contr
     assert "node is the common factor" in node_records[0]["reason"]
     assert events(log)
     assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=2)
+def test_rdma_check_mode_starts_nothing(fleet, controller, tmp_path):
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    inventory, extra, log = prepare(fleet, tmp_path, {})
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra, "--check"),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, 200, out)
+    assert rc == 0, "ansible-playbook --check exit %d:\n%s" % (rc, tail(out))
+    assert events(log) == []                                      # no perftest process ran
+    for host in fleet.hosts:
+        assert governors(host) == {"powersave"}
+        assert not os.path.exists(os.path.join(host.workdir, "perftest")), os.listdir(host.workdir)
+    assert_nothing_left(fleet)
