@@ -215,3 +215,48 @@ def test_real_perftest_without_device_is_skip_with_the_tool_message(tmp_path, te
     assert not os.path.exists("/proc/%d" % server["handles"][0]["pid"]) or \
         open("/proc/%d/stat" % server["handles"][0]["pid"]).read().split()[2] == "Z"
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_interrupt_stops_the_clients_and_restores_the_governor(fake, tmp_path):
+    import signal
+    import threading
+    root = tmp_path / "cpu"
+    d = root / "cpu0" / "cpufreq"
+    d.mkdir(parents=True)
+    (d / "scaling_governor").write_text("schedutil\n")
+    (d / "scaling_available_governors").write_text("performance schedutil\n")
+    # a server that accepts and never finishes: the client hangs in its test until interrupted
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", fake["port"]))
+    sock.listen(1)
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        out = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", cpu_governor="performance",
+                        cpu_sysfs=str(root), timeout_s=60), expect=Fail)
+    finally:
+        timer.cancel()
+        sock.close()
+    assert "interrupted by signal 15" in out["msg"]
+    assert (d / "scaling_governor").read_text().strip() == "schedutil"
+    clients = [e for e in events(fake) if e["role"] == "client" and e["event"] == "connected"]
+    assert clients
+    assert running_fakes(fake["port"]) == []
+
+
+def running_fakes(port):
+    """PIDs of fake perftest processes on this TCP port that still run (zombies do not count)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open("/proc/%s/stat" % pid) as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (IOError, OSError):
+            continue
+        if state != "Z" and any(a.endswith(b"fake_perftest.py") for a in argv) and str(port).encode() in argv:
+            found.append(int(pid))
+    return found
