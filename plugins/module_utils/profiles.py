@@ -45,14 +45,14 @@ PROFILES = {
         "checks": {
             "gpu.gemm_bf16": [{
                 "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
-                "source": "profile h200-sxm-8gpu: gemm_bench defaults (>= 1 s warmup, 200 timed 8192^3 products) measured "
-                          "660.6-684.7 TFLOP/s bf16 on 2x H200 held at the 700 W power cap (SM 1485-1530 MHz); "
-                          "floor ~90 % of the lowest (fixtures h200x2-proof-2/-3). Short bursts reach 793-800",
+                "source": "profile h200-sxm-8gpu: sustained 8192^3 bf16 (>= 1 s warmup, 200 timed products) measured "
+                          "654.8-684.7 TFLOP/s on 2x H200 held at the 700 W power cap (SM 1410-1530 MHz); "
+                          "floor ~92 % of the lowest (fixtures h200x2-proof-2/-3). Short bursts reach 792-800",
             }],
             "gpu.gemm_fp16": [{
                 "metrics": {"tflops": {"min": 575, "warn_below_pct": 95}},
-                "source": "profile h200-sxm-8gpu: gemm_bench defaults measured 639.7-657.1 TFLOP/s fp16 on 2x H200 at "
-                          "the 700 W power cap (SM 1410-1440 MHz); floor ~90 % of the lowest (fixtures h200x2-proof-2/-3)",
+                "source": "profile h200-sxm-8gpu: sustained 8192^3 fp16 measured 626.5-657.1 TFLOP/s on 2x H200 at "
+                          "the 700 W power cap (SM 1410-1440 MHz); floor ~92 % of the lowest (fixtures h200x2-proof-2/-3)",
             }],
             "nccl.all_reduce": [
                 {
@@ -76,12 +76,12 @@ PROFILES = {
             "gpu.gemm_bf16": [{
                 "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
                 "source": "profile h100-sxm-8gpu: estimate: same GH100 die, clocks and 700 W cap as the H200, whose "
-                          "sustained bf16 8192^3 measured 660-685 TFLOP/s (fixtures h200x2-proof-2/-3); a burst on an "
+                          "sustained bf16 8192^3 measured 655-685 TFLOP/s (fixtures h200x2-proof-2/-3); a burst on an "
                           "H100 80GB HBM3 measured 798 (device notes, 2026-11-13). Calibrate with your fleet",
             }],
             "gpu.gemm_fp16": [{
                 "metrics": {"tflops": {"min": 575, "warn_below_pct": 95}},
-                "source": "profile h100-sxm-8gpu: estimate as the H200's fp16 floor (sustained 640-657 TFLOP/s measured "
+                "source": "profile h100-sxm-8gpu: estimate as the H200's fp16 floor (sustained 626-657 TFLOP/s measured "
                           "on H200). Calibrate with your fleet",
             }],
             "nccl.all_reduce": [
