@@ -382,6 +382,18 @@ class PerftestModule(object):
             return None
         return perftest_pairs.parse_version(run.output)
 
+    def supports(self, binary, flag):
+        """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""
+        try:
+            run = runner.run(self.module, [binary, "--help"], 15)
+        except AcceptanceError:
+            return False
+        if flag in run.output:
+            return True
+        self.module.warn("%s does not support %s (older perftest): records come from its text output alone"
+                         % (os.path.basename(binary), flag))
+        return False
+
     def hcas(self):
         try:
             files = env_probe.read_infiniband(env_probe.Host(root=self.p["sysfs_root"]))
@@ -444,10 +456,11 @@ class PerftestModule(object):
         perftest_pairs.check_name(p["run_id"], "run_id")
         binary = self.binary()
         plan = self.device_plan(p["state"])
+        want_json = p["out_json"] and self.supports(binary, "--out_json")
         argvs = []
         for index, device, tcp_port, gid_index, facts in plan:
             json_file = os.path.join(self.run_dir, "json", "%s-%s.json" % (p["state"], device)) \
-                if p["out_json"] else None
+                if want_json else None
             argvs.append(perftest_pairs.build_argv(binary, dict(p, test=self.test()), device, tcp_port, gid_index,
                                                    p["state"], peer_address=p["peer"], json_file=json_file))
         if self.module.check_mode:
@@ -457,7 +470,7 @@ class PerftestModule(object):
         if not timeout_bin:
             raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
         version = self.version(binary)
-        if p["out_json"]:
+        if want_json:
             os.makedirs(os.path.join(self.run_dir, "json"), mode=0o700, exist_ok=True)
         if p["state"] == "server":
             return self.start_servers(plan, argvs, timeout_bin, version)

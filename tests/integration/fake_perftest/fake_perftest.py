@@ -175,6 +175,10 @@ def main():
     if "--version" in sys.argv[1:]:
         sys.stdout.write("Version: fake-0 (aifabric integration stand-in)\n")
         return 0
+    if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:
+        sys.stdout.write("Usage: ib_write_bw [options] [server address] (aifabric integration stand-in; "
+                         "-d -i -p -x -s -n -D -q and a server address are understood)\n")
+        return 0
     port, address, device = parse(sys.argv[1:])
     if address:
         return client(conf, address, port, device)

@@ -260,3 +260,13 @@ def running_fakes(port):
         if state != "Z" and any(a.endswith(b"fake_perftest.py") for a in argv) and str(port).encode() in argv:
             found.append(int(pid))
     return found
+
+
+@pytest.mark.skipif(not shutil.which("ib_write_bw"), reason="needs Debian's perftest (it lists --out_json)")
+def test_out_json_only_when_the_binary_supports_it(fake, tmp_path):
+    real = call({"state": "client", "devices": ["mlx5_0"], "peer": "127.0.0.1", "out_json": True,
+                 "state_root": str(tmp_path), "_ansible_check_mode": True})
+    assert "--out_json" in real["cmd"] and real["cmd"][-2].startswith("--out_json_file=")
+    old = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", out_json=True,
+                    _ansible_check_mode=True))
+    assert "--out_json" not in old["cmd"]
