@@ -67,12 +67,12 @@ adhoc() {  # name, module, args
   local t0 t1
   t0=$(stamp)
   AIFABRIC_REPORT_DIR=$W/report-$1 \
-    /tmp/site/bin/ansible localhost -i "$W/inventory.yml" -m "$2" -a "$3" > "$W/$1.json" 2> "$W/$1.stderr"
+    /tmp/site/bin/ansible localhost -i "$W/inventory.yml" -m "$2" ${3:+-a "$3"} > "$W/$1.json" 2> "$W/$1.stderr"
   local rc=$?
   t1=$(stamp)
   log "$1 rc=$rc wall_s=$(awk "BEGIN{print $t1 - $t0}")"
 }
-adhoc env_probe aifabric.acceptance.env_probe '{}'
+adhoc env_probe aifabric.acceptance.env_probe ""
 log "gpu.yml"
 t0=$(stamp)
 AIFABRIC_REPORT_DIR=$W/report-gpu /tmp/site/bin/ansible-playbook -i "$W/inventory.yml" "$ROOT/playbooks/gpu.yml" \

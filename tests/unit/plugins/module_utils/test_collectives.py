@@ -225,3 +225,21 @@ def test_worker_source_is_staged(tmp_path):
     assert gpu_worker.stage(str(tmp_path / "w")) == (path, False)
     with open(path, encoding="utf-8") as handle:
         assert "def run_allreduce" in handle.read()
+
+
+PROBE_RUNS = ["h200x2-proof-%d/probe_%s" % (n, kind) for n in (1, 2, 4) for kind in ("spawn", "mpirun")]
+
+
+@pytest.mark.parametrize("stem", PROBE_RUNS)
+def test_probe_text_and_json_agree(stem):
+    """The probe's own table (nccl-tests text layout) and its -J shaped document say the same."""
+    text = nccl_tests.parse_text(_read(PROOF, stem + ".txt"))
+    doc = nccl_tests.parse_json(_read(PROOF, stem + ".json"))
+    assert text["complete"] and doc["complete"] and text["ranks"] == doc["ranks"] == 2
+    assert [r["size"] for r in text["rows"]] == [r["size"] for r in doc["rows"]] == [2 ** i for i in range(20, 34)]
+    for a, b in zip(text["rows"], doc["rows"]):
+        assert a["out_of_place"]["time_us"] is None and b["out_of_place"] is None
+        assert abs(a["in_place"]["busbw_gbyte_s"] - b["in_place"]["busbw_gbyte_s"]) <= 0.006
+        assert a["in_place"]["wrong"] == b["in_place"]["wrong"] == 0
+    rec = collectives.to_record(doc, check="nccl.torch_all_reduce", tool_name="torch-allreduce-probe")
+    assert results.validate(rec) == [] and rec["status"] == "pass" and rec["metrics"]["wrong_total"] == 0
