@@ -334,18 +334,34 @@ def parse_text(text):
 
 
 def _jnum(value, where):
+    """A number of the JSON document; None for null, NaN and infinities (a cell with no figure)."""
     if value is None:
         return None
     if isinstance(value, bool):
         raise ParseError("nccl-tests JSON: %s is a boolean, not a number" % where)
-    if isinstance(value, (int, float)):
-        return value
     if isinstance(value, str):
+        text = value.strip()
         try:
-            return float(value.strip()) if "." in value or "e" in value.lower() else int(value.strip())
+            value = float(text) if any(c in text.lower() for c in ".en") else int(text)
         except ValueError:
             raise ParseError("nccl-tests JSON: %s is %r, not a number" % (where, value))
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, (int, float)):
+        return value
     raise ParseError("nccl-tests JSON: %s has type %s, not a number" % (where, type(value).__name__))
+
+
+def _jint(value, where):
+    """An integer field (size, count, root, ...); None when absent or not a finite number."""
+    number = _jnum(value, where)
+    if number is None:
+        return None
+    if isinstance(number, float):
+        if number != int(number):
+            raise ParseError("nccl-tests JSON: %s is %r, not a whole number" % (where, value))
+        number = int(number)
+    return number
 
 
 def _jbool(value):
@@ -362,7 +378,7 @@ def _jplacement(cell, where):
     if not isinstance(cell, dict):
         raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, cell))
     wrong = _jnum(cell.get("nwrong"), where + ".nwrong")
-    if isinstance(wrong, float) and wrong == int(wrong):
+    if isinstance(wrong, float) and wrong.is_integer():
         wrong = int(wrong)
     return {
         "time_us": _jnum(cell.get("time"), where + ".time"),
@@ -419,28 +435,29 @@ def parse_json(text):
         ranks += 1
     if ranks:
         # One entry per process; each drives nthreads x ngpus ranks.
-        per = int(out["params"].get("ngpus") or 1) * int(out["params"].get("nthread") or 1)
+        per = _jint(out["params"].get("ngpus"), "config.ngpus") or 1
+        per *= _jint(out["params"].get("nthread"), "config.nthreads") or 1
         out["ranks"] = ranks * per
     for i, res in enumerate(doc["results"]):
         where = "results[%d]" % i
         if not isinstance(res, dict):
             raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, res))
-        size = _jnum(res.get("size"), where + ".size")
+        size = _jint(res.get("size"), where + ".size")
         if size is None:
             raise ParseError("nccl-tests JSON: %s has no size" % where)
-        root = res.get("root")
         row = {
-            "size": int(size),
-            "count": None if res.get("count") is None else int(_jnum(res.get("count"), where + ".count")),
-            "type": res.get("type"), "redop": res.get("redop"),
-            "root": None if root is None else int(_jnum(root, where + ".root")),
+            "size": size,
+            "count": _jint(res.get("count"), where + ".count"),
+            "type": res.get("type") if isinstance(res.get("type"), str) else None,
+            "redop": res.get("redop") if isinstance(res.get("redop"), str) else None,
+            "root": _jint(res.get("root"), where + ".root"),
             "out_of_place": _jplacement(res.get("out_of_place"), where + ".out_of_place"),
             "in_place": _jplacement(res.get("in_place"), where + ".in_place"),
         }
         out["rows"].append(row)
     oob = doc.get("out_of_bounds")
     if isinstance(oob, dict) and "count" in oob:
-        out["out_of_bounds"] = {"count": int(_jnum(oob.get("count"), "out_of_bounds.count") or 0),
+        out["out_of_bounds"] = {"count": _jint(oob.get("count"), "out_of_bounds.count") or 0,
                                 "ok": _jbool(oob.get("okay", True))}
     avg = doc.get("average_bus_bandwidth")
     if isinstance(avg, dict) and "bandwidth" in avg:

@@ -228,6 +228,64 @@ def test_fuzz_random_text(text):
         pass
 
 
+@pytest.mark.parametrize("path,value", [
+    (("results", 0, "count"), float("nan")), (("results", 0, "size"), float("inf")), (("config", "ngpus"), float("inf")),
+    (("results", 0, "in_place", "nwrong"), float("nan")), (("out_of_bounds", "count"), float("nan")),
+    (("results", 0, "root"), "nan"), (("results", 0, "size"), 2.5), (("results", 0, "count"), "1e400"),
+    (("results", 0, "out_of_place"), [1]), (("config", "devices"), [3]), (("results", 0, "size"), True),
+])
+def test_json_odd_values_are_none_or_parse_error(path, value):
+    doc = json.loads(_read("h200x2-nccl-tests-2.19.6/all_reduce.json"))
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    try:
+        got = nccl_tests.parse_json(json.dumps(doc))
+    except ParseError as exc:
+        assert "nccl-tests JSON" in str(exc)
+    else:
+        assert len(got["rows"]) == 31
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fuzz_json_structure(data):
+    """Real -J documents with fields replaced by arbitrary JSON values: only ParseError may escape."""
+    doc = json.loads(_read("h200x2-nccl-tests-2.19.6/%s.json" % data.draw(
+        st.sampled_from(["all_reduce", "all_gather", "alltoall", "reduce_scatter"]))))
+    for _step in range(data.draw(st.integers(1, 4))):
+        where = data.draw(st.sampled_from(["top", "config", "row", "cell", "device"]))
+        value = data.draw(JSON_VALUES)
+        if where == "top":
+            doc[data.draw(st.sampled_from(sorted(doc)))] = value
+        elif where == "config" and isinstance(doc.get("config"), dict) and doc["config"]:
+            doc["config"][data.draw(st.sampled_from(sorted(doc["config"])))] = value
+        elif where in ("row", "cell") and isinstance(doc.get("results"), list) and doc["results"]:
+            i = data.draw(st.integers(0, len(doc["results"]) - 1))
+            row = doc["results"][i]
+            if where == "row" or not isinstance(row, dict):
+                doc["results"][i] = value
+            else:
+                key = data.draw(st.sampled_from(sorted(row) or ["size"]))
+                if isinstance(row.get(key), dict) and row[key] and data.draw(st.booleans()):
+                    row[key][data.draw(st.sampled_from(sorted(row[key])))] = value
+                else:
+                    row[key] = value
+        elif where == "device" and isinstance(doc.get("config"), dict) and isinstance(doc["config"].get("devices"), list):
+            doc["config"]["devices"].append(value)
+    try:
+        nccl_tests.parse_json(json.dumps(doc))
+    except ParseError:
+        pass
+
+
 def _regen():
     for rel in FILES:
         path = _golden_path(rel)
