@@ -115,6 +115,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
     """
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not argv:
         raise TypeError("argv must be a non-empty list of str, got %r" % (argv,))
+    state_dir = os.path.abspath(state_dir)
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     paths = {
         "stdout": os.path.join(state_dir, "stdout"),
@@ -137,6 +138,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
             os.setsid()
             if os.fork() != 0:
                 os._exit(0)
+            os.chdir("/")   # do not keep Ansible's temporary directory (or a mount) busy
             _close_inherited(keep=[write_end])
             _supervise(full, environ, paths, write_end, on_exit)
         finally:
