@@ -78,24 +78,31 @@ def select_gid(port):
 
     InfiniBand ports need none. On Ethernet (RoCE) ports: the RoCE v2 GID that
     maps an IPv4 address of the port's netdev (lowest index when several),
-    as operators pick it by hand from show_gids. Raises AcceptanceError when a
-    RoCE port has no such GID (perftest would pick GID 0, a link-local RoCE v1
-    GID that does not route).
+    as operators pick it by hand from show_gids; on IPv6-only fabrics a routable
+    (not fe80::) RoCE v2 GID. Raises AcceptanceError when a RoCE port has
+    neither (perftest would pick GID 0, a link-local RoCE v1 GID that does not
+    route).
     """
     layer = (port.get("link_layer") or "").lower()
     if layer in ("infiniband", "ib"):
         return None, "InfiniBand port: no GID index needed"
     netdevs = set(n.get("name") for n in port.get("netdevs") or [])
     v2 = [g for g in port.get("gids") or [] if g.get("type") == "RoCE v2" and g.get("ipv4")]
+    if not v2:
+        # IPv6-only RoCE fabrics: a routable (not link-local fe80::) RoCE v2 GID
+        v2 = [g for g in port.get("gids") or [] if g.get("type") == "RoCE v2"
+              and not (g.get("gid") or "").lower().startswith("fe80:")]
     on_netdev = [g for g in v2 if g.get("netdev") in netdevs] if netdevs else v2
     chosen = sorted(on_netdev or v2, key=lambda g: g["index"])
     if not chosen:
         listed = ", ".join("%d=%s %s" % (g["index"], g.get("type"), g.get("ipv4") or g.get("gid"))
                            for g in port.get("gids") or []) or "none"
-        raise AcceptanceError("no RoCE v2 GID with an IPv4 address on port %s (GIDs: %s); give gid_index"
+        raise AcceptanceError("no RoCE v2 GID with an IPv4 address (nor a routable IPv6 one) on port %s "
+                              "(GIDs: %s); give gid_index"
                               % (port.get("port"), listed))
     gid = chosen[0]
-    return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], gid["ipv4"], gid.get("netdev") or "?")
+    return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], gid.get("ipv4") or gid.get("gid"),
+                                                         gid.get("netdev") or "?")
 
 
 # --------------------------------------------------------------------------- argv

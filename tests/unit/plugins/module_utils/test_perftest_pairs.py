@@ -61,6 +61,11 @@ def test_select_gid_ib_needs_none_and_roce_without_v2_fails():
     port = perftest_pairs.find_port(rdma.build_hcas(roce_files(v2_ipv4=False)), "mlx5_0", 1)
     with pytest.raises(AcceptanceError, match="no RoCE v2 GID with an IPv4"):
         perftest_pairs.select_gid(port)
+    ipv6 = roce_files(v2_ipv4=False)
+    ipv6.update({"mlx5_0/ports/1/gids/5": "fd00:0000:0000:0000:0000:0000:0000:0042",
+                 "mlx5_0/ports/1/gid_attrs/types/5": "RoCE v2", "mlx5_0/ports/1/gid_attrs/ndev/5": "eth2"})
+    index, how = perftest_pairs.select_gid(perftest_pairs.find_port(rdma.build_hcas(ipv6), "mlx5_0", 1))
+    assert index == 5 and "fd00:" in how
 
 
 def test_build_argv():
