@@ -101,8 +101,8 @@ def select_gid(port):
                               "(GIDs: %s); give gid_index"
                               % (port.get("port"), listed))
     gid = chosen[0]
-    return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], gid.get("ipv4") or gid.get("gid"),
-                                                         gid.get("netdev") or "?")
+    address = gid.get("ipv4") or gid.get("gid")
+    return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], address, gid.get("netdev") or "?")
 
 
 # --------------------------------------------------------------------------- argv
