@@ -25,8 +25,8 @@ def test_soft_band_warns_above_the_floor():
 
 def test_max_and_equals():
     assert expectations.judge({"lat_typical_us": 3.1}, {"lat_typical_us": {"max": 2.5}})[0] == "fail"
-    status, reason = expectations.judge({"driver_version": "550.90.12"},
-                                           {"driver_version": {"equals": "580.159.04"}})[:2]
+    rules = {"driver_version": {"equals": "580.159.04"}}
+    status, reason = expectations.judge({"driver_version": "550.90.12"}, rules)[:2]
     assert status == "fail"
     assert reason == "driver_version is 550.90.12, expected 580.159.04"
     assert expectations.judge({"gpu_count": 8}, {"gpu_count": {"equals": 8}})[0] == "pass"
