@@ -70,8 +70,13 @@ changelog: venv
 integration: collection stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-bench: venv stage
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run.py
+# Benchmarks (never part of `make test`): results go to bench/results/ and the console.
+bench: collection stage
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/env_probe_parsers.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/fleet_report_scale.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/nccl_overhead.py --stand-in
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/rdma_orchestration.py
 
 clean:
 	rm -rf $(VENV) $(COLLECTIONS) dist tests/output .pytest_cache

@@ -29,6 +29,8 @@ STATUS_ORDER = ("error", "fail", "warn", "skip", "pass")
 SEVERITY = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 # Heat-map value: the first of these metrics present in a pairwise record.
 HEAT_METRICS = ("bw_avg_gbit_s", "busbw_max_gbyte_s", "lat_typical_us")
+HEAT_MAX_HOSTS = 128     # above this, a matrix is shown as its worst pairs and per-host spread
+HEAT_WORST_PAIRS = 50
 # Curve axes: the first of these keys present (as a number) in a series row.
 SERIES_X = ("size_bytes", "msg_size_bytes", "bytes", "size")
 SERIES_Y = ("oop_busbw_gbyte_s", "busbw_gbyte_s", "ip_busbw_gbyte_s", "bus_bw_gbyte_s", "busbw", "bus_bw", "bw_avg_gbit_s", "bw_average_gbit_s",
@@ -342,6 +344,11 @@ def heatmaps(records):
         lower = bool(metric) and metric.endswith("_us")
         rows = sorted(set(h for h, _p in cells))
         cols = sorted(set(p for _h, p in cells))
+        if max(len(rows), len(cols)) > HEAT_MAX_HOSTS:
+            # A full N x N table is quadratic (1024 hosts: a million cells, tens of MB of HTML):
+            # show the worst pairs and every host's spread instead.
+            maps.append(_compact_matrix(check, target, metric, median, lower, cells))
+            continue
         table = []
         for host in rows:
             line = []
@@ -362,6 +369,39 @@ def heatmaps(records):
                      "median_text": "-" if median is None else fmt_value(round(median, 3)),
                      "lower_is_better": lower, "cols": cols, "rows": table})
     return maps
+
+
+def _compact_matrix(check, target, metric, median, lower, cells):
+    """The large-fleet form of a matrix: the worst pairs, then each host's edges (min/median/max)."""
+    def badness(item):
+        value = item[1][0]
+        status = item[1][1].get("status")
+        worst_first = 0 if status in ("fail", "error") else 1
+        if value is None:
+            return (worst_first, 0.0)
+        return (worst_first, -value if lower else value)
+
+    worst = []
+    for (host, peer), (value, rec) in sorted(cells.items(), key=badness)[:HEAT_WORST_PAIRS]:
+        worst.append({"host": host, "peer": peer, "status": rec.get("status"),
+                      "text": "-" if value is None else fmt_value(round(value, 2)),
+                      "color": _heat_color(value, median, lower), "reason": rec.get("reason") or ""})
+    edges = {}
+    for (host, peer), (value, _rec) in cells.items():
+        if value is not None:
+            edges.setdefault(host, []).append(value)
+            edges.setdefault(peer, []).append(value)
+    spread = []
+    for host in sorted(edges):
+        values = sorted(edges[host])
+        low = values[-1] if lower else values[0]
+        spread.append({"host": host, "count": len(values), "min": fmt_value(round(values[0], 2)),
+                       "median": fmt_value(round(statistics.median(values), 2)),
+                       "max": fmt_value(round(values[-1], 2)), "color": _heat_color(low, median, lower)})
+    spread.sort(key=lambda row: row["color"] == "#ddd")
+    return {"check": check, "target": target, "metric": metric, "median": median, "compact": True,
+            "median_text": "-" if median is None else fmt_value(round(median, 3)), "lower_is_better": lower,
+            "pairs": len(cells), "worst": worst, "spread": spread, "cols": [], "rows": []}
 
 
 def _series_points(series):
@@ -461,11 +501,19 @@ pre{white-space:pre-wrap;background:#f8f8f8;padding:4px;margin:2px 0;max-height:
 (green at or better than the median, red at half of it or worse); a red outline marks a failed or errored pair.</p>
 {% for m in heatmaps %}<h3>{{ m.check }}{% if m.target %} [{{ m.target }}]{% endif %}: {{ m.metric or "no metric" }}
  (median {{ m.median_text }}{% if m.lower_is_better %}, lower is better{% endif %})</h3>
-<table class="heat"><tr><th></th>{% for c in m.cols %}<th>{{ c }}</th>{% endfor %}</tr>
+{% if m.compact %}<p class="muted">{{ m.pairs }} pairs: too many hosts for a full matrix; the worst
+{{ m.worst | length }} pairs, then every host's pairs (worst end coloured).</p>
+<table class="heat"><tr><th>host</th><th>peer</th><th>status</th><th>{{ m.metric }}</th><th>reason</th></tr>
+{% for w in m.worst %}<tr><td>{{ w.host }}</td><td>{{ w.peer }}</td><td class="{{ w.status }}">{{ w.status }}</td>
+<td style="background:{{ w.color }}">{{ w.text }}</td><td>{{ w.reason }}</td></tr>{% endfor %}</table>
+<details><summary>every host's pairs</summary><table class="heat"><tr><th>host</th><th>pairs</th><th>min</th><th>median</th><th>max</th></tr>
+{% for r in m.spread %}<tr><td>{{ r.host }}</td><td>{{ r.count }}</td><td style="background:{{ r.color }}">{{ r.min }}</td>
+<td>{{ r.median }}</td><td>{{ r.max }}</td></tr>{% endfor %}</table></details>
+{% else %}<table class="heat"><tr><th></th>{% for c in m.cols %}<th>{{ c }}</th>{% endfor %}</tr>
 {% for row in m.rows %}<tr><th>{{ row.host }}</th>{% for cell in row.cells %}{% if cell %}
 <td style="background:{{ cell.color }}" class="{{ 'bad' if cell.status in ('fail', 'error') else '' }}"
  title="{{ cell.title }}">{{ cell.text }}</td>{% else %}<td class="muted">·</td>{% endif %}{% endfor %}</tr>
-{% endfor %}</table>{% endfor %}{% endif %}
+{% endfor %}</table>{% endif %}{% endfor %}{% endif %}
 
 {% if curves %}<h2>Bandwidth by message size</h2>
 {% for c in curves %}<h3>{{ c.check }}{% if c.target %} [{{ c.target }}]{% endif %}</h3>
