@@ -152,6 +152,9 @@ options:
     description:
       - For O(state=collect), the C(handles) returned by O(state=server) on this host. When omitted, every
         server handle of the run O(run_id) found in O(state_root) is collected.
+      - For O(state=server), the handles of the previous round's servers on this host - they are collected
+        first (as O(state=collect) would) and their records returned with the new servers' handles. This saves
+        one task per round (C(playbooks/rdma.yml) uses it).
     type: list
     elements: dict
   run_id:
@@ -281,13 +284,18 @@ cmd:
   returned: when a process ran or would run
   type: list
   elements: str
+collected:
+  description: O(state=server) with O(handles) - what the collection of the previous servers found (as C(runs)).
+  returned: when state is server and handles were given
+  type: list
+  elements: dict
 governor:
   description: What happened to the CPU governor (C(action) set/shared/skip/restored, C(reason)).
   returned: when cpu_governor is set
   type: dict
 removed:
   description: O(state=absent) and O(state=collect) - state directories removed and processes killed.
-  returned: when state is absent or collect
+  returned: when state is absent or collect, or server with handles
   type: list
   elements: str
 """
@@ -473,7 +481,15 @@ class PerftestModule(object):
         if want_json:
             os.makedirs(os.path.join(self.run_dir, "json"), mode=0o700, exist_ok=True)
         if p["state"] == "server":
-            return self.start_servers(plan, argvs, timeout_bin, version)
+            collected = self.collect() if p["handles"] else None
+            out = self.start_servers(plan, argvs, timeout_bin, version)
+            if collected:
+                # the previous round's servers, collected first (their ports are about to be reused)
+                out["results"] = collected["results"] + out["results"]
+                out["collected"] = collected["runs"]
+                out["removed"] = collected["removed"]
+                out["changed"] = out["changed"] or collected["changed"]
+            return out
         return self.run_clients(plan, argvs, timeout_bin, version)
 
     def start_servers(self, plan, argvs, timeout_bin, version):

@@ -270,3 +270,17 @@ def test_out_json_only_when_the_binary_supports_it(fake, tmp_path):
     old = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", out_json=True,
                     _ansible_check_mode=True))
     assert "--out_json" not in old["cmd"]
+
+
+def test_server_with_handles_collects_the_previous_round_first(fake):
+    first = call(base(fake, state="server", devices=["mlx5_0"]))
+    call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1"))
+    second = call(base(fake, state="server", devices=["mlx5_0"], handles=first["handles"]))
+    assert [r["check"] for r in second["results"]] == ["rdma.ib_write_bw.server"]
+    assert second["results"][0]["status"] == "pass" and second["collected"][0]["rc"] == 0
+    assert len(second["handles"]) == 1 and second["handles"][0]["pid"] != first["handles"][0]["pid"]
+    client = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1"))
+    assert client["results"][0]["status"] == "pass"
+    last = call(base(fake, state="collect", handles=second["handles"]))
+    assert [r["status"] for r in last["results"]] == ["pass"]
+    assert not os.path.exists(os.path.join(fake["state"], "r1"))
