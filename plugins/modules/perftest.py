@@ -57,6 +57,7 @@ options:
         itself wins, and O(test) is only used when the text does not tell.
     type: str
     choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat]
+    aliases: [tool]
   devices:
     description:
       - RDMA devices of this host (C(-d)), tested at once; the i-th device listens on / connects to TCP port
@@ -326,7 +327,7 @@ def _on_signal(signum, frame):
 def argument_spec():
     return dict(
         state=dict(type="str", default="client", choices=["server", "client", "collect", "absent"]),
-        test=dict(type="str", choices=list(perftest_pairs.TESTS)),
+        test=dict(type="str", choices=list(perftest_pairs.TESTS), aliases=["tool"]),
         devices=dict(type="list", elements="str"),
         ib_port=dict(type="int", default=1),
         gid_index=dict(type="int"),
