@@ -2,15 +2,15 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """perftest server/client pairs: argv, GID choice, records, expectations, orchestration (private).
 
-The three steps of a round (design.md, "Server/client pairs"):
+The steps of a round (design.md, "Server/client pairs"), as the module runs them:
 
-- ``start_servers`` starts one detached server per device (TCP port ``port + i``
-  for the i-th device) and returns their handles;
-- ``run_clients`` starts one client per device at once, waits for all, and
+- ``state: server`` starts one detached server per device (TCP port ``port + i``
+  for the i-th device) through detached.start and returns their handles;
+- ``run_clients`` here starts one client per device at once, waits for all, and
   re-starts a client whose server does not answer yet (perftest's "Couldn't
   connect" family) until ``connect_timeout_s``; any other failure is final;
-- ``collect_servers`` waits for every server (bounded), kills what is left,
-  and parses the server side.
+- ``collect`` here waits for a server (bounded), kills what is left, and returns
+  its output for ``build_records``.
 
 Records: the client side is ``rdma.<test>`` (host = client, peer = server,
 target = the client's device); the server side is ``rdma.<test>.server`` (host =
