@@ -89,6 +89,7 @@ _value:
 import random as _random
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.rounds import pack_rounds
 
 MODES = ("all", "ring", "random", "star", "groups")
 
@@ -174,16 +175,7 @@ def group_rounds(hosts, groups):
     # circle schedule over all hosts, keep only cross-group pairs, then pack them
     # greedily into as few rounds of disjoint pairs as possible
     edges = [p for rnd in circle_rounds(hosts) for p in rnd if str(groups[p[0]]) != str(groups[p[1]])]
-    out = []
-    for edge in edges:
-        for rnd in out:
-            busy = set(h for pair in rnd for h in pair)
-            if edge[0] not in busy and edge[1] not in busy:
-                rnd.append(edge)
-                break
-        else:
-            out.append([edge])
-    return out
+    return pack_rounds(edges)
 
 
 def _balance(rounds):

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import statistics
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds
 
 NAME = "attribution"
 DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"))
@@ -291,13 +291,4 @@ def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
         for unused_index in range(min(per_suspect, len(good))):
             wanted.append([good[cursor % len(good)], suspect])
             cursor += 1
-    rounds = []
-    for pair in wanted:
-        for rnd in rounds:
-            busy = set(h for p in rnd for h in p)
-            if pair[0] not in busy and pair[1] not in busy:
-                rnd.append(pair)
-                break
-        else:
-            rounds.append([pair])
-    return rounds
+    return rounds.pack_rounds(wanted)
