@@ -24,9 +24,10 @@ import xml.etree.ElementTree as ET
 
 from jinja2 import Environment
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+
 FORMATS = {"json": "results.json", "md": "summary.md", "junit": "junit.xml", "html": "report.html"}
-STATUS_ORDER = ("error", "fail", "warn", "skip", "pass")
-SEVERITY = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
+STATUS_ORDER = tuple(sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True))   # worst first
 # Heat-map value: the first of these metrics present in a pairwise record.
 HEAT_METRICS = ("bw_avg_gbit_s", "busbw_max_gbyte_s", "lat_typical_us")
 HEAT_MAX_HOSTS = 128     # above this, a matrix is shown as its worst pairs and per-host spread
@@ -175,7 +176,7 @@ def describe_delta(delta):
 
 
 def _sorted_records(records):
-    return sorted(records, key=lambda r: (-SEVERITY.get(r.get("status"), 0), r.get("host") or "", label(r)))
+    return sorted(records, key=lambda r: (-results.SEVERITY.get(r.get("status"), 0), r.get("host") or "", label(r)))
 
 
 # ---------------------------------------------------------------- json
