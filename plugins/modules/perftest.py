@@ -617,7 +617,7 @@ class PerftestModule(object):
                 "host": handle.get("host_name") or self.host, "peer": handle.get("peer_name"),
                 "device": handle.get("device"), "argv": handle.get("argv"),
                 "tool_version": handle.get("tool_version"), "started": handle.get("started_utc"),
-                "duration_s": (ended["ended"] - handle["started"]) if ended.get("ended") else None,
+                "duration_s": max(0.0, ended["ended"] - handle["started"]) if ended.get("ended") else None,
                 "facts": handle.get("facts"), "timed_out": timed_out,
                 "timeout_s": (handle.get("params") or {}).get("timeout_s"),
             }
