@@ -14,6 +14,7 @@ import sys
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
+from module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe as probe_utils
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
@@ -23,21 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures")
 
 
-class Exit(SystemExit):
-    def __init__(self, kwargs, failed=False):
-        super().__init__(kwargs)
-        self.kwargs = kwargs
-        self.failed = failed
-
-
-def _exit(self, **kwargs):
-    raise Exit(kwargs)
-
-
-def _fail(self, **kwargs):
-    raise Exit(kwargs, failed=True)
-
-
 def read(rel):
     with open(os.path.join(FIXTURES, rel), encoding="utf-8") as handle:
         return handle.read()
@@ -45,8 +31,7 @@ def read(rel):
 
 @pytest.fixture
 def module_env(monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail)
+    patch_exits(monkeypatch)
     state = {"bins": {"timeout": "/usr/bin/timeout"}, "calls": []}
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
                         lambda self, name, required=False, opt_dirs=None: state["bins"].get(name))

@@ -15,6 +15,7 @@ import shutil
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
+from module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
@@ -24,21 +25,6 @@ PROOF = os.path.join(HERE, "fixtures", "h200x2-proof-1")
 NCCL_FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests")
 
 
-class Exit(SystemExit):
-    def __init__(self, kwargs, failed=False):
-        super().__init__(kwargs)
-        self.kwargs = kwargs
-        self.failed = failed
-
-
-def _exit(self, **kwargs):
-    raise Exit(kwargs)
-
-
-def _fail(self, **kwargs):
-    raise Exit(kwargs, failed=True)
-
-
 def _read(path):
     with open(path, encoding="utf-8") as handle:
         return handle.read()
@@ -46,8 +32,7 @@ def _read(path):
 
 @pytest.fixture
 def module_env(monkeypatch, tmp_path):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail)
+    patch_exits(monkeypatch)
     monkeypatch.setattr(basic.AnsibleModule, "tmpdir", str(tmp_path), raising=False)
     bins = {"timeout": "/usr/bin/timeout", "python3": "/usr/bin/python3", "mpirun": "/usr/bin/mpirun",
             "nvidia-smi": "/usr/bin/nvidia-smi"}
