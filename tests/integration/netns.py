@@ -603,8 +603,10 @@ class Fleet(object):
                          timeout=5, check=False)
                 except FleetError:
                     pass        # a wedged master: killed by PID below
-                if os.path.exists(sock):
+                try:
                     os.unlink(sock)
+                except FileNotFoundError:
+                    pass        # the master removed its socket on exit (a race, not a leftover)
         ns_pids = set(procs_in_netns([h.ns_id for h in self.hosts]))
         controller_pids = [pid for pid in procs_mentioning(self.dir) if pid not in ns_pids]
         survivors = kill_pids(controller_pids)
