@@ -20,6 +20,11 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 
+# Argument spec of the hardware-profile options (documented by the aifabric.acceptance._profiles fragment).
+PROFILE_SPEC = {
+    "profile": {"type": "str", "default": "auto"},
+    "profiles": {"type": "dict", "default": {}},
+}
 RULE_KEYS = ("min", "max", "equals", "warn_below_pct", "source")
 
 
@@ -155,6 +160,20 @@ def detect_profile(gpu_model, gpu_count, profiles):
     if rank == 0:
         return name, "auto: %s x%s matches profile %s" % (gpu_model, gpu_count, name)
     return name, "auto: %s matches profile %s (GPU count %s differs from the profile's)" % (gpu_model, name, gpu_count)
+
+
+def choose_profile(choice, gpu_model, gpu_count, profiles):
+    """The profile a module applies: O(profile) V(auto) detects it, V(none)/empty means none.
+
+    Returns (name or None, why); raises ExpectationError for a name that is not a known profile.
+    """
+    if choice in (None, "", "none"):
+        return None, "no profile (profile: none)"
+    if choice == "auto":
+        return detect_profile(gpu_model, gpu_count, profiles)
+    if choice not in profiles:
+        raise ExpectationError("unknown profile %r (known: %s)" % (choice, ", ".join(sorted(profiles))))
+    return choice, "set by the user"
 
 
 def _when_matches(when, shape):

@@ -24,6 +24,7 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._profiles
 attributes:
   check_mode:
     support: partial
@@ -124,14 +125,6 @@ options:
     description: Seconds before the whole run is killed.
     type: int
     default: 900
-  profile:
-    description: Hardware profile name, V(auto) (from the GPU model and count) or V(none).
-    type: str
-    default: auto
-  profiles:
-    description: Extra or overriding hardware profiles (see C(docs/expectations.md)), usually loaded from a YAML file.
-    type: dict
-    default: {}
   expect:
     description:
       - "User thresholds per metric (C(min), C(max), C(warn_below_pct)), or per check (C({nccl.torch_all_reduce: {...}}));
@@ -276,8 +269,7 @@ def main():
             worker_dir=dict(type="path"),
             stage_only=dict(type="bool", default=False),
             timeout=dict(type="int", default=900),
-            profile=dict(type="str", default="auto"),
-            profiles=dict(type="dict", default={}),
+            **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
@@ -357,7 +349,7 @@ def _run(module, p):
                                params=params, started=started, tool={"name": TOOL})
         module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), results=[record])
     profiles = expectations.all_profiles(p["profiles"])
-    profile, profile_why = _profile(p["profile"], gpu_name, gpus, profiles)
+    profile, profile_why = expectations.choose_profile(p["profile"], gpu_name, gpus, profiles)
     algo = env.get("NCCL_ALGO")
     extra_facts = {"launcher": p["launcher"], "placement": "in_place", "profile_choice": profile_why}
     record = None
@@ -397,16 +389,6 @@ def _is_root():
         return os.geteuid() == 0
     except AttributeError:
         return getpass.getuser() == "root"
-
-
-def _profile(choice, gpu_name, gpus, profiles):
-    if choice in (None, "", "none"):
-        return None, "no profile (profile: none)"
-    if choice == "auto":
-        return expectations.detect_profile(gpu_name, gpus, profiles)
-    if choice not in profiles:
-        raise expectations.ExpectationError("unknown profile %r (known: %s)" % (choice, ", ".join(sorted(profiles))))
-    return choice, "set by the user"
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._profiles
 attributes:
   check_mode:
     support: partial
@@ -77,14 +78,6 @@ options:
     description: Seconds before the run is killed.
     type: int
     default: 600
-  profile:
-    description: Hardware profile name, V(auto) (from the GPU model and count) or V(none).
-    type: str
-    default: auto
-  profiles:
-    description: Extra or overriding hardware profiles (see C(docs/expectations.md)).
-    type: dict
-    default: {}
   expect:
     description:
       - "User thresholds per metric (for example C({tflops: {min: 700}})), applied to every data type, or per check
@@ -207,8 +200,7 @@ def main():
             devices=dict(type="list", elements="int", default=[]),
             worker_dir=dict(type="path"),
             timeout=dict(type="int", default=600),
-            profile=dict(type="str", default="auto"),
-            profiles=dict(type="dict", default={}),
+            **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
@@ -268,13 +260,11 @@ def _run(module, p):
     profiles = expectations.all_profiles(p["profiles"])
     gpu_names = [i.get("gpu_name") for i in items if i.get("gpu_name")]
     gpu_count = len(set(i.get("device") for i in items if "device" in i))
-    profile, why = None, "no profile (profile: none)"
-    if p["profile"] == "auto":
-        profile, why = expectations.detect_profile(gpu_names[0] if gpu_names else None, gpu_count, profiles)
-    elif p["profile"] not in ("none", ""):
-        if p["profile"] not in profiles:
-            module.fail_json(msg="unknown profile %r (known: %s)" % (p["profile"], ", ".join(sorted(profiles))))
-        profile, why = p["profile"], "set by the user"
+    try:
+        profile, why = expectations.choose_profile(p["profile"], gpu_names[0] if gpu_names else None, gpu_count,
+                                                   profiles)
+    except expectations.ExpectationError as exc:
+        module.fail_json(msg=str(exc))
     records = gemm_records(items, params, started, run.elapsed_s, run.output, profile, why, profiles, p["expect"])
     if run.rc != 0:
         records.append(results.error("gpu.gemm", "GEMM worker exited with rc %d" % run.rc, raw=run.output,

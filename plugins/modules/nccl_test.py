@@ -24,6 +24,7 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._profiles
 attributes:
   check_mode:
     support: partial
@@ -174,14 +175,6 @@ options:
     description: Seconds before one binary's run is killed.
     type: int
     default: 1800
-  profile:
-    description: Hardware profile name, V(auto) (from the GPU model and count in the output) or V(none).
-    type: str
-    default: auto
-  profiles:
-    description: Extra or overriding hardware profiles (see C(docs/expectations.md)).
-    type: dict
-    default: {}
   expect:
     description:
       - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
@@ -259,17 +252,11 @@ ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per
 
 
 def _profile(choice, parsed, profiles):
-    if choice in ("none", ""):
-        return None, "no profile (profile: none)"
-    if choice != "auto":
-        if choice not in profiles:
-            raise expectations.ExpectationError("unknown profile %r (known: %s)" % (choice, ", ".join(sorted(profiles))))
-        return choice, "set by the user"
     devices = parsed.get("devices") or []
     names = [d.get("name") for d in devices if d.get("name")]
     hosts = set(d.get("host") for d in devices if d.get("host"))
     per_node = len(devices) // max(1, len(hosts)) if devices else None
-    return expectations.detect_profile(names[0] if names else None, per_node, profiles)
+    return expectations.choose_profile(choice, names[0] if names else None, per_node, profiles)
 
 
 def build_record(parsed, p, profiles, **kwargs):
@@ -485,8 +472,7 @@ def main():
             collective=dict(type="str"),
             nodes=dict(type="int"),
             timeout=dict(type="int", default=1800),
-            profile=dict(type="str", default="auto"),
-            profiles=dict(type="dict", default={}),
+            **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
         mutually_exclusive=[("from_output", "hosts")],

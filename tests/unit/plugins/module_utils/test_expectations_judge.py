@@ -51,3 +51,14 @@ def test_existing_verdict_is_kept_unless_worse():
 def test_malformed_rules_are_rejected_with_the_rule_named(rule, message):
     with pytest.raises(expectations.ExpectationError, match=message):
         expectations.judge({"bw": 1}, {"bw": rule})
+
+
+def test_choose_profile_auto_none_named_and_unknown():
+    profiles = expectations.all_profiles()
+    name, why = expectations.choose_profile("auto", "NVIDIA H200", 8, profiles)
+    assert name == "h200-sxm-8gpu" and why.startswith("auto:")
+    assert expectations.choose_profile("none", "NVIDIA H200", 8, profiles) == (None, "no profile (profile: none)")
+    chosen = expectations.choose_profile("h100-sxm-8gpu", "NVIDIA H200", 8, profiles)
+    assert chosen == ("h100-sxm-8gpu", "set by the user")
+    with pytest.raises(expectations.ExpectationError, match="unknown profile 'b300'"):
+        expectations.choose_profile("b300", "NVIDIA H200", 8, profiles)
