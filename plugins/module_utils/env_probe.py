@@ -24,6 +24,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, rdma, system
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
 
 GROUPS = ("env", "gpu", "rdma", "software")
 DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
@@ -179,7 +180,7 @@ def version_matches(actual, expected):
 
 def _version_key(text):
     """'2.28.9' -> (2, 28, 9) for ordering (non-numeric parts sort first)."""
-    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+\-]", str(text)))
+    return tuple(int(part) if is_uint(part) else -1 for part in re.split(r"[.+\-]", str(text)))
 
 
 def _expect_version(name, actual, expected, verdicts, expect, label=None):

@@ -24,6 +24,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint, quote as _quote
 
 GPU_KEYS = (
     "index", "name", "serial", "uuid", "bus_id", "vbios_version", "persistence_mode",
@@ -64,11 +65,6 @@ _NUM_RE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/()]*(?:\s*\w+\(s\))?
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def _quote(text, limit=120):
-    text = text if isinstance(text, str) else repr(text)
-    return repr(text[:limit] + ("..." if len(text) > limit else ""))
-
-
 def _na(value):
     if value is None:
         return None
@@ -83,7 +79,7 @@ def _number(value):
     value = _na(value)
     if value is None:
         return None
-    if value.endswith("x") and value[:-1].isdigit():
+    if value.endswith("x") and is_uint(value[:-1]):
         return int(value[:-1])
     match = _NUM_RE.match(value)
     if not match:
@@ -449,7 +445,7 @@ def parse_query_csv(text, fields=None):
         raise ParseError("nvidia-smi --query-gpu printed nothing")
     first = [cell.strip() for cell in lines[0].split(",")]
     header = None
-    if all(re.match(r"^[a-z_][a-z0-9_.]*(\s*\[[^\]]*\])?$", cell) and not cell.isdigit() for cell in first) \
+    if all(re.match(r"^[a-z_][a-z0-9_.]*(\s*\[[^\]]*\])?$", cell) and not is_uint(cell) for cell in first) \
             and any("." in c or "_" in c or c in ("name", "index", "pstate", "serial", "uuid") for c in first):
         header = [_HEADER_UNIT_RE.sub("", cell) for cell in first]
         lines = lines[1:]
@@ -525,7 +521,7 @@ def link_rank(cell):
     """Sort key of a topo cell: NV# (by fewer links last) < PIX < PXB < PHB < NODE < SYS."""
     if cell is None:
         return 99
-    if cell.startswith("NV") and cell[2:].isdigit():
+    if cell.startswith("NV") and is_uint(cell[2:]):
         return 1 - int(cell[2:]) / 1000.0
     return LINK_RANK.get(cell, 99)
 

@@ -15,17 +15,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint, quote as _quote
 
 NO_DEVICE_MARKERS = ("No IB devices found", "Failed to get IB devices list")
 _ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 _GID_RE = re.compile(r"^[0-9a-fA-F]{4}(:[0-9a-fA-F]{4}){7}$")
 _RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\(([^)]*)\))?\s*$")
 _STATE_RE = re.compile(r"^\s*(\d+)\s*:\s*(\S+)\s*$")
-
-
-def _quote(text, limit=120):
-    text = text if isinstance(text, str) else repr(text)
-    return repr(text[:limit] + ("..." if len(text) > limit else ""))
 
 
 def gid_ipv4(gid):
@@ -170,8 +166,8 @@ def _hca(raw):
                 if key == "dev_id" or port_no > 1:
                     break
         net_by_port.setdefault(port_no or 1, []).append({"name": ifname, "operstate": attrs.get("operstate")})
-    for number in sorted(raw["_ports"], key=lambda n: int(n) if n.isdigit() else 0):
-        if not number.isdigit():
+    for number in sorted(raw["_ports"], key=lambda n: int(n) if is_uint(n) else 0):
+        if not is_uint(number):
             raise ParseError("%s/ports/%s: port is not a number" % (raw["name"], number))
         hca["ports"].append(_port(raw["name"], int(number), raw["_ports"][number], net_by_port.get(int(number), [])))
     return hca
@@ -182,8 +178,8 @@ def _port(hca, number, raw, netdevs):
     phys, phys_code = parse_state(raw.get("phys_state"))
     rate, rate_text = parse_rate(raw.get("rate"))
     gids = []
-    for index in sorted(raw["_gids"], key=lambda i: int(i) if i.isdigit() else -1):
-        if not index.isdigit():
+    for index in sorted(raw["_gids"], key=lambda i: int(i) if is_uint(i) else -1):
+        if not is_uint(index):
             raise ParseError("%s/ports/%d/gids/%s: GID index is not a number" % (hca, number, index))
         gid = raw["_gids"][index]
         if gid is None or gid.lower() == _ZERO_GID or not gid:
@@ -296,7 +292,7 @@ def parse_ibv_devinfo(text):
         raise ParseError("ibv_devinfo: no hca_id block found; first line %s" % _quote(lines[0] if lines else ""))
     for item in hcas:
         count = item.get("phys_port_cnt")
-        if count and count.isdigit() and item["ports"] and len(item["ports"]) > int(count):
+        if count and is_uint(count) and item["ports"] and len(item["ports"]) > int(count):
             raise ParseError("ibv_devinfo: %s lists %d ports but phys_port_cnt is %s"
                              % (item["hca_id"], len(item["ports"]), count))
     return hcas
@@ -329,7 +325,7 @@ def parse_show_gids(text):
             raise ParseError("show_gids: short row %s" % _quote(line))
         dev, port, index, gid = tokens[:4]
         rest = tokens[4:]
-        if not port.isdigit() or not index.isdigit() or not _GID_RE.match(gid):
+        if not is_uint(port) or not is_uint(index) or not _GID_RE.match(gid):
             raise ParseError("show_gids: unreadable row %s" % _quote(line))
         ipv4 = rest.pop(0) if rest and _IPV4_RE.match(rest[0]) else None
         if not rest or rest[0] not in ("v1", "v2"):
@@ -425,7 +421,7 @@ def parse_ibstat(text):
             ca[key] = match.group(3).strip()
     for item in cas:
         count = item.get("number_of_ports")
-        if count and count.isdigit() and len(item["ports"]) > int(count):
+        if count and is_uint(count) and len(item["ports"]) > int(count):
             raise ParseError("ibstat: CA %s lists %d ports but says Number of ports: %s"
                              % (item["ca"], len(item["ports"]), count))
     return cas

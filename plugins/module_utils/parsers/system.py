@@ -15,13 +15,9 @@ import json
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint, quote as _quote
 
 PROBE_MARKER = "AIFABRIC_PROBE_JSON:"
-
-
-def _quote(text, limit=120):
-    text = text if isinstance(text, str) else repr(text)
-    return repr(text[:limit] + ("..." if len(text) > limit else ""))
 
 
 def _text(text, what):
@@ -68,7 +64,7 @@ def parse_cpuinfo(text):
     if not cpus:
         raise ParseError("cpuinfo: no 'processor' entries")
     # old arm kernels put a 'Processor : <model>' line in a header block: not a CPU entry
-    cpus = [c for c in cpus if c["processor"].isdigit()]
+    cpus = [c for c in cpus if is_uint(c["processor"])]
     if not cpus:
         raise ParseError("cpuinfo: no numbered 'processor' entries")
     first = cpus[0]
@@ -82,7 +78,7 @@ def parse_cpuinfo(text):
         "vendor": first.get("vendor_id") or first.get("CPU implementer"),
         "logical_cpus": len(cpus),
         "sockets": len(sockets) or None,
-        "cores_per_socket": int(cores) if cores and cores.isdigit() else None,
+        "cores_per_socket": int(cores) if cores and is_uint(cores) else None,
         "hypervisor": "hypervisor" in flags,
     }
 
@@ -149,9 +145,9 @@ def parse_modules(text):
         if not line.strip():
             continue
         parts = line.split()
-        if len(parts) < 5 or not parts[1].isdigit():
+        if len(parts) < 5 or not is_uint(parts[1]):
             raise ParseError("/proc/modules: unreadable line %s" % _quote(line))
-        out[parts[0]] = {"size": int(parts[1]), "refcount": int(parts[2]) if parts[2].isdigit() else None,
+        out[parts[0]] = {"size": int(parts[1]), "refcount": int(parts[2]) if is_uint(parts[2]) else None,
                          "state": parts[4]}
     return out
 
@@ -183,7 +179,7 @@ def parse_ulimit(text):
             continue
         if line == "unlimited":
             values.append(-1)
-        elif line.isdigit():
+        elif is_uint(line):
             values.append(int(line) * 1024)
         else:
             raise ParseError("ulimit -l: not a limit: %s" % _quote(line))

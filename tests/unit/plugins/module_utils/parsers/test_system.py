@@ -85,6 +85,9 @@ def test_ulimit_l():
     assert system.parse_ulimit("64\n") == 65536
     with pytest.raises(ParseError, match="not a limit"):
         system.parse_ulimit("bash: ulimit: bad option\n")
+    # found by the fuzz test: str.isdigit() is true for superscripts, which int() rejects
+    with pytest.raises(ParseError, match="not a limit"):
+        system.parse_ulimit("\u00b9\nunlimited\n")
 
 
 def test_cpulist_and_choice():
