@@ -14,7 +14,7 @@ import sys
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
-from module_harness import Exit, patch_exits
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe as probe_utils
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results

@@ -15,7 +15,7 @@ import shutil
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
-from module_harness import Exit, patch_exits
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test

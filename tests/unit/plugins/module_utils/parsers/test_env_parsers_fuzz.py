@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, rdma, system
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -77,35 +78,12 @@ TARGETS = {
                                      "misc/debian12-testbed-ulimit-l-soft-hard.txt"]),
 }
 CASES = [(name, rel) for name in sorted(TARGETS) for rel in TARGETS[name][1]]
-MUTATIONS = ("truncate", "drop", "duplicate", "flip", "garbage", "swap", "cut_line")
 
 
 @st.composite
 def mutated(draw):
     name, rel = draw(st.sampled_from(CASES))
-    lines = read(rel).splitlines()
-    for dummy in range(draw(st.integers(min_value=1, max_value=4))):
-        if not lines:
-            break
-        kind = draw(st.sampled_from(MUTATIONS))
-        i = draw(st.integers(min_value=0, max_value=len(lines) - 1))
-        if kind == "truncate":
-            lines = lines[:i]
-        elif kind == "drop":
-            del lines[i]
-        elif kind == "duplicate":
-            lines.insert(i, lines[i])
-        elif kind == "flip" and lines[i]:
-            j = draw(st.integers(min_value=0, max_value=len(lines[i]) - 1))
-            lines[i] = lines[i][:j] + draw(st.characters(blacklist_categories=("Cs",))) + lines[i][j + 1:]
-        elif kind == "garbage":
-            lines.insert(i, draw(st.text(max_size=80)))
-        elif kind == "swap" and len(lines) > 1:
-            j = draw(st.integers(min_value=0, max_value=len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif kind == "cut_line" and lines[i]:
-            lines[i] = lines[i][:draw(st.integers(min_value=0, max_value=len(lines[i])))]
-    return name, "\n".join(lines)
+    return name, draw(mutated_text(read(rel)))
 
 
 def test_every_target_has_real_captures():

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "nccl_tests")
@@ -179,35 +180,9 @@ def test_bad_row_quotes_the_line():
 
 # --- fuzzing: only ParseError may escape ---------------------------------------------
 
-MUTATIONS = ("truncate", "drop", "duplicate", "flip", "garbage", "swap")
-
-
 @st.composite
 def mutated(draw):
-    rel = draw(st.sampled_from(FILES))
-    text = _read(rel)
-    lines = text.splitlines()
-    for _step in range(draw(st.integers(min_value=1, max_value=4))):
-        kind = draw(st.sampled_from(MUTATIONS))
-        if not lines:
-            break
-        i = draw(st.integers(min_value=0, max_value=len(lines) - 1))
-        if kind == "truncate":
-            lines = lines[:i]
-        elif kind == "drop":
-            del lines[i]
-        elif kind == "duplicate":
-            lines.insert(i, lines[i])
-        elif kind == "flip" and lines[i]:
-            j = draw(st.integers(min_value=0, max_value=len(lines[i]) - 1))
-            ch = draw(st.characters(blacklist_categories=("Cs",)))
-            lines[i] = lines[i][:j] + ch + lines[i][j + 1:]
-        elif kind == "garbage":
-            lines.insert(i, draw(st.text(max_size=80)))
-        elif kind == "swap" and len(lines) > 1:
-            j = draw(st.integers(min_value=0, max_value=len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-    return "\n".join(lines)
+    return draw(mutated_text(_read(draw(st.sampled_from(FILES)))))
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
 
@@ -190,39 +191,11 @@ def test_parse_errors_quote_the_line(text, needle):
 
 # --- fuzzing: only ParseError may escape, whatever the mutation -----------------------
 
-def _mutate(text, data):
-    lines = text.splitlines(True)
-    op = data.draw(st.sampled_from(["truncate", "drop", "dup", "flip", "garbage", "swap"]))
-    if op == "truncate":
-        cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-        return text[:cut]
-    if not lines:
-        return text
-    idx = data.draw(st.integers(min_value=0, max_value=len(lines) - 1))
-    if op == "drop":
-        del lines[idx]
-    elif op == "dup":
-        lines.insert(idx, lines[idx])
-    elif op == "swap" and len(lines) > 1:
-        j = data.draw(st.integers(min_value=0, max_value=len(lines) - 1))
-        lines[idx], lines[j] = lines[j], lines[idx]
-    elif op == "flip":
-        line = lines[idx]
-        if line:
-            pos = data.draw(st.integers(min_value=0, max_value=len(line) - 1))
-            char = data.draw(st.characters())
-            lines[idx] = line[:pos] + char + line[pos + 1:]
-    elif op == "garbage":
-        lines.insert(idx, data.draw(st.text(max_size=80)) + "\n")
-    return "".join(lines)
-
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(ALL), data=st.data())
 def test_fuzz_only_parse_error_escapes(name, data):
-    text = _read(name)
-    for unused_index in range(data.draw(st.integers(min_value=1, max_value=4))):
-        text = _mutate(text, data)
+    text = data.draw(mutated_text(_read(name)))
     try:
         parsed = perftest.parse(text)
     except ParseError:
