@@ -18,6 +18,19 @@ attributes:
       - This assumes that the system controlled/queried by the module has not changed in a relevant way.
 """
 
+    # Benchmarks: generate load, change nothing that lasts (each module adds its check_mode details).
+    BENCHMARK = r"""
+options: {}
+attributes:
+  check_mode:
+    support: partial
+  diff_mode:
+    support: none
+  idempotent:
+    support: N/A
+    details: A benchmark changes nothing that lasts; it always reports C(changed=false).
+"""
+
     RESULTS = r"""
 options: {}
 notes:

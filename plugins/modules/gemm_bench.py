@@ -21,16 +21,11 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
   - aifabric.acceptance._profiles
 attributes:
   check_mode:
-    support: partial
     details: Returns the command that would run and empty results; starts no work on the GPUs.
-  diff_mode:
-    support: none
-  idempotent:
-    support: N/A
-    details: A benchmark changes nothing that lasts; it always reports C(changed=false).
 options:
   python:
     description: Python interpreter on the target that can import C(torch) with CUDA.

@@ -24,18 +24,13 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
   - aifabric.acceptance._profiles
 attributes:
   check_mode:
-    support: partial
     details:
       - In run mode, returns the commands that would run and empty results; generates no traffic.
       - Import mode reads the file and returns records in check mode too.
-  diff_mode:
-    support: none
-  idempotent:
-    support: N/A
-    details: A benchmark changes nothing that lasts; it always reports C(changed=false).
 options:
   collectives:
     description: Collectives to run, one binary each (C(<name>_perf)), in this order.

@@ -31,16 +31,13 @@ description:
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
 attributes:
   check_mode:
-    support: partial
     details:
       - Returns the command lines that would run; starts no process, generates no traffic, changes no governor.
       - O(state=absent) reports what it would remove.
-  diff_mode:
-    support: none
   idempotent:
-    support: N/A
     details: Each run is a new measurement. O(state=absent) is idempotent.
 options:
   state:
