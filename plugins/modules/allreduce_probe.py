@@ -194,19 +194,17 @@ worker:
 """
 
 import getpass
-import json
 import os
 import random
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, gpu_worker, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolTimeout
 
-CHECK = "nccl.torch_all_reduce"
-TOOL = "torch-allreduce-probe"
+CHECK = gpu_run.PROBE_CHECK
+TOOL = gpu_run.PROBE_TOOL
 
 
 def _probe_gpus(module, python, timeout_s):
@@ -228,16 +226,6 @@ def _probe_gpus(module, python, timeout_s):
         return int(count.strip()), name.strip() or None, None
     except ValueError:
         return None, None, [text]
-
-
-def _skip_reason(output):
-    """Why the worker could not measure at all (no torch, no CUDA device), or None."""
-    for line in (output or "").splitlines():
-        if "No module named 'torch'" in line:
-            return "PyTorch is not importable: %s" % line.strip()
-        if line.startswith("AIFABRIC_SKIP"):
-            return line[len("AIFABRIC_SKIP"):].strip()
-    return None
 
 
 def main():
@@ -281,9 +269,6 @@ def main():
 
 
 def _run(module, p):
-    for key in ("min_bytes", "max_bytes"):
-        if not collectives.SIZE_RE.match(p[key]):
-            module.fail_json(msg="%s %r is not a size (digits with an optional K, M or G)" % (key, p[key]))
     env = dict((str(k), str(v)) for k, v in p["env"].items())
     directory = p["worker_dir"] or module.tmpdir
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
@@ -293,9 +278,7 @@ def _run(module, p):
             worker, changed = gpu_worker.stage(directory)
         module.exit_json(changed=changed, worker=worker, cmd=[], results=[])
     started = results.utc_now()
-    worker_args = ["allreduce", "--min-bytes", p["min_bytes"], "--max-bytes", p["max_bytes"],
-                   "--step-factor", str(p["step_factor"]), "--iters", str(p["iters"]),
-                   "--warmup", str(p["warmup_iters"]), "--dtype", p["datatype"], "--check", str(int(p["check"]))]
+    worker_args = gpu_run.probe_worker_args(p)
     json_out = os.path.join(module.tmpdir, "probe.json")
     python = p["python"]
     if module.check_mode:
@@ -334,49 +317,23 @@ def _run(module, p):
             allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
             extra_args=p["mpirun_extra_args"])
         nodes = len(hosts)
-    params = {"argv": argv, "env": env, "launcher": p["launcher"], "ranks_per_node": ranks_per_node,
-              "hosts": hosts, "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "iters": p["iters"],
-              "warmup_iters": p["warmup_iters"], "datatype": p["datatype"]}
     try:
         run = runner.run(module, argv, p["timeout"], env=env)
     except ToolTimeout as exc:
         record = results.error(CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-                               params=params, started=started, tool={"name": TOOL})
+                               params=gpu_run.probe_params(p, argv, env, p["launcher"], ranks_per_node, hosts),
+                               started=started, tool={"name": TOOL})
         module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), results=[record])
-    profiles = expectations.all_profiles(p["profiles"])
-    profile, profile_why = expectations.choose_profile(p["profile"], gpu_name, gpus, profiles)
-    algo = env.get("NCCL_ALGO")
-    extra_facts = {"launcher": p["launcher"], "placement": "in_place", "profile_choice": profile_why}
-    record = None
+    json_text = None
     if os.path.isfile(json_out):
         with open(json_out) as handle:
-            text = handle.read()
-        try:
-            parsed = nccl_tests.parse_json(text)
-            doc = json.loads(text)
-            extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
-            record = collectives.to_record(
-                parsed, check=CHECK, params=params, tool_name=TOOL, started=started, duration_s=run.elapsed_s,
-                raw=run.output, rc=run.rc, nodes=nodes, algo=algo, rules=expectations.rules_for_check(p["expect"], CHECK),
-                profile=profile,
-                profiles=profiles, extra_facts=extra_facts)
-        except ParseError as exc:
-            record = results.error(CHECK, "could not read the probe's JSON: %s" % exc, raw=run.output, params=params,
-                                   started=started, duration_s=run.elapsed_s, tool={"name": TOOL})
-    elif _skip_reason(run.output):
-        record = results.skip(CHECK, "%s (%s)" % (_skip_reason(run.output), python_path), params=params,
-                              started=started, tool={"name": TOOL})
-    else:
-        reason = "the probe wrote no result (rc %d): %s" % (run.rc, _last_line(run.output))
-        record = results.error(CHECK, reason, raw=run.output, params=params, started=started,
-                               duration_s=run.elapsed_s, tool={"name": TOOL})
+            json_text = handle.read()
+    records = gpu_run.records_from_probe_output(
+        json_text, run.output, run.rc, p, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
+        started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
+        ranks_per_node=ranks_per_node, hosts=hosts)
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
-                     results=[record])
-
-
-def _last_line(text):
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else "no output"
+                     results=records)
 
 
 def _is_root():

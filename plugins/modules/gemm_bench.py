@@ -127,57 +127,10 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_run, gpu_worker, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolTimeout
 
-TOOL = "torch-gemm"
-
-
-def gemm_records(items, params, started, duration_s, raw, profile, profile_why, profiles, rules):
-    """Result records from the worker's result lines (pure; unit-tested)."""
-    out = []
-    for item in items:
-        if "skip" in item:
-            out.append(results.skip("gpu.gemm", "no GPU: %s" % item["skip"], params=params, started=started,
-                                    tool={"name": TOOL, "version": item.get("torch")}))
-            continue
-        dtype = item.get("dtype") or "unknown"
-        check = "gpu.gemm_%s" % dtype
-        target = str(item.get("device"))
-        shape = "%sx%sx%s" % (item.get("m"), item.get("n"), item.get("k"))
-        facts = {"gpu_model": item.get("gpu_name"), "torch_version": item.get("torch"),
-                 "cuda_version": item.get("cuda"), "shape": "%s %s" % (dtype, shape),
-                 "profile_choice": profile_why}
-        tool = {"name": TOOL, "version": item.get("torch")}
-        if item.get("error"):
-            out.append(results.error(check, "GEMM %s %s failed on GPU %s: %s" % (dtype, shape, target, item["error"]),
-                                     raw=raw, target=target, facts=facts, params=params, tool=tool, started=started))
-            continue
-        power_mw = item.get("power_mw")
-        metrics = {
-            "tflops": item.get("tflops"),
-            "time_ms": item.get("time_ms"),
-            "sm_clock_mhz": item.get("sm_clock_mhz"),
-            "power_w": None if power_mw is None else power_mw / 1000.0,
-            "temperature_c": item.get("temperature_c"),
-            "utilization_pct": item.get("utilization_pct"),
-            "m": item.get("m"), "n": item.get("n"), "k": item.get("k"),
-            "iters_count": item.get("iters"),
-            "warmup_count": item.get("warmup_products"),
-        }
-        metric_rules, _sizes, _source = (None, None, None)
-        if profile:
-            facts["profile"] = profile
-            metric_rules, _sizes, _source = expectations.profile_rules(profile, check, {}, profiles)
-            if shape != "8192x8192x8192" and metric_rules:
-                # Profile floors are for the 8192^3 square product; other shapes are judged by user rules only.
-                facts["profile_note"] = "profile floors apply to 8192x8192x8192 only; not applied to %s" % shape
-                metric_rules = None
-        status, reason, expect = expectations.judge(
-            metrics, expectations.merge_rules(metric_rules, expectations.rules_for_check(rules, check)))
-        out.append(results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
-                                facts=facts, params=params, tool=tool, started=started, duration_s=duration_s))
-    return out
+gemm_records = gpu_run.gemm_records   # kept importable from here
 
 
 def main():
@@ -215,13 +168,7 @@ def _run(module, p):
     started = results.utc_now()
     directory = p["worker_dir"] or module.tmpdir
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
-    worker_args = ["gemm", "--dtypes", ",".join(p["dtypes"]), "--m", str(p["m"]), "--n", str(p["n"]),
-                   "--k", str(p["k"]), "--iters", str(p["iters"]), "--warmup", str(p["warmup_iters"]),
-                   "--warmup-s", str(p["warmup_s"])]
-    if p["devices"]:
-        worker_args += ["--devices", ",".join(str(d) for d in p["devices"])]
-    if "tf32" in p["dtypes"]:
-        worker_args.append("--allow-tf32")
+    worker_args = gpu_run.gemm_worker_args(p)
     python = p["python"]
     if module.check_mode:
         module.exit_json(changed=False, cmd=[python, worker] + worker_args, results=[])
@@ -233,37 +180,14 @@ def _run(module, p):
             started=started)])
     worker, _changed = gpu_worker.stage(directory)
     argv = [python_path, worker] + worker_args
-    params = {"argv": argv, "dtypes": p["dtypes"], "m": p["m"], "n": p["n"], "k": p["k"],
-              "iters": p["iters"], "warmup_iters": p["warmup_iters"], "warmup_s": p["warmup_s"]}
     try:
         run = runner.run(module, argv, p["timeout"])
     except ToolTimeout as exc:
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             "gpu.gemm", str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-            params=params, started=started, tool={"name": TOOL})])
-    try:
-        items = gpu_worker.parse_gemm(run.stdout)
-    except ParseError as exc:
-        missing = [ln.strip() for ln in run.output.splitlines() if "No module named 'torch'" in ln]
-        if missing:
-            module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=[results.skip(
-                "gpu.gemm", "PyTorch is not importable by %s: %s" % (python_path, missing[-1]), params=params,
-                started=started, tool={"name": TOOL})])
-        module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=[results.error(
-            "gpu.gemm", "GEMM worker failed (rc %d): %s" % (run.rc, exc), raw=run.output, params=params,
-            started=started, duration_s=run.elapsed_s, tool={"name": TOOL})])
-    profiles = expectations.all_profiles(p["profiles"])
-    gpu_names = [i.get("gpu_name") for i in items if i.get("gpu_name")]
-    gpu_count = len(set(i.get("device") for i in items if "device" in i))
-    try:
-        profile, why = expectations.choose_profile(p["profile"], gpu_names[0] if gpu_names else None, gpu_count,
-                                                   profiles)
-    except expectations.ExpectationError as exc:
-        module.fail_json(msg=str(exc))
-    records = gemm_records(items, params, started, run.elapsed_s, run.output, profile, why, profiles, p["expect"])
-    if run.rc != 0:
-        records.append(results.error("gpu.gemm", "GEMM worker exited with rc %d" % run.rc, raw=run.output,
-                                     params=params, started=started, tool={"name": TOOL}))
+            params=gpu_run.gemm_params(p, argv), started=started, tool={"name": gpu_run.GEMM_TOOL})])
+    records = gpu_run.records_from_gemm_output(run.stdout, run.rc, p, output=run.output, started=started,
+                                               duration_s=run.elapsed_s, argv=argv, python=python_path)
     module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout), results=records)
 
 

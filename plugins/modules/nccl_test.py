@@ -229,202 +229,12 @@ runs:
   elements: dict
 """
 
-import os
-import re
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolMissing, ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
-
-TOOL = "nccl-tests"
-INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set binary_dir"
-ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iters",
-                "warmup_iters", "check", "datatype", "op", "root", "agg_iters", "average", "blocking", "cudagraph",
-                "extra_args")
-
-
-def _profile(choice, parsed, profiles):
-    devices = parsed.get("devices") or []
-    names = [d.get("name") for d in devices if d.get("name")]
-    hosts = set(d.get("host") for d in devices if d.get("host"))
-    per_node = len(devices) // max(1, len(hosts)) if devices else None
-    return expectations.choose_profile(choice, names[0] if names else None, per_node, profiles)
-
-
-def build_record(parsed, p, profiles, **kwargs):
-    profile, why = _profile(p["profile"], parsed, profiles)
-    facts = dict(kwargs.pop("extra_facts", {}) or {})
-    facts["profile_choice"] = why
-    check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
-    rules = expectations.rules_for_check(p["expect"], check)
-    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
-                                 extra_facts=facts, **kwargs)
-
-
-def import_output(module, p):
-    path = p["from_output"]
-    started = results.utc_now()
-    hint = p["collective"] or _collective_from_name(path)
-    check = "nccl.%s" % hint if hint else None
-    params = {"from_output": path}
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        return [results.error(check or "nccl.import", "cannot read %s: %s" % (path, exc), params=params,
-                              started=started, tool={"name": TOOL})]
-    fmt = p["from_format"]
-    try:
-        parsed = nccl_tests.parse_json(text) if fmt == "json" else (
-            nccl_tests.parse_text(text) if fmt == "text" else nccl_tests.parse(text))
-    except ParseError as exc:
-        return [results.error(check or "nccl.import", "could not read nccl-tests output %s: %s" % (path, exc),
-                              raw=text, params=params, started=started, tool={"name": TOOL})]
-    if not parsed.get("collective") and hint:
-        parsed["collective"] = hint
-    env = dict(e.split("=", 1) for e in parsed.get("env") or [] if "=" in e)
-    if parsed.get("argv"):
-        params["argv"] = parsed["argv"]
-    if env:
-        params["env"] = env
-    profiles = expectations.all_profiles(p["profiles"])
-    return [build_record(parsed, p, profiles, check=check, params=params, tool_name=TOOL, started=started,
-                         raw=text, nodes=p["nodes"], algo=env.get("NCCL_ALGO"),
-                         extra_facts={"imported_from": path})]
-
-
-def _collective_from_name(path):
-    base = os.path.basename(path or "")
-    for name in sorted(collectives.COLLECTIVES, key=len, reverse=True):
-        if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base.replace("-", "_")):
-            return name
-    return None
-
-
-def _gpu_count(module):
-    smi = module.get_bin_path("nvidia-smi", required=False)
-    if not smi:
-        return None
-    run = runner.run(module, [smi, "-L"], 60)
-    if run.rc != 0:
-        return None
-    return len([ln for ln in run.stdout.splitlines() if ln.startswith("GPU ")]) or None
-
-
-def _supports_json(module, binary, mode):
-    if mode == "never":
-        return False
-    if mode == "always":
-        return True
-    try:
-        run = runner.run(module, [binary, "-h"], 60)
-    except ToolTimeout:
-        return False
-    return bool(re.search(r"(^|\s)\[?-J\b|--output_file", run.stdout + run.stderr))
-
-
-def run_collectives(module, p):
-    env = dict((str(k), str(v)) for k, v in p["env"].items())
-    if p["split"]:
-        env["NCCL_TESTS_SPLIT"] = p["split"]
-    if p["socket_ifname"]:
-        env["NCCL_SOCKET_IFNAME"] = p["socket_ifname"]
-    multi = bool(p["hosts"])
-    if multi and p["ranks_per_node"] < 1:
-        module.fail_json(msg="ranks_per_node is required (>= 1) with hosts (one rank per GPU)")
-    opts = dict((k, p[k]) for k in ARGV_OPTIONS)
-    opts["tool_timeout_s"] = p["tool_timeout"]
-    profiles = expectations.all_profiles(p["profiles"])
-    records, cmds, runs = [], [], []
-    mpirun = None
-    hostfile = None
-    for collective in p["collectives"]:
-        name = collectives.binary_name(collective)
-        check = "nccl.%s" % collective
-        started = results.utc_now()
-        try:
-            binary = runner.find_tool(module, name, path=p["binary_dir"], hint=INSTALL_HINT)
-        except ToolMissing as exc:
-            if module.check_mode:
-                cmds.append([os.path.join(p["binary_dir"] or "", name)])
-                continue
-            maker = results.skip if p["if_missing"] == "skip" else results.error
-            records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
-                                 tool={"name": TOOL}))
-            continue
-        if multi and mpirun is None:
-            mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),
-                                      path=p["mpirun"] if os.path.isabs(p["mpirun"]) else None,
-                                      hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
-            hostfile = os.path.join(module.tmpdir, "hostfile")
-            if not module.check_mode:
-                with open(hostfile, "w") as handle:
-                    handle.write(collectives.hostfile_text(p["hosts"], p["ranks_per_node"]))
-        run_opts = dict(opts)
-        if run_opts["gpus_per_process"] in (None, 0):
-            run_opts["gpus_per_process"] = 1 if multi else (None if module.check_mode else _gpu_count(module))
-        json_path = None
-        if not module.check_mode and _supports_json(module, binary, p["json_output"]):
-            json_path = os.path.join(module.tmpdir, "%s.json" % collective)
-        argv = collectives.nccl_tests_argv(binary, run_opts, json_path=json_path)
-        if multi:
-            argv = collectives.mpirun_argv(
-                mpirun, argv, p["hosts"], p["ranks_per_node"], env=env, env_names=p["mpirun_env_forward"],
-                mca=p["mpirun_mca"], allow_run_as_root=os.geteuid() == 0, tcp_if_include=p["tcp_if_include"],
-                extra_args=p["mpirun_extra_args"], hostfile=hostfile)
-        cmds.append(argv)
-        if module.check_mode:
-            continue
-        params = {"argv": argv, "env": env}
-        try:
-            run = runner.run(module, argv, p["timeout"], env=env)
-        except ToolTimeout as exc:
-            tail = (exc.details.get("stdout_tail") or "") + (exc.details.get("stderr_tail") or "")
-            records.append(results.error(check, str(exc), raw=tail, params=params, started=started,
-                                         tool={"name": TOOL}))
-            runs.append({"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail)})
-            continue
-        runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output)})
-        records.append(_record_of_run(run, json_path, collective, check, params, started, multi, p, env, profiles))
-    return records, cmds, runs
-
-
-def _record_of_run(run, json_path, collective, check, params, started, multi, p, env, profiles):
-    text = run.output
-    parsed_text = None
-    text_error = None
-    try:
-        parsed_text = nccl_tests.parse_text(text)
-    except ParseError as exc:
-        text_error = exc
-    parsed = parsed_text
-    output_format = "text"
-    if json_path and os.path.isfile(json_path):
-        with open(json_path, "rb") as handle:
-            doc = handle.read().decode("utf-8", "replace")
-        try:
-            parsed = collectives.merge_text_into_json(nccl_tests.parse_json(doc), parsed_text)
-            output_format = "json"
-        except ParseError as exc:
-            if parsed_text is None:
-                return results.error(check, "could not read nccl-tests output: %s; JSON: %s" % (text_error, exc),
-                                     raw=text, params=params, started=started, duration_s=run.elapsed_s,
-                                     tool={"name": TOOL})
-    if parsed is None:
-        reason = "could not read nccl-tests output (rc %d): %s" % (run.rc, text_error)
-        return results.error(check, reason, raw=text, params=params, started=started, duration_s=run.elapsed_s,
-                             tool={"name": TOOL})
-    parsed["collective"] = parsed.get("collective") or collective
-    nodes = len(p["hosts"]) if multi else 1
-    extra = {"output_format": output_format, "launch": "mpirun" if multi else "single-node"}
-    if env.get("NCCL_TESTS_SPLIT"):
-        extra["split"] = env["NCCL_TESTS_SPLIT"]
-    return build_record(parsed, p, profiles, check=check, params=params, tool_name=TOOL, started=started,
-                        duration_s=run.elapsed_s, raw=text, rc=run.rc, nodes=nodes, algo=env.get("NCCL_ALGO"),
-                        extra_facts=extra)
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 
 def main():
@@ -475,11 +285,9 @@ def main():
     )
     p = module.params
     try:
-        if p["step_bytes"] is not None:
-            p["step_factor"] = None
         if p["from_output"]:
-            module.exit_json(changed=False, cmd=[], results=import_output(module, p))
-        records, cmds, runs = run_collectives(module, p)
+            module.exit_json(changed=False, cmd=[], results=nccl_run.import_records(p["from_output"], p))
+        records, cmds, runs = nccl_run.run_collectives(module, p)
         module.exit_json(changed=False, cmd=cmds, runs=runs, results=records)
     except AcceptanceError as exc:
         module.fail_json(msg=str(exc), **exc.details)

@@ -1,0 +1,260 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests on one substrate or another: records from outputs, argv, and the SSH-path run (private).
+
+Functions another substrate (Kubernetes: a pod's or an MPIJob launcher's log is nccl-tests' text) calls:
+
+- ``records_from_nccl_output(text, rc, params, hosts=None, collective=None, json_text=None, started=None,
+  duration_s=None, argv=None, env=None, launch=None) -> [records]`` - one ``nccl.<collective>`` record from
+  one run's output (text, plus the ``-J`` JSON document when there is one); ``params`` are the nccl_test
+  module's options (profile, profiles, expect; defaults apply to missing keys); ``hosts`` the nodes of a
+  multi-node run (None or [] = single node); never raises on tool output;
+- ``run_env(params) -> dict`` - the environment of a run (env, split, socket_ifname);
+- ``nccl_argv(binary, params, gpus_per_process=None, json_path=None) -> argv`` - one nccl-tests binary;
+- ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
+  mpirun over ``params["hosts"]`` (collectives.mpirun_argv);
+- ``import_records(path, params) -> [records]`` - import mode (imports.read_output).
+
+``run_collectives(module, params)`` is the SSH path (runs on the host that launches).
+Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+
+TOOL = "nccl-tests"
+INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set binary_dir"
+ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iters",
+                "warmup_iters", "check", "datatype", "op", "root", "agg_iters", "average", "blocking", "cudagraph",
+                "extra_args")
+
+
+# --------------------------------------------------------------------------- pure: records
+
+def _profile(choice, parsed, profiles):
+    devices = parsed.get("devices") or []
+    names = [d.get("name") for d in devices if d.get("name")]
+    hosts = set(d.get("host") for d in devices if d.get("host"))
+    per_node = len(devices) // max(1, len(hosts)) if devices else None
+    return expectations.choose_profile(choice, names[0] if names else None, per_node, profiles)
+
+
+def build_record(parsed, p, profiles, **kwargs):
+    """collectives.to_record with the module's profile choice and user expectations."""
+    profile, why = _profile(p.get("profile"), parsed, profiles)
+    facts = dict(kwargs.pop("extra_facts", {}) or {})
+    facts["profile_choice"] = why
+    check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
+    rules = expectations.rules_for_check(p.get("expect") or {}, check)
+    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
+                                 extra_facts=facts, **kwargs)
+
+
+def records_from_nccl_output(text, rc, params, hosts=None, collective=None, json_text=None, started=None,
+                             duration_s=None, argv=None, env=None, launch=None):
+    """The record of one nccl-tests run from its output (text, and the -J document when there is one)."""
+    env = dict(env or {})
+    collective = collective or (params.get("collectives") or [None])[0]
+    check = "nccl.%s" % (collective or "unknown")
+    run_params = {"argv": argv, "env": env}
+    parsed_text = None
+    text_error = None
+    try:
+        parsed_text = nccl_tests.parse_text(text)
+    except ParseError as exc:
+        text_error = exc
+    parsed = parsed_text
+    output_format = "text"
+    if json_text is not None:
+        try:
+            parsed = collectives.merge_text_into_json(nccl_tests.parse_json(json_text), parsed_text)
+            output_format = "json"
+        except ParseError as exc:
+            if parsed_text is None:
+                return [results.error(check, "could not read nccl-tests output: %s; JSON: %s" % (text_error, exc),
+                                      raw=text, params=run_params, started=started, duration_s=duration_s,
+                                      tool={"name": TOOL})]
+    if parsed is None:
+        reason = "could not read nccl-tests output (rc %s): %s" % (rc, text_error)
+        return [results.error(check, reason, raw=text, params=run_params, started=started, duration_s=duration_s,
+                              tool={"name": TOOL})]
+    parsed["collective"] = parsed.get("collective") or collective
+    nodes = len(hosts) if hosts else 1
+    extra = {"output_format": output_format, "launch": launch or ("mpirun" if hosts else "single-node")}
+    if env.get("NCCL_TESTS_SPLIT"):
+        extra["split"] = env["NCCL_TESTS_SPLIT"]
+    profiles = expectations.all_profiles(params.get("profiles"))
+    return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL,
+                         started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
+                         algo=env.get("NCCL_ALGO"), extra_facts=extra)]
+
+
+def collective_from_name(path):
+    """The collective a file name mentions (all_reduce.json, node7-all-gather.txt), or None."""
+    base = os.path.basename(path or "")
+    for name in sorted(collectives.COLLECTIVES, key=len, reverse=True):
+        if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base.replace("-", "_")):
+            return name
+    return None
+
+
+def import_records(path, params):
+    """Import mode: the record of a saved output. An unreadable file (imports.ImportRefused) is an error record."""
+    started = results.utc_now()
+    hint = params.get("collective") or collective_from_name(path)
+    check = "nccl.%s" % hint if hint else None
+    run_params = {"from_output": path}
+    try:
+        text = imports.read_output(path)
+    except imports.ImportRefused as exc:
+        return [results.error(check or "nccl.import", str(exc), params=run_params, started=started,
+                              tool={"name": TOOL})]
+    fmt = params.get("from_format") or "auto"
+    try:
+        parsed = nccl_tests.parse_json(text) if fmt == "json" else (
+            nccl_tests.parse_text(text) if fmt == "text" else nccl_tests.parse(text))
+    except ParseError as exc:
+        return [results.error(check or "nccl.import", "could not read nccl-tests output %s: %s" % (path, exc),
+                              raw=text, params=run_params, started=started, tool={"name": TOOL})]
+    if not parsed.get("collective") and hint:
+        parsed["collective"] = hint
+    env = dict(e.split("=", 1) for e in parsed.get("env") or [] if "=" in e)
+    if parsed.get("argv"):
+        run_params["argv"] = parsed["argv"]
+    if env:
+        run_params["env"] = env
+    profiles = expectations.all_profiles(params.get("profiles"))
+    return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
+                         raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
+                         extra_facts={"imported_from": path})]
+
+
+# --------------------------------------------------------------------------- pure: argv and environment
+
+def run_env(params):
+    """The environment every rank of a run gets (NCCL_* from env, split, socket_ifname)."""
+    env = dict((str(k), str(v)) for k, v in (params.get("env") or {}).items())
+    if params.get("split"):
+        env["NCCL_TESTS_SPLIT"] = params["split"]
+    if params.get("socket_ifname"):
+        env["NCCL_SOCKET_IFNAME"] = params["socket_ifname"]
+    return env
+
+
+def nccl_argv(binary, params, gpus_per_process=None, json_path=None):
+    """argv of one nccl-tests binary from the module's options (gpus_per_process overrides the option)."""
+    opts = dict((k, params.get(k)) for k in ARGV_OPTIONS)
+    opts["tool_timeout_s"] = params.get("tool_timeout")
+    if params.get("step_bytes") is not None:
+        opts["step_factor"] = None
+    if gpus_per_process is not None:
+        opts["gpus_per_process"] = gpus_per_process
+    return collectives.nccl_tests_argv(binary, opts, json_path=json_path)
+
+
+def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False):
+    """argv wrapped in mpirun over params["hosts"] with params["ranks_per_node"] ranks each."""
+    return collectives.mpirun_argv(
+        mpirun, argv, params["hosts"], params["ranks_per_node"], env=env,
+        env_names=params.get("mpirun_env_forward"), mca=params.get("mpirun_mca"),
+        allow_run_as_root=allow_run_as_root, tcp_if_include=params.get("tcp_if_include"),
+        extra_args=params.get("mpirun_extra_args"), hostfile=hostfile)
+
+
+# --------------------------------------------------------------------------- the SSH path
+
+def _gpu_count(module):
+    smi = module.get_bin_path("nvidia-smi", required=False)
+    if not smi:
+        return None
+    run = runner.run(module, [smi, "-L"], 60)
+    if run.rc != 0:
+        return None
+    return len([ln for ln in run.stdout.splitlines() if ln.startswith("GPU ")]) or None
+
+
+def _supports_json(module, binary, mode):
+    if mode == "never":
+        return False
+    if mode == "always":
+        return True
+    try:
+        run = runner.run(module, [binary, "-h"], 60)
+    except ToolTimeout:
+        return False
+    return bool(re.search(r"(^|\s)\[?-J\b|--output_file", run.stdout + run.stderr))
+
+
+def _read_json(path):
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", "replace")
+
+
+def run_collectives(module, p):
+    """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
+
+    Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p["if_missing"]).
+    """
+    env = run_env(p)
+    multi = bool(p["hosts"])
+    if multi and p["ranks_per_node"] < 1:
+        raise collectives.OptionError("ranks_per_node is required (>= 1) with hosts (one rank per GPU)")
+    records, cmds, runs = [], [], []
+    mpirun = None
+    hostfile = None
+    for collective in p["collectives"]:
+        name = collectives.binary_name(collective)
+        check = "nccl.%s" % collective
+        started = results.utc_now()
+        try:
+            binary = runner.find_tool(module, name, path=p["binary_dir"], hint=INSTALL_HINT)
+        except ToolMissing as exc:
+            if module.check_mode:
+                cmds.append([os.path.join(p["binary_dir"] or "", name)])
+                continue
+            maker = results.skip if p["if_missing"] == "skip" else results.error
+            records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
+                                 tool={"name": TOOL}))
+            continue
+        if multi and mpirun is None:
+            mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),
+                                      path=p["mpirun"] if os.path.isabs(p["mpirun"]) else None,
+                                      hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
+            hostfile = os.path.join(module.tmpdir, "hostfile")
+            if not module.check_mode:
+                with open(hostfile, "w") as handle:
+                    handle.write(collectives.hostfile_text(p["hosts"], p["ranks_per_node"]))
+        gpus = p["gpus_per_process"]
+        if gpus in (None, 0):
+            gpus = 1 if multi else (None if module.check_mode else _gpu_count(module))
+        json_path = None
+        if not module.check_mode and _supports_json(module, binary, p["json_output"]):
+            json_path = os.path.join(module.tmpdir, "%s.json" % collective)
+        argv = nccl_argv(binary, p, gpus_per_process=gpus, json_path=json_path)
+        if multi:
+            argv = launch_argv(argv, mpirun, p, env, hostfile=hostfile, allow_run_as_root=os.geteuid() == 0)
+        cmds.append(argv)
+        if module.check_mode:
+            continue
+        try:
+            run = runner.run(module, argv, p["timeout"], env=env)
+        except ToolTimeout as exc:
+            tail = (exc.details.get("stdout_tail") or "") + (exc.details.get("stderr_tail") or "")
+            records.append(results.error(check, str(exc), raw=tail, params={"argv": argv, "env": env},
+                                         started=started, tool={"name": TOOL}))
+            runs.append({"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail)})
+            continue
+        runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output)})
+        records.extend(records_from_nccl_output(
+            run.output, run.rc, p, hosts=p["hosts"], collective=collective, json_text=_read_json(json_path),
+            started=started, duration_s=run.elapsed_s, argv=argv, env=env))
+    return records, cmds, runs

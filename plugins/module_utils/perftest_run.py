@@ -1,0 +1,415 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest on one substrate or another: records from outputs, plans, and the SSH-path run (private).
+
+Functions another substrate (Kubernetes: server and client pods whose logs are
+perftest's text) calls:
+
+- ``records_from_perftest_output(text, rc, params, side="client", host=None, device=None, index=0, argv=None,
+  tool_version=None, facts=None, timed_out=False, started=None, duration_s=None, attempts=1) -> [records]``
+  - the records of one side of one device; ``params`` are the perftest module's options (test, peer_name/peer,
+  peer_rate_gbit_s, expect, expect_line_rate_pct, timeout_s, ...); never raises on tool output;
+- ``device_plan(devices, params, hcas=None) -> [(index, device, tcp_port, gid_index, facts)]`` - TCP port and
+  GID choice per device (``hcas`` from parsers.rdma.build_hcas, or None where sysfs cannot be read);
+- ``argvs_for(binary, params, plan, side, peer_address=None, json_dir=None) -> [argv]`` - one argv per device
+  (perftest_pairs.build_argv);
+- ``rules_params(params, index, test) -> dict`` - the params build_records judges with (peer rate of rail i);
+- ``import_records(path, params, host) -> [records]`` - import mode (imports.read_output).
+
+``PerftestRun(module)`` is the SSH path's orchestration (server / client / collect /
+absent on the host itself: detached processes, retries, CPU governor); the module
+is glue around it. Runs on the targets: Python 3.8+, no Ansible imports (``module``
+is duck-typed: params, check_mode, warn, get_bin_path, run_command).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, imports, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+
+DEFAULT_TEST = "ib_write_bw"
+
+
+class Interrupted(Exception):
+    """SIGTERM/SIGINT/SIGHUP while the module runs: unwind so that finally blocks restore state."""
+
+
+def _on_signal(signum, frame):
+    raise Interrupted("interrupted by signal %d" % signum)
+
+
+# --------------------------------------------------------------------------- pure: plans, argv, records
+
+def device_plan(devices, params, hcas=None):
+    """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device name or GID."""
+    plan = []
+    for index, device in enumerate(devices or []):
+        perftest_pairs.check_name(device, "device")
+        tcp_port = params["port"] + index
+        facts = {"tcp_port": tcp_port, "ib_port": params["ib_port"]}
+        gid_index = params.get("gid_index")
+        port = perftest_pairs.find_port(hcas, device, params["ib_port"])
+        if port is not None:
+            facts.update({"port_state": port.get("state"), "port_rate_gbit_s": port.get("rate_gbit_s"),
+                          "port_rate": port.get("rate"), "link_layer": port.get("link_layer")})
+            if gid_index is None:
+                gid_index, how = perftest_pairs.select_gid(port)
+                facts["gid_choice"] = how
+            else:
+                facts["gid_choice"] = "given (gid_index %d)" % gid_index
+        else:
+            facts["gid_choice"] = ("given (gid_index %d)" % gid_index) if gid_index is not None else \
+                "not chosen: %s has no port %d in sysfs (perftest decides)" % (device, params["ib_port"])
+        facts["gid_index"] = gid_index
+        plan.append((index, device, tcp_port, gid_index, facts))
+    return plan
+
+
+def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
+    """One perftest argv per planned device (``json_dir``: ask for --out_json files there)."""
+    test = params.get("test") or DEFAULT_TEST
+    out = []
+    for index, device, tcp_port, gid_index, facts in plan:
+        json_file = os.path.join(json_dir, "%s-%s.json" % (side, device)) if json_dir else None
+        out.append(perftest_pairs.build_argv(binary, dict(params, test=test), device, tcp_port, gid_index,
+                                             side, peer_address=peer_address, json_file=json_file))
+    return out
+
+
+def rules_params(params, index, test):
+    """The params build_records judges rail ``index`` with: the server's port rate of that rail."""
+    rules = dict(params)
+    rates = params.get("peer_rate_gbit_s") or []
+    rules["peer_rate_gbit_s"] = rates[index] if index < len(rates) else (rates[0] if len(rates) == 1 else None)
+    rules["test"] = test
+    return rules
+
+
+def records_from_perftest_output(text, rc, params, side="client", host=None, device=None, index=0, argv=None,
+                                 tool_version=None, facts=None, timed_out=False, started=None, duration_s=None,
+                                 attempts=1):
+    """Records of one side of one device from perftest's text (a process's output or a pod's log)."""
+    test = params.get("test") or DEFAULT_TEST
+    ctx = {
+        "test": test, "side": side, "host": host, "peer": params.get("peer_name") or params.get("peer"),
+        "device": device, "params": rules_params(params, index, test), "argv": argv,
+        "tool_version": tool_version, "started": started, "attempts": attempts, "duration_s": duration_s,
+        "facts": facts or {}, "timed_out": timed_out, "timeout_s": params.get("timeout_s"),
+    }
+    return perftest_pairs.build_records(text, rc, ctx)
+
+
+def import_records(path, params, host):
+    """Import mode: records from a saved output (raises imports.ImportRefused when the file is not readable)."""
+    text = imports.read_output(path)
+    test = params.get("test")
+    side = params.get("side")
+    try:
+        parsed = parser.parse(text)
+        test = parsed.get("tool") or test
+        side = side or parsed.get("side")
+    except ParseError:
+        pass
+    devices = params.get("devices") or [None]
+    return records_from_perftest_output(
+        text, None, dict(params, test=test or DEFAULT_TEST), side=side or "client", host=host,
+        device=devices[0], facts={"imported_from": path}, attempts=1)
+
+
+# --------------------------------------------------------------------------- the SSH path
+
+class PerftestRun(object):
+    """The SSH path: options -> jobs -> detached processes -> records."""
+
+    def __init__(self, module):
+        self.module = module
+        self.p = module.params
+        self.host = self.p["host_name"] or socket.gethostname().split(".")[0]
+        self.run_dir = os.path.join(self.p["state_root"], self.p["run_id"])
+        self.governor = Governor(os.path.join(self.p["state_root"], "governor.json"), root=self.p["cpu_sysfs"])
+
+    # ---------------------------------------------------------------- helpers
+    def test(self):
+        return self.p["test"] or DEFAULT_TEST
+
+    def binary(self):
+        return runner.find_tool(self.module, self.test(), path=self.p["perftest_path"], hint=perftest_pairs.INSTALL_HINT)
+
+    def version(self, binary):
+        try:
+            run = runner.run(self.module, [binary, "--version"], 15)
+        except AcceptanceError:
+            return None
+        return perftest_pairs.parse_version(run.output)
+
+    def supports(self, binary, flag):
+        """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""
+        try:
+            run = runner.run(self.module, [binary, "--help"], 15)
+        except AcceptanceError:
+            return False
+        if flag in run.output:
+            return True
+        self.module.warn("%s does not support %s (older perftest): records come from its text output alone"
+                         % (os.path.basename(binary), flag))
+        return False
+
+    def hcas(self):
+        try:
+            files = env_probe.read_infiniband(env_probe.Host(root=self.p["sysfs_root"]))
+            return rdma.build_hcas(files) if files else []
+        except ParseError as exc:
+            self.module.warn("could not read /sys/class/infiniband: %s" % exc)
+            return []
+
+    def device_plan(self, side):
+        """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device."""
+        if not self.p["devices"]:
+            raise AcceptanceError("devices is required for state=%s" % side)
+        return device_plan(self.p["devices"], self.p, self.hcas())
+
+    def governor_acquire(self, holder, pid):
+        if not self.p["cpu_governor"]:
+            return None
+        return self.governor.acquire(holder, pid, target=self.p["cpu_governor"])
+
+    # ---------------------------------------------------------------- states
+    def run(self):
+        p = self.p
+        if p["from_output"]:
+            return self.import_output()
+        if p["state"] == "absent":
+            return self.absent()
+        if p["state"] == "collect":
+            return self.collect()
+        if p["state"] == "client" and not p["peer"]:
+            raise AcceptanceError("peer (the server's address) is required for state=client")
+        perftest_pairs.check_name(p["peer"], "peer")
+        perftest_pairs.check_name(p["run_id"], "run_id")
+        binary = self.binary()
+        plan = self.device_plan(p["state"])
+        want_json = p["out_json"] and self.supports(binary, "--out_json")
+        json_dir = os.path.join(self.run_dir, "json") if want_json else None
+        argvs = argvs_for(binary, dict(p, test=self.test()), plan, p["state"], peer_address=p["peer"],
+                          json_dir=json_dir)
+        if self.module.check_mode:
+            return dict(changed=p["state"] == "server", results=[], cmd=argvs[0],
+                        runs=[{"device": step[1], "cmd": a} for step, a in zip(plan, argvs)])
+        timeout_bin = self.module.get_bin_path("timeout", required=False)
+        if not timeout_bin:
+            raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
+        version = self.version(binary)
+        if want_json:
+            os.makedirs(os.path.join(self.run_dir, "json"), mode=0o700, exist_ok=True)
+        if p["state"] == "server":
+            collected = self.collect() if p["handles"] else None
+            out = self.start_servers(plan, argvs, timeout_bin, version)
+            if collected:
+                # the previous round's servers, collected first (their ports are about to be reused)
+                out["results"] = collected["results"] + out["results"]
+                out["collected"] = collected["runs"]
+                out["removed"] = collected["removed"]
+                out["changed"] = out["changed"] or collected["changed"]
+            return out
+        return self.run_clients(plan, argvs, timeout_bin, version)
+
+    def start_servers(self, plan, argvs, timeout_bin, version):
+        p = self.p
+        handles, records, runs = [], [], []
+        governor_result = None
+        for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
+            state_dir = os.path.join(self.run_dir, "server-%s" % device)
+            old = detached.load(state_dir)
+            if old and detached.alive(old):
+                detached.kill(old)
+            holder = "server:%s:%s" % (p["run_id"], device)
+            governor_result = self.governor_acquire(holder, os.getpid()) or governor_result
+            governor = self.governor if p["cpu_governor"] else None
+            facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
+            extra = {
+                "device": device, "tcp_port": tcp_port, "index": index, "test": self.test(),
+                "host_name": self.host, "peer_name": p["peer_name"] or p["peer"], "tool_version": version,
+                "facts": facts, "port_rate_gbit_s": facts.get("port_rate_gbit_s"), "run_id": p["run_id"],
+                "governor_holder": holder if governor else None, "started_utc": results.utc_now(),
+                "params": {"timeout_s": p["timeout_s"]},
+            }
+            try:
+                handle = detached.start(
+                    argv, p["timeout_s"], state_dir, timeout_bin, extra=extra,
+                    on_exit=(lambda g=governor, h=holder: g.release(h)) if governor else None)
+            except AcceptanceError as exc:
+                if governor:
+                    self.governor.release(holder)
+                records.extend(results.with_host([results.error(
+                    "rdma.%s.server" % self.test(), "could not start the server: %s" % exc, target=device,
+                    peer=extra["peer_name"], params={"argv": argv}, facts=facts)], self.host))
+                continue
+            if governor:
+                self.governor.transfer(holder, handle["supervisor_pid"])
+            handles.append(handle)
+            runs.append({"device": device, "cmd": argv, "pid": handle["pid"], "tcp_port": tcp_port})
+        out = dict(changed=bool(handles), handles=handles, results=records, runs=runs, cmd=argvs[0])
+        if p["cpu_governor"]:
+            out["governor"] = governor_result
+        return out
+
+    def run_clients(self, plan, argvs, timeout_bin, version):
+        p = self.p
+        jobs = []
+        holder = "client:%s:%d" % (p["run_id"], os.getpid())
+        governor_result = None
+        old_handlers = {}
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            old_handlers[sig] = signal.signal(sig, _on_signal)
+        try:
+            governor_result = self.governor_acquire(holder, os.getpid())
+            for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
+                facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
+                state_dir = os.path.join(self.run_dir, "client-%s-%d" % (device, os.getpid()))
+                jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
+            perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
+                                       p["connect_retry_delay_s"])
+        finally:
+            for job in jobs:
+                if job.handle is not None and detached.alive(job.handle):
+                    detached.kill(job.handle)
+            if p["cpu_governor"]:
+                released = self.governor.release(holder)
+                if governor_result is not None and released.get("action") == "restored":
+                    governor_result["restored"] = released.get("restored")
+            for sig, handler in old_handlers.items():
+                signal.signal(sig, handler)
+        records, runs = [], []
+        for job in jobs:
+            text, rc, timed_out = job.result
+            duration_s = None
+            if job.started_mono is not None and job.handle is not None:
+                ended = detached.outcome(job.handle) or {}
+                if ended.get("ended"):
+                    duration_s = max(0.0, ended["ended"] - job.handle["started"])
+            records.extend(records_from_perftest_output(
+                text, rc, dict(p, test=self.test()), side="client", host=self.host, device=job.device,
+                index=job.index, argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out,
+                started=job.started, duration_s=duration_s, attempts=job.attempts))
+            runs.append({"device": job.device, "cmd": job.argv, "rc": rc, "attempts": job.attempts,
+                         "stdout": results.trim(text)})
+            if not p["keep_state"]:
+                shutil.rmtree(job.state_dir, ignore_errors=True)
+        out = dict(changed=False, results=records, runs=runs, cmd=argvs[0])
+        if p["cpu_governor"]:
+            out["governor"] = governor_result
+        return out
+
+    def server_handles(self):
+        if self.p["handles"]:
+            return self.p["handles"]
+        found = []
+        if os.path.isdir(self.run_dir):
+            for name in sorted(os.listdir(self.run_dir)):
+                handle = detached.load(os.path.join(self.run_dir, name))
+                if name.startswith("server-") and handle:
+                    found.append(handle)
+        return found
+
+    def collect(self):
+        p = self.p
+        handles = self.server_handles()
+        if self.module.check_mode:
+            return dict(changed=bool(handles), results=[], removed=[h.get("state_dir") for h in handles])
+        records, runs, removed = [], [], []
+        for handle in handles:
+            job = perftest_pairs.Job(handle.get("index", 0), handle.get("device"), handle.get("tcp_port"),
+                                     handle.get("argv"), handle.get("state_dir"), handle.get("facts") or {})
+            job.handle = handle
+            if not os.path.isdir(handle.get("state_dir") or ""):
+                records.append(results.error(
+                    "rdma.%s.server" % handle.get("test", self.test()),
+                    "server state %s is gone (collected twice, or removed by state=absent)" % handle.get("state_dir"),
+                    host=handle.get("host_name") or self.host, peer=handle.get("peer_name"),
+                    target=handle.get("device")))
+                continue
+            text, rc, timed_out, killed = perftest_pairs.collect(job, p["collect_timeout_s"])
+            ended = detached.outcome(handle) or {}
+            ctx = {
+                "test": handle.get("test", self.test()), "side": "server",
+                "host": handle.get("host_name") or self.host, "peer": handle.get("peer_name"),
+                "device": handle.get("device"), "argv": handle.get("argv"),
+                "tool_version": handle.get("tool_version"), "started": handle.get("started_utc"),
+                "duration_s": max(0.0, ended["ended"] - handle["started"]) if ended.get("ended") else None,
+                "facts": handle.get("facts"), "timed_out": timed_out,
+                "timeout_s": (handle.get("params") or {}).get("timeout_s"),
+            }
+            if killed:
+                ctx["timed_out"] = False
+                records.append(results.error(
+                    "rdma.%s.server" % ctx["test"],
+                    "server on %s still running after collect_timeout_s=%ss; killed" % (
+                        ctx["device"], p["collect_timeout_s"]),
+                    host=ctx["host"], peer=ctx["peer"], target=ctx["device"], raw=text,
+                    tool={"name": "perftest", "version": ctx["tool_version"]}, params={"argv": ctx["argv"]},
+                    facts=dict(ctx["facts"] or {}, side="server")))
+            else:
+                records.extend(perftest_pairs.build_records(text, rc, ctx))
+            if handle.get("governor_holder") and not ended.get("on_exit"):
+                # the supervisor could not release its hold (killed): release it here
+                self.governor.release(handle["governor_holder"])
+            runs.append({"device": ctx["device"], "cmd": ctx["argv"], "rc": rc, "stdout": results.trim(text),
+                         "killed": killed})
+            if not p["keep_state"]:
+                shutil.rmtree(handle["state_dir"], ignore_errors=True)
+                removed.append(handle["state_dir"])
+        self.governor.reconcile()
+        self._remove_empty_run_dir()
+        return dict(changed=bool(removed), results=records, runs=runs, removed=removed)
+
+    def absent(self):
+        removed = []
+        if not os.path.isdir(self.run_dir):
+            result = self.governor.reconcile() if not self.module.check_mode else {"action": "none"}
+            return dict(changed=result.get("action") == "restored", results=[], removed=[], governor=result)
+        for name in sorted(os.listdir(self.run_dir)):
+            path = os.path.join(self.run_dir, name)
+            handles = []
+            handle = detached.load(path)
+            if handle:
+                handles.append(handle)
+            if os.path.isdir(path):
+                for sub in sorted(os.listdir(path)):
+                    nested = detached.load(os.path.join(path, sub))
+                    if nested:
+                        handles.append(nested)
+            if self.module.check_mode:
+                removed.append(path)
+                continue
+            for item in handles:
+                if detached.alive(item):
+                    detached.kill(item)
+                    removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
+                if item.get("governor_holder"):
+                    self.governor.release(item["governor_holder"])
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        result = {"action": "none"}
+        if not self.module.check_mode:
+            result = self.governor.reconcile()
+            self._remove_empty_run_dir()
+        return dict(changed=bool(removed), results=[], removed=removed, governor=result)
+
+    def _remove_empty_run_dir(self):
+        try:
+            if os.path.isdir(self.run_dir) and not os.listdir(self.run_dir):
+                os.rmdir(self.run_dir)
+        except OSError:
+            pass
+
+    def import_output(self):
+        return dict(changed=False, results=import_records(self.p["from_output"], self.p, self.host))
