@@ -1,0 +1,934 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes API layer of the collection (private; controller side).
+
+A thin layer over the official ``kubernetes`` client (37.x) that the Kubernetes
+modules use. Everything here exchanges **plain dicts** (manifests in, JSON out):
+responses are read with ``_preload_content=False`` and decoded with ``json``, so
+no pydantic model of the generated client leaks out and nothing depends on its
+attribute names.
+
+Public interface:
+
+- ``RUN_LABEL`` (``aifabric.acceptance/run-id``), ``MANAGED_BY`` (the
+  ``app.kubernetes.io/managed-by: aifabric.acceptance`` pair), ``MPIJOB_GV``,
+  ``VOLCANO_GV``, ``run_selector(run_id)``.
+- ``K8sError`` - an AcceptanceError; ``str()`` is one line the user can act on,
+  ``details`` carries ``status`` (HTTP code) and ``body`` (the API's Status
+  message) where the API answered.
+- ``connection_argspec()`` - AnsibleModule options with the names and behaviour
+  of ``kubernetes.core``: kubeconfig, context, host, api_key (no_log), username,
+  password (no_log), validate_certs (alias verify_ssl), ca_cert (alias
+  ssl_ca_cert), client_cert (alias cert_file), client_key (alias key_file),
+  proxy, no_proxy, proxy_headers; every one falls back to ``K8S_AUTH_<NAME>``.
+- ``connect(params) -> ApiClient`` - kubeconfig/context, explicit host/api_key,
+  or in-cluster config when nothing is given (then the default kubeconfig).
+- ``discover(api, group_versions) -> set`` - which of the asked "group/version"
+  strings the server serves (e.g. ``{MPIJOB_GV, VOLCANO_GV}``).
+- ``create(api, objects, run_id, namespace=None) -> refs`` - creates manifests
+  in order, each (and each pod template) labelled with the run label.
+- ``wait(api, namespace, selector, expected_pods, timeout_s, ...) -> outcomes``
+  - watch-based; per-pod outcome dicts (see ``wait``).
+- ``diagnose(api, namespace, pod) -> str`` - one line: why this pod did not
+  finish well (scheduler message, image pull error, OOMKilled, exit code, log tail).
+- ``logs(api, namespace, pod, container=None, limit_bytes=...) -> str``.
+- ``cleanup(api, namespace, run_id, kinds=None, timeout_s=60) -> leftovers`` -
+  deletes every object of the run by the one run-label selector and returns
+  what is still there (``[]`` when all are gone).
+- ``guard(api, namespace, run_id, ...)`` - context manager: cleanup on success,
+  exception, KeyboardInterrupt and SIGTERM; ``.leftover`` afterwards.
+
+The ``kubernetes`` package is imported lazily: importing this file never fails;
+``connect`` raises K8sError with the install hint when the client is missing
+(``HAS_K8S`` / ``K8S_IMPORT_ERROR`` say so up front, as in kubernetes.core).
+Python 3.8 syntax (sanity checks module_utils for it); the client itself needs
+Python >= 3.10, so this runs on the controller (``delegate_to: localhost``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import math
+import os
+import re
+import signal
+import threading
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+try:
+    import kubernetes  # noqa: F401  (only to learn whether the client is installed)
+    HAS_K8S = True
+    K8S_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    HAS_K8S = False
+    K8S_IMPORT_ERROR = str(_exc)
+
+INSTALL_HINT = "the Python package 'kubernetes' (>= 30) is required on the controller: pip install kubernetes"
+
+RUN_LABEL = "aifabric.acceptance/run-id"
+MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "aifabric.acceptance"
+MANAGED_BY = {MANAGED_BY_KEY: MANAGED_BY_VALUE}
+
+MPIJOB_GV = "kubeflow.org/v2beta1"
+VOLCANO_GV = "batch.volcano.sh/v1alpha1"
+
+# Every request has a client-side timeout (connect, read) in seconds: nothing here can hang.
+REQUEST_TIMEOUT = (10, 60)
+LOG_LIMIT_BYTES = 64 << 20          # same ceiling as import mode (imports.MAX_IMPORT_BYTES)
+WATCH_ROUND_S = 60                  # longest single watch request; re-established after it ends
+UNSCHEDULABLE_GRACE_S = 60          # an Unschedulable pod gets this long (autoscalers) before it is an error
+
+# Outcome names of ``wait``: terminal (finished by itself) and unrecoverable (will not finish).
+SUCCEEDED = "succeeded"
+FAILED = "failed"                   # ran and exited non-zero (exit_code set), or the Pod phase is Failed
+OOM = "oom_killed"
+UNSCHEDULABLE = "unschedulable"
+IMAGE_PULL = "image_pull"
+CRASH_LOOP = "crash_loop"
+CONFIG_ERROR = "config_error"       # CreateContainerConfigError / CreateContainerError / InvalidImageName
+DELETED = "deleted"                 # the pod vanished before it finished (evicted, preempted, deleted)
+TIMEOUT = "timeout"                 # still pending/running when the wait ran out of time
+RUNNING = "running"                 # not required to finish (done_selector) and still running at the end
+ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT)
+
+# Deletion order of ``cleanup``: operators' objects first (they own pods), then Jobs, then the rest.
+# (api_version, kind, plural, namespaced)
+CORE_KINDS = (
+    ("batch/v1", "Job", "jobs"),
+    ("v1", "Pod", "pods"),
+    ("v1", "Service", "services"),
+    ("v1", "ConfigMap", "configmaps"),
+    ("v1", "Secret", "secrets"),
+)
+CUSTOM_KINDS = (
+    (MPIJOB_GV, "MPIJob", "mpijobs"),
+    (VOLCANO_GV, "Job", "jobs"),
+)
+
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+class K8sError(AcceptanceError):
+    """A Kubernetes API call failed or the client is unusable; the message says what to do."""
+
+
+def run_selector(run_id):
+    """The one label selector that finds every object of run ``run_id``."""
+    return "%s=%s" % (RUN_LABEL, check_run_id(run_id))
+
+
+def check_run_id(run_id):
+    """``run_id`` if it is a valid label value (<= 63 chars, alphanumerics, ``-_.``), else K8sError."""
+    if not isinstance(run_id, str) or not _LABEL_VALUE.match(run_id):
+        raise K8sError("run id %r is not a valid Kubernetes label value (1-63 characters: letters, digits, "
+                       "'-', '_', '.', starting and ending with a letter or digit)" % (run_id,))
+    return run_id
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised inside ``guard`` when the process receives SIGTERM (treated like Ctrl-C)."""
+
+
+# ---------------------------------------------------------------- connection
+
+# option name -> (environment variable of kubernetes.core, attribute of kubernetes.client.Configuration)
+_AUTH = (
+    ("kubeconfig", "K8S_AUTH_KUBECONFIG", None),
+    ("context", "K8S_AUTH_CONTEXT", None),
+    ("host", "K8S_AUTH_HOST", "host"),
+    ("api_key", "K8S_AUTH_API_KEY", "api_key"),
+    ("username", "K8S_AUTH_USERNAME", "username"),
+    ("password", "K8S_AUTH_PASSWORD", "password"),
+    ("validate_certs", "K8S_AUTH_VERIFY_SSL", "verify_ssl"),
+    ("ca_cert", "K8S_AUTH_SSL_CA_CERT", "ssl_ca_cert"),
+    ("client_cert", "K8S_AUTH_CERT_FILE", "cert_file"),
+    ("client_key", "K8S_AUTH_KEY_FILE", "key_file"),
+    ("proxy", "K8S_AUTH_PROXY", "proxy"),
+    ("no_proxy", "K8S_AUTH_NO_PROXY", "no_proxy"),
+    ("proxy_headers", None, "proxy_headers"),
+)
+
+
+def connection_argspec():
+    """AnsibleModule ``argument_spec`` entries for the API connection (kubernetes.core names).
+
+    All default to None; ``connect`` applies the ``K8S_AUTH_*`` environment fallbacks
+    (as kubernetes.core does) so that the module documentation can say so once.
+    """
+    return dict(
+        kubeconfig=dict(type="raw"),
+        context=dict(type="str"),
+        host=dict(type="str"),
+        api_key=dict(type="str", no_log=True),
+        username=dict(type="str"),
+        password=dict(type="str", no_log=True),
+        validate_certs=dict(type="bool", aliases=["verify_ssl"]),
+        ca_cert=dict(type="path", aliases=["ssl_ca_cert"]),
+        client_cert=dict(type="path", aliases=["cert_file"]),
+        client_key=dict(type="path", aliases=["key_file"], no_log=False),
+        proxy=dict(type="str"),
+        no_proxy=dict(type="str"),
+        proxy_headers=dict(type="dict", options=dict(
+            proxy_basic_auth=dict(type="str", no_log=True),
+            basic_auth=dict(type="str", no_log=True),
+            user_agent=dict(type="str"),
+        )),
+    )
+
+
+def _auth_params(params):
+    out = {}
+    for name, env, _attr in _AUTH:
+        value = params.get(name)
+        if value is None and env and os.environ.get(env):
+            value = os.environ[env]
+            if name == "validate_certs":
+                value = value.strip().lower() in ("1", "true", "yes", "on")
+        out[name] = value
+    return out
+
+
+def _require_client():
+    if not HAS_K8S:
+        raise K8sError("%s (%s)" % (INSTALL_HINT, K8S_IMPORT_ERROR))
+
+
+def connect(params):
+    """An ``ApiClient`` for ``params`` (the options of ``connection_argspec``; others ignored).
+
+    The same choice as kubernetes.core: host plus credentials (api_key, username/password
+    or client cert/key) need no config file; else ``kubeconfig`` (a path, or a dict holding
+    a whole kubeconfig) and/or ``context``; else in-cluster config, and failing that the
+    default kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``). Explicit options then
+    override what was loaded. Raises K8sError saying what is missing.
+    """
+    _require_client()
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    auth = _auth_params(params or {})
+    cfg = client.Configuration()
+
+    def have(*names):
+        return all(auth.get(n) for n in names)
+
+    def load_kubeconfig():
+        kc = auth.get("kubeconfig")
+        try:
+            if isinstance(kc, dict):
+                config.load_kube_config_from_dict(config_dict=kc, context=auth.get("context"),
+                                                  client_configuration=cfg, persist_config=False)
+            else:
+                if kc is not None and not isinstance(kc, str):
+                    raise K8sError("kubeconfig must be a path or a dict, got %s" % type(kc).__name__)
+                path = os.path.expanduser(kc) if kc else None
+                if path and not os.path.exists(path):
+                    raise K8sError("kubeconfig %s does not exist" % path)
+                config.load_kube_config(config_file=path, context=auth.get("context"),
+                                        client_configuration=cfg, persist_config=False)
+        except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+            raise K8sError("cannot load the kubeconfig%s%s: %s"
+                           % (" " + kc if isinstance(kc, str) else "",
+                              " (context %s)" % auth["context"] if auth.get("context") else "", exc))
+
+    if have("host", "api_key") or have("host", "username", "password") or have("host", "client_cert", "client_key"):
+        pass
+    elif auth.get("kubeconfig") or auth.get("context"):
+        load_kubeconfig()
+    else:
+        try:
+            config.load_incluster_config(client_configuration=cfg)
+        except ConfigException:
+            try:
+                load_kubeconfig()
+            except K8sError as exc:
+                if not auth.get("host"):
+                    raise K8sError("no Kubernetes connection: not in a cluster, and %s; give kubeconfig, "
+                                   "context or host (or set K8S_AUTH_KUBECONFIG / KUBECONFIG)" % exc)
+    for name, _env, attr in _AUTH:
+        value = auth.get(name)
+        if attr is None or value is None:
+            continue
+        if name == "api_key":
+            cfg.api_key = {"authorization": "Bearer %s" % value}
+        elif name == "proxy_headers":
+            import urllib3
+            cfg.proxy_headers = urllib3.util.make_headers(**{k: v for k, v in value.items() if v is not None})
+        else:
+            setattr(cfg, attr, value)
+    if not cfg.host:
+        raise K8sError("no Kubernetes API host: give host, or a kubeconfig with a server")
+    return client.ApiClient(configuration=cfg)
+
+
+# ---------------------------------------------------------------- raw calls (plain dicts)
+
+def _json(resp):
+    """Decode a raw (``_preload_content=False``) response; always releases the connection."""
+    try:
+        data = resp.data
+    finally:
+        with contextlib.suppress(Exception):
+            resp.release_conn()
+    if not data:
+        return {}
+    return json.loads(data.decode("utf-8", "replace") if isinstance(data, bytes) else data)
+
+
+def _status_of(exc):
+    """(HTTP status, the API's message) of an ApiException or a transport error."""
+    status = getattr(exc, "status", None)
+    body = getattr(exc, "body", None)
+    if body is None and getattr(exc, "http_resp", None) is not None:
+        body = getattr(exc.http_resp, "data", None)
+    message = None
+    if body:
+        try:
+            doc = json.loads(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+            message = doc.get("message") if isinstance(doc, dict) else None
+        except ValueError:
+            message = (body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body))[:300]
+    if not message:
+        message = getattr(exc, "reason", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return status, " ".join(str(message).split())
+
+
+def _api_errors():
+    from kubernetes.client.exceptions import ApiException
+    import urllib3.exceptions
+    return (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+def _fail(what, exc, verb=None, plural=None, group=None, namespace=None):
+    status, message = _status_of(exc)
+    text = "%s: %s" % (what, message)
+    if status:
+        text = "%s: HTTP %s %s" % (what, status, message)
+    if status == 403 and verb and plural:
+        text += (" - the collection's Role needs verb '%s' on resource '%s'%s%s (see docs/kubernetes.md, RBAC)"
+                 % (verb, plural, " in API group '%s'" % group if group else " in the core API group",
+                    " in namespace '%s'" % namespace if namespace else ""))
+    elif status == 409:
+        text += " - an object of that name exists (a leftover of an earlier run? remove it with state=absent and its run id)"
+    elif status is None or status == 0:
+        text += " (is the API server reachable?)"
+    return K8sError(text, status=status, body=message)
+
+
+def _split_gv(api_version):
+    if "/" in api_version:
+        return tuple(api_version.split("/", 1))
+    return "", api_version
+
+
+_CORE_APIS = {"v1": "CoreV1Api", "batch/v1": "BatchV1Api", "apps/v1": "AppsV1Api",
+              "rbac.authorization.k8s.io/v1": "RbacAuthorizationV1Api"}
+_PLURALS = {"MPIJob": "mpijobs", "Job": "jobs", "Pod": "pods", "Service": "services",
+            "ConfigMap": "configmaps", "Secret": "secrets", "DaemonSet": "daemonsets",
+            "ServiceAccount": "serviceaccounts", "Role": "roles", "RoleBinding": "rolebindings",
+            "PodGroup": "podgroups"}
+
+
+def _snake(kind):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+
+
+def _plural(kind):
+    return _PLURALS.get(kind, kind.lower() + "s")
+
+
+def _call(api, api_version, kind, verb, namespace, name=None, body=None, **query):
+    """One namespaced call (create/list/delete/read) for any kind; returns the decoded JSON."""
+    from kubernetes import client
+    query.setdefault("_request_timeout", REQUEST_TIMEOUT)
+    query["_preload_content"] = False
+    cls = _CORE_APIS.get(api_version)
+    if cls:
+        typed = getattr(client, cls)(api)
+        method = getattr(typed, "%s_namespaced_%s" % (verb, _snake(kind)))
+        args = [a for a in (name, namespace) if a is not None]
+        if body is not None:
+            args.append(body)
+        return _json(method(*args, **query))
+    group, version = _split_gv(api_version)
+    custom = client.CustomObjectsApi(api)
+    method = getattr(custom, "%s_namespaced_custom_object" % verb)
+    args = [group, version, namespace, _plural(kind)]
+    if name is not None:
+        args.append(name)
+    if body is not None:
+        args.append(body)
+    return _json(method(*args, **query))
+
+
+# ---------------------------------------------------------------- discovery
+
+def discover(api, group_versions):
+    """The subset of ``group_versions`` ("group/version" strings) that the server serves."""
+    _require_client()
+    from kubernetes import client
+    wanted = set(group_versions)
+    try:
+        doc = _json(client.ApisApi(api).get_api_versions(_preload_content=False, _request_timeout=REQUEST_TIMEOUT))
+    except _api_errors() as exc:
+        raise _fail("cannot list the API groups of the server", exc)
+    served = set()
+    for group in doc.get("groups") or []:
+        for ver in group.get("versions") or []:
+            if ver.get("groupVersion"):
+                served.add(ver["groupVersion"])
+    if "v1" in wanted:
+        served.add("v1")
+    return wanted & served
+
+
+# ---------------------------------------------------------------- create
+
+def _pod_templates(obj):
+    """The pod-template dicts inside ``obj`` (Job/DaemonSet, MPIJob replicas, Volcano tasks)."""
+    spec = obj.get("spec") or {}
+    out = []
+    if isinstance(spec.get("template"), dict):
+        out.append(spec["template"])
+    for replica in (spec.get("mpiReplicaSpecs") or {}).values():
+        if isinstance(replica, dict) and isinstance(replica.get("template"), dict):
+            out.append(replica["template"])
+    for task in spec.get("tasks") or []:
+        if isinstance(task, dict) and isinstance(task.get("template"), dict):
+            out.append(task["template"])
+    return out
+
+
+def label_object(obj, run_id):
+    """A deep copy of manifest ``obj`` with the run label and MANAGED_BY on it and on its pod templates."""
+    check_run_id(run_id)
+    obj = copy.deepcopy(obj)
+    for holder in [obj] + _pod_templates(obj):
+        md = holder.setdefault("metadata", {})
+        labels = md.setdefault("labels", {})
+        labels[RUN_LABEL] = run_id
+        labels.setdefault(MANAGED_BY_KEY, MANAGED_BY_VALUE)
+    return obj
+
+
+def create(api, objects, run_id, namespace=None):
+    """Create ``objects`` (plain dict manifests) in order; return refs of what was created.
+
+    Each object, and each pod template in it, gets ``RUN_LABEL=run_id`` and MANAGED_BY, so
+    ``cleanup`` finds it with one selector. The namespace is the object's own
+    ``metadata.namespace``, else ``namespace``. Core kinds (Pod, Service, ConfigMap, Secret,
+    ServiceAccount), batch/v1 Job, apps/v1 DaemonSet and RBAC go through the typed APIs; any
+    other apiVersion (MPIJob, Volcano Job) through CustomObjectsApi. Refs are
+    ``{apiVersion, kind, namespace, name, uid}``. The first failure raises K8sError with the
+    API's message (409: exists; 403: the verb/resource the Role lacks); objects created
+    before it stay (labelled) for ``cleanup`` or ``guard`` to remove.
+    """
+    _require_client()
+    refs = []
+    for raw in objects:
+        if not isinstance(raw, dict) or not raw.get("apiVersion") or not raw.get("kind"):
+            raise K8sError("not a Kubernetes manifest (apiVersion and kind are required): %r" % (raw,)[:200])
+        obj = label_object(raw, run_id)
+        md = obj["metadata"]
+        ns = md.get("namespace") or namespace
+        if not ns:
+            raise K8sError("%s %s has no namespace and none was given" % (obj["kind"], md.get("name")))
+        md["namespace"] = ns
+        name = md.get("name") or md.get("generateName")
+        group, _version = _split_gv(obj["apiVersion"])
+        try:
+            doc = _call(api, obj["apiVersion"], obj["kind"], "create", ns, body=obj)
+        except _api_errors() as exc:
+            raise _fail("cannot create %s %s/%s" % (obj["kind"], ns, name), exc, verb="create",
+                        plural=_plural(obj["kind"]), group=group, namespace=ns)
+        cmd = doc.get("metadata") or {}
+        refs.append({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "namespace": ns,
+                     "name": cmd.get("name") or name, "uid": cmd.get("uid")})
+    return refs
+
+
+# ---------------------------------------------------------------- pod state
+
+_IMAGE_REASONS = ("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName",
+                  "RegistryUnavailable", "SignatureValidationFailed")
+_CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+                   "PreCreateHookError", "PostStartHookError")
+
+
+def _containers(pod):
+    status = pod.get("status") or {}
+    return list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+
+
+def _condition(pod, ctype):
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype:
+            return cond
+    return None
+
+
+def _terminated_summary(pod):
+    """(exit_code, reason, message, oom) of the first container that failed, else of any."""
+    first = None
+    for cs in _containers(pod):
+        term = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        if not term:
+            continue
+        item = (term.get("exitCode"), term.get("reason"), term.get("message"), cs.get("name"))
+        if term.get("reason") == "OOMKilled":
+            return item + (True,)
+        if term.get("exitCode") not in (0, None) and (first is None or first[0] in (0, None)):
+            first = item
+        elif first is None:
+            first = item
+    if first is None:
+        return None, None, None, None, False
+    return first + (False,)
+
+
+def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRACE_S):
+    """(outcome, reason, message, exit_code) of one pod dict; outcome None while it may still finish.
+
+    ``unschedulable_since`` is when (time.monotonic) the caller first saw it Unschedulable;
+    the pod is an UNSCHEDULABLE outcome once ``grace_s`` passed since then.
+    """
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    code, treason, tmsg, cname, oom = _terminated_summary(pod)
+    if phase == "Succeeded":
+        return SUCCEEDED, treason or "Completed", tmsg, 0 if code is None else code
+    if phase == "Failed":
+        if oom:
+            return OOM, "OOMKilled", "container %s was OOMKilled (exit %s)" % (cname, code), code
+        if code not in (0, None):
+            return FAILED, treason or "Error", "container %s exited %s%s" % (
+                cname, code, " (%s)" % treason if treason else ""), code
+        return FAILED, status.get("reason") or treason or "Failed", status.get("message") or tmsg, code
+    for cs in _containers(pod):
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        wreason = waiting.get("reason")
+        last = (cs.get("lastState") or {}).get("terminated") or {}
+        if wreason in _IMAGE_REASONS:
+            return IMAGE_PULL, wreason, waiting.get("message") or "cannot pull image %s" % cs.get("image"), None
+        if wreason in _CONFIG_REASONS:
+            return CONFIG_ERROR, wreason, waiting.get("message"), None
+        if last.get("reason") == "OOMKilled":
+            return OOM, "OOMKilled", "container %s was OOMKilled (exit %s), restarted %s times" % (
+                cs.get("name"), last.get("exitCode"), cs.get("restartCount", 0)), last.get("exitCode")
+        if wreason == "CrashLoopBackOff":
+            return CRASH_LOOP, wreason, "container %s keeps exiting %s (%s restarts)" % (
+                cs.get("name"), last.get("exitCode"), cs.get("restartCount", 0)), last.get("exitCode")
+    sched = _condition(pod, "PodScheduled")
+    if sched and sched.get("status") == "False" and sched.get("reason") == "Unschedulable":
+        if unschedulable_since is not None and now is not None and now - unschedulable_since >= grace_s:
+            return UNSCHEDULABLE, "Unschedulable", sched.get("message"), None
+    return None, None, None, None
+
+
+def _is_unschedulable(pod):
+    sched = _condition(pod, "PodScheduled")
+    return bool(sched and sched.get("status") == "False" and sched.get("reason") == "Unschedulable")
+
+
+def _outcome(pod, outcome, reason, message, exit_code):
+    md = pod.get("metadata") or {}
+    return {"name": md.get("name"), "node": (pod.get("spec") or {}).get("nodeName"),
+            "phase": (pod.get("status") or {}).get("phase"), "outcome": outcome, "exit_code": exit_code,
+            "reason": reason, "message": message, "labels": dict(md.get("labels") or {}),
+            "annotations": dict(md.get("annotations") or {})}
+
+
+# ---------------------------------------------------------------- wait
+
+def _match(labels, selector):
+    """Equality-based label selector match (``a=b,c!=d,e,!f``), as the API server applies it."""
+    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif "=" in term:
+            key, value = term.split("==", 1) if "==" in term else term.split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def _list_pods(api, namespace, selector):
+    doc = _call(api, "v1", "Pod", "list", namespace, label_selector=selector)
+    return doc.get("items") or [], (doc.get("metadata") or {}).get("resourceVersion")
+
+
+def _watch_pods(api, namespace, selector, resource_version, seconds):
+    """Yield (type, pod) events of one watch request that lasts at most ``seconds``."""
+    from kubernetes import client
+    from kubernetes.watch.watch import iter_resp_lines
+    kwargs = dict(label_selector=selector, watch=True, timeout_seconds=int(seconds),
+                  allow_watch_bookmarks=True, _preload_content=False,
+                  _request_timeout=(REQUEST_TIMEOUT[0], int(seconds) + 15))
+    if resource_version:
+        kwargs["resource_version"] = resource_version
+    resp = client.CoreV1Api(api).list_namespaced_pod(namespace, **kwargs)
+    try:
+        for line in iter_resp_lines(resp):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            yield event.get("type"), event.get("object") or {}
+    finally:
+        with contextlib.suppress(Exception):
+            resp.close()
+        with contextlib.suppress(Exception):
+            resp.release_conn()
+
+
+def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
+         unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S):
+    """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
+
+    Done when at least ``expected_pods`` pods matching ``done_selector`` (default: every pod
+    of ``selector``) were seen and every one of them is terminal (Succeeded/Failed) or
+    unrecoverable (Unschedulable for longer than ``unschedulable_grace_s``, image pull
+    errors, CrashLoopBackOff, OOMKilled, container config errors, deleted). Pods outside
+    ``done_selector`` (e.g. MPI workers that only serve the launcher) are watched for
+    unrecoverable states but need not finish. With ``fail_fast`` (a gang: one bad pod dooms
+    the rest) it returns as soon as any pod failed or is unrecoverable. At ``timeout_s``
+    it returns, every unfinished pod with outcome TIMEOUT.
+
+    Each outcome: ``{name, node, phase, outcome, exit_code, reason, message, labels,
+    annotations}``; ``outcome`` is SUCCEEDED, one of ERROR_OUTCOMES, or RUNNING (a pod
+    outside ``done_selector`` still running at the end). Pods that never appeared have no
+    entry: compare with the plan. Watches are bounded (``timeoutSeconds`` and a client read
+    timeout), re-established when they end, and every round starts from a fresh list, so
+    a 410 Gone (expired resourceVersion) costs one relist.
+    """
+    _require_client()
+    if expected_pods < 0 or timeout_s <= 0:
+        raise K8sError("wait needs expected_pods >= 0 and timeout_s > 0")
+    start = time.monotonic()
+    deadline = start + timeout_s
+    pods = {}           # name -> latest pod dict
+    final = {}          # name -> outcome dict (terminal or unrecoverable)
+    unsched = {}        # name -> monotonic time first seen Unschedulable
+    errors = _api_errors()
+
+    def update(kind, pod):
+        name = (pod.get("metadata") or {}).get("name")
+        if not name or name in final:
+            return
+        now = time.monotonic()
+        if kind == "DELETED":
+            outcome, reason, message, code = classify(pod)
+            if outcome is None:
+                outcome, reason, message = DELETED, "Deleted", "the pod was deleted before it finished"
+            final[name] = _outcome(pod, outcome, reason, message, code)
+            pods.pop(name, None)
+            return
+        pods[name] = pod
+        if _is_unschedulable(pod):
+            unsched.setdefault(name, now)
+        else:
+            unsched.pop(name, None)
+        outcome, reason, message, code = classify(pod, unsched.get(name), now, unschedulable_grace_s)
+        if outcome is not None:
+            final[name] = _outcome(pod, outcome, reason, message, code)
+
+    def required(pod_or_outcome):
+        labels = pod_or_outcome.get("labels") if "outcome" in pod_or_outcome else \
+            (pod_or_outcome.get("metadata") or {}).get("labels")
+        return done_selector is None or _match(labels or {}, done_selector)
+
+    def finished():
+        if fail_fast and any(o["outcome"] != SUCCEEDED for o in final.values()):
+            return True
+        done = [o for o in final.values() if required(o)]
+        pending = [p for n, p in pods.items() if n not in final and required(p)]
+        return len(done) >= expected_pods and not pending
+
+    def recheck_grace():
+        now = time.monotonic()
+        for name, since in list(unsched.items()):
+            if name not in final and name in pods:
+                update("MODIFIED", pods[name])
+
+    failures = 0
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            break
+        try:
+            items, rv = _list_pods(api, namespace, selector)
+            listed = set()
+            for pod in items:
+                listed.add((pod.get("metadata") or {}).get("name"))
+                update("MODIFIED", pod)
+            for name in [n for n in pods if n not in listed and n not in final]:
+                update("DELETED", pods[name])
+            if finished():
+                break
+            # one watch round: at most round_s, and no longer than the next grace expiry
+            limit = deadline - time.monotonic()
+            for since in unsched.values():
+                limit = min(limit, since + unschedulable_grace_s - time.monotonic())
+            seconds = max(1, min(round_s, int(math.ceil(limit))))
+            for kind, pod in _watch_pods(api, namespace, selector, rv, seconds):
+                if kind == "ERROR":
+                    break       # e.g. 410 Gone: relist
+                if kind in ("ADDED", "MODIFIED", "DELETED"):
+                    update(kind, pod)
+                recheck_grace()
+                if finished() or time.monotonic() >= deadline:
+                    break
+            recheck_grace()
+            failures = 0
+            if finished():
+                break
+        except errors as exc:
+            failures += 1
+            status, _message = _status_of(exc)
+            if status in (401, 403, 404) or failures >= 5:
+                raise _fail("cannot watch pods %s in namespace %s" % (selector, namespace), exc, verb="watch",
+                            plural="pods", namespace=namespace)
+            time.sleep(min(1.0 * failures, max(0.0, deadline - time.monotonic())))
+    out = list(final.values())
+    waited = int(round(time.monotonic() - start))
+    for name, pod in pods.items():
+        if name in final:
+            continue
+        if not required(pod) and time.monotonic() < deadline:
+            out.append(_outcome(pod, RUNNING, None, None, None))
+            continue
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        sched = _condition(pod, "PodScheduled")
+        why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
+        out.append(_outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s" % (phase, waited, why), None))
+    return sorted(out, key=lambda o: o["name"] or "")
+
+
+# ---------------------------------------------------------------- logs and diagnosis
+
+def logs(api, namespace, pod, container=None, limit_bytes=LOG_LIMIT_BYTES, tail_lines=None, previous=False):
+    """The log text of ``pod`` (one container; the only one when None), at most ``limit_bytes``.
+
+    Read raw (``text/plain``, decoded UTF-8 with bad bytes replaced), so no content-type
+    quirk of the generated client applies. Raises K8sError with the API's message.
+    """
+    _require_client()
+    from kubernetes import client
+    kwargs = dict(_preload_content=False, _request_timeout=(REQUEST_TIMEOUT[0], 120))
+    if container:
+        kwargs["container"] = container
+    if limit_bytes:
+        kwargs["limit_bytes"] = int(limit_bytes)
+    if tail_lines:
+        kwargs["tail_lines"] = int(tail_lines)
+    if previous:
+        kwargs["previous"] = True
+    try:
+        resp = client.CoreV1Api(api).read_namespaced_pod_log(pod, namespace, **kwargs)
+        try:
+            data = resp.data
+        finally:
+            with contextlib.suppress(Exception):
+                resp.release_conn()
+    except _api_errors() as exc:
+        raise _fail("cannot read the log of pod %s/%s" % (namespace, pod), exc, verb="get",
+                    plural="pods/log", namespace=namespace)
+    if limit_bytes and len(data) > limit_bytes:
+        data = data[:limit_bytes]
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+
+
+def _events(api, namespace, pod_name):
+    """Events about pod ``pod_name``, oldest first (field selector, filtered again client-side)."""
+    doc = _call(api, "v1", "Event", "list", namespace,
+                field_selector="involvedObject.name=%s" % pod_name)
+    items = [e for e in doc.get("items") or []
+             if (e.get("involvedObject") or {}).get("name") == pod_name
+             and (e.get("involvedObject") or {}).get("kind", "Pod") == "Pod"]
+
+    def when(e):
+        return e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or ""
+    return sorted(items, key=when)
+
+
+def _one_line(text, limit=400):
+    text = " | ".join(line.strip() for line in (text or "").splitlines() if line.strip())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def diagnose(api, namespace, pod):
+    """One line saying why ``pod`` did not finish well, from its status, its events and its log tail.
+
+    E.g. ``Unschedulable: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu``,
+    ``ImagePullBackOff: Back-off pulling image "x"``, ``OOMKilled: container nccl was
+    OOMKilled (exit 137)``, ``Error: container nccl exited 1 (Error); log: ...``. Never
+    raises for API errors: it says what it could not read instead.
+    """
+    _require_client()
+    errors = _api_errors()
+    try:
+        obj = _call(api, "v1", "Pod", "read", namespace, name=pod)
+    except errors as exc:
+        status, message = _status_of(exc)
+        if status == 404:
+            return "pod %s/%s no longer exists" % (namespace, pod)
+        return "cannot read pod %s/%s: %s" % (namespace, pod, message)
+    outcome, reason, message, code = classify(obj, 0.0, 0.0, 0.0)
+    parts = []
+    if outcome is None:
+        phase = (obj.get("status") or {}).get("phase") or "Pending"
+        parts.append("%s%s" % (phase, " on node %s" % obj["spec"]["nodeName"]
+                                if (obj.get("spec") or {}).get("nodeName") else " (not scheduled)"))
+    elif outcome != SUCCEEDED:
+        parts.append("%s: %s" % (reason, message) if message else str(reason))
+    try:
+        events = _events(api, namespace, pod)
+    except errors as exc:
+        events = []
+        parts.append("events unreadable: %s" % _status_of(exc)[1])
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    if warnings:
+        last = warnings[-1]
+        text = "%s: %s" % (last.get("reason"), _one_line(last.get("message"), 300))
+        if not any(text in p or (last.get("message") or "") in p for p in parts):
+            parts.append("event " + text)
+    if outcome in (FAILED, CRASH_LOOP, OOM) or (outcome is None and code not in (0, None)):
+        try:
+            tail = logs(api, namespace, pod, limit_bytes=64 << 10, tail_lines=5,
+                        previous=outcome == CRASH_LOOP)
+            if tail.strip():
+                parts.append("log: " + _one_line(tail, 300))
+        except K8sError:
+            pass
+    return "; ".join(parts) if parts else "pod %s/%s finished normally" % (namespace, pod)
+
+
+# ---------------------------------------------------------------- cleanup
+
+def _kinds_for(kinds):
+    if kinds is None:
+        return list(CUSTOM_KINDS) + list(CORE_KINDS)
+    out = []
+    for item in kinds:
+        if isinstance(item, (tuple, list)) and len(item) == 3:
+            out.append(tuple(item))
+            continue
+        match = [k for k in CUSTOM_KINDS + CORE_KINDS if item in (k[1], k[2], "%s/%s" % (k[0], k[1]))]
+        if not match:
+            raise K8sError("cleanup does not know kind %r (known: %s)"
+                           % (item, ", ".join("%s/%s" % (k[0], k[1]) for k in CUSTOM_KINDS + CORE_KINDS)))
+        out.extend(match)
+    return out
+
+
+def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Background", poll_s=0.5):
+    """Delete every object of run ``run_id`` in ``namespace``; return what is left (``[]``: all gone).
+
+    Finds them with the one selector ``RUN_LABEL=run_id`` per kind — by default MPIJob and
+    Volcano Job (skipped where the server does not serve them), Job, Pod, Service,
+    ConfigMap, Secret, in that order (owners before what they own) — deletes each with
+    ``propagation`` (Background or Foreground), then re-lists (and deletes again what a
+    controller re-created) until nothing is left or ``timeout_s`` passed. Leftovers are
+    ``"Kind/namespace/name"`` strings, or ``"plural: <why it could not be listed>"``.
+    Never raises for API errors (it runs on error paths); a bad run id raises K8sError.
+    """
+    _require_client()
+    selector = run_selector(run_id)
+    if propagation not in ("Background", "Foreground", "Orphan"):
+        raise K8sError("propagation must be Background, Foreground or Orphan, got %r" % (propagation,))
+    kinds = _kinds_for(kinds)
+    errors = _api_errors()
+    deadline = time.monotonic() + timeout_s
+    absent = set()       # kinds the server does not serve (404 on list)
+
+    def sweep(delete):
+        left = []
+        for api_version, kind, plural in kinds:
+            if (api_version, kind) in absent:
+                continue
+            try:
+                items = _call(api, api_version, kind, "list", namespace, label_selector=selector).get("items") or []
+            except errors as exc:
+                status, message = _status_of(exc)
+                if status == 404:
+                    absent.add((api_version, kind))
+                else:
+                    left.append("%s: cannot list (%s)" % (plural, message))
+                continue
+            for item in items:
+                md = item.get("metadata") or {}
+                if not _match(md.get("labels") or {}, selector):
+                    continue        # a server that ignores labelSelector: never delete what is not ours
+                ref = "%s/%s/%s" % (kind, namespace, md.get("name"))
+                left.append(ref)
+                if not delete or md.get("deletionTimestamp"):
+                    continue
+                try:
+                    _call(api, api_version, kind, "delete", namespace, name=md.get("name"),
+                          propagation_policy=propagation)
+                except errors as exc:
+                    status, message = _status_of(exc)
+                    if status != 404:
+                        left[-1] = "%s (delete failed: %s)" % (ref, message)
+        return left
+
+    left = sweep(True)
+    while left and time.monotonic() < deadline:
+        time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
+        left = sweep(True)
+    return left
+
+
+class guard(object):
+    """``with guard(api, namespace, run_id) as g:`` - cleanup of the run on every way out.
+
+    On leaving the block (normally, by exception, KeyboardInterrupt, or SIGTERM, which is
+    turned into ``Terminated`` (a KeyboardInterrupt) while the block runs) it calls
+    ``cleanup`` and stores its result in ``g.leftover`` (``[]``: nothing left). A second
+    SIGTERM during cleanup is ignored so cleanup finishes (it is bounded by ``timeout_s``);
+    the previous SIGTERM handler is restored afterwards. Exceptions of the block propagate
+    unchanged; a failing cleanup never masks them (its error goes into ``g.leftover``).
+    The signal handler is only installed in the main thread (Python's rule).
+    """
+
+    def __init__(self, api, namespace, run_id, kinds=None, timeout_s=60, propagation="Background"):
+        check_run_id(run_id)
+        self.api, self.namespace, self.run_id = api, namespace, run_id
+        self.kinds, self.timeout_s, self.propagation = kinds, timeout_s, propagation
+        self.leftover = None
+        self._previous = None
+        self._installed = False
+
+    def _on_term(self, signum, frame):
+        raise Terminated("SIGTERM received: cleaning up Kubernetes run %s" % self.run_id)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._on_term)
+            self._installed = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._installed:
+            signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        try:
+            self.leftover = cleanup(self.api, self.namespace, self.run_id, kinds=self.kinds,
+                                    timeout_s=self.timeout_s, propagation=self.propagation)
+        except Exception as cexc:   # never mask the block's own exception
+            self.leftover = ["cleanup failed: %s" % cexc]
+        finally:
+            if self._installed:
+                signal.signal(signal.SIGTERM, self._previous if self._previous is not None else signal.SIG_DFL)
+                self._installed = False
+        return False
