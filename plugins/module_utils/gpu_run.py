@@ -117,7 +117,7 @@ def records_from_gemm_output(stdout, rc, params, output=None, started=None, dura
     profiles = expectations.all_profiles(params.get("profiles"))
     gpu_names = [i.get("gpu_name") for i in items if i.get("gpu_name")]
     gpu_count = len(set(i.get("device") for i in items if "device" in i))
-    profile, why = expectations.choose_profile(params.get("profile"), gpu_names[0] if gpu_names else None,
+    profile, why = expectations.choose_profile(params.get("profile", "auto"), gpu_names[0] if gpu_names else None,
                                                gpu_count, profiles)
     records = gemm_records(items, run_params, started, duration_s, output, profile, why, profiles,
                            params.get("expect") or {})
@@ -171,7 +171,7 @@ def records_from_probe_output(json_text, output, rc, params, gpu_name=None, gpus
     env = dict(env or {})
     run_params = probe_params(params, argv, env, launcher, ranks_per_node, hosts)
     profiles = expectations.all_profiles(params.get("profiles"))
-    profile, profile_why = expectations.choose_profile(params.get("profile"), gpu_name, gpus, profiles)
+    profile, profile_why = expectations.choose_profile(params.get("profile", "auto"), gpu_name, gpus, profiles)
     if json_text is None:
         skip = probe_skip_reason(output)
         if skip:

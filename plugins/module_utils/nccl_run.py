@@ -48,7 +48,7 @@ def _profile(choice, parsed, profiles):
 
 def build_record(parsed, p, profiles, **kwargs):
     """collectives.to_record with the module's profile choice and user expectations."""
-    profile, why = _profile(p.get("profile"), parsed, profiles)
+    profile, why = _profile(p.get("profile", "auto"), parsed, profiles)
     facts = dict(kwargs.pop("extra_facts", {}) or {})
     facts["profile_choice"] = why
     check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")

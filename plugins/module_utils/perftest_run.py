@@ -37,6 +37,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 
 DEFAULT_TEST = "ib_write_bw"
+DEFAULT_LINE_RATE_PCT = 90   # the module option's default, for callers that do not pass it
 
 
 class Interrupted(Exception):
@@ -88,6 +89,7 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
 def rules_params(params, index, test):
     """The params build_records judges rail ``index`` with: the server's port rate of that rail."""
     rules = dict(params)
+    rules.setdefault("expect_line_rate_pct", DEFAULT_LINE_RATE_PCT)
     rates = params.get("peer_rate_gbit_s") or []
     rules["peer_rate_gbit_s"] = rates[index] if index < len(rates) else (rates[0] if len(rates) == 1 else None)
     rules["test"] = test
@@ -121,7 +123,7 @@ def import_records(path, params, host):
         pass
     devices = params.get("devices") or [None]
     return records_from_perftest_output(
-        text, None, dict(params, test=test or DEFAULT_TEST), side=side or "client", host=host,
+        text, None, dict(params, test=test or DEFAULT_TEST, timeout_s=None), side=side or "client", host=host,
         device=devices[0], facts={"imported_from": path}, attempts=1)
 
 

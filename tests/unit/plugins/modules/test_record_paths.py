@@ -1,0 +1,168 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One code path for records: the module_utils functions a second substrate (Kubernetes pod logs) calls
+build exactly the records the modules return for the same real captured outputs; the shared import reader."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from ansible.module_utils import basic
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
+    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
+    FIXTURES as PERFTEST_FIXTURES)
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run, imports, nccl_run, perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
+
+G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+VOLATILE = ("started", "duration_s")
+
+
+def _stable(record):
+    return dict((k, v) for k, v in record.items() if k not in VOLATILE)
+
+
+def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
+    (bindir / "all_reduce_perf").chmod(0o755)
+
+    def handle(argv):
+        if argv[-1] == "-h":
+            return 0, "USAGE: all_reduce_perf\n\t[-J,--output_file <output file name>]\n", ""
+        if argv[-1] == "-L":
+            return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
+        shutil.copyfile(os.path.join(G2, "all_reduce.json"), argv[argv.index("-J") + 1])
+        return 0, _read(os.path.join(G2, "all_reduce_g2.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(nccl_test.main, {"binary_dir": str(bindir), "env": {"NCCL_ALGO": "Ring"}})
+    (from_module,) = res.kwargs["results"]
+    (argv,) = res.kwargs["cmd"]
+    # what a pod-log reader calls: the same text and JSON, the same options
+    (from_log,) = nccl_run.records_from_nccl_output(
+        _read(os.path.join(G2, "all_reduce_g2.txt")), 0, {"env": {"NCCL_ALGO": "Ring"}}, collective="all_reduce",
+        json_text=_read(os.path.join(G2, "all_reduce.json")), argv=argv, env={"NCCL_ALGO": "Ring"})
+    assert from_module["status"] == "pass" and results.validate(from_log) == []
+    assert _stable(from_log) == _stable(from_module)
+
+
+def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path):
+    (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
+    (tmp_path / "all_gather_perf").chmod(0o755)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    args = {"binary_dir": str(tmp_path), "collectives": ["all_gather"], "hosts": ["n1", "n2"], "ranks_per_node": 8,
+            "iters": 5, "split": "AND 0x7"}
+    res = _call(nccl_test.main, dict(args, _ansible_check_mode=True))
+    params = {"hosts": ["n1", "n2"], "ranks_per_node": 8, "iters": 5, "split": "AND 0x7", "min_bytes": "8",
+              "max_bytes": "8G", "step_factor": 2, "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"]}
+    env = nccl_run.run_env(params)
+    assert env == {"NCCL_TESTS_SPLIT": "AND 0x7"}
+    inner = nccl_run.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
+    want = nccl_run.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
+                                allow_run_as_root=os.geteuid() == 0)
+    assert res.kwargs["cmd"] == [want]
+
+
+def test_nccl_records_from_output_never_raise_on_garbage():
+    for text in ("", "\x00\xff garbage", "# nThread 1 nGpus 1\n#  size count\n   8 2 float sum -1 nan"):
+        (record,) = nccl_run.records_from_nccl_output(text, 1, {}, collective="all_reduce", json_text="{not json")
+        assert record["status"] == "error" and results.validate(record) == []
+
+
+@pytest.mark.parametrize("name, side", [
+    ("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt", None),
+    ("rxe-softroce-ib-send-lat-server-glued-columns.txt", None),
+    ("perftest-client-failed-to-modify-qp-to-rts.txt", "client"),
+])
+def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
+    path = os.path.join(PERFTEST_FIXTURES, name)
+    args = {"from_output": path, "devices": ["mlx5_0"], "peer_name": "n1", "host_name": "n2",
+            "expect": {"bw_avg_gbit_s": {"min": 100}}}
+    if side:
+        args["side"] = side
+    res = _call(perftest.main, args)
+    assert not res.failed
+    from_module = res.kwargs["results"]
+    params = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "devices": ["mlx5_0"], "side": side}
+    from_log = perftest_run.import_records(path, params, "n2")
+    assert [_stable(r) for r in from_log] == [_stable(r) for r in from_module]
+    # the pure entry point a pod-log reader calls gives the same record
+    text = _read(path)
+    test = from_module[0]["check"].split(".")[1]
+    direct = perftest_run.records_from_perftest_output(
+        text, None, dict(params, test=test), side=from_module[0]["facts"]["side"], host="n2", device="mlx5_0",
+        facts={"imported_from": path})
+    assert [_stable(r) for r in direct] == [_stable(r) for r in from_module]
+
+
+def test_perftest_device_plan_and_argvs_are_pure():
+    params = {"port": 20000, "ib_port": 1, "gid_index": None, "test": "ib_write_bw", "size": 65536,
+              "report_gbits": True, "qps": 4}
+    plan = perftest_run.device_plan(["mlx5_0", "mlx5_1"], params, hcas=None)
+    assert [(i, d, p, g) for i, d, p, g, _facts in plan] == [(0, "mlx5_0", 20000, None), (1, "mlx5_1", 20001, None)]
+    client, = perftest_run.argvs_for("/usr/bin/ib_write_bw", params, plan[:1], "client", peer_address="10.0.0.2")
+    assert client == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "20000", "-s", "65536",
+                      "-q", "4", "--report_gbits", "10.0.0.2"]
+    with pytest.raises(perftest_run.AcceptanceError):
+        perftest_run.device_plan(["mlx5_0;reboot"], params)
+
+
+def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
+    text = _read(os.path.join(PROOF, "gemm_bare.txt"))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
+    res = _call(gemm_bench.main, {})
+    params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
+              "warmup_s": 1.0, "profile": "auto"}
+    assert gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][2:]
+    from_log = gpu_run.records_from_gemm_output(text, 0, params, argv=res.kwargs["cmd"])
+    assert [_stable(r) for r in from_log] == [_stable(r) for r in res.kwargs["results"]]
+    assert len(from_log) == 4 and all(r["status"] == "pass" for r in from_log)
+
+
+def test_probe_records_from_output():
+    params = {"min_bytes": "1M", "max_bytes": "8G", "iters": 20, "warmup_iters": 5, "datatype": "float"}
+    (rec,) = gpu_run.records_from_probe_output(
+        _read(os.path.join(PROOF, "probe_spawn.json")), _read(os.path.join(PROOF, "probe_spawn.txt")), 0, params,
+        gpu_name="NVIDIA H200", gpus=2)
+    assert rec["check"] == "nccl.torch_all_reduce" and rec["status"] == "pass" and rec["metrics"]["ranks"] == 2
+    (skip,) = gpu_run.records_from_probe_output(None, "ModuleNotFoundError: No module named 'torch'\n", 1, params)
+    assert skip["status"] == "skip"
+    (err,) = gpu_run.records_from_probe_output(None, "Segmentation fault\n", -11, params)
+    assert err["status"] == "error" and "Segmentation fault" in err["reason"]
+
+
+# ------------------------------------------------------------------ the shared import reader (issue 9 item 3)
+
+def test_import_reader_refuses_devices_fifos_directories_and_large_files(tmp_path):
+    with pytest.raises(imports.ImportRefused, match="character device"):
+        imports.read_output("/dev/zero")
+    with pytest.raises(imports.ImportRefused, match="directory"):
+        imports.read_output(str(tmp_path))
+    with pytest.raises(imports.ImportRefused, match="No such file"):
+        imports.read_output(str(tmp_path / "missing"))
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    with pytest.raises(imports.ImportRefused, match="FIFO"):
+        imports.read_output(fifo)   # returns at once: opened non-blocking, no writer needed
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 2048)
+    with pytest.raises(imports.ImportRefused, match="more than the import limit of 1024 bytes"):
+        imports.read_output(str(big), limit=1024)
+    assert imports.read_output(str(big), limit=2048) == "x" * 2048
+    link = tmp_path / "link.txt"
+    link.symlink_to(big)
+    assert len(imports.read_output(str(link))) == 2048
+
+
+def test_import_mode_of_every_module_says_why_for_dev_zero(module_env):
+    failed = _call(perftest.main, {"from_output": "/dev/zero"})
+    assert failed.failed and "character device" in failed.kwargs["msg"] and "regular files only" in failed.kwargs["msg"]
+    res = _call(nccl_test.main, {"from_output": "/dev/zero"})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "error" and "character device" in record["reason"]
