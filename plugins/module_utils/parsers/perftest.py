@@ -69,7 +69,7 @@ NOISE_RES = (
     re.compile(r"^\s*(Connected|Completed):\s"),
     re.compile(r"^\s*Using (ROCm|CUDA|Neuron|Gaudi|MLU|OpenCL)\b"),
     re.compile(r"^\s*(allocated|deallocating|destroying|initializing|cuMemAlloc|Picking device)\b", re.I),
-    re.compile(r"^\s*WARNING:"),
+    re.compile(r"^\s*WARNING:", re.I),
     re.compile(r"^\s*Requested mtu"),
     re.compile(r"^\s*Perftest version", re.I),
 )
@@ -101,6 +101,25 @@ ERROR_RULES = (
 # When several categories appear, the most telling one wins (a connect failure
 # printed after a QP failure is a consequence, not the cause).
 ERROR_PRIORITY = ("no_device", "resources", "qp", "exchange", "connect", "other")
+
+# Tool warnings that say nothing about the hardware: they become facts, never a `warn`.
+# Every other warning perftest prints casts doubt on the figures and stays `warn`, e.g.
+#   perftest_parameters.c:4587-4588 " WARNING: CPU is not PCIe relaxed ordering compliant." /
+#     " WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` ..." (a host setting that
+#     lowers or corrupts DMA traffic on the affected Intel root complexes),
+#   perftest_parameters.c:1473-1474 "Warning: Large message requested and CQ moderation enabled" /
+#     "Warning: It can lead to inaccurate results" (perftest itself says the figure may be wrong).
+# (linux-rdma/perftest at 00b55b6660d0170dabe2c1b49193e8fbe265086e.)
+INFORMATIONAL_WARNINGS = (
+    # perftest_parameters.c:1779 (-D duration mode), :1937 (server of a unidirectional send test),
+    # :2340 (more than 20000 iterations): perftest only skips the per-iteration timestamps that
+    # BW peak needs; BW average is measured as always (print_report_bw, perftest_parameters.c:4705).
+    re.compile(r"^\s*WARNING: BW peak won't be measured in this run"),
+    # get_clock.c:198: /proc/cpuinfo lists core clocks more than 2 % apart (frequency scaling at
+    # work, normal on an idle host); get_cpu_mhz() then uses the sampled cycle rate instead, so
+    # the reported bandwidth is still computed with the measured clock.
+    re.compile(r"^\s*Conflicting CPU frequency values detected"),
+)
 
 VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic",
          "RDMA_Write_Imm": "write_imm"}
@@ -191,7 +210,7 @@ def parse(text):
     (server/client/None), ``header`` (mapping of the header block), ``unit``
     (bandwidth unit as printed), ``rows`` (the table of the main block, tool units),
     ``blocks`` (number of tables seen), ``errors`` (perftest failure lines),
-    ``error_kind``, ``warnings`` (lines that cast doubt on the figures), ``notes``,
+    ``error_kind``, ``warnings`` (every tool warning line; doubtful_warnings() keeps those that cast doubt), ``notes``,
     ``local``/``remote`` (address lines of the main block), ``run_time_s``.
     """
     if isinstance(text, bytes):
@@ -321,7 +340,7 @@ def parse(text):
             continue
         if any(rule.match(line) for rule in NOISE_RES):
             stripped = line.strip()
-            if stripped.startswith("Conflicting CPU frequency") or stripped.startswith("WARNING:"):
+            if stripped.startswith("Conflicting CPU frequency") or stripped.upper().startswith("WARNING:"):
                 if stripped not in warnings:
                     warnings.append(stripped)
             elif stripped not in notes:
@@ -375,6 +394,11 @@ def parse(text):
         "remote": list(main.get("remote") or []),
         "run_time_s": run_time,
     }
+
+
+def doubtful_warnings(parsed):
+    """The tool warnings that cast doubt on the figures (all but INFORMATIONAL_WARNINGS)."""
+    return [w for w in parsed.get("warnings", []) if not any(rule.match(w) for rule in INFORMATIONAL_WARNINGS)]
 
 
 def peak_measured(parsed):

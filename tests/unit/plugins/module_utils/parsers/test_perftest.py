@@ -40,6 +40,8 @@ TABLES = {
         ("ib_send_bw", None, "MiB/sec", False, 1, 1, "mlx5_0", (65536, 46567.34, 46557.03), None),
     "dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt":
         ("ib_write_lat", None, None, False, 1, 1, "rocep1s0f1", (2, 1.47, 1.93), None),
+    "hdr-ib-send-bw-client-a-gbits-1qp.txt":
+        ("ib_send_bw", None, "Gb/sec", False, 23, 1, "mlx5_2", (2, 0.052812, 0.050794), (8388608, 196.69, 196.69)),
     "mlx4-ib-read-lat-client-a-all-sizes.txt":
         ("ib_read_lat", None, None, False, 23, 1, "mlx4_0", (2, 1.99, 9.95), (8388608, 2184.09, 2202.42)),
     "mlx4-ib-send-bw-client-a-narrow-msgrate-col.txt":
@@ -48,6 +50,8 @@ TABLES = {
         ("ib_send_lat", None, None, False, 23, 1, "mlx4_0", (2, 1.07, 5.00), (8388608, 2247.02, 3761.26)),
     "mlx4-ib-write-bw-client-a-all-sizes-MB.txt":
         ("ib_write_bw", None, "MB/sec", False, 23, 1, "mlx4_0", (2, 9.88, 9.78), (8388608, 3665.51, 3665.25)),
+    "roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt":
+        ("ib_write_bw", None, "Gb/sec", True, 1, 1, "mlx5_0", (65536, 0.00, 98.02), None),
     "rocm-docs-ib-write-bw-bidir-a-gbits-use-rocm-rst-indented.txt":
         ("ib_write_bw", None, "Gb/sec", True, 23, 1, "<RDMA-NIC-2>", (2, 0.142947, 0.012281), (8388608, 204.59, 204.59)),
     "rxe-softroce-ib-send-bw-client-roce-gid-lines.txt":
@@ -56,6 +60,8 @@ TABLES = {
         ("ib_send_lat", None, None, False, 1, 1, "rxe0", (2, 724.36, 37858.01), None),
     "rxe-softroce-ib-send-lat-server-glued-columns.txt":
         ("ib_send_lat", "server", None, False, 1, 1, "rxe0", (2, 692.41, 37330.73), None),
+    "sriov-t4-cuda-ib-write-bw-client-pcie-relaxed-ordering-warning.txt":
+        ("ib_write_bw", None, "Gb/sec", False, 1, 1, "mlx5_0", (65536, 10.46, 10.42), None),
     "superbench-ib-write-bw-loopback-8M-server-client-concat.txt":
         ("ib_write_bw", None, "MB/sec", False, 1, 2, "ib0", (8388608, 24056.74, 24056.72), None),
     "superbench-ib-write-bw-loopback-all-sizes-interleaved.txt":
@@ -140,6 +146,23 @@ def test_header_details():
     rxe = perftest.parse(_read("rxe-softroce-ib-send-lat-server-glued-columns.txt"))
     assert rxe["header"]["Transport type"] == "IB" and rxe["header"]["Using SRQ"] == "OFF"
     assert rxe["rows"][0]["t_stdev"] == 2465.90 and rxe["rows"][0]["p99"] == 1216.65
+
+
+def test_warnings_split_into_facts_and_doubts():
+    """Duration mode's 'BW peak' warning and the CPU-frequency warning cast no doubt on BW average;
+    the PCIe relaxed-ordering advisory does (perftest_parameters.c, see parsers/perftest.py)."""
+    both = perftest.parse(_read("roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt"))
+    assert both["warnings"] == ["WARNING: BW peak won't be measured in this run.",
+                                "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. "
+                                "CPU Frequency is not max."]
+    assert perftest.doubtful_warnings(both) == []
+    assert perftest.peak_measured(both) is False
+    cx7 = perftest.parse(_read("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"))
+    assert perftest.doubtful_warnings(cx7) == [] and perftest.peak_measured(cx7) is True
+    ro = perftest.parse(_read("sriov-t4-cuda-ib-write-bw-client-pcie-relaxed-ordering-warning.txt"))
+    assert perftest.doubtful_warnings(ro) == [
+        "WARNING: CPU is not PCIe relaxed ordering compliant.",
+        "WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` for both server and client."]
 
 
 def test_run_time_and_notes():
