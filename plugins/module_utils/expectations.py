@@ -118,6 +118,66 @@ SHAPE_KEYS = ("nodes", "ranks", "algo")
 WHEN_KEYS = SHAPE_KEYS + ("nodes_min", "nodes_max", "ranks_min", "ranks_max")
 
 
+MATCH_KEYS = ("gpu_model", "form_factor", "gpus_per_node")
+FORM_FACTORS = ("SXM", "PCIe", "NVL", "superchip")
+# Tokens of a GPU name that name its form factor. Names as nvidia-smi and CUDA print them, checked
+# against the NVIDIA Linux driver README's supported-products table (product name -> PCI device id):
+# "NVIDIA H100 80GB HBM3" is device 2330, the SXM5 module; "NVIDIA H100 PCIe" 2331; "NVIDIA H100 NVL"
+# 2321; "NVIDIA H200" 2335, the SXM module ("NVIDIA H200 NVL" is 233B); "NVIDIA GH200 480GB" 2342, the
+# Grace Hopper superchip; "NVIDIA H100" (2339) says no form factor, so none is assumed.
+_FORM_TOKENS = {"PCIE": "PCIe", "NVL": "NVL", "SXM": "SXM", "SXM2": "SXM", "SXM3": "SXM", "SXM4": "SXM",
+                "SXM5": "SXM"}
+_SXM_BY_DEFAULT = {"H100": ("HBM3",), "H200": ()}  # model -> tokens that, alone, mean the SXM module
+_MODEL_RE = r"^[A-Z]{1,3}\d{1,4}[A-Z]?$"
+
+
+def parse_gpu_name(name):
+    """{"model": "H100", "form_factor": "SXM"/"PCIe"/"NVL"/"superchip"/None} from a GPU name.
+
+    The model is the first name token shaped like a GPU model (letters then digits: H100, GH200, A100,
+    V100, T4, A4000); "NVIDIA"/"Tesla" prefixes are ignored; tokens are split on spaces and hyphens
+    ("A100-SXM4-40GB"). Consumer names without such a token ("GeForce RTX 3090") have no model.
+    """
+    import re
+
+    tokens = [t.upper() for t in re.split(r"[\s\-]+", str(name or "").strip()) if t]
+    tokens = [t for t in tokens if t not in ("NVIDIA", "TESLA")]
+    model = next((t for t in tokens if re.match(_MODEL_RE, t)), None)
+    form = None
+    for token in tokens:
+        if token in _FORM_TOKENS or token.startswith("NVL"):
+            form = _FORM_TOKENS.get(token, "NVL")
+            break
+    if form is None and model in _SXM_BY_DEFAULT:
+        rest = [t for t in tokens if t != model and not re.match(r"^\d+GB$", t)]
+        if sorted(rest) == sorted(_SXM_BY_DEFAULT[model]):
+            form = "SXM"
+    if form is None and model and model[:2] in ("GH", "GB"):  # Grace Hopper / Grace Blackwell modules
+        form = "superchip"
+    return {"model": model, "form_factor": form}
+
+
+def _check_match(name, match):
+    import re
+
+    if not isinstance(match, dict):
+        raise ExpectationError("profile %s: match must be a mapping, got %r" % (name, match))
+    unknown = set(match) - set(MATCH_KEYS)
+    if unknown:
+        raise ExpectationError("profile %s: match has unknown keys %s (allowed: %s)"
+                               % (name, ", ".join(sorted(unknown)), ", ".join(MATCH_KEYS)))
+    model = match.get("gpu_model")
+    if model is not None and not re.match(_MODEL_RE, str(model).upper()):
+        raise ExpectationError("profile %s: match.gpu_model %r must be a GPU model name such as H100, H200, GH200 "
+                               "or A100 (matched exactly, not a pattern)" % (name, model))
+    form = match.get("form_factor")
+    if form is not None and form not in FORM_FACTORS:
+        raise ExpectationError("profile %s: match.form_factor %r must be one of %s" % (name, form, ", ".join(FORM_FACTORS)))
+    count = match.get("gpus_per_node")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        raise ExpectationError("profile %s: match.gpus_per_node must be a positive integer, got %r" % (name, count))
+
+
 def all_profiles(extra=None):
     """Built-in profiles overlaid with user ones (a user profile replaces a built-in of the same name)."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import profiles as builtin
@@ -130,36 +190,49 @@ def all_profiles(extra=None):
         if unknown:
             raise ExpectationError("profile %s has unknown keys %s (allowed: description, match, checks)"
                                    % (name, ", ".join(sorted(unknown))))
+        _check_match(name, profile.get("match") or {})
         merged[name] = profile
     return merged
 
 
 def detect_profile(gpu_model, gpu_count, profiles):
-    """Pick a profile name from the GPU model and the number of GPUs on the node.
+    """Pick a profile name from the GPU name and the number of GPUs on the node.
 
-    A profile whose ``match.gpu_model`` regex is found in the model wins; among
-    those, one with ``match.gpus_per_node`` equal to the count wins over one with
-    another count (the rules inside are keyed by ranks anyway). Returns
-    (name or None, why) where ``why`` explains the choice for the record's facts.
+    A profile matches when its ``match.gpu_model`` equals the model parsed from the name
+    (parse_gpu_name) and its ``match.form_factor``, when given, equals the parsed form factor:
+    "NVIDIA H100 PCIe" never gets an SXM profile, "NVIDIA GH200 480GB" never an H200 one, and a name
+    whose form factor is unknown gets no profile that names one. Among matches, one whose
+    ``gpus_per_node`` equals the count wins. When the count differs, the profile still applies under
+    the GPU-count rule (see profile_rules): per-GPU rules (GEMM) apply at any count; collective rules
+    apply only where their ``when`` names the ranks, or at the profile's own node shape.
+    Returns (name or None, why) where ``why`` explains the choice for the record's facts.
     """
-    import re
-
     if not gpu_model:
         return None, "no GPU model known, no profile chosen"
+    parsed = parse_gpu_name(gpu_model)
+    if not parsed["model"]:
+        return None, "no profile: no GPU model token in %r" % gpu_model
     candidates = []
     for name in sorted(profiles):
         match = (profiles[name] or {}).get("match") or {}
-        pattern = match.get("gpu_model")
-        if pattern and re.search(pattern, gpu_model, re.IGNORECASE):
-            exact = gpu_count is not None and match.get("gpus_per_node") == gpu_count
-            candidates.append((0 if exact else 1, name))
+        want = match.get("gpu_model")
+        if not want or str(want).upper() != parsed["model"]:
+            continue
+        if match.get("form_factor") and match["form_factor"] != parsed["form_factor"]:
+            continue
+        per_node = match.get("gpus_per_node")
+        exact = per_node is None or (gpu_count is not None and per_node == gpu_count)
+        candidates.append((0 if exact else 1, 0 if match.get("form_factor") else 1, name))
+    what = "%s (model %s, form factor %s)" % (gpu_model, parsed["model"], parsed["form_factor"] or "unknown")
     if not candidates:
-        return None, "no profile matches GPU model %r" % gpu_model
+        return None, "no profile matches %s" % what
     candidates.sort()
-    rank, name = candidates[0]
+    rank, _form, name = candidates[0]
     if rank == 0:
-        return name, "auto: %s x%s matches profile %s" % (gpu_model, gpu_count, name)
-    return name, "auto: %s matches profile %s (GPU count %s differs from the profile's)" % (gpu_model, name, gpu_count)
+        return name, "auto: %s x%s matches profile %s" % (what, gpu_count, name)
+    return name, ("auto: %s matches profile %s; GPU count %s differs from the profile's %s: per-GPU rules apply, "
+                  "collective rules only at the ranks they name" % (
+                      what, name, gpu_count, profiles[name]["match"].get("gpus_per_node")))
 
 
 def choose_profile(choice, gpu_model, gpu_count, profiles):
@@ -193,6 +266,17 @@ def _when_matches(when, shape):
     return True
 
 
+def _count_rule_allows(when, shape, per_node):
+    """The GPU-count rule: a collective entry (the shape has ranks) whose ``when`` names no ranks
+    describes the profile's own node shape, so it applies only when ranks == nodes x gpus_per_node.
+    Entries that name ranks (ranks, ranks_min, ranks_max) were measured at those ranks and apply there;
+    per-GPU checks (no ranks in the shape) and profiles without gpus_per_node are not restricted."""
+    ranks, nodes = shape.get("ranks"), shape.get("nodes")
+    if per_node is None or ranks is None or any(k.startswith("ranks") for k in when or {}):
+        return True
+    return ranks == (nodes or 1) * per_node
+
+
 def profile_rules(profile_name, check, shape, profiles):
     """The rules of one profile for one check and shape.
 
@@ -211,9 +295,12 @@ def profile_rules(profile_name, check, shape, profiles):
     entries = checks.get(check)
     if entries is None:
         entries = checks.get(builtin.ALIASES.get(check, ""), [])
+    per_node = ((profiles[profile_name] or {}).get("match") or {}).get("gpus_per_node")
     best = None
     for entry in entries or []:
         when = entry.get("when") or {}
+        if not _count_rule_allows(when, shape, per_node):
+            continue
         if _when_matches(when, shape) and (best is None or len(when) > len(best.get("when") or {})):
             best = entry
     if best is None:

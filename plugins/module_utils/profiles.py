@@ -11,7 +11,12 @@ Shape of one profile::
 
     name:
       description: text
-      match: {gpu_model: regex (searched, case-insensitive), gpus_per_node: int}
+      match: {gpu_model: H100, form_factor: SXM, gpus_per_node: 8}
+                                      # gpu_model: the model token of the GPU name, matched exactly
+                                      # (expectations.parse_gpu_name: "NVIDIA H100 80GB HBM3" is
+                                      # H100/SXM, "NVIDIA H100 PCIe" H100/PCIe, "NVIDIA GH200 480GB"
+                                      # GH200/superchip); form_factor: SXM, PCIe, NVL or superchip;
+                                      # gpus_per_node: the node shape the collective rules describe
       checks:
         <check>:                      # e.g. nccl.all_reduce, gpu.gemm_bf16
           - when: {nodes: 1, ranks: 2}   # optional; keys: nodes, ranks, nodes_min, nodes_max,
@@ -21,6 +26,8 @@ Shape of one profile::
             source: where the numbers come from (quoted in every verdict)
 
 The most specific matching entry wins (the one whose ``when`` names the most keys).
+GPU-count rule: per-GPU checks (gpu.gemm_*) apply at any GPU count; a collective entry applies at the
+ranks its ``when`` names, and one that names no ranks only at ranks == nodes x gpus_per_node.
 Every number says where it comes from: a measurement (file named) or an estimate
 (how it was derived). Estimates are floors to catch broken hardware, not
 performance targets; calibrate them with your own fleet (fleet-relative rules do
@@ -41,7 +48,7 @@ _A100_MEASURED = ("nccl-tests (pre-2.11) on 8x A100-SXM4-40GB: all_reduce busbw 
 PROFILES = {
     "h200-sxm-8gpu": {
         "description": "NVIDIA H200 SXM (141 GB HBM3e), NVLink4 through NVSwitch, 8 GPUs per node (HGX H200)",
-        "match": {"gpu_model": r"H200", "gpus_per_node": 8},
+        "match": {"gpu_model": "H200", "form_factor": "SXM", "gpus_per_node": 8},
         "checks": {
             "gpu.gemm_bf16": [{
                 "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
@@ -71,7 +78,7 @@ PROFILES = {
     },
     "h100-sxm-8gpu": {
         "description": "NVIDIA H100 SXM (80 GB HBM3), NVLink4 through NVSwitch, 8 GPUs per node (HGX/DGX H100)",
-        "match": {"gpu_model": r"H100", "gpus_per_node": 8},
+        "match": {"gpu_model": "H100", "form_factor": "SXM", "gpus_per_node": 8},
         "checks": {
             "gpu.gemm_bf16": [{
                 "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
@@ -95,7 +102,7 @@ PROFILES = {
     },
     "a100-sxm-8gpu": {
         "description": "NVIDIA A100 SXM4, NVLink3 through NVSwitch, 8 GPUs per node (HGX/DGX A100)",
-        "match": {"gpu_model": r"A100", "gpus_per_node": 8},
+        "match": {"gpu_model": "A100", "form_factor": "SXM", "gpus_per_node": 8},
         "checks": {
             "gpu.gemm_bf16": [{
                 "metrics": {"tflops": {"min": 230, "warn_below_pct": 95}},
