@@ -97,8 +97,14 @@ options:
         key: drift_pins
 """
 
+import atexit
 import datetime
 import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
 import traceback
 
 from ansible import context
@@ -107,6 +113,9 @@ from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ANSIBLE_VERSION
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+
+STREAM_ENV = fleet.STREAM_ENV
+STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
 
 
 def _now():
@@ -135,8 +144,14 @@ class CallbackModule(CallbackBase):
         self.playbooks = []
         self.inventory_host_count = None
         self.task_started = {}
+        self.task_run_once = {}
+        self.play_hosts = []
         self.config = {}
         self.skip_report = False
+        self.run_dir = None
+        self.finished = False
+        self.interrupted = None
+        self.pid = os.getpid()
 
     # ------------------------------------------------------------ options
 
@@ -148,7 +163,10 @@ class CallbackModule(CallbackBase):
             unknown = [f for f in formats if f not in render.FORMATS]
             if unknown or not formats:
                 raise ValueError("formats must be a non-empty list of %s, got %r" % (", ".join(render.FORMATS), formats))
-            pins = json.loads(self.get_option("drift_pins") or "{}")
+            try:
+                pins = json.loads(self.get_option("drift_pins") or "{}")
+            except ValueError as exc:
+                raise ValueError("drift_pins is not JSON: %s" % exc) from exc
             if not isinstance(pins, dict):
                 raise ValueError("drift_pins must be a JSON object, got %r" % (pins,))
             history_db = None
@@ -161,9 +179,52 @@ class CallbackModule(CallbackBase):
                 "drift_pins": pins,
             }
             self.collector.missing_status = "error" if self.get_option("fail_on_missing_host") else "skip"
+            self._open_stream()
         except Exception as exc:  # pylint: disable=broad-except  # bad configuration: disable, never break the play
-            self._display.warning("aifabric.acceptance.fleet_report is disabled: bad configuration: %s" % exc)
+            message = "aifabric.acceptance.fleet_report is disabled: bad configuration: %s" % exc
+            self._display.warning(message)
+            os.environ[STREAM_ERROR_ENV] = message      # the run_summary step says so and fails
+            os.environ.pop(STREAM_ENV, None)
             self.disabled = True
+
+    def _open_stream(self):
+        """The run-scoped record stream (a private 0700 directory) that run_summary reads too."""
+        if self.run_dir is not None:
+            return
+        self.run_dir = tempfile.mkdtemp(prefix="aifabric-run-%s-" % self.run_id[:8])
+        path = os.path.join(self.run_dir, "records.jsonl")
+        run = {"run_id": self.run_id, "started": self.started, "controller_pid": self.pid,
+               "output_dir": os.path.abspath(self.config["output_dir"]),
+               "check_mode": self._check_mode()}
+        self.collector.open_stream(path, run=run, config={"drift_pins": self.config["drift_pins"]})
+        os.environ[STREAM_ENV] = path       # inherited by the worker processes forked later
+        os.environ.pop(STREAM_ERROR_ENV, None)
+        atexit.register(self._at_exit)
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._wrap_signal(signum)
+
+    def _wrap_signal(self, signum):
+        previous = signal.getsignal(signum)
+
+        def on_signal(number, frame):
+            if os.getpid() == self.pid and not self.interrupted:
+                self.interrupted = signal.Signals(number).name
+                if number == signal.SIGTERM:    # Ansible re-raises SIGTERM with the default action: write first
+                    self._guarded_finish()
+            if callable(previous):
+                return previous(number, frame)
+            if number == signal.SIGINT:
+                raise KeyboardInterrupt()
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return None
+
+        signal.signal(signum, on_signal)
+
+    @staticmethod
+    def _check_mode():
+        return bool((context.CLIARGS or {}).get("check"))
 
     # ------------------------------------------------------------ helpers
 
@@ -202,6 +263,7 @@ class CallbackModule(CallbackBase):
 
     def _on_play_start(self, play):
         play_vars = play.get_vars() or {}
+        self.play_hosts = []
         if boolean(play_vars.get("fleet_report_disabled", False), strict=False):
             self.skip_report = True     # e.g. report.yml, which writes a report itself
         if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
@@ -217,20 +279,34 @@ class CallbackModule(CallbackBase):
             magic = manager.get_vars(play=play, include_hostvars=False)
             hosts = list(magic.get("ansible_play_hosts_all") or [])
             self.inventory_host_count = len((magic.get("groups") or {}).get("all") or [])
+        self.play_hosts = list(hosts)
         self.collector.target(hosts)
 
+    def _task_start(self, task):
+        uuid = str(getattr(task, "_uuid", id(task)))
+        self.task_started[uuid] = _now()
+        try:
+            self.task_run_once[uuid] = boolean(getattr(task, "run_once", False) or False, strict=True)
+        except TypeError:
+            self.task_run_once[uuid] = False     # a templated run_once: not known here
+
     def v2_playbook_on_task_start(self, task, is_conditional):
-        self.task_started[str(getattr(task, "_uuid", id(task)))] = _now()
+        self._guard("task start", self._task_start, task)
 
     def v2_playbook_on_handler_task_start(self, task):
-        self.task_started[str(getattr(task, "_uuid", id(task)))] = _now()
+        self._guard("handler start", self._task_start, task)
+
+    def _participants(self, uuid):
+        """A run_once task (a multi-node launch) acts for every host of its play."""
+        return self.play_hosts if self.task_run_once.get(uuid) and len(self.play_hosts) > 1 else None
 
     def v2_runner_on_ok(self, result):
         self._guard("task ok", self._on_ok, result)
 
     def _on_ok(self, result):
         host, uuid, name, data = self._parts(result)
-        self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid))
+        self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid),
+                               participants=self._participants(uuid))
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._guard("task failed", self._on_failed, result, ignore_errors)
@@ -238,7 +314,7 @@ class CallbackModule(CallbackBase):
     def _on_failed(self, result, ignore_errors):
         host, uuid, name, data = self._parts(result)
         self.collector.task_failed(host, uuid, name, data, ignore_errors=bool(ignore_errors),
-                                   started=self.task_started.get(uuid))
+                                   started=self.task_started.get(uuid), participants=self._participants(uuid))
 
     def v2_runner_on_unreachable(self, result):
         self._guard("host unreachable", self._on_unreachable, result)
@@ -255,31 +331,89 @@ class CallbackModule(CallbackBase):
         self.collector.task_skipped(host, uuid, name, data)
 
     def v2_playbook_on_stats(self, stats):
-        if self.disabled or self.skip_report:
+        if self.disabled:
             return
+        self._guarded_finish(stats)
+
+    def _at_exit(self):
+        """The run ended without v2_playbook_on_stats (Ctrl-C, a fatal error): keep what it measured."""
+        if os.getpid() != self.pid or self.disabled or self.finished:
+            return
+        if not self.interrupted:
+            self.interrupted = "aborted"
         try:
-            self._write(stats)
+            self._guarded_finish()
+        except KeyboardInterrupt:       # a second Ctrl-C after the report was written
+            pass
+
+    def _guarded_finish(self, stats=None):
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            if not self.skip_report:
+                self._write(stats)
         except Exception as exc:  # pylint: disable=broad-except
             self._display.warning("aifabric.acceptance.fleet_report could not write the report: %s" % exc)
             self._display.vvv(traceback.format_exc())
+        finally:
+            self._cleanup()
+
+    def _cleanup(self):
+        self.collector.close_stream()
+        if self.run_dir and os.environ.get(STREAM_ENV, "").startswith(self.run_dir + os.sep):
+            os.environ.pop(STREAM_ENV, None)
+        if self.run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            self.run_dir = None
+
+    def _collected(self):
+        """The collector as the stream file has it (the same view run_summary had), else in memory."""
+        path = self.collector.stream_path
+        if path and os.path.isfile(path):
+            try:
+                return fleet.Collector.load(path)
+            except OSError as exc:
+                self._display.warning("aifabric.acceptance.fleet_report: cannot read %s (%s): using memory" % (path, exc))
+        return self.collector
 
     def _write(self, stats):
+        collected = self._collected()
+        if not collected.hosts_targeted:
+            self._display.warning(
+                "aifabric.acceptance.fleet_report: no host was targeted (the inventory, --limit or the plays' "
+                "host pattern matched nothing): no report and no history row written")
+            return
         per_host = {}
         for host in sorted(getattr(stats, "processed", {}) or {}):
             per_host[host] = stats.summarize(host)
         custom = fleet.plain(getattr(stats, "custom", {}) or {})
+        check_mode = self._check_mode()
+        extra = {"interrupted": bool(self.interrupted)}
+        if self.interrupted:
+            extra["interrupt_reason"] = self.interrupted
         run = fleet.run_metadata(
-            self.run_id, self.started, _now(), self.collector.hosts_targeted,
+            self.run_id, self.started, _now(), collected.hosts_targeted,
             inventory_host_count=self.inventory_host_count, playbooks=self.playbooks,
             ansible_version=ANSIBLE_VERSION, ansible_stats=per_host, set_stats=custom,
-            check_mode=bool((context.CLIARGS or {}).get("check")),
-        )
-        report = fleet.build_report(self.collector.records(), run, self.config)
+            check_mode=check_mode, **extra)
+        config = dict(collected.config)
+        config["drift_pins"] = self.config["drift_pins"]
+        report = fleet.build_report(collected.records(), run, config)
+        report["problems"].extend(collected.problems)
+        self._display.banner("FLEET REPORT (INTERRUPTED: the records measured so far)" if self.interrupted
+                             else "FLEET REPORT")
+        if check_mode:
+            for warning in report["problems"]:
+                self._display.warning("aifabric.acceptance.fleet_report: %s" % warning)
+            for line in fleet.console_lines(report["summary"]):
+                self._display.display(line)
+            self._display.display("  check mode: no report, no history row written")
+            return
         out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],
                             history_db=self.config["history_db"])
         for warning in out["warnings"] + report["problems"]:
             self._display.warning("aifabric.acceptance.fleet_report: %s" % warning)
         shown = out["files"].get("html") or out["files"].get("md") or out["dir"]
-        self._display.banner("FLEET REPORT")
         for line in fleet.console_lines(report["summary"], shown):
             self._display.display(line)

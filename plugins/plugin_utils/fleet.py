@@ -39,6 +39,9 @@ UNREACHABLE_CHECK = "env.reachable"
 TASK_CHECK = "env.task"             # a failed task that returned no records
 REASON_MAX = 600
 NO_HOST = "(no host)"
+STREAM_ENV = "AIFABRIC_RUN_STREAM"               # set by the callback: path of the run's record stream
+STREAM_ERROR_ENV = "AIFABRIC_RUN_STREAM_ERROR"   # set by the callback when its configuration is bad
+ENABLE_LINE = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
 
 
 # ---------------------------------------------------------------- records in
@@ -80,9 +83,10 @@ def normalize(record, host, started=None, task_name=None):
     is never silently dropped: a broken module must show in the report).
     """
     rec = plain(record)
+    host = host if isinstance(host, str) and host else None
     if not isinstance(rec, dict):
         return results.error(TASK_CHECK, "task %r returned a result record that is not a mapping" % (task_name or "?"),
-                             host=host, raw=json.dumps(rec, default=str), started=started)
+                             host=host or NO_HOST, raw=json.dumps(rec, default=str), started=started)
     if not rec.get("host"):
         rec["host"] = host
     problems = results.validate(rec)
@@ -90,7 +94,7 @@ def normalize(record, host, started=None, task_name=None):
         check = rec.get("check") if isinstance(rec.get("check"), str) and results.CHECK_RE.match(rec["check"]) else TASK_CHECK
         return results.error(
             check, _shorten("task %r returned an invalid result record: %s" % (task_name or "?", "; ".join(problems))),
-            host=rec.get("host") if isinstance(rec.get("host"), str) else host,
+            host=(rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else host) or NO_HOST,
             target=rec.get("target") if isinstance(rec.get("target"), str) else None,
             raw=json.dumps(rec, sort_keys=True, default=str), started=started)
     out = {}
@@ -148,79 +152,167 @@ def _raw(result):
 
 
 class Collector:
-    """Collects records per (host, task uuid) as task results arrive, in any order.
+    """Records by (host, task uuid) as task results arrive, in any order.
 
     Feed it plain values (host name, task uuid/name, result dict); ask it for
     :meth:`records`: every collected record, plus an ``error`` record for each failed
     or unreachable host, plus a record for each targeted host that produced nothing,
     so the report's host count always equals the number of hosts targeted.
+
+    With :meth:`open_stream`, every change is also appended to a run-scoped JSON-lines
+    file as it happens (one line per task result, written with one ``write``), and
+    :meth:`load` rebuilds the same collector from that file: the one record path that
+    both the ``run_summary`` step (set_stats) and the report read.
     """
 
     def __init__(self, missing_status="error"):
         self.missing_status = missing_status
         self.hosts_targeted = []
+        self.run = {}                # what the stream's first line says about the run
+        self.config = {}             # analysis config from the stream (required_checks, ...)
+        self.problems = []           # lines of a stream that could not be read
         self._targeted = set()
         self._by_key = {}            # (host, task uuid) -> [records]
         self._unreachable = {}       # host -> error record (first unreachable task)
         self._events = {}            # host -> {"ok": n, "failed": n, ...}
+        self._stream = None          # file descriptor of the stream, when open
+        self.stream_path = None
+
+    # stream
+    def open_stream(self, path, run=None, config=None):
+        """Create the stream file (new, mode 0600, never through a symlink) and write the run line."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        self._stream = os.open(path, flags, 0o600)
+        self.stream_path = path
+        self._apply({"e": "run", "run": plain(run or {}), "config": plain(config or {}),
+                     "missing_status": self.missing_status})
+
+    def close_stream(self):
+        if self._stream is not None:
+            os.close(self._stream)
+            self._stream = None
+
+    @classmethod
+    def load(cls, path):
+        """A collector rebuilt from a stream file. A line that cannot be read (the last line of a
+        run killed mid-write) is skipped and named in :attr:`problems`. Raises OSError."""
+        out = cls()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    out._apply(entry, log=False)
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                    out.problems.append("%s line %d unreadable (%s): skipped" % (path, number, exc))
+        return out
+
+    def _apply(self, entry, log=True):
+        kind = entry["e"]
+        if kind == "run":
+            self.run.update(entry.get("run") or {})
+            self.config.update(entry.get("config") or {})
+            self.missing_status = entry.get("missing_status") or self.missing_status
+        elif kind == "config":
+            for key, value in (entry.get("config") or {}).items():
+                if isinstance(value, dict) and isinstance(self.config.get(key), dict):
+                    self.config[key] = dict(self.config[key], **value)
+                else:
+                    self.config[key] = value
+        elif kind == "target":
+            for host in entry["hosts"]:
+                host = str(host)
+                if host not in self._targeted:
+                    self._targeted.add(host)
+                    self.hosts_targeted.append(host)
+        elif kind == "task":
+            host = str(entry["host"])
+            counts = self._events.setdefault(host, {})
+            counts[entry["kind"]] = counts.get(entry["kind"], 0) + 1
+            records = entry.get("records") or []
+            if records:     # records read back from a file are checked again (never trusted as is)
+                self._by_key.setdefault((host, str(entry["task"])), []).extend(
+                    records if log else [normalize(r, host) for r in records])
+            if entry.get("unreachable") and host not in self._unreachable:
+                self._unreachable[host] = entry["unreachable"] if log else normalize(entry["unreachable"], host)
+        else:
+            raise ValueError("unknown stream entry %r" % (kind,))
+        if log and self._stream is not None:
+            line = (json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+            os.write(self._stream, line)     # one write of an O_APPEND fd: lines never interleave
+
+    def set_config(self, **config):
+        """Add analysis config (e.g. required_checks) to the run, through the stream when open."""
+        self._apply({"e": "config", "config": plain(config)})
 
     # hosts
     def target(self, hosts):
         """Add hosts a play targets (the union over plays and serial batches)."""
-        for host in hosts:
-            host = str(host)
-            if host not in self._targeted:
-                self._targeted.add(host)
-                self.hosts_targeted.append(host)
+        new = [str(h) for h in hosts if str(h) not in self._targeted]
+        if new:
+            self._apply({"e": "target", "hosts": list(dict.fromkeys(new))})
 
-    def _event(self, host, kind):
-        counts = self._events.setdefault(host, {})
-        counts[kind] = counts.get(kind, 0) + 1
+    def _task(self, host, task_uuid, kind, records=None, unreachable=None):
+        entry = {"e": "task", "host": host, "task": str(task_uuid), "kind": kind}
+        if records:
+            entry["records"] = records
+        if unreachable:
+            entry["unreachable"] = unreachable
+        self._apply(entry)
 
-    def _add(self, host, task_uuid, records):
-        self._by_key.setdefault((host, str(task_uuid)), []).extend(records)
+    @staticmethod
+    def _on_behalf(records, participants):
+        """Records of a run_once task are on behalf of every host of its play (as Ansible applies a
+        run_once result to all of them): a multi-node run's record names them in ``params.hosts``."""
+        if participants:
+            for rec in records:
+                params = rec.setdefault("params", {})
+                if not params.get("hosts"):
+                    params["hosts"] = [str(h) for h in participants]
+        return records
 
     # events
-    def task_ok(self, host, task_uuid, task_name, result, started=None):
-        self._event(host, "ok")
+    def task_ok(self, host, task_uuid, task_name, result, started=None, participants=None):
         records, _failed = extract_records(result, host, started, task_name)
-        self._add(host, task_uuid, records)
+        self._task(host, task_uuid, "ok", self._on_behalf(records, participants))
 
-    def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None):
+    def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None):
         """A failed task keeps its records; without records it is an ``env.task`` error
         (unless ignore_errors: then it is not a host error)."""
-        self._event(host, "ignored" if ignore_errors else "failed")
         records, failed_items = extract_records(result, host, started, task_name)
-        self._add(host, task_uuid, records)
+        records = self._on_behalf(records, participants)
         if ignore_errors:
+            self._task(host, task_uuid, "ignored", records)
             return
         if not records:
             msg = failure_message(result)
             if failed_items:
                 msg = "%d loop item(s) failed: %s" % (len(failed_items), failure_message(failed_items[0]))
-            self._add(host, task_uuid, [results.error(
+            records = [results.error(
                 TASK_CHECK, _shorten("task %r failed: %s" % (task_name, msg)), host=host,
-                target=task_name or None, raw=_raw(result), params={"task": task_name}, started=started)])
+                target=task_name or None, raw=_raw(result), params={"task": task_name}, started=started)]
         elif failed_items:
-            self._add(host, task_uuid, [results.error(
+            records = records + [results.error(
                 TASK_CHECK, _shorten("task %r: %d loop item(s) failed without results: %s" % (
                     task_name, len(failed_items), failure_message(failed_items[0]))),
                 host=host, target=task_name or None, raw=_raw(failed_items[0]),
-                params={"task": task_name}, started=started)])
+                params={"task": task_name}, started=started)]
+        self._task(host, task_uuid, "failed", records)
 
     def task_unreachable(self, host, task_uuid, task_name, result, started=None):
-        self._event(host, "unreachable")
-        if host in self._unreachable:
-            return
-        self._unreachable[host] = results.error(
-            UNREACHABLE_CHECK, _shorten("host unreachable at task %r: %s" % (task_name, failure_message(result))),
-            host=host, raw=_raw(result), params={"task": task_name}, started=started)
+        record = None
+        if host not in self._unreachable:
+            record = results.error(
+                UNREACHABLE_CHECK, _shorten("host unreachable at task %r: %s" % (task_name, failure_message(result))),
+                host=host, raw=_raw(result), params={"task": task_name}, started=started)
+        self._task(host, task_uuid, "unreachable", unreachable=record)
 
     def task_skipped(self, host, task_uuid, task_name, result=None):
-        self._event(host, "skipped")
+        records = []
         if isinstance(result, dict):     # a loop with every item skipped may still carry records
             records, _failed = extract_records(result, host, None, task_name)
-            self._add(host, task_uuid, records)
+        self._task(host, task_uuid, "skipped", records)
 
     # out
     def records(self):
@@ -233,12 +325,43 @@ class Collector:
         return out
 
 
+def _participants(records):
+    """host -> the records of multi-node runs it took part in without owning them (``params.hosts``)."""
+    out = {}
+    for rec in records:
+        hosts = (rec.get("params") or {}).get("hosts") if isinstance(rec.get("params"), dict) else None
+        if isinstance(hosts, list):
+            for host in hosts:
+                if isinstance(host, str) and host != rec.get("host"):
+                    out.setdefault(host, []).append(rec)
+    return out
+
+
 def missing_host_records(records, hosts, status="error", events=None):
-    """A record for each host of ``hosts`` that has no record at all."""
+    """A record for each host of ``hosts`` that has no record at all.
+
+    A host named in the ``params.hosts`` of another host's record (a multi-node run launched
+    elsewhere) is accounted for by an ``env.coverage`` record that says so: ``pass`` when every
+    such run passed, ``skip`` when they all skipped, else ``warn`` (a failing collective does not
+    say which of its hosts is bad).
+    """
     seen = set(r.get("host") for r in records)
+    took_part = _participants(records)
     out = []
     for host in hosts or []:
         if host in seen:
+            continue
+        runs = took_part.get(host)
+        if runs:
+            statuses = set(r.get("status") for r in runs)
+            derived = "pass" if statuses == {"pass"} else ("skip" if statuses == {"skip"} else "warn")
+            names = ", ".join(sorted(set("%s (%s)" % (r.get("check"), r.get("status")) for r in runs)))
+            launchers = ", ".join(sorted(set(str(r.get("host")) for r in runs)))
+            reason = _shorten("no record of its own: took part in the multi-node run(s) launched from %s: %s; "
+                              "their records belong to the launcher" % (launchers, names))
+            out.append(results.make(MISSING_CHECK, derived, reason=reason, host=host,
+                                    facts={"launchers": sorted(set(str(r.get("host")) for r in runs))}))
+            seen.add(host)
             continue
         counts = (events or {}).get(host) or {}
         what = ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items())) or "no task ran on it"
@@ -431,29 +554,46 @@ def build_report(records, run, config=None, analyses=None):
 def publish(report, output_dir=None, dest=None, formats=None, history_db=None, check_mode=False):
     """Append the run to the history store (when history_db is set) and write the report files.
 
-    Files go into ``dest`` when given, else into a new ``<output_dir>/<UTC stamp>-<run id>/``
-    with ``<output_dir>/latest`` pointing at it. A broken history store is a warning, not a
-    lost report. In check mode nothing is stored or written (the history transaction is
-    rolled back), but ``changed`` still says which files would change.
+    Files go into ``dest`` when given (each file replaced atomically), else into a new
+    ``<output_dir>/<UTC stamp>-<run id>/`` written as a whole (a hidden temporary directory
+    renamed into place), then ``<output_dir>/latest`` is pointed at it, last. SIGINT/SIGTERM
+    are held while this runs, and a report that could not be written takes its new history
+    row out again: a run is either stored and written completely, or not at all. A broken
+    history store is a warning, not a lost report. In check mode nothing is stored or
+    written (the history is only read), but ``changed`` still says which files would change.
     Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
     """
     warnings = []
     report["history"] = {"db": None, "deltas": []}
-    if history_db:
+    with render.deferred_interrupts():
+        stored = False
+        if history_db:
+            try:
+                deltas = history.record_run(history_db, report["run"], report["records"], dry_run=check_mode)
+                report["history"] = {"db": os.path.abspath(history_db), "deltas": deltas}
+                stored = not check_mode and not dest
+            except history.HistoryError as exc:
+                report["history"] = {"db": None, "deltas": [], "error": str(exc)}
+                warnings.append(str(exc))
+        if dest:
+            directory = os.path.abspath(dest)
+        else:
+            directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
+        report["run"]["report_dir"] = directory
         try:
-            deltas = history.record_run(history_db, report["run"], report["records"], dry_run=check_mode)
-            report["history"] = {"db": os.path.abspath(history_db), "deltas": deltas}
-        except history.HistoryError as exc:
-            report["history"] = {"db": None, "deltas": [], "error": str(exc)}
-            warnings.append(str(exc))
-    if dest:
-        directory = os.path.abspath(dest)
-    else:
-        directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
-    report["run"]["report_dir"] = directory
-    files, changed = render.write_report(report, directory, formats, check_mode=check_mode)
-    if not dest and not check_mode:
-        render.point_latest(os.path.abspath(output_dir), directory)
+            if dest or check_mode:
+                files, changed = render.write_report(report, directory, formats, check_mode=check_mode)
+            else:
+                files, changed = render.write_report_dir(report, directory, formats)
+        except BaseException:
+            if stored:
+                try:
+                    history.forget_run(history_db, report["run"]["run_id"])
+                except history.HistoryError:
+                    pass
+            raise
+        if not dest and not check_mode:
+            render.point_latest(os.path.abspath(output_dir), directory)
     return {"dir": directory, "files": files, "changed": changed, "warnings": warnings}
 
 
@@ -474,6 +614,80 @@ def reanalyze(data, config=None, analyses=None):
     Analysis records and findings of the earlier analysis are dropped first, so the
     result is the same however often it is re-analysed.
     """
-    records = [normalize(r, r.get("host") if isinstance(r, dict) else None) for r in data["records"]]
+    records = [normalize(r, r.get("host") if isinstance(r, dict) and isinstance(r.get("host"), str) else None,
+                         task_name="results.json") for r in data["records"]]
     run = plain(data["run"])
     return build_report(records, run, config, analyses)
+
+
+# ---------------------------------------------------------------- the run summary step
+
+
+class RunSummaryError(Exception):
+    """The run summary cannot be made (no callback, no host targeted); the message says how to fix it."""
+
+
+def stream_path(environ=None, parent_pid=None):
+    """The record stream of the running ansible-playbook, or RunSummaryError saying how to enable it."""
+    environ = os.environ if environ is None else environ
+    if environ.get(STREAM_ERROR_ENV):
+        raise RunSummaryError(environ[STREAM_ERROR_ENV])
+    path = environ.get(STREAM_ENV)
+    if not path or not os.path.isfile(path):
+        raise RunSummaryError(
+            "the aifabric.acceptance.fleet_report callback is not enabled, so this run has no report and no "
+            "verdict (ansible.cfg is only read from the current directory or ANSIBLE_CONFIG). Enable it and "
+            "run again: %s ansible-playbook ..." % ENABLE_LINE)
+    return path
+
+
+def append_config(path, **config):
+    """Add analysis config (required_checks, ...) to a run's stream from another process."""
+    line = (json.dumps({"e": "config", "config": plain(config)}, sort_keys=True, separators=(",", ":")) + "\n")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def check_required(required):
+    """required_checks as {host or "*": [check glob, ...]}; raises ValueError naming what is wrong."""
+    if required is None:
+        return {}
+    if not isinstance(required, dict):
+        raise ValueError("required_checks must be a mapping of host (or \"*\") to a list of check globs, got %r"
+                         % (required,))
+    out = {}
+    for host, globs in required.items():
+        if isinstance(globs, str):
+            globs = [globs]
+        if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g for g in globs):
+            raise ValueError("required_checks[%r] must be a list of check globs (e.g. [gpu.*, nccl.*]), got %r"
+                             % (host, globs))
+        out[str(host)] = sorted(set(globs))
+    return out
+
+
+def run_summary(path, required_checks=None, max_hosts=20):
+    """The verdict of the running playbook so far, from its record stream: (report, collector).
+
+    Stores ``required_checks`` in the stream first, so the callback's report at the end of the
+    run uses the same configuration: both run the same :func:`build_report` on the same
+    records. Raises RunSummaryError when no host was targeted.
+    """
+    required = check_required(required_checks)
+    if required:
+        append_config(path, required_checks=required)
+    collected = Collector.load(path)
+    if not collected.hosts_targeted:
+        raise RunSummaryError(
+            "no host was targeted: the inventory has no host in the plays' host pattern (a wrong -i path, "
+            "an empty group, or a --limit that matches nothing), so there is nothing to report. "
+            "Give an inventory with the hosts, e.g.: ansible-playbook -i inventories/example-fleet ... "
+            "(or: make acceptance INVENTORY=inventories/example-fleet)")
+    run = dict(collected.run)
+    run.setdefault("ended", run.get("started"))
+    report = build_report(collected.records(), run, dict(collected.config))
+    report["problems"].extend(collected.problems)
+    return report, collected

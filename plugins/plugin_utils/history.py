@@ -21,6 +21,7 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 
 BUSY_TIMEOUT_S = 60.0
 SCHEMA = (
@@ -170,14 +171,56 @@ def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False):
     and a store that does not exist yet is not created.
     Raises HistoryError when the store cannot be written.
     """
-    if dry_run and not os.path.exists(path):
-        return []
+    if dry_run:
+        return _dry_deltas(path, run, records, timeout_s)
     try:
         conn = connect(path, timeout_s)
     except (sqlite3.Error, OSError) as exc:
         raise HistoryError("cannot open history store %s: %s" % (path, exc)) from exc
     try:
         return _retry(lambda: _write(conn, run, records, dry_run), timeout_s)
+    except sqlite3.Error as exc:
+        raise HistoryError("cannot write history store %s: %s" % (path, exc)) from exc
+    finally:
+        conn.close()
+
+
+def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
+    """The deltas record_run would return, from a read-only connection (check mode: the store,
+    its directory and its WAL files are left exactly as they are; a missing store gives [])."""
+    if not os.path.isfile(path):
+        return []
+    try:
+        conn = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path)), uri=True,
+                               timeout=timeout_s, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise HistoryError("cannot open history store %s read-only: %s" % (path, exc)) from exc
+    try:
+        row = conn.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
+        seq = row[0] if row else (conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0])
+        return _deltas(conn, seq, run.get("started") or "", records)
+    except sqlite3.Error as exc:
+        raise HistoryError("cannot read history store %s: %s" % (path, exc)) from exc
+    finally:
+        conn.close()
+
+
+def forget_run(path, run_id, timeout_s=BUSY_TIMEOUT_S):
+    """Remove one run (and its records) from the store: undoes record_run when its report could not be written."""
+    try:
+        conn = connect(path, timeout_s)
+    except (sqlite3.Error, OSError) as exc:
+        raise HistoryError("cannot open history store %s: %s" % (path, exc)) from exc
+    try:
+        def delete():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        _retry(delete, timeout_s)
     except sqlite3.Error as exc:
         raise HistoryError("cannot write history store %s: %s" % (path, exc)) from exc
     finally:

@@ -13,13 +13,18 @@ Controller-only (plugin_utils), no Ansible types.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import html
 import json
 import math
 import os
 import re
+import shutil
+import signal
 import statistics
+import tempfile
+import threading
 import xml.etree.ElementTree as ET
 
 from jinja2 import Environment
@@ -41,6 +46,44 @@ _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 
 
 # ---------------------------------------------------------------- files
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Hold SIGINT and SIGTERM while the block runs, then deliver them (main thread only).
+
+    Writing a report and its history row is one step for the user: a Ctrl-C that lands in
+    the middle takes effect right after it (as KeyboardInterrupt, or the earlier handler),
+    never half way.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = {}
+
+    def hold(signum, _frame):
+        held.append(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[signum] = signal.signal(signum, hold)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        if held:
+            signum = held[0]
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, None)
+            elif handler != signal.SIG_IGN:
+                if signum == signal.SIGINT:
+                    raise KeyboardInterrupt()
+                os.kill(os.getpid(), signum)
 
 
 def write_atomic(path, text):
@@ -110,6 +153,26 @@ def write_report(report, directory, formats=None, check_mode=False):
         changed.append(fmt)
         if not check_mode:
             write_atomic(path, text)
+    return files, changed
+
+
+def write_report_dir(report, directory, formats=None):
+    """Write a NEW report directory atomically: every file goes into a hidden temporary
+    directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
+    run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
+    parent = os.path.dirname(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".%s.tmp-" % os.path.basename(directory), dir=parent)
+    try:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)       # as a plain mkdir would make it (mkdtemp makes 0700)
+        _files, changed = write_report(report, tmp, formats)
+        os.rename(tmp, directory)           # atomic; fails rather than merge into an existing directory
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    files = dict((fmt, os.path.join(directory, FORMATS[fmt])) for fmt in formats or list(FORMATS))
     return files, changed
 
 

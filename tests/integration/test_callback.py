@@ -125,13 +125,20 @@ def test_html_escapes_tool_text(first_run):
     assert "&lt;script&gt;alert(1)&lt;/script&gt; kernel too old" in page
 
 
-def test_set_stats_summary_is_kept(first_run):
+def test_set_stats_summary_is_the_reports_verdict(first_run):
+    """One record path, one verdict: the run_summary step (set_stats, what AWX shows) and results.json agree
+    on every host (before: the set_stats filter summarised a hand-collected subset of the records and said
+    ['dead', 'node4'] while the report failed node2 and node3 too)."""
     data = json.loads(load(first_run[1], "results.json"))
-    summary = data["run"]["set_stats"]["_run"]["test_summary"]
-    # the playbook summarised the probe records only; hosts without them are errors
-    assert summary["hosts_total"] == 5
-    assert summary["failed_hosts"] == ["dead", "node4"]
-    assert summary["counts"] == {"pass": 5, "warn": 1, "fail": 0, "skip": 0, "error": 2}
+    stats = data["run"]["set_stats"]["_run"]
+    summary = stats["test_summary"]
+    assert stats["test_hosts"] == dict((h["host"], h["status"]) for h in data["summary"]["hosts"])
+    assert sorted(stats["test_hosts"]) == HOSTS
+    for key in ("worst_status", "counts", "records_total", "hosts_total", "hosts_by_status"):
+        assert summary[key] == data["summary"][key], key
+    assert summary["failed_hosts_total"] == len(data["summary"]["failed_hosts"])
+    assert sorted(summary["failed_hosts"]) == sorted(data["summary"]["failed_hosts"]) == ["dead", "node2", "node3", "node4"]
+    assert summary["report_dir"] == first_run[1]
 
 
 def test_second_run_shows_changes_since_the_first(env, first_run):
@@ -168,11 +175,45 @@ def test_report_playbook_reanalyses_idempotently(env, first_run):
     assert sorted(os.listdir(str(report_dir))) == sorted(before + ["reanalysed"])   # the callback wrote no run
 
 
-def test_bad_configuration_disables_the_callback_without_failing_the_play(env, tmp_path):
+def test_bad_configuration_disables_the_callback_and_the_summary_step_says_why(env, tmp_path):
     proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS="[not json"), tmp_path, "fleet_report.yml", "--limit", "node1")
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert "aifabric.acceptance.fleet_report is disabled: bad configuration" in proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]      # the summary step failed
+    out = proc.stdout + proc.stderr
+    assert "aifabric.acceptance.fleet_report is disabled: bad configuration" in out
+    assert "bad configuration: drift_pins is not JSON" in out.split("Summarise the run")[-1]   # ... and at that step
     assert "FLEET REPORT:" not in proc.stdout and os.listdir(str(tmp_path)) == []
+
+
+def test_without_the_callback_the_summary_step_fails_with_the_line_that_enables_it(env, tmp_path):
+    """Before: a run without the callback (an installed collection run from outside the repo) exited 0
+    with no report and said nothing."""
+    cfg = tmp_path / "outside.cfg"
+    cfg.write_text("[defaults]\nhost_key_checking = False\n")     # an ansible.cfg that is not the repo's
+    bare = dict(env, ANSIBLE_CONFIG=str(cfg))
+    bare.pop("ANSIBLE_CALLBACKS_ENABLED")
+    proc = run_playbook(bare, tmp_path, "fleet_report.yml", "--limit", "node1")
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report" in proc.stdout + proc.stderr
+    assert os.listdir(str(tmp_path)) == ["outside.cfg"]
+
+
+def test_a_run_that_targets_no_host_fails_and_writes_nothing(env, tmp_path):
+    """Before: a typo in the inventory path exited 0 and wrote a 'SKIP - 0 hosts' report, latest and history."""
+    env = dict(env, AIFABRIC_REPORT_DIR=str(tmp_path))
+    argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "no-such-inventory"), "fleet_report.yml"]
+    proc = subprocess.run(argv, env=env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
+    out = proc.stdout + proc.stderr
+    assert "no host was targeted" in out and "-i inventories/example-fleet" in out
+    assert os.listdir(str(tmp_path)) == []                                    # no report, no latest, no history
+
+
+def test_check_mode_writes_nothing(env, tmp_path):
+    """Before: -C wrote a report directory, latest and a history row."""
+    proc = run_playbook(env, tmp_path, "fleet_report.yml", "-C", "--limit", "node1,node3")
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]     # node3's failing task
+    assert "FLEET REPORT:" in proc.stdout and "check mode: no report, no history row written" in proc.stdout
+    assert os.listdir(str(tmp_path)) == []
 
 
 def test_pins_from_the_environment_and_limit(env, tmp_path):

@@ -1,0 +1,82 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action behind the aifabric.acceptance.run_summary module: the verdict of the running playbook."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.aifabric.acceptance.plugins.filter.confirmation_rounds import confirmation_rounds
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+
+REQUIRED_VAR = "aifabric_required_checks"
+
+ARGUMENT_SPEC = {
+    "required_checks": {"type": "dict", "default": {}},
+    "max_hosts": {"type": "int", "default": 20},
+    "confirm_hosts": {"type": "list", "elements": "str"},
+    "confirm_per_suspect": {"type": "int", "default": 2},
+    "confirm_check": {"type": "str"},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def _host_required(self, task_vars, hosts):
+        """The aifabric_required_checks host variable of every targeted host that sets it."""
+        hostvars = task_vars.get("hostvars") or {}
+        out = {}
+        for host in hosts:
+            try:
+                value = hostvars[host].get(REQUIRED_VAR) if host in hostvars else None
+            except Exception as exc:  # pylint: disable=broad-except  # an undefined template names the host
+                raise AnsibleActionFail("cannot read %s of %s: %s" % (REQUIRED_VAR, host, exc)) from exc
+            if value:
+                out[host] = value
+        return out
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if args["max_hosts"] < 1 or args["confirm_per_suspect"] < 1:
+            raise AnsibleActionFail("max_hosts and confirm_per_suspect must be at least 1")
+        try:
+            path = fleet.stream_path()
+            targeted = fleet.Collector.load(path).hosts_targeted
+            required = dict(self._host_required(task_vars, targeted))
+            required.update(args["required_checks"] or {})
+            report, collected = fleet.run_summary(path, required_checks=required)
+        except fleet.RunSummaryError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
+        except ValueError as exc:
+            raise AnsibleActionFail("run_summary: %s" % exc) from exc
+        except OSError as exc:
+            raise AnsibleActionFail("run_summary: cannot read the run's record stream: %s" % exc) from exc
+        run = collected.run
+        report_dir = None
+        if not run.get("check_mode") and run.get("output_dir"):
+            report_dir = os.path.join(run["output_dir"], render.run_dir_name(run))
+        for problem in report["problems"]:
+            self._display.warning("aifabric.acceptance.run_summary: %s" % problem)
+        result.update(
+            changed=False,
+            run_id=run.get("run_id"),
+            report_dir=report_dir,
+            required_checks=collected.config.get("required_checks") or {},
+            summary=fleet.compact_summary(report["summary"], max_hosts=args["max_hosts"], report_dir=report_dir),
+            hosts={h["host"]: h["status"] for h in report["summary"]["hosts"]},
+            results=[],
+        )
+        if args["confirm_hosts"] is not None:
+            measured = fleet.strip_analysis(report["records"])
+            result["confirmation_rounds"] = confirmation_rounds(
+                measured, args["confirm_hosts"], per_suspect=args["confirm_per_suspect"], check=args["confirm_check"])
+        return result
