@@ -1,0 +1,339 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The program every pod of the Kubernetes path runs, inside the USER's image (private).
+
+It travels in the run's ConfigMap next to the collection's own module_utils files
+(env probe, parsers, results) laid out as their package tree under ``LIB``, so the
+pod runs the very same code the SSH path runs; the image only needs ``python3``
+(3.6+) besides the tools under test. Commands::
+
+    python3 aifabric_k8s_entry.py env   --spec JSON   # env_probe.probe() -> one RECORDS line
+    python3 aifabric_k8s_entry.py run   --spec JSON   # tool argvs, each output framed by markers
+    python3 aifabric_k8s_entry.py sshd  --spec JSON   # worker of the no-operator multi-node path
+    python3 aifabric_k8s_entry.py indexed --spec JSON # Indexed Job pod: index 0 launches, the others serve sshd
+
+``run`` frames the output of each step as the tool printed it (pod log text = tool
+text), so the controller cuts the log at the markers and hands each piece to the
+same parser as the SSH path::
+
+    AIFABRIC_BEGIN <label>
+    ...the tool's stdout and stderr...
+    AIFABRIC_END <label> {"rc": 0, "timed_out": false, "attempts": 1, "elapsed_s": 12.3}
+
+A ``run`` spec may first wait until peer hosts resolve and answer on a TCP port
+(``wait_hosts``/``wait_port``/``wait_s``: rank 0 of an MPI launch waits for every
+worker's sshd), retry a step while its failure is perftest's "cannot connect yet"
+(``retry_until_s``), and keep a TCP port open while it runs (``alive_port``), which
+the ``sshd`` workers watch to know when to stop. Every process has a timeout and is
+killed on every path. Standard library only; imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+LIB = "/opt/aifabric/lib"          # where the ConfigMap lays out ansible_collections/aifabric/acceptance/...
+BEGIN = "AIFABRIC_BEGIN "
+END = "AIFABRIC_END "
+RECORDS = "AIFABRIC_RECORDS "
+NOTE = "AIFABRIC_NOTE "
+KILL_GRACE_S = 5
+
+
+def say(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+class _Run(object):
+    """runner.Run-like outcome of one process (rc, stdout, stderr, elapsed_s, output)."""
+
+    def __init__(self, argv, rc, stdout, stderr, elapsed_s, timed_out=False):
+        self.argv = argv
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        self.elapsed_s = elapsed_s
+        self.timed_out = timed_out
+
+    @property
+    def output(self):
+        if self.stderr:
+            sep = "\n" if self.stdout and not self.stdout.endswith("\n") else ""
+            return (self.stdout or "") + sep + self.stderr
+        return self.stdout or ""
+
+
+_CHILDREN = set()
+
+
+def run_argv(argv, timeout_s, merge=False, env=None):
+    """Run one argv with a timeout (its process group killed on timeout or interrupt)."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    except OSError as exc:
+        return _Run(argv, 127, "", "%s: %s\n" % (argv[0], exc), time.monotonic() - t0)
+    _CHILDREN.add(proc)
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(proc)
+        out, err = proc.communicate()
+    finally:
+        _CHILDREN.discard(proc)
+    return _Run(argv, proc.returncode, (out or b"").decode("utf-8", "replace"),
+                (err or b"").decode("utf-8", "replace"), time.monotonic() - t0, timed_out)
+
+
+def _kill(proc):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            return
+        try:
+            proc.wait(KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _on_signal(signum, _frame):
+    for proc in list(_CHILDREN):
+        _kill(proc)
+    say(NOTE + json.dumps({"interrupted_by_signal": signum}))
+    sys.exit(128 + signum)
+
+
+# --------------------------------------------------------------------------- env
+
+def cmd_env(spec):
+    """Run the collection's env probe (module_utils/env_probe.py) in this container; print its records."""
+    sys.path.insert(0, spec.get("lib") or LIB)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
+
+    def runner(argv, timeout_s):
+        run = run_argv(argv, timeout_s, env=dict(os.environ, LC_ALL="C", LANG="C"))
+        if run.timed_out:
+            from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
+            raise ToolTimeout("%s timed out after %ss" % (argv[0], timeout_s),
+                              rc=run.rc, stdout_tail=run.stdout[-2000:], stderr_tail=run.stderr[-2000:])
+        return run
+
+    host = env_probe.Host(run=runner, which=shutil.which, executable=sys.executable)
+    records = env_probe.probe(host, spec.get("params") or {})
+    say(RECORDS + json.dumps(records, sort_keys=True))
+    return 0
+
+
+# --------------------------------------------------------------------------- run
+
+def wait_for_peers(hosts, port, wait_s):
+    """Block until every host resolves and accepts a TCP connection on port; returns the missing ones."""
+    deadline = time.monotonic() + wait_s
+    missing = list(hosts)
+    while missing and time.monotonic() < deadline:
+        for host in list(missing):
+            try:
+                with socket.create_connection((host, port), timeout=2):
+                    missing.remove(host)
+            except (OSError, socket.error):
+                pass
+        if missing:
+            time.sleep(1)
+    return missing
+
+
+def _retryable(text):
+    """perftest's 'cannot reach the server yet' (the parser's 'connect' kind, as on the SSH path)."""
+    try:
+        sys.path.insert(0, LIB)
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+        parsed = perftest.parse(text)
+    except Exception:  # pylint: disable=broad-except
+        return False
+    return not parsed["rows"] and parsed["error_kind"] == "connect"
+
+
+def run_step(step):
+    deadline = time.monotonic() + float(step.get("retry_until_s") or 0)
+    attempts = 0
+    while True:
+        attempts += 1
+        run = run_argv(step["argv"], float(step.get("timeout_s") or 600), merge=True)
+        if run.timed_out or run.rc == 0 or not step.get("retry_until_s"):
+            break
+        if time.monotonic() + float(step.get("retry_delay_s") or 1) >= deadline or not _retryable(run.output):
+            break
+        time.sleep(float(step.get("retry_delay_s") or 1))
+    return run, attempts
+
+
+def _alive(port, stop):
+    """Accept (and drop) connections on port until stop is set: workers poll it."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("0.0.0.0", port))
+    server.listen(64)
+    server.settimeout(0.5)
+    while not stop.is_set():
+        try:
+            conn, _addr = server.accept()
+            conn.close()
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    server.close()
+
+
+def cmd_run(spec):
+    stop = threading.Event()
+    alive = None
+    if spec.get("alive_port"):
+        alive = threading.Thread(target=_alive, args=(int(spec["alive_port"]), stop))
+        alive.daemon = True
+        alive.start()
+    try:
+        if spec.get("wait_hosts"):
+            missing = wait_for_peers(spec["wait_hosts"], int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
+            if missing:
+                say(NOTE + json.dumps({"peers_missing": missing, "port": spec.get("wait_port"),
+                                       "waited_s": spec.get("wait_s")}))
+                for step in spec.get("steps") or []:
+                    say(BEGIN + step["label"])
+                    say("peers did not answer on port %s within %ss: %s" % (spec.get("wait_port"), spec.get("wait_s"),
+                                                                         ", ".join(missing)))
+                    say(END + step["label"] + " " + json.dumps({"rc": None, "timed_out": False, "attempts": 0,
+                                                                "elapsed_s": 0, "peers_missing": missing}))
+                return 3
+        steps = spec.get("steps") or []
+        outcomes = [None] * len(steps)
+
+        def work(i):
+            outcomes[i] = run_step(steps[i])
+
+        if spec.get("parallel") and len(steps) > 1:
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(len(steps))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        else:
+            for i in range(len(steps)):
+                work(i)
+        for step, (run, attempts) in zip(steps, outcomes):
+            say(BEGIN + step["label"])
+            text = run.output
+            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+            say(END + step["label"] + " " + json.dumps({"rc": run.rc, "timed_out": run.timed_out,
+                                                        "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}))
+        return 0
+    finally:
+        stop.set()
+        if alive is not None:
+            alive.join(2)
+
+
+# --------------------------------------------------------------------------- sshd (multi-node workers)
+
+SSHD_CONFIG = """Port {port}
+HostKey {key}
+AuthorizedKeysFile {authorized}
+PasswordAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PidFile {pidfile}
+"""
+
+
+def start_sshd(spec):
+    """Write an sshd config from the per-run Secret's key pair and start ``sshd -D`` (returns the process)."""
+    work = spec.get("work_dir") or "/tmp/aifabric-sshd"
+    if not os.path.isdir(work):
+        os.makedirs(work, 0o700)
+    key = os.path.join(work, "host_key")
+    shutil.copyfile(os.path.join(spec["keys_dir"], "id_ed25519"), key)
+    os.chmod(key, 0o600)
+    authorized = os.path.join(work, "authorized_keys")
+    shutil.copyfile(os.path.join(spec["keys_dir"], "id_ed25519.pub"), authorized)
+    os.chmod(authorized, 0o600)
+    config = os.path.join(work, "sshd_config")
+    with open(config, "w") as handle:
+        handle.write(SSHD_CONFIG.format(port=int(spec["port"]), key=key, authorized=authorized,
+                                        pidfile=os.path.join(work, "sshd.pid")))
+    if not os.path.isdir("/run/sshd"):
+        os.makedirs("/run/sshd", 0o755)
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    proc = subprocess.Popen([sshd, "-D", "-e", "-f", config], start_new_session=True)
+    _CHILDREN.add(proc)
+    return proc
+
+
+def cmd_sshd(spec):
+    """Serve sshd for the launcher until its alive port was seen and has closed (or the deadline)."""
+    proc = start_sshd(spec)
+    host, port = spec["alive"].rsplit(":", 1)
+    deadline = time.monotonic() + float(spec.get("wait_s") or 3600)
+    seen = False
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection((host, int(port)), timeout=2):
+                    seen = True
+            except (OSError, socket.error):
+                if seen:
+                    say(NOTE + json.dumps({"launcher_done": True}))
+                    return 0
+            time.sleep(2)
+        if proc.poll() is not None:
+            say(NOTE + json.dumps({"sshd_exited": proc.returncode}))
+            return 4
+        say(NOTE + json.dumps({"launcher_not_done_by_deadline": True, "seen": seen}))
+        return 5
+    finally:
+        _kill(proc)
+        _CHILDREN.discard(proc)
+
+
+def cmd_indexed(spec):
+    """Indexed Job pod: index 0 serves sshd too and launches (``launcher`` run spec); the others serve sshd."""
+    if os.environ.get("JOB_COMPLETION_INDEX", "") != "0":
+        return cmd_sshd(spec["worker"])
+    launcher = dict(spec["launcher"])
+    proc = start_sshd(launcher.pop("sshd"))
+    try:
+        return cmd_run(launcher)
+    finally:
+        _kill(proc)
+        _CHILDREN.discard(proc)
+
+
+COMMANDS = {"env": cmd_env, "run": cmd_run, "sshd": cmd_sshd, "indexed": cmd_indexed}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 3 or argv[0] not in COMMANDS or argv[1] != "--spec":
+        sys.stderr.write("usage: aifabric_k8s_entry.py %s --spec JSON\n" % "|".join(sorted(COMMANDS)))
+        return 2
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
+    return COMMANDS[argv[0]](json.loads(argv[2]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

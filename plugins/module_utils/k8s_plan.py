@@ -1,0 +1,527 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which Kubernetes objects each check needs, and pod logs -> result records (private, pure).
+
+``build(kind, nodes, pod, run_id, options, ...)`` returns a plan::
+
+    {"run_id", "namespace", "kind", "launcher",
+     "setup": [ConfigMap (the code), Secret (per-run ssh keys, multi-node only)],
+     "steps": [{"name", "objects": [...], "slots": [slot, ...], "expected_pods", "done_selector", "fail_fast"}]}
+
+Steps run one after the other (perftest: one step per round of disjoint pairs);
+the objects of one step run at once. A *slot* is one pod the plan expects::
+
+    {"slot": "env-0", "job": "aif-r1-env-0", "node": "gpu-node-07" (None: known once scheduled),
+     "role": "env"|"single"|"server"|"client"|"launcher", "peer": node or None,
+     "sections": [{"label", "how": "env"|"gemm"|"nccl"|"perftest", "check", ...}]}
+
+Every pod runs ``k8s_entry.py`` from the code ConfigMap: the env probe is the
+collection's own code; the tools print their own text between markers, and
+``slot_records(plan, slot, outcome, log)`` hands each piece to the same function
+the SSH path uses (nccl_run, gpu_run, perftest_run), then sets ``host`` to the
+node name and adds ``substrate: kubernetes`` with the pod/job names to ``params``.
+A pod that did not run (unschedulable, image pull, crash, timeout, interrupt)
+gives one ``error`` record per check it owed, with the reason from its status.
+
+Imports nothing from Ansible; Python 3.8+.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_manifests as km
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode")
+LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
+SLOT_LABEL = "aifabric.acceptance/slot"
+STEP_LABEL = "aifabric.acceptance/step"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+ENTRY = km.CODE_MOUNT + "/aifabric_k8s_entry.py"
+WORKER = km.CODE_MOUNT + "/aifabric_torch_worker.py"
+LIB = km.CODE_MOUNT + "/lib"
+PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
+# module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
+CODE_MODULES = ("errors", "results", "expectations", "profiles", "env_probe", "parsers/__init__", "parsers/_common",
+                "parsers/nvidia_smi", "parsers/rdma", "parsers/system", "parsers/perftest")
+
+ENV_DEFAULTS = {
+    "groups": ["env", "gpu", "rdma", "software"], "packages": [], "env_vars": [], "pip_freeze": False, "python": [],
+    "nvidia_smi_path": None, "timeout": 60, "expect_gpu_count": None, "expect_gpu_model": None,
+    "expect_driver_version": None, "expect_cuda_version": None, "expect_nccl_version": None,
+    "expect_persistence_mode": None, "expect_hca_count": None, "expect_port_rate_gbit_s": None,
+    "expect_ports_up": False, "expect_memlock_unlimited": False, "expect_governor": None,
+    "expect_kernel_modules": [], "expect_packages": {},
+}
+GEMM_DEFAULTS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
+                 "warmup_s": 1.0, "devices": [], "timeout": 600, "profile": "auto", "profiles": {}, "expect": {}}
+NCCL_DEFAULTS = {"collectives": ["all_reduce"], "binary_dir": None, "min_bytes": "8", "max_bytes": "8G",
+                 "step_factor": 2, "step_bytes": None, "iters": None, "warmup_iters": None, "check": None,
+                 "datatype": None, "op": None, "root": None, "threads": None, "agg_iters": None, "average": None,
+                 "blocking": None, "cudagraph": None, "tool_timeout": None, "extra_args": [], "env": {},
+                 "split": None, "socket_ifname": None, "mpirun": "mpirun", "mpirun_mca": {},
+                 "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"], "mpirun_extra_args": [], "tcp_if_include": None,
+                 "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}, "ssh_port": 2222,
+                 "alive_port": 2223, "wait_workers_s": 600}
+PERFTEST_DEFAULTS = {"test": "ib_write_bw", "devices": [], "port": 18515, "ib_port": 1, "gid_index": None,
+                     "size": None, "all_sizes": False, "duration_s": 5, "iterations": None, "qps": None,
+                     "bidirectional": False, "report_gbits": True, "ignore_cpu_freq": True, "rdma_cm": False,
+                     "use_cuda": None, "extra_args": [], "binary_dir": None, "connect_timeout_s": 120,
+                     "timeout_s": 300, "expect": {}, "expect_line_rate_pct": None, "peer_rate_gbit_s": []}
+DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
+            "perftest": PERFTEST_DEFAULTS}
+
+
+def options_of(kind, options):
+    """DEFAULTS[kind] overlaid with ``options`` (None keeps the default); unknown keys are an error."""
+    out = copy.deepcopy(DEFAULTS[kind])
+    for key, value in (options or {}).items():
+        if key not in out:
+            raise AcceptanceError("%s: unknown option %r (known: %s)" % (kind, key, ", ".join(sorted(out))))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- the code ConfigMap
+
+def code_files():
+    """relative path -> source text of what the pods run (the collection's own module_utils files)."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import torch_worker
+    files = {"aifabric_k8s_entry.py": inspect.getsource(k8s_entry),
+             "aifabric_torch_worker.py": inspect.getsource(torch_worker)}
+    for name in CODE_MODULES:
+        module = __import__("ansible_collections.aifabric.acceptance.plugins.module_utils." + name.replace("/", "."),
+                            fromlist=["_"])
+        text = inspect.getsource(module) if name != "parsers/__init__" else ""
+        files[PKG + name + ".py"] = text
+    return files
+
+
+# --------------------------------------------------------------------------- plans
+
+def _bin(directory, name):
+    return "%s/%s" % (directory.rstrip("/"), name) if directory else name
+
+
+def _entry(pod, command, spec):
+    return [pod["python"], ENTRY, command, "--spec", json.dumps(spec, sort_keys=True, separators=(",", ":"))]
+
+
+def _slot_labels(slot, step):
+    return {SLOT_LABEL: slot, STEP_LABEL: step}
+
+
+def _with_template_labels(obj, extra):
+    """Add labels to an object's pod template(s) (the slot and step a pod belongs to)."""
+    templates = []
+    spec = obj.get("spec") or {}
+    if "template" in spec:
+        templates.append(spec["template"])
+    for replica in (spec.get("mpiReplicaSpecs") or {}).values():
+        templates.append(replica["template"])
+    for task in spec.get("tasks") or []:
+        templates.append(task["template"])
+    for template in templates:
+        template.setdefault("metadata", {}).setdefault("labels", {}).update(extra)
+    return obj
+
+
+def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus=None, role="single"):
+    slot = "%s-%d" % (kind, index)
+    name = km.object_name(plan["run_id"], kind, index)
+    spec = km.pod_spec(pod, [km.container(pod, kind, command, gpus=gpus)], plan["code_config_map"],
+                       plan["code_items"], nodes=[node])
+    obj = _with_template_labels(km.job(name, pod, plan["run_id"], kind, spec, role=role, node=node),
+                                _slot_labels(slot, step))
+    return obj, {"slot": slot, "job": name, "node": node, "role": role, "peer": None, "sections": sections}
+
+
+def _per_node_step(plan, pod, kind, nodes, opts):
+    step = {"name": kind, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
+    for index, node in enumerate(nodes):
+        if kind == "env":
+            params = dict(opts)
+            command = _entry(pod, "env", {"params": params, "lib": LIB})
+            sections = [{"label": "env", "how": "env", "check": "env.probe"}]
+            gpus = None
+        elif kind == "gemm":
+            from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+            argv = [pod["python"], WORKER] + gpu_run.gemm_worker_args(opts)
+            command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout"]}]})
+            sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
+            gpus = None
+        else:  # nccl, single node: every GPU of the node in one process (-g gpus)
+            from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
+            steps, sections = [], []
+            for collective in opts["collectives"]:
+                from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
+                argv = nccl_run.nccl_argv(_bin(opts["binary_dir"], collectives.binary_name(collective)), opts,
+                                          gpus_per_process=int(pod["gpus"]) or None)
+                steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout"]})
+                sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
+                                 "collective": collective, "argv": argv, "env": nccl_run.run_env(opts)})
+            command = _entry(pod, "run", {"steps": steps})
+            gpus = None
+        if kind == "nccl":
+            pod = dict(pod, env=dict(pod["env"], **nccl_run.run_env(opts)))
+        obj, slot = _single_node_job(plan, pod, kind, index, node, kind, command, sections, gpus=gpus)
+        step["objects"].append(obj)
+        step["slots"].append(slot)
+    step["expected_pods"] = len(step["slots"])
+    return [step]
+
+
+def _perftest_steps(plan, pod, rounds, opts):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+    if not opts["devices"]:
+        raise AcceptanceError("perftest: devices (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
+    binary = _bin(opts["binary_dir"], opts["test"])
+    device_plan = perftest_run.device_plan(opts["devices"], opts)
+    ports = [("perftest-%d" % i, tcp_port) for i, _d, tcp_port, _g, _f in device_plan]
+    steps = []
+    for r, pairs in enumerate(rounds):
+        step_name = "pt-r%d" % r
+        svc = km.object_name(plan["run_id"], "pt", "r%d" % r)
+        step = {"name": step_name, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
+        step["objects"].append(km.headless_service(svc, pod, plan["run_id"], "perftest",
+                                                   {km.RUN_LABEL: plan["run_id"], STEP_LABEL: step_name,
+                                                    km.ROLE_LABEL: "server"}, ports))
+        for p, pair in enumerate(pairs):
+            server, client = pair
+            hostname = "s%d" % p
+            address = "%s.%s" % (hostname, svc)
+            for role, node, peer in (("server", server, client), ("client", client, server)):
+                slot = "pt-r%d-p%d-%s" % (r, p, role)
+                argvs = perftest_run.argvs_for(binary, opts, device_plan, role,
+                                               peer_address=address if role == "client" else None)
+                steps_spec, sections = [], []
+                for (i, device, tcp_port, _gid, facts), argv in zip(device_plan, argvs):
+                    entry = {"label": device, "argv": argv, "timeout_s": opts["timeout_s"]}
+                    if role == "client":
+                        entry.update({"retry_until_s": opts["connect_timeout_s"], "retry_delay_s": 1})
+                    steps_spec.append(entry)
+                    sections.append({"label": device, "how": "perftest", "side": role, "device": device,
+                                     "index": i, "argv": argv, "facts": facts,
+                                     "check": "rdma.%s%s" % (opts["test"], ".server" if role == "server" else "")})
+                command = _entry(pod, "run", {"steps": steps_spec, "parallel": True})
+                name = km.object_name(plan["run_id"], "pt", "r%d" % r, "p%d" % p, role[0])
+                spec = km.pod_spec(pod, [km.container(pod, "perftest", command, gpus=0)], plan["code_config_map"],
+                                   plan["code_items"], nodes=[node], hostname=hostname if role == "server" else None,
+                                   subdomain=svc if role == "server" else None)
+                obj = km.job(name, pod, plan["run_id"], "perftest", spec, role=role, node=node)
+                step["objects"].append(_with_template_labels(obj, _slot_labels(slot, step_name)))
+                step["slots"].append({"slot": slot, "job": name, "node": node, "role": role, "peer": peer,
+                                      "sections": sections})
+        step["expected_pods"] = len(step["slots"])
+        steps.append(step)
+    return steps
+
+
+def _mpi_sections(opts, argv_of, nodes):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
+    env = nccl_run.run_env(opts)
+    steps, sections = [], []
+    for collective in opts["collectives"]:
+        argv = argv_of(collective)
+        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout"]})
+        sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
+                         "collective": collective, "argv": argv, "env": env, "hosts": list(nodes),
+                         "launch": "mpirun"})
+    return steps, sections
+
+
+def _multinode_steps(plan, pod, nodes, opts, launcher):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
+    if len(nodes) < 2:
+        raise AcceptanceError("nccl_multinode needs at least 2 nodes, got %d" % len(nodes))
+    gpus = int(pod["gpus"])
+    if gpus < 1:
+        raise AcceptanceError("nccl_multinode needs gpus >= 1 per node (one MPI rank per GPU)")
+    run_id = plan["run_id"]
+    name = km.object_name(run_id, "mn")
+    env = nccl_run.run_env(opts)
+    step = {"name": "mn", "objects": [], "fail_fast": True}
+    mca = dict(opts["mpirun_mca"])
+    params = dict(opts, ranks_per_node=gpus)
+
+    def nccl(collective):
+        return nccl_run.nccl_argv(_bin(opts["binary_dir"], collectives.binary_name(collective)), opts,
+                                  gpus_per_process=1)
+
+    spread = {km.RUN_LABEL: run_id, km.ROLE_LABEL: "worker"}
+    if launcher == "indexed":
+        hosts = ["%s-%d.%s" % (name, i, name) for i in range(len(nodes))]
+        mca["plm_rsh_args"] = ("-p %d -i %s/id_ed25519 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                               "-o ConnectionAttempts=10 -o LogLevel=ERROR" % (opts["ssh_port"], km.KEYS_MOUNT))
+        launch = dict(params, hosts=hosts, mpirun_mca=mca)
+        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env,
+                                                                              allow_run_as_root=True), nodes)
+        sshd = {"port": opts["ssh_port"], "keys_dir": km.KEYS_MOUNT, "wait_s": pod["active_deadline_s"],
+                "alive": "%s:%d" % (hosts[0], opts["alive_port"])}
+        spec = {"launcher": {"steps": steps, "wait_hosts": hosts[1:], "wait_port": opts["ssh_port"],
+                             "wait_s": opts["wait_workers_s"], "alive_port": opts["alive_port"], "sshd": sshd},
+                "worker": sshd}
+        command = _entry(pod, "indexed", spec)
+        keys = [{"name": "ssh-keys", "secret": {"secretName": plan["secret"], "defaultMode": 0o400}}]
+        spec_pod = km.pod_spec(pod, [km.container(pod, "nccl", command, extra_env=env,
+                                                  mounts=[{"name": "ssh-keys", "mountPath": km.KEYS_MOUNT,
+                                                           "readOnly": True}],
+                                                  ports=[("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])],
+                               plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread,
+                               subdomain=name, volumes=keys)
+        job = km.job(name, pod, run_id, "nccl-multinode", spec_pod, role="worker", indexed_count=len(nodes))
+        _with_template_labels(job, {STEP_LABEL: "mn", km.ROLE_LABEL: "worker"})
+        svc = km.headless_service(name, pod, run_id, "nccl-multinode",
+                                  {km.RUN_LABEL: run_id, STEP_LABEL: "mn"}, [("ssh", opts["ssh_port"]),
+                                                                            ("alive", opts["alive_port"])])
+        step["objects"] = [svc, job]
+        step["slots"] = [{"slot": "mn-launcher", "job": name, "index": 0, "node": None, "role": "launcher",
+                          "peer": None, "sections": sections}]
+        step["expected_pods"] = len(nodes)
+        step["done_selector"] = None
+        return [step]
+    worker_spec = km.pod_spec(pod, [km.container(pod, "worker", ["/usr/sbin/sshd", "-De"], extra_env=env)],
+                              plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread)
+    launcher_pod = dict(pod, host_network=False, resources={})
+    if launcher == "mpijob":
+        hosts = ["%s-worker-%d.%s" % (name, i, name) for i in range(len(nodes))]
+        launch = dict(params, hosts=hosts)
+        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(
+            nccl(c), opts["mpirun"], launch, env, hostfile="/etc/mpi/hostfile", allow_run_as_root=True), nodes)
+        launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher",
+                                                                _entry(pod, "run", {"steps": steps}), gpus=0,
+                                                                extra_env=env)],
+                                    plan["code_config_map"], plan["code_items"])
+        obj = km.mpi_job(name, pod, run_id, launcher_spec, worker_spec, len(nodes), gpus)
+    else:  # volcano
+        hosts = ["%s-mpiworker-%d.%s" % (name, i, name) for i in range(len(nodes))]
+        launch = dict(params, hosts=hosts)
+        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env,
+                                                                              allow_run_as_root=True), nodes)
+        spec = {"steps": steps, "wait_hosts": hosts, "wait_port": 22, "wait_s": opts["wait_workers_s"]}
+        launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher", _entry(pod, "run", spec),
+                                                                gpus=0, extra_env=env)],
+                                    plan["code_config_map"], plan["code_items"])
+        obj = km.volcano_job(name, pod, run_id, launcher_spec, worker_spec, len(nodes))
+    _with_template_labels(obj, {STEP_LABEL: "mn"})
+    step["objects"] = [obj]
+    step["slots"] = [{"slot": "mn-launcher", "job": name, "node": None, "role": "launcher", "peer": None,
+                      "sections": sections}]
+    step["expected_pods"] = 1
+    step["done_selector"] = "%s=launcher" % km.ROLE_LABEL
+    return [step]
+
+
+def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):
+    """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input."""
+    if kind not in KINDS:
+        raise AcceptanceError("kind %r is not one of %s" % (kind, ", ".join(KINDS)))
+    km.check_run_id(run_id)
+    pod = km.pod_options(pod)
+    nodes = list(nodes or [])
+    if not nodes:
+        raise AcceptanceError("no nodes selected (give nodes, or a node selector that matches nodes)")
+    if len(set(nodes)) != len(nodes):
+        raise AcceptanceError("duplicate node names in %s" % nodes)
+    opts = options_of(kind, options)
+    code = code_files()
+    plan = {"run_id": run_id, "namespace": pod["namespace"], "kind": kind, "launcher": None,
+            "code_config_map": km.object_name(run_id, "code"), "code_items": km.code_volume_items(code),
+            "secret": None, "setup": [], "steps": []}
+    plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))
+    if kind in ("env", "gemm", "nccl"):
+        plan["steps"] = _per_node_step(plan, pod, kind, nodes, opts)
+    elif kind == "perftest":
+        if rounds is None:
+            raise AcceptanceError("perftest needs rounds of [server, client] pairs (the aifabric.acceptance.pairings "
+                                  "filter gives them)")
+        for pairs in rounds:
+            seen = [n for pair in pairs for n in pair]
+            if len(set(seen)) != len(seen) or any(len(pair) != 2 for pair in pairs):
+                raise AcceptanceError("a round must be disjoint [server, client] pairs, got %s" % (pairs,))
+            unknown = sorted(set(seen) - set(nodes))
+            if unknown:
+                raise AcceptanceError("rounds name nodes that are not selected: %s" % ", ".join(unknown))
+        plan["steps"] = _perftest_steps(plan, pod, rounds, opts)
+    else:
+        if launcher not in LAUNCHERS or launcher == "auto":
+            raise AcceptanceError("launcher must be resolved to indexed, mpijob or volcano, got %r" % (launcher,))
+        plan["launcher"] = launcher
+        if launcher == "indexed":
+            if not ssh_keys:
+                raise AcceptanceError("the indexed launcher needs a per-run ssh key pair (ssh_keys)")
+            plan["secret"] = km.object_name(run_id, "ssh")
+            plan["setup"].append(km.secret(plan["secret"], pod, run_id, ssh_keys))
+        plan["steps"] = _multinode_steps(plan, pod, nodes, opts, launcher)
+    plan["options"] = opts
+    return plan
+
+
+def objects_of(plan):
+    """Every manifest of the plan in creation order."""
+    out = list(plan["setup"])
+    for step in plan["steps"]:
+        out.extend(step["objects"])
+    return out
+
+
+# --------------------------------------------------------------------------- logs -> records
+
+def split_sections(text):
+    """{label: (tool text, end info dict or None)} and the notes the entry program printed."""
+    sections, notes = {}, []
+    label, lines = None, []
+    for line in (text or "").splitlines():
+        if line.startswith(k8s_entry.BEGIN):
+            label, lines = line[len(k8s_entry.BEGIN):].strip(), []
+            continue
+        if label is not None and line.startswith(k8s_entry.END + label):
+            rest = line[len(k8s_entry.END + label):].strip()
+            try:
+                info = json.loads(rest) if rest else {}
+            except ValueError:
+                info = {}
+            sections[label] = ("\n".join(lines) + ("\n" if lines else ""), info if isinstance(info, dict) else {})
+            label = None
+            continue
+        if label is not None:
+            lines.append(line)
+        elif line.startswith(k8s_entry.NOTE):
+            try:
+                notes.append(json.loads(line[len(k8s_entry.NOTE):]))
+            except ValueError:
+                notes.append({"note": line[len(k8s_entry.NOTE):][:200]})
+    if label is not None:  # cut off inside a section: the pod died while the tool ran
+        sections[label] = ("\n".join(lines) + "\n", None)
+    return sections, notes
+
+
+def env_records_of(text):
+    """The env probe's records from an ``env`` pod's log, or None when the line is missing or unreadable."""
+    for line in (text or "").splitlines():
+        if line.startswith(k8s_entry.RECORDS):
+            try:
+                records = json.loads(line[len(k8s_entry.RECORDS):])
+            except ValueError:
+                return None
+            if isinstance(records, list) and all(isinstance(r, dict) and not results.validate(r) for r in records):
+                return records
+            return None
+    return None
+
+
+def _pod_reason(outcome):
+    if not outcome:
+        return "the pod never appeared"
+    what = outcome.get("outcome")
+    where = " on %s" % outcome["node"] if outcome.get("node") else ""
+    text = "pod %s%s: %s" % (outcome["name"], where, what) if outcome.get("name") else "%s%s" % (what, where)
+    detail = "; ".join(str(x) for x in (outcome.get("reason"), outcome.get("message")) if x)
+    if outcome.get("exit_code") not in (None, 0):
+        detail = "; ".join(x for x in (detail, "exit code %s" % outcome["exit_code"]) if x)
+    return text + (" (%s)" % detail if detail else "")
+
+
+def _k8s_params(plan, slot, outcome, section=None):
+    out = {"substrate": "kubernetes", "namespace": plan["namespace"], "job": slot["job"],
+           "pod": (outcome or {}).get("name"), "run_id": plan["run_id"]}
+    if plan.get("launcher"):
+        out["launcher"] = plan["launcher"]
+    if section and section.get("argv"):
+        out["argv"] = section["argv"]
+    return out
+
+
+def _stamp(records, plan, slot, outcome, node, section=None):
+    out = []
+    for record in records:
+        record = dict(record)
+        record["host"] = node if node else record.get("host")
+        if slot.get("peer") and not record.get("peer"):
+            record["peer"] = slot["peer"]
+        params = dict(record.get("params") or {})
+        params.update(_k8s_params(plan, slot, outcome, section))
+        record["params"] = params
+        out.append(record)
+    return out
+
+
+def slot_records(plan, slot, outcome, log_text, started=None):
+    """The records of one planned pod from its outcome (k8s_api.wait) and its log. Never raises on a log."""
+    node = slot.get("node") or (outcome or {}).get("node")
+    opts = plan["options"]
+    sections, notes = split_sections(log_text)
+    ok = (outcome or {}).get("outcome") == "succeeded"
+    out = []
+    for section in slot["sections"]:
+        how = section["how"]
+        if how == "env":
+            records = env_records_of(log_text)
+            if records is not None:
+                out.extend(_stamp(records, plan, slot, outcome, node))
+                continue
+            piece = None
+        else:
+            piece = sections.get(section["label"])
+        if piece is None or (piece[1] is None and not ok):
+            reason = _pod_reason(outcome) if not ok else "the pod finished but its log has no %s output" % how
+            if piece is not None:
+                reason += "; the log stops while %s ran" % section["label"]
+            if notes:
+                reason += "; %s" % json.dumps(notes[-1], sort_keys=True)
+            raw = (piece[0] if piece else None) or log_text or (outcome or {}).get("log_tail")
+            out.extend(_stamp([results.error(section["check"], reason, raw=raw, target=section.get("device"),
+                                             started=started, tool={"name": "kubernetes"})],
+                              plan, slot, outcome, node, section))
+            continue
+        text, info = piece
+        info = info or {}
+        out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started),
+                          plan, slot, outcome, node, section))
+    return out
+
+
+def _records_of_section(section, text, info, opts, slot, node, started):
+    rc = info.get("rc")
+    duration = info.get("elapsed_s")
+    if info.get("peers_missing"):
+        return [results.error(section["check"], "workers did not answer ssh in time: %s"
+                              % ", ".join(info["peers_missing"]), raw=text, started=started,
+                              tool={"name": "kubernetes"})]
+    if section["how"] == "gemm":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+        return gpu_run.records_from_gemm_output(text, rc, opts, output=text, started=started, duration_s=duration,
+                                                argv=section.get("argv"))
+    if section["how"] == "nccl":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
+        return nccl_run.records_from_nccl_output(text, rc, opts, hosts=section.get("hosts"),
+                                                 collective=section["collective"], started=started,
+                                                 duration_s=duration, argv=section.get("argv"),
+                                                 env=section.get("env"), launch=section.get("launch"))
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+    params = dict(opts, peer_name=slot.get("peer"))
+    return perftest_run.records_from_perftest_output(
+        text, rc, params, side=section["side"], host=node, device=section["device"], index=section["index"],
+        argv=section.get("argv"), facts=section.get("facts"), timed_out=bool(info.get("timed_out")),
+        started=started, duration_s=duration, attempts=info.get("attempts") or 1)
+
+
+def slot_of_outcome(step, outcome):
+    """The planned slot a pod outcome belongs to (by its slot label; Indexed Job pods by completion index)."""
+    labels = outcome.get("labels") or {}
+    annotations = outcome.get("annotations") or {}
+    for slot in step["slots"]:
+        if labels.get(SLOT_LABEL) == slot["slot"]:
+            return slot
+        if slot.get("index") is not None and labels.get(SLOT_LABEL) is None:
+            index = annotations.get(INDEX_ANNOTATION, labels.get(INDEX_ANNOTATION))
+            if str(index) == str(slot["index"]) and labels.get("job-name") == slot["job"]:
+                return slot
+        if slot["role"] == "launcher" and labels.get(km.ROLE_LABEL) == "launcher":
+            return slot
+    return None

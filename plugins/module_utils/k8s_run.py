@@ -1,0 +1,219 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run a k8s_plan against a cluster, or render it to files (private; controller side).
+
+- ``execute(api, plan, timeout_s, cleanup_timeout_s) -> (records, leftover)``: creates
+  the plan's setup objects, then step by step creates the step's objects, waits for its
+  pods (k8s_api.wait: watches with a timeout), reads every planned pod's log and turns
+  it into records (k8s_plan.slot_records); everything runs inside ``k8s_api.guard``, so
+  the run's objects are deleted on success, error, timeout, SIGTERM and Ctrl-C. Every
+  planned pod yields records: a pod that did not run gives ``error`` records naming the
+  reason (k8s_api.diagnose); a step that could not even be created, or never started
+  because of an interrupt, gives ``error`` records for each of its checks; objects left
+  after cleanup give a ``k8s.cleanup`` error record.
+- ``render(plan, directory, write=True) -> [paths]``: one YAML file per object.
+- ``select_nodes``, ``choose_launcher`` (API discovery), ``ssh_keys`` (per-run key pair).
+
+Imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+LOG_TAIL_LINES = 40
+
+
+def object_names(plan):
+    return ["%s/%s/%s" % (o["kind"], o["metadata"].get("namespace") or plan["namespace"], o["metadata"]["name"])
+            for o in k8s_plan.objects_of(plan)]
+
+
+def _dump(obj):
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
+        return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _text(dumper, data):  # multi-line ConfigMap files as block scalars (readable, diffable)
+        style = "|" if "\n" in data and not any(ord(c) < 32 and c not in "\n\t" for c in data) and \
+            not data.endswith((" ", "\t")) and "\n " not in data[-2:] else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    _Dumper.add_representer(str, _text)
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+
+
+def render(plan, directory, write=True):
+    """Write every object of ``plan`` to ``directory/NN-kind-name.yaml``; returns the paths."""
+    paths = []
+    objects = [obj for obj in k8s_plan.objects_of(plan)]
+    for i, obj in enumerate(objects):
+        labelled = k8s_api.label_object(obj, plan["run_id"])
+        name = "%02d-%s-%s.yaml" % (i, obj["kind"].lower(), obj["metadata"]["name"])
+        path = os.path.join(directory, name)
+        paths.append(path)
+        if write:
+            if not os.path.isdir(directory):
+                os.makedirs(directory, 0o755)
+            tmp = path + ".tmp"
+            with open(tmp, "w") as handle:
+                handle.write(_dump(labelled))
+            os.replace(tmp, path)
+    return paths
+
+
+def ssh_keys():
+    """A fresh ed25519 key pair for one run's MPI launch: {'id_ed25519': private, 'id_ed25519.pub': public}."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        return _ssh_keygen()
+    key = ed25519.Ed25519PrivateKey.generate()
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                serialization.NoEncryption()).decode("ascii")
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                           serialization.PublicFormat.OpenSSH).decode("ascii")
+    return {"id_ed25519": private, "id_ed25519.pub": public + " aifabric-acceptance\n"}
+
+
+def _ssh_keygen():
+    tool = shutil.which("ssh-keygen")
+    if not tool:
+        raise AcceptanceError("cannot make the per-run ssh key pair: neither the Python package cryptography nor "
+                              "ssh-keygen is available on the controller")
+    directory = tempfile.mkdtemp(prefix="aifabric-k8s-")
+    try:
+        path = os.path.join(directory, "id_ed25519")
+        subprocess.run([tool, "-q", "-t", "ed25519", "-N", "", "-C", "aifabric-acceptance", "-f", path],
+                       check=True, timeout=30, stdin=subprocess.DEVNULL, capture_output=True)
+        with open(path) as private, open(path + ".pub") as public:
+            return {"id_ed25519": private.read(), "id_ed25519.pub": public.read()}
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def select_nodes(api, nodes, node_selector):
+    """``nodes``, or the nodes matching ``node_selector`` (only those of ``nodes`` when both are given)."""
+    if not node_selector:
+        return list(nodes or [])
+    from kubernetes import client
+    try:
+        resp = client.CoreV1Api(api).list_node(label_selector=node_selector, _preload_content=False,
+                                               _request_timeout=k8s_api.REQUEST_TIMEOUT)
+        data = json.loads(resp.data.decode("utf-8", "replace"))
+    except k8s_api._api_errors() as exc:  # pylint: disable=protected-access
+        raise k8s_api.K8sError("cannot list nodes matching %r: %s" % (node_selector, exc))
+    found = sorted(item["metadata"]["name"] for item in data.get("items") or [])
+    chosen = [n for n in nodes if n in found] if nodes else found
+    if not chosen:
+        raise AcceptanceError("no node matches node_selector %r%s" % (
+            node_selector, " among %s" % ", ".join(nodes) if nodes else ""))
+    return chosen
+
+
+def choose_launcher(api):
+    """API discovery: mpijob when kubeflow.org/v2beta1 is served, else volcano, else indexed."""
+    served = k8s_api.discover(api, [k8s_api.MPIJOB_GV, k8s_api.VOLCANO_GV])
+    if k8s_api.MPIJOB_GV in served:
+        return "mpijob"
+    if k8s_api.VOLCANO_GV in served:
+        return "volcano"
+    return "indexed"
+
+
+def _step_selector(plan, step):
+    return "%s,%s=%s" % (k8s_api.run_selector(plan["run_id"]), k8s_plan.STEP_LABEL, step["name"])
+
+
+def _unrun(plan, step, reason, started):
+    """Error records for every check of a step whose pods never ran."""
+    out = []
+    for slot in step["slots"]:
+        outcome = {"name": None, "node": slot.get("node"), "outcome": "not run", "reason": reason}
+        out.extend(k8s_plan.slot_records(plan, slot, outcome, "", started=started))
+    return out
+
+
+def step_records(api, plan, step, outcomes, started):
+    """Records of every planned pod of a step from k8s_api.wait's outcomes (logs read here)."""
+    ns = plan["namespace"]
+    failed_others = []
+    by_slot = {}
+    for outcome in outcomes:
+        slot = k8s_plan.slot_of_outcome(step, outcome)
+        if slot is None:
+            if outcome.get("outcome") in k8s_api.ERROR_OUTCOMES:
+                failed_others.append(outcome)
+            continue
+        by_slot[slot["slot"]] = outcome
+    out = []
+    for slot in step["slots"]:
+        outcome = by_slot.get(slot["slot"])
+        text = ""
+        if outcome is not None and outcome.get("name"):
+            try:
+                text = k8s_api.logs(api, ns, outcome["name"])
+            except AcceptanceError as exc:
+                text = ""
+                outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), str(exc)) if x))
+            if outcome.get("outcome") != k8s_api.SUCCEEDED:
+                outcome = dict(outcome, message=k8s_api.diagnose(api, ns, outcome["name"]))
+        elif outcome is None:
+            outcome = {"name": None, "node": slot.get("node"), "outcome": "missing",
+                       "reason": "no pod of %s appeared before the wait ended" % slot["job"]}
+        if failed_others and outcome.get("outcome") != k8s_api.SUCCEEDED:
+            why = "; ".join("%s%s: %s" % (o.get("name"), " on %s" % o["node"] if o.get("node") else "",
+                                          k8s_api.diagnose(api, ns, o["name"]) if o.get("name") else o.get("reason"))
+                            for o in failed_others[:4])
+            outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), "gang: " + why) if x))
+        out.extend(k8s_plan.slot_records(plan, slot, outcome, text, started=started))
+    return out
+
+
+def execute(api, plan, timeout_s, cleanup_timeout_s=120):
+    """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out."""
+    ns = plan["namespace"]
+    run_id = plan["run_id"]
+    records = []
+    done = set()
+    stop_reason = None
+    interrupted = None
+    guard = k8s_api.guard(api, ns, run_id, timeout_s=cleanup_timeout_s)
+    try:
+        with guard:
+            k8s_api.create(api, plan["setup"], run_id, ns)
+            for step in plan["steps"]:
+                started = results.utc_now()
+                k8s_api.create(api, step["objects"], run_id, ns)
+                outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
+                                        done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"))
+                records.extend(step_records(api, plan, step, outcomes, started))
+                done.add(step["name"])
+    except KeyboardInterrupt as exc:
+        interrupted = "interrupted (%s) before this step finished; the run's objects were deleted" % (
+            str(exc) or type(exc).__name__)
+    except AcceptanceError as exc:
+        stop_reason = "the run stopped: %s" % exc
+    now = results.utc_now()
+    for step in plan["steps"]:
+        if step["name"] not in done:
+            records.extend(_unrun(plan, step, interrupted or stop_reason or "not run", now))
+    leftover = guard.leftover or []
+    if leftover:
+        records.append(results.error(
+            "k8s.cleanup", "%d object(s) of run %s are still present after cleanup: %s; remove them with "
+            "state: absent, run_id: %s" % (len(leftover), run_id, ", ".join(leftover[:10]), run_id),
+            params={"substrate": "kubernetes", "namespace": ns, "run_id": run_id}, tool={"name": "kubernetes"}))
+    return records, leftover
