@@ -190,8 +190,11 @@ def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
     its directory and its WAL files are left exactly as they are; a missing store gives [])."""
     if not os.path.isfile(path):
         return []
+    # Without a -wal file (no writer has it open) the store is read as immutable: SQLite then creates
+    # no -wal/-shm file; with one, a plain read-only connection reads the writer's latest commit.
+    query = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path)), uri=True,
+        conn = sqlite3.connect("file:%s?%s" % (urllib.parse.quote(os.path.abspath(path)), query), uri=True,
                                timeout=timeout_s, isolation_level=None)
     except sqlite3.Error as exc:
         raise HistoryError("cannot open history store %s read-only: %s" % (path, exc)) from exc

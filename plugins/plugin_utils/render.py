@@ -266,6 +266,10 @@ def render_md(report):
         _md(run.get("run_id")), _md(run.get("started")), _md(run.get("ended")),
         _md(run.get("ansible_version")), _md(run.get("collection_version"))))
     out.append("")
+    if run.get("interrupted"):
+        out.append("> **Interrupted run** (%s): the records measured before it stopped; the checks after "
+                   "that point did not run." % _md(run.get("interrupt_reason") or "interrupted"))
+        out.append("")
     out.append("**%s** — %d hosts (targeted %s, inventory %s), %d records" % (
         summary["worst_status"].upper(), summary["hosts_total"], run.get("hosts_targeted_count", "?"),
         run.get("inventory_host_count", "?"), summary["records_total"]))
@@ -543,6 +547,8 @@ pre{white-space:pre-wrap;background:#f8f8f8;padding:4px;margin:2px 0;max-height:
 <h1>Fleet acceptance report: <span class="{{ summary.worst_status }}">{{ summary.worst_status | upper }}</span></h1>
 <p class="mono">run {{ run.run_id }} · {{ run.started }} → {{ run.ended }} · ansible-core {{ run.ansible_version }}
  · aifabric.acceptance {{ run.collection_version }} · {{ run.playbooks | join(", ") }}</p>
+{% if run.interrupted %}<p class="warn">Interrupted run ({{ run.interrupt_reason or "interrupted" }}): the records measured
+ before it stopped; the checks after that point did not run.</p>{% endif %}
 <p>{{ summary.hosts_total }} hosts (targeted {{ run.hosts_targeted_count }}, inventory {{ run.inventory_host_count }}),
  {{ summary.records_total }} records.</p>
 <p class="counts">records: {% for s in statuses %}<span class="{{ s }}">{{ s }} {{ summary.counts[s] }}</span>{% endfor %}</p>
