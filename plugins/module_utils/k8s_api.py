@@ -93,8 +93,9 @@ CRASH_LOOP = "crash_loop"
 CONFIG_ERROR = "config_error"       # CreateContainerConfigError / CreateContainerError / InvalidImageName
 DELETED = "deleted"                 # the pod vanished before it finished (evicted, preempted, deleted)
 TIMEOUT = "timeout"                 # still pending/running when the wait ran out of time
+ABORTED = "aborted"                 # fail_fast: unfinished when another pod of the gang failed
 RUNNING = "running"                 # not required to finish (done_selector) and still running at the end
-ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT)
+ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED)
 
 # Deletion order of ``cleanup``: operators' objects first (they own pods), then Jobs, then the rest.
 # (api_version, kind, plural, namespaced)
@@ -460,23 +461,33 @@ _CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunCon
                    "PreCreateHookError", "PostStartHookError")
 
 
+def _d(value):
+    """``value`` if it is a dict, else {} (pod dicts from odd servers never make classify raise)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _dl(value):
+    """The dict items of ``value`` if it is a list, else []."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _containers(pod):
-    status = pod.get("status") or {}
-    return list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+    status = _d(_d(pod).get("status"))
+    return _dl(status.get("initContainerStatuses")) + _dl(status.get("containerStatuses"))
 
 
 def _condition(pod, ctype):
-    for cond in (pod.get("status") or {}).get("conditions") or []:
+    for cond in _dl(_d(_d(pod).get("status")).get("conditions")):
         if cond.get("type") == ctype:
             return cond
     return None
 
 
 def _terminated_summary(pod):
-    """(exit_code, reason, message, oom) of the first container that failed, else of any."""
+    """(exit_code, reason, message, container, oom) of the first container that failed, else of any."""
     first = None
     for cs in _containers(pod):
-        term = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        term = _d(_d(cs.get("state")).get("terminated")) or _d(_d(cs.get("lastState")).get("terminated"))
         if not term:
             continue
         item = (term.get("exitCode"), term.get("reason"), term.get("message"), cs.get("name"))
@@ -495,9 +506,10 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
     """(outcome, reason, message, exit_code) of one pod dict; outcome None while it may still finish.
 
     ``unschedulable_since`` is when (time.monotonic) the caller first saw it Unschedulable;
-    the pod is an UNSCHEDULABLE outcome once ``grace_s`` passed since then.
+    the pod is an UNSCHEDULABLE outcome once ``grace_s`` passed since then. Pure; never
+    raises, whatever the dict holds.
     """
-    status = pod.get("status") or {}
+    status = _d(_d(pod).get("status"))
     phase = status.get("phase")
     code, treason, tmsg, cname, oom = _terminated_summary(pod)
     if phase == "Succeeded":
@@ -510,9 +522,9 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
                 cname, code, " (%s)" % treason if treason else ""), code
         return FAILED, status.get("reason") or treason or "Failed", status.get("message") or tmsg, code
     for cs in _containers(pod):
-        waiting = (cs.get("state") or {}).get("waiting") or {}
+        waiting = _d(_d(cs.get("state")).get("waiting"))
         wreason = waiting.get("reason")
-        last = (cs.get("lastState") or {}).get("terminated") or {}
+        last = _d(_d(cs.get("lastState")).get("terminated"))
         if wreason in _IMAGE_REASONS:
             return IMAGE_PULL, wreason, waiting.get("message") or "cannot pull image %s" % cs.get("image"), None
         if wreason in _CONFIG_REASONS:
@@ -523,10 +535,9 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
         if wreason == "CrashLoopBackOff":
             return CRASH_LOOP, wreason, "container %s keeps exiting %s (%s restarts)" % (
                 cs.get("name"), last.get("exitCode"), cs.get("restartCount", 0)), last.get("exitCode")
-    sched = _condition(pod, "PodScheduled")
-    if sched and sched.get("status") == "False" and sched.get("reason") == "Unschedulable":
-        if unschedulable_since is not None and now is not None and now - unschedulable_since >= grace_s:
-            return UNSCHEDULABLE, "Unschedulable", sched.get("message"), None
+    if _is_unschedulable(pod) and unschedulable_since is not None and now is not None:
+        if now - unschedulable_since >= grace_s:
+            return UNSCHEDULABLE, "Unschedulable", _condition(pod, "PodScheduled").get("message"), None
     return None, None, None, None
 
 
@@ -607,7 +618,8 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
 
     Each outcome: ``{name, node, phase, outcome, exit_code, reason, message, labels,
     annotations}``; ``outcome`` is SUCCEEDED, one of ERROR_OUTCOMES, or RUNNING (a pod
-    outside ``done_selector`` still running at the end). Pods that never appeared have no
+    outside ``done_selector`` still running at the end). After a ``fail_fast`` return the
+    unfinished pods are ABORTED (their message names the pod that ended the wait). Pods that never appeared have no
     entry: compare with the plan. Watches are bounded (``timeoutSeconds`` and a client read
     timeout), re-established when they end, and every round starts from a fresh list, so
     a 410 Gone (expired resourceVersion) costs one relist.
@@ -702,13 +714,18 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
             time.sleep(min(1.0 * failures, max(0.0, deadline - time.monotonic())))
     out = list(final.values())
     waited = int(round(time.monotonic() - start))
+    culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if fail_fast else None
     for name, pod in pods.items():
         if name in final:
+            continue
+        if culprit is not None:
+            out.append(_outcome(pod, ABORTED, "Aborted", "not finished: pod %s of the same run ended %s"
+                                % (culprit["name"], culprit["outcome"]), None))
             continue
         if not required(pod) and time.monotonic() < deadline:
             out.append(_outcome(pod, RUNNING, None, None, None))
             continue
-        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        phase = _d(pod.get("status")).get("phase") or "Pending"
         sched = _condition(pod, "PodScheduled")
         why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
         out.append(_outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s" % (phase, waited, why), None))
@@ -884,6 +901,8 @@ def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Backg
         return left
 
     left = sweep(True)
+    if left:
+        left = sweep(False)     # what was deleted at once is gone now; the rest terminates or has finalizers
     while left and time.monotonic() < deadline:
         time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
         left = sweep(True)

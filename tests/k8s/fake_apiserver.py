@@ -1,0 +1,857 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A fake Kubernetes API server over real HTTP, with a scripted job controller, scheduler and kubelet.
+
+No kube-apiserver can run on the development and CI machines (../shared/testbed.md), so the
+Kubernetes path is tested against this: kmock 0.8's in-memory ``KubernetesEmulator``
+(pinned: the subclass uses its private ``rendering`` module) served by aiohttp on
+127.0.0.1, made strict enough for the official ``kubernetes`` client (testbed.md, "Emu"):
+
+- server-populated metadata (uid, resourceVersion, creationTimestamp, namespace);
+  201 on create; ``kind``/``apiVersion`` on lists; core discovery ``groupVersion: v1``;
+- ``labelSelector`` (equality forms) and simple ``fieldSelector`` (``a.b=c``) on lists
+  AND watches; watches honour ``timeoutSeconds`` (kmock's hang until the client gives up);
+- ``FakeApiServer.expire_next_watches(n)``: the next n watches that resume from a
+  resourceVersion get a ``410 Gone`` ERROR event, as an etcd compaction would;
+- pod logs as ``text/plain`` (``limitBytes``, ``tailLines``), 400 while the container
+  has not started, as the kubelet answers.
+
+``Controller`` (runs in the server's event loop, one tick every ``tick_s``) plays the
+cluster's moving parts for the objects the code under test creates:
+
+- **job controller**: a ``batch/v1`` Job gets ``parallelism`` pods (``<job>-<rand5>``), or for
+  ``completionMode: Indexed`` one pod per index (``<job>-<index>-<rand5>``, label and
+  annotation ``batch.kubernetes.io/job-completion-index``, hostname ``<job>-<index>``,
+  the template's subdomain), labelled ``job-name``/``controller-uid`` and owned by the Job;
+  counts succeeded/failed, replaces failed pods up to ``backoffLimit``, sets the
+  ``Complete`` / ``Failed`` (BackoffLimitExceeded, DeadlineExceeded) conditions; deleting a
+  Job garbage-collects its pods (ownerReferences), as the GC does for Background propagation;
+- **scheduler**: binds a pod to a node that passes ``nodeName``, ``nodeSelector``, required
+  node affinity (``In``/``NotIn``/``Exists`` on node labels such as ``kubernetes.io/hostname``),
+  taints vs tolerations and extended-resource requests (``nvidia.com/gpu``, ``rdma/...``)
+  against allocatable minus what running pods hold; else ``PodScheduled=False/Unschedulable``
+  with the scheduler's message (``0/4 nodes are available: 4 Insufficient nvidia.com/gpu.``)
+  and a ``FailedScheduling`` Warning event, retried every tick;
+- **kubelet**: moves a bound pod through Pending → Running → Succeeded/Failed with
+  container statuses, exit codes and events, following the **script** of the first
+  matching ``Behaviour`` (by node, job, pod name prefix): ``succeed`` (exit 0),
+  ``fail`` (exit code), ``oom`` (OOMKilled, exit 137), ``image_pull``
+  (ErrImagePull → ImagePullBackOff, never starts), ``crash_loop`` (restartPolicy
+  OnFailure/Always: CrashLoopBackOff), ``hang`` (Running forever); logs are the bytes of a
+  real captured output file (``log_file``) or given text.
+
+``FakeApiServer`` runs all that in a background thread with its own event loop (the
+official client is synchronous), writes a kubeconfig, and lists what is stored
+(``leftovers(run_id)``) so tests can assert that nothing of a run remains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import fnmatch
+import itertools
+import json
+import os
+import random
+import string
+import threading
+import uuid
+
+import kmock
+import pytest
+import yaml
+from kmock._internal import rendering   # private module: kmock is pinned to 0.8 (requirements-test.txt)
+
+RUN_LABEL = "aifabric.acceptance/run-id"
+INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+
+PODS = kmock.resource("", "v1", "pods")
+EVENTS = kmock.resource("", "v1", "events")
+NODES = kmock.resource("", "v1", "nodes")
+JOBS = kmock.resource("batch", "v1", "jobs")
+MPIJOBS = kmock.resource("kubeflow.org", "v2beta1", "mpijobs")
+VCJOBS = kmock.resource("batch.volcano.sh", "v1alpha1", "jobs")
+
+# kind of every resource this fake stores, for leftovers() ("Kind/namespace/name")
+KINDS = {
+    ("", "v1", "pods"): "Pod", ("", "v1", "services"): "Service", ("", "v1", "configmaps"): "ConfigMap",
+    ("", "v1", "secrets"): "Secret", ("", "v1", "serviceaccounts"): "ServiceAccount",
+    ("batch", "v1", "jobs"): "Job", ("apps", "v1", "daemonsets"): "DaemonSet",
+    ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
+    ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node",
+}
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def match_labels(labels, selector):
+    """Equality-based label selector (``a=b``, ``a==b``, ``a!=b``, ``a``, ``!a``), comma = AND."""
+    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key) == value:
+                return False
+        elif "=" in term:
+            key, value = term.split("==", 1) if "==" in term else term.split("=", 1)
+            if labels.get(key) != value:
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def match_fields(obj, selector):
+    """Field selector of ``a.b=c`` / ``a.b!=c`` terms (the forms kubectl and the client send)."""
+    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
+        negate = "!=" in term
+        key, value = term.split("!=" if negate else ("==" if "==" in term else "="), 1)
+        cur = obj
+        for part in key.split("."):
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        if (str(cur) == value if cur is not None else value == "") == negate:
+            return False
+    return True
+
+
+_VERBS = {kmock.action.CREATE: "create", kmock.action.LIST: "list", kmock.action.WATCH: "watch",
+          kmock.action.FETCH: "get", kmock.action.UPDATE: "patch", kmock.action.DELETE: "delete"}
+
+
+class Emu(kmock.KubernetesEmulator):
+    """kmock's emulator made strict enough for the official client (see the module docstring)."""
+
+    _rv = itertools.count(1000)
+    fake = None                      # the FakeApiServer, set by it
+
+    def __attrs_post_init__(self):
+        super().__attrs_post_init__()
+        # the official client asks for "/apis/" and "/api/" (trailing slash); a real server serves both
+        self.fallback["get /apis/"] << self._serve_apis
+        self.fallback["get /api/"] << self._serve_api
+
+    async def _handle(self, request):
+        if request.resource is not None and isinstance(request.data, dict):
+            md = request.data.setdefault("metadata", {})
+            if request.action == kmock.action.CREATE:
+                if request.namespace:
+                    md.setdefault("namespace", request.namespace)
+                if not md.get("name") and md.get("generateName"):
+                    md["name"] = md["generateName"] + "".join(random.choice(string.ascii_lowercase + string.digits)
+                                                              for _ in range(5))
+                md.setdefault("uid", str(uuid.uuid4()))
+                md.setdefault("creationTimestamp", _now())
+                md.setdefault("generation", 1)
+            if request.action in (kmock.action.CREATE, kmock.action.UPDATE):
+                md["resourceVersion"] = str(next(self._rv))
+        if self.fake is not None:
+            self.fake.requests.append((str(request.method), request.url.path, dict(request.params)))
+            verb = _VERBS.get(request.action)
+            if request.resource is not None and (verb, request.resource.plural) in self.fake.forbidden:
+                res = request.resource
+                return await self._render_error(kmock.KubernetesError(
+                    status=403, reason="Forbidden",
+                    message='%s%s is forbidden: User "system:serviceaccount:%s:tester" cannot %s resource "%s" in '
+                            'API group "%s" in the namespace "%s"' % (
+                                res.plural, "." + res.group if res.group else "", request.namespace or "default",
+                                verb, res.plural, res.group, request.namespace)))
+        return await super()._handle(request)
+
+    async def _serve_create(self, request):
+        return rendering.Response(status=201, payload=await super()._serve_create(request))
+
+    async def _serve_list(self, request):
+        out = await super()._serve_list(request)
+        res = request.resource
+        info = self.resources[res]
+        out["kind"] = "%sList" % info.kind if info.kind else "List"
+        out["apiVersion"] = "%s/%s" % (res.group, res.version) if res.group else res.version
+        out["metadata"] = {"resourceVersion": str(next(self._rv))}
+        lsel, fsel = request.params.get("labelSelector"), request.params.get("fieldSelector")
+        out["items"] = [o for o in out["items"]
+                        if match_labels((o.get("metadata") or {}).get("labels") or {}, lsel)
+                        and match_fields(o, fsel)]
+        return out
+
+    async def _serve_version(self, request):
+        out = await super()._serve_version(request)
+        if request.resource.group == "":
+            out["groupVersion"] = request.resource.version
+        return out
+
+    async def _serve_fetch(self, request):
+        if request.subresource == "log" and request.resource == PODS:
+            return await self._serve_log(request)
+        return await super()._serve_fetch(request)
+
+    async def _serve_log(self, request):
+        async with self._lock:
+            key = (PODS, request.namespace, request.name)
+            obj = self._objects[key] if key in self._objects else None
+            pod = None if obj is None or obj.deleted else obj.raw
+        if pod is None:
+            raise kmock.KubernetesObjectNotFoundError(message='pods "%s" not found' % request.name)
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        container = request.params.get("container") or (statuses[0]["name"] if statuses else None)
+        started = [s for s in statuses if s.get("name") == container
+                   and ((s.get("state") or {}).get("running") or (s.get("state") or {}).get("terminated")
+                        or (s.get("lastState") or {}).get("terminated"))]
+        if not started:
+            waiting = [s for s in statuses if s.get("name") == container]
+            reason = (((waiting[0].get("state") or {}).get("waiting") or {}).get("reason")
+                      if waiting else "ContainerCreating") or "ContainerCreating"
+            raise kmock.KubernetesError(status=400, reason="BadRequest", message='container "%s" in pod "%s" '
+                                        "is waiting to start: %s" % (container, request.name, reason))
+        data = self.fake.controller.logs.get((request.namespace, request.name, container), b"")
+        tail = request.params.get("tailLines")
+        if tail:
+            lines = data.splitlines(True)
+            data = b"".join(lines[-int(tail):]) if int(tail) > 0 else b""
+        limit = request.params.get("limitBytes")
+        if limit:
+            data = data[:int(limit)]
+        return rendering.Response(status=200, headers={"Content-Type": "text/plain; charset=utf-8"}, payload=data)
+
+    async def _serve_watch(self, request):
+        timeout = float(request.params.get("timeoutSeconds") or 0) or None
+        lsel, fsel = request.params.get("labelSelector"), request.params.get("fieldSelector")
+        if request.params.get("resourceVersion") and self.fake is not None and self.fake.take_expiry():
+            yield b""
+            yield {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                               "code": 410, "reason": "Expired",
+                                               "message": "too old resource version: %s (%d)" % (
+                                                   request.params["resourceVersion"], next(self._rv))}}
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout if timeout else None
+        agen = super()._serve_watch(request)
+        try:
+            while True:
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    return
+                try:
+                    item = await asyncio.wait_for(anext(agen), remaining)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    return
+                if isinstance(item, dict):
+                    obj = item.get("object") or {}
+                    if not (match_labels((obj.get("metadata") or {}).get("labels") or {}, lsel)
+                            and match_fields(obj, fsel)):
+                        continue
+                yield item
+        finally:
+            with contextlib.suppress(Exception):
+                await agen.aclose()
+
+
+class Behaviour(object):
+    """What the fake kubelet does with a pod that a rule matches (see the module docstring)."""
+
+    KINDS = ("succeed", "fail", "oom", "image_pull", "crash_loop", "hang")
+
+    def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
+                 node=None, job=None, pod=None):
+        if kind not in self.KINDS:
+            raise ValueError("behaviour %r is not one of %s" % (kind, ", ".join(self.KINDS)))
+        self.kind, self.run_ticks = kind, run_ticks
+        self.node, self.job, self.pod = node, job, pod
+        if log_file:
+            with open(log_file, "rb") as fh:
+                log = fh.read()
+        self.log = log.encode() if isinstance(log, str) else (log or b"")
+        default_code = {"succeed": 0, "fail": 1, "oom": 137, "crash_loop": 1}.get(kind)
+        self.exit_code = default_code if exit_code is None else exit_code
+
+    def matches(self, pod):
+        md = pod.get("metadata") or {}
+        if self.node and (pod.get("spec") or {}).get("nodeName") != self.node:
+            return False
+        if self.job and (md.get("labels") or {}).get("job-name") != self.job:
+            return False
+        if self.pod and not fnmatch.fnmatchcase(md.get("name") or "", self.pod):
+            return False
+        return True
+
+
+def _quantity(value):
+    """Integer count of an extended-resource quantity ("8", 8, "1k" is not used for devices)."""
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+class Controller(object):
+    """Job controller + scheduler + kubelet + GC, one reconcile pass per tick (see module docstring)."""
+
+    def __init__(self, emu, nodes, tick_s=0.02):
+        self.emu, self.nodes, self.tick_s = emu, nodes, tick_s
+        self.rules = []
+        self.default = Behaviour("succeed")
+        self.logs = {}                   # (namespace, pod, container) -> bytes
+        self.state = {}                  # pod uid -> dict(stage, ticks, behaviour)
+        self.job_pods = {}               # job uid -> {pod name: last pod seen}
+        self.job_started = {}            # job uid -> loop time first seen
+        self.error = None
+        self.task = None
+
+    # --- store helpers (called with emu._lock held)
+    def _all(self, resource):
+        return [(key, obj) for key, obj in self.emu._objects.items() if key[0] == resource and not obj.deleted]
+
+    async def _emit(self, resource, kind, raw):
+        await self.emu._buses[resource].put({"type": kind, "object": raw})
+
+    async def _patch(self, key, changes):
+        obj = self.emu._objects[key]
+        changes = dict(changes)
+        changes.setdefault("metadata", {})["resourceVersion"] = str(next(self.emu._rv))
+        obj.patch(changes)
+        await self._emit(key[0], "MODIFIED", obj.raw)
+
+    async def _add(self, resource, namespace, body):
+        md = body.setdefault("metadata", {})
+        md.setdefault("namespace", namespace)
+        md.setdefault("uid", str(uuid.uuid4()))
+        md.setdefault("creationTimestamp", _now())
+        md["resourceVersion"] = str(next(self.emu._rv))
+        key = (resource, namespace, md["name"])
+        if key in self.emu._objects:
+            self.emu._objects[key].create(body)
+        else:
+            self.emu._objects[key] = body
+        await self._emit(resource, "ADDED", self.emu._objects[key].raw)
+
+    async def _delete(self, key):
+        obj = self.emu._objects[key]
+        raw = obj.raw
+        obj.delete()
+        await self._emit(key[0], "DELETED", raw)
+
+    async def event(self, pod, reason, message, type_="Normal", component="kubelet"):
+        md = pod["metadata"]
+        name = "%s.%x" % (md["name"], random.getrandbits(48))
+        await self._add(EVENTS, md["namespace"], {
+            "apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "namespace": md["namespace"], "name": md["name"],
+                               "uid": md.get("uid"), "apiVersion": "v1"},
+            "reason": reason, "message": message, "type": type_, "count": 1,
+            "source": {"component": component}, "firstTimestamp": _now(), "lastTimestamp": _now(),
+            "reportingComponent": component})
+
+    # --- the loop
+    async def run(self):
+        while True:
+            try:
+                async with self.emu._lock:
+                    await self.reconcile()
+            except Exception as exc:   # a bug here must fail tests loudly, not hang them
+                self.error = exc
+                raise
+            await asyncio.sleep(self.tick_s)
+
+    async def reconcile(self):
+        await self._jobs()
+        await self._gc()
+        await self._scheduler()
+        await self._kubelet()
+
+    # --- job controller
+    async def _jobs(self):
+        pods = [obj.raw for _key, obj in self._all(PODS)]
+        for key, obj in self._all(JOBS):
+            job = obj.raw
+            md, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
+            if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                   for c in status.get("conditions") or []):
+                continue
+            mine = [p for p in pods if any(r.get("uid") == md["uid"] for r in p["metadata"].get("ownerReferences") or [])]
+            # pods deleted by someone else count as failed (their state is gone)
+            known = self.job_pods.setdefault(md["uid"], {})
+            for p in mine:
+                known[p["metadata"]["name"]] = p
+            phases = {n: (p.get("status") or {}).get("phase") for n, p in known.items()}
+            live = {p["metadata"]["name"] for p in mine}
+            for name in list(known):
+                if name not in live and phases.get(name) not in ("Succeeded", "Failed"):
+                    phases[name] = "Failed"
+            succeeded = sum(1 for v in phases.values() if v == "Succeeded")
+            failed = sum(1 for v in phases.values() if v == "Failed")
+            active = [n for n in live if phases.get(n) not in ("Succeeded", "Failed")]
+            indexed = spec.get("completionMode") == "Indexed"
+            completions = spec.get("completions")
+            parallelism = spec.get("parallelism", 1 if completions is None else completions)
+            want = completions if completions is not None else parallelism
+            backoff = spec.get("backoffLimit", 6)
+            changes = {"status": {"active": len(active), "succeeded": succeeded, "failed": failed,
+                                  "startTime": status.get("startTime") or _now()}}
+            deadline = spec.get("activeDeadlineSeconds")
+            started = self.job_started.setdefault(md["uid"], asyncio.get_running_loop().time())
+            cond = None
+            if succeeded >= want:
+                cond = ("Complete", None, None)
+            elif failed > backoff:
+                cond = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+            elif deadline is not None and asyncio.get_running_loop().time() - started > deadline:
+                cond = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+            if cond:
+                ctype, reason, message = cond
+                condition = {"type": ctype, "status": "True", "lastTransitionTime": _now(), "lastProbeTime": _now()}
+                if reason:
+                    condition.update(reason=reason, message=message)
+                changes["status"]["conditions"] = [condition]
+                if ctype == "Complete":
+                    changes["status"]["completionTime"] = _now()
+                for name in active:     # the job controller kills what still runs
+                    pkey = (PODS, md["namespace"], name)
+                    await self._patch(pkey, {"status": {"phase": "Failed", "reason": reason,
+                                                        "message": message}})
+                    self._forget(self.emu._objects[pkey].raw)
+                changes["status"]["active"] = 0
+                await self._patch(key, changes)
+                continue
+            # create the pods that are missing
+            if indexed:
+                done_or_running = {(p.get("metadata") or {}).get("annotations", {}).get(INDEX_KEY)
+                                   for n, p in known.items()
+                                   if phases.get(n) == "Succeeded" or n in active}
+                todo = [str(i) for i in range(want) if str(i) not in done_or_running]
+                todo = todo[:max(0, parallelism - len(active))]
+            else:
+                todo = [None] * max(0, min(parallelism, want - succeeded) - len(active))
+            for index in todo:
+                await self._make_job_pod(job, index)
+            if status.get("active") != len(active) or status.get("succeeded") != succeeded \
+                    or status.get("failed") != failed:
+                await self._patch(key, changes)
+
+    async def _make_job_pod(self, job, index):
+        md, spec = job["metadata"], job.get("spec") or {}
+        template = json.loads(json.dumps(spec.get("template") or {}))
+        suffix = "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+        name = "%s-%s%s" % (md["name"], "%s-" % index if index is not None else "", suffix)
+        tmd = template.get("metadata") or {}
+        labels = dict(tmd.get("labels") or {})
+        labels.update({"job-name": md["name"], "controller-uid": md["uid"],
+                       "batch.kubernetes.io/job-name": md["name"], "batch.kubernetes.io/controller-uid": md["uid"]})
+        annotations = dict(tmd.get("annotations") or {})
+        pspec = template.get("spec") or {}
+        if index is not None:
+            labels[INDEX_KEY] = index
+            annotations[INDEX_KEY] = index
+            pspec.setdefault("hostname", "%s-%s" % (md["name"], index))
+        await self._add(PODS, md["namespace"], {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": labels, "annotations": annotations,
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": md["name"],
+                                              "uid": md["uid"], "controller": True,
+                                              "blockOwnerDeletion": True}]},
+            "spec": pspec, "status": {"phase": "Pending"}})
+
+    async def _gc(self):
+        jobs = {obj.raw["metadata"]["uid"] for _k, obj in self._all(JOBS)}
+        for key, obj in self._all(PODS):
+            owners = [r for r in obj.raw["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"]
+            if owners and not any(r.get("uid") in jobs for r in owners):
+                self._forget(obj.raw)
+                await self._delete(key)
+
+    def _forget(self, pod):
+        self.state.pop(pod["metadata"].get("uid"), None)
+
+    # --- scheduler
+    def _used(self):
+        used = {}
+        for _key, obj in self._all(PODS):
+            pod = obj.raw
+            node = (pod.get("spec") or {}).get("nodeName")
+            if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            for res, qty in _requests(pod).items():
+                used[(node, res)] = used.get((node, res), 0) + qty
+        return used
+
+    def fit(self, pod, node, used):
+        """None when ``pod`` fits ``node``, else the scheduler's reason string."""
+        spec = pod.get("spec") or {}
+        labels = node.get("labels") or {}
+        if spec.get("nodeName") and spec["nodeName"] != node["name"]:
+            return "node(s) didn't match the requested node name"
+        selector = spec.get("nodeSelector") or {}
+        if any(labels.get(k) != v for k, v in selector.items()) or not _affinity_ok(spec, labels):
+            return "node(s) didn't match Pod's node affinity/selector"
+        for taint in node.get("taints") or []:
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, spec.get("tolerations")):
+                return "node(s) had untolerated taint {%s: %s}" % (taint["key"], taint.get("value", ""))
+        for res, qty in _requests(pod).items():
+            have = _quantity((node.get("allocatable") or {}).get(res, 0))
+            if used.get((node["name"], res), 0) + qty > have:
+                return "Insufficient %s" % res
+        return None
+
+    async def _scheduler(self):
+        used = self._used()
+        for key, obj in self._all(PODS):
+            pod = obj.raw
+            if (pod.get("spec") or {}).get("nodeName") and self.state.get(pod["metadata"]["uid"]):
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            reasons = {}
+            chosen = None
+            for node in self.nodes:
+                why = self.fit(pod, node, used)
+                if why is None:
+                    chosen = node
+                    break
+                reasons[why] = reasons.get(why, 0) + 1
+            uid = pod["metadata"]["uid"]
+            if chosen is None:
+                message = "0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d No preemption " \
+                          "victims found for incoming pod." % (
+                              len(self.nodes), ", ".join("%d %s" % (n, why) for why, n in sorted(reasons.items())),
+                              len(self.nodes), len(self.nodes))
+                cond = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                         "message": message, "lastTransitionTime": _now()}]
+                if (pod.get("status") or {}).get("conditions") != cond and \
+                        self.state.get(uid, {}).get("unsched") != message:
+                    self.state[uid] = {"stage": "unschedulable", "unsched": message}
+                    await self._patch(key, {"status": {"phase": "Pending", "conditions": cond}})
+                    await self.event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
+                continue
+            for res, qty in _requests(pod).items():
+                used[(chosen["name"], res)] = used.get((chosen["name"], res), 0) + qty
+            behaviour = next((r for r in self.rules if r.matches(dict(pod, spec=dict(pod.get("spec") or {},
+                                                                                      nodeName=chosen["name"])))),
+                             self.default)
+            self.state[uid] = {"stage": "bound", "ticks": 0, "behaviour": behaviour}
+            await self._patch(key, {"spec": {"nodeName": chosen["name"]},
+                                    "status": {"phase": "Pending", "conditions": [
+                                        {"type": "PodScheduled", "status": "True", "lastTransitionTime": _now()}]}})
+            await self.event(pod, "Scheduled", "Successfully assigned %s/%s to %s" % (
+                pod["metadata"]["namespace"], pod["metadata"]["name"], chosen["name"]), "Normal", "default-scheduler")
+
+    # --- kubelet
+    async def _kubelet(self):
+        for key, obj in self._all(PODS):
+            pod = obj.raw
+            st = self.state.get(pod["metadata"]["uid"])
+            if not st or st["stage"] in ("unschedulable", "done"):
+                continue
+            st["ticks"] += 1
+            b = st["behaviour"]
+            containers = [c for c in (pod.get("spec") or {}).get("containers") or []]
+            names = [c.get("name") for c in containers] or ["main"]
+            image = containers[0].get("image", "") if containers else ""
+            ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+            restart = (pod.get("spec") or {}).get("restartPolicy", "Always")
+            if st["stage"] == "bound":
+                if b.kind == "image_pull":
+                    msg = 'Failed to pull image "%s": rpc error: code = NotFound desc = failed to pull and unpack ' \
+                          'image "%s": failed to resolve reference "%s": not found' % (image, image, image)
+                    await self._patch(key, {"status": {"containerStatuses": [
+                        _cs(n, image, waiting=("ErrImagePull", msg)) for n in names]}})
+                    await self.event(pod, "Failed", msg, "Warning")
+                    st["stage"] = "pull_backoff"
+                    continue
+                await self.event(pod, "Pulled", 'Container image "%s" already present on machine' % image)
+                for n in names:
+                    await self.event(pod, "Started", "Started container %s" % n)
+                    self.logs[(ns, name, n)] = b""
+                await self._patch(key, {"status": {"phase": "Running", "startTime": _now(), "containerStatuses": [
+                    _cs(n, image, running=True) for n in names]}})
+                st["stage"], st["ticks"] = "running", 0
+            elif st["stage"] == "pull_backoff":
+                msg = 'Back-off pulling image "%s"' % image
+                await self._patch(key, {"status": {"containerStatuses": [
+                    _cs(n, image, waiting=("ImagePullBackOff", msg)) for n in names]}})
+                await self.event(pod, "BackOff", msg, "Normal")
+                st["stage"] = "done"
+            elif st["stage"] == "running" and st["ticks"] >= b.run_ticks and b.kind != "hang":
+                for n in names:
+                    self.logs[(ns, name, n)] = b.log
+                if b.kind == "crash_loop" and restart != "Never":
+                    await self._patch(key, {"status": {"phase": "Running", "containerStatuses": [
+                        _cs(n, image, waiting=("CrashLoopBackOff", "back-off 10s restarting failed container=%s "
+                                                                   "pod=%s" % (n, name)),
+                            last=(b.exit_code, "Error"), restarts=3) for n in names]}})
+                    await self.event(pod, "BackOff", "Back-off restarting failed container %s in pod %s" % (
+                        names[0], name), "Warning")
+                    st["stage"] = "done"
+                    continue
+                reason = {"succeed": "Completed", "oom": "OOMKilled"}.get(b.kind, "Error")
+                phase = "Succeeded" if b.exit_code == 0 and b.kind == "succeed" else "Failed"
+                await self._patch(key, {"status": {"phase": phase, "containerStatuses": [
+                    _cs(n, image, terminated=(b.exit_code, reason)) for n in names]}})
+                if phase == "Failed" and b.kind == "oom":
+                    await self.event(pod, "OOMKilling", "Memory cgroup out of memory: Killed process (%s)"
+                                     % names[0], "Warning", "kernel-monitor")
+                st["stage"] = "done"
+
+
+def _cs(name, image, running=False, waiting=None, terminated=None, last=None, restarts=0):
+    state = {}
+    if running:
+        state["running"] = {"startedAt": _now()}
+    if waiting:
+        state["waiting"] = {"reason": waiting[0], "message": waiting[1]}
+    if terminated:
+        state["terminated"] = {"exitCode": terminated[0], "reason": terminated[1], "startedAt": _now(),
+                               "finishedAt": _now()}
+    out = {"name": name, "image": image, "imageID": "", "ready": bool(running), "started": bool(running),
+           "restartCount": restarts, "state": state, "lastState": {}}
+    if last:
+        out["lastState"] = {"terminated": {"exitCode": last[0], "reason": last[1], "finishedAt": _now()}}
+    return out
+
+
+def _requests(pod):
+    """Extended resources (names with a '/') a pod asks for: the sum over its containers."""
+    total = {}
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        merged = dict(res.get("requests") or {})
+        for k, v in (res.get("limits") or {}).items():
+            merged.setdefault(k, v)      # extended resources: requests default to limits
+        for k, v in merged.items():
+            if "/" in k:
+                total[k] = total.get(k, 0) + _quantity(v)
+    return total
+
+
+def _tolerated(taint, tolerations):
+    for tol in tolerations or []:
+        if tol.get("effect") and tol["effect"] != taint.get("effect"):
+            continue
+        if tol.get("operator") == "Exists" and (not tol.get("key") or tol["key"] == taint["key"]):
+            return True
+        if tol.get("key") == taint["key"] and tol.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def _affinity_ok(spec, labels):
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        return True
+    for term in terms:                  # terms are ORed, expressions ANDed
+        ok = True
+        for expr in term.get("matchExpressions") or []:
+            have = labels.get(expr.get("key"))
+            op, values = expr.get("operator"), expr.get("values") or []
+            ok = ok and {"In": have in values, "NotIn": have not in values, "Exists": have is not None,
+                         "DoesNotExist": have is None}.get(op, False)
+        if ok:
+            return True
+    return False
+
+
+def gpu_nodes(n=4, gpus=8, prefix="gpu-node-", extra=None):
+    """``n`` node dicts with ``gpus`` nvidia.com/gpu each and the usual hostname label."""
+    out = []
+    for i in range(1, n + 1):
+        name = "%s%02d" % (prefix, i)
+        alloc = {"nvidia.com/gpu": str(gpus), "cpu": "96", "memory": "1Ti"}
+        alloc.update(extra or {})
+        out.append({"name": name, "labels": {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"},
+                    "allocatable": alloc, "taints": []})
+    return out
+
+
+class FakeApiServer(object):
+    """The fake API server + controller on 127.0.0.1 in a background thread.
+
+    ``start()``/``stop()`` (or ``with``); ``url``; ``write_kubeconfig(path)``;
+    ``script(kind, node=..., job=..., pod=..., log_file=..., exit_code=...)`` adds a rule
+    (first match wins; default: succeed with an empty log); ``leftovers(run_id=None)`` lists
+    the stored objects ("Kind/namespace/name") of a run (or every object but Nodes/Events);
+    ``pods()``, ``events()``; ``expire_next_watches(n)``; ``requests`` records every call.
+    """
+
+    def __init__(self, nodes=None, operators=(), tick_s=0.02):
+        self.nodes = nodes if nodes is not None else gpu_nodes()
+        self.operators = tuple(operators)
+        self.tick_s = tick_s
+        self.requests = []
+        self.forbidden = set()           # {(verb, plural)} answered 403, as a Role without them would
+        self._expire = 0
+        self._elock = threading.Lock()
+        self.loop = None
+        self.thread = None
+        self.url = None
+
+    # --- lifecycle
+    def start(self, timeout=10):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-apiserver", daemon=True)
+        self.thread.start()
+        self.call(self._astart(), timeout)
+        return self
+
+    async def _astart(self):
+        self.emu = Emu()
+        self.emu.fake = self
+        self.emu.resources.load_bundled()
+        if "mpi" in self.operators:
+            self.emu.resources["kubeflow.org/v2beta1/mpijobs"] = {
+                "kind": "MPIJob", "namespaced": True, "singular": "mpijob",
+                "verbs": ["create", "delete", "get", "list", "watch", "patch"]}
+        if "volcano" in self.operators:
+            self.emu.resources["batch.volcano.sh/v1alpha1/jobs"] = {
+                "kind": "Job", "namespaced": True, "singular": "job",
+                "verbs": ["create", "delete", "get", "list", "watch", "patch"]}
+        await self.emu.__aenter__()
+        self.server = kmock.Server(self.emu)
+        await self.server.__aenter__()
+        self.url = str(self.server.url).rstrip("/")
+        self.controller = Controller(self.emu, self.nodes, self.tick_s)
+        async with self.emu._lock:
+            for node in self.nodes:
+                await self.controller._add(NODES, None, {
+                    "apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": node["name"], "labels": node.get("labels") or {}},
+                    "spec": {"taints": node.get("taints") or []},
+                    "status": {"allocatable": node.get("allocatable") or {}, "capacity": node.get("allocatable") or {}}})
+        self.controller.task = asyncio.get_running_loop().create_task(self.controller.run())
+
+    def stop(self, timeout=10):
+        if self.loop is None:
+            return
+        try:
+            self.call(self._astop(), timeout)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout)
+            self.loop.close()
+            self.loop = None
+
+    async def _astop(self):
+        self.controller.task.cancel()
+        with contextlib.suppress(BaseException):
+            await self.controller.task
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.server.__aexit__(None, None, None), 5)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.emu.__aexit__(None, None, None), 5)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def call(self, coro, timeout=10):
+        """Run ``coro`` in the server's loop and return its result (from the test thread)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    # --- scenario API
+    def script(self, kind="succeed", **kwargs):
+        """Add a kubelet rule (``Behaviour(kind, node=, job=, pod=, log=, log_file=, exit_code=)``)."""
+        rule = Behaviour(kind, **kwargs)
+        self.controller.rules.append(rule)
+        return rule
+
+    def forbid(self, verb, plural):
+        """Answer ``verb`` on ``plural`` with 403 Forbidden from now on (RBAC without that permission)."""
+        self.forbidden.add((verb, plural))
+
+    def expire_next_watches(self, n=1):
+        """The next ``n`` watches that resume from a resourceVersion get 410 Gone."""
+        with self._elock:
+            self._expire += n
+
+    def take_expiry(self):
+        with self._elock:
+            if self._expire > 0:
+                self._expire -= 1
+                return True
+        return False
+
+    def write_kubeconfig(self, path, namespace="default", context="fake"):
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": context,
+               "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+               "users": [{"name": "tester", "user": {"token": "fake-token"}}],
+               "contexts": [{"name": context, "context": {"cluster": "fake", "user": "tester",
+                                                          "namespace": namespace}}]}
+        with open(path, "w") as fh:
+            yaml.safe_dump(doc, fh)
+        return path
+
+    # --- inspection (thread-safe: runs in the server loop under its lock)
+    async def _snapshot(self):
+        async with self.emu._lock:
+            return [(key, obj.raw) for key, obj in self.emu._objects.items() if not obj.deleted]
+
+    def objects(self):
+        """[(group, version, plural, namespace, name, body)] of everything stored now."""
+        out = []
+        for (res, ns, name), raw in self.call(self._snapshot()):
+            out.append((res.group, res.version, res.plural, ns, name, raw))
+        return out
+
+    def leftovers(self, run_id=None):
+        """Sorted "Kind/namespace/name" of what is stored: of run ``run_id`` (its label), or
+        every object except Nodes and Events when ``run_id`` is None."""
+        out = []
+        for group, version, plural, ns, name, raw in self.objects():
+            kind = KINDS.get((group, version, plural), plural)
+            labels = (raw.get("metadata") or {}).get("labels") or {}
+            if run_id is None and kind in ("Node", "Event"):
+                continue
+            if run_id is not None and labels.get(RUN_LABEL) != run_id:
+                continue
+            out.append("%s/%s/%s" % (kind, ns, name))
+        return sorted(out)
+
+    def pods(self, selector=None):
+        return [raw for g, v, p, ns, name, raw in self.objects()
+                if (g, v, p) == ("", "v1", "pods") and match_labels(raw["metadata"].get("labels") or {}, selector)]
+
+    def events(self, pod=None):
+        return [raw for g, v, p, ns, name, raw in self.objects()
+                if (g, v, p) == ("", "v1", "events") and (pod is None or raw["involvedObject"]["name"] == pod)]
+
+
+def api_client(server):
+    """An official-client ``ApiClient`` for ``server`` (what ``k8s_api.connect`` would build)."""
+    from kubernetes import client
+    cfg = client.Configuration()
+    cfg.host = server.url
+    cfg.api_key = {"authorization": "Bearer fake-token"}
+    return client.ApiClient(configuration=cfg)
+
+
+class FakeK8s(object):
+    """What the ``fake_k8s`` fixture yields: ``server`` (FakeApiServer), ``kubeconfig`` (path),
+    ``api`` (an ApiClient on it), ``namespace``, ``leftovers(run_id=None)``."""
+
+    def __init__(self, server, kubeconfig, api, namespace):
+        self.server, self.kubeconfig, self.api, self.namespace = server, kubeconfig, api, namespace
+
+    def leftovers(self, run_id=None):
+        return self.server.leftovers(run_id)
+
+
+@pytest.fixture
+def fake_k8s(tmp_path):
+    """A fresh fake API server (4 nodes of 8 GPUs) per test; fails the test if its controller broke."""
+    server = FakeApiServer().start()
+    api = api_client(server)
+    try:
+        yield FakeK8s(server, server.write_kubeconfig(str(tmp_path / "kubeconfig")), api, "default")
+    finally:
+        api.close()
+        error = server.controller.error
+        server.stop()
+    if error is not None:
+        pytest.fail("the fake cluster's controller failed: %r" % (error,))
