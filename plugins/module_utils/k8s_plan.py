@@ -409,7 +409,8 @@ def env_records_of(text):
                 records = json.loads(line[len(k8s_entry.RECORDS):])
             except ValueError:
                 return None
-            if isinstance(records, list) and all(isinstance(r, dict) and not results.validate(r) for r in records):
+            if isinstance(records, list) and records and \
+                    all(isinstance(r, dict) and not results.validate(r) for r in records):
                 return records
             return None
     return None

@@ -1,0 +1,311 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes plans (which pods, pinned where, running what) and pod logs -> records.
+
+The pod side is exercised for real: the entry program (k8s_entry.py, what every pod runs) is started as a
+process whose "tool" prints a real captured output, so its log is what a pod's log would be; the records the
+Kubernetes path builds from it equal the SSH path's (the modules') for the same output, host = node name."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from ansible.module_utils import basic
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
+    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
+    FIXTURES as PERFTEST_FIXTURES)
+from hypothesis import example, given, settings, strategies as st
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
+
+ENTRY = k8s_entry.__file__
+G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+VOLATILE = ("started", "duration_s", "params", "host", "peer")
+POD = {"image": "img", "namespace": "acc"}
+
+
+def _stable(record):
+    return dict((k, v) for k, v in record.items() if k not in VOLATILE)
+
+
+def pod_log(steps, command="run", timeout=120, **spec):
+    """Run the entry program as a pod would (its stdout is the pod's log)."""
+    spec = dict(spec, steps=steps)
+    proc = subprocess.run([sys.executable, ENTRY, command, "--spec", json.dumps(spec)], capture_output=True,
+                          timeout=timeout, check=False)
+    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+
+
+def ok(slot, node="gpu-node-01"):
+    return {"name": slot["job"] + "-abcde", "node": node, "outcome": "succeeded", "phase": "Succeeded",
+            "labels": {k8s_plan.SLOT_LABEL: slot["slot"]}}
+
+
+# --------------------------------------------------------------------------- same records as the SSH path
+
+def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monkeypatch, tmp_path):
+    fixture = os.path.join(G2, "all_reduce_g2.txt")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
+    (bindir / "all_reduce_perf").chmod(0o755)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
+    ssh = _call(nccl_test.main, {"binary_dir": str(bindir), "json_output": "never", "gpus_per_process": 2})
+    (from_ssh,) = ssh.kwargs["results"]
+
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"binary_dir": "/opt/nccl-tests/build"})
+    (slot,) = plan["steps"][0]["slots"]
+    assert slot["sections"][0]["argv"][1:] == ssh.kwargs["cmd"][0][1:]     # the same nccl-tests argv
+    rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
+    assert rc == 0
+    (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot), log)
+    assert from_ssh["status"] == "pass" and results.validate(from_k8s) == []
+    assert _stable(from_k8s) == _stable(from_ssh)
+    assert from_k8s["host"] == "gpu-node-01"
+    assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-0"
+    assert from_k8s["params"]["pod"] == "aif-t1-nccl-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
+
+
+def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, monkeypatch):
+    text = _read(os.path.join(PROOF, "gemm_bare.txt"))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
+    ssh = _call(gemm_bench.main, {})
+    plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
+    (slot,) = plan["steps"][0]["slots"]
+    assert slot["sections"][0]["argv"][2:] == ssh.kwargs["cmd"][2:]       # the same worker arguments
+    rc, log = pod_log([{"label": "gemm", "argv": ["cat", os.path.join(PROOF, "gemm_bare.txt")], "timeout_s": 30}])
+    from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-02"), log)
+    assert [_stable(r) for r in from_k8s] == [_stable(r) for r in ssh.kwargs["results"]]
+    assert len(from_k8s) == 4 and {r["host"] for r in from_k8s} == {"gpu-node-02"}
+
+
+@pytest.mark.parametrize("client,server", [
+    ("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt", "rxe-softroce-ib-send-lat-server-glued-columns.txt"),
+    ("perftest-client-failed-to-modify-qp-to-rts.txt", "perftest-ib-write-bw-server-couldnt-create-ib-resources.txt"),
+])
+def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
+    opts = {"devices": ["mlx5_0"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", opts, rounds=[[["n1", "n2"]]])
+    step = plan["steps"][0]
+    by_role = dict((s["role"], s) for s in step["slots"])
+    assert by_role["server"]["node"] == "n1" and by_role["client"]["node"] == "n2"
+    params = k8s_plan.options_of("perftest", opts)
+    for role, name, node, peer in (("client", client, "n2", "n1"), ("server", server, "n1", "n2")):
+        slot = by_role[role]
+        rc, log = pod_log([{"label": "mlx5_0", "argv": ["cat", os.path.join(PERFTEST_FIXTURES, name)],
+                            "timeout_s": 30}], parallel=True)
+        from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, node), log)
+        text = _read(os.path.join(PERFTEST_FIXTURES, name))
+        from_ssh = perftest_run.records_from_perftest_output(
+            text, 0, dict(params, peer_name=peer), side=role, host=node, device="mlx5_0", index=0,
+            facts=slot["sections"][0]["facts"])
+        assert [_stable(r) for r in from_k8s] == [_stable(r) for r in from_ssh]
+        assert [(r["host"], r["peer"]) for r in from_k8s] == [(node, peer)]
+        assert from_k8s[0]["check"].startswith("rdma.")
+
+
+def test_env_pod_runs_the_collections_own_probe(tmp_path):
+    """The env pod imports env_probe from the code ConfigMap's package tree and prints its records."""
+    lib = tmp_path / "lib"
+    for path, text in k8s_plan.code_files().items():
+        if path.startswith("lib/"):
+            target = tmp_path / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+    params = dict(k8s_plan.ENV_DEFAULTS, groups=["env"])
+    proc = subprocess.run([sys.executable, "-S", ENTRY, "env", "--spec", json.dumps({"params": params,
+                                                                                      "lib": str(lib)})],
+                          capture_output=True, timeout=120, check=False, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    log = proc.stdout.decode()
+    plan = k8s_plan.build("env", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
+    (slot,) = plan["steps"][0]["slots"]
+    from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-03"), log)
+    host = env_probe.Host(run=lambda argv, t: k8s_entry.run_argv(argv, t), which=lambda n: None,
+                          executable=sys.executable)
+    from_ssh = env_probe.probe(host, params)
+    assert [(r["check"], r["target"], r["status"]) for r in from_k8s] == \
+        [(r["check"], r["target"], r["status"]) for r in from_ssh]
+    assert {r["host"] for r in from_k8s} == {"gpu-node-03"}
+    assert all(results.validate(r) == [] and r["params"]["substrate"] == "kubernetes" for r in from_k8s)
+
+
+# --------------------------------------------------------------------------- never a silent gap
+
+def test_unschedulable_pod_gives_an_error_record_per_check_naming_the_reason():
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
+    (slot,) = plan["steps"][0]["slots"]
+    outcome = {"name": "aif-t1-nccl-0-x", "node": None, "outcome": "unschedulable", "reason": "Unschedulable",
+               "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}
+    records = k8s_plan.slot_records(plan, slot, outcome, "")
+    assert [(r["check"], r["status"], r["host"]) for r in records] == [
+        ("nccl.all_reduce", "error", "gpu-node-01"), ("nccl.all_gather", "error", "gpu-node-01")]
+    assert all("Insufficient nvidia.com/gpu" in r["reason"] and "unschedulable" in r["reason"] for r in records)
+
+
+def test_log_cut_inside_a_tool_run_is_an_error_with_the_partial_output():
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
+    (slot,) = plan["steps"][0]["slots"]
+    head = "\n".join(_read(os.path.join(G2, "all_reduce_g2.txt")).splitlines()[:20])
+    log = k8s_entry.BEGIN + "all_reduce\n" + head + "\n"
+    outcome = {"name": "p", "node": "gpu-node-01", "outcome": "oom_killed", "reason": "OOMKilled",
+               "message": "container nccl was OOMKilled (exit 137)", "exit_code": 137}
+    first, second = k8s_plan.slot_records(plan, slot, outcome, log)
+    assert first["status"] == "error" and "OOMKilled" in first["reason"] and "log stops while all_reduce" in first["reason"]
+    assert "# nThread" in first["raw"] or "nccl" in first["raw"].lower()
+    assert second["status"] == "error" and "OOMKilled" in second["reason"]
+
+
+def test_succeeded_pod_without_output_is_an_error_not_a_pass():
+    plan = k8s_plan.build("env", ["gpu-node-01"], POD, "t1")
+    (slot,) = plan["steps"][0]["slots"]
+    (record,) = k8s_plan.slot_records(plan, slot, ok(slot), "python3: can't open file\n")
+    assert record["check"] == "env.probe" and record["status"] == "error"
+    assert "no env output" in record["reason"] and record["raw"]
+
+
+def test_tool_timeout_in_the_pod_is_an_error_record():
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", {"devices": ["mlx5_0"]},
+                          rounds=[[["n1", "n2"]]])
+    slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == "server")
+    rc, log = pod_log([{"label": "mlx5_0", "argv": ["sleep", "30"], "timeout_s": 0.5}])
+    (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n1"), log)
+    assert record["status"] == "error" and "timed out" in record["reason"] and record["host"] == "n1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["AIFABRIC_BEGIN ", "AIFABRIC_END ", "AIFABRIC_RECORDS ", "AIFABRIC_NOTE ",
+                                  "all_reduce", "env", " ", "\n", "{", "}", "\"rc\": 1", "x", "[", "]", "\x00"]),
+                max_size=40).map("".join))
+@example("AIFABRIC_RECORDS []\n")
+@example("AIFABRIC_RECORDS [{}]\n")
+@example("AIFABRIC_BEGIN all_reduce\nAIFABRIC_END all_reduce {\"rc\": 0}\n")
+def test_any_log_gives_valid_records_never_an_exception(log):
+    for kind in ("env", "nccl"):
+        plan = k8s_plan.build(kind, ["n1"], POD, "t1")
+        (slot,) = plan["steps"][0]["slots"]
+        for outcome in (ok(slot, "n1"), {"name": "p", "node": "n1", "outcome": "failed", "exit_code": 1}):
+            records = k8s_plan.slot_records(plan, slot, outcome, log)
+            assert records and all(results.validate(r) == [] for r in records)
+
+
+# --------------------------------------------------------------------------- the entry program
+
+def test_entry_retries_a_client_while_its_server_is_not_up(tmp_path):
+    """perftest's 'Couldn't connect' (the parser's connect kind) is retried; the output of the last attempt counts."""
+    counter = tmp_path / "n"
+    refused = os.path.join(PERFTEST_FIXTURES, "perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt")
+    good = os.path.join(PERFTEST_FIXTURES, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
+    script = ("import os,sys\np=%r\nn=int(open(p).read()) if os.path.exists(p) else 0\nopen(p,'w').write(str(n+1))\n"
+              "sys.stdout.write(open(%r if n < 2 else %r).read())\nsys.exit(1 if n < 2 else 0)\n"
+              % (str(counter), refused, good))
+    rc, log = pod_log([{"label": "mlx5_0", "argv": [sys.executable, "-c", script], "timeout_s": 30,
+                        "retry_until_s": 60, "retry_delay_s": 0.05}])
+    sections, _notes = k8s_plan.split_sections(log)
+    text, info = sections["mlx5_0"]
+    assert info["attempts"] == 3 and info["rc"] == 0 and text == _read(good)
+
+
+def test_entry_does_not_retry_other_failures():
+    failed = os.path.join(PERFTEST_FIXTURES, "perftest-client-failed-to-modify-qp-to-rts.txt")
+    rc, log = pod_log([{"label": "mlx5_0", "argv": ["sh", "-c", 'cat "$0"; exit 1', failed], "timeout_s": 30,
+                        "retry_until_s": 60, "retry_delay_s": 0.05}])
+    (_text, info), = k8s_plan.split_sections(log)[0].values()
+    assert info["attempts"] == 1 and info["rc"] == 1
+
+
+def test_launcher_reports_workers_that_never_answered():
+    plan = k8s_plan.build("nccl_multinode", ["n1", "n2"], POD, "t1", launcher="indexed", ssh_keys=cases.KEYS)
+    (slot,) = plan["steps"][0]["slots"]
+    rc, log = pod_log([{"label": "all_reduce", "argv": ["true"], "timeout_s": 5}],
+                      wait_hosts=["127.0.0.1"], wait_port=9, wait_s=0.5)
+    assert rc == 3
+    (record,) = k8s_plan.slot_records(plan, slot, {"name": "aif-t1-mn-0-x", "node": "n2", "outcome": "failed",
+                                                   "exit_code": 3}, log)
+    assert record["status"] == "error" and "did not answer ssh" in record["reason"] and record["host"] == "n2"
+
+
+def test_entry_rejects_a_bad_command_line():
+    proc = subprocess.run([sys.executable, ENTRY, "bogus"], capture_output=True, timeout=30, check=False)
+    assert proc.returncode == 2 and b"usage" in proc.stderr
+
+
+# --------------------------------------------------------------------------- plan shapes
+
+def test_perftest_rounds_pin_server_and_client_and_run_every_rail():
+    plan = dict(cases.plans())["perftest"]
+    assert [s["name"] for s in plan["steps"]] == ["pt-r0", "pt-r1"]
+    for step, pairs in zip(plan["steps"], cases.ROUNDS):
+        svc = step["objects"][0]
+        assert svc["kind"] == "Service" and svc["spec"]["clusterIP"] == "None"
+        jobs = dict((o["metadata"]["name"], o) for o in step["objects"][1:])
+        for p, (server, client) in enumerate(pairs):
+            slots = dict((s["role"], s) for s in step["slots"] if s["slot"].startswith("%s-p%d-" % (step["name"], p)))
+            assert (slots["server"]["node"], slots["client"]["node"]) == (server, client)
+            assert slots["client"]["peer"] == server and slots["server"]["peer"] == client
+            spec = jobs[slots["server"]["job"]]["spec"]["template"]["spec"]
+            assert spec["hostname"] == "s%d" % p and spec["subdomain"] == svc["metadata"]["name"]
+            client_argvs = [s["argv"] for s in slots["client"]["sections"]]
+            assert [a[-1] for a in client_argvs] == ["s%d.%s" % (p, svc["metadata"]["name"])] * 2
+            assert [a[a.index("-d") + 1] for a in client_argvs] == ["mlx5_0", "mlx5_1"]
+            assert [a[a.index("-p") + 1] for a in client_argvs] == ["18515", "18516"]
+            assert [a[a.index("-x") + 1] for a in client_argvs] == ["3", "3"]
+
+
+def test_indexed_multinode_launch_waits_for_every_worker():
+    plan = dict(cases.plans())["nccl_multinode-indexed"]
+    (step,) = plan["steps"]
+    svc, job = step["objects"]
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 4
+    assert svc["metadata"]["name"] == job["spec"]["template"]["spec"]["subdomain"] == "aif-t1-mn"
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[2] == "indexed"
+    spec = json.loads(command[4])
+    hosts = ["aif-t1-mn-%d.aif-t1-mn" % i for i in range(4)]
+    assert spec["launcher"]["wait_hosts"] == hosts[1:] and spec["launcher"]["wait_port"] == 2222
+    (argv,) = [s["argv"] for s in spec["launcher"]["steps"]]
+    assert argv[argv.index("-np") + 1] == "32" and argv[argv.index("-H") + 1] == ",".join(h + ":8" for h in hosts)
+    assert argv[argv.index("-g") + 1] == "1"
+    assert spec["worker"]["alive"] == "aif-t1-mn-0.aif-t1-mn:2223"
+    anti = job["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+    assert anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == "kubernetes.io/hostname"
+    assert plan["setup"][1]["kind"] == "Secret" and step["fail_fast"] is True
+
+
+def test_operator_launchers():
+    mpi = dict(cases.plans())["nccl_multinode-mpijob"]["steps"][0]
+    (obj,) = mpi["objects"]
+    assert obj["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady" and obj["spec"]["slotsPerWorker"] == 8
+    assert obj["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4 and mpi["done_selector"].endswith("=launcher")
+    launcher = obj["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert "resources" not in launcher                    # the launcher holds no GPU
+    volcano = dict(cases.plans())["nccl_multinode-volcano"]["steps"][0]["objects"][0]
+    assert volcano["spec"]["minAvailable"] == 5 and set(volcano["spec"]["plugins"]) == {"ssh", "svc"}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("bogus", ["n1"]), "kind 'bogus'"),
+    (("env", []), "no nodes selected"),
+    (("env", ["n1", "n1"]), "duplicate node names"),
+    (("perftest", ["n1", "n2"], {"devices": ["mlx5_0"]}), "needs rounds"),
+    (("perftest", ["n1", "n2"], {"devices": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
+    (("perftest", ["n1", "n2", "n3"], {"devices": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
+    (("perftest", ["n1", "n2"], {}, [[["n1", "n2"]]]), "devices"),
+    (("nccl_multinode", ["n1"]), "at least 2 nodes"),
+    (("nccl", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
+])
+def test_bad_plans_are_clear_errors(args, needle):
+    kind, nodes = args[:2]
+    options = args[2] if len(args) > 2 else None
+    rounds = args[3] if len(args) > 3 else None
+    with pytest.raises(AcceptanceError, match=needle):
+        k8s_plan.build(kind, nodes, POD, "t1", options, rounds=rounds, launcher="indexed", ssh_keys=cases.KEYS)
