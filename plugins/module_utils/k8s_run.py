@@ -182,7 +182,7 @@ def step_records(api, plan, step, outcomes, started):
     return out
 
 
-def execute(api, plan, timeout_s, cleanup_timeout_s=120):
+def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k8s_api.UNSCHEDULABLE_GRACE_S):
     """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out."""
     ns = plan["namespace"]
     run_id = plan["run_id"]
@@ -198,7 +198,8 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120):
                 started = results.utc_now()
                 k8s_api.create(api, step["objects"], run_id, ns)
                 outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
-                                        done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"))
+                                        done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
+                                        unschedulable_grace_s=unschedulable_grace_s)
                 records.extend(step_records(api, plan, step, outcomes, started))
                 done.add(step["name"])
     except KeyboardInterrupt as exc:

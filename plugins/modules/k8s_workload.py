@@ -1,0 +1,470 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_workload
+short_description: Run one acceptance check as Kubernetes workloads and return the same result records as the SSH path
+version_added: 1.1.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Runs one kind of check on Kubernetes nodes, in the user's image, and returns C(results) records shaped exactly like
+    the SSH path's (C(env.*), C(gpu.*), C(nccl.*), C(rdma.*)), with C(host) = the node name and
+    C(params.substrate=kubernetes) plus the pod and job names. Pod logs are the tools' own text, read by the same
+    parsers and judged by the same code as the SSH modules.
+  - V(env) - one Job per node (pinned by node name) runs the collection's own environment probe, shipped into the pod
+    in a ConfigMap; V(gemm) and V(nccl) - one Job per node with all its GPUs; V(perftest) - per round of disjoint
+    pairs, a server Job and a client Job pinned to the two nodes of each pair (a headless Service names the servers),
+    every rail at once; V(nccl_multinode) - one MPI launch over every node through an MPIJob (kubeflow.org/v2beta1), a
+    Volcano Job (batch.volcano.sh/v1alpha1) or, with no operator, an Indexed Job plus headless Service whose index 0
+    starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret).
+  - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, crashes, is OOM-killed or runs
+    out of time gives an C(error) record naming the reason from its status and events, never a silent gap.
+  - Every object carries one run label; they are all deleted when the module ends - on success, failure, timeout,
+    SIGTERM and Ctrl-C. O(state=absent) removes what a run id left behind.
+  - O(render_dir) writes every manifest it would apply as YAML and applies nothing (no cluster needed).
+  - "Runs on the controller (C(delegate_to: localhost) or a play on localhost) and needs the C(kubernetes) Python client
+    there; see the collection's C(docs/kubernetes.md)."
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Builds the plan and returns the objects it would create and empty results; creates nothing and writes no file.
+  diff_mode:
+    support: none
+  idempotent:
+    support: none
+    details: Every run starts new workloads (and removes them); O(state=absent) removes leftovers of a run id.
+options:
+  kind:
+    description: The check to run.
+    type: str
+    choices: [env, gemm, nccl, perftest, nccl_multinode]
+  state:
+    description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
+    type: str
+    choices: [present, absent]
+    default: present
+  run_id:
+    description:
+      - Identifies the objects of one run (label C(aifabric.acceptance/run-id) and the name prefix C(aif-<run_id>-)).
+        1-20 characters of V(a-z), V(0-9) and V(-). Default is a random id.
+      - Required with O(state=absent).
+    type: str
+  render_dir:
+    description: Write every manifest into C(<render_dir>/<run_id>/) as YAML and apply nothing; no cluster is needed.
+    type: path
+  nodes:
+    description: Node names to run on (the inventory's hosts). With O(node_selector), only the matching ones of these.
+    type: list
+    elements: str
+    default: []
+  node_selector:
+    description: Label selector of the nodes to run on (for example V(nvidia.com/gpu.present=true)). Needs the cluster.
+    type: str
+  namespace:
+    description: Namespace of every object.
+    type: str
+    default: default
+  image:
+    description: The user's image with the tools (nccl-tests built with MPI, perftest, PyTorch for V(gemm)) and C(python3).
+    type: str
+  image_pull_policy:
+    description: C(imagePullPolicy) of every container.
+    type: str
+    choices: [Always, IfNotPresent, Never]
+  image_pull_secrets:
+    description: Names of C(imagePullSecrets).
+    type: list
+    elements: str
+    default: []
+  tolerations:
+    description: "Pod tolerations, as Kubernetes writes them (for example C({key: nvidia.com/gpu, operator: Exists}))."
+    type: list
+    elements: dict
+    default: []
+  node_labels:
+    description: C(nodeSelector) labels every pod must match (on top of the pinning to O(nodes)).
+    type: dict
+    default: {}
+  gpus:
+    description: C(nvidia.com/gpu) per pod (requests = limits); use every GPU of a node.
+    type: int
+    default: 8
+  resources:
+    description: "Extended resources per GPU pod, requests = limits (for example C({rdma/hca_shared_devices_a: 1}))."
+    type: dict
+    default: {}
+  host_network:
+    description: C(hostNetwork) (with C(dnsPolicy=ClusterFirstWithHostNet)), for RDMA/RoCE without a secondary network.
+    type: bool
+    default: false
+  ipc_lock:
+    description: Add the C(IPC_LOCK) capability (pinned memory for RDMA).
+    type: bool
+    default: true
+  privileged:
+    description: Privileged containers. Only when you ask; prefer device-plugin resources.
+    type: bool
+    default: false
+  shm_size:
+    description: Size of the memory-backed C(/dev/shm) (NCCL needs more than the container default). Empty disables it.
+    type: str
+    default: 16Gi
+  env:
+    description: Environment of every container (C(NCCL_*), C(UCX_*), ...).
+    type: dict
+    default: {}
+  env_from_configmaps:
+    description: ConfigMaps whose keys become environment variables (C(envFrom)).
+    type: list
+    elements: str
+    default: []
+  runtime_class:
+    description: C(runtimeClassName) (for example V(nvidia)).
+    type: str
+  service_account:
+    description: C(serviceAccountName) of the pods (its token is not mounted).
+    type: str
+  active_deadline_s:
+    description: C(activeDeadlineSeconds) of every Job.
+    type: int
+    default: 3600
+  ttl_after_finished_s:
+    description: C(ttlSecondsAfterFinished) of every Job (a safety net; the module deletes its objects itself).
+    type: int
+    default: 600
+  labels:
+    description: Extra labels on every object and pod.
+    type: dict
+    default: {}
+  python:
+    description: The Python program in the image.
+    type: str
+    default: python3
+  launcher:
+    description:
+      - How V(nccl_multinode) launches. V(auto) asks the API server (API discovery) and takes V(mpijob) when
+        C(kubeflow.org/v2beta1) is served, else V(volcano) when C(batch.volcano.sh/v1alpha1) is, else V(indexed).
+        Render mode cannot ask, so V(auto) renders V(indexed) there.
+    type: str
+    choices: [auto, indexed, mpijob, volcano]
+    default: auto
+  rounds:
+    description:
+      - V(perftest) - rounds of disjoint C([server, client]) pairs of node names, from the
+        C(aifabric.acceptance.pairings) filter.
+    type: list
+    elements: list
+  env_probe:
+    description: V(env) - options of the C(aifabric.acceptance.env_probe) module (same names, same defaults).
+    type: dict
+    default: {}
+  gemm:
+    description: V(gemm) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iters, expect, ...).
+    type: dict
+    default: {}
+  nccl:
+    description:
+      - V(nccl) and V(nccl_multinode) - options of the C(aifabric.acceptance.nccl_test) module (collectives,
+        binary_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus C(ssh_port) (V(2222)),
+        C(alive_port) (V(2223)) and C(wait_workers_s) (V(600)) of the V(indexed) launcher.
+    type: dict
+    default: {}
+  perftest:
+    description:
+      - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, devices, port, gid_index,
+        duration_s, expect, ...), plus C(binary_dir) and C(connect_timeout_s).
+    type: dict
+    default: {}
+  timeout:
+    description: Seconds to wait for the pods of one step (one round) before they count as timed out.
+    type: int
+    default: 3700
+  cleanup_timeout:
+    description: Seconds to wait for every object of the run to be gone.
+    type: int
+    default: 120
+  unschedulable_grace:
+    description:
+      - Seconds a pod may stay C(Unschedulable) (a cluster autoscaler may still add a node) before it gives an C(error)
+        record with the scheduler's message.
+    type: int
+    default: 60
+  kubeconfig:
+    description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
+    type: raw
+  context:
+    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description: URL of the API server. Env C(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description: CA certificate of the API server. Env C(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description: Client certificate. Env C(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description: Client key. Env C(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description: HTTP proxy URL for the API server.
+    type: str
+  no_proxy:
+    description: Hosts to reach without the proxy.
+    type: str
+  proxy_headers:
+    description: Proxy headers.
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description: C(user:password) for the proxy.
+        type: str
+      basic_auth:
+        description: C(user:password) basic authentication header.
+        type: str
+      user_agent:
+        description: User-Agent header.
+        type: str
+requirements:
+  - kubernetes >= 37 (Python client, on the controller; not needed for O(render_dir))
+seealso:
+  - module: aifabric.acceptance.env_probe
+  - module: aifabric.acceptance.nccl_test
+  - module: aifabric.acceptance.perftest
+"""
+
+EXAMPLES = r"""
+- name: Environment probe on two nodes, in the user's image
+  aifabric.acceptance.k8s_workload:
+    kind: env
+    nodes: [gpu-node-01, gpu-node-02]
+    image: nvcr.io/nvidia/pytorch:25.01-py3
+    namespace: acceptance
+  delegate_to: localhost
+  run_once: true
+  register: env_k8s
+
+- name: Pairwise ib_write_bw on every rail, rounds from the pairings filter
+  aifabric.acceptance.k8s_workload:
+    kind: perftest
+    nodes: "{{ groups['gpu_nodes'] }}"
+    rounds: "{{ groups['gpu_nodes'] | aifabric.acceptance.pairings(mode='all') }}"
+    image: registry.example.com/acceptance/perftest:6.22
+    host_network: true
+    resources: {rdma/hca_shared_devices_a: 1}
+    gpus: 0
+    perftest:
+      test: ib_write_bw
+      devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]
+  delegate_to: localhost
+  run_once: true
+
+- name: Multi-node all_reduce, launcher chosen by API discovery
+  aifabric.acceptance.k8s_workload:
+    kind: nccl_multinode
+    nodes: "{{ groups['gpu_nodes'] }}"
+    image: registry.example.com/acceptance/nccl-tests:2.17-mpi
+    nccl:
+      collectives: [all_reduce]
+      binary_dir: /opt/nccl-tests/build
+      env: {NCCL_IB_HCA: "=mlx5_0,mlx5_1"}
+  delegate_to: localhost
+  run_once: true
+
+- name: Write every manifest, apply nothing
+  aifabric.acceptance.k8s_workload:
+    kind: nccl
+    nodes: [gpu-node-01]
+    image: registry.example.com/acceptance/nccl-tests:2.17-mpi
+    render_dir: /tmp/k8s-manifests
+
+- name: Remove what an interrupted run left behind
+  aifabric.acceptance.k8s_workload:
+    state: absent
+    run_id: acc-20261123
+    namespace: acceptance
+"""
+
+RETURN = r"""
+results:
+  description: Result records (one per check and node, pair or launch), C(host) = node name; see C(docs/results.md).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - host: gpu-node-01
+      check: nccl.all_reduce
+      status: pass
+      params: {substrate: kubernetes, namespace: acceptance, job: aif-r1-nccl-0, pod: aif-r1-nccl-0-x7k2p}
+run_id:
+  description: The run id (label value and name prefix of every object).
+  returned: always
+  type: str
+launcher:
+  description: The launcher used (or rendered) for V(nccl_multinode).
+  returned: when O(kind=nccl_multinode)
+  type: str
+objects:
+  description: C(Kind/namespace/name) of every object created (or that would be).
+  returned: always
+  type: list
+  elements: str
+files:
+  description: The manifest files written by render mode (or that would be, in check mode).
+  returned: when O(render_dir) is set
+  type: list
+  elements: str
+leftover:
+  description: Objects of the run still present after cleanup (empty when all are gone).
+  returned: when the module talked to a cluster
+  type: list
+  elements: str
+"""
+
+import os
+import traceback
+import uuid
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
+               "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
+               "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "python")
+KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest"}
+
+
+def argument_spec():
+    spec = dict(
+        kind=dict(type="str", choices=list(k8s_plan.KINDS)),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        run_id=dict(type="str"),
+        render_dir=dict(type="path"),
+        nodes=dict(type="list", elements="str", default=[]),
+        node_selector=dict(type="str"),
+        namespace=dict(type="str", default="default"),
+        image=dict(type="str"),
+        image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
+        image_pull_secrets=dict(type="list", elements="str", default=[]),
+        tolerations=dict(type="list", elements="dict", default=[]),
+        node_labels=dict(type="dict", default={}),
+        gpus=dict(type="int", default=8),
+        resources=dict(type="dict", default={}),
+        host_network=dict(type="bool", default=False),
+        ipc_lock=dict(type="bool", default=True),
+        privileged=dict(type="bool", default=False),
+        shm_size=dict(type="str", default="16Gi"),
+        env=dict(type="dict", default={}),
+        env_from_configmaps=dict(type="list", elements="str", default=[]),
+        runtime_class=dict(type="str"),
+        service_account=dict(type="str"),
+        active_deadline_s=dict(type="int", default=3600),
+        ttl_after_finished_s=dict(type="int", default=600),
+        labels=dict(type="dict", default={}),
+        python=dict(type="str", default="python3"),
+        launcher=dict(type="str", choices=list(k8s_plan.LAUNCHERS), default="auto"),
+        rounds=dict(type="list", elements="list"),
+        env_probe=dict(type="dict", default={}),
+        gemm=dict(type="dict", default={}),
+        nccl=dict(type="dict", default={}),
+        perftest=dict(type="dict", default={}),
+        timeout=dict(type="int", default=3700),
+        cleanup_timeout=dict(type="int", default=120),
+        unschedulable_grace=dict(type="int", default=60),
+    )
+    spec.update(k8s_api.connection_argspec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        required_if=[("state", "absent", ("run_id",)), ("state", "present", ("kind", "image"))],
+        supports_check_mode=True,
+    )
+    p = module.params
+    run_id = p["run_id"] or "r" + uuid.uuid4().hex[:8]
+    try:
+        if p["state"] == "absent":
+            _absent(module, p, run_id)
+        pod = dict((k, p[k]) for k in POD_OPTIONS)
+        options = p[KIND_OPTIONS[p["kind"]]]
+        if p["render_dir"]:
+            _render(module, p, pod, options, run_id)
+        _present(module, p, pod, options, run_id)
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), run_id=run_id, **exc.details)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="k8s_workload failed: %s" % exc, run_id=run_id, exception=traceback.format_exc())
+
+
+def _absent(module, p, run_id):
+    api = k8s_api.connect(p)
+    if module.check_mode:
+        module.exit_json(changed=False, run_id=run_id, results=[], objects=[], leftover=[])
+    leftover = k8s_api.cleanup(api, p["namespace"], run_id, timeout_s=p["cleanup_timeout"])
+    module.exit_json(changed=True, run_id=run_id, results=[], objects=[], leftover=leftover)
+
+
+def _render(module, p, pod, options, run_id):
+    if p["node_selector"] and not p["nodes"]:
+        module.fail_json(msg="render mode needs nodes (it does not ask a cluster which nodes match node_selector)")
+    launcher = "indexed" if p["launcher"] == "auto" else p["launcher"]
+    plan = k8s_plan.build(p["kind"], p["nodes"], pod, run_id, options, rounds=p["rounds"], launcher=launcher,
+                          ssh_keys=k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed"
+                          else None)
+    directory = os.path.join(p["render_dir"], run_id)
+    files = k8s_run.render(plan, directory, write=not module.check_mode)
+    out = dict(changed=not module.check_mode, run_id=run_id, results=[], files=files,
+               objects=k8s_run.object_names(plan))
+    if p["kind"] == "nccl_multinode":
+        out["launcher"] = launcher
+    module.exit_json(**out)
+
+
+def _present(module, p, pod, options, run_id):
+    api = k8s_api.connect(p)
+    nodes = k8s_run.select_nodes(api, p["nodes"], p["node_selector"])
+    launcher = p["launcher"]
+    if p["kind"] == "nccl_multinode" and launcher == "auto":
+        launcher = k8s_run.choose_launcher(api)
+    ssh_keys = k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed" else None
+    plan = k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
+                          launcher=launcher if p["kind"] == "nccl_multinode" else "indexed", ssh_keys=ssh_keys)
+    out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
+    if p["kind"] == "nccl_multinode":
+        out["launcher"] = launcher
+    if module.check_mode:
+        module.exit_json(changed=False, results=[], **out)
+    records, leftover = k8s_run.execute(api, plan, p["timeout"], p["cleanup_timeout"], p["unschedulable_grace"])
+    module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
+
+
+if __name__ == "__main__":
+    main()
