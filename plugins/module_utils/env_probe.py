@@ -29,6 +29,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._commo
 GROUPS = ("env", "gpu", "rdma", "software")
 DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
 NCCL_WHEELS = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
+# The interpreter gemm_bench and allreduce_probe run when their `python` option is left at its
+# default (`python3`, looked up on PATH with module.get_bin_path): the software probe checks its
+# packages too, so "torch is not installed" never sits silently next to a GEMM that ran with torch.
+GPU_MODULES_PYTHON = "python3"
 MODULES_OF_INTEREST = ("nvidia", "nvidia_peermem", "nv_peer_mem", "mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs",
                        "rdma_ucm", "rdma_cm")
 NCCL_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
@@ -430,11 +434,23 @@ def _env_vars(host, params, clock):
 
 
 def _interpreters(host, params):
-    own = host.executable
-    out = [own] if own else []
+    """[(path, role)]: the module's own interpreter, the ``python`` option's, and the one the GPU
+    modules run by default (``python3`` on PATH) when it is a different interpreter."""
+    out = []
+    seen = set()
+
+    def add(path, role):
+        key = host.realpath(path) or path
+        if path and key not in seen:
+            seen.add(key)
+            out.append((path, role))
+
+    add(host.executable, "the module's interpreter")
     for path in params.get("python") or []:
-        if path not in out:
-            out.append(path)
+        add(path, "set in the python option")
+    gpu = host.which(GPU_MODULES_PYTHON)
+    if gpu:
+        add(gpu, "python3 on PATH, what gemm_bench and allreduce_probe run by default")
     return out
 
 
@@ -449,7 +465,8 @@ def probe_software(host, params):
         if name not in packages:
             packages.append(name)
     pythons = []
-    for position, python in enumerate(interpreters):
+    probed = []
+    for position, (python, role) in enumerate(interpreters):
         clock = _Clock()
         label = None if position == 0 else python
         argv = [python, "-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"]
@@ -463,14 +480,17 @@ def probe_software(host, params):
             out.append(_error_from("env.python", exc, clock, target=python))
             continue
         pythons.append((label, python, data))
+        probed.append((label, python, role, data, clock))
         facts = {"python_version": data["python_version"], "python_executable": data.get("executable"),
-                 "python_implementation": data.get("implementation")}
+                 "python_implementation": data.get("implementation"), "python_role": role}
         verdicts = [("warn", "%s: %s" % (k, v)) for k, v in sorted((data.get("errors") or {}).items())
                     if k != "torch"]
         status, reason = _fold(verdicts)
         out.append(_record("env.python", status, reason, clock=clock, target=python, facts=facts,
                            params={"argv": [python, "-c", "<probe>"] + packages}))
-        out.extend(_package_records(params, label, python, packages, data, clock))
+    for label, python, role, data, clock in probed:
+        others = [(p, r, d) for _l, p, r, d, _c in probed if p != python]
+        out.extend(_package_records(params, label, python, role, packages, data, clock, others))
     out.extend(_nccl_records(host, params, pythons))
     if params.get("pip_freeze"):
         for _label, python, _data in pythons:
@@ -478,7 +498,14 @@ def probe_software(host, params):
     return out
 
 
-def _package_records(params, label, python, packages, data, clock):
+def _elsewhere(name, others):
+    """' (it is installed for <python> (<role>): <version>)' when another probed interpreter has it."""
+    found = ["%s (%s): %s" % (python, role, data["packages"].get(name)) for python, role, data in others
+             if data["packages"].get(name)]
+    return "; it is installed for %s" % ", ".join(found) if found else ""
+
+
+def _package_records(params, label, python, role, packages, data, clock, others=()):
     out = []
     expected = params.get("expect_packages") or {}
     user = set(params.get("packages") or []) | set(expected)
@@ -486,7 +513,10 @@ def _package_records(params, label, python, packages, data, clock):
     for name in packages:
         version = data["packages"].get(name)
         target = name if label is None else "%s:%s" % (label, name)
-        facts = {"version": version, "python": python}
+        facts = {"version": version, "python": python, "python_role": role}
+        installed_elsewhere = dict((p, d["packages"].get(name)) for p, _r, d in others if d["packages"].get(name))
+        if installed_elsewhere:
+            facts["installed_for"] = installed_elsewhere
         if unreadable:
             out.append(_record("env.package", "error", "%s version cannot be read: importlib.metadata is %s "
                                "(needs Python 3.8+)" % (name, unreadable), clock=clock, target=target, facts=facts))
@@ -496,6 +526,7 @@ def _package_records(params, label, python, packages, data, clock):
                 name, data["errors"][name]), clock=clock, target=target, facts=facts))
             continue
         verdicts, expect = [], {}
+        missing = "%s is not installed for %s (%s)%s" % (name, python, role, _elsewhere(name, others))
         if name in expected:
             wanted = expected[name]
             wanted = None if wanted is None else str(wanted).strip()
@@ -503,10 +534,9 @@ def _package_records(params, label, python, packages, data, clock):
             if not wanted:
                 expect["version"] = {"present": True}
                 if version is None:
-                    verdicts.append(("fail", "%s is not installed for %s" % (name, python)))
+                    verdicts.append(("fail", missing))
         if version is None and not verdicts:
-            why = "%s is not installed for %s" % (name, python)
-            out.append(_record("env.package", "skip", why + ("" if name in user else " (default package list)"),
+            out.append(_record("env.package", "skip", missing + ("" if name in user else " (default package list)"),
                                clock=clock, target=target, facts=facts))
             continue
         status, reason = _fold(verdicts)
