@@ -19,8 +19,11 @@ import math
 import re
 
 STATUSES = ("pass", "warn", "fail", "skip", "error")
-# Worst last: used to rank hosts and to fold several verdicts into one.
-SEVERITY = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
+# Worst last: used to rank hosts and to fold several verdicts into one. ``skip`` ranks below
+# ``pass``: a skipped check says nothing against a host, so a host (or a run) is ``skip`` only
+# when nothing ran on it (docs/results.md, "Verdicts").
+SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
+JUDGED = ("pass", "warn", "fail")    # statuses that claim a measurement was judged
 FAMILIES = ("env", "gpu", "nccl", "hccl", "rdma", "k8s")
 CHECK_RE = re.compile(r"^(env|gpu|nccl|hccl|rdma|k8s)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
 # Metric names carry their unit (design.md); a few unit-less counters are allowed.
@@ -63,12 +66,40 @@ def trim(text, max_lines=RAW_MAX_LINES, max_chars=RAW_MAX_CHARS):
     return tail
 
 
-def _clean_number(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value
+def _finite(value):
+    return not (isinstance(value, float) and (math.isnan(value) or math.isinf(value)))
+
+
+def nonfinite_metrics(record):
+    """Names of the metrics of a record whose value is NaN or infinite (sorted)."""
+    metrics = record.get("metrics") if isinstance(record, dict) else None
+    if not isinstance(metrics, dict):
+        return []
+    return sorted(str(name) for name, value in metrics.items() if not _finite(value))
+
+
+def demote_nonfinite(record):
+    """A record whose NaN/inf metrics are null, and that is never pass/warn/fail for it.
+
+    A NaN or infinite metric is not a measurement: a ``pass``, ``warn`` or ``fail`` record
+    that carries one becomes ``error`` ("metric X is not a finite number (nan)"), its other
+    fields kept; ``skip`` and ``error`` records keep their status. Used by :func:`make` and by
+    the controller on every record it receives (fleet.normalize). Returns a new dict (the input
+    is not modified); anything that is not a mapping is returned as it is.
+    """
+    bad = nonfinite_metrics(record)
+    if not bad:
+        return record
+    record = dict(record)
+    metrics = record["metrics"]
+    record["metrics"] = dict((k, v if _finite(v) else None) for k, v in metrics.items())
+    if record.get("status") in JUDGED:
+        why = "; ".join("metric %s is not a finite number (%s)" % (name, metrics[name]) for name in bad)
+        was = record.get("status")
+        record["status"] = "error"
+        record["reason"] = "%s: a %s record without a finite measurement is an error%s" % (
+            why, was, ("; " + record["reason"]) if isinstance(record.get("reason"), str) and record["reason"] else "")
+    return record
 
 
 def make(check, status, reason=None, host=None, peer=None, target=None, metrics=None,
@@ -86,7 +117,7 @@ def make(check, status, reason=None, host=None, peer=None, target=None, metrics=
         "target": None if target is None else str(target),
         "status": status,
         "reason": reason,
-        "metrics": dict((k, _clean_number(v)) for k, v in (metrics or {}).items()),
+        "metrics": dict(metrics or {}),
         "expect": dict(expect or {}),
         "facts": dict(facts or {}),
         "series": list(series or []),
@@ -96,6 +127,7 @@ def make(check, status, reason=None, host=None, peer=None, target=None, metrics=
         "duration_s": None if duration_s is None else round(float(duration_s), 3),
         "raw": trim(raw),
     }
+    record = demote_nonfinite(record)
     problems = validate(record)
     if problems:
         raise RecordError("invalid result record for %r: %s" % (check, "; ".join(problems)))
@@ -150,6 +182,8 @@ def validate(record):
             problems.append("metric name %r is not snake_case" % (name,))
         if value is not None and not isinstance(value, (int, float)):
             problems.append("metric %s must be a number or null, not %s" % (name, type(value).__name__))
+        elif not _finite(value):
+            problems.append("metric %s is not a finite number (%s)" % (name, value))
     facts = record.get("facts")
     for name, value in (facts.items() if isinstance(facts, dict) else ()):
         if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
@@ -164,7 +198,10 @@ def validate(record):
 
 
 def worst(statuses, default="pass"):
-    """The most severe status of an iterable of statuses (error > fail > warn > skip > pass)."""
+    """The most severe status of an iterable of statuses (error > fail > warn > pass > skip).
+
+    ``skip`` is the least severe: the worst of ``pass`` and ``skip`` is ``pass``.
+    """
     result = None
     for status in statuses:
         if result is None or SEVERITY.get(status, 0) > SEVERITY.get(result, 0):

@@ -11,10 +11,13 @@ fleet median of that check and rail:
   ``(100 - attribution_low_pct) %`` of the median (default 10: below 90 %);
 - latency checks (metric ``lat_typical_us``): *low* above ``(100 + pct) %`` of it;
 - a pair whose record is ``error`` (the client could not connect, the run broke)
-  is a low edge too; ``skip`` records (no device) are not edges.
+  or ``fail`` (below its own expectation, such as the floor of the port rate) is a
+  low edge too, whatever the fleet median says (a fleet that is uniformly below
+  its floor is not healthy); ``skip`` records (no device) are not edges.
 
-When one pair was measured several times (``directed`` runs, repeated rounds)
-the worse value counts.
+When one pair was measured several times (``directed`` runs, repeated rounds, the
+confirmation pass) the worse value counts, with the status of the record that
+measured it (an error followed by a good re-test is a good edge).
 
 Verdicts:
 
@@ -30,10 +33,23 @@ Verdicts:
   suspect with known-good hosts and re-runs the analysis on all records.
 
 Findings: ``{"kind": "node"|"link", "hosts": [...], "target": <rail>, "check": ...,
-"evidence": {...}}``. Records added (never rewriting measured ones), tool
-``{name: fleet-analysis, version: attribution}``: ``<check>.node`` (``fail``) for
-every suspect node and ``<check>.link`` (``fail``, or ``warn`` when it needs
-confirmation) for every suspect link, with the numbers in ``metrics``.
+"evidence": {...}}``.
+
+Records added (never rewriting measured ones), tool ``{name: fleet-analysis,
+version: attribution}``, for every matrix it judged (a check and rail with at
+least two measured pairs); they are the HOST verdicts of the pairwise check
+(docs/results.md, "Verdicts"):
+
+- ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node,
+  ``warn`` "needs confirmation" for an end of a low pair that cannot be
+  attributed yet, ``pass`` otherwise (its pairs are good, or their fault is a
+  suspect node or a suspect link elsewhere);
+- ``<check>.link``, ``warn``, one on EACH end of a suspect link (``peer`` = the
+  other end), naming the link: the node is fine, the cable/port/switch path is not.
+
+Every one of them carries ``facts.measured_check`` (the pairwise check) and the
+rail as ``target``: ``fleet.summarize`` uses them instead of the measured pair
+records, which measure a link, not a host.
 
 Controller-only (plugin_utils), no Ansible types.
 """
@@ -117,18 +133,30 @@ def _worse(values, direction):
     return min(measured) if direction == "higher" else max(measured)
 
 
+FAILED = ("fail", "error")
+
+
+def _failed(entries, value):
+    """True when the measurement that gave the edge its (worse) value failed its own expectation."""
+    if value is None:
+        return True
+    return any(e["value"] == value and e["status"] in FAILED for e in entries)
+
+
 def score(group, low_pct, mad_k=4.0):
     """Edge value (worse of repeats), the fleet median, the bound and the low flag of every edge.
 
     An edge is low when it is beyond ``low_pct`` % of the median AND beyond ``mad_k``
     robust standard deviations (1.4826 x median absolute deviation) of the fleet's
     edges: on a noisy fabric the bound widens by itself instead of naming every
-    unlucky pair.
+    unlucky pair. An edge whose worse measurement is a ``fail`` or ``error`` record is
+    low as well (its own expectation already judged it).
     """
     direction = group["direction"]
-    edges = {}
+    edges, failed = {}, {}
     for pair, entries in group["edges"].items():
         edges[pair] = _worse([e["value"] for e in entries], direction)
+        failed[pair] = _failed(entries, edges[pair])
     measured = [v for v in edges.values() if v is not None]
     median = statistics.median(measured) if measured else None
     bound = None
@@ -140,7 +168,7 @@ def score(group, low_pct, mad_k=4.0):
             bound = max(median * (100.0 + low_pct) / 100.0, median + spread)
     low = {}
     for pair, value in edges.items():
-        if value is None:
+        if value is None or failed[pair]:
             low[pair] = True
         elif bound is None:
             low[pair] = False
@@ -180,8 +208,20 @@ def _fmt(value):
     return "error" if value is None else ("%.2f" % value).rstrip("0").rstrip(".")
 
 
+def _node_reason(host, bad, total, failed_count, rail, bound):
+    why = "low or failed"
+    if failed_count == bad:
+        why = "failed (below their own expectation or no measurement)"
+    return ("%d of %d pairs of %s%s are %s (%s): the node is the common factor"
+            % (bad, total, host, rail, why, bound))
+
+
 def analyze(records, config):
-    """Node/link attribution over every pairwise rdma check and rail. Returns (new_records, findings)."""
+    """Node/link attribution over every pairwise rdma check and rail. Returns (new_records, findings).
+
+    For every matrix it judges, every host of the matrix gets one ``<check>.node`` record (its
+    verdict for that check and rail) and both ends of every suspect link a ``<check>.link`` warn.
+    """
     low_pct = float(_conf(config, "attribution_low_pct"))
     min_edges = int(_conf(config, "attribution_min_edges"))
     node_fraction = float(_conf(config, "attribution_node_fraction"))
@@ -190,7 +230,7 @@ def analyze(records, config):
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(group["edges"]) < 2:
-            continue  # one pair cannot be compared with a fleet
+            continue  # one pair cannot be compared with a fleet: its records judge both ends (fleet.summarize)
         edges, median, limit, low = score(group, low_pct, mad_k)
         nodes, links = attribute(edges, low, min_edges, node_fraction)
         metric, direction = group["metric"], group["direction"]
@@ -200,52 +240,91 @@ def analyze(records, config):
             word, _fmt(limit), unit, _fmt(100.0 * limit / median) if median else "?", _fmt(median), unit,
             check, " on %s" % target if target else "")
         rail = " on %s" % target if target else ""
+        median_key = "fleet_median_" + metric
+        incident = {}
+        for pair in edges:
+            for host in pair:
+                incident.setdefault(host, []).append(pair)
+        pending = {}        # host -> [other ends of its low pairs that need confirmation]
         for host in sorted(nodes):
             bad, total = nodes[host]
             peers = sorted(next(iter(p - {host})) for p in edges if host in p)
             low_peers = [(peer, edges[frozenset((host, peer))]) for peer in peers if low[frozenset((host, peer))]]
-            reason = ("%d of %d pairs of %s%s are low or failed (%s): the node is the common factor"
-                      % (bad, total, host, rail, bound))
+            failed_count = sum(1 for peer, _v in low_peers
+                               if _failed(group["edges"][frozenset((host, peer))], edges[frozenset((host, peer))]))
             evidence = {
                 "metric": metric, "fleet_median": median, "limit": limit, "low_pct": low_pct,
-                "low_pairs": bad, "pairs": total,
+                "low_pairs": bad, "pairs": total, "failed_pairs": failed_count,
                 "low_peers": dict((p, v) for p, v in low_peers[:MAX_EVIDENCE_PEERS]),
                 "good_peers": [p for p in peers if not low[frozenset((host, p))]][:MAX_EVIDENCE_PEERS],
             }
             findings.append(analysis.finding("node", check, [host], target=target, evidence=evidence))
-            new_records.append(analysis.record(
-                NAME, check + ".node", "fail", host, reason=reason, target=target,
-                metrics={"low_pairs_count": bad, "pairs_count": total,
-                         "fleet_median_" + metric: median},
-                facts={"attribution": "node", "low_peers": [item[0] for item in low_peers][:MAX_EVIDENCE_PEERS]}))
+        link_records = []
         for pair, confirmed in links:
             a, b = sorted(pair)
             value = edges[pair]
             entries = group["edges"][pair]
+            failed = _failed(entries, value)
+            what = "%s %s %s is %s" % (metric, _fmt(value), unit, bound)
+            if failed and value is not None:
+                what = "%s %s %s failed its expectation (%s)" % (
+                    metric, _fmt(value), unit, next((e["reason"] for e in entries
+                                                     if e["value"] == value and e["reason"]), "no reason given"))
             if confirmed:
-                reason = ("%s <-> %s%s: %s %s %s is %s while both ends are healthy with other peers: "
-                          "the link (cable, port, switch path) is the suspect"
-                          % (a, b, rail, metric, _fmt(value), unit, bound))
+                reason = ("suspect link %s <-> %s%s: %s while both ends are healthy with other peers: "
+                          "the link (cable, port, switch path) is the suspect, not the nodes" % (a, b, rail, what))
             elif value is None:
                 reason = ("%s <-> %s%s: the pair failed (no measurement) and no other pair explains it; "
                           "re-test the pair and both ends with known-good peers (confirmation pass)"
                           % (a, b, rail))
             else:
-                reason = ("%s <-> %s%s: %s %s %s is %s; an end has no other good pair to compare with, so node "
-                          "or link cannot be told apart yet (run the confirmation pass)"
-                          % (a, b, rail, metric, _fmt(value), unit, bound))
+                reason = ("%s <-> %s%s: %s; an end has no other good pair to compare with, so node "
+                          "or link cannot be told apart yet (run the confirmation pass)" % (a, b, rail, what))
             evidence = {"metric": metric, "value": value, "fleet_median": median, "limit": limit,
-                        "low_pct": low_pct,
+                        "low_pct": low_pct, "failed": failed,
                         "needs_confirmation": not confirmed,
                         "errors": [e["reason"] for e in entries if e["status"] == "error"][:3]}
             findings.append(analysis.finding("link", check, [a, b], target=target, evidence=evidence))
-            metrics = {"fleet_median_" + metric: median}
+            if not confirmed:
+                pending.setdefault(a, []).append((b, reason))
+                pending.setdefault(b, []).append((a, reason))
+                continue
+            metrics = {median_key: median}
             if value is not None:
                 metrics[metric] = value
+            for end, other in ((a, b), (b, a)):
+                link_records.append(analysis.record(
+                    NAME, check + ".link", "warn", end, peer=other, reason=reason, target=target,
+                    metrics=metrics, facts={"attribution": "link", "measured_check": check, "link": [a, b]}))
+        for host in sorted(incident):
+            pairs = incident[host]
+            low_count = sum(1 for p in pairs if low[p])
+            metrics = {"low_pairs_count": low_count, "pairs_count": len(pairs), median_key: median}
+            facts = {"measured_check": check}
+            if host in nodes:
+                bad, total = nodes[host]
+                low_peers = sorted(next(iter(p - {host})) for p in pairs if low[p])
+                failed_count = sum(1 for p in pairs if low[p] and _failed(group["edges"][p], edges[p]))
+                status, reason = "fail", _node_reason(host, bad, total, failed_count, rail, bound)
+                facts.update({"attribution": "node", "low_peers": low_peers[:MAX_EVIDENCE_PEERS]})
+            elif host in pending:
+                others = sorted(set(other for other, _why in pending[host]))
+                status = "warn"
+                reason = "needs confirmation: %s; %s" % (
+                    "; ".join(why for _other, why in pending[host][:3]),
+                    "re-test %s and %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)"
+                    % (host, ", ".join(others[:MAX_EVIDENCE_PEERS])))
+                facts.update({"attribution": "node_or_link", "suspect_pairs": others[:MAX_EVIDENCE_PEERS]})
+            else:
+                status, reason = "pass", None
+                explained = sorted(next(iter(p - {host})) for p in pairs if low[p])
+                facts["attribution"] = "healthy"
+                if explained:
+                    reason = ("%d of %d pairs of %s%s are low; each is explained by a suspect node or a suspect "
+                              "link (%s)" % (low_count, len(pairs), host, rail, ", ".join(explained[:5])))
             new_records.append(analysis.record(
-                NAME, check + ".link", "fail" if confirmed else "warn", a, peer=b, reason=reason,
-                target=target, metrics=metrics,
-                facts={"attribution": "link" if confirmed else "node_or_link"}))
+                NAME, check + ".node", status, host, reason=reason, target=target, metrics=metrics, facts=facts))
+        new_records.extend(link_records)
     return new_records, findings
 
 

@@ -26,12 +26,13 @@ import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative, verdict
 
 ANALYSES = [
     drift.analyze,
     attribution.analyze,
     fleet_relative.analyze,
+    verdict.analyze_required,
 ]
 
 MISSING_CHECK = "env.coverage"      # a targeted host that produced no record at all
@@ -80,9 +81,10 @@ def normalize(record, host, started=None, task_name=None):
     """A record with every field of the contract, ``host`` filled in, plain JSON values.
 
     An invalid record becomes an ``error`` record that says what was wrong (a record
-    is never silently dropped: a broken module must show in the report).
+    is never silently dropped: a broken module must show in the report). A pass/warn/fail
+    record with a NaN/inf metric becomes ``error`` (results.demote_nonfinite): it measured nothing.
     """
-    rec = plain(record)
+    rec = plain(results.demote_nonfinite(record))
     host = host if isinstance(host, str) and host else None
     if not isinstance(rec, dict):
         return results.error(TASK_CHECK, "task %r returned a result record that is not a mapping" % (task_name or "?"),
@@ -432,31 +434,45 @@ def _rank(entry):
     return (-results.SEVERITY.get(entry["status"], 0), -c["error"], -c["fail"], -c["warn"], entry["host"])
 
 
+def verdict_line(summary):
+    """The run verdict with the host counts behind it, e.g. ``FAIL: 24 hosts: 1 fail, 2 warn, 21 pass``."""
+    counts = summary["hosts_by_status"]
+    order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
+    return "%s: %d hosts: %s" % (summary["worst_status"].upper(), summary["hosts_total"],
+                                 ", ".join("%d %s" % (counts[s], s) for s in order if counts.get(s)) or "none")
+
+
 def summarize(records, max_hosts=10):
-    """Counts per status, per-host worst status, worst hosts first (records must be complete)."""
-    per_host = {}
-    for rec in records:
-        per_host.setdefault(rec.get("host") or NO_HOST, []).append(rec)
+    """Counts per status, per-host verdict, worst hosts first (records must be complete and analysed).
+
+    A host's verdict is the worst status (error > fail > warn > pass > skip) of the records that
+    count toward it (``verdict.host_records``: pairwise records of a matrix that attribution judged
+    count toward no host, attribution's ``.node``/``.link`` records do; pairwise records of an
+    unjudged matrix count toward both ends). Its ``counts`` are those records' statuses. The run's
+    ``worst_status`` is the worst host verdict (``skip`` only when nothing ran anywhere).
+    """
     hosts = []
-    for host, recs in per_host.items():
-        status = results.worst(r.get("status") for r in recs)
+    for host, recs in verdict.host_records(records).items():
+        status = verdict.host_status(recs)
         bad = sorted(set(r["check"] for r in recs if r.get("status") == status and status not in ("pass", "skip")))
-        hosts.append({"host": host, "status": status, "counts": results.count(recs), "checks": bad})
+        hosts.append({"host": host or NO_HOST, "status": status, "counts": results.count(recs), "checks": bad})
     hosts.sort(key=_rank)
     by_status = dict((s, 0) for s in results.STATUSES)
     for h in hosts:
         by_status[h["status"]] += 1
     worst_hosts = [dict(h, checks=h["checks"][:5]) for h in hosts if h["status"] in ("warn", "fail", "error")]
-    return {
+    summary = {
         "counts": results.count(records),
         "records_total": len(records),
         "hosts_total": len(hosts),
         "hosts_by_status": by_status,
-        "worst_status": results.worst(h["status"] for h in hosts) if hosts else "skip",
+        "worst_status": results.worst((h["status"] for h in hosts), default="skip"),
         "failed_hosts": [h["host"] for h in hosts if h["status"] in ("fail", "error")],
         "worst_hosts": worst_hosts[:max_hosts],
         "hosts": hosts,     # every host, worst first: {host, status, counts, checks}
     }
+    summary["verdict"] = verdict_line(summary)
+    return summary
 
 
 def compact_summary(summary, max_hosts=20, report_dir=None):
@@ -479,10 +495,7 @@ def compact_summary(summary, max_hosts=20, report_dir=None):
 def console_lines(summary, report_path=None, max_hosts=5):
     """The few lines the callback prints at the end of the play."""
     counts = ", ".join("%s %d" % (s, summary["counts"][s]) for s in results.STATUSES)
-    lines = ["FLEET REPORT: %d hosts (%s), %d records: %s" % (
-        summary["hosts_total"],
-        ", ".join("%d %s" % (n, s) for s, n in summary["hosts_by_status"].items() if n),
-        summary["records_total"], counts)]
+    lines = ["FLEET REPORT: %s; %d records: %s" % (verdict_line(summary), summary["records_total"], counts)]
     worst = summary["worst_hosts"][:max_hosts]
     if worst:
         lines.append("  worst hosts: " + "; ".join(

@@ -16,6 +16,11 @@ normal data without being moved by the outliers themselves.) A value below
 latencies) gets an added record ``<check>.fleet`` with status ``fail`` (configurable),
 the median and the margin in its reason. Measured records are never rewritten.
 
+Pairwise records (those with a ``peer``: perftest between two hosts) measure a link, not
+a host: the attribution analysis owns their verdicts (node or link, over the whole
+matrix), so this analysis never judges them; a pairwise rule here would make every host
+that happened to be paired with a slow node a fleet outlier.
+
 Configuration (the ``fleet_relative`` key of the analysis config; all optional):
 
     enabled: true
@@ -101,8 +106,8 @@ def analyze(records, config):
         return [], []
     samples = {}
     for rec in records:
-        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED:
-            continue
+        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer"):
+            continue    # analysis records, unjudged records, and pairwise records (attribution owns them)
         for rule in opts["rules"]:
             if not fnmatch.fnmatchcase(str(rec.get("check")), rule["check"]):
                 continue

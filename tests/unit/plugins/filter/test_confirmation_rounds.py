@@ -50,7 +50,8 @@ def test_fleet_pipeline_runs_attribution():
     assert problems == []
     mine = [f for f in findings if f.get("analysis") == "attribution"]
     assert [(f["kind"], f["hosts"]) for f in mine] == [("node", ["n4"])]
-    assert [r["check"] for r in out if r["tool"].get("version") == "attribution"] == ["rdma.ib_write_bw.node"]
+    verdicts = [(r["host"], r["check"], r["status"]) for r in out if r["tool"].get("version") == "attribution"]
+    assert verdicts == [(h, "rdma.ib_write_bw.node", "fail" if h == "n4" else "pass") for h in hosts]
     # a re-analysis starts from the measured records again: same result
     again = fleet.analyze(out, {})
     assert [f for f in again[1] if f.get("analysis") == "attribution"] == mine

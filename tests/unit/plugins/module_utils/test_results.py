@@ -54,6 +54,47 @@ def test_make_rejects_contract_breaches(kwargs, problem):
 def test_nan_metrics_become_null():
     record = results.make("gpu.gemm_bf16", "error", reason="no result", metrics={"tflops": float("nan")})
     assert record["metrics"]["tflops"] is None
+    assert record["status"] == "error" and record["reason"] == "no result"
+
+
+@pytest.mark.parametrize("status", ["pass", "warn", "fail"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_judged_record_without_a_finite_measurement_is_an_error(validator, status, value):
+    """Issue 7: a NaN/inf metric used to become null in a *pass* record (a pass nothing measured)."""
+    record = results.make("gpu.gemm_bf16", status, reason=None if status == "pass" else "below floor",
+                          metrics={"tflops": value, "matrix_bytes": 1024}, expect={"tflops": {"min": 575}})
+    assert record["status"] == "error"
+    assert record["reason"].startswith("metric tflops is not a finite number (%s)" % value)
+    assert ("below floor" in record["reason"]) == (status != "pass")
+    assert record["metrics"] == {"tflops": None, "matrix_bytes": 1024}
+    assert list(validator.iter_errors(record)) == []
+
+
+def test_skip_with_a_nonfinite_metric_stays_skip():
+    record = results.skip("gpu.gemm_bf16", "no GPU", metrics={"tflops": float("nan")})
+    assert record["status"] == "skip" and record["metrics"]["tflops"] is None
+
+
+def test_validate_and_demote_catch_nonfinite_metrics_of_received_records():
+    received = {"check": "nccl.all_reduce", "status": "pass", "host": "a",
+                "metrics": {"busbw_max_gbyte_s": float("inf"), "size_bytes": 8}}
+    assert results.validate(received) == ["metric busbw_max_gbyte_s is not a finite number (inf)"]
+    fixed = results.demote_nonfinite(received)
+    assert received["status"] == "pass"           # the input is not modified
+    assert fixed["status"] == "error" and fixed["metrics"]["busbw_max_gbyte_s"] is None
+    assert results.validate(fixed) == []
+    assert results.demote_nonfinite("not a record") == "not a record"
+
+
+@pytest.mark.parametrize("record, problem", [
+    ({"check": "env.os", "status": "pass", "host": 5}, "host must be a string"),
+    ({"check": "env.os", "status": "pass", "peer": ["a"]}, "peer must be a string"),
+    ({"check": "env.os", "status": "pass", "metrics": [1]}, "metrics must be a mapping"),
+    ({"check": 7, "status": "pass"}, "check 7 is not family.name"),
+    (["env.os", "pass"], "not a dict"),
+])
+def test_validate_names_malformed_records(record, problem):
+    assert any(problem in p for p in results.validate(record)), results.validate(record)
 
 
 def test_error_keeps_the_tail_of_the_output():
@@ -66,6 +107,10 @@ def test_error_keeps_the_tail_of_the_output():
 
 def test_worst_and_count():
     assert results.worst(["pass", "skip", "warn"]) == "warn"
+    # skip is below pass: a host with passes and (optional) skips is pass; skip only when nothing ran
+    assert results.worst(["pass", "skip"]) == "pass"
+    assert results.worst(["skip", "skip"]) == "skip"
+    assert [s for s in sorted(results.STATUSES, key=results.SEVERITY.get)] == ["skip", "pass", "warn", "fail", "error"]
     assert results.worst(["fail", "error", "pass"]) == "error"
     assert results.worst([]) == "pass"
     recs = [results.make("env.os", "pass"), results.skip("gpu.inventory", "no GPU")]

@@ -31,10 +31,15 @@ def full_mesh(n, bad_nodes=(), bad_links=(), base=390.0, target="mlx5_0"):
     return hosts, recs
 
 
-def test_clean_fleet_has_no_findings():
+def test_clean_fleet_has_no_findings_and_every_host_passes():
     recs = (full_mesh(8))[1]
     new, findings = attribution.analyze(recs, {})
-    assert new == [] and findings == []
+    assert findings == []
+    # one host verdict per host of the judged matrix, all pass
+    assert sorted((r["host"], r["check"], r["status"]) for r in new) == \
+        [("n%02d" % i, CHECK + ".node", "pass") for i in range(8)]
+    assert all(r["metrics"]["pairs_count"] == 7 and r["metrics"]["low_pairs_count"] == 0 for r in new)
+    assert all(r["facts"]["measured_check"] == CHECK and r["target"] == "mlx5_0" for r in new)
 
 
 def test_bad_node_and_bad_link_are_told_apart():
@@ -53,9 +58,14 @@ def test_bad_node_and_bad_link_are_told_apart():
         assert results.validate(rec) == []
         assert rec["tool"] == {"name": "fleet-analysis", "version": "attribution"}
         assert analysis.is_analysis_record(rec)
-    checks = sorted(r["check"] for r in new)
-    assert checks == [CHECK + ".link", CHECK + ".node"]
-    assert [r for r in new if r["check"].endswith(".node")][0]["host"] == "n03"
+    verdicts = dict(((r["host"], r["check"]), r["status"]) for r in new if r["status"] != "pass")
+    # the node fails; both ends of the link get a warn naming the link (the nodes themselves pass)
+    assert verdicts == {("n03", CHECK + ".node"): "fail", ("n01", CHECK + ".link"): "warn",
+                        ("n06", CHECK + ".link"): "warn"}
+    links = [r for r in new if r["check"].endswith(".link")]
+    assert sorted((r["host"], r["peer"]) for r in links) == [("n01", "n06"), ("n06", "n01")]
+    assert all("suspect link n01 <-> n06" in r["reason"] for r in links)
+    assert len([r for r in new if r["check"].endswith(".node")]) == 8
 
 
 def test_measured_records_are_not_rewritten():
@@ -91,7 +101,10 @@ def test_single_matching_needs_confirmation_then_confirmation_resolves():
     new, findings = attribution.analyze(recs, {})
     assert [(f["kind"], f["hosts"], f["evidence"]["needs_confirmation"]) for f in findings] == \
         [("link", ["c", "d"], True)]
-    assert [r["status"] for r in new] == ["warn"]
+    # the low pair's ends need confirmation (warn); the hosts of good pairs pass
+    assert sorted((r["host"], r["status"]) for r in new) == [
+        ("a", "pass"), ("b", "pass"), ("c", "warn"), ("d", "warn"), ("e", "pass"), ("f", "pass")]
+    assert all("needs confirmation" in r["reason"] for r in new if r["status"] == "warn")
     suspects = attribution.suspects(findings)
     assert suspects == ["c", "d"]
     rounds = attribution.confirmation_rounds(["a", "b", "c", "d", "e", "f"], suspects, per_suspect=2)
@@ -133,7 +146,9 @@ def test_error_only_pair_is_never_a_confirmed_link_and_is_retested():
     new, findings = attribution.analyze(recs, {})
     assert [(f["kind"], f["hosts"], f["evidence"]["needs_confirmation"]) for f in findings] == \
         [("link", ["n01", "n02"], True)]
-    assert "failed" in new[0]["reason"] and new[0]["status"] == "warn"
+    warned = [r for r in new if r["status"] != "pass"]
+    assert sorted(r["host"] for r in warned) == ["n01", "n02"]
+    assert all("failed" in r["reason"] and r["status"] == "warn" for r in warned)
     assert attribution.retest_pairs(findings) == [["n01", "n02"]]
     rounds = attribution.confirmation_rounds(hosts, attribution.suspects(findings), per_suspect=1,
                                              retest=attribution.retest_pairs(findings))
@@ -152,3 +167,37 @@ def test_noise_widens_the_bound():
     findings = (attribution.analyze(recs, {}))[1]
     # sd 20 Gbit/s (5 % of line rate): a fixed 90 % bound would flag ~2.5 % of 435 pairs
     assert findings == []
+
+
+def test_a_pair_below_its_own_floor_is_low_even_when_the_fleet_median_is_not():
+    """A fleet uniformly below its floor is not healthy: every pair failed its expectation, so
+    every node is a suspect (before: no finding at all, the raw fails alone judged the hosts)."""
+    hosts, recs = full_mesh(6)
+    failing = [results.make(CHECK, "fail", reason="bw_avg_gbit_s 390 < 396 expected minimum", host=r["host"],
+                            peer=r["peer"], target=r["target"], metrics=r["metrics"]) for r in recs]
+    new, findings = attribution.analyze(failing, {})
+    assert sorted(f["hosts"][0] for f in findings if f["kind"] == "node") == hosts
+    assert all(r["status"] == "fail" and "failed" in r["reason"] for r in new)
+
+
+def test_one_pair_below_its_floor_between_healthy_ends_is_a_link():
+    hosts, recs = full_mesh(6)
+    out = []
+    for r in recs:
+        if frozenset((r["host"], r["peer"])) == frozenset(("n02", "n04")):
+            r = results.make(CHECK, "fail", reason="bw_avg_gbit_s 385 < 386 expected minimum", host=r["host"],
+                             peer=r["peer"], target=r["target"], metrics={"bw_avg_gbit_s": 385.0})
+        out.append(r)
+    new, findings = attribution.analyze(out, {})
+    assert [(f["kind"], f["hosts"], f["evidence"]["needs_confirmation"]) for f in findings] == \
+        [("link", ["n02", "n04"], False)]
+    assert sorted((r["host"], r["status"]) for r in new if r["status"] != "pass") == [("n02", "warn"), ("n04", "warn")]
+
+
+def test_a_failed_repeat_of_a_good_pair_keeps_the_pair_low():
+    """Repeats: the worse measurement counts, with its own status (a good first run does not hide it)."""
+    hosts, recs = full_mesh(6)
+    recs.append(results.make(CHECK, "fail", reason="bw_avg_gbit_s 100 < 360", host="n02", peer="n01",
+                             target="mlx5_0", metrics={"bw_avg_gbit_s": 100.0}))
+    findings = attribution.analyze(recs, {})[1]
+    assert [(f["kind"], f["hosts"], f["evidence"]["failed"]) for f in findings] == [("link", ["n01", "n02"], True)]

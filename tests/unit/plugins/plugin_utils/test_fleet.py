@@ -291,8 +291,8 @@ def test_summary_counts_and_worst_hosts_first():
     s = fleet.summarize(_mixed())
     assert s["counts"] == {"pass": 1, "warn": 1, "fail": 3, "skip": 1, "error": 1}
     assert s["hosts_total"] == 5
-    # results.worst: skip ranks above pass, so ok1 (pass + skip) counts as a skip host
-    assert s["hosts_by_status"] == {"pass": 0, "warn": 1, "fail": 2, "skip": 1, "error": 1}
+    # skip ranks below pass: ok1 (pass + skip) is a pass host (issue 7: it used to be a skip host)
+    assert s["hosts_by_status"] == {"pass": 1, "warn": 1, "fail": 2, "skip": 0, "error": 1}
     assert s["worst_status"] == "error"
     assert [h["host"] for h in s["worst_hosts"]] == ["e1", "f2", "f1", "w1"]
     assert s["failed_hosts"] == ["e1", "f2", "f1"]
@@ -310,7 +310,7 @@ def test_compact_summary_caps_host_lists():
 
 def test_console_lines_name_counts_hosts_and_path():
     lines = fleet.console_lines(fleet.summarize(_mixed()), "/r/report.html")
-    assert lines[0].startswith("FLEET REPORT: 5 hosts")
+    assert lines[0].startswith("FLEET REPORT: ERROR: 5 hosts: 1 error, 2 fail, 1 warn, 1 pass; 7 records")
     assert "fail 3" in lines[0] and "e1 error (env.reachable)" in lines[1]
     assert lines[-1] == "  report: /r/report.html"
 

@@ -1,0 +1,180 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verdict rules: which records count toward which host, and required checks.
+
+Host verdict (``fleet.summarize``) = the worst status, error > fail > warn > pass > skip,
+of the records that COUNT toward the host (docs/results.md, "Verdicts"):
+
+- a record without a ``peer`` counts toward its ``host``;
+- a pairwise record (perftest between two hosts: ``peer`` set; the client record
+  ``rdma.<test>`` and the server record ``rdma.<test>.server``) measures a LINK. When the
+  attribution analysis judged its matrix (the same check, ``.server`` stripped, and rail
+  ``target``: at least two measured pairs), the record counts toward no host: the
+  attribution records ``<check>.node`` (one per host of the matrix) and ``<check>.link``
+  (both ends of a suspect link) carry the host verdicts instead. The measured record
+  stays in the report, untouched;
+- a pairwise record of a matrix attribution could not judge (fewer than two measured
+  pairs, or a check attribution does not know) counts toward BOTH ends with its own
+  status: one pair cannot tell node from link, so neither end is accepted on it.
+
+Required checks (:func:`analyze_required`, an analysis of ``fleet.ANALYSES``): config
+``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
+(``fnmatch``: ``gpu.*``, ``rdma.ib_write_bw``). A required pattern that on a host matched
+no measured record, or only ``skip`` records, adds an ``env.required`` ``fail`` record to
+that host naming the pattern and the skip reasons. A pairwise record counts as run on both
+of its ends. Only hosts that have a record are judged (the report accounts for every targeted
+host: one that returned nothing already has an ``env.coverage`` record). A malformed
+``required_checks`` gives every host an ``env.required`` ``error`` (never a silent pass). The playbooks fill ``required_checks`` from the host variable
+``aifabric_required_checks``.
+
+Controller-only (plugin_utils); imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+
+NAME = "required"
+ATTRIBUTION = "attribution"
+REQUIRED_CHECK = "env.required"
+SERVER_SUFFIX = ".server"
+ALL_HOSTS = "*"
+MAX_REASONS = 3
+
+
+def is_pairwise(record):
+    """A measured record of a test between two hosts (it measures the link between them)."""
+    return (isinstance(record, dict) and not analysis.is_analysis_record(record)
+            and isinstance(record.get("peer"), str) and bool(record["peer"])
+            and record.get("peer") != record.get("host"))
+
+
+def matrix_key(record):
+    """(check, target) of the matrix a pairwise record belongs to (the server side joins its client's)."""
+    check = record.get("check") or ""
+    if check.endswith(SERVER_SUFFIX):
+        check = check[:-len(SERVER_SUFFIX)]
+    return check, record.get("target")
+
+
+def judged_matrices(records):
+    """The (check, target) matrices the attribution analysis gave host verdicts for."""
+    out = set()
+    for rec in records:
+        tool = rec.get("tool") if isinstance(rec, dict) else None
+        if analysis.is_analysis_record(rec) and tool.get("version") == ATTRIBUTION:
+            measured = (rec.get("facts") or {}).get("measured_check")
+            if measured:
+                out.add((measured, rec.get("target")))
+    return out
+
+
+def host_records(records):
+    """{host: [records that count toward its verdict]}, every host that has a record (in record order).
+
+    A host whose records all count elsewhere (its pairwise records of judged matrices) is
+    still listed, with an empty list.
+    """
+    judged = judged_matrices(records)
+    out = {}
+    for rec in records:
+        host = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else None
+        mine = out.setdefault(host, [])
+        if not is_pairwise(rec):
+            mine.append(rec)
+        elif matrix_key(rec) not in judged:
+            mine.append(rec)
+            out.setdefault(rec["peer"], []).append(rec)
+    return out
+
+
+def host_status(counted):
+    """The verdict of a host from the records that count toward it: skip only when nothing ran."""
+    return results.worst((r.get("status") for r in counted), default="skip")
+
+
+# ---------------------------------------------------------------- required checks
+
+
+def required_patterns(config):
+    """{host or "*": [patterns]} from config ``required_checks``. Raises ValueError when malformed."""
+    given = (config or {}).get("required_checks")
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise ValueError("required_checks must map a host name (or '*') to a list of check patterns, got %s"
+                         % type(given).__name__)
+    out = {}
+    for host, patterns in given.items():
+        if patterns is None:
+            continue
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not isinstance(host, str) or not isinstance(patterns, (list, tuple)) \
+                or not all(isinstance(p, str) and p for p in patterns):
+            raise ValueError("required_checks[%r] must be a list of check name patterns (e.g. ['gpu.*']), got %r"
+                             % (host, patterns))
+        out[host] = list(patterns)
+    return out
+
+
+def _ran_by_host(records):
+    """{host: [(check, status, reason)]} of the measured records, a pairwise record on both ends."""
+    out = {}
+    for rec in records:
+        if not isinstance(rec, dict) or analysis.is_analysis_record(rec):
+            continue
+        entry = (str(rec.get("check")), rec.get("status"), rec.get("reason"))
+        ends = [rec.get("host")] + ([rec["peer"]] if is_pairwise(rec) else [])
+        for host in ends:
+            if isinstance(host, str) and host:
+                out.setdefault(host, []).append(entry)
+    return out
+
+
+def analyze_required(records, config):
+    """Returns (new_records, findings): an ``env.required`` fail per (host, required pattern) that did not run."""
+    hosts = sorted(set(r.get("host") for r in records
+                       if isinstance(r, dict) and isinstance(r.get("host"), str) and r.get("host")))
+    try:
+        wanted = required_patterns(config)
+    except ValueError as exc:
+        # required checks that cannot be read cannot be judged: every host says so (never a silent pass)
+        return [analysis.record(NAME, REQUIRED_CHECK, "error", host,
+                                reason="%s: required checks were not judged" % exc) for host in hosts], []
+    if not wanted:
+        return [], []
+    ran = _ran_by_host(records)
+    new, missing = [], {}
+    for host in hosts:
+        patterns = list(wanted.get(ALL_HOSTS) or [])
+        patterns += [p for p in wanted.get(host) or [] if p not in patterns]
+        for pattern in patterns:
+            matched = [e for e in ran.get(host, []) if fnmatch.fnmatchcase(e[0], pattern)]
+            if any(status != "skip" for _check, status, _reason in matched):
+                continue
+            if matched:
+                reasons = []
+                for check, _status, reason in matched:
+                    text = "%s: %s" % (check, reason or "skipped")
+                    if text not in reasons:
+                        reasons.append(text)
+                why = "required check %s only skipped on %s (%d skip record%s: %s)" % (
+                    pattern, host, len(matched), "" if len(matched) == 1 else "s",
+                    "; ".join(reasons[:MAX_REASONS]) + ("; ..." if len(reasons) > MAX_REASONS else ""))
+            else:
+                why = "required check %s did not run on %s (no record of it)" % (pattern, host)
+            new.append(analysis.record(
+                NAME, REQUIRED_CHECK, "fail", host, reason=why, target=pattern,
+                metrics={"skip_records_count": len(matched)},
+                facts={"required": pattern, "skipped_checks": sorted(set(e[0] for e in matched))}))
+            missing.setdefault(pattern, []).append(host)
+    findings = [analysis.finding("required_not_run", pattern, hosts_, evidence={"pattern": pattern})
+                for pattern, hosts_ in sorted(missing.items())]
+    return new, findings
+
+
+analyze_required.NAME = NAME

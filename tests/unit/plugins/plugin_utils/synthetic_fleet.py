@@ -1,0 +1,109 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SYNTHETIC pairwise fleets with a known bad node and a known bad link, for the verdict tests and
+bench/fleet_verdicts.py.
+
+The schedule is the real ``pairings`` filter (all / ring / random), the confirmation pass is the
+real ``attribution.confirmation_rounds`` on the real findings (as ``playbooks/rdma.yml`` runs it),
+and every pair gives the records the perftest module returns for one pair: the client record
+``rdma.ib_write_bw`` (host = client, peer = server) judged by the real expectations code against a
+floor of 90 % of a 400 Gb/s port, and the server record ``rdma.ib_write_bw.server`` (host = server,
+peer = client, no expectations). Only the figures are invented: a healthy pair measures 390 Gbit/s
+(a ConnectX-7 NDR ib_write_bw at 64 KiB) with 0.5 % noise, a pair through the bad node measures
+``node_factor`` of that and the bad link ``link_factor``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import attribution
+
+CHECK = "rdma.ib_write_bw"
+TARGET = "mlx5_0"
+HEALTHY_GBIT_S = 390.0
+FLOOR = {"min": 360.0, "source": "90 % of the lower active port rate of both ends, 400 Gb/s"}
+STARTED = "2026-11-22T10:00:00Z"
+
+
+def host_names(n):
+    return ["gpu%04d" % i for i in range(n)]
+
+
+def pair_records(server, client, value):
+    """The two records of one measured pair (client judged against the floor, server plain)."""
+    metrics = {"bw_avg_gbit_s": round(value, 2), "bw_peak_gbit_s": round(value * 1.01, 2),
+               "msg_size_bytes": 65536}
+    status, reason, expect = expectations.judge(metrics, {"bw_avg_gbit_s": FLOOR})
+    tool = {"name": "perftest", "version": "6.22"}
+    client_rec = results.make(CHECK, status, reason=reason, host=client, peer=server, target=TARGET,
+                              metrics=metrics, expect=expect, facts={"side": "client"}, tool=tool,
+                              started=STARTED, duration_s=5.2)
+    server_rec = results.make(CHECK + ".server", "pass", host=server, peer=client, target=TARGET,
+                              metrics=dict(metrics), facts={"side": "server"}, tool=tool, started=STARTED,
+                              duration_s=5.4)
+    return [client_rec, server_rec]
+
+
+class Fleet:
+    """Hosts, the injected faults, and a measurement model with seeded noise."""
+
+    def __init__(self, n, mode="all", random_rounds=1, seed=7, node_factor=0.45, link_factor=0.38,
+                 noise=0.005):
+        self.hosts = host_names(n)
+        self.mode = mode
+        self.rng = random.Random(seed)
+        self.node_factor, self.link_factor, self.noise = node_factor, link_factor, noise
+        if mode == "random":
+            self.rounds = pairings(self.hosts, mode="random", rounds=random_rounds, seed=seed)
+        else:
+            self.rounds = pairings(self.hosts, mode=mode)
+        pairs = [frozenset(p) for rnd in self.rounds for p in rnd]
+        degree = {}
+        for pair in pairs:
+            for host in pair:
+                degree[host] = degree.get(host, 0) + 1
+        # the bad node: a host a quarter into the list. The bad link: a measured pair from the middle of
+        # the schedule that does not touch the bad node, and whose ends are not measured with the bad
+        # node unless they have many pairs (in a ring, a host with two bad pairs out of two is rightly
+        # a suspect node: nothing can tell it from a slow node)
+        self.bad_node = self.hosts[n // 4]
+        near = set(h for pair in pairs if self.bad_node in pair for h in pair)
+        far = [pair for pair in pairs if self.bad_node not in pair
+               and all(h not in near or degree[h] >= 4 for h in pair)]
+        self.bad_link = far[len(far) // 2]
+        self.records = []
+
+    def value(self, server, client):
+        value = HEALTHY_GBIT_S * (1.0 + self.rng.gauss(0.0, self.noise))
+        if self.bad_node in (server, client):
+            value *= self.node_factor
+        if frozenset((server, client)) == self.bad_link:
+            value *= self.link_factor
+        return value
+
+    def measure(self, rounds):
+        for rnd in rounds:
+            for server, client in rnd:
+                self.records.extend(pair_records(server, client, self.value(server, client)))
+        return self.records
+
+    def confirm(self, per_suspect=2):
+        """The confirmation pass of playbooks/rdma.yml: suspects against known-good hosts, unconfirmed pairs again."""
+        findings = attribution.analyze(self.records, {})[1]
+        suspects = attribution.suspects(findings)
+        extra = attribution.confirmation_rounds(self.hosts, suspects, per_suspect=per_suspect,
+                                                retest=attribution.retest_pairs(findings))
+        self.measure(extra)
+        return extra
+
+
+def build(n, mode, random_rounds=1, confirm=False, seed=7):
+    """A measured fleet: the schedule's records, plus the confirmation pass's when ``confirm``."""
+    fleet = Fleet(n, mode=mode, random_rounds=random_rounds, seed=seed)
+    fleet.measure(fleet.rounds)
+    if confirm:
+        fleet.confirm()
+    return fleet

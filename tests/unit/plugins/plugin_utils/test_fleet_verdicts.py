@@ -1,0 +1,273 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verdicts on whole fleets (issue 7): the report pipeline (fleet.build_report: analyses + summary)
+on fleets with a known bad node and a known bad link, on the real 2x H200 run, and with required checks.
+
+Pairwise fleets come from synthetic_fleet.py (real pairings filter, real expectations, real
+confirmation pass; invented figures). Before issue 7 a pair record's own fail failed its client and
+the fleet-relative analysis added a ``.fleet`` fail for it: 12 of 24 hosts failed with all pairs,
+256 of 512, and in a ring the slow node's neighbour and both ends of the slow link failed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+H200_RUN = os.path.join(HERE, "fixtures", "h200x2-acceptance-results.json")
+RUN = {"run_id": "verdicts", "started": synthetic_fleet.STARTED, "ended": "2026-11-22T10:30:00Z"}
+MODES = {
+    "all": dict(mode="all"),
+    "ring": dict(mode="ring"),
+    "random+confirmation": dict(mode="random", random_rounds=1, confirm=True),
+}
+
+
+def report_of(records, config=None):
+    return fleet.build_report(list(records), dict(RUN), config)
+
+
+def by_status(summary):
+    out = {}
+    for entry in summary["hosts"]:
+        out.setdefault(entry["status"], set()).add(entry["host"])
+    return out
+
+
+def assert_one_fail_two_warn(built, report):
+    summary = report["summary"]
+    hosts = by_status(summary)
+    assert hosts.get("fail") == {built.bad_node}
+    assert hosts.get("warn") == set(built.bad_link)
+    assert hosts.get("pass") == set(built.hosts) - {built.bad_node} - set(built.bad_link)
+    assert set(hosts) == {"fail", "warn", "pass"}
+    assert summary["failed_hosts"] == [built.bad_node]
+    assert summary["worst_status"] == "fail" and summary["hosts_total"] == len(built.hosts)
+    assert summary["verdict"] == "FAIL: %d hosts: 1 fail, 2 warn, %d pass" % (len(built.hosts), len(built.hosts) - 3)
+    # the node's verdict names the node, the link ends' verdicts name the link (analysis records; the
+    # measured pair records keep their own statuses but count toward no host)
+    added = [r for r in report["records"] if analysis.is_analysis_record(r)]
+    node = [r for r in added if r["host"] == built.bad_node and r["status"] == "fail"]
+    assert [r["check"] for r in node] == [synthetic_fleet.CHECK + ".node"]
+    a, b = sorted(built.bad_link)
+    for end in (a, b):
+        warned = [r for r in added if r["host"] == end and r["status"] == "warn"]
+        assert [r["check"] for r in warned] == [synthetic_fleet.CHECK + ".link"]
+        assert "suspect link %s <-> %s" % (a, b) in warned[0]["reason"]
+    # fleet-relative never re-judges the pairs attribution owns
+    assert [f for f in report["findings"] if f["kind"] == "fleet_outlier"] == []
+    assert not any(r["check"].endswith(".fleet") for r in report["records"])
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("size", [24, 64])
+def test_one_bad_node_and_one_bad_link_give_one_fail_and_two_warn(mode, size):
+    built = synthetic_fleet.build(size, **MODES[mode])
+    measured = copy.deepcopy(built.records)
+    report = report_of(built.records)
+    assert_one_fail_two_warn(built, report)
+    # the measured records are in the report untouched (their own fails included): analyses only add
+    assert report["records"][:len(measured)] == measured
+    link = [r for r in measured if frozenset((r["host"], r["peer"])) == built.bad_link
+            and r["check"] == synthetic_fleet.CHECK]
+    assert link and all(r["status"] == "fail" for r in link)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_512_hosts(mode):
+    built = synthetic_fleet.build(512, **MODES[mode])
+    assert_one_fail_two_warn(built, report_of(built.records))
+
+
+def test_ring_neighbours_of_the_slow_node_pass():
+    built = synthetic_fleet.build(24, mode="ring")
+    neighbours = set(h for rnd in built.rounds for pair in rnd if built.bad_node in pair for h in pair)
+    neighbours.discard(built.bad_node)
+    assert len(neighbours) == 2
+    hosts = dict((h["host"], h["status"]) for h in report_of(built.records)["summary"]["hosts"])
+    assert [hosts[h] for h in sorted(neighbours)] == ["pass", "pass"]
+
+
+def test_random_screening_without_confirmation_warns_needs_confirmation():
+    built = synthetic_fleet.build(24, mode="random", random_rounds=1)
+    report = report_of(built.records)
+    hosts = by_status(report["summary"])
+    partner = next(h for rnd in built.rounds for p in rnd if built.bad_node in p for h in p if h != built.bad_node)
+    # one matching cannot tell node from link: both ends of each low pair need confirmation, nobody fails yet
+    assert hosts.get("warn") == set(built.bad_link) | {built.bad_node, partner}
+    assert "fail" not in hosts
+    reasons = [r["reason"] for r in report["records"] if r["status"] == "warn"]
+    assert len(reasons) == 4 and all(reason.startswith("needs confirmation") for reason in reasons)
+
+
+def test_a_slow_link_judges_both_ends_once():
+    """Before: the client failed twice (its record, a .fleet fail) and the server passed."""
+    built = synthetic_fleet.build(24, mode="all")
+    summary = report_of(built.records)["summary"]
+    entries = dict((h["host"], h) for h in summary["hosts"])
+    a, b = sorted(built.bad_link)
+    assert entries[a]["counts"] == entries[b]["counts"]
+    assert entries[a]["counts"]["warn"] == 1 and entries[a]["counts"]["fail"] == 0
+    assert entries[a]["checks"] == entries[b]["checks"] == [synthetic_fleet.CHECK + ".link"]
+
+
+def test_a_matrix_too_small_to_judge_counts_each_pair_for_both_ends():
+    """One pair: nothing to compare with, so the pair's record judges both ends (client and server)."""
+    bad = synthetic_fleet.pair_records("srv", "cli", 150.0)
+    summary = report_of(bad)["summary"]
+    assert dict((h["host"], h["status"]) for h in summary["hosts"]) == {"srv": "fail", "cli": "fail"}
+    good = synthetic_fleet.pair_records("srv", "cli", 390.0)
+    summary = report_of(good)["summary"]
+    assert dict((h["host"], h["status"]) for h in summary["hosts"]) == {"srv": "pass", "cli": "pass"}
+
+
+def test_pairwise_records_count_toward_no_host_only_when_their_matrix_was_judged():
+    built = synthetic_fleet.build(8, mode="all")
+    report = report_of(built.records)
+    counted = verdict.host_records(report["records"])
+    for host, recs in counted.items():
+        assert not [r for r in recs if verdict.is_pairwise(r)], host
+        assert [r["check"] for r in recs if r["check"].endswith(".node")] == [synthetic_fleet.CHECK + ".node"]
+    # a second rail with a single pair is not judged: its records count toward both ends
+    lone = synthetic_fleet.pair_records(built.hosts[0], built.hosts[1], 390.0)
+    for rec in lone:
+        rec["target"] = "mlx5_1"
+    counted = verdict.host_records(report_of(built.records + lone)["records"])
+    assert [r["target"] for r in counted[built.hosts[0]] if verdict.is_pairwise(r)] == ["mlx5_1", "mlx5_1"]
+    assert [r["target"] for r in counted[built.hosts[1]] if verdict.is_pairwise(r)] == ["mlx5_1", "mlx5_1"]
+
+
+# ------------------------------------------------------------------ real records: skip below pass
+
+
+def h200_records():
+    return fleet.load_results(H200_RUN)["records"]
+
+
+def test_the_real_h200_run_is_judged_by_what_ran_not_skip():
+    report = report_of(h200_records())
+    [host] = report["summary"]["hosts"]
+    # 20 pass, 12 skip (optional packages, no nccl-tests, no RDMA device), 1 soft-floor warn (gemm_fp16 GPU 0)
+    assert host["counts"] == {"pass": 20, "warn": 1, "fail": 0, "skip": 12, "error": 0}
+    assert host["status"] == "warn" and host["checks"] == ["gpu.gemm_fp16"]
+
+
+def test_a_healthy_fleet_with_optional_skips_passes():
+    """The real run's records (without its one soft-floor warn) on four hosts: pass, not SKIP."""
+    records = []
+    for name in ("h200-a", "h200-b", "h200-c", "h200-d"):
+        for rec in h200_records():
+            if rec["status"] != "warn":
+                records.append(dict(rec, host=name))
+    summary = report_of(records)["summary"]
+    assert summary["worst_status"] == "pass"
+    assert summary["hosts_by_status"] == {"pass": 4, "warn": 0, "fail": 0, "skip": 0, "error": 0}
+    assert summary["failed_hosts"] == [] and summary["verdict"] == "PASS: 4 hosts: 4 pass"
+
+
+def test_a_host_is_skip_only_when_nothing_ran():
+    records = [results.skip("gpu.inventory", "no NVIDIA GPU: nvidia-smi not found", host="cpu-1"),
+               results.skip("rdma.inventory", "no RDMA device: /sys/class/infiniband is empty", host="cpu-1")]
+    summary = report_of(records)["summary"]
+    assert summary["hosts"][0]["status"] == "skip" and summary["worst_status"] == "skip"
+    records.append(results.make("env.os", "pass", host="cpu-1"))
+    assert report_of(records)["summary"]["worst_status"] == "pass"
+
+
+# ------------------------------------------------------------------ required checks
+
+
+def gpu_less_copy(host):
+    """The real run's records as a GPU node whose GPU probe found no GPU (every gpu.* check skipped)."""
+    out = []
+    for rec in h200_records():
+        if rec["check"].startswith("gpu.") or rec["check"].startswith("nccl."):
+            if rec["check"] == "gpu.inventory":
+                out.append(dict(results.skip("gpu.inventory", "no NVIDIA GPU: nvidia-smi not found on PATH",
+                                             host=host, started=rec["started"])))
+            continue
+        out.append(dict(rec, host=host))
+    out.append(results.skip("gpu.gemm_bf16", "no GPU found by the probe", host=host))
+    return out
+
+
+def test_a_gpu_node_whose_required_gpu_checks_skipped_fails():
+    records = [dict(r, host="gpu-a") for r in h200_records() if r["status"] != "warn"] + gpu_less_copy("gpu-b")
+    # without required checks both are pass: a skipped check says nothing
+    assert report_of(records)["summary"]["failed_hosts"] == []
+    config = {"required_checks": {"gpu-a": ["gpu.*"], "gpu-b": ["gpu.*", "gpu.gemm_*"], "*": ["env.os"]}}
+    report = report_of(records, config)
+    assert report["summary"]["failed_hosts"] == ["gpu-b"]
+    required = [r for r in report["records"] if r["check"] == "env.required"]
+    assert [(r["host"], r["target"], r["status"]) for r in required] == [
+        ("gpu-b", "gpu.*", "fail"), ("gpu-b", "gpu.gemm_*", "fail")]
+    assert "no NVIDIA GPU: nvidia-smi not found on PATH" in required[0]["reason"]
+    assert required[0]["reason"].startswith("required check gpu.* only skipped on gpu-b (2 skip records")
+    assert [f["hosts"] for f in report["findings"] if f["kind"] == "required_not_run"] == [["gpu-b"], ["gpu-b"]]
+
+
+def test_a_required_check_with_no_record_fails_and_skipped_nccl_tests_fail_when_required():
+    records = [r for r in h200_records() if r["status"] != "warn"]
+    report = report_of(records, {"required_checks": {"h200x2": ["nccl.all_reduce", "hccl.*", "env.os"]}})
+    reasons = dict((r["target"], r["reason"]) for r in report["records"] if r["check"] == "env.required")
+    assert sorted(reasons) == ["hccl.*", "nccl.all_reduce"]
+    assert reasons["hccl.*"] == "required check hccl.* did not run on h200x2 (no record of it)"
+    assert "all_reduce_perf not found on PATH" in reasons["nccl.all_reduce"]
+    assert report["summary"]["failed_hosts"] == ["h200x2"]
+
+
+def test_a_pairwise_record_counts_as_run_on_both_ends():
+    built = synthetic_fleet.build(8, mode="random", random_rounds=1)
+    report = report_of(built.records, {"required_checks": {"*": [synthetic_fleet.CHECK]}})
+    # half the hosts only served (no client record of their own): the check still ran on them
+    assert [r for r in report["records"] if r["check"] == "env.required"] == []
+
+
+@pytest.mark.parametrize("bad", [["gpu.*"], {"h": 5}, {"h": [""]}])
+def test_malformed_required_checks_make_every_host_an_error(bad):
+    """Required checks that cannot be read cannot be judged: loud, never a silent pass."""
+    report = report_of([results.make("env.os", "pass", host="h"), results.make("env.os", "pass", host="g")],
+                       {"required_checks": bad})
+    errors = [r for r in report["records"] if r["check"] == "env.required"]
+    assert sorted(r["host"] for r in errors) == ["g", "h"]
+    assert all(r["status"] == "error" and "required_checks" in r["reason"] for r in errors)
+    assert report["summary"]["worst_status"] == "error"
+
+
+def test_required_config_survives_json():
+    config = {"required_checks": {"*": "gpu.*"}}
+    assert verdict.required_patterns(json.loads(json.dumps(config))) == {"*": ["gpu.*"]}
+
+
+# ------------------------------------------------------------------ records that are not measurements
+
+
+def test_a_received_record_with_a_nonfinite_metric_is_an_error_not_a_pass():
+    """Issue 7: plain() turned NaN into null and the record stayed pass."""
+    rec = fleet.normalize({"check": "gpu.gemm_bf16", "status": "pass", "target": "0",
+                           "metrics": {"tflops": float("nan")}}, "gpu-a")
+    assert rec["status"] == "error" and rec["metrics"] == {"tflops": None}
+    assert rec["reason"].startswith("metric tflops is not a finite number (nan)")
+
+
+def test_reanalysis_turns_malformed_and_nonfinite_records_into_errors_and_keeps_the_rest():
+    data = fleet.load_results(H200_RUN)
+    good = len(data["records"])
+    data["records"] = data["records"] + [
+        {"check": "env.os", "status": "pass", "host": 5},
+        {"check": "gpu.gemm_bf16", "status": "pass", "host": "h200x2", "metrics": {"tflops": float("inf")}},
+    ]
+    report = fleet.reanalyze(data)
+    measured = [r for r in report["records"] if not analysis.is_analysis_record(r)]
+    assert len(measured) == good + 2
+    assert [r["status"] for r in measured[good:]] == ["error", "error"]
+    assert "host must be a string" in measured[good]["reason"]
+    assert report["summary"]["worst_status"] == "error"
