@@ -399,6 +399,7 @@ class CallbackModule(CallbackBase):
             check_mode=check_mode, **extra)
         config = dict(collected.config)
         config["drift_pins"] = self.config["drift_pins"]
+        run["required_checks"] = fleet.plain(config.get("required_checks") or {})
         report = fleet.build_report(collected.records(), run, config)
         report["problems"].extend(collected.problems)
         self._display.banner("FLEET REPORT (INTERRUPTED: the records measured so far)" if self.interrupted

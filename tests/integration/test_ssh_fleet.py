@@ -37,9 +37,8 @@ def missing_pieces(repo):
                       ("plugins/callback/fleet_report.py", "the aifabric.acceptance.fleet_report callback")):
         if not os.path.isfile(os.path.join(repo, rel)):
             missing.append("%s (%s)" % (rel, what))
-    filters = glob.glob(os.path.join(repo, "plugins", "filter", "*.py"))
-    if not any("fleet_summary" in _read(path) for path in filters):
-        missing.append("plugins/filter/ defining fleet_summary (used by %s)" % PLAYBOOK)
+    if not os.path.isfile(os.path.join(repo, "plugins", "action", "run_summary.py")):
+        missing.append("plugins/action/run_summary.py (the run summary step of %s)" % PLAYBOOK)
     return missing
 
 
@@ -122,10 +121,20 @@ def assert_accounts_for(report, records, names, failed):
                   for status in ("pass", "warn", "fail", "skip", "error"))
     assert summary["counts"] == counts
     assert sorted(summary["failed_hosts"]) == failed
-    # the playbook's final run_once set_stats task (what AWX shows)
-    compact = ((report["run"].get("set_stats") or {}).get("_run") or {}).get("aifabric_summary")
-    assert compact, "no aifabric_summary in the run's set_stats: %r" % report["run"].get("set_stats")
+    assert_set_stats_agree(report)
+    compact = report["run"]["set_stats"]["_run"]["aifabric_summary"]
     assert compact["hosts_total"] == len(names) and sorted(compact["failed_hosts"]) == failed, compact
+
+
+def assert_set_stats_agree(report):
+    """One verdict: the playbook's set_stats (what AWX shows, from the run_summary step) and results.json
+    give every host the same verdict and the run the same counts."""
+    stats = (report["run"].get("set_stats") or {}).get("_run") or {}
+    compact, verdicts = stats.get("aifabric_summary"), stats.get("aifabric_hosts")
+    assert compact and verdicts, "no aifabric_summary/aifabric_hosts in the run's set_stats: %r" % stats
+    assert verdicts == dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    for key in ("worst_status", "counts", "records_total", "hosts_total", "hosts_by_status"):
+        assert compact[key] == report["summary"][key], (key, compact[key], report["summary"][key])
 
 
 def assert_junit(run_dir, records):
@@ -254,4 +263,71 @@ def test_acceptance_over_ssh_host_killed_mid_run(fleet, controller, collection_r
         assert not [r for r in mine if r["status"] == "error"], mine
     assert_accounts_for(report, records, ["node1", "node2", "node3"], failed=["node3"])
     assert_junit(run_dir, records)
+    assert_nothing_left(fleet)
+
+
+# ---------------------------------------------------------------- one verdict (issue 7)
+
+
+def test_acceptance_with_gpu_expectations_on_gpu_less_hosts(fleet, controller, collection_ready, tmp_path):
+    """The inventory says the hosts have 8 GPUs, the probe finds none: the GPU stage does not run on them
+    (before: 27 skip records each from gpu.yml), the GPU checks are required there, and set_stats and
+    results.json fail exactly these hosts for gpu.inventory."""
+    report_dir = tmp_path / "reports"
+    log = str(tmp_path / "ansible-playbook.log")
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"),
+                                      host_vars={"node3": {"aifabric_expect_gpus": "false"}})
+    variables = {"acceptance_hosts": fleet.group, "acceptance_expect": {"expect_gpu_count": 8},
+                 "acceptance_rdma_stage": False}
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", json.dumps(variables)),
+                 controller.env(fleet, report_dir), log, controller.repo)
+    rc = finish(proc, PLAYBOOK_TIMEOUT_S, log)
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(log))
+    _run_dir, report = load_report(report_dir, log)
+    records = records_of(report)
+    gpu_stage = [r for r in records if r["check"].startswith(("gpu.gemm", "nccl.")) or r["check"] == "gpu.allreduce"]
+    assert gpu_stage == [], gpu_stage
+    inventory_records = dict((r["host"], r) for r in records if r["check"] == "gpu.inventory")
+    assert sorted(inventory_records) == ["node1", "node2", "node3"]
+    assert all(r["status"] == "fail" and "expect_gpu_count is 8" in r["reason"] for r in inventory_records.values())
+    assert report["run"]["required_checks"] == {"node1": ["gpu.*", "nccl.*"], "node2": ["gpu.*", "nccl.*"]}
+    assert sorted(report["summary"]["failed_hosts"]) == ["node1", "node2", "node3"]
+    assert_set_stats_agree(report)
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=2)
+def test_nccl_standalone_every_host_gets_the_verdict_of_its_collectives(fleet, controller, tmp_path):
+    """A standalone nccl.yml run: the launcher's records name both hosts (params.hosts), so the other
+    host is not an env.coverage error (before: it was, while set_stats said pass)."""
+    from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
+    if not os.access("/usr/bin/mpirun", os.X_OK):
+        pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
+    bindir = os.path.join(fleet.dir, "nccl-tests")
+    os.makedirs(bindir)
+    fake_perf.install(bindir, ["all_reduce_perf"])
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    ssh_args = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key
+    variables = {
+        "nccl_hosts": fleet.group, "nccl_bin_dir": bindir, "nccl_ranks_per_node": 1,
+        "nccl_collectives": ["all_reduce"], "nccl_env": {"FAKE_NCCL_LOG": os.path.join(fleet.dir, "fake_nccl.log")},
+        "nccl_tcp_if_include": fleet.subnet, "nccl_mpirun_mca": {"plm_rsh_args": ssh_args},
+        "nccl_mpirun_extra_args": ["--oversubscribe"], "nccl_probe": False,
+    }
+    report_dir = tmp_path / "report"
+    log = str(tmp_path / "ansible.log")
+    proc = start(fleet, controller.playbook_argv("playbooks/nccl.yml", inventory, "-e", json.dumps(variables)),
+                 controller.env(fleet, report_dir), log, controller.repo)
+    assert finish(proc, 240, log) == 0, tail(log)
+    _run_dir, report = load_report(report_dir, log)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+    launcher, other = fleet.hosts[0].name, fleet.hosts[1].name
+    nccl = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert [(r["host"], r["status"], r["params"]["hosts"]) for r in nccl] == [(launcher, "pass", [launcher, other])]
+    coverage = [r for r in records if r["check"] == "env.coverage"]
+    assert [(r["host"], r["status"]) for r in coverage] == [(other, "pass")], coverage
+    assert "launched from %s" % launcher in coverage[0]["reason"]
+    assert dict((h["host"], h["status"]) for h in report["summary"]["hosts"]) == {launcher: "pass", other: "pass"}
+    assert_set_stats_agree(report)
     assert_nothing_left(fleet)
