@@ -29,6 +29,7 @@ TARGET_PYTHON = "/usr/bin/python3"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "fleet(n=3): number of hosts of the `fleet` fixture")
+    config.addinivalue_line("markers", "cluster: needs a real Kubernetes cluster; runs only with -m cluster and KUBECONFIG set")
 
 
 def collections_path():
