@@ -435,6 +435,12 @@ def _k8s_params(plan, slot, outcome, section=None):
         out["launcher"] = plan["launcher"]
     if section and section.get("argv"):
         out["argv"] = section["argv"]
+    if section and section.get("hosts"):
+        out["hosts"] = list(section["hosts"])     # every node of a multi-node run (fleet verdicts account for it)
+    else:
+        # the nodes this record measured: the module runs once for the whole play, and the report must not
+        # take a per-node record as a run on behalf of every host of the play
+        out["hosts"] = [n for n in (slot.get("node") or (outcome or {}).get("node"), slot.get("peer")) if n]
     return out
 
 
@@ -455,6 +461,9 @@ def _stamp(records, plan, slot, outcome, node, section=None):
 def slot_records(plan, slot, outcome, log_text, started=None):
     """The records of one planned pod from its outcome (k8s_api.wait) and its log. Never raises on a log."""
     node = slot.get("node") or (outcome or {}).get("node")
+    hosts = next((s["hosts"] for s in slot["sections"] if s.get("hosts")), None)
+    if hosts and node not in hosts:
+        node = hosts[0]     # an operator's launcher pod runs on any node: the run belongs to its first node
     opts = plan["options"]
     sections, notes = split_sections(log_text)
     ok = (outcome or {}).get("outcome") == "succeeded"
