@@ -49,7 +49,9 @@ def ring_sums(world, dtype, value):
 
 def test_old_check_flags_correct_low_precision_sums_as_corruption():
     """The defect: rank + 1 on every rank, compared for exact equality."""
-    old = lambda rank: float(rank + 1)  # noqa: E731
+    def old(rank):
+        return float(rank + 1)
+
     for dtype, world in (("bfloat16", 23), ("bfloat16", 64), ("half", 64), ("half", 128)):
         results = ring_sums(world, dtype, old)
         assert any(r != world * (world + 1) / 2.0 for r in results), (dtype, world)
