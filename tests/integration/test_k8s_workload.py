@@ -1,0 +1,185 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The k8s_workload module's whole lifecycle against the fake API server over real HTTP
+(tests/k8s/fake_apiserver.py: kmock + scripted job controller, scheduler and kubelet).
+
+Pod logs are what the pods would print: the entry program (k8s_entry.py) run here around a real captured tool
+output. Every scenario - success, unschedulable, image pull failure, crash, OOM, timeout, interrupt - ends with
+records for every planned check (errors name the reason, never a silent gap) and zero objects of the run left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+pytest.importorskip("kubernetes")
+pytest.importorskip("kmock")
+
+from ansible.module_utils.testing import patch_module_args  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
+    FakeApiServer, fake_cluster)
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
+    Exit, patch_exits)
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_entry, results  # noqa: E402
+from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UNIT = os.path.join(os.path.dirname(HERE), "unit", "plugins")
+NCCL_TEXT = os.path.join(UNIT, "module_utils", "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6",
+                         "all_reduce_g2.txt")
+PERFTEST = os.path.join(UNIT, "module_utils", "parsers", "fixtures", "perftest")
+IMAGE = "registry.example.com/acceptance/nccl-tests:2.17-mpi"
+NODES = ["gpu-node-01", "gpu-node-02"]
+
+
+def pod_log(label, path, tmp_path):
+    """The log a pod of the collection prints when its tool printed the file ``path`` (run for real)."""
+    spec = {"steps": [{"label": label, "argv": ["cat", path], "timeout_s": 30}]}
+    out = subprocess.run([sys.executable, k8s_entry.__file__, "run", "--spec", json.dumps(spec)],
+                         capture_output=True, timeout=60, check=True).stdout
+    log = tmp_path / ("%s.log" % label)
+    log.write_bytes(out)
+    return str(log)
+
+
+@pytest.fixture
+def fake_k8s(tmp_path):
+    """A fresh fake cluster (4 nodes of 8 GPUs) per test."""
+    with fake_cluster(tmp_path) as fake:
+        yield fake
+
+
+@pytest.fixture
+def run(fake_k8s, monkeypatch):
+    patch_exits(monkeypatch)
+
+    def call(args):
+        args = dict({"image": IMAGE, "kubeconfig": fake_k8s.kubeconfig, "unschedulable_grace": 0,
+                     "cleanup_timeout": 30, "timeout": 60}, **args)
+        with patch_module_args(args):
+            with pytest.raises(Exit) as exc:
+                k8s_workload.main()
+        return exc.value
+    return call
+
+
+def by_check(records):
+    return sorted((r["host"], r["check"], r["status"]) for r in records)
+
+
+def test_success_records_host_is_the_node_and_nothing_remains(fake_k8s, run, tmp_path):
+    fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+    res = run({"kind": "nccl", "nodes": NODES, "run_id": "ok1", "gpus": 2})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert by_check(records) == [("gpu-node-01", "nccl.all_reduce", "pass"), ("gpu-node-02", "nccl.all_reduce", "pass")]
+    assert all(results.validate(r) == [] and r["params"]["substrate"] == "kubernetes" for r in records)
+    assert all(r["params"]["pod"].startswith(r["params"]["job"] + "-") for r in records)
+    assert res.kwargs["objects"] == ["ConfigMap/default/aif-ok1-code", "Job/default/aif-ok1-nccl-0",
+                                     "Job/default/aif-ok1-nccl-1"]
+    assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("ok1") == []
+
+
+def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
+    client = pod_log("mlx5_0", os.path.join(PERFTEST, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"),
+                     tmp_path)
+    server = pod_log("mlx5_0", os.path.join(PERFTEST, "rxe-softroce-ib-send-lat-server-glued-columns.txt"), tmp_path)
+    fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-c-*", log_file=client)
+    fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-s-*", log_file=server)
+    res = run({"kind": "perftest", "nodes": NODES, "run_id": "pt1", "gpus": 0, "rounds": [[NODES]],
+               "perftest": {"test": "ib_read_bw", "devices": ["mlx5_0"]}})
+    records = res.kwargs["results"]
+    assert [(r["host"], r["peer"], r["check"]) for r in sorted(records, key=lambda r: r["check"])] == [
+        ("gpu-node-02", "gpu-node-01", "rdma.ib_read_bw"), ("gpu-node-01", "gpu-node-02", "rdma.ib_read_bw.server")]
+    assert fake_k8s.leftovers("pt1") == []
+
+
+@pytest.mark.parametrize("script,needle", [
+    ({"kind": "image_pull"}, "ImagePull"),
+    ({"kind": "fail", "log": "Segmentation fault (core dumped)\n", "exit_code": 139}, "139"),
+    ({"kind": "oom"}, "OOMKilled"),
+])
+def test_pod_failures_are_error_records_naming_the_reason(fake_k8s, run, script, needle):
+    fake_k8s.server.script(script.pop("kind"), **script)
+    res = run({"kind": "nccl", "nodes": NODES, "run_id": "bad1", "nccl": {"collectives": ["all_reduce", "all_gather"]}})
+    records = res.kwargs["results"]
+    assert by_check(records) == [(n, c, "error") for n in NODES for c in ("nccl.all_gather", "nccl.all_reduce")]
+    assert all(needle in r["reason"] for r in records), [r["reason"] for r in records]
+    assert fake_k8s.leftovers("bad1") == []
+    print(records[0]["reason"])
+
+
+def test_unschedulable_names_the_scheduler_message(fake_k8s, run):
+    res = run({"kind": "env", "nodes": NODES, "run_id": "uns1", "gpus": 16})
+    records = res.kwargs["results"]
+    assert by_check(records) == [(n, "env.probe", "error") for n in NODES]
+    assert all("Insufficient nvidia.com/gpu" in r["reason"] for r in records), [r["reason"] for r in records]
+    print(records[0]["reason"])
+    assert fake_k8s.leftovers("uns1") == []
+
+
+def test_timeout_is_an_error_record_and_the_run_is_removed(fake_k8s, run):
+    fake_k8s.server.script("hang")
+    res = run({"kind": "gemm", "nodes": NODES[:1], "run_id": "slow1", "timeout": 2})
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "error" and "timeout" in record["reason"] and record["host"] == NODES[0]
+    assert fake_k8s.leftovers("slow1") == []
+
+
+def test_sigterm_interrupt_cleans_up_and_still_reports(fake_k8s, run):
+    fake_k8s.server.script("hang")
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
+    previous = signal.getsignal(signal.SIGTERM)
+    timer.start()
+    try:
+        res = run({"kind": "nccl", "nodes": NODES, "run_id": "int1", "timeout": 60})
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
+    records = res.kwargs["results"]
+    assert by_check(records) == [(n, "nccl.all_reduce", "error") for n in NODES]
+    assert all("interrupted" in r["reason"] for r in records)
+    print(records[0]["reason"])
+    assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("int1") == []
+
+
+def test_indexed_multinode_launch(fake_k8s, run, tmp_path):
+    fake_k8s.server.script("succeed", pod="aif-mn1-mn-0-*", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+    res = run({"kind": "nccl_multinode", "nodes": NODES, "run_id": "mn1", "launcher": "indexed"})
+    assert res.kwargs["launcher"] == "indexed"
+    (record,) = res.kwargs["results"]
+    assert record["check"] == "nccl.all_reduce" and record["host"] in NODES
+    assert record["params"]["hosts"] == NODES and record["params"]["launcher"] == "indexed"
+    assert record["status"] == "pass", record["reason"]
+    assert fake_k8s.leftovers("mn1") == []
+
+
+def test_launcher_chosen_by_api_discovery(tmp_path, monkeypatch):
+    patch_exits(monkeypatch)
+    for operators, want in (((), "indexed"), (("volcano",), "volcano"), (("mpi", "volcano"), "mpijob")):
+        with FakeApiServer(operators=operators) as server:
+            args = {"kind": "nccl_multinode", "nodes": NODES, "image": IMAGE, "run_id": "disc",
+                    "kubeconfig": server.write_kubeconfig(str(tmp_path / "kc")), "_ansible_check_mode": True}
+            with patch_module_args(args):
+                with pytest.raises(Exit) as exc:
+                    k8s_workload.main()
+            assert exc.value.kwargs["launcher"] == want and exc.value.kwargs["results"] == []
+            assert server.leftovers() == []                       # check mode created nothing
+
+
+def test_state_absent_removes_leftovers_of_a_run(fake_k8s, run):
+    k8s_api.create(fake_k8s.api, [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "aif-old-code"},
+                                   "data": {}}], "old1", namespace="default")
+    k8s_api.create(fake_k8s.api, [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "aif-keep-code"},
+                                   "data": {}}], "keep1", namespace="default")
+    assert fake_k8s.leftovers("old1") == ["ConfigMap/default/aif-old-code"]
+    res = run({"state": "absent", "run_id": "old1"})
+    assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("old1") == []
+    assert fake_k8s.leftovers("keep1") == ["ConfigMap/default/aif-keep-code"]
