@@ -70,16 +70,31 @@ def _exit_code(status):
     return None
 
 
+def _new_file(path):
+    """A new file for writing: whatever is at ``path`` is unlinked first (never followed), then created with
+    O_EXCL | O_NOFOLLOW, so a planted symbolic link can never make us write (or truncate) its target."""
+    try:
+        os.unlink(path)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+
+
 def _write_json(path, data):
     tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
+    with os.fdopen(_new_file(tmp), "w") as handle:
         json.dump(data, handle)
     os.rename(tmp, path)
 
 
 def _read_json(path):
     try:
-        with open(path) as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd) as handle:
             return json.load(handle)
     except (IOError, OSError, ValueError):
         return None
@@ -117,6 +132,8 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
         raise TypeError("argv must be a non-empty list of str, got %r" % (argv,))
     state_dir = os.path.abspath(state_dir)
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    if os.path.islink(state_dir) or os.stat(state_dir).st_uid != os.geteuid():
+        raise DetachError("state directory %s is a symbolic link or not ours; refusing to use it" % state_dir)
     paths = {
         "stdout": os.path.join(state_dir, "stdout"),
         "stderr": os.path.join(state_dir, "stderr"),
@@ -124,7 +141,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
         "handle_file": os.path.join(state_dir, HANDLE),
     }
     for stale in (paths["rc_file"],):
-        if os.path.exists(stale):
+        if os.path.lexists(stale):
             os.remove(stale)
     environ = dict(os.environ)
     environ.update(C_LOCALE)
@@ -189,8 +206,8 @@ def _supervise(full, environ, paths, write_end, on_exit):  # pragma: no cover - 
             os.close(err_r)
             os.close(write_end)
             os.setpgid(0, 0)
-            out = os.open(paths["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            err = os.open(paths["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            out = _new_file(paths["stdout"])
+            err = _new_file(paths["stderr"])
             os.dup2(out, 1)
             os.dup2(err, 2)
             os.close(out)

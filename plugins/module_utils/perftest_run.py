@@ -25,12 +25,11 @@ is duck-typed: params, check_mode, warn, get_bin_path, run_command).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, imports, perftest_pairs
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
@@ -136,8 +135,24 @@ class PerftestRun(object):
         self.module = module
         self.p = module.params
         self.host = self.p["host_name"] or socket.gethostname().split(".")[0]
-        self.run_dir = os.path.join(self.p["state_root"], self.p["run_id"])
-        self.governor = Governor(os.path.join(self.p["state_root"], "governor.json"), root=self.p["cpu_sysfs"])
+        self.root = None
+        self.run_dir = None
+        self.governor = None
+
+    def open_state(self):
+        """Validate run_id and the state root before any path is derived from them (issue 9 item 1)."""
+        statedir.check_name(self.p["run_id"], "run_id")
+        self.root = statedir.open_root(self.p["state_root"] or statedir.default_root("perftest"),
+                                       create=not self.module.check_mode)
+        self.run_dir = statedir.contained(self.root, os.path.join(self.root, self.p["run_id"]))
+        self.governor = Governor(os.path.join(self.root, "governor.json"), root=self.p["cpu_sysfs"])
+
+    def inside(self, *parts):
+        """A path inside this run's directory (refused when a part would leave it)."""
+        return statedir.contained(self.run_dir, os.path.join(self.run_dir, *parts))
+
+    def remove(self, path):
+        statedir.remove_tree(self.run_dir, path)
 
     # ---------------------------------------------------------------- helpers
     def test(self):
@@ -189,6 +204,7 @@ class PerftestRun(object):
         p = self.p
         if p["from_output"]:
             return self.import_output()
+        self.open_state()
         if p["state"] == "absent":
             return self.absent()
         if p["state"] == "collect":
@@ -196,11 +212,10 @@ class PerftestRun(object):
         if p["state"] == "client" and not p["peer"]:
             raise AcceptanceError("peer (the server's address) is required for state=client")
         perftest_pairs.check_name(p["peer"], "peer")
-        perftest_pairs.check_name(p["run_id"], "run_id")
         binary = self.binary()
         plan = self.device_plan(p["state"])
         want_json = p["out_json"] and self.supports(binary, "--out_json")
-        json_dir = os.path.join(self.run_dir, "json") if want_json else None
+        json_dir = self.inside("json") if want_json else None
         argvs = argvs_for(binary, dict(p, test=self.test()), plan, p["state"], peer_address=p["peer"],
                           json_dir=json_dir)
         if self.module.check_mode:
@@ -211,7 +226,7 @@ class PerftestRun(object):
             raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
         version = self.version(binary)
         if want_json:
-            os.makedirs(os.path.join(self.run_dir, "json"), mode=0o700, exist_ok=True)
+            statedir.make_dir(self.root, json_dir)
         if p["state"] == "server":
             collected = self.collect() if p["handles"] else None
             out = self.start_servers(plan, argvs, timeout_bin, version)
@@ -229,7 +244,7 @@ class PerftestRun(object):
         handles, records, runs = [], [], []
         governor_result = None
         for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
-            state_dir = os.path.join(self.run_dir, "server-%s" % device)
+            state_dir = self.inside("server-%s" % device)
             old = detached.load(state_dir)
             if old and detached.alive(old):
                 detached.kill(old)
@@ -276,7 +291,7 @@ class PerftestRun(object):
             governor_result = self.governor_acquire(holder, os.getpid())
             for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
                 facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
-                state_dir = os.path.join(self.run_dir, "client-%s-%d" % (device, os.getpid()))
+                state_dir = self.inside("client-%s-%d" % (device, os.getpid()))
                 jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
                                        p["connect_retry_delay_s"])
@@ -305,40 +320,65 @@ class PerftestRun(object):
             runs.append({"device": job.device, "cmd": job.argv, "rc": rc, "attempts": job.attempts,
                          "stdout": results.trim(text)})
             if not p["keep_state"]:
-                shutil.rmtree(job.state_dir, ignore_errors=True)
+                self.remove(job.state_dir)
         out = dict(changed=False, results=records, runs=runs, cmd=argvs[0])
         if p["cpu_governor"]:
             out["governor"] = governor_result
         return out
 
     def server_handles(self):
-        if self.p["handles"]:
-            return self.p["handles"]
-        found = []
-        if os.path.isdir(self.run_dir):
-            for name in sorted(os.listdir(self.run_dir)):
-                handle = detached.load(os.path.join(self.run_dir, name))
-                if name.startswith("server-") and handle:
-                    found.append(handle)
-        return found
+        """[(state_dir, handle or None, problem)] of the servers to collect.
+
+        A given handle is only a pointer: its ``state_dir`` must be a server directory of this run, and what is
+        used (pids, output paths) is the handle that state=server stored there, never the given content.
+        """
+        if not self.p["handles"]:
+            found = []
+            if os.path.isdir(self.run_dir):
+                for name in sorted(os.listdir(self.run_dir)):
+                    path = self.inside(name)
+                    handle = detached.load(path) if name.startswith("server-") else None
+                    if handle:
+                        found.append((path, handle, None))
+            return found
+        out = []
+        for given in self.p["handles"]:
+            where = str(given.get("state_dir") or "")
+            try:
+                path = statedir.contained(self.run_dir, where)
+            except statedir.StateError:
+                path = None
+            if path is None or os.path.dirname(path) != self.run_dir or \
+                    not os.path.basename(path).startswith("server-"):
+                out.append((where, None, "handle %s is not a server of run %s (its state_dir is not a server "
+                                         "directory under %s); ignored" % (where, self.p["run_id"], self.run_dir)))
+            elif not os.path.isdir(path):
+                out.append((path, None, "server state %s is gone (collected twice, or removed by state=absent)"
+                            % path))
+            else:
+                handle = detached.load(path)
+                out.append((path, handle, None if handle else "no server handle stored in %s" % path))
+        return out
 
     def collect(self):
         p = self.p
-        handles = self.server_handles()
+        found = self.server_handles()
         if self.module.check_mode:
-            return dict(changed=bool(handles), results=[], removed=[h.get("state_dir") for h in handles])
+            return dict(changed=any(h for _d, h, _p in found), results=[],
+                        removed=[d for d, h, _p in found if h])
         records, runs, removed = [], [], []
-        for handle in handles:
-            job = perftest_pairs.Job(handle.get("index", 0), handle.get("device"), handle.get("tcp_port"),
-                                     handle.get("argv"), handle.get("state_dir"), handle.get("facts") or {})
-            job.handle = handle
-            if not os.path.isdir(handle.get("state_dir") or ""):
+        given = dict((str(g.get("state_dir")), g) for g in p["handles"] or [])
+        for state_dir, handle, problem in found:
+            if problem:
+                hint = given.get(state_dir) or {}
                 records.append(results.error(
-                    "rdma.%s.server" % handle.get("test", self.test()),
-                    "server state %s is gone (collected twice, or removed by state=absent)" % handle.get("state_dir"),
-                    host=handle.get("host_name") or self.host, peer=handle.get("peer_name"),
-                    target=handle.get("device")))
+                    "rdma.%s.server" % self.test(), problem, host=self.host, peer=p["peer_name"] or p["peer"],
+                    target=hint.get("device") if isinstance(hint.get("device"), str) else None))
                 continue
+            handle["state_dir"] = state_dir
+            job = perftest_pairs.Job(handle.get("index", 0), handle.get("device"), handle.get("tcp_port"),
+                                     handle.get("argv"), state_dir, handle.get("facts") or {})
+            job.handle = handle
             text, rc, timed_out, killed = perftest_pairs.collect(job, p["collect_timeout_s"])
             ended = detached.outcome(handle) or {}
             ctx = {
@@ -367,8 +407,8 @@ class PerftestRun(object):
             runs.append({"device": ctx["device"], "cmd": ctx["argv"], "rc": rc, "stdout": results.trim(text),
                          "killed": killed})
             if not p["keep_state"]:
-                shutil.rmtree(handle["state_dir"], ignore_errors=True)
-                removed.append(handle["state_dir"])
+                self.remove(state_dir)
+                removed.append(state_dir)
         self.governor.reconcile()
         self._remove_empty_run_dir()
         return dict(changed=bool(removed), results=records, runs=runs, removed=removed)
@@ -379,14 +419,14 @@ class PerftestRun(object):
             result = self.governor.reconcile() if not self.module.check_mode else {"action": "none"}
             return dict(changed=result.get("action") == "restored", results=[], removed=[], governor=result)
         for name in sorted(os.listdir(self.run_dir)):
-            path = os.path.join(self.run_dir, name)
+            path = self.inside(name)
             handles = []
             handle = detached.load(path)
             if handle:
                 handles.append(handle)
             if os.path.isdir(path):
                 for sub in sorted(os.listdir(path)):
-                    nested = detached.load(os.path.join(path, sub))
+                    nested = detached.load(self.inside(name, sub))
                     if nested:
                         handles.append(nested)
             if self.module.check_mode:
@@ -398,7 +438,7 @@ class PerftestRun(object):
                     removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
                 if item.get("governor_holder"):
                     self.governor.release(item["governor_holder"])
-            shutil.rmtree(path, ignore_errors=True)
+            self.remove(path)
             removed.append(path)
         result = {"action": "none"}
         if not self.module.check_mode:

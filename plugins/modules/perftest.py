@@ -150,19 +150,32 @@ options:
     description:
       - For O(state=collect), the C(handles) returned by O(state=server) on this host. When omitted, every
         server handle of the run O(run_id) found in O(state_root) is collected.
+      - A handle only points at a server directory of the run (its C(state_dir)); the process ids and paths used
+        are the ones O(state=server) stored there. A handle pointing elsewhere gives an C(error) record and
+        touches nothing.
       - For O(state=server), the handles of the previous round's servers on this host - they are collected
         first (as O(state=collect) would) and their records returned with the new servers' handles. This saves
         one task per round (C(playbooks/rdma.yml) uses it).
     type: list
     elements: dict
   run_id:
-    description: Name of the run; servers, clients and their files live in O(state_root)/O(run_id).
+    description:
+      - Name of the run; servers, clients and their files live in O(state_root)/O(run_id).
+      - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
+        V(/)); anything else fails the task before any file is touched.
+      - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
     type: str
     default: default
   state_root:
-    description: Directory for per-run state (handles, outputs, governor state). Must survive between tasks.
+    description:
+      - Directory for per-run state (handles, outputs, governor state). Must survive between tasks.
+      - Created V(0700) when absent. An existing directory is used only when it is a real directory (not a
+        symbolic link) owned by the user the module runs as and not writable by group or others; otherwise the
+        task fails and says why. Every path under it is checked to stay inside it before any write, kill or
+        removal, and files are created without following symbolic links.
+      - Default C(/run/aifabric-acceptance/perftest) when the module runs as root (writable by root alone),
+        else C($XDG_RUNTIME_DIR/aifabric-acceptance/perftest) or C(~/.cache/aifabric-acceptance/perftest).
     type: path
-    default: /tmp/aifabric-perftest
   keep_state:
     description: Keep the per-run output files after collecting (for debugging).
     type: bool
@@ -334,7 +347,7 @@ def argument_spec():
         collect_timeout_s=dict(type="int", default=60),
         handles=dict(type="list", elements="dict"),
         run_id=dict(type="str", default="default"),
-        state_root=dict(type="path", default="/tmp/aifabric-perftest"),
+        state_root=dict(type="path"),
         keep_state=dict(type="bool", default=False),
         cpu_governor=dict(type="str"),
         cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
