@@ -105,8 +105,8 @@ ERROR_PRIORITY = ("no_device", "resources", "qp", "exchange", "connect", "other"
 # Tool warnings that say nothing about the hardware: they become facts, never a `warn`.
 # Every other warning perftest prints casts doubt on the figures and stays `warn`, e.g.
 #   perftest_parameters.c:4587-4588 " WARNING: CPU is not PCIe relaxed ordering compliant." /
-#     " WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` ..." (a host setting that
-#     lowers or corrupts DMA traffic on the affected Intel root complexes),
+#     " WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` ..." (the host's root complex
+#     is one with a known relaxed-ordering erratum: the figures measured with RO on are suspect),
 #   perftest_parameters.c:1473-1474 "Warning: Large message requested and CQ moderation enabled" /
 #     "Warning: It can lead to inaccurate results" (perftest itself says the figure may be wrong).
 # (linux-rdma/perftest at 00b55b6660d0170dabe2c1b49193e8fbe265086e.)
