@@ -1,56 +1,72 @@
 # aifabric.acceptance — the two entry points: `make acceptance` and `make test`.
-# Both set up what they need by themselves (a .venv, the collection in .collections).
+# Both set up what they need by themselves (a .venv, the collection in .collections), and two of them
+# may run at once from one checkout: installs happen under a lock, the collection is installed once per
+# content (.collections/<hash>, renamed into place whole), and every `make` stages its own test copy.
 
 PYTHON ?= python3
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
-COLLECTIONS := $(CURDIR)/.collections
-VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
-TARBALL := dist/aifabric-acceptance-$(VERSION).tar.gz
-# ansible-test must run from a path ending in ansible_collections/aifabric/acceptance.
-AT_BASE ?= /tmp/aifabric-ansible-test-$(shell id -u)
+# ansible-test must run from a path ending in ansible_collections/aifabric/acceptance. Default: a copy
+# private to this `make` (its pid), removed at the end of `make test`; pass AT_BASE=DIR to choose it.
+UID := $(shell id -u)
+ifeq ($(origin AT_BASE), undefined)
+AT_BASE := /tmp/aifabric-ansible-test-$(UID)-$(shell echo $$PPID)
+AT_PRIVATE := 1
+endif
 AT_DIR := $(AT_BASE)/ansible_collections/aifabric/acceptance
 INVENTORY ?= inventories/localhost
 PLAYBOOK ?= playbooks/acceptance.yml
 REPORT_DIR ?= $(CURDIR)/reports
 PYVER = $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# the collection of this checkout, installed once per content (prints its ANSIBLE_COLLECTIONS_PATH)
+COLLECTION = $$($(BIN)/python .ci/collection.py $(BIN))
 
-export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: acceptance test venv collection stage unit sanity lint changelog build integration bench clean
+.PHONY: acceptance test venv run-venv collection stage unit sanity lint changelog build integration bench clean
 
-acceptance: collection
-	$(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
+acceptance: run-venv
+	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
+	  echo "make acceptance: no inventory at '$(INVENTORY)'. Give the path of yours, e.g.: make acceptance INVENTORY=inventories/example-fleet" >&2; \
+	  exit 2; } ;; esac
+	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
 	@echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)"
 
 test: venv unit sanity lint changelog build integration
+	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
 	@echo "make test: all stages passed"
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	mkdir -p $(VENV) && flock $(VENV)/.lock sh -c '[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)'
 
-$(VENV)/.installed: requirements.txt requirements-test.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-test.txt
+# what `make acceptance` needs (requirements.txt), and what `make test` needs on top of it
+$(VENV)/.installed-run: requirements.txt | $(BIN)/python
+	flock $(VENV)/.lock $(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-venv: $(VENV)/.installed
+$(VENV)/.installed-test: requirements.txt requirements-test.txt $(VENV)/.installed-run
+	flock $(VENV)/.lock $(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-test.txt
+	touch $@
 
-collection: venv
-	rm -rf dist
-	$(BIN)/ansible-galaxy collection build --force --output-path dist .
-	$(BIN)/ansible-galaxy collection install --force -p $(COLLECTIONS) $(TARBALL)
+run-venv: $(VENV)/.installed-run
+
+venv: $(VENV)/.installed-test
+
+collection: run-venv
+	@echo "collection installed in $(COLLECTION)"
 
 build: collection
-	@echo "collection build ok: $(TARBALL)"
+	@echo "collection build ok: $$(ls $(COLLECTION)/*.tar.gz)"
 
 # ansible-test only runs from a real (not symlinked: it uses getcwd) path ending in
 # ansible_collections/aifabric/acceptance: stage a copy of the tree git would ship
 # (tracked and untracked-not-ignored files) there, and run every test stage from it.
+# Private copies of `make` runs that have ended are removed first.
 stage:
+	@for d in /tmp/aifabric-ansible-test-$(UID)-*; do \
+	  [ -d "$$d" ] && [ "$$d" != "$(AT_BASE)" ] && ! kill -0 "$${d##*-}" 2>/dev/null && rm -rf "$$d"; done; true
 	rm -rf $(AT_DIR) && mkdir -p $(AT_DIR)
 	git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(AT_DIR)
 
@@ -61,17 +77,17 @@ sanity: venv stage
 	$(BIN)/python .ci/offline_pip_shim.py
 	cd $(AT_DIR) && $(BIN)/ansible-test sanity --venv --python $(PYVER) --color no
 
-lint: collection
-	$(BIN)/ansible-lint --offline --profile production
+lint: venv
+	ANSIBLE_COLLECTIONS_PATH=$(COLLECTION) $(BIN)/ansible-lint --offline --profile production
 
 changelog: venv
 	$(BIN)/antsibull-changelog lint
 
-integration: collection stage
+integration: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 # Benchmarks (never part of `make test`): results go to bench/results/ and the console.
-bench: collection stage
+bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/env_probe_parsers.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/fleet_report_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep
@@ -79,4 +95,4 @@ bench: collection stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/rdma_orchestration.py
 
 clean:
-	rm -rf $(VENV) $(COLLECTIONS) dist tests/output .pytest_cache
+	rm -rf $(VENV) .collections dist tests/output .pytest_cache

@@ -1,0 +1,106 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""`make acceptance` as a user runs it, twice at once from one checkout (a copy of this tree).
+
+Before: each run force-reinstalled the one shared .collections, so concurrent runs failed with
+FileNotFoundError / "Cannot resolve 'aifabric.acceptance.nccl_test'" or wrote a report with every
+host `error`; and `make acceptance` installed the test tools too. Now the collection is installed once
+per content under a lock (.ci/collection.py) and both runs report the same healthy host.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+SKIP = {".git", ".venv", ".collections", "reports", "dist", ".pytest_cache", ".hypothesis", "output", "__pycache__"}
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    if not shutil.which("make") or not shutil.which("flock"):
+        pytest.skip("make and flock (util-linux) are needed")
+    if not os.path.isfile(os.path.join(VENV, "bin", "ansible-playbook")):
+        pytest.skip("pytest does not run from the project's venv (%s)" % VENV)
+    copy = tmp_path / "checkout"
+    shutil.copytree(REPO, str(copy), symlinks=True, ignore=lambda _d, names: [n for n in names if n in SKIP])
+    os.symlink(VENV, str(copy / ".venv"))        # the installed venv: no network needed
+    return copy
+
+
+def _env():
+    env = dict(os.environ)
+    for name in list(env):
+        if name.startswith(("ANSIBLE_", "AIFABRIC_")) or name in ("MAKEFLAGS", "MAKELEVEL", "PYTHONPATH"):
+            env.pop(name)
+    return env
+
+
+def test_make_acceptance_installs_only_the_run_requirements(checkout):
+    plan = subprocess.run(["make", "-n", "-B", "acceptance"], cwd=str(checkout), env=_env(), capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert plan.returncode == 0, plan.stderr
+    assert "-r requirements.txt" in plan.stdout and "requirements-test.txt" not in plan.stdout
+
+
+def test_two_make_acceptance_at_once(checkout, tmp_path):
+    procs = []
+    for n in (1, 2):
+        log = open(str(tmp_path / ("make%d.log" % n)), "wb")
+        procs.append((subprocess.Popen(["make", "acceptance", "REPORT_DIR=%s" % (tmp_path / ("reports%d" % n))],
+                                       cwd=str(checkout), env=_env(), stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL), log))
+    for proc, log in procs:
+        try:
+            proc.wait(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            log.close()
+    for n, (proc, _log) in enumerate(procs, 1):
+        with open(str(tmp_path / ("make%d.log" % n)), errors="replace") as handle:
+            text = handle.read()
+        assert proc.returncode == 0, text[-4000:]
+        found = glob.glob(str(tmp_path / ("reports%d" % n) / "*" / "results.json"))
+        found = [p for p in found if not os.path.islink(os.path.dirname(p))]
+        assert len(found) == 1, text[-4000:]
+        with open(found[0]) as handle:
+            data = json.load(handle)
+        assert data["summary"]["hosts_total"] == 1 and data["summary"]["failed_hosts"] == [], data["summary"]
+        assert not [r for r in data["records"] if r["status"] == "error"]
+    installs = os.listdir(str(checkout / ".collections"))
+    assert len([n for n in installs if not n.startswith(".")]) == 1 and not [n for n in installs if n.startswith(".tmp")]
+
+
+def test_a_wrong_inventory_path_fails_with_the_line_that_fixes_it(checkout, tmp_path):
+    done = subprocess.run(["make", "acceptance", "INVENTORY=inventories/mysitee", "REPORT_DIR=%s" % (tmp_path / "r")],
+                          cwd=str(checkout), env=_env(), capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert "make acceptance INVENTORY=inventories/example-fleet" in done.stderr
+    assert not os.path.exists(str(tmp_path / "r"))
+
+
+def test_an_install_in_use_is_never_replaced(checkout):
+    """A change to the checkout installs a second copy next to the first (renamed into place whole):
+    a run that uses the first keeps its files (before: `--force` reinstalled them under it)."""
+    argv = [sys.executable, ".ci/collection.py", os.path.join(VENV, "bin")]
+    first = subprocess.run(argv, cwd=str(checkout), capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+    manifest = os.path.join(first, "ansible_collections", "aifabric", "acceptance", "MANIFEST.json")
+    before = os.stat(manifest)
+    again = subprocess.run(argv, cwd=str(checkout), capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+    assert again == first and os.stat(manifest).st_ino == before.st_ino          # same content: not rebuilt
+    with open(str(checkout / "docs" / "report.md"), "a") as handle:
+        handle.write("\nedited\n")
+    second = subprocess.run(argv, cwd=str(checkout), capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+    assert second != first and os.path.isdir(os.path.join(second, "ansible_collections", "aifabric", "acceptance"))
+    after = os.stat(manifest)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
