@@ -19,9 +19,10 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
 
 Required checks (:func:`analyze_required`, an analysis of ``fleet.ANALYSES``): config
 ``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
-(``fnmatch``: ``gpu.*``, ``rdma.ib_write_bw``). A required pattern that on a host matched
-no measured record, or only ``skip`` records, adds an ``env.required`` ``fail`` record to
-that host naming the pattern and the skip reasons. A pairwise record counts as run on both
+(``fnmatch``: ``gpu.*``, ``rdma.ib_write_bw``). On a host, every check that a required
+pattern matches must have run: a matched check with only ``skip`` records, or a pattern
+that matched no measured record at all, adds an ``env.required`` ``fail`` record to that
+host naming the pattern, the skipped checks and their skip reasons. A pairwise record counts as run on both
 of its ends. Only hosts that have a record are judged (the report accounts for every targeted
 host: one that returned nothing already has an ``env.coverage`` record). A malformed
 ``required_checks`` gives every host an ``env.required`` ``error`` (never a silent pass). The playbooks fill ``required_checks`` from the host variable
@@ -153,24 +154,30 @@ def analyze_required(records, config):
         patterns = list(wanted.get(ALL_HOSTS) or [])
         patterns += [p for p in wanted.get(host) or [] if p not in patterns]
         for pattern in patterns:
-            matched = [e for e in ran.get(host, []) if fnmatch.fnmatchcase(e[0], pattern)]
-            if any(status != "skip" for _check, status, _reason in matched):
+            matched = {}
+            for check, status, reason in ran.get(host, []):
+                if fnmatch.fnmatchcase(check, pattern):
+                    matched.setdefault(check, []).append((status, reason))
+            skipped = sorted(check for check, entries in matched.items()
+                             if all(status == "skip" for status, _reason in entries))
+            if matched and not skipped:
                 continue
             if matched:
                 reasons = []
-                for check, _status, reason in matched:
-                    text = "%s: %s" % (check, reason or "skipped")
-                    if text not in reasons:
-                        reasons.append(text)
-                why = "required check %s only skipped on %s (%d skip record%s: %s)" % (
-                    pattern, host, len(matched), "" if len(matched) == 1 else "s",
+                for check in skipped:
+                    for _status, reason in matched[check]:
+                        text = "%s: %s" % (check, reason or "skipped")
+                        if text not in reasons:
+                            reasons.append(text)
+                why = "required %s: %d of %d matching check%s only skipped on %s (%s)" % (
+                    pattern, len(skipped), len(matched), "" if len(matched) == 1 else "s", host,
                     "; ".join(reasons[:MAX_REASONS]) + ("; ..." if len(reasons) > MAX_REASONS else ""))
             else:
                 why = "required check %s did not run on %s (no record of it)" % (pattern, host)
             new.append(analysis.record(
                 NAME, REQUIRED_CHECK, "fail", host, reason=why, target=pattern,
-                metrics={"skip_records_count": len(matched)},
-                facts={"required": pattern, "skipped_checks": sorted(set(e[0] for e in matched))}))
+                metrics={"skipped_checks_count": len(skipped), "matched_checks_count": len(matched)},
+                facts={"required": pattern, "skipped_checks": skipped}))
             missing.setdefault(pattern, []).append(host)
     findings = [analysis.finding("required_not_run", pattern, hosts_, evidence={"pattern": pattern})
                 for pattern, hosts_ in sorted(missing.items())]

@@ -209,18 +209,24 @@ def test_a_gpu_node_whose_required_gpu_checks_skipped_fails():
     required = [r for r in report["records"] if r["check"] == "env.required"]
     assert [(r["host"], r["target"], r["status"]) for r in required] == [
         ("gpu-b", "gpu.*", "fail"), ("gpu-b", "gpu.gemm_*", "fail")]
-    assert "no NVIDIA GPU: nvidia-smi not found on PATH" in required[0]["reason"]
-    assert required[0]["reason"].startswith("required check gpu.* only skipped on gpu-b (2 skip records")
+    assert required[0]["reason"] == (
+        "required gpu.*: 2 of 2 matching checks only skipped on gpu-b (gpu.gemm_bf16: no GPU found by the probe; "
+        "gpu.inventory: no NVIDIA GPU: nvidia-smi not found on PATH)")
+    assert required[0]["facts"]["skipped_checks"] == ["gpu.gemm_bf16", "gpu.inventory"]
     assert [f["hosts"] for f in report["findings"] if f["kind"] == "required_not_run"] == [["gpu-b"], ["gpu-b"]]
 
 
 def test_a_required_check_with_no_record_fails_and_skipped_nccl_tests_fail_when_required():
     records = [r for r in h200_records() if r["status"] != "warn"]
-    report = report_of(records, {"required_checks": {"h200x2": ["nccl.all_reduce", "hccl.*", "env.os"]}})
+    required = ["nccl.*", "hccl.*", "env.os", "env.package"]
+    report = report_of(records, {"required_checks": {"h200x2": required}})
     reasons = dict((r["target"], r["reason"]) for r in report["records"] if r["check"] == "env.required")
-    assert sorted(reasons) == ["hccl.*", "nccl.all_reduce"]
+    assert sorted(reasons) == ["hccl.*", "nccl.*"]
     assert reasons["hccl.*"] == "required check hccl.* did not run on h200x2 (no record of it)"
-    assert "all_reduce_perf not found on PATH" in reasons["nccl.all_reduce"]
+    # the torch all-reduce ran, but every nccl-tests binary was missing: a required glob needs every check it matches
+    assert reasons["nccl.*"].startswith("required nccl.*: 7 of 8 matching checks only skipped on h200x2 "
+                                        "(nccl.all_gather: all_gather_perf not found on PATH")
+    # env.package: torch ran (pass) and the optional packages' skips belong to the same check: satisfied
     assert report["summary"]["failed_hosts"] == ["h200x2"]
 
 
