@@ -183,3 +183,55 @@ def test_state_absent_removes_leftovers_of_a_run(fake_k8s, run):
     res = run({"state": "absent", "run_id": "old1"})
     assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("old1") == []
     assert fake_k8s.leftovers("keep1") == ["ConfigMap/default/aif-keep-code"]
+
+
+def _rbac_rules():
+    import yaml
+    with open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "extras", "k8s", "rbac.yml")) as handle:
+        docs = [d for d in yaml.safe_load_all(handle) if d]
+    rules = set()
+    for doc in docs:
+        if doc["kind"] in ("Role", "ClusterRole"):
+            for rule in doc["rules"]:
+                for group in rule["apiGroups"]:
+                    for res in rule["resources"]:
+                        for verb in rule["verbs"]:
+                            rules.add((group, res, verb))
+    return rules
+
+
+def _request_permission(method, path, params):
+    """(apiGroup, resource[/subresource], verb) of one API request, or None for discovery."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return None                                   # /api, /apis, /version: discovery (system:discovery)
+    if rest[:1] == ["namespaces"] and len(rest) > 2:
+        rest = rest[2:]
+    if not rest:
+        return None
+    resource = rest[0] + ("/" + rest[2] if len(rest) > 2 else "")
+    named = len(rest) > 1
+    method = str(method).split(".")[-1].upper()          # kmock records "method.GET"
+    verb = {"POST": "create", "DELETE": "delete", "PUT": "update", "PATCH": "patch"}.get(method)
+    if verb is None:
+        verb = "get" if named else ("watch" if str(params.get("watch")).lower() in ("1", "true") else "list")
+    return group, resource, verb
+
+
+def test_the_shipped_rbac_role_allows_every_call_and_nothing_more(fake_k8s, run, tmp_path):
+    fake_k8s.server.script("fail", pod="aif-rb1-nccl-1-*", log="boom\n")
+    fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+    run({"kind": "nccl", "nodes": NODES, "run_id": "rb1", "node_selector": "nvidia.com/gpu.present=true"})
+    run({"kind": "nccl_multinode", "nodes": NODES, "run_id": "rb2", "launcher": "indexed"})
+    run({"state": "absent", "run_id": "rb1"})
+    used = set(filter(None, (_request_permission(m, p, q) for m, p, q in fake_k8s.server.requests)))
+    allowed = _rbac_rules()
+    assert used - allowed == set()
+    # least privilege: every rule is exercised, but the operators' create/delete (their CRDs are not served here)
+    unused = allowed - used
+    assert unused == {("kubeflow.org", "mpijobs", "create"), ("kubeflow.org", "mpijobs", "delete"),
+                      ("batch.volcano.sh", "jobs", "create"), ("batch.volcano.sh", "jobs", "delete")}, unused
