@@ -25,6 +25,7 @@ Public interface:
   or in-cluster config when nothing is given (then the default kubeconfig).
 - ``discover(api, group_versions) -> set`` - which of the asked "group/version"
   strings the server serves (e.g. ``{MPIJOB_GV, VOLCANO_GV}``).
+- ``list_nodes(api, label_selector=None) -> [node dict]``.
 - ``create(api, objects, run_id, namespace=None) -> refs`` - creates manifests
   in order, each (and each pod template) labelled with the run label.
 - ``wait(api, namespace, selector, expected_pods, timeout_s, ...) -> outcomes``
@@ -60,12 +61,14 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 try:
-    import kubernetes  # noqa: F401  (only to learn whether the client is installed)
+    import kubernetes
     HAS_K8S = True
     K8S_IMPORT_ERROR = None
+    K8S_CLIENT_VERSION = getattr(kubernetes, "__version__", None)
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     HAS_K8S = False
     K8S_IMPORT_ERROR = str(_exc)
+    K8S_CLIENT_VERSION = None
 
 INSTALL_HINT = "the Python package 'kubernetes' (>= 30) is required on the controller: pip install kubernetes"
 
@@ -386,6 +389,21 @@ def discover(api, group_versions):
     if "v1" in wanted:
         served.add("v1")
     return wanted & served
+
+
+def list_nodes(api, label_selector=None):
+    """Node dicts (cluster-scoped; ``label_selector`` e.g. ``nvidia.com/gpu.present=true``), sorted by name."""
+    _require_client()
+    from kubernetes import client
+    kwargs = dict(_preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+    if label_selector:
+        kwargs["label_selector"] = label_selector
+    try:
+        doc = _json(client.CoreV1Api(api).list_node(**kwargs))
+    except _api_errors() as exc:
+        raise _fail("cannot list nodes%s" % (" matching %r" % label_selector if label_selector else ""), exc,
+                    verb="list", plural="nodes")
+    return sorted(doc.get("items") or [], key=lambda n: _d(n.get("metadata")).get("name") or "")
 
 
 # ---------------------------------------------------------------- create

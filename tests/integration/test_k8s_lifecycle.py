@@ -28,8 +28,8 @@ pytest.importorskip("kubernetes")
 pytest.importorskip("kmock")
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402,F401
-    FakeApiServer, fake_k8s, gpu_nodes)
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
+    FakeApiServer, fake_cluster, gpu_nodes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -37,6 +37,13 @@ FIXTURES = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "parse
 NCCL_LOG = os.path.join(FIXTURES, "nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 CRASH_LOG = os.path.join(FIXTURES, "failures", "nvidia-smi-couldnt-communicate-with-driver.txt")
 RDMA = "rdma/hca_shared_devices_a"
+
+
+@pytest.fixture
+def fake_k8s(tmp_path):
+    """A fresh fake cluster per test (tests/k8s/fake_apiserver.py)."""
+    with fake_cluster(tmp_path) as fake:
+        yield fake
 
 
 def per_node_job(name, nodes, image="nvcr.io/nvidia/pytorch:25.01-py3"):

@@ -60,7 +60,6 @@ import threading
 import uuid
 
 import kmock
-import pytest
 import yaml
 from kmock._internal import rendering   # private module: kmock is pinned to 0.8 (requirements-test.txt)
 
@@ -82,6 +81,11 @@ KINDS = {
     ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
     ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node",
 }
+
+
+def _suffix():
+    """The 5 random characters the job controller and generateName append."""
+    return "".join(random.choice(string.ascii_lowercase + string.digits) for dummy in range(5))
 
 
 def _now():
@@ -143,8 +147,7 @@ class Emu(kmock.KubernetesEmulator):
                 if request.namespace:
                     md.setdefault("namespace", request.namespace)
                 if not md.get("name") and md.get("generateName"):
-                    md["name"] = md["generateName"] + "".join(random.choice(string.ascii_lowercase + string.digits)
-                                                              for _ in range(5))
+                    md["name"] = md["generateName"] + _suffix()
                 md.setdefault("uid", str(uuid.uuid4()))
                 md.setdefault("creationTimestamp", _now())
                 md.setdefault("generation", 1)
@@ -228,27 +231,45 @@ class Emu(kmock.KubernetesEmulator):
                                                "message": "too old resource version: %s (%d)" % (
                                                    request.params["resourceVersion"], next(self._rv))}}
             return
+        # kmock's own watch takes its snapshot and joins the event bus at different moments, so an
+        # object created in between is never seen; here both happen under the store's lock.
+        yield b""
+        bus = self._buses[request.resource]
+        async with self._lock:
+            current = [obj.raw for (res, ns, name), obj in self._objects.items()
+                       if res == request.resource and not obj.deleted
+                       and (request.namespace is None or ns == request.namespace)
+                       and (request.name is None or name == request.name)]
+            marker = await bus.mark()
+
+        def wanted(obj):
+            md = obj.get("metadata") or {}
+            return ((request.namespace is None or md.get("namespace") == request.namespace)
+                    and (request.name is None or md.get("name") == request.name)
+                    and match_labels(md.get("labels") or {}, lsel) and match_fields(obj, fsel))
+
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout else None
-        agen = super()._serve_watch(request)
+        stream = bus.stream(since=marker)
         try:
+            for raw in current:
+                if wanted(raw):
+                    yield {"type": "ADDED", "object": raw}
             while True:
                 remaining = None if deadline is None else deadline - loop.time()
                 if remaining is not None and remaining <= 0:
                     return
                 try:
-                    item = await asyncio.wait_for(anext(agen), remaining)
+                    event = await asyncio.wait_for(anext(stream), remaining)
                 except (asyncio.TimeoutError, StopAsyncIteration):
                     return
-                if isinstance(item, dict):
-                    obj = item.get("object") or {}
-                    if not (match_labels((obj.get("metadata") or {}).get("labels") or {}, lsel)
-                            and match_fields(obj, fsel)):
-                        continue
-                yield item
+                if wanted(event.get("object") or {}):
+                    yield event
         finally:
             with contextlib.suppress(Exception):
-                await agen.aclose()
+                await stream.aclose()
+            with contextlib.suppress(Exception):
+                await bus.unmark(marker)
 
 
 class Behaviour(object):
@@ -435,7 +456,7 @@ class Controller(object):
     async def _make_job_pod(self, job, index):
         md, spec = job["metadata"], job.get("spec") or {}
         template = json.loads(json.dumps(spec.get("template") or {}))
-        suffix = "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+        suffix = _suffix()
         name = "%s-%s%s" % (md["name"], "%s-" % index if index is not None else "", suffix)
         tmd = template.get("metadata") or {}
         labels = dict(tmd.get("labels") or {})
@@ -547,7 +568,7 @@ class Controller(object):
                 continue
             st["ticks"] += 1
             b = st["behaviour"]
-            containers = [c for c in (pod.get("spec") or {}).get("containers") or []]
+            containers = list((pod.get("spec") or {}).get("containers") or [])
             names = [c.get("name") for c in containers] or ["main"]
             image = containers[0].get("image", "") if containers else ""
             ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
@@ -842,16 +863,23 @@ class FakeK8s(object):
         return self.server.leftovers(run_id)
 
 
-@pytest.fixture
-def fake_k8s(tmp_path):
-    """A fresh fake API server (4 nodes of 8 GPUs) per test; fails the test if its controller broke."""
-    server = FakeApiServer().start()
+@contextlib.contextmanager
+def fake_cluster(tmp_path, **kwargs):
+    """A started FakeApiServer (default: 4 nodes of 8 GPUs) as a ``FakeK8s``; stops it afterwards and
+    raises AssertionError if its controller broke. Test modules wrap it in their ``fake_k8s`` fixture::
+
+        @pytest.fixture
+        def fake_k8s(tmp_path):
+            with fake_cluster(tmp_path) as fake:
+                yield fake
+    """
+    server = FakeApiServer(**kwargs).start()
     api = api_client(server)
     try:
-        yield FakeK8s(server, server.write_kubeconfig(str(tmp_path / "kubeconfig")), api, "default")
+        yield FakeK8s(server, server.write_kubeconfig(os.path.join(str(tmp_path), "kubeconfig")), api, "default")
     finally:
         api.close()
         error = server.controller.error
         server.stop()
     if error is not None:
-        pytest.fail("the fake cluster's controller failed: %r" % (error,))
+        raise AssertionError("the fake cluster's controller failed: %r" % (error,))

@@ -18,13 +18,20 @@ pytest.importorskip("kmock")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402,F401
-    FakeApiServer, api_client, fake_k8s, gpu_nodes)
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
+    FakeApiServer, api_client, fake_cluster)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NCCL_LOG = os.path.join(HERE, "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 CRASH_LOG = os.path.join(HERE, "parsers", "fixtures", "failures", "nvidia-smi-couldnt-communicate-with-driver.txt")
 NS = "default"
+
+
+@pytest.fixture
+def fake_k8s(tmp_path):
+    """A fresh fake cluster per test (tests/k8s/fake_apiserver.py)."""
+    with fake_cluster(tmp_path) as fake:
+        yield fake
 
 
 def read(path):
@@ -388,6 +395,18 @@ def test_connect_errors_are_clear(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(k8s_api.K8sError, match="no Kubernetes connection: not in a cluster"):
         k8s_api.connect({})
+
+
+def test_list_nodes_by_label(fake_k8s):
+    fake_k8s.server.nodes[2]["labels"]["nvidia.com/gpu.present"] = "false"
+    names = [n["metadata"]["name"] for n in k8s_api.list_nodes(fake_k8s.api)]
+    assert names == ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
+    gpu = k8s_api.list_nodes(fake_k8s.api, "kubernetes.io/hostname=gpu-node-02")
+    assert [n["metadata"]["name"] for n in gpu] == ["gpu-node-02"]
+    assert gpu[0]["status"]["allocatable"]["nvidia.com/gpu"] == "8"
+    fake_k8s.server.forbid("list", "nodes")
+    with pytest.raises(k8s_api.K8sError, match="needs verb 'list' on resource 'nodes'"):
+        k8s_api.list_nodes(fake_k8s.api)
 
 
 def test_connection_argspec_matches_kubernetes_core_names():
