@@ -822,9 +822,9 @@ def diagnose(api, namespace, pod):
     outcome, reason, message, code = classify(obj, 0.0, 0.0, 0.0)
     parts = []
     if outcome is None:
-        phase = (obj.get("status") or {}).get("phase") or "Pending"
-        parts.append("%s%s" % (phase, " on node %s" % obj["spec"]["nodeName"]
-                                if (obj.get("spec") or {}).get("nodeName") else " (not scheduled)"))
+        phase = _d(obj.get("status")).get("phase") or "Pending"
+        node = _d(obj.get("spec")).get("nodeName")
+        parts.append("%s%s" % (phase, " on node %s" % node if node else " (not scheduled)"))
     elif outcome != SUCCEEDED:
         parts.append("%s: %s" % (reason, message) if message else str(reason))
     try:

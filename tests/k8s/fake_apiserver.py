@@ -549,9 +549,8 @@ class Controller(object):
                 continue
             for res, qty in _requests(pod).items():
                 used[(chosen["name"], res)] = used.get((chosen["name"], res), 0) + qty
-            behaviour = next((r for r in self.rules if r.matches(dict(pod, spec=dict(pod.get("spec") or {},
-                                                                                      nodeName=chosen["name"])))),
-                             self.default)
+            bound = dict(pod, spec=dict(pod.get("spec") or {}, nodeName=chosen["name"]))
+            behaviour = next((r for r in self.rules if r.matches(bound)), self.default)
             self.state[uid] = {"stage": "bound", "ticks": 0, "behaviour": behaviour}
             await self._patch(key, {"spec": {"nodeName": chosen["name"]},
                                     "status": {"phase": "Pending", "conditions": [
