@@ -19,9 +19,17 @@ description:
   - Writes one directory per run, C(<output_dir>/<UTC timestamp>-<run id>/), with C(results.json),
     C(summary.md), C(junit.xml) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
     and prints a short summary at the end of the play.
-  - This callback cannot feed AWX artifacts (AWX publishes C(set_stats) data before aggregate callbacks
-    run); end playbooks with a C(run_once) M(ansible.builtin.set_stats) task fed by the
-    P(aifabric.acceptance.fleet_summary#filter) filter, which uses the same code.
+  - Appends every record to the run's record stream as it arrives (a JSON-lines file in a private
+    C(mkdtemp) directory, named to the workers by C(AIFABRIC_RUN_STREAM), removed at the end of the run).
+    The M(aifabric.acceptance.run_summary) step reads the same stream and runs the same analysis, so the
+    C(set_stats) summary it returns (AWX publishes C(set_stats) data before aggregate callbacks run) gives
+    every host the same verdict as the report; the required checks it stores there apply to the report too.
+  - A run that targeted no host writes no report and no history row. In check mode nothing is written
+    (no report directory, no C(latest), no history row); the summary is printed.
+  - An interrupted run (Ctrl-C, C(SIGTERM), or one that stops on an error) is written with the records
+    collected so far, marked C(run.interrupted). The run directory is written into a hidden temporary
+    directory and renamed into place, the history row is stored with it, C(latest) is updated last, and
+    C(SIGINT)/C(SIGTERM) are held meanwhile: a run directory is complete or absent.
   - A play with the variable C(fleet_report_disabled=true) in its C(vars) turns the report off for the
     whole playbook (the C(aifabric.acceptance.report) playbook does, as it writes a report itself).
   - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as

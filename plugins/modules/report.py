@@ -27,7 +27,7 @@ attributes:
     support: full
     details:
       - Computes the report and says whether any file would change.
-      - Writes nothing, and rolls back the history transaction.
+      - Writes nothing; the history store is only read.
   diff_mode:
     support: none
   idempotent:
@@ -104,7 +104,7 @@ changed_files:
   elements: str
   sample: [json, html]
 summary:
-  description: The compact summary (the same as the P(aifabric.acceptance.fleet_summary#filter) filter returns).
+  description: The compact summary (the same as M(aifabric.acceptance.run_summary) returns).
   returned: success
   type: dict
   sample: {worst_status: fail, counts: {pass: 40, warn: 1, fail: 2, skip: 6, error: 1}, hosts_total: 8,

@@ -40,8 +40,8 @@ attributes:
 options:
   required_checks:
     description:
-      - Checks a host must pass, C({host: [check glob, ...]}), with V("*") for every host. Merged with (and
-        overriding) the C(aifabric_required_checks) host variables.
+      - "Checks a host must pass, C({host: [check glob, ...]}), with V(*) for every host. Merged with (and
+        overriding) the C(aifabric_required_checks) host variables."
     type: dict
     default: {}
   max_hosts:
@@ -147,7 +147,7 @@ report_dir:
   type: str
   sample: /srv/reports/20261122T101500Z-1a2b3c4d
 required_checks:
-  description: The required checks in force for this run, by host (V("*") for every host).
+  description: The required checks in force for this run, by host (V(*) for every host).
   returned: success
   type: dict
   sample: {gpu-node-01: ["gpu.*", "nccl.*"]}

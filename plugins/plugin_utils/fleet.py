@@ -3,9 +3,10 @@
 """The fleet report's core: collect records, account for every host, analyse, summarise.
 
 Used by the ``aifabric.acceptance.fleet_report`` callback (a thin adapter that feeds
-plain values into :class:`Collector`), by the ``aifabric.acceptance.fleet_summary``
-filter (the compact summary for ``set_stats``) and by the ``aifabric.acceptance.report``
-action (re-analysis of an existing results.json). Controller-only (plugin_utils): may
+plain values into :class:`Collector`, which streams them to the run's record file), by
+the ``aifabric.acceptance.run_summary`` action (the same report from that file, for
+``set_stats``: :func:`run_summary`) and by the ``aifabric.acceptance.report`` action
+(re-analysis of an existing results.json). Controller-only (plugin_utils): may
 use Python 3.11+ and imports nothing from Ansible.
 
 The analysis pipeline is the list :data:`ANALYSES`. Each entry is a function
