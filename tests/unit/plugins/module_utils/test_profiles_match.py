@@ -6,7 +6,8 @@ The GPU names are the ones real tools print:
 - from this project's captures: "NVIDIA H200" (fixtures h200x2-*, nvidia_smi/h200-*), "NVIDIA H100 80GB HBM3"
   (nvidia_smi/driver580-h100-*), "A100-SXM4-40GB" (nccl_tests/superbench-*-8xA100-*, old CUDA names had no
   vendor prefix), "Tesla K80", "Tesla P100-PCIE-16GB", "Tesla V100-PCIE-16GB", "Tesla V100-SXM2-16GB",
-  "Tesla T4", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A4000", "GeForce GTX TITAN Black" (nvidia_smi/*);
+  "Tesla T4", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A4000", "GeForce GTX TITAN Black" (nvidia_smi/*),
+  "GeForce RTX 2080 Ti" (nccl_tests/*);
 - from public nvidia-smi outputs and the NVIDIA Linux driver README's supported-products table (product
   name -> PCI device id; public copy, index id 67161954526): "NVIDIA H100 PCIe" (2331; nvidia-smi table,
   index id 31353373741), "NVIDIA H100 NVL" (2321; nvidia-smi table, index id 14249706504), "NVIDIA H100"
@@ -32,6 +33,7 @@ NAMES = {
     "Tesla V100-SXM2-16GB": ("V100", "SXM"),
     "Tesla T4": ("T4", None),
     "NVIDIA GeForce RTX 3090": (None, None),
+    "GeForce RTX 2080 Ti": (None, None),
     "NVIDIA RTX A4000": ("A4000", None),
     "GeForce GTX TITAN Black": (None, None),
     "NVIDIA H100 PCIe": ("H100", "PCIe"),
