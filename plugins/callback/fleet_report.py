@@ -29,7 +29,7 @@ description:
   - An interrupted run (Ctrl-C, C(SIGTERM), or one that stops on an error) is written with the records
     collected so far, marked C(run.interrupted). The run directory is written into a hidden temporary
     directory and renamed into place, the history row is stored with it, C(latest) is updated last, and
-    C(SIGINT)/C(SIGTERM) are held meanwhile: a run directory is complete or absent.
+    C(SIGINT)/C(SIGTERM) are held meanwhile, so a run directory is complete or absent.
   - A play with the variable C(fleet_report_disabled=true) in its C(vars) turns the report off for the
     whole playbook (the C(aifabric.acceptance.report) playbook does, as it writes a report itself).
   - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as
