@@ -160,8 +160,9 @@ def parse_version(text):
 _SB_LOOPBACK = ("fixture superbench-ib-write-bw-loopback-all-sizes-interleaved.txt (HDR 200 Gb/s IB, 1 QP, "
                 "loopback on one HCA)")
 _HDR_SEND = "fixture hdr-ib-send-bw-client-a-gbits-1qp.txt (HDR 200 Gb/s IB, 1 QP, -a)"
-_HCCN_200G = ("public perftest reports on a 200 Gb/s RoCE port (index id 69688778807: ib_read_bw and ib_write_bw "
-              "at 1 MiB, 23302.26 and 23293.09 MiB/s = 97.7 %)")
+_HCCN_200G = ("perftest reports of a 200 Gb/s RoCE port of a Huawei NPU host, run through hccn_tool's perftest "
+              "wrapper (public notes, index id 69688778807: ib_read_bw and ib_write_bw at 1 MiB, 23302.26 and "
+              "23293.09 MiB/s = 97.7 %)")
 BW_FLOORS = {
     "write": (
         (1048576, None, "95.7 %% of line rate at 1 MiB and 97.5 %% at 8 MiB in %s; 97.7 %% in %s"
