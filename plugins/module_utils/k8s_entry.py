@@ -114,7 +114,7 @@ def _on_signal(signum, _frame):
     for proc in list(_CHILDREN):
         _kill(proc)
     say(NOTE + json.dumps({"interrupted_by_signal": signum}))
-    sys.exit(128 + signum)
+    raise SystemExit(128 + signum)
 
 
 # --------------------------------------------------------------------------- env
@@ -214,8 +214,8 @@ def cmd_run(spec):
                                        "waited_s": spec.get("wait_s")}))
                 for step in spec.get("steps") or []:
                     say(BEGIN + step["label"])
-                    say("peers did not answer on port %s within %ss: %s" % (spec.get("wait_port"), spec.get("wait_s"),
-                                                                         ", ".join(missing)))
+                    say("peers did not answer on port %s within %ss: %s"
+                        % (spec.get("wait_port"), spec.get("wait_s"), ", ".join(missing)))
                     say(END + step["label"] + " " + json.dumps({"rc": None, "timed_out": False, "attempts": 0,
                                                                 "elapsed_s": 0, "peers_missing": missing}))
                 return 3
@@ -336,4 +336,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -259,8 +259,8 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
         mca["plm_rsh_args"] = ("-p %d -i %s/id_ed25519 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
                                "-o ConnectionAttempts=10 -o LogLevel=ERROR" % (opts["ssh_port"], km.KEYS_MOUNT))
         launch = dict(params, hosts=hosts, mpirun_mca=mca)
-        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env,
-                                                                              allow_run_as_root=True), nodes)
+        steps, sections = _mpi_sections(
+            opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env, allow_run_as_root=True), nodes)
         sshd = {"port": opts["ssh_port"], "keys_dir": km.KEYS_MOUNT, "wait_s": pod["active_deadline_s"],
                 "alive": "%s:%d" % (hosts[0], opts["alive_port"])}
         spec = {"launcher": {"steps": steps, "wait_hosts": hosts[1:], "wait_port": opts["ssh_port"],
@@ -276,9 +276,8 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
                                subdomain=name, volumes=keys)
         job = km.job(name, pod, run_id, "nccl-multinode", spec_pod, role="worker", indexed_count=len(nodes))
         _with_template_labels(job, {STEP_LABEL: "mn", km.ROLE_LABEL: "worker"})
-        svc = km.headless_service(name, pod, run_id, "nccl-multinode",
-                                  {km.RUN_LABEL: run_id, STEP_LABEL: "mn"}, [("ssh", opts["ssh_port"]),
-                                                                            ("alive", opts["alive_port"])])
+        svc = km.headless_service(name, pod, run_id, "nccl-multinode", {km.RUN_LABEL: run_id, STEP_LABEL: "mn"},
+                                  [("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])
         step["objects"] = [svc, job]
         step["slots"] = [{"slot": "mn-launcher", "job": name, "index": 0, "node": None, "role": "launcher",
                           "peer": None, "sections": sections}]
@@ -301,8 +300,8 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
     else:  # volcano
         hosts = ["%s-mpiworker-%d.%s" % (name, i, name) for i in range(len(nodes))]
         launch = dict(params, hosts=hosts)
-        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env,
-                                                                              allow_run_as_root=True), nodes)
+        steps, sections = _mpi_sections(
+            opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env, allow_run_as_root=True), nodes)
         spec = {"steps": steps, "wait_hosts": hosts, "wait_port": 22, "wait_s": opts["wait_workers_s"]}
         launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher", _entry(pod, "run", spec),
                                                                 gpus=0, extra_env=env)],

@@ -57,7 +57,7 @@ def _dump(obj):
 def render(plan, directory, write=True):
     """Write every object of ``plan`` to ``directory/NN-kind-name.yaml``; returns the paths."""
     paths = []
-    objects = [obj for obj in k8s_plan.objects_of(plan)]
+    objects = list(k8s_plan.objects_of(plan))
     for i, obj in enumerate(objects):
         labelled = k8s_api.label_object(obj, plan["run_id"])
         name = "%02d-%s-%s.yaml" % (i, obj["kind"].lower(), obj["metadata"]["name"])

@@ -371,7 +371,7 @@ def argument_spec():
         namespace=dict(type="str", default="default"),
         image=dict(type="str"),
         image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
-        image_pull_secrets=dict(type="list", elements="str", default=[]),
+        image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
         tolerations=dict(type="list", elements="dict", default=[]),
         node_labels=dict(type="dict", default={}),
         gpus=dict(type="int", default=8),

@@ -44,8 +44,8 @@ def plans(pod=None):
     out = [
         ("env", k8s_plan.build("env", NODES, pod, "t1", {"expect_gpu_count": 8})),
         ("gemm", k8s_plan.build("gemm", NODES, pod, "t1", {"dtypes": ["bf16"]})),
-        ("nccl", k8s_plan.build("nccl", NODES, pod, "t1", {"collectives": ["all_reduce", "all_gather"],
-                                                          "binary_dir": "/opt/nccl-tests/build"})),
+        ("nccl", k8s_plan.build("nccl", NODES, pod, "t1",
+                                {"collectives": ["all_reduce", "all_gather"], "binary_dir": "/opt/nccl-tests/build"})),
         ("perftest", k8s_plan.build("perftest", NODES, dict(pod, gpus=0), "t1",
                                     {"devices": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
     ]

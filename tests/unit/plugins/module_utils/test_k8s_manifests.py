@@ -165,6 +165,20 @@ def test_bad_pod_options_are_clear_errors(pod, needle):
         km.pod_options(pod)
 
 
+def test_shipped_rbac_manifest_validates():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "..", "..", "extras", "k8s", "rbac.yml")) as handle:
+        doc = yaml.safe_load(handle)
+    assert doc["kind"] == "List"
+    kinds = [item["kind"] for item in doc["items"]]
+    assert kinds == ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
+    for item in doc["items"]:
+        for version in cases.K8S_VERSIONS:
+            kubernetes_validate.validate(item, version, strict=True)
+    verbs = set(v for item in doc["items"] for rule in item.get("rules") or [] for v in rule["verbs"])
+    assert not verbs & {"update", "patch", "*", "escalate", "bind", "impersonate"}
+
+
 def test_names_are_checked():
     with pytest.raises(AcceptanceError, match="run_id"):
         km.check_run_id("Run_1")

@@ -17,7 +17,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
-    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 from hypothesis import example, given, settings, strategies as st
@@ -122,15 +122,15 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
     params = dict(k8s_plan.ENV_DEFAULTS, groups=["env"])
-    proc = subprocess.run([sys.executable, "-S", ENTRY, "env", "--spec", json.dumps({"params": params,
-                                                                                      "lib": str(lib)})],
+    spec = json.dumps({"params": params, "lib": str(lib)})
+    proc = subprocess.run([sys.executable, "-S", ENTRY, "env", "--spec", spec],
                           capture_output=True, timeout=120, check=False, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     log = proc.stdout.decode()
     plan = k8s_plan.build("env", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
     (slot,) = plan["steps"][0]["slots"]
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-03"), log)
-    host = env_probe.Host(run=lambda argv, t: k8s_entry.run_argv(argv, t), which=lambda n: None,
+    host = env_probe.Host(run=k8s_entry.run_argv, which=lambda n: None,
                           executable=sys.executable)
     from_ssh = env_probe.probe(host, params)
     assert [(r["check"], r["target"], r["status"]) for r in from_k8s] == \
@@ -182,10 +182,12 @@ def test_tool_timeout_in_the_pod_is_an_error_record():
     assert record["status"] == "error" and "timed out" in record["reason"] and record["host"] == "n1"
 
 
+LOG_WORDS = ["AIFABRIC_BEGIN ", "AIFABRIC_END ", "AIFABRIC_RECORDS ", "AIFABRIC_NOTE ", "all_reduce", "env", " ",
+             "\n", "{", "}", "\"rc\": 1", "x", "[", "]", "\x00"]
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["AIFABRIC_BEGIN ", "AIFABRIC_END ", "AIFABRIC_RECORDS ", "AIFABRIC_NOTE ",
-                                  "all_reduce", "env", " ", "\n", "{", "}", "\"rc\": 1", "x", "[", "]", "\x00"]),
-                max_size=40).map("".join))
+@given(st.lists(st.sampled_from(LOG_WORDS), max_size=40).map("".join))
 @example("AIFABRIC_RECORDS []\n")
 @example("AIFABRIC_RECORDS [{}]\n")
 @example("AIFABRIC_BEGIN all_reduce\nAIFABRIC_END all_reduce {\"rc\": 0}\n")
@@ -219,7 +221,7 @@ def test_entry_does_not_retry_other_failures():
     failed = os.path.join(PERFTEST_FIXTURES, "perftest-client-failed-to-modify-qp-to-rts.txt")
     rc, log = pod_log([{"label": "mlx5_0", "argv": ["sh", "-c", 'cat "$0"; exit 1', failed], "timeout_s": 30,
                         "retry_until_s": 60, "retry_delay_s": 0.05}])
-    (_text, info), = k8s_plan.split_sections(log)[0].values()
+    _text, info = k8s_plan.split_sections(log)[0]["mlx5_0"]
     assert info["attempts"] == 1 and info["rc"] == 1
 
 
