@@ -96,6 +96,17 @@ def test_ring_neighbours_of_the_slow_node_pass():
     assert [hosts[h] for h in sorted(neighbours)] == ["pass", "pass"]
 
 
+def test_ring_bad_link_next_to_the_slow_nodes_neighbour_is_settled_by_the_confirmation_pass():
+    """A ring host whose both pairs are bad looks like a node; re-tested with good peers it is a link end."""
+    built = synthetic_fleet.Fleet(24, mode="ring")
+    neighbour = built.hosts[built.hosts.index(built.bad_node) + 1]
+    built.bad_link = frozenset((neighbour, built.hosts[built.hosts.index(neighbour) + 1]))
+    built.measure(built.rounds)
+    assert report_of(built.records)["summary"]["failed_hosts"] == sorted([built.bad_node, neighbour])
+    built.confirm()
+    assert_one_fail_two_warn(built, report_of(built.records))
+
+
 def test_random_screening_without_confirmation_warns_needs_confirmation():
     built = synthetic_fleet.build(24, mode="random", random_rounds=1)
     report = report_of(built.records)
