@@ -15,7 +15,8 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   stays in the report, untouched;
 - a pairwise record of a matrix attribution could not judge (fewer than two measured
   pairs, or a check attribution does not know) counts toward BOTH ends with its own
-  status: one pair cannot tell node from link, so neither end is accepted on it.
+  status: one pair cannot tell node from link, so neither end is accepted on it (the
+  peer only when it is a host of the run: a peer given as an address is not a host).
 
 Required checks (:func:`analyze_required`, an analysis of ``fleet.ANALYSES``): config
 ``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
@@ -80,6 +81,7 @@ def host_records(records):
     still listed, with an empty list.
     """
     judged = judged_matrices(records)
+    known = set(r.get("host") for r in records)
     out = {}
     for rec in records:
         host = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else None
@@ -88,7 +90,8 @@ def host_records(records):
             mine.append(rec)
         elif matrix_key(rec) not in judged:
             mine.append(rec)
-            out.setdefault(rec["peer"], []).append(rec)
+            if rec["peer"] in known:     # a peer given as an address, not a host of the run, gets no entry
+                out.setdefault(rec["peer"], []).append(rec)
     return out
 
 

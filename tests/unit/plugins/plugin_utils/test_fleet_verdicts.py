@@ -16,6 +16,8 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
@@ -288,3 +290,40 @@ def test_reanalysis_turns_malformed_and_nonfinite_records_into_errors_and_keeps_
     assert [r["status"] for r in measured[good:]] == ["error", "error"]
     assert "host must be a string" in measured[good]["reason"]
     assert report["summary"]["worst_status"] == "error"
+
+
+# ------------------------------------------------------------------ properties
+
+
+_HOSTS = ["h0", "h1", "h2", "h3"]
+_record = st.builds(
+    lambda check, status, host, peer, target, value: results.make(
+        check, status, reason=None if status == "pass" else "why", host=host, peer=peer, target=target,
+        metrics={} if value is None else {"bw_avg_gbit_s": value}),
+    check=st.sampled_from([synthetic_fleet.CHECK, synthetic_fleet.CHECK + ".server", "env.os", "gpu.gemm_bf16"]),
+    status=st.sampled_from(results.STATUSES), host=st.sampled_from(_HOSTS),
+    peer=st.one_of(st.none(), st.sampled_from(_HOSTS + ["10.0.0.9"])),
+    target=st.sampled_from([None, "mlx5_0", "mlx5_1"]),
+    value=st.one_of(st.none(), st.floats(min_value=0, max_value=500, allow_nan=False)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(records=st.lists(_record, max_size=30), required=st.sampled_from([None, {"*": ["rdma.*"]}, {"h1": ["gpu.*"]}]))
+def test_any_fleet_gets_a_consistent_verdict(records, required):
+    """Whatever the records: every host of a record gets exactly one verdict, which is the worst of the records
+    that count toward it; a pairwise record counts toward nobody or toward both ends; re-analysis is stable."""
+    config = {"required_checks": required} if required else {}
+    report = report_of(records, config)
+    summary = report["summary"]
+    hosts = dict((h["host"], h) for h in summary["hosts"])
+    assert set(hosts) == set(r["host"] for r in report["records"])
+    counted = verdict.host_records(report["records"])
+    for host, entry in hosts.items():
+        assert entry["status"] == results.worst((r["status"] for r in counted[host]), default="skip")
+        assert entry["counts"] == results.count(counted[host])
+    for rec in report["records"]:
+        if verdict.is_pairwise(rec) and rec["peer"] in hosts:
+            assert (rec in counted[rec["host"]]) == (rec in counted[rec["peer"]])
+    assert summary["worst_status"] == results.worst((h["status"] for h in summary["hosts"]), default="skip")
+    again = fleet.reanalyze({"run": dict(RUN), "records": report["records"]}, config)
+    assert again["summary"] == summary
