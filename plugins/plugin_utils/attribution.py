@@ -209,11 +209,8 @@ def _fmt(value):
 
 
 def _node_reason(host, bad, total, failed_count, rail, bound):
-    why = "low or failed"
-    if failed_count == bad:
-        why = "failed (below their own expectation or no measurement)"
-    return ("%d of %d pairs of %s%s are %s (%s): the node is the common factor"
-            % (bad, total, host, rail, why, bound))
+    return ("%d of %d pairs of %s%s are low or failed (%d below their own expectation or not measured; low = %s): "
+            "the node is the common factor" % (bad, total, host, rail, failed_count, bound))
 
 
 def analyze(records, config):
