@@ -167,12 +167,22 @@ def _retryable(text):
     return not parsed["rows"] and parsed["error_kind"] == "connect"
 
 
+INDEX_WORD = "{JOB_COMPLETION_INDEX}"
+
+
+def step_argv(step):
+    """The step's argv with ``{JOB_COMPLETION_INDEX}`` words replaced by this Indexed Job pod's index."""
+    index = os.environ.get("JOB_COMPLETION_INDEX", "0")
+    return [str(w).replace(INDEX_WORD, index) for w in step["argv"]]
+
+
 def run_step(step):
     deadline = time.monotonic() + float(step.get("retry_until_s") or 0)
     attempts = 0
+    argv = step_argv(step)
     while True:
         attempts += 1
-        run = run_argv(step["argv"], float(step.get("timeout_s") or 600), merge=True)
+        run = run_argv(argv, float(step.get("timeout_s") or 600), merge=True)
         if run.timed_out or run.rc == 0 or not step.get("retry_until_s"):
             break
         if time.monotonic() + float(step.get("retry_delay_s") or 1) >= deadline or not _retryable(run.output):
@@ -240,6 +250,13 @@ def cmd_run(spec):
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
             say(END + step["label"] + " " + json.dumps({"rc": run.rc, "timed_out": run.timed_out,
                                                         "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}))
+            if step.get("result_file") and os.path.isfile(step["result_file"]):
+                # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
+                with open(step["result_file"], "rb") as handle:
+                    text = handle.read(16 << 20).decode("utf-8", "replace")
+                say(BEGIN + step["label"] + ".file")
+                sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+                say(END + step["label"] + ".file {}")
         return 0
     finally:
         stop.set()

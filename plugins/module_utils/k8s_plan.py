@@ -36,7 +36,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_ent
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
-KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode")
+KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode")
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
 STEP_LABEL = "aifabric.acceptance/step"
@@ -72,8 +72,12 @@ PERFTEST_DEFAULTS = {"test": "ib_write_bw", "devices": [], "port": 18515, "ib_po
                      "bidirectional": False, "report_gbits": True, "ignore_cpu_freq": True, "rdma_cm": False,
                      "use_cuda": None, "extra_args": [], "binary_dir": None, "connect_timeout_s": 120,
                      "timeout_s": 300, "expect": {}, "expect_line_rate_pct": None, "peer_rate_gbit_s": []}
+PROBE_DEFAULTS = {"min_bytes": "1M", "max_bytes": "8G", "step_factor": 2, "iters": 20, "warmup_iters": 5,
+                  "datatype": "float", "check": True, "env": {}, "torchrun": "torchrun", "master_port": 29500,
+                  "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}}
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
-            "perftest": PERFTEST_DEFAULTS}
+            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS}
+PROBE_RESULT = "/tmp/aifabric-allreduce.json"
 
 
 def options_of(kind, options):
@@ -316,6 +320,39 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
     return [step]
 
 
+def _probe_steps(plan, pod, nodes, opts):
+    """The torch all-reduce probe across nodes: an Indexed Job (one pod per node) + headless Service; torchrun in
+    every pod with env rendezvous on the index-0 pod's DNS name; rank 0 writes the nccl-tests style JSON."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+    if len(nodes) < 2:
+        raise AcceptanceError("allreduce_multinode needs at least 2 nodes, got %d" % len(nodes))
+    gpus = int(pod["gpus"])
+    if gpus < 1:
+        raise AcceptanceError("allreduce_multinode needs gpus >= 1 per node (one process per GPU)")
+    run_id = plan["run_id"]
+    name = km.object_name(run_id, "ar")
+    master = "%s-0.%s" % (name, name)
+    argv = [opts["torchrun"], "--nnodes", str(len(nodes)), "--nproc-per-node", str(gpus),
+            "--node-rank", k8s_entry.INDEX_WORD, "--master-addr", master, "--master-port", str(opts["master_port"]),
+            WORKER] + gpu_run.probe_worker_args(opts) + ["--launcher", "env", "--json-out", PROBE_RESULT]
+    env = dict((str(k), str(v)) for k, v in (opts.get("env") or {}).items())
+    steps = [{"label": "allreduce", "argv": argv, "timeout_s": opts["timeout"], "result_file": PROBE_RESULT}]
+    sections = [{"label": "allreduce", "how": "probe", "check": "nccl.torch_all_reduce", "argv": argv,
+                 "env": env, "hosts": list(nodes), "ranks_per_node": gpus}]
+    spread = {km.RUN_LABEL: run_id, km.ROLE_LABEL: "worker"}
+    spec = km.pod_spec(pod, [km.container(pod, "allreduce", _entry(pod, "run", {"steps": steps}), extra_env=env,
+                                          ports=[("rendezvous", opts["master_port"])])],
+                       plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread, subdomain=name)
+    job = km.job(name, pod, run_id, "allreduce-multinode", spec, role="worker", indexed_count=len(nodes))
+    _with_template_labels(job, {STEP_LABEL: "ar", km.ROLE_LABEL: "worker"})
+    svc = km.headless_service(name, pod, run_id, "allreduce-multinode", {km.RUN_LABEL: run_id, STEP_LABEL: "ar"},
+                              [("rendezvous", opts["master_port"])])
+    return [{"name": "ar", "objects": [svc, job], "fail_fast": True, "done_selector": None,
+             "expected_pods": len(nodes),
+             "slots": [{"slot": "ar-rank0", "job": name, "index": 0, "node": None, "role": "launcher",
+                        "peer": None, "sections": sections}]}]
+
+
 def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):
     """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input."""
     if kind not in KINDS:
@@ -347,6 +384,8 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             if unknown:
                 raise AcceptanceError("rounds name nodes that are not selected: %s" % ", ".join(unknown))
         plan["steps"] = _perftest_steps(plan, pod, rounds, opts)
+    elif kind == "allreduce_multinode":
+        plan["steps"] = _probe_steps(plan, pod, nodes, opts)
     else:
         if launcher not in LAUNCHERS or launcher == "auto":
             raise AcceptanceError("launcher must be resolved to indexed, mpijob or volcano, got %r" % (launcher,))
@@ -379,7 +418,7 @@ def split_sections(text):
         if line.startswith(k8s_entry.BEGIN):
             label, lines = line[len(k8s_entry.BEGIN):].strip(), []
             continue
-        if label is not None and line.startswith(k8s_entry.END + label):
+        if label is not None and (line == k8s_entry.END + label or line.startswith(k8s_entry.END + label + " ")):
             rest = line[len(k8s_entry.END + label):].strip()
             try:
                 info = json.loads(rest) if rest else {}
@@ -490,12 +529,12 @@ def slot_records(plan, slot, outcome, log_text, started=None):
             continue
         text, info = piece
         info = info or {}
-        out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started),
+        out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started, sections),
                           plan, slot, outcome, node, section))
     return out
 
 
-def _records_of_section(section, text, info, opts, slot, node, started):
+def _records_of_section(section, text, info, opts, slot, node, started, sections=None):
     rc = info.get("rc")
     duration = info.get("elapsed_s")
     if info.get("peers_missing"):
@@ -506,6 +545,13 @@ def _records_of_section(section, text, info, opts, slot, node, started):
         from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
         return gpu_run.records_from_gemm_output(text, rc, opts, output=text, started=started, duration_s=duration,
                                                 argv=section.get("argv"))
+    if section["how"] == "probe":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+        document = (sections or {}).get(section["label"] + ".file")
+        return gpu_run.records_from_probe_output(
+            document[0] if document else None, text, rc, opts, nodes=len(section["hosts"]), argv=section.get("argv"),
+            env=section.get("env"), started=started, duration_s=duration, launcher="torchrun",
+            ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
     if section["how"] == "nccl":
         from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
         return nccl_run.records_from_nccl_output(text, rc, opts, hosts=section.get("hosts"),

@@ -108,14 +108,7 @@ def select_nodes(api, nodes, node_selector):
     """``nodes``, or the nodes matching ``node_selector`` (only those of ``nodes`` when both are given)."""
     if not node_selector:
         return list(nodes or [])
-    from kubernetes import client
-    try:
-        resp = client.CoreV1Api(api).list_node(label_selector=node_selector, _preload_content=False,
-                                               _request_timeout=k8s_api.REQUEST_TIMEOUT)
-        data = json.loads(resp.data.decode("utf-8", "replace"))
-    except k8s_api._api_errors() as exc:  # pylint: disable=protected-access
-        raise k8s_api.K8sError("cannot list nodes matching %r: %s" % (node_selector, exc))
-    found = sorted(item["metadata"]["name"] for item in data.get("items") or [])
+    found = [item["metadata"]["name"] for item in k8s_api.list_nodes(api, node_selector)]
     chosen = [n for n in nodes if n in found] if nodes else found
     if not chosen:
         raise AcceptanceError("no node matches node_selector %r%s" % (

@@ -19,7 +19,9 @@ description:
     pairs, a server Job and a client Job pinned to the two nodes of each pair (a headless Service names the servers),
     every rail at once; V(nccl_multinode) - one MPI launch over every node through an MPIJob (kubeflow.org/v2beta1), a
     Volcano Job (batch.volcano.sh/v1alpha1) or, with no operator, an Indexed Job plus headless Service whose index 0
-    starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret).
+    starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret); V(allreduce_multinode) - the torch
+    all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
+    rendezvous on the index-0 pod's DNS name.
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, crashes, is OOM-killed or runs
     out of time gives an C(error) record naming the reason from its status and events, never a silent gap.
   - Every object carries one run label; they are all deleted when the module ends - on success, failure, timeout,
@@ -44,7 +46,7 @@ options:
   kind:
     description: The check to run.
     type: str
-    choices: [env, gemm, nccl, perftest, nccl_multinode]
+    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode]
   state:
     description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
     type: str
@@ -180,6 +182,13 @@ options:
     description:
       - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, devices, port, gid_index,
         duration_s, expect, ...), plus C(binary_dir) and C(connect_timeout_s).
+    type: dict
+    default: {}
+  allreduce_probe:
+    description:
+      - V(allreduce_multinode) - options of the C(aifabric.acceptance.allreduce_probe) module (min_bytes, max_bytes,
+        step_factor, iters, warmup_iters, datatype, check, env, expect, ...), plus C(torchrun) (V(torchrun)) and
+        C(master_port) (V(29500)).
     type: dict
     default: {}
   timeout:
@@ -357,7 +366,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
                "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "python")
-KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest"}
+KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
+                "allreduce_multinode": "allreduce_probe"}
 
 
 def argument_spec():
@@ -394,6 +404,7 @@ def argument_spec():
         gemm=dict(type="dict", default={}),
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
+        allreduce_probe=dict(type="dict", default={}),
         timeout=dict(type="int", default=3700),
         cleanup_timeout=dict(type="int", default=120),
         unschedulable_grace=dict(type="int", default=60),

@@ -161,6 +161,24 @@ def test_indexed_multinode_launch(fake_k8s, run, tmp_path):
     assert fake_k8s.leftovers("mn1") == []
 
 
+def test_torch_probe_across_nodes(fake_k8s, run, tmp_path, monkeypatch):
+    proof = os.path.join(os.path.dirname(UNIT), "plugins", "modules", "fixtures", "h200x2-proof-1")
+    result = str(tmp_path / "probe.json")
+    script = "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read())" % (
+        os.path.join(proof, "probe_spawn.json"), result, os.path.join(proof, "probe_spawn.txt"))
+    spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script], "timeout_s": 30,
+                       "result_file": result}]}
+    log = tmp_path / "rank0.log"
+    log.write_bytes(subprocess.run([sys.executable, k8s_entry.__file__, "run", "--spec", json.dumps(spec)],
+                                   capture_output=True, timeout=60, check=True).stdout)
+    fake_k8s.server.script("succeed", pod="aif-ar1-ar-0-*", log_file=str(log))
+    res = run({"kind": "allreduce_multinode", "nodes": NODES, "run_id": "ar1", "gpus": 2})
+    (record,) = res.kwargs["results"]
+    assert record["check"] == "nccl.torch_all_reduce" and record["status"] == "pass", record["reason"]
+    assert record["host"] in NODES and record["params"]["hosts"] == NODES
+    assert fake_k8s.leftovers("ar1") == []
+
+
 def test_launcher_chosen_by_api_discovery(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     for operators, want in (((), "indexed"), (("volcano",), "volcano"), (("mpi", "volcano"), "mpijob")):

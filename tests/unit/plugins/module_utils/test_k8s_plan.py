@@ -16,13 +16,14 @@ import sys
 import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
-from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
-    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # pylint: disable=unused-import
+    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 from hypothesis import example, given, settings, strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, gpu_run, k8s_entry, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
@@ -137,6 +138,36 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
         [(r["check"], r["target"], r["status"]) for r in from_ssh]
     assert {r["host"] for r in from_k8s} == {"gpu-node-03"}
     assert all(results.validate(r) == [] and r["params"]["substrate"] == "kubernetes" for r in from_k8s)
+
+
+def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_path):
+    """Every pod runs torchrun with its own node rank; rank 0's JSON document comes back framed in the log."""
+    plan = k8s_plan.build("allreduce_multinode", ["n1", "n2"], dict(POD, gpus=2), "t1")
+    (step,) = plan["steps"]
+    svc, job = step["objects"]
+    assert job["spec"]["completionMode"] == "Indexed" and svc["metadata"]["name"] == "aif-t1-ar"
+    (slot,) = step["slots"]
+    argv = slot["sections"][0]["argv"]
+    assert argv[:9] == ["torchrun", "--nnodes", "2", "--nproc-per-node", "2", "--node-rank", "{JOB_COMPLETION_INDEX}",
+                        "--master-addr", "aif-t1-ar-0.aif-t1-ar"]
+    # the pod: a stand-in for torchrun prints the real probe output and writes its real JSON where asked
+    text_path, json_path = os.path.join(PROOF, "probe_spawn.txt"), os.path.join(PROOF, "probe_spawn.json")
+    script = "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read()); print(sys.argv[1])" % (
+        json_path, k8s_plan.PROBE_RESULT, text_path)
+    env = dict(os.environ, JOB_COMPLETION_INDEX="0")
+    spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script, "{JOB_COMPLETION_INDEX}"],
+                       "timeout_s": 30, "result_file": k8s_plan.PROBE_RESULT}]}
+    proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
+                          timeout=60, check=True, env=env)
+    log = proc.stdout.decode()
+    os.unlink(k8s_plan.PROBE_RESULT)
+    (record,) = k8s_plan.slot_records(plan, slot, dict(ok(slot, "n2"), labels={}), log)
+    params = k8s_plan.options_of("allreduce_multinode", {})
+    (from_ssh,) = gpu_run.records_from_probe_output(_read(json_path), _read(text_path) + "0\n", 0, params, nodes=2,
+                                                    launcher="torchrun", ranks_per_node=2, hosts=["n1", "n2"])
+    assert record["status"] == "pass" and record["check"] == "nccl.torch_all_reduce"
+    assert _stable(record) == _stable(from_ssh)
+    assert record["host"] == "n2" and record["params"]["hosts"] == ["n1", "n2"]
 
 
 # --------------------------------------------------------------------------- never a silent gap
