@@ -32,3 +32,7 @@ class ToolTimeout(AcceptanceError):
 
 class ToolFailed(AcceptanceError):
     """A process exited non-zero."""
+
+
+class Interrupted(AcceptanceError):
+    """SIGTERM/SIGINT/SIGHUP while a module runs: raised so that cleanup (finally blocks) runs."""

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 
@@ -158,7 +159,8 @@ def last_line(text):
 
 def probe_params(params, argv, env, launcher, ranks_per_node, hosts):
     """The record's params: what ran."""
-    return {"argv": argv, "env": dict(env or {}), "launcher": launcher, "ranks_per_node": ranks_per_node,
+    env = dict((k, v) for k, v in (env or {}).items() if k != launch.TAG_ENV)   # the run tag is not a parameter
+    return {"argv": argv, "env": env, "launcher": launcher, "ranks_per_node": ranks_per_node,
             "hosts": hosts, "min_bytes": params.get("min_bytes"), "max_bytes": params.get("max_bytes"),
             "iters": params.get("iters"), "warmup_iters": params.get("warmup_iters"),
             "datatype": params.get("datatype")}

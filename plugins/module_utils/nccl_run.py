@@ -15,7 +15,10 @@ Functions another substrate (Kubernetes: a pod's or an MPIJob launcher's log is 
   mpirun over ``params["hosts"]`` (collectives.mpirun_argv);
 - ``import_records(path, params) -> [records]`` - import mode (imports.read_output).
 
-``run_collectives(module, params)`` is the SSH path (runs on the host that launches).
+``run_collectives(module, params, tag)`` is the SSH path (runs on the host that launches): every process
+of the run carries the run tag (launch.TAG_ENV, exported to every rank with ``-x``); after each run,
+whatever its end (success, timeout, failure, interrupt), launch.terminate stops what is left on this host,
+and the ``aifabric.acceptance.cleanup`` module does the same on the other hosts.
 Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed).
 """
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
@@ -199,12 +202,14 @@ def _read_json(path):
         return handle.read().decode("utf-8", "replace")
 
 
-def run_collectives(module, p):
+def run_collectives(module, p, tag):
     """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
 
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p["if_missing"]).
     """
     env = run_env(p)
+    tagged_env = dict(env)
+    tagged_env[launch.TAG_ENV] = launch.check_tag(tag)   # every rank carries it (-x), records do not
     multi = bool(p["hosts"])
     if multi and p["ranks_per_node"] < 1:
         raise collectives.OptionError("ranks_per_node is required (>= 1) with hosts (one rank per GPU)")
@@ -241,19 +246,24 @@ def run_collectives(module, p):
             json_path = os.path.join(module.tmpdir, "%s.json" % collective)
         argv = nccl_argv(binary, p, gpus_per_process=gpus, json_path=json_path)
         if multi:
-            argv = launch_argv(argv, mpirun, p, env, hostfile=hostfile, allow_run_as_root=os.geteuid() == 0)
+            argv = launch_argv(argv, mpirun, p, tagged_env, hostfile=hostfile, allow_run_as_root=os.geteuid() == 0)
         cmds.append(argv)
         if module.check_mode:
             continue
-        try:
-            run = runner.run(module, argv, p["timeout"], env=env)
-        except ToolTimeout as exc:
+        run, timed_out, swept = launch.run_tagged(module, argv, p["timeout"], tagged_env, tag, foreground=multi)
+        if timed_out is not None:
+            exc = timed_out
             tail = (exc.details.get("stdout_tail") or "") + (exc.details.get("stderr_tail") or "")
-            records.append(results.error(check, str(exc), raw=tail, params={"argv": argv, "env": env},
+            reason = str(exc)
+            if swept:
+                reason += "; stopped %d leftover process(es) of the run on this host" % len(
+                    set(item["pid"] for item in swept))
+            records.append(results.error(check, reason, raw=tail, params={"argv": argv, "env": env},
                                          started=started, tool={"name": TOOL}))
-            runs.append({"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail)})
+            runs.append({"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail),
+                         "swept": swept})
             continue
-        runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output)})
+        runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
         records.extend(records_from_nccl_output(
             run.output, run.rc, p, hosts=p["hosts"], collective=collective, json_text=_read_json(json_path),
             started=started, duration_s=run.elapsed_s, argv=argv, env=env))

@@ -71,8 +71,13 @@ def _node():
         return "the target"
 
 
-def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False):
+def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False, foreground=False,
+        kill_after_s=KILL_AFTER_S):
     """Run argv (a list of str) under a hard timeout; never through a shell.
+
+    ``foreground=True`` (launchers such as mpirun): on timeout only the launcher gets SIGTERM (its own
+    ``ssh`` sessions stay up so that it can tear down its remote daemons and ranks), SIGKILL after
+    ``kill_after_s``; the caller then stops what is left by run tag (launch.terminate).
 
     Raises ToolTimeout when the limit is hit (with the output so far in details),
     ToolMissing when coreutils ``timeout`` is absent. Returns a Run otherwise,
@@ -85,7 +90,8 @@ def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False):
         raise ToolMissing("coreutils 'timeout' not found on %s (install coreutils)" % _node())
     environ = dict(C_LOCALE)
     environ.update(env or {})
-    full = [wrapper, "--kill-after=%d" % KILL_AFTER_S, "%ds" % max(1, int(timeout_s))] + argv
+    full = [wrapper] + (["--foreground"] if foreground else []) + [
+        "--kill-after=%d" % int(kill_after_s), "%ds" % max(1, int(timeout_s))] + argv
     started = time.monotonic()
     rc, out, err = module.run_command(full, environ_update=environ, data=data, cwd=cwd,
                                       expand_user_and_vars=False, check_rc=False,

@@ -117,9 +117,19 @@ options:
     type: bool
     default: false
   timeout:
-    description: Seconds before the whole run is killed.
+    description:
+      - Seconds before the whole run is stopped. With O(launcher=mpirun), C(mpirun) gets C(SIGTERM) first (it tears
+        down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
+        host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
     type: int
     default: 900
+  run_tag:
+    description:
+      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and (with C(-x)) to every rank on every
+        host, so that M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind.
+        Default an unguessable new tag, returned as C(run_tag).
+      - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit.
+    type: str
   expect:
     description:
       - "User thresholds per metric (C(min), C(max), C(warn_below_pct)), or per check (C({nccl.torch_all_reduce: {...}}));
@@ -191,6 +201,15 @@ worker:
   description: Path of the staged worker program.
   returned: always
   type: str
+run_tag:
+  description: The run tag every process of the run carried (see O(run_tag)).
+  returned: when a process ran
+  type: str
+swept:
+  description: Leftover processes of the run stopped on this host after the run (C(pid), C(argv), C(signal)).
+  returned: when a process ran
+  type: list
+  elements: dict
 """
 
 import getpass
@@ -200,8 +219,9 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, gpu_worker, results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, gpu_worker, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
 CHECK = gpu_run.PROBE_CHECK
 TOOL = gpu_run.PROBE_TOOL
@@ -252,6 +272,7 @@ def main():
             worker_dir=dict(type="path"),
             stage_only=dict(type="bool", default=False),
             timeout=dict(type="int", default=900),
+            run_tag=dict(type="str"),
             **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
@@ -260,6 +281,9 @@ def main():
     p = module.params
     try:
         _run(module, p)
+    except Interrupted as exc:
+        module.fail_json(msg="allreduce_probe %s (the run's processes on this host were stopped; run "
+                             "aifabric.acceptance.cleanup with the run_tag on the other hosts)" % exc)
     except AcceptanceError as exc:
         module.fail_json(msg=str(exc), **exc.details)
     except (collectives.OptionError, expectations.ExpectationError) as exc:
@@ -270,6 +294,8 @@ def main():
 
 def _run(module, p):
     env = dict((str(k), str(v)) for k, v in p["env"].items())
+    tag = launch.check_tag(p["run_tag"] or launch.new_tag())
+    env[launch.TAG_ENV] = tag      # exported to every rank with -x (mpirun) and set for the launcher
     directory = p["worker_dir"] or module.tmpdir
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
     if p["stage_only"]:
@@ -317,13 +343,16 @@ def _run(module, p):
             allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
             extra_args=p["mpirun_extra_args"])
         nodes = len(hosts)
-    try:
-        run = runner.run(module, argv, p["timeout"], env=env)
-    except ToolTimeout as exc:
-        record = results.error(CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
+    run, exc, swept = launch.run_tagged(module, argv, p["timeout"], env, tag, foreground=p["launcher"] == "mpirun")
+    if exc is not None:
+        reason = str(exc)
+        if swept:
+            reason += "; stopped %d leftover process(es) of the run on this host" % len(set(i["pid"] for i in swept))
+        record = results.error(CHECK, reason, raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
                                params=gpu_run.probe_params(p, argv, env, p["launcher"], ranks_per_node, hosts),
                                started=started, tool={"name": TOOL})
-        module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), results=[record])
+        module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_tag=tag,
+                         swept=swept, results=[record])
     json_text = None
     if os.path.isfile(json_out):
         with open(json_out) as handle:
@@ -333,7 +362,7 @@ def _run(module, p):
         started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
         ranks_per_node=ranks_per_node, hosts=hosts)
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
-                     results=records)
+                     run_tag=tag, swept=swept, results=records)
 
 
 def _is_root():

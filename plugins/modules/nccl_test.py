@@ -167,9 +167,19 @@ options:
     description: Import mode, the number of nodes of the run when the file does not list its ranks.
     type: int
   timeout:
-    description: Seconds before one binary's run is killed.
+    description:
+      - Seconds before one binary's run is stopped. A multi-node run's C(mpirun) gets C(SIGTERM) first (it tears
+        down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
+        host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
     type: int
     default: 1800
+  run_tag:
+    description:
+      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and (with C(-x)) to every rank on every
+        host, so that M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind
+        (a launcher killed outright, a lost controller). Default an unguessable new tag, returned as C(run_tag).
+      - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit.
+    type: str
   expect:
     description:
       - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
@@ -222,8 +232,14 @@ cmd:
   returned: always
   type: list
   elements: list
+run_tag:
+  description: The run tag every process of the run carried (see O(run_tag)).
+  returned: always
+  type: str
 runs:
-  description: Per collective, its exit code and the trimmed tail of its output.
+  description:
+    - Per collective, its exit code, the trimmed tail of its output and C(swept), the leftover processes of the
+      run that were stopped on this host afterwards.
   returned: when a process ran
   type: list
   elements: dict
@@ -233,8 +249,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, nccl_run
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, launch, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
 
 def main():
@@ -277,6 +293,7 @@ def main():
             collective=dict(type="str"),
             nodes=dict(type="int"),
             timeout=dict(type="int", default=1800),
+            run_tag=dict(type="str"),
             **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
@@ -284,11 +301,16 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    tag = p["run_tag"] or launch.new_tag()
     try:
+        launch.check_tag(tag)
         if p["from_output"]:
-            module.exit_json(changed=False, cmd=[], results=nccl_run.import_records(p["from_output"], p))
-        records, cmds, runs = nccl_run.run_collectives(module, p)
-        module.exit_json(changed=False, cmd=cmds, runs=runs, results=records)
+            module.exit_json(changed=False, cmd=[], run_tag=tag, results=nccl_run.import_records(p["from_output"], p))
+        records, cmds, runs = nccl_run.run_collectives(module, p, tag)
+        module.exit_json(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
+    except Interrupted as exc:
+        module.fail_json(msg="nccl_test %s (the run's processes on this host were stopped; run "
+                             "aifabric.acceptance.cleanup with run_tag %s on the other hosts)" % (exc, tag), run_tag=tag)
     except AcceptanceError as exc:
         module.fail_json(msg=str(exc), **exc.details)
     except (collectives.OptionError, expectations.ExpectationError) as exc:

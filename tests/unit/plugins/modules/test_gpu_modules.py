@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -44,7 +45,8 @@ def module_env(monkeypatch, tmp_path):
 
 def _runner(calls, handler):
     def run_command(self, args, **kwargs):
-        argv = list(args)[3:]  # drop the timeout wrapper
+        argv = list(args)
+        argv = argv[[i for i, a in enumerate(argv) if re.match(r"^\d+s$", a)][0] + 1:]  # drop the timeout wrapper
         calls.append({"argv": argv, "env": kwargs.get("environ_update")})
         return handler(argv)
     return run_command

@@ -63,6 +63,7 @@ def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path
               "max_bytes": "8G", "step_factor": 2, "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"]}
     env = nccl_run.run_env(params)
     assert env == {"NCCL_TESTS_SPLIT": "AND 0x7"}
+    env["AIFABRIC_RUN_TAG"] = res.kwargs["run_tag"]     # every rank carries the run tag (issue 9 item 2)
     inner = nccl_run.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
     want = nccl_run.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
                                 allow_run_as_root=os.geteuid() == 0)
