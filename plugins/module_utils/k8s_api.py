@@ -658,6 +658,9 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
             return
         now = time.monotonic()
         if kind == "DELETED":
+            if not required(pod) and done_selector is not None and required_done():
+                pods.pop(name, None)    # an operator removing workers after the launcher finished: not a failure
+                return
             outcome, reason, message, code = classify(pod)
             if outcome is None:
                 outcome, reason, message = DELETED, "Deleted", "the pod was deleted before it finished"
@@ -678,6 +681,11 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
             (pod_or_outcome.get("metadata") or {}).get("labels")
         return done_selector is None or _match(labels or {}, done_selector)
 
+    def required_done():
+        done = [o for o in final.values() if required(o)]
+        return len(done) >= max(1, expected_pods) and not [
+            p for n, p in pods.items() if n not in final and required(p)]
+
     def finished():
         if fail_fast and any(o["outcome"] != SUCCEEDED for o in final.values()):
             return True
@@ -686,8 +694,7 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
         return len(done) >= expected_pods and not pending
 
     def recheck_grace():
-        now = time.monotonic()
-        for name, since in list(unsched.items()):
+        for name in list(unsched):
             if name not in final and name in pods:
                 update("MODIFIED", pods[name])
 

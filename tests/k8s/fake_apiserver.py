@@ -40,6 +40,17 @@ cluster's moving parts for the objects the code under test creates:
   OnFailure/Always: CrashLoopBackOff), ``hang`` (Running forever); logs are the bytes of a
   real captured output file (``log_file``) or given text.
 
+- **operators**, when the server is started with ``operators=("mpi", "volcano")`` (their CRDs are
+  then served and discovered): an MPIJob ``kubeflow.org/v2beta1`` gets its headless Service,
+  hostfile ConfigMap and worker pods ``<name>-worker-<i>`` (``training.kubeflow.org/job-role``),
+  then - at once, or with ``launcherCreationPolicy: WaitForWorkersReady`` once every worker runs -
+  the launcher Job ``<name>-launcher``; its end sets the MPIJob's Succeeded/Failed condition and
+  deletes the running workers (cleanPodPolicy Running). A Volcano Job gets one pod per task
+  replica (``<job>-<task>-<i>``, ``volcano.sh/task-spec``) and, with the svc plugin, a headless
+  Service; a task with ``TaskCompleted → CompleteJob`` completes the job, ``PodFailed → AbortJob``
+  aborts it. Workers run sshd in real life: unless a rule matches them they ``hang``. Everything
+  an operator creates is owned by its object and garbage-collected with it.
+
 ``FakeApiServer`` runs all that in a background thread with its own event loop (the
 official client is synchronous), writes a kubeconfig, and lists what is stored
 (``leftovers(run_id)``) so tests can assert that nothing of a run remains.
@@ -320,6 +331,7 @@ class Controller(object):
         self.state = {}                  # pod uid -> dict(stage, ticks, behaviour)
         self.job_pods = {}               # job uid -> {pod name: last pod seen}
         self.job_started = {}            # job uid -> loop time first seen
+        self.defaults = {}               # pod name -> behaviour kind when no rule matches (operator workers)
         self.error = None
         self.task = None
 
@@ -379,6 +391,8 @@ class Controller(object):
             await asyncio.sleep(self.tick_s)
 
     async def reconcile(self):
+        await self._mpi_operator()
+        await self._volcano()
         await self._jobs()
         await self._gc()
         await self._scheduler()
@@ -477,12 +491,165 @@ class Controller(object):
             "spec": pspec, "status": {"phase": "Pending"}})
 
     async def _gc(self):
-        jobs = {obj.raw["metadata"]["uid"] for _k, obj in self._all(JOBS)}
-        for key, obj in self._all(PODS):
-            owners = [r for r in obj.raw["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"]
-            if owners and not any(r.get("uid") in jobs for r in owners):
-                self._forget(obj.raw)
+        """Delete what is owned only by objects that are gone (the GC after Background deletion)."""
+        uids = {obj.raw["metadata"].get("uid") for _key, obj in self.emu._objects.items() if not obj.deleted}
+        for key, obj in list(self.emu._objects.items()):
+            if obj.deleted:
+                continue
+            owners = obj.raw["metadata"].get("ownerReferences") or []
+            if owners and not any(r.get("uid") in uids for r in owners):
+                if key[0] == PODS:
+                    self._forget(obj.raw)
                 await self._delete(key)
+
+    # --- operators (only where the FakeApiServer serves their CRD)
+    def _owned_pods(self, owner_uid):
+        return [(key, obj.raw) for key, obj in self._all(PODS)
+                if any(r.get("uid") == owner_uid for r in obj.raw["metadata"].get("ownerReferences") or [])]
+
+    async def _finish_owner(self, key, owned, status):
+        """Kill the owner's pods that still run (cleanPodPolicy Running / Volcano's CompleteJob) and set status."""
+        for pkey, pod in owned:
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                self._forget(pod)
+                await self._delete(pkey)
+        await self._patch(key, {"status": status})
+
+    async def _mpi_operator(self):
+        """kubeflow mpi-operator v2beta1: worker pods, then (WaitForWorkersReady) the launcher Job."""
+        for key, obj in self._all(MPIJOBS):
+            mj = obj.raw
+            md, spec, status = mj["metadata"], mj.get("spec") or {}, mj.get("status") or {}
+            if any(c.get("type") in ("Succeeded", "Failed") for c in status.get("conditions") or []):
+                continue
+            ns, name, uid = md["namespace"], md["name"], md["uid"]
+            owner = [{"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "name": name, "uid": uid,
+                      "controller": True, "blockOwnerDeletion": True}]
+            base = {"training.kubeflow.org/job-name": name, "training.kubeflow.org/operator-name": "mpi-operator"}
+            replicas = spec.get("mpiReplicaSpecs") or {}
+            worker = replicas.get("Worker") or {}
+            if not status.get("conditions"):
+                await self._add(kmock.resource("", "v1", "services"), ns, {
+                    "apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": name, "labels": dict(base), "ownerReferences": owner},
+                    "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                             "selector": dict(base)}})
+                await self._add(kmock.resource("", "v1", "configmaps"), ns, {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name + "-config", "labels": dict(base), "ownerReferences": owner},
+                    "data": {"hostfile": "".join("%s-worker-%d.%s.%s.svc slots=%s\n" % (
+                        name, i, name, ns, spec.get("slotsPerWorker", 1)) for i in range(worker.get("replicas", 0)))}})
+                for i in range(worker.get("replicas", 0)):
+                    await self._add_template_pod(ns, "%s-worker-%d" % (name, i), worker.get("template") or {}, owner,
+                                                 dict(base, **{"training.kubeflow.org/job-role": "worker",
+                                                               "training.kubeflow.org/replica-index": str(i)}),
+                                                 subdomain=name, default="hang")
+                await self._patch(key, {"status": {"conditions": [
+                    {"type": "Created", "status": "True", "reason": "MPIJobCreated", "lastTransitionTime": _now()}],
+                    "startTime": _now()}})
+                continue
+            workers = [(k, p) for k, p in self._owned_pods(uid)
+                       if (p["metadata"].get("labels") or {}).get("training.kubeflow.org/job-role") == "worker"]
+            launcher_key = (JOBS, ns, name + "-launcher")
+            have_launcher = launcher_key in self.emu._objects and not self.emu._objects[launcher_key].deleted
+            ready = len(workers) == worker.get("replicas", 0) and all(
+                (p.get("status") or {}).get("phase") == "Running" for _k, p in workers)
+            wait_ready = spec.get("launcherCreationPolicy", "AtStartup") == "WaitForWorkersReady"
+            if not have_launcher and (ready or not wait_ready):
+                launcher = replicas.get("Launcher") or {}
+                template = json.loads(json.dumps(launcher.get("template") or {}))
+                tmd = template.setdefault("metadata", {})
+                tmd["labels"] = dict(tmd.get("labels") or {}, **dict(base, **{
+                    "training.kubeflow.org/job-role": "launcher"}))
+                run_policy = spec.get("runPolicy") or {}
+                jspec = {"backoffLimit": run_policy.get("backoffLimit", 6), "template": template}
+                if run_policy.get("activeDeadlineSeconds") is not None:
+                    jspec["activeDeadlineSeconds"] = run_policy["activeDeadlineSeconds"]
+                await self._add(JOBS, ns, {"apiVersion": "batch/v1", "kind": "Job",
+                                           "metadata": {"name": name + "-launcher", "labels": dict(tmd["labels"]),
+                                                        "ownerReferences": owner},
+                                           "spec": jspec})
+                continue
+            if have_launcher:
+                jstatus = self.emu._objects[launcher_key].raw.get("status") or {}
+                done = [c for c in jstatus.get("conditions") or [] if c.get("status") == "True"
+                        and c.get("type") in ("Complete", "Failed")]
+                if done:
+                    ok = done[0]["type"] == "Complete"
+                    cond = {"type": "Succeeded" if ok else "Failed", "status": "True",
+                            "reason": "MPIJobSucceeded" if ok else "MPIJobFailed", "lastTransitionTime": _now()}
+                    await self._finish_owner(key, workers, {"conditions": (status.get("conditions") or []) + [cond],
+                                                            "completionTime": _now()})
+
+    async def _volcano(self):
+        """Volcano vcjob: one pod per task replica (``<job>-<task>-<i>``); CompleteJob / AbortJob policies."""
+        for key, obj in self._all(VCJOBS):
+            vj = obj.raw
+            md, spec, status = vj["metadata"], vj.get("spec") or {}, vj.get("status") or {}
+            phase = (status.get("state") or {}).get("phase")
+            if phase in ("Completed", "Aborted", "Failed"):
+                continue
+            ns, name, uid = md["namespace"], md["name"], md["uid"]
+            owner = [{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": name, "uid": uid,
+                      "controller": True, "blockOwnerDeletion": True}]
+            tasks = spec.get("tasks") or []
+            if not phase:
+                if "svc" in (spec.get("plugins") or {}):
+                    await self._add(kmock.resource("", "v1", "services"), ns, {
+                        "apiVersion": "v1", "kind": "Service",
+                        "metadata": {"name": name, "ownerReferences": owner},
+                        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                                 "selector": {"volcano.sh/job-name": name}}})
+                for task in tasks:
+                    completes = any(p.get("event") == "TaskCompleted" and p.get("action") == "CompleteJob"
+                                    for p in task.get("policies") or [])
+                    for i in range(task.get("replicas", 1)):
+                        await self._add_template_pod(
+                            ns, "%s-%s-%d" % (name, task["name"], i), task.get("template") or {}, owner,
+                            {"volcano.sh/job-name": name, "volcano.sh/job-namespace": ns,
+                             "volcano.sh/task-spec": task["name"]},
+                            subdomain=name, default=None if completes else "hang",
+                            annotations={"volcano.sh/task-index": str(i), "volcano.sh/task-spec": task["name"]})
+                await self._patch(key, {"status": {"state": {"phase": "Pending"}, "minAvailable":
+                                                   spec.get("minAvailable", 0)}})
+                continue
+            owned = self._owned_pods(uid)
+            job_policies = spec.get("policies") or []
+            failed = [p for _k, p in owned if (p.get("status") or {}).get("phase") == "Failed"]
+            if failed and any(p.get("event") == "PodFailed" and p.get("action") == "AbortJob" for p in job_policies):
+                await self._finish_owner(key, owned, {"state": {"phase": "Aborted", "reason": "PodFailed"}})
+                continue
+            for task in tasks:
+                if not any(p.get("event") == "TaskCompleted" and p.get("action") == "CompleteJob"
+                           for p in task.get("policies") or []):
+                    continue
+                mine = [p for _k, p in owned if (p["metadata"].get("labels") or {}).get("volcano.sh/task-spec")
+                        == task["name"]]
+                if mine and len(mine) == task.get("replicas", 1) and all(
+                        (p.get("status") or {}).get("phase") == "Succeeded" for p in mine):
+                    await self._finish_owner(key, owned, {"state": {"phase": "Completed"}})
+                    break
+            else:
+                if phase == "Pending" and owned and all((p.get("status") or {}).get("phase") == "Running"
+                                                        for _k, p in owned):
+                    await self._patch(key, {"status": {"state": {"phase": "Running"}}})
+
+    async def _add_template_pod(self, ns, name, template, owner, labels, subdomain=None, default=None,
+                                annotations=None):
+        template = json.loads(json.dumps(template))
+        tmd = template.get("metadata") or {}
+        pspec = template.get("spec") or {}
+        pspec.setdefault("hostname", name)
+        if subdomain:
+            pspec.setdefault("subdomain", subdomain)
+        if default:
+            self.defaults[name] = default
+        await self._add(PODS, ns, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": dict(tmd.get("labels") or {}, **labels),
+                         "annotations": dict(tmd.get("annotations") or {}, **(annotations or {})),
+                         "ownerReferences": owner},
+            "spec": pspec, "status": {"phase": "Pending"}})
 
     def _forget(self, pod):
         self.state.pop(pod["metadata"].get("uid"), None)
@@ -550,7 +717,9 @@ class Controller(object):
             for res, qty in _requests(pod).items():
                 used[(chosen["name"], res)] = used.get((chosen["name"], res), 0) + qty
             bound = dict(pod, spec=dict(pod.get("spec") or {}, nodeName=chosen["name"]))
-            behaviour = next((r for r in self.rules if r.matches(bound)), self.default)
+            fallback = Behaviour(self.defaults[pod["metadata"]["name"]]) if pod["metadata"]["name"] in self.defaults \
+                else self.default     # operators' workers run sshd: they never finish by themselves
+            behaviour = next((r for r in self.rules if r.matches(bound)), fallback)
             self.state[uid] = {"stage": "bound", "ticks": 0, "behaviour": behaviour}
             await self._patch(key, {"spec": {"nodeName": chosen["name"]},
                                     "status": {"phase": "Pending", "conditions": [

@@ -335,6 +335,67 @@ def test_custom_objects_create_and_cleanup(tmp_path):
             api.close()
 
 
+def _gang_template(role, gpus=None, node_pin=None):
+    container = {"name": role, "image": "registry.example/nccl-tests:2.17-mpi"}
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    spec = {"restartPolicy": "Never", "containers": [container]}
+    return {"metadata": {"labels": {"role": role}}, "spec": spec}
+
+
+def _mpijob(name, workers, gpus=8):
+    return {"apiVersion": k8s_api.MPIJOB_GV, "kind": "MPIJob", "metadata": {"name": name},
+            "spec": {"slotsPerWorker": gpus, "launcherCreationPolicy": "WaitForWorkersReady",
+                     "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                     "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": _gang_template("launcher")},
+                                         "Worker": {"replicas": workers,
+                                                    "template": _gang_template("worker", gpus)}}}}
+
+
+def _vcjob(name, workers, gpus=8):
+    master = {"name": "mpimaster", "replicas": 1, "template": _gang_template("launcher"),
+              "policies": [{"event": "TaskCompleted", "action": "CompleteJob"}]}
+    worker = {"name": "mpiworker", "replicas": workers, "template": _gang_template("worker", gpus)}
+    return {"apiVersion": k8s_api.VOLCANO_GV, "kind": "Job", "metadata": {"name": name},
+            "spec": {"minAvailable": workers + 1, "schedulerName": "volcano", "plugins": {"ssh": [], "svc": []},
+                     "policies": [{"event": "PodFailed", "action": "AbortJob"}], "tasks": [master, worker]}}
+
+
+@pytest.mark.parametrize("operator, manifest, launcher_prefix", [
+    ("mpi", _mpijob("mn", 2), "mn-launcher-"), ("volcano", _vcjob("mn", 2), "mn-mpimaster-0")])
+def test_operator_gang_launcher_log_and_cleanup(tmp_path, operator, manifest, launcher_prefix):
+    """Multi-node launch through an operator: the launcher's log is the real nccl-tests capture; workers are
+    not required to finish; deleting the one custom object (and what the run label finds) leaves nothing."""
+    with fake_cluster(tmp_path, operators=(operator,)) as fake:
+        fake.server.script("succeed", pod=launcher_prefix + "*", log_file=NCCL_LOG)
+        run = "run-" + operator
+        k8s_api.create(fake.api, [manifest], run, namespace=NS)
+        out = k8s_api.wait(fake.api, NS, k8s_api.run_selector(run), 1, timeout_s=30, done_selector="role=launcher",
+                           fail_fast=True)
+        launcher = [o for o in out if o["labels"].get("role") == "launcher"]
+        workers = [o for o in out if o["labels"].get("role") == "worker"]
+        assert [o["outcome"] for o in launcher] == ["succeeded"]
+        assert launcher[0]["name"].startswith(launcher_prefix)
+        assert sorted(o["outcome"] for o in workers) in ([], ["running", "running"])
+        assert len({o["node"] for o in workers}) == len(workers)     # 8 GPUs each: one worker per node
+        assert k8s_api.logs(fake.api, NS, launcher[0]["name"]) == read(NCCL_LOG)
+        assert k8s_api.cleanup(fake.api, NS, run, timeout_s=10) == []
+        assert fake.leftovers(run) == []
+        assert fake.leftovers() == []             # the operator's Service, ConfigMap and worker pods were GC'd
+
+
+def test_operator_gang_worker_that_cannot_schedule_aborts_the_wait(tmp_path):
+    with fake_cluster(tmp_path, operators=("mpi",)) as fake:
+        run = "run-mpi-big"
+        k8s_api.create(fake.api, [_mpijob("big", 2, gpus=16)], run, namespace=NS)
+        out = k8s_api.wait(fake.api, NS, k8s_api.run_selector(run), 1, timeout_s=30, done_selector="role=launcher",
+                           fail_fast=True, unschedulable_grace_s=0)
+        assert "unschedulable" in [o["outcome"] for o in out]
+        assert all(o["labels"]["role"] == "worker" for o in out)   # WaitForWorkersReady: no launcher yet
+        assert k8s_api.cleanup(fake.api, NS, run, timeout_s=10) == []
+        assert fake.leftovers() == []
+
+
 def test_pod_deleted_while_waiting(fake_k8s):
     run = "run-del"
     fake_k8s.server.script("hang")
