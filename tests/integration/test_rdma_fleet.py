@@ -210,9 +210,12 @@ def test_rdma_random_screening_then_confirmation_names_the_bad_node(fleet, contr
     assert len(with_node3) >= 3 and all(r["metrics"]["bw_avg_gbit_s"] < 100 for r in with_node3), with_node3
     mine = [f for f in report["findings"] if f.get("analysis") == "attribution"]
     assert [(f["kind"], f["hosts"], f["target"]) for f in mine] == [("node", ["node3"], "mlx5_0")], mine
-    node_records = [r for r in records if r["check"] == CHECK + ".node"]
+    # every host of the matrix gets its verdict from attribution: node3 fails, everyone else passes
+    node_records = [r for r in records if r["check"] == CHECK + ".node" and r["status"] != "pass"]
     assert [(r["host"], r["status"]) for r in node_records] == [("node3", "fail")]
     assert "node is the common factor" in node_records[0]["reason"]
+    assert report["summary"]["failed_hosts"] == ["node3"]
+    assert report["summary"]["hosts_by_status"]["pass"] == len(fleet.hosts) - 1
     assert events(log)
     assert_nothing_left(fleet)
 
