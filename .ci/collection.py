@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build and install this checkout's collection once per content, safely from concurrent `make` runs.
@@ -11,7 +10,7 @@ concurrent run never sees a half-installed collection and never has one removed 
 every `make acceptance` force-reinstalled the one shared .collections). Installs older than an hour
 that are not the current one are pruned, under the same lock.
 
-Usage: collection.py BINDIR    (BINDIR holds ansible-galaxy)
+Usage: python collection.py BINDIR    (BINDIR holds ansible-galaxy)
 """
 
 from __future__ import annotations
