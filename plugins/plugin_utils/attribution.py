@@ -40,7 +40,8 @@ version: attribution}``, for every matrix it judged (a check and rail with at
 least two measured pairs); they are the HOST verdicts of the pairwise check
 (docs/results.md, "Verdicts"):
 
-- ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node,
+- ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
+  when none of its pairs measured anything: the check could not run there),
   ``warn`` "needs confirmation" for an end of a low pair that cannot be
   attributed yet, ``pass`` otherwise (its pairs are good, or their fault is a
   suspect node or a suspect link elsewhere);
@@ -304,6 +305,13 @@ def analyze(records, config):
                 failed_count = sum(1 for p in pairs if low[p] and _failed(group["edges"][p], edges[p]))
                 status, reason = "fail", _node_reason(host, bad, total, failed_count, rail, bound)
                 facts.update({"attribution": "node", "low_peers": low_peers[:MAX_EVIDENCE_PEERS]})
+                if all(edges[p] is None for p in pairs):
+                    # nothing was measured at all (the tool is missing, the device cannot be opened):
+                    # the check could not run on this node, which is an error, not a measured fail
+                    errors = [e["reason"] for p in pairs for e in group["edges"][p] if e["reason"]]
+                    status = "error"
+                    reason = "none of the %d pairs of %s%s measured anything: %s" % (
+                        total, host, rail, errors[0] if errors else "every pair failed without a reason")
             elif host in pending:
                 others = sorted(set(other for other, _why in pending[host]))
                 status = "warn"

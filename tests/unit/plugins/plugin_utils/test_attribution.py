@@ -201,3 +201,19 @@ def test_a_failed_repeat_of_a_good_pair_keeps_the_pair_low():
                              target="mlx5_0", metrics={"bw_avg_gbit_s": 100.0}))
     findings = attribution.analyze(recs, {})[1]
     assert [(f["kind"], f["hosts"], f["evidence"]["failed"]) for f in findings] == [("link", ["n01", "n02"], True)]
+
+
+def test_a_node_whose_pairs_never_measured_anything_is_an_error_not_a_fail():
+    """perftest missing on n04: every pair through it errored. The check could not run there (error), and the
+    hosts it was paired with pass (their other pairs are good)."""
+    hosts, recs = full_mesh(6)
+    recs = [r for r in recs if "n04" not in (r["host"], r["peer"])]
+    for other in hosts:
+        if other != "n04":
+            recs.append(results.error(CHECK, "ib_write_bw not found on PATH (install perftest)", host="n04",
+                                      peer=other, target="mlx5_0"))
+    new = attribution.analyze(recs, {})[0]
+    verdicts = dict((r["host"], (r["status"], r["reason"])) for r in new if r["check"] == CHECK + ".node")
+    assert verdicts["n04"] == ("error", "none of the 5 pairs of n04 on mlx5_0 measured anything: "
+                                        "ib_write_bw not found on PATH (install perftest)")
+    assert set(status for host, (status, _reason) in verdicts.items() if host != "n04") == {"pass"}
