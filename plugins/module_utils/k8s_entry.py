@@ -5,7 +5,7 @@
 It travels in the run's ConfigMap next to the collection's own module_utils files
 (env probe, parsers, results) laid out as their package tree under ``LIB``, so the
 pod runs the very same code the SSH path runs; the image only needs ``python3``
-(3.6+) besides the tools under test. Commands::
+(3.8+) besides the tools under test. Commands::
 
     python3 aifabric_k8s_entry.py env   --spec JSON   # env_probe.probe() -> one RECORDS line
     python3 aifabric_k8s_entry.py run   --spec JSON   # tool argvs, each output framed by markers
