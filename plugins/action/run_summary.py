@@ -53,7 +53,8 @@ class ActionModule(ActionBase):
             targeted = fleet.Collector.load(path).hosts_targeted
             required = dict(self._host_required(task_vars, targeted))
             required.update(args["required_checks"] or {})
-            report, collected = fleet.run_summary(path, required_checks=required)
+            # the step runs in a worker process forked by ansible-playbook, which wrote the stream
+            report, collected = fleet.run_summary(path, required_checks=required, controller_pid=os.getppid())
         except fleet.RunSummaryError as exc:
             raise AnsibleActionFail(str(exc)) from exc
         except ValueError as exc:

@@ -683,14 +683,22 @@ def check_required(required):
     return out
 
 
-def run_summary(path, required_checks=None, max_hosts=20):
+def run_summary(path, required_checks=None, controller_pid=None):
     """The verdict of the running playbook so far, from its record stream: (report, collector).
+
+    ``controller_pid``: the ansible-playbook process asking (the parent of the worker that runs the
+    step); a stream another process wrote is refused.
 
     Stores ``required_checks`` in the stream first, so the callback's report at the end of the
     run uses the same configuration: both run the same :func:`build_report` on the same
     records. Raises RunSummaryError when no host was targeted.
     """
     required = check_required(required_checks)
+    owner = Collector.load(path).run.get("controller_pid")
+    if controller_pid is not None and owner is not None and owner != controller_pid:
+        raise RunSummaryError(   # a stream inherited from an enclosing ansible-playbook, not this run's
+            "the aifabric.acceptance.fleet_report callback is not enabled in this ansible-playbook (the record "
+            "stream in %s belongs to process %s, an enclosing run). Enable it: %s" % (STREAM_ENV, owner, ENABLE_LINE))
     if required:
         append_config(path, required_checks=required)
     collected = Collector.load(path)

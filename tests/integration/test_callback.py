@@ -175,6 +175,23 @@ def test_report_playbook_reanalyses_idempotently(env, first_run):
     assert sorted(os.listdir(str(report_dir))) == sorted(before + ["reanalysed"])   # the callback wrote no run
 
 
+def test_report_playbook_turns_a_malformed_record_into_an_error_record(env, first_run, tmp_path):
+    """Before: one record with "host": 5 in results.json stopped the whole re-analysis."""
+    data = json.loads(load(first_run[1], "results.json"))
+    data["records"].append({"host": 5, "check": "env.os", "status": "pass"})
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(data))
+    dest = tmp_path / "out"
+    playbook = os.path.join(REPO, "playbooks", "report.yml")
+    proc = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), tmp_path / "reports", playbook, "-c", "local",
+                        "-e", "report_input=%s" % src, "-e", "report_dir=%s" % dest)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    out = json.loads((dest / "results.json").read_text())
+    bad = [r for r in out["records"] if r["status"] == "error" and "invalid result record" in (r["reason"] or "")]
+    assert len(bad) == 1 and "host must be a string" in bad[0]["reason"], bad
+    assert len(out["records"]) >= len(data["records"])
+
+
 def test_bad_configuration_disables_the_callback_and_the_summary_step_says_why(env, tmp_path):
     proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS="[not json"), tmp_path, "fleet_report.yml", "--limit", "node1")
     assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]      # the summary step failed

@@ -123,6 +123,17 @@ def test_run_summary_without_a_stream_names_the_line_that_enables_the_callback(t
         fleet.stream_path({fleet.STREAM_ERROR_ENV: "fleet_report is disabled: bad configuration: x"})
 
 
+def test_run_summary_refuses_a_stream_of_another_ansible_playbook(tmp_path):
+    """A nested run without the callback inherits AIFABRIC_RUN_STREAM: it must not report the outer run."""
+    path = str(tmp_path / "records.jsonl")
+    live = fleet.Collector()
+    live.open_stream(path, run={"run_id": "outer", "controller_pid": 4242})
+    feed(live)
+    with pytest.raises(fleet.RunSummaryError, match="belongs to process 4242"):
+        fleet.run_summary(path, controller_pid=5151)
+    assert fleet.run_summary(path, controller_pid=4242)[1].run["run_id"] == "outer"
+
+
 def test_run_summary_of_a_run_that_targeted_no_host_fails(tmp_path):
     path = str(tmp_path / "records.jsonl")
     live = fleet.Collector()
