@@ -50,11 +50,10 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("max_hosts and confirm_per_suspect must be at least 1")
         try:
             path = fleet.stream_path()
-            targeted = fleet.Collector.load(path).hosts_targeted
-            required = dict(self._host_required(task_vars, targeted))
-            required.update(args["required_checks"] or {})
             # the step runs in a worker process forked by ansible-playbook, which wrote the stream
-            report, collected = fleet.run_summary(path, required_checks=required, controller_pid=os.getppid())
+            report, collected = fleet.run_summary(
+                path, required_checks=args["required_checks"], controller_pid=os.getppid(),
+                host_required=lambda hosts: self._host_required(task_vars, hosts))
         except fleet.RunSummaryError as exc:
             raise AnsibleActionFail(str(exc)) from exc
         except ValueError as exc:

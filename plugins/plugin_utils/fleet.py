@@ -683,31 +683,34 @@ def check_required(required):
     return out
 
 
-def run_summary(path, required_checks=None, controller_pid=None):
+def run_summary(path, required_checks=None, controller_pid=None, host_required=None):
     """The verdict of the running playbook so far, from its record stream: (report, collector).
 
     ``controller_pid``: the ansible-playbook process asking (the parent of the worker that runs the
-    step); a stream another process wrote is refused.
-
-    Stores ``required_checks`` in the stream first, so the callback's report at the end of the
-    run uses the same configuration: both run the same :func:`build_report` on the same
+    step); a stream another process wrote is refused. ``host_required(hosts)`` returns the required
+    checks the targeted hosts declare (their ``aifabric_required_checks``); ``required_checks`` is
+    merged over them. They are stored in the stream first, so the callback's report at the end of
+    the run uses the same configuration: both run the same :func:`build_report` on the same
     records. Raises RunSummaryError when no host was targeted.
     """
-    required = check_required(required_checks)
-    owner = Collector.load(path).run.get("controller_pid")
+    collected = Collector.load(path)
+    owner = collected.run.get("controller_pid")
     if controller_pid is not None and owner is not None and owner != controller_pid:
         raise RunSummaryError(   # a stream inherited from an enclosing ansible-playbook, not this run's
             "the aifabric.acceptance.fleet_report callback is not enabled in this ansible-playbook (the record "
             "stream in %s belongs to process %s, an enclosing run). Enable it: %s" % (STREAM_ENV, owner, ENABLE_LINE))
-    if required:
-        append_config(path, required_checks=required)
-    collected = Collector.load(path)
     if not collected.hosts_targeted:
         raise RunSummaryError(
             "no host was targeted: the inventory has no host in the plays' host pattern (a wrong -i path, "
             "an empty group, or a --limit that matches nothing), so there is nothing to report. "
             "Give an inventory with the hosts, e.g.: ansible-playbook -i inventories/example-fleet ... "
             "(or: make acceptance INVENTORY=inventories/example-fleet)")
+    required = dict(host_required(collected.hosts_targeted) if host_required else {})
+    required.update(required_checks or {})
+    required = check_required(required)
+    if required:
+        append_config(path, required_checks=required)
+        collected._apply({"e": "config", "config": {"required_checks": required}}, log=False)
     run = dict(collected.run)
     run.setdefault("ended", run.get("started"))
     report = build_report(collected.records(), run, dict(collected.config))
