@@ -277,8 +277,13 @@ def test_acceptance_with_gpu_expectations_on_gpu_less_hosts(fleet, controller, c
     log = str(tmp_path / "ansible-playbook.log")
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"),
                                       host_vars={"node3": {"aifabric_expect_gpus": "false"}})
+    # the GPU stage's Python (a wrapper: another interpreter path than the module's own)
+    gpu_python = os.path.join(fleet.dir, "gpu-python")
+    with open(gpu_python, "w") as handle:
+        handle.write('#!/bin/sh\nexec /usr/bin/python3 "$@"\n')
+    os.chmod(gpu_python, 0o755)
     variables = {"acceptance_hosts": fleet.group, "acceptance_expect": {"expect_gpu_count": 8},
-                 "acceptance_rdma_stage": False}
+                 "acceptance_rdma_stage": False, "gpu_python": gpu_python}
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", json.dumps(variables)),
                  controller.env(fleet, report_dir), log, controller.repo)
     rc = finish(proc, PLAYBOOK_TIMEOUT_S, log)
@@ -291,6 +296,9 @@ def test_acceptance_with_gpu_expectations_on_gpu_less_hosts(fleet, controller, c
     assert sorted(inventory_records) == ["node1", "node2", "node3"]
     assert all(r["status"] == "fail" and "expect_gpu_count is 8" in r["reason"] for r in inventory_records.values())
     assert report["run"]["required_checks"] == {"node1": ["gpu.*", "nccl.*"], "node2": ["gpu.*", "nccl.*"]}
+    # the package check probed the Python the GPU stage runs (gpu_python), on every host
+    probed = set((r["host"], r["facts"].get("python")) for r in records if r["check"] == "env.package")
+    assert set(("node%d" % n, gpu_python) for n in (1, 2, 3)) <= probed, sorted(probed)
     assert sorted(report["summary"]["failed_hosts"]) == ["node1", "node2", "node3"]
     assert_set_stats_agree(report)
     assert_nothing_left(fleet)
