@@ -285,3 +285,72 @@ def test_env_probe_on_a_real_cluster(request, monkeypatch):
     assert any(r["check"] == "env.os" and r["status"] == "pass" for r in records), records
     assert exc.value.kwargs["leftover"] == []
     assert k8s_api.cleanup(api, namespace, run_id, timeout_s=30) == []
+
+
+# --------------------------------------------------------------------------- the playbook, end to end
+
+def _entry_log(tmp_path, name, command, spec, env=None):
+    out = subprocess.run([sys.executable, k8s_entry.__file__, command, "--spec", json.dumps(spec)],
+                         capture_output=True, timeout=120, check=True, env=env).stdout
+    path = tmp_path / name
+    path.write_bytes(out)
+    return str(path)
+
+
+def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_path):
+    """ansible-playbook aifabric.acceptance.k8s_acceptance against the fake cluster (a real subprocess, over HTTP):
+    every stage runs as workloads, the fleet_report callback writes one report whose hosts are the node names,
+    with the same check names as the SSH path; nothing of any run is left."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
+    from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
+    playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    if not os.access(playbook_bin, os.X_OK) or not collections_path():
+        pytest.skip("no ansible-playbook next to this Python, or the collection is not importable")
+    lib = tmp_path / "code"
+    for path, text in k8s_plan.code_files().items():
+        target = lib / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    proof = os.path.join(os.path.dirname(UNIT), "plugins", "modules", "fixtures", "h200x2-proof-1")
+    probe_json = str(tmp_path / "probe.json")
+    logs = {
+        # the env pod: the collection's probe for real on this machine (no GPU/HCA here: skip records)
+        "aif-e2e-env-env-*": _entry_log(tmp_path, "env.log", "env", {"params": dict(k8s_plan.ENV_DEFAULTS),
+                                                                       "lib": str(lib / "lib")}),
+        "aif-e2e-gemm-gemm-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
+        "aif-e2e-nccl-nccl-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
+        "aif-e2e-mn-mn-0-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
+        "aif-e2e-ar-ar-0-*": _entry_log(tmp_path, "ar.log", "run", {"steps": [{
+            "label": "allreduce", "timeout_s": 30, "result_file": probe_json, "argv": [
+                sys.executable, "-c", "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read())"
+                % (os.path.join(proof, "probe_spawn.json"), probe_json, os.path.join(proof, "probe_spawn.txt"))]}]}),
+    }
+    for pattern, log in logs.items():
+        fake_k8s.server.script("succeed", pod=pattern, log_file=log)
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-node-01:\n        gpu-node-02:\n")
+    report_dir = tmp_path / "reports"
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
+               AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+               ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    extra = {"k8s_run_id": "e2e", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
+             "k8s_launcher": "indexed", "k8s_pod": {"gpus": 2}}
+    proc = subprocess.run([playbook_bin, "-i", str(inventory), "aifabric.acceptance.k8s_acceptance",
+                           "-e", json.dumps(extra)], env=env, capture_output=True, text=True, timeout=600,
+                          check=False, cwd=str(tmp_path))
+    assert "FLEET REPORT:" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-4000:]
+    with open(str(report_dir / "latest" / "results.json"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    records = data["records"]
+    assert sorted(set(r["host"] for r in records)) == NODES
+    for node in NODES:
+        checks = set(r["check"] for r in records if r["host"] == node)
+        assert {"env.os", "gpu.gemm_bf16", "gpu.gemm_fp16", "nccl.all_reduce"} <= checks, (node, sorted(checks))
+    measured = [r for r in records if r["check"].startswith(("gpu.gemm", "nccl."))]
+    assert all(r["params"].get("substrate") == "kubernetes" for r in measured)
+    assert all(r["status"] == "pass" for r in measured), [(r["check"], r["status"], r["reason"]) for r in measured]
+    multi = [r for r in records if r["params"].get("launcher") == "indexed" or r["check"] == "nccl.torch_all_reduce"]
+    assert len(multi) == 2 and all(r["params"]["hosts"] == NODES for r in multi)
+    assert fake_k8s.leftovers() == []
+    assert proc.returncode == 0, proc.stdout[-3000:]
