@@ -240,11 +240,17 @@ class CallbackModule(CallbackBase):
         """Run one event handler; a bug becomes a warning, never a failed play."""
         if self.disabled:
             return
+        broken = self.collector.stream_error
         try:
             func(*args)
         except Exception as exc:  # pylint: disable=broad-except
             self._display.warning("aifabric.acceptance.fleet_report: error in %s: %s" % (what, exc))
             self._display.vvv(traceback.format_exc())
+        if self.collector.stream_error and not broken:
+            # workers are forked per task: the summary step of this run will fail and say why
+            os.environ[STREAM_ERROR_ENV] = "aifabric.acceptance.fleet_report: %s; the report is written from " \
+                "memory at the end of the run, but no summary can be made" % self.collector.stream_error
+            self._display.warning(os.environ[STREAM_ERROR_ENV])
 
     @staticmethod
     def _parts(result):
@@ -378,7 +384,7 @@ class CallbackModule(CallbackBase):
     def _collected(self):
         """The collector as the stream file has it (the same view run_summary had), else in memory."""
         path = self.collector.stream_path
-        if path and os.path.isfile(path):
+        if path and os.path.isfile(path) and not self.collector.stream_error:
             try:
                 return fleet.Collector.load(path)
             except OSError as exc:

@@ -180,6 +180,7 @@ class Collector:
         self._events = {}            # host -> {"ok": n, "failed": n, ...}
         self._stream = None          # file descriptor of the stream, when open
         self.stream_path = None
+        self.stream_error = None     # why the stream stopped being written (it is then incomplete)
 
     # stream
     def open_stream(self, path, run=None, config=None):
@@ -243,7 +244,14 @@ class Collector:
             raise ValueError("unknown stream entry %r" % (kind,))
         if log and self._stream is not None:
             line = (json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8")
-            os.write(self._stream, line)     # one write of an O_APPEND fd: lines never interleave
+            try:
+                written = os.write(self._stream, line)     # one write of an O_APPEND fd: lines never interleave
+                if written != len(line):
+                    raise OSError("short write (%d of %d bytes)" % (written, len(line)))
+            except OSError as exc:
+                # the stream no longer holds every record: stop using it (the records stay in memory)
+                self.stream_error = "cannot write the record stream %s: %s" % (self.stream_path, exc)
+                self.close_stream()
 
     def set_config(self, **config):
         """Add analysis config (e.g. required_checks) to the run, through the stream when open."""

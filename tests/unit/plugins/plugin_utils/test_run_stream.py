@@ -81,6 +81,20 @@ def test_the_stream_is_never_opened_through_a_symlink(tmp_path):
     assert target.read_text() == "keep\n"
 
 
+def test_a_stream_that_cannot_be_written_is_dropped_and_the_records_kept(tmp_path, monkeypatch):
+    live = fleet.Collector()
+    live.open_stream(str(tmp_path / "records.jsonl"), run={"run_id": "r1"})
+
+    def disk_full(_fd, _data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fleet.os, "write", disk_full)
+    feed(live)
+    monkeypatch.undo()
+    assert "No space left on device" in live.stream_error
+    assert len([r for r in live.records() if r["host"] == "n1"]) == 3        # memory still has everything
+
+
 def test_multi_node_records_account_for_every_participant():
     """Before: a standalone nccl.yml run marked every host but the launcher env.coverage error."""
     collector = fleet.Collector()
