@@ -23,12 +23,13 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
-MODES = {"all": ("all", 1, False), "ring": ("ring", 1, False), "random+confirm": ("random", 1, True)}
+MODES = {"all": ("all", 1, False, False), "all-directed": ("all", 1, False, True), "ring": ("ring", 1, False, False),
+         "random+confirm": ("random", 1, True, False)}
 
 
 def run(hosts, mode, seed):
-    kind, rounds, confirm = MODES[mode]
-    built = synthetic_fleet.build(hosts, kind, random_rounds=rounds, confirm=confirm, seed=seed)
+    kind, rounds, confirm, directed = MODES[mode]
+    built = synthetic_fleet.build(hosts, kind, random_rounds=rounds, confirm=confirm, seed=seed, directed=directed)
     started = time.perf_counter()
     report = fleet.build_report(list(built.records), {"run_id": "bench", "started": synthetic_fleet.STARTED})
     elapsed = time.perf_counter() - started

@@ -51,15 +51,15 @@ class Fleet:
     """Hosts, the injected faults, and a measurement model with seeded noise."""
 
     def __init__(self, n, mode="all", random_rounds=1, seed=7, node_factor=0.45, link_factor=0.38,
-                 noise=0.005):
+                 noise=0.005, directed=False):
         self.hosts = host_names(n)
         self.mode = mode
         self.rng = random.Random(seed)
         self.node_factor, self.link_factor, self.noise = node_factor, link_factor, noise
         if mode == "random":
-            self.rounds = pairings(self.hosts, mode="random", rounds=random_rounds, seed=seed)
+            self.rounds = pairings(self.hosts, mode="random", rounds=random_rounds, seed=seed, directed=directed)
         else:
-            self.rounds = pairings(self.hosts, mode=mode)
+            self.rounds = pairings(self.hosts, mode=mode, directed=directed)
         pairs = [frozenset(p) for rnd in self.rounds for p in rnd]
         degree = {}
         for pair in pairs:
@@ -100,9 +100,9 @@ class Fleet:
         return extra
 
 
-def build(n, mode, random_rounds=1, confirm=False, seed=7):
+def build(n, mode, random_rounds=1, confirm=False, seed=7, directed=False):
     """A measured fleet: the schedule's records, plus the confirmation pass's when ``confirm``."""
-    fleet = Fleet(n, mode=mode, random_rounds=random_rounds, seed=seed)
+    fleet = Fleet(n, mode=mode, random_rounds=random_rounds, seed=seed, directed=directed)
     fleet.measure(fleet.rounds)
     if confirm:
         fleet.confirm()
