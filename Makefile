@@ -90,6 +90,7 @@ integration: venv stage
 bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/env_probe_parsers.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/fleet_report_scale.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run_stream_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/nccl_overhead.py --stand-in
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/rdma_orchestration.py
