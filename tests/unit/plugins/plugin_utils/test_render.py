@@ -189,3 +189,21 @@ def test_files_are_replaced_atomically_and_unchanged_files_left_alone(tmp_path):
     assert sorted(os.listdir(str(tmp_path))) == ["results.json", "summary.md"]     # no temp files left
     _files, changed = render.write_report(report, str(tmp_path / "check"), ["json"], check_mode=True)
     assert changed == ["json"] and not os.path.exists(str(tmp_path / "check"))
+
+
+def test_an_interrupted_run_says_so_in_markdown_and_html_and_others_do_not():
+    report = _report()
+    assert "Interrupted run" not in render.render_md(report) and "Interrupted run" not in render.render_html(report)
+    report["run"].update(interrupted=True, interrupt_reason="SIGINT")
+    assert "> **Interrupted run** (SIGINT)" in render.render_md(report)
+    assert 'Interrupted run (SIGINT)' in render.render_html(report)
+
+
+def test_a_new_report_directory_never_merges_into_an_existing_one(tmp_path):
+    target = tmp_path / "20261122T100000Z-01234567"
+    target.mkdir()
+    (target / "foreign.txt").write_text("keep")
+    with pytest.raises(OSError):
+        render.write_report_dir(_report(), str(target), ["json"])
+    assert os.listdir(str(target)) == ["foreign.txt"]
+    assert sorted(os.listdir(str(tmp_path))) == [target.name]            # no temporary directory left
