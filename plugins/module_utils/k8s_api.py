@@ -70,7 +70,8 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     K8S_IMPORT_ERROR = str(_exc)
     K8S_CLIENT_VERSION = None
 
-INSTALL_HINT = "the Python package 'kubernetes' (>= 30) is required on the controller: pip install kubernetes"
+INSTALL_HINT = ("the Python package 'kubernetes' is required on the controller (not for render-only mode): "
+                "pip install 'kubernetes>=37,<38'")
 
 RUN_LABEL = "aifabric.acceptance/run-id"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
@@ -905,8 +906,11 @@ def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Backg
                 status, message = _status_of(exc)
                 if status == 404:
                     absent.add((api_version, kind))
-                else:
-                    left.append("%s: cannot list (%s)" % (plural, message))
+                    continue
+                if not status:         # transport error: the other kinds would wait for the same dead server
+                    left.append("API server unreachable, nothing of the run could be listed (%s)" % message)
+                    return left
+                left.append("%s: cannot list (%s)" % (plural, message))
                 continue
             for item in items:
                 md = item.get("metadata") or {}

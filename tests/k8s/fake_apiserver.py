@@ -332,6 +332,7 @@ class Controller(object):
         self.job_pods = {}               # job uid -> {pod name: last pod seen}
         self.job_started = {}            # job uid -> loop time first seen
         self.defaults = {}               # pod name -> behaviour kind when no rule matches (operator workers)
+        self.ticks = 0                   # reconcile passes done
         self.error = None
         self.task = None
 
@@ -385,6 +386,7 @@ class Controller(object):
             try:
                 async with self.emu._lock:
                     await self.reconcile()
+                    self.ticks += 1
             except Exception as exc:   # a bug here must fail tests loudly, not hang them
                 self.error = exc
                 raise
@@ -953,6 +955,14 @@ class FakeApiServer(object):
     def forbid(self, verb, plural):
         """Answer ``verb`` on ``plural`` with 403 Forbidden from now on (RBAC without that permission)."""
         self.forbidden.add((verb, plural))
+
+    def settle(self, ticks=2, timeout=10):
+        """Wait until the controller made ``ticks`` more passes (e.g. the GC ran after a deletion)."""
+        async def waiter():
+            target = self.controller.ticks + ticks
+            while self.controller.ticks < target:
+                await asyncio.sleep(self.tick_s / 2)
+        self.call(waiter(), timeout)
 
     def expire_next_watches(self, n=1):
         """The next ``n`` watches that resume from a resourceVersion get 410 Gone."""
