@@ -191,6 +191,32 @@ def run_step(step):
     return run, attempts
 
 
+def perftest_steps(spec):
+    """The steps of one perftest side, planned in this pod exactly as the SSH path plans them on the host: the
+    TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
+    (perftest_run.device_plan), then one argv per rail (perftest_run.argvs_for). A plan that cannot be made
+    (a RoCE port without a usable GID) gives a step that prints why and fails."""
+    sys.path.insert(0, spec.get("lib") or LIB)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_run
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+    params = spec["params"]
+    try:
+        files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))
+        hcas = rdma.build_hcas(files) if files else None
+        plan = perftest_run.device_plan(params["devices"], params, hcas)
+    except Exception as exc:  # pylint: disable=broad-except
+        return [{"label": d, "argv": [sys.executable, "-c", "import sys; sys.exit(%r)" % ("perftest plan: %s" % exc)],
+                 "timeout_s": 10, "info": {"plan_error": str(exc)}} for d in params["devices"]]
+    argvs = perftest_run.argvs_for(spec["binary"], params, plan, spec["side"], peer_address=spec.get("peer_address"))
+    steps = []
+    for (_index, device, _port, _gid, facts), argv in zip(plan, argvs):
+        step = {"label": device, "argv": argv, "timeout_s": spec["timeout_s"], "info": {"facts": facts, "argv": argv}}
+        if spec["side"] == "client":
+            step.update({"retry_until_s": spec["connect_timeout_s"], "retry_delay_s": 1})
+        steps.append(step)
+    return steps
+
+
 def _alive(port, stop):
     """Accept (and drop) connections on port until stop is set: workers poll it."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -230,6 +256,8 @@ def cmd_run(spec):
                                                                 "elapsed_s": 0, "peers_missing": missing}))
                 return 3
         steps = spec.get("steps") or []
+        if spec.get("perftest"):
+            steps = perftest_steps(spec["perftest"])
         outcomes = [None] * len(steps)
 
         def work(i):
@@ -248,8 +276,9 @@ def cmd_run(spec):
             say(BEGIN + step["label"])
             text = run.output
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-            say(END + step["label"] + " " + json.dumps({"rc": run.rc, "timed_out": run.timed_out,
-                                                        "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}))
+            info = {"rc": run.rc, "timed_out": run.timed_out, "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}
+            info.update(step.get("info") or {})
+            say(END + step["label"] + " " + json.dumps(info, sort_keys=True))
             if step.get("result_file") and os.path.isfile(step["result_file"]):
                 # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
                 with open(step["result_file"], "rb") as handle:

@@ -47,7 +47,9 @@ LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
 CODE_MODULES = ("errors", "results", "expectations", "profiles", "env_probe", "parsers/__init__", "parsers/_common",
-                "parsers/nvidia_smi", "parsers/rdma", "parsers/system", "parsers/perftest")
+                "parsers/nvidia_smi", "parsers/rdma", "parsers/system", "parsers/perftest",
+                # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
+                "perftest_run", "perftest_pairs", "detached", "governor", "statedir", "runner", "imports")
 
 ENV_DEFAULTS = {
     "groups": ["env", "gpu", "rdma", "software"], "packages": [], "env_vars": [], "pip_freeze": False, "python": [],
@@ -67,11 +69,12 @@ NCCL_DEFAULTS = {"collectives": ["all_reduce"], "binary_dir": None, "min_bytes":
                  "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"], "mpirun_extra_args": [], "tcp_if_include": None,
                  "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}, "ssh_port": 2222,
                  "alive_port": 2223, "wait_workers_s": 600}
+# the perftest module's defaults (same names, same values: the same judgement)
 PERFTEST_DEFAULTS = {"test": "ib_write_bw", "devices": [], "port": 18515, "ib_port": 1, "gid_index": None,
-                     "size": None, "all_sizes": False, "duration_s": 5, "iterations": None, "qps": None,
-                     "bidirectional": False, "report_gbits": True, "ignore_cpu_freq": True, "rdma_cm": False,
-                     "use_cuda": None, "extra_args": [], "binary_dir": None, "connect_timeout_s": 120,
-                     "timeout_s": 300, "expect": {}, "expect_line_rate_pct": None, "peer_rate_gbit_s": []}
+                     "size": None, "all_sizes": False, "duration_s": None, "iterations": None, "qps": None,
+                     "bidirectional": False, "report_gbits": True, "ignore_cpu_freq": False, "rdma_cm": False,
+                     "use_cuda": None, "extra_args": [], "binary_dir": None, "connect_timeout_s": 60,
+                     "timeout_s": 120, "expect": {}, "expect_line_rate_pct": 90, "peer_rate_gbit_s": []}
 PROBE_DEFAULTS = {"min_bytes": "1M", "max_bytes": "8G", "step_factor": 2, "iters": 20, "warmup_iters": 5,
                   "datatype": "float", "check": True, "env": {}, "torchrun": "torchrun", "master_port": 29500,
                   "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}}
@@ -180,6 +183,12 @@ def _per_node_step(plan, pod, kind, nodes, opts):
     return [step]
 
 
+def _perftest_pod_params(opts):
+    """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
+    return dict((k, v) for k, v in opts.items() if k not in ("expect", "expect_line_rate_pct", "peer_rate_gbit_s",
+                                                             "binary_dir", "timeout_s", "connect_timeout_s"))
+
+
 def _perftest_steps(plan, pod, rounds, opts):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
     if not opts["devices"]:
@@ -201,18 +210,18 @@ def _perftest_steps(plan, pod, rounds, opts):
             address = "%s.%s" % (hostname, svc)
             for role, node, peer in (("server", server, client), ("client", client, server)):
                 slot = "pt-r%d-p%d-%s" % (r, p, role)
+                # the argvs as planned here (no sysfs): the pod plans again with its node's sysfs (GID, rates)
                 argvs = perftest_run.argvs_for(binary, opts, device_plan, role,
                                                peer_address=address if role == "client" else None)
-                steps_spec, sections = [], []
-                for (i, device, tcp_port, _gid, facts), argv in zip(device_plan, argvs):
-                    entry = {"label": device, "argv": argv, "timeout_s": opts["timeout_s"]}
-                    if role == "client":
-                        entry.update({"retry_until_s": opts["connect_timeout_s"], "retry_delay_s": 1})
-                    steps_spec.append(entry)
+                sections = []
+                for (i, device, _tcp_port, _gid, facts), argv in zip(device_plan, argvs):
                     sections.append({"label": device, "how": "perftest", "side": role, "device": device,
                                      "index": i, "argv": argv, "facts": facts,
                                      "check": "rdma.%s%s" % (opts["test"], ".server" if role == "server" else "")})
-                command = _entry(pod, "run", {"steps": steps_spec, "parallel": True})
+                pod_plan = {"params": _perftest_pod_params(opts), "binary": binary, "side": role, "lib": LIB,
+                            "peer_address": address if role == "client" else None, "timeout_s": opts["timeout_s"],
+                            "connect_timeout_s": opts["connect_timeout_s"]}
+                command = _entry(pod, "run", {"perftest": pod_plan, "parallel": True})
                 name = km.object_name(plan["run_id"], "pt", "r%d" % r, "p%d" % p, role[0])
                 spec = km.pod_spec(pod, [km.container(pod, "perftest", command, gpus=0)], plan["code_config_map"],
                                    plan["code_items"], nodes=[node], hostname=hostname if role == "server" else None,
@@ -496,8 +505,18 @@ def _stamp(records, plan, slot, outcome, node, section=None):
     return out
 
 
-def slot_records(plan, slot, outcome, log_text, started=None):
-    """The records of one planned pod from its outcome (k8s_api.wait) and its log. Never raises on a log."""
+def peer_rates_of(records, devices):
+    """The port rates (Gbit/s) of ``devices`` (rail order) that a perftest server pod's records report, or None."""
+    by_target = dict((r.get("target"), (r.get("facts") or {}).get("port_rate_gbit_s")) for r in records)
+    rates = [by_target.get(d) for d in devices]
+    return rates if any(rates) else None
+
+
+def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
+    """The records of one planned pod from its outcome (k8s_api.wait) and its log. Never raises on a log.
+
+    ``peer_rates``: a perftest client's server port rates per rail (peer_rates_of the server's records), so the
+    bandwidth floor is the lower port rate of both ends, as on the SSH path."""
     node = slot.get("node") or (outcome or {}).get("node")
     hosts = next((s["hosts"] for s in slot["sections"] if s.get("hosts")), None)
     if hosts and node not in hosts:
@@ -529,12 +548,12 @@ def slot_records(plan, slot, outcome, log_text, started=None):
             continue
         text, info = piece
         info = info or {}
-        out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started, sections),
+        out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started, sections, peer_rates),
                           plan, slot, outcome, node, section))
     return out
 
 
-def _records_of_section(section, text, info, opts, slot, node, started, sections=None):
+def _records_of_section(section, text, info, opts, slot, node, started, sections=None, peer_rates=None):
     rc = info.get("rc")
     duration = info.get("elapsed_s")
     if info.get("peers_missing"):
@@ -560,10 +579,16 @@ def _records_of_section(section, text, info, opts, slot, node, started, sections
                                                  env=section.get("env"), launch=section.get("launch"))
     from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
     params = dict(opts, peer_name=slot.get("peer"))
+    if peer_rates:
+        params["peer_rate_gbit_s"] = peer_rates
+    if info.get("plan_error"):
+        return [results.error(section["check"], "perftest could not plan %s on %s: %s"
+                              % (section["device"], node, info["plan_error"]), target=section["device"],
+                              peer=slot.get("peer"), started=started, tool={"name": "perftest"})]
     return perftest_run.records_from_perftest_output(
         text, rc, params, side=section["side"], host=node, device=section["device"], index=section["index"],
-        argv=section.get("argv"), facts=section.get("facts"), timed_out=bool(info.get("timed_out")),
-        started=started, duration_s=duration, attempts=info.get("attempts") or 1)
+        argv=info.get("argv") or section.get("argv"), facts=info.get("facts") or section.get("facts"),
+        timed_out=bool(info.get("timed_out")), started=started, duration_s=duration, attempts=info.get("attempts") or 1)
 
 
 def slot_of_outcome(step, outcome):

@@ -152,7 +152,9 @@ def step_records(api, plan, step, outcomes, started):
             continue
         by_slot[slot["slot"]] = outcome
     out = []
-    for slot in step["slots"]:
+    servers = {}      # perftest: a pair's server records, for its client's bandwidth floor (both ends' port rates)
+    slots = sorted(step["slots"], key=lambda s: s["role"] == "client")
+    for slot in slots:
         outcome = by_slot.get(slot["slot"])
         text = ""
         if outcome is not None and outcome.get("name"):
@@ -171,7 +173,14 @@ def step_records(api, plan, step, outcomes, started):
                                           k8s_api.diagnose(api, ns, o["name"]) if o.get("name") else o.get("reason"))
                             for o in failed_others[:4])
             outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), "gang: " + why) if x))
-        out.extend(k8s_plan.slot_records(plan, slot, outcome, text, started=started))
+        peer_rates = None
+        if slot["role"] == "client":
+            peer_rates = k8s_plan.peer_rates_of(servers.get(slot["slot"][:-len("client")]) or [],
+                                                plan["options"]["devices"])
+        records = k8s_plan.slot_records(plan, slot, outcome, text, started=started, peer_rates=peer_rates)
+        if slot["role"] == "server":
+            servers[slot["slot"][:-len("server")]] = records
+        out.extend(records)
     return out
 
 

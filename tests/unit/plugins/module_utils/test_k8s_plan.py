@@ -26,6 +26,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
 
 ENTRY = k8s_entry.__file__
@@ -112,6 +113,61 @@ def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
         assert [_stable(r) for r in from_k8s] == [_stable(r) for r in from_ssh]
         assert [(r["host"], r["peer"]) for r in from_k8s] == [(node, peer)]
         assert from_k8s[0]["check"].startswith("rdma.")
+
+
+def _perftest_pod(tmp_path, options, role="client"):
+    """A perftest pod of a 2-node plan on the CX-4 host's sysfs (built from its captures); returns
+    (plan, slot, log, device, hcas). Its tool stand-in prints a real 100G RoCE client output."""
+    from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import cx4_infiniband
+    root = cx4_infiniband(tmp_path / "root")
+    hcas = rdma.build_hcas(env_probe.read_infiniband(env_probe.Host(root=str(root))))
+    device = next(h["name"] for h in hcas if any(p.get("link_layer") == "Ethernet" and p.get("state") == "ACTIVE"
+                                                for p in h["ports"]))
+    tool = tmp_path / "ib_write_bw"
+    tool.write_text("#!/bin/sh\ncat %s\n" % os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT))
+    tool.chmod(0o755)
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1",
+                          dict(options, devices=[device], binary_dir=str(tmp_path)), rounds=[[["n1", "n2"]]])
+    slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == role)
+    job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
+    spec = json.loads(job["spec"]["template"]["spec"]["containers"][0]["command"][4])
+    spec["perftest"].update({"lib": str(tmp_path / "lib"), "sysfs_root": str(root)})   # the pod's /opt/aifabric/lib
+    for path, text in k8s_plan.code_files().items():
+        if path.startswith("lib/"):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).write_text(text)
+    proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
+                          timeout=60, check=True)
+    return plan, slot, proc.stdout.decode(), device, hcas
+
+
+ROCE_CLIENT = "roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt"
+
+
+def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_path):
+    """The pod reads its node's port (rate, link layer) with the SSH path's device_plan; the client's bandwidth
+    floor is then the lower port rate of both ends (the server pod's rates), as on the SSH path."""
+    plan, slot, log, device, hcas = _perftest_pod(tmp_path, {"gid_index": 1})
+    _text, info = k8s_plan.split_sections(log)[0][device]
+    params = dict(k8s_plan.options_of("perftest", {"gid_index": 1}), devices=[device])
+    want = perftest_run.device_plan([device], params, hcas)
+    assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
+    assert info["argv"][info["argv"].index("-x") + 1] == "1"
+    (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])
+    (from_ssh,) = perftest_run.records_from_perftest_output(
+        _read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), 0, dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]),
+        side="client", host="n2", device=device, index=0, facts=info["facts"])
+    assert _stable(record) == _stable(from_ssh)
+    floor = record["expect"]["bw_avg_gbit_s"]                # judged against both ends' port rates, as on SSH
+    assert floor["min"] > 100 and "both ends" in floor["source"], floor
+
+
+def test_perftest_pod_without_a_usable_roce_gid_says_why_as_the_ssh_path(tmp_path):
+    """That CX-4 port has only link-local RoCE GIDs: the SSH path refuses to guess; so does the pod."""
+    plan, slot, log, device, _hcas = _perftest_pod(tmp_path, {}, role="server")
+    (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n1"), log)
+    assert record["status"] == "error" and record["host"] == "n1" and record["check"] == "rdma.ib_write_bw.server"
+    assert "could not plan %s on n1: no RoCE v2 GID with an IPv4 address" % device in record["reason"]
 
 
 def test_env_pod_runs_the_collections_own_probe(tmp_path):
