@@ -36,4 +36,8 @@ options: {}
 notes:
   - Every module of this collection returns C(results), a list of result records. The record contract is described in
     the collection's C(docs/results.md) and its JSON Schema in C(docs/results.schema.json).
+  - A benchmark binary that is not installed gives one C(error) record per check it would have run, whose reason names
+    the binary and how to install it; the task itself does not fail, so the other hosts and checks go on.
+  - Numeric options outside their documented range (see each option) fail the task before anything runs, with every
+    offending option named in one message.
 """

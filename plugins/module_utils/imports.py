@@ -58,8 +58,8 @@ def read_output(path, limit=MAX_IMPORT_BYTES):
                                 % (path, _kind(info.st_mode)))
         if info.st_size > limit:
             raise ImportRefused("cannot read from_output %s: %d bytes is more than the import limit of %d bytes "
-                                "(%d MiB); import the tool's output, not a dump" % (path, info.st_size, limit,
-                                                                                   limit >> 20))
+                                "(%d MiB); import the tool's output, not a dump"
+                                % (path, info.st_size, limit, limit >> 20))
         chunks, total = [], 0
         while total <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))

@@ -109,16 +109,12 @@ def collective_from_name(path):
 
 
 def import_records(path, params):
-    """Import mode: the record of a saved output. An unreadable file (imports.ImportRefused) is an error record."""
+    """Import mode: the record of a saved output (raises imports.ImportRefused when the file is not readable)."""
     started = results.utc_now()
     hint = params.get("collective") or collective_from_name(path)
     check = "nccl.%s" % hint if hint else None
     run_params = {"from_output": path}
-    try:
-        text = imports.read_output(path)
-    except imports.ImportRefused as exc:
-        return [results.error(check or "nccl.import", str(exc), params=run_params, started=started,
-                              tool={"name": TOOL})]
+    text = imports.read_output(path)
     fmt = params.get("from_format") or "auto"
     try:
         parsed = nccl_tests.parse_json(text) if fmt == "json" else (

@@ -30,7 +30,7 @@ import socket
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, imports, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
@@ -55,6 +55,8 @@ def device_plan(devices, params, hcas=None):
     for index, device in enumerate(devices or []):
         perftest_pairs.check_name(device, "device")
         tcp_port = params["port"] + index
+        if tcp_port > 65535:
+            raise AcceptanceError("port %d + device index %d is above 65535; lower port" % (params["port"], index))
         facts = {"tcp_port": tcp_port, "ib_port": params["ib_port"]}
         gid_index = params.get("gid_index")
         port = perftest_pairs.find_port(hcas, device, params["ib_port"])
@@ -212,8 +214,11 @@ class PerftestRun(object):
         if p["state"] == "client" and not p["peer"]:
             raise AcceptanceError("peer (the server's address) is required for state=client")
         perftest_pairs.check_name(p["peer"], "peer")
-        binary = self.binary()
         plan = self.device_plan(p["state"])
+        try:
+            binary = self.binary()
+        except ToolMissing as exc:
+            return self.missing_binary(plan, exc)
         want_json = p["out_json"] and self.supports(binary, "--out_json")
         json_dir = self.inside("json") if want_json else None
         argvs = argvs_for(binary, dict(p, test=self.test()), plan, p["state"], peer_address=p["peer"],
@@ -238,6 +243,25 @@ class PerftestRun(object):
                 out["changed"] = out["changed"] or collected["changed"]
             return out
         return self.run_clients(plan, argvs, timeout_bin, version)
+
+    def missing_binary(self, plan, exc):
+        """The documented error record per device (the task does not fail); a server step still collects the
+        previous round's servers it was given."""
+        p = self.p
+        side = p["state"]
+        check = "rdma.%s%s" % (self.test(), ".server" if side == "server" else "")
+        records = [results.error(check, str(exc), host=self.host, peer=p["peer_name"] or p["peer"], target=device,
+                                 params={"perftest_path": p["perftest_path"]}, tool={"name": "perftest"},
+                                 facts={"side": side}, started=results.utc_now())
+                   for _index, device, _port, _gid, _facts in plan]
+        out = dict(changed=False, results=records, runs=[])
+        if side == "server":
+            out["handles"] = []
+            if p["handles"]:
+                collected = self.collect()
+                out.update(results=collected["results"] + records, collected=collected["runs"],
+                           removed=collected["removed"], changed=collected["changed"])
+        return out
 
     def start_servers(self, plan, argvs, timeout_bin, version):
         p = self.p

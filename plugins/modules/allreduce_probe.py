@@ -42,7 +42,9 @@ options:
     choices: [spawn, mpirun]
     default: spawn
   ranks_per_node:
-    description: Processes (GPUs) per host. V(0) means every GPU that PyTorch sees on this host.
+    description:
+      - Processes (GPUs) per host. V(0) means every GPU that PyTorch sees on this host.
+      - Must be 0 or more.
     type: int
     default: 0
   hosts:
@@ -54,7 +56,9 @@ options:
     description: Rendezvous address of rank 0 for the C(mpirun) launcher. Default is the first of O(hosts).
     type: str
   master_port:
-    description: Rendezvous TCP port. V(0) picks a free port on this host.
+    description:
+      - Rendezvous TCP port. V(0) picks a free port on this host.
+      - Must be between 0 and 65535.
     type: int
     default: 0
   min_bytes:
@@ -66,15 +70,21 @@ options:
     type: str
     default: 8G
   step_factor:
-    description: Multiplication factor between sizes (nccl-tests C(-f)).
+    description:
+      - Multiplication factor between sizes (nccl-tests C(-f)).
+      - Must be 2 or more.
     type: int
     default: 2
   iters:
-    description: Timed iterations per size (nccl-tests C(-n)).
+    description:
+      - Timed iterations per size (nccl-tests C(-n)).
+      - Must be 1 or more.
     type: int
     default: 20
   warmup_iters:
-    description: Untimed iterations per size before timing (nccl-tests C(-w)).
+    description:
+      - Untimed iterations per size before timing (nccl-tests C(-w)).
+      - Must be 0 or more.
     type: int
     default: 5
   datatype:
@@ -121,6 +131,7 @@ options:
       - Seconds before the whole run is stopped. With O(launcher=mpirun), C(mpirun) gets C(SIGTERM) first (it tears
         down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
         host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
+      - Must be 1 or more.
     type: int
     default: 900
   run_tag:
@@ -219,7 +230,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, gpu_worker, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_run, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
@@ -248,8 +259,15 @@ def _probe_gpus(module, python, timeout_s):
         return None, None, [text]
 
 
+RANGES = {
+    "ranks_per_node": argspec.NON_NEGATIVE, "master_port": (0, 65535), "step_factor": (2, None),
+    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "timeout": argspec.POSITIVE,
+}
+
+
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=dict(
             python=dict(type="str", default="python3"),
             launcher=dict(type="str", choices=["spawn", "mpirun"], default="spawn"),

@@ -10,8 +10,8 @@ version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - Every process started by a multi-host launch of the collection (M(aifabric.acceptance.nccl_test),
-    M(aifabric.acceptance.allreduce_probe)) carries C(AIFABRIC_RUN_TAG=<run tag>) in its environment: the
-    launcher gets it from the module and C(mpirun) exports it to every rank with C(-x).
+    M(aifabric.acceptance.allreduce_probe)) carries C(AIFABRIC_RUN_TAG=<run tag>) in its environment (the
+    launcher gets it from the module and C(mpirun) exports it to every rank with C(-x)).
   - This module finds the live processes of this host whose environment (C(/proc/<pid>/environ)) carries the
     tag, and stops them - C(SIGTERM) to the launchers (C(mpirun), C(mpiexec), C(orterun), C(prterun),
     C(torchrun)) first so that they tear down their own daemons and ranks, then C(SIGTERM) to whatever is left
@@ -35,7 +35,9 @@ options:
     type: str
     required: true
   grace_s:
-    description: Seconds between C(SIGTERM) and C(SIGKILL).
+    description:
+      - Seconds between C(SIGTERM) and C(SIGKILL).
+      - Must be 0 or more.
     type: float
     default: 10
 """
@@ -75,12 +77,16 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 
+RANGES = {"grace_s": argspec.NON_NEGATIVE}
+
+
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=dict(
             run_tag=dict(type="str", required=True),
             grace_s=dict(type="float", default=10),
@@ -89,8 +95,6 @@ def main():
     )
     p = module.params
     try:
-        if p["grace_s"] < 0:
-            raise AcceptanceError("grace_s must be >= 0, got %s" % p["grace_s"])
         found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_tag"])]
         killed = [] if module.check_mode else launch.terminate(p["run_tag"], grace_s=p["grace_s"])
     except AcceptanceError as exc:

@@ -75,11 +75,15 @@ options:
       - A path given here that does not exist is an C(error) record (not a C(skip)).
     type: path
   timeout:
-    description: Time limit of each command, in seconds.
+    description:
+      - Time limit of each command, in seconds.
+      - Must be 1 or more.
     type: int
     default: 60
   expect_gpu_count:
-    description: Number of GPUs expected; a different count fails C(gpu.inventory).
+    description:
+      - Number of GPUs expected; a different count fails C(gpu.inventory).
+      - Must be 0 or more.
     type: int
   expect_gpu_model:
     description: A case-insensitive substring every GPU's product name must contain, for example V(H100).
@@ -97,10 +101,14 @@ options:
     description: When set, every GPU's persistence mode must be enabled (V(true)) or disabled (V(false)).
     type: bool
   expect_hca_count:
-    description: Number of RDMA devices expected under C(/sys/class/infiniband).
+    description:
+      - Number of RDMA devices expected under C(/sys/class/infiniband).
+      - Must be 0 or more.
     type: int
   expect_port_rate_gbit_s:
-    description: Minimum rate of every ACTIVE HCA port, in Gbit/s (as in sysfs C(rate), for example V(400)).
+    description:
+      - Minimum rate of every ACTIVE HCA port, in Gbit/s (as in sysfs C(rate), for example V(400)).
+      - Must be 0 or more.
     type: float
   expect_ports_up:
     description: When true, an HCA port that is not ACTIVE/LinkUp fails; when false it is a warning.
@@ -187,11 +195,18 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner
+
+
+RANGES = {
+    "timeout": argspec.POSITIVE, "expect_gpu_count": argspec.NON_NEGATIVE, "expect_hca_count": argspec.NON_NEGATIVE,
+    "expect_port_rate_gbit_s": argspec.NON_NEGATIVE,
+}
 
 
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=dict(
             groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
             packages=dict(type="list", elements="str", default=[]),
@@ -216,8 +231,6 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if module.params["timeout"] < 1:
-        module.fail_json(msg="timeout must be at least 1 second, got %d" % module.params["timeout"])
     host = env_probe.Host(
         run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
         which=lambda name: module.get_bin_path(name, required=False),

@@ -38,31 +38,45 @@ options:
     choices: [bf16, fp16, fp32, tf32, fp8]
     default: [bf16, fp16]
   m:
-    description: Rows of A and C.
+    description:
+      - Rows of A and C.
+      - Must be 1 or more.
     type: int
     default: 8192
   n:
-    description: Columns of B and C.
+    description:
+      - Columns of B and C.
+      - Must be 1 or more.
     type: int
     default: 8192
   k:
-    description: Columns of A, rows of B.
+    description:
+      - Columns of A, rows of B.
+      - Must be 1 or more.
     type: int
     default: 8192
   iters:
-    description: Timed products per GPU and data type (200 products of 8192^3 bf16 take about 0.3 s on an H200).
+    description:
+      - Timed products per GPU and data type (200 products of 8192^3 bf16 take about 0.3 s on an H200).
+      - Must be 1 or more.
     type: int
     default: 200
   warmup_iters:
-    description: Untimed products before timing (at least; see O(warmup_s)).
+    description:
+      - Untimed products before timing (at least; see O(warmup_s)).
+      - Must be 0 or more.
     type: int
     default: 10
   warmup_s:
-    description: Seconds of untimed products before timing, so that clocks and power settle (an idle GPU starts slow).
+    description:
+      - Seconds of untimed products before timing, so that clocks and power settle (an idle GPU starts slow).
+      - Must be 0 or more.
     type: float
     default: 1.0
   devices:
-    description: GPU indices to measure (as PyTorch numbers them). Empty means every GPU.
+    description:
+      - GPU indices to measure (as PyTorch numbers them). Empty means every GPU.
+      - Must be 0 or more.
     type: list
     elements: int
     default: []
@@ -70,7 +84,9 @@ options:
     description: Directory on the target where the worker program is written. Default is the module's temporary directory.
     type: path
   timeout:
-    description: Seconds before the run is killed.
+    description:
+      - Seconds before the run is killed.
+      - Must be 1 or more.
     type: int
     default: 600
   expect:
@@ -127,14 +143,22 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_run, gpu_worker, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_run, gpu_worker, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolTimeout
 
 gemm_records = gpu_run.gemm_records   # kept importable from here
 
 
+RANGES = {
+    "m": argspec.POSITIVE, "n": argspec.POSITIVE, "k": argspec.POSITIVE, "iters": argspec.POSITIVE,
+    "warmup_iters": argspec.NON_NEGATIVE, "warmup_s": argspec.NON_NEGATIVE, "devices": argspec.NON_NEGATIVE,
+    "timeout": argspec.POSITIVE,
+}
+
+
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=dict(
             python=dict(type="str", default="python3"),
             dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"],

@@ -46,7 +46,9 @@ options:
     choices: [error, skip]
     default: error
   gpus_per_process:
-    description: nccl-tests C(-g). V(0) means every GPU of the host on one node (C(nvidia-smi -L)), 1 with O(hosts).
+    description:
+      - nccl-tests C(-g). V(0) means every GPU of the host on one node (C(nvidia-smi -L)), 1 with O(hosts).
+      - Must be 0 or more.
     type: int
     default: 0
   min_bytes:
@@ -58,20 +60,30 @@ options:
     type: str
     default: 8G
   step_factor:
-    description: C(-f), multiplication factor between sizes.
+    description:
+      - C(-f), multiplication factor between sizes.
+      - Must be 1 or more.
     type: int
     default: 2
   step_bytes:
-    description: C(-i), fixed increment between sizes (instead of O(step_factor)).
+    description:
+      - C(-i), fixed increment between sizes (instead of O(step_factor)).
+      - Must be 1 or more.
     type: int
   iters:
-    description: C(-n), timed iterations per size.
+    description:
+      - C(-n), timed iterations per size.
+      - Must be 1 or more.
     type: int
   warmup_iters:
-    description: C(-w), warmup iterations per size.
+    description:
+      - C(-w), warmup iterations per size.
+      - Must be 0 or more.
     type: int
   check:
-    description: C(-c), check the results (V(1), the tool's default) or not (V(0)).
+    description:
+      - C(-c), check the results (V(1), the tool's default) or not (V(0)).
+      - Must be 0 or more.
     type: int
   datatype:
     description: C(-d), data type (V(float), V(half), V(bfloat16), V(all), ...).
@@ -80,25 +92,39 @@ options:
     description: C(-o), reduction (V(sum), V(prod), V(min), V(max), V(avg), V(all)).
     type: str
   root:
-    description: C(-r), root rank for rooted collectives.
+    description:
+      - C(-r), root rank for rooted collectives.
+      - Must be 0 or more.
     type: int
   threads:
-    description: C(-t), threads per process.
+    description:
+      - C(-t), threads per process.
+      - Must be 1 or more.
     type: int
   agg_iters:
-    description: C(-m), operations aggregated per iteration.
+    description:
+      - C(-m), operations aggregated per iteration.
+      - Must be 1 or more.
     type: int
   average:
-    description: C(-a), how per-rank times are combined (0 rank 0, 1 average, 2 min, 3 max).
+    description:
+      - C(-a), how per-rank times are combined (0 rank 0, 1 average, 2 min, 3 max).
+      - Must be between 0 and 3.
     type: int
   blocking:
-    description: C(-z), blocking collectives.
+    description:
+      - C(-z), blocking collectives.
+      - Must be between 0 and 1.
     type: int
   cudagraph:
-    description: C(-G), CUDA graph launches.
+    description:
+      - C(-G), CUDA graph launches.
+      - Must be 0 or more.
     type: int
   tool_timeout:
-    description: C(-T), the binary's own timeout in seconds (nccl-tests 2.14 and later).
+    description:
+      - C(-T), the binary's own timeout in seconds (nccl-tests 2.14 and later).
+      - Must be 0 or more.
     type: int
   extra_args:
     description: Extra argv words for the binary, one per element.
@@ -128,7 +154,9 @@ options:
     elements: str
     default: []
   ranks_per_node:
-    description: MPI ranks per host (usually the GPUs per host). Required with O(hosts).
+    description:
+      - MPI ranks per host (usually the GPUs per host). Required with O(hosts).
+      - Must be 0 or more.
     type: int
     default: 0
   mpirun:
@@ -153,7 +181,12 @@ options:
     description: Interface or CIDR for Open MPI's TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
     type: str
   from_output:
-    description: Import mode, a saved output file on the target (text or C(-J) JSON) to read instead of running.
+    description:
+      - Import mode, a saved output file on the target (text or C(-J) JSON) to read instead of running.
+      - Only a regular file of at most 64 MiB is read (symbolic links to one are followed); a missing or unreadable
+        file, a directory, a device such as C(/dev/zero), a FIFO, a socket or a larger file fails the task with
+        the reason, before anything is read. A file that is read but is not nccl-tests output gives an C(error)
+        record.
     type: path
   from_format:
     description: Format of O(from_output).
@@ -164,13 +197,16 @@ options:
     description: Import mode, the collective of O(from_output) when the file does not say (old layouts).
     type: str
   nodes:
-    description: Import mode, the number of nodes of the run when the file does not list its ranks.
+    description:
+      - Import mode, the number of nodes of the run when the file does not list its ranks.
+      - Must be 1 or more.
     type: int
   timeout:
     description:
       - Seconds before one binary's run is stopped. A multi-node run's C(mpirun) gets C(SIGTERM) first (it tears
         down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
         host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
+      - Must be 1 or more.
     type: int
     default: 1800
   run_tag:
@@ -249,12 +285,22 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, launch, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, launch, nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
 
+RANGES = {
+    "gpus_per_process": argspec.NON_NEGATIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.POSITIVE,
+    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "check": argspec.NON_NEGATIVE,
+    "root": argspec.NON_NEGATIVE, "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3),
+    "blocking": (0, 1), "cudagraph": argspec.NON_NEGATIVE, "tool_timeout": argspec.NON_NEGATIVE,
+    "ranks_per_node": argspec.NON_NEGATIVE, "nodes": argspec.POSITIVE, "timeout": argspec.POSITIVE,
+}
+
+
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=dict(
             collectives=dict(type="list", elements="str", default=["all_reduce"]),
             binary_dir=dict(type="path"),

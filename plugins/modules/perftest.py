@@ -64,11 +64,15 @@ options:
     type: list
     elements: str
   ib_port:
-    description: IB port of the devices (C(-i)).
+    description:
+      - IB port of the devices (C(-i)).
+      - Must be between 1 and 255.
     type: int
     default: 1
   gid_index:
-    description: GID index (C(-x)) for every device. When unset it is chosen from sysfs per device.
+    description:
+      - GID index (C(-x)) for every device. When unset it is chosen from sysfs per device.
+      - Must be between 0 and 255.
     type: int
   peer:
     description: Address (IP or name) of the server host; required for O(state=client).
@@ -80,24 +84,34 @@ options:
     description: Inventory name of this host, stored as each record's C(host) (default the node's hostname).
     type: str
   port:
-    description: Base TCP port (C(-p)); device i uses O(port) + i.
+    description:
+      - Base TCP port (C(-p)); device i uses O(port) + i.
+      - Must be between 1 and 65535.
     type: int
     default: 18515
   size:
-    description: Message size in bytes (C(-s)). Ignored with O(all_sizes).
+    description:
+      - Message size in bytes (C(-s)). Ignored with O(all_sizes).
+      - Must be 1 or more.
     type: int
   all_sizes:
     description: Run every message size from 2 bytes to 8 MiB (C(-a)); records keep every size in C(series).
     type: bool
     default: false
   iterations:
-    description: Iterations per size (C(-n)).
+    description:
+      - Iterations per size (C(-n)).
+      - Must be 1 or more.
     type: int
   duration_s:
-    description: Run for this many seconds (C(-D)) instead of a number of iterations.
+    description:
+      - Run for this many seconds (C(-D)) instead of a number of iterations.
+      - Must be 1 or more.
     type: int
   qps:
-    description: Number of queue pairs (C(-q)), bandwidth tests only.
+    description:
+      - Number of queue pairs (C(-q)), bandwidth tests only.
+      - Must be between 1 and 65536.
     type: int
   bidirectional:
     description: Traffic in both directions (C(-b)), bandwidth tests only; judged against twice the rate.
@@ -131,19 +145,27 @@ options:
     elements: str
     default: []
   timeout_s:
-    description: Hard limit for one perftest process (client attempt, or a server's whole life).
+    description:
+      - Hard limit for one perftest process (client attempt, or a server's whole life).
+      - Must be 1 or more.
     type: int
     default: 120
   connect_timeout_s:
-    description: How long a client keeps re-starting while its server does not answer yet.
+    description:
+      - How long a client keeps re-starting while its server does not answer yet.
+      - Must be 0 or more.
     type: int
     default: 60
   connect_retry_delay_s:
-    description: Pause between two client attempts.
+    description:
+      - Pause between two client attempts.
+      - Must be 0 or more.
     type: float
     default: 1.0
   collect_timeout_s:
-    description: How long O(state=collect) waits for a server before killing it.
+    description:
+      - How long O(state=collect) waits for a server before killing it.
+      - Must be 0 or more.
     type: int
     default: 60
   handles:
@@ -208,16 +230,22 @@ options:
     description:
       - Default bandwidth floor, in percent of the lower active port rate of the two ends (read from sysfs,
         for example C(400 Gb/sec (4X NDR))); doubled for bidirectional runs. V(0) turns it off.
+      - Must be between 0 and 100.
     type: float
     default: 90
   peer_rate_gbit_s:
     description:
       - Active port rate of the server's devices, one per device (the C(port_rate_gbit_s) of the server's
         handles); the bandwidth floor uses the lower of both ends.
+      - Must be 0 or more.
     type: list
     elements: float
   from_output:
-    description: Import mode - parse this saved perftest output file (on the target) instead of running.
+    description:
+      - Import mode - parse this saved perftest output file (on the target) instead of running.
+      - Only a regular file of at most 64 MiB is read (symbolic links to one are followed); a missing or unreadable
+        file, a directory, a device such as C(/dev/zero), a FIFO, a socket or a larger file fails the task with
+        the reason, before anything is read.
     type: path
   side:
     description: Import mode - which side the saved output comes from, when the text does not say.
@@ -313,9 +341,18 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import Interrupted, PerftestRun
+
+
+RANGES = {
+    "ib_port": (1, 255), "gid_index": (0, 255), "port": argspec.PORT, "size": argspec.POSITIVE,
+    "iterations": argspec.POSITIVE, "duration_s": argspec.POSITIVE, "qps": (1, 65536),
+    "timeout_s": argspec.POSITIVE, "connect_timeout_s": argspec.NON_NEGATIVE,
+    "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
+    "expect_line_rate_pct": (0, 100), "peer_rate_gbit_s": argspec.NON_NEGATIVE,
+}
 
 
 def argument_spec():
@@ -362,7 +399,8 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleModule(
+    module = argspec.module(
+        AnsibleModule, RANGES,
         argument_spec=argument_spec(),
         supports_check_mode=True,
         mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],

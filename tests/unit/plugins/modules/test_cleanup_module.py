@@ -16,8 +16,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import launch
 from ansible_collections.aifabric.acceptance.plugins.modules import cleanup
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(120)"]
-STUBBORN = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                                   "print('ready', flush=True); time.sleep(120)"]
+STUBBORN = [sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+            "time.sleep(120)"]
 
 
 def _start(argv, tag):

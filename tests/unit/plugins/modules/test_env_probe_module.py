@@ -101,7 +101,7 @@ def test_gpu_node_from_captures_in_check_mode(module_env):
 
 def test_bad_timeout_fails(module_env):
     result = call({"timeout": 0})
-    assert result.failed and "timeout must be at least 1 second" in result.kwargs["msg"]
+    assert result.failed and "timeout must be >= 1, got 0" in result.kwargs["msg"]
 
 
 def test_bad_group_is_refused_by_the_spec(module_env):

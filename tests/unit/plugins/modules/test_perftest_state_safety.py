@@ -22,6 +22,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest
 
+
 @pytest.fixture(autouse=True)
 def exits(monkeypatch):
     patch_exits(monkeypatch)
@@ -151,4 +152,3 @@ def test_random_run_id_is_unguessable():
     first, second = statedir.new_run_id("rdma"), statedir.new_run_id("rdma")
     assert first != second and first.startswith("rdma-") and len(first) >= len("rdma-") + 32
     assert statedir.check_name(first, "run_id") == first
-

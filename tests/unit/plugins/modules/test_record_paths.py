@@ -11,7 +11,8 @@ import shutil
 import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
-    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+    NCCL_FIXTURES, PROOF, _call, _read, _runner)
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import module_env  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 
@@ -161,9 +162,13 @@ def test_import_reader_refuses_devices_fifos_directories_and_large_files(tmp_pat
     assert len(imports.read_output(str(link))) == 2048
 
 
-def test_import_mode_of_every_module_says_why_for_dev_zero(module_env):
+def test_import_mode_of_every_module_says_why_for_dev_zero(module_env, tmp_path):
     failed = _call(perftest.main, {"from_output": "/dev/zero"})
     assert failed.failed and "character device" in failed.kwargs["msg"] and "regular files only" in failed.kwargs["msg"]
     res = _call(nccl_test.main, {"from_output": "/dev/zero"})
-    (record,) = res.kwargs["results"]
-    assert record["status"] == "error" and "character device" in record["reason"]
+    assert res.failed and "character device" in res.kwargs["msg"] and "regular files only" in res.kwargs["msg"]
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    for main in (perftest.main, nccl_test.main):
+        res = _call(main, {"from_output": fifo})
+        assert res.failed and "FIFO" in res.kwargs["msg"]
