@@ -153,7 +153,7 @@ def test_signal_to_a_waiting_process_cleans_up(fake_k8s, tmp_path, sig, name):
 
 @pytest.mark.cluster
 def test_real_cluster_lifecycle(request):
-    """Against the cluster of $KUBECONFIG: a tiny Job (image $AIFABRIC_K8S_TEST_IMAGE, default busybox)
+    """Against the cluster of $KUBECONFIG: a tiny Job (image $AIFABRIC_K8S_TEST_IMAGE, default python:3.12-slim)
     succeeds and its log is read; a pod asking for an extended resource nobody has is reported
     unschedulable with the scheduler's message; nothing of the run is left."""
     if "cluster" not in (request.config.getoption("markexpr") or ""):
@@ -161,7 +161,7 @@ def test_real_cluster_lifecycle(request):
     if not os.environ.get("KUBECONFIG"):
         pytest.skip("real-cluster test: KUBECONFIG is not set")
     namespace = os.environ.get("AIFABRIC_K8S_TEST_NAMESPACE", "default")
-    image = os.environ.get("AIFABRIC_K8S_TEST_IMAGE", "busybox:1.36")
+    image = os.environ.get("AIFABRIC_K8S_TEST_IMAGE", "python:3.12-slim")
     api = k8s_api.connect({"kubeconfig": os.environ["KUBECONFIG"], "context": os.environ.get("K8S_AUTH_CONTEXT")})
     run = "cluster-test-" + uuid.uuid4().hex[:8]
     marker = "aifabric-acceptance-cluster-test %s" % run

@@ -27,7 +27,8 @@ cluster's moving parts for the objects the code under test creates:
   ``Complete`` / ``Failed`` (BackoffLimitExceeded, DeadlineExceeded) conditions; deleting a
   Job garbage-collects its pods (ownerReferences), as the GC does for Background propagation;
 - **scheduler**: binds a pod to a node that passes ``nodeName``, ``nodeSelector``, required
-  node affinity (``In``/``NotIn``/``Exists`` on node labels such as ``kubernetes.io/hostname``),
+  node affinity (``In``/``NotIn``/``Exists`` on node labels such as ``kubernetes.io/hostname``,
+  and ``matchFields`` on ``metadata.name``),
   taints vs tolerations and extended-resource requests (``nvidia.com/gpu``, ``rdma/...``)
   against allocatable minus what running pods hold; else ``PodScheduled=False/Unschedulable``
   with the scheduler's message (``0/4 nodes are available: 4 Insufficient nvidia.com/gpu.``)
@@ -675,7 +676,7 @@ class Controller(object):
         if spec.get("nodeName") and spec["nodeName"] != node["name"]:
             return "node(s) didn't match the requested node name"
         selector = spec.get("nodeSelector") or {}
-        if any(labels.get(k) != v for k, v in selector.items()) or not _affinity_ok(spec, labels):
+        if any(labels.get(k) != v for k, v in selector.items()) or not _affinity_ok(spec, labels, node["name"]):
             return "node(s) didn't match Pod's node affinity/selector"
         for taint in node.get("taints") or []:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, spec.get("tolerations")):
@@ -828,19 +829,23 @@ def _tolerated(taint, tolerations):
     return False
 
 
-def _affinity_ok(spec, labels):
+def _affinity_ok(spec, labels, node_name):
+    """Required node affinity: ``matchExpressions`` on node labels and ``matchFields`` on
+    ``metadata.name`` (the only field the API allows there); terms ORed, requirements ANDed."""
     required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
                 .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = required.get("nodeSelectorTerms") or []
     if not terms:
         return True
-    for term in terms:                  # terms are ORed, expressions ANDed
+    fields = {"metadata.name": node_name}
+    for term in terms:
         ok = True
-        for expr in term.get("matchExpressions") or []:
-            have = labels.get(expr.get("key"))
-            op, values = expr.get("operator"), expr.get("values") or []
-            ok = ok and {"In": have in values, "NotIn": have not in values, "Exists": have is not None,
-                         "DoesNotExist": have is None}.get(op, False)
+        for source, exprs in ((labels, term.get("matchExpressions")), (fields, term.get("matchFields"))):
+            for expr in exprs or []:
+                have = source.get(expr.get("key"))
+                op, values = expr.get("operator"), expr.get("values") or []
+                ok = ok and {"In": have in values, "NotIn": have not in values, "Exists": have is not None,
+                             "DoesNotExist": have is None}.get(op, False)
         if ok:
             return True
     return False

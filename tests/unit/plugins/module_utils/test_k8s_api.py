@@ -138,6 +138,29 @@ def test_unschedulable_waits_for_its_grace_then_taint_reason(fake_k8s):
     assert fake_k8s.leftovers(run) == []
 
 
+def test_pinning_by_match_fields_node_name(fake_k8s):
+    """``matchFields metadata.name`` pins by node name (labels may differ from names); a name no node has
+    is unschedulable with the scheduler's affinity reason."""
+    fake_k8s.server.nodes[2]["labels"]["kubernetes.io/hostname"] = "not-the-name"
+    run = "run-fields"
+    job = indexed_job("pinned", 1)
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-node-03"]}]}]
+    job["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    lost = indexed_job("lost", 1)
+    lost["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-node-99"]}]}]}}}
+    k8s_api.create(fake_k8s.api, [job, lost], run, namespace=NS)
+    out = {o["labels"]["job-name"]: o for o in k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2,
+                                                              timeout_s=30, unschedulable_grace_s=0)}
+    assert (out["pinned"]["outcome"], out["pinned"]["node"]) == ("succeeded", "gpu-node-03")
+    assert out["lost"]["outcome"] == "unschedulable"
+    assert "4 node(s) didn't match Pod's node affinity/selector" in out["lost"]["message"]
+    assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
+    assert fake_k8s.leftovers(run) == []
+
+
 def test_image_pull_failure(fake_k8s):
     run = "run-pull"
     fake_k8s.server.script("image_pull", node="gpu-node-04")
