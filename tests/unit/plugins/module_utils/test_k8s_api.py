@@ -152,8 +152,8 @@ def test_pinning_by_match_fields_node_name(fake_k8s):
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-node-99"]}]}]}}}
     k8s_api.create(fake_k8s.api, [job, lost], run, namespace=NS)
-    out = {o["labels"]["job-name"]: o for o in k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2,
-                                                              timeout_s=30, unschedulable_grace_s=0)}
+    outcomes = k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2, timeout_s=30, unschedulable_grace_s=0)
+    out = {o["labels"]["job-name"]: o for o in outcomes}
     assert (out["pinned"]["outcome"], out["pinned"]["node"]) == ("succeeded", "gpu-node-03")
     assert out["lost"]["outcome"] == "unschedulable"
     assert "4 node(s) didn't match Pod's node affinity/selector" in out["lost"]["message"]
