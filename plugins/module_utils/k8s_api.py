@@ -699,7 +699,7 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
             if name not in final and name in pods:
                 update("MODIFIED", pods[name])
 
-    failures = 0
+    failures = gone = 0
     while True:
         now = time.monotonic()
         if now >= deadline:
@@ -728,12 +728,15 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
                 if finished() or time.monotonic() >= deadline:
                     break
             recheck_grace()
-            failures = 0
+            failures = gone = 0
             if finished():
                 break
         except errors as exc:
-            failures += 1
             status, _message = _status_of(exc)
+            gone = gone + 1 if status == 410 else 0
+            if status == 410 and gone <= 3:
+                continue        # resourceVersion expired: the next round relists at once
+            failures += 1
             if status in (401, 403, 404) or failures >= 5:
                 raise _fail("cannot watch pods %s in namespace %s" % (selector, namespace), exc, verb="watch",
                             plural="pods", namespace=namespace)
