@@ -354,3 +354,40 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     assert len(multi) == 2 and all(r["params"]["hosts"] == NODES for r in multi)
     assert fake_k8s.leftovers() == []
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_ctrl_c_of_ansible_playbook_removes_every_object(fake_k8s, tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the pods run: the module's guard
+    deletes every object of the run although ansible-playbook is going down."""
+    import time
+    from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
+    playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    if not os.access(playbook_bin, os.X_OK) or not collections_path():
+        pytest.skip("no ansible-playbook next to this Python, or the collection is not importable")
+    fake_k8s.server.script("hang")
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-node-01:\n        gpu-node-02:\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
+               AIFABRIC_REPORT_DIR=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+               ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    extra = {"k8s_run_id": "cc", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
+             "k8s_gemm": False, "k8s_nccl": False, "k8s_multinode": False, "k8s_allreduce": False, "k8s_timeout": 300}
+    proc = subprocess.Popen([playbook_bin, "-i", str(inventory), "aifabric.acceptance.k8s_acceptance",
+                             "-e", json.dumps(extra)], env=env, cwd=str(tmp_path), start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(fake_k8s.server.pods("aifabric.acceptance/run-id=cc-env")) < 2:
+            time.sleep(0.2)
+        assert len(fake_k8s.server.pods("aifabric.acceptance/run-id=cc-env")) == 2, "the env pods never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and fake_k8s.leftovers("cc-env"):
+        time.sleep(0.2)
+    assert fake_k8s.leftovers("cc-env") == [], proc.stdout.read().decode()[-3000:]
