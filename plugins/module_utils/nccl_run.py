@@ -198,11 +198,14 @@ def _read_json(path):
         return handle.read().decode("utf-8", "replace")
 
 
-def run_collectives(module, p, tag):
+def run_collectives(module, p, tag=None):
     """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
+
+    ``tag``: the run tag every process carries (default p["run_tag"], else a new one).
 
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p["if_missing"]).
     """
+    tag = tag or p.get("run_tag") or launch.new_tag()
     env = run_env(p)
     tagged_env = dict(env)
     tagged_env[launch.TAG_ENV] = launch.check_tag(tag)   # every rank carries it (-x), records do not

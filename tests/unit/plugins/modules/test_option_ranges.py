@@ -71,3 +71,18 @@ def test_missing_binary_is_the_same_error_record_in_perftest_and_nccl_test(modul
     (rec,) = res.kwargs["results"]
     assert not res.failed and rec["status"] == "error" and "not found" in rec["reason"]
     assert module_env == []
+
+
+def test_governor_untouched_when_perftest_stops_early(module_env, monkeypatch, tmp_path):
+    """The CPU governor is set only once a test really starts: a missing binary, a bad run id or an option out
+    of range leave it as it was (and nothing is left to restore)."""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    cpu = tmp_path / "cpu" / "cpu0" / "cpufreq"
+    cpu.mkdir(parents=True)
+    (cpu / "scaling_governor").write_text("schedutil\n")
+    (cpu / "scaling_available_governors").write_text("performance schedutil\n")
+    common = {"state": "client", "devices": ["mlx5_0"], "peer": "10.0.0.2", "cpu_governor": "performance",
+              "cpu_sysfs": str(tmp_path / "cpu"), "state_root": str(tmp_path / "state")}
+    for args in ({"perftest_path": str(tmp_path)}, {"run_id": ".."}, {"timeout_s": 0}):
+        _call(perftest.main, dict(common, **args))
+        assert (cpu / "scaling_governor").read_text() == "schedutil\n", args
