@@ -167,3 +167,24 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
             swept = json.load(handle)
         killed += len(swept["killed"])
     assert killed >= len(left)
+
+
+@pytest.mark.fleet(n=2)
+def test_interrupted_module_stops_every_rank_on_every_host(fleet, controller, tmp_path):
+    """SIGTERM to the module while mpirun runs (what Ansible's worker gets on Ctrl-C or a lost connection):
+    the module stops mpirun first, then what is left of the run on its host; nothing survives anywhere."""
+    bindir, log = _setup(fleet)
+    tag = "t-" + os.urandom(8).hex()
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    playbook = _playbook(tmp_path, fleet, bindir, log, tag, timeout_s=300, cleanup=False)
+    out = str(tmp_path / "ansible.log")
+    proc = start(fleet, controller.playbook_argv(playbook, inventory), controller.env(
+        fleet, tmp_path / "r", callbacks=("ansible.builtin.default",)), out, controller.repo)
+    assert _ranks_started(log, 4), "the ranks did not start:\n%s" % tail(out)
+    module = [_ppid(pid) for pid in netns.procs_mentioning("all_reduce_perf")
+              if os.path.basename(netns._cmdline(pid).split(" ")[0]) == "timeout"]
+    assert len(module) == 1, _survivors()
+    os.kill(module[0], signal.SIGTERM)
+    rc = finish(proc, 120, out)
+    assert rc != 0 and "interrupted by signal 15" in tail(out), tail(out)
+    assert _wait_gone(5) == []
