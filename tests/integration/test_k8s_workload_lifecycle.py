@@ -298,9 +298,11 @@ def _entry_log(tmp_path, name, command, spec, env=None):
 
 
 def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_path):
-    """ansible-playbook aifabric.acceptance.k8s_acceptance against the fake cluster (a real subprocess, over HTTP):
-    every stage runs as workloads, the fleet_report callback writes one report whose hosts are the node names,
-    with the same check names as the SSH path; nothing of any run is left."""
+    """ansible-playbook aifabric.acceptance.k8s_acceptance against the fake cluster (a real subprocess, over HTTP),
+    a whole fleet of 4 nodes where gpu-node-03's single-node nccl-tests pod is OOM-killed: every stage runs as
+    workloads, the fleet_report callback writes one report whose hosts are the node names, with the same check
+    names as the SSH path, exactly gpu-node-03 is not fit (its error names the reason), the others pass; nothing
+    of any run is left."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
     from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
     playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -325,10 +327,12 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                 sys.executable, "-c", "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read())"
                 % (os.path.join(proof, "probe_spawn.json"), probe_json, os.path.join(proof, "probe_spawn.txt"))]}]}),
     }
+    fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
+    nodes = ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
     inventory = tmp_path / "hosts.yml"
-    inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-node-01:\n        gpu-node-02:\n")
+    inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n" + "".join("        %s:\n" % n for n in nodes))
     report_dir = tmp_path / "reports"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
                ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
@@ -343,16 +347,22 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     with open(str(report_dir / "latest" / "results.json"), encoding="utf-8") as handle:
         data = json.load(handle)
     records = data["records"]
-    assert sorted(set(r["host"] for r in records)) == NODES
-    for node in NODES:
+    assert sorted(set(r["host"] for r in records)) == nodes
+    for node in nodes:
         checks = set(r["check"] for r in records if r["host"] == node)
         assert {"env.os", "gpu.gemm_bf16", "gpu.gemm_fp16", "nccl.all_reduce"} <= checks, (node, sorted(checks))
     measured = [r for r in records if r["check"].startswith(("gpu.gemm", "nccl."))]
     assert all(r["params"].get("substrate") == "kubernetes" for r in measured)
-    assert all(r["status"] == "pass" for r in measured), [(r["check"], r["status"], r["reason"]) for r in measured]
+    bad = [(r["host"], r["check"], r["status"]) for r in measured if r["status"] != "pass"]
+    assert bad == [("gpu-node-03", "nccl.all_reduce", "error")], bad
+    (oom,) = [r for r in measured if r["status"] != "pass"]
+    assert "OOMKilled" in oom["reason"] and oom["params"]["pod"].startswith("aif-e2e-nccl-nccl-2-")
     multi = [r for r in records if r["params"].get("launcher") == "indexed" or r["check"] == "nccl.torch_all_reduce"]
-    assert len(multi) == 2 and all(r["params"]["hosts"] == NODES for r in multi)
+    assert len(multi) == 2 and all(r["params"]["hosts"] == nodes for r in multi)
+    verdicts = dict((h["host"], h["status"]) for h in data["summary"]["hosts"])
+    assert verdicts == {"gpu-node-01": "pass", "gpu-node-02": "pass", "gpu-node-03": "error", "gpu-node-04": "pass"}
     assert fake_k8s.leftovers() == []
+    assert "FLEET REPORT: ERROR: 4 hosts: 1 error, 3 pass;" in proc.stdout, proc.stdout[-2000:]
     assert proc.returncode == 0, proc.stdout[-3000:]
 
 
