@@ -83,7 +83,9 @@ class Governor(object):
         directory = os.path.dirname(self.state_path)
         if directory:
             os.makedirs(directory, mode=0o700, exist_ok=True)
-        handle = open(self.lock_path, "a+")
+        # never through a symbolic link (the state root is checked by the caller; this is the second line)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        handle = os.fdopen(fd, "a+")
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         return handle
 
@@ -99,11 +101,14 @@ class Governor(object):
 
     def _save(self, data):
         if not data["holders"]:
-            if os.path.exists(self.state_path):
+            if os.path.lexists(self.state_path):
                 os.remove(self.state_path)
             return
         tmp = self.state_path + ".tmp"
-        with open(tmp, "w") as handle:
+        if os.path.lexists(tmp):
+            os.remove(tmp)      # a stale file or a planted link: unlink never follows it
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w") as handle:
             json.dump(data, handle)
         os.rename(tmp, self.state_path)
 

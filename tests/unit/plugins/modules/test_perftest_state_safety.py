@@ -152,3 +152,26 @@ def test_random_run_id_is_unguessable():
     first, second = statedir.new_run_id("rdma"), statedir.new_run_id("rdma")
     assert first != second and first.startswith("rdma-") and len(first) >= len("rdma-") + 32
     assert statedir.check_name(first, "run_id") == first
+
+
+def test_governor_state_files_do_not_follow_planted_links(tmp_path):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
+    victim = _victim(tmp_path)
+    cpu = tmp_path / "cpu" / "cpu0" / "cpufreq"
+    cpu.mkdir(parents=True)
+    (cpu / "scaling_governor").write_text("schedutil\n")
+    (cpu / "scaling_available_governors").write_text("performance schedutil\n")
+    root = tmp_path / "state"
+    root.mkdir(mode=0o700)
+    (root / "governor.json.tmp").symlink_to(victim / "precious")
+    governor = Governor(str(root / "governor.json"), root=str(tmp_path / "cpu"))
+    governor.acquire("h1", os.getpid(), target="performance")
+    assert (cpu / "scaling_governor").read_text().strip() == "performance"
+    governor.release("h1")
+    assert (cpu / "scaling_governor").read_text().strip() == "schedutil"
+    assert (victim / "precious").read_text() == "keep me"
+    (root / "governor.json.lock").unlink()
+    (root / "governor.json.lock").symlink_to(victim / "precious")
+    with pytest.raises(OSError):
+        governor.acquire("h2", os.getpid(), target="performance")
+    assert (victim / "precious").read_text() == "keep me"
