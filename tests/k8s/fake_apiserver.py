@@ -145,6 +145,7 @@ class Emu(kmock.KubernetesEmulator):
 
     _rv = itertools.count(1000)
     fake = None                      # the FakeApiServer, set by it
+    deletions = 0                    # DELETE requests served (the controller's GC runs only after one)
 
     def __attrs_post_init__(self):
         super().__attrs_post_init__()
@@ -165,6 +166,8 @@ class Emu(kmock.KubernetesEmulator):
                 md.setdefault("generation", 1)
             if request.action in (kmock.action.CREATE, kmock.action.UPDATE):
                 md["resourceVersion"] = str(next(self._rv))
+        if request.action == kmock.action.DELETE:
+            self.deletions += 1
         if self.fake is not None:
             self.fake.requests.append((str(request.method), request.url.path, dict(request.params)))
             verb = _VERBS.get(request.action)
@@ -334,6 +337,8 @@ class Controller(object):
         self.job_started = {}            # job uid -> loop time first seen
         self.defaults = {}               # pod name -> behaviour kind when no rule matches (operator workers)
         self.ticks = 0                   # reconcile passes done
+        self.own_deletions = 0           # deletions by the controller itself (GC runs only after any)
+        self.gc_seen = -1
         self.error = None
         self.task = None
 
@@ -365,6 +370,7 @@ class Controller(object):
         await self._emit(resource, "ADDED", self.emu._objects[key].raw)
 
     async def _delete(self, key):
+        self.own_deletions += 1
         obj = self.emu._objects[key]
         raw = obj.raw
         obj.delete()
@@ -403,14 +409,17 @@ class Controller(object):
 
     # --- job controller
     async def _jobs(self):
-        pods = [obj.raw for _key, obj in self._all(PODS)]
+        by_owner = {}
+        for _key, obj in self._all(PODS):
+            for ref in obj.raw["metadata"].get("ownerReferences") or []:
+                by_owner.setdefault(ref.get("uid"), []).append(obj.raw)
         for key, obj in self._all(JOBS):
             job = obj.raw
             md, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
             if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                    for c in status.get("conditions") or []):
                 continue
-            mine = [p for p in pods if any(r.get("uid") == md["uid"] for r in p["metadata"].get("ownerReferences") or [])]
+            mine = by_owner.get(md["uid"], [])
             # pods deleted by someone else count as failed (their state is gone)
             known = self.job_pods.setdefault(md["uid"], {})
             for p in mine:
@@ -495,6 +504,10 @@ class Controller(object):
 
     async def _gc(self):
         """Delete what is owned only by objects that are gone (the GC after Background deletion)."""
+        deletions = self.emu.deletions + self.own_deletions
+        if deletions == self.gc_seen:
+            return              # nothing was deleted since the last pass: nothing can be orphaned
+        self.gc_seen = deletions
         uids = {obj.raw["metadata"].get("uid") for _key, obj in self.emu._objects.items() if not obj.deleted}
         for key, obj in list(self.emu._objects.items()):
             if obj.deleted:
