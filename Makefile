@@ -32,7 +32,8 @@ acceptance: run-venv
 	  echo "make acceptance: no inventory at '$(INVENTORY)'. Give the path of yours, e.g.: make acceptance INVENTORY=inventories/example-fleet" >&2; \
 	  exit 2; } ;; esac
 	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
-	@echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)"
+	@case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; \
+	  *) echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)" ;; esac
 
 test: venv unit sanity lint changelog build integration
 	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
