@@ -37,7 +37,12 @@ Public interface:
   deletes every object of the run by the one run-label selector and returns
   what is still there (``[]`` when all are gone).
 - ``guard(api, namespace, run_id, ...)`` - context manager: cleanup on success,
-  exception, KeyboardInterrupt and SIGTERM; ``.leftover`` afterwards.
+  exception, KeyboardInterrupt and SIGTERM (raised in the block as ``Terminated``,
+  a KeyboardInterrupt); ``.leftover`` afterwards.
+- pure helpers: ``label_object(obj, run_id)`` (the labelling ``create`` applies,
+  for render mode) and ``classify(pod, ...)`` (one pod dict -> outcome; never raises);
+  outcome names ``SUCCEEDED`` and ``ERROR_OUTCOMES`` (FAILED, OOM, UNSCHEDULABLE,
+  IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED), ``RUNNING``.
 
 The ``kubernetes`` package is imported lazily: importing this file never fails;
 ``connect`` raises K8sError with the install hint when the client is missing
