@@ -401,3 +401,30 @@ def test_ctrl_c_of_ansible_playbook_removes_every_object(fake_k8s, tmp_path):
     while time.monotonic() < deadline and fake_k8s.leftovers("cc-env"):
         time.sleep(0.2)
     assert fake_k8s.leftovers("cc-env") == [], proc.stdout.read().decode()[-3000:]
+
+
+@pytest.mark.parametrize("launcher,operators,launcher_pod", [
+    ("mpijob", ("mpi",), "aif-op1-mn-launcher-*"),
+    ("volcano", ("volcano",), "aif-op1-mn-mpimaster-0*"),
+])
+def test_operator_launchers_end_to_end(tmp_path, monkeypatch, launcher, operators, launcher_pod):
+    """MPIJob and Volcano Job on the fake cluster with the operators' emulation (workers, launcher, policies):
+    the launcher's log gives the record, on the first node, naming every node; discovery picks the operator;
+    the operator's object and everything it created are gone afterwards."""
+    patch_exits(monkeypatch)
+    with fake_cluster(tmp_path, operators=operators) as fake:
+        fake.server.script("succeed", pod=launcher_pod, log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+        args = {"kind": "nccl_multinode", "nodes": NODES, "run_id": "op1", "image": IMAGE, "launcher": "auto",
+                "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0, "cleanup_timeout": 30, "timeout": 60}
+        with patch_module_args(args):
+            with pytest.raises(Exit) as exc:
+                k8s_workload.main()
+        res = exc.value
+        assert not res.failed, res.kwargs
+        assert res.kwargs["launcher"] == launcher
+        (record,) = res.kwargs["results"]
+        assert (record["check"], record["status"], record["host"]) == ("nccl.all_reduce", "pass", NODES[0])
+        assert record["params"]["hosts"] == NODES and record["params"]["launcher"] == launcher
+        assert res.kwargs["leftover"] == [] and fake.leftovers("op1") == []
+        fake.server.settle()
+        assert fake.leftovers() == []          # the operator's own objects (hostfile, Service, launcher Job) too
