@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import glob
 import html
 import json
 import math
@@ -25,6 +26,7 @@ import signal
 import statistics
 import tempfile
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 from jinja2 import Environment
@@ -156,12 +158,27 @@ def write_report(report, directory, formats=None, check_mode=False):
     return files, changed
 
 
+STALE_PARTIAL_S = 3600
+
+
+def _remove_stale_partials(parent):
+    """Temporary report directories of a writer that was killed (SIGKILL) more than an hour ago."""
+    now = time.time()
+    for path in glob.glob(os.path.join(glob.escape(parent), ".*.tmp-*")):
+        try:
+            if os.path.isdir(path) and not os.path.islink(path) and now - os.lstat(path).st_mtime > STALE_PARTIAL_S:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def write_report_dir(report, directory, formats=None):
     """Write a NEW report directory atomically: every file goes into a hidden temporary
     directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
     run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
     parent = os.path.dirname(os.path.abspath(directory))
     os.makedirs(parent, exist_ok=True)
+    _remove_stale_partials(parent)
     tmp = tempfile.mkdtemp(prefix=".%s.tmp-" % os.path.basename(directory), dir=parent)
     try:
         umask = os.umask(0o022)

@@ -207,3 +207,14 @@ def test_a_new_report_directory_never_merges_into_an_existing_one(tmp_path):
         render.write_report_dir(_report(), str(target), ["json"])
     assert os.listdir(str(target)) == ["foreign.txt"]
     assert sorted(os.listdir(str(tmp_path))) == [target.name]            # no temporary directory left
+
+
+def test_a_partial_directory_of_a_killed_writer_is_removed_after_an_hour(tmp_path):
+    stale = tmp_path / ".20261122T090000Z-aaaaaaaa.tmp-x1"
+    fresh = tmp_path / ".20261122T095959Z-bbbbbbbb.tmp-x2"       # a writer still at work
+    for path in (stale, fresh):
+        path.mkdir()
+        (path / "results.json").write_text("{")
+    os.utime(str(stale), (0, os.stat(str(stale)).st_mtime - 2 * render.STALE_PARTIAL_S))
+    render.write_report_dir(_report(), str(tmp_path / "20261122T100000Z-01234567"), ["json"])
+    assert sorted(os.listdir(str(tmp_path))) == [fresh.name, "20261122T100000Z-01234567"]
