@@ -70,21 +70,38 @@ notes:
 
 EXAMPLES = r"""
 - name: Publish the run summary
-  hosts: localhost
+  # the hosts under test (so that --limit keeps this play) and localhost (a run that targeted no host
+  # still reaches this step, which then fails and says why)
+  hosts: gpu_nodes:localhost
   gather_facts: false
   vars:
-    fleet_report_targets: false   # bookkeeping: localhost is not a host under test here
+    fleet_report_targets: false   # bookkeeping: its hosts are not targeted again here
   tasks:
     - name: Summarise the run (the same verdict as the report)
       aifabric.acceptance.run_summary:
       register: __run_summary
+      run_once: true
 
     - name: Set the compact summary as run-wide stats (AWX artifacts)
       ansible.builtin.set_stats:
         data:
           aifabric_summary: "{{ __run_summary.summary }}"
+          aifabric_hosts: "{{ __run_summary.hosts }}"
         per_host: false
         aggregate: false
+      run_once: true
+
+- name: Plan the RDMA confirmation pass from the records measured so far
+  hosts: rdma_nodes
+  gather_facts: false
+  tasks:
+    - name: Pair every suspect with two known-good hosts
+      aifabric.acceptance.run_summary:
+        confirm_hosts: "{{ ansible_play_hosts }}"
+        confirm_per_suspect: 2
+      register: __first_pass
+      run_once: true
+      delegate_to: localhost
 """
 
 RETURN = r"""
