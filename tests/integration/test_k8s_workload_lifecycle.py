@@ -315,10 +315,10 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
         target.write_text(text)
     proof = os.path.join(os.path.dirname(UNIT), "plugins", "modules", "fixtures", "h200x2-proof-1")
     probe_json = str(tmp_path / "probe.json")
+    env_spec = {"params": dict(k8s_plan.ENV_DEFAULTS), "lib": str(lib / "lib")}
     logs = {
         # the env pod: the collection's probe for real on this machine (no GPU/HCA here: skip records)
-        "aif-e2e-env-env-*": _entry_log(tmp_path, "env.log", "env", {"params": dict(k8s_plan.ENV_DEFAULTS),
-                                                                       "lib": str(lib / "lib")}),
+        "aif-e2e-env-env-*": _entry_log(tmp_path, "env.log", "env", env_spec),
         "aif-e2e-gemm-gemm-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
         "aif-e2e-nccl-nccl-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
         "aif-e2e-mn-mn-0-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),

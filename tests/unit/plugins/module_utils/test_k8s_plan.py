@@ -121,8 +121,8 @@ def _perftest_pod(tmp_path, options, role="client"):
     from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import cx4_infiniband
     root = cx4_infiniband(tmp_path / "root")
     hcas = rdma.build_hcas(env_probe.read_infiniband(env_probe.Host(root=str(root))))
-    device = next(h["name"] for h in hcas if any(p.get("link_layer") == "Ethernet" and p.get("state") == "ACTIVE"
-                                                for p in h["ports"]))
+    device = next(h["name"] for h in hcas
+                  if any(p.get("link_layer") == "Ethernet" and p.get("state") == "ACTIVE" for p in h["ports"]))
     tool = tmp_path / "ib_write_bw"
     tool.write_text("#!/bin/sh\ncat %s\n" % os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT))
     tool.chmod(0o755)
