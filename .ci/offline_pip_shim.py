@@ -36,9 +36,11 @@ def main():
     os.makedirs(cache, exist_ok=True)
     for version in versions:
         path = os.path.join(cache, "get_pip_%s.py" % version.replace(".", "_"))
-        if not os.path.exists(path):
-            with open(path, "w", encoding="utf-8") as handle:
+        if not os.path.exists(path):    # written whole (two `make test` at once may both get here)
+            tmp = "%s.tmp-%d" % (path, os.getpid())
+            with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(SHIM)
+            os.replace(tmp, path)
         print("pip bootstrap for ansible-test: %s" % path)
 
 
