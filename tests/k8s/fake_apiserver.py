@@ -33,6 +33,8 @@ cluster's moving parts for the objects the code under test creates:
   against allocatable minus what running pods hold; else ``PodScheduled=False/Unschedulable``
   with the scheduler's message (``0/4 nodes are available: 4 Insufficient nvidia.com/gpu.``)
   and a ``FailedScheduling`` Warning event, retried every tick;
+- **graceful deletion** (``pod_grace_ticks=N``): a deleted pod keeps running with a
+  ``deletionTimestamp`` for N ticks before it is gone, as a real pod does for its grace period;
 - **kubelet**: moves a bound pod through Pending → Running → Succeeded/Failed with
   container statuses, exit codes and events, following the **script** of the first
   matching ``Behaviour`` (by node, job, pod name prefix): ``succeed`` (exit 0),
@@ -77,6 +79,9 @@ from kmock._internal import rendering   # private module: kmock is pinned to 0.8
 
 RUN_LABEL = "aifabric.acceptance/run-id"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+# with pod_grace_ticks > 0 every pod carries this finalizer, so a DELETE only marks it (deletionTimestamp)
+# and the fake kubelet removes it that many ticks later, as a real pod lingers for its grace period
+FINALIZER = "fake.aifabric.acceptance/graceful-termination"
 
 PODS = kmock.resource("", "v1", "pods")
 EVENTS = kmock.resource("", "v1", "events")
@@ -157,6 +162,8 @@ class Emu(kmock.KubernetesEmulator):
         if request.resource is not None and isinstance(request.data, dict):
             md = request.data.setdefault("metadata", {})
             if request.action == kmock.action.CREATE:
+                if request.resource == PODS and self.fake is not None and self.fake.pod_grace_ticks:
+                    md.setdefault("finalizers", []).append(FINALIZER)
                 if request.namespace:
                     md.setdefault("namespace", request.namespace)
                 if not md.get("name") and md.get("generateName"):
@@ -327,8 +334,9 @@ def _quantity(value):
 class Controller(object):
     """Job controller + scheduler + kubelet + GC, one reconcile pass per tick (see module docstring)."""
 
-    def __init__(self, emu, nodes, tick_s=0.02):
-        self.emu, self.nodes, self.tick_s = emu, nodes, tick_s
+    def __init__(self, emu, nodes, tick_s=0.02, grace_ticks=0):
+        self.emu, self.nodes, self.tick_s, self.grace_ticks = emu, nodes, tick_s, grace_ticks
+        self.terminating = {}            # pod uid -> tick its deletion was first seen
         self.rules = []
         self.default = Behaviour("succeed")
         self.logs = {}                   # (namespace, pod, container) -> bytes
@@ -358,6 +366,8 @@ class Controller(object):
 
     async def _add(self, resource, namespace, body):
         md = body.setdefault("metadata", {})
+        if resource == PODS and self.grace_ticks:
+            md.setdefault("finalizers", []).append(FINALIZER)
         md.setdefault("namespace", namespace)
         md.setdefault("uid", str(uuid.uuid4()))
         md.setdefault("creationTimestamp", _now())
@@ -375,6 +385,17 @@ class Controller(object):
         raw = obj.raw
         obj.delete()
         await self._emit(key[0], "DELETED", raw)
+
+    async def _remove(self, key):
+        """Delete as a controller does (through the API): a pod with a grace period first terminates."""
+        raw = self.emu._objects[key].raw
+        if key[0] == PODS and self.grace_ticks:
+            if not raw["metadata"].get("deletionTimestamp"):
+                await self._patch(key, {"metadata": {"deletionTimestamp": _now(), "deletionGracePeriodSeconds": 30}})
+            return
+        if key[0] == PODS:
+            self._forget(raw)
+        await self._delete(key)
 
     async def event(self, pod, reason, message, type_="Normal", component="kubelet"):
         md = pod["metadata"]
@@ -514,9 +535,7 @@ class Controller(object):
                 continue
             owners = obj.raw["metadata"].get("ownerReferences") or []
             if owners and not any(r.get("uid") in uids for r in owners):
-                if key[0] == PODS:
-                    self._forget(obj.raw)
-                await self._delete(key)
+                await self._remove(key)
 
     # --- operators (only where the FakeApiServer serves their CRD)
     def _owned_pods(self, owner_uid):
@@ -527,8 +546,7 @@ class Controller(object):
         """Kill the owner's pods that still run (cleanPodPolicy Running / Volcano's CompleteJob) and set status."""
         for pkey, pod in owned:
             if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-                self._forget(pod)
-                await self._delete(pkey)
+                await self._remove(pkey)
         await self._patch(key, {"status": status})
 
     async def _mpi_operator(self):
@@ -747,6 +765,12 @@ class Controller(object):
     async def _kubelet(self):
         for key, obj in self._all(PODS):
             pod = obj.raw
+            if pod["metadata"].get("deletionTimestamp"):      # terminating: gone after the grace period
+                since = self.terminating.setdefault(pod["metadata"]["uid"], self.ticks)
+                if self.ticks - since >= self.grace_ticks:
+                    self._forget(pod)
+                    await self._delete(key)
+                continue
             st = self.state.get(pod["metadata"]["uid"])
             if not st or st["stage"] in ("unschedulable", "done"):
                 continue
@@ -886,10 +910,11 @@ class FakeApiServer(object):
     ``pods()``, ``events()``; ``expire_next_watches(n)``; ``requests`` records every call.
     """
 
-    def __init__(self, nodes=None, operators=(), tick_s=0.02):
+    def __init__(self, nodes=None, operators=(), tick_s=0.02, pod_grace_ticks=0):
         self.nodes = nodes if nodes is not None else gpu_nodes()
         self.operators = tuple(operators)
         self.tick_s = tick_s
+        self.pod_grace_ticks = pod_grace_ticks
         self.requests = []
         self.forbidden = set()           # {(verb, plural)} answered 403, as a Role without them would
         self._expire = 0
@@ -922,7 +947,7 @@ class FakeApiServer(object):
         self.server = kmock.Server(self.emu)
         await self.server.__aenter__()
         self.url = str(self.server.url).rstrip("/")
-        self.controller = Controller(self.emu, self.nodes, self.tick_s)
+        self.controller = Controller(self.emu, self.nodes, self.tick_s, self.pod_grace_ticks)
         async with self.emu._lock:
             for node in self.nodes:
                 await self.controller._add(NODES, None, {

@@ -309,6 +309,21 @@ def test_cleanup_touches_only_its_own_run(fake_k8s):
     assert fake_k8s.leftovers() == []
 
 
+def test_cleanup_waits_for_terminating_pods_and_reports_what_is_left(tmp_path):
+    """Pods linger for their grace period after DELETE: a short cleanup names them, a longer one sees them go."""
+    with fake_cluster(tmp_path, pod_grace_ticks=40) as fake:         # ~0.8 s of "terminating"
+        fake.server.script("hang")
+        run = "run-grace"
+        k8s_api.create(fake.api, support_objects("g") + [indexed_job("g", 2)], run, namespace=NS)
+        out = k8s_api.wait(fake.api, NS, k8s_api.run_selector(run), 2, timeout_s=1)
+        assert [o["outcome"] for o in out] == ["timeout", "timeout"]
+        left = k8s_api.cleanup(fake.api, NS, run, timeout_s=0.1)
+        assert len(left) == 2 and all(item.startswith("Pod/default/g-") for item in left)
+        assert all(p["metadata"].get("deletionTimestamp") for p in fake.server.pods(k8s_api.run_selector(run)))
+        assert k8s_api.cleanup(fake.api, NS, run, timeout_s=20) == []
+        assert fake.leftovers(run) == []
+
+
 def test_create_conflict_and_partial_create_is_cleaned(fake_k8s):
     run = "run-409"
     k8s_api.create(fake_k8s.api, [bare_pod("dup", "gpu-node-01")], run, namespace=NS)
