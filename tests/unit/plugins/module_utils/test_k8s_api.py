@@ -24,6 +24,9 @@ from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  
 HERE = os.path.dirname(os.path.abspath(__file__))
 NCCL_LOG = os.path.join(HERE, "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 CRASH_LOG = os.path.join(HERE, "parsers", "fixtures", "failures", "nvidia-smi-couldnt-communicate-with-driver.txt")
+PERFTEST = os.path.join(HERE, "parsers", "fixtures", "perftest")
+PT_SERVER = os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt")
+PT_CLIENT = os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt")
 NS = "default"
 
 
@@ -90,6 +93,22 @@ def test_success_indexed_job_logs_and_cleanup(fake_k8s):
     assert all(p["metadata"]["labels"][k8s_api.MANAGED_BY_KEY] == k8s_api.MANAGED_BY_VALUE
                for p in fake_k8s.server.pods(k8s_api.run_selector(run)))
     assert len(fake_k8s.leftovers(run)) == 6      # ConfigMap, Secret, Service, Job and the Job's 2 pods
+    assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
+    assert fake_k8s.leftovers(run) == []
+
+
+def test_pair_server_and_client_get_their_own_captures(fake_k8s):
+    """A perftest pair: server pod on one node, client pod on the other, each log the real capture of its side."""
+    run = "run-pair"
+    fake_k8s.server.script("succeed", pod="pt-server-*", log_file=PT_SERVER)
+    fake_k8s.server.script("succeed", pod="pt-client-*", log_file=PT_CLIENT)
+    pods = [bare_pod("pt-server-gpu-node-01", "gpu-node-01"), bare_pod("pt-client-gpu-node-02", "gpu-node-02")]
+    k8s_api.create(fake_k8s.api, pods, run, namespace=NS)
+    out = {o["name"]: o for o in k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2, timeout_s=30)}
+    assert {n: (o["outcome"], o["node"]) for n, o in out.items()} == {
+        "pt-server-gpu-node-01": ("succeeded", "gpu-node-01"), "pt-client-gpu-node-02": ("succeeded", "gpu-node-02")}
+    assert k8s_api.logs(fake_k8s.api, NS, "pt-server-gpu-node-01") == read(PT_SERVER)
+    assert k8s_api.logs(fake_k8s.api, NS, "pt-client-gpu-node-02") == read(PT_CLIENT)
     assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
     assert fake_k8s.leftovers(run) == []
 
