@@ -179,6 +179,14 @@ def test_shipped_rbac_manifest_validates():
     assert not verbs & {"update", "patch", "*", "escalate", "bind", "impersonate"}
 
 
+def test_the_code_config_map_fits_the_api_servers_limit():
+    """A ConfigMap holds at most 1 MiB; the collection's code shipped into the pods must stay well below it."""
+    size = sum(len(t.encode("utf-8")) for t in k8s_plan.code_files().values())
+    assert 100 << 10 < size < 768 << 10, size
+    assert set(p for p in k8s_plan.code_files() if not p.startswith("lib/")) == {
+        "aifabric_k8s_entry.py", "aifabric_torch_worker.py"}
+
+
 def test_names_are_checked():
     with pytest.raises(AcceptanceError, match="run_id"):
         km.check_run_id("Run_1")
