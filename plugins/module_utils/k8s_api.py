@@ -90,6 +90,7 @@ VOLCANO_GV = "batch.volcano.sh/v1alpha1"
 REQUEST_TIMEOUT = (10, 60)
 LOG_LIMIT_BYTES = 64 << 20          # same ceiling as import mode (imports.MAX_IMPORT_BYTES)
 WATCH_ROUND_S = 60                  # longest single watch request; re-established after it ends
+WAIT_SLACK_S = 3                    # a wait's requests may read this long past its deadline, never more
 UNSCHEDULABLE_GRACE_S = 60          # an Unschedulable pod gets this long (autoscalers) before it is an error
 
 # Outcome names of ``wait``: terminal (finished by itself) and unrecoverable (will not finish).
@@ -273,6 +274,10 @@ def connect(params):
             setattr(cfg, attr, value)
     if not cfg.host:
         raise K8sError("no Kubernetes API host: give host, or a kubeconfig with a server")
+    # urllib3 retries a read timeout 3 times by default, which would multiply every bound of this
+    # file by 4; connection errors are still retried (a refused connect costs nothing)
+    import urllib3
+    cfg.retries = urllib3.util.Retry(total=3, connect=3, read=0, status=0, redirect=0)
     return client.ApiClient(configuration=cfg)
 
 
@@ -599,8 +604,9 @@ def _match(labels, selector):
     return True
 
 
-def _list_pods(api, namespace, selector):
-    doc = _call(api, "v1", "Pod", "list", namespace, label_selector=selector)
+def _list_pods(api, namespace, selector, read_timeout=REQUEST_TIMEOUT[1]):
+    doc = _call(api, "v1", "Pod", "list", namespace, label_selector=selector,
+                _request_timeout=(REQUEST_TIMEOUT[0], read_timeout))
     return doc.get("items") or [], (doc.get("metadata") or {}).get("resourceVersion")
 
 
@@ -610,7 +616,7 @@ def _watch_pods(api, namespace, selector, resource_version, seconds):
     from kubernetes.watch.watch import iter_resp_lines
     kwargs = dict(label_selector=selector, watch=True, timeout_seconds=int(seconds),
                   allow_watch_bookmarks=True, _preload_content=False,
-                  _request_timeout=(REQUEST_TIMEOUT[0], int(seconds) + 15))
+                  _request_timeout=(REQUEST_TIMEOUT[0], int(seconds) + WAIT_SLACK_S))
     if resource_version:
         kwargs["resource_version"] = resource_version
     resp = client.CoreV1Api(api).list_namespaced_pod(namespace, **kwargs)
@@ -638,7 +644,9 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     ``done_selector`` (e.g. MPI workers that only serve the launcher) are watched for
     unrecoverable states but need not finish. With ``fail_fast`` (a gang: one bad pod dooms
     the rest) it returns as soon as any pod failed or is unrecoverable. At ``timeout_s``
-    it returns, every unfinished pod with outcome TIMEOUT.
+    it returns, every unfinished pod with outcome TIMEOUT; if the API server did not answer
+    when the time ran out (or failed 5 times in a row, or answered 401/403/404) it raises
+    K8sError instead. No request of a wait reads longer than WAIT_SLACK_S past the deadline.
 
     Each outcome: ``{name, node, phase, outcome, exit_code, reason, message, labels,
     annotations}``; ``outcome`` is SUCCEEDED, one of ERROR_OUTCOMES, or RUNNING (a pod
@@ -705,12 +713,17 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
                 update("MODIFIED", pods[name])
 
     failures = gone = 0
+    last_error = None
     while True:
         now = time.monotonic()
         if now >= deadline:
+            if last_error is not None:      # the time ran out while the API did not answer: say so
+                raise _fail("cannot watch pods %s in namespace %s within %s s" % (selector, namespace, timeout_s),
+                            last_error)
             break
         try:
-            items, rv = _list_pods(api, namespace, selector)
+            items, rv = _list_pods(api, namespace, selector,
+                                   max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
             listed = set()
             for pod in items:
                 listed.add((pod.get("metadata") or {}).get("name"))
@@ -734,10 +747,12 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
                     break
             recheck_grace()
             failures = gone = 0
+            last_error = None
             if finished():
                 break
         except errors as exc:
             status, _message = _status_of(exc)
+            last_error = None if status == 410 else exc
             gone = gone + 1 if status == 410 else 0
             if status == 410 and gone <= 3:
                 continue        # resourceVersion expired: the next round relists at once

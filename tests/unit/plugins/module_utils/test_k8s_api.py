@@ -554,6 +554,40 @@ def test_api_unreachable_is_a_clear_error():
         api.close()
 
 
+def test_wait_on_a_server_that_never_answers_raises_instead_of_hanging():
+    """A TCP peer that accepts and then says nothing (a wedged API server or proxy): the wait's requests are
+    bounded by its deadline plus WAIT_SLACK_S, and it ends with an error naming the problem."""
+    import socket
+    import threading
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                pass
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    api = k8s_api.connect({"host": "http://127.0.0.1:%d" % listener.getsockname()[1], "api_key": "x"})
+    try:
+        with pytest.raises(k8s_api.K8sError, match="cannot watch pods .* within 1 s"):
+            k8s_api.wait(api, NS, k8s_api.run_selector("run-wedged"), 1, timeout_s=1)
+        assert held                                   # it did connect: the bound is the read timeout
+    finally:
+        api.close()
+        stop.set()
+        thread.join(5)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
 # ---------------------------------------------------------------- pure helpers
 
 def test_bad_run_id_and_manifest_are_refused(fake_k8s):
