@@ -908,6 +908,8 @@ def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Backg
     controller re-created) until nothing is left or ``timeout_s`` passed. Leftovers are
     ``"Kind/namespace/name"`` strings, or ``"plural: <why it could not be listed>"``.
     Never raises for API errors (it runs on error paths); a bad run id raises K8sError.
+    Each request reads at most until WAIT_SLACK_S past ``timeout_s`` (a wedged server
+    cannot stretch it).
     """
     _require_client()
     selector = run_selector(run_id)
@@ -918,13 +920,18 @@ def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Backg
     deadline = time.monotonic() + timeout_s
     absent = set()       # kinds the server does not serve (404 on list)
 
+    def bound():
+        """(connect, read) timeouts that end no later than WAIT_SLACK_S past the deadline."""
+        return (REQUEST_TIMEOUT[0], max(1.0, min(REQUEST_TIMEOUT[1], deadline - time.monotonic() + WAIT_SLACK_S)))
+
     def sweep(delete):
         left = []
         for api_version, kind, plural in kinds:
             if (api_version, kind) in absent:
                 continue
             try:
-                items = _call(api, api_version, kind, "list", namespace, label_selector=selector).get("items") or []
+                items = _call(api, api_version, kind, "list", namespace, label_selector=selector,
+                              _request_timeout=bound()).get("items") or []
             except errors as exc:
                 status, message = _status_of(exc)
                 if status == 404:
@@ -945,7 +952,7 @@ def cleanup(api, namespace, run_id, kinds=None, timeout_s=60, propagation="Backg
                     continue
                 try:
                     _call(api, api_version, kind, "delete", namespace, name=md.get("name"),
-                          propagation_policy=propagation)
+                          propagation_policy=propagation, _request_timeout=bound())
                 except errors as exc:
                     status, message = _status_of(exc)
                     if status != 404:

@@ -579,6 +579,8 @@ def test_wait_on_a_server_that_never_answers_raises_instead_of_hanging():
         with pytest.raises(k8s_api.K8sError, match="cannot watch pods .* within 1 s"):
             k8s_api.wait(api, NS, k8s_api.run_selector("run-wedged"), 1, timeout_s=1)
         assert held                                   # it did connect: the bound is the read timeout
+        left = k8s_api.cleanup(api, NS, "run-wedged", timeout_s=0.5)
+        assert len(left) == 1 and left[0].startswith("API server unreachable, nothing of the run could be listed")
     finally:
         api.close()
         stop.set()
