@@ -674,21 +674,11 @@ def append_config(path, **config):
 
 
 def check_required(required):
-    """required_checks as {host or "*": [check glob, ...]}; raises ValueError naming what is wrong."""
-    if required is None:
-        return {}
-    if not isinstance(required, dict):
-        raise ValueError("required_checks must be a mapping of host (or \"*\") to a list of check globs, got %r"
-                         % (required,))
-    out = {}
-    for host, globs in required.items():
-        if isinstance(globs, str):
-            globs = [globs]
-        if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g for g in globs):
-            raise ValueError("required_checks[%r] must be a list of check globs (e.g. [gpu.*, nccl.*]), got %r"
-                             % (host, globs))
-        out[str(host)] = sorted(set(globs))
-    return out
+    """required_checks as {host or "*": [check glob, ...]}; raises ValueError naming what is wrong.
+
+    The one rule is verdict.required_patterns (the analysis that applies them); this only sorts."""
+    return dict((host, sorted(set(globs)))
+                for host, globs in verdict.required_patterns({"required_checks": required}).items())
 
 
 def run_summary(path, required_checks=None, controller_pid=None, host_required=None):
