@@ -349,6 +349,8 @@ class Controller(object):
         self.gc_seen = -1
         self.error = None
         self.task = None
+        # extra reconcile steps, run after the operators (tests/k8s/fake_rdma_plugin.py: DaemonSets, RDMA plugin)
+        self.hooks = []
 
     # --- store helpers (called with emu._lock held)
     def _all(self, resource):
@@ -423,6 +425,8 @@ class Controller(object):
     async def reconcile(self):
         await self._mpi_operator()
         await self._volcano()
+        for hook in self.hooks:
+            await hook(self)
         await self._jobs()
         await self._gc()
         await self._scheduler()

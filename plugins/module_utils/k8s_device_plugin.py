@@ -1,0 +1,592 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Mellanox/NVIDIA ``k8s-rdma-shared-dev-plugin`` on Kubernetes (private; controller side).
+
+Pure parts (no I/O):
+
+- ``devices_from_records(records) -> {node: [device]}`` - the RDMA ports of each node from
+  ``rdma.port`` records of the env probe (``host`` = node), as the plugin sees them: one device
+  per netdev of a port, ``{"hca", "port", "vendor", "deviceID", "ifName", "linkType", "driver"}``
+  (``linkType`` in the plugin's netlink words ``infiniband``/``ether``; ``driver`` None: the
+  probe does not read it).
+- ``generate_config_list(devices, resource_name, prefix, hca_max, per_rail)`` - ``configList``
+  entries whose selectors match exactly those devices (vendors, deviceIDs, linkTypes; per rail
+  also the rail's ifNames, one resource per HCA name).
+- ``selector_match(device, selectors)`` / ``explain(devices, selectors)`` - the plugin's own
+  selection rule (elements of one selector ORed, selectors ANDed; ``devices`` = ifNames).
+- ``config(...)``, ``config_json(config)``, ``manifests(...)`` - the ConfigMap ``config.json``
+  and the DaemonSet (upstream ``deployment/k8s/base``, with image/tag, priority class,
+  tolerations, node selector and a pod annotation carrying the config's SHA-256 so a changed
+  config rolls the plugin pods: the plugin reads its config only at start).
+- ``node_selected(node, daemonset)`` - why the DaemonSet does or does not place a pod on a node.
+
+API parts (the official client through ``k8s_api``; plain dicts):
+
+- ``apply(api, objects, check_mode, adopt)`` - create or merge-patch each object so that it holds
+  the desired fields (idempotent: nothing is sent when the live object already holds them);
+  ``remove(api, namespace, names, check_mode)`` - delete them (only objects this collection manages).
+- ``verify(api, namespace, name, nodes, resources, devices, timeout_s)`` - waits until the
+  DaemonSet is ready on every node and every node's allocatable shows every resource > 0, then
+  returns one ``k8s.rdma_device_plugin`` record per node and resource (``host`` = node,
+  ``target`` = the resource); a failing node's record names the likely cause: node missing,
+  not selected (label/taint), no plugin pod, plugin pod not running (crash loop, with its last
+  log lines), selector matching no device, port in the wrong link layer, or devices matched but
+  nothing exposed (missing RDMA char devices, kubelet registration).
+
+Python 3.8 syntax; imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+CHECK = "k8s.rdma_device_plugin"
+NAME = "rdma-shared-dp-ds"
+CONFIG_MAP = "rdma-devices"
+NAMESPACE = "kube-system"
+IMAGE = "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin"
+TAG = "v1.5.3"
+NFD_LABEL = "feature.node.kubernetes.io/custom-rdma.available"
+CONFIG_DIR = "/k8s-rdma-shared-dev-plugin"
+RESOURCE_NAME = "hca_shared_devices_a"
+RESOURCE_PREFIX = "rdma"
+HCA_MAX = 1000
+SELECTOR_KEYS = ("vendors", "deviceIDs", "drivers", "ifNames", "linkTypes")
+# env_probe's link_layer (sysfs) -> the plugin's linkTypes value (netlink EncapType)
+LINK_TYPES = {"infiniband": "infiniband", "ethernet": "ether"}
+HASH_ANNOTATION = "aifabric.acceptance/config-sha256"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+COMPONENT = "rdma-shared-device-plugin"
+_RESOURCE_NAME = re.compile(r"^[A-Za-z0-9_]+$")     # the plugin's validResourceName
+TOOL = {"name": "k8s-rdma-shared-dev-plugin"}
+
+
+class PluginError(AcceptanceError):
+    """Bad input for the device plugin (selectors, names): the message says what to change."""
+
+
+# ---------------------------------------------------------------- facts -> devices -> selectors
+
+def devices_from_records(records):
+    """{node: [device]} from env_probe ``rdma.port`` records (other records are ignored)."""
+    out = {}
+    for rec in records or []:
+        if not isinstance(rec, dict) or rec.get("check") != "rdma.port" or not rec.get("host"):
+            continue
+        facts = rec.get("facts") if isinstance(rec.get("facts"), dict) else {}
+        target = str(rec.get("target") or "")
+        hca, _sep, port = target.partition("/")
+        link = LINK_TYPES.get(str(facts.get("link_layer") or "").lower())
+        netdevs = [n.get("name") for n in facts.get("netdevs") or [] if isinstance(n, dict) and n.get("name")]
+        if not netdevs and facts.get("netdev"):
+            netdevs = [facts["netdev"]]
+        for ifname in netdevs or [None]:
+            out.setdefault(rec["host"], []).append({
+                "hca": hca or None, "port": int(port) if port.isdigit() else None,
+                "vendor": _hex(facts.get("vendor_id")), "deviceID": _hex(facts.get("device_id")),
+                "ifName": ifname, "linkType": link, "driver": facts.get("driver")})
+    return out
+
+
+def _hex(value):
+    if value is None:
+        return None
+    value = str(value).strip().lower()
+    return value[2:] if value.startswith("0x") else (value or None)
+
+
+def _sorted_set(values):
+    return sorted(set(v for v in values if v))
+
+
+def resource_name_for(base, rail):
+    """``<base>_<rail>`` with every character the plugin rejects replaced by ``_``."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", "%s_%s" % (base, rail))
+
+
+def generate_config_list(devices, resource_name=RESOURCE_NAME, prefix=RESOURCE_PREFIX, hca_max=HCA_MAX,
+                         per_rail=False):
+    """``configList`` entries whose selectors select the devices seen on the nodes.
+
+    One resource (vendors, deviceIDs and linkTypes of every device), or with ``per_rail`` one
+    resource per HCA name (rail), adding that rail's netdev names (``ifNames``). Devices without
+    a netdev are invisible to the plugin (it walks PCI network functions) and are left out.
+    Raises PluginError when no device with a netdev is known.
+    """
+    seen = [d for devs in (devices or {}).values() for d in devs if d.get("ifName")]
+    if not seen:
+        raise PluginError("no RDMA port with a network device in the env_probe facts of the nodes (rdma.port records): "
+                          "run the env probe on them first, or give the resources with their selectors")
+
+    def selectors(devs, names):
+        sel = {"vendors": _sorted_set(d["vendor"] for d in devs),
+               "deviceIDs": _sorted_set(d["deviceID"] for d in devs),
+               "linkTypes": _sorted_set(d["linkType"] for d in devs)}
+        if names:
+            sel["ifNames"] = _sorted_set(d["ifName"] for d in devs)
+        return dict((k, v) for k, v in sel.items() if v)
+
+    if not per_rail:
+        return [{"resourceName": resource_name, "resourcePrefix": prefix, "rdmaHcaMax": hca_max,
+                 "selectors": selectors(seen, False)}]
+    rails = {}
+    for dev in seen:
+        rails.setdefault(dev["hca"] or dev["ifName"], []).append(dev)
+    return [{"resourceName": resource_name_for(resource_name, rail), "resourcePrefix": prefix, "rdmaHcaMax": hca_max,
+             "selectors": selectors(rails[rail], True)} for rail in sorted(rails)]
+
+
+def selector_match(device, selectors, ignore=()):
+    """True/False: does the plugin select ``device``; None when a selector needs a fact we lack (driver)."""
+    unknown = False
+    for key in SELECTOR_KEYS:
+        wanted = (selectors or {}).get(key)
+        if not wanted or key in ignore:
+            continue
+        have = device.get({"vendors": "vendor", "deviceIDs": "deviceID", "drivers": "driver", "ifNames": "ifName",
+                           "linkTypes": "linkType"}[key])
+        if have is None:
+            unknown = True
+        elif have not in wanted:
+            return False
+    return None if unknown else True
+
+
+def explain(devices, selectors):
+    """Why the selectors give this node's ``devices`` zero or more devices: (cause, text).
+
+    cause: ``matched`` (some device is selected), ``link_layer`` (selected but for linkTypes),
+    ``no_match``, ``unknown`` (a selector needs a fact the probe does not read), ``no_facts``.
+    """
+    if not devices:
+        return "no_facts", "no env_probe facts (rdma.port records) for this node"
+    hit = [d for d in devices if selector_match(d, selectors)]
+    if hit:
+        return "matched", "the selectors match %s" % ", ".join(_dev(d) for d in hit)
+    if selectors.get("linkTypes"):
+        almost = [d for d in devices if selector_match(d, selectors, ignore=("linkTypes",))]
+        if almost:
+            return "link_layer", "port in the wrong link layer: %s, but the selector wants linkTypes %s" % (
+                ", ".join("%s is %s" % (_dev(d), d["linkType"] or "of unknown link layer") for d in almost),
+                selectors["linkTypes"])
+    if any(selector_match(d, selectors) is None for d in devices):
+        return "unknown", "the selectors need a fact the env probe does not read (drivers); devices: %s" % (
+            ", ".join(_dev(d) for d in devices))
+    return "no_match", "selector matches no device of this node: it has %s; selectors %s" % (
+        ", ".join(_dev(d) for d in devices), json.dumps(selectors, sort_keys=True))
+
+
+def _dev(d):
+    return "%s/%s (%s %s:%s %s)" % (d.get("hca"), d.get("port"), d.get("ifName"), d.get("vendor"), d.get("deviceID"),
+                                   d.get("linkType"))
+
+
+# ---------------------------------------------------------------- config and manifests
+
+def check_config_list(config_list):
+    """The plugin's own start-up checks (ValidateConfigs), so a bad config fails here, not in a crash loop."""
+    if not config_list:
+        raise PluginError("no resources: give at least one (or env_probe records to generate them from)")
+    names = set()
+    for entry in config_list:
+        name = entry.get("resourceName")
+        if not isinstance(name, str) or not _RESOURCE_NAME.match(name):
+            raise PluginError("resource name %r is invalid: the plugin accepts letters, digits and '_' only" % (name,))
+        if name in names:
+            raise PluginError("resource name %r is given twice" % name)
+        names.add(name)
+        if not isinstance(entry.get("rdmaHcaMax"), int) or entry["rdmaHcaMax"] < 1:
+            raise PluginError("resource %s: rdmaHcaMax must be a positive integer (the number of pods that may share "
+                              "the devices), got %r" % (name, entry.get("rdmaHcaMax")))
+        sel = entry.get("selectors") or {}
+        unknown = set(sel) - set(SELECTOR_KEYS)
+        if unknown:
+            raise PluginError("resource %s: unknown selector(s) %s (known: %s)" % (
+                name, ", ".join(sorted(unknown)), ", ".join(SELECTOR_KEYS)))
+        for key, value in sel.items():
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise PluginError("resource %s: selector %s must be a list of strings, got %r" % (name, key, value))
+        if not any(sel.values()):
+            raise PluginError("resource %s has no selector: it would match nothing (the plugin refuses to start)" % name)
+        bad = [v for v in sel.get("linkTypes") or [] if v not in LINK_TYPES.values()]
+        if bad:
+            raise PluginError("resource %s: linkTypes %s: the plugin compares the netlink link type, %s" % (
+                name, bad, " or ".join(sorted(LINK_TYPES.values()))))
+    return config_list
+
+
+def normalize_resources(resources, prefix=RESOURCE_PREFIX, hca_max=HCA_MAX):
+    """Module-style resource dicts (name, prefix, rdma_hca_max, selectors) -> configList entries."""
+    out = []
+    for res in resources or []:
+        sel = dict((k, list(v)) for k, v in (res.get("selectors") or {}).items() if v)
+        out.append({"resourceName": res.get("name"), "resourcePrefix": res.get("prefix") or prefix,
+                    "rdmaHcaMax": res.get("rdma_hca_max") or hca_max, "selectors": sel})
+    return out
+
+
+def config(config_list, periodic_update_interval=60):
+    return {"periodicUpdateInterval": periodic_update_interval, "configList": check_config_list(config_list)}
+
+
+def config_json(cfg):
+    """The ``config.json`` text: stable (sorted keys) so the same config always gives the same ConfigMap."""
+    return json.dumps(cfg, indent=2, sort_keys=True) + "\n"
+
+
+def resource_names(cfg):
+    """Extended-resource names (``prefix/name``) the config publishes."""
+    return ["%s/%s" % (e.get("resourcePrefix") or RESOURCE_PREFIX, e["resourceName"]) for e in cfg["configList"]]
+
+
+def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=IMAGE, tag=TAG,
+              image_pull_policy="IfNotPresent", node_selector=None, tolerations=None,
+              priority_class="system-node-critical", use_cdi=False, image_pull_secrets=None):
+    """[ConfigMap, DaemonSet] of the plugin (plain dicts, upstream deployment/k8s/base plus the knobs)."""
+    text = config_json(cfg)
+    labels = {k8s_api.MANAGED_BY_KEY: k8s_api.MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": config_map, "namespace": namespace, "labels": dict(labels)},
+          "data": {"config.json": text}}
+    container = {
+        "name": "k8s-rdma-shared-dp-ds", "image": "%s:%s" % (image, tag) if tag else image,
+        "imagePullPolicy": image_pull_policy, "securityContext": {"privileged": True},
+        "volumeMounts": [
+            {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+            {"name": "plugins-registry", "mountPath": "/var/lib/kubelet/plugins_registry"},
+            {"name": "config", "mountPath": CONFIG_DIR},
+            {"name": "devs", "mountPath": "/dev/"}]}
+    if use_cdi:
+        container["args"] = ["--use-cdi"]
+    pod_spec = {
+        "hostNetwork": True, "priorityClassName": priority_class, "containers": [container],
+        "volumes": [
+            {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+            {"name": "plugins-registry", "hostPath": {"path": "/var/lib/kubelet/plugins_registry"}},
+            {"name": "config", "configMap": {"name": config_map,
+                                             "items": [{"key": "config.json", "path": "config.json"}]}},
+            {"name": "devs", "hostPath": {"path": "/dev/"}}]}
+    if not priority_class:
+        del pod_spec["priorityClassName"]
+    if node_selector:
+        pod_spec["nodeSelector"] = dict((str(k), str(v)) for k, v in node_selector.items())
+    if tolerations:
+        pod_spec["tolerations"] = [dict(t) for t in tolerations]
+    if image_pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": s} for s in image_pull_secrets]
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+          "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+          "spec": {"selector": {"matchLabels": {"name": name}},
+                   "updateStrategy": {"type": "RollingUpdate"},
+                   "template": {"metadata": {"labels": dict(labels, name=name),
+                                             "annotations": {HASH_ANNOTATION: hashlib.sha256(
+                                                 text.encode("utf-8")).hexdigest()}},
+                                "spec": pod_spec}}}
+    return [cm, ds]
+
+
+# ---------------------------------------------------------------- apply / remove
+
+def holds(live, desired):
+    """True when ``live`` already holds every field of ``desired`` (server defaults may add more)."""
+    if isinstance(desired, dict):
+        return isinstance(live, dict) and all(holds(live.get(k), v) for k, v in desired.items())
+    if isinstance(desired, list):
+        return isinstance(live, list) and len(live) == len(desired) and all(
+            holds(a, b) for a, b in zip(live, desired))
+    return live == desired or (live is not None and str(live) == str(desired) and not isinstance(desired, bool))
+
+
+def _read(api, obj):
+    md = obj["metadata"]
+    try:
+        return k8s_api._call(api, obj["apiVersion"], obj["kind"], "read", md["namespace"], name=md["name"])
+    except k8s_api._api_errors() as exc:
+        status, _msg = k8s_api._status_of(exc)
+        if status == 404:
+            return None
+        raise k8s_api._fail("cannot read %s %s/%s" % (obj["kind"], md["namespace"], md["name"]), exc, verb="get",
+                            plural=k8s_api._plural(obj["kind"]), group=k8s_api._split_gv(obj["apiVersion"])[0],
+                            namespace=md["namespace"])
+
+
+def _managed(live):
+    return ((live.get("metadata") or {}).get("labels") or {}).get(k8s_api.MANAGED_BY_KEY) == k8s_api.MANAGED_BY_VALUE
+
+
+def apply(api, objects, check_mode=False, adopt=False):
+    """Create each object, or merge-patch it when the live one lacks a desired field; returns actions.
+
+    Actions are ``{"object": "Kind/ns/name", "action": "created"|"updated"|"unchanged"}`` (what
+    would happen, in check mode). An existing object that this collection does not manage (no
+    ``app.kubernetes.io/managed-by: aifabric.acceptance``, e.g. the network operator's) is left
+    alone with a PluginError unless ``adopt``.
+    """
+    k8s_api._require_client()
+    actions = []
+    for obj in objects:
+        md = obj["metadata"]
+        ref = "%s/%s/%s" % (obj["kind"], md["namespace"], md["name"])
+        group = k8s_api._split_gv(obj["apiVersion"])[0]
+        plural = k8s_api._plural(obj["kind"])
+        live = _read(api, obj)
+        if live is not None and not _managed(live) and not adopt:
+            raise PluginError("%s exists and is not managed by aifabric.acceptance (deployed by the network operator "
+                              "or by hand?): remove it, or set adopt=true to take it over" % ref)
+        if live is not None and holds(live, obj):
+            actions.append({"object": ref, "action": "unchanged"})
+            continue
+        action = "created" if live is None else "updated"
+        actions.append({"object": ref, "action": action})
+        if check_mode:
+            continue
+        try:
+            if live is None:
+                k8s_api._call(api, obj["apiVersion"], obj["kind"], "create", md["namespace"], body=obj)
+            else:
+                k8s_api._call(api, obj["apiVersion"], obj["kind"], "patch", md["namespace"], name=md["name"],
+                              body=obj, _content_type="application/merge-patch+json")
+        except k8s_api._api_errors() as exc:
+            verb = "create" if live is None else "patch"
+            raise k8s_api._fail("cannot %s %s" % (verb, ref), exc, verb=verb, plural=plural, group=group,
+                                namespace=md["namespace"])
+    return actions
+
+
+def remove(api, objects, check_mode=False, timeout_s=60, poll_s=0.5):
+    """Delete ``objects`` (DaemonSet first: its pods go with it) that this collection manages; returns actions.
+
+    An object another tool manages is never deleted (action ``kept (not managed by aifabric.acceptance)``).
+    Waits up to ``timeout_s`` for them to be gone; what is still there is reported as ``still present``.
+    """
+    k8s_api._require_client()
+    actions = []
+    order = sorted(objects, key=lambda o: 0 if o["kind"] == "DaemonSet" else 1)
+    for obj in order:
+        md = obj["metadata"]
+        ref = "%s/%s/%s" % (obj["kind"], md["namespace"], md["name"])
+        live = _read(api, obj)
+        if live is None:
+            actions.append({"object": ref, "action": "absent"})
+            continue
+        if not _managed(live):
+            actions.append({"object": ref, "action": "kept (not managed by aifabric.acceptance)"})
+            continue
+        actions.append({"object": ref, "action": "deleted"})
+        if check_mode:
+            continue
+        try:
+            k8s_api._call(api, obj["apiVersion"], obj["kind"], "delete", md["namespace"], name=md["name"],
+                          propagation_policy="Background")
+        except k8s_api._api_errors() as exc:
+            status, _msg = k8s_api._status_of(exc)
+            if status != 404:
+                raise k8s_api._fail("cannot delete %s" % ref, exc, verb="delete", plural=k8s_api._plural(obj["kind"]),
+                                    group=k8s_api._split_gv(obj["apiVersion"])[0], namespace=md["namespace"])
+    deadline = time.monotonic() + timeout_s
+    pending = [o for o, a in zip(order, actions) if a["action"] == "deleted"] if not check_mode else []
+    while pending and time.monotonic() < deadline:
+        pending = [o for o in pending if _read(api, o) is not None]
+        if pending:
+            time.sleep(poll_s)
+    for obj in pending:
+        md = obj["metadata"]
+        ref = "%s/%s/%s" % (obj["kind"], md["namespace"], md["name"])
+        for a in actions:
+            if a["object"] == ref:
+                a["action"] = "still present after %d s" % timeout_s
+    return actions
+
+
+# ---------------------------------------------------------------- verification
+
+def node_selected(node, daemonset):
+    """None when ``daemonset`` places a pod on ``node`` (nodeSelector, required node affinity on labels,
+    NoSchedule/NoExecute taints vs tolerations), else the reason it does not."""
+    spec = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    missing = ["%s=%s" % (k, v) for k, v in sorted((spec.get("nodeSelector") or {}).items()) if labels.get(k) != v]
+    if missing:
+        return "the node lacks label %s of the DaemonSet's nodeSelector (label the node, or let NFD do it)" % (
+            ", ".join(missing))
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in spec.get("tolerations") or []):
+            return "the node has taint %s=%s:%s that the DaemonSet does not tolerate (add a toleration)" % (
+                taint.get("key"), taint.get("value", ""), taint.get("effect"))
+    return None
+
+
+def _tolerates(tol, taint):
+    if tol.get("effect") and tol["effect"] != taint.get("effect"):
+        return False
+    if tol.get("operator") == "Exists":
+        return not tol.get("key") or tol["key"] == taint.get("key")
+    return tol.get("key") == taint.get("key") and (tol.get("value") or "") == (taint.get("value") or "")
+
+
+def _allocatable(node, resource):
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _pod_ready(pod):
+    st = pod.get("status") or {}
+    return st.get("phase") == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or []) or (
+        st.get("phase") == "Running" and bool(st.get("containerStatuses"))
+        and all(c.get("ready") for c in st.get("containerStatuses") or []))
+
+
+def _snapshot(api, namespace, name, nodes):
+    ds = k8s_api._call(api, "apps/v1", "DaemonSet", "read", namespace, name=name)
+    selector = ",".join("%s=%s" % kv for kv in sorted(((ds.get("spec") or {}).get("selector") or {})
+                                                       .get("matchLabels", {}).items()))
+    pods = k8s_api._call(api, "v1", "Pod", "list", namespace, label_selector=selector).get("items") or []
+    known = dict((n["metadata"]["name"], n) for n in k8s_api.list_nodes(api))
+    hash_ = (((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations", {}).get(
+        HASH_ANNOTATION)
+    by_node = {}
+    for pod in pods:
+        md = pod.get("metadata") or {}
+        if md.get("deletionTimestamp"):
+            continue
+        if hash_ and (md.get("annotations") or {}).get(HASH_ANNOTATION) not in (None, hash_):
+            continue            # a pod of the previous config, being replaced
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            by_node.setdefault(node, pod)
+    return ds, by_node, dict((n, known.get(n)) for n in nodes)
+
+
+def _healthy(ds, by_node, nodes, resources):
+    for node_name, node in nodes.items():
+        if node is None or node_selected(node, ds) is not None:
+            return False
+        pod = by_node.get(node_name)
+        if pod is None or not _pod_ready(pod):
+            return False
+        if any((_allocatable(node, r) or 0) <= 0 for r in resources):
+            return False
+    return True
+
+
+def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, poll_s=1.0, selectors=None):
+    """Records ``k8s.rdma_device_plugin`` per node and resource once all are healthy or ``timeout_s`` passed.
+
+    ``resources``: extended-resource names (``rdma/hca_shared_devices_a``); ``devices``:
+    ``devices_from_records`` of the env probe (for the cause of a zero allocatable);
+    ``selectors``: {resource: selectors dict} of the applied config. Never raises for a node's
+    state; an unreadable DaemonSet gives an ``error`` record per node.
+    """
+    k8s_api._require_client()
+    devices = devices or {}
+    selectors = selectors or {}
+    started = results.utc_now()
+    t0 = time.monotonic()
+    deadline = t0 + timeout_s
+    while True:
+        try:
+            ds, by_node, known = _snapshot(api, namespace, name, nodes)
+        except (k8s_api.K8sError,) + k8s_api._api_errors() as exc:
+            why = str(exc) if isinstance(exc, k8s_api.K8sError) else k8s_api._status_of(exc)[1]
+            return [results.error(CHECK, "cannot read the device plugin DaemonSet %s/%s: %s" % (namespace, name, why),
+                                  host=n, target=r, tool=TOOL, started=started,
+                                  duration_s=time.monotonic() - t0) for n in nodes for r in resources]
+        if _healthy(ds, by_node, known, resources) or time.monotonic() >= deadline:
+            break
+        time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
+    duration = time.monotonic() - t0
+    status = ds.get("status") or {}
+    ds_facts = dict((k, status.get(k)) for k in ("desiredNumberScheduled", "currentNumberScheduled", "numberReady",
+                                                 "updatedNumberScheduled", "numberMisscheduled"))
+    out = []
+    for node_name in nodes:
+        node = known.get(node_name)
+        pod = by_node.get(node_name)
+        for res in resources:
+            st, reason, facts, metrics = _judge(api, namespace, ds, node_name, node, pod, res,
+                                                devices.get(node_name), selectors.get(res), timeout_s)
+            facts.update(daemonset="%s/%s" % (namespace, name), daemonset_status=ds_facts)
+            out.append(results.make(CHECK, st, reason=reason, host=node_name, target=res, facts=facts,
+                                    metrics=metrics, expect={"allocatable": {"min": 1}}, tool=TOOL,
+                                    params={"substrate": "kubernetes", "namespace": namespace, "waited_s": timeout_s},
+                                    started=started, duration_s=duration))
+    return out
+
+
+def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s):
+    facts, metrics = {}, {}
+    if node is None:
+        return "error", "node %s is not in the cluster (kubectl get nodes)" % node_name, facts, metrics
+    value = _allocatable(node, res)
+    if value is not None:
+        metrics["allocatable"] = value
+    why = node_selected(node, ds)
+    if why:
+        return "fail", "node not selected by the device plugin DaemonSet: %s" % why, facts, metrics
+    if pod is None:
+        return "fail", "no device plugin pod on this node after %d s (the DaemonSet selects it: is the DaemonSet " \
+                       "controller or the node's kubelet stuck? kubectl -n %s describe ds %s)" % (
+                           timeout_s, namespace, ds["metadata"]["name"]), facts, metrics
+    facts["pod"] = pod["metadata"]["name"]
+    facts["image"] = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image")
+    if not _pod_ready(pod):
+        cause = _pod_cause(pod)
+        return "fail", "device plugin pod %s %s: %s" % (
+            pod["metadata"]["name"], cause, k8s_api.diagnose(api, namespace, pod["metadata"]["name"])), facts, metrics
+    if value is not None and value > 0:
+        return "pass", "%s allocatable %d (plugin pod %s ready)" % (res, value, pod["metadata"]["name"]), facts, metrics
+    shown = "absent" if value is None else "0"
+    cause, text = explain(devs or [], sel or {})
+    facts["cause"] = cause
+    tail = _log_tail(api, namespace, pod["metadata"]["name"])
+    if cause == "matched":
+        text = ("%s, yet the plugin exposes none: RDMA char devices missing (rdma-core/issm not on the node, "
+                "Mellanox/k8s-rdma-shared-dev-plugin#44, #108) or the kubelet lost the registration (#109; "
+                "restart the plugin pod)" % text)
+    elif cause == "no_facts":
+        text = "the selectors select no device the plugin accepts (%s to say which)" % text
+    return "fail", "%s allocatable is %s: %s%s" % (res, shown, text, "; plugin log: " + tail if tail else ""), \
+        facts, metrics
+
+
+def _pod_cause(pod):
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") == "CrashLoopBackOff":
+            return "is crash-looping"
+        if waiting.get("reason"):
+            return "is waiting (%s)" % waiting["reason"]
+    return "is not ready (%s)" % ((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _log_tail(api, namespace, pod, lines=20):
+    """The plugin's warnings and errors among its last lines (one line), or ''."""
+    try:
+        text = k8s_api.logs(api, namespace, pod, limit_bytes=256 << 10, tail_lines=lines)
+    except k8s_api.K8sError:
+        return ""
+    keep = [ln.strip() for ln in text.splitlines()
+            if re.search(r"warning|error|exiting|fatal", ln, re.IGNORECASE)]
+    return k8s_api._one_line("\n".join(keep[-5:]), 500)
+
+
+def objects_ref(objects):
+    return ["%s/%s/%s" % (o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects]
+
+
+def desired_for_removal(namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP):
+    """Minimal stand-ins of the two objects, enough for ``remove``."""
+    return [{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": namespace}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": config_map, "namespace": namespace}}]
