@@ -27,12 +27,13 @@ import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet_relative, verdict
 
 ANALYSES = [
     drift.analyze,
     attribution.analyze,
     fleet_relative.analyze,
+    baseline.analyze,
     verdict.analyze_required,
 ]
 
@@ -51,6 +52,19 @@ ENABLE_LINE = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
 
 def plain(value):
     """A deep copy made of plain JSON types (drops Ansible's tagged/unsafe str subclasses)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:     # the common case, exact types first
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {(k if type(k) is str else str(k)): plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
+    return _plain_other(value)
+
+
+def _plain_other(value):
     if isinstance(value, dict):
         return dict((str(k), plain(v)) for k, v in value.items())
     if isinstance(value, (list, tuple)):
@@ -592,11 +606,12 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
         if history_db:
             try:
                 deltas = history.record_run(history_db, report["run"], report["records"], dry_run=check_mode)
-                report["history"] = {"db": os.path.abspath(history_db), "deltas": deltas}
+                report["history"] = {"db": history.display_name(history_db), "deltas": deltas}
                 stored = not check_mode and not dest
             except history.HistoryError as exc:
                 report["history"] = {"db": None, "deltas": [], "error": str(exc)}
                 warnings.append(str(exc))
+        compare.attach(report)      # report["comparison"]: with compare_with's reference, else the previous runs
         if dest:
             directory = os.path.abspath(dest)
         else:

@@ -8,6 +8,8 @@ on a synthetic pair matrix); hostile text is injected on purpose into copies of 
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html.parser
 import json
 import os
@@ -16,7 +18,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render, report_html
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -64,18 +66,29 @@ def test_results_json_records_all_validate_against_the_schema(tmp_path, validato
     assert data["summary"]["counts"] == results.count(data["records"])
 
 
-def test_junit_one_testcase_per_record_with_status_mapping(tmp_path):
+def test_junit_one_testsuite_per_host_with_metrics_as_properties(tmp_path):
     report = _report(evil=True)
     root = ET.fromstring(render.render_junit(report).encode("utf-8"))
+    suites = root.findall("./testsuite")
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert sorted(s.get("name") for s in suites) == sorted(set(r["host"] for r in report["records"]))
     cases = root.findall("./testsuite/testcase")
     assert len(cases) == len(report["records"])
-    suite = root.find("testsuite")
     counts = report["summary"]["counts"]
-    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
-        str(counts["fail"]), str(counts["error"]), str(counts["skip"]))
+    assert sum(int(s.get("failures")) for s in suites) == counts["fail"] == int(root.get("failures"))
+    assert sum(int(s.get("errors")) for s in suites) == counts["error"]
+    assert sum(int(s.get("skipped")) for s in suites) == counts["skip"]
+    for suite in suites:
+        props = dict((p.get("name"), p.get("value")) for p in suite.findall("./properties/property"))
+        assert props["verdict"] == verdicts[suite.get("name")]
+        assert all(c.get("classname") == suite.get("name") for c in suite.findall("testcase"))
     by_name = dict(((c.get("classname"), c.get("name")), c) for c in cases)
     low = by_name[("gpu-b", "rdma.ib_write_bw[mlx5_0][gpu-c]")]
     assert low.find("failure") is not None and "bw_avg_gbit_s" in low.find("failure").get("message")
+    props = dict((p.get("name"), p.get("value")) for p in low.findall("./properties/property"))
+    rec = [r for r in report["records"] if (r["host"], r.get("peer"), r["check"]) == ("gpu-b", "gpu-c", "rdma.ib_write_bw")][0]
+    assert props["bw_avg_gbit_s"] == render.fmt_value(rec["metrics"]["bw_avg_gbit_s"])
+    assert props["expect.bw_avg_gbit_s.min"] == "300"
     dead = by_name[("gpu-d", "env.reachable")]
     assert dead.find("error") is not None and "Connection refused" in dead.find("error").text
     assert "\x00" not in dead.find("error").text and "\x1b" not in dead.find("error").text
@@ -90,65 +103,158 @@ class _Collect(html.parser.HTMLParser):
         super().__init__()
         self.tags = []
         self.text = []
+        self.scripts = []
+        self._in_script = False
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._in_script = False
 
     def handle_data(self, data):
-        self.text.append(data)
+        (self.scripts if self._in_script else self.text).append(data)
+
+
+def _page_data(page):
+    """The data embedded in report.html, as the page's JavaScript reads it."""
+    head, _, rest = page.partition('<script type="application/json" id="report-data" data-mode="')
+    mode, _, rest = rest.partition('">')
+    text = rest.split("</script>", 1)[0]
+    if mode == "gzip":
+        return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
+    return json.loads(text)
 
 
 def test_html_escapes_all_tool_text_and_is_self_contained():
     page = render.render_html(_report(evil=True))
     assert EVIL not in page and "<b>bold</b>" not in page
-    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page       # the static findings/problems rows
     parser = _Collect()
     parser.feed(page)
-    assert "script" not in parser.tags and "b" not in parser.tags
+    assert parser.tags.count("script") == 2             # the page's own: the data block and the code
+    assert "b" not in parser.tags
     assert EVIL in "".join(parser.text)                 # shown to the reader, as text
-    for external in ("src=", "href=\"http", "<link", "@import"):
-        assert external not in page
+    data = _page_data(page)                             # and in the data, escaped for a <script> block
+    assert EVIL in data["S"] and "odd & <b>bold</b>" in data["S"]
+    js = parser.scripts[1]
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "document.write" not in js
+    for external in ("src=", "href=\"http", "<link", "@import", "http://", "https://"):
+        assert external not in page.replace("http://www.w3.org/2000/svg", "")
 
 
-def test_html_lists_failures_first_and_every_host():
+def test_html_header_findings_first_and_every_host():
     report = _report()
     page = render.render_html(report)
     for host in HOSTS + ["gpu-d"]:
         assert ">%s<" % host in page
+    assert page.index("<h2>Findings") < page.index("<h2>Problems") < page.index("<h2>Hosts")
     table = page.split("<h2>Hosts</h2>")[1].split("</table>")[0]
     assert table.index("gpu-d") < table.index("gpu-b") < table.index("gpu-a")
+    findings = page.split("<h2>Findings")[1].split("</table>")[0]
+    assert "torch" in findings and "2.3.0" in findings and "{" not in findings      # a sentence, not JSON
 
 
-def test_heatmap_one_matrix_per_check_and_target_coloured_against_the_median():
+def test_findings_are_readable_sentences_with_rounded_figures():
+    rows = report_html.finding_rows([
+        {"kind": "node", "check": "rdma.ib_write_bw", "target": "mlx5_0", "hosts": ["gpu0250"], "evidence": {
+            "metric": "bw_avg_gbit_s", "fleet_median": 371.35499999999996, "limit": 185.6775, "low_pct": 50,
+            "low_pairs": 2, "pairs": 2, "failed_pairs": 2, "low_peers": {"gpu0249": 88.51, "gpu0251": 88.5},
+            "good_peers": []}},
+        {"kind": "drift", "check": "gpu.device", "target": None, "hosts": ["gpu0333"], "evidence": {
+            "subject": "gpu.device.driver_version", "fact": "driver_version", "expected": "580.159.04",
+            "source": "fleet majority", "status": "warn",
+            "groups": {"580.159.04": ["gpu%04d" % i for i in range(50)], "570.86.15": ["gpu0333"]},
+            "group_sizes": {"580.159.04": 999, "570.86.15": 1}}}])
+    assert [r["kind"] for r in rows] == ["node", "drift"] and rows[0]["status"] == "fail"
+    assert "371.4" in rows[0]["text"] and "371.35499" not in rows[0]["text"]
+    assert "gpu0249 88.51" in rows[0]["text"]
+    assert rows[1]["text"].startswith("gpu.device.driver_version: expected 580.159.04 (fleet majority, 999 of 1000 hosts)")
+    assert "570.86.15 on 1 host (gpu0333)" in rows[1]["text"] and "gpu0010" not in rows[1]["text"]
+
+
+def test_problems_follow_the_verdict_rules():
+    """A pairwise record that attribution judged counts toward no host: it is not listed as the client's
+    problem (before: the raw fail record of every low pair was listed under its client host)."""
+    from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
+    fleet_ = synthetic_fleet.build(12, "all")
+    recs = fleet_.records
+    report = fleet.build_report(recs, fleet.run_metadata("v", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z",
+                                                        fleet_.hosts))
+    bad_node = fleet_.bad_node
+    md = render.render_md(report)
+    problems = md.split("## Problems")[1].split("## ")[0]
+    assert "| %s | rdma.ib_write_bw.node[mlx5_0] | fail |" % bad_node in problems
+    assert "rdma.ib_write_bw[mlx5_0][" not in problems        # no raw pair record
+    data = _page_data(render.render_html(report))
+    listed = [data["S"][r[1]] for r in data["recs"] if r[4] >= 2 and r[11]]
+    assert listed and set(listed) <= {"rdma.ib_write_bw.node", "rdma.ib_write_bw.link"}   # attribution's verdicts
+    assert any(r[3] >= 0 and r[4] == 3 for r in data["recs"])  # the raw failing pairs are still in the data
+
+
+def test_heat_map_coloured_against_the_expectation():
     report = _report()
-    [matrix] = render.heatmaps(report["records"])
+    data = _page_data(render.render_html(report))
+    [matrix] = data["heat"]
     assert (matrix["check"], matrix["target"], matrix["metric"]) == ("rdma.ib_write_bw", "mlx5_0", "bw_avg_gbit_s")
-    assert matrix["cols"] == HOSTS and [r["host"] for r in matrix["rows"]] == HOSTS
-    values = [r["metrics"]["bw_avg_gbit_s"] for r in report["records"] if r.get("peer")]
-    assert len(values) == 6 and matrix["median"] == pytest.approx((sorted(values)[2] + sorted(values)[3]) / 2)
-    cells = dict(((row["host"], peer), cell) for row in matrix["rows"] for peer, cell in zip(matrix["cols"], row["cells"]))
-    assert cells[("gpu-a", "gpu-a")] is None
-    assert cells[("gpu-b", "gpu-c")]["status"] == "fail"
-    assert cells[("gpu-b", "gpu-c")]["color"] != cells[("gpu-a", "gpu-b")]["color"]
-    assert "Pairwise matrices" in render.render_html(report)
+    assert matrix["refKind"] == "expectation" and matrix["ref"] == 300 and matrix["n"] == 3 and matrix["bin"] == 1
+    names = [data["hosts"][i][0] for i in matrix["axis"]]
+    assert names == HOSTS
+    cells = dict(((names[c[0]], names[c[1]]), (c[2], c[3])) for c in zip(*[iter(matrix["cells"])] * 4))
+    assert len(cells) == 6 and ("gpu-a", "gpu-a") not in cells
+    low = cells[("gpu-b", "gpu-c")]
+    assert low[1] == report_html.STATUS_CODE["fail"] and low[0] < 1000
+    assert [data["hosts"][w[0]][0] for w in matrix["worst"]][:1] == ["gpu-b"]
 
 
-def test_heat_colour_direction_for_latency():
-    assert render._heat_color(2.0, 2.0, True) == render._heat_color(100.0, 100.0, False) == "hsl(120, 65%, 72%)"
-    assert render._heat_color(4.0, 2.0, True) == "hsl(0, 65%, 72%)"       # twice the median latency: red
-    assert render._heat_color(None, 2.0, False) == "#ddd"
+def test_large_matrix_is_binned_and_keeps_the_bad_pair_visible():
+    hosts = ["n%04d" % i for i in range(report_html.HEAT_FULL_MAX + 200)]
+    recs = [results.make("rdma.ib_write_bw", "pass", host=h, peer=hosts[(i + 1) % len(hosts)], target="mlx5_0",
+                         metrics={"bw_avg_gbit_s": 360.0 + i % 3}) for i, h in enumerate(hosts)]
+    recs[317] = results.make("rdma.ib_write_bw", "fail", reason="bw_avg_gbit_s 150 < 300", host=hosts[317],
+                             peer=hosts[318], target="mlx5_0", metrics={"bw_avg_gbit_s": 150.0},
+                             expect={"bw_avg_gbit_s": {"min": 300}})
+    data = report_html.build_data(fleet.build_report(recs, fleet.run_metadata("x", "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", hosts), analyses=[]),
+                                  lambda r: "")
+    [matrix] = data["heat"]
+    assert matrix["bin"] == 3 and len(matrix["axis"]) <= report_html.HEAT_BINS
+    cells = list(zip(*[iter(matrix["cells"])] * 4))
+    assert len(cells) <= 2 * report_html.HEAT_BINS
+    block = [c for c in cells if (c[0], c[1]) == (317 // 3, 318 // 3)]
+    assert block and block[0][3] == report_html.STATUS_CODE["fail"]      # the block shows its worst pair
+    assert data["hosts"][matrix["worst"][0][0]][0] == hosts[317]
 
 
-def test_curves_from_real_series():
+def test_curves_from_real_series_with_band_expectation_and_log_sizes():
     report = _report()
-    charts = render.curves(report["records"])
-    names = [(c["check"], c["target"]) for c in charts]
-    assert ("nccl.all_reduce", None) in names and ("rdma.ib_write_bw", "mlx5_0") in names
-    nccl = [c for c in charts if c["check"] == "nccl.all_reduce"][0]
-    assert (nccl["xkey"], nccl["ykey"], nccl["log"]) == ("size_bytes", "oop_busbw_gbyte_s", True)
-    assert len(nccl["lines"][0]["points"].split()) == 31      # the 31 sizes 8 B .. 8 GiB of the real run
+    data = _page_data(render.render_html(report))
+    names = [(p["check"], p["target"]) for p in data["plots"]]
+    assert ("nccl.all_reduce", "") in names and ("rdma.ib_write_bw", "mlx5_0") in names
+    nccl = [p for p in data["plots"] if p["check"] == "nccl.all_reduce"][0]
+    assert (nccl["x"], nccl["y"]) == ("size_bytes", "oop_busbw_gbyte_s")
+    assert len(nccl["sizes"]) == 31 and nccl["sizes"][0] == 8 and nccl["sizes"][-1] == 8589934592   # 8 B .. 8 GiB
+    assert len(nccl["med"]) == len(nccl["p10"]) == len(nccl["p90"]) == 31
+    rdma = [p for p in data["plots"] if p["check"] == "rdma.ib_write_bw"][0]
+    with_curves = [r for r in report["records"] if r["check"] == "rdma.ib_write_bw" and len(r["series"]) >= 2]
+    assert rdma["floor"] == 300 and rdma["n"] == len(with_curves) >= 2
+    assert rdma["flagged"] and data["recs"][rdma["flagged"][0]][4] == report_html.STATUS_CODE["fail"]
+    assert report_html.human_bytes(8589934592) == "8 GiB" and report_html.human_bytes(65536) == "64 KiB"
+
+
+def test_large_data_is_embedded_compressed_and_once(monkeypatch):
+    monkeypatch.setattr(report_html, "COMPRESS_ABOVE", 10000)
+    hosts = ["n%04d" % i for i in range(400)]
+    recs = []
+    for h in hosts:
+        recs += real_records.nccl_records(h)
+    report = fleet.build_report(recs, fleet.run_metadata("big", "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", hosts),
+                                analyses=[])
     page = render.render_html(report)
-    assert page.count("<svg") == len(charts)
+    assert 'data-mode="gzip"' in page
+    data = _page_data(page)
+    assert len(data["recs"]) == len(recs) and len(data["hosts"]) == 400
+    assert len(page) < len(render.render_json(report)) / 5
 
 
 def test_markdown_summary_names_every_host_and_escapes():

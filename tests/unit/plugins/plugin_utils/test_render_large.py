@@ -1,40 +1,40 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Large fleets: the pairwise matrix must not grow quadratically in report.html."""
+"""Large fleets: report.html stays small (data once, heat maps binned), whatever the number of pairs."""
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render, report_html
 
 
-def _pair(host, peer, value, status="pass"):
-    return {"host": host, "peer": peer, "check": "rdma.ib_write_bw", "target": "mlx5_0/1", "status": status,
-            "reason": None if status == "pass" else "bw_avg_gbit_s %s < 360 expected minimum" % value,
-            "metrics": {"bw_avg_gbit_s": value}}
+def _mesh(n):
+    hosts = ["n%04d" % i for i in range(n)]
+    recs = [results.make("rdma.ib_write_bw", "pass", host=a, peer=b, target="mlx5_0",
+                         metrics={"bw_avg_gbit_s": 360.0 + (i * 7 + j) % 5}, started="2026-11-22T00:00:00Z")
+            for i, a in enumerate(hosts) for j, b in enumerate(hosts) if i < j]
+    return hosts, recs
 
 
-def test_small_matrix_is_a_full_table():
-    recs = [_pair("a", "b", 370.0), _pair("b", "c", 360.0), _pair("c", "a", 180.0, "fail")]
-    (matrix,) = render.heatmaps(recs)
-    assert not matrix.get("compact")
-    assert matrix["cols"] == ["a", "b", "c"]
-    assert [row["host"] for row in matrix["rows"]] == ["a", "b", "c"]
-
-
-def test_large_matrix_shows_worst_pairs_and_host_spread():
-    hosts = ["n%04d" % i for i in range(render.HEAT_MAX_HOSTS + 72)]
-    recs = [_pair(h, hosts[(i + 1) % len(hosts)], 360.0 + i % 3) for i, h in enumerate(hosts)]
-    recs[17] = _pair(hosts[17], hosts[18], 150.0, "fail")
-    (matrix,) = render.heatmaps(recs)
-    assert matrix["compact"] is True
-    assert matrix["rows"] == [] and matrix["cols"] == []
-    assert matrix["pairs"] == len(hosts)
-    assert (matrix["worst"][0]["host"], matrix["worst"][0]["peer"], matrix["worst"][0]["status"]) == (
-        hosts[17], hosts[18], "fail")
-    assert len(matrix["worst"]) == render.HEAT_WORST_PAIRS
-    spread = dict((row["host"], row) for row in matrix["spread"])
-    assert len(spread) == len(hosts)
-    assert spread[hosts[18]]["min"] == "150"     # the slow pair shows at both of its ends
+def _page(hosts, recs):
     run = fleet.run_metadata("x", "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", hosts)
-    html = render.render_html(fleet.build_report([dict(r, started="2026-11-22T00:00:00Z") for r in recs], run,
-                                                 analyses=[]))
-    assert html.count("<td") < 30 * len(hosts)   # linear in hosts, not quadratic
+    return render.render_html(fleet.build_report(recs, run, analyses=[]))
+
+
+def test_a_binned_mesh_page_grows_with_the_records_not_with_the_square_of_the_cells(monkeypatch):
+    monkeypatch.setattr(report_html, "HEAT_FULL_MAX", 40)
+    monkeypatch.setattr(report_html, "HEAT_BINS", 20)
+    small = _page(*_mesh(60))
+    large = _page(*_mesh(120))          # 4x the pairs
+    assert len(large) < 4.5 * len(small)
+    assert small.count("<td") < 60 * 30 and large.count("<td") < 120 * 30      # no N x N table
+
+
+def test_passing_pairs_of_a_huge_mesh_are_counted_not_listed(monkeypatch):
+    monkeypatch.setattr(report_html, "PASSING_PAIRS_LISTED", 100)
+    hosts, recs = _mesh(30)
+    run = fleet.run_metadata("x", "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", hosts)
+    data = report_html.build_data(fleet.build_report(recs, run, analyses=[]), lambda r: "")
+    assert not any(r[3] >= 0 for r in data["recs"])
+    assert sum(data["unlisted"].values()) == len(recs)
+    [matrix] = data["heat"]
+    assert matrix["pairs"] == len(recs) and len(matrix["cells"]) == 4 * len(recs)   # the heat map still has all

@@ -1,0 +1,239 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report at fleet scale, measured against a plain JSON load + dump of the same input.
+
+Input: N hosts, each carrying the records of the REAL 2x H200 acceptance run
+(tests/unit/plugins/plugin_utils/fixtures/h200x2-acceptance-results.json: env probes, GPU devices, GEMM
+per GPU, the torch all-reduce with its per-size series), the REAL nccl-tests 2.19.6 -J runs of the same
+machine (4 collectives with per-size series, tests/unit/plugins/module_utils/parsers/fixtures), GEMM and
+device records replicated to 8 GPUs, and perftest ib_write_bw client+server records for 8 rails on a
+ring (each host measured against its two neighbours), whose per-size series are a REAL --report_gbits
+capture. About 100 records per host. Injected: one slow node (all its pairs at 45 %), one slow link,
+one host with an old driver (drift). ``--mesh`` instead makes a full mesh of one rail (n*(n-1)/2 pairs,
+client + server records: about n^2 records).
+
+Modes (each measured in a fresh child process, so peak RSS is that of the mode alone):
+- ``baseline``: json.load + json.dump of the input results.json;
+- ``reanalyze``: fleet.load_results + fleet.reanalyze + fleet.publish (what playbooks/report.yml runs);
+- ``callback``: the live callback's path: Collector with its record stream, one task result per host,
+  Collector.load of the stream, fleet.build_report + publish.
+
+    cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh]
+
+Results are printed and written to bench/results/report_scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURE = os.path.join(ROOT, "tests", "unit", "plugins", "plugin_utils", "fixtures", "h200x2-acceptance-results.json")
+PARSERS = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures")
+NCCL_DIR = os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.6")
+PERFTEST = os.path.join(PARSERS, "perftest", "hdr-ib-send-bw-client-a-gbits-1qp.txt")
+STARTED = "2026-11-22T14:54:46Z"
+RAILS = 8
+GPUS = 8
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def host_template():
+    """The records of one host: the real run, nccl-tests series, GEMM/device replicated to 8 GPUs."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
+    real = json.loads(_read(FIXTURE))["records"]
+    out = []
+    per_gpu = {}
+    for rec in real:
+        if rec["check"] in ("gpu.device", "gpu.gemm_bf16", "gpu.gemm_fp16"):
+            per_gpu.setdefault(rec["check"], []).append(rec)
+            continue
+        out.append(rec)
+    for check, recs in sorted(per_gpu.items()):
+        for gpu in range(GPUS):
+            rec = copy.deepcopy(recs[gpu % len(recs)])
+            rec["target"] = str(gpu)
+            out.append(rec)
+    for name in sorted(os.listdir(NCCL_DIR)):
+        if name.endswith(".json"):
+            out.append(collectives.record_from_output(_read(os.path.join(NCCL_DIR, name)), fmt="json", host="x"))
+    return out
+
+
+def perftest_rows():
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+    return perftest.parse(_read(PERFTEST))["rows"]
+
+
+def _pair(client, server, rail, factor, rows, floor):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
+    series = [{"size_bytes": r["size_bytes"], "bw_avg_gbit_s": round(r["bw_avg"] * factor, 2),
+               "bw_peak_gbit_s": round(r["bw_peak"] * factor, 2)} for r in rows]
+    last = series[-1]
+    metrics = {"bw_avg_gbit_s": last["bw_avg_gbit_s"], "bw_peak_gbit_s": last["bw_peak_gbit_s"],
+               "msg_size_bytes": last["size_bytes"]}
+    status, reason, expect = expectations.judge(metrics, {"bw_avg_gbit_s": floor})
+    tool = {"name": "perftest", "version": "6.22"}
+    target = "mlx5_%d" % rail
+    return [results.make("rdma.ib_write_bw", status, reason=reason, host=client, peer=server, target=target,
+                         metrics=metrics, expect=expect, series=series, facts={"side": "client"}, tool=tool,
+                         started=STARTED, duration_s=5.2),
+            results.make("rdma.ib_write_bw.server", "pass", host=server, peer=client, target=target,
+                         metrics=dict(metrics), facts={"side": "server"}, tool=tool, started=STARTED, duration_s=5.4)]
+
+
+def fleet_results(hosts, mesh=False):
+    """The results.json of a synthetic run of ``hosts`` hosts (see the module docstring)."""
+    names = ["gpu%04d" % i for i in range(hosts)]
+    bad_node, bad_link = names[hosts // 4], (names[hosts // 2], names[hosts // 2 + 1])
+    old_driver = names[hosts // 3]
+    rows = perftest_rows()
+    peak = max(r["bw_avg"] for r in rows)
+    floor = {"min": round(peak * 0.9, 1), "source": "90 % of the capture's best bandwidth"}
+    records = []
+    if not mesh:
+        template = host_template()
+        for name in names:
+            for rec in template:
+                rec = copy.deepcopy(rec)
+                rec["host"] = name
+                if name == old_driver and "driver_version" in rec.get("facts", {}):
+                    rec["facts"]["driver_version"] = "570.86.15"
+                records.append(rec)
+    pairs = []
+    if mesh:
+        pairs = [(a, b, 0) for i, a in enumerate(names) for b in names[i + 1:]]
+    else:
+        for i, name in enumerate(names):
+            for rail in range(RAILS):
+                pairs.append((name, names[(i + 1) % hosts], rail))
+    for client, server, rail in pairs:
+        factor = 1.0
+        if bad_node in (client, server):
+            factor = 0.45
+        elif (client, server) == bad_link and rail == 3:
+            factor = 0.38
+        records.extend(_pair(client, server, rail, factor, rows, floor))
+    run = {"run_id": "bench%06d%s" % (hosts, "mesh" if mesh else ""), "started": STARTED, "ended": "2026-11-22T15:54:46Z",
+           "ansible_version": "2.19.14", "collection_version": "1.0.0", "playbooks": ["playbooks/acceptance.yml"],
+           "hosts_targeted": names, "hosts_targeted_count": hosts, "inventory_host_count": hosts}
+    return {"format_version": 1, "run": run, "summary": {}, "findings": [], "problems": [], "history": None,
+            "records": records}
+
+
+def _rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def child(mode, path, outdir):
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+    started = time.perf_counter()
+    out = {"mode": mode}
+    if mode == "baseline":
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        with open(os.path.join(outdir, "copy.json"), "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+    elif mode == "reanalyze":
+        data = fleet.load_results(path)
+        report = fleet.reanalyze(data)
+        del data
+        t1 = time.perf_counter()
+        res = fleet.publish(report, dest=outdir)
+        out["analyse_s"] = round(t1 - started, 2)
+        out["sizes"] = dict((f, os.path.getsize(p)) for f, p in res["files"].items())
+        out["verdict"] = report["summary"]["verdict"]
+    elif mode == "callback":
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        by_host = {}
+        for rec in data["records"]:
+            by_host.setdefault(rec["host"], []).append(rec)
+        hosts = data["run"]["hosts_targeted"]
+        del data
+        started = time.perf_counter()     # the feeding is what the callback does while the play runs
+        col = fleet.Collector()
+        stream = os.path.join(outdir, "records.jsonl")
+        col.open_stream(stream, run={"run_id": "benchcb", "started": STARTED})
+        col.target(hosts)
+        for host in hosts:
+            col.task_ok(host, "task-1", "bench", {"results": by_host.pop(host, [])}, started=STARTED)
+        col.close_stream()
+        fed = time.perf_counter()
+        collected = fleet.Collector.load(stream)
+        run = fleet.run_metadata("benchcb", STARTED, STARTED, collected.hosts_targeted)
+        report = fleet.build_report(collected.records(), run, dict(collected.config))
+        del collected
+        t1 = time.perf_counter()
+        res = fleet.publish(report, output_dir=outdir)
+        out["feed_s"] = round(fed - started, 2)
+        out["analyse_s"] = round(t1 - fed, 2)
+        out["sizes"] = dict((f, os.path.getsize(p)) for f, p in res["files"].items())
+        out["verdict"] = report["summary"]["verdict"]
+    out["total_s"] = round(time.perf_counter() - started, 2)
+    out["peak_rss_mib"] = round(_rss_mib(), 1)
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--mesh", action="store_true", help="a full mesh of one rail instead of the ring + host records")
+    parser.add_argument("--modes", nargs="+", default=["baseline", "reanalyze", "callback"])
+    parser.add_argument("--keep", help="write the input results.json here and keep the report directories")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "INPUT", "OUTDIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    work = args.keep or tempfile.mkdtemp(prefix="report-scale-")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "input-results.json")
+    data = fleet_results(args.hosts, mesh=args.mesh)
+    records = len(data["records"])
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    del data
+    rows = []
+    for mode in args.modes:
+        outdir = os.path.join(work, mode)
+        os.makedirs(outdir, exist_ok=True)
+        proc = subprocess.run([sys.executable, __file__, "--child", mode, path, outdir], capture_output=True,
+                              text=True, timeout=3600, check=False)
+        if proc.returncode:
+            print(proc.stderr[-4000:], file=sys.stderr)
+            raise SystemExit("mode %s failed (exit %d)" % (mode, proc.returncode))
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        row.update(hosts=args.hosts, records=records, mesh=args.mesh, input_bytes=os.path.getsize(path))
+        rows.append(row)
+        print(json.dumps(row))
+    base = next((r["total_s"] for r in rows if r["mode"] == "baseline"), None)
+    for row in rows:
+        if base and row["mode"] != "baseline":
+            print("%s: %.2f s = %.2f x baseline (%.2f s), peak RSS %.0f MiB, html %.1f MB, json %.1f MB" % (
+                row["mode"], row["total_s"], row["total_s"] / base, base, row["peak_rss_mib"],
+                row["sizes"].get("html", 0) / 1e6, row["sizes"].get("json", 0) / 1e6))
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    name = "report_scale%s.json" % ("_mesh" if args.mesh else "")
+    with open(os.path.join(HERE, "results", name), "w", encoding="utf-8") as handle:
+        json.dump(rows, handle, indent=2)
+    if not args.keep:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
