@@ -9,15 +9,24 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, exports, fleet, history, render
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
     "dest": {"type": "path", "required": True},
     "formats": {"type": "list", "elements": "str", "choices": sorted(render.FORMATS),
                 "default": ["json", "md", "html", "junit"]},
-    "history_db": {"type": "path"},
+    "history_db": {"type": "str"},
     "drift_pins": {"type": "dict", "default": {}},
+    "compare_with": {"type": "str"},
+    "compare_margin_pct": {"type": "float", "default": compare.DEFAULT_MARGIN_PCT},
+    "baseline": {"type": "dict", "options": {
+        "name": {"type": "str", "required": True},
+        "min_pct": {"type": "float", "default": baseline.DEFAULT_MIN_PCT},
+        "status": {"type": "str", "choices": ["fail", "warn"], "default": "fail"},
+    }},
+    "prometheus_dir": {"type": "path"},
+    "prometheus_per_host": {"type": "bool", "default": False},
 }
 
 
@@ -35,18 +44,49 @@ class ActionModule(ActionBase):
             data = fleet.load_results(src)
         except (OSError, ValueError) as exc:
             raise AnsibleActionFail("cannot read %s: %s" % (src, exc)) from exc
+        history_db = args["history_db"] or None
         config = {"drift_pins": dict(args["drift_pins"] or {})}
+        if args["baseline"]:
+            config["baseline"] = dict(args["baseline"])
+        try:
+            compare.check_margin(args["compare_margin_pct"])
+            config = baseline.resolve_config(config, history_db)
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
         report = fleet.reanalyze(data, config)
+        if args["compare_with"]:
+            try:
+                report["comparison"] = compare.compare_with(
+                    report["records"], args["compare_with"], history_db, args["compare_margin_pct"],
+                    load_results=fleet.load_results)
+            except (OSError, ValueError, history.HistoryError) as exc:
+                raise AnsibleActionFail("compare_with: %s" % exc) from exc
+        else:   # fleet.publish compares with the previous run of each host, with this margin
+            report[compare.MARGIN_KEY] = args["compare_margin_pct"]
         out = fleet.publish(report, dest=os.path.abspath(args["dest"]), formats=args["formats"],
-                            history_db=args["history_db"], check_mode=self._task.check_mode)
+                            history_db=history_db, check_mode=self._task.check_mode)
+        prometheus = []
+        if args["prometheus_dir"] and not self._task.check_mode:
+            try:
+                prometheus = exports.write_prometheus(report, os.path.abspath(args["prometheus_dir"]),
+                                                      per_host=args["prometheus_per_host"])
+            except OSError as exc:
+                raise AnsibleActionFail("cannot write the Prometheus textfile(s): %s" % exc) from exc
         for warning in out["warnings"] + report["problems"]:
             self._display.warning("aifabric.acceptance.report: %s" % warning)
+        comparison = report.get("comparison")
         result.update(
-            changed=bool(out["changed"]),
+            changed=bool(out["changed"]) or bool(prometheus),
             dest=out["dir"],
             files=out["files"],
             changed_files=out["changed"],
             summary=fleet.compact_summary(report["summary"], report_dir=out["dir"]),
+            verdict=report["summary"]["verdict"],
+            report=out["files"].get("html") or out["files"].get("md") or out["dir"],
+            comparison=None if comparison is None else {
+                "against": comparison["against"], "margin_pct": comparison["margin_pct"],
+                "totals": comparison["totals"], "hosts": dict(list(comparison["hosts"].items())[:50])},
+            prometheus_files=prometheus,
             findings=report["findings"],
             run_id=report["run"].get("run_id"),
             results=[],

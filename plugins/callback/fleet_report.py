@@ -72,8 +72,12 @@ options:
     description:
       - SQLite file of the history store (WAL mode; two runs may write at once). Keep it on a local
         filesystem, not NFS.
+      - Or a PostgreSQL URL, V(postgresql://user@host/dbname) (needs the Python package C(psycopg) 3), the
+        shared store for AWX, where a SQLite file vanishes with the execution environment.
       - Defaults to C(<output_dir>/history.sqlite).
-    type: path
+      - After each run C(<output_dir>/index.html) lists every run of the store (see the collection's
+        C(docs/history.md) for retention and the Prometheus export).
+    type: str
     env:
       - name: AIFABRIC_HISTORY_DB
     ini:
@@ -120,7 +124,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ANSIBLE_VERSION
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, render
 
 STREAM_ENV = fleet.STREAM_ENV
 STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
@@ -432,3 +436,5 @@ class CallbackModule(CallbackBase):
         shown = out["files"].get("html") or out["files"].get("md") or out["dir"]
         for line in fleet.console_lines(report["summary"], shown):
             self._display.display(line)
+        history_index.after_run(report, self.config["output_dir"], self.config["history_db"],
+                                show=self._display.display, warn=self._display.warning)   # index, retention, exports

@@ -52,10 +52,54 @@ options:
     default: [json, md, html, junit]
   history_db:
     description:
-      - SQLite history store to compare with. The run is stored in it under its run id (replacing an earlier
-        copy of the same run), and each record shows the change since the previous run of its host.
+      - History store to compare with, a SQLite file or a PostgreSQL URL V(postgresql://user@host/dbname) (needs
+        C(psycopg) 3). The run is stored in it under its run id (replacing an earlier copy of the same run), and each
+        record shows the change since the previous run of its host.
       - Without it, no history is read or written.
+    type: str
+  compare_with:
+    description:
+      - Compare this run with another one, a C(results.json) path, a baseline name or a run id in O(history_db)
+        (tried in that order). Regressions and improvements per host and check beyond O(compare_margin_pct) go into
+        C(results.json) (key C(comparison)) and C(summary.md).
+      - Without it, and with O(history_db), the run is compared with the previous run of each host.
+    type: str
+  compare_margin_pct:
+    description:
+      - Noise margin of the comparison, in percent of the reference value. A change within it is not listed.
+      - Which way is better follows the metric, bandwidth and TFLOP/s higher, latency lower.
+    type: float
+    default: 5.0
+  baseline:
+    description:
+      - Hold the run against a baseline frozen with M(aifabric.acceptance.history) (O(history_db) needed). Each
+        measured record with baseline values gets an added record C(<check>.baseline) that fails below
+        O(baseline.min_pct) percent of the baseline (above C(100 / min_pct) times it for latencies).
+    type: dict
+    suboptions:
+      name:
+        description: Name of the baseline.
+        type: str
+        required: true
+      min_pct:
+        description: The floor, in percent of the baseline value.
+        type: float
+        default: 95.0
+      status:
+        description: Status of a record beyond the floor.
+        type: str
+        choices: [fail, warn]
+        default: fail
+  prometheus_dir:
+    description:
+      - Also write the Prometheus text exposition of the run there (for the node_exporter textfile collector),
+        C(aifabric.prom), or one C(aifabric_<host>.prom) per host with O(prometheus_per_host).
+      - Metric names and labels are in the collection's C(docs/history.md).
     type: path
+  prometheus_per_host:
+    description: One Prometheus file per host instead of one for the fleet.
+    type: bool
+    default: false
   drift_pins:
     description:
       - "Pinned values for fleet drift, C({fact_or_subject: value}). A key is a fact name (V(driver_version))
@@ -67,6 +111,7 @@ options:
 seealso:
   - plugin: aifabric.acceptance.fleet_report
     plugin_type: callback
+  - module: aifabric.acceptance.history
 notes:
   - This module returns no result records of its own (it measures nothing); the records are in O(dest)C(/results.json).
 """
@@ -80,6 +125,16 @@ EXAMPLES = r"""
     drift_pins:
       driver_version: "580.82.07"
   register: __report
+
+- name: Compare with baseline h200-2026-11 and fail hosts below 95 % of it
+  aifabric.acceptance.report:
+    src: reports/latest/results.json
+    dest: reports/against-baseline
+    history_db: reports/history.sqlite
+    compare_with: h200-2026-11
+    baseline:
+      name: h200-2026-11
+      min_pct: 95
 
 - name: Show the verdict
   ansible.builtin.debug:
@@ -103,6 +158,30 @@ changed_files:
   type: list
   elements: str
   sample: [json, html]
+verdict:
+  description: The run verdict with the host counts behind it.
+  returned: success
+  type: str
+  sample: "FAIL: 8 hosts: 1 fail, 7 pass"
+report:
+  description: The main report file written (C(report.html), else C(summary.md), else the directory).
+  returned: success
+  type: str
+  sample: /srv/reports/reanalysed/report.html
+comparison:
+  description:
+    - What the run was compared with and the totals (the full lists are in C(results.json), key C(comparison)).
+    - V(null) when there was nothing to compare with.
+  returned: success
+  type: dict
+  sample: {against: {kind: baseline, name: h200-2026-11, run_ids: [1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6]}, margin_pct: 5.0,
+           totals: {regressions: 1, improvements: 0, status_changes: 0}, hosts: {gpu-node-07: {regressions: 1, improvements: 0}}}
+prometheus_files:
+  description: The Prometheus textfiles written.
+  returned: success
+  type: list
+  elements: str
+  sample: [/var/lib/node_exporter/textfile/aifabric.prom]
 summary:
   description: The compact summary (the same as M(aifabric.acceptance.run_summary) returns).
   returned: success

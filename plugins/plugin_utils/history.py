@@ -1,29 +1,48 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The history store: every run's records in one SQLite file, and the change since last time.
+"""The history store: every run's records, the change since last time, baselines, retention, export.
 
-- WAL journal and a busy timeout, and each run is written in ONE ``BEGIN IMMEDIATE``
-  transaction, so two runs (two ``ansible-playbook`` processes) may write at once:
-  the second waits for the first instead of failing or interleaving.
+Two backends with one schema and one set of guarantees:
+
+- a SQLite file (the default): WAL journal and a busy timeout, each run written in ONE
+  ``BEGIN IMMEDIATE`` transaction. Do not put the file on NFS (WAL needs local locking).
+- PostgreSQL (``postgresql://user@host/db``, psycopg 3): each run written in ONE transaction
+  that first takes a transaction-scoped advisory lock (:data:`PG_LOCK`), so writers queue
+  exactly as SQLite's ``BEGIN IMMEDIATE`` makes them; for AWX, where a SQLite file would
+  vanish with the execution environment.
+
+So two runs (two ``ansible-playbook`` processes, two AWX jobs) may write at once: the second
+waits for the first instead of failing or interleaving.
+
 - A run is keyed by its run id. Writing the same run again (a re-analysis with
   ``aifabric.acceptance.report``) replaces that run's rows: the store stays idempotent.
 - For each record, keyed by (host, check, target, peer), :func:`record_run` returns the
   change since the previous run *of the same host* (the latest earlier run, by start
   time, that has any record of that host): previous status and per-metric deltas.
+- The run row's ``meta`` holds the run metadata plus ``verdict`` (host counts by verdict) and
+  ``headline`` (fleet medians of the headline metrics), which ``reports/index.html`` shows.
+- Baselines (:func:`save_baseline`) are frozen copies of one run's values or its fleet medians,
+  kept under a name; retention (:func:`prune`) never removes them.
 
-Do not put the file on NFS: SQLite's WAL mode needs local file locking.
 Controller-only (plugin_utils), no Ansible types.
 """
 
 from __future__ import annotations
 
+import datetime
+import fnmatch
 import json
 import os
 import sqlite3
 import time
 import urllib.parse
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative, verdict
+
 BUSY_TIMEOUT_S = 60.0
+PG_LOCK = 0x41494642     # advisory lock key of the writers ("AIFB")
+URL_SCHEMES = ("postgresql://", "postgres://")
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -41,14 +60,38 @@ SCHEMA = (
         status TEXT NOT NULL,
         reason TEXT,
         metrics TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS baselines (
+        name TEXT PRIMARY KEY,
+        created TEXT NOT NULL,
+        source_run TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS results_host_run ON results (host, run_seq)",
     "CREATE INDEX IF NOT EXISTS results_run ON results (run_seq)",
     "CREATE INDEX IF NOT EXISTS runs_started ON runs (started, seq)",
 )
+BASELINE_KINDS = ("run", "medians")
 
 
 class HistoryError(Exception):
-    """The history store could not be opened or written (message names the file)."""
+    """The history store could not be opened, read or written (message names the store)."""
+
+
+def is_url(db):
+    """True for a PostgreSQL URL (``postgresql://...``), False for a SQLite file path."""
+    return isinstance(db, str) and db.startswith(URL_SCHEMES)
+
+
+def display_name(db):
+    """The store as shown in reports: a file's absolute path, a URL without its password."""
+    if not is_url(db):
+        return os.path.abspath(os.path.expanduser(db))
+    parts = urllib.parse.urlsplit(db)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = "%s@%s" % (user.split(":", 1)[0], host)
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def record_key(record):
@@ -57,47 +100,193 @@ def record_key(record):
             record.get("target") or "", record.get("peer") or "")
 
 
-def connect(path, timeout_s=BUSY_TIMEOUT_S):
-    """Open (creating if needed) the store in WAL mode with a busy timeout."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
-    try:
-        conn.execute("PRAGMA busy_timeout = %d" % int(timeout_s * 1000))
-        _retry(lambda: conn.execute("PRAGMA journal_mode = WAL"), timeout_s)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        _retry(lambda: _create(conn), timeout_s)
-    except Exception:
-        conn.close()
-        raise
-    return conn
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _create(conn):
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in SCHEMA:
-            conn.execute(statement)
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
+# ---------------------------------------------------------------- backends
 
 
-def _retry(action, timeout_s):
-    """Run an action, retrying while SQLite says the database is locked/busy."""
-    deadline = time.monotonic() + timeout_s
-    delay = 0.05
-    while True:
+class _SQLite:
+    """One SQLite connection (autocommit; explicit transactions)."""
+
+    errors = (sqlite3.Error, OSError)
+
+    def __init__(self, path, timeout_s, read_only=False):
+        path = os.path.expanduser(path)
+        self.name = os.path.abspath(path)
+        self.timeout_s = timeout_s
+        if read_only:
+            # Without a -wal file (no writer has it open) the store is read as immutable: SQLite then creates
+            # no -wal/-shm file; with one, a plain read-only connection reads the writer's latest commit.
+            query = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+            self.conn = sqlite3.connect("file:%s?%s" % (urllib.parse.quote(self.name), query), uri=True,
+                                        timeout=timeout_s, isolation_level=None)
+            return
+        os.makedirs(os.path.dirname(self.name), exist_ok=True)
+        self.conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
         try:
+            self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout_s * 1000))
+            self.retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.retry(lambda: self.transaction(self._create))
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _create(self):
+        for statement in SCHEMA:
+            self.conn.execute(statement)
+
+    def execute(self, sql, params=()):
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql, rows):
+        self.conn.executemany(sql, rows)
+
+    def insert_run(self, row):
+        return self.conn.execute(
+            "INSERT INTO runs (run_id, started, ended, recorded, meta) VALUES (?, ?, ?, ?, ?)", row).lastrowid
+
+    def transaction(self, action):
+        """Run action() in one write transaction (the write lock is taken at once)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = action()
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return out
+
+    def retry(self, action):
+        """Run an action, retrying while SQLite says the database is locked/busy."""
+        deadline = time.monotonic() + self.timeout_s
+        delay = 0.05
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                text = str(exc).lower()
+                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def close(self):
+        self.conn.close()
+
+
+class _Postgres:
+    """One psycopg 3 connection (autocommit; explicit transactions serialised by an advisory lock)."""
+
+    def __init__(self, url, timeout_s, read_only=False):
+        try:
+            import psycopg     # pylint: disable=import-outside-toplevel  # only a PostgreSQL store needs it
+        except ImportError as exc:
+            raise HistoryError("history_db %s needs the Python package psycopg (3.x): pip install 'psycopg[binary]'"
+                               % display_name(url)) from exc
+        self.errors = (psycopg.Error, OSError)
+        self.name = display_name(url)
+        self.timeout_s = timeout_s
+        self.conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout_s)))
+        try:
+            # every statement bounded: a lock wait longer than the busy timeout is an error, as with SQLite
+            self.conn.execute("SET statement_timeout = %d" % int(timeout_s * 1000))
+            if not read_only:
+                self.transaction(self._create)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _create(self):
+        for statement in SCHEMA:
+            self.conn.execute(statement.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+                              .replace("run_seq INTEGER", "run_seq BIGINT"))
+
+    def exists(self):
+        return self.conn.execute("SELECT to_regclass('runs') IS NOT NULL").fetchone()[0]
+
+    @staticmethod
+    def _sql(sql):
+        return sql.replace("?", "%s")
+
+    def execute(self, sql, params=()):
+        return self.conn.execute(self._sql(sql), params)
+
+    def executemany(self, sql, rows):
+        with self.conn.cursor() as cur:
+            cur.executemany(self._sql(sql), rows)
+
+    def insert_run(self, row):
+        return self.execute("INSERT INTO runs (run_id, started, ended, recorded, meta) VALUES (?, ?, ?, ?, ?)"
+                            " RETURNING seq", row).fetchone()[0]
+
+    def transaction(self, action):
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))
             return action()
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
+
+    @staticmethod
+    def retry(action):
+        return action()     # the advisory lock queues writers; nothing to retry
+
+    def close(self):
+        self.conn.close()
+
+
+def _open(db, timeout_s=BUSY_TIMEOUT_S, read_only=False):
+    """A backend connection, or HistoryError naming the store."""
+    try:
+        if is_url(db):
+            return _Postgres(db, timeout_s, read_only)
+        return _SQLite(db, timeout_s, read_only)
+    except HistoryError:
+        raise
+    except Exception as exc:  # pylint: disable=broad-except  # sqlite3/psycopg/OS errors all name the store
+        raise HistoryError("cannot open history store %s: %s" % (display_name(db), exc)) from exc
+
+
+def _read_only(db, timeout_s=BUSY_TIMEOUT_S):
+    """A read-only connection, or None when the store does not exist yet (nothing is created)."""
+    if not is_url(db):
+        if not os.path.isfile(os.path.expanduser(db)):
+            return None
+        return _open(db, timeout_s, read_only=True)
+    store = _open(db, timeout_s, read_only=True)
+    try:
+        if store.exists():
+            return store
+    except store.errors as exc:
+        store.close()
+        raise HistoryError("cannot read history store %s: %s" % (store.name, exc)) from exc
+    store.close()
+    return None
+
+
+def connect(path, timeout_s=BUSY_TIMEOUT_S):
+    """Open (creating if needed) a SQLite store in WAL mode with a busy timeout: the sqlite3 connection."""
+    return _SQLite(path, timeout_s).conn
+
+
+def _using(db, what, action, timeout_s=BUSY_TIMEOUT_S, read_only=False, missing=None):
+    """Open the store, run action(store), close; errors become HistoryError. A missing store read
+    read-only gives ``missing``."""
+    store = _read_only(db, timeout_s) if read_only else _open(db, timeout_s)
+    if store is None:
+        return missing
+    try:
+        return store.retry(lambda: action(store))
+    except HistoryError:
+        raise
+    except store.errors as exc:
+        raise HistoryError("cannot %s history store %s: %s" % (what, store.name, exc)) from exc
+    finally:
+        store.close()
+
+
+# ---------------------------------------------------------------- deltas
 
 
 def _number(value):
@@ -121,27 +310,26 @@ def metric_deltas(previous, current):
     return out
 
 
-def _previous_run(conn, host, started, seq):
-    row = conn.execute(
+def _previous_run(store, host, started, seq):
+    return store.execute(
         """SELECT r.seq, r.run_id, r.started FROM runs r
            WHERE (r.started < ? OR (r.started = ? AND r.seq < ?))
              AND EXISTS (SELECT 1 FROM results x WHERE x.run_seq = r.seq AND x.host = ?)
            ORDER BY r.started DESC, r.seq DESC LIMIT 1""",
         (started, started, seq, host)).fetchone()
-    return row
 
 
-def _deltas(conn, seq, started, records):
+def _deltas(store, seq, started, records):
     deltas = []
     previous_by_host = {}
     for rec in records:
         key = record_key(rec)
         host = key[0]
         if host not in previous_by_host:
-            prev = _previous_run(conn, host, started, seq)
+            prev = _previous_run(store, host, started, seq)
             rows = {}
             if prev is not None:
-                for row in conn.execute(
+                for row in store.execute(
                         "SELECT check_name, target, peer, status, metrics FROM results WHERE run_seq = ? AND host = ?",
                         (prev[0], host)):
                     rows[(host, row[0], row[1], row[2])] = (row[3], json.loads(row[4]))
@@ -163,109 +351,255 @@ def _deltas(conn, seq, started, records):
     return deltas
 
 
+# ---------------------------------------------------------------- what a run row says about the run
+
+
+def _median(values):
+    return fleet_relative.median(values)
+
+
+def headline_rules():
+    """The headline metrics (check glob, metric, better): the fleet-relative analysis's default rules."""
+    return [dict(rule) for rule in fleet_relative.DEFAULT_RULES]
+
+
+def headline(records):
+    """Fleet medians of the headline metrics over the measured records: {"check metric": median}."""
+    values = {}
+    for rec in records:
+        if not isinstance(rec, dict) or rec.get("status") not in results.JUDGED:
+            continue
+        if isinstance(rec.get("tool"), dict) and rec["tool"].get("name") == "fleet-analysis":
+            continue
+        for rule in fleet_relative.DEFAULT_RULES:
+            value = (rec.get("metrics") or {}).get(rule["metric"])
+            if _number(value) and _glob(rec.get("check") or "", rule["check"]):
+                values.setdefault("%s %s" % (rec["check"], rule["metric"]), []).append(value)
+    return dict((name, round(_median(vals), 6)) for name, vals in sorted(values.items()))
+
+
+def _glob(name, pattern):
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def run_verdict(records):
+    """Host counts by verdict and the run verdict, by the report's rules (verdict.host_records)."""
+    by_status = dict((s, 0) for s in results.STATUSES)
+    for _host, counted in verdict.host_records(records).items():
+        by_status[verdict.host_status(counted)] += 1
+    worst = [s for s in sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True) if by_status[s]]
+    return {"worst_status": worst[0] if worst else "skip", "hosts_by_status": by_status,
+            "hosts_total": sum(by_status.values()), "counts": results.count(records)}
+
+
+# ---------------------------------------------------------------- write
+
+
 def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False):
     """Store one run (``run``: the run metadata with run_id/started/ended) and its records.
 
-    Returns the per-record deltas since the previous run of each host (a list of dicts).
-    With dry_run the transaction is rolled back (check mode): same deltas, nothing stored,
-    and a store that does not exist yet is not created.
+    ``path`` is a SQLite file or a ``postgresql://`` URL. Returns the per-record deltas since
+    the previous run of each host (a list of dicts). With dry_run (check mode) nothing is
+    stored and a store that does not exist yet is not created: the same deltas, read only.
     Raises HistoryError when the store cannot be written.
     """
     if dry_run:
         return _dry_deltas(path, run, records, timeout_s)
-    try:
-        conn = connect(path, timeout_s)
-    except (sqlite3.Error, OSError) as exc:
-        raise HistoryError("cannot open history store %s: %s" % (path, exc)) from exc
-    try:
-        return _retry(lambda: _write(conn, run, records, dry_run), timeout_s)
-    except sqlite3.Error as exc:
-        raise HistoryError("cannot write history store %s: %s" % (path, exc)) from exc
-    finally:
-        conn.close()
+    return _using(path, "write", lambda store: store.transaction(lambda: _write(store, run, records)), timeout_s)
 
 
 def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
-    """The deltas record_run would return, from a read-only connection (check mode: the store,
-    its directory and its WAL files are left exactly as they are; a missing store gives [])."""
-    if not os.path.isfile(path):
-        return []
-    # Without a -wal file (no writer has it open) the store is read as immutable: SQLite then creates
-    # no -wal/-shm file; with one, a plain read-only connection reads the writer's latest commit.
-    query = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect("file:%s?%s" % (urllib.parse.quote(os.path.abspath(path)), query), uri=True,
-                               timeout=timeout_s, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise HistoryError("cannot open history store %s read-only: %s" % (path, exc)) from exc
-    try:
-        row = conn.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
-        seq = row[0] if row else (conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0])
-        return _deltas(conn, seq, run.get("started") or "", records)
-    except sqlite3.Error as exc:
-        raise HistoryError("cannot read history store %s: %s" % (path, exc)) from exc
-    finally:
-        conn.close()
+    def read(store):
+        row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
+        seq = row[0] if row else store.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
+        return _deltas(store, seq, run.get("started") or "", records)
+    return _using(path, "read", read, timeout_s, read_only=True, missing=[])
 
 
 def forget_run(path, run_id, timeout_s=BUSY_TIMEOUT_S):
     """Remove one run (and its records) from the store: undoes record_run when its report could not be written."""
-    try:
-        conn = connect(path, timeout_s)
-    except (sqlite3.Error, OSError) as exc:
-        raise HistoryError("cannot open history store %s: %s" % (path, exc)) from exc
-    try:
-        def delete():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        _retry(delete, timeout_s)
-    except sqlite3.Error as exc:
-        raise HistoryError("cannot write history store %s: %s" % (path, exc)) from exc
-    finally:
-        conn.close()
+    _using(path, "write", lambda store: store.transaction(
+        lambda: store.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))), timeout_s)
 
 
-def _write(conn, run, records, dry_run=False):
+def _write(store, run, records):
     started = run.get("started") or ""
-    conn.execute("BEGIN IMMEDIATE")     # takes the write lock now (waits up to the busy timeout)
-    try:
-        meta = json.dumps(run, sort_keys=True, default=str)
-        row = conn.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
-        if row is None:
-            cur = conn.execute(
-                "INSERT INTO runs (run_id, started, ended, recorded, meta) VALUES (?, ?, ?, ?, ?)",
-                (run["run_id"], started, run.get("ended"), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), meta))
-            seq = cur.lastrowid
-        else:
-            seq = row[0]
-            conn.execute("DELETE FROM results WHERE run_seq = ?", (seq,))
-            conn.execute("UPDATE runs SET started = ?, ended = ?, meta = ? WHERE seq = ?",
-                         (started, run.get("ended"), meta, seq))
-        conn.executemany(
-            "INSERT INTO results (run_seq, host, check_name, target, peer, status, reason, metrics)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(seq,) + record_key(rec) + (rec.get("status") or "", rec.get("reason"),
-                                         json.dumps(rec.get("metrics") or {}, sort_keys=True))
-             for rec in records])
-        deltas = _deltas(conn, seq, started, records)
-        conn.execute("ROLLBACK" if dry_run else "COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return deltas
+    meta = dict(run, verdict=run_verdict(records), headline=headline(records))
+    meta = json.dumps(meta, sort_keys=True, default=str)
+    row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
+    if row is None:
+        seq = store.insert_run((run["run_id"], started, run.get("ended"), _now(), meta))
+    else:
+        seq = row[0]
+        store.execute("DELETE FROM results WHERE run_seq = ?", (seq,))
+        store.execute("UPDATE runs SET started = ?, ended = ?, meta = ? WHERE seq = ?",
+                      (started, run.get("ended"), meta, seq))
+    store.executemany(
+        "INSERT INTO results (run_seq, host, check_name, target, peer, status, reason, metrics)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(seq,) + record_key(rec) + (rec.get("status") or "", rec.get("reason"),
+                                     json.dumps(rec.get("metrics") or {}, sort_keys=True))
+         for rec in records])
+    return _deltas(store, seq, started, records)
+
+
+# ---------------------------------------------------------------- read
 
 
 def runs(path):
     """All stored runs, oldest first: list of (run_id, started, ended, record count)."""
-    conn = connect(path)
+    return _using(path, "read", lambda store: [tuple(r) for r in store.execute(
+        """SELECT r.run_id, r.started, r.ended, COUNT(x.run_seq) FROM runs r
+           LEFT JOIN results x ON x.run_seq = r.seq GROUP BY r.seq, r.run_id, r.started, r.ended
+           ORDER BY r.started, r.seq""").fetchall()], read_only=True, missing=[])
+
+
+def run_index(path):
+    """Every stored run, oldest first: {run_id, started, ended, recorded, meta} (meta: the run metadata
+    with ``verdict`` and ``headline``). A store that does not exist gives []."""
+    def read(store):
+        return [{"run_id": r[0], "started": r[1], "ended": r[2], "recorded": r[3], "meta": json.loads(r[4])}
+                for r in store.execute("SELECT run_id, started, ended, recorded, meta FROM runs ORDER BY started, seq")]
+    return _using(path, "read", read, read_only=True, missing=[])
+
+
+def _record_rows(store, seq):
+    return [{"host": r[0], "check": r[1], "target": r[2] or None, "peer": r[3] or None, "status": r[4],
+             "reason": r[5], "metrics": json.loads(r[6])}
+            for r in store.execute("SELECT host, check_name, target, peer, status, reason, metrics FROM results"
+                                   " WHERE run_seq = ? ORDER BY host, check_name, target, peer", (seq,))]
+
+
+def run_records(path, run_id):
+    """(run metadata, records as stored: host/check/target/peer/status/reason/metrics) of one run;
+    HistoryError when the run is not in the store."""
+    def read(store):
+        row = store.execute("SELECT seq, meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        return json.loads(row[1]), _record_rows(store, row[0])
+    out = _using(path, "read", read, read_only=True)
+    if out is None:
+        raise HistoryError("run %r is not in the history store %s" % (run_id, display_name(path)))
+    return out
+
+
+def export_jsonl(path, handle):
+    """Write the whole store as JSON lines to a text handle: one line per run (``"type": "run"``),
+    then one per record of it (``"type": "record"`` with its run_id). Returns (runs, records) written."""
+    def read(store):
+        n_runs = n_records = 0
+        for seq, run_id, meta in store.execute("SELECT seq, run_id, meta FROM runs ORDER BY started, seq").fetchall():
+            handle.write(json.dumps({"type": "run", "run_id": run_id, "meta": json.loads(meta)}, sort_keys=True) + "\n")
+            n_runs += 1
+            for rec in _record_rows(store, seq):
+                handle.write(json.dumps(dict(rec, type="record", run_id=run_id), sort_keys=True) + "\n")
+                n_records += 1
+        return n_runs, n_records
+    return _using(path, "read", read, read_only=True, missing=(0, 0))
+
+
+# ---------------------------------------------------------------- retention
+
+
+def _parse_time(text):
     try:
-        return [tuple(r) for r in conn.execute(
-            """SELECT r.run_id, r.started, r.ended, COUNT(x.run_seq) FROM runs r
-               LEFT JOIN results x ON x.run_seq = r.seq GROUP BY r.seq ORDER BY r.started, r.seq""")]
-    finally:
-        conn.close()
+        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    except (TypeError, ValueError):
+        return None
+
+
+def prune(path, keep_runs=None, keep_days=None, now=None, dry_run=False, timeout_s=BUSY_TIMEOUT_S):
+    """Retention: remove the runs beyond the newest ``keep_runs`` and those started more than
+    ``keep_days`` days before ``now`` (both optional; None keeps everything). Baselines stay.
+    Returns the run ids removed (that would be removed, with dry_run), oldest first."""
+    for name, value in (("keep_runs", keep_runs), ("keep_days", keep_days)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError("history %s must be a whole number >= 1, got %r" % (name, value))
+    if keep_runs is None and keep_days is None:
+        return []
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+
+    def doomed(store):
+        rows = store.execute("SELECT run_id, started FROM runs ORDER BY started DESC, seq DESC").fetchall()
+        out = []
+        for index, (run_id, started) in enumerate(rows):
+            when = _parse_time(started)
+            old = keep_days is not None and when is not None and (now - when).total_seconds() > keep_days * 86400
+            if (keep_runs is not None and index >= keep_runs) or old:
+                out.append(run_id)
+        return out[::-1]
+
+    def remove(store):
+        gone = doomed(store)
+        for run_id in gone:
+            store.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        return gone
+
+    if dry_run:
+        return _using(path, "read", doomed, timeout_s, read_only=True, missing=[])
+    return _using(path, "write", lambda store: store.transaction(lambda: remove(store)), timeout_s)
+
+
+# ---------------------------------------------------------------- baselines
+
+
+def baseline_data(records, kind):
+    """What a baseline freezes from a run's records: per record key (kind ``run``) or per
+    (check, target) fleet median (kind ``medians``), the headline metrics of measured records."""
+    if kind not in BASELINE_KINDS:
+        raise ValueError("baseline kind must be one of %s, got %r" % (", ".join(BASELINE_KINDS), kind))
+    values = {}
+    for rec in records:
+        if rec.get("status") not in results.JUDGED or rec.get("peer"):
+            continue    # pairwise records measure links: attribution judges them, not baselines
+        for rule in fleet_relative.DEFAULT_RULES:
+            value = (rec.get("metrics") or {}).get(rule["metric"])
+            if not _number(value) or not _glob(rec.get("check") or "", rule["check"]):
+                continue
+            if kind == "run":
+                key = "%s|%s|%s" % (rec.get("host") or "", rec["check"], rec.get("target") or "")
+            else:
+                key = "%s|%s" % (rec["check"], rec.get("target") or "")
+            values.setdefault(key, {}).setdefault(rule["metric"], []).append(value)
+    return dict((key, dict((metric, round(_median(vals), 6)) for metric, vals in metrics.items()))
+                for key, metrics in sorted(values.items()))
+
+
+def save_baseline(path, name, run_id, kind="medians", timeout_s=BUSY_TIMEOUT_S):
+    """Freeze run ``run_id`` (its values, or its fleet medians) under ``name``, replacing an earlier
+    baseline of that name. Returns the baseline (see :func:`load_baseline`)."""
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise ValueError("a baseline name must be a non-empty string of at most 200 characters, got %r" % (name,))
+    _meta, rows = run_records(path, run_id)
+    data = baseline_data(rows, kind)
+    if not data:
+        raise ValueError("run %s has no measured headline metric (%s) to freeze" % (
+            run_id, ", ".join(sorted(set(r["metric"] for r in fleet_relative.DEFAULT_RULES)))))
+    baseline = {"name": name, "created": _now(), "source_run": run_id, "kind": kind, "data": data}
+
+    def write(store):
+        store.execute("DELETE FROM baselines WHERE name = ?", (name,))
+        store.execute("INSERT INTO baselines (name, created, source_run, kind, data) VALUES (?, ?, ?, ?, ?)",
+                      (name, baseline["created"], run_id, kind, json.dumps(data, sort_keys=True)))
+    _using(path, "write", lambda store: store.transaction(lambda: write(store)), timeout_s)
+    return baseline
+
+
+def load_baseline(path, name):
+    """The baseline called ``name``: {name, created, source_run, kind, data}, or None when there is none."""
+    def read(store):
+        row = store.execute("SELECT name, created, source_run, kind, data FROM baselines WHERE name = ?",
+                            (name,)).fetchone()
+        if row is None:
+            return None
+        return {"name": row[0], "created": row[1], "source_run": row[2], "kind": row[3], "data": json.loads(row[4])}
+    return _using(path, "read", read, read_only=True)
+
+
+def baselines(path):
+    """Names of the stored baselines with their source run and kind, by name."""
+    return _using(path, "read", lambda store: [
+        {"name": r[0], "created": r[1], "source_run": r[2], "kind": r[3]}
+        for r in store.execute("SELECT name, created, source_run, kind FROM baselines ORDER BY name")],
+        read_only=True, missing=[])

@@ -1,0 +1,110 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action behind the aifabric.acceptance.history module: the history store's index, export, retention, baselines."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, history_index, render
+
+ARGUMENT_SPEC = {
+    "history_db": {"type": "str", "required": True},
+    "operation": {"type": "str", "required": True, "choices": ["index", "export", "prune", "freeze"]},
+    "dest": {"type": "path"},
+    "reports_dir": {"type": "path"},
+    "keep_runs": {"type": "int"},
+    "keep_days": {"type": "int"},
+    "name": {"type": "str"},
+    "run": {"type": "str", "default": "latest"},
+    "kind": {"type": "str", "choices": list(history.BASELINE_KINDS), "default": "medians"},
+}
+REQUIRED = {"index": ("dest",), "export": ("dest",), "prune": (), "freeze": ("name",)}
+
+
+def _changed(path, text):
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read() != text
+    except OSError:
+        return True
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        op, db, check = args["operation"], args["history_db"], self._task.check_mode
+        missing = [k for k in REQUIRED[op] if not args[k]]
+        if missing:
+            raise AnsibleActionFail("operation %s needs %s" % (op, ", ".join(missing)))
+        try:
+            result.update(getattr(self, "_" + op)(db, args, check))
+        except (OSError, ValueError, history.HistoryError) as exc:
+            raise AnsibleActionFail("history %s: %s" % (op, exc)) from exc
+        result["history_db"] = history.display_name(db)
+        result["results"] = []
+        return result
+
+    @staticmethod
+    def _index(db, args, check):
+        dest = os.path.abspath(args["dest"])
+        entries = history.run_index(db)
+        text = history_index.render_index(entries, args["reports_dir"] or os.path.dirname(dest),
+                                          history.display_name(db))
+        changed = _changed(dest, text)
+        if changed and not check:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            render.write_atomic(dest, text)
+        return {"changed": changed, "dest": dest, "runs": len(entries)}
+
+    @staticmethod
+    def _export(db, args, check):
+        dest = os.path.abspath(args["dest"])
+        buffer = io.StringIO()
+        n_runs, n_records = history.export_jsonl(db, buffer)
+        changed = _changed(dest, buffer.getvalue())
+        if changed and not check:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            render.write_atomic(dest, buffer.getvalue())
+        return {"changed": changed, "dest": dest, "runs": n_runs, "records": n_records}
+
+    @staticmethod
+    def _prune(db, args, check):
+        gone = history.prune(db, keep_runs=args["keep_runs"], keep_days=args["keep_days"], dry_run=check)
+        return {"changed": bool(gone), "removed_runs": gone}
+
+    @staticmethod
+    def _freeze(db, args, check):
+        run = args["run"]
+        stored = None
+        if os.path.isfile(run):     # a results.json: its run goes into the store first (replacing a copy of it)
+            data = fleet.load_results(run)
+            stored = data["run"]["run_id"]
+            if not check:
+                history.record_run(db, data["run"], data["records"])
+            run = stored
+        elif run == "latest":
+            entries = history.run_index(db)
+            if not entries:
+                raise ValueError("the history store %s has no run to freeze" % history.display_name(db))
+            run = entries[-1]["run_id"]
+        before = history.load_baseline(db, args["name"])
+        if check:
+            if stored is None:
+                history.run_records(db, run)      # the run must exist
+            return {"changed": True, "baseline": {"name": args["name"], "source_run": run, "kind": args["kind"]}}
+        base = history.save_baseline(db, args["name"], run, kind=args["kind"])
+        changed = before is None or (before["source_run"], before["kind"], before["data"]) != (
+            base["source_run"], base["kind"], base["data"])
+        return {"changed": changed, "baseline": {"name": base["name"], "source_run": base["source_run"],
+                                                 "kind": base["kind"], "values": len(base["data"])}}
