@@ -543,6 +543,12 @@ def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s):
     facts["image"] = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image")
     if not _pod_ready(pod):
         cause = _pod_cause(pod)
+        facts["cause"] = "crash_loop" if cause == "is crash-looping" else "pod_not_ready"
+        if cause == "is crash-looping":
+            tail = _log_tail(api, namespace, pod["metadata"]["name"], previous=True)
+            return "fail", "device plugin pod %s is crash-looping (CrashLoopBackOff, %s)%s" % (
+                pod["metadata"]["name"], _last_exit(pod), "; its last log lines: " + tail if tail else
+                "; its log is empty"), facts, metrics
         return "fail", "device plugin pod %s %s: %s" % (
             pod["metadata"]["name"], cause, k8s_api.diagnose(api, namespace, pod["metadata"]["name"])), facts, metrics
     if value is not None and value > 0:
@@ -571,10 +577,17 @@ def _pod_cause(pod):
     return "is not ready (%s)" % ((pod.get("status") or {}).get("phase") or "Pending")
 
 
-def _log_tail(api, namespace, pod, lines=20):
+def _last_exit(pod):
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        last = (cs.get("lastState") or {}).get("terminated") or {}
+        return "%d restarts, last exit code %s" % (cs.get("restartCount") or 0, last.get("exitCode", "unknown"))
+    return "no container status"
+
+
+def _log_tail(api, namespace, pod, lines=20, previous=False):
     """The plugin's warnings and errors among its last lines (one line), or ''."""
     try:
-        text = k8s_api.logs(api, namespace, pod, limit_bytes=256 << 10, tail_lines=lines)
+        text = k8s_api.logs(api, namespace, pod, limit_bytes=256 << 10, tail_lines=lines, previous=previous)
     except k8s_api.K8sError:
         return ""
     keep = [ln.strip() for ln in text.splitlines()

@@ -1,0 +1,403 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_device_plugin
+short_description: Deploy the RDMA shared device plugin on Kubernetes and verify that every node exposes its resource
+version_added: 1.2.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Deploys the Mellanox/NVIDIA C(k8s-rdma-shared-dev-plugin) - a ConfigMap with C(config.json)
+    (C(periodicUpdateInterval), C(configList) of C(resourceName), C(resourcePrefix), C(rdmaHcaMax) and C(selectors))
+    and a privileged host-network DaemonSet with the device-plugin, plugin-registry and C(/dev) mounts - creating or
+    merge-patching each object only where it differs (idempotent).
+  - When O(resources) is empty, the selectors are generated from the env probe's C(rdma.port) records of the nodes
+    (O(probe_records)) - vendor and device id from C(/sys/class/infiniband/<dev>/device/{vendor,device}), the link
+    layer, and per rail (O(per_rail)) the netdev names - so the config selects exactly the ports the nodes have.
+  - Then verifies itself (O(verify)) - the DaemonSet is ready on every node of O(nodes) and every node's allocatable
+    shows every resource above 0 - and returns one C(k8s.rdma_device_plugin) record per node and resource
+    (C(host) = node name). A failing record names the likely cause - node missing, node not selected (label or
+    taint), no plugin pod, plugin pod crash-looping (with its last log lines), selector matching no device, port in
+    the wrong link layer, devices matched but none exposed.
+  - The config's SHA-256 is a pod-template annotation, so a changed config rolls the plugin pods (the plugin reads its
+    config only at start).
+  - O(state=absent) deletes the DaemonSet and the ConfigMap, but only objects this collection manages
+    (label C(app.kubernetes.io/managed-by=aifabric.acceptance)); an existing plugin deployed by another tool is never
+    changed unless O(adopt=true).
+  - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there; see the
+    collection's C(docs/kubernetes.md)."
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reads the live objects and returns what it would create, update or delete (O(state=absent)) and no records;
+        changes nothing.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details: A second run with the same arguments sends no change (every object already holds the desired fields).
+options:
+  state:
+    description: V(present) deploys (or updates) the plugin and verifies it; V(absent) removes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  namespace:
+    description: Namespace of the ConfigMap and the DaemonSet.
+    type: str
+    default: kube-system
+  name:
+    description: Name of the DaemonSet (and of the pods' C(name) label).
+    type: str
+    default: rdma-shared-dp-ds
+  config_map:
+    description: Name of the ConfigMap holding C(config.json).
+    type: str
+    default: rdma-devices
+  image:
+    description: Image of the plugin, without tag.
+    type: str
+    default: ghcr.io/mellanox/k8s-rdma-shared-dev-plugin
+  tag:
+    description: Image tag (a release of the plugin). Empty uses O(image) as it is.
+    type: str
+    default: v1.5.3
+  image_pull_policy:
+    description: C(imagePullPolicy) of the plugin container.
+    type: str
+    choices: [Always, IfNotPresent, Never]
+    default: IfNotPresent
+  image_pull_secrets:
+    description: Names of image pull Secrets in O(namespace).
+    type: list
+    elements: str
+    default: []
+    no_log: false
+  periodic_update_interval:
+    description: C(periodicUpdateInterval) in seconds; V(0) disables the plugin's periodic device re-scan.
+    type: int
+    default: 60
+  resources:
+    description:
+      - The C(configList) entries. Empty - generate them from O(probe_records).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: C(resourceName) (letters, digits, C(_)); pods request C(<prefix>/<name>).
+        type: str
+        required: true
+      prefix:
+        description: C(resourcePrefix). Default O(resource_prefix).
+        type: str
+      rdma_hca_max:
+        description: C(rdmaHcaMax), the number of pods that may share the devices of a node. Default O(rdma_hca_max).
+        type: int
+      selectors:
+        description: >-
+          C(vendors), C(deviceIDs), C(drivers), C(ifNames), C(linkTypes) (lists of strings; elements of one selector
+          are ORed, selectors are ANDed). C(linkTypes) values are the plugin's V(infiniband) and V(ether).
+        type: dict
+        required: true
+  resource_name:
+    description: C(resourceName) of the generated resource (per rail, C(<resource_name>_<HCA>)).
+    type: str
+    default: hca_shared_devices_a
+  resource_prefix:
+    description: C(resourcePrefix) of generated resources.
+    type: str
+    default: rdma
+  rdma_hca_max:
+    description: C(rdmaHcaMax) of generated resources.
+    type: int
+    default: 1000
+  per_rail:
+    description: Generate one resource per rail (HCA name, with that rail's netdev names) instead of one for all ports.
+    type: bool
+    default: false
+  probe_records:
+    description:
+      - Result records of the env probe on the nodes (C(aifabric.acceptance.env_probe) over SSH, or
+        C(aifabric.acceptance.k8s_workload) O(ignore:kind=env)); only C(rdma.port) records are read. Used to generate
+        selectors and to name the cause of a zero allocatable.
+    type: list
+    elements: dict
+    default: []
+  node_selector:
+    description: C(nodeSelector) of the DaemonSet (default the NFD label of RDMA-capable nodes). V({}) selects every node.
+    type: dict
+    default: {feature.node.kubernetes.io/custom-rdma.available: "true"}
+  tolerations:
+    description: Tolerations of the plugin pods (for example of C(nvidia.com/gpu) taints).
+    type: list
+    elements: dict
+    default: []
+  priority_class:
+    description: C(priorityClassName) of the plugin pods; empty for none.
+    type: str
+    default: system-node-critical
+  use_cdi:
+    description: Start the plugin with C(--use-cdi) (the upstream CDI overlay).
+    type: bool
+    default: false
+  adopt:
+    description: Take over a ConfigMap/DaemonSet of the same name that another tool created (otherwise the task fails).
+    type: bool
+    default: false
+  nodes:
+    description: Node names that must expose the resources (the inventory's hosts); verification judges each of them.
+    type: list
+    elements: str
+    default: []
+  verify:
+    description: Wait for the plugin on O(nodes) and return the C(k8s.rdma_device_plugin) records.
+    type: bool
+    default: true
+  verify_timeout:
+    description: Seconds to wait for the DaemonSet to be ready and the resources to appear (then judge what is there).
+    type: int
+    default: 300
+  delete_timeout:
+    description: Seconds O(state=absent) waits for the objects to be gone.
+    type: int
+    default: 60
+  kubeconfig:
+    description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
+    type: raw
+  context:
+    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description: URL of the API server. Env C(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description: CA certificate of the API server. Env C(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description: Client certificate. Env C(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description: Client key. Env C(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description: HTTP proxy URL for the API server.
+    type: str
+  no_proxy:
+    description: Hosts to reach without the proxy.
+    type: str
+  proxy_headers:
+    description: Proxy headers.
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description: C(user:password) for the proxy.
+        type: str
+      basic_auth:
+        description: C(user:password) basic authentication header.
+        type: str
+      user_agent:
+        description: User-Agent header.
+        type: str
+requirements:
+  - kubernetes >= 37 (Python client, on the controller)
+seealso:
+  - module: aifabric.acceptance.k8s_workload
+  - module: aifabric.acceptance.env_probe
+  - name: k8s-rdma-shared-dev-plugin
+    description: The device plugin's configuration format.
+    link: https://github.com/Mellanox/k8s-rdma-shared-dev-plugin
+"""
+
+EXAMPLES = r"""
+- name: Probe the nodes' RDMA ports (the collection's probe code, in a pod per node)
+  aifabric.acceptance.k8s_workload:
+    kind: env
+    nodes: "{{ ansible_play_hosts_all }}"
+    image: registry.example.com/acceptance/gpu-tools:2026.11
+    env_probe: {groups: [rdma]}
+  register: rdma_probe
+  delegate_to: localhost
+  run_once: true
+
+- name: Deploy the plugin with selectors generated from those ports, one resource per rail, and verify it
+  aifabric.acceptance.k8s_device_plugin:
+    probe_records: "{{ rdma_probe.results }}"
+    per_rail: true
+    nodes: "{{ ansible_play_hosts_all }}"
+    tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  delegate_to: localhost
+  run_once: true
+
+- name: Deploy with explicit selectors (RoCE ports of ConnectX-7)
+  aifabric.acceptance.k8s_device_plugin:
+    resources:
+      - name: hca_shared_devices_a
+        rdma_hca_max: 63
+        selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
+    nodes: [gpu-node-01, gpu-node-02]
+  delegate_to: localhost
+  run_once: true
+
+- name: Remove it
+  aifabric.acceptance.k8s_device_plugin:
+    state: absent
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+results:
+  description: One C(k8s.rdma_device_plugin) record per node of O(nodes) and resource (none in check mode or with
+    O(verify=false)); C(host) = node, C(target) = the resource, C(metrics.allocatable), C(facts.cause) when the
+    allocatable is 0.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - host: gpu-node-03
+      check: k8s.rdma_device_plugin
+      target: rdma/hca_shared_devices_a
+      status: fail
+      reason: "rdma/hca_shared_devices_a allocatable is 0: port in the wrong link layer: mlx5_0/1 (eth0 15b3:101b ether)
+        is ether, but the selector wants linkTypes ['infiniband']"
+actions:
+  description: What was (or, in check mode, would be) done to each object.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{object: ConfigMap/kube-system/rdma-devices, action: unchanged},
+           {object: DaemonSet/kube-system/rdma-shared-dp-ds, action: updated}]
+config:
+  description: The plugin's C(config.json) as applied (O(state=present)).
+  returned: when O(state=present)
+  type: dict
+resources:
+  description: The extended-resource names the plugin publishes (C(rdma/<name>)); request them in pods.
+  returned: when O(state=present)
+  type: list
+  elements: str
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_device_plugin as dp
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+
+def argument_spec():
+    spec = dict(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        namespace=dict(type="str", default=dp.NAMESPACE),
+        name=dict(type="str", default=dp.NAME),
+        config_map=dict(type="str", default=dp.CONFIG_MAP),
+        image=dict(type="str", default=dp.IMAGE),
+        tag=dict(type="str", default=dp.TAG),
+        image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"], default="IfNotPresent"),
+        image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
+        periodic_update_interval=dict(type="int", default=60),
+        resources=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True),
+            prefix=dict(type="str"),
+            rdma_hca_max=dict(type="int"),
+            selectors=dict(type="dict", required=True),
+        )),
+        resource_name=dict(type="str", default=dp.RESOURCE_NAME),
+        resource_prefix=dict(type="str", default=dp.RESOURCE_PREFIX),
+        rdma_hca_max=dict(type="int", default=dp.HCA_MAX),
+        per_rail=dict(type="bool", default=False),
+        probe_records=dict(type="list", elements="dict", default=[]),
+        node_selector=dict(type="dict", default={dp.NFD_LABEL: "true"}),
+        tolerations=dict(type="list", elements="dict", default=[]),
+        priority_class=dict(type="str", default="system-node-critical"),
+        use_cdi=dict(type="bool", default=False),
+        adopt=dict(type="bool", default=False),
+        nodes=dict(type="list", elements="str", default=[]),
+        verify=dict(type="bool", default=True),
+        verify_timeout=dict(type="int", default=300),
+        delete_timeout=dict(type="int", default=60),
+    )
+    spec.update(k8s_api.connection_argspec())
+    return spec
+
+
+def build(p):
+    """(config, objects) for the module's parameters (pure; raises PluginError on bad input)."""
+    if p["periodic_update_interval"] < 0:
+        raise dp.PluginError("periodic_update_interval must be >= 0, got %d" % p["periodic_update_interval"])
+    if p["rdma_hca_max"] < 1:
+        raise dp.PluginError("rdma_hca_max must be >= 1, got %d" % p["rdma_hca_max"])
+    if p["resources"]:
+        config_list = dp.normalize_resources(p["resources"], p["resource_prefix"], p["rdma_hca_max"])
+    else:
+        config_list = dp.generate_config_list(dp.devices_from_records(p["probe_records"]), p["resource_name"],
+                                              p["resource_prefix"], p["rdma_hca_max"], p["per_rail"])
+    cfg = dp.config(config_list, p["periodic_update_interval"])
+    objects = dp.manifests(cfg, namespace=p["namespace"], name=p["name"], config_map=p["config_map"],
+                           image=p["image"], tag=p["tag"], image_pull_policy=p["image_pull_policy"],
+                           node_selector=p["node_selector"], tolerations=p["tolerations"],
+                           priority_class=p["priority_class"], use_cdi=p["use_cdi"],
+                           image_pull_secrets=p["image_pull_secrets"])
+    return cfg, objects
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    p = module.params
+    try:
+        api = k8s_api.connect(p)
+        if p["state"] == "absent":
+            actions = dp.remove(api, dp.desired_for_removal(p["namespace"], p["name"], p["config_map"]),
+                                check_mode=module.check_mode, timeout_s=p["delete_timeout"])
+            changed = any(a["action"] == "deleted" for a in actions)
+            left = [a["object"] for a in actions if a["action"].startswith("still present")]
+            if left:
+                module.fail_json(msg="still present after %d s: %s" % (p["delete_timeout"], ", ".join(left)),
+                                 actions=actions, results=[])
+            module.exit_json(changed=changed, actions=actions, results=[])
+        cfg, objects = build(p)
+        actions = dp.apply(api, objects, check_mode=module.check_mode, adopt=p["adopt"])
+        changed = any(a["action"] != "unchanged" for a in actions)
+        names = dp.resource_names(cfg)
+        records = []
+        if p["verify"] and p["nodes"] and not module.check_mode:
+            selectors = dict((n, e.get("selectors") or {}) for n, e in zip(names, cfg["configList"]))
+            records = dp.verify(api, p["namespace"], p["name"], p["nodes"], names,
+                                devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout"],
+                                selectors=selectors)
+        module.exit_json(changed=changed, actions=actions, config=cfg, resources=names, results=records)
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), results=[], **exc.details)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="k8s_device_plugin failed: %s" % exc, results=[], exception=traceback.format_exc())
+
+
+if __name__ == "__main__":
+    main()
