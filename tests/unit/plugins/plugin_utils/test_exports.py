@@ -1,0 +1,90 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Prometheus text exposition, parsed back with prometheus_client's own parser (the format's reference).
+
+The fleet: real nccl-tests records (real_records) on three hosts, one host slowed to 80 %
+(the fleet-relative analysis fails it), plus real perftest pair records with awkward label values.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
+
+parser = pytest.importorskip("prometheus_client.parser", reason="prometheus_client (requirements-test.txt) is needed")
+
+HOSTS = ("gpu-1", "gpu-2", "gpu-3", "gpu-4")
+
+
+def fleet_report():
+    records = []
+    for host in HOSTS:
+        for rec in real_records.nccl_records(host):
+            if host == "gpu-3":
+                rec["metrics"]["busbw_max_gbyte_s"] = round(rec["metrics"]["busbw_max_gbyte_s"] * 0.8, 5)
+            records.append(rec)
+    odd = results.error("env.os", 'tool said "no"\nand \\ quit', host='we"ird\\host')
+    records.append(odd)
+    run = fleet.run_metadata("0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:05:00Z", list(HOSTS) + ['we"ird\\host'])
+    return fleet.build_report(records, run)
+
+
+def families(text):
+    return dict((f.name, f) for f in parser.text_string_to_metric_families(text))
+
+
+def test_fleet_file_parses_back_with_every_sample():
+    report = fleet_report()
+    got = families(exports.prometheus(report))
+    assert set(got) == {"aifabric_run_info", "aifabric_run_timestamp_seconds", "aifabric_host_status",
+                        "aifabric_check_status", "aifabric_metric"}
+    assert all(f.type == "gauge" for f in got.values())
+    hosts = dict((s.labels["host"], s.value) for s in got["aifabric_host_status"].samples)
+    assert hosts == {"gpu-1": 1, "gpu-2": 1, "gpu-3": 3, "gpu-4": 1, 'we"ird\\host': 4}    # pass, fail, error
+    status = dict(((s.labels["host"], s.labels["check"]), s.value) for s in got["aifabric_check_status"].samples)
+    assert status[("gpu-3", "nccl.all_reduce.fleet")] == 3 and status[("gpu-1", "nccl.all_reduce")] == 1
+    assert status[('we"ird\\host', "env.os")] == 4
+    metric = dict(((s.labels["host"], s.labels["check"], s.labels["metric"]), s.value)
+                  for s in got["aifabric_metric"].samples)
+    assert metric[("gpu-1", "nccl.all_reduce", "busbw_max_gbyte_s")] == 345.68839          # the real figure
+    assert metric[("gpu-3", "nccl.all_reduce", "busbw_max_gbyte_s")] == round(345.68839 * 0.8, 5)
+    assert all(set(s.labels) == {"host", "check", "target", "peer", "metric"} for s in got["aifabric_metric"].samples)
+    # analysis records carry verdicts, not measurements: no duplicate metric samples
+    assert not any(k[1].endswith(".fleet") for k in metric)
+    run_info = got["aifabric_run_info"].samples[0]
+    assert run_info.labels == {"run_id": "0123456789abcdef", "verdict": "error"} and run_info.value == 1
+    ended = calendar.timegm((2026, 11, 22, 10, 5, 0, 0, 0, 0))      # run.ended 2026-11-22T10:05:00Z
+    assert got["aifabric_run_timestamp_seconds"].samples[0].value == ended
+
+
+def test_every_series_is_unique():
+    """node_exporter rejects a textfile with a repeated series: two records with one key give one sample."""
+    report = fleet_report()
+    report["records"].append(dict(report["records"][0], status="fail"))
+    text = exports.prometheus(report)
+    series = [line.rsplit(" ", 1)[0] for line in text.splitlines() if not line.startswith("#")]
+    assert len(series) == len(set(series))
+    status = families(text)["aifabric_check_status"].samples
+    first = report["records"][0]
+    assert [s.value for s in status if s.labels["host"] == first["host"] and s.labels["check"] == first["check"]] == [3]
+
+
+def test_one_file_per_host(tmp_path):
+    report = fleet_report()
+    paths = exports.write_prometheus(report, str(tmp_path / "textfile"), per_host=True)
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "aifabric_gpu-1.prom", "aifabric_gpu-2.prom", "aifabric_gpu-3.prom", "aifabric_gpu-4.prom",
+        "aifabric_we_ird_host.prom"]
+    for path in paths:
+        assert os.path.realpath(path).startswith(os.path.realpath(str(tmp_path)) + os.sep)
+        with open(path, encoding="utf-8") as handle:
+            got = families(handle.read())
+        hosts = set(s.labels["host"] for s in got["aifabric_check_status"].samples)
+        assert len(hosts) == 1
+    assert not [n for n in os.listdir(str(tmp_path / "textfile")) if ".tmp" in n]
