@@ -77,27 +77,30 @@ def devices_from_records(records):
     """{node: [device]} from env_probe ``rdma.port`` records (other records are ignored)."""
     out = {}
     for rec in records or []:
-        if not isinstance(rec, dict) or rec.get("check") != "rdma.port" or not rec.get("host"):
+        if not isinstance(rec, dict) or rec.get("check") != "rdma.port" or not isinstance(rec.get("host"), str) \
+                or not rec["host"]:
             continue
         facts = rec.get("facts") if isinstance(rec.get("facts"), dict) else {}
         target = str(rec.get("target") or "")
         hca, _sep, port = target.partition("/")
         link = LINK_TYPES.get(str(facts.get("link_layer") or "").lower())
-        netdevs = [n.get("name") for n in facts.get("netdevs") or [] if isinstance(n, dict) and n.get("name")]
+        raw = facts.get("netdevs") if isinstance(facts.get("netdevs"), list) else []
+        netdevs = [str(n["name"]) for n in raw if isinstance(n, dict) and n.get("name")]
         if not netdevs and facts.get("netdev"):
-            netdevs = [facts["netdev"]]
+            netdevs = [str(facts["netdev"])]
         for ifname in netdevs or [None]:
             out.setdefault(rec["host"], []).append({
-                "hca": hca or None, "port": int(port) if port.isdigit() else None,
+                "hca": hca or None, "port": int(port) if port.isdigit() and port.isascii() else None,
                 "vendor": _hex(facts.get("vendor_id")), "deviceID": _hex(facts.get("device_id")),
-                "ifName": ifname, "linkType": link, "driver": facts.get("driver")})
+                "ifName": ifname, "linkType": link,
+                "driver": facts["driver"] if isinstance(facts.get("driver"), str) else None})
     return out
 
 
 def _hex(value):
-    if value is None:
+    if not isinstance(value, str):
         return None
-    value = str(value).strip().lower()
+    value = value.strip().lower()
     return value[2:] if value.startswith("0x") else (value or None)
 
 
