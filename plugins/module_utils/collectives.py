@@ -294,6 +294,12 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         if size_rules:
             status, reason, size_expect = expectations.judge_sizes(series, size_rules, status, reason)
             expect.update(size_expect)
+        if status == "pass" and parsed.get("ranks") == 1:
+            # One rank moves nothing between GPUs: nccl-tests' busbw is 0 by definition (or a local copy for
+            # broadcast/reduce/sendrecv), and in-place runs are no-ops timed in microseconds. Nothing of the
+            # interconnect was measured, so it is not a pass (the figures stay in metrics and series).
+            status, reason = "skip", ("1 rank: %s moves no data between GPUs, so no interconnect bandwidth was "
+                                      "measured (needs 2 or more GPUs)" % (collective or check))
     tool = {"name": tool_name, "version": parsed.get("version") or None}
     if not tool["version"]:
         tool.pop("version")

@@ -243,3 +243,31 @@ def test_probe_text_and_json_agree(stem):
         assert a["in_place"]["wrong"] == b["in_place"]["wrong"] == 0
     rec = collectives.to_record(doc, check="nccl.torch_all_reduce", tool_name="torch-allreduce-probe")
     assert results.validate(rec) == [] and rec["status"] == "pass" and rec["metrics"]["wrong_total"] == 0
+
+
+# ---------------------------------------------------------------- one rank measures no interconnect
+
+
+def test_one_rank_is_skip_not_pass_real_h100x1_capture():
+    """all_reduce_perf -g 1 on a real H100 (busbw 0.00 on every row, in-place rows are no-ops): the run worked,
+    but nothing between GPUs was measured, so the record is skip (figures kept), never pass."""
+    text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
+    rec = collectives.record_from_output(text, host="vm")
+    assert rec["status"] == "skip", rec["reason"]
+    assert "1 rank" in rec["reason"] and "no interconnect" in rec["reason"]
+    assert rec["metrics"]["busbw_max_gbyte_s"] == 0.0
+    assert len(rec["series"]) == 28
+    assert not results.validate(rec)
+
+
+def test_one_rank_keeps_its_error_and_fail_verdicts():
+    """The rule only turns a pass into skip: a truncated 1-rank output is still error."""
+    text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
+    cut = "\n".join(line for line in text.splitlines() if "Avg bus bandwidth" not in line)
+    assert collectives.record_from_output(cut)["status"] == "error"
+
+
+def test_two_ranks_are_still_judged_real_h200x2_capture():
+    text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
+    rec = collectives.record_from_output(text)
+    assert rec["status"] == "pass" and rec["metrics"]["busbw_max_gbyte_s"] > 100
