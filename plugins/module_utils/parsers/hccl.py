@@ -1,0 +1,166 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for Huawei CANN HCCL Test output (``all_reduce_test``, ``all_gather_test``, ...).
+
+Pure, no I/O, Python 3.8. ``parse(text)`` never raises: whatever it is given, it returns::
+
+    {
+      "prologue": {"min_bytes": 8192, "max_bytes": 67108864, "iters": 20, "warmup_iters": 5} | None,
+      "time_spelling": "aveg_time" | "avg_time" | None,   # the binary prints aveg_time, the docs avg_time
+      "rows": [{"size": 8192, "time_us": 764.55, "algbw_gbyte_s": 0.00998,
+                "check": "success" | "failed" | "NULL"}],
+      "check_errors": [3, ...],           # 'total err is N' lines (-c 1/2 on a failed check)
+      "failures": ["hccl interface return err ./common/src/hccl_test_common.cc:538, retcode: 7 "
+                   "(This is an error in init_hcclComm.)", ...],   # the tool's own error lines
+      "launcher_error": "Fatal error in MPI_Init: ...; ...: gethostbyname failed, HW-AI-LC-1-1 (errno 2)" | None,
+      "complete": True | False,           # rows reach the prologue's max_bytes (no prologue: rows exist)
+      "prefixes_stripped": 0,             # lines that had a launcher prefix (srun -l, Open MPI tags)
+      "problems": ["line 7: ..."],        # lines that looked like table rows but could not be read
+    }
+
+Layouts read (fixtures under tests/unit/plugins/module_utils/parsers/fixtures/hccl_test, sources in
+PROVENANCE.md there): the header ``data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): |
+check_result:`` with either time spelling and any padding; rows ``size | time | bandwidth | word``;
+the prologue ``the minbytes is A, maxbytes is B, iters is N, warmup_iters is M``; the per-rank
+``hccl interface return err <file>:<line>, retcode: N`` + ``This is an error in <stage>.`` pairs; MPICH
+and Open MPI launcher failures printed before any HCCL line; Slurm ``srun -l`` (``0: ``) and Open MPI
+``[1,0]<stdout>:`` line prefixes (with anything a cluster launcher puts before the latter).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+PROLOGUE_RE = re.compile(
+    r"the minbytes is (\d+),\s*maxbytes is (\d+),\s*iters is (\d+),\s*warmup_iters is (\d+)", re.I)
+HEADER_RE = re.compile(r"data_size\(Bytes\):\s*\|\s*(aveg_time|avg_time)\(us\):\s*\|\s*alg_bandwidth\(GB/s\):"
+                       r"\s*\|\s*check_result:", re.I)
+ROW_RE = re.compile(r"^\s*(\d+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S*)\s*$")
+ROWISH_RE = re.compile(r"^\s*\d+\s*\|")
+CHECK_WORDS = {"success": "success", "failed": "failed", "fail": "failed", "null": "NULL"}
+HCCL_ERR_RE = re.compile(r"hccl interface return err\b.*", re.I)
+STAGE_RE = re.compile(r"^\s*This is an error in (\S+?)\.?\s*$")
+TOTAL_ERR_RE = re.compile(r"total err is (\d+)", re.I)
+# Launcher prefixes: Slurm 'srun -l' puts ' 0: ' before every line; Open MPI --tag-output puts
+# '[1,0]<stdout>:', and some cluster launchers put their own text before that tag.
+SRUN_PREFIX_RE = re.compile(r"^\s{0,8}\d{1,6}: ")
+OMPI_PREFIX_RE = re.compile(r"^.{0,200}?\[\d+,\d+\]<std(?:out|err)>:\s?")
+# Launcher (MPI) failure lines: MPICH ('Fatal error in MPI_Init', Hydra '[mpiexec@host]', 'BAD TERMINATION')
+# and Open MPI ('mpirun was unable to ...', 'There are not enough slots', 'mpirun noticed that process').
+LAUNCHER_RE = re.compile(
+    r"(Fatal error in \S+|\[mpiexec@[^\]]*\]|\[proxy:[^\]]*\]|BAD TERMINATION|HYDU_\w+|"
+    r"mpirun was unable to|ORTE was unable|There are not enough slots|mpirun noticed that process|"
+    r"mpirun has exited due to|Primary job\s+terminated normally, but|ssh: Could not resolve hostname|"
+    r"Segmentation fault|bash: .*: command not found|error while loading shared libraries)")
+STACK_DETAIL_RE = re.compile(r"^\s*\w+\(\d+\)\.*:\s*(\S.*)$")   # MPICH error stack: 'MPID_Init(190)....: text'
+
+
+def _number(text):
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def strip_prefix(line):
+    """(line without a launcher prefix, True when one was removed)."""
+    out = OMPI_PREFIX_RE.sub("", line, count=1)
+    if out != line:
+        return out, True
+    out = SRUN_PREFIX_RE.sub("", line, count=1)
+    return out, out != line
+
+
+def _launcher_message(lines):
+    """The launcher's failure in one line: its first line plus the most specific detail of an MPICH stack."""
+    first = None
+    detail = None
+    for line in lines:
+        text = line.strip()
+        if first is None and LAUNCHER_RE.search(text):
+            first = text
+            continue
+        if first is not None:
+            match = STACK_DETAIL_RE.match(text)
+            if match:
+                detail = match.group(1).strip()
+    if first is None:
+        return None
+    if not detail or detail in first:
+        return first
+    return "%s %s" % (first, detail) if first.endswith(":") else "%s: %s" % (first, detail)
+
+
+def parse(text):
+    """The structure above from one run's output (stdout and stderr). Never raises."""
+    out = {"prologue": None, "time_spelling": None, "rows": [], "check_errors": [], "failures": [],
+           "launcher_error": None, "complete": False, "prefixes_stripped": 0, "problems": []}
+    if not isinstance(text, str):
+        out["problems"].append("output is %s, not text" % type(text).__name__)
+        return out
+    lines = []
+    for raw in text.splitlines():
+        line, stripped = strip_prefix(raw.rstrip("\r"))
+        out["prefixes_stripped"] += int(stripped)
+        lines.append(line)
+    by_size = {}
+    header_seen = False
+    pending = None   # an 'hccl interface return err' line waiting for its 'This is an error in' stage
+    for number, line in enumerate(lines, 1):
+        match = PROLOGUE_RE.search(line)
+        if match:
+            if out["prologue"] is None:
+                out["prologue"] = {"min_bytes": int(match.group(1)), "max_bytes": int(match.group(2)),
+                                   "iters": int(match.group(3)), "warmup_iters": int(match.group(4))}
+            continue
+        match = HEADER_RE.search(line)
+        if match:
+            header_seen = True
+            out["time_spelling"] = out["time_spelling"] or match.group(1).lower()
+            continue
+        match = HCCL_ERR_RE.search(line)
+        if match:
+            if pending:
+                out["failures"].append(pending)
+            pending = match.group(0).strip()
+            continue
+        match = STAGE_RE.match(line)
+        if match:
+            stage = "This is an error in %s." % match.group(1)
+            out["failures"].append("%s (%s)" % (pending, stage) if pending else stage)
+            pending = None
+            continue
+        match = TOTAL_ERR_RE.search(line)
+        if match:
+            out["check_errors"].append(int(match.group(1)))
+            continue
+        if not header_seen or not ROWISH_RE.match(line):
+            continue
+        match = ROW_RE.match(line)
+        time_us = _number(match.group(2)) if match else None
+        algbw = _number(match.group(3)) if match else None
+        word = CHECK_WORDS.get(match.group(4).lower()) if match else None
+        if match is None or time_us is None or algbw is None or (match.group(4) and word is None):
+            out["problems"].append("line %d: unreadable table row %r" % (number, line[:120]))
+            continue
+        size = int(match.group(1))
+        if size in by_size:   # the same size printed again (another rank): a failed check anywhere wins
+            row = by_size[size]
+            if word == "failed":
+                row["check"] = "failed"
+            continue
+        row = {"size": size, "time_us": time_us, "algbw_gbyte_s": algbw, "check": word}
+        by_size[size] = row
+        out["rows"].append(row)
+    if pending:
+        out["failures"].append(pending)
+    out["launcher_error"] = _launcher_message(lines)
+    rows = out["rows"]
+    if rows:
+        prologue = out["prologue"]
+        last = max(r["size"] for r in rows)
+        # sizes are aligned down to the rank count (x512 for large ones) by the tool, never by half
+        out["complete"] = prologue is None or last * 2 > prologue["max_bytes"]
+    return out

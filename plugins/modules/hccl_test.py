@@ -1,0 +1,328 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: hccl_test
+short_description: Run Huawei CANN HCCL Test collectives on Ascend NPUs, or import their saved output, as result records
+version_added: 1.0.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Runs one HCCL Test binary per collective (C(all_reduce_test), C(all_gather_test), C(reduce_scatter_test),
+    C(broadcast_test), C(alltoall_test), C(reduce_test), ...) through C(mpirun), one rank per NPU, and returns one
+    result record C(hccl.<collective>) per run with the per-size table in the record's C(series).
+  - B(Single node) (O(hosts) empty) runs C(mpirun -n <npus>) on this host. B(Multi-node) (O(hosts) set) runs
+    C(mpirun) on this host over a hostfile built from O(hosts), with MPICH (C(-f hostfile -n N), hostfile lines
+    C(host:N)) or Open MPI (C(--hostfile hostfile -np N), lines C(host slots=N)) syntax (O(mpi_flavour)).
+  - HCCL Test prints only the algorithm bandwidth; the record's C(busbw_gbyte_s) is computed with the nccl-tests
+    factor of the collective at n ranks (all_reduce 2(n-1)/n, all_gather, reduce_scatter and alltoall (n-1)/n,
+    broadcast and reduce 1), so NCCL and HCCL records compare side by side (see C(docs/hccl.md)).
+  - C(check_result) C(failed) at any size gives a C(fail) record that keeps the measured bandwidths; C(NULL)
+    (C(-c 0), or a check the tool turned off) is counted, not judged. Launcher and C(init_hcclComm) failures give
+    C(error) records that quote the tool's message and keep the output's tail.
+  - B(Import mode) (O(from_output)) reads a saved output instead of running anything.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
+  - aifabric.acceptance._profiles
+attributes:
+  check_mode:
+    details:
+      - In run mode, returns the commands that would run and empty results; generates no traffic. The O(cann_env_script)
+        is still sourced (it only prints the environment) so the commands shown are the real ones.
+      - Import mode reads the file and returns records in check mode too.
+options:
+  collectives:
+    description: Collectives to run, one binary each (C(<name>_test)), in this order.
+    type: list
+    elements: str
+    default: [all_reduce]
+  binary_dir:
+    description: Directory of the HCCL Test binaries (usually C(<toolkit>/tools/hccl_test/bin)); default PATH.
+    type: path
+  if_missing:
+    description: Record when a binary is missing, V(error) (default) or V(skip).
+    type: str
+    choices: [error, skip]
+    default: error
+  cann_env_script:
+    description:
+      - The CANN environment script (for example C(/usr/local/Ascend/ascend-toolkit/set_env.sh)) to apply before the run.
+      - It is sourced by C(bash -c '. "$1" >/dev/null 2>&1 && env -0' aifabric-set-env <path>) under a 60 s timeout;
+        the path travels as an argument, never inside the command text. The variables it sets or changes among
+        C(PATH), C(LD_LIBRARY_PATH), C(PYTHONPATH), C(ASCEND_*) and a few toolchain paths become the launcher's
+        environment and are forwarded to every rank by name (MPICH C(-genvlist), Open MPI C(-x NAME)).
+      - A path that is not a file, a script that fails, or one that sets none of those variables fails the task.
+    type: path
+  npus:
+    description:
+      - C(-p), NPUs per node taking part (also the rank count of a single-node run).
+      - Must be 1 or more.
+    type: int
+    default: 8
+  min_bytes:
+    description: C(-b), smallest message size (bytes, or with a K, M or G suffix).
+    type: str
+    default: 8K
+  max_bytes:
+    description: C(-e), largest message size.
+    type: str
+    default: 1G
+  step_factor:
+    description:
+      - C(-f), multiply the size by this factor between steps.
+      - Must be 1 or more.
+    type: int
+    default: 2
+  step_bytes:
+    description:
+      - C(-i), add this many bytes between steps (the tool prefers O(step_factor) when both are set).
+      - Must be 0 or more.
+    type: int
+  iters:
+    description:
+      - C(-n), timed iterations per size.
+      - Must be 1 or more.
+    type: int
+  warmup_iters:
+    description:
+      - C(-w), warmup iterations per size.
+      - Must be 0 or more.
+    type: int
+  check:
+    description:
+      - C(-c), result check (V(0) off, giving C(NULL); V(1) on, the tool's default; V(2) on with the first wrong element).
+      - Must be between 0 and 2.
+    type: int
+  datatype:
+    description: C(-d), data type (V(fp32), V(fp16), V(int8), V(bfp16), ...).
+    type: str
+  op:
+    description: C(-o), reduction (V(sum), V(prod), V(max), V(min)).
+    type: str
+  root:
+    description:
+      - C(-r), root rank of broadcast, reduce and scatter.
+      - Must be 0 or more.
+    type: int
+  extra_args:
+    description: Extra argv words for the binary, one per element.
+    type: list
+    elements: str
+    default: []
+  env:
+    description: C(HCCL_*), C(ASCEND_*) and C(HCCN_*) variables for every rank (others are refused).
+    type: dict
+    default: {}
+  hosts:
+    description: Hosts of a multi-node run, rank 0's first. Empty runs on this host only.
+    type: list
+    elements: str
+    default: []
+  ranks_per_node:
+    description:
+      - Ranks per host of a multi-node run (default O(npus)).
+      - Must be 0 or more.
+    type: int
+    default: 0
+  mpirun:
+    description: The C(mpirun) program (name or absolute path).
+    type: str
+    default: mpirun
+  mpi_flavour:
+    description: Which C(mpirun) syntax to use, V(mpich) (what the CANN documentation builds against) or V(openmpi).
+    type: str
+    choices: [mpich, openmpi]
+    default: mpich
+  mpirun_env_forward:
+    description: Launcher environment variables forwarded to every rank by name.
+    type: list
+    elements: str
+    default: [PATH, LD_LIBRARY_PATH]
+  mpirun_extra_args:
+    description: Extra C(mpirun) argv words, one per element.
+    type: list
+    elements: str
+    default: []
+  tcp_if_include:
+    description: Open MPI only, interface or CIDR for its TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
+    type: str
+  from_output:
+    description:
+      - Import mode, a saved HCCL Test output file on the target to read instead of running.
+      - Only a regular file of at most 64 MiB is read; anything else fails the task with the reason.
+    type: path
+  collective:
+    description: Import mode, the collective of O(from_output) when the file name does not say.
+    type: str
+  ranks:
+    description:
+      - Import mode (or an override), the total rank count the busbw factor uses; the output does not print it.
+      - Must be 1 or more.
+    type: int
+  nodes:
+    description:
+      - Import mode, the number of nodes of the run.
+      - Must be 1 or more.
+    type: int
+  timeout:
+    description:
+      - Seconds before one binary's run is stopped (C(mpirun) gets C(SIGTERM), C(SIGKILL) 10 s later; every process
+        left on this host with the run tag is stopped afterwards).
+      - Must be 1 or more.
+    type: int
+    default: 1800
+  run_tag:
+    description:
+      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and every rank, for
+        M(aifabric.acceptance.cleanup). Default a new unguessable tag, returned as C(run_tag).
+    type: str
+  expect:
+    description:
+      - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 150}})) or per check
+        (C({hccl.all_reduce: {busbw_max_gbyte_s: {min: 150}}})); they override the profile's."
+    type: dict
+    default: {}
+notes:
+  - O(profile=auto) picks no profile (HCCL Test output does not name the NPU); the C(hccl.yml) playbook passes the
+    profile matching the NPU model the C(npu) probe found.
+seealso:
+  - module: aifabric.acceptance.nccl_test
+  - name: HCCL Test documentation
+    description: CANN oam-tools, HCCL Test execution and options.
+    link: https://gitcode.com/cann/oam-tools/blob/master/docs/zh/hccl_test/execution.md
+"""
+
+EXAMPLES = r"""
+- name: All-reduce and all-gather on the 8 NPUs of this host
+  aifabric.acceptance.hccl_test:
+    binary_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
+    cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
+    collectives: [all_reduce, all_gather]
+    npus: 8
+    max_bytes: 1G
+
+- name: 4 nodes x 16 NPUs through Open MPI
+  aifabric.acceptance.hccl_test:
+    binary_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
+    cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
+    hosts: "{{ groups['npu_nodes'] }}"
+    npus: 16
+    mpi_flavour: openmpi
+    env:
+      HCCL_SOCKET_IFNAME: eth0
+      HCCL_CONNECT_TIMEOUT: "600"
+  run_once: true
+
+- name: Import a run made elsewhere (8 ranks)
+  aifabric.acceptance.hccl_test:
+    from_output: /var/tmp/all_reduce_test.log
+    ranks: 8
+"""
+
+RETURN = r"""
+results:
+  description: One C(hccl.<collective>) result record per collective (see C(docs/results.md) and C(docs/hccl.md)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - check: hccl.all_reduce
+      status: pass
+      metrics: {algbw_max_gbyte_s: 23.76245, busbw_max_gbyte_s: 41.584288, check_failed_total: 0, ranks: 8}
+cmd:
+  description: The argv of each run (a list of argv lists), or what would run in check mode.
+  returned: always
+  type: list
+  elements: list
+run_tag:
+  description: The run tag every process of the run carried.
+  returned: always
+  type: str
+runs:
+  description: Per collective, its exit code, the trimmed tail of its output and the leftover processes stopped.
+  returned: when a process ran
+  type: list
+  elements: dict
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, hccl_run, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
+
+
+RANGES = {
+    "npus": argspec.POSITIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE,
+    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "check": (0, 2), "root": argspec.NON_NEGATIVE,
+    "ranks_per_node": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE, "nodes": argspec.POSITIVE,
+    "timeout": argspec.POSITIVE,
+}
+
+
+def main():
+    module = argspec.module(
+        AnsibleModule, RANGES,
+        argument_spec=dict(
+            collectives=dict(type="list", elements="str", default=["all_reduce"]),
+            binary_dir=dict(type="path"),
+            if_missing=dict(type="str", choices=["error", "skip"], default="error"),
+            cann_env_script=dict(type="path"),
+            npus=dict(type="int", default=8),
+            min_bytes=dict(type="str", default="8K"),
+            max_bytes=dict(type="str", default="1G"),
+            step_factor=dict(type="int", default=2),
+            step_bytes=dict(type="int"),
+            iters=dict(type="int"),
+            warmup_iters=dict(type="int"),
+            check=dict(type="int"),
+            datatype=dict(type="str"),
+            op=dict(type="str"),
+            root=dict(type="int"),
+            extra_args=dict(type="list", elements="str", default=[]),
+            env=dict(type="dict", default={}),
+            hosts=dict(type="list", elements="str", default=[]),
+            ranks_per_node=dict(type="int", default=0),
+            mpirun=dict(type="str", default="mpirun"),
+            mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
+            mpirun_env_forward=dict(type="list", elements="str", default=["PATH", "LD_LIBRARY_PATH"]),
+            mpirun_extra_args=dict(type="list", elements="str", default=[]),
+            tcp_if_include=dict(type="str"),
+            from_output=dict(type="path"),
+            collective=dict(type="str"),
+            ranks=dict(type="int"),
+            nodes=dict(type="int"),
+            timeout=dict(type="int", default=1800),
+            run_tag=dict(type="str"),
+            **expectations.PROFILE_SPEC,
+            expect=dict(type="dict", default={}),
+        ),
+        mutually_exclusive=[("from_output", "hosts")],
+        supports_check_mode=True,
+    )
+    p = module.params
+    tag = p["run_tag"] or launch.new_tag()
+    try:
+        launch.check_tag(tag)
+        if p["from_output"]:
+            module.exit_json(changed=False, cmd=[], run_tag=tag, results=hccl_run.import_records(p["from_output"], p))
+        records, cmds, runs = hccl_run.run_hccl(module, p, tag)
+        module.exit_json(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
+    except Interrupted as exc:
+        module.fail_json(msg="hccl_test %s (the run's processes on this host were stopped; run "
+                             "aifabric.acceptance.cleanup with run_tag %s on the other hosts)" % (exc, tag), run_tag=tag)
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
+    except (collectives.OptionError, expectations.ExpectationError) as exc:
+        module.fail_json(msg=str(exc))
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="hccl_test failed: %s" % exc, exception=traceback.format_exc())
+
+
+if __name__ == "__main__":
+    main()
