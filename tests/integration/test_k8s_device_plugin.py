@@ -288,3 +288,54 @@ def test_shipped_device_plugin_rbac_validates():
     for obj in items:
         for version in ("1.28", "1.37"):
             kubernetes_validate.validate(copy.deepcopy(obj), version, strict=True)
+
+
+# --------------------------------------------------------------------------- the playbook, end to end
+
+def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
+    """ansible-playbook aifabric.acceptance.rdma_device_plugin (a real subprocess, over HTTP) on a 3-node fleet whose
+    gpu-node-02 lacks the NFD label: the fleet_report callback writes one report with a k8s.rdma_device_plugin record
+    per node, exactly gpu-node-02 fails (not selected), and state=absent removes the plugin again."""
+    import json
+    import subprocess
+    import sys
+    from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
+    playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    if not os.access(playbook_bin, os.X_OK) or not collections_path():
+        pytest.skip("no ansible-playbook next to this Python, or the collection is not importable")
+    nodes = ["gpu-node-01", "gpu-node-02", "gpu-node-03"]
+    recs = dict((n, cx4_records(tmp_path, n)) for n in nodes)
+    with fake_cluster(tmp_path, nodes=fleet_nodes(recs, unlabelled=("gpu-node-02",))) as fake:
+        frp.install(fake.server)
+        inventory = tmp_path / "hosts.yml"
+        inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n"
+                             + "".join("        %s:\n" % n for n in nodes))
+        report_dir = tmp_path / "reports"
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+                   ANSIBLE_COLLECTIONS_PATH=collections_path(),
+                   ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
+                   AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+                   ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
+        extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout": 3,
+                 "rdma_device_plugin_probe_records": [r for rs in recs.values() for r in rs]}
+
+        def play(more):
+            return subprocess.run([playbook_bin, "-i", str(inventory), "aifabric.acceptance.rdma_device_plugin",
+                                   "-e", json.dumps(dict(extra, **more))], env=env, capture_output=True, text=True,
+                                  timeout=300, check=False, cwd=str(tmp_path))
+
+        proc = play({})
+        assert "FLEET REPORT:" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-4000:]
+        with open(str(report_dir / "latest" / "results.json"), encoding="utf-8") as handle:
+            data = json.load(handle)
+        mine = [r for r in data["records"] if r["check"] == "k8s.rdma_device_plugin"]
+        assert sorted((r["host"], r["status"]) for r in mine) == [
+            ("gpu-node-01", "pass"), ("gpu-node-02", "fail"), ("gpu-node-03", "pass")]
+        verdicts = dict((h["host"], h["status"]) for h in data["summary"]["hosts"])
+        assert verdicts == {"gpu-node-01": "pass", "gpu-node-02": "fail", "gpu-node-03": "pass"}
+        assert proc.returncode == 0, proc.stdout[-3000:]
+
+        proc = play({"rdma_device_plugin_state": "absent"})
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        fake.server.settle(3)
+        assert plugin_objects(fake) == []
