@@ -186,8 +186,8 @@ def explain(devices, selectors):
 
 
 def _dev(d):
-    return "%s/%s (%s %s:%s %s)" % (d.get("hca"), d.get("port"), d.get("ifName"), d.get("vendor"), d.get("deviceID"),
-                                   d.get("linkType"))
+    return "%s/%s (%s %s:%s %s)" % (
+        d.get("hca"), d.get("port"), d.get("ifName"), d.get("vendor"), d.get("deviceID"), d.get("linkType"))
 
 
 # ---------------------------------------------------------------- config and manifests
@@ -453,8 +453,8 @@ def _pod_ready(pod):
 
 def _snapshot(api, namespace, name, nodes):
     ds = k8s_api._call(api, "apps/v1", "DaemonSet", "read", namespace, name=name)
-    selector = ",".join("%s=%s" % kv for kv in sorted(((ds.get("spec") or {}).get("selector") or {})
-                                                       .get("matchLabels", {}).items()))
+    match = ((ds.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    selector = ",".join("%s=%s" % kv for kv in sorted(match.items()))
     pods = k8s_api._call(api, "v1", "Pod", "list", namespace, label_selector=selector).get("items") or []
     known = dict((n["metadata"]["name"], n) for n in k8s_api.list_nodes(api))
     hash_ = (((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations", {}).get(

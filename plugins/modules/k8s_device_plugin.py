@@ -79,7 +79,6 @@ options:
     type: list
     elements: str
     default: []
-    no_log: false
   periodic_update_interval:
     description: C(periodicUpdateInterval) in seconds; V(0) disables the plugin's periodic device re-scan.
     type: int
