@@ -174,10 +174,11 @@ def resolve(spec, history_db=None, load_results=None):
         return "results", os.path.abspath(spec), load_results(spec)
     tried = ["no file %s" % spec]
     if history_db:
+        base = None
         try:
             base = history.load_baseline(history_db, spec)
         except history.HistoryError as exc:
-            base, _ = None, tried.append(str(exc))
+            tried.append(str(exc))
         if base is not None:
             return "baseline", spec, base
         try:

@@ -43,7 +43,7 @@ def _fmt(value):
 
 def better_of(name):
     """'higher' or 'lower' for a headline name 'check metric'."""
-    check, _, metric = name.partition(" ")
+    check, metric = name.split(" ", 1)
     for rule in history.headline_rules():
         if rule["metric"] == metric and history.fnmatch.fnmatchcase(check, rule["check"]):
             return rule["better"]
@@ -99,6 +99,10 @@ def render_index(entries, reports_dir=None, store=None):
         trends.append("<tr><td>%s</td><td>%s is better</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
             _e(name), _e(better_of(name)), sparkline(values), _e(_fmt(last)), _e(change), len(known)))
     total = len(entries)
+    trend_table = '<p class="muted">No headline metric measured yet.</p>'
+    if trends:
+        trend_table = ("<table><thead><tr><th>headline metric</th><th></th><th>trend</th><th>latest</th>"
+                       "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
     return """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Fleet acceptance history</title>
@@ -118,9 +122,7 @@ font-size:12px;white-space:nowrap}.v{font-weight:bold}.muted{color:#757575}
 %s
 </tbody></table>
 </body></html>
-""" % (total, _e(store or ""), ("<table><thead><tr><th>headline metric</th><th></th><th>trend</th><th>latest</th>"
-                    "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
-       if trends else '<p class="muted">No headline metric measured yet.</p>', "\n".join(rows))
+""" % (total, _e(store or ""), trend_table, "\n".join(rows))
 
 
 def write_index(history_db, reports_dir, path=None):
@@ -177,4 +179,3 @@ def after_run(report, output_dir, history_db, environ=None, show=None, warn=None
         if warn:
             warn("aifabric.acceptance.fleet_report: " + line)
     return notes, warnings
-

@@ -50,7 +50,7 @@ def stored_runs(db):
 
 def test_callback_writes_the_index_and_compares_with_the_previous_run(env, tmp_path):
     reports = tmp_path / "reports"
-    for _ in range(2):
+    for _run in range(2):
         proc = run_playbook(env, reports, "fleet_report.yml")
         assert proc.returncode in (2, 4), proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "history index: %s" % (reports / "index.html") in proc.stdout

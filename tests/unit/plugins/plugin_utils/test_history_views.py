@@ -132,8 +132,8 @@ def test_compare_with_a_results_json_a_run_id_and_a_baseline(tmp_path):
     current = fleet_records({"h200-c": 0.8})
     by_file = compare.compare_with(current, out1["files"]["json"], db, load_results=fleet.load_results)
     by_run = compare.compare_with(current, "run1", db)
-    assert by_file["against"]["kind"] == "results" and by_run["against"] == {"kind": "run", "name": "run1",
-                                                                              "run_ids": ["run1"]}
+    assert by_file["against"]["kind"] == "results"
+    assert by_run["against"] == {"kind": "run", "name": "run1", "run_ids": ["run1"]}
     for found in (by_file, by_run):
         assert set(d["host"] for d in found["regressions"]) == {"h200-c"} and found["improvements"] == []
     history.save_baseline(db, "h200-nov", "run1", kind="medians")
