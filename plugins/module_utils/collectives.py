@@ -144,6 +144,9 @@ def series_rows(rows):
             cell = row.get(placement) or {}
             for key in ("time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"):
                 item[prefix + key] = cell.get(key)
+            for key in ("iter_min_us", "iter_max_us", "iter_p99_us", "iter_cv_pct"):   # '-I 1' runs only
+                if key in cell:
+                    item[prefix + key] = cell[key]
         out.append(item)
     return out
 
@@ -240,9 +243,31 @@ def verdict_from_output(parsed, rc=None):
     if not parsed.get("complete"):
         return "error", ("output ended after %d result rows without the 'Avg bus bandwidth' footer "
                          "(crashed, killed or truncated)" % len(parsed["rows"]))
-    if rc not in (None, 0):
+    oob = parsed.get("out_of_bounds") or {}
+    wrong = any((row.get(p) or {}).get("wrong") for row in parsed["rows"] for p in ("out_of_place", "in_place"))
+    if rc not in (None, 0) and oob.get("ok") is not False and not wrong:
+        # (nccl-tests exits non-zero after a failed data check: that run is judged 'fail' below, figures kept)
         return "error", "nccl-tests exited with rc %s although it printed its table" % rc
     return "pass", None
+
+
+JITTER_CV_WARN_PCT = 25.0        # '-I 1': i_cv% (stdev/mean of the per-iteration times) above this ...
+JITTER_MIN_SIZE_BYTES = 1 << 20  # ... at sizes of 1 MiB and more (small sizes are launch-latency bound) warns
+
+
+def jitter_of(series):
+    """(max i_cv% seen or None, ["<size> B <placement>: i_cv X %, i_p99 Y us", ...] above the warn line)."""
+    worst, high = None, []
+    for row in series:
+        for prefix, name in (("oop_", "out-of-place"), ("ip_", "in-place")):
+            cv = row.get(prefix + "iter_cv_pct")
+            if cv is None:
+                continue
+            worst = cv if worst is None else max(worst, cv)
+            if cv > JITTER_CV_WARN_PCT and (row.get("size_bytes") or 0) >= JITTER_MIN_SIZE_BYTES:
+                high.append("%s B %s: i_cv %s %%, i_p99 %s us" % (row.get("size_bytes"), name, cv,
+                                                                   row.get(prefix + "iter_p99_us")))
+    return worst, high
 
 
 def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests", started=None,
@@ -294,6 +319,14 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         if size_rules:
             status, reason, size_expect = expectations.judge_sizes(series, size_rules, status, reason)
             expect.update(size_expect)
+        worst_cv, high_jitter = jitter_of(series)
+        if worst_cv is not None:
+            metrics["iter_cv_max_pct"] = worst_cv
+        if high_jitter:
+            facts["high_jitter"] = high_jitter[:8]
+            if status == "pass" and parsed.get("ranks") != 1:
+                status, reason = "warn", ("high per-iteration jitter (-I 1): i_cv%% above %g %% at %d size(s) of 1 MiB "
+                                          "or more, first %s" % (JITTER_CV_WARN_PCT, len(high_jitter), high_jitter[0]))
         if status == "pass" and parsed.get("ranks") == 1:
             # One rank moves nothing between GPUs: nccl-tests' busbw is 0 by definition (or a local copy for
             # broadcast/reduce/sendrecv), and in-place runs are no-ops timed in microseconds. Nothing of the

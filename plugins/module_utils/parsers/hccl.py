@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import prefixes
+
 PROLOGUE_RE = re.compile(
     r"the minbytes is (\d+),\s*maxbytes is (\d+),\s*iters is (\d+),\s*warmup_iters is (\d+)", re.I)
 HEADER_RE = re.compile(r"data_size\(Bytes\):\s*\|\s*(aveg_time|avg_time)\(us\):\s*\|\s*alg_bandwidth\(GB/s\):"
@@ -42,10 +44,6 @@ CHECK_WORDS = {"success": "success", "failed": "failed", "fail": "failed", "null
 HCCL_ERR_RE = re.compile(r"hccl interface return err\b.*", re.I)
 STAGE_RE = re.compile(r"^\s*This is an error in (\S+?)\.?\s*$")
 TOTAL_ERR_RE = re.compile(r"total err is (\d+)", re.I)
-# Launcher prefixes: Slurm 'srun -l' puts ' 0: ' before every line; Open MPI --tag-output puts
-# '[1,0]<stdout>:', and some cluster launchers put their own text before that tag.
-SRUN_PREFIX_RE = re.compile(r"^\s{0,8}\d{1,6}: ")
-OMPI_PREFIX_RE = re.compile(r"^.{0,200}?\[\d+,\d+\]<std(?:out|err)>:\s?")
 # Launcher (MPI) failure lines: MPICH ('Fatal error in MPI_Init', Hydra '[mpiexec@host]', 'BAD TERMINATION')
 # and Open MPI ('mpirun was unable to ...', 'There are not enough slots', 'mpirun noticed that process').
 LAUNCHER_RE = re.compile(
@@ -65,12 +63,8 @@ def _number(text):
 
 
 def strip_prefix(line):
-    """(line without a launcher prefix, True when one was removed)."""
-    out = OMPI_PREFIX_RE.sub("", line, count=1)
-    if out != line:
-        return out, True
-    out = SRUN_PREFIX_RE.sub("", line, count=1)
-    return out, out != line
+    """(line without a launcher prefix, True when one was removed): parsers/prefixes.py."""
+    return prefixes.strip(line)
 
 
 def _launcher_message(lines):

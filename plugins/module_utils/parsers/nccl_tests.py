@@ -17,7 +17,8 @@ offending line). Both return the same structure::
       "wrong_kind": "count" | "max_error" | None,   # '#wrong' (2.11+) vs old float 'error'/'res'
       "rows": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
                 "out_of_place": {"time_us": .., "algbw_gbyte_s": .., "busbw_gbyte_s": .., "wrong": ..},
-                "in_place": {...} | None}],
+                "in_place": {...} | None}],   # '-I 1' (2.19+): cells add iter_min_us, iter_max_us,
+                                                 # iter_p99_us, iter_cv_pct; "per_iteration": True is set
       "out_of_bounds": {"count": 0, "ok": True} | None,
       "avg_busbw_gbyte_s": 111.153 | None,
       "complete": True,                    # the footer ('Avg bus bandwidth') was printed
@@ -38,9 +39,12 @@ import math
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import prefixes
 
-# Open MPI --tag-output / rank prefixes: "[1,0]<stdout>:" (also "[1,0]<stderr>:").
-MPI_PREFIX_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?")
+# Open MPI --tag-output / rank prefixes: "[1,0]<stdout>:" (also "[1,0]<stderr>:"), anything a cluster launcher
+# prints before them, and Slurm 'srun -l' task numbers (" 0: ") are removed by parsers/prefixes.py.
+MPI_PREFIX_RE = prefixes.OMPI_PREFIX_RE
+PER_ITER_RE = re.compile(r"^#\s*Per-Iteration Report:")
 VERSION_RE = re.compile(r"nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?")
 NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 COMPILED_RE = re.compile(r"NCCL Tests compiled with NCCL (\d+(?:\.\d+)*)")
@@ -63,7 +67,11 @@ JSON_OUTPUT_RE = re.compile(r"^#\s*Writing JSON output to (\S+)")
 META_NAMES = {"size": "size", "bytes": "size", "count": "count", "n": "count", "type": "type",
               "redop": "redop", "op": "redop", "root": "root"}
 GROUP_NAMES = {"time": "time_us", "algbw": "algbw_gbyte_s", "busbw": "busbw_gbyte_s",
-               "#wrong": "wrong", "error": "wrong", "res": "wrong"}
+               "#wrong": "wrong", "error": "wrong", "res": "wrong",
+               # nccl-tests 2.19 '-I 1' per-iteration columns after each group's #wrong
+               "i_min": "iter_min_us", "i_max": "iter_max_us", "i_p99": "iter_p99_us", "i_cv%": "iter_cv_pct"}
+GROUP_KEYS = ["time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"]
+ITER_KEYS = ["iter_min_us", "iter_max_us", "iter_p99_us", "iter_cv_pct"]
 PLACEMENTS = ("out_of_place", "in_place")
 # 2.11+ unified layout, used for header-less fragments (the tail of a table).
 MODERN_COLUMNS = ["size", "count", "type", "redop", "root",
@@ -157,19 +165,20 @@ def _layout(cols, line):
         meta.append(cols[idx])
         idx += 1
     rest = [GROUP_NAMES[c.lower()] for c in cols[idx:]]
-    groups = len(rest) // 4
-    if groups < 1 or groups > 2 or len(rest) % 4 or "size" not in meta:
+    width = 8 if "iter_min_us" in rest else 4
+    groups = len(rest) // width
+    if groups < 1 or groups > 2 or len(rest) % width or "size" not in meta:
         raise ParseError("nccl-tests: unexpected column header %r" % line.strip())
     for g in range(groups):
-        if rest[g * 4:g * 4 + 4] != ["time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"]:
+        if rest[g * width:g * width + width] != (GROUP_KEYS + ITER_KEYS)[:width]:
             raise ParseError("nccl-tests: unexpected column order in header %r" % line.strip())
     wrong_name = cols[idx + 3].lower()
-    return meta, groups, ("count" if wrong_name == "#wrong" else "max_error")
+    return meta, groups, ("count" if wrong_name == "#wrong" else "max_error"), width
 
 
-def _row(line, meta, groups, wrong_kind):
+def _row(line, meta, groups, wrong_kind, width=4):
     tokens = line.split()
-    expected = len(meta) + 4 * groups
+    expected = len(meta) + width * groups
     row_meta = list(meta)
     if len(tokens) == expected - 1 and "redop" in row_meta:
         # Old alltoall prints an empty redop cell under a 'redop' header.
@@ -192,7 +201,7 @@ def _row(line, meta, groups, wrong_kind):
         if g >= groups:
             row[placement] = None
             continue
-        cells = values[g * 4:g * 4 + 4]
+        cells = values[g * width:g * width + width]
         wrong = _number(cells[3], line, integer=False)
         if wrong is not None and wrong_kind == "count":
             if wrong != int(wrong) or wrong < 0:
@@ -204,6 +213,8 @@ def _row(line, meta, groups, wrong_kind):
             "busbw_gbyte_s": _number(cells[2], line),
             "wrong": wrong,
         }
+        for key, token in zip(ITER_KEYS, cells[4:]):
+            row[placement][key] = _number(token, line)
     return row
 
 
@@ -236,7 +247,7 @@ def parse_text(text):
     params_blocks = 0
     recognised = False
     for raw in text.splitlines():
-        line = MPI_PREFIX_RE.sub("", raw.rstrip("\r"))
+        line = prefixes.strip(raw.rstrip("\r"))[0]
         stripped = line.strip()
         if not stripped:
             continue
@@ -265,6 +276,10 @@ def parse_text(text):
         match = START_RE.search(line)
         if match and stripped.startswith("#"):
             out["collective"] = out["collective"] or collective_name(match.group(2))
+            recognised = True
+            continue
+        if PER_ITER_RE.match(stripped):
+            out["per_iteration"] = True   # set only when printed: '-I 1' runs
             recognised = True
             continue
         match = JSON_OUTPUT_RE.match(stripped)
@@ -305,10 +320,11 @@ def parse_text(text):
         if stripped.startswith("#"):
             cols = _header_columns(stripped)
             if cols is not None:
-                meta, groups, wrong_kind = _layout(cols, stripped)
+                layout_found = _layout(cols, stripped)
                 if layout is not None and out["rows"]:
                     raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
-                layout = (meta, groups, wrong_kind)
+                layout = layout_found
+                wrong_kind = layout[2]
                 out["wrong_kind"] = wrong_kind
                 recognised = True
             continue
