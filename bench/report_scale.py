@@ -6,8 +6,8 @@ Input: N hosts, each carrying the records of the REAL 2x H200 acceptance run
 (tests/unit/plugins/plugin_utils/fixtures/h200x2-acceptance-results.json: env probes, GPU devices, GEMM
 per GPU, the torch all-reduce with its per-size series), the REAL nccl-tests 2.19.6 -J runs of the same
 machine (4 collectives with per-size series, tests/unit/plugins/module_utils/parsers/fixtures), GEMM and
-device records replicated to 8 GPUs, and perftest ib_write_bw client+server records for 8 rails on a
-ring (each host measured against its two neighbours), whose per-size series are a REAL --report_gbits
+device records replicated to 8 GPUs, and perftest ib_write_bw client+server records for 8 rails on two
+rounds of a ring (each host against its next two neighbours), whose per-size series are a REAL --report_gbits
 capture. About 100 records per host. Injected: one slow node (all its pairs at 45 %), one slow link,
 one host with an old driver (drift). ``--mesh`` instead makes a full mesh of one rail (n*(n-1)/2 pairs,
 client + server records: about n^2 records).
@@ -119,7 +119,8 @@ def fleet_results(hosts, mesh=False):
     else:
         for i, name in enumerate(names):
             for rail in range(RAILS):
-                pairs.append((name, names[(i + 1) % hosts], rail))
+                for step in (1, 2):         # two rounds of a ring: each host against its two next neighbours
+                    pairs.append((name, names[(i + step) % hosts], rail))
     for client, server, rail in pairs:
         factor = 1.0
         if bad_node in (client, server):
@@ -174,6 +175,7 @@ def child(mode, path, outdir):
         col.close_stream()
         fed = time.perf_counter()
         collected = fleet.Collector.load(stream)
+        col.release_records()       # as the callback does once the stream is read back
         run = fleet.run_metadata("benchcb", STARTED, STARTED, collected.hosts_targeted)
         report = fleet.build_report(collected.records(), run, dict(collected.config))
         del collected

@@ -390,7 +390,9 @@ class CallbackModule(CallbackBase):
         path = self.collector.stream_path
         if path and os.path.isfile(path) and not self.collector.stream_error:
             try:
-                return fleet.Collector.load(path)
+                loaded = fleet.Collector.load(path)
+                self.collector.release_records()    # the stream holds them all: one copy in memory, not two
+                return loaded
             except OSError as exc:
                 self._display.warning("aifabric.acceptance.fleet_report: cannot read %s (%s): using memory" % (path, exc))
         return self.collector

@@ -64,11 +64,18 @@ def _fact_matcher(config):
     if patterns is None:
         patterns = DEFAULT_FACTS
     compiled = [re.compile(p) for p in patterns]
+    seen = {}       # (check, fact) -> answer: a fleet repeats the same few names on every host
 
     def matches(check, fact):
-        if fact == "value" and ENV_CHECK_RE.search(check):
-            return True
-        return any(p.search(fact) for p in compiled)
+        key = (check, fact)
+        got = seen.get(key)
+        if got is None:
+            if fact == "value" and ENV_CHECK_RE.search(check):
+                got = True
+            else:
+                got = any(p.search(fact) for p in compiled)
+            seen[key] = got
+        return got
     return matches
 
 
@@ -78,6 +85,16 @@ def _names(hosts):
     if len(hosts) > MAX_NAMES:
         text += " and %d more" % (len(hosts) - MAX_NAMES)
     return text
+
+
+_ENV_CHECKS = {}
+
+
+def _env_check(check):
+    got = _ENV_CHECKS.get(check)
+    if got is None:
+        got = _ENV_CHECKS[check] = bool(ENV_CHECK_RE.search(check))
+    return got
 
 
 def _collect(records, matches):
@@ -99,7 +116,7 @@ def _collect(records, matches):
         for fact, value in facts.items():
             if value is None or value == "":
                 continue
-            is_env = fact in ENV_FACTS or bool(ENV_CHECK_RE.search(check))
+            is_env = fact in ENV_FACTS or _env_check(check)
             if isinstance(value, dict) and (is_env or matches(check, fact)):
                 if is_env:
                     env_hosts.setdefault((check, target, fact), set()).add(host)

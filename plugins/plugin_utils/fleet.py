@@ -64,6 +64,18 @@ def plain(value):
     return _plain_other(value)
 
 
+def loads_finite(text):
+    """``(value, finite)``: JSON text parsed, and whether it had no NaN/Infinity constant (then the value is
+    made of plain JSON types only and needs no :func:`plain` copy)."""
+    seen = []
+
+    def constant(name):
+        seen.append(name)
+        return float(name)
+
+    return json.loads(text, parse_constant=constant), not seen
+
+
 def _plain_other(value):
     if isinstance(value, dict):
         return dict((str(k), plain(v)) for k, v in value.items())
@@ -92,14 +104,18 @@ def _shorten(text, limit=REASON_MAX):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def normalize(record, host, started=None, task_name=None):
+def normalize(record, host, started=None, task_name=None, parsed_json=False):
     """A record with every field of the contract, ``host`` filled in, plain JSON values.
 
     An invalid record becomes an ``error`` record that says what was wrong (a record
     is never silently dropped: a broken module must show in the report). A pass/warn/fail
     record with a NaN/inf metric becomes ``error`` (results.demote_nonfinite): it measured nothing.
+    ``parsed_json``: the record was just parsed from JSON text without NaN/Infinity constants
+    (:func:`loads_finite`), so it is plain JSON already and is not copied again (its nested values
+    are shared with the parsed document, which nobody modifies).
     """
-    rec = plain(results.demote_nonfinite(record))
+    demoted = results.demote_nonfinite(record)
+    rec = dict(demoted) if parsed_json and isinstance(demoted, dict) else plain(demoted)
     host = host if isinstance(host, str) and host else None
     if not isinstance(rec, dict):
         return results.error(TASK_CHECK, "task %r returned a result record that is not a mapping" % (task_name or "?"),
@@ -168,6 +184,9 @@ def _raw(result):
     return "\n".join(parts) or None
 
 
+_STREAM_ENCODE = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 class Collector:
     """Records by (host, task uuid) as task results arrive, in any order.
 
@@ -220,13 +239,13 @@ class Collector:
                 if not line.strip():
                     continue
                 try:
-                    entry = json.loads(line)
-                    out._apply(entry, log=False)
+                    entry, finite = loads_finite(line)
+                    out._apply(entry, log=False, parsed_json=finite)
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     out.problems.append("%s line %d unreadable (%s): skipped" % (path, number, exc))
         return out
 
-    def _apply(self, entry, log=True):
+    def _apply(self, entry, log=True, parsed_json=False):
         kind = entry["e"]
         if kind == "run":
             self.run.update(entry.get("run") or {})
@@ -251,13 +270,13 @@ class Collector:
             records = entry.get("records") or []
             if records:     # records read back from a file are checked again (never trusted as is)
                 self._by_key.setdefault((host, str(entry["task"])), []).extend(
-                    records if log else [normalize(r, host) for r in records])
+                    records if log else [normalize(r, host, parsed_json=parsed_json) for r in records])
             if entry.get("unreachable") and host not in self._unreachable:
                 self._unreachable[host] = entry["unreachable"] if log else normalize(entry["unreachable"], host)
         else:
             raise ValueError("unknown stream entry %r" % (kind,))
         if log and self._stream is not None:
-            line = (json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+            line = (_STREAM_ENCODE(entry) + "\n").encode("utf-8")
             try:
                 written = os.write(self._stream, line)     # one write of an O_APPEND fd: lines never interleave
                 if written != len(line):
@@ -266,6 +285,11 @@ class Collector:
                 # the stream no longer holds every record: stop using it (the records stay in memory)
                 self.stream_error = "cannot write the record stream %s: %s" % (self.stream_path, exc)
                 self.close_stream()
+
+    def release_records(self):
+        """Drop the in-memory copy of the records (once the stream has been read back whole, at the end
+        of the run: the report is built from that copy, and a fleet's records are hundreds of MB)."""
+        self._by_key = {}
 
     def set_config(self, **config):
         """Add analysis config (e.g. required_checks) to the run, through the stream when open."""
@@ -637,12 +661,17 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
 def load_results(path):
     """Read a results.json written by the callback (or by a re-analysis). Raises ValueError."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+        data, finite = loads_finite(handle.read())
     if not isinstance(data, dict) or not isinstance(data.get("records"), list) or not isinstance(data.get("run"), dict):
         raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
     if not data["run"].get("run_id"):
         raise ValueError("%s has no run.run_id" % path)
+    if finite:
+        _PARSED_RECORDS["records"] = data["records"]     # reanalyze() need not copy them again
     return data
+
+
+_PARSED_RECORDS = {}    # the records list of the last load_results() that had no NaN/Infinity constant
 
 
 def reanalyze(data, config=None, analyses=None):
@@ -651,8 +680,9 @@ def reanalyze(data, config=None, analyses=None):
     Analysis records and findings of the earlier analysis are dropped first, so the
     result is the same however often it is re-analysed.
     """
+    parsed = _PARSED_RECORDS.pop("records", None) is data["records"]
     records = [normalize(r, r.get("host") if isinstance(r, dict) and isinstance(r.get("host"), str) else None,
-                         task_name="results.json") for r in data["records"]]
+                         task_name="results.json", parsed_json=parsed) for r in data["records"]]
     run = plain(data["run"])
     return build_report(records, run, config, analyses)
 

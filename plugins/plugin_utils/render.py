@@ -26,10 +26,10 @@ import signal
 import tempfile
 import threading
 import time
-import xml.etree.ElementTree as ET
+import xml.sax.saxutils
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare
 
 FORMATS = {"json": "results.json", "md": "summary.md", "junit": "junit.xml", "html": "report.html"}
@@ -312,7 +312,7 @@ def render_md(report):
     out.append("")
     # the records that count toward a host's verdict (docs/results.md): a pairwise record of a matrix that
     # attribution judged counts toward no host; its verdict is in the .node/.link records and the findings
-    counted = set(id(r) for recs in verdict.host_records(report["records"]).values() for r in recs)
+    counted = report_html.counted_ids(report["records"])
     bad = [r for r in _sorted_records(report["records"])
            if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
     out += ["## Problems", ""]
@@ -354,17 +354,34 @@ def _x(text):
     return _XML_BAD.sub("\ufffd", "" if text is None else str(text))
 
 
-def _properties(parent, items):
+_XML_SAFE = re.compile(r"[\w .,:;@+\-/()\[\]%=#*~!?']*")     # needs no escaping in an attribute or text
+
+
+def _a(text):
+    """An XML attribute value (quoted), tool text made safe."""
+    text = "" if text is None else str(text)
+    if _XML_SAFE.fullmatch(text):
+        return '"%s"' % text
+    return xml.sax.saxutils.quoteattr(_x(text), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+
+
+def _t(text):
+    return xml.sax.saxutils.escape(_x(text))
+
+
+def _properties(out, indent, items):
     if items:
-        props = ET.SubElement(parent, "properties")
-        for name, value in items:
-            ET.SubElement(props, "property", name=_x(name), value=_x(value))
+        out.append("%s<properties>" % indent)
+        out.extend('%s  <property name=%s value=%s />' % (indent, _a(name), _a(value)) for name, value in items)
+        out.append("%s</properties>" % indent)
 
 
 def render_junit(report):
-    """One ``<testsuite>`` per host (its verdict, run id and counts as properties), one ``<testcase>`` per
-    record of that host (``classname`` = host, metrics as properties; fail -> failure, error -> error,
-    skip -> skipped, warn -> a passing case whose system-out starts with ``WARN:``)."""
+    """One ``<testsuite>`` per host (its verdict and the run id as properties), one ``<testcase>`` per
+    record of that host (``classname`` = host, metrics and expectation bounds as properties; fail ->
+    failure, error -> error, skip -> skipped, warn -> a passing case whose system-out starts with
+    ``WARN:``). Written as text (ElementTree took seconds at fleet scale); tool text is escaped and
+    characters XML 1.0 forbids are replaced."""
     records = report["records"]
     run = report.get("run") or {}
     verdicts = dict((h["host"], h["status"]) for h in report["summary"].get("hosts") or [])
@@ -372,43 +389,39 @@ def render_junit(report):
     for rec in records:
         by_host.setdefault(rec.get("host") or "(no host)", []).append(rec)
     order = [h for h in verdicts if h in by_host] + sorted(h for h in by_host if h not in verdicts)
-    suites = ET.Element("testsuites", {
-        "name": "aifabric.acceptance", "tests": str(len(records)),
-        "failures": str(sum(1 for r in records if r.get("status") == "fail")),
-        "errors": str(sum(1 for r in records if r.get("status") == "error"))})
+    total = results.count(records)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           '<testsuites name="aifabric.acceptance" tests="%d" failures="%d" errors="%d" skipped="%d">' % (
+               len(records), total["fail"], total["error"], total["skip"])]
+    stamp, run_id = _a(run.get("started") or ""), _a(run.get("run_id") or "")
     for host in order:
         recs = by_host[host]
         counts = results.count(recs)
-        suite = ET.SubElement(suites, "testsuite", {
-            "name": _x(host), "tests": str(len(recs)), "failures": str(counts["fail"]),
-            "errors": str(counts["error"]), "skipped": str(counts["skip"]),
-            "timestamp": _x(run.get("started") or ""), "id": _x(run.get("run_id") or ""),
-            "time": "%.3f" % sum(_num(r.get("duration_s")) or 0.0 for r in recs),
-        })
-        _properties(suite, [("verdict", verdicts.get(host, "-")), ("run_id", run.get("run_id") or "")])
+        out.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s id=%s time="%.3f">' % (
+            _a(host), len(recs), counts["fail"], counts["error"], counts["skip"], stamp, run_id,
+            sum(_num(r.get("duration_s")) or 0.0 for r in recs)))
+        _properties(out, "    ", [("verdict", verdicts.get(host, "-")), ("run_id", run.get("run_id") or "")])
         for rec in recs:
-            case = ET.SubElement(suite, "testcase", {
-                "classname": _x(host), "name": _x(label(rec)),
-                "time": "%.3f" % (_num(rec.get("duration_s")) or 0.0),
-            })
-            metrics = rec.get("metrics") or {}
-            _properties(case, [(k, fmt_value(v)) for k, v in sorted(metrics.items())] + [
+            out.append('    <testcase classname=%s name=%s time="%.3f">' % (
+                _a(host), _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
+            _properties(out, "      ", [(k, fmt_value(v)) for k, v in sorted((rec.get("metrics") or {}).items())] + [
                 ("expect.%s.%s" % (k, bound), fmt_value(rule[bound]))
                 for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict)
                 for bound in ("min", "max", "equals") if bound in rule])
-            status, reason = rec.get("status"), _x(rec.get("reason") or "")
-            details = rec.get("raw") or ""
+            status, reason = rec.get("status"), rec.get("reason") or ""
+            details = rec.get("raw") or reason
             if status == "fail":
-                ET.SubElement(case, "failure", message=reason, type="fail").text = _x(details or reason)
+                out.append('      <failure message=%s type="fail">%s</failure>' % (_a(reason), _t(details)))
             elif status == "error":
-                ET.SubElement(case, "error", message=reason, type="error").text = _x(details or reason)
+                out.append('      <error message=%s type="error">%s</error>' % (_a(reason), _t(details)))
             elif status == "skip":
-                ET.SubElement(case, "skipped", message=reason)
+                out.append('      <skipped message=%s />' % _a(reason))
             elif status == "warn":
-                ET.SubElement(case, "system-out").text = _x("WARN: %s" % (rec.get("reason") or ""))
-    if len(records) <= 5000:
-        ET.indent(suites)           # readable for a small run; a large one stays compact
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+                out.append('      <system-out>%s</system-out>' % _t("WARN: " + reason))
+            out.append("    </testcase>")
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- html

@@ -109,6 +109,22 @@ def label(record):
     return name
 
 
+_COUNTED = {}
+
+
+def counted_ids(records):
+    """ids of the records that count toward a host's verdict (verdict.host_records), for the records
+    list of the report being rendered (computed once for its three writers)."""
+    cached = _COUNTED.get("records")
+    if cached is records and _COUNTED.get("len") == len(records):
+        return _COUNTED["ids"]
+    ids = set()
+    for recs in verdict.host_records(records).values():
+        ids.update(id(r) for r in recs)
+    _COUNTED.update(records=records, len=len(records), ids=ids)
+    return ids
+
+
 # ---------------------------------------------------------------- findings as readable rows
 
 
@@ -182,6 +198,9 @@ def finding_rows(findings):
 # ---------------------------------------------------------------- the embedded data
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 class _Table:
     """A string table: each distinct string stored once, referred to by its index."""
 
@@ -193,7 +212,7 @@ class _Table:
         if text is None:
             return 0
         if not isinstance(text, str):
-            text = json.dumps(text, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+            text = _ENCODE(text)
         got = self.index.get(text)
         if got is None:
             got = self.index[text] = len(self.items)
@@ -425,9 +444,7 @@ def build_data(report, deltas_text):
             if name and name not in host_idx:
                 host_idx[name] = len(host_order)
                 host_order.append(name)
-    counted = set()
-    for recs in verdict.host_records(records).values():
-        counted.update(id(r) for r in recs)
+    counted = counted_ids(records)
     passing_pairs = sum(1 for r in records if r.get("peer") and r.get("status") == "pass")
     list_passing_pairs = passing_pairs <= PASSING_PAIRS_LISTED
     order = sorted(range(len(records)), key=lambda i: (
@@ -447,8 +464,8 @@ def build_data(report, deltas_text):
             host_idx[rec["peer"]] if rec.get("peer") else -1,
             STATUS_CODE.get(rec.get("status"), 4),
             strings(rec.get("reason")),
-            strings(dict((k, rnd(v, 6)) for k, v in metrics.items())) if metrics else 0,
-            strings(_rounded(rec.get("expect"))) if rec.get("expect") else 0,
+            strings(metrics) if metrics else 0,           # the page rounds figures for display
+            strings(rec.get("expect")) if rec.get("expect") else 0,
             strings(rec.get("facts")) if rec.get("facts") else 0,
             strings(rec.get("raw")),
             strings(deltas_text(rec)),
@@ -772,9 +789,7 @@ def render(report, deltas_text, changes, history_text):
               "rank": results.SEVERITY.get(h["status"], 0), "counts": h["counts"],
               "checks": ", ".join(h["checks"][:6]) + (" ..." if len(h["checks"]) > 6 else "")}
              for h in summary["hosts"]]
-    counted = set()
-    for recs in verdict.host_records(report["records"]).values():
-        counted.update(id(r) for r in recs)
+    counted = counted_ids(report["records"])
     static = []
     bad = [r for r in report["records"] if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
     bad.sort(key=lambda r: (-results.SEVERITY.get(r.get("status"), 0), host_index.get(r.get("host"), 0)))
