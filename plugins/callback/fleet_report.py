@@ -30,8 +30,13 @@ description:
     collected so far, marked C(run.interrupted). The run directory is written into a hidden temporary
     directory and renamed into place, the history row is stored with it, C(latest) is updated last, and
     C(SIGINT)/C(SIGTERM) are held meanwhile, so a run directory is complete or absent.
-  - A play with the variable C(fleet_report_disabled=true) in its C(vars) turns the report off for the
-    whole playbook (the C(aifabric.acceptance.report) playbook does, as it writes a report itself).
+  - A play with the variable C(fleet_report_disabled=true) in its C(vars), or the same given as an extra
+    variable (C(-e fleet_report_disabled=true)), turns the report off for the whole playbook (the
+    C(aifabric.acceptance.report) playbook does, as it writes a report itself).
+  - A Kubernetes render-only run (C(k8s_render_dir) set, as a play or extra variable; see
+    C(playbooks/k8s_acceptance.yml)) writes manifests and measures nothing, so the callback writes no report
+    and no history row, and prints a C(render only) line instead of a report in which every node would
+    be an error.
   - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as
     targeted hosts (the playbooks' final C(localhost) play that publishes C(set_stats) sets it), so an
     implicit C(localhost) never shows up in the report as a host without records.
@@ -160,6 +165,7 @@ class CallbackModule(CallbackBase):
         self.play_hosts = []
         self.config = {}
         self.skip_report = False
+        self.render_only = None     # k8s_render_dir of a render-only run (no report: nothing was measured)
         self.run_dir = None
         self.finished = False
         self.interrupted = None
@@ -282,12 +288,17 @@ class CallbackModule(CallbackBase):
     def _on_play_start(self, play):
         play_vars = play.get_vars() or {}
         self.play_hosts = []
-        if boolean(play_vars.get("fleet_report_disabled", False), strict=False):
+        manager = play.get_variable_manager()
+        extra_vars = getattr(manager, "extra_vars", None) or {}     # -e: they override the play's vars
+        disabled = extra_vars.get("fleet_report_disabled", play_vars.get("fleet_report_disabled", False))
+        if boolean(disabled, strict=False):
             self.skip_report = True     # e.g. report.yml, which writes a report itself
+        render_dir = extra_vars.get("k8s_render_dir", play_vars.get("k8s_render_dir"))
+        if render_dir not in (None, ""):
+            self.render_only = str(render_dir)  # k8s_acceptance.yml render-only mode: manifests, no measurement
         if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
             return                      # a bookkeeping play (the final set_stats on localhost)
         hosts = None
-        manager = play.get_variable_manager()
         inventory = getattr(manager, "_inventory", None)
         if inventory is not None:
             # all hosts of the play after --limit, ignoring the serial batch restriction
@@ -369,7 +380,12 @@ class CallbackModule(CallbackBase):
             return
         self.finished = True
         try:
-            if not self.skip_report:
+            if self.render_only and not self.skip_report:
+                self._display.banner("FLEET REPORT")
+                self._display.display(
+                    "FLEET REPORT: render only (k8s_render_dir=%s): manifests written, no measurements: no report "
+                    "and no history row written" % self.render_only)
+            elif not self.skip_report:
                 self._write(stats)
         except Exception as exc:  # pylint: disable=broad-except
             self._display.warning("aifabric.acceptance.fleet_report could not write the report: %s" % exc)
