@@ -21,6 +21,7 @@ The result is the ``comparison`` key of ``results.json`` (see docs/history.md) a
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, history
@@ -33,6 +34,7 @@ HIGHER_SUFFIXES = ("_gbit_s", "_gbyte_s", "_tflops", "tflops")
 LOWER_SUFFIXES = ("_us",)
 
 
+@functools.lru_cache(maxsize=4096)
 def direction(check, metric):
     """'higher' or 'lower' (which is better) for a metric of a check, None when it has no direction.
 
@@ -68,26 +70,41 @@ def _entry(key, **extra):
     return out
 
 
+NUMBER_TYPES = (int, float)
+
+
 def compare_pairs(pairs, against, margin_pct=DEFAULT_MARGIN_PCT):
     """The comparison of (key, reference {status, metrics}, current {status, metrics}) pairs.
 
     Returns {against, margin_pct, compared, regressions, improvements, status_changes,
     hosts: {host: {regressions, improvements}}, totals}."""
+    def changes():
+        for key, ref, cur in pairs:
+            reference = ref.get("metrics") or {}
+            yield key, ref.get("status"), cur.get("status"), (
+                (metric, reference.get(metric), now) for metric, now in (cur.get("metrics") or {}).items())
+    return _compare(changes(), against, margin_pct)
+
+
+def _compare(changes, against, margin_pct):
+    """The comparison of (key, status before, status now, [(metric, before, now)]) items."""
     margin = check_margin(margin_pct)
     regressions, improvements, status_changes = [], [], []
     hosts = {}
     compared = 0
-    for key, ref, cur in pairs:
+    for key, was, now_status, metrics in changes:
         compared += 1
-        if ref.get("status") and cur.get("status") and ref["status"] != cur["status"]:
-            status_changes.append(_entry(key, before=ref["status"], now=cur["status"]))
-        for metric, now in sorted((cur.get("metrics") or {}).items()):
-            before = (ref.get("metrics") or {}).get(metric)
-            better = direction(key[1], metric)
-            if better is None or not _number(now) or not _number(before) or before == 0:
+        if was and now_status and was != now_status:
+            status_changes.append(_entry(key, before=was, now=now_status))
+        for metric, before, now in metrics:
+            # exact types: a bool is no measurement
+            if type(now) not in NUMBER_TYPES or type(before) not in NUMBER_TYPES or before == 0:  # pylint: disable=unidiomatic-typecheck
                 continue
             change_pct = 100.0 * (now - before) / abs(before)
             if abs(change_pct) <= margin:
+                continue
+            better = direction(key[1], metric)
+            if better is None:
                 continue
             worse = change_pct < 0 if better == "higher" else change_pct > 0
             item = _entry(key, metric=metric, better=better, reference=before, current=now,
@@ -113,19 +130,15 @@ def compare_pairs(pairs, against, margin_pct=DEFAULT_MARGIN_PCT):
 
 def from_deltas(deltas, margin_pct=DEFAULT_MARGIN_PCT):
     """The comparison with the previous run of each host, from the history store's deltas."""
-    pairs, runs = [], set()
-    for d in deltas or []:
-        if d.get("new"):
-            continue
-        runs.add(d.get("previous_run"))
-        key = (d.get("host") or "", d.get("check") or "", d.get("target") or "", d.get("peer") or "")
-        metrics = d.get("metrics") or {}
-        pairs.append((key, {"status": d.get("previous_status"), "metrics": dict((n, m["previous"]) for n, m in metrics.items())},
-                      {"status": d.get("status"), "metrics": dict((n, m["current"]) for n, m in metrics.items())}))
-    if not pairs:
+    kept = [d for d in deltas or [] if not d.get("new")]
+    if not kept:
         return None
-    return compare_pairs(pairs, {"kind": "previous", "name": "previous run of each host",
-                                 "run_ids": sorted(r for r in runs if r)}, margin_pct)
+    runs = sorted(set(d.get("previous_run") for d in kept if d.get("previous_run")))
+    changes = (((d.get("host") or "", d.get("check") or "", d.get("target") or "", d.get("peer") or ""),
+                d.get("previous_status"), d.get("status"),
+                ((name, m["previous"], m["current"]) for name, m in (d.get("metrics") or {}).items()))
+               for d in kept)
+    return _compare(changes, {"kind": "previous", "name": "previous run of each host", "run_ids": runs}, margin_pct)
 
 
 def against_records(records, reference, against, margin_pct=DEFAULT_MARGIN_PCT):

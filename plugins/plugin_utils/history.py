@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime
 import fnmatch
+import functools
 import json
 import os
 import sqlite3
@@ -363,6 +364,12 @@ def headline_rules():
     return [dict(rule) for rule in fleet_relative.DEFAULT_RULES]
 
 
+@functools.lru_cache(maxsize=1024)
+def _headline_metrics(check):
+    """The headline metrics of a check (the rules whose glob matches it)."""
+    return tuple(rule["metric"] for rule in fleet_relative.DEFAULT_RULES if _glob(check, rule["check"]))
+
+
 def headline(records):
     """Fleet medians of the headline metrics over the measured records: {"check metric": median}."""
     values = {}
@@ -371,10 +378,10 @@ def headline(records):
             continue
         if isinstance(rec.get("tool"), dict) and rec["tool"].get("name") == "fleet-analysis":
             continue
-        for rule in fleet_relative.DEFAULT_RULES:
-            value = (rec.get("metrics") or {}).get(rule["metric"])
-            if _number(value) and _glob(rec.get("check") or "", rule["check"]):
-                values.setdefault("%s %s" % (rec["check"], rule["metric"]), []).append(value)
+        for metric in _headline_metrics(rec.get("check") or ""):
+            value = (rec.get("metrics") or {}).get(metric)
+            if _number(value):
+                values.setdefault("%s %s" % (rec["check"], metric), []).append(value)
     return dict((name, round(_median(vals), 6)) for name, vals in sorted(values.items()))
 
 
@@ -586,9 +593,18 @@ def save_baseline(path, name, run_id, kind="medians", timeout_s=BUSY_TIMEOUT_S):
     return baseline
 
 
+def _has_baselines(store):
+    """False for a store written before baselines existed (its first write adds the table)."""
+    if isinstance(store, _Postgres):
+        return store.execute("SELECT to_regclass('baselines') IS NOT NULL").fetchone()[0]
+    return store.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baselines'").fetchone() is not None
+
+
 def load_baseline(path, name):
     """The baseline called ``name``: {name, created, source_run, kind, data}, or None when there is none."""
     def read(store):
+        if not _has_baselines(store):
+            return None
         row = store.execute("SELECT name, created, source_run, kind, data FROM baselines WHERE name = ?",
                             (name,)).fetchone()
         if row is None:
@@ -599,7 +615,9 @@ def load_baseline(path, name):
 
 def baselines(path):
     """Names of the stored baselines with their source run and kind, by name."""
-    return _using(path, "read", lambda store: [
-        {"name": r[0], "created": r[1], "source_run": r[2], "kind": r[3]}
-        for r in store.execute("SELECT name, created, source_run, kind FROM baselines ORDER BY name")],
-        read_only=True, missing=[])
+    def read(store):
+        if not _has_baselines(store):
+            return []
+        return [{"name": r[0], "created": r[1], "source_run": r[2], "kind": r[3]}
+                for r in store.execute("SELECT name, created, source_run, kind FROM baselines ORDER BY name")]
+    return _using(path, "read", read, read_only=True, missing=[])

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import sqlite3
 
 import pytest
 
@@ -283,3 +284,19 @@ def test_run_verdict_stored_with_the_run_matches_the_report(tmp_path):
     stored = history.run_index(str(tmp_path / "reports" / "h.sqlite"))[0]["meta"]["verdict"]
     assert stored["hosts_by_status"] == report["summary"]["hosts_by_status"]
     assert stored["worst_status"] == report["summary"]["worst_status"] == "fail"
+
+
+def test_a_store_written_before_baselines_existed_reads_as_having_none(tmp_path):
+    """An older store has no baselines table: asking it for one says 'no baseline', not a SQL error."""
+    db = str(tmp_path / "old.sqlite")
+    conn = sqlite3.connect(db)
+    for statement in history.SCHEMA:
+        if "baselines" not in statement:
+            conn.execute(statement)
+    conn.commit()
+    conn.close()
+    assert history.load_baseline(db, "x") is None and history.baselines(db) == []
+    with pytest.raises(ValueError, match=r"no baseline 'x' .*there are: none"):
+        baseline.resolve_config({"baseline": {"name": "x"}}, db)
+    history.record_run(db, run_meta("run1", "2026-11-20T10:00:00Z"), fleet_records())     # a write adds the table
+    assert history.save_baseline(db, "x", "run1")["source_run"] == "run1"
