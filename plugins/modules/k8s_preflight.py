@@ -1,0 +1,177 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_preflight
+short_description: Quick Kubernetes diagnosis for distributed training, as result records per node and per namespace
+version_added: 1.2.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Reads the cluster (nothing is created or changed) and returns records whose reason says what to do next.
+  - Per node (C(host) = node name) - C(k8s.node) Ready, memory/disk/PID pressure and cordon; C(k8s.gpu)
+    C(nvidia.com/gpu) capacity vs allocatable (GPUs the device plugin marked unhealthy, a GPU node whose plugin is not
+    registered); C(k8s.rdma) the C(rdma/*) resources and the NFD RDMA/SR-IOV labels, failing a GPU node without any.
+  - Per namespace (C(host) = C(namespace/<name>)), with O(namespace) - C(k8s.pending_pod) for every Pending pod with
+    the scheduler's message; with O(selector) (the training job's pods) also C(k8s.nccl_env), the C(NCCL_*)/C(UCX_*)
+    environment of those pods with every variable that differs across them, and C(k8s.network_policy) for every
+    NetworkPolicy that selects them, failing one that restricts traffic without allowing every port between them.
+  - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+attributes:
+  check_mode:
+    support: full
+    details: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details: Changes nothing.
+options:
+  nodes:
+    description: Node names to judge (the inventory's hosts). Empty - every node of the cluster.
+    type: list
+    elements: str
+    default: []
+  namespace:
+    description: Namespace of the training job (pending pods, env drift, NetworkPolicies). Omit for node records only.
+    type: str
+  selector:
+    description: Label selector of the training job's pods (equality terms, for example V(training.kubeflow.org/job-name=llm)).
+    type: str
+  expect_gpus:
+    description: GPUs every GPU node must have allocatable (C(k8s.gpu) fails on a node with fewer).
+    type: int
+  kubeconfig:
+    description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
+    type: raw
+  context:
+    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description: URL of the API server. Env C(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description: CA certificate of the API server. Env C(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description: Client certificate. Env C(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description: Client key. Env C(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description: HTTP proxy URL for the API server.
+    type: str
+  no_proxy:
+    description: Hosts to reach without the proxy.
+    type: str
+  proxy_headers:
+    description: Proxy headers.
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description: C(user:password) for the proxy.
+        type: str
+      basic_auth:
+        description: C(user:password) basic authentication header.
+        type: str
+      user_agent:
+        description: User-Agent header.
+        type: str
+requirements:
+  - kubernetes >= 37 (Python client, on the controller)
+seealso:
+  - module: aifabric.acceptance.k8s_device_plugin
+  - module: aifabric.acceptance.k8s_workload
+"""
+
+EXAMPLES = r"""
+- name: Preflight the nodes of the inventory and the job that hangs
+  aifabric.acceptance.k8s_preflight:
+    nodes: "{{ ansible_play_hosts_all }}"
+    namespace: training
+    selector: training.kubeflow.org/job-name=llm-70b
+    expect_gpus: 8
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+results:
+  description: Records C(k8s.node), C(k8s.gpu), C(k8s.rdma) per node and C(k8s.pending_pod), C(k8s.nccl_env),
+    C(k8s.network_policy) per namespace; see C(docs/kubernetes.md).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - host: gpu-node-02
+      check: k8s.gpu
+      status: fail
+      reason: "nvidia.com/gpu allocatable 7 < capacity 8: 1 GPU(s) marked unhealthy by the device plugin (...)"
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_preflight
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+
+def argument_spec():
+    spec = dict(
+        nodes=dict(type="list", elements="str", default=[]),
+        namespace=dict(type="str"),
+        selector=dict(type="str"),
+        expect_gpus=dict(type="int"),
+    )
+    spec.update(k8s_api.connection_argspec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           required_by={"selector": ("namespace",)})
+    p = module.params
+    try:
+        k8s_preflight.split_selector(p["selector"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), results=[])
+    if p["expect_gpus"] is not None and p["expect_gpus"] < 0:
+        module.fail_json(msg="expect_gpus must be >= 0, got %d" % p["expect_gpus"], results=[])
+    try:
+        api = k8s_api.connect(p)
+        records = k8s_preflight.collect(api, nodes=p["nodes"], namespace=p["namespace"], selector=p["selector"],
+                                        expect_gpus=p["expect_gpus"])
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), results=[], **exc.details)
+    except k8s_api._api_errors() as exc:
+        module.fail_json(msg=str(k8s_api._fail("cannot read the cluster", exc)), results=[])
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="k8s_preflight failed: %s" % exc, results=[], exception=traceback.format_exc())
+    module.exit_json(changed=False, results=records)
+
+
+if __name__ == "__main__":
+    main()
