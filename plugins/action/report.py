@@ -84,7 +84,8 @@ class ActionModule(ActionBase):
             verdict=report["summary"]["verdict"],
             report=out["files"].get("html") or out["files"].get("md") or out["dir"],
             comparison=None if comparison is None else {
-                "against": comparison["against"], "margin_pct": comparison["margin_pct"],
+                "against": comparison["against"], "text": compare.against_text(comparison),
+                "margin_pct": comparison["margin_pct"],
                 "totals": comparison["totals"], "hosts": dict(list(comparison["hosts"].items())[:50])},
             prometheus_files=prometheus,
             findings=report["findings"],

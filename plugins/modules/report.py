@@ -174,7 +174,8 @@ comparison:
     - V(null) when there was nothing to compare with.
   returned: success
   type: dict
-  sample: {against: {kind: baseline, name: h200-2026-11, run_ids: [1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6]}, margin_pct: 5.0,
+  sample: {against: {kind: baseline, name: h200-2026-11, run_ids: [1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6]},
+           text: "baseline h200-2026-11 (medians of run 1a2b3c4d)", margin_pct: 5.0,
            totals: {regressions: 1, improvements: 0, status_changes: 0}, hosts: {gpu-node-07: {regressions: 1, improvements: 0}}}
 prometheus_files:
   description: The Prometheus textfiles written.

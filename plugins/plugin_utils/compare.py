@@ -249,9 +249,17 @@ def _fmt(value):
 
 
 def against_text(comparison):
+    """What the run was compared with, in words, e.g. 'baseline h200-nov (medians of run 1a2b3c4d)'."""
     against = comparison["against"]
     runs = ", ".join(str(r)[:8] for r in against.get("run_ids") or [] if r)
-    return "%s %s%s" % (against["kind"], against.get("name") or "", (" (run %s)" % runs) if runs else "")
+    kind, name = against["kind"], against.get("name") or ""
+    if kind == "previous":
+        return "the previous run of each host" + (" (run %s)" % runs if runs else "")
+    if kind == "baseline":
+        return "baseline %s (%s of run %s)" % (name, against.get("baseline_kind") or "values", runs or "?")
+    if kind == "run":
+        return "run %s" % name
+    return "%s (run %s)" % (name, runs or "?")
 
 
 def md_lines(report):

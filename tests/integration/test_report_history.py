@@ -81,7 +81,7 @@ def test_baseline_playbook_and_a_baseline_expectation_fail_exactly_the_slow_host
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = " ".join(proc.stdout.split())
     assert "FAIL: 4 hosts: 1 fail, 3 pass; report: %s" % (dest / "report.html") in out
-    assert "against baseline h200-nov: 4 regressions, 0 improvements" in out   # c's 4 collectives, 10 % down
+    assert "against baseline h200-nov (medians of run run-base): 4 regressions, 0 improvements" in out   # c's 4 collectives, 10 % down
     data = json.loads((dest / "results.json").read_text())
     assert data["summary"]["failed_hosts"] == ["h200-c"]
     assert {d["host"] for d in data["comparison"]["regressions"]} == {"h200-c"}
@@ -99,4 +99,4 @@ def test_report_playbook_in_check_mode_stores_nothing(env, tmp_path):
                         "-e", "report_dir=%s" % (tmp_path / "two"), "-e", "report_history_db=%s" % db)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert stored_runs(db) == ["run-1"] and not (tmp_path / "two").exists()
-    assert "against previous" in " ".join(proc.stdout.split())      # compared, read only
+    assert "against the previous run of each host (run run-1): " in " ".join(proc.stdout.split())   # read only
