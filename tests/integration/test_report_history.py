@@ -100,3 +100,41 @@ def test_report_playbook_in_check_mode_stores_nothing(env, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert stored_runs(db) == ["run-1"] and not (tmp_path / "two").exists()
     assert "against the previous run of each host (run run-1): " in " ".join(proc.stdout.split())   # read only
+
+
+def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
+    db = str(tmp_path / "history.sqlite")
+    for day in (1, 2, 3):
+        src = results_json(tmp_path / ("r%d.json" % day), "run-%d" % day, "2026-11-0%dT10:00:00Z" % day)
+        proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % src,
+                            "-e", "report_dir=%s" % (tmp_path / ("out%d" % day)), "-e", "report_history_db=%s" % db)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    playbook = tmp_path / "ops.yml"
+    playbook.write_text("""---
+- name: History operations
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Index
+      aifabric.acceptance.history: {history_db: "%(db)s", operation: index, dest: "%(dir)s/site/index.html"}
+    - name: Export
+      aifabric.acceptance.history: {history_db: "%(db)s", operation: export, dest: "%(dir)s/site/history.jsonl"}
+    - name: Prune
+      aifabric.acceptance.history: {history_db: "%(db)s", operation: prune, keep_runs: 2}
+      register: pruned
+    - name: Show
+      ansible.builtin.debug: {msg: "removed {{ pruned.removed_runs }}"}
+""" % {"db": db, "dir": tmp_path})
+    proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local", "-C")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not (tmp_path / "site").exists() and stored_runs(db) == ["run-1", "run-2", "run-3"]
+    assert "removed ['run-1']" in proc.stdout                      # check mode says what it would remove
+    proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert stored_runs(db) == ["run-2", "run-3"]
+    assert "3 runs in the history store" in (tmp_path / "site" / "index.html").read_text()   # written before the prune
+    lines = [json.loads(line) for line in (tmp_path / "site" / "history.jsonl").read_text().splitlines()]
+    assert [x["run_id"] for x in lines if x["type"] == "run"] == ["run-1", "run-2", "run-3"]
+    proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
+    recap = proc.stdout.split("PLAY RECAP")[-1]
+    assert proc.returncode == 0 and "changed=2" in recap       # index and export changed (one run fewer); prune not
