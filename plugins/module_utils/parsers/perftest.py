@@ -76,12 +76,19 @@ NOISE_RES = (
 
 # (category, regex) - the first match names the failure. Categories:
 #   no_device  - no RDMA device / the named one is absent (a `skip`, not a failure)
+#   port       - the port is not active ('Port number 1 state is Down'): the root cause of what follows
+#   completion - a work completion failed during the run ('Completion with error at client',
+#                'Failed status 12: wr_id 0 syndrom 0x81', 'Failed to complete run_iter_bw'), often after rows
 #   connect    - could not reach the peer's TCP port (retryable while the server starts)
 #   exchange   - the out-of-band key exchange broke (peer died or mismatched options)
 #   qp         - QP state transition failed (fabric, GID, MTU or routing problem)
 #   resources  - could not create verbs resources (driver, memlock, firmware)
 #   other      - any other perftest failure line
 ERROR_RULES = (
+    ("port", re.compile(r"Port number \d+ state is \w+")),
+    ("completion", re.compile(r"Completion with error at (client|server)|Failed status \d+\s*:|"
+                              r"Failed to complete run_iter|Error occurred while running|"
+                              r"^\s*scnt=\d+, ccnt=\d+|^\s*rcnt=\d+\s*$")),
     ("no_device", re.compile(r"Did not detect devices|Unable to find the Infiniband/RoCE device|"
                              r"If device exists, check if driver is up|No IB devices found|"
                              r"IB device \S+ not found|Failed to get IB devices list")),
@@ -100,7 +107,7 @@ ERROR_RULES = (
 )
 # When several categories appear, the most telling one wins (a connect failure
 # printed after a QP failure is a consequence, not the cause).
-ERROR_PRIORITY = ("no_device", "resources", "qp", "exchange", "connect", "other")
+ERROR_PRIORITY = ("no_device", "port", "resources", "qp", "completion", "exchange", "connect", "other")
 
 # Tool warnings that say nothing about the hardware: they become facts, never a `warn`.
 # Every other warning perftest prints casts doubt on the figures and stays `warn`, e.g.
@@ -210,7 +217,8 @@ def parse(text):
     (server/client/None), ``header`` (mapping of the header block), ``unit``
     (bandwidth unit as printed), ``rows`` (the table of the main block, tool units),
     ``blocks`` (number of tables seen), ``errors`` (perftest failure lines),
-    ``error_kind``, ``warnings`` (every tool warning line; doubtful_warnings() keeps those that cast doubt), ``notes``,
+    ``error_kind``, ``errors_after_rows`` (failure lines printed after the first result row: the run broke
+    after measuring; the rows are kept), ``warnings`` (every tool warning line; doubtful_warnings() keeps those that cast doubt), ``notes``,
     ``local``/``remote`` (address lines of the main block), ``run_time_s``.
     """
     if isinstance(text, bytes):
@@ -222,6 +230,7 @@ def parse(text):
     in_header = False
     pending_server = False
     errors = []
+    errors_after = []
     warnings = []
     notes = []
     run_time = None
@@ -317,6 +326,8 @@ def parse(text):
         category = _classify(line)
         if category:
             errors.append((category, line.strip()))
+            if any(b["rows"] for b in blocks):
+                errors_after.append(line.strip())
             continue
         address = ADDRESS_RE.match(line)
         if address:
@@ -357,7 +368,8 @@ def parse(text):
         notes.append(line.strip())
 
     tables = [b for b in blocks if b.get("table") and b["rows"]]
-    errors_out = [item[1] for item in errors]
+    # the most telling category first (the root cause, not its follow-on errors), in order within a category
+    errors_out = [item[1] for item in sorted(errors, key=lambda item: ERROR_PRIORITY.index(item[0]))]
     error_kind = None
     if errors:
         present = set(item[0] for item in errors)
@@ -388,6 +400,7 @@ def parse(text):
         "blocks": len(tables),
         "errors": errors_out,
         "error_kind": error_kind,
+        "errors_after_rows": errors_after,
         "warnings": warnings,
         "notes": notes,
         "local": list(main.get("local") or []),
@@ -402,5 +415,10 @@ def doubtful_warnings(parsed):
 
 
 def peak_measured(parsed):
-    """False when perftest said it would not measure BW peak (duration mode, bidirectional server)."""
-    return not any("BW peak won't be measured" in w for w in parsed.get("warnings", []))
+    """False when perftest did not measure BW peak: it said so (duration mode, bidirectional server), or every
+    row's peak is 0.00 while the average is not (duration mode prints 0.00 where no peak was measured; a real
+    peak is never below the average)."""
+    if any("BW peak won't be measured" in w for w in parsed.get("warnings", [])):
+        return False
+    rows = [r for r in parsed.get("rows") or [] if "bw_peak" in r]
+    return not (rows and all(r["bw_peak"] == 0 for r in rows) and any(r["bw_avg"] > 0 for r in rows))

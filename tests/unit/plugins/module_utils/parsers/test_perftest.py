@@ -76,6 +76,7 @@ FAILURES = {
     "ib_write_bw-named-device-mlx5_0-no-rdma-device.txt": ("no_device", "Did not detect devices"),
     "ib_write_bw-server-no-rdma-device.txt": ("no_device", "Did not detect devices"),
     "perftest-client-failed-to-modify-qp-to-rts.txt": ("qp", "Failed to modify QP to RTS"),
+    "perftest-ib-send-lat-port-down-couldnt-set-link-layer.txt": ("port", "Port number 1 state is Down"),
     "perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt": ("connect", "Couldn't connect to 192.168.125.211:18515"),
     "perftest-ib-write-bw-server-couldnt-create-ib-resources.txt": ("resources", "Couldn't get device attributes"),
     "perftest-server-ethernet-read-keys-couldnt-read-remote-address.txt":
