@@ -133,8 +133,8 @@ def test_network_policies_that_block_nccl():
     ports = policy("only-29500", {"podSelector": {"matchLabels": {"job": "llm"}}, "policyTypes": ["Ingress"],
                                   "ingress": [{"from": [{"podSelector": {}}], "ports": [{"port": 29500}]}]})
     other = policy("web", {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": ["Ingress"]})
-    recs = dict((r["target"], r["status"]) for r in pf.network_policy_records("train", "job=llm", pods,
-                                                                               [deny, allow, ports, other]))
+    found = pf.network_policy_records("train", "job=llm", pods, [deny, allow, ports, other])
+    recs = dict((r["target"], r["status"]) for r in found)
     assert recs == {"default-deny": "fail", "allow-job": "pass", "only-29500": "fail"}
     egress = policy("egress-dns-only", {"podSelector": {}, "policyTypes": ["Egress"],
                                         "egress": [{"to": [{"namespaceSelector": {}}], "ports": [{"port": 53}]}]})
