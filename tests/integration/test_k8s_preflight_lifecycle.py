@@ -9,6 +9,7 @@ conditions are a real node's (test_k8s_preflight.REAL_CONDITIONS); the pending p
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 
@@ -24,6 +25,10 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_preflight  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_device_plugin_lifecycle import (  # noqa: E402
+    ROOT, _rules)
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import (  # noqa: E402
+    _request_permission)
 
 
 def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
@@ -56,9 +61,14 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
         fake.server.settle(5)
         args = {"kubeconfig": fake.kubeconfig, "nodes": [n["name"] for n in nodes], "namespace": "default",
                 "selector": "job=llm", "expect_gpus": 8}
+        first = len(fake.server.requests)
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_preflight.main()
+        used = set(filter(None, (_request_permission(m, p, q) for m, p, q in fake.server.requests[first:])))
+    # the shipped read-only RBAC allows every call and nothing more
+    allowed = _rules(os.path.join(ROOT, "extras", "k8s", "rbac-preflight.yml"))
+    assert used - allowed == set() and allowed - used == set(), (used, allowed)
     res = exc.value
     assert not res.failed, res.kwargs
     assert res.kwargs["changed"] is False
@@ -80,3 +90,13 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
     assert "Insufficient nvidia.com/gpu" in why[("namespace/default", "k8s.pending_pod")]
     assert "NCCL_IB_HCA" in why[("namespace/default", "k8s.nccl_env")]
     assert "NCCL_DEBUG" not in why[("namespace/default", "k8s.nccl_env")]
+
+
+def test_shipped_preflight_rbac_validates():
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    import yaml
+    with open(os.path.join(ROOT, "extras", "k8s", "rbac-preflight.yml")) as handle:
+        items = yaml.safe_load(handle)["items"]
+    for obj in items:
+        for version in ("1.28", "1.37"):
+            kubernetes_validate.validate(copy.deepcopy(obj), version, strict=True)
