@@ -189,10 +189,25 @@ def finding_row(item):
 
 
 def finding_rows(findings):
+    """Readable rows, worst kinds first; the findings of one kind, check and hosts on several targets (a bad
+    node on every rail) become one row that names the targets."""
     rows = [finding_row(f) for f in findings or []]
     rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), -results.SEVERITY.get(r["status"], 0), r["check"],
-                             r["target"]))
-    return rows
+                             r["hosts"], r["target"]))
+    out = []
+    for row in rows:
+        last = out[-1] if out else None
+        if last and (last["kind"], last["status"], last["check"], last["hosts"]) == (
+                row["kind"], row["status"], row["check"], row["hosts"]) and row["target"]:
+            last["targets"].append(row["target"])
+            continue
+        out.append(dict(row, targets=[row["target"]] if row["target"] else []))
+    for row in out:
+        if len(row["targets"]) > 1:
+            row["text"] = "on %d targets (%s); on %s: %s" % (len(row["targets"]), ", ".join(row["targets"]),
+                                                            row["targets"][0], row["text"])
+            row["target"] = "%s .. %s" % (row["targets"][0], row["targets"][-1])
+    return out
 
 
 # ---------------------------------------------------------------- the embedded data
@@ -525,9 +540,9 @@ a{color:#1457b8;cursor:pointer;text-decoration:none}a:hover{text-decoration:unde
 .muted{color:#6b7280;font-size:12px}.ctl{margin:6px 0;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 input,select{font:inherit;padding:2px 6px}
 .scroll{max-height:420px;overflow:auto;border:1px solid #e3e6eb}
-.grid{display:flex;flex-wrap:wrap;gap:14px}.card{background:#fff;border:1px solid #e3e6eb;border-radius:4px;padding:8px}
+.grid{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.card{background:#fff;border:1px solid #e3e6eb;border-radius:4px;padding:8px;max-width:680px}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f4f6;padding:4px 6px;margin:2px 0;max-height:18em;overflow:auto;font-size:12px}
-.kv{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.kv{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;min-width:230px}.kv pre{white-space:pre;word-break:normal}
 #detail{background:#fff;border:2px solid #1457b8;border-radius:4px;padding:8px 12px;margin:10px 0}
 svg text{font-size:11px;fill:#333}canvas{image-rendering:pixelated}
 .tip{position:fixed;pointer-events:none;background:#222;color:#fff;font-size:12px;padding:3px 6px;border-radius:3px;display:none;z-index:9;max-width:480px}
@@ -595,9 +610,9 @@ function renderProblems(){
 }
 function hostLink(h){return el("a",{text:HN(h),onclick:(e)=>{e.preventDefault();openHost(h);}});}
 // ---------------------------------------------------------------- plots
-function niceTicks(max,n){const raw=max/n;const p=Math.pow(10,Math.floor(Math.log10(raw)));const m=[1,2,2.5,5,10].find(x=>x*p>=raw)*p;const out=[];for(let v=0;v<=max*1.0001;v+=m)out.push(v);return out;}
-function curveChart(p,extra){
- const W=620,H=300,L=58,R=14,T=16,B=44;const xs=p.sizes.map(Math.log2);const x0=xs[0],x1=xs[xs.length-1];
+function niceTicks(max,n){if(!(max>0))max=1;const raw=max/n;const p=Math.pow(10,Math.floor(Math.log10(raw)));const m=[1,2,2.5,5,10].find(x=>x*p>=raw)*p;const top=Math.ceil(max/m-1e-9)*m;const out=[];for(let k=0;k*m<=top+m*1e-6;k++)out.push(k*m);return out;}
+function curveChart(p,extra,small){
+ const W=small?520:620,H=small?260:300,L=58,R=14,T=16,B=44;const xs=p.sizes.map(Math.log2);const x0=xs[0],x1=xs[xs.length-1];
  let ymax=Math.max(...p.p90.filter(v=>v!=null),...p.med.filter(v=>v!=null),p.floor||0);
  for(const c of (extra||[]))for(const v of c.ys)if(v!=null&&v>ymax)ymax=v;
  const ticks=niceTicks(ymax||1,5);ymax=ticks[ticks.length-1]||1;
@@ -606,7 +621,7 @@ function curveChart(p,extra){
  s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
  for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-R,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));s.appendChild(sv("text",{x:L-6,y:Y(t)+4,"text-anchor":"end"},num(t)));}
  const step=Math.max(1,Math.ceil(p.sizes.length/9));
- p.sizes.forEach((v,i)=>{if(i%step&&i!==p.sizes.length-1)return;s.appendChild(sv("line",{x1:X(i),x2:X(i),y1:H-B,y2:H-B+4,stroke:"#444"}));s.appendChild(sv("text",{x:X(i),y:H-B+16,"text-anchor":"middle"},p.x.indexOf("bytes")>=0||p.x==="size"?bytes(v):num(v)));});
+ const lastI=p.sizes.length-1;p.sizes.forEach((v,i)=>{if((lastI-i)%step)return;s.appendChild(sv("line",{x1:X(i),x2:X(i),y1:H-B,y2:H-B+4,stroke:"#444"}));s.appendChild(sv("text",{x:X(i),y:H-B+16,"text-anchor":"middle"},p.x.indexOf("bytes")>=0||p.x==="size"?bytes(v):num(v)));});
  s.appendChild(sv("line",{x1:L,x2:W-R,y1:H-B,y2:H-B,stroke:"#444"}));s.appendChild(sv("line",{x1:L,x2:L,y1:T,y2:H-B,stroke:"#444"}));
  s.appendChild(sv("text",{x:(L+W-R)/2,y:H-8,"text-anchor":"middle"},"message size (log2 axis)"));
  s.appendChild(sv("text",{x:12,y:(T+H-B)/2,"text-anchor":"middle",transform:"rotate(-90 12 "+((T+H-B)/2)+")"},p.y));
@@ -637,12 +652,15 @@ function renderHeat(){
  const box=$("heat");box.textContent="";
  if(!D.heat.length){box.appendChild(el("p",{cls:"muted",text:"No pairwise records."}));return;}
  for(const m of D.heat){
-  const n=m.axis.length,cell=Math.max(2,Math.min(16,Math.floor(640/n))),pad=4,size=n*cell;
+  const n=m.axis.length,cell=Math.max(2,Math.min(16,Math.floor(460/n))),pad=6,size=n*cell;
   const c=el("canvas",{width:size+2*pad,height:size+2*pad});const g=c.getContext("2d");g.fillStyle="#f3f4f6";g.fillRect(0,0,size+2*pad,size+2*pad);
   const grid=new Map();
   for(let k=0;k<m.cells.length;k+=4){const i=m.cells[k],j=m.cells[k+1],ratio=m.cells[k+2],st=m.cells[k+3];grid.set(i*n+j,[ratio,st]);
    g.fillStyle=heatColor(ratio,st);g.fillRect(pad+j*cell,pad+i*cell,cell,cell);
    if(st>=3&&cell>=4){g.strokeStyle="#000";g.lineWidth=1;g.strokeRect(pad+j*cell+0.5,pad+i*cell+0.5,cell-1,cell-1);}}
+  if(cell<8){for(let k=0;k<m.cells.length;k+=4){const ratio=m.cells[k+2],st=m.cells[k+3];if(st<3&&!(ratio>=0&&ratio<950))continue;
+   const x=pad+m.cells[k+1]*cell+cell/2,y=pad+m.cells[k]*cell+cell/2;g.fillStyle=heatColor(ratio,st);g.strokeStyle="#000";g.lineWidth=1.5;
+   g.beginPath();g.arc(x,y,5,0,2*Math.PI);g.fill();g.stroke();}}
   const name=(a)=>m.bin>1?HN(a[0])+" .. "+HN(a[1]):HN(a);
   c.addEventListener("mousemove",(ev)=>{const b=c.getBoundingClientRect();const j=Math.floor((ev.clientX-b.left-pad)/cell),i=Math.floor((ev.clientY-b.top-pad)/cell);
    if(i<0||j<0||i>=n||j>=n){hideTip();return;}const v=grid.get(i*n+j);
@@ -650,7 +668,7 @@ function renderHeat(){
   c.addEventListener("mouseleave",hideTip);
   c.addEventListener("click",(ev)=>{const b=c.getBoundingClientRect();const i=Math.floor((ev.clientY-b.top-pad)/cell);if(i>=0&&i<n)openHost(m.bin>1?m.axis[i][0]:m.axis[i]);});
   const card=el("div",{cls:"card"},el("div",{text:m.check+(m.target?" ["+m.target+"]":"")+": "+(m.metric||"status only")}),
-   el("div",{cls:"muted",text:m.n+" hosts, "+m.pairs+" pairs; colour = value vs "+m.refKind+" "+num(m.ref)+(m.lower?" (lower is better)":"")+"; fleet median "+num(m.median)+(m.bin>1?"; "+m.bin+" hosts per row/column, each block shows its worst pair":"")+". Row: host (client), column: peer; black outline: failed pair."}),
+   el("div",{cls:"muted",text:m.n+" hosts, "+m.pairs+" pairs; colour = value vs "+m.refKind+" "+num(m.ref)+(m.lower?" (lower is better)":"")+"; fleet median "+num(m.median)+(m.bin>1?"; "+m.bin+" hosts per row/column, each block shows its worst pair":"")+". Row: host (client), column: peer; black outline: failed pair"+(cell<8?"; circled: pairs below 95 % or failed":"")+". Hover for names, click for the host."}),
    el("div",{cls:"wrap"},c));
   if(m.worst.length){const t=el("table",null,el("thead",null,el("tr",null,el("th",{text:"host"}),el("th",{text:"peer"}),el("th",{text:m.metric}),el("th",{text:"status"}))),el("tbody"));
    for(const w of m.worst)t.tBodies[0].appendChild(el("tr",null,el("td",{cls:"h"},hostLink(w[0])),el("td",{cls:"h"},hostLink(w[1])),el("td",{cls:"n",text:num(w[2])}),el("td",null,badge(ST[w[3]]))));
@@ -695,10 +713,12 @@ function openHost(h){
   if(!r[11]&&r[3]>=0)tr.title="a pairwise record judged by attribution: it counts toward no host (see the .node/.link records)";
   t.tBodies[0].appendChild(tr);
   const m=parse(r[6]);if(m&&S(r[1]).startsWith("gpu.gemm")&&typeof m.tflops==="number")gemm.push({check:S(r[1]),v:m.tflops,label:"GPU "+S(r[2]),sub:(m.sm_clock_mhz!=null?num(m.sm_clock_mhz)+" MHz ":"")+(m.power_w!=null?num(m.power_w)+" W":""),color:r[4]>=3?"#c0392b":r[4]===2?"#e0a030":"#5b8fd6",title:recLabel(r)+": "+num(m.tflops)+" TFLOP/s"});}
- const charts=el("div",{cls:"grid"});
- for(const p of D.plots){const mine=p.curves.filter(c=>c[0]>=a&&c[0]<b);if(!mine.length)continue;const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",color:r[4]>=3?"#d62728":r[4]===2?"#ff7f0e":undefined};});charts.appendChild(curveChart(p,ex));}
+ const charts=el("div",{cls:"grid"});const mineAll=[];
+ for(const p of D.plots){const mine=p.curves.filter(c=>c[0]>=a&&c[0]<b);if(mine.length)mineAll.push([Math.max(...mine.map(c=>D.recs[c[0]][4])),p,mine]);}
+ mineAll.sort((x,y)=>y[0]-x[0]);
+ for(const [_w,p,mine] of mineAll){const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",color:r[4]>=3?"#d62728":r[4]===2?"#ff7f0e":undefined};});charts.appendChild(curveChart(p,ex,true));}
  const checks=[...new Set(gemm.map(g=>g.check))];for(const c of checks){const fl=(D.gemm.find(g=>g.check===c)||{}).floor;charts.appendChild(bars(c+" on "+HN(h),gemm.filter(g=>g.check===c),fl,"TFLOP/s"));}
- box.appendChild(charts);box.appendChild(el("div",{cls:"wrap"},t));
+ box.appendChild(el("div",{cls:"wrap scroll"},t));box.appendChild(charts);
  box.scrollIntoView({behavior:"auto",block:"start"});
 }
 // ---------------------------------------------------------------- start
