@@ -268,7 +268,7 @@ def wait(handle, timeout_s, poll_s=0.1):
         result = outcome(handle)
         if result is not None:
             return result
-        if not alive(handle) and not _supervisor_alive(handle):
+        if not alive(handle) and not supervisor_alive(handle):
             # both gone without an rc file (killed with SIGKILL, host reboot): nothing to wait for
             return None
         if time.monotonic() >= deadline:
@@ -276,7 +276,8 @@ def wait(handle, timeout_s, poll_s=0.1):
         time.sleep(poll_s)
 
 
-def _supervisor_alive(handle):
+def supervisor_alive(handle):
+    """True while the detached supervisor of ``handle`` (which writes rc.json) still exists."""
     pid = handle.get("supervisor_pid")
     if not pid:
         return False
@@ -306,7 +307,7 @@ def kill(handle, grace_s=3.0):
             break
     # let the supervisor write rc.json and run its on_exit callback
     deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and outcome(handle) is None and _supervisor_alive(handle):
+    while time.monotonic() < deadline and outcome(handle) is None and supervisor_alive(handle):
         time.sleep(0.05)
     return True
 

@@ -398,7 +398,8 @@ class Job(object):
         self.result = None  # (text, rc, timed_out)
 
 
-def _text(handle):
+def text_of(handle):
+    """stdout then stderr of a detached process, as one text."""
     out, err = detached.read(handle)
     if err and out and not out.endswith("\n"):
         out += "\n"
@@ -406,10 +407,11 @@ def _text(handle):
 
 
 def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
-                start=None):
+                start=None, started=None):
     """Run every client job at once; re-start those whose server is not listening yet.
 
-    Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts.
+    Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts. ``started(handle)`` is called
+    with every attempt's handle (the sweep runner keeps them to stop them on every path).
     """
     start = start or detached.start
     deadline = time.monotonic() + connect_timeout_s
@@ -427,14 +429,18 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
                 job.attempts += 1
                 attempt_dir = os.path.join(job.state_dir, "attempt-%d" % job.attempts)
                 job.handle = start(job.argv, timeout_s, attempt_dir, timeout_bin, env=env)
+                if started is not None:
+                    started(job.handle)
                 continue
             outcome = detached.outcome(job.handle)
             if outcome is None:
-                if detached.alive(job.handle):
+                if detached.alive(job.handle) or detached.supervisor_alive(job.handle):
+                    # still running, or the tool has just exited and its supervisor is writing the exit
+                    # code (issue 13: that window was taken as "killed" and ended the retries early)
                     continue
-                # gone without an rc file (killed from outside): take what it printed
-                outcome = {"rc": None}
-            text = _text(job.handle)
+                # tool and supervisor gone without an rc file (killed from outside): take what it printed
+                outcome = detached.outcome(job.handle) or {"rc": None}
+            text = text_of(job.handle)
             rc = outcome.get("rc")
             timed_out = rc in TIMEOUT_RCS
             retry = False
@@ -463,4 +469,4 @@ def collect(job, wait_s):
         killed = detached.kill(handle)
         outcome = detached.outcome(handle) or {"rc": None}
     rc = outcome.get("rc")
-    return _text(handle), rc, rc in TIMEOUT_RCS and not killed, killed
+    return text_of(handle), rc, rc in TIMEOUT_RCS and not killed, killed

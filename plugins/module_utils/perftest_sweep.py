@@ -1,0 +1,428 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A host's whole perftest schedule, run on the host itself (private; issue 13).
+
+The controller computes the rounds once (filter ``pairings``, split per host by
+filter ``sweep_schedule``) and starts one runner per host (module ``perftest_sweep``
+``state: run`` under Ansible ``async``). The runner walks its steps in order; a step
+is ``[step, test, round, role, peer]``:
+
+- ``server``: one detached server per device (TCP port ``port + (step % port_span) *
+  len(devices) + i``: a client that runs ahead can never reach the server of an
+  earlier step), waited for until it ends; a server that sees no TCP connection on its
+  port within ``connect_timeout_s`` (read from /proc/net/tcp) is killed: its client
+  never came;
+- ``client``: perftest_pairs.run_clients (retries while the server does not listen,
+  within ``connect_timeout_s``).
+
+Pairs synchronise through their own connection: no barrier, no deadlock (each round is
+a matching and each host runs its rounds in order). Faults cost little: a peer that
+did not answer once (no connection within ``connect_timeout_s``) or that the
+controller declared unreachable (``dead.json``, written by ``state: status``) is not
+waited for again: its remaining pairs become ``error`` records at once (the client
+check ``rdma.<test>`` with the CLIENT as host, so attribution sees the edge).
+
+The CPU governor is acquired once for the runner and released on every path
+(end, failure, SIGTERM/SIGINT/SIGHUP). The runner stops by itself when the controller
+stops renewing its lease (``lease`` file touched by every ``state: status``) for
+``lease_s`` seconds: killing ansible-playbook stops every runner.
+
+Files (all under ``<state_root>/<run_id>/sweep-<label>-<host>/``): ``progress.json``
+(pid, next step, pairs done, failing), ``records.json`` (at the end), ``lease``,
+``dead.json``; the per-step process directories live beside them.
+Runs on the targets: Python 3.8+, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolMissing
+from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import (
+    Interrupted, PerftestRun, argvs_for, device_plan, records_from_perftest_output)
+
+PROGRESS = "progress.json"
+RECORDS = "records.json"
+LEASE = "lease"
+DEAD = "dead.json"
+POLL_S = 0.1
+
+
+def tcp_established(port, proc="/proc"):
+    """True when a TCP socket with local port ``port`` is ESTABLISHED in this network namespace."""
+    want = ":%04X" % port
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(os.path.join(proc, "net", name)) as handle:
+                lines = handle.readlines()[1:]
+        except (IOError, OSError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == "01":
+                return True
+    return None if not os.path.exists(os.path.join(proc, "net", "tcp")) else False
+
+
+def step_port(base, step, span, n_devices):
+    port = base + (step % max(1, span)) * max(1, n_devices)
+    if port + n_devices - 1 > 65535:
+        raise AcceptanceError("port %d + port_span %d x %d devices is above 65535; lower port or port_span"
+                              % (base, span, n_devices))
+    return port
+
+
+def _write_json(directory, name, data):
+    path = os.path.join(directory, name)
+    tmp = path + ".tmp"
+    fd = statedir.replace_file(tmp)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    os.rename(tmp, path)
+
+
+def read_json(directory, name):
+    return detached._read_json(os.path.join(directory, name))  # pylint: disable=protected-access
+
+
+class Sweep(PerftestRun):
+    """state run / status / absent of module perftest_sweep (PerftestRun gives the state root, binary, sysfs)."""
+
+    def sweep_dir(self):
+        statedir.check_name(self.p["label"], "label")
+        return self.inside("sweep-%s-%s" % (self.p["label"], self.host))
+
+    # ---------------------------------------------------------------- plan (synchronous, before the sweep)
+    def plan(self):
+        plan = device_plan(self.p["devices"] or [], self.p, self.hcas())
+        return dict(changed=False, results=[], rates=[facts.get("port_rate_gbit_s") for _i, _d, _p, _g, facts in plan])
+
+    # ---------------------------------------------------------------- run (the runner, under async)
+    def run_sweep(self):
+        p = self.p
+        self.open_state()
+        if not p["devices"]:
+            raise AcceptanceError("devices is required for state=run")
+        device_plan(p["devices"], p, None)      # names and port range checked before anything starts
+        steps = p["schedule"] or []
+        if self.module.check_mode:
+            return dict(changed=False, results=[], steps=len(steps))
+        statedir.make_dir(self.root, self.run_dir)
+        here = statedir.make_dir(self.root, self.sweep_dir())
+        self.here = here
+        self.records = []
+        self.dead = {}            # peer -> why it is not waited for again
+        self.pairs_done = 0
+        self.failing = 0
+        self.started_pid = os.getpid()
+        self.governor_text = "not requested"
+        self.lease_touch()
+        self.progress(None, 0)
+        handlers = {}
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            handlers[sig] = signal.signal(sig, _on_signal)
+        holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
+        governor_result = None
+        self.live = []
+        outcome = "finished"
+        try:
+            if p["cpu_governor"]:
+                governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
+            self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
+            timeout_bin = self.module.get_bin_path("timeout", required=False)
+            if not timeout_bin:
+                raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
+            hcas = self.hcas()
+            tools = {}
+            for position, entry in enumerate(steps):
+                self.progress(entry[0], position)
+                self.check_lease()
+                self.read_dead()
+                step, test, rnd, role, peer = entry[0], entry[1], entry[2], entry[3], entry[4]
+                params = self.step_params(step, test, peer)
+                plan = device_plan(p["devices"], params, hcas)
+                if test not in tools:
+                    tools[test] = self.tool(test)
+                binary, version, missing = tools[test]
+                if binary is None:
+                    self.records.extend(self.error_records(params, plan, role, missing))
+                elif peer in self.dead:
+                    self.records.extend(self.error_records(
+                        params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
+                elif role == "server":
+                    self.run_servers(params, plan, binary, timeout_bin, version, step)
+                else:
+                    self.run_client_step(params, plan, binary, timeout_bin, version)
+            self.progress(None, len(steps))
+        except Interrupted as exc:
+            outcome = "interrupted: %s" % exc
+        except _LeaseExpired as exc:
+            outcome = str(exc)
+        except Exception as exc:  # pylint: disable=broad-except  # the runner must always leave its records
+            outcome = "failed: %s: %s" % (type(exc).__name__, exc)
+        finally:
+            for sig in handlers:
+                signal.signal(sig, signal.SIG_IGN)
+            for handle in self.live:
+                if detached.alive(handle):
+                    detached.kill(handle)
+            if p["cpu_governor"]:
+                self.governor.release(holder)
+                self.governor.reconcile()
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        if outcome != "finished":
+            self.records.append(results.error(
+                "rdma.sweep", "the schedule of %s stopped early (%s); every process it started was stopped"
+                % (self.host, outcome), host=self.host, target=p["label"]))
+        if outcome.startswith("the controller stopped polling"):
+            # nobody will collect: leave nothing behind (processes were stopped above, the governor restored)
+            self.cleanup(here)
+            return dict(changed=True, results=self.records, outcome=outcome, steps=len(steps))
+        _write_json(here, RECORDS, self.records)
+        self.progress(None, len(steps), finished=outcome)
+        return dict(changed=True, results=[], outcome=outcome, steps=len(steps))
+
+    def tool(self, test):
+        """(binary, version, None) of a perftest program, or (None, None, why) when it is missing."""
+        try:
+            binary = runner.find_tool(self.module, test, path=self.p["perftest_path"], hint=perftest_pairs.INSTALL_HINT)
+        except ToolMissing as exc:
+            return None, None, str(exc)
+        return binary, self.version(binary), None
+
+    def step_params(self, step, test, peer):
+        p = self.p
+        rates = (p["peer_rates"] or {}).get(peer) or []
+        return dict(p, test=test, peer=(p["peers"] or {}).get(peer) or peer, peer_name=peer,
+                    port=step_port(p["port"], step, p["port_span"], len(p["devices"])),
+                    peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep")
+
+    def error_records(self, params, plan, role, reason, peer_is_client=False):
+        test = params["test"]
+        out = []
+        for _index, device, tcp_port, _gid, facts in plan:
+            facts = dict(facts, side="client", cpu_governor=self.governor_text)
+            if peer_is_client:
+                # the pair's edge, on the client (the peer) as the client records it
+                out.append(results.error("rdma.%s" % test, reason, host=params["peer_name"], peer=self.host,
+                                         target=device, facts=facts, tool={"name": "perftest"}))
+            elif role == "server":
+                out.append(results.error("rdma.%s.server" % test, reason, host=self.host, peer=params["peer_name"],
+                                         target=device, facts=dict(facts, side="server"), tool={"name": "perftest"}))
+            else:
+                out.append(results.error("rdma.%s" % test, reason, host=self.host, peer=params["peer_name"],
+                                         target=device, facts=facts, tool={"name": "perftest"}))
+                self.failing += 1
+                self.pairs_done += 1
+        return out
+
+    def run_servers(self, params, plan, binary, timeout_bin, version, step):
+        p = self.p
+        argvs = argvs_for(binary, params, plan, "server")
+        jobs = []
+        for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
+            facts["cpu_governor"] = self.governor_text
+            state_dir = self.inside("sweep-%s-%s-s%d-%s" % (p["label"], self.host, step, device))
+            extra = {"device": device, "tcp_port": tcp_port, "index": index, "test": params["test"],
+                     "host_name": self.host, "peer_name": params["peer_name"], "tool_version": version,
+                     "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
+                     "params": {"timeout_s": p["timeout_s"]}}
+            try:
+                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra)
+            except AcceptanceError as exc:
+                self.records.extend(results.with_host([results.error(
+                    "rdma.%s.server" % params["test"], "could not start the server: %s" % exc, target=device,
+                    peer=params["peer_name"], params={"argv": argv}, facts=facts)], self.host))
+                continue
+            self.live.append(handle)
+            job = perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts)
+            job.handle = handle
+            jobs.append(job)
+        # wait for every server: it ends when its client is done; no TCP connection within connect_timeout_s
+        # means the client never came (checked while the state of /proc/net/tcp can tell)
+        deadline = time.monotonic() + p["connect_timeout_s"]
+        connected = dict((id(job), False) for job in jobs)
+        abandoned = []
+        pending = list(jobs)
+        while pending:
+            self.check_lease()
+            for job in list(pending):
+                if detached.outcome(job.handle) is not None or (
+                        not detached.alive(job.handle) and not detached.supervisor_alive(job.handle)):
+                    pending.remove(job)
+                    continue
+                if not connected[id(job)]:
+                    seen = tcp_established(job.tcp_port)
+                    if seen or seen is None:
+                        connected[id(job)] = True
+                    elif time.monotonic() >= deadline:
+                        detached.kill(job.handle)
+                        abandoned.append(job)
+                        pending.remove(job)
+            if pending:
+                time.sleep(POLL_S)
+        for job in jobs:
+            if job in abandoned:
+                text, rc = perftest_pairs.text_of(job.handle), None
+                self.records.append(results.error(
+                    "rdma.%s.server" % params["test"],
+                    "no client connected to the server on %s within connect_timeout_s=%ss; stopped"
+                    % (job.device, p["connect_timeout_s"]), host=self.host, peer=params["peer_name"],
+                    target=job.device, raw=text, tool={"name": "perftest", "version": version},
+                    params={"argv": job.argv}, facts=dict(job.facts, side="server")))
+            else:
+                text, rc, timed_out, _killed = perftest_pairs.collect(job, p["collect_timeout_s"])
+                ended = detached.outcome(job.handle) or {}
+                ctx = {"test": params["test"], "side": "server", "host": self.host, "peer": params["peer_name"],
+                       "device": job.device, "argv": job.argv, "tool_version": version,
+                       "started": job.handle.get("started_utc"),
+                       "duration_s": max(0.0, ended["ended"] - job.handle["started"]) if ended.get("ended") else None,
+                       "facts": job.facts, "timed_out": timed_out, "timeout_s": p["timeout_s"]}
+                self.records.extend(perftest_pairs.build_records(text, rc, ctx))
+            self.live.remove(job.handle)
+            if not p["keep_state"]:
+                self.remove(job.state_dir)
+        if jobs and len(abandoned) == len(jobs):
+            self.dead[params["peer_name"]] = "did not connect to this host's servers within connect_timeout_s " \
+                                             "(%ss) earlier in the sweep" % p["connect_timeout_s"]
+            self.records.extend(self.error_records(
+                params, plan, "server", "%s (the client) never connected to %s within connect_timeout_s=%ss"
+                % (params["peer_name"], self.host, p["connect_timeout_s"]), peer_is_client=True))
+
+    def run_client_step(self, params, plan, binary, timeout_bin, version):
+        p = self.p
+        argvs = argvs_for(binary, params, plan, "client", peer_address=params["peer"])
+        jobs = []
+        for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
+            facts["cpu_governor"] = self.governor_text
+            state_dir = self.inside("sweep-%s-%s-c-%s-%d" % (p["label"], self.host, device, os.getpid()))
+            jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
+        try:
+            perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
+                                       p["connect_retry_delay_s"], started=self.live.append)
+        finally:
+            for job in jobs:
+                if job.handle is not None:
+                    if detached.alive(job.handle):
+                        detached.kill(job.handle)
+                    if job.handle in self.live:
+                        self.live.remove(job.handle)
+        refused = 0
+        for job in jobs:
+            text, rc, timed_out = job.result
+            duration_s = None
+            ended = detached.outcome(job.handle) or {} if job.handle else {}
+            if ended.get("ended"):
+                duration_s = max(0.0, ended["ended"] - job.handle["started"])
+            recs = records_from_perftest_output(
+                text, rc, params, side="client", host=self.host, device=job.device, index=job.index, argv=job.argv,
+                tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
+                duration_s=duration_s, attempts=job.attempts)
+            self.records.extend(recs)
+            self.pairs_done += 1
+            if any(r.get("status") in ("fail", "error") for r in recs):
+                self.failing += 1
+            if any((r.get("facts") or {}).get("error_kind") == "connect" for r in recs):
+                refused += 1
+            if not p["keep_state"]:
+                self.remove(job.state_dir)
+        if jobs and refused == len(jobs):
+            self.dead[params["peer_name"]] = "did not answer (its servers never listened within connect_timeout_s=" \
+                                             "%ss) earlier in the sweep" % p["connect_timeout_s"]
+
+    # ---------------------------------------------------------------- lease, dead peers, progress
+    def lease_touch(self):
+        path = os.path.join(self.sweep_dir(), LEASE)
+        if not os.path.lexists(path):
+            os.close(statedir.open_new(path))
+        os.utime(path, None, follow_symlinks=False)
+
+    def check_lease(self):
+        lease_s = self.p["lease_s"]
+        if not lease_s:
+            return
+        try:
+            age = time.time() - os.lstat(os.path.join(self.here, LEASE)).st_mtime
+        except OSError:
+            age = lease_s + 1
+        if age > lease_s:
+            raise _LeaseExpired("the controller stopped polling (no lease renewal for %.0f s > lease_s=%s): "
+                                "ansible-playbook was stopped or lost this host" % (age, lease_s))
+
+    def read_dead(self):
+        for name, why in (read_json(self.here, DEAD) or {}).items():
+            if name != self.host and name not in self.dead:
+                self.dead[name] = why
+
+    def progress(self, step, position, finished=None):
+        data = {"pid": self.started_pid, "proc_start_time": detached._proc_start_time(self.started_pid),  # pylint: disable=protected-access
+                "next_step": step, "position": position, "pairs_done": self.pairs_done, "failing": self.failing,
+                "dead": sorted(self.dead), "finished": finished, "time": time.time()}
+        _write_json(self.here, PROGRESS, data)
+
+    # ---------------------------------------------------------------- status (controller polls) and absent
+    def status(self):
+        p = self.p
+        self.open_state()
+        here = self.sweep_dir()
+        if not os.path.isdir(here):
+            return dict(changed=False, results=[], finished=True, gone=True,
+                        progress={"next_step": None, "pairs_done": 0, "failing": 0})
+        self.here = here
+        self.lease_touch()
+        if p["dead_hosts"]:
+            known = read_json(here, DEAD) or {}
+            new = dict((h, w) for h, w in p["dead_hosts"].items() if h not in known)
+            if new:
+                known.update(new)
+                _write_json(here, DEAD, known)
+        prog = read_json(here, PROGRESS) or {}
+        handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}
+        running = bool(prog.get("pid")) and detached.alive(handle)
+        if not prog:
+            # not started yet, or killed before its first word: give it a minute
+            try:
+                running = time.time() - os.lstat(here).st_mtime < 60
+            except OSError:
+                running = False
+        if prog.get("finished") or not running:
+            records = read_json(here, RECORDS)
+            if records is None:
+                records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
+                                         "what it measured is lost" % self.host, host=self.host, target=p["label"])]
+            removed = self.cleanup(here)
+            return dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
+        return dict(changed=False, results=[], finished=False, progress=prog)
+
+    def cleanup(self, here):
+        """Kill and remove whatever this runner's steps left (their directories), then the runner's own."""
+        prefix = os.path.basename(here)
+        removed = []
+        for name in sorted(os.listdir(self.run_dir)):
+            if name == prefix or name.startswith(prefix + "-"):
+                path = self.inside(name)
+                handle = detached.load(path)
+                if handle and detached.alive(handle):
+                    detached.kill(handle)
+                if name != prefix and self.p["keep_state"]:
+                    continue
+                if not self.p["keep_state"]:
+                    self.remove(path)
+                    removed.append(path)
+        self.governor.reconcile()
+        self._remove_empty_run_dir()
+        return removed
+
+
+class _LeaseExpired(Exception):
+    pass
+
+
+def _on_signal(signum, frame):
+    raise Interrupted("interrupted by signal %d" % signum)

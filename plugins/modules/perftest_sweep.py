@@ -1,0 +1,355 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: perftest_sweep
+short_description: Run a host's whole perftest schedule on the host itself (fleet-scale RDMA sweeps)
+version_added: 1.1.0
+author: aifabric.acceptance contributors (@aifabric)
+description:
+  - One runner per host walks that host's part of the schedule (from the P(aifabric.acceptance.sweep_schedule#filter)
+    filter) in order - per step its role (server or client), the peer and the perftest program - with the same
+    processes, retries and result records as M(aifabric.acceptance.perftest). The controller pays a constant number
+    of tasks per sweep whatever the number of rounds (C(playbooks/rdma.yml)).
+  - Pairs synchronise through their own connection (a client retries until its server listens, within
+    O(connect_timeout_s)); each step uses its own TCP ports (O(port) + (step mod O(port_span)) x devices + i), so a
+    client that runs ahead never reaches the server of an earlier step.
+  - A peer that did not answer once (or that the controller declared unreachable, O(dead_hosts)) is not waited for
+    again; its remaining pairs become C(error) records at once, on the client of each pair.
+  - O(state=plan) returns the active port rate of every device (the bandwidth floor of the peer's clients);
+    O(state=run) is the runner (start it with C(async) and C(poll=0)); O(state=status) renews the runner's lease,
+    hands it the unreachable hosts and returns its progress, and its records once it ended (then removes its
+    files); O(state=wait) (action plugin, controller) polls O(state=status) until the runner ended and prints one
+    progress line per round for the whole fleet.
+  - The runner sets the CPU governor (O(cpu_governor)) once for the sweep and restores it on every path; it stops by
+    itself (killing what it started) when its lease is not renewed for O(lease_s) seconds.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
+attributes:
+  check_mode:
+    details: O(state=run) starts nothing and returns the number of steps; O(state=plan) reads sysfs only.
+  idempotent:
+    details: Each run is a new measurement.
+options:
+  state:
+    description: What to do (see the description).
+    type: str
+    choices: [plan, run, status, wait]
+    default: run
+  label:
+    description: Name of this sweep inside the run (V(main), V(confirm)); letters, digits, C(_.:-).
+    type: str
+    default: main
+  schedule:
+    description:
+      - This host's steps, in order, each C([step, test, round, role, peer]) (C(role) V(server) or V(client)).
+    type: list
+    elements: raw
+  peers:
+    description: Address of every peer (inventory name to the address clients connect to).
+    type: dict
+    default: {}
+  peer_rates:
+    description: Active port rate of every peer's devices (inventory name to a list, from O(state=plan)).
+    type: dict
+    default: {}
+  dead_hosts:
+    description: O(state=status) - hosts the controller found unreachable (name to reason); the runner skips them.
+    type: dict
+    default: {}
+  lease_s:
+    description:
+      - The runner stops (and stops what it started) when no O(state=status) renewed its lease for this long.
+        V(0) turns the lease off (the runner then ends at the latest with its schedule).
+      - Must be 0 or more.
+    type: int
+    default: 90
+  wait_timeout_s:
+    description: O(state=wait) - the longest wait for the runner, in seconds.
+    type: int
+    default: 86400
+  poll_s:
+    description: O(state=wait) - pause between two polls.
+    type: float
+    default: 2.0
+  rounds:
+    description: O(state=wait) - C([test, round, pairs]) of every step, for the progress lines.
+    type: list
+    elements: raw
+    default: []
+  sweep_hosts:
+    description: O(state=wait) - every host of the sweep (the progress line waits for all that are not unreachable).
+    type: list
+    elements: str
+    default: []
+  first_step:
+    description: O(state=wait) - number of the first step of O(rounds).
+    type: int
+    default: 0
+  unreachable_after:
+    description: O(state=wait) - consecutive failed polls after which the host is declared unreachable.
+    type: int
+    default: 2
+  port_span:
+    description:
+      - Distinct TCP port sets used in turn by consecutive steps.
+      - Must be between 1 and 1000.
+    type: int
+    default: 32
+  devices:
+    description: RDMA devices of this host in rail order (see M(aifabric.acceptance.perftest)).
+    type: list
+    elements: str
+  host_name:
+    description: Inventory name of this host (records' C(host)).
+    type: str
+  run_id:
+    description: Name of the run (see M(aifabric.acceptance.perftest)).
+    type: str
+    default: default
+  state_root:
+    description: Per-run state directory root (see M(aifabric.acceptance.perftest); same safety rules).
+    type: path
+  keep_state:
+    description: Keep the per-step output files.
+    type: bool
+    default: false
+  ib_port:
+    description: IB port (C(-i)), 1 to 255.
+    type: int
+    default: 1
+  gid_index:
+    description: GID index (C(-x)), 0 to 255; chosen from sysfs when unset.
+    type: int
+  port:
+    description: Base TCP port, 1 to 65535.
+    type: int
+    default: 18515
+  size:
+    description: Message size in bytes (C(-s)).
+    type: int
+  all_sizes:
+    description: Every message size (C(-a)).
+    type: bool
+    default: false
+  iterations:
+    description: Iterations per size (C(-n)).
+    type: int
+  duration_s:
+    description: Seconds per test (C(-D)).
+    type: int
+  qps:
+    description: Queue pairs (C(-q)).
+    type: int
+  bidirectional:
+    description: Both directions (C(-b)).
+    type: bool
+    default: false
+  rdma_cm:
+    description: Connect with rdma_cm (C(-R)).
+    type: bool
+    default: false
+  report_gbits:
+    description: C(--report_gbits) for bandwidth tests.
+    type: bool
+    default: true
+  ignore_cpu_freq:
+    description: Pass C(-F).
+    type: bool
+    default: false
+  use_cuda:
+    description: GPUDirect RDMA, C(--use_cuda=<value>).
+    type: str
+  out_json:
+    description: Not used by the sweep (kept for option parity); records come from the text output.
+    type: bool
+    default: false
+  extra_args:
+    description: More perftest arguments, one argv word each.
+    type: list
+    elements: str
+    default: []
+  timeout_s:
+    description: Hard limit of one perftest process.
+    type: int
+    default: 120
+  connect_timeout_s:
+    description: How long a client retries while its server does not listen, and a server waits for its client.
+    type: int
+    default: 60
+  connect_retry_delay_s:
+    description: Pause between two client attempts.
+    type: float
+    default: 1.0
+  collect_timeout_s:
+    description: How long a server is waited for after its client ended.
+    type: int
+    default: 60
+  cpu_governor:
+    description: CPU governor for the whole sweep, restored on every path.
+    type: str
+  cpu_sysfs:
+    description: The cpufreq sysfs tree (for tests).
+    type: path
+    default: /sys/devices/system/cpu
+  sysfs_root:
+    description: Prefix for C(/sys/class/infiniband) (for tests).
+    type: str
+    default: ''
+  perftest_path:
+    description: Directory of the perftest binaries (default from PATH).
+    type: path
+  expect:
+    description: Expectations per metric (see M(aifabric.acceptance.perftest)).
+    type: dict
+    default: {}
+  expect_line_rate_pct:
+    description: Bandwidth floor in percent of the lower port rate.
+    type: float
+    default: 90
+"""
+
+EXAMPLES = r"""
+- name: Port rates of my devices
+  aifabric.acceptance.perftest_sweep:
+    state: plan
+    devices: [mlx5_0, mlx5_1]
+  register: plan
+
+- name: Start my runner
+  aifabric.acceptance.perftest_sweep:
+    state: run
+    schedule: "{{ rdma_schedules[inventory_hostname] }}"
+    peers: "{{ rdma_addresses }}"
+    devices: [mlx5_0, mlx5_1]
+    host_name: "{{ inventory_hostname }}"
+    run_id: "{{ rdma_run }}"
+  async: 7200
+  poll: 0
+
+- name: Wait for it (one progress line per round)
+  aifabric.acceptance.perftest_sweep:
+    state: wait
+    host_name: "{{ inventory_hostname }}"
+    run_id: "{{ rdma_run }}"
+"""
+
+RETURN = r"""
+results:
+  description: Result records, exactly as M(aifabric.acceptance.perftest) makes them (returned by O(state=status) and
+    O(state=wait) once the runner ended).
+  returned: always
+  type: list
+  elements: dict
+rates:
+  description: O(state=plan) - active port rate (Gbit/s) of every device, None where sysfs does not tell.
+  returned: when state is plan
+  type: list
+  elements: float
+progress:
+  description: O(state=status) - the runner's progress (C(next_step), C(pairs_done), C(failing), C(dead)).
+  returned: when state is status or wait
+  type: dict
+finished:
+  description: O(state=status) - whether the runner ended.
+  returned: when state is status
+  type: bool
+outcome:
+  description: O(state=run) - C(finished) or why the runner stopped early.
+  returned: when state is run
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
+
+
+RANGES = {
+    "ib_port": (1, 255), "gid_index": (0, 255), "port": argspec.PORT, "size": argspec.POSITIVE,
+    "iterations": argspec.POSITIVE, "duration_s": argspec.POSITIVE, "qps": (1, 65536),
+    "timeout_s": argspec.POSITIVE, "connect_timeout_s": argspec.NON_NEGATIVE,
+    "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
+    "expect_line_rate_pct": (0, 100), "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000),
+}
+
+
+def argument_spec():
+    return dict(
+        state=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
+        label=dict(type="str", default="main"),
+        schedule=dict(type="list", elements="raw"),
+        peers=dict(type="dict", default={}),
+        peer_rates=dict(type="dict", default={}),
+        dead_hosts=dict(type="dict", default={}),
+        lease_s=dict(type="int", default=90),
+        wait_timeout_s=dict(type="int", default=86400),
+        poll_s=dict(type="float", default=2.0),
+        rounds=dict(type="list", elements="raw", default=[]),
+        unreachable_after=dict(type="int", default=2),
+        sweep_hosts=dict(type="list", elements="str", default=[]),
+        first_step=dict(type="int", default=0),
+        port_span=dict(type="int", default=32),
+        devices=dict(type="list", elements="str"),
+        host_name=dict(type="str"),
+        run_id=dict(type="str", default="default"),
+        state_root=dict(type="path"),
+        keep_state=dict(type="bool", default=False),
+        ib_port=dict(type="int", default=1),
+        gid_index=dict(type="int"),
+        port=dict(type="int", default=18515),
+        size=dict(type="int"),
+        all_sizes=dict(type="bool", default=False),
+        iterations=dict(type="int"),
+        duration_s=dict(type="int"),
+        qps=dict(type="int"),
+        bidirectional=dict(type="bool", default=False),
+        rdma_cm=dict(type="bool", default=False),
+        report_gbits=dict(type="bool", default=True),
+        ignore_cpu_freq=dict(type="bool", default=False),
+        use_cuda=dict(type="str"),
+        out_json=dict(type="bool", default=False),
+        extra_args=dict(type="list", elements="str", default=[]),
+        timeout_s=dict(type="int", default=120),
+        connect_timeout_s=dict(type="int", default=60),
+        connect_retry_delay_s=dict(type="float", default=1.0),
+        collect_timeout_s=dict(type="int", default=60),
+        cpu_governor=dict(type="str"),
+        cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
+        sysfs_root=dict(type="str", default=""),
+        perftest_path=dict(type="path"),
+        expect=dict(type="dict", default={}),
+        expect_line_rate_pct=dict(type="float", default=90),
+    )
+
+
+def main():
+    module = argspec.module(
+        AnsibleModule, RANGES,
+        argument_spec=argument_spec(),
+        supports_check_mode=True,
+        mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
+    )
+    sweep = Sweep(module)
+    try:
+        if module.params["state"] == "plan":
+            out = sweep.plan()
+        elif module.params["state"] == "status":
+            out = sweep.status()
+        elif module.params["state"] == "run":
+            out = sweep.run_sweep()
+        else:
+            raise AcceptanceError("state=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()
