@@ -23,10 +23,13 @@ import traceback
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, rdma, system
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi, nvidia_smi, rdma, system
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
 
-GROUPS = ("env", "gpu", "rdma", "software")
+GROUPS = ("env", "gpu", "npu", "rdma", "software")
+# Ascend NPUs: npu-smi, and the CANN toolkit's install info under these directories (first found wins)
+CANN_DIRS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann/latest")
+NPU_HEALTH_WARN = ("Warning",)   # npu-smi health words other than OK: Warning warns, anything else fails
 DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
 NCCL_WHEELS = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
 # The interpreter gemm_bench and allreduce_probe run when their `python` option is left at its
@@ -1082,6 +1085,78 @@ def _rdma_port(params, hca, port, clock):
                    expect=expect)
 
 
+# =========================================================================== npu (Ascend)
+
+def cann_version(host, environ=None):
+    """(install info dict, path) of the CANN toolkit (ASCEND_TOOLKIT_HOME first, then CANN_DIRS), or ({}, None)."""
+    bases = []
+    home = (environ or {}).get("ASCEND_TOOLKIT_HOME")
+    if home:
+        bases.append(home)
+    bases.extend(CANN_DIRS)
+    for base in bases:
+        for name in sorted(host.listdir(base) or []):
+            path = "%s/%s/ascend_toolkit_install.info" % (base, name)
+            if name.endswith("-linux") and host.exists(path):
+                return npu_smi.parse_install_info(host.read(path) or ""), path
+    return {}, None
+
+
+def npu_verdicts(npu):
+    """Health rule of one NPU -> [(status, reason)] (npu-smi's own health word)."""
+    health = npu.get("health")
+    if health in (None, "OK"):
+        return []
+    return [("warn" if health in NPU_HEALTH_WARN else "fail", "npu-smi health is %s" % health)]
+
+
+def probe_npu(host, params):
+    """gpu.npu_inventory (+ gpu.npu_device per NPU) from `npu-smi info`; skip where there is no npu-smi."""
+    clock = _Clock()
+    explicit = params.get("npu_smi_path")
+    smi = explicit or host.which("npu-smi")
+    if not smi:
+        return [_record("gpu.npu_inventory", "skip", "no Ascend NPU: npu-smi not found", clock=clock)]
+    argv = [smi, "info"]
+    run = host.run(argv, params.get("timeout", 60))
+    tool = {"name": "npu-smi"}
+    if run.rc != 0:
+        return [_record("gpu.npu_inventory", "error", "npu-smi info exited %d: %s" % (
+            run.rc, (run.output.strip().splitlines() or [""])[0][:200]), clock=clock, raw=run.output, tool=tool,
+            params={"argv": argv})]
+    data = npu_smi.parse_info(run.stdout)
+    if data["version"]:
+        tool["version"] = data["version"]
+    cann, cann_path = cann_version(host, host.environ)
+    npus = data["npus"]
+    models = sorted(set(n["name"] for n in npus if n.get("name")))
+    facts = {"driver_version": data["version"], "cann_version": cann.get("version"), "cann_arch": cann.get("arch"),
+             "cann_install_info": cann_path, "npu_models": models, "npu_model": models[0] if len(models) == 1 else None}
+    metrics = {"npu_count": len(npus)}
+    hbm = [n["hbm_total_mb"] for n in npus if n.get("hbm_total_mb")]
+    if hbm:
+        metrics["npu_hbm_total_min_mib"] = min(hbm)
+    verdicts = []
+    if not npus:
+        verdicts.append(("error", "npu-smi info lists no NPU%s" % (
+            " (%s)" % data["problems"][0] if data["problems"] else "")))
+    elif data["problems"]:
+        verdicts.append(("warn", "npu-smi info: %s" % data["problems"][0]))
+    status, reason = _fold(verdicts)
+    out = [_record("gpu.npu_inventory", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
+                   params={"argv": argv}, raw=run.output if status != "pass" else None)]
+    for npu in npus:
+        metrics = dict((name, npu.get(key)) for key, name in (
+            ("temp_c", "temperature_c"), ("power_w", "power_draw_w"), ("aicore_pct", "aicore_util_pct"),
+            ("hbm_total_mb", "hbm_total_mib"), ("hbm_used_mb", "hbm_used_mib"),
+            ("memory_total_mb", "memory_total_mib"), ("memory_used_mb", "memory_used_mib")) if npu.get(key) is not None)
+        facts = dict((key, npu.get(key)) for key in ("name", "health", "bus_id", "chip", "device"))
+        status, reason = _fold(npu_verdicts(npu))
+        out.append(_record("gpu.npu_device", status, reason, clock=_Clock(), target=str(npu["npu"]), facts=facts,
+                           metrics=metrics, tool=tool))
+    return out
+
+
 # =========================================================================== entry
 
 
@@ -1089,11 +1164,12 @@ def probe(host, params):
     """Run the requested groups; returns the list of records (never raises for a node's state)."""
     groups = params.get("groups") or list(GROUPS)
     out = []
-    for group, func in (("env", probe_env), ("software", probe_software), ("gpu", probe_gpu), ("rdma", probe_rdma)):
+    for group, func in (("env", probe_env), ("software", probe_software), ("gpu", probe_gpu), ("npu", probe_npu),
+                        ("rdma", probe_rdma)):
         if group not in groups:
             continue
         clock = _Clock()
-        check = "%s.probe" % ("env" if group == "software" else group)
+        check = "%s.probe" % {"software": "env", "npu": "gpu"}.get(group, group)
         try:
             out.extend(func(host, params))
         except (AcceptanceError, ParseError) as exc:

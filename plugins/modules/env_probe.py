@@ -39,11 +39,14 @@ attributes:
       - Nothing is changed; C(changed) is always false.
 options:
   groups:
-    description: Probe groups to run.
+    description:
+      - Probe groups to run.
+      - V(npu) reads Huawei Ascend NPUs (C(npu-smi info), the CANN toolkit's C(ascend_toolkit_install.info)) into
+        C(gpu.npu_inventory) and C(gpu.npu_device) records; a host without C(npu-smi) gets one C(skip) record.
     type: list
     elements: str
-    choices: [env, gpu, rdma, software]
-    default: [env, gpu, rdma, software]
+    choices: [env, gpu, npu, rdma, software]
+    default: [env, gpu, npu, rdma, software]
   packages:
     description:
       - Python distributions to report in addition to V(torch), V(sglang), V(vllm) and V(deepspeed).
