@@ -27,7 +27,7 @@ import math
 from jinja2 import Environment
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, verdict
 
 STATUS_CODE = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 STATUS_NAMES = ["pass", "skip", "warn", "fail", "error"]
@@ -782,6 +782,14 @@ judged count toward no host: their verdict is in the .node/.link records and the
 <div id="heat" class="grid"></div>
 <h2>GPU GEMM and latency</h2>
 <div id="gemm" class="grid"></div>
+{% if comparison %}<h2>Comparison</h2>
+<p>Against {{ comparison.against }}, noise margin {{ comparison.margin }} %: {{ comparison.compared }} records compared,
+<strong>{{ comparison.totals.regressions }} regressions</strong>, {{ comparison.totals.improvements }} improvements,
+{{ comparison.totals.status_changes }} status changes.</p>
+{% for title, rows in comparison.lists %}{% if rows %}<h3>{{ title }}</h3>
+<div class="scroll"><table><thead><tr><th>host</th><th>check</th><th>metric</th><th>before</th><th>now</th><th>change</th></tr></thead><tbody>
+{% for d in rows %}<tr><td class="h">{{ d.host }}</td><td class="h">{{ d.label }}</td><td>{{ d.metric }}</td><td class="n">{{ d.before }}</td>
+<td class="n">{{ d.now }}</td><td class="n">{{ d.change }}</td></tr>{% endfor %}</tbody></table></div>{% endif %}{% endfor %}{% endif %}
 {% if changes %}<h2>Changes since the previous run</h2>
 <div class="scroll"><table><thead><tr><th>host</th><th>check</th><th>before</th><th>now</th><th>detail</th></tr></thead><tbody>
 {% for d in changes %}<tr><td class="h">{{ d.host }}</td><td class="h">{{ d.label }}</td><td><span class="badge {{ d.previous_status }}">{{ d.previous_status }}</span></td>
@@ -827,7 +835,25 @@ def render(report, deltas_text, changes, history_text):
         meta.append(("check mode", "yes"))
     if run.get("required_checks"):
         meta.append(("required checks", fmt(run["required_checks"])[:300]))
-    return _TEMPLATE.render(
+    comparison = None
+    given = report.get("comparison")
+    if isinstance(given, dict) and isinstance(given.get("totals"), dict):
+        def rows(items):
+            return [{"host": d.get("host"), "label": label(d), "metric": d.get("metric") or "status",
+                     "before": fmt(d.get("reference", d.get("before"))),
+                     "now": fmt(d.get("current", d.get("now"))),
+                     "change": ("%+.1f %%" % d["change_pct"]) if _num(d.get("change_pct")) is not None else ""}
+                    for d in (items or [])[:100] if isinstance(d, dict)]
+        try:
+            against = compare.against_text(given)
+        except (KeyError, TypeError):
+            against = "an earlier run"
+        comparison = {"against": against, "margin": fmt(given.get("margin_pct")), "compared": given.get("compared"),
+                      "totals": given["totals"],
+                      "lists": [("Regressions (worst first)", rows(given.get("regressions"))),
+                                ("Improvements", rows(given.get("improvements"))),
+                                ("Status changes", rows(given.get("status_changes")))]}
+    return _TEMPLATE.render(comparison=comparison, 
         css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,

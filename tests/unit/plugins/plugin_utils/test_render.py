@@ -282,6 +282,8 @@ def test_history_deltas_show_in_every_format(tmp_path):
     assert "was pass (run aaaaaaaa), now fail" in md
     page = open(out["files"]["html"], encoding="utf-8").read()
     assert "Changes since the previous run" in page and "busbw_max_gbyte_s -45.6884" in page
+    compared = page.split("<h2>Comparison</h2>")[1].split("<h2>")[0]       # the regression, in the static page
+    assert "Regressions (worst first)" in compared and "busbw_max_gbyte_s" in compared and "-13.2 %" in compared
     assert os.path.basename(os.path.realpath(str(tmp_path / "latest"))).endswith("-bbbbbbbb")
 
 
