@@ -10,11 +10,11 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, history_index, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index, render
 
 ARGUMENT_SPEC = {
     "history_db": {"type": "str", "required": True},
-    "operation": {"type": "str", "required": True, "choices": ["index", "export", "prune", "freeze"]},
+    "operation": {"type": "str", "required": True, "choices": ["index", "export", "prune", "freeze", "expect"]},
     "dest": {"type": "path"},
     "reports_dir": {"type": "path"},
     "keep_runs": {"type": "int"},
@@ -22,8 +22,10 @@ ARGUMENT_SPEC = {
     "name": {"type": "str"},
     "run": {"type": "str", "default": "latest"},
     "kind": {"type": "str", "choices": list(history.BASELINE_KINDS), "default": "medians"},
+    "min_pct": {"type": "float", "default": baseline.DEFAULT_MIN_PCT},
+    "status": {"type": "str", "choices": ["fail", "warn"], "default": "fail"},
 }
-REQUIRED = {"index": ("dest",), "export": ("dest",), "prune": (), "freeze": ("name",)}
+REQUIRED = {"index": ("dest",), "export": ("dest",), "prune": (), "freeze": ("name",), "expect": ("name",)}
 
 
 def _changed(path, text):
@@ -49,6 +51,8 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("operation %s needs %s" % (op, ", ".join(missing)))
         try:
             result.update(getattr(self, "_" + op)(db, args, check))
+        except fleet.RunSummaryError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
         except (OSError, ValueError, history.HistoryError) as exc:
             raise AnsibleActionFail("history %s: %s" % (op, exc)) from exc
         result["history_db"] = history.display_name(db)
@@ -108,3 +112,17 @@ class ActionModule(ActionBase):
             base["source_run"], base["kind"], base["data"])
         return {"changed": changed, "baseline": {"name": base["name"], "source_run": base["source_run"],
                                                  "kind": base["kind"], "values": len(base["data"])}}
+
+    @staticmethod
+    def _expect(db, args, check):
+        """Hold this playbook run against a baseline: the resolved ``baseline`` config goes into the run's
+        record stream, so the run_summary step and the callback's report both apply it (one verdict)."""
+        del check   # the stream is the run's own temporary file: check mode reports with it too
+        path = fleet.stream_path()
+        config = baseline.resolve_config({"baseline": {"name": args["name"], "min_pct": args["min_pct"],
+                                                       "status": args["status"]}}, db)
+        fleet.append_config(path, baseline=config["baseline"])
+        found = config["baseline"]["data"]
+        return {"changed": False, "baseline": {"name": found["name"], "source_run": found["source_run"],
+                                               "kind": found["kind"], "values": len(found["data"]),
+                                               "min_pct": args["min_pct"]}}

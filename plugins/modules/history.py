@@ -23,6 +23,10 @@ description:
     O(keep_days) days; baselines are never removed.
   - O(operation=freeze) stores a baseline called O(name), the fleet medians or the per-host values of run O(run),
     that M(aifabric.acceptance.report) can hold a later run against (O(aifabric.acceptance.report#module:baseline)).
+  - O(operation=expect) holds the running playbook against baseline O(name), values below O(min_pct) percent of it
+    fail (the C(baseline) analysis). It adds the baseline to the run's record stream (the
+    P(aifabric.acceptance.fleet_report#callback) callback must be enabled), so the M(aifabric.acceptance.run_summary)
+    step and the report give the same verdicts. Run it once (C(run_once)) anywhere before the summary step.
   - Runs on the controller. Used by the C(aifabric.acceptance.baseline) playbook.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
@@ -30,7 +34,8 @@ attributes:
   check_mode:
     support: full
     details:
-      - Says what would change; writes nothing.
+      - Says what would change; writes nothing (O(operation=expect) still adds the baseline to the run's own
+        temporary record stream, so a check-mode run is judged the same way).
   diff_mode:
     support: none
   idempotent:
@@ -47,7 +52,7 @@ options:
     description: What to do.
     type: str
     required: true
-    choices: [index, export, prune, freeze]
+    choices: [index, export, prune, freeze, expect]
   dest:
     description:
       - The file to write, for O(operation=index) (an C(index.html)) and O(operation=export) (a C(.jsonl) file).
@@ -64,7 +69,9 @@ options:
     description: For O(operation=prune), remove runs that started more than this many days ago.
     type: int
   name:
-    description: For O(operation=freeze), the name of the baseline (an existing one of that name is replaced).
+    description:
+      - For O(operation=freeze), the name of the baseline (an existing one of that name is replaced).
+      - For O(operation=expect), the baseline to hold the run against.
     type: str
   run:
     description:
@@ -79,6 +86,15 @@ options:
     type: str
     choices: [run, medians]
     default: medians
+  min_pct:
+    description: For O(operation=expect), the floor in percent of the baseline (for latencies, the ceiling is C(100 / min_pct) times it).
+    type: float
+    default: 95.0
+  status:
+    description: For O(operation=expect), the status of a value beyond the floor.
+    type: str
+    choices: [fail, warn]
+    default: fail
 seealso:
   - module: aifabric.acceptance.report
   - plugin: aifabric.acceptance.fleet_report
@@ -94,6 +110,14 @@ EXAMPLES = r"""
     history_db: reports/history.sqlite
     operation: freeze
     name: h200-2026-11
+
+- name: Fail every value below 95 % of baseline h200-2026-11 in this run (before the summary step)
+  aifabric.acceptance.history:
+    history_db: reports/history.sqlite
+    operation: expect
+    name: h200-2026-11
+    min_pct: 95
+  run_once: true
 
 - name: Keep the newest 200 runs and those of the last 90 days
   aifabric.acceptance.history:
@@ -137,8 +161,8 @@ removed_runs:
   elements: str
   sample: [1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6]
 baseline:
-  description: The baseline frozen (name, source_run, kind, number of values).
-  returned: when O(operation=freeze)
+  description: The baseline frozen or applied (name, source_run, kind, number of values; min_pct for expect).
+  returned: when O(operation) is freeze or expect
   type: dict
   sample: {name: h200-2026-11, source_run: 1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6, kind: medians, values: 4}
 results:

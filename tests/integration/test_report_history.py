@@ -138,3 +138,25 @@ def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
     proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
     recap = proc.stdout.split("PLAY RECAP")[-1]
     assert proc.returncode == 0 and "changed=2" in recap       # index and export changed (one run fewer); prune not
+
+
+def test_a_live_run_held_against_a_baseline_fails_exactly_the_slow_node(env, tmp_path):
+    """history operation=expect puts the baseline into the run's stream: summary step and report agree."""
+    reports = tmp_path / "reports"
+    db = str(reports / "history.sqlite")
+    common = ("-e", "history_db=%s" % db, "-e", "baseline_name=nov", "--limit", "node1,node2,node3,node4")
+    proc = run_playbook(env, reports, "baseline_run.yml", "-e", "slow_factor=1.0", "-e", "baseline_name=none", *common[:2])
+    assert proc.returncode == 2, proc.stdout[-3000:]       # no baseline 'none' yet: a clear error
+    assert "no baseline 'none'" in proc.stdout
+    proc = run_playbook(env, reports, os.path.join(REPO, "playbooks", "baseline.yml"), "-e", "baseline_name=nov",
+                        "-e", "history_db=%s" % db, "-e", "baseline_run=%s" % results_json(
+                            tmp_path / "b.json", "run-baseline", "2026-11-20T10:00:00Z"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = run_playbook(env, reports, "baseline_run.yml", "-e", "slow_factor=0.9", *common)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "summary failed hosts: ['node3']" in proc.stdout
+    with open(os.path.join(os.path.realpath(str(reports / "latest")), "results.json"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    assert data["summary"]["failed_hosts"] == ["node3"]
+    added = sorted((r["host"], r["status"]) for r in data["records"] if r["check"] == "nccl.all_reduce.baseline")
+    assert added == [("node1", "pass"), ("node2", "pass"), ("node3", "fail"), ("node4", "pass")]
