@@ -339,3 +339,43 @@ def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
         fake.server.settle(3)
         assert plugin_objects(fake) == []
+
+
+# --------------------------------------------------------------------------- end to end through the new resource
+
+def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
+    """The role's end-to-end step (k8s_workload kind=perftest with the plugin's resource): pods land only where the
+    plugin exposes it. gpu-node-03 lacks the NFD label, so its pair's pods cannot schedule and its record is an error
+    naming `Insufficient rdma/hca_shared_devices_a`; the pair of the healthy nodes runs (real perftest captures)."""
+    from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
+    from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import PERFTEST, pod_log
+    names = ["gpu-node-01", "gpu-node-02", "gpu-node-03"]
+    recs = dict((n, cx4_records(tmp_path, n)) for n in names)
+    with fake_cluster(tmp_path, nodes=fleet_nodes(recs, unlabelled=("gpu-node-03",))) as fake:
+        frp.install(fake.server)
+        res = run(fake, {"probe_records": [r for rs in recs.values() for r in rs], "nodes": names,
+                         "verify_timeout": 2})
+        assert [r["status"] for r in res.kwargs["results"]] == ["pass", "pass", "fail"]
+        resource = res.kwargs["resources"][0]
+        # one real ib_write_bw run, both sides (pod_log writes <label>.log: script each before the next overwrites it)
+        fake.server.script("succeed", pod="aif-e2e-pt-r*-c-*", log_file=pod_log(
+            "mlx5_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"), tmp_path))
+        fake.server.script("succeed", pod="aif-e2e-pt-r*-s-*", log_file=pod_log(
+            "mlx5_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
+            tmp_path))
+        args = {"kind": "perftest", "nodes": names, "run_id": "e2e", "gpus": 0, "kubeconfig": fake.kubeconfig,
+                "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
+                "host_network": True, "unschedulable_grace": 0, "timeout": 30, "cleanup_timeout": 30,
+                "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
+                "perftest": {"test": "ib_write_bw", "devices": ["mlx5_0"]}}
+        with patch_module_args(args):
+            with pytest.raises(Exit) as exc:
+                k8s_workload.main()
+        out = exc.value.kwargs["results"]
+        ran = sorted((r["host"], r["peer"], r["check"]) for r in out if r["status"] != "error")
+        assert ("gpu-node-02", "gpu-node-01", "rdma.ib_write_bw") in ran, "\n".join(
+            "%s %s %s %s %s" % (r["host"], r["peer"], r["check"], r["status"], r["reason"]) for r in out)
+        errors = [r for r in out if r["status"] == "error"]
+        assert errors and all("gpu-node-03" in (r["host"], r["peer"]) for r in errors)
+        assert all("Insufficient %s" % resource in r["reason"] for r in errors), [r["reason"] for r in errors]
+        assert fake.leftovers("e2e") == []
