@@ -7,13 +7,19 @@ integration-test harness tests/integration/netns.py), puts the fake ib_write_bw
 (tests/integration/fake_perftest/) first on their PATH with a fixed test duration
 T, runs ``ansible-playbook playbooks/rdma.yml`` in mode ``all`` over real SSH, and
 compares the wall time of the rounds with the ideal ``rounds x T`` (the time the
-fabric itself would need). The overhead per round is what the three steps (start
-servers, run clients, collect) cost in Ansible round trips.
+fabric itself would need).
+
+Since issue 13 every host runs its whole schedule itself (module perftest_sweep, one
+runner per host, started with async and polled): the controller's tasks no longer
+depend on the number of rounds. The span measured is the one the issue defines: from
+the first server listening (the fake's log) to the last record collected (the moment
+the wait task has returned on every host, i.e. the next task's header appears in the
+output). ``efficiency = rounds x T / span``.
 
 Needs root (network namespaces). Run from the collection root, the collection
 importable, e.g.:
 
-    PYTHONPATH=/tmp/at python bench/rdma_orchestration.py --hosts 4 8 --duration 3
+    PYTHONPATH=/tmp/at python bench/rdma_orchestration.py --hosts 8 12 --duration 3
 Prints one JSON line per fleet size; writes them to bench/results/rdma_orchestration.jsonl.
 """
 
@@ -23,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -32,6 +39,7 @@ from ansible_collections.aifabric.acceptance.tests.integration.conftest import C
 from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import events, prepare
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import finish, load_report, start
 
+AFTER_WAIT = "TASK [Forget the finished async job"   # the task after the wait: printed once every wait returned
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -55,7 +63,14 @@ def one(n, duration, devices, forks):
         env = controller.env(fleet, os.path.join(work, "reports"), extra={"ANSIBLE_FORKS": str(forks)})
         started = time.monotonic()
         proc = start(fleet, controller.playbook_argv("playbooks/rdma.yml", inventory, "-e", extra), env, out, REPO)
-        rc = finish(proc, 3600, out)
+        collected = None
+        while proc.poll() is None and time.monotonic() - started < 3600:
+            if collected is None:
+                with open(out) as handle:
+                    if AFTER_WAIT in handle.read():
+                        collected = time.time()
+            time.sleep(0.05)
+        rc = finish(proc, 60, out)
         wall = time.monotonic() - started
         if rc != 0:
             raise SystemExit("ansible-playbook failed (rc %d), see %s" % (rc, out))
@@ -63,16 +78,20 @@ def one(n, duration, devices, forks):
         records = report["records"] if isinstance(report, dict) else report
         clients = [r for r in records if r["check"] == "rdma.ib_write_bw"]
         evs = events(log)
+        shutil.copy(log, os.path.join(work, "fake_perftest.log"))
         servers = [e["time"] for e in evs if e["role"] == "server" and e["event"] == "listening"]
         finished = [e["time"] for e in evs if e["event"] == "finished"]
         rounds = n - 1 if n % 2 == 0 else n
         ideal = rounds * duration
-        span = (max(finished) - min(servers)) if servers and finished else None
+        span = (collected - min(servers)) if servers and collected else None
         with open(out) as handle:
-            plays = len(re.findall(r"^TASK \[Start the servers", handle.read(), flags=re.M))
+            text = handle.read()
+        tasks = len(re.findall(r"^TASK \[", text, flags=re.M))
+        progress = len(re.findall(r"^rdma ib_write_bw round \d+/\d+: ", text, flags=re.M))
     return {
         "hosts": n, "devices_per_host": devices, "forks": forks, "test_duration_s": duration,
-        "rounds": rounds, "round_tasks_seen": plays, "pairs_measured": len(clients),
+        "rounds": rounds, "controller_tasks": tasks, "progress_lines": progress, "pairs_measured": len(clients),
+        "last_fake_finished_s": None if not servers or not finished else round(max(finished) - min(servers), 1),
         "pairs_pass": sum(1 for r in clients if r["status"] == "pass"),
         "ideal_s": ideal,
         "rounds_span_s": None if span is None else round(span, 1),

@@ -3,7 +3,7 @@
 """Action behind aifabric.acceptance.perftest_sweep: state=wait polls the host's runner from the controller.
 
 Every other state goes to the module as the normal action would (async included). ``state: wait`` calls the
-module with ``state: status`` every ``poll_s`` (renewing the runner's lease, handing it the hosts found
+module with ``state: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing the runner's lease, handing it the hosts found
 unreachable) until the runner ended, and returns its records. Hosts share what they saw through a directory of
 the controller's local temporary directory (the workers are forks of one ansible-playbook): each poll writes
 the host's progress there, a host whose polls fail ``unreachable_after`` times in a row is written there as
@@ -117,7 +117,7 @@ class ActionModule(ActionBase):
         status_args = dict((k, v) for k, v in args.items() if k not in WAIT_ONLY)
         status_args["state"] = "status"
         deadline = time.monotonic() + float(args.get("wait_timeout_s") or 86400)
-        poll_s = float(args.get("poll_s") or 2.0)
+        status_args["wait_s"] = float(args.get("poll_s") or 5.0)
         limit = int(args.get("unreachable_after") or 2)
         failures = 0
         last_error = None
@@ -151,6 +151,7 @@ class ActionModule(ActionBase):
                     return dict(result, failed=True, results=[],
                                 msg="the runner of %s did not end within wait_timeout_s=%s" % (
                                     host, args.get("wait_timeout_s")))
-                time.sleep(poll_s)
+                if out.get("unreachable"):
+                    time.sleep(1.0)
         finally:
             self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -407,11 +407,12 @@ def text_of(handle):
 
 
 def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
-                start=None, started=None):
+                start=None, started=None, give_up=None):
     """Run every client job at once; re-start those whose server is not listening yet.
 
     Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts. ``started(handle)`` is called
-    with every attempt's handle (the sweep runner keeps them to stop them on every path).
+    with every attempt's handle (the sweep runner keeps them to stop them on every path); ``give_up()``, when
+    given, is asked before each re-start: True stops the retries (the server's host was found dead).
     """
     start = start or detached.start
     deadline = time.monotonic() + connect_timeout_s
@@ -450,6 +451,8 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
                     retry = not parsed["rows"] and parsed["error_kind"] == "connect"
                 except ParseError:
                     retry = False
+            if retry and give_up is not None and give_up():
+                retry = False
             if retry and time.monotonic() + retry_delay_s < deadline:
                 job.handle = None
                 retry_at[id(job)] = time.monotonic() + retry_delay_s

@@ -50,7 +50,8 @@ PROGRESS = "progress.json"
 RECORDS = "records.json"
 LEASE = "lease"
 DEAD = "dead.json"
-POLL_S = 0.1
+POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
+STATUS_POLL_S = 0.25   # state=status long poll (latency of a progress line or of the end, not of a round)
 
 
 def tcp_established(port, proc="/proc"):
@@ -139,6 +140,14 @@ class Sweep(PerftestRun):
                 raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
             hcas = self.hcas()
             tools = {}
+            for test in sorted(set(entry[1] for entry in steps)):
+                tools[test] = self.tool(test)
+            # every runner begins at the same moment (start_at, chosen once by the controller after the time it
+            # needs to start them all): no pair waits for a runner that is still being started. Clocks need not
+            # agree: a host that begins early only waits for its partner (pairs meet through their connection).
+            while p["start_at"] and time.time() < p["start_at"]:
+                self.check_lease()
+                time.sleep(min(0.05, max(0.0, p["start_at"] - time.time())))
             for position, entry in enumerate(steps):
                 self.progress(entry[0], position)
                 self.check_lease()
@@ -186,6 +195,15 @@ class Sweep(PerftestRun):
             return dict(changed=True, results=self.records, outcome=outcome, steps=len(steps))
         _write_json(here, RECORDS, self.records)
         self.progress(None, len(steps), finished=outcome)
+        # stay until state=status collected the records (it removes this directory); when the controller is gone
+        # (no lease renewal) nobody will: remove everything
+        while p["lease_s"] and os.path.isdir(here):
+            try:
+                self.check_lease()
+            except _LeaseExpired:
+                self.cleanup(here)
+                break
+            time.sleep(STATUS_POLL_S)
         return dict(changed=True, results=[], outcome=outcome, steps=len(steps))
 
     def tool(self, test):
@@ -244,27 +262,29 @@ class Sweep(PerftestRun):
             job = perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts)
             job.handle = handle
             jobs.append(job)
-        # wait for every server: it ends when its client is done; no TCP connection within connect_timeout_s
-        # means the client never came (checked while the state of /proc/net/tcp can tell)
-        deadline = time.monotonic() + p["connect_timeout_s"]
+        # wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
+        # declares unreachable meanwhile is not waited for (dead.json, read every half second)
         connected = dict((id(job), False) for job in jobs)
         abandoned = []
         pending = list(jobs)
+        peer = params["peer_name"]
+        next_look = time.monotonic() + 0.5
         while pending:
             self.check_lease()
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + 0.5
+                self.read_dead()
             for job in list(pending):
                 if detached.outcome(job.handle) is not None or (
                         not detached.alive(job.handle) and not detached.supervisor_alive(job.handle)):
                     pending.remove(job)
                     continue
                 if not connected[id(job)]:
-                    seen = tcp_established(job.tcp_port)
-                    if seen or seen is None:
-                        connected[id(job)] = True
-                    elif time.monotonic() >= deadline:
-                        detached.kill(job.handle)
-                        abandoned.append(job)
-                        pending.remove(job)
+                    connected[id(job)] = tcp_established(job.tcp_port) is not False
+                if peer in self.dead:
+                    detached.kill(job.handle)
+                    abandoned.append(job)
+                    pending.remove(job)
             if pending:
                 time.sleep(POLL_S)
         for job in jobs:
@@ -272,8 +292,8 @@ class Sweep(PerftestRun):
                 text, rc = perftest_pairs.text_of(job.handle), None
                 self.records.append(results.error(
                     "rdma.%s.server" % params["test"],
-                    "no client connected to the server on %s within connect_timeout_s=%ss; stopped"
-                    % (job.device, p["connect_timeout_s"]), host=self.host, peer=params["peer_name"],
+                    "server on %s stopped: its client %s %s" % (job.device, peer, self.dead.get(peer)),
+                    host=self.host, peer=params["peer_name"],
                     target=job.device, raw=text, tool={"name": "perftest", "version": version},
                     params={"argv": job.argv}, facts=dict(job.facts, side="server")))
             else:
@@ -288,12 +308,13 @@ class Sweep(PerftestRun):
             self.live.remove(job.handle)
             if not p["keep_state"]:
                 self.remove(job.state_dir)
-        if jobs and len(abandoned) == len(jobs):
-            self.dead[params["peer_name"]] = "did not connect to this host's servers within connect_timeout_s " \
-                                             "(%ss) earlier in the sweep" % p["connect_timeout_s"]
+        if jobs and len(abandoned) == len(jobs) and not any(connected.values()):
             self.records.extend(self.error_records(
-                params, plan, "server", "%s (the client) never connected to %s within connect_timeout_s=%ss"
-                % (params["peer_name"], self.host, p["connect_timeout_s"]), peer_is_client=True))
+                params, plan, "server", "not measured: %s (the client) %s" % (peer, self.dead.get(peer)),
+                peer_is_client=True))
+        elif jobs and not any(connected.values()) and tcp_established(jobs[0].tcp_port) is not None:
+            # the servers ran to their timeout and no client ever connected: do not wait for this peer again
+            self.dead.setdefault(peer, "never connected to %s's servers earlier in the sweep" % self.host)
 
     def run_client_step(self, params, plan, binary, timeout_bin, version):
         p = self.p
@@ -305,7 +326,8 @@ class Sweep(PerftestRun):
             jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
         try:
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"], started=self.live.append)
+                                       p["connect_retry_delay_s"], started=self.live.append, poll_s=POLL_S,
+                                       give_up=lambda: self.read_dead() or params["peer_name"] in self.dead)
         finally:
             for job in jobs:
                 if job.handle is not None:
@@ -382,23 +404,34 @@ class Sweep(PerftestRun):
             if new:
                 known.update(new)
                 _write_json(here, DEAD, known)
-        prog = read_json(here, PROGRESS) or {}
-        handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}
-        running = bool(prog.get("pid")) and detached.alive(handle)
-        if not prog:
-            # not started yet, or killed before its first word: give it a minute
-            try:
-                running = time.time() - os.lstat(here).st_mtime < 60
-            except OSError:
-                running = False
-        if prog.get("finished") or not running:
-            records = read_json(here, RECORDS)
-            if records is None:
-                records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
-                                         "what it measured is lost" % self.host, host=self.host, target=p["label"])]
-            removed = self.cleanup(here)
-            return dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
-        return dict(changed=False, results=[], finished=False, progress=prog)
+        # long poll: answer when the runner ended or moved to another step, or after wait_s at the latest
+        until = time.monotonic() + max(0.0, float(p["wait_s"] or 0))
+        first = None
+        while True:
+            prog = read_json(here, PROGRESS) or {}
+            handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}
+            running = bool(prog.get("pid")) and detached.alive(handle)
+            if not prog:
+                # not started yet, or killed before its first word: give it a minute
+                try:
+                    running = time.time() - os.lstat(here).st_mtime < 60
+                except OSError:
+                    running = False
+            if prog.get("finished") or not running:
+                break
+            if first is None:
+                first = prog.get("next_step")
+            elif prog.get("next_step") != first or time.monotonic() >= until:
+                return dict(changed=False, results=[], finished=False, progress=prog)
+            if time.monotonic() >= until:
+                return dict(changed=False, results=[], finished=False, progress=prog)
+            time.sleep(STATUS_POLL_S)
+        records = read_json(here, RECORDS)
+        if records is None:
+            records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
+                                     "what it measured is lost" % self.host, host=self.host, target=p["label"])]
+        removed = self.cleanup(here)
+        return dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
 
     def cleanup(self, here):
         """Kill and remove whatever this runner's steps left (their directories), then the runner's own."""

@@ -127,3 +127,24 @@ PROFILES = {
 
 # A torch.distributed all-reduce is judged by the same figures as nccl-tests' all_reduce.
 ALIASES = {"nccl.torch_all_reduce": "nccl.all_reduce"}
+
+# Ascend NPUs (HCCL Test records, hccl.*): chosen by the hccl playbook from the npu probe's model (profile: auto picks
+# none, the HCCL output names no NPU). busbw is HCCL Test's algbw x the nccl-tests factor (docs/hccl.md).
+_ASCEND_910B_ESTIMATE = (
+    "estimate: Ascend 910B servers join their 8 NPUs in a full mesh of HCCS links, 7 links x 56 GB/s = 392 GB/s "
+    "aggregate per NPU (figure quoted in https://www.meemx.com/p/hccl-contest-log-overall, an HCCL contest log on an "
+    "8x 910B server; Huawei publishes no HCCL Test busbw for it); floor ~38 %% of that (%d GB/s) to catch a broken "
+    "link or a PCIe fallback, not a performance target. Calibrate with your fleet (fleet-relative rules do)")
+PROFILES["ascend-910b-8npu"] = {
+    "description": "Huawei Ascend 910B (64 GB HBM), 8 NPUs per server in an HCCS full mesh (Atlas 800T A2 class)",
+    "match": {"gpu_model": "910B", "gpus_per_node": 8},
+    "checks": {
+        "hccl.all_reduce": [
+            {
+                "when": {"nodes": 1, "ranks": 8},
+                "metrics": {"busbw_max_gbyte_s": {"min": 150, "warn_below_pct": 90}},
+                "source": "profile ascend-910b-8npu (8 NPUs): " + _ASCEND_910B_ESTIMATE % 150,
+            },
+        ],
+    },
+}

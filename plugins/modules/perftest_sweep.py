@@ -61,6 +61,12 @@ options:
     description: O(state=status) - hosts the controller found unreachable (name to reason); the runner skips them.
     type: dict
     default: {}
+  start_at:
+    description:
+      - O(state=run) - the moment (seconds since the epoch) every runner begins its schedule, chosen once by the
+        controller after the time it needs to start every runner. A runner started later begins at once; clocks
+        need not agree (a host that begins early only waits for its partner, within O(connect_timeout_s)).
+    type: float
   lease_s:
     description:
       - The runner stops (and stops what it started) when no O(state=status) renewed its lease for this long.
@@ -68,14 +74,23 @@ options:
       - Must be 0 or more.
     type: int
     default: 90
+  wait_s:
+    description:
+      - O(state=status) - answer as soon as the runner ended or moved to another step, or after this many seconds
+        (a long poll: the controller learns at once that a runner ended, without polling fast).
+      - Must be 0 or more.
+    type: float
+    default: 0
   wait_timeout_s:
     description: O(state=wait) - the longest wait for the runner, in seconds.
     type: int
     default: 86400
   poll_s:
-    description: O(state=wait) - pause between two polls.
+    description:
+      - O(state=wait) - the longest time one poll waits on the host for the runner to end or move on (the O(wait_s)
+        of each O(state=status) call; the polls follow each other without pause). Keep it well below O(lease_s).
     type: float
-    default: 2.0
+    default: 5.0
   rounds:
     description: O(state=wait) - C([test, round, pairs]) of every step, for the progress lines.
     type: list
@@ -182,9 +197,12 @@ options:
     type: int
     default: 60
   connect_retry_delay_s:
-    description: Pause between two client attempts.
+    description:
+      - Pause between two client attempts (a client usually starts before its server, which may still be finishing
+        its previous step, so this pause is paid once per round).
+      - Must be 0 or more.
     type: float
-    default: 1.0
+    default: 0.1
   collect_timeout_s:
     description: How long a server is waited for after its client ended.
     type: int
@@ -288,9 +306,11 @@ def argument_spec():
         peers=dict(type="dict", default={}),
         peer_rates=dict(type="dict", default={}),
         dead_hosts=dict(type="dict", default={}),
+        start_at=dict(type="float"),
         lease_s=dict(type="int", default=90),
+        wait_s=dict(type="float", default=0),
         wait_timeout_s=dict(type="int", default=86400),
-        poll_s=dict(type="float", default=2.0),
+        poll_s=dict(type="float", default=5.0),
         rounds=dict(type="list", elements="raw", default=[]),
         unreachable_after=dict(type="int", default=2),
         sweep_hosts=dict(type="list", elements="str", default=[]),
@@ -318,7 +338,7 @@ def argument_spec():
         extra_args=dict(type="list", elements="str", default=[]),
         timeout_s=dict(type="int", default=120),
         connect_timeout_s=dict(type="int", default=60),
-        connect_retry_delay_s=dict(type="float", default=1.0),
+        connect_retry_delay_s=dict(type="float", default=0.1),
         collect_timeout_s=dict(type="int", default=60),
         cpu_governor=dict(type="str"),
         cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
