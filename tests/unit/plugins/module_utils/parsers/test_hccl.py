@@ -174,3 +174,15 @@ def test_fuzz_never_raises_and_records_stay_valid(name, data):
 
 def test_parse_of_non_text_is_a_problem_not_an_exception():
     assert hccl.parse(None)["problems"] == ["output is NoneType, not text"]
+
+
+def test_ascend_profile_judges_an_hccl_record():
+    # the docs' 8-NPU all-reduce (busbw 41.6 GB/s at 64 MiB) is far below the 910B floor: fail, naming the source
+    (record,) = hccl_run.records_from_hccl_output(_read(DOCS_8NPU), 0, {"npus": 8, "profile": "ascend-910b-8npu"},
+                                                  collective="all_reduce")
+    assert record["status"] == "fail" and record["facts"]["profile"] == "ascend-910b-8npu"
+    assert "busbw_max_gbyte_s" in record["reason"] and "HCCS" in record["expect"]["busbw_max_gbyte_s"]["source"]
+    # no rule for another collective: pass, with the note
+    (record,) = hccl_run.records_from_hccl_output(_read(DOCS_8NPU), 0, {"npus": 8, "profile": "ascend-910b-8npu"},
+                                                  collective="all_gather")
+    assert record["status"] == "pass" and "has no rule for hccl.all_gather" in record["facts"]["profile_note"]
