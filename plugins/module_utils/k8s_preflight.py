@@ -9,6 +9,10 @@ what to do next:
   cordoned), ``k8s.gpu`` (``nvidia.com/gpu`` capacity vs allocatable; skip on nodes without
   GPUs), ``k8s.rdma`` (``rdma/*`` allocatable and the NFD RDMA/SR-IOV labels; a GPU node without
   any RDMA resource fails). ``host`` = node name.
+- ``nvidia_plugin_records(node, pod, log_text)`` - ``k8s.nvidia_device_plugin`` per GPU node: its
+  NVIDIA device plugin pod (found by the labels of the static manifest, the Helm chart and the
+  GPU operator) is there and ready, and the errors/warnings among its recent log lines
+  (``Failed to initialize NVML``, klog ``E``/``W`` lines) are named.
 - ``pending_records(namespace, pods)`` - ``k8s.pending_pod`` per Pending pod with the
   scheduler's message (``PodScheduled=False``).
 - ``env_drift_records(namespace, selector, pods)`` - ``k8s.nccl_env``: the ``NCCL_*``/``UCX_*``
@@ -133,6 +137,64 @@ def node_records(node, expect_gpus=None):
     else:
         out.append(_rec("k8s.rdma", "skip", "no RDMA resource on a node without GPUs", name, facts=rfacts))
     return out
+
+
+# ---------------------------------------------------------------- the NVIDIA device plugin
+
+# label pairs of the plugin's pods: static manifest, Helm chart, GPU operator
+NVIDIA_PLUGIN_LABELS = (("name", "nvidia-device-plugin-ds"), ("app.kubernetes.io/name", "nvidia-device-plugin"),
+                        ("app", "nvidia-device-plugin-daemonset"))
+_LOG_PROBLEM = re.compile(r"(^[EW]\d{4} )|fail|error|could not|cannot|unable|no devices found|not detected",
+                          re.IGNORECASE)
+
+
+def is_nvidia_plugin_pod(pod):
+    labels = _d(_d(pod.get("metadata")).get("labels"))
+    return any(labels.get(k) == v for k, v in NVIDIA_PLUGIN_LABELS)
+
+
+def is_gpu_node(node):
+    status, labels = _d(node.get("status")), _d(_d(node.get("metadata")).get("labels"))
+    return bool(_int(_d(status.get("capacity")).get(GPU))) or labels.get("nvidia.com/gpu.present") == "true"
+
+
+def _ready(pod):
+    st = _d(pod.get("status"))
+    statuses = _dl(st.get("containerStatuses"))
+    return st.get("phase") == "Running" and bool(statuses) and all(c.get("ready") for c in statuses)
+
+
+def log_problems(text, limit=5):
+    """The last ``limit`` log lines that report a problem (errors, warnings, NVML failures)."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and _LOG_PROBLEM.search(ln.strip())]
+    return lines[-limit:]
+
+
+def nvidia_plugin_records(node, pod, log_text=None):
+    """``k8s.nvidia_device_plugin`` for a GPU ``node``, its plugin ``pod`` (None: none there) and its recent log."""
+    name = _d(node.get("metadata")).get("name")
+    name = name if isinstance(name, str) and name else "?"
+    if pod is None:
+        return [_rec("k8s.nvidia_device_plugin", "fail", "no NVIDIA device plugin pod on this GPU node: nvidia.com/gpu "
+                     "cannot be registered; check the plugin's DaemonSet (node selector, tolerations) or the GPU "
+                     "operator", name)]
+    pname = _pod_name(pod)
+    facts = {"pod": pname, "namespace": _d(pod.get("metadata")).get("namespace")}
+    problems = log_problems(log_text)
+    if problems:
+        facts["log_problems"] = problems
+    if not _ready(pod):
+        waiting = [_d(_d(cs.get("state")).get("waiting")).get("reason") for cs in
+                   _dl(_d(pod.get("status")).get("containerStatuses"))]
+        why = ", ".join(w for w in waiting if isinstance(w, str)) or _d(pod.get("status")).get("phase") or "Pending"
+        return [_rec("k8s.nvidia_device_plugin", "fail", "NVIDIA device plugin pod %s is not ready (%s)%s" % (
+            pname, why, "; its log: " + " | ".join(problems) if problems else ""), name, facts=facts)]
+    if problems:
+        return [_rec("k8s.nvidia_device_plugin", "warn", "NVIDIA device plugin pod %s runs but its log reports: %s "
+                     "(NVML not loaded: the container runtime is not the nvidia one or the driver is missing; "
+                     "see the plugin's prerequisites)" % (pname, " | ".join(problems)), name, facts=facts)]
+    return [_rec("k8s.nvidia_device_plugin", "pass", "NVIDIA device plugin pod %s is ready, no error in its recent log"
+                 % pname, name, facts=facts)]
 
 
 # ---------------------------------------------------------------- pods
@@ -274,14 +336,32 @@ def network_policy_records(namespace, selector, pods, policies):
 def collect(api, nodes=None, namespace=None, selector=None, expect_gpus=None):
     """Every preflight record: per node (``nodes`` names, or every node), and with ``namespace`` per
     namespace (pending pods; with ``selector`` the training pods' env drift and NetworkPolicies)."""
+    from kubernetes import client
     out = []
     known = dict((_d(n.get("metadata")).get("name"), n) for n in k8s_api.list_nodes(api))
+    plugin_pods = None
     for name in nodes or sorted(known):
         if name not in known:
             out.append(_rec("k8s.node", "error", "node %s is not in the cluster (kubectl get nodes)" % name, name,
                             tool=TOOL))
             continue
         out.extend(node_records(known[name], expect_gpus))
+        if not is_gpu_node(known[name]):
+            continue
+        if plugin_pods is None:
+            everything = k8s_api._json(client.CoreV1Api(api).list_pod_for_all_namespaces(
+                _preload_content=False, _request_timeout=k8s_api.REQUEST_TIMEOUT)).get("items") or []
+            plugin_pods = dict((_d(p.get("spec")).get("nodeName"), p) for p in everything if is_nvidia_plugin_pod(p)
+                               and not _d(p.get("metadata")).get("deletionTimestamp"))
+        pod = plugin_pods.get(name)
+        text = None
+        if pod is not None:
+            try:
+                text = k8s_api.logs(api, _d(pod.get("metadata")).get("namespace"), _pod_name(pod),
+                                    limit_bytes=256 << 10, tail_lines=200)
+            except k8s_api.K8sError as exc:
+                text = "error: cannot read the plugin's log: %s" % exc
+        out.extend(nvidia_plugin_records(known[name], pod, text))
     if namespace:
         pods = k8s_api._call(api, "v1", "Pod", "list", namespace).get("items") or []
         out.extend(pending_records(namespace, pods))

@@ -25,6 +25,9 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_preflight  # noqa: E402
+
+NVML_LOG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "k8s", "fixtures",
+                        "nvidia_device_plugin", "nvml-not-loaded.log")
 from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_device_plugin_lifecycle import (  # noqa: E402
     ROOT, _rules)
 from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import (  # noqa: E402
@@ -58,7 +61,20 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
             "networking.k8s.io", "v1", "default", "networkpolicies", {
                 "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                 "metadata": {"name": "default-deny"}, "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}})
+        # the NVIDIA device plugin (static manifest's labels, kube-system): healthy on 01 and 04, on 03 with the real
+        # log of a plugin that cannot load NVML, none on 02
+        fake.server.script("hang", pod="nvidia-device-plugin-daemonset-*")
+        for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04"):
+            core.create_namespaced_pod("kube-system", {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "nvidia-device-plugin-daemonset-%s" % n[-2:],
+                             "labels": {"name": "nvidia-device-plugin-ds"}},
+                "spec": {"nodeName": n, "containers": [
+                    {"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.14.3"}]}})
         fake.server.settle(5)
+        with open(NVML_LOG, "rb") as handle:
+            fake.server.controller.logs[("kube-system", "nvidia-device-plugin-daemonset-03",
+                                         "nvidia-device-plugin-ctr")] = handle.read()
         args = {"kubeconfig": fake.kubeconfig, "nodes": [n["name"] for n in nodes], "namespace": "default",
                 "selector": "job=llm", "expect_gpus": 8}
         first = len(fake.server.requests)
@@ -78,7 +94,9 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
     bad = sorted((r["host"], r["check"], r["target"], r["status"]) for r in records if r["status"] != "pass")
     assert bad == [
         ("gpu-node-02", "k8s.node", None, "fail"),
+        ("gpu-node-02", "k8s.nvidia_device_plugin", None, "fail"),
         ("gpu-node-03", "k8s.gpu", None, "fail"),
+        ("gpu-node-03", "k8s.nvidia_device_plugin", None, "warn"),
         ("gpu-node-04", "k8s.rdma", None, "fail"),
         ("namespace/default", "k8s.nccl_env", "job=llm", "warn"),
         ("namespace/default", "k8s.network_policy", "default-deny", "fail"),
@@ -90,6 +108,8 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
     assert "Insufficient nvidia.com/gpu" in why[("namespace/default", "k8s.pending_pod")]
     assert "NCCL_IB_HCA" in why[("namespace/default", "k8s.nccl_env")]
     assert "NCCL_DEBUG" not in why[("namespace/default", "k8s.nccl_env")]
+    assert "Failed to initialize NVML: could not load NVML library." in why[("gpu-node-03", "k8s.nvidia_device_plugin")]
+    assert "no NVIDIA device plugin pod" in why[("gpu-node-02", "k8s.nvidia_device_plugin")]
 
 
 def test_shipped_preflight_rbac_validates():

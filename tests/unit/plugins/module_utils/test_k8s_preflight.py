@@ -173,3 +173,29 @@ def test_judges_never_raise_on_odd_objects(obj):
     pf.pending_records("ns", [obj])
     pf.network_policy_records("ns", "a=b", [obj], [obj])
     pf.env_drift_records("ns", "a=b", [obj, obj])
+    pf.is_nvidia_plugin_pod(obj)
+    pf.is_gpu_node(obj)
+    for rec in pf.nvidia_plugin_records(obj, obj, "E0101 x\nok"):
+        assert results.validate(rec) == []
+
+
+def test_nvidia_device_plugin_from_its_real_log():
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "..", "k8s", "fixtures", "nvidia_device_plugin", "nvml-not-loaded.log")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    plugin = {"metadata": {"name": "nvidia-device-plugin-daemonset-j76n5", "namespace": "kube-system",
+                           "labels": {"name": "nvidia-device-plugin-ds"}},
+              "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True}]}}
+    assert pf.is_nvidia_plugin_pod(plugin) and pf.is_gpu_node(node())
+    (rec,) = pf.nvidia_plugin_records(node(), plugin, text)
+    assert rec["status"] == "warn"
+    assert rec["facts"]["log_problems"] == ["2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library."]
+    assert pf.nvidia_plugin_records(node(), plugin, "")[0]["status"] == "pass"
+    assert pf.nvidia_plugin_records(node(), None)[0]["status"] == "fail"
+    crash = copy.deepcopy(plugin)
+    crash["status"]["containerStatuses"] = [{"name": "c", "ready": False,
+                                             "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
+    (rec,) = pf.nvidia_plugin_records(node(), crash, text)
+    assert rec["status"] == "fail" and "not ready (CrashLoopBackOff)" in rec["reason"] and "NVML" in rec["reason"]
