@@ -27,6 +27,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import math
 import os
 import re
@@ -114,8 +115,12 @@ def prometheus(report, hosts=None):
 
 
 def host_file_name(host):
-    """``aifabric_<host>.prom`` with every character outside [A-Za-z0-9_.-] replaced by '_'."""
-    return HOST_FILE % _SAFE_NAME.sub("_", host or "none")
+    """``aifabric_<host>.prom`` with every character outside [A-Za-z0-9_.-] replaced by '_'; a name that had
+    to change gets 8 hex digits of its SHA-256 too, so two hosts never share a file."""
+    safe = _SAFE_NAME.sub("_", host or "none")
+    if safe != host:
+        safe = "%s-%s" % (safe, hashlib.sha256((host or "").encode("utf-8")).hexdigest()[:8])
+    return HOST_FILE % safe
 
 
 def write_prometheus(report, directory, per_host=False):

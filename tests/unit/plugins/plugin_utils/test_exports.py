@@ -9,6 +9,7 @@ The fleet: real nccl-tests records (real_records) on three hosts, one host slowe
 from __future__ import annotations
 
 import calendar
+import hashlib
 import os
 
 import pytest
@@ -80,7 +81,8 @@ def test_one_file_per_host(tmp_path):
     paths = exports.write_prometheus(report, str(tmp_path / "textfile"), per_host=True)
     assert sorted(os.path.basename(p) for p in paths) == [
         "aifabric_gpu-1.prom", "aifabric_gpu-2.prom", "aifabric_gpu-3.prom", "aifabric_gpu-4.prom",
-        "aifabric_we_ird_host.prom"]
+        "aifabric_we_ird_host-%s.prom" % hashlib.sha256(b'we"ird\\host').hexdigest()[:8]]
+    assert exports.host_file_name("a/b") != exports.host_file_name("a_b") == "aifabric_a_b.prom"
     for path in paths:
         assert os.path.realpath(path).startswith(os.path.realpath(str(tmp_path)) + os.sep)
         with open(path, encoding="utf-8") as handle:
