@@ -12,6 +12,8 @@ import calendar
 import hashlib
 import os
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
@@ -90,3 +92,23 @@ def test_one_file_per_host(tmp_path):
         hosts = set(s.labels["host"] for s in got["aifabric_check_status"].samples)
         assert len(hosts) == 1
     assert not [n for n in os.listdir(str(tmp_path / "textfile")) if ".tmp" in n]
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    host=st.text(min_size=1, max_size=30),
+    target=st.one_of(st.none(), st.text(max_size=30)),
+    reason=st.text(max_size=50),
+    value=st.one_of(st.integers(min_value=-10 ** 12, max_value=10 ** 12),
+                    st.floats(allow_nan=False, allow_infinity=False, width=64)))
+def test_any_label_text_and_value_parse_back_unchanged(host, target, value, reason):
+    rec = results.make("rdma.ib_write_bw", "pass", reason=reason or None, host=host, target=target,
+                       metrics={"bw_avg_gbit_s": value})
+    report = {"run": {"run_id": "r", "ended": "2026-11-22T10:05:00Z"},
+              "summary": {"worst_status": "pass", "hosts": [{"host": host, "status": "pass"}]}, "records": [rec]}
+    got = families(exports.prometheus(report))
+    sample = got["aifabric_metric"].samples[0]
+    assert sample.labels == {"host": host, "check": "rdma.ib_write_bw", "target": target or "", "peer": "",
+                             "metric": "bw_avg_gbit_s"}
+    assert sample.value == float(value)
+    assert [s.labels["host"] for s in got["aifabric_host_status"].samples] == [host]
