@@ -1,0 +1,143 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The per-host sweep (issue 13): schedule split, ports per step, TCP state, the client retry race."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
+from ansible_collections.aifabric.acceptance.plugins.filter.sweep_schedule import sweep_schedule
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "parsers", "fixtures", "perftest")
+
+
+@pytest.mark.parametrize("n", [2, 5, 8])
+def test_sweep_schedule_gives_every_host_its_rounds_in_order(n):
+    hosts = ["h%02d" % i for i in range(n)]
+    rounds = pairings(hosts, mode="all")
+    out = sweep_schedule(rounds, tests=["ib_write_bw", "ib_write_lat"])
+    steps = out.pop("_steps")
+    assert len(steps) == 2 * len(rounds)
+    assert [s[0] for s in steps] == ["ib_write_bw"] * len(rounds) + ["ib_write_lat"] * len(rounds)
+    seen = {}
+    for host, entries in out.items():
+        assert [e[0] for e in entries] == sorted(e[0] for e in entries)          # in step order
+        assert len(set(e[0] for e in entries)) == len(entries)                  # one role per step
+        for step, test, rnd, role, peer in entries:
+            assert steps[step][0] == test and steps[step][1] == rnd
+            seen.setdefault((step, role), set()).add((host, peer))
+    # each step: the server's view and the client's view are the same pairs, and they are the round's pairs
+    for step, (test, rnd, count) in enumerate(steps):
+        servers = seen.get((step, "server"), set())
+        clients = set((b, a) for a, b in seen.get((step, "client"), set()))
+        assert servers == clients == set(tuple(p) for p in rounds[rnd]) and len(servers) == count
+    # every unordered pair once per test
+    pairs = [frozenset(p) for r in rounds for p in r]
+    assert sorted(map(sorted, pairs)) == sorted(map(sorted, (frozenset(c) for c in itertools.combinations(hosts, 2))))
+
+
+def test_sweep_schedule_refuses_a_round_that_is_not_a_matching():
+    with pytest.raises(AnsibleFilterError, match="not a matching"):
+        sweep_schedule([[["a", "b"], ["b", "c"]]])
+    with pytest.raises(AnsibleFilterError, match="not \\[server, client\\]"):
+        sweep_schedule([[["a"]]])
+
+
+def test_sweep_schedule_numbers_a_second_sweep_after_the_first():
+    out = sweep_schedule([[["a", "b"]]], first_step=7)
+    assert out["a"] == [[7, "ib_write_bw", 0, "server", "b"]]
+    assert out["b"] == [[7, "ib_write_bw", 0, "client", "a"]]
+
+
+def test_step_ports_differ_between_neighbouring_steps():
+    ports = [perftest_sweep.step_port(18515, step, 32, 2) for step in range(64)]
+    for step in range(63):
+        assert abs(ports[step + 1] - ports[step]) >= 2            # two rails: no overlap with the next step
+    assert len(set(ports)) == 32 and ports[0] == ports[32] == 18515
+    with pytest.raises(AcceptanceError, match="above 65535"):
+        perftest_sweep.step_port(65530, 5, 32, 2)
+
+
+def _proc(tmp_path, lines):
+    net = tmp_path / "net"
+    net.mkdir(exist_ok=True)
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    (net / "tcp").write_text(header + "".join(lines))
+    return str(tmp_path)
+
+
+def test_tcp_established_reads_the_state_of_the_port(tmp_path):
+    listen = "   0: 00000000:4853 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n"
+    established = "   1: 0AD50102:4853 0AD50103:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2\n"
+    assert perftest_sweep.tcp_established(18515, proc=_proc(tmp_path, [listen])) is False
+    assert perftest_sweep.tcp_established(18515, proc=_proc(tmp_path, [listen, established])) is True
+    assert perftest_sweep.tcp_established(18516, proc=_proc(tmp_path, [listen, established])) is False
+    assert perftest_sweep.tcp_established(18515, proc=str(tmp_path / "nothing")) is None
+
+
+def test_a_client_whose_exit_code_is_being_written_is_not_taken_as_killed(tmp_path):
+    """The race of issue 13: the tool has exited, its supervisor has not written rc.json yet. Before the fix the
+    client was taken as killed (rc None) and its retries ended; now the loop waits for the exit code."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    text = open(os.path.join(FIXTURES, "amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt")).read()
+    written = threading.Event()
+
+    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
+        os.makedirs(state_dir)
+        handle = {"pid": dead.pid, "proc_start_time": None, "supervisor_pid": os.getpid(),
+                  "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
+                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
+        with open(handle["stdout"], "w") as out:
+            out.write(text)
+        open(handle["stderr"], "w").close()
+
+        def supervisor_writes_rc():
+            with open(handle["rc_file"] + ".tmp", "w") as rc:
+                json.dump({"rc": 0, "ended": 1}, rc)
+            os.rename(handle["rc_file"] + ".tmp", handle["rc_file"])
+            written.set()
+        threading.Timer(0.3, supervisor_writes_rc).start()
+        return handle
+
+    job = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
+    perftest_pairs.run_clients([job], "/usr/bin/timeout", 10, 5, 0.1, start=start, poll_s=0.02)
+    assert written.is_set()
+    assert job.result[1] == 0 and job.attempts == 1
+    assert "BW average" in job.result[0] or "bytes" in job.result[0]
+
+
+def test_retries_stop_when_the_server_host_is_declared_dead(tmp_path):
+    refused = "Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection " \
+              "Unable to init the socket connection\n"
+    starts = []
+
+    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
+        os.makedirs(state_dir)
+        handle = {"pid": 0, "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
+                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
+        open(handle["stdout"], "w").close()
+        with open(handle["stderr"], "w") as err:
+            err.write(refused)
+        with open(handle["rc_file"], "w") as rc:
+            json.dump({"rc": 1, "ended": 1}, rc)
+        starts.append(handle)
+        return handle
+
+    job = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
+    perftest_pairs.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0,
+                               give_up=lambda: len(starts) >= 3)
+    assert len(starts) == 3 and job.result[1] == 1
