@@ -58,7 +58,7 @@ def plain(value):
     if kind is float:
         return value if math.isfinite(value) else None
     if kind is dict:
-        return {(k if type(k) is str else str(k)): plain(v) for k, v in value.items()}
+        return {(k if type(k) is str else str(k)): plain(v) for k, v in value.items()}  # pylint: disable=unidiomatic-typecheck
     if kind is list:
         return [plain(v) for v in value]
     return _plain_other(value)

@@ -119,8 +119,8 @@ class _Collect(html.parser.HTMLParser):
 
 def _page_data(page):
     """The data embedded in report.html, as the page's JavaScript reads it."""
-    head, _, rest = page.partition('<script type="application/json" id="report-data" data-mode="')
-    mode, _, rest = rest.partition('">')
+    rest = page.partition('<script type="application/json" id="report-data" data-mode="')[2]
+    mode, _sep, rest = rest.partition('">')
     text = rest.split("</script>", 1)[0]
     if mode == "gzip":
         return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
@@ -180,8 +180,8 @@ def test_problems_follow_the_verdict_rules():
     from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
     fleet_ = synthetic_fleet.build(12, "all")
     recs = fleet_.records
-    report = fleet.build_report(recs, fleet.run_metadata("v", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z",
-                                                        fleet_.hosts))
+    run = fleet.run_metadata("v", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", fleet_.hosts)
+    report = fleet.build_report(recs, run)
     bad_node = fleet_.bad_node
     md = render.render_md(report)
     problems = md.split("## Problems")[1].split("## ")[0]
