@@ -24,6 +24,8 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index
+from ansible_collections.aifabric.acceptance.tests.integration.test_callback import (  # pylint: disable=unused-import
+    env, run_playbook)
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 (requirements.txt) is not installed")
 
@@ -170,3 +172,21 @@ def test_unreachable_server_is_a_history_error(tmp_path):
     url = "postgresql://nobody@/postgres?host=%s&port=1" % tmp_path
     with pytest.raises(history.HistoryError, match="cannot open history store postgresql://nobody@/postgres"):
         history.record_run(url, run("r1", "2026-11-20T10:00:00Z"), [rec("gpu-1")], timeout_s=2)
+
+
+def test_the_callback_writes_its_history_to_postgresql(pg_url, env, tmp_path):
+    """A real playbook run with AIFABRIC_HISTORY_DB=postgresql://...: run stored, index from the server,
+    the second run compared with the first (what an AWX job sees with the EE's files gone)."""
+    env = dict(env, AIFABRIC_HISTORY_DB=pg_url)
+    for index in range(2):
+        reports = tmp_path / ("job%d" % index)          # each job's files vanish with its EE; the history stays
+        proc = run_playbook(env, reports, "fleet_report.yml")
+        assert proc.returncode in (2, 4), proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert "history index: %s" % (reports / "index.html") in proc.stdout
+    assert len(history.runs(pg_url)) == 2
+    page = (tmp_path / "job1" / "index.html").read_text()
+    assert "2 runs in the history store postgresql://aifabric@/postgres" in page
+    with open(os.path.join(os.path.realpath(str(tmp_path / "job1" / "latest")), "results.json"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    assert data["history"]["db"] == "postgresql://aifabric@/postgres"
+    assert data["comparison"]["against"]["kind"] == "previous" and data["comparison"]["compared"] > 0
