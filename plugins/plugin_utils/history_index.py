@@ -50,8 +50,10 @@ def better_of(name):
     return "higher"
 
 
-def sparkline(values):
-    """An inline SVG polyline of the values (None = a run without this metric: a gap)."""
+def sparkline(values, labels=None):
+    """An inline SVG polyline of the values (None = a run without this metric: a gap); each point's
+    tooltip is its label (the run) and value."""
+    labels = labels or [""] * len(values)
     points = [(i, v) for i, v in enumerate(values) if v is not None]
     if not points:
         return ""
@@ -60,7 +62,8 @@ def sparkline(values):
     n = max(len(values) - 1, 1)
     coords = ["%.1f,%.1f" % (4 + (SPARK_W - 8) * i / n, SPARK_H - 4 - (SPARK_H - 8) * (v - lo) / span)
               for i, v in points]
-    dots = "".join('<circle cx="%s" cy="%s" r="2"/>' % tuple(c.split(",")) for c in coords)
+    dots = "".join('<circle cx="%s" cy="%s" r="2.5"><title>%s: %s</title></circle>' % (
+        tuple(c.split(",")) + (_e(labels[i]), _e(_fmt(v)))) for c, (i, v) in zip(coords, points))
     return ('<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="trend">'
             '<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="%s"/>'
             '<g fill="#1565c0">%s</g></svg>' % (SPARK_W, SPARK_H, SPARK_W, SPARK_H, " ".join(coords), dots))
@@ -91,13 +94,14 @@ def render_index(entries, reports_dir=None, store=None):
                         _e(", ".join(flags))))
     names = sorted(set(n for e in entries for n in ((e["meta"] or {}).get("headline") or {})))
     trends = []
+    run_labels = ["%s %s" % (e["run_id"][:8], e["started"]) for e in entries]
     for name in names:
         values = [((e["meta"] or {}).get("headline") or {}).get(name) for e in entries]
         known = [v for v in values if v is not None]
         last, first = known[-1], known[0]
         change = "" if first == 0 or len(known) < 2 else "%+.1f %%" % (100.0 * (last - first) / abs(first))
         trends.append("<tr><td>%s</td><td>%s is better</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
-            _e(name), _e(better_of(name)), sparkline(values), _e(_fmt(last)), _e(change), len(known)))
+            _e(name), _e(better_of(name)), sparkline(values, run_labels), _e(_fmt(last)), _e(change), len(known)))
     total = len(entries)
     trend_table = '<p class="muted">No headline metric measured yet.</p>'
     if trends:
