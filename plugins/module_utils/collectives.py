@@ -265,8 +265,8 @@ def jitter_of(series):
                 continue
             worst = cv if worst is None else max(worst, cv)
             if cv > JITTER_CV_WARN_PCT and (row.get("size_bytes") or 0) >= JITTER_MIN_SIZE_BYTES:
-                high.append("%s B %s: i_cv %s %%, i_p99 %s us" % (row.get("size_bytes"), name, cv,
-                                                                   row.get(prefix + "iter_p99_us")))
+                high.append("%s B %s: i_cv %s %%, i_p99 %s us" % (
+                    row.get("size_bytes"), name, cv, row.get(prefix + "iter_p99_us")))
     return worst, high
 
 

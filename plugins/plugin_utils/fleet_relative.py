@@ -45,6 +45,7 @@ MAD_SCALE = 1.4826
 DEFAULTS = {"enabled": True, "k": 3.0, "min_drop_pct": 5.0, "min_samples": 4, "status": "fail"}
 DEFAULT_RULES = (
     {"check": "nccl.*", "metric": "busbw_max_gbyte_s", "better": "higher"},
+    {"check": "hccl.*", "metric": "busbw_max_gbyte_s", "better": "higher"},
     {"check": "gpu.gemm_*", "metric": "tflops", "better": "higher"},
     {"check": "rdma.*_bw", "metric": "bw_avg_gbit_s", "better": "higher"},
     {"check": "rdma.*_lat", "metric": "lat_typical_us", "better": "lower"},

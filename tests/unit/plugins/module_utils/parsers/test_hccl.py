@@ -186,3 +186,15 @@ def test_ascend_profile_judges_an_hccl_record():
     (record,) = hccl_run.records_from_hccl_output(_read(DOCS_8NPU), 0, {"npus": 8, "profile": "ascend-910b-8npu"},
                                                   collective="all_gather")
     assert record["status"] == "pass" and "has no rule for hccl.all_gather" in record["facts"]["profile_note"]
+
+
+def test_fleet_relative_rule_flags_the_slow_npu_host():
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative
+
+    # four hosts with the documentation's 8-NPU run, one with the HCCL-VM all-reduce (busbw 3.7 vs 41.6 GB/s)
+    records = []
+    for host, name in (("a", DOCS_8NPU), ("b", DOCS_8NPU), ("c", DOCS_8NPU), ("d", DOCS_8NPU), ("e", VM_16)):
+        (record,) = hccl_run.records_from_hccl_output(_read(name), 0, {"npus": 8}, collective="all_reduce")
+        records.append(dict(record, host=host))
+    new, _findings = fleet_relative.analyze(records, {})
+    assert [(r["host"], r["check"], r["status"]) for r in new] == [("e", "hccl.all_reduce.fleet", "fail")]
