@@ -1,0 +1,194 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_node_verdicts
+short_description: Put acceptance verdicts on Kubernetes nodes (label, annotations, optional NoSchedule taint)
+version_added: 1.2.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - After a run, labels every node of the run C(aifabric.io/acceptance=<verdict>) (V(pass), V(warn), V(fail), V(error),
+    V(skip)) and annotates it with the run id (C(aifabric.io/acceptance-run)) and the report path
+    (C(aifabric.io/acceptance-report)), so schedulers can keep failed nodes out (a node selector or affinity on the label).
+  - With O(taint), nodes whose verdict is in O(taint_on) also get the taint C(aifabric.io/acceptance=<verdict>:NoSchedule);
+    other taints are kept, and a node that is no longer failing loses ours.
+  - Patches only the nodes named in O(verdicts) (or O(nodes) for O(state=absent)), and only where something differs.
+    O(state=absent) removes the label, the annotations and the taint (by default from every node carrying the label).
+  - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+attributes:
+  check_mode:
+    support: full
+    details: Returns the patch each node would get; patches nothing.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  state:
+    description: V(present) puts the verdicts on the nodes; V(absent) removes them.
+    type: str
+    choices: [present, absent]
+    default: present
+  verdicts:
+    description:
+      - Node name -> verdict (V(pass), V(warn), V(fail), V(error), V(skip)), for example from the C(hosts) of
+        M(aifabric.acceptance.run_summary) (C({{ __run_summary.hosts | items2dict(key_name='host', value_name='status') }})).
+    type: dict
+    default: {}
+  run_id:
+    description: The run id written into the annotation C(aifabric.io/acceptance-run). Required with O(state=present).
+    type: str
+  report:
+    description: The report path or URL written into the annotation C(aifabric.io/acceptance-report).
+    type: str
+  taint:
+    description: Taint the nodes whose verdict is in O(taint_on) with C(NoSchedule).
+    type: bool
+    default: false
+  taint_on:
+    description: Verdicts that get the taint.
+    type: list
+    elements: str
+    choices: [pass, warn, fail, error, skip]
+    default: [fail, error]
+  nodes:
+    description: With O(state=absent), the nodes to clear; empty - every node carrying the label.
+    type: list
+    elements: str
+    default: []
+  kubeconfig:
+    description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
+    type: raw
+  context:
+    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description: URL of the API server. Env C(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description: CA certificate of the API server. Env C(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description: Client certificate. Env C(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description: Client key. Env C(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description: HTTP proxy URL for the API server.
+    type: str
+  no_proxy:
+    description: Hosts to reach without the proxy.
+    type: str
+  proxy_headers:
+    description: Proxy headers.
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description: C(user:password) for the proxy.
+        type: str
+      basic_auth:
+        description: C(user:password) basic authentication header.
+        type: str
+      user_agent:
+        description: User-Agent header.
+        type: str
+requirements:
+  - kubernetes >= 37 (Python client, on the controller)
+seealso:
+  - module: aifabric.acceptance.run_summary
+  - module: aifabric.acceptance.k8s_preflight
+"""
+
+EXAMPLES = r"""
+- name: Label the nodes with this run's verdicts and taint the failed ones
+  aifabric.acceptance.k8s_node_verdicts:
+    verdicts: "{{ __run_summary.hosts | items2dict(key_name='host', value_name='status') }}"
+    run_id: "{{ __k8s_prefix }}"
+    report: /srv/reports/latest
+    taint: true
+  delegate_to: localhost
+  run_once: true
+
+- name: Remove every verdict label, annotation and taint again
+  aifabric.acceptance.k8s_node_verdicts:
+    state: absent
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+changes:
+  description: The nodes patched (or that would be, in check mode) and the merge patch each got.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{node: gpu-node-03, verdict: fail, patch: {metadata: {labels: {aifabric.io/acceptance: fail}}}}]
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_node_verdicts as nv
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+
+
+def argument_spec():
+    spec = dict(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        verdicts=dict(type="dict", default={}),
+        run_id=dict(type="str"),
+        report=dict(type="str"),
+        taint=dict(type="bool", default=False),
+        taint_on=dict(type="list", elements="str", choices=list(nv.VERDICTS), default=["fail", "error"]),
+        nodes=dict(type="list", elements="str", default=[]),
+    )
+    spec.update(k8s_api.connection_argspec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           required_if=[("state", "present", ("run_id",))])
+    p = module.params
+    try:
+        bad = dict((n, v) for n, v in p["verdicts"].items() if v not in nv.VERDICTS)
+        if bad:
+            module.fail_json(msg="unknown verdicts %s (allowed: %s)" % (bad, ", ".join(nv.VERDICTS)), changes=[])
+        api = k8s_api.connect(p)
+        if p["state"] == "absent":
+            changes = nv.remove(api, p["nodes"], check_mode=module.check_mode)
+        else:
+            changes = nv.apply(api, p["verdicts"], p["run_id"], p["report"], p["taint"], tuple(p["taint_on"]),
+                               check_mode=module.check_mode)
+        module.exit_json(changed=bool(changes), changes=changes)
+    except AcceptanceError as exc:
+        module.fail_json(msg=str(exc), changes=[], **exc.details)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="k8s_node_verdicts failed: %s" % exc, changes=[], exception=traceback.format_exc())
+
+
+if __name__ == "__main__":
+    main()
