@@ -82,3 +82,12 @@ def test_failed_data_check_with_nonzero_exit_is_fail_keeping_bandwidths():
 def test_nonzero_exit_without_a_failed_check_stays_error():
     (record,) = nccl_run.records_from_nccl_output(_read(H200), 1, {}, collective="all_reduce")
     assert record["status"] == "error" and "rc 1" in record["reason"]
+
+
+def test_rccl_tests_output_imports_with_the_same_metrics():
+    text = _read(os.path.join(FIXTURES, "rocm-issue5571-rccl-tests-2node-r9700-all-reduce-version-line-no-hash.txt"))
+    (record,) = nccl_run.records_from_nccl_output(text, 0, {}, collective="all_reduce")
+    assert record["status"] == "pass" and record["facts"]["gpu_models"] == ["AMD Radeon AI PRO R9700"]
+    assert record["metrics"]["busbw_max_gbyte_s"] == 10.77 and record["metrics"]["busbw_avg_gbyte_s"] == 3.51213
+    assert record["metrics"]["ranks"] == 2 and record["metrics"]["wrong_total"] == 0 and len(record["series"]) == 25
+    assert record["facts"]["hosts"] == ["bootes", "corona"]
