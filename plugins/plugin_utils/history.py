@@ -266,11 +266,6 @@ def _read_only(db, timeout_s=BUSY_TIMEOUT_S):
     return None
 
 
-def connect(path, timeout_s=BUSY_TIMEOUT_S):
-    """Open (creating if needed) a SQLite store in WAL mode with a busy timeout: the sqlite3 connection."""
-    return _SQLite(path, timeout_s).conn
-
-
 def _using(db, what, action, timeout_s=BUSY_TIMEOUT_S, read_only=False, missing=None):
     """Open the store, run action(store), close; errors become HistoryError. A missing store read
     read-only gives ``missing``."""
