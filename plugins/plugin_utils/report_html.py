@@ -48,6 +48,9 @@ PROBLEMS_STATIC = 100
 KIND_ORDER = {"node": 0, "link": 1, "required_not_run": 2, "drift": 3, "fleet_outlier": 4}
 
 
+_NUMBERS = (int, float)
+
+
 def _num(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -302,9 +305,9 @@ def _plots(records, rec_index, strings):
             continue
         points = {}
         for row in series:
-            if isinstance(row, dict):
-                x, y = _num(row.get(xkey)), _num(row.get(ykey))
-                if x is not None and y is not None and x > 0:
+            if type(row) is dict:   # pylint: disable=unidiomatic-typecheck  # (hot loop: exact types are plain JSON)
+                x, y = row.get(xkey), row.get(ykey)
+                if type(x) in _NUMBERS and type(y) in _NUMBERS and x > 0 and y == y:  # pylint: disable=unidiomatic-typecheck
                     points[x] = y
         if len(points) >= 2:
             groups.setdefault((rec["check"], rec.get("target") or "", ykey), []).append((rec, xkey, points))
@@ -336,7 +339,7 @@ def _plots(records, rec_index, strings):
         curves = []
         keep = items if len(items) <= CURVES_PER_GROUP else flagged
         for rec, _xk, pts in keep:
-            ys = [rnd(pts.get(x)) if x in pts else None for x in sizes]
+            ys = [pts.get(x) for x in sizes]        # the page rounds for display
             curves.append([rec_index[id(rec)], strings(ys)])
         floor, points = _expect_line([it[0] for it in items], ykey)
         out.append({"check": check, "target": target, "x": items[0][1], "y": ykey, "n": len(items),
