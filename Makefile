@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: acceptance test venv run-venv collection stage unit sanity lint changelog build integration bench clean
+.PHONY: acceptance test venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
 
 acceptance: run-venv
 	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
@@ -35,7 +35,7 @@ acceptance: run-venv
 	@case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; \
 	  *) echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)" ;; esac
 
-test: venv unit sanity lint changelog build integration
+test: venv unit sanity lint changelog build integration molecule
 	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
 	@echo "make test: all stages passed"
 
@@ -86,6 +86,11 @@ changelog: venv
 
 integration: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+
+# molecule scenarios of the roles (default driver, no Docker: the rdma_device_plugin scenario runs against the
+# fake Kubernetes API server it starts itself), from the staged copy
+molecule: venv stage
+	cd $(AT_DIR)/roles/rdma_device_plugin && ANSIBLE_COLLECTIONS_PATH=$(AT_BASE) PYTHONPATH=$(AT_BASE) PATH=$(BIN):$$PATH $(BIN)/molecule test
 
 # Benchmarks (never part of `make test`): results go to bench/results/ and the console.
 bench: venv stage
