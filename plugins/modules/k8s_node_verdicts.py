@@ -20,6 +20,7 @@ description:
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
+  - aifabric.acceptance._k8s_auth
 attributes:
   check_mode:
     support: full
@@ -61,59 +62,6 @@ options:
     type: list
     elements: str
     default: []
-  kubeconfig:
-    description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
-    type: raw
-  context:
-    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
-    type: str
-  host:
-    description: URL of the API server. Env C(K8S_AUTH_HOST).
-    type: str
-  api_key:
-    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
-    type: str
-  username:
-    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
-    type: str
-  password:
-    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
-    type: str
-  validate_certs:
-    description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
-    type: bool
-    aliases: [verify_ssl]
-  ca_cert:
-    description: CA certificate of the API server. Env C(K8S_AUTH_SSL_CA_CERT).
-    type: path
-    aliases: [ssl_ca_cert]
-  client_cert:
-    description: Client certificate. Env C(K8S_AUTH_CERT_FILE).
-    type: path
-    aliases: [cert_file]
-  client_key:
-    description: Client key. Env C(K8S_AUTH_KEY_FILE).
-    type: path
-    aliases: [key_file]
-  proxy:
-    description: HTTP proxy URL for the API server.
-    type: str
-  no_proxy:
-    description: Hosts to reach without the proxy.
-    type: str
-  proxy_headers:
-    description: Proxy headers.
-    type: dict
-    suboptions:
-      proxy_basic_auth:
-        description: C(user:password) for the proxy.
-        type: str
-      basic_auth:
-        description: C(user:password) basic authentication header.
-        type: str
-      user_agent:
-        description: User-Agent header.
-        type: str
 requirements:
   - kubernetes >= 37 (Python client, on the controller)
 seealso:

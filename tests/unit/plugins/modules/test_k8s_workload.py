@@ -13,6 +13,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
+from ansible_collections.aifabric.acceptance.plugins.doc_fragments import _k8s_auth
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
 
 NODES = ["gpu-node-01", "gpu-node-02", "gpu-node-03"]
@@ -100,6 +101,7 @@ def test_connection_options_are_kubernetes_core_names():
         assert name in spec, name
     assert spec["api_key"]["no_log"] is True and "verify_ssl" in spec["validate_certs"]["aliases"]
     doc = yaml.safe_load(k8s_workload.DOCUMENTATION)["options"]
+    doc.update(yaml.safe_load(_k8s_auth.ModuleDocFragment.DOCUMENTATION)["options"])   # the shared fragment
     assert set(doc) == set(spec)                      # every option documented, nothing undocumented
 
 
