@@ -307,7 +307,7 @@ def _plots(records, rec_index, strings):
         for row in series:
             if type(row) is dict:   # pylint: disable=unidiomatic-typecheck  # (hot loop: exact types are plain JSON)
                 x, y = row.get(xkey), row.get(ykey)
-                if type(x) in _NUMBERS and type(y) in _NUMBERS and x > 0 and y == y:  # pylint: disable=unidiomatic-typecheck
+                if type(x) in _NUMBERS and type(y) in _NUMBERS and x > 0 and math.isfinite(y):  # pylint: disable=unidiomatic-typecheck
                     points[x] = y
         if len(points) >= 2:
             groups.setdefault((rec["check"], rec.get("target") or "", ykey), []).append((rec, xkey, points))
