@@ -39,6 +39,7 @@ from ansible_collections.aifabric.acceptance.tests.integration.conftest import C
 from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import events, prepare
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import finish, load_report, start
 
+MARKERS = ("TASK [Start my runner", "TASK [Wait for every runner")
 AFTER_WAIT = "TASK [Forget the finished async job"   # the task after the wait: printed once every wait returned
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -64,11 +65,16 @@ def one(n, duration, devices, forks):
         started = time.monotonic()
         proc = start(fleet, controller.playbook_argv("playbooks/rdma.yml", inventory, "-e", extra), env, out, REPO)
         collected = None
+        seen = {}
         while proc.poll() is None and time.monotonic() - started < 3600:
             if collected is None:
                 with open(out) as handle:
-                    if AFTER_WAIT in handle.read():
-                        collected = time.time()
+                    text = handle.read()
+                for marker in MARKERS:
+                    if marker not in seen and marker in text:
+                        seen[marker] = time.time()
+                if AFTER_WAIT in text:
+                    collected = time.time()
             time.sleep(0.05)
         rc = finish(proc, 60, out)
         wall = time.monotonic() - started
@@ -94,6 +100,10 @@ def one(n, duration, devices, forks):
         "last_fake_finished_s": None if not servers or not finished else round(max(finished) - min(servers), 1),
         "pairs_pass": sum(1 for r in clients if r["status"] == "pass"),
         "ideal_s": ideal,
+        # the controller's fixed cost: starting one runner per host (one async task), and from the last test
+        # done to every record collected
+        "start_runners_task_s": round(seen[MARKERS[1]] - seen[MARKERS[0]], 1) if len(seen) == 2 else None,
+        "collect_after_last_test_s": round(collected - max(finished), 1) if collected and finished else None,
         "rounds_span_s": None if span is None else round(span, 1),
         "playbook_wall_s": round(wall, 1),
         "overhead_per_round_s": None if span is None else round((span - ideal) / rounds, 2),

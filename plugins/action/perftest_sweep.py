@@ -77,6 +77,17 @@ class ActionModule(ActionBase):
                 out[name[5:]] = self._read(os.path.join(shared, name)) or "unreachable"
         return out
 
+    def _positions(self, shared, args):
+        """The next step of every host of the sweep as last polled (a client keeps waiting for a server whose
+        host is alive and still busy with an earlier step)."""
+        first = int(args.get("first_step") or 0)
+        out = {}
+        for name in args.get("sweep_hosts") or []:
+            item = self._read(os.path.join(shared, "host-%s" % _safe(name)))
+            if item is not None:
+                out[name] = first + int(item.get("position", 0))
+        return out
+
     def _report(self, shared, args, host, progress, dead):
         """Write this host's progress; print the line of every round that every live host has passed."""
         steps = args.get("rounds") or []
@@ -126,6 +137,7 @@ class ActionModule(ActionBase):
                 dead = self._dead(shared)
                 status_args["dead_hosts"] = dict((h, "was declared unreachable by the controller (%s)" % why)
                                                  for h, why in dead.items() if h != host)
+                status_args["positions"] = self._positions(shared, args)
                 try:
                     out = self._execute_module(module_name=MODULE, module_args=status_args, task_vars=task_vars)
                 except AnsibleConnectionFailure as exc:

@@ -407,12 +407,16 @@ def text_of(handle):
 
 
 def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
-                start=None, started=None, give_up=None):
+                start=None, started=None, give_up=None, keep_waiting=None, ready=None):
     """Run every client job at once; re-start those whose server is not listening yet.
 
     Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts. ``started(handle)`` is called
     with every attempt's handle (the sweep runner keeps them to stop them on every path); ``give_up()``, when
-    given, is asked before each re-start: True stops the retries (the server's host was found dead).
+    given, is asked before each re-start: True stops the retries (the server's host was found dead);
+    ``keep_waiting()``, asked when ``connect_timeout_s`` has passed, True gives another ``connect_timeout_s``
+    (the server's host is alive and still busy with an earlier step); ``ready(wait_s)``, when given, waits at
+    most ``wait_s`` for word that the server listens (True): a refused client then re-starts at once instead of
+    after ``retry_delay_s`` (the sweep runner's notice, see perftest_sweep).
     """
     start = start or detached.start
     deadline = time.monotonic() + connect_timeout_s
@@ -453,9 +457,14 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
                     retry = False
             if retry and give_up is not None and give_up():
                 retry = False
+            if retry and keep_waiting is not None and time.monotonic() + retry_delay_s >= deadline \
+                    and keep_waiting():
+                deadline = time.monotonic() + connect_timeout_s
             if retry and time.monotonic() + retry_delay_s < deadline:
                 job.handle = None
                 retry_at[id(job)] = time.monotonic() + retry_delay_s
+                if ready is not None and ready(retry_delay_s):
+                    retry_at[id(job)] = time.monotonic()
                 continue
             job.result = (text, rc, timed_out)
             pending.remove(job)

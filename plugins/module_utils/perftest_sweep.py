@@ -9,16 +9,16 @@ is ``[step, test, round, role, peer]``:
 
 - ``server``: one detached server per device (TCP port ``port + (step % port_span) *
   len(devices) + i``: a client that runs ahead can never reach the server of an
-  earlier step), waited for until it ends; a server that sees no TCP connection on its
-  port within ``connect_timeout_s`` (read from /proc/net/tcp) is killed: its client
-  never came;
+  earlier step), waited for until it ends (at its ``timeout_s`` at the latest; listening
+  again while the client's host is alive and still busy with an earlier step);
 - ``client``: perftest_pairs.run_clients (retries while the server does not listen,
-  within ``connect_timeout_s``).
+  within ``connect_timeout_s``, extended while the server's host is alive and still busy
+  with an earlier step: ``positions.json``, the steps the controller last saw).
 
 Pairs synchronise through their own connection: no barrier, no deadlock (each round is
 a matching and each host runs its rounds in order). Faults cost little: a peer that
-did not answer once (no connection within ``connect_timeout_s``) or that the
-controller declared unreachable (``dead.json``, written by ``state: status``) is not
+did not answer once (refused for ``connect_timeout_s``, or never connected to a server) or
+that the controller declared unreachable (``dead.json``, written by ``state: status``) is not
 waited for again: its remaining pairs become ``error`` records at once (the client
 check ``rdma.<test>`` with the CLIENT as host, so attribution sees the edge).
 
@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, runner, statedir
@@ -50,6 +52,8 @@ PROGRESS = "progress.json"
 RECORDS = "records.json"
 LEASE = "lease"
 DEAD = "dead.json"
+POSITIONS = "positions.json"
+START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
 STATUS_POLL_S = 0.25   # state=status long poll (latency of a progress line or of the end, not of a round)
 
@@ -68,6 +72,29 @@ def tcp_established(port, proc="/proc"):
             if len(fields) > 3 and fields[1].endswith(want) and fields[3] == "01":
                 return True
     return None if not os.path.exists(os.path.join(proc, "net", "tcp")) else False
+
+
+def tcp_listening(port, proc="/proc"):
+    """True when a TCP socket listens on ``port`` in this network namespace (None: cannot tell)."""
+    want = ":%04X" % port
+    found = None
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(os.path.join(proc, "net", name)) as handle:
+                lines = handle.readlines()[1:]
+        except (IOError, OSError):
+            continue
+        found = False
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == "0A":
+                return True
+    return found
+
+
+def control_port(base, span, n_devices):
+    """The UDP port of the ready notices: the first port after every step's TCP ports."""
+    return base + max(1, span) * max(1, n_devices)
 
 
 def step_port(base, step, span, n_devices):
@@ -130,6 +157,9 @@ class Sweep(PerftestRun):
         holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
         governor_result = None
         self.live = []
+        self.deferred = []
+        self.notices = None
+        self.heard = set()
         outcome = "finished"
         try:
             if p["cpu_governor"]:
@@ -142,12 +172,20 @@ class Sweep(PerftestRun):
             tools = {}
             for test in sorted(set(entry[1] for entry in steps)):
                 tools[test] = self.tool(test)
+            self.open_notices()
             # every runner begins at the same moment (start_at, chosen once by the controller after the time it
             # needs to start them all): no pair waits for a runner that is still being started. Clocks need not
             # agree: a host that begins early only waits for its partner (pairs meet through their connection).
-            while p["start_at"] and time.time() < p["start_at"]:
+            start_at = p["start_at"]
+            while start_at is None and p["lease_s"]:
+                # no start given: the controller's first poll of every runner hands it one (start.json)
                 self.check_lease()
-                time.sleep(min(0.05, max(0.0, p["start_at"] - time.time())))
+                start_at = (read_json(here, START) or {}).get("start_at")
+                if start_at is None:
+                    time.sleep(0.05)
+            while start_at and time.time() < start_at:
+                self.check_lease()
+                time.sleep(min(0.05, max(0.0, start_at - time.time())))
             for position, entry in enumerate(steps):
                 self.progress(entry[0], position)
                 self.check_lease()
@@ -161,12 +199,14 @@ class Sweep(PerftestRun):
                 if binary is None:
                     self.records.extend(self.error_records(params, plan, role, missing))
                 elif peer in self.dead:
+                    self.flush()
                     self.records.extend(self.error_records(
                         params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
                 elif role == "server":
                     self.run_servers(params, plan, binary, timeout_bin, version, step)
                 else:
                     self.run_client_step(params, plan, binary, timeout_bin, version)
+            self.flush()
             self.progress(None, len(steps))
         except Interrupted as exc:
             outcome = "interrupted: %s" % exc
@@ -180,6 +220,13 @@ class Sweep(PerftestRun):
             for handle in self.live:
                 if detached.alive(handle):
                     detached.kill(handle)
+            if self.notices is not None:
+                self.notices.close()
+            try:
+                self.flush()
+            except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
+                self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
+                                                  host=self.host, target=p["label"]))
             if p["cpu_governor"]:
                 self.governor.release(holder)
                 self.governor.reconcile()
@@ -219,7 +266,7 @@ class Sweep(PerftestRun):
         rates = (p["peer_rates"] or {}).get(peer) or []
         return dict(p, test=test, peer=(p["peers"] or {}).get(peer) or peer, peer_name=peer,
                     port=step_port(p["port"], step, p["port_span"], len(p["devices"])),
-                    peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep")
+                    peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep", step=step)
 
     def error_records(self, params, plan, role, reason, peer_is_client=False):
         test = params["test"]
@@ -261,7 +308,10 @@ class Sweep(PerftestRun):
             self.live.append(handle)
             job = perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts)
             job.handle = handle
+            job.extra = extra
             jobs.append(job)
+        self.notify_ready(jobs, peer=params["peer_name"], address=params["peer"], step=step)
+        self.flush()
         # wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
         # declares unreachable meanwhile is not waited for (dead.json, read every half second)
         connected = dict((id(job), False) for job in jobs)
@@ -275,7 +325,17 @@ class Sweep(PerftestRun):
                 next_look = time.monotonic() + 0.5
                 self.read_dead()
             for job in list(pending):
-                if detached.outcome(job.handle) is not None or (
+                ended = detached.outcome(job.handle)
+                if ended is not None and not connected[id(job)] and ended.get("rc") in perftest_pairs.TIMEOUT_RCS \
+                        and self.peer_behind(peer, step):
+                    # no client came because its host is still busy with an earlier step: listen again
+                    self.live.remove(job.handle)
+                    self.remove(job.state_dir)
+                    job.handle = detached.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin,
+                                                extra=dict(job.extra, started_utc=results.utc_now()))
+                    self.live.append(job.handle)
+                    continue
+                if ended is not None or (
                         not detached.alive(job.handle) and not detached.supervisor_alive(job.handle)):
                     pending.remove(job)
                     continue
@@ -304,9 +364,11 @@ class Sweep(PerftestRun):
                        "started": job.handle.get("started_utc"),
                        "duration_s": max(0.0, ended["ended"] - job.handle["started"]) if ended.get("ended") else None,
                        "facts": job.facts, "timed_out": timed_out, "timeout_s": p["timeout_s"]}
-                self.records.extend(perftest_pairs.build_records(text, rc, ctx))
+                # built once the next step's processes run (off the critical path)
+                self.deferred.append(lambda text=text, rc=rc, ctx=ctx, where=job.state_dir: self.server_records(
+                    text, rc, ctx, where))
             self.live.remove(job.handle)
-            if not p["keep_state"]:
+            if job in abandoned and not p["keep_state"]:
                 self.remove(job.state_dir)
         if jobs and len(abandoned) == len(jobs) and not any(connected.values()):
             self.records.extend(self.error_records(
@@ -322,12 +384,16 @@ class Sweep(PerftestRun):
         jobs = []
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
-            state_dir = self.inside("sweep-%s-%s-c-%s-%d" % (p["label"], self.host, device, os.getpid()))
+            state_dir = self.inside("sweep-%s-%s-s%d-c-%s" % (p["label"], self.host, params["step"], device))
             jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
+        # the server's notice is usually there already (or comes within the pause): no refused first attempt
+        self.heard_ready(params["peer_name"], params["step"], p["connect_retry_delay_s"])
         try:
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"], started=self.live.append, poll_s=POLL_S,
-                                       give_up=lambda: self.read_dead() or params["peer_name"] in self.dead)
+                                       p["connect_retry_delay_s"], started=self.on_started, poll_s=POLL_S,
+                                       give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
+                                       keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
+                                       ready=lambda wait_s: self.heard_ready(params["peer_name"], params["step"], wait_s))
         finally:
             for job in jobs:
                 if job.handle is not None:
@@ -335,11 +401,25 @@ class Sweep(PerftestRun):
                         detached.kill(job.handle)
                     if job.handle in self.live:
                         self.live.remove(job.handle)
+        if all(job.result[1] == 0 for job in jobs):
+            # a clean step: its records are built once the next step's processes run (off the critical path)
+            self.deferred.append(lambda: self.client_records(params, jobs, version))
+        else:
+            refused = self.client_records(params, jobs, version)
+            if jobs and refused == len(jobs):
+                self.dead[params["peer_name"]] = "did not answer (its servers never listened within " \
+                                                 "connect_timeout_s=%ss) earlier in the sweep" % p["connect_timeout_s"]
+
+    def on_started(self, handle):
+        self.live.append(handle)
+        self.flush()
+
+    def client_records(self, params, jobs, version):
         refused = 0
         for job in jobs:
             text, rc, timed_out = job.result
             duration_s = None
-            ended = detached.outcome(job.handle) or {} if job.handle else {}
+            ended = (detached.outcome(job.handle) or {}) if job.handle else {}
             if ended.get("ended"):
                 duration_s = max(0.0, ended["ended"] - job.handle["started"])
             recs = records_from_perftest_output(
@@ -352,11 +432,81 @@ class Sweep(PerftestRun):
                 self.failing += 1
             if any((r.get("facts") or {}).get("error_kind") == "connect" for r in recs):
                 refused += 1
-            if not p["keep_state"]:
+            if not self.p["keep_state"]:
                 self.remove(job.state_dir)
-        if jobs and refused == len(jobs):
-            self.dead[params["peer_name"]] = "did not answer (its servers never listened within connect_timeout_s=" \
-                                             "%ss) earlier in the sweep" % p["connect_timeout_s"]
+        return refused
+
+    def server_records(self, text, rc, ctx, where):
+        self.records.extend(perftest_pairs.build_records(text, rc, ctx))
+        if not self.p["keep_state"]:
+            self.remove(where)
+
+    def flush(self):
+        """Build the records left for later (see run_client_step); never loses one."""
+        while self.deferred:
+            self.deferred.pop(0)()
+
+    # ---------------------------------------------------------------- ready notices (UDP, best effort)
+    def open_notices(self):
+        """A UDP socket on the control port: a server's runner tells its client's runner "listening now" so
+        that a refused client re-starts at once. Best effort: without it (port taken, datagrams filtered) a
+        refused client re-starts after connect_retry_delay_s, as before."""
+        p = self.p
+        try:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("0.0.0.0", control_port(p["port"], p["port_span"], len(p["devices"]))))
+            sock.setblocking(False)
+            self.notices = sock
+        except (OSError, socket.error) as exc:
+            self.module.warn("ready notices off (%s): refused clients retry every %ss"
+                             % (exc, p["connect_retry_delay_s"]))
+            self.notices = None
+
+    def notify_ready(self, jobs, peer, address, step):
+        if self.notices is None or not jobs:
+            return
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            states = [tcp_listening(job.tcp_port) for job in jobs]
+            if None in states or all(states):
+                break
+            if any(detached.outcome(job.handle) is not None for job in jobs):
+                break
+            time.sleep(0.01)
+        message = json.dumps({"run": self.p["run_id"], "label": self.p["label"], "from": self.host,
+                              "step": step}).encode("utf-8")
+        target = (address, control_port(self.p["port"], self.p["port_span"], len(self.p["devices"])))
+        for _copy in range(2):
+            try:
+                self.notices.sendto(message, target)
+            except (OSError, socket.error):
+                return
+
+    def heard_ready(self, peer, step, wait_s):
+        """True once ``peer`` said its servers of ``step`` listen (waits at most wait_s for it)."""
+        if self.notices is None:
+            return False
+        deadline = time.monotonic() + wait_s
+        while True:
+            while True:
+                try:
+                    data = self.notices.recv(4096)
+                except (OSError, socket.error):
+                    break
+                try:
+                    item = json.loads(data.decode("utf-8"))
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and item.get("run") == self.p["run_id"] and \
+                        item.get("label") == self.p["label"]:
+                    self.heard.add((item.get("from"), item.get("step")))
+            if (peer, step) in self.heard:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([self.notices], [], [], left)
 
     # ---------------------------------------------------------------- lease, dead peers, progress
     def lease_touch(self):
@@ -376,6 +526,16 @@ class Sweep(PerftestRun):
         if age > lease_s:
             raise _LeaseExpired("the controller stopped polling (no lease renewal for %.0f s > lease_s=%s): "
                                 "ansible-playbook was stopped or lost this host" % (age, lease_s))
+
+    def peer_behind(self, peer, step):
+        """True while the controller saw ``peer`` alive at a step before ``step`` (fresh within lease_s)."""
+        self.read_dead()
+        if peer in self.dead:
+            return False
+        data = read_json(self.here, POSITIONS) or {}
+        fresh = time.time() - float(data.get("time") or 0) < max(30, self.p["lease_s"] or 0)
+        position = (data.get("positions") or {}).get(peer)
+        return bool(fresh and position is not None and int(position) < step)
 
     def read_dead(self):
         for name, why in (read_json(self.here, DEAD) or {}).items():
@@ -404,6 +564,10 @@ class Sweep(PerftestRun):
             if new:
                 known.update(new)
                 _write_json(here, DEAD, known)
+        if p["start_at"] and read_json(here, START) is None:
+            _write_json(here, START, {"start_at": p["start_at"]})
+        if p["positions"]:
+            _write_json(here, POSITIONS, {"time": time.time(), "positions": p["positions"]})
         # long poll: answer when the runner ended or moved to another step, or after wait_s at the latest
         until = time.monotonic() + max(0.0, float(p["wait_s"] or 0))
         first = None

@@ -63,10 +63,19 @@ options:
     default: {}
   start_at:
     description:
-      - O(state=run) - the moment (seconds since the epoch) every runner begins its schedule, chosen once by the
-        controller after the time it needs to start every runner. A runner started later begins at once; clocks
-        need not agree (a host that begins early only waits for its partner, within O(connect_timeout_s)).
+      - The moment (seconds since the epoch) every runner begins its schedule. With O(state=run) it is fixed at the
+        start (used when O(lease_s=0)); otherwise the runner waits for the first O(state=status), which hands it the
+        O(start_at) that O(state=wait) got, chosen once by the controller after every runner was started. A runner
+        that gets it late begins at once; clocks need not agree (a host that begins early only waits for its
+        partner).
     type: float
+  positions:
+    description:
+      - O(state=status) - the step every host of the sweep was at when last polled (name to step). A client whose
+        server's host is still at an earlier step keeps waiting past O(connect_timeout_s), and so does a server
+        whose client's host is (a partner delayed by a dead host is not taken for dead).
+    type: dict
+    default: {}
   lease_s:
     description:
       - The runner stops (and stops what it started) when no O(state=status) renewed its lease for this long.
@@ -198,11 +207,12 @@ options:
     default: 60
   connect_retry_delay_s:
     description:
-      - Pause between two client attempts (a client usually starts before its server, which may still be finishing
-        its previous step, so this pause is paid once per round).
+      - Pause between two client attempts. The server's runner tells the client's runner (one UDP datagram to the
+        control port O(port) + O(port_span) x devices) as soon as its servers listen, which ends the pause at once;
+        the pause is only waited out in full where that datagram does not arrive.
       - Must be 0 or more.
     type: float
-    default: 0.1
+    default: 1.0
   collect_timeout_s:
     description: How long a server is waited for after its client ended.
     type: int
@@ -307,6 +317,7 @@ def argument_spec():
         peer_rates=dict(type="dict", default={}),
         dead_hosts=dict(type="dict", default={}),
         start_at=dict(type="float"),
+        positions=dict(type="dict", default={}),
         lease_s=dict(type="int", default=90),
         wait_s=dict(type="float", default=0),
         wait_timeout_s=dict(type="int", default=86400),
@@ -338,7 +349,7 @@ def argument_spec():
         extra_args=dict(type="list", elements="str", default=[]),
         timeout_s=dict(type="int", default=120),
         connect_timeout_s=dict(type="int", default=60),
-        connect_retry_delay_s=dict(type="float", default=0.1),
+        connect_retry_delay_s=dict(type="float", default=1.0),
         collect_timeout_s=dict(type="int", default=60),
         cpu_governor=dict(type="str"),
         cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
