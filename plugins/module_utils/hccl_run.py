@@ -70,10 +70,10 @@ def ranks_of(params, hosts=None):
 
 
 def busbw_factor(collective, ranks):
-    factor = collectives.BUSBW_FACTORS.get(collective or "")
-    if factor is None or not ranks or ranks < 1:
+    """collectives.busbw_factor, but None (not 1.0) when the collective or the rank count is unknown."""
+    if collective not in collectives.BUSBW_FACTORS or not ranks or ranks < 1:
         return None
-    return factor(float(ranks))
+    return collectives.busbw_factor(collective, ranks)
 
 
 def _as_nccl_parse(parsed, collective, ranks, params):
@@ -134,7 +134,8 @@ def build_record(parsed, collective, params, hosts=None, rc=None, check=None, ru
     if ranks is None:
         facts["busbw_note"] = "rank count unknown (set ranks): busbw not computed"
     else:
-        facts["busbw_factor"] = round(busbw_factor(collective, ranks), 6) if busbw_factor(collective, ranks) else None
+        factor = busbw_factor(collective, ranks)
+        facts["busbw_factor"] = None if factor is None else round(factor, 6)
     if parsed["prefixes_stripped"]:
         facts["prefixed_lines"] = parsed["prefixes_stripped"]
     facts.update(extra_facts or {})
