@@ -87,10 +87,11 @@ changelog: venv
 integration: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-# molecule scenarios of the roles (default driver, no Docker: the rdma_device_plugin scenario runs against the
-# fake Kubernetes API server it starts itself), from the staged copy
+# molecule scenarios of every role that has a molecule/ directory (default driver, no Docker: rdma_device_plugin runs
+# against the fake Kubernetes API server it starts itself, perftest and nccl_tests on localhost), from the staged copy
 molecule: venv stage
-	cd $(AT_DIR)/roles/rdma_device_plugin && ANSIBLE_COLLECTIONS_PATH=$(AT_BASE) PYTHONPATH=$(AT_BASE) PATH=$(BIN):$$PATH $(BIN)/molecule test
+	set -e; for role in $(AT_DIR)/roles/*/molecule; do role=$${role%/molecule}; echo "molecule: $${role##*/}"; \
+	  (cd $$role && ANSIBLE_COLLECTIONS_PATH=$(AT_BASE) PYTHONPATH=$(AT_BASE) PATH=$(BIN):$$PATH $(BIN)/molecule test); done
 
 # Benchmarks (never part of `make test`): results go to bench/results/ and the console.
 bench: venv stage
