@@ -94,7 +94,8 @@ def test_an_interrupted_run_keeps_what_was_measured(tmp_path, signum, rc_want):
     assert "FLEET REPORT (INTERRUPTED" in _tail(log)
 
     entries = sorted(os.listdir(str(report_dir)))
-    runs = [e for e in entries if e not in ("latest", "LATEST", "history.sqlite", "history.sqlite-wal", "history.sqlite-shm")]
+    runs = [e for e in entries if e not in ("latest", "LATEST", "history.sqlite", "history.sqlite-wal", "history.sqlite-shm",
+                                            "index.html")]     # index.html: the history's list of runs
     assert len(runs) == 1 and not runs[0].startswith("."), entries       # one complete directory, no temp dir
     run_dir = os.path.join(str(report_dir), runs[0])
     assert os.path.realpath(str(report_dir / "latest")) == run_dir
