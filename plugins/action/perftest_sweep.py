@@ -23,7 +23,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 MODULE = "aifabric.acceptance.perftest_sweep"
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "rounds", "unreachable_after", "sweep_hosts", "first_step")
+MISSING_S = 120
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "rounds", "unreachable_after", "sweep_hosts")
 
 
 def _safe(name):
@@ -132,6 +133,7 @@ class ActionModule(ActionBase):
         limit = int(args.get("unreachable_after") or 2)
         failures = 0
         last_error = None
+        missing_since = None
         try:
             while True:
                 dead = self._dead(shared)
@@ -155,6 +157,14 @@ class ActionModule(ActionBase):
                     failures = 0
                     if out.get("failed"):
                         return merge_hash(result, out)
+                    if out.get("missing"):
+                        missing_since = missing_since or time.monotonic()
+                        if time.monotonic() - missing_since > MISSING_S:
+                            return dict(result, failed=True, changed=False, results=[], msg=(
+                                "the runner of %s never showed up (no state directory for %ds): it did not start, or "
+                                "its files were removed" % (host, MISSING_S)))
+                        time.sleep(0.25)
+                        continue
                     self._report(shared, args, host, out.get("progress") or {}, self._dead(shared))
                     if out.get("finished"):
                         out.pop("finished", None)

@@ -554,8 +554,10 @@ class Sweep(PerftestRun):
         self.open_state()
         here = self.sweep_dir()
         if not os.path.isdir(here):
-            return dict(changed=False, results=[], finished=True, gone=True,
-                        progress={"next_step": None, "pairs_done": 0, "failing": 0})
+            # the runner has not created its directory yet (just started), or it is long gone: the wait action
+            # decides, from how long this lasts
+            return dict(changed=False, results=[], finished=False, missing=True,
+                        progress={"next_step": p["first_step"], "pairs_done": 0, "failing": 0})
         self.here = here
         self.lease_touch()
         if p["dead_hosts"]:

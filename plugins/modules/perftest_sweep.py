@@ -86,7 +86,7 @@ options:
   wait_s:
     description:
       - O(state=status) - answer as soon as the runner ended or moved to another step, or after this many seconds
-        (a long poll: the controller learns at once that a runner ended, without polling fast).
+        (a long poll, so the controller learns at once that a runner ended, without polling fast).
       - Must be 0 or more.
     type: float
     default: 0
