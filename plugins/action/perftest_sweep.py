@@ -51,8 +51,8 @@ class ActionModule(ActionBase):
 
     # ------------------------------------------------------------------ shared controller-side state
     def _shared(self, args):
-        path = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma-sweep-%s-%s" % (_safe(args.get("run_id", "default")),
-                                                                      _safe(args.get("label", "main"))))
+        name = "rdma-sweep-%s-%s" % (_safe(args.get("run_id", "default")), _safe(args.get("label", "main")))
+        path = os.path.join(C.DEFAULT_LOCAL_TMP, name)
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
