@@ -373,6 +373,13 @@ def build_records(text, rc, ctx):
             status, reason, expect = expectations.judge(metrics, rules, status, reason)
         except expectations.ExpectationError as exc:
             return [results.error(check, "bad expectation: %s" % exc, facts=facts, **common)]
+    broke = parsed.get("errors_after_rows") or []
+    if broke:
+        # The table was printed and then the run failed (Completion with error, Failed status 10, ...): the run
+        # did not complete, so it is an error whatever the rows say; the rows measured so far are kept.
+        facts["error_kind"] = parsed.get("error_kind")
+        status, reason = "error", "%s %s failed after %d result row(s) (rc %s): %s" % (
+            test, side, len(parsed["rows"]), rc, "; ".join(broke[:3]))
     record = results.make(check, status, reason=reason, metrics=metrics, expect=expect, facts=facts,
                           series=_series(parsed, kind),
                           raw=text if status != "pass" else None, **common)

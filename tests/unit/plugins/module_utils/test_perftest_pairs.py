@@ -335,3 +335,17 @@ def test_supervisor_releases_the_governor(tmp_path):
     assert governors(root) == ["performance"]
     assert detached.wait(handle, 20)["on_exit"]["action"] == "restored"
     assert governors(root) == ["powersave"]
+
+
+def test_table_then_failure_is_error_keeping_the_rows():
+    """A real NDR ib_read_bw table followed by the completion-error lines perftest prints when a QP breaks
+    mid-run (issue 12): the run did not complete, so the record is error (it was pass), with the figures kept."""
+    name = "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"
+    good = perftest_pairs.build_records(fixture(name), 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
+    broken = fixture(name) + " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n"
+    rec = perftest_pairs.build_records(broken, 1, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
+    assert good["status"] == "pass"
+    assert rec["status"] == "error" and "failed after 1 result row" in rec["reason"]
+    assert "Completion with error at client" in rec["reason"]
+    assert rec["metrics"] == good["metrics"] and rec["series"] == good["series"]
+    assert rec["raw"] and not results.validate(rec)
