@@ -249,12 +249,9 @@ runs:
   elements: dict
 """
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, hccl_run, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
 
 RANGES = {
@@ -305,23 +302,8 @@ def main():
         mutually_exclusive=[("from_output", "hosts")],
         supports_check_mode=True,
     )
-    p = module.params
-    tag = p["run_tag"] or launch.new_tag()
-    try:
-        launch.check_tag(tag)
-        if p["from_output"]:
-            module.exit_json(changed=False, cmd=[], run_tag=tag, results=hccl_run.import_records(p["from_output"], p))
-        records, cmds, runs = hccl_run.run_hccl(module, p, tag)
-        module.exit_json(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
-    except Interrupted as exc:
-        module.fail_json(msg="hccl_test %s (the run's processes on this host were stopped; run "
-                             "aifabric.acceptance.cleanup with run_tag %s on the other hosts)" % (exc, tag), run_tag=tag)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except (collectives.OptionError, expectations.ExpectationError) as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="hccl_test failed: %s" % exc, exception=traceback.format_exc())
+    launch.run_module(module, "hccl_test", hccl_run.import_records, hccl_run.run_hccl,
+                      user_errors=(collectives.OptionError, expectations.ExpectationError))
 
 
 if __name__ == "__main__":
