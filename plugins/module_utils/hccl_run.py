@@ -31,8 +31,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing
+from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccl
 
 TOOL = "hccl_test"
@@ -345,15 +344,8 @@ def run_hccl(module, p, tag=None):
         name = binary_name(collective)
         check = "hccl.%s" % collective
         started = results.utc_now()
-        try:
-            binary = runner.find_tool(module, name, path=p["binary_dir"], hint=INSTALL_HINT)
-        except ToolMissing as exc:
-            if module.check_mode:
-                cmds.append([os.path.join(p["binary_dir"] or "", name)])
-                continue
-            maker = results.skip if p["if_missing"] == "skip" else results.error
-            records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
-                                 tool={"name": TOOL}))
+        binary = nccl_run.collective_binary(module, p, name, check, started, TOOL, INSTALL_HINT, records, cmds)
+        if binary is None:
             continue
         if mpirun is None:
             mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),

@@ -198,6 +198,22 @@ def _read_json(path):
         return handle.read().decode("utf-8", "replace")
 
 
+def collective_binary(module, p, name, check, started, tool, hint, records, cmds):
+    """The path of one collective's binary (nccl-tests, hccl_test), or None when it is missing: then a
+    ``skip``/``error`` record (``if_missing``) is added to ``records`` (in check mode, the would-be command
+    to ``cmds``)."""
+    try:
+        return runner.find_tool(module, name, path=p["binary_dir"], hint=hint)
+    except ToolMissing as exc:
+        if module.check_mode:
+            cmds.append([os.path.join(p["binary_dir"] or "", name)])
+            return None
+        maker = results.skip if p["if_missing"] == "skip" else results.error
+        records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
+                             tool={"name": tool}))
+        return None
+
+
 def run_collectives(module, p, tag=None):
     """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
 
@@ -219,15 +235,8 @@ def run_collectives(module, p, tag=None):
         name = collectives.binary_name(collective)
         check = "nccl.%s" % collective
         started = results.utc_now()
-        try:
-            binary = runner.find_tool(module, name, path=p["binary_dir"], hint=INSTALL_HINT)
-        except ToolMissing as exc:
-            if module.check_mode:
-                cmds.append([os.path.join(p["binary_dir"] or "", name)])
-                continue
-            maker = results.skip if p["if_missing"] == "skip" else results.error
-            records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
-                                 tool={"name": TOOL}))
+        binary = collective_binary(module, p, name, check, started, TOOL, INSTALL_HINT, records, cmds)
+        if binary is None:
             continue
         if multi and mpirun is None:
             mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),

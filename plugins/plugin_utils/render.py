@@ -186,16 +186,7 @@ def write_report_dir(report, directory, formats=None):
 # ---------------------------------------------------------------- helpers
 
 
-def label(record):
-    """check[target][peer]: the name of a record in junit and tables."""
-    name = record.get("check") or "?"
-    if record.get("target"):
-        name += "[%s]" % record["target"]
-    if record.get("peer"):
-        if not record.get("target"):
-            name += "[-]"
-        name += "[%s]" % record["peer"]
-    return name
+label = report_html.label     # check[target][peer]: the name of a record in junit and tables (one definition)
 
 
 def _key(record):

@@ -102,6 +102,7 @@ def human_bytes(value):
 
 
 def label(record):
+    """check[target][peer]: the name of a record in tables, junit and the drill-down."""
     name = record.get("check") or "?"
     if record.get("target"):
         name += "[%s]" % record["target"]
