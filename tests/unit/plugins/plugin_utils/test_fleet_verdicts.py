@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
@@ -328,3 +328,35 @@ def test_any_fleet_gets_a_consistent_verdict(records, required):
     assert summary["worst_status"] == results.worst((h["status"] for h in summary["hosts"]), default="skip")
     again = fleet.reanalyze({"run": dict(RUN), "records": report["records"]}, config)
     assert again["summary"] == summary
+
+
+# ---------------------------------------------------------------- one-GPU hosts in a fleet (the one-rank rule)
+
+ONE_GPU = os.path.join(HERE, "..", "modules", "fixtures", "h100x1-proof", "all_reduce_g1.txt")
+TWO_GPU = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6",
+                       "all_reduce_g2.txt")
+
+
+def _nccl_record(path, host):
+    with open(path, encoding="utf-8") as handle:
+        return collectives.record_from_output(handle.read(), host=host)
+
+
+def test_one_gpu_hosts_are_not_failed_by_collectives_they_cannot_measure():
+    """A fleet of real captures: two 1x H100 hosts (all_reduce_perf -g 1: busbw 0, now skip) and two 2x H200 hosts.
+    With the rule acceptance_ssh.yml applies (gpu.* required everywhere, nccl.* only where there is more than one
+    GPU) every host passes; requiring nccl.* on a one-GPU host fails exactly that host, naming why."""
+    hosts1, hosts2 = ["h100-a", "h100-b"], ["h200-a", "h200-b"]
+    records = [_nccl_record(ONE_GPU, h) for h in hosts1] + [_nccl_record(TWO_GPU, h) for h in hosts2]
+    records += [results.make("gpu.inventory", "pass", host=h, metrics={"gpu_count": 1 if h in hosts1 else 2})
+                for h in hosts1 + hosts2]
+    assert set(r["status"] for r in records if r["host"] in hosts1 and r["check"] == "nccl.all_reduce") == {"skip"}
+    required = dict((h, ["gpu.*"]) for h in hosts1)
+    required.update((h, ["gpu.*", "nccl.*"]) for h in hosts2)
+    hosts = by_status(report_of(records, {"required_checks": required})["summary"])
+    assert hosts == {"pass": set(hosts1 + hosts2)}
+    required["h100-b"] = ["gpu.*", "nccl.*"]
+    report = report_of(records, {"required_checks": required})
+    assert by_status(report["summary"]) == {"pass": {"h100-a", "h200-a", "h200-b"}, "fail": {"h100-b"}}
+    why = [r for r in report["records"] if r["host"] == "h100-b" and r["check"] == "env.required"]
+    assert len(why) == 1 and "nccl.all_reduce" in why[0]["reason"] and "1 rank" in why[0]["reason"]
