@@ -549,7 +549,7 @@ input,select{font:inherit;padding:2px 6px}
 .grid{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.card{background:#fff;border:1px solid #e3e6eb;border-radius:4px;
  padding:8px;max-width:680px}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f4f6;padding:4px 6px;margin:2px 0;max-height:18em;overflow:auto;font-size:12px}
-.kv{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;min-width:230px}.kv pre{white-space:pre;word-break:normal}
+.kv{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;min-width:230px}.kv pre{white-space:pre-wrap;word-break:normal;max-width:420px}
 #detail{background:#fff;border:2px solid #1457b8;border-radius:4px;padding:8px 12px;margin:10px 0}
 svg text{font-size:11px;fill:#333}canvas{image-rendering:pixelated}
 .tip{position:fixed;pointer-events:none;background:#222;color:#fff;font-size:12px;padding:3px 6px;border-radius:3px;display:none;
@@ -750,7 +750,10 @@ label:num(lo+i*w),title:c+" records in "+num(lo+i*w)+" .. "+num(lo+(i+1)*w)})),n
 }
 // ---------------------------------------------------------------- per-host drill-down
 function kvText(obj){if(obj==null)return "";if(typeof obj!=="object")return String(obj);
- return Object.keys(obj).sort().map(k=>k+" = "+(typeof obj[k]==="number"?num(obj[k]):JSON.stringify(obj[k]))).join("\n");}
+ return Object.keys(obj).sort().map(k=>k+" = "+valText(obj[k])).join("\n");}
+function valText(v){if(typeof v==="number")return num(v);if(v&&typeof v==="object"&&!Array.isArray(v)){
+ const t=Object.keys(v).filter(k=>k!=="source").map(k=>k+" "+valText(v[k])).join(", ");return v.source?t+" ("+v.source+")":t;}
+ return typeof v==="string"?v:JSON.stringify(v);}
 function openHost(h){
  const box=$("detail");box.textContent="";box.style.display="block";
  const a=D.starts[h],b=D.starts[h+1];const st=D.hosts[h][1];

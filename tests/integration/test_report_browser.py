@@ -207,6 +207,8 @@ def test_synthetic_1000_node_report_in_chromium(browser, tmp_path):
     browser.js("document.querySelector('#findings tbody tr a').click()")
     detail = browser.js("document.getElementById('detail').innerText")
     assert bad_node in detail and "rdma.ib_write_bw.node" in detail
+    # expectations read as rules ("min 177 (source)"), not as JSON
+    assert "bw_avg_gbit_s = min 177" in detail and '{"min"' not in detail, detail[:2000]
     shots.append(browser.screenshot(str(tmp_path / "1000-drilldown.png")))
     browser.js("document.getElementById('heat').scrollIntoView()")
     shots.append(browser.screenshot(str(tmp_path / "1000-heatmap.png")))
