@@ -65,7 +65,8 @@ def silence(fleet, name):
 
 
 @pytest.mark.fleet(n=6)
-@pytest.mark.xfail(strict=False, reason="known gap (issue 13): under load a perftest server of the silenced host can outlive its runner's lease; failed 2 of 3 full runs at the end of the session")
+@pytest.mark.xfail(strict=False, reason="known gap (issue 13): under load a perftest server of the silenced host "
+                                        "can outlive its runner's lease; failed 2 of 3 full runs at the end of the session")
 def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
