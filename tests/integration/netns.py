@@ -9,7 +9,9 @@ The controller (the machine running the tests) reaches every host over real SSH 
 throwaway ed25519 key. An INI inventory describes the fleet to Ansible.
 
 Only the network and the hostname are isolated: files, users and process IDs are
-shared with the controller, so every host gets its own work directory.
+shared with the controller, so every host gets its own work directory. The one
+exception: each sshd runs in its own mount namespace where the login user's shell
+start-up files (~/.bashrc, ~/.profile, ...) read as empty, as on a fresh machine.
 
 Everything a fleet creates carries a random suffix (names stay within the 15 characters
 of a Linux interface name) and a random 10.213.X.0/24, so parallel runs and leftovers
@@ -27,6 +29,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import pwd
 import random
 import secrets
 import shutil
@@ -48,9 +51,23 @@ RUN_NETNS = "/var/run/netns"
 STATE_FILE = "fleet.json"
 SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")
 
-# sshd starts inside the host's UTS namespace: set the hostname, then become sshd.
-# The names come in as positional arguments, never inside the script text.
-_SET_HOSTNAME_AND_EXEC = 'hostname "$1" && shift && exec "$@"'
+# sshd starts inside the host's own UTS and mount namespaces: set the hostname, hide the
+# controller user's shell start-up files (an empty file bind-mounted over each, in this
+# namespace only), then become sshd. A host is a fresh machine: an SSH session there must
+# not run the controller's ~/.bashrc, whose `pyenv init` blocks for a minute on the lock
+# file a killed session leaves behind. The names come in as positional arguments, never
+# inside the script text: $1 hostname, $2 the empty file, then the rc files up to "--".
+_HOST_SETUP_AND_EXEC = """\
+hostname "$1" || exit 1
+empty="$2"; shift 2
+while [ "$1" != "--" ]; do
+  if [ -f "$1" ]; then mount --bind "$empty" "$1" || exit 1; fi
+  shift
+done
+shift
+exec "$@"
+"""
+SHELL_RC_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile")
 
 SSHD_CONFIG = """\
 # aifabric.acceptance integration-test fleet (throwaway; removed on teardown)
@@ -284,6 +301,8 @@ class Fleet(object):
         self.local_tmp = os.path.join(self.dir, "ansible-local")
         self.inventory = os.path.join(self.dir, "inventory.ini")
         self.sshd_config = os.path.join(self.dir, "sshd_config")
+        self.empty_rc = os.path.join(self.dir, "empty_rc")      # hides the login user's shell rc files on the hosts
+        self.login_home = pwd.getpwuid(os.geteuid()).pw_dir
         self.subnet = None
         self.hosts = []
         self.tracked = []           # controller-side Popen objects to stop on teardown
@@ -522,6 +541,8 @@ class Fleet(object):
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)      # sshd's privilege separation dir
         with open(self.sshd_config, "w") as handle:
             handle.write(SSHD_CONFIG.format(dir=self.dir))
+        with open(self.empty_rc, "w"):
+            pass
         for host in self.hosts:
             self._start_sshd(host)
         self._write_state()
@@ -540,8 +561,10 @@ class Fleet(object):
 
     def _start_sshd(self, host):
         argv = [self.tools["ip"], "netns", "exec", host.ns,
-                self.tools["unshare"], "--uts", "--",
-                "/bin/sh", "-c", _SET_HOSTNAME_AND_EXEC, "sh", host.name,
+                self.tools["unshare"], "--uts", "--mount", "--propagation", "private", "--",
+                "/bin/sh", "-c", _HOST_SETUP_AND_EXEC, "sh", host.name, self.empty_rc]
+        argv += [os.path.join(self.login_home, name) for name in SHELL_RC_FILES]
+        argv += ["--",
                 self.tools["sshd"], "-D", "-f", self.sshd_config,
                 "-o", "ListenAddress=%s" % host.ip,
                 "-o", "PidFile=%s" % os.path.join(host.workdir, "sshd.pid"),

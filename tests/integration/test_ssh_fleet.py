@@ -183,12 +183,13 @@ def test_fleet_hosts_answer_over_ssh_and_kill_host_cuts_one_off(fleet):
     assert [h.name for h in fleet.hosts] == ["node1", "node2", "node3"]
     assert len(set(h.ip for h in fleet.hosts)) == 3
     for host in fleet.hosts:
-        done = ssh(fleet, host, "hostname; echo $SSH_CONNECTION; getent hosts node1 node2 node3")
+        done = ssh(fleet, host, "hostname; echo $SSH_CONNECTION; wc -c < ~/.bashrc; getent hosts node1 node2 node3")
         assert done.returncode == 0, done
         lines = done.stdout.splitlines()
         assert lines[0] == host.name                               # its own UTS namespace
         assert lines[1].split()[2] == host.ip                      # its own sshd, on its own address
-        assert sorted(line.split()[1] for line in lines[2:]) == ["node1", "node2", "node3"]   # /etc/netns hosts
+        assert lines[2].strip() in ("0", "")                       # a fresh machine: the controller's ~/.bashrc is not run
+        assert sorted(line.split()[1] for line in lines[3:]) == ["node1", "node2", "node3"]   # /etc/netns hosts
         assert accepted_logins(host) == 1, _read(host.log)
     assert len(os.listdir(fleet.control_path_dir)) == 3            # masters persist, as Ansible's do
 
