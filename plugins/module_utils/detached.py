@@ -38,6 +38,8 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 KILL_AFTER_S = 10
+OWNER_POLL_S = 0.2          # how often a supervisor with an owner looks whether the owner still lives
+OWNER_GRACE_S = 3.0         # SIGTERM, then SIGKILL after this, once the owner is gone
 HANDLE = "handle.json"
 RC_FILE = "rc.json"
 C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
@@ -120,13 +122,16 @@ def _close_inherited(keep):
 
 
 def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_AFTER_S, on_exit=None,
-          extra=None):
+          extra=None, owner=None):
     """Start argv detached under ``timeout``; return the handle (also written to state_dir/handle.json).
 
     ``argv`` is a list of str (exec'd directly, never through a shell);
     ``timeout_bin`` the absolute path of coreutils ``timeout``; ``on_exit`` a
     callable run by the supervisor after the tool ended (errors in it are
     recorded in rc.json, never raised); ``extra`` is merged into the handle.
+    ``owner``, a PID: the tool lives no longer than that process (the supervisor
+    stops the tool's process group once the owner is gone, however it ended,
+    SIGKILL included; rc.json then says ``owner_gone``).
     """
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not argv:
         raise TypeError("argv must be a non-empty list of str, got %r" % (argv,))
@@ -147,6 +152,11 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
     environ.update(C_LOCALE)
     environ.update(env or {})
     full = [timeout_bin, "--kill-after=%ds" % int(kill_after_s), "%ds" % max(1, int(timeout_s))] + list(argv)
+    watch = None
+    if owner is not None:
+        watch = (int(owner), _proc_start_time(int(owner)))
+        if watch[1] is None:
+            raise DetachError("owner process %s is not running" % owner, cmd=argv, state_dir=state_dir)
     read_end, write_end = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the forked children (covered by the integration tests)
@@ -157,7 +167,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
                 os._exit(0)
             os.chdir("/")   # do not keep Ansible's temporary directory (or a mount) busy
             _close_inherited(keep=[write_end])
-            _supervise(full, environ, paths, write_end, on_exit)
+            _supervise(full, environ, paths, write_end, on_exit, watch)
         finally:
             os._exit(0)
     os.close(write_end)
@@ -198,7 +208,50 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
     return handle
 
 
-def _supervise(full, environ, paths, write_end, on_exit):  # pragma: no cover - forked child
+def _stop_group(tool):  # pragma: no cover - forked child
+    """SIGTERM the tool's group, SIGKILL it after OWNER_GRACE_S; the wait status if the tool was reaped, else None."""
+    try:
+        os.killpg(tool, signal.SIGTERM)
+    except OSError:
+        return None
+    deadline = time.monotonic() + OWNER_GRACE_S
+    status = None
+    while time.monotonic() < deadline:
+        pid, status = os.waitpid(tool, os.WNOHANG)
+        if pid == tool:
+            break
+        status = None
+        time.sleep(0.05)
+    try:
+        os.killpg(tool, signal.SIGKILL)     # what is left of the group (or the tool itself, past its grace)
+    except OSError:
+        pass
+    return status
+
+
+def _wait_tool(tool, watch):  # pragma: no cover - forked child
+    """Wait for the tool; with ``watch`` (owner pid, its start time) stop the tool's group once the owner is gone.
+    Returns (wait status or None, owner_gone)."""
+    owner_gone = False
+    while True:
+        try:
+            pid, status = os.waitpid(tool, 0 if watch is None or owner_gone else os.WNOHANG)
+        except OSError as exc:
+            if exc.errno == errno.EINTR:
+                continue
+            return None, owner_gone
+        if pid == tool:
+            return status, owner_gone
+        if _proc_start_time(watch[0]) != watch[1]:
+            owner_gone = True
+            status = _stop_group(tool)
+            if status is not None:
+                return status, owner_gone
+            continue
+        time.sleep(OWNER_POLL_S)
+
+
+def _supervise(full, environ, paths, write_end, on_exit, watch=None):  # pragma: no cover - forked child
     err_r, err_w = os.pipe()
     tool = os.fork()
     if tool == 0:
@@ -227,15 +280,10 @@ def _supervise(full, environ, paths, write_end, on_exit):  # pragma: no cover - 
         info["exec_error"] = exec_error
     os.write(write_end, json.dumps(info).encode("utf-8"))
     os.close(write_end)
-    while True:
-        try:
-            status = os.waitpid(tool, 0)[1]
-            break
-        except OSError as exc:
-            if exc.errno != errno.EINTR:
-                status = None
-                break
+    status, owner_gone = _wait_tool(tool, watch)
     outcome = {"rc": _exit_code(status) if status is not None else None, "ended": time.time()}
+    if owner_gone:
+        outcome["owner_gone"] = True
     if on_exit is not None:
         try:
             outcome["on_exit"] = on_exit()

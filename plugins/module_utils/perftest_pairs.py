@@ -414,7 +414,7 @@ def text_of(handle):
 
 
 def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
-                start=None, started=None, give_up=None, keep_waiting=None, ready=None):
+                start=None, started=None, give_up=None, keep_waiting=None, ready=None, tick=None):
     """Run every client job at once; re-start those whose server is not listening yet.
 
     Returns nothing; sets job.result = (text, rc, timed_out) and job.attempts. ``started(handle)`` is called
@@ -423,7 +423,9 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
     ``keep_waiting()``, asked when ``connect_timeout_s`` has passed, True gives another ``connect_timeout_s``
     (the server's host is alive and still busy with an earlier step); ``ready(wait_s)``, when given, waits at
     most ``wait_s`` for word that the server listens (True): a refused client then re-starts at once instead of
-    after ``retry_delay_s`` (the sweep runner's notice, see perftest_sweep).
+    after ``retry_delay_s`` (the sweep runner's notice, see perftest_sweep); ``tick()``, when given, is called
+    once per poll (the sweep runner checks its lease there: what it raises ends the wait, the caller stops the
+    clients).
     """
     start = start or detached.start
     deadline = time.monotonic() + connect_timeout_s
@@ -433,6 +435,8 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
         job.started_mono = time.monotonic()
     retry_at = dict((id(job), time.monotonic()) for job in pending)
     while pending:
+        if tick is not None:
+            tick()
         now = time.monotonic()
         for job in list(pending):
             if job.handle is None:

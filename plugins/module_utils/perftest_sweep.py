@@ -35,6 +35,7 @@ Runs on the targets: Python 3.8+, no Ansible imports.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -299,7 +300,7 @@ class Sweep(PerftestRun):
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
                      "params": {"timeout_s": p["timeout_s"]}}
             try:
-                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra)
+                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid())
             except AcceptanceError as exc:
                 self.records.extend(results.with_host([results.error(
                     "rdma.%s.server" % params["test"], "could not start the server: %s" % exc, target=device,
@@ -332,7 +333,7 @@ class Sweep(PerftestRun):
                     self.live.remove(job.handle)
                     self.remove(job.state_dir)
                     job.handle = detached.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin,
-                                                extra=dict(job.extra, started_utc=results.utc_now()))
+                                                extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
                     self.live.append(job.handle)
                     continue
                 if ended is not None or (
@@ -389,8 +390,10 @@ class Sweep(PerftestRun):
         # the server's notice is usually there already (or comes within the pause): no refused first attempt
         self.heard_ready(params["peer_name"], params["step"], p["connect_retry_delay_s"])
         try:
+            # every client lives no longer than this runner (owner), and the lease is checked while they run
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
                                        p["connect_retry_delay_s"], started=self.on_started, poll_s=POLL_S,
+                                       start=functools.partial(detached.start, owner=os.getpid()), tick=self.check_lease,
                                        give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
                                        keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
                                        ready=lambda wait_s: self.heard_ready(params["peer_name"], params["step"], wait_s))

@@ -564,11 +564,10 @@ class Fleet(object):
                 self.tools["unshare"], "--uts", "--mount", "--propagation", "private", "--",
                 "/bin/sh", "-c", _HOST_SETUP_AND_EXEC, "sh", host.name, self.empty_rc]
         argv += [os.path.join(self.login_home, name) for name in SHELL_RC_FILES]
-        argv += ["--",
-                self.tools["sshd"], "-D", "-f", self.sshd_config,
-                "-o", "ListenAddress=%s" % host.ip,
-                "-o", "PidFile=%s" % os.path.join(host.workdir, "sshd.pid"),
-                "-E", host.log]
+        argv += ["--", self.tools["sshd"], "-D", "-f", self.sshd_config,
+                 "-o", "ListenAddress=%s" % host.ip,
+                 "-o", "PidFile=%s" % os.path.join(host.workdir, "sshd.pid"),
+                 "-E", host.log]
         with open(host.log, "ab") as log:
             # ip netns exec, unshare and sh all exec: the Popen's PID is sshd's own
             host.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True)

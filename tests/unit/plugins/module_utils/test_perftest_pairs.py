@@ -268,6 +268,40 @@ def test_detached_timeout_and_kill(tmp_path):
     assert detached.kill(hung) is False
 
 
+@pytest.mark.parametrize("tool", ["import time; time.sleep(60)",
+                                  # ignores SIGTERM and forks: the whole group still goes, by SIGKILL
+                                  "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); os.fork(); "
+                                  "time.sleep(60)"])
+def test_detached_tool_lives_no_longer_than_its_owner(tmp_path, tool):
+    import subprocess
+    owner = subprocess.Popen(py("import time; time.sleep(60)"))
+    try:
+        handle = detached.start(py(tool), 60, str(tmp_path / "o"), TIMEOUT, owner=owner.pid)
+        time.sleep(0.5)
+        assert detached.alive(handle) and detached.outcome(handle) is None
+        owner.kill()                    # SIGKILL: the owner runs no cleanup of its own
+        owner.wait()
+        outcome = detached.wait(handle, 20)
+        assert outcome is not None and outcome["owner_gone"] is True, outcome
+        assert not detached.alive(handle)
+        assert os.system("pgrep -g %d -r R,S,D,T >/dev/null" % handle["pgid"]) != 0
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_detached_owner_must_be_running(tmp_path):
+    import subprocess
+    gone = subprocess.Popen(py("pass"))
+    gone.wait()
+    with pytest.raises(AcceptanceError, match="owner process"):
+        detached.start(py("pass"), 5, str(tmp_path / "g"), TIMEOUT, owner=gone.pid)
+    # a tool whose owner outlives it ends as usual
+    handle = detached.start(py("import sys; sys.exit(2)"), 5, str(tmp_path / "ok"), TIMEOUT, owner=os.getpid())
+    outcome = detached.wait(handle, 20)
+    assert outcome["rc"] == 2 and "owner_gone" not in outcome
+
+
 def test_detached_exec_error(tmp_path):
     with pytest.raises(AcceptanceError, match="could not start"):
         detached.start(["/nonexistent/tool"], 5, str(tmp_path / "e"), "/nonexistent/timeout")
