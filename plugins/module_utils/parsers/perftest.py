@@ -17,8 +17,9 @@ factor, only the label was corrected) are 2**20 bytes/s, and ``Gb/sec``
 What is recognised (see the fixtures' README for every variation):
 - the header block (``Key : value`` pairs, one or two per line, tabs or spaces,
   optional reST indentation), the test title (``RDMA_Write Bidirectional BW Test``);
-- bandwidth tables (5 columns, optional CPU_Util column) and latency tables
-  (9 columns; two columns glued together by the tool's printf are split back);
+- bandwidth tables (5 columns, optional CPU_Util column; perftest 1.x: 4 columns, no MsgRate)
+  and latency tables (9 columns; two columns glued together by the tool's printf are split
+  back; duration mode ``-D``: 4 columns ``t_avg[usec]`` and ``tps average``);
 - interleaved noise (CPU frequency warnings, ROCm/CUDA buffer lines, Connected/
   Completed/Total run time), several blocks (client + server in one capture),
   server banners, rows repeated after the table;
@@ -44,12 +45,16 @@ SEPARATOR_RE = re.compile(r"^\s*-{20,}\s*$")
 TITLE_RE = re.compile(
     r"^\s*(?P<verb>RDMA_Write|RDMA_Read|Send|Atomic|RDMA_Write_Imm)\s*(?P<bidir>Bidirectional\s+)?"
     r"(?P<kind>BW|Latency)\s+Test\s*$")
+# perftest 1.x (OFED 1.5, MLNX_OFED 1.5.3) prints no MsgRate column: its rows have 4 fields.
 BW_HEADER_RE = re.compile(
     r"^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[A-Za-z/]+)\]\s+BW average\[(?P<unit2>[A-Za-z/]+)\]"
-    r"\s+MsgRate\[Mpps\](?P<rest>.*)$")
+    r"(?P<msgrate>\s+MsgRate\[Mpps\])?(?P<rest>.*)$")
 LAT_HEADER_RE = re.compile(
     r"^\s*#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]"
     r"\s+t_stdev\[usec\]\s+99% percentile\[usec\]\s+99\.9% percentile\[usec\]\s*$")
+# Duration mode (-D) of the latency tests: no per-iteration samples are kept, so perftest prints only the
+# average and the transactions per second (perftest_parameters.c print_report_lat_duration).
+LAT_DURATION_HEADER_RE = re.compile(r"^\s*#bytes\s+#iterations\s+t_avg\[usec\]\s+tps average\s*$")
 ANY_TABLE_HEADER_RE = re.compile(r"^\s*#bytes\b")
 ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[-+0-9.]")
 KV_RE = re.compile(r"([A-Za-z][A-Za-z0-9_.*\-]*(?: [A-Za-z0-9_.*\-]+)*)\s*:\s*(\S+)")
@@ -166,16 +171,18 @@ def _split_row(line, expected):
     return tokens
 
 
-def _bw_row(line, extra):
-    tokens = _split_row(line, 5 + len(extra))
+def _bw_row(line, extra, msgrate=True):
+    """One bandwidth row; ``msg_rate_mpps`` is None where the table has no MsgRate column (perftest 1.x)."""
+    first = 5 if msgrate else 4
+    tokens = _split_row(line, first + len(extra))
     row = {
         "size_bytes": int(tokens[0]),
         "iterations": int(tokens[1]),
         "bw_peak": float(tokens[2]),
         "bw_avg": float(tokens[3]),
-        "msg_rate_mpps": float(tokens[4]),
+        "msg_rate_mpps": float(tokens[4]) if msgrate else None,
     }
-    for name, tok in zip(extra, tokens[5:]):
+    for name, tok in zip(extra, tokens[first:]):
         row[name] = float(tok)
     return row
 
@@ -183,11 +190,19 @@ def _bw_row(line, extra):
 LAT_FIELDS = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p999")
 
 
-def _lat_row(line):
-    tokens = _split_row(line, 9)
-    row = {"size_bytes": int(tokens[0]), "iterations": int(tokens[1])}
-    for name, tok in zip(LAT_FIELDS, tokens[2:]):
-        row[name] = float(tok)
+def _lat_row(line, duration=False):
+    """One latency row. Every row has the keys of LAT_FIELDS plus ``tps_avg``; what the table does not print is
+    None (duration mode prints only t_avg and tps; the iteration table has no tps)."""
+    row = {"size_bytes": None, "iterations": None, "tps_avg": None}
+    row.update((name, None) for name in LAT_FIELDS)
+    if duration:
+        tokens = _split_row(line, 4)
+        row.update(t_avg=float(tokens[2]), tps_avg=float(tokens[3]))
+    else:
+        tokens = _split_row(line, 9)
+        for name, tok in zip(LAT_FIELDS, tokens[2:]):
+            row[name] = float(tok)
+    row["size_bytes"], row["iterations"] = int(tokens[0]), int(tokens[1])
     return row
 
 
@@ -271,7 +286,7 @@ def parse(text):
                 current["closed"] = True
             continue
         bw_head = BW_HEADER_RE.match(line)
-        lat_head = LAT_HEADER_RE.match(line) if not bw_head else None
+        lat_head = (LAT_HEADER_RE.match(line) or LAT_DURATION_HEADER_RE.match(line)) if not bw_head else None
         if bw_head or lat_head:
             in_header = False
             if current is None or current["rows"] or current["closed"]:
@@ -295,9 +310,11 @@ def parse(text):
                     raise ParseError("unknown perftest bandwidth unit %r in %r" % (unit, line))
                 current["table"] = "bw"
                 current["unit"] = unit
+                current["msgrate"] = bool(bw_head.group("msgrate"))
                 current["extra_columns"] = _extra_columns(bw_head.group("rest"), line)
             else:
                 current["table"] = "lat"
+                current["duration"] = lat_head.re is LAT_DURATION_HEADER_RE
             continue
         if ANY_TABLE_HEADER_RE.match(line):
             raise ParseError("unsupported perftest table layout: %r" % line)
@@ -305,13 +322,17 @@ def parse(text):
             target = current
             if target is None or "table" not in target:
                 raise ParseError("perftest table row without a table header: %r" % line)
-            row = _bw_row(line, target["extra_columns"]) if target["table"] == "bw" else _lat_row(line)
+            if target["table"] == "bw":
+                row = _bw_row(line, target["extra_columns"], target.get("msgrate", True))
+            else:
+                row = _lat_row(line, target.get("duration", False))
             if target["closed"]:
                 if row in target["rows"]:
                     notes.append("row repeated after the table (interleaved capture), ignored: %s" % line.strip())
                     continue
                 orphan = _new_block(target["title"])
-                for key in ("verb", "kind", "bidirectional", "table", "unit", "extra_columns", "header"):
+                for key in ("verb", "kind", "bidirectional", "table", "unit", "extra_columns", "header", "msgrate",
+                            "duration"):
                     if key in target:
                         orphan[key] = target[key]
                 orphan["side"] = "server" if pending_server else None
@@ -406,6 +427,10 @@ def parse(text):
         "local": list(main.get("local") or []),
         "remote": list(main.get("remote") or []),
         "run_time_s": run_time,
+        # the table's layout: perftest 1.x bandwidth tables have no MsgRate column; latency tables of
+        # duration mode (-D) print only t_avg and tps (the other latency keys of its rows are None)
+        "msgrate_column": main.get("msgrate", True) if main.get("table") == "bw" else None,
+        "lat_duration_mode": bool(main.get("duration")) if main.get("table") == "lat" else None,
     }
 
 

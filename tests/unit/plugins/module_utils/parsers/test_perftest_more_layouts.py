@@ -1,0 +1,135 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest layouts of issue 12 item 5 read from real captures (fixtures/perftest_layouts, PROVENANCE.md there):
+duration-mode latency tables (``t_avg[usec]  tps average``) and perftest 1.x bandwidth tables without the MsgRate
+column. Before this change every one of these captures raised ParseError ("unsupported perftest table layout")."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures", "perftest_layouts")
+OLD_FIXTURES = os.path.join(HERE, "fixtures", "perftest")
+ALL = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".txt"))
+
+# name: (tool, device, (size, iterations, t_avg, tps)) - read off each capture by eye
+DURATION_LAT = {
+    "mofed44-ib-read-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt":
+        ("ib_read_lat", "mlx5_0", (2, 62078352, 2.42, 413812.77)),
+    "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt":
+        ("ib_write_lat", "mlx5_0", (2, 58732912, 1.28, 391518.70)),
+    "freeflow-mlx4-ib-send-lat-client-D20-duration-tavg-tps.txt":
+        ("ib_send_lat", "mlx4_0", (2, 1289984, 3.88, 128993.46)),
+}
+# name: (size, iterations, BW peak, BW average) in MB/sec, read by eye
+NO_MSGRATE = {
+    "perftest1x-ofed15-ib-write-bw-client-no-msgrate-wrapped-vaddr.txt": (65536, 5000, 939.37, 939.37),
+    "perftest1x-mlnx-ofed153-ib-write-bw-client-no-msgrate-cpufreq-integrity.txt": (65536, 5000, 937.61, 937.60),
+}
+
+
+def _read(name, where=FIXTURES):
+    with open(os.path.join(where, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_every_fixture_is_covered():
+    assert sorted(list(DURATION_LAT) + list(NO_MSGRATE)) == ALL
+
+
+@pytest.mark.parametrize("name", sorted(DURATION_LAT))
+def test_duration_mode_latency_table(name):
+    tool, device, (size, iters, t_avg, tps) = DURATION_LAT[name]
+    parsed = perftest.parse(_read(name))
+    assert parsed["tool"] == tool and parsed["kind"] == "lat" and parsed["header"]["Device"] == device
+    assert parsed["lat_duration_mode"] is True and parsed["msgrate_column"] is None
+    (row,) = parsed["rows"]
+    assert (row["size_bytes"], row["iterations"], row["t_avg"], row["tps_avg"]) == (size, iters, t_avg, tps)
+    # perftest prints no per-iteration statistics in duration mode: they are absent, never zero
+    assert all(row[key] is None for key in ("t_min", "t_max", "t_typical", "t_stdev", "p99", "p999"))
+    assert parsed["errors"] == [] and parsed["errors_after_rows"] == []
+    # the CPU-frequency lines printed between the header and the row are kept as (informational) warnings
+    assert len(parsed["warnings"]) == 2 and perftest.doubtful_warnings(parsed) == []
+
+
+def test_duration_mode_noise_of_a_modified_libibverbs_is_kept_as_notes():
+    parsed = perftest.parse(_read("freeflow-mlx4-ib-send-lat-client-D20-duration-tavg-tps.txt"))
+    assert "### FreeFlow ###" in parsed["notes"] and "[INFO] Succeed to mount shm ctrlshm-qp8" in parsed["notes"]
+
+
+@pytest.mark.parametrize("name", sorted(NO_MSGRATE))
+def test_perftest_1x_bandwidth_table_without_msgrate(name):
+    size, iters, peak, avg = NO_MSGRATE[name]
+    parsed = perftest.parse(_read(name))
+    assert parsed["tool"] == "ib_write_bw" and parsed["unit"] == "MB/sec" and parsed["msgrate_column"] is False
+    assert parsed["lat_duration_mode"] is None
+    (row,) = parsed["rows"]
+    assert (row["size_bytes"], row["iterations"], row["bw_peak"], row["bw_avg"]) == (size, iters, peak, avg)
+    assert row["msg_rate_mpps"] is None
+    assert [e["lid"] for e in parsed["local"]] == ["0x01" if "ofed15-" in name else "0x04"]
+
+
+def test_perftest_1x_timestamp_warning_casts_doubt():
+    # MLNX_OFED 1.5.3 perftest: "Test integrity may be harmed !" after each CPU-frequency line, then a warning
+    # that the measured timestamp frequency differs from the nominal one: the figure is doubtful (warn)
+    parsed = perftest.parse(_read("perftest1x-mlnx-ofed153-ib-write-bw-client-no-msgrate-cpufreq-integrity.txt"))
+    assert perftest.doubtful_warnings(parsed) == [
+        "Warning: measured timestamp frequency 3092.95 differs from nominal 3300 MHz"]
+    assert parsed["notes"].count("Test integrity may be harmed !") == 3
+
+
+def test_iteration_tables_keep_their_layout_flags():
+    lat = perftest.parse(_read("mlx4-ib-send-lat-client-a-all-sizes.txt", OLD_FIXTURES))
+    assert lat["lat_duration_mode"] is False and lat["rows"][0]["tps_avg"] is None
+    assert lat["rows"][0]["t_typical"] == 1.07
+    bw = perftest.parse(_read("mlx4-ib-write-bw-client-a-all-sizes-MB.txt", OLD_FIXTURES))
+    assert bw["msgrate_column"] is True and bw["rows"][0]["msg_rate_mpps"] is not None
+
+
+def test_records_of_the_new_layouts_keep_what_was_measured():
+    ctx = {"side": "client", "host": "a", "peer": "b", "device": "mlx5_0", "params": {}}
+    (lat,) = perftest_pairs.build_records(
+        _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt"), 0,
+        dict(ctx, test="ib_write_lat"))
+    assert lat["metrics"]["lat_avg_us"] == 1.28 and lat["metrics"]["lat_typical_us"] is None
+    assert lat["metrics"]["iterations_count"] == 58732912
+    (bw,) = perftest_pairs.build_records(
+        _read("perftest1x-ofed15-ib-write-bw-client-no-msgrate-wrapped-vaddr.txt"), 0, dict(ctx, test="ib_write_bw"))
+    assert bw["status"] == "pass" and bw["metrics"]["msg_rate_mpps"] is None
+    # 939.37 MB/sec (perftest's 2**20 bytes) = 7.880 Gbit/s
+    assert bw["metrics"]["bw_avg_gbit_s"] == pytest.approx(939.37 * 1048576 * 8 / 1e9, abs=1e-6)
+
+
+@pytest.mark.parametrize("bad,needle", [
+    # a duration-mode row with a field cut off, and one with an extra field: quoted, never half-read
+    (" #bytes        #iterations       t_avg[usec]    tps average\n 2             58732912            1.28\n",
+     "1.28"),
+    (" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]\n 65536      5000      939.37  939.37  0.01  7\n",
+     "0.01"),
+])
+def test_malformed_rows_quote_the_line(bad, needle):
+    with pytest.raises(ParseError) as info:
+        perftest.parse(bad)
+    assert needle in str(info.value)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(ALL), data=st.data())
+def test_fuzz_only_parse_error_escapes(name, data):
+    text = data.draw(mutated(_read(name)))
+    try:
+        parsed = perftest.parse(text)
+    except ParseError as exc:
+        assert str(exc)
+        return
+    assert parsed["rows"] or parsed["errors"]
