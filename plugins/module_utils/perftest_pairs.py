@@ -30,6 +30,7 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, expectations, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
@@ -40,6 +41,8 @@ VERSION_RE = re.compile(r"Version:\s*(\S+)")
 LAT_LIMITS_US = {"write": 2.5, "send": 2.5, "read": 4.5}
 LAT_SMALL_BYTES = 64
 LAT_SOURCE = "NGC multinode criterion for small-message %s latency"
+BW_METRICS = ("bw_avg_gbit_s", "bw_peak_gbit_s", "msg_rate_mpps")
+LAT_METRICS = ("lat_min_us", "lat_max_us", "lat_typical_us", "lat_avg_us", "lat_stdev_us", "lat_p99_us", "lat_p999_us")
 TIMEOUT_RCS = (124, 137, -9)
 INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
                "or role aifabric.acceptance.perftest"
@@ -105,6 +108,125 @@ def select_gid(port):
     return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], address, gid.get("netdev") or "?")
 
 
+# --------------------------------------------------------------------------- GPUDirect: which GPU serves which HCA
+
+CUDA_AUTO = "auto"
+CUDA_LINK_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")   # closest first (nvidia-smi topo -m legend)
+CUDA_RE = re.compile(r"^(auto|\d{1,4})$")
+
+
+def topology_from_probe(records):
+    """(facts of env_probe's ``gpu.topology`` record, None) or (None, why there is none) from a host's GPU records.
+
+    ``records``: the ``gpu.*`` records of ``env_probe`` (groups ``gpu``) on this host, as a list. The topology
+    facts are ``matrix`` (``{GPU0: {NIC0: PIX, ...}}``, from ``nvidia-smi topo -m``) and ``nic_names``
+    (``{NIC0: mlx5_0}``); ``gpu_nic_affinity`` in the same facts is the closest-NIC summary of that matrix.
+    """
+    records = [r for r in records or [] if isinstance(r, dict)]
+    for record in records:
+        facts = record.get("facts") or {}
+        if record.get("check") == "gpu.topology" and isinstance(facts.get("matrix"), dict) and facts["matrix"]:
+            return facts, None
+    for record in records:
+        if record.get("check") in ("gpu.topology", "gpu.inventory") and record.get("status") in ("skip", "error"):
+            return None, "%s %s: %s" % (record["check"], record.get("status"), record.get("reason") or "no reason given")
+    if not records:
+        return None, "no GPU probe records for this host (env_probe groups [gpu] did not run)"
+    return None, "no gpu.topology record with a topology matrix among the GPU probe records"
+
+
+def gpus_for_hcas(devices, topology):
+    """Which GPU serves which HCA for GPUDirect RDMA: ``{device: {"gpu": index or None, "link": cell or None,
+    "why": text}}``. Pure; ``topology`` is the gpu.topology facts (``matrix``, ``nic_names``).
+
+    Closest first, by the ``nvidia-smi topo -m`` cell between the GPU and the HCA: PIX > PXB > PHB > NODE > SYS.
+    One GPU per HCA where possible: every (HCA, GPU) pair is taken in the order (link, HCA's rail index, GPU
+    index) and an HCA gets the first GPU no other HCA has; an HCA left without one (more HCAs than GPUs) shares
+    the closest GPU, the least shared one first, then the lowest index. Ties are broken by rail order and GPU
+    index, so the choice never depends on dict order. An HCA the matrix does not name, or a host without GPUs
+    or NICs in the matrix, gets ``gpu: None`` with the reason (host memory).
+    """
+    matrix = (topology or {}).get("matrix") or {}
+    names = (topology or {}).get("nic_names") or {}
+    gpus = sorted((name for name in matrix if re.match(r"^GPU\d+$", str(name))), key=lambda g: int(g[3:]))
+    columns = {}
+    for row in matrix.values():
+        for column in row or {}:
+            columns.setdefault(column, None)
+    nic_of = {}
+    for column in columns:
+        if re.match(r"^GPU\d+$", str(column)):
+            continue
+        nic_of.setdefault(names.get(column, column), column)
+    out = {}
+    edges = []
+    for rail, device in enumerate(devices or []):
+        if not gpus:
+            out[device] = {"gpu": None, "link": None, "why": "no GPU in nvidia-smi topo -m"}
+            continue
+        column = nic_of.get(device)
+        if column is None:
+            out[device] = {"gpu": None, "link": None, "why": "%s is not in nvidia-smi topo -m (NICs there: %s)"
+                           % (device, ", ".join(sorted(nic_of)) or "none")}
+            continue
+        for gpu in gpus:
+            cell = (matrix.get(gpu) or {}).get(column)
+            if cell in CUDA_LINK_ORDER or cell == "SOC":      # PCIe paths only (SOC: old drivers' SYS)
+                edges.append((nvidia_smi.link_rank(cell), rail, int(gpu[3:]), device, "SYS" if cell == "SOC" else cell))
+        if not any(edge[3] == device for edge in edges):
+            out[device] = {"gpu": None, "link": None, "why": "no PCIe path from any GPU to %s in nvidia-smi topo -m"
+                           % device}
+    edges.sort()
+    used = {}
+    for rank, _rail, gpu, device, cell in edges:
+        if device in out or gpu in used:
+            continue
+        used[gpu] = [device]
+        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest free GPU (%s)" % (gpu, cell)}
+    for device in devices or []:
+        mine = [edge for edge in edges if edge[3] == device]
+        if device in out or not mine:
+            continue
+        _rank, _rail, gpu, _device, cell = min(mine, key=lambda e: (e[0], len(used.get(e[2], [])), e[2]))
+        shared = used.setdefault(gpu, [])
+        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest GPU (%s), shared with %s (more HCAs "
+                       "than GPUs)" % (gpu, cell, ", ".join(shared) or "none")}
+        shared.append(device)
+    return out
+
+
+def cuda_facts(devices, params):
+    """Per device, the facts saying where its buffers live: ``memory`` (``gpu``/``host``), ``cuda_device`` (the GPU
+    index passed as ``--use_cuda``), ``cuda_link`` and ``cuda_choice`` (how it was chosen).
+
+    ``params``: ``use_cuda`` (None: host memory; a GPU index: that GPU for every device; ``auto``: gpus_for_hcas on
+    the host's ``gpu_probe`` records, host memory with the reason where there is no topology or no GPU for the HCA).
+    """
+    value = params.get("use_cuda")
+    if value is None or value == "":
+        return dict((d, {"memory": "host"}) for d in devices or [])
+    value = str(value).strip()
+    if not CUDA_RE.match(value):
+        raise AcceptanceError("use_cuda %r is neither a GPU index nor 'auto'" % (value,))
+    if value != CUDA_AUTO:
+        return dict((d, {"memory": "gpu", "cuda_device": int(value), "cuda_choice": "given (use_cuda %s)" % value})
+                    for d in devices or [])
+    topology, missing = topology_from_probe(params.get("gpu_probe"))
+    chosen = gpus_for_hcas(devices, topology) if topology else {}
+    out = {}
+    for device in devices or []:
+        pick = chosen.get(device) or {"gpu": None, "link": None, "why": missing}
+        if pick["gpu"] is None:
+            out[device] = {"memory": "host", "cuda_device": None,
+                           "cuda_choice": "use_cuda auto fell back to host memory: %s" % pick["why"]}
+        else:
+            # the index is nvidia-smi's (PCI bus order): the sweep runs perftest with CUDA_DEVICE_ORDER=PCI_BUS_ID
+            out[device] = {"memory": "gpu", "cuda_device": pick["gpu"], "cuda_link": pick["link"],
+                           "cuda_device_order": "PCI_BUS_ID",
+                           "cuda_choice": "use_cuda auto: %s to %s" % (pick["why"], device)}
+    return out
+
+
 # --------------------------------------------------------------------------- argv
 
 def build_argv(binary, params, device, tcp_port, gid_index, side, peer_address=None, json_file=None):
@@ -132,8 +254,11 @@ def build_argv(binary, params, device, tcp_port, gid_index, side, peer_address=N
         argv.append("-F")
     if params.get("rdma_cm"):
         argv.append("-R")
-    if params.get("use_cuda") is not None:
-        argv.append("--use_cuda=%s" % params["use_cuda"])
+    cuda = params.get("use_cuda")
+    if cuda is not None and str(cuda) == CUDA_AUTO:
+        raise AcceptanceError("use_cuda auto is chosen per device (perftest_run.device_plan), not passed to perftest")
+    if cuda is not None:
+        argv.append("--use_cuda=%s" % cuda)
     if json_file:
         argv += ["--out_json", "--out_json_file=%s" % json_file]
     argv += list(params.get("extra_args") or [])
@@ -236,7 +361,13 @@ def default_rules(test, metrics, facts, params):
         size = metrics.get("msg_size_bytes")
         if limit and size is not None and size <= LAT_SMALL_BYTES:
             rules["lat_typical_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)}
-    for name, rule in (params.get("expect") or {}).items():
+    # user rules: per metric for every test, or per check ({"rdma.ib_write_lat": {lat_p99_us: {max: 5}}}); a
+    # latency metric's rule does not apply to a bandwidth test, nor a bandwidth metric's to a latency test (one
+    # rdma_expect serves every test of a sweep)
+    other = BW_METRICS if kind_of(test) == "lat" else LAT_METRICS
+    for name, rule in expectations.rules_for_check(params.get("expect") or {}, "rdma.%s" % test).items():
+        if name in other:
+            continue
         if rule is None:
             rules.pop(name, None)
         else:
@@ -251,6 +382,8 @@ def _num(value):
 
 
 # --------------------------------------------------------------------------- records
+
+_READ_LAT_TITLE = re.compile(r"^\s*RDMA_Read Latency Test\s*$", re.M)
 
 def _series(parsed, kind):
     out = []
@@ -325,6 +458,11 @@ def build_records(text, rc, ctx):
     try:
         parsed = parser.parse(text)
     except ParseError as exc:
+        if side == "server" and test == "ib_read_lat" and rc == 0 and _READ_LAT_TITLE.search(text or ""):
+            # read_lat.c: "Only Client post read request" - its server exchanges keys, prints no table and exits 0
+            reason = "ib_read_lat's server measures nothing (only the client posts reads); the pair's figures are " \
+                     "in the client's record"
+            return [results.skip(check, reason, facts=facts, **common)]
         reason = "could not read %s output (rc %s): %s" % (test, rc, exc)
         return [results.error(check, reason, raw=text, facts=facts, **common)]
     if not parsed["rows"]:

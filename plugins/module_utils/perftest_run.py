@@ -52,8 +52,10 @@ def _on_signal(signum, frame):
 def device_plan(devices, params, hcas=None):
     """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device name or GID."""
     plan = []
-    for index, device in enumerate(devices or []):
+    for device in devices or []:
         perftest_pairs.check_name(device, "device")
+    cuda = perftest_pairs.cuda_facts(devices, params)
+    for index, device in enumerate(devices or []):
         tcp_port = params["port"] + index
         if tcp_port > 65535:
             raise AcceptanceError("port %d + device index %d is above 65535; lower port" % (params["port"], index))
@@ -72,6 +74,7 @@ def device_plan(devices, params, hcas=None):
             facts["gid_choice"] = ("given (gid_index %d)" % gid_index) if gid_index is not None else \
                 "not chosen: %s has no port %d in sysfs (perftest decides)" % (device, params["ib_port"])
         facts["gid_index"] = gid_index
+        facts.update(cuda[device])
         plan.append((index, device, tcp_port, gid_index, facts))
     return plan
 
@@ -82,8 +85,10 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
     out = []
     for index, device, tcp_port, gid_index, facts in plan:
         json_file = os.path.join(json_dir, "%s-%s.json" % (side, device)) if json_dir else None
-        out.append(perftest_pairs.build_argv(binary, dict(params, test=test), device, tcp_port, gid_index,
-                                             side, peer_address=peer_address, json_file=json_file))
+        # the GPU of this device (use_cuda auto is chosen per device by device_plan; None: host memory)
+        cuda = facts.get("cuda_device") if "memory" in facts else params.get("use_cuda")
+        out.append(perftest_pairs.build_argv(binary, dict(params, test=test, use_cuda=cuda), device, tcp_port,
+                                             gid_index, side, peer_address=peer_address, json_file=json_file))
     return out
 
 

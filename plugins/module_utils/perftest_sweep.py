@@ -106,6 +106,13 @@ def step_port(base, step, span, n_devices):
     return port
 
 
+def tool_env(plan):
+    """Environment of the perftest processes of a step: with ``use_cuda: auto`` the GPU indices are nvidia-smi's
+    (``topo -m``, PCI bus order), so CUDA must number the GPUs the same way (``CUDA_DEVICE_ORDER``)."""
+    orders = set(facts.get("cuda_device_order") for _i, _d, _p, _g, facts in plan if facts.get("cuda_device_order"))
+    return {"CUDA_DEVICE_ORDER": sorted(orders)[0]} if orders else None
+
+
 def _write_json(directory, name, data):
     path = os.path.join(directory, name)
     tmp = path + ".tmp"
@@ -129,7 +136,10 @@ class Sweep(PerftestRun):
     # ---------------------------------------------------------------- plan (synchronous, before the sweep)
     def plan(self):
         plan = device_plan(self.p["devices"] or [], self.p, self.hcas())
-        return dict(changed=False, results=[], rates=[facts.get("port_rate_gbit_s") for _i, _d, _p, _g, facts in plan])
+        cuda_keys = ("memory", "cuda_device", "cuda_link", "cuda_choice")
+        return dict(changed=False, results=[], rates=[facts.get("port_rate_gbit_s") for _i, _d, _p, _g, facts in plan],
+                    buffers=dict((device, dict((k, facts[k]) for k in cuda_keys if k in facts))
+                                 for _i, device, _p, _g, facts in plan))
 
     # ---------------------------------------------------------------- run (the runner, under async)
     def run_sweep(self):
@@ -300,7 +310,8 @@ class Sweep(PerftestRun):
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
                      "params": {"timeout_s": p["timeout_s"]}}
             try:
-                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid())
+                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid(),
+                                        env=tool_env(plan))
             except AcceptanceError as exc:
                 self.records.extend(results.with_host([results.error(
                     "rdma.%s.server" % params["test"], "could not start the server: %s" % exc, target=device,
@@ -332,7 +343,7 @@ class Sweep(PerftestRun):
                     # no client came because its host is still busy with an earlier step: listen again
                     self.live.remove(job.handle)
                     self.remove(job.state_dir)
-                    job.handle = detached.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin,
+                    job.handle = detached.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
                                                 extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
                     self.live.append(job.handle)
                     continue
@@ -392,7 +403,8 @@ class Sweep(PerftestRun):
         try:
             # every client lives no longer than this runner (owner), and the lease is checked while they run
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"], started=self.on_started, poll_s=POLL_S,
+                                       p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
+                                       poll_s=POLL_S,
                                        start=functools.partial(detached.start, owner=os.getpid()), tick=self.check_lease,
                                        give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
                                        keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),

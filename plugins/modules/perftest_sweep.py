@@ -186,8 +186,23 @@ options:
     type: bool
     default: false
   use_cuda:
-    description: GPUDirect RDMA, C(--use_cuda=<value>).
+    description:
+      - GPUDirect RDMA. A GPU index passes C(--use_cuda=<index>) for every device.
+      - V(auto) gives each device (HCA) the GPU closest to it on PCIe (PIX, then PXB, PHB, NODE, SYS in
+        C(nvidia-smi topo -m)), one GPU per HCA where there are enough, from O(gpu_probe); CUDA then numbers the GPUs
+        as nvidia-smi does (C(CUDA_DEVICE_ORDER=PCI_BUS_ID)). A host without that topology or without GPUs, or an
+        HCA the topology does not name, runs from host memory.
+      - Every record says where its buffers were - C(facts.memory) (V(gpu) or V(host)), C(facts.cuda_device),
+        C(facts.cuda_link) and C(facts.cuda_choice) (why; the reason of a fall-back to host memory).
     type: str
+  gpu_probe:
+    description:
+      - The C(gpu.*) records of M(aifabric.acceptance.env_probe) (O(aifabric.acceptance.env_probe#module:groups=[gpu]))
+        on this host, for O(use_cuda=auto); its C(gpu.topology) record's C(matrix) and C(nic_names) facts are the
+        PCIe distances between GPUs and HCAs.
+    type: list
+    elements: dict
+    default: []
   out_json:
     description: Not used by the sweep (kept for option parity); records come from the text output.
     type: bool
@@ -278,6 +293,12 @@ rates:
   returned: when state is plan
   type: list
   elements: float
+buffers:
+  description: O(state=plan) - per device, where its perftest buffers will live (C(memory) V(gpu) or V(host),
+    C(cuda_device), C(cuda_link), C(cuda_choice)); see O(use_cuda).
+  returned: when state is plan
+  type: dict
+  sample: {mlx5_0: {memory: gpu, cuda_device: 0, cuda_link: PXB, cuda_choice: "use_cuda auto: GPU0 is the closest free GPU (PXB) to mlx5_0"}}
 progress:
   description: O(state=status) - the runner's progress (C(next_step), C(pairs_done), C(failing), C(dead)).
   returned: when state is status or wait
@@ -345,6 +366,7 @@ def argument_spec():
         report_gbits=dict(type="bool", default=True),
         ignore_cpu_freq=dict(type="bool", default=False),
         use_cuda=dict(type="str"),
+        gpu_probe=dict(type="list", elements="dict", default=[]),
         out_json=dict(type="bool", default=False),
         extra_args=dict(type="list", elements="str", default=[]),
         timeout_s=dict(type="int", default=120),
