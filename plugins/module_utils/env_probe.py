@@ -23,13 +23,15 @@ import traceback
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi, nvidia_smi, rdma, system
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccn_tool, npu_smi, nvidia_smi, rdma, system
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
 
 GROUPS = ("env", "gpu", "npu", "rdma", "software")
 # Ascend NPUs: npu-smi, and the CANN toolkit's install info under these directories (first found wins)
 CANN_DIRS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann/latest")
 NPU_HEALTH_WARN = ("Warning",)   # npu-smi health words other than OK: Warning warns, anything else fails
+# hccn_tool (NPU RoCE ports): PATH first, then where the Ascend driver installs it
+HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool",)
 DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
 NCCL_WHEELS = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
 # The interpreter gemm_bench and allreduce_probe run when their `python` option is left at its
@@ -1111,7 +1113,8 @@ def npu_verdicts(npu):
 
 
 def probe_npu(host, params):
-    """gpu.npu_inventory (+ gpu.npu_device per NPU) from `npu-smi info`; skip where there is no npu-smi."""
+    """gpu.npu_inventory (+ gpu.npu_device per NPU) from `npu-smi info`, gpu.npu_network per NPU from hccn_tool;
+    skip where there is no npu-smi."""
     clock = _Clock()
     explicit = params.get("npu_smi_path")
     smi = explicit or host.which("npu-smi")
@@ -1154,6 +1157,95 @@ def probe_npu(host, params):
         status, reason = _fold(npu_verdicts(npu))
         out.append(_record("gpu.npu_device", status, reason, clock=_Clock(), target=str(npu["npu"]), facts=facts,
                            metrics=metrics, tool=tool))
+    if npus:
+        out.extend(probe_npu_network(host, params, npus))
+    return out
+
+
+def _hccn_tool(host):
+    found = host.which("hccn_tool")
+    if found:
+        return found
+    return next((path for path in HCCN_TOOL_PATHS if host.exists(path)), None)
+
+
+# (hccn_tool option, parser, required): a device whose link or address cannot be read is an error; the gateway
+# and the LLDP neighbour are read where available (a port without either is not a fault by itself)
+HCCN_QUERIES = (("-link", hccn_tool.parse_link, True), ("-ip", hccn_tool.parse_ip, True),
+                ("-gateway", hccn_tool.parse_gateway, False), ("-lldp", hccn_tool.parse_lldp, False))
+LLDP_FACTS = (("port_id", "lldp_port_id"), ("system_name", "lldp_system_name"),
+              ("system_description", "lldp_system_description"), ("mgmt_ipv4", "lldp_mgmt_ipv4"),
+              ("chassis_id", "lldp_chassis_id"), ("max_frame_size", "lldp_max_frame_size"))
+
+
+def npu_network_verdicts(facts):
+    """Rule of one NPU's RoCE port -> [(status, reason)]: link UP and an IPv4 address pass; DOWN fails."""
+    link = facts.get("link_status")
+    if link == "DOWN":
+        return [("fail", "RoCE link of NPU device %s is DOWN (hccn_tool -link -g)" % facts.get("device_id"))]
+    if link != "UP":
+        return [("warn", "RoCE link of NPU device %s reports %r (hccn_tool -link -g)" % (facts.get("device_id"), link))]
+    return []
+
+
+def probe_npu_network(host, params, npus):
+    """gpu.npu_network per NPU device: hccn_tool's view of its RoCE port (link, IPv4 address, netmask, gateway, LLDP
+    neighbour). One ``skip`` record where hccn_tool is absent (NPUs without RoCE ports, such as 310B boards)."""
+    tool_path = _hccn_tool(host)
+    if not tool_path:
+        return [_record("gpu.npu_network", "skip", "hccn_tool not found (PATH, %s): no NPU RoCE port facts"
+                        % ", ".join(HCCN_TOOL_PATHS), clock=_Clock())]
+    timeout = params.get("timeout", 60)
+    out = []
+    for npu in npus:
+        device = npu.get("device") if npu.get("device") is not None else npu.get("npu")
+        clock = _Clock()
+        facts = {"device_id": device}
+        verdicts = []
+        raws = []
+        argvs = []
+        unavailable = []
+        try:
+            for option, parse, required in HCCN_QUERIES:
+                argv = [tool_path, "-i", str(device), option, "-g"]
+                argvs.append(argv)
+                run = host.run(argv, timeout)
+                text = run.output
+                command = "hccn_tool -i %s %s -g" % (device, option)
+                if run.rc != 0:
+                    why = "%s exited %d: %s" % (command, run.rc, (text.strip().splitlines() or [""])[0][:200])
+                    if required:
+                        verdicts.append(("error", why))
+                        raws.append(text)
+                    else:
+                        unavailable.append(why)
+                    continue
+                parsed = parse(run.stdout or "")
+                if option == "-lldp":
+                    facts["lldp_neighbor"] = parsed["neighbor"]
+                    facts.update((name, parsed[key]) for key, name in LLDP_FACTS)
+                else:
+                    facts.update((key, value) for key, value in parsed.items() if key != "problems")
+                if parsed["problems"]:
+                    why = "%s: %s" % (command, parsed["problems"][0])
+                    if required:
+                        verdicts.append(("error", "could not read %s" % why))
+                        raws.append(text)
+                    else:
+                        unavailable.append(why)
+        except AcceptanceError as exc:
+            out.append(_error_from("gpu.npu_network", exc, clock, target=str(device), facts=facts))
+            continue
+        if unavailable:
+            facts["unavailable"] = unavailable
+        if not any(v[0] == "error" for v in verdicts):
+            if facts.get("ipaddr") is None:
+                verdicts.append(("error", "hccn_tool -i %s -ip -g printed no IPv4 address" % device))
+            verdicts.extend(npu_network_verdicts(facts))
+        status, reason = _fold(verdicts)
+        out.append(_record("gpu.npu_network", status, reason, clock=clock, target=str(device), facts=facts,
+                           tool={"name": "hccn_tool"}, params={"argv": argvs},
+                           raw="\n".join(raws) if raws else None))
     return out
 
 
