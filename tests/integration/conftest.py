@@ -3,8 +3,10 @@
 """Fixtures for integration tests over real SSH.
 
 ``fleet``      N fake bare hosts (network namespaces, each with its own sshd), default 3;
-               ``@pytest.mark.fleet(n=5)`` changes N. Function scoped: bringing a fleet up
-               takes well under a second, and every test gets hosts no earlier test killed.
+               ``@pytest.mark.fleet(n=5)`` changes N; ``sysfs=build`` gives each host its own
+               view of parts of /sys, ``private_run=True`` its own /run (netns.Fleet).
+               Function scoped: bringing a fleet up takes well under a second, and every
+               test gets hosts no earlier test killed.
                Teardown removes everything and FAILS the test if anything was left behind.
 ``controller`` how to run Ansible on the controller: the ansible-playbook of the venv that
                runs pytest, this source tree as the collection, the repo's ansible.cfg.
@@ -113,7 +115,8 @@ def controller():
 def fleet(request, fleet_prerequisites):
     marker = request.node.get_closest_marker("fleet")
     n = marker.kwargs.get("n", 3) if marker else 3
-    the_fleet = netns.Fleet(n)
+    options = dict((k, v) for k, v in (marker.kwargs if marker else {}).items() if k in ("sysfs", "private_run"))
+    the_fleet = netns.Fleet(n, **options)
     the_fleet.up()
     try:
         yield the_fleet

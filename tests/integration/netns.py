@@ -9,9 +9,14 @@ The controller (the machine running the tests) reaches every host over real SSH 
 throwaway ed25519 key. An INI inventory describes the fleet to Ansible.
 
 Only the network and the hostname are isolated: files, users and process IDs are
-shared with the controller, so every host gets its own work directory. The one
-exception: each sshd runs in its own mount namespace where the login user's shell
-start-up files (~/.bashrc, ~/.profile, ...) read as empty, as on a fresh machine.
+shared with the controller, so every host gets its own work directory. The exceptions
+live in each sshd's own mount namespace (private: nothing mounted there is seen by the
+controller or by another host): the login user's shell start-up files (~/.bashrc,
+~/.profile, ...) read as empty, as on a fresh machine, and a fleet made with
+``Fleet(sysfs=build)`` gives every host its own view of parts of /sys (see ``Fleet``):
+e.g. a /sys/class/infiniband holding a fake HCA, or a cpufreq tree per CPU, while every
+other entry of /sys stays the real one (the host's own /sys/class/net included);
+``Fleet(private_run=True)`` gives every host its own empty /run.
 
 Everything a fleet creates carries a random suffix (names stay within the 15 characters
 of a Linux interface name) and a random 10.213.X.0/24, so parallel runs and leftovers
@@ -50,21 +55,40 @@ ETC_NETNS = "/etc/netns"
 RUN_NETNS = "/var/run/netns"
 STATE_FILE = "fleet.json"
 SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+SYSFS = "/sys"
+SYSFS_PER_NETNS = ("/sys/class/net", "/sys/devices/virtual/net")   # what they list differs per network namespace
 
 # sshd starts inside the host's own UTS and mount namespaces: set the hostname, hide the
 # controller user's shell start-up files (an empty file bind-mounted over each, in this
-# namespace only), then become sshd. A host is a fresh machine: an SSH session there must
-# not run the controller's ~/.bashrc, whose `pyenv init` blocks for a minute on the lock
-# file a killed session leaves behind. The names come in as positional arguments, never
-# inside the script text: $1 hostname, $2 the empty file, then the rc files up to "--".
+# namespace only), lay the host's own sysfs view over /sys, then become sshd. A host is a
+# fresh machine: an SSH session there must not run the controller's ~/.bashrc, whose
+# `pyenv init` blocks for a minute on the lock file a killed session leaves behind.
+# It refuses to mount anything unless it runs in a mount namespace other than the
+# controller's. The names come in as positional arguments, never inside the script text:
+# $1 hostname, $2 the empty file, $3 the controller's mount namespace (readlink of
+# /proc/self/ns/mnt), $4 "private-run" for a fresh tmpfs on /run (else empty), then the rc
+# files up to "--", then (source, target) pairs to `mount --rbind` in order up to "--"
+# (see _sysfs_mounts), then sshd's argv.
 _HOST_SETUP_AND_EXEC = """\
 hostname "$1" || exit 1
-empty="$2"; shift 2
+empty="$2"; controller_mnt="$3"; run="$4"; shift 4
+if [ "$(readlink /proc/self/ns/mnt)" = "$controller_mnt" ]; then
+  echo "refusing to mount: still in the controller's mount namespace $controller_mnt" >&2; exit 1
+fi
 while [ "$1" != "--" ]; do
   if [ -f "$1" ]; then mount --bind "$empty" "$1" || exit 1; fi
   shift
 done
 shift
+while [ "$1" != "--" ]; do
+  mount --rbind "$1" "$2" || exit 1
+  shift 2
+done
+shift
+if [ "$run" = private-run ]; then
+  mount -t tmpfs -o mode=0755,size=64m,nosuid,nodev aft-run /run || exit 1
+  mkdir -m 0755 /run/sshd /run/lock || exit 1
+fi
 exec "$@"
 """
 SHELL_RC_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile")
@@ -263,6 +287,8 @@ class Host(object):
         self.veth = veth            # host-side veth (on the bridge)
         self.peer = peer            # namespace side, renamed eth0 inside
         self.workdir = workdir      # this host's own directory (remote_tmp lives there)
+        self.sysfs_root = None      # the fake tree laid over /sys for this host (Fleet(sysfs=...)), if any
+        self.sysfs_mounts = []      # its (source, target) pairs, `mount --rbind` in order in sshd's namespace
         self.log = os.path.join(workdir, "sshd.log")
         self.proc = None            # Popen of sshd -D (exec chain: its PID is sshd's)
         self.ns_id = None           # (dev, inode) of the namespace, kept after it is deleted
@@ -276,16 +302,33 @@ class Host(object):
     def __repr__(self):
         return "Host(%s %s ns=%s veth=%s alive=%s)" % (self.name, self.ip, self.ns, self.veth, self.alive)
 
+    def path(self, path):
+        """Where the controller reads ``path`` as this host sees it (its sshd's mount namespace): valid while
+        its sshd lives."""
+        if self.proc is None or self.proc.poll() is not None:
+            raise FleetError("%s: its sshd is not running: its mount namespace is gone" % self.name)
+        return "/proc/%d/root/%s" % (self.proc.pid, os.path.abspath(path).lstrip("/"))
+
 
 class Fleet(object):
     """N hosts on one bridge, reachable over SSH. Use as a context manager or up()/down().
 
     >>> with Fleet(3) as fleet:
     ...     subprocess.run(["ansible", "-i", fleet.inventory, "all", "-m", "ping"], timeout=60)
+
+    ``sysfs``: a callable ``sysfs(host, root)`` that writes the files a host is to see under
+    /sys into ``root`` (``root/sys/class/infiniband/mlx5_0/...``). They are laid over /sys in
+    that host's sshd mount namespace only (see ``_sysfs_mounts``); every other entry of /sys
+    stays the real one, so /sys/class/net still lists the host's own eth0.
+
+    ``private_run``: every host gets its own empty /run (a tmpfs in its sshd mount namespace,
+    with /run/sshd and /run/lock), as separate machines have: per-machine state kept under
+    /run (the perftest state root and its governor hold file) is no longer shared by the
+    hosts. The controller reads a host's /run through ``host.path("/run/...")``.
     """
 
     def __init__(self, n=3, group="gpu_nodes", python="/usr/bin/python3", base_dir=None,
-                 host_prefix="node", keep_dir=False):
+                 host_prefix="node", keep_dir=False, sysfs=None, private_run=False):
         if not 1 <= n <= 200:
             raise ValueError("a fleet has 1 to 200 hosts, not %r" % (n,))
         self.n = n
@@ -307,6 +350,8 @@ class Fleet(object):
         self.hosts = []
         self.tracked = []           # controller-side Popen objects to stop on teardown
         self.tools = dict((name, find_tool(name)) for name in TOOLS)
+        self.sysfs = sysfs
+        self.private_run = private_run
 
     # -- public API
 
@@ -544,6 +589,11 @@ class Fleet(object):
         with open(self.empty_rc, "w"):
             pass
         for host in self.hosts:
+            if self.sysfs is not None:
+                host.sysfs_root = os.path.join(host.workdir, "sysfs")
+                os.makedirs(host.sysfs_root, mode=0o755)
+                self.sysfs(host, host.sysfs_root)
+                host.sysfs_mounts = _sysfs_mounts(host.sysfs_root)
             self._start_sshd(host)
         self._write_state()
         for host in self.hosts:
@@ -562,8 +612,16 @@ class Fleet(object):
     def _start_sshd(self, host):
         argv = [self.tools["ip"], "netns", "exec", host.ns,
                 self.tools["unshare"], "--uts", "--mount", "--propagation", "private", "--",
-                "/bin/sh", "-c", _HOST_SETUP_AND_EXEC, "sh", host.name, self.empty_rc]
+                "/bin/sh", "-c", _HOST_SETUP_AND_EXEC, "sh", host.name, self.empty_rc, os.readlink("/proc/self/ns/mnt"),
+                "private-run" if self.private_run else ""]
         argv += [os.path.join(self.login_home, name) for name in SHELL_RC_FILES]
+        argv += ["--"]
+        for source, target in host.sysfs_mounts:
+            # only ever onto the host's own fake tree or onto /sys, and only in sshd's private namespace
+            if not (_inside(target, host.sysfs_root) or _inside(target, SYSFS)):
+                raise FleetError("refusing to mount %s onto %s: neither under %s nor under %s"
+                                 % (source, target, host.sysfs_root, SYSFS))
+            argv += [source, target]
         argv += ["--", self.tools["sshd"], "-D", "-f", self.sshd_config,
                  "-o", "ListenAddress=%s" % host.ip,
                  "-o", "PidFile=%s" % os.path.join(host.workdir, "sshd.pid"),
@@ -730,6 +788,77 @@ os.execv({python!r}, [{python!r}] + sys.argv[1:])
 
 
 # ---------------------------------------------------------------- helpers
+
+def _inside(path, directory):
+    """True when path is directory or lies below it (both made absolute and normalised)."""
+    if not directory:
+        return False
+    path, directory = os.path.abspath(path), os.path.abspath(directory)
+    return os.path.commonpath([path, directory]) == directory
+
+
+def _real_dir(path):
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _sysfs_mounts(root, real_root=SYSFS):
+    """(source, target) pairs that lay the fake tree ``root/sys`` over /sys, in mount order.
+
+    sysfs allows no mkdir, so where the fake tree adds a name the real directory lacks
+    (/sys/class/infiniband on a machine without RDMA), the nearest real directory above
+    it (/sys/class) is replaced as a whole by its fake copy. That copy is completed here
+    first, inside ``root``: for every other real entry an empty directory or file is
+    made as a mount point onto which the real one is bound (its submounts with it), and
+    real symlinks are copied (relative ones resolve the same once the copy is in place).
+    A fake file that exists in /sys is bound over the real one. The sources are read
+    in the host's own namespace, so a bound /sys/class/net lists that host's interfaces;
+    a fake tree that would need a copy of a directory listed per network namespace
+    (SYSFS_PER_NETNS) is refused. Only the mounts run in the host's namespace; the
+    mount points are made here, in the controller's view, inside ``root``.
+    """
+    fake_sys = os.path.join(root, "sys")
+    others = sorted(set(os.listdir(root)) - {"sys"})
+    if others or not _real_dir(fake_sys):
+        raise FleetError("a sysfs view holds sys/ and nothing else: %s has %s" % (root, others or "no sys/"))
+    fills, tops = [], []
+
+    def complete(fake, real):
+        if real in SYSFS_PER_NETNS:
+            raise FleetError("cannot fake entries of %s: what it lists differs per network namespace" % real)
+        for name in sorted(os.listdir(real)):
+            f, r = os.path.join(fake, name), os.path.join(real, name)
+            if os.path.lexists(f):
+                if _real_dir(f) and _real_dir(r):
+                    complete(f, r)
+                continue                        # the fake entry wins
+            if os.path.islink(r):
+                os.symlink(os.readlink(r), f)
+            elif os.path.isdir(r):
+                os.mkdir(f)
+                fills.append((r, f))
+            else:
+                with open(f, "w"):
+                    pass
+                fills.append((r, f))
+
+    def walk(fake, real):
+        names = sorted(os.listdir(fake))
+        if any(not os.path.lexists(os.path.join(real, name)) for name in names):
+            complete(fake, real)
+            tops.append((fake, real))
+            return
+        for name in names:
+            f, r = os.path.join(fake, name), os.path.join(real, name)
+            if _real_dir(f) and _real_dir(r):
+                walk(f, r)
+            elif os.path.isfile(f) and not os.path.islink(f) and os.path.isfile(r) and not os.path.islink(r):
+                tops.append((f, r))
+            else:
+                raise FleetError("cannot lay %s over %s (not both plain files or both directories)" % (f, r))
+
+    walk(fake_sys, real_root)
+    return fills + tops
+
 
 def _collect(errors, argv):
     try:

@@ -1,0 +1,177 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/rdma.yml on its DEFAULT paths (issue 13): env_probe discovers the devices, nothing is given.
+
+Every netns host sees its own /sys (netns.Fleet(sysfs=...), laid over /sys in that host's sshd mount
+namespace only): the /sys/class/infiniband of the real CX-4 host (test_env_probe.cx4_infiniband: written
+from its ibstat and show_gids captures, plus the PCI ids its CA type MT4115 implies; mlx5_0 is an ACTIVE
+100 Gb/s RoCE port, mlx5_1 an InfiniBand port that is DOWN) and a cpufreq tree under
+/sys/devices/system/cpu/cpu*/ (governor powersave). No rdma_devices, no rdma_state_root, no rdma_cpu_sysfs:
+the probe finds mlx5_0 on every host, perftest_sweep reads its port rate from the same sysfs, the runners use
+the default state root and the default cpufreq tree. The fake ib_write_bw (tests/integration/fake_perftest)
+prints real perftest captures; node3 is a "degraded" node (every pair it is in prints a real, slower capture).
+
+Asserted: rc 0, the devices each host's probe found come from its own sysfs view, the sweep ran on them (every
+pair, on mlx5_0), every record has a host, the env_probe records carry no spurious error, the governors were set
+and restored, and the verdicts of the whole fleet are exactly right: node3 fails (a node finding), every other
+host passes, in results.json and in the run summary. The controller's own /sys is unchanged afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.tests.integration import netns
+from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import CHECK, PLAYBOOK, events, prepare
+from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
+    assert_accounts_for, assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator,
+    start, tail)
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
+
+DEFAULT_ROOT = "/run/aifabric-acceptance/perftest"
+CPUS = ("cpu0", "cpu1")
+N_HOSTS = 5
+
+
+def ipv4_gid(address):
+    """The GID the kernel adds for an IPv4 address of a RoCE netdev: ::ffff:a.b.c.d, in sysfs notation."""
+    a, b, c, d = (int(x) for x in address.split("."))
+    return "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % (a, b, c, d)
+
+
+def cx4_host(host, root):
+    """The sysfs a host sees: the real CX-4 host's /sys/class/infiniband with the host's address on its RoCE
+    netdev, and a cpufreq tree per CPU."""
+    tep.cx4_infiniband(root)
+    for hca in ("mlx5_0", "mlx5_1"):
+        tep.put(root, "/sys/class/infiniband/%s/device/vendor" % hca, "0x15b3\n")
+        tep.put(root, "/sys/class/infiniband/%s/device/device" % hca, "0x1013\n")
+    # the captured GID table predates an IPv4 address on ens11f0 (perftest could not route over RoCE there);
+    # with one configured, the kernel adds that address as an IPv4-mapped GID, RoCE v1 then v2, at the next
+    # free indices (as in the real capture show_gids/mlx5-bond-roce-ipv4-tabs.txt: indices 2 and 3)
+    port = "/sys/class/infiniband/mlx5_0/ports/1"
+    for index, kind in ((2, "IB/RoCE v1"), (3, "RoCE v2")):
+        tep.put(root, "%s/gids/%d" % (port, index), ipv4_gid(host.ip) + "\n")
+        tep.put(root, "%s/gid_attrs/types/%d" % (port, index), kind + "\n")
+        tep.put(root, "%s/gid_attrs/ndev/%d" % (port, index), "ens11f0\n")
+    for cpu in CPUS:
+        if os.path.isdir(os.path.join(netns.SYSFS, "devices/system/cpu", cpu)):
+            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, "powersave\n")
+            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_available_governors" % cpu,
+                    "performance powersave\n")
+
+
+def governors(host):
+    values = set()
+    for cpu in CPUS:
+        path = os.path.join(host.sysfs_root, "sys/devices/system/cpu", cpu, "cpufreq", "scaling_governor")
+        if os.path.exists(path):
+            with open(path) as handle:
+                values.add(handle.read().strip())
+    return values
+
+
+def sys_mounts():
+    """The controller's mounts at or below /sys (mount point and source), to compare before and after."""
+    with open("/proc/self/mountinfo") as handle:
+        return sorted(tuple(line.split()[3:5]) for line in handle if line.split()[4].startswith(netns.SYSFS))
+
+
+def default_paths_inventory(inventory):
+    """Drop what prepare() gives every host: the device list, the state root and the cpufreq tree."""
+    with open(inventory) as handle:
+        text = handle.read()
+    for var in ("rdma_devices", "rdma_state_root", "rdma_cpu_sysfs"):
+        text = re.sub(r" %s=\S+" % var, "", text)
+    assert "rdma_devices" not in text and "rdma_state_root" not in text and "rdma_cpu_sysfs" not in text, text
+    with open(inventory, "w") as handle:
+        handle.write(text)
+
+
+@pytest.mark.fleet(n=N_HOSTS, sysfs=cx4_host, private_run=True)
+def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, tmp_path):
+    controller_sys = sys_mounts()
+    controller_class = sorted(os.listdir("/sys/class"))
+    validator = schema_validator(controller)
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    run_id = "rdma-itest-" + os.urandom(12).hex()
+    run_dir = os.path.join(DEFAULT_ROOT, run_id)
+    assert os.path.dirname(run_dir) == DEFAULT_ROOT and ".." not in run_id
+    inventory, extra, log = prepare(
+        fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
+        extra_vars={"rdma_run_id": run_id, "rdma_poll_s": 1})
+    default_paths_inventory(inventory)
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, 300, out)
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+
+    report = load_report(report_dir, out)[1]
+    records = records_of(report)
+    assert_valid_records(records, validator)
+    names = sorted(h.name for h in fleet.hosts)
+    assert [r for r in records if not r.get("host")] == []
+    # discovery: every host's probe read its own sysfs view (the CX-4 host: one ACTIVE RoCE port, one IB port down)
+    for name in names:
+        inv = [r for r in records if r["check"] == "rdma.inventory" and r["host"] == name]
+        assert len(inv) == 1 and inv[0]["status"] == "pass", inv
+        assert inv[0]["facts"]["hcas"] == ["mlx5_0", "mlx5_1"] and inv[0]["metrics"]["active_port_count"] == 1
+        ports = dict((r["target"], r) for r in records if r["check"] == "rdma.port" and r["host"] == name)
+        assert sorted(ports) == ["mlx5_0/1", "mlx5_1/1"], ports
+        assert ports["mlx5_0/1"]["facts"]["state"] == "ACTIVE" and ports["mlx5_1/1"]["facts"]["state"] == "DOWN"
+    # no spurious error from the probe or from any task
+    errors = [(r["host"], r["check"], r["reason"]) for r in records if r["status"] == "error"]
+    assert errors == [], errors
+    assert [r for r in records if r["check"] == "env.task"] == []
+
+    # the sweep ran on the discovered device only, every pair of the 5 hosts
+    clients = [r for r in records if r["check"] == CHECK]
+    pairs = sorted(tuple(sorted((r["host"], r["peer"]))) for r in clients)
+    assert pairs == [(a, b) for i, a in enumerate(names) for b in names[i + 1:]], pairs
+    assert set(r["target"] for r in clients) == {"mlx5_0"}
+    ips = dict((h.name, h.ip) for h in fleet.hosts)
+    for rec in clients + [r for r in records if r["check"] == CHECK + ".server"]:
+        # the port rate, link layer and GID each host used come from its own sysfs view: the GID maps its own address
+        assert rec["facts"]["port_rate_gbit_s"] == 100 and rec["facts"]["link_layer"] == "Ethernet", rec["facts"]
+        assert rec["facts"]["gid_choice"] == "RoCE v2 GID 3 (%s on ens11f0)" % ips[rec["host"]], rec["facts"]
+        # every host set its own governors (its own cpufreq tree, its own hold file under its own /run)
+        assert rec["facts"]["cpu_governor"] == "set to performance (was powersave)", rec["facts"]
+    for rec in clients:
+        if "node3" in (rec["host"], rec["peer"]):
+            assert rec["metrics"]["bw_avg_gbit_s"] < 90, rec           # under 90 % of the 100 Gb/s port
+        else:
+            assert rec["status"] == "pass" and rec["metrics"]["bw_avg_gbit_s"] == 779.21, rec
+    ran = set((e["host"], e["device"]) for e in events(log) if e["event"] == "finished")
+    assert ran == set((name, "mlx5_0") for name in names), ran
+
+    # the verdicts of the whole fleet: node3 fails (attribution names it), every other host warns for the one
+    # thing wrong with it (its InfiniBand port mlx5_1/1 is down), in results.json and in the run summary
+    mine = [f for f in report["findings"] if f.get("analysis") == "attribution"]
+    assert [(f["kind"], f["hosts"], f["target"]) for f in mine] == [("node", ["node3"], "mlx5_0")], mine
+    node_records = dict((r["host"], r["status"]) for r in records if r["check"] == CHECK + ".node")
+    assert node_records == dict((name, "fail" if name == "node3" else "pass") for name in names), node_records
+    expected = dict((name, "fail" if name == "node3" else "warn") for name in names)
+    assert dict((h["host"], h["status"]) for h in report["summary"]["hosts"]) == expected, report["summary"]["hosts"]
+    warned = sorted((r["host"], r["check"], r["target"]) for r in records if r["status"] == "warn")
+    assert warned == [(name, "rdma.port", "mlx5_1/1") for name in names], warned
+    assert_accounts_for(report, records, names, ["node3"])       # the set_stats summary (run_summary) agrees
+    assert report["run"]["set_stats"]["_run"]["aifabric_hosts"] == expected
+
+    for host in fleet.hosts:
+        assert governors(host) == {"powersave"}, host.name
+        state = host.path(DEFAULT_ROOT)       # this host's own /run
+        assert os.path.isdir(state), "%s: the runners did not use the default state root" % host.name
+        assert [n for n in os.listdir(state) if not n.startswith("governor")] == [], (host.name, os.listdir(state))
+        assert not os.path.exists(os.path.join(state, "governor.json")), host.name      # no holder left
+    assert not os.path.exists(run_dir), "a host wrote to the controller's /run: %s" % os.listdir(run_dir)
+    assert_nothing_left(fleet)
+    assert sys_mounts() == controller_sys
+    assert sorted(os.listdir("/sys/class")) == controller_class and not os.path.exists("/sys/class/infiniband")
+    with open("/proc/self/mountinfo") as handle:
+        assert fleet.dir not in handle.read()
+    print(json.dumps(report["summary"], sort_keys=True)[:400])
