@@ -122,10 +122,13 @@ def topology_from_probe(records):
     facts are ``matrix`` (``{GPU0: {NIC0: PIX, ...}}``, from ``nvidia-smi topo -m``) and ``nic_names``
     (``{NIC0: mlx5_0}``); ``gpu_nic_affinity`` in the same facts is the closest-NIC summary of that matrix.
     """
-    records = [r for r in records or [] if isinstance(r, dict)]
+    records = [r for r in (records if isinstance(records, list) else []) if isinstance(r, dict)]
     for record in records:
-        facts = record.get("facts") or {}
-        if record.get("check") == "gpu.topology" and isinstance(facts.get("matrix"), dict) and facts["matrix"]:
+        facts = record.get("facts") if isinstance(record.get("facts"), dict) else {}
+        matrix, names = facts.get("matrix"), facts.get("nic_names") or {}
+        if record.get("check") == "gpu.topology" and isinstance(matrix, dict) and matrix:
+            if not (all(isinstance(row, dict) for row in matrix.values()) and isinstance(names, dict)):
+                return None, "the gpu.topology record's matrix is not a mapping of mappings (not env_probe's?)"
             return facts, None
     for record in records:
         if record.get("check") in ("gpu.topology", "gpu.inventory") and record.get("status") in ("skip", "error"):
@@ -148,7 +151,7 @@ def gpus_for_hcas(devices, topology):
     """
     matrix = (topology or {}).get("matrix") or {}
     names = (topology or {}).get("nic_names") or {}
-    gpus = sorted((name for name in matrix if re.match(r"^GPU\d+$", str(name))), key=lambda g: int(g[3:]))
+    gpus = sorted((name for name in matrix if re.match(r"^GPU\d{1,4}$", str(name))), key=lambda g: int(g[3:]))
     columns = {}
     for row in matrix.values():
         for column in row or {}:
@@ -157,7 +160,7 @@ def gpus_for_hcas(devices, topology):
     for column in columns:
         if re.match(r"^GPU\d+$", str(column)):
             continue
-        nic_of.setdefault(names.get(column, column), column)
+        nic_of.setdefault(str(names.get(column, column)), column)
     out = {}
     edges = []
     for rail, device in enumerate(devices or []):

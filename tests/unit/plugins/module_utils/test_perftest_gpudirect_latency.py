@@ -15,6 +15,8 @@ import random
 
 import pytest
 from ansible.module_utils import basic
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
@@ -349,3 +351,23 @@ def test_fleet_without_tail_thresholds_the_same_tails_pass():
     report = fleet.build_report(records, {"run_id": "lat", "started": "2026-11-23T15:00:00Z",
                                           "ended": "2026-11-23T15:10:00Z"})
     assert report["summary"]["failed_hosts"] == [] and by_status(report["summary"]) == {"pass": set(hosts)}
+
+
+# --------------------------------------------------------------------------- bad input: a clear answer, never a crash
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=6),
+                  st.sampled_from(["PIX", "PXB", "PHB", "NODE", "SYS", "SOC", "X", "NV18", "GPU0", "NIC0", "mlx5_0"]))
+_tree = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                      st.dictionaries(st.sampled_from(
+                                                          ["GPU0", "GPU1", "NIC0", "mlx5_0", "matrix", "nic_names",
+                                                           "check", "facts", "status", "reason"]), inner, max_size=5)),
+                     max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(probe=st.one_of(_tree, st.lists(st.fixed_dictionaries({"check": st.just("gpu.topology"), "facts": _tree}))))
+def test_any_gpu_probe_input_gives_a_choice_or_a_reason(probe):
+    out = perftest_pairs.cuda_facts(["mlx5_0", "mlx5_1"], {"use_cuda": "auto", "gpu_probe": probe})
+    for facts in out.values():
+        assert facts["memory"] in ("gpu", "host") and facts["cuda_choice"]
+        assert (facts["cuda_device"] is None) == (facts["memory"] == "host")
