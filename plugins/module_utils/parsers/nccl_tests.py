@@ -91,7 +91,7 @@ def nccl_code_to_version(code):
     """NCCL_VERSION_CODE to text: 22809 -> '2.28.9' (codes >= 2.9 are X*10000 + Y*100 + Z)."""
     try:
         code = int(code)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):   # OverflowError: a JSON 'nccl_version' of Infinity
         return None
     if code >= 10000:
         return "%d.%d.%d" % (code // 10000, (code % 10000) // 100, code % 100)
@@ -317,16 +317,19 @@ def parse_text(text):
             out["complete"] = True
             recognised = True
             continue
+        # The column header, with its '#' or without it (copies that lost the comment marks, such as the
+        # A3 Mega capture in fixtures/nccl_tests/PROVENANCE.md); only a line of known column names qualifies.
+        cols = _header_columns(stripped)
+        if cols is not None:
+            layout_found = _layout(cols, stripped)
+            if layout is not None and out["rows"]:
+                raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
+            layout = layout_found
+            wrong_kind = layout[2]
+            out["wrong_kind"] = wrong_kind
+            recognised = True
+            continue
         if stripped.startswith("#"):
-            cols = _header_columns(stripped)
-            if cols is not None:
-                layout_found = _layout(cols, stripped)
-                if layout is not None and out["rows"]:
-                    raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
-                layout = layout_found
-                wrong_kind = layout[2]
-                out["wrong_kind"] = wrong_kind
-                recognised = True
             continue
         if ROW_RE.match(line):
             if layout is None:
