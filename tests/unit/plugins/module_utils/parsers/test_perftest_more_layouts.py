@@ -43,8 +43,24 @@ def _read(name, where=FIXTURES):
         return handle.read()
 
 
+PEAK_0 = "mofed44-ib-write-bw-client-D300-peak-0-no-warning-line-rdma-cm.txt"
+
+
 def test_every_fixture_is_covered():
-    assert sorted(list(DURATION_LAT) + list(NO_MSGRATE)) == ALL
+    assert sorted(list(DURATION_LAT) + list(NO_MSGRATE) + [PEAK_0]) == ALL
+
+
+def test_duration_bandwidth_without_the_warning_line_as_captured():
+    # a real -D 300 run whose perftest printed BW peak 0.00 and no "BW peak won't be measured" line: not measured
+    parsed = perftest.parse(_read(PEAK_0))
+    (row,) = parsed["rows"]
+    assert (row["bw_peak"], row["bw_avg"], row["msg_rate_mpps"], row["iterations"]) == (0.0, 10322.23, 0.165156,
+                                                                                        24777100)
+    assert not any("BW peak" in w for w in parsed["warnings"]) and perftest.peak_measured(parsed) is False
+    (record,) = perftest_pairs.build_records(_read(PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
+                                                                "peer": "b", "device": "mlx5_0", "params": {}})
+    assert record["metrics"]["bw_peak_gbit_s"] is None and record["metrics"]["bw_avg_gbit_s"] == pytest.approx(
+        10322.23 * 1048576 * 8 / 1e9, abs=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(DURATION_LAT))
