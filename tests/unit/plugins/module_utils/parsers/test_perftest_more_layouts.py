@@ -149,3 +149,18 @@ def test_fuzz_only_parse_error_escapes(name, data):
         assert str(exc)
         return
     assert parsed["rows"] or parsed["errors"]
+
+
+def test_duration_latency_is_judged_on_the_average_when_asked():
+    # docs/hccl.md: the default rule is on lat_typical_us, which duration mode does not print -> error saying so;
+    # expect {lat_typical_us: null, lat_avg_us: {max: ...}} judges the average instead
+    text = _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
+    ctx = {"test": "ib_write_lat", "side": "client", "device": "mlx5_0"}
+
+    def judged(params):
+        (record,) = perftest_pairs.build_records(text, 0, dict(ctx, params=params))
+        return record["status"], record["reason"]
+    status, reason = judged({})
+    assert status == "error" and reason.startswith("lat_typical_us was not measured")
+    assert judged({"expect": {"lat_typical_us": None, "lat_avg_us": {"max": 2.5}}}) == ("pass", None)
+    assert judged({"expect": {"lat_typical_us": None, "lat_avg_us": {"max": 1.0}}})[0] == "fail"
