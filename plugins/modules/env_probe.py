@@ -43,6 +43,8 @@ options:
       - Probe groups to run.
       - V(npu) reads Huawei Ascend NPUs (C(npu-smi info), the CANN toolkit's C(ascend_toolkit_install.info)) into
         C(gpu.npu_inventory) and C(gpu.npu_device) records; a host without C(npu-smi) gets one C(skip) record.
+        Each NPU device's RoCE port (C(hccn_tool) link, IPv4 address, netmask, gateway, LLDP neighbour) becomes a
+        C(gpu.npu_network) record; a host with NPUs but without C(hccn_tool) gets one C(skip) record for it.
     type: list
     elements: str
     choices: [env, gpu, npu, rdma, software]
