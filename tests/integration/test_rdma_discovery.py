@@ -4,28 +4,41 @@
 
 Every netns host sees its own /sys (netns.Fleet(sysfs=...), laid over /sys in that host's sshd mount
 namespace only): the /sys/class/infiniband of the real CX-4 host (test_env_probe.cx4_infiniband: written
-from its ibstat and show_gids captures, plus the PCI ids its CA type MT4115 implies; mlx5_0 is an ACTIVE
-100 Gb/s RoCE port, mlx5_1 an InfiniBand port that is DOWN) and a cpufreq tree under
+from its ibstat and show_gids captures, plus the PCI ids its CA type MT4115 implies and the IPv4-mapped GIDs
+the kernel adds once the RoCE netdev has an address, here the host's own; mlx5_0 is an ACTIVE 100 Gb/s RoCE
+port, mlx5_1 an InfiniBand port that is DOWN) and a cpufreq tree under
 /sys/devices/system/cpu/cpu*/ (governor powersave). No rdma_devices, no rdma_state_root, no rdma_cpu_sysfs:
 the probe finds mlx5_0 on every host, perftest_sweep reads its port rate from the same sysfs, the runners use
 the default state root and the default cpufreq tree. The fake ib_write_bw (tests/integration/fake_perftest)
-prints real perftest captures; node3 is a "degraded" node (every pair it is in prints a real, slower capture).
+prints real perftest captures; a "degraded" node prints a real, slower capture in every pair it is in.
 
-Asserted: rc 0, the devices each host's probe found come from its own sysfs view, the sweep ran on them (every
-pair, on mlx5_0), every record has a host, the env_probe records carry no spurious error, the governors were set
-and restored, and the verdicts of the whole fleet are exactly right: node3 fails (a node finding), every other
-host passes, in results.json and in the run summary. The controller's own /sys is unchanged afterwards.
+Every host also has its own /run (Fleet(private_run=True)), as separate machines do: the default state root
+/run/aifabric-acceptance/perftest holds per-machine state (the governor hold file), which hosts sharing the
+controller's /run would share (each would take the others' hold for its own and leave its governors set).
+
+1. 5 hosts, mode all, node3 degraded: rc 0, the devices each host's probe found come from its own sysfs view
+   (the GID each host used maps its own address), the sweep ran on them (every pair, on mlx5_0), every record
+   has a host, no error and no env.task record (issue 13 saw "records have no host" and a spurious env.task
+   error on this path), every host set and restored its own governors, nothing is left in any host's state
+   root, and the verdicts of the whole fleet are exactly right: node3 fails (a node finding), every other host
+   warns for its InfiniBand port that is down, in results.json and in the run summary (set_stats). The
+   controller's own /sys is unchanged afterwards.
+2. a mixed fleet with the confirmation pass: a host without RDMA device and a host whose ports are all down take
+   no part, each with a verdict that says why; the one remaining pair is measured.
+3. 6 hosts, node2 killed and node5 silenced mid-sweep: rc 4, the survivors' pairs pass, the lost hosts' pairs
+   are error edges, nobody else is blamed; node5's runner ends with its lease and restores its governors.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import time
 
 import pytest
 
 from ansible_collections.aifabric.acceptance.tests.integration import netns
+from ansible_collections.aifabric.acceptance.tests.integration import test_rdma_sweep_faults as faults
 from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import CHECK, PLAYBOOK, events, prepare
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
     assert_accounts_for, assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator,
@@ -174,4 +187,137 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
     assert sorted(os.listdir("/sys/class")) == controller_class and not os.path.exists("/sys/class/infiniband")
     with open("/proc/self/mountinfo") as handle:
         assert fleet.dir not in handle.read()
-    print(json.dumps(report["summary"], sort_keys=True)[:400])
+
+
+def mixed_hosts(host, root):
+    """node3: no RDMA device at all (no /sys/class/infiniband); node4: the CX-4 host with its RoCE port down too
+    (the kernel's words for a port with no link, as on its mlx5_1); the others: cx4_host."""
+    if host.name == "node3":
+        for cpu in CPUS:
+            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, "powersave\n")
+        return
+    cx4_host(host, root)
+    if host.name == "node4":
+        tep.put(root, "/sys/class/infiniband/mlx5_0/ports/1/state", tep.KERNEL_STATE["Down"] + "\n")
+        tep.put(root, "/sys/class/infiniband/mlx5_0/ports/1/phys_state", tep.KERNEL_PHYS["Disabled"] + "\n")
+
+
+@pytest.mark.fleet(n=4, sysfs=mixed_hosts, private_run=True)
+def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controller, tmp_path):
+    """node3 (no RDMA device) and node4 (every port down) take no part; node1-node2 is measured; the confirmation
+    pass (run_summary on the records so far) finds nothing to confirm. Each host's verdict says why."""
+    validator = schema_validator(controller)
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 0.3}},
+                                    extra_vars={"rdma_poll_s": 1, "rdma_confirm": True})
+    default_paths_inventory(inventory)
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, 300, out)
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+    text = open(out).read()
+    for name in ("node3", "node4"):
+        assert "%s has no ACTIVE RDMA port: it takes no part in the rounds" % name in text, tail(out)
+    assert "2 hosts, mode all: 1 rounds x 1 tests, 1 pairs per test" in text, tail(out)
+
+    report = load_report(report_dir, out)[1]
+    records = records_of(report)
+    assert_valid_records(records, validator)
+    assert [r for r in records if not r.get("host")] == []
+    assert [r for r in records if r["status"] == "error" or r["check"] == "env.task"] == []
+    found = sorted((r["host"], r["check"], r["target"] or "", r["status"]) for r in records if r["check"].startswith("rdma."))
+    assert found == [                                   # mode all pairs node1 (server) with node2 (client)
+        ("node1", "rdma.ib_write_bw.server", "mlx5_0", "pass"),
+        ("node1", "rdma.inventory", "", "pass"), ("node1", "rdma.port", "mlx5_0/1", "pass"),
+        ("node1", "rdma.port", "mlx5_1/1", "warn"),
+        ("node2", "rdma.ib_write_bw", "mlx5_0", "pass"),
+        ("node2", "rdma.inventory", "", "pass"), ("node2", "rdma.port", "mlx5_0/1", "pass"),
+        ("node2", "rdma.port", "mlx5_1/1", "warn"),
+        ("node3", "rdma.inventory", "", "skip"),
+        ("node4", "rdma.inventory", "", "pass"), ("node4", "rdma.port", "mlx5_0/1", "warn"),
+        ("node4", "rdma.port", "mlx5_1/1", "warn"),
+    ], found
+    skipped = [r for r in records if r["host"] == "node3"][0]
+    assert skipped["reason"] == "no RDMA device: /sys/class/infiniband is absent", skipped
+    # a host left out says why: node3 skip (nothing to test), node4 warn (its ports are down), the measured pair
+    # warns for its InfiniBand port that is down; no pairwise verdict is made from one pair
+    expected = {"node1": "warn", "node2": "warn", "node3": "skip", "node4": "warn"}
+    assert dict((h["host"], h["status"]) for h in report["summary"]["hosts"]) == expected, report["summary"]["hosts"]
+    assert report["summary"]["failed_hosts"] == [] and report.get("findings") == [], report.get("findings")
+    assert_accounts_for(report, records, sorted(expected), [])
+    assert sorted(set(e["host"] for e in events(log))) == ["node1", "node2"]
+    for host in fleet.hosts:
+        assert governors(host) == {"powersave"}, host.name
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=6, sysfs=cx4_host, private_run=True)
+def test_rdma_default_paths_host_killed_and_host_silenced(fleet, controller, tmp_path):
+    """Discovery, default state root and default cpufreq; once the sweep runs node2 dies (power loss) and node5
+    goes silent (link down, its processes keep running). The play ends (rc 4), the survivors' pairs pass, the
+    pairs with a lost host are error edges, nobody else is blamed; node5's runner stops by itself when its lease
+    expires and restores node5's own governors; every host that still lives has an empty state root."""
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    lease_s = 12
+    inventory, extra, log = prepare(
+        fleet, tmp_path, {"default": {"duration_s": 1.5}},
+        extra_vars={"rdma_connect_timeout_s": 8, "rdma_lease_s": lease_s, "rdma_poll_s": 1})
+    default_paths_inventory(inventory)
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(e["event"] == "finished" for e in events(log)):
+            break
+        assert proc.poll() is None, "the play ended before the sweep ran:\n%s" % tail(out)
+        time.sleep(0.1)
+    else:
+        pytest.fail("the sweep never ran:\n%s" % tail(out))
+    fleet.kill_host("node2")
+    faults.silence(fleet, "node5")
+    rc = finish(proc, 300, out)
+    assert rc == 4, "ansible-playbook must end with rc 4 (hosts unreachable), got %d:\n%s" % (rc, tail(out))
+
+    report = load_report(report_dir, out)[1]
+    records = records_of(report)
+    assert [r for r in records if not r.get("host")] == []
+    lost = {"node2", "node5"}
+    survivors = sorted(h.name for h in fleet.hosts if h.name not in lost)
+    # every host discovered its device before the faults
+    assert sorted(r["host"] for r in records if r["check"] == "rdma.inventory") == sorted(h.name for h in fleet.hosts)
+    by_pair = {}
+    for rec in (r for r in records if r["check"] == CHECK):
+        assert rec["target"] == "mlx5_0", rec
+        by_pair.setdefault(frozenset((rec["host"], rec["peer"])), []).append(rec)
+    for i, a in enumerate(survivors):
+        for b in survivors[i + 1:]:
+            recs = by_pair.get(frozenset((a, b)))
+            assert recs and all(r["status"] == "pass" for r in recs), (a, b, recs)
+    errors = 0
+    for a in survivors:
+        for b in lost:
+            recs = by_pair.get(frozenset((a, b)))
+            assert recs, "no record for the pair %s-%s: attribution cannot see it" % (a, b)
+            errors += sum(1 for r in recs if r["status"] == "error")
+    assert errors >= 4, [r for r in records if r["check"] == CHECK and r["status"] == "error"]
+    blamed = set()
+    for finding in report.get("findings") or []:
+        if finding.get("analysis") == "attribution" and finding["kind"] == "node":
+            blamed.update(finding["hosts"])
+    assert blamed <= lost, report.get("findings")
+    assert set(report["summary"]["failed_hosts"]) <= lost, report["summary"]
+    for name in survivors:
+        node = [r for r in records if r["check"] == CHECK + ".node" and r["host"] == name]
+        assert node and node[0]["status"] == "pass", (name, node)
+    # the silenced host's runner ends with its lease, and with it every perftest it started
+    assert faults.wait_gone(fleet, lease_s + 30) == []
+    for host in fleet.hosts:
+        if host.name == "node2":        # a power loss restores nothing, and its /run is gone with it
+            continue
+        assert governors(host) == {"powersave"}, host.name
+        state = host.path(DEFAULT_ROOT)
+        assert [n for n in os.listdir(state) if not n.startswith("governor")] == [], (host.name, os.listdir(state))
+        assert not os.path.exists(os.path.join(state, "governor.json")), host.name
+    assert_nothing_left(fleet)

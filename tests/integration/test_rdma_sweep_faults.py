@@ -11,8 +11,9 @@
    rdma_state_root, no rdma_cpu_sysfs), ansible-playbook interrupted with SIGINT mid-sweep: every runner
    stops within its lease, and the run leaves nothing behind on any host.
 
-The device list is still given (rdma_devices): the netns hosts share the controller's /sys, which has no
-/sys/class/infiniband to discover.
+The device list is still given here (rdma_devices): these hosts see the controller's /sys, which has no
+/sys/class/infiniband to discover. test_rdma_discovery.py gives each host its own /sys/class/infiniband
+(netns.Fleet(sysfs=...)) and runs the same faults on the default paths with device discovery.
 """
 
 from __future__ import annotations
