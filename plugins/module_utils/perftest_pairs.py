@@ -388,6 +388,7 @@ def _num(value):
 
 _READ_LAT_TITLE = re.compile(r"^\s*RDMA_Read Latency Test\s*$", re.M)
 
+
 def _series(parsed, kind):
     out = []
     unit = parsed.get("unit")

@@ -11,7 +11,6 @@ ib_write_lat capture; node3 is a "bad node" whose pairs print the same capture w
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 

@@ -357,11 +357,10 @@ def test_fleet_without_tail_thresholds_the_same_tails_pass():
 
 _leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=6),
                   st.sampled_from(["PIX", "PXB", "PHB", "NODE", "SYS", "SOC", "X", "NV18", "GPU0", "NIC0", "mlx5_0"]))
+_keys = st.sampled_from(["GPU0", "GPU1", "NIC0", "mlx5_0", "matrix", "nic_names", "check", "facts", "status",
+                         "reason"])
 _tree = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                      st.dictionaries(st.sampled_from(
-                                                          ["GPU0", "GPU1", "NIC0", "mlx5_0", "matrix", "nic_names",
-                                                           "check", "facts", "status", "reason"]), inner, max_size=5)),
-                     max_leaves=20)
+                                                    st.dictionaries(_keys, inner, max_size=5)), max_leaves=20)
 
 
 @settings(max_examples=300, deadline=None)
