@@ -129,7 +129,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ANSIBLE_VERSION
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, progress, render
 
 STREAM_ENV = fleet.STREAM_ENV
 STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
@@ -156,6 +156,9 @@ class CallbackModule(CallbackBase):
     def __init__(self, display=None):
         super().__init__(display=display)
         self.collector = fleet.Collector()
+        self.progress = progress.Tally()        # one line per stage of each task, from the streamed entries
+        self.collector.observer = self.progress.add
+        self.linear = True                      # the play's strategy runs each task on every host before the next
         self.run_id = fleet.new_run_id()
         self.started = _now()
         self.playbooks = []
@@ -286,9 +289,12 @@ class CallbackModule(CallbackBase):
         self._guard("play start", self._on_play_start, play)
 
     def _on_play_start(self, play):
+        self._show_progress(self.progress.flush())
         play_vars = play.get_vars() or {}
         self.play_hosts = []
         manager = play.get_variable_manager()
+        strategy = str(getattr(play, "strategy", None) or "linear")
+        self.linear = not strategy.endswith(("free", "host_pinned"))
         extra_vars = getattr(manager, "extra_vars", None) or {}     # -e: they override the play's vars
         disabled = extra_vars.get("fleet_report_disabled", play_vars.get("fleet_report_disabled", False))
         if boolean(disabled, strict=False):
@@ -296,10 +302,11 @@ class CallbackModule(CallbackBase):
         render_dir = extra_vars.get("k8s_render_dir", play_vars.get("k8s_render_dir"))
         if render_dir not in (None, ""):
             self.render_only = str(render_dir)  # k8s_acceptance.yml render-only mode: manifests, no measurement
+        inventory = getattr(manager, "_inventory", None)
+        self.progress.play(self._batch(play, inventory))
         if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
             return                      # a bookkeeping play (the final set_stats on localhost)
         hosts = None
-        inventory = getattr(manager, "_inventory", None)
         if inventory is not None:
             # all hosts of the play after --limit, ignoring the serial batch restriction
             hosts = [h.name for h in inventory.get_hosts(play.hosts, ignore_restrictions=True)]
@@ -311,13 +318,31 @@ class CallbackModule(CallbackBase):
         self.play_hosts = list(hosts)
         self.collector.target(hosts)
 
+    def _batch(self, play, inventory):
+        """The hosts this play (serial batch) starts on, for the progress lines; None when not known."""
+        try:
+            if inventory is not None:
+                return [h.name for h in inventory.get_hosts(play.hosts)]
+            return None
+        except Exception as exc:  # pylint: disable=broad-except  # progress only: never lose the targets
+            self._display.vvv("aifabric.acceptance.fleet_report: hosts of the play not known: %s" % exc)
+            return None
+
     def _task_start(self, task):
+        if self.linear:     # the previous task has finished on every host
+            self._show_progress(self.progress.flush())
         uuid = str(getattr(task, "_uuid", id(task)))
         self.task_started[uuid] = _now()
         try:
             self.task_run_once[uuid] = boolean(getattr(task, "run_once", False) or False, strict=True)
         except TypeError:
             self.task_run_once[uuid] = False     # a templated run_once: not known here
+        self.progress.start(uuid, run_once=self.task_run_once[uuid])
+
+    def _show_progress(self, lines):
+        """The progress lines of the stages that finished (normal verbosity; no more at -v)."""
+        for line in lines:
+            self._display.display(line)
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._guard("task start", self._task_start, task)
@@ -336,6 +361,7 @@ class CallbackModule(CallbackBase):
         host, uuid, name, data = self._parts(result)
         self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid),
                                participants=self._participants(uuid))
+        self._show_progress(self.progress.take())
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._guard("task failed", self._on_failed, result, ignore_errors)
@@ -344,6 +370,7 @@ class CallbackModule(CallbackBase):
         host, uuid, name, data = self._parts(result)
         self.collector.task_failed(host, uuid, name, data, ignore_errors=bool(ignore_errors),
                                    started=self.task_started.get(uuid), participants=self._participants(uuid))
+        self._show_progress(self.progress.take())
 
     def v2_runner_on_unreachable(self, result):
         self._guard("host unreachable", self._on_unreachable, result)
@@ -351,6 +378,7 @@ class CallbackModule(CallbackBase):
     def _on_unreachable(self, result):
         host, uuid, name, data = self._parts(result)
         self.collector.task_unreachable(host, uuid, name, data, started=self.task_started.get(uuid))
+        self._show_progress(self.progress.take())
 
     def v2_runner_on_skipped(self, result):
         self._guard("task skipped", self._on_skipped, result)
@@ -358,6 +386,7 @@ class CallbackModule(CallbackBase):
     def _on_skipped(self, result):
         host, uuid, name, data = self._parts(result)
         self.collector.task_skipped(host, uuid, name, data)
+        self._show_progress(self.progress.take())
 
     def v2_playbook_on_stats(self, stats):
         if self.disabled:
@@ -379,6 +408,10 @@ class CallbackModule(CallbackBase):
         if self.finished:
             return
         self.finished = True
+        try:
+            self._show_progress(self.progress.flush())
+        except Exception as exc:  # pylint: disable=broad-except
+            self._display.warning("aifabric.acceptance.fleet_report: error in the progress lines: %s" % exc)
         try:
             if self.render_only and not self.skip_report:
                 self._display.banner("FLEET REPORT")
@@ -402,7 +435,7 @@ class CallbackModule(CallbackBase):
             self.run_dir = None
 
     def _collected(self):
-        """The collector as the stream file has it (the same view run_summary had), else in memory."""
+        """The collector as the stream file has it (the same view run_summary had), else its lines in memory."""
         path = self.collector.stream_path
         if path and os.path.isfile(path) and not self.collector.stream_error:
             try:
@@ -411,7 +444,7 @@ class CallbackModule(CallbackBase):
                 return loaded
             except OSError as exc:
                 self._display.warning("aifabric.acceptance.fleet_report: cannot read %s (%s): using memory" % (path, exc))
-        return self.collector
+        return self.collector.read_back()     # the same lines, kept in memory
 
     def _write(self, stats):
         collected = self._collected()

@@ -140,18 +140,24 @@ def normalize(record, host, started=None, task_name=None, parsed_json=False):
     return out
 
 
-def extract_records(result, host, started=None, task_name=None):
+def extract_records(result, host, started=None, task_name=None, normalized=True):
     """Records of one task result (plain dict): ``(records, failed_loop_items)``.
 
     ``result['results']`` holds records when every element looks like one (has check and
     status); a loop's ``results`` holds per-item results, whose own ``results`` may hold
     records. Any other module's ``results`` list is not records.
+    ``normalized=False``: the records as the task returned them (the :class:`Collector` streams them as
+    they are and normalizes them when it reads them back, once).
     """
     items = result.get("results") if isinstance(result, dict) else None
     if not isinstance(items, list) or not items:
         return [], []
+
+    def norm(recs):
+        return [normalize(x, host, started, task_name) for x in recs] if normalized else list(recs)
+
     if all(_record_like(x) for x in items):
-        return [normalize(x, host, started, task_name) for x in items], []
+        return norm(items), []
     records, failed_items = [], []
     for item in items:
         if not _loop_item(item):
@@ -159,7 +165,7 @@ def extract_records(result, host, started=None, task_name=None):
         sub = item.get("results")
         got = []
         if isinstance(sub, list) and sub and all(_record_like(x) for x in sub):
-            got = [normalize(x, host, started, task_name) for x in sub]
+            got = norm(sub)
         records.extend(got)
         if item.get("failed") and not got:
             failed_items.append(item)
@@ -195,10 +201,15 @@ class Collector:
     or unreachable host, plus a record for each targeted host that produced nothing,
     so the report's host count always equals the number of hosts targeted.
 
-    With :meth:`open_stream`, every change is also appended to a run-scoped JSON-lines
-    file as it happens (one line per task result, written with one ``write``), and
-    :meth:`load` rebuilds the same collector from that file: the one record path that
-    both the ``run_summary`` step (set_stats) and the report read.
+    Every change is one entry, encoded once as a JSON line (the task's records as the task
+    returned them; :func:`normalize` checks them when the line is read back). With
+    :meth:`open_stream`, each line is appended to a run-scoped JSON-lines file as it happens
+    (one ``write`` per task result), and :meth:`load` rebuilds the same collector from that
+    file: the one record path that both the ``run_summary`` step (set_stats) and the report
+    read. The collector also keeps its lines in memory (compact bytes), so a stream that
+    could not be written loses nothing: :meth:`records` of a live collector reads its own
+    lines back the same way. ``observer``: a callable given each task entry as it is
+    streamed (the callback's progress lines).
     """
 
     def __init__(self, missing_status="error"):
@@ -207,8 +218,10 @@ class Collector:
         self.run = {}                # what the stream's first line says about the run
         self.config = {}             # analysis config from the stream (required_checks, ...)
         self.problems = []           # lines of a stream that could not be read
+        self.observer = None         # called with each task entry as it is streamed
         self._targeted = set()
-        self._by_key = {}            # (host, task uuid) -> [records]
+        self._lines = []             # a live collector: every entry as its stream line (bytes); None once read back
+        self._by_key = {}            # read back: (host, task uuid) -> [records]
         self._unreachable = {}       # host -> error record (first unreachable task)
         self._events = {}            # host -> {"ok": n, "failed": n, ...}
         self._stream = None          # file descriptor of the stream, when open
@@ -233,16 +246,29 @@ class Collector:
     def load(cls, path):
         """A collector rebuilt from a stream file. A line that cannot be read (the last line of a
         run killed mid-write) is skipped and named in :attr:`problems`. Raises OSError."""
-        out = cls()
         with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry, finite = loads_finite(line)
-                    out._apply(entry, log=False, parsed_json=finite)
-                except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                    out.problems.append("%s line %d unreadable (%s): skipped" % (path, number, exc))
+            return cls._read(handle, path)
+
+    @classmethod
+    def _read(cls, lines, name):
+        out = cls()
+        out._lines = None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry, finite = loads_finite(line)
+                out._apply(entry, log=False, parsed_json=finite)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                out.problems.append("%s line %d unreadable (%s): skipped" % (name, number, exc))
+        return out
+
+    def read_back(self):
+        """A live collector's own lines read back (what :meth:`load` makes of its stream file)."""
+        if self._lines is None:
+            return self
+        out = self._read((line.decode("utf-8", "replace") for line in self._lines), "(memory)")
+        out.missing_status = self.missing_status
         return out
 
     def _apply(self, entry, log=True, parsed_json=False):
@@ -268,15 +294,26 @@ class Collector:
             counts = self._events.setdefault(host, {})
             counts[entry["kind"]] = counts.get(entry["kind"], 0) + 1
             records = entry.get("records") or []
-            if records:     # records read back from a file are checked again (never trusted as is)
+            if records and not log:     # read back: every record checked and completed here, once
+                started, name = entry.get("started"), entry.get("name")
                 self._by_key.setdefault((host, str(entry["task"])), []).extend(
-                    records if log else [normalize(r, host, parsed_json=parsed_json) for r in records])
+                    normalize(r, host, started, name, parsed_json=parsed_json) for r in records)
             if entry.get("unreachable") and host not in self._unreachable:
                 self._unreachable[host] = entry["unreachable"] if log else normalize(entry["unreachable"], host)
         else:
             raise ValueError("unknown stream entry %r" % (kind,))
-        if log and self._stream is not None:
-            line = (_STREAM_ENCODE(entry) + "\n").encode("utf-8")
+        if log:
+            self._log(entry)
+
+    def _log(self, entry):
+        try:
+            text = _STREAM_ENCODE(entry)
+        except (TypeError, ValueError):     # a mapping key JSON cannot hold, a cycle: plain values first
+            text = _STREAM_ENCODE(plain(entry))
+        line = (text + "\n").encode("utf-8")
+        if self._lines is not None:
+            self._lines.append(line)
+        if self._stream is not None:
             try:
                 written = os.write(self._stream, line)     # one write of an O_APPEND fd: lines never interleave
                 if written != len(line):
@@ -285,11 +322,15 @@ class Collector:
                 # the stream no longer holds every record: stop using it (the records stay in memory)
                 self.stream_error = "cannot write the record stream %s: %s" % (self.stream_path, exc)
                 self.close_stream()
+        if self.observer is not None and entry["e"] == "task":
+            self.observer(entry)
 
     def release_records(self):
         """Drop the in-memory copy of the records (once the stream has been read back whole, at the end
         of the run: the report is built from that copy, and a fleet's records are hundreds of MB)."""
         self._by_key = {}
+        if self._lines is not None:
+            self._lines = []
 
     def set_config(self, **config):
         """Add analysis config (e.g. required_checks) to the run, through the stream when open."""
@@ -302,10 +343,13 @@ class Collector:
         if new:
             self._apply({"e": "target", "hosts": list(dict.fromkeys(new))})
 
-    def _task(self, host, task_uuid, kind, records=None, unreachable=None):
+    def _task(self, host, task_uuid, task_name, kind, records=None, unreachable=None, started=None):
         entry = {"e": "task", "host": host, "task": str(task_uuid), "kind": kind}
+        if task_name:
+            entry["name"] = task_name
         if records:
             entry["records"] = records
+            entry["started"] = started or results.utc_now()     # of the records that do not say
         if unreachable:
             entry["unreachable"] = unreachable
         self._apply(entry)
@@ -314,25 +358,28 @@ class Collector:
     def _on_behalf(records, participants):
         """Records of a run_once task are on behalf of every host of its play (as Ansible applies a
         run_once result to all of them): a multi-node run's record names them in ``params.hosts``."""
-        if participants:
-            for rec in records:
-                params = rec.setdefault("params", {})
-                if not params.get("hosts"):
-                    params["hosts"] = [str(h) for h in participants]
-        return records
+        if not participants:
+            return records
+        out = []
+        for rec in records:
+            params = rec.get("params")
+            if params is None or (isinstance(params, dict) and not params.get("hosts")):
+                rec = dict(rec, params=dict(params or {}, hosts=[str(h) for h in participants]))
+            out.append(rec)
+        return out
 
     # events
     def task_ok(self, host, task_uuid, task_name, result, started=None, participants=None):
-        records, _failed = extract_records(result, host, started, task_name)
-        self._task(host, task_uuid, "ok", self._on_behalf(records, participants))
+        records, _failed = extract_records(result, host, started, task_name, normalized=False)
+        self._task(host, task_uuid, task_name, "ok", self._on_behalf(records, participants), started=started)
 
     def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None):
         """A failed task keeps its records; without records it is an ``env.task`` error
         (unless ignore_errors: then it is not a host error)."""
-        records, failed_items = extract_records(result, host, started, task_name)
+        records, failed_items = extract_records(result, host, started, task_name, normalized=False)
         records = self._on_behalf(records, participants)
         if ignore_errors:
-            self._task(host, task_uuid, "ignored", records)
+            self._task(host, task_uuid, task_name, "ignored", records, started=started)
             return
         if not records:
             msg = failure_message(result)
@@ -347,7 +394,7 @@ class Collector:
                     task_name, len(failed_items), failure_message(failed_items[0]))),
                 host=host, target=task_name or None, raw=_raw(failed_items[0]),
                 params={"task": task_name}, started=started)]
-        self._task(host, task_uuid, "failed", records)
+        self._task(host, task_uuid, task_name, "failed", records, started=started)
 
     def task_unreachable(self, host, task_uuid, task_name, result, started=None):
         record = None
@@ -355,17 +402,19 @@ class Collector:
             record = results.error(
                 UNREACHABLE_CHECK, _shorten("host unreachable at task %r: %s" % (task_name, failure_message(result))),
                 host=host, raw=_raw(result), params={"task": task_name}, started=started)
-        self._task(host, task_uuid, "unreachable", unreachable=record)
+        self._task(host, task_uuid, task_name, "unreachable", unreachable=record)
 
     def task_skipped(self, host, task_uuid, task_name, result=None):
         records = []
         if isinstance(result, dict):     # a loop with every item skipped may still carry records
-            records, _failed = extract_records(result, host, None, task_name)
-        self._task(host, task_uuid, "skipped", records)
+            records, _failed = extract_records(result, host, None, task_name, normalized=False)
+        self._task(host, task_uuid, task_name, "skipped", records)
 
     # out
     def records(self):
         """Every record, in a stable order, plus the records that account for every host."""
+        if self._lines is not None:
+            return self.read_back().records()
         out = []
         for (_host, _uuid), recs in self._by_key.items():
             out.extend(recs)

@@ -93,6 +93,30 @@ def test_every_file_is_written_and_lists_every_targeted_host(first_run):
     assert run_dir in proc.stdout
 
 
+def progress_lines(stdout):
+    return [line for line in stdout.splitlines() if line.startswith("aifabric ")]
+
+
+def test_each_task_prints_one_progress_line_per_stage_under_its_own_results(first_run):
+    """Issue 8 item 5: one line per stage of a task once it finished on every host, from the record stream."""
+    stdout = first_run[2].stdout
+    lines = progress_lines(stdout)
+    # dead's reason is ssh's message as this Ansible words it, shortened
+    assert lines[0].startswith("aifabric env: 4/4 hosts, 2 pass, 1 warn, 1 error (dead: host unreachable: ")
+    assert lines[0].endswith(")") and len(lines[0]) < 160
+    assert lines[1:] == [
+        "aifabric rdma ib_write_bw: 1/1 hosts, 1 fail, bw_avg_gbit_s min 180.2 (node1) max 390.5 "
+        "(node1: bw_avg_gbit_s 180.2 < 380 expected)",
+        "aifabric gpu: 2/2 hosts, 2 pass",
+        "aifabric gpu: 1/1 hosts, 1 fail (node3: 12 volatile uncorrectable ECC errors)",
+    ]
+    sections = dict((part.split("]", 1)[0], part) for part in stdout.split("\nTASK [")[1:])
+    assert "aifabric env: " in sections["Probe (synthetic test records)"]
+    assert "aifabric rdma ib_write_bw: " in sections["Pairwise records with a per-size series (synthetic test records)"]
+    assert "aifabric gpu: 2/2 hosts" in sections["A loop whose items return records"]
+    assert "aifabric gpu: 1/1 hosts" in sections["A failed task with records"].split("PLAY [")[0]
+
+
 def test_records_validate_against_the_schema(first_run):
     with open(os.path.join(REPO, "docs", "results.schema.json"), encoding="utf-8") as handle:
         validator = jsonschema.Draft202012Validator(json.load(handle))
@@ -235,8 +259,14 @@ def test_check_mode_writes_nothing(env, tmp_path):
 
 def test_pins_from_the_environment_and_limit(env, tmp_path):
     proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS='{"version": "2.3.0"}', AIFABRIC_REPORT_FORMATS="json"),
-                        tmp_path, "fleet_report.yml", "--limit", "node1,node4")
+                        tmp_path, "fleet_report.yml", "--limit", "node1,node4", "-v")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert progress_lines(proc.stdout) == [        # -v: the same one line per stage, nothing more
+        "aifabric env: 1/1 hosts, 1 pass",
+        "aifabric rdma ib_write_bw: 1/1 hosts, 1 fail, bw_avg_gbit_s min 180.2 (node1) max 390.5 "
+        "(node1: bw_avg_gbit_s 180.2 < 380 expected)",
+        "aifabric gpu: 1/1 hosts, 1 pass",
+    ]
     run_dir = os.path.realpath(str(tmp_path / "latest"))
     assert os.listdir(run_dir) == ["results.json"]
     data = json.loads(load(run_dir, "results.json"))
