@@ -16,6 +16,9 @@ Every host also has its own /run (Fleet(private_run=True)), as separate machines
 /run/aifabric-acceptance/perftest holds per-machine state (the governor hold file), which hosts sharing the
 controller's /run would share (each would take the others' hold for its own and leave its governors set).
 
+0. the harness: a host sees its own /sys/class/infiniband (or none), its own /sys/class/net and cpufreq tree, and
+   its own /run; the controller's /sys, /sys/class and /run are unchanged. A fake tree that would need entries
+   of a directory listed per network namespace, or anything outside sys/, is refused.
 1. 5 hosts, mode all, node3 degraded: rc 0, the devices each host's probe found come from its own sysfs view
    (the GID each host used maps its own address), the sweep ran on them (every pair, on mlx5_0), every record
    has a host, no error and no env.task record (issue 13 saw "records have no host" and a spurious env.task
@@ -42,7 +45,7 @@ from ansible_collections.aifabric.acceptance.tests.integration import test_rdma_
 from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import CHECK, PLAYBOOK, events, prepare
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
     assert_accounts_for, assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator,
-    start, tail)
+    ssh, start, tail)
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
 
 DEFAULT_ROOT = "/run/aifabric-acceptance/perftest"
@@ -103,6 +106,69 @@ def default_paths_inventory(inventory):
     assert "rdma_devices" not in text and "rdma_state_root" not in text and "rdma_cpu_sysfs" not in text, text
     with open(inventory, "w") as handle:
         handle.write(text)
+
+
+def one_hca(host, root):
+    """node1: cx4_host; the others: a cpufreq tree only (no /sys/class/infiniband)."""
+    if host.name == "node1":
+        cx4_host(host, root)
+    else:
+        tep.put(root, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+
+
+@pytest.mark.fleet(n=2, sysfs=one_hca, private_run=True)
+def test_each_host_sees_its_own_sysfs_and_run_the_controller_nothing(fleet):
+    """The harness itself: what a host sees under /sys and /run is its own; the controller's stay as they were."""
+    controller_sys = sys_mounts()
+    controller_class = sorted(os.listdir("/sys/class"))
+    node1, node2 = fleet.host("node1"), fleet.host("node2")
+    marker = "/run/%s-private" % fleet.tag
+    script = ("ls /sys/class; echo --; ls /sys/class/net; echo --; ls /sys/class/infiniband 2>&1; echo --; "
+              "cat /sys/class/infiniband/mlx5_0/ports/1/gids/3 /sys/class/infiniband/mlx5_0/ports/1/rate 2>&1; "
+              "echo --; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; echo --; ls -A /run; "
+              "echo --; touch %s && ls %s" % (marker, marker))
+    seen = {}
+    for host in (node1, node2):
+        done = ssh(fleet, host, script)
+        assert done.returncode == 0, done
+        seen[host.name] = [part.split() for part in done.stdout.split("--\n")]
+    try:
+        assert not os.path.exists(marker), "a host wrote to the controller's /run"
+        one, two = seen["node1"], seen["node2"]
+        assert one[0] == sorted(controller_class + ["infiniband"]) and two[0] == controller_class
+        assert one[1] == two[1] == ["eth0", "lo"]                       # each host's own network namespace
+        assert one[2] == ["mlx5_0", "mlx5_1"] and "No such file or directory" in " ".join(two[2])
+        assert one[3] == [ipv4_gid(node1.ip), "100", "Gb/sec", "(4X", "EDR)"], one[3]
+        assert one[4] == two[4] == ["powersave"]
+        assert one[5] == two[5] == ["lock", "sshd"]                     # a fresh /run each
+        assert os.path.exists(node1.path(marker)) and os.path.exists(node2.path(marker))
+    finally:
+        if os.path.exists(marker) and os.path.isfile(marker):           # only if the private /run failed
+            os.remove(marker)
+    assert sys_mounts() == controller_sys and sorted(os.listdir("/sys/class")) == controller_class
+    with open("/proc/self/mountinfo") as handle:
+        assert fleet.dir not in handle.read()
+    assert_nothing_left(fleet)
+
+
+def test_sysfs_view_refuses_what_it_cannot_lay_safely(tmp_path):
+    """Entries of a directory listed per network namespace, and anything outside sys/, are refused."""
+    net = tmp_path / "a"
+    tep.put(net, "/sys/class/net/eth9/operstate", "up\n")
+    tep.put(net, "/sys/class/infiniband/mlx5_0/fw_ver", "12.28.1002\n")
+    with pytest.raises(netns.FleetError, match="differs per network namespace"):
+        netns._sysfs_mounts(str(net))
+    other = tmp_path / "b"
+    tep.put(other, "/etc/hostname", "x\n")
+    with pytest.raises(netns.FleetError, match="holds sys/ and nothing else"):
+        netns._sysfs_mounts(str(other))
+    fine = tmp_path / "c"
+    tep.put(fine, "/sys/class/infiniband/mlx5_0/fw_ver", "12.28.1002\n")
+    mounts = netns._sysfs_mounts(str(fine))
+    assert mounts[-1] == (str(fine / "sys" / "class"), "/sys/class")
+    assert sorted(target for _source, target in mounts[:-1]) == sorted(
+        str(fine / "sys" / "class" / name) for name in os.listdir("/sys/class"))
+    assert all(source == "/sys/class/" + os.path.basename(target) for source, target in mounts[:-1])
 
 
 @pytest.mark.fleet(n=N_HOSTS, sysfs=cx4_host, private_run=True)
