@@ -1205,37 +1205,40 @@ def probe_npu_network(host, params, npus):
         raws = []
         argvs = []
         unavailable = []
-        try:
-            for option, parse, required in HCCN_QUERIES:
-                argv = [tool_path, "-i", str(device), option, "-g"]
-                argvs.append(argv)
+        for option, parse, required in HCCN_QUERIES:
+            argv = [tool_path, "-i", str(device), option, "-g"]
+            argvs.append(argv)
+            command = "hccn_tool -i %s %s -g" % (device, option)
+            try:
                 run = host.run(argv, timeout)
-                text = run.output
-                command = "hccn_tool -i %s %s -g" % (device, option)
-                if run.rc != 0:
-                    why = "%s exited %d: %s" % (command, run.rc, (text.strip().splitlines() or [""])[0][:200])
-                    if required:
-                        verdicts.append(("error", why))
-                        raws.append(text)
-                    else:
-                        unavailable.append(why)
-                    continue
-                parsed = parse(run.stdout or "")
-                if option == "-lldp":
-                    facts["lldp_neighbor"] = parsed["neighbor"]
-                    facts.update((name, parsed[key]) for key, name in LLDP_FACTS)
+            except AcceptanceError as exc:      # a timeout of one query costs that query only
+                if required:
+                    verdicts.append(("error", "%s: %s" % (command, exc)))
                 else:
-                    facts.update((key, value) for key, value in parsed.items() if key != "problems")
-                if parsed["problems"]:
-                    why = "%s: %s" % (command, parsed["problems"][0])
-                    if required:
-                        verdicts.append(("error", "could not read %s" % why))
-                        raws.append(text)
-                    else:
-                        unavailable.append(why)
-        except AcceptanceError as exc:
-            out.append(_error_from("gpu.npu_network", exc, clock, target=str(device), facts=facts))
-            continue
+                    unavailable.append("%s: %s" % (command, exc))
+                continue
+            text = run.output
+            if run.rc != 0:
+                why = "%s exited %d: %s" % (command, run.rc, (text.strip().splitlines() or [""])[0][:200])
+                if required:
+                    verdicts.append(("error", why))
+                    raws.append(text)
+                else:
+                    unavailable.append(why)
+                continue
+            parsed = parse(run.stdout or "")
+            if option == "-lldp":
+                facts["lldp_neighbor"] = parsed["neighbor"]
+                facts.update((name, parsed[key]) for key, name in LLDP_FACTS)
+            else:
+                facts.update((key, value) for key, value in parsed.items() if key != "problems")
+            if parsed["problems"]:
+                why = "%s: %s" % (command, parsed["problems"][0])
+                if required:
+                    verdicts.append(("error", "could not read %s" % why))
+                    raws.append(text)
+                else:
+                    unavailable.append(why)
         if unavailable:
             facts["unavailable"] = unavailable
         if not any(v[0] == "error" for v in verdicts):

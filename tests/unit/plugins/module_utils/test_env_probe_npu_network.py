@@ -180,7 +180,8 @@ def test_a_failing_query_is_an_error_of_that_device_only(tmp_path):
     outputs = _outputs()
     outputs[(2, "-ip")] = (255, "Error: device 2 query failed")   # what a failure prints is not public: any text
     outputs[(6, "-lldp")] = (1, "lldp not supported")
-    outputs[(7, "-link")] = ToolTimeout("hccn_tool -i 7 -link -g did not finish in 20 s")
+    outputs[(7, "-link")] = ToolTimeout("did not finish in 20 s")
+    outputs[(4, "-lldp")] = ToolTimeout("did not finish in 20 s")
     net = _network(env_probe.probe(_host(tmp_path, outputs), {"groups": ["npu"]}))
     status = dict((r["target"], r["status"]) for r in net)
     assert status == {"0": "pass", "1": "pass", "2": "error", "3": "pass", "4": "pass", "5": "pass", "6": "pass",
@@ -189,7 +190,11 @@ def test_a_failing_query_is_an_error_of_that_device_only(tmp_path):
     assert "device 2 query failed" in net[2]["raw"]
     # an unavailable LLDP neighbour is noted, not a fault
     assert net[6]["facts"]["unavailable"] == ["hccn_tool -i 6 -lldp -g exited 1: lldp not supported"]
-    assert "did not finish" in net[7]["reason"]
+    # a timed-out query costs that query only: device 7 keeps its address, device 4 only misses its neighbour
+    assert net[7]["reason"] == "hccn_tool -i 7 -link -g: did not finish in 20 s"
+    assert net[7]["facts"]["ipaddr"] == "11.12.165.87" and net[7]["facts"]["lldp_port_id"] == "400GE1/4/5:2"
+    assert net[4]["facts"]["unavailable"] == ["hccn_tool -i 4 -lldp -g: did not finish in 20 s"]
+    assert net[4]["facts"]["link_status"] == "UP" and "lldp_port_id" not in net[4]["facts"]
 
 
 def test_310b_board_has_no_roce_port_tool(tmp_path):
