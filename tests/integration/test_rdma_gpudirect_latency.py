@@ -11,6 +11,7 @@ ib_write_lat capture; node3 is a "bad node" whose pairs print the same capture w
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -78,5 +79,66 @@ def test_rdma_latency_tails_and_use_cuda_auto_without_gpus(fleet, controller, tm
     node = [r for r in records if r["check"] == CHECK + ".node" and r["status"] != "pass"]
     assert [(r["host"], r["status"]) for r in node] == [("node3", "fail")]
     assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+    assert events(log)
+    assert_nothing_left(fleet)
+
+
+SMI_SCRIPT = """#!/bin/sh
+# stand-in for nvidia-smi: prints REAL captures (integration test of use_cuda auto)
+DIR="$(dirname "$(readlink -f "$0")")/smi-captures"
+case "$*" in
+  "-q -x") exec cat "$DIR/q-x.xml" ;;
+  "topo -m") exec cat "$DIR/topo-m.txt" ;;
+  "nvlink -s") exec cat "$DIR/nvlink-s.txt" ;;
+esac
+echo "unsupported: $*" >&2
+exit 2
+"""
+SMI_FIXTURES = os.path.join(HERE, "..", "unit", "plugins", "module_utils", "parsers", "fixtures", "nvidia_smi")
+
+
+@pytest.mark.fleet(n=2)
+def test_rdma_use_cuda_auto_gives_each_rail_its_closest_gpu(fleet, controller, tmp_path):
+    """Each host's nvidia-smi prints the real 8-GPU / 10-HCA ``topo -m`` (GPU pairs behind a PCIe switch with HCA
+    pairs) beside the real H100 ``-q -x`` and ``nvlink -s``: the sweep gives mlx5_0 GPU 0 and mlx5_1 GPU 1 (PXB)
+    on both ends, the argv says so and so does every record."""
+    validator = schema_validator(controller)
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "ansible-playbook.log")
+    inventory, extra, log = prepare(
+        fleet, tmp_path, {"default": {"duration_s": 0.3}}, devices=("mlx5_0", "mlx5_1"),
+        extra_vars={"rdma_test_args": {"use_cuda": "auto"}})
+    bindir = os.path.join(fleet.dir, "bin")
+    captures = os.path.join(bindir, "smi-captures")
+    os.makedirs(captures)
+    for name, source in (("q-x.xml", "driver580-h100-80gb-hbm3-q-x.xml"),
+                         ("topo-m.txt", "topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt"),
+                         ("nvlink-s.txt", "driver580-h100-nvlink-s-empty.txt")):
+        shutil.copy(os.path.join(SMI_FIXTURES, source), os.path.join(captures, name))
+    smi = os.path.join(bindir, "nvidia-smi")
+    with open(smi, "w") as handle:
+        handle.write(SMI_SCRIPT)
+    os.chmod(smi, 0o755)
+    variables = json.loads(extra)
+    variables["rdma_nvidia_smi_path"] = smi
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", json.dumps(variables)),
+                 controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, 300, out)
+    assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+    records = records_of(load_report(report_dir, out)[1])
+    assert_valid_records(records, validator)
+    pairs = [r for r in records if r["check"] in ("rdma.ib_write_bw", "rdma.ib_write_bw.server")]
+    assert len(pairs) == 4, [(r["check"], r["host"], r["target"]) for r in records]
+    for rec in pairs:
+        gpu = {"mlx5_0": 0, "mlx5_1": 1}[rec["target"]]
+        facts = rec["facts"]
+        assert (facts["memory"], facts["cuda_device"], facts["cuda_link"]) == ("gpu", gpu, "PXB"), facts
+        assert facts["cuda_choice"] == "use_cuda auto: GPU%d is the closest free GPU (PXB) to %s" % (gpu, rec["target"])
+        assert "--use_cuda=%d" % gpu in rec["params"]["argv"]
+        assert rec["status"] == "pass", rec
+    topology = [r for r in records if r["check"] == "gpu.topology"]
+    assert len(topology) == 2 and all(r["facts"]["gpu_nic_affinity"]["GPU0"]["nics"] == ["mlx5_0", "mlx5_1"]
+                                      for r in topology)
+    assert "mlx5_1: use_cuda auto: GPU1 is the closest free GPU (PXB) to mlx5_1" in open(out).read()
     assert events(log)
     assert_nothing_left(fleet)
