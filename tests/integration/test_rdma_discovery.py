@@ -26,8 +26,10 @@ controller's /run would share (each would take the others' hold for its own and 
    root, and the verdicts of the whole fleet are exactly right: node3 fails (a node finding), every other host
    warns for its InfiniBand port that is down, in results.json and in the run summary (set_stats). The
    controller's own /sys is unchanged afterwards.
-2. a mixed fleet with the confirmation pass: a host without RDMA device and a host whose ports are all down take
-   no part, each with a verdict that says why; the one remaining pair is measured.
+2. a mixed fleet with the confirmation pass: a host without RDMA device (the first host of the play) and a host
+   whose ports are all down take no part, each with a verdict that says why; the one remaining pair is measured.
+   Failed before the fix of playbooks/tasks/rdma_sweep.yml: a run_once step of the sweep was skipped for every
+   host when the first host took no part, and every testable host ended with an env.task error (rc 2).
 3. 6 hosts, node2 killed and node5 silenced mid-sweep: rc 4, the survivors' pairs pass, the lost hosts' pairs
    are error edges, nobody else is blamed; node5's runner ends with its lease and restores its governors.
 """
@@ -256,9 +258,10 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
 
 
 def mixed_hosts(host, root):
-    """node3: no RDMA device at all (no /sys/class/infiniband); node4: the CX-4 host with its RoCE port down too
-    (the kernel's words for a port with no link, as on its mlx5_1); the others: cx4_host."""
-    if host.name == "node3":
+    """node1 (the first host of the play): no RDMA device at all (no /sys/class/infiniband); node4: the CX-4 host
+    with its RoCE port down too (the kernel's words for a port with no link, as on its mlx5_1); the others:
+    cx4_host."""
+    if host.name == "node1":
         for cpu in CPUS:
             tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, "powersave\n")
         return
@@ -270,8 +273,9 @@ def mixed_hosts(host, root):
 
 @pytest.mark.fleet(n=4, sysfs=mixed_hosts, private_run=True)
 def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controller, tmp_path):
-    """node3 (no RDMA device) and node4 (every port down) take no part; node1-node2 is measured; the confirmation
-    pass (run_summary on the records so far) finds nothing to confirm. Each host's verdict says why."""
+    """node1 (no RDMA device) and node4 (every port down) take no part; node2-node3 is measured; the confirmation
+    pass (run_summary on the records so far) finds nothing to confirm. Each host's verdict says why. The first
+    host of the play taking no part used to fail the sweep on every other host (its run_once step was skipped)."""
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
@@ -283,7 +287,7 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     rc = finish(proc, 300, out)
     assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
     text = open(out).read()
-    for name in ("node3", "node4"):
+    for name in ("node1", "node4"):
         assert "%s has no ACTIVE RDMA port: it takes no part in the rounds" % name in text, tail(out)
     assert "2 hosts, mode all: 1 rounds x 1 tests, 1 pairs per test" in text, tail(out)
 
@@ -293,26 +297,26 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     assert [r for r in records if not r.get("host")] == []
     assert [r for r in records if r["status"] == "error" or r["check"] == "env.task"] == []
     found = sorted((r["host"], r["check"], r["target"] or "", r["status"]) for r in records if r["check"].startswith("rdma."))
-    assert found == [                                   # mode all pairs node1 (server) with node2 (client)
-        ("node1", "rdma.ib_write_bw.server", "mlx5_0", "pass"),
-        ("node1", "rdma.inventory", "", "pass"), ("node1", "rdma.port", "mlx5_0/1", "pass"),
-        ("node1", "rdma.port", "mlx5_1/1", "warn"),
-        ("node2", "rdma.ib_write_bw", "mlx5_0", "pass"),
+    assert found == [                                   # mode all pairs node2 (server) with node3 (client)
+        ("node1", "rdma.inventory", "", "skip"),
+        ("node2", "rdma.ib_write_bw.server", "mlx5_0", "pass"),
         ("node2", "rdma.inventory", "", "pass"), ("node2", "rdma.port", "mlx5_0/1", "pass"),
         ("node2", "rdma.port", "mlx5_1/1", "warn"),
-        ("node3", "rdma.inventory", "", "skip"),
+        ("node3", "rdma.ib_write_bw", "mlx5_0", "pass"),
+        ("node3", "rdma.inventory", "", "pass"), ("node3", "rdma.port", "mlx5_0/1", "pass"),
+        ("node3", "rdma.port", "mlx5_1/1", "warn"),
         ("node4", "rdma.inventory", "", "pass"), ("node4", "rdma.port", "mlx5_0/1", "warn"),
         ("node4", "rdma.port", "mlx5_1/1", "warn"),
     ], found
-    skipped = [r for r in records if r["host"] == "node3"][0]
+    skipped = [r for r in records if r["host"] == "node1"][0]
     assert skipped["reason"] == "no RDMA device: /sys/class/infiniband is absent", skipped
-    # a host left out says why: node3 skip (nothing to test), node4 warn (its ports are down), the measured pair
+    # a host left out says why: node1 skip (nothing to test), node4 warn (its ports are down), the measured pair
     # warns for its InfiniBand port that is down; no pairwise verdict is made from one pair
-    expected = {"node1": "warn", "node2": "warn", "node3": "skip", "node4": "warn"}
+    expected = {"node1": "skip", "node2": "warn", "node3": "warn", "node4": "warn"}
     assert dict((h["host"], h["status"]) for h in report["summary"]["hosts"]) == expected, report["summary"]["hosts"]
     assert report["summary"]["failed_hosts"] == [] and report.get("findings") == [], report.get("findings")
     assert_accounts_for(report, records, sorted(expected), [])
-    assert sorted(set(e["host"] for e in events(log))) == ["node1", "node2"]
+    assert sorted(set(e["host"] for e in events(log))) == ["node2", "node3"]
     for host in fleet.hosts:
         assert governors(host) == {"powersave"}, host.name
     assert_nothing_left(fleet)
