@@ -185,15 +185,15 @@ def gpus_for_hcas(devices, topology):
         if device in out or gpu in used:
             continue
         used[gpu] = [device]
-        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest free GPU (%s)" % (gpu, cell)}
+        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest free GPU (%s) to %s" % (gpu, cell, device)}
     for device in devices or []:
         mine = [edge for edge in edges if edge[3] == device]
         if device in out or not mine:
             continue
         _rank, _rail, gpu, _device, cell = min(mine, key=lambda e: (e[0], len(used.get(e[2], [])), e[2]))
         shared = used.setdefault(gpu, [])
-        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest GPU (%s), shared with %s (more HCAs "
-                       "than GPUs)" % (gpu, cell, ", ".join(shared) or "none")}
+        out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest GPU (%s) to %s, shared with %s (more "
+                       "HCAs than GPUs)" % (gpu, cell, device, ", ".join(shared) or "none")}
         shared.append(device)
     return out
 
@@ -226,7 +226,7 @@ def cuda_facts(devices, params):
             # the index is nvidia-smi's (PCI bus order): the sweep runs perftest with CUDA_DEVICE_ORDER=PCI_BUS_ID
             out[device] = {"memory": "gpu", "cuda_device": pick["gpu"], "cuda_link": pick["link"],
                            "cuda_device_order": "PCI_BUS_ID",
-                           "cuda_choice": "use_cuda auto: %s to %s" % (pick["why"], device)}
+                           "cuda_choice": "use_cuda auto: %s" % pick["why"]}
     return out
 
 

@@ -86,7 +86,8 @@ def test_eight_gpus_ten_hcas_one_gpu_per_rail_then_shared():
         # more HCAs than GPUs: the least shared of the (all SYS) closest GPUs, lowest index first
         "mlx5_8": (0, "SYS"), "mlx5_9": (1, "SYS"),
     }
-    assert "shared with mlx5_0" in got["mlx5_8"]["why"] and "shared with mlx5_1" in got["mlx5_9"]["why"]
+    assert got["mlx5_8"]["why"] == "GPU0 is the closest GPU (SYS) to mlx5_8, shared with mlx5_0 (more HCAs than GPUs)"
+    assert "shared with mlx5_1" in got["mlx5_9"]["why"]
     # the eight rails of the fabric alone: one GPU each, never shared
     rails = perftest_pairs.gpus_for_hcas(devices[:8], topology(TOPO_8GPU_10NIC))
     assert sorted(choice["gpu"] for choice in rails.values()) == list(range(8))
