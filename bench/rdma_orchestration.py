@@ -36,7 +36,8 @@ import time
 
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.integration.conftest import Controller
-from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import events, prepare
+from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import (
+    assert_no_host_in_two_steps_at_once, events, prepare)
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import finish, load_report, start
 
 MARKERS = ("TASK [Start my runner", "TASK [Wait for every runner")
@@ -84,6 +85,12 @@ def one(n, duration, devices, forks):
         records = report["records"] if isinstance(report, dict) else report
         clients = [r for r in records if r["check"] == "rdma.ib_write_bw"]
         evs = events(log)
+        try:
+            # what the figures are worth: no host took part in two tests at once
+            assert_no_host_in_two_steps_at_once(evs, base_port=18515, devices=devices)
+            overlap = None
+        except AssertionError as exc:
+            overlap = str(exc)[:300]
         shutil.copy(log, os.path.join(work, "fake_perftest.log"))
         servers = [e["time"] for e in evs if e["role"] == "server" and e["event"] == "listening"]
         finished = [e["time"] for e in evs if e["event"] == "finished"]
@@ -108,6 +115,7 @@ def one(n, duration, devices, forks):
         "playbook_wall_s": round(wall, 1),
         "overhead_per_round_s": None if span is None else round((span - ideal) / rounds, 2),
         "efficiency": None if span is None else round(ideal / span, 3),
+        "host_in_two_tests_at_once": overlap,
     }
 
 

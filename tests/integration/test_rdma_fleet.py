@@ -91,6 +91,30 @@ def governors(host):
     return values
 
 
+def assert_no_host_in_two_steps_at_once(evs, base_port, devices):
+    """A host takes part in one test at a time (both rails of one step together): what a measurement needs.
+    Per host and step (from the TCP port), the test runs from the client's connect (server: accept) to its
+    end; the steps of one host must not overlap."""
+    spans = {}
+    for ev in evs:
+        start = (ev["role"], ev["event"]) in (("client", "connected"), ("server", "accepted"))
+        if not start and ev["event"] != "finished":
+            continue
+        slot = (ev["port"] - base_port) // devices
+        span = spans.setdefault(ev["host"], {}).setdefault(slot, [None, None])
+        if start:
+            span[0] = ev["time"] if span[0] is None else min(span[0], ev["time"])
+        else:
+            span[1] = ev["time"] if span[1] is None else max(span[1], ev["time"])
+    assert spans
+    for host, slots in spans.items():
+        ordered = sorted(slots.values())
+        assert all(a is not None and b is not None for a, b in ordered), (host, slots)
+        for (_s1, end), (start, _e2) in zip(ordered, ordered[1:]):
+            assert end <= start, "%s ran two steps at once: one ended at %.3f, the next began at %.3f (%s)" % (
+                host, end, start, slots)
+
+
 @pytest.mark.fleet(n=4)
 def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     validator = schema_validator(controller)
@@ -136,6 +160,7 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
         # server never reaches the server of an earlier step
         assert ports[1] == ports[0] + 1 and (ports[0] - 18515) % 2 == 0 and ports[0] < 18515 + 2 * 3, ports
         assert max(e["time"] for e in connected) < min(e["time"] for e in finished)
+    assert_no_host_in_two_steps_at_once(evs, base_port=18515, devices=2)
     for host in fleet.hosts:
         assert governors(host) == {"powersave"}, host.name
         assert not os.path.exists(os.path.join(host.workdir, "perftest", "governor.json"))

@@ -115,6 +115,7 @@ def server(conf, port, device):
     log(conf, role="server", event="listening", port=port, device=device)
     conn = listener.accept()[0]
     listener.close()
+    log(conf, role="server", event="accepted", port=port, device=device)
     conn.sendall(b"go degraded\n" if conf.get("degraded") else b"go\n")
     conn.settimeout(conf["duration_s"] + 30)
     try:
