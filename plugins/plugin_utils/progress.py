@@ -36,7 +36,6 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, 
 
 RANK = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
 SHOWN = ("pass", "warn", "fail", "error", "skip")
-JUDGED = ("pass", "warn", "fail")
 TASK_ERRORS = (fleet.TASK_CHECK, fleet.UNREACHABLE_CHECK)   # made by the collector for a task, not measured
 REASON_MAX = 80
 PREFIX = "aifabric"
@@ -179,29 +178,34 @@ class Tally:
             task.errors.setdefault(host, "a result record that is not a mapping")
             return
         check = rec.get("check")
-        reason = rec.get("reason")
         if not isinstance(check, str) or not check:
             task.errors.setdefault(host, "an invalid result record (check %r)" % (check,))
             return
         if check in TASK_ERRORS:
-            task.errors.setdefault(host, _untasked(reason, task_name) or check)
+            task.errors.setdefault(host, _untasked(rec.get("reason"), task_name) or check)
             return
         name = stage_of(check)
         stage = task.stages.get(name)
         if stage is None:
             stage = task.stages[name] = _Stage(name)
         status = rec.get("status")
-        if not isinstance(status, str) or status not in RANK:
-            status, reason = "error", "status %r is not a status" % (status,)
-        owner = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else host
+        rank = RANK.get(status) if isinstance(status, str) else None
+        reason = None
+        if rank is None:
+            rank, reason = RANK["error"], "status %r is not a status" % (status,)
+        owner = rec.get("host")
+        if not isinstance(owner, str) or not owner:
+            owner = host
+        have = stage.hosts.get(owner)
+        if have is None or rank > have[0]:          # the first reason of the host's worst status
+            stage.hosts[owner] = [rank, reason or rec.get("reason")]
         params = rec.get("params")
-        members = params.get("hosts") if isinstance(params, dict) else None
-        hosts = [owner]
+        members = params.get("hosts") if params and isinstance(params, dict) else None
         if isinstance(members, list) and self.batch:    # a multi-node run acts for the play's hosts it names
-            hosts.extend(str(h) for h in members if str(h) in self.batch)
-        for one in hosts:
-            stage.status(one, RANK[status], reason)
-        if stage.metric and status in JUDGED:
+            for one in members:
+                if str(one) in self.batch and str(one) != owner:
+                    stage.status(str(one), rank, reason or rec.get("reason"))
+        if stage.metric and RANK["pass"] <= rank <= RANK["fail"]:
             metrics = rec.get("metrics")
             value = metrics.get(stage.metric) if isinstance(metrics, dict) else None
             if _number(value):
