@@ -384,6 +384,8 @@ class Fleet(object):
         fleet.subnet = state.get("subnet")
         fleet.tracked = []
         fleet.tools = dict((name, find_tool(name)) for name in TOOLS)
+        fleet.sysfs = None
+        fleet.private_run = False
         fleet.hosts = []
         for item in state.get("hosts", []):
             host = Host(item["name"], item["ns"], item["ip"], item["veth"], item["peer"], item["workdir"])
@@ -801,12 +803,22 @@ def _real_dir(path):
     return os.path.isdir(path) and not os.path.islink(path)
 
 
+def _kind(path):
+    """"link", "dir", "file" or None (absent)."""
+    if os.path.islink(path):
+        return "link"
+    if os.path.isdir(path):
+        return "dir"
+    return "file" if os.path.lexists(path) else None
+
+
 def _sysfs_mounts(root, real_root=SYSFS):
     """(source, target) pairs that lay the fake tree ``root/sys`` over /sys, in mount order.
 
     sysfs allows no mkdir, so where the fake tree adds a name the real directory lacks
-    (/sys/class/infiniband on a machine without RDMA), the nearest real directory above
-    it (/sys/class) is replaced as a whole by its fake copy. That copy is completed here
+    (/sys/class/infiniband on a machine without RDMA), or has as another kind (a real
+    symlink cpuN/cpufreq where the fake tree has a directory), the real directory that
+    holds it (/sys/class) is replaced as a whole by its fake copy. That copy is completed here
     first, inside ``root``: for every other real entry an empty directory or file is
     made as a mount point onto which the real one is bound (its submounts with it), and
     real symlinks are copied (relative ones resolve the same once the copy is in place).
@@ -843,18 +855,20 @@ def _sysfs_mounts(root, real_root=SYSFS):
 
     def walk(fake, real):
         names = sorted(os.listdir(fake))
-        if any(not os.path.lexists(os.path.join(real, name)) for name in names):
+        # a name the real directory lacks, or has as another kind (a symlink where the fake tree has a directory,
+        # as cpuN/cpufreq -> ../cpufreq/policyN), or a symlink (a mount cannot replace one): replace the whole
+        # directory by its completed fake copy
+        if any(_kind(os.path.join(real, name)) != _kind(os.path.join(fake, name)) or _kind(os.path.join(fake, name))
+               == "link" for name in names):
             complete(fake, real)
             tops.append((fake, real))
             return
         for name in names:
             f, r = os.path.join(fake, name), os.path.join(real, name)
-            if _real_dir(f) and _real_dir(r):
+            if _kind(f) == "dir":
                 walk(f, r)
-            elif os.path.isfile(f) and not os.path.islink(f) and os.path.isfile(r) and not os.path.islink(r):
-                tops.append((f, r))
             else:
-                raise FleetError("cannot lay %s over %s (not both plain files or both directories)" % (f, r))
+                tops.append((f, r))             # a plain file over a plain file
 
     walk(fake_sys, real_root)
     return fills + tops

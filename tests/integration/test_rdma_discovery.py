@@ -51,7 +51,9 @@ from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet im
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
 
 DEFAULT_ROOT = "/run/aifabric-acceptance/perftest"
-CPUS = ("cpu0", "cpu1")
+CPU_SYSFS = "/sys/devices/system/cpu"
+# every CPU of this machine gets a fake cpufreq tree: the governor module (default root) writes only fake files
+CPUS = tuple(sorted(n for n in os.listdir(CPU_SYSFS) if re.match(r"cpu[0-9]+$", n))) if os.path.isdir(CPU_SYSFS) else ()
 N_HOSTS = 5
 
 
@@ -76,20 +78,30 @@ def cx4_host(host, root):
         tep.put(root, "%s/gids/%d" % (port, index), ipv4_gid(host.ip) + "\n")
         tep.put(root, "%s/gid_attrs/types/%d" % (port, index), kind + "\n")
         tep.put(root, "%s/gid_attrs/ndev/%d" % (port, index), "ens11f0\n")
+    fake_cpufreq(root)
+
+
+def fake_cpufreq(root):
+    """A cpufreq tree for every CPU (governor powersave, performance offered)."""
     for cpu in CPUS:
-        if os.path.isdir(os.path.join(netns.SYSFS, "devices/system/cpu", cpu)):
-            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, "powersave\n")
-            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_available_governors" % cpu,
-                    "performance powersave\n")
+        tep.put(root, "%s/%s/cpufreq/scaling_governor" % (CPU_SYSFS, cpu), "powersave\n")
+        tep.put(root, "%s/%s/cpufreq/scaling_available_governors" % (CPU_SYSFS, cpu), "performance powersave\n")
+
+
+def assert_cpufreq_faked(fleet):
+    """Before a playbook may set governors on the default path: every governor file a host sees is its fake one."""
+    assert CPUS, "no %s/cpuN here" % CPU_SYSFS
+    for host in fleet.hosts:
+        for cpu in CPUS:
+            path = "%s/%s/cpufreq/scaling_governor" % (CPU_SYSFS, cpu)
+            assert os.path.samefile(host.path(path), os.path.join(host.sysfs_root, path.lstrip("/"))), (host, path)
 
 
 def governors(host):
     values = set()
     for cpu in CPUS:
-        path = os.path.join(host.sysfs_root, "sys/devices/system/cpu", cpu, "cpufreq", "scaling_governor")
-        if os.path.exists(path):
-            with open(path) as handle:
-                values.add(handle.read().strip())
+        with open(os.path.join(host.sysfs_root, CPU_SYSFS.lstrip("/"), cpu, "cpufreq", "scaling_governor")) as handle:
+            values.add(handle.read().strip())
     return values
 
 
@@ -115,7 +127,7 @@ def one_hca(host, root):
     if host.name == "node1":
         cx4_host(host, root)
     else:
-        tep.put(root, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+        fake_cpufreq(root)
 
 
 @pytest.mark.fleet(n=2, sysfs=one_hca, private_run=True)
@@ -129,6 +141,7 @@ def test_each_host_sees_its_own_sysfs_and_run_the_controller_nothing(fleet):
               "cat /sys/class/infiniband/mlx5_0/ports/1/gids/3 /sys/class/infiniband/mlx5_0/ports/1/rate 2>&1; "
               "echo --; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; echo --; ls -A /run; "
               "echo --; touch %s && ls %s" % (marker, marker))
+    assert_cpufreq_faked(fleet)
     seen = {}
     for host in (node1, node2):
         done = ssh(fleet, host, script)
@@ -171,6 +184,17 @@ def test_sysfs_view_refuses_what_it_cannot_lay_safely(tmp_path):
     assert sorted(target for _source, target in mounts[:-1]) == sorted(
         str(fine / "sys" / "class" / name) for name in os.listdir("/sys/class"))
     assert all(source == "/sys/class/" + os.path.basename(target) for source, target in mounts[:-1])
+    # a directory where /sys has a symlink (cpuN/cpufreq -> ../cpufreq/policyN on machines with cpufreq): the
+    # directory holding it is replaced by its completed copy, the real symlinks copied as symlinks
+    cpu = CPU_SYSFS + "/" + CPUS[0]
+    links = [n for n in os.listdir(cpu) if os.path.islink(os.path.join(cpu, n))]
+    if links:
+        linked = tmp_path / "d"
+        tep.put(linked, "%s/%s/fake" % (cpu, links[0]), "x\n")
+        mounts = netns._sysfs_mounts(str(linked))
+        copy = str(linked) + cpu
+        assert mounts[-1] == (copy, cpu) and os.path.isdir(os.path.join(copy, links[0]))
+        assert all(os.readlink(os.path.join(copy, n)) == os.readlink(os.path.join(cpu, n)) for n in links[1:])
 
 
 @pytest.mark.fleet(n=N_HOSTS, sysfs=cx4_host, private_run=True)
@@ -187,6 +211,7 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
         fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
         extra_vars={"rdma_run_id": run_id, "rdma_poll_s": 1})
     default_paths_inventory(inventory)
+    assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     rc = finish(proc, 300, out)
@@ -262,8 +287,7 @@ def mixed_hosts(host, root):
     with its RoCE port down too (the kernel's words for a port with no link, as on its mlx5_1); the others:
     cx4_host."""
     if host.name == "node1":
-        for cpu in CPUS:
-            tep.put(root, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, "powersave\n")
+        fake_cpufreq(root)
         return
     cx4_host(host, root)
     if host.name == "node4":
@@ -282,6 +306,7 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 0.3}},
                                     extra_vars={"rdma_poll_s": 1, "rdma_confirm": True})
     default_paths_inventory(inventory)
+    assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     rc = finish(proc, 300, out)
@@ -335,6 +360,7 @@ def test_rdma_default_paths_host_killed_and_host_silenced(fleet, controller, tmp
         fleet, tmp_path, {"default": {"duration_s": 1.5}},
         extra_vars={"rdma_connect_timeout_s": 8, "rdma_lease_s": lease_s, "rdma_poll_s": 1})
     default_paths_inventory(inventory)
+    assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     deadline = time.monotonic() + 120
