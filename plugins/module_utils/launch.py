@@ -30,7 +30,7 @@ import signal
 import time
 import traceback
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolTimeout
 
 TAG_ENV = "AIFABRIC_RUN_TAG"
@@ -158,6 +158,27 @@ def run_tagged(module, argv, timeout_s, env, tag, foreground=False, grace_s=GRAC
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
     return run, timed_out, swept
+
+
+# The options nccl_test and hccl_test share (documented by the doc fragment aifabric.acceptance._collective_launch);
+# their ranges are in COLLECTIVE_RANGES.
+COLLECTIVE_SPEC = {
+    "iters": {"type": "int"},
+    "warmup_iters": {"type": "int"},
+    "extra_args": {"type": "list", "elements": "str", "default": []},
+    "hosts": {"type": "list", "elements": "str", "default": []},
+    "mpirun": {"type": "str", "default": "mpirun"},
+    "mpirun_env_forward": {"type": "list", "elements": "str", "default": ["PATH", "LD_LIBRARY_PATH"]},
+    "mpirun_extra_args": {"type": "list", "elements": "str", "default": []},
+    "tcp_if_include": {"type": "str"},
+    "timeout": {"type": "int", "default": 1800},
+    "run_tag": {"type": "str"},
+    "from_output": {"type": "path"},
+    "collective": {"type": "str"},
+    "nodes": {"type": "int"},
+}
+COLLECTIVE_RANGES = {"iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "nodes": argspec.POSITIVE,
+                     "timeout": argspec.POSITIVE}
 
 
 def run_module(module, name, import_records, run, user_errors=()):

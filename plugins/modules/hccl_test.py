@@ -28,6 +28,7 @@ extends_documentation_fragment:
   - aifabric.acceptance._attributes.results
   - aifabric.acceptance._attributes.benchmark
   - aifabric.acceptance._profiles
+  - aifabric.acceptance._collective_launch
 attributes:
   check_mode:
     details:
@@ -82,16 +83,6 @@ options:
       - C(-i), add this many bytes between steps (the tool prefers O(step_factor) when both are set).
       - Must be 0 or more.
     type: int
-  iters:
-    description:
-      - C(-n), timed iterations per size.
-      - Must be 1 or more.
-    type: int
-  warmup_iters:
-    description:
-      - C(-w), warmup iterations per size.
-      - Must be 0 or more.
-    type: int
   check:
     description:
       - C(-c), result check (V(0) off, giving C(NULL); V(1) on, the tool's default; V(2) on with the first wrong element).
@@ -108,78 +99,26 @@ options:
       - C(-r), root rank of broadcast, reduce and scatter.
       - Must be 0 or more.
     type: int
-  extra_args:
-    description: Extra argv words for the binary, one per element.
-    type: list
-    elements: str
-    default: []
   env:
     description: C(HCCL_*), C(ASCEND_*) and C(HCCN_*) variables for every rank (others are refused).
     type: dict
     default: {}
-  hosts:
-    description: Hosts of a multi-node run, rank 0's first. Empty runs on this host only.
-    type: list
-    elements: str
-    default: []
   ranks_per_node:
     description:
       - Ranks per host of a multi-node run (default O(npus)).
       - Must be 0 or more.
     type: int
     default: 0
-  mpirun:
-    description: The C(mpirun) program (name or absolute path).
-    type: str
-    default: mpirun
   mpi_flavour:
     description: Which C(mpirun) syntax to use, V(mpich) (what the CANN documentation builds against) or V(openmpi).
     type: str
     choices: [mpich, openmpi]
     default: mpich
-  mpirun_env_forward:
-    description: Launcher environment variables forwarded to every rank by name.
-    type: list
-    elements: str
-    default: [PATH, LD_LIBRARY_PATH]
-  mpirun_extra_args:
-    description: Extra C(mpirun) argv words, one per element.
-    type: list
-    elements: str
-    default: []
-  tcp_if_include:
-    description: Open MPI only, interface or CIDR for its TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
-    type: str
-  from_output:
-    description:
-      - Import mode, a saved HCCL Test output file on the target to read instead of running.
-      - Only a regular file of at most 64 MiB is read; anything else fails the task with the reason.
-    type: path
-  collective:
-    description: Import mode, the collective of O(from_output) when the file name does not say.
-    type: str
   ranks:
     description:
       - Import mode (or an override), the total rank count the busbw factor uses; the output does not print it.
       - Must be 1 or more.
     type: int
-  nodes:
-    description:
-      - Import mode, the number of nodes of the run.
-      - Must be 1 or more.
-    type: int
-  timeout:
-    description:
-      - Seconds before one binary's run is stopped (C(mpirun) gets C(SIGTERM), C(SIGKILL) 10 s later; every process
-        left on this host with the run tag is stopped afterwards).
-      - Must be 1 or more.
-    type: int
-    default: 1800
-  run_tag:
-    description:
-      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and every rank, for
-        M(aifabric.acceptance.cleanup). Default a new unguessable tag, returned as C(run_tag).
-    type: str
   expect:
     description:
       - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 150}})) or per check
@@ -254,12 +193,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, hccl_run, launch
 
 
-RANGES = {
+RANGES = dict(launch.COLLECTIVE_RANGES, **{
     "npus": argspec.POSITIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE,
-    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "check": (0, 2), "root": argspec.NON_NEGATIVE,
-    "ranks_per_node": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE, "nodes": argspec.POSITIVE,
-    "timeout": argspec.POSITIVE,
-}
+    "check": (0, 2), "root": argspec.NON_NEGATIVE,
+    "ranks_per_node": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE,
+})
 
 
 def main():
@@ -275,27 +213,15 @@ def main():
             max_bytes=dict(type="str", default="1G"),
             step_factor=dict(type="int", default=2),
             step_bytes=dict(type="int"),
-            iters=dict(type="int"),
-            warmup_iters=dict(type="int"),
             check=dict(type="int"),
             datatype=dict(type="str"),
             op=dict(type="str"),
             root=dict(type="int"),
-            extra_args=dict(type="list", elements="str", default=[]),
             env=dict(type="dict", default={}),
-            hosts=dict(type="list", elements="str", default=[]),
             ranks_per_node=dict(type="int", default=0),
-            mpirun=dict(type="str", default="mpirun"),
             mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
-            mpirun_env_forward=dict(type="list", elements="str", default=["PATH", "LD_LIBRARY_PATH"]),
-            mpirun_extra_args=dict(type="list", elements="str", default=[]),
-            tcp_if_include=dict(type="str"),
-            from_output=dict(type="path"),
-            collective=dict(type="str"),
             ranks=dict(type="int"),
-            nodes=dict(type="int"),
-            timeout=dict(type="int", default=1800),
-            run_tag=dict(type="str"),
+            **launch.COLLECTIVE_SPEC,
             **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),

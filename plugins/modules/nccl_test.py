@@ -26,6 +26,7 @@ extends_documentation_fragment:
   - aifabric.acceptance._attributes.results
   - aifabric.acceptance._attributes.benchmark
   - aifabric.acceptance._profiles
+  - aifabric.acceptance._collective_launch
 attributes:
   check_mode:
     details:
@@ -69,16 +70,6 @@ options:
     description:
       - C(-i), fixed increment between sizes (instead of O(step_factor)).
       - Must be 1 or more.
-    type: int
-  iters:
-    description:
-      - C(-n), timed iterations per size.
-      - Must be 1 or more.
-    type: int
-  warmup_iters:
-    description:
-      - C(-w), warmup iterations per size.
-      - Must be 0 or more.
     type: int
   check:
     description:
@@ -126,11 +117,6 @@ options:
       - C(-T), the binary's own timeout in seconds (nccl-tests 2.14 and later).
       - Must be 0 or more.
     type: int
-  extra_args:
-    description: Extra argv words for the binary, one per element.
-    type: list
-    elements: str
-    default: []
   json_output:
     description: Use C(-J FILE) (V(auto) when the binary's C(-h) lists it, V(always), V(never)).
     type: str
@@ -148,74 +134,21 @@ options:
   socket_ifname:
     description: C(NCCL_SOCKET_IFNAME) (NCCL's bootstrap and socket transport interface).
     type: str
-  hosts:
-    description: Hosts of a multi-node run, rank 0's first (for example C(groups['gpu_nodes'])). Empty runs on this host only.
-    type: list
-    elements: str
-    default: []
   ranks_per_node:
     description:
       - MPI ranks per host (usually the GPUs per host). Required with O(hosts).
       - Must be 0 or more.
     type: int
     default: 0
-  mpirun:
-    description: The C(mpirun) program (name or absolute path).
-    type: str
-    default: mpirun
   mpirun_mca:
     description: "MCA parameters (C(--mca NAME VALUE)), for example C({pml: ob1, btl: ^openib})."
     type: dict
     default: {}
-  mpirun_env_forward:
-    description: Launcher environment variables forwarded to every rank with C(-x NAME).
-    type: list
-    elements: str
-    default: [PATH, LD_LIBRARY_PATH]
-  mpirun_extra_args:
-    description: Extra C(mpirun) argv words, one per element.
-    type: list
-    elements: str
-    default: []
-  tcp_if_include:
-    description: Interface or CIDR for Open MPI's TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
-    type: str
-  from_output:
-    description:
-      - Import mode, a saved output file on the target (text or C(-J) JSON) to read instead of running.
-      - Only a regular file of at most 64 MiB is read (symbolic links to one are followed); a missing or unreadable
-        file, a directory, a device such as C(/dev/zero), a FIFO, a socket or a larger file fails the task with
-        the reason, before anything is read. A file that is read but is not nccl-tests output gives an C(error)
-        record.
-    type: path
   from_format:
     description: Format of O(from_output).
     type: str
     choices: [auto, text, json]
     default: auto
-  collective:
-    description: Import mode, the collective of O(from_output) when the file does not say (old layouts).
-    type: str
-  nodes:
-    description:
-      - Import mode, the number of nodes of the run when the file does not list its ranks.
-      - Must be 1 or more.
-    type: int
-  timeout:
-    description:
-      - Seconds before one binary's run is stopped. A multi-node run's C(mpirun) gets C(SIGTERM) first (it tears
-        down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
-        host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
-      - Must be 1 or more.
-    type: int
-    default: 1800
-  run_tag:
-    description:
-      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and (with C(-x)) to every rank on every
-        host, so that M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind
-        (a launcher killed outright, a lost controller). Default an unguessable new tag, returned as C(run_tag).
-      - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit.
-    type: str
   expect:
     description:
       - "User thresholds per metric (for example C({busbw_max_gbyte_s: {min: 350}})), applied to every collective, or per
@@ -286,13 +219,13 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, launch, nccl_run
 
 
-RANGES = {
+RANGES = dict(launch.COLLECTIVE_RANGES, **{
     "gpus_per_process": argspec.NON_NEGATIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.POSITIVE,
-    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "check": argspec.NON_NEGATIVE,
+    "check": argspec.NON_NEGATIVE,
     "root": argspec.NON_NEGATIVE, "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3),
     "blocking": (0, 1), "cudagraph": argspec.NON_NEGATIVE, "tool_timeout": argspec.NON_NEGATIVE,
-    "ranks_per_node": argspec.NON_NEGATIVE, "nodes": argspec.POSITIVE, "timeout": argspec.POSITIVE,
-}
+    "ranks_per_node": argspec.NON_NEGATIVE,
+})
 
 
 def main():
@@ -307,8 +240,6 @@ def main():
             max_bytes=dict(type="str", default="8G"),
             step_factor=dict(type="int", default=2),
             step_bytes=dict(type="int"),
-            iters=dict(type="int"),
-            warmup_iters=dict(type="int"),
             check=dict(type="int"),
             datatype=dict(type="str"),
             op=dict(type="str"),
@@ -319,24 +250,14 @@ def main():
             blocking=dict(type="int"),
             cudagraph=dict(type="int"),
             tool_timeout=dict(type="int"),
-            extra_args=dict(type="list", elements="str", default=[]),
             json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
             env=dict(type="dict", default={}),
             split=dict(type="str"),
             socket_ifname=dict(type="str"),
-            hosts=dict(type="list", elements="str", default=[]),
             ranks_per_node=dict(type="int", default=0),
-            mpirun=dict(type="str", default="mpirun"),
             mpirun_mca=dict(type="dict", default={}),
-            mpirun_env_forward=dict(type="list", elements="str", default=["PATH", "LD_LIBRARY_PATH"]),
-            mpirun_extra_args=dict(type="list", elements="str", default=[]),
-            tcp_if_include=dict(type="str"),
-            from_output=dict(type="path"),
             from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"),
-            collective=dict(type="str"),
-            nodes=dict(type="int"),
-            timeout=dict(type="int", default=1800),
-            run_tag=dict(type="str"),
+            **launch.COLLECTIVE_SPEC,
             **expectations.PROFILE_SPEC,
             expect=dict(type="dict", default={}),
         ),
