@@ -28,13 +28,44 @@ import os
 import re
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, detached, expectations, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 DEFAULT_PORT = 18515
+# The options the perftest and perftest_sweep modules share (documented by the doc fragment
+# aifabric.acceptance._perftest_test), and their ranges
+TEST_SPEC = {
+    "host_name": {"type": "str"},
+    "run_id": {"type": "str", "default": "default"},
+    "state_root": {"type": "path"},
+    "keep_state": {"type": "bool", "default": False},
+    "ib_port": {"type": "int", "default": 1},
+    "gid_index": {"type": "int"},
+    "size": {"type": "int"},
+    "all_sizes": {"type": "bool", "default": False},
+    "iterations": {"type": "int"},
+    "duration_s": {"type": "int"},
+    "qps": {"type": "int"},
+    "bidirectional": {"type": "bool", "default": False},
+    "rdma_cm": {"type": "bool", "default": False},
+    "report_gbits": {"type": "bool", "default": True},
+    "ignore_cpu_freq": {"type": "bool", "default": False},
+    "extra_args": {"type": "list", "elements": "str", "default": []},
+    "timeout_s": {"type": "int", "default": 120},
+    "cpu_governor": {"type": "str"},
+    "cpu_sysfs": {"type": "path", "default": "/sys/devices/system/cpu"},
+    "sysfs_root": {"type": "str", "default": ""},
+    "perftest_path": {"type": "path"},
+    "expect": {"type": "dict", "default": {}},
+    "expect_line_rate_pct": {"type": "float", "default": 90},
+}
+TEST_RANGES = {
+    "ib_port": (1, 255), "gid_index": (0, 255), "size": argspec.POSITIVE, "iterations": argspec.POSITIVE,
+    "duration_s": argspec.POSITIVE, "qps": (1, 65536), "timeout_s": argspec.POSITIVE, "expect_line_rate_pct": (0, 100),
+}
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 VERSION_RE = re.compile(r"Version:\s*(\S+)")
 # NGC multinode acceptance criteria for small-message latency (write/send 2.5 us, read 4.5 us).

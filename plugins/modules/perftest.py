@@ -32,6 +32,7 @@ extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
   - aifabric.acceptance._attributes.benchmark
+  - aifabric.acceptance._perftest_test
 attributes:
   check_mode:
     details:
@@ -63,25 +64,11 @@ options:
       - Required for V(server) and V(client).
     type: list
     elements: str
-  ib_port:
-    description:
-      - IB port of the devices (C(-i)).
-      - Must be between 1 and 255.
-    type: int
-    default: 1
-  gid_index:
-    description:
-      - GID index (C(-x)) for every device. When unset it is chosen from sysfs per device.
-      - Must be between 0 and 255.
-    type: int
   peer:
     description: Address (IP or name) of the server host; required for O(state=client).
     type: str
   peer_name:
     description: Inventory name of the other end, stored as each record's C(peer) (default O(peer)).
-    type: str
-  host_name:
-    description: Inventory name of this host, stored as each record's C(host) (default the node's hostname).
     type: str
   port:
     description:
@@ -89,46 +76,6 @@ options:
       - Must be between 1 and 65535.
     type: int
     default: 18515
-  size:
-    description:
-      - Message size in bytes (C(-s)). Ignored with O(all_sizes).
-      - Must be 1 or more.
-    type: int
-  all_sizes:
-    description: Run every message size from 2 bytes to 8 MiB (C(-a)); records keep every size in C(series).
-    type: bool
-    default: false
-  iterations:
-    description:
-      - Iterations per size (C(-n)).
-      - Must be 1 or more.
-    type: int
-  duration_s:
-    description:
-      - Run for this many seconds (C(-D)) instead of a number of iterations.
-      - Must be 1 or more.
-    type: int
-  qps:
-    description:
-      - Number of queue pairs (C(-q)), bandwidth tests only.
-      - Must be between 1 and 65536.
-    type: int
-  bidirectional:
-    description: Traffic in both directions (C(-b)), bandwidth tests only; judged against twice the rate.
-    type: bool
-    default: false
-  rdma_cm:
-    description: Connect the QPs with rdma_cm (C(-R)).
-    type: bool
-    default: false
-  report_gbits:
-    description: Ask perftest for Gbit/s (C(--report_gbits)), bandwidth tests only.
-    type: bool
-    default: true
-  ignore_cpu_freq:
-    description: Pass C(-F) (do not fail/warn when the CPU frequency is not at its maximum).
-    type: bool
-    default: false
   use_cuda:
     description: GPUDirect RDMA - pass C(--use_cuda=<value>) (a GPU index) so the buffers live in GPU memory.
     type: str
@@ -139,17 +86,6 @@ options:
         are built from the text output in every case.
     type: bool
     default: false
-  extra_args:
-    description: More perftest arguments, one argv word per element.
-    type: list
-    elements: str
-    default: []
-  timeout_s:
-    description:
-      - Hard limit for one perftest process (client attempt, or a server's whole life).
-      - Must be 1 or more.
-    type: int
-    default: 120
   connect_timeout_s:
     description:
       - How long a client keeps re-starting while its server does not answer yet.
@@ -180,59 +116,6 @@ options:
         one task per round (C(playbooks/rdma.yml) uses it).
     type: list
     elements: dict
-  run_id:
-    description:
-      - Name of the run; servers, clients and their files live in O(state_root)/O(run_id).
-      - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
-        V(/)); anything else fails the task before any file is touched.
-      - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
-    type: str
-    default: default
-  state_root:
-    description:
-      - Directory for per-run state (handles, outputs, governor state). Must survive between tasks.
-      - Created V(0700) when absent. An existing directory is used only when it is a real directory (not a
-        symbolic link) owned by the user the module runs as and not writable by group or others; otherwise the
-        task fails and says why. Every path under it is checked to stay inside it before any write, kill or
-        removal, and files are created without following symbolic links.
-      - Default C(/run/aifabric-acceptance/perftest) when the module runs as root (writable by root alone),
-        else C($XDG_RUNTIME_DIR/aifabric-acceptance/perftest) or C(~/.cache/aifabric-acceptance/perftest).
-    type: path
-  keep_state:
-    description: Keep the per-run output files after collecting (for debugging).
-    type: bool
-    default: false
-  cpu_governor:
-    description:
-      - Set this CPU frequency governor (usually V(performance)) while the test runs, and restore the previous
-        ones afterwards. Unset leaves the governor alone. Where cpufreq is absent the setting is skipped and
-        the records say why.
-    type: str
-  cpu_sysfs:
-    description: The cpufreq sysfs tree (for tests).
-    type: path
-    default: /sys/devices/system/cpu
-  sysfs_root:
-    description: Prefix for C(/sys/class/infiniband) (for tests; empty means the real tree).
-    type: str
-    default: ''
-  perftest_path:
-    description: Directory holding the perftest binaries (default from PATH).
-    type: path
-  expect:
-    description:
-      - "Expectations per metric, overriding the defaults, for example C({bw_avg_gbit_s: {min: 360}}) or
-        C({lat_typical_us: {max: 3}}). A metric mapped to C(null) drops its default rule. Rule keys are
-        C(min), C(max), C(equals), C(warn_below_pct), C(source)."
-    type: dict
-    default: {}
-  expect_line_rate_pct:
-    description:
-      - Default bandwidth floor, in percent of the lower active port rate of the two ends (read from sysfs,
-        for example C(400 Gb/sec (4X NDR))); doubled for bidirectional runs. V(0) turns it off.
-      - Must be between 0 and 100.
-    type: float
-    default: 90
   peer_rate_gbit_s:
     description:
       - Active port rate of the server's devices, one per device (the C(port_rate_gbit_s) of the server's
@@ -346,52 +229,28 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import Interrupted, PerftestRun
 
 
-RANGES = {
-    "ib_port": (1, 255), "gid_index": (0, 255), "port": argspec.PORT, "size": argspec.POSITIVE,
-    "iterations": argspec.POSITIVE, "duration_s": argspec.POSITIVE, "qps": (1, 65536),
-    "timeout_s": argspec.POSITIVE, "connect_timeout_s": argspec.NON_NEGATIVE,
+RANGES = dict(perftest_pairs.TEST_RANGES, **{
+    "port": argspec.PORT, "connect_timeout_s": argspec.NON_NEGATIVE,
     "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
-    "expect_line_rate_pct": (0, 100), "peer_rate_gbit_s": argspec.NON_NEGATIVE,
-}
+    "peer_rate_gbit_s": argspec.NON_NEGATIVE,
+})
 
 
 def argument_spec():
     return dict(
+        **perftest_pairs.TEST_SPEC,
         state=dict(type="str", default="client", choices=["server", "client", "collect", "absent"]),
         test=dict(type="str", choices=list(perftest_pairs.TESTS), aliases=["tool"]),
         devices=dict(type="list", elements="str"),
-        ib_port=dict(type="int", default=1),
-        gid_index=dict(type="int"),
         peer=dict(type="str"),
         peer_name=dict(type="str"),
-        host_name=dict(type="str"),
         port=dict(type="int", default=perftest_pairs.DEFAULT_PORT),
-        size=dict(type="int"),
-        all_sizes=dict(type="bool", default=False),
-        iterations=dict(type="int"),
-        duration_s=dict(type="int"),
-        qps=dict(type="int"),
-        bidirectional=dict(type="bool", default=False),
-        rdma_cm=dict(type="bool", default=False),
-        report_gbits=dict(type="bool", default=True),
-        ignore_cpu_freq=dict(type="bool", default=False),
         use_cuda=dict(type="str"),
         out_json=dict(type="bool", default=False),
-        extra_args=dict(type="list", elements="str", default=[]),
-        timeout_s=dict(type="int", default=120),
         connect_timeout_s=dict(type="int", default=60),
         connect_retry_delay_s=dict(type="float", default=1.0),
         collect_timeout_s=dict(type="int", default=60),
         handles=dict(type="list", elements="dict"),
-        run_id=dict(type="str", default="default"),
-        state_root=dict(type="path"),
-        keep_state=dict(type="bool", default=False),
-        cpu_governor=dict(type="str"),
-        cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
-        sysfs_root=dict(type="str", default=""),
-        perftest_path=dict(type="path"),
-        expect=dict(type="dict", default={}),
-        expect_line_rate_pct=dict(type="float", default=90),
         peer_rate_gbit_s=dict(type="list", elements="float"),
         from_output=dict(type="path"),
         side=dict(type="str", choices=["client", "server"]),

@@ -29,6 +29,7 @@ extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
   - aifabric.acceptance._attributes.benchmark
+  - aifabric.acceptance._perftest_test
 attributes:
   check_mode:
     details: O(state=run) starts nothing and returns the number of steps; O(state=plan) reads sysfs only.
@@ -128,63 +129,10 @@ options:
     description: RDMA devices of this host in rail order (see M(aifabric.acceptance.perftest)).
     type: list
     elements: str
-  host_name:
-    description: Inventory name of this host (records' C(host)).
-    type: str
-  run_id:
-    description: Name of the run (see M(aifabric.acceptance.perftest)).
-    type: str
-    default: default
-  state_root:
-    description: Per-run state directory root (see M(aifabric.acceptance.perftest); same safety rules).
-    type: path
-  keep_state:
-    description: Keep the per-step output files.
-    type: bool
-    default: false
-  ib_port:
-    description: IB port (C(-i)), 1 to 255.
-    type: int
-    default: 1
-  gid_index:
-    description: GID index (C(-x)), 0 to 255; chosen from sysfs when unset.
-    type: int
   port:
     description: Base TCP port, 1 to 65535.
     type: int
     default: 18515
-  size:
-    description: Message size in bytes (C(-s)).
-    type: int
-  all_sizes:
-    description: Every message size (C(-a)).
-    type: bool
-    default: false
-  iterations:
-    description: Iterations per size (C(-n)).
-    type: int
-  duration_s:
-    description: Seconds per test (C(-D)).
-    type: int
-  qps:
-    description: Queue pairs (C(-q)).
-    type: int
-  bidirectional:
-    description: Both directions (C(-b)).
-    type: bool
-    default: false
-  rdma_cm:
-    description: Connect with rdma_cm (C(-R)).
-    type: bool
-    default: false
-  report_gbits:
-    description: C(--report_gbits) for bandwidth tests.
-    type: bool
-    default: true
-  ignore_cpu_freq:
-    description: Pass C(-F).
-    type: bool
-    default: false
   use_cuda:
     description:
       - GPUDirect RDMA. A GPU index passes C(--use_cuda=<index>) for every device.
@@ -207,15 +155,6 @@ options:
     description: Not used by the sweep (kept for option parity); records come from the text output.
     type: bool
     default: false
-  extra_args:
-    description: More perftest arguments, one argv word each.
-    type: list
-    elements: str
-    default: []
-  timeout_s:
-    description: Hard limit of one perftest process.
-    type: int
-    default: 120
   connect_timeout_s:
     description: How long a client retries while its server does not listen, and a server waits for its client.
     type: int
@@ -232,28 +171,6 @@ options:
     description: How long a server is waited for after its client ended.
     type: int
     default: 60
-  cpu_governor:
-    description: CPU governor for the whole sweep, restored on every path.
-    type: str
-  cpu_sysfs:
-    description: The cpufreq sysfs tree (for tests).
-    type: path
-    default: /sys/devices/system/cpu
-  sysfs_root:
-    description: Prefix for C(/sys/class/infiniband) (for tests).
-    type: str
-    default: ''
-  perftest_path:
-    description: Directory of the perftest binaries (default from PATH).
-    type: path
-  expect:
-    description: Expectations per metric (see M(aifabric.acceptance.perftest)).
-    type: dict
-    default: {}
-  expect_line_rate_pct:
-    description: Bandwidth floor in percent of the lower port rate.
-    type: float
-    default: 90
 """
 
 EXAMPLES = r"""
@@ -315,22 +232,21 @@ outcome:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 
 
-RANGES = {
-    "ib_port": (1, 255), "gid_index": (0, 255), "port": argspec.PORT, "size": argspec.POSITIVE,
-    "iterations": argspec.POSITIVE, "duration_s": argspec.POSITIVE, "qps": (1, 65536),
-    "timeout_s": argspec.POSITIVE, "connect_timeout_s": argspec.NON_NEGATIVE,
+RANGES = dict(perftest_pairs.TEST_RANGES, **{
+    "port": argspec.PORT, "connect_timeout_s": argspec.NON_NEGATIVE,
     "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
-    "expect_line_rate_pct": (0, 100), "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000),
-}
+    "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000),
+})
 
 
 def argument_spec():
     return dict(
+        **perftest_pairs.TEST_SPEC,
         state=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
         label=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
@@ -349,36 +265,13 @@ def argument_spec():
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),
         devices=dict(type="list", elements="str"),
-        host_name=dict(type="str"),
-        run_id=dict(type="str", default="default"),
-        state_root=dict(type="path"),
-        keep_state=dict(type="bool", default=False),
-        ib_port=dict(type="int", default=1),
-        gid_index=dict(type="int"),
         port=dict(type="int", default=18515),
-        size=dict(type="int"),
-        all_sizes=dict(type="bool", default=False),
-        iterations=dict(type="int"),
-        duration_s=dict(type="int"),
-        qps=dict(type="int"),
-        bidirectional=dict(type="bool", default=False),
-        rdma_cm=dict(type="bool", default=False),
-        report_gbits=dict(type="bool", default=True),
-        ignore_cpu_freq=dict(type="bool", default=False),
         use_cuda=dict(type="str"),
         gpu_probe=dict(type="list", elements="dict", default=[]),
         out_json=dict(type="bool", default=False),
-        extra_args=dict(type="list", elements="str", default=[]),
-        timeout_s=dict(type="int", default=120),
         connect_timeout_s=dict(type="int", default=60),
         connect_retry_delay_s=dict(type="float", default=1.0),
         collect_timeout_s=dict(type="int", default=60),
-        cpu_governor=dict(type="str"),
-        cpu_sysfs=dict(type="path", default="/sys/devices/system/cpu"),
-        sysfs_root=dict(type="str", default=""),
-        perftest_path=dict(type="path"),
-        expect=dict(type="dict", default={}),
-        expect_line_rate_pct=dict(type="float", default=90),
     )
 
 
