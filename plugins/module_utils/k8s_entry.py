@@ -159,7 +159,7 @@ def wait_for_peers(hosts, port, wait_s):
 def _retryable(text):
     """perftest's 'cannot reach the server yet' (the parser's 'connect' kind, as on the SSH path)."""
     try:
-        sys.path.insert(0, LIB)
+        # the code tree is on sys.path (cmd_run put it there)
         from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
         parsed = perftest.parse(text)
     except Exception:  # pylint: disable=broad-except
@@ -236,6 +236,7 @@ def _alive(port, stop):
 
 
 def cmd_run(spec):
+    sys.path.insert(0, spec.get("lib") or LIB)
     stop = threading.Event()
     alive = None
     if spec.get("alive_port"):

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from ansible.module_utils import basic
@@ -30,6 +31,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
 
 ENTRY = k8s_entry.__file__
+# what a pod has: the code ConfigMap's package tree only, never this checkout's collection (PYTHONPATH would hide a
+# module missing from k8s_plan.CODE_MODULES)
+POD_ENV = dict((k, v) for k, v in os.environ.items() if k != "PYTHONPATH")
 G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
 VOLATILE = ("started", "duration_s", "params", "host", "peer")
 POD = {"image": "img", "namespace": "acc"}
@@ -39,11 +43,23 @@ def _stable(record):
     return dict((k, v) for k, v in record.items() if k not in VOLATILE)
 
 
+def write_code_tree(root):
+    """The code ConfigMap as a pod mounts it under root; returns its lib directory."""
+    for path, text in k8s_plan.code_files().items():
+        target = os.path.join(str(root), path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w") as handle:
+            handle.write(text)
+    return os.path.join(str(root), "lib")
+
+
 def pod_log(steps, command="run", timeout=120, **spec):
-    """Run the entry program as a pod would (its stdout is the pod's log)."""
-    spec = dict(spec, steps=steps)
-    proc = subprocess.run([sys.executable, ENTRY, command, "--spec", json.dumps(spec)], capture_output=True,
-                          timeout=timeout, check=False)
+    """Run the entry program as a pod would (its stdout is the pod's log), with the code ConfigMap's tree."""
+    with tempfile.TemporaryDirectory() as root:
+        spec = dict(spec, steps=steps)
+        spec.setdefault("lib", write_code_tree(root))
+        proc = subprocess.run([sys.executable, ENTRY, command, "--spec", json.dumps(spec)], capture_output=True,
+                              env=POD_ENV, timeout=timeout, check=False)
     return proc.returncode, proc.stdout.decode("utf-8", "replace")
 
 
@@ -131,13 +147,9 @@ def _perftest_pod(tmp_path, options, role="client"):
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == role)
     job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
     spec = json.loads(job["spec"]["template"]["spec"]["containers"][0]["command"][4])
-    spec["perftest"].update({"lib": str(tmp_path / "lib"), "sysfs_root": str(root)})   # the pod's /opt/aifabric/lib
-    for path, text in k8s_plan.code_files().items():
-        if path.startswith("lib/"):
-            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / path).write_text(text)
+    spec["perftest"].update({"lib": write_code_tree(tmp_path), "sysfs_root": str(root)})   # the pod's /opt/aifabric/lib
     proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
-                          timeout=60, check=True)
+                          env=POD_ENV, timeout=60, check=True)
     return plan, slot, proc.stdout.decode(), device, hcas
 
 
@@ -170,18 +182,26 @@ def test_perftest_pod_without_a_usable_roce_gid_says_why_as_the_ssh_path(tmp_pat
     assert "could not plan %s on n1: no RoCE v2 GID with an IPv4 address" % device in record["reason"]
 
 
+def test_code_configmap_is_self_contained(tmp_path):
+    """Every module the pods get imports from the code ConfigMap's tree alone (a module left out of
+    k8s_plan.CODE_MODULES fails here, not in a pod on a real cluster)."""
+    lib = write_code_tree(tmp_path)
+    names = [n.replace("/", ".") for n in k8s_plan.CODE_MODULES if n != "parsers/__init__"]
+    script = ("import importlib, sys; sys.path.insert(0, sys.argv[1])\n"
+              "for name in sys.argv[2:]:\n"
+              "    importlib.import_module('ansible_collections.aifabric.acceptance.plugins.module_utils.' + name)\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", script, lib] + names, capture_output=True,
+                          env=POD_ENV, timeout=60, check=False, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
 def test_env_pod_runs_the_collections_own_probe(tmp_path):
     """The env pod imports env_probe from the code ConfigMap's package tree and prints its records."""
-    lib = tmp_path / "lib"
-    for path, text in k8s_plan.code_files().items():
-        if path.startswith("lib/"):
-            target = tmp_path / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
+    lib = write_code_tree(tmp_path)
     params = dict(k8s_plan.ENV_DEFAULTS, groups=["env"])
     spec = json.dumps({"params": params, "lib": str(lib)})
     proc = subprocess.run([sys.executable, "-S", ENTRY, "env", "--spec", spec],
-                          capture_output=True, timeout=120, check=False, cwd=str(tmp_path))
+                          capture_output=True, env=POD_ENV, timeout=120, check=False, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     log = proc.stdout.decode()
     plan = k8s_plan.build("env", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
@@ -210,7 +230,7 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
     text_path, json_path = os.path.join(PROOF, "probe_spawn.txt"), os.path.join(PROOF, "probe_spawn.json")
     script = "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read()); print(sys.argv[1])" % (
         json_path, k8s_plan.PROBE_RESULT, text_path)
-    env = dict(os.environ, JOB_COMPLETION_INDEX="0")
+    env = dict(POD_ENV, JOB_COMPLETION_INDEX="0")
     spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script, "{JOB_COMPLETION_INDEX}"],
                        "timeout_s": 30, "result_file": k8s_plan.PROBE_RESULT}]}
     proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
