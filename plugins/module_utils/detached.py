@@ -233,6 +233,11 @@ def _wait_tool(tool, watch):  # pragma: no cover - forked child
     """Wait for the tool; with ``watch`` (owner pid, its start time) stop the tool's group once the owner is gone.
     Returns (wait status or None, owner_gone)."""
     owner_gone = False
+    if watch is not None:
+        # wake up at once when the tool ends (SIGCHLD), else every OWNER_POLL_S to look at the owner: the end of a
+        # tool is seen without delay (it is on the critical path of a sweep's rounds). Blocked only here, after
+        # the tool was forked with the mask it had; a SIGCHLD that came before is found by waitpid below.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     while True:
         try:
             pid, status = os.waitpid(tool, 0 if watch is None or owner_gone else os.WNOHANG)
@@ -248,7 +253,7 @@ def _wait_tool(tool, watch):  # pragma: no cover - forked child
             if status is not None:
                 return status, owner_gone
             continue
-        time.sleep(OWNER_POLL_S)
+        signal.sigtimedwait({signal.SIGCHLD}, OWNER_POLL_S)
 
 
 def _supervise(full, environ, paths, write_end, on_exit, watch=None):  # pragma: no cover - forked child
