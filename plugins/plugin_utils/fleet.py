@@ -104,6 +104,9 @@ def _shorten(text, limit=REASON_MAX):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+_FIELD_COUNT = len(results.FIELDS)
+
+
 def normalize(record, host, started=None, task_name=None, parsed_json=False):
     """A record with every field of the contract, ``host`` filled in, plain JSON values.
 
@@ -130,6 +133,8 @@ def normalize(record, host, started=None, task_name=None, parsed_json=False):
             host=(rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else host) or NO_HOST,
             target=rec.get("target") if isinstance(rec.get("target"), str) else None,
             raw=json.dumps(rec, sort_keys=True, default=str), started=started)
+    if parsed_json and len(rec) == _FIELD_COUNT and rec["started"]:
+        return rec      # every field present (validate: none unknown), each of its type: complete as it is
     out = {}
     for key in results.FIELDS:
         out[key] = rec.get(key)

@@ -32,6 +32,7 @@ import fnmatch
 import functools
 import math
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, fleet_relative, render
 
 RANK = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
@@ -59,11 +60,11 @@ def stage_of(check):
     return parts[0]
 
 
-def _short(text):
+def _short(text, limit=REASON_MAX):
     """One terminal-safe line (a tool's escape sequences are not replayed on the console), shortened."""
     text = "".join(c if c.isprintable() else " " for c in " ".join(str(text).split()))
     text = " ".join(text.split())
-    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3] + "..."
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _untasked(reason, task_name):
@@ -178,7 +179,7 @@ class Tally:
             task.errors.setdefault(host, "a result record that is not a mapping")
             return
         check = rec.get("check")
-        if not isinstance(check, str) or not check:
+        if not isinstance(check, str) or not results.CHECK_RE.match(check):
             task.errors.setdefault(host, "an invalid result record (check %r)" % (check,))
             return
         if check in TASK_ERRORS:
@@ -249,7 +250,7 @@ def stage_line(name, stage, task):
             parts.append("%s %s" % (stage.metric, render.fmt_value(worst)))
         else:
             low, high = ("max", "min") if stage.better == "lower" else ("min", "max")
-            parts.append("%s %s %s (%s) %s %s" % (stage.metric, low, render.fmt_value(worst), where, high,
+            parts.append("%s %s %s (%s) %s %s" % (stage.metric, low, render.fmt_value(worst), _short(where, 40), high,
                                                  render.fmt_value(stage.best)))
     line = "%s %s: %s" % (PREFIX, name, ", ".join(parts))
     top = max(counts) if counts else RANK["pass"]
@@ -257,7 +258,7 @@ def stage_line(name, stage, task):
         named = sorted(host for host, (rank, _reason) in hosts.items() if rank == top)
         reason = hosts[named[0]][1]
         more = "; +%d more" % (len(named) - 1) if len(named) > 1 else ""
-        line += " (%s: %s%s)" % (named[0], _short(reason) if reason else "no reason given", more)
+        line += " (%s: %s%s)" % (_short(named[0], 40), _short(reason) if reason else "no reason given", more)
     return line
 
 
