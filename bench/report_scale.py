@@ -15,10 +15,14 @@ one client record each at one message size (1000 hosts: 499,500 pair records), a
 Modes (each measured in a fresh child process, so peak RSS is that of the mode alone):
 - ``baseline``: json.load + json.dump of the input results.json;
 - ``reanalyze``: fleet.load_results + fleet.reanalyze + fleet.publish (what playbooks/report.yml runs);
-- ``callback``: the live callback's path: Collector with its record stream, one task result per host,
-  Collector.load of the stream, fleet.build_report + publish.
+- ``callback``: the live callback's path: Collector with its record stream and progress tally, one task
+  per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
+  the stream, fleet.build_report + publish (the end of the run).
 
-    cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh]
+    cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh] [--repeat 3]
+
+Each mode's wall time and CPU time (user + sys of its process) are compared with the baseline of the same
+round; on a shared machine the CPU-time ratio is the steadier one.
 
 Results are printed and written to bench/results/report_scale.json.
 """
@@ -165,23 +169,33 @@ def child(mode, path, outdir):
         out["sizes"] = dict((f, os.path.getsize(p)) for f, p in res["files"].items())
         out["verdict"] = report["summary"]["verdict"]
     elif mode == "callback":
+        from ansible_collections.aifabric.acceptance.plugins.plugin_utils import progress
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-        by_host = {}
+        by_task = {}        # one task per check family (probe, GEMM, nccl, rdma ...), one result per host
         for rec in data["records"]:
-            by_host.setdefault(rec["host"], []).append(rec)
+            by_task.setdefault(rec["check"].split(".")[0], {}).setdefault(rec["host"], []).append(rec)
         hosts = data["run"]["hosts_targeted"]
         del data
         started = time.perf_counter()     # the feeding is what the callback does while the play runs
         usage = resource.getrusage(resource.RUSAGE_SELF)
         cpu0 = usage.ru_utime + usage.ru_stime
         col = fleet.Collector()
+        tally = progress.Tally()
+        col.observer = tally.add
         stream = os.path.join(outdir, "records.jsonl")
         col.open_stream(stream, run={"run_id": "benchcb", "started": STARTED})
         col.target(hosts)
-        for host in hosts:
-            col.task_ok(host, "task-1", "bench", {"results": by_host.pop(host, [])}, started=STARTED)
+        tally.play(hosts)
+        lines = []
+        for task, per_host in by_task.items():
+            tally.start(task)
+            for host in hosts:
+                col.task_ok(host, task, "bench " + task, {"results": per_host.pop(host, [])}, started=STARTED)
+                lines.extend(tally.take())
+        lines.extend(tally.flush())
         col.close_stream()
+        out["progress_lines"] = lines
         fed = time.perf_counter()
         collected = fleet.Collector.load(stream)
         col.release_records()       # as the callback does once the stream is read back
