@@ -250,8 +250,8 @@ def stage_line(name, stage, task):
             parts.append("%s %s" % (stage.metric, render.fmt_value(worst)))
         else:
             low, high = ("max", "min") if stage.better == "lower" else ("min", "max")
-            parts.append("%s %s %s (%s) %s %s" % (stage.metric, low, render.fmt_value(worst), _short(where, 40), high,
-                                                 render.fmt_value(stage.best)))
+            parts.append("%s %s %s (%s) %s %s" % (
+                stage.metric, low, render.fmt_value(worst), _short(where, 40), high, render.fmt_value(stage.best)))
     line = "%s %s: %s" % (PREFIX, name, ", ".join(parts))
     top = max(counts) if counts else RANK["pass"]
     if top != RANK["pass"]:
