@@ -19,11 +19,17 @@ description:
   - Writes one directory per run, C(<output_dir>/<UTC timestamp>-<run id>/), with C(results.json),
     C(summary.md), C(junit.xml) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
     and prints a short summary at the end of the play.
-  - Appends every record to the run's record stream as it arrives (a JSON-lines file in a private
+  - Appends every record to the run's record stream as it arrives, as the task returned it (a JSON-lines file in a private
     C(mkdtemp) directory, named to the workers by C(AIFABRIC_RUN_STREAM), removed at the end of the run).
     The M(aifabric.acceptance.run_summary) step reads the same stream and runs the same analysis, so the
     C(set_stats) summary it returns (AWX publishes C(set_stats) data before aggregate callbacks run) gives
     every host the same verdict as the report; the required checks it stores there apply to the report too.
+  - >-
+    While the play runs, prints one progress line per stage of each task at normal verbosity (nothing more at
+    C(-v)), once the task has finished on every host still in the play, built from the entries it streams, e.g.
+    C(aifabric env: 8/8 hosts, 7 pass, 1 error (node3: host unreachable: ...)) or
+    C(aifabric nccl all_reduce: 2/2 hosts, 2 pass, busbw_max_gbyte_s 345.688). A stage is a check with a headline
+    metric (each collective, GEMM dtype, perftest test), else a check family (see the collection's C(docs/report.md)).
   - A run that targeted no host writes no report and no history row. In check mode nothing is written
     (no report directory, no C(latest), no history row); the summary is printed.
   - An interrupted run (Ctrl-C, C(SIGTERM), or one that stops on an error) is written with the records
