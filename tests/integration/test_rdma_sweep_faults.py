@@ -59,6 +59,46 @@ def wait_gone(fleet, limit_s):
     return sweep_processes(fleet)
 
 
+def wait_for_event(proc, log, out, event, limit_s=120):
+    """Wait until the fake perftest logged ``event`` (the sweep runs); fail if the play ends first."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if any(e["event"] == event for e in events(log)):
+            return
+        assert proc.poll() is None, "the play ended before the sweep ran:\n%s" % tail(out)
+        time.sleep(0.1)
+    pytest.fail("the sweep never ran:\n%s" % tail(out))
+
+
+def assert_lost_hosts_only(report, records, clients, fleet, lost):
+    """Every pair of the survivors passes; every pair with a lost host is an edge attribution sees (an error on
+    at least 4 of them); nobody but the lost hosts is blamed or failed; every survivor's node verdict passes."""
+    survivors = sorted(h.name for h in fleet.hosts if h.name not in lost)
+    by_pair = {}
+    for rec in clients:
+        by_pair.setdefault(frozenset((rec["host"], rec["peer"])), []).append(rec)
+    for i, a in enumerate(survivors):
+        for b in survivors[i + 1:]:
+            recs = by_pair.get(frozenset((a, b)))
+            assert recs and all(r["status"] == "pass" for r in recs), (a, b, recs)
+    errors = 0
+    for a in survivors:
+        for b in lost:
+            recs = by_pair.get(frozenset((a, b)))
+            assert recs, "no record for the pair %s-%s: attribution cannot see it" % (a, b)
+            errors += sum(1 for r in recs if r["status"] == "error")
+    assert errors >= 4, [r for r in clients if r["status"] == "error"]
+    blamed = set()
+    for finding in report.get("findings") or []:
+        if finding.get("analysis") == "attribution" and finding["kind"] == "node":
+            blamed.update(finding["hosts"])
+    assert blamed <= lost, report.get("findings")
+    assert set(report["summary"]["failed_hosts"]) <= lost, report["summary"]
+    for name in survivors:
+        node = [r for r in records if r["check"] == CHECK + ".node" and r["host"] == name]
+        assert node and node[0]["status"] == "pass", (name, node)
+
+
 def silence(fleet, name):
     """The host's link goes down; its processes keep running (a hung NIC, a cut cable)."""
     host = fleet.host(name)
@@ -77,14 +117,7 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     started = time.monotonic()
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any(e["event"] == "finished" for e in events(log)):
-            break
-        assert proc.poll() is None, "the play ended before the sweep ran:\n%s" % tail(out)
-        time.sleep(0.1)
-    else:
-        pytest.fail("the sweep never ran:\n%s" % tail(out))
+    wait_for_event(proc, log, out, "finished")
     fleet.kill_host("node2")
     silence(fleet, "node5")
     rc = finish(proc, 300, out)
@@ -99,31 +132,7 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     assert_valid_records(records, validator)
     clients = [r for r in records if r["check"] == CHECK]
     lost = {"node2", "node5"}
-    survivors = sorted(h.name for h in fleet.hosts if h.name not in lost)
-    by_pair = {}
-    for rec in clients:
-        by_pair.setdefault(frozenset((rec["host"], rec["peer"])), []).append(rec)
-    for i, a in enumerate(survivors):
-        for b in survivors[i + 1:]:
-            recs = by_pair.get(frozenset((a, b)))
-            assert recs and all(r["status"] == "pass" for r in recs), (a, b, recs)
-    errors = 0
-    for a in survivors:
-        for b in lost:
-            recs = by_pair.get(frozenset((a, b)))
-            assert recs, "no record for the pair %s-%s: attribution cannot see it" % (a, b)
-            errors += sum(1 for r in recs if r["status"] == "error")
-    assert errors >= 4, [r for r in clients if r["status"] == "error"]
-    # nobody but the lost hosts is blamed
-    blamed = set()
-    for finding in report.get("findings") or []:
-        if finding.get("analysis") == "attribution":
-            blamed.update(finding["hosts"] if finding["kind"] == "node" else [])
-    assert blamed <= lost, report.get("findings")
-    assert set(report["summary"]["failed_hosts"]) <= lost, report["summary"]
-    for name in survivors:
-        node = [r for r in records if r["check"] == CHECK + ".node" and r["host"] == name]
-        assert node and node[0]["status"] == "pass", (name, node)
+    assert_lost_hosts_only(report, records, clients, fleet, lost)
     # the silenced host's runner stops by itself once its lease expires, and with it every perftest it started
     # (its supervisors stop them once the runner is gone): well before the tools' own 60 s timeout
     assert wait_gone(fleet, lease_s + 30) == []
@@ -157,14 +166,7 @@ def test_rdma_sweep_interrupted_on_default_paths_leaves_nothing(fleet, controlle
         handle.write(text)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any(e["event"] == "connected" for e in events(log)):
-            break
-        assert proc.poll() is None, "the play ended before the sweep ran:\n%s" % tail(out)
-        time.sleep(0.1)
-    else:
-        pytest.fail("the sweep never ran:\n%s" % tail(out))
+    wait_for_event(proc, log, out, "connected")
     assert os.path.isdir(run_dir), "the runners do not use the default state root"
     os.killpg(proc.pid, signal.SIGINT)                  # Ctrl-C
     try:
