@@ -86,8 +86,9 @@ options:
     default: 90
   wait_s:
     description:
-      - O(state=status) - answer as soon as the runner ended or moved to another step, or after this many seconds
-        (a long poll, so the controller learns at once that a runner ended, without polling fast).
+      - O(state=status) - answer as soon as the runner ended, or after this many seconds (a long poll, so the
+        controller learns at once that a runner ended, without polling fast; not at every step, so that the polls
+        of the hosts do not all come at the round boundaries, where the next pairs start).
       - Must be 0 or more.
     type: float
     default: 0

@@ -452,8 +452,15 @@ class Fleet(object):
         """
         host = self.host(name)
         _run([self.tools["ip"], "link", "set", host.veth, "down"])
-        pids = procs_in_netns([host.ns_id])
-        survivors = kill_pids(pids, grace_s=wait_s, first_signal=signal.SIGKILL)
+        # a power loss stops every process at once; signals go one PID at a time, so a process forked between the
+        # listing and the kill (a runner starting its next perftest) would live on as an orphan: list and kill
+        # again until nothing of the host is left
+        survivors = []
+        for _round in range(20):
+            pids = procs_in_netns([host.ns_id])
+            if not pids:
+                break
+            survivors = kill_pids(pids, grace_s=wait_s, first_signal=signal.SIGKILL)
         if host.proc is not None:
             try:
                 host.proc.wait(timeout=wait_s)
