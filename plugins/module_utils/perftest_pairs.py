@@ -394,7 +394,12 @@ def default_rules(test, metrics, facts, params):
         limit = LAT_LIMITS_US.get(verb_of(test))
         size = metrics.get("msg_size_bytes")
         if limit and size is not None and size <= LAT_SMALL_BYTES:
-            rules["lat_typical_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)}
+            if metrics.get("lat_typical_us") is None and metrics.get("lat_avg_us") is not None:
+                # duration mode (-D) prints only t_avg: the same limit on the average, and the source says so
+                rules["lat_avg_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)
+                                       + " (duration mode prints no typical latency: judged on the average)"}
+            else:
+                rules["lat_typical_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)}
     # user rules: per metric for every test, or per check ({"rdma.ib_write_lat": {lat_p99_us: {max: 5}}}); a
     # latency metric's rule does not apply to a bandwidth test, nor a bandwidth metric's to a latency test (one
     # rdma_expect serves every test of a sweep)
