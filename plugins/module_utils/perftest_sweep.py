@@ -59,24 +59,12 @@ POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
 STATUS_POLL_S = 0.25   # state=status long poll (latency of a progress line or of the end, not of a round)
 
 
-def tcp_established(port, proc="/proc"):
-    """True when a TCP socket with local port ``port`` is ESTABLISHED in this network namespace."""
-    want = ":%04X" % port
-    for name in ("tcp", "tcp6"):
-        try:
-            with open(os.path.join(proc, "net", name)) as handle:
-                lines = handle.readlines()[1:]
-        except (IOError, OSError):
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == "01":
-                return True
-    return None if not os.path.exists(os.path.join(proc, "net", "tcp")) else False
+TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"     # the st column of /proc/net/tcp
 
 
-def tcp_listening(port, proc="/proc"):
-    """True when a TCP socket listens on ``port`` in this network namespace (None: cannot tell)."""
+def _tcp_state(port, state, proc):
+    """True when a TCP socket with local port ``port`` is in ``state`` in this network namespace, False when
+    none is, None when /proc/net/tcp cannot be read (cannot tell)."""
     want = ":%04X" % port
     found = None
     for name in ("tcp", "tcp6"):
@@ -88,9 +76,19 @@ def tcp_listening(port, proc="/proc"):
         found = False
         for line in lines:
             fields = line.split()
-            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == "0A":
+            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == state:
                 return True
     return found
+
+
+def tcp_established(port, proc="/proc"):
+    """True when a TCP socket with local port ``port`` is ESTABLISHED in this network namespace (None: cannot tell)."""
+    return _tcp_state(port, TCP_ESTABLISHED, proc)
+
+
+def tcp_listening(port, proc="/proc"):
+    """True when a TCP socket listens on ``port`` in this network namespace (None: cannot tell)."""
+    return _tcp_state(port, TCP_LISTEN, proc)
 
 
 def control_port(base, span, n_devices):

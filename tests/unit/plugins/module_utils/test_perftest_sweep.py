@@ -86,6 +86,11 @@ def test_tcp_established_reads_the_state_of_the_port(tmp_path):
     assert perftest_sweep.tcp_established(18515, proc=_proc(tmp_path, [listen, established])) is True
     assert perftest_sweep.tcp_established(18516, proc=_proc(tmp_path, [listen, established])) is False
     assert perftest_sweep.tcp_established(18515, proc=str(tmp_path / "nothing")) is None
+    # the same reader answers "listening" (the ready notice waits for it)
+    assert perftest_sweep.tcp_listening(18515, proc=_proc(tmp_path, [established])) is False
+    assert perftest_sweep.tcp_listening(18515, proc=_proc(tmp_path, [listen])) is True
+    assert perftest_sweep.tcp_listening(18516, proc=_proc(tmp_path, [listen])) is False
+    assert perftest_sweep.tcp_listening(18515, proc=str(tmp_path / "nothing")) is None
 
 
 def test_a_client_whose_exit_code_is_being_written_is_not_taken_as_killed(tmp_path):
