@@ -9,7 +9,8 @@ fleet median of that check and rail:
 
 - bandwidth checks (metric ``bw_avg_gbit_s``): an edge is *low* below
   ``(100 - attribution_low_pct) %`` of the median (default 10: below 90 %);
-- latency checks (metric ``lat_typical_us``): *low* above ``(100 + pct) %`` of it;
+- latency checks (metric ``lat_typical_us``, or ``lat_avg_us`` in duration mode, which prints no typical
+  latency): *low* above ``(100 + pct) %`` of it;
 - a pair whose record is ``error`` (the client could not connect, the run broke)
   or ``fail`` (below its own expectation, such as the floor of the port rate) is a
   low edge too, whatever the fleet median says (a fleet that is uniformly below
@@ -62,7 +63,9 @@ import statistics
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds
 
 NAME = "attribution"
-DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"))
+# the first that a record measured (not null) is its metric: lat_avg_us for latency in duration mode (-D), which
+# prints no typical latency
+DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"), ("lat_avg_us", "lower"))
 DEFAULTS = {
     "attribution_low_pct": 10.0,
     "attribution_min_edges": 2,
@@ -83,8 +86,8 @@ def _metric_of(record, overrides):
     wanted = overrides.get(record.get("check")) if overrides else None
     candidates = [(wanted, "higher" if not str(wanted).endswith("_us") else "lower")] if wanted else DEFAULT_METRICS
     for name, direction in candidates:
-        if name in metrics:
-            return name, direction, metrics.get(name)
+        if metrics.get(name) is not None:
+            return name, direction, metrics[name]
     if record.get("status") == "error":
         # no measurement at all: still an edge (a bad one); direction from the check name
         check = record.get("check") or ""

@@ -167,3 +167,35 @@ def test_duration_latency_is_judged_on_the_average():
     assert record["metrics"]["lat_typical_us"] is None
     assert judged({"expect": {"lat_avg_us": {"max": 1.0}}})["status"] == "fail"
     assert judged({"expect": {"lat_avg_us": None}})["status"] == "pass"
+
+
+def test_fleet_of_duration_latency_runs_names_the_slow_node_and_the_slow_link():
+    """A whole all-pairs -D sweep judged by default on the average: the real MLNX_OFED 4.4 row (t_avg 1.28 us)
+    everywhere, made slower on every pair of one node (3.90 us) and on one link (2.90 us), both above the NGC
+    2.5 us write limit. Exactly the node fails, the link's two ends warn, every other host passes; nothing is an
+    error for the typical latency duration mode does not print."""
+    from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+
+    text = _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
+    row = " 2             58732912            1.28           391518.70"
+    assert row in text
+    hosts = ["d%02d" % i for i in range(8)]
+    bad_node, bad_link = hosts[3], frozenset((hosts[1], hosts[6]))
+    records = []
+    for rnd in pairings(hosts, mode="all"):
+        for server, client in rnd:
+            pair = frozenset((server, client))
+            t_avg = 3.90 if bad_node in pair else 2.90 if pair == bad_link else None
+            out = text if t_avg is None else text.replace(row, row.replace("1.28", "%.2f" % t_avg))
+            params = {"test": "ib_write_lat", "peer_name": server, "duration_s": 300}
+            rec, = perftest_run.records_from_perftest_output(out, 0, params, side="client", host=client,
+                                                             device="mlx5_0")
+            records.append(rec)
+    assert {r["status"] for r in records} == {"pass", "fail"}
+    report = fleet.build_report(records, {"run_id": "lat-d", "started": "2026-11-23T15:00:00Z",
+                                          "ended": "2026-11-23T15:10:00Z"})
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert report["summary"]["failed_hosts"] == [bad_node]
+    assert verdicts == dict((h, "fail" if h == bad_node else "warn" if h in bad_link else "pass") for h in hosts)
