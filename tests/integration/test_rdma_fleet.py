@@ -115,6 +115,22 @@ def assert_no_host_in_two_steps_at_once(evs, base_port, devices):
                 host, end, start, slots)
 
 
+def test_the_overlap_check_sees_a_host_in_two_tests_at_once():
+    """The invariant itself (no fleet): two steps of one host back to back pass; a client that connects to its
+    next server while that server's host is still in its previous test is caught."""
+    def ev(host, role, event, port, t):
+        return {"host": host, "role": role, "event": event, "port": port, "time": t}
+    clean = [ev("a", "client", "connected", 18515, 0.0), ev("b", "server", "accepted", 18515, 0.0),
+             ev("a", "client", "finished", 18515, 3.0), ev("b", "server", "finished", 18515, 3.0),
+             ev("b", "client", "connected", 18516, 3.2), ev("c", "server", "accepted", 18516, 3.2),
+             ev("b", "client", "finished", 18516, 6.2), ev("c", "server", "finished", 18516, 6.2)]
+    assert_no_host_in_two_steps_at_once(clean, base_port=18515, devices=1)
+    early = [e for e in clean if not (e["host"] == "b" and e["port"] == 18516 and e["event"] == "connected")]
+    early.append(ev("b", "client", "connected", 18516, 2.0))          # b's next test began before 3.0
+    with pytest.raises(AssertionError, match="b ran two steps at once"):
+        assert_no_host_in_two_steps_at_once(early, base_port=18515, devices=1)
+
+
 @pytest.mark.fleet(n=4)
 def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     validator = schema_validator(controller)
