@@ -65,9 +65,17 @@ build: collection
 # ansible_collections/aifabric/acceptance: stage a copy of the tree git would ship
 # (tracked and untracked-not-ignored files) there, and run every test stage from it.
 # Private copies of `make` runs that have ended are removed first.
+# The private copy's base is made 0700 by this make, or reused only when it is a real directory of ours that nobody
+# else can write:
+# Python runs with it on PYTHONPATH, so a directory another user made first (a planted sitecustomize.py) is refused.
 stage:
 	@for d in /tmp/aifabric-ansible-test-$(UID)-*; do \
-	  [ -d "$$d" ] && [ "$$d" != "$(AT_BASE)" ] && ! kill -0 "$${d##*-}" 2>/dev/null && rm -rf "$$d"; done; true
+	  [ -d "$$d" ] && [ ! -L "$$d" ] && [ "$$(stat -c %u "$$d")" = "$(UID)" ] && [ "$$d" != "$(AT_BASE)" ] && \
+	  ! kill -0 "$${d##*-}" 2>/dev/null && rm -rf "$$d"; done; true
+	@mkdir -m 0700 $(AT_BASE) 2>/dev/null || { [ -d $(AT_BASE) ] && [ ! -L $(AT_BASE) ] && \
+	  [ "$$(stat -c %u $(AT_BASE))" = "$(UID)" ] && [ -z "$$(find $(AT_BASE) -maxdepth 0 -perm /022)" ]; } || { \
+	  echo "make: refusing $(AT_BASE): not a directory of uid $(UID) that only it can write (another user may" \
+	       "have made it, and code runs from it). Remove it or pass AT_BASE=<a new directory>." >&2; exit 1; }
 	rm -rf $(AT_DIR) && mkdir -p $(AT_DIR)
 	git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(AT_DIR)
 

@@ -67,7 +67,6 @@ class ActionModule(ActionBase):
                                           history.display_name(db))
         changed = _changed(dest, text)
         if changed and not check:
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
             render.write_atomic(dest, text)
         return {"changed": changed, "dest": dest, "runs": len(entries)}
 
@@ -78,7 +77,6 @@ class ActionModule(ActionBase):
         n_runs, n_records = history.export_jsonl(db, buffer)
         changed = _changed(dest, buffer.getvalue())
         if changed and not check:
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
             render.write_atomic(dest, buffer.getvalue())
         return {"changed": changed, "dest": dest, "runs": n_runs, "records": n_records}
 

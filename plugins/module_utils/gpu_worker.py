@@ -14,7 +14,7 @@ import inspect
 import json
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import torch_worker
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir, torch_worker
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
 WORKER_NAME = "aifabric_torch_worker.py"
@@ -26,21 +26,25 @@ def source():
 
 
 def stage(directory):
-    """Write the worker into ``directory`` (created 0700 if absent); returns (path, changed)."""
+    """Write the worker into ``directory``; returns (path, changed).
+
+    ``directory`` passes statedir.trusted_dir first (created 0700; an existing one must be ours, not writable by
+    group or others, with no untrusted link on the way): the worker runs with it first on ``sys.path``, as root on
+    many nodes. The file is written atomically, never through a planted link.
+    """
     text = source()
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o700)
+    directory = statedir.trusted_dir(directory, private=True, what="worker_dir")
     path = os.path.join(directory, WORKER_NAME)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if os.path.isfile(path):
-        with open(path, "rb") as handle:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        fd = None
+    if fd is not None:
+        with os.fdopen(fd, "rb") as handle:
             if hashlib.sha256(handle.read()).hexdigest() == digest:
                 return path, False
-    tmp = path + ".tmp"
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    statedir.write_file(directory, WORKER_NAME, text, mode=0o644)
     return path, True
 
 

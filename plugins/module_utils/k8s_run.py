@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 LOG_TAIL_LINES = 40
@@ -55,21 +55,22 @@ def _dump(obj):
 
 
 def render(plan, directory, write=True):
-    """Write every object of ``plan`` to ``directory/NN-kind-name.yaml``; returns the paths."""
+    """Write every object of ``plan`` to ``directory/NN-kind-name.yaml``; returns the paths.
+
+    ``directory`` passes statedir.trusted_dir (created 0700; an existing one must be ours and writable by nobody
+    else: another user could edit the manifests before an operator applies them). Every file is written 0600
+    (one of them may be the run's ssh private key), atomically and never through a planted link.
+    """
+    directory = statedir.trusted_dir(directory, create=write, private=True, what="render_dir")
     paths = []
     objects = list(k8s_plan.objects_of(plan))
     for i, obj in enumerate(objects):
         labelled = k8s_api.label_object(obj, plan["run_id"])
         name = "%02d-%s-%s.yaml" % (i, obj["kind"].lower(), obj["metadata"]["name"])
-        path = os.path.join(directory, name)
-        paths.append(path)
+        statedir.check_name(name, "manifest file name")
+        paths.append(os.path.join(directory, name))
         if write:
-            if not os.path.isdir(directory):
-                os.makedirs(directory, 0o755)
-            tmp = path + ".tmp"
-            with open(tmp, "w") as handle:
-                handle.write(_dump(labelled))
-            os.replace(tmp, path)
+            statedir.write_file(directory, name, _dump(labelled), mode=0o600)
     return paths
 
 

@@ -10,10 +10,7 @@ shared nodes, every step here assumes a hostile local user:
   becomes a path component (run ids, device names): 1-128 characters of
   ``A-Z a-z 0-9 _ . : -``, starting with a letter or digit (so never ``.``,
   ``..``, a hidden name or an option), no ``/``; raises StateError otherwise;
-- ``open_root(path) -> realpath`` - create the state root ``0700`` (parents
-  ``0700`` too when we create them), or accept an existing one only when it is
-  a real directory (not a symbolic link), owned by the effective user, and not
-  writable by group or others; raises StateError saying why otherwise;
+- ``open_root(path) -> realpath`` - the state root: ``trusted_dir`` (below), created ``0700``;
 - ``contained(root, path) -> realpath`` - the resolved path, refused unless it
   lies strictly inside ``root`` (symbolic links resolved: no escape through a
   planted link); call it before any write, kill or ``rmtree`` on a derived path;
@@ -25,6 +22,24 @@ shared nodes, every step here assumes a hostile local user:
   never truncates what a link points to); ``replace_file(path)`` unlinks what is
   there first (``unlink`` never follows a link);
 - ``new_run_id(prefix) -> str`` - an unguessable run id (``secrets``: 128 bits);
+- ``trusted_dir(path, create=True, private=True, what=...) -> realpath`` - THE rule for every directory
+  the collection writes into or executes from (state, worker, report, render, history directories):
+  walked from ``/`` one component at a time on open descriptors (``O_NOFOLLOW``, ``fstat``), every
+  ancestor must be owned by root or the effective user and not writable by group or others unless
+  sticky (``/tmp``); a symbolic link on the way is followed only when root or the user owns it and
+  it sits in such a trusted directory; the directory itself must be a real directory (never a
+  link), owned by the effective user, not writable by group or others. Missing components are
+  created ``0700`` (``private``) or ``0755`` (report directories, readable by design); raises
+  StateError saying which component breaks which rule;
+- ``trusted_file(path, what) -> realpath`` - the same walk for a file the collection executes or
+  sources (``binary_dir``, ``perftest_path``, ``python``, ``cann_env_script``): its directories are
+  trusted as above and the file is owned by root or the user and not writable by group or others;
+- ``check_file(path, what) -> exists`` - a file written in place (a database): absent, or a real file
+  owned by the user (or root) and not writable by group or others;
+- ``write_file(directory, name, data, mode) -> path`` - atomic write into a trusted directory:
+  a fresh ``O_CREAT | O_EXCL | O_NOFOLLOW`` temporary file, ``fsync``, ``fchmod`` and a rename
+  relative to the directory's descriptor (a planted file or link at the name is replaced, never
+  followed);
 - ``default_root(name) -> path`` - where state lives when the user gives no root: as root
   ``/run/aifabric-acceptance/<name>`` (``/run`` is writable by root alone, so nobody can squat the
   path; tmpfs, gone at reboot like the processes it describes), else
@@ -76,52 +91,198 @@ def default_root(name):
     return os.path.join(base, "aifabric-acceptance", name)
 
 
-def _check_dir(path, info):
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_MAX_LINKS = 40
+
+
+def _owner_ok(info, allow_root=True):
+    return info.st_uid == os.geteuid() or (allow_root and info.st_uid == 0)
+
+
+def _writable_by_others(info):
+    return bool(info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _check_ancestor(path, info, what):
+    """A directory on the way to ``what``: nobody but root and us may replace what is inside it."""
+    if not _owner_ok(info):
+        raise StateError("cannot use %s: %s is owned by uid %d (only root or uid %d may own a directory on the way, "
+                         "another user could replace what is inside it)" % (what, path, info.st_uid, os.geteuid()))
+    if _writable_by_others(info) and not info.st_mode & stat.S_ISVTX:
+        raise StateError("cannot use %s: %s is writable by group or others without the sticky bit (mode %04o); "
+                         "another user could replace what is inside it" % (what, path, stat.S_IMODE(info.st_mode)))
+
+
+def _check_final(path, info, what):
+    """The directory or file itself: ours (root's too for a file we only execute), not writable by others."""
     if stat.S_ISLNK(info.st_mode):
-        raise StateError("state root %s is a symbolic link; give the real directory (a link could be re-pointed "
-                         "by another user)" % path)
-    if not stat.S_ISDIR(info.st_mode):
-        raise StateError("state root %s exists and is not a directory" % path)
-    if info.st_uid != os.geteuid():
-        raise StateError("state root %s is owned by uid %d, not by the user running the module (uid %d); "
-                         "refusing to keep state where another user can change it" % (path, info.st_uid, os.geteuid()))
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise StateError("state root %s is writable by group or others (mode %04o); make it 0700 or choose "
-                         "another state_root" % (path, stat.S_IMODE(info.st_mode)))
+        raise StateError("%s %s is a symbolic link; give the real path (a link could be re-pointed by another user)"
+                         % (what, path))
+    if not _owner_ok(info, allow_root=not stat.S_ISDIR(info.st_mode)):
+        raise StateError("%s %s is owned by uid %d, not by the user running this (uid %d); refusing to use a path "
+                         "another user controls" % (what, path, info.st_uid, os.geteuid()))
+    if _writable_by_others(info):
+        raise StateError("%s %s is writable by group or others (mode %04o); make it 0700 (or 0755) or choose another "
+                         "path" % (what, path, stat.S_IMODE(info.st_mode)))
+
+
+def _follow_link(parent_fd, parent, name, rest, what):
+    """The path a trusted symbolic link on the way points at (joined with what is left of the walk)."""
+    info = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    if not _owner_ok(info):
+        raise StateError("cannot use %s: %s is a symbolic link owned by uid %d (another user could re-point it)"
+                         % (what, os.path.join(parent, name), info.st_uid))
+    target = os.readlink(name, dir_fd=parent_fd)
+    return os.path.normpath(os.path.join(parent, target, *rest))
+
+
+def _walk(path, create, mode, what, follow_last=False):
+    """(descriptor of the deepest directory reached, its real path, components not present) - see trusted_dir."""
+    if not isinstance(path, str) or not path or not os.path.isabs(path) or "\0" in path:
+        raise StateError("%s must be an absolute path, got %r" % (what, path))
+    links = 0
+    path = os.path.normpath(path)
+    while True:
+        parts = [p for p in path.split(os.sep) if p]
+        fd = os.open(os.sep, _DIR_FLAGS)
+        real = os.sep
+        restart = None
+        try:
+            for i, name in enumerate(parts):
+                _check_ancestor(real, os.fstat(fd), what)
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno == errno.ENOENT:
+                        if not create:
+                            os.close(fd)
+                            return None, os.path.join(real, *parts[i:]), parts[i:]
+                        try:
+                            os.mkdir(name, mode, dir_fd=fd)
+                        except OSError as exc2:
+                            if exc2.errno != errno.EEXIST:
+                                raise StateError("cannot create %s %s: %s" % (what, os.path.join(real, name),
+                                                                               exc2.strerror))
+                        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    elif exc.errno in (errno.ELOOP, errno.ENOTDIR) and \
+                            stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        if i == len(parts) - 1 and not follow_last:
+                            raise StateError("%s %s is a symbolic link; give the real directory (a link could be "
+                                             "re-pointed by another user)" % (what, os.path.join(real, name)))
+                        links += 1
+                        if links > _MAX_LINKS:
+                            raise StateError("cannot use %s %s: too many symbolic links" % (what, path))
+                        restart = _follow_link(fd, real, name, parts[i + 1:], what)
+                        break
+                    elif exc.errno == errno.ENOTDIR:
+                        raise StateError("%s: %s exists and is not a directory" % (what, os.path.join(real, name)))
+                    else:
+                        raise StateError("cannot use %s %s: %s" % (what, os.path.join(real, name), exc.strerror))
+                os.close(fd)
+                fd = child
+                real = os.path.join(real, name)
+        except BaseException:
+            os.close(fd)
+            raise
+        if restart is None:
+            return fd, real, []
+        os.close(fd)
+        path = restart
+
+
+def trusted_dir(path, create=True, private=True, what="directory"):
+    """The real path of a directory that is safe to write into (see the module docstring).
+
+    With ``create=False`` (check mode) an absent directory is not created: its would-be path is returned
+    once what exists of it has passed the checks.
+    """
+    fd, real, _missing = _walk(path, create, 0o700 if private else 0o755, what)
+    if fd is None:
+        return real
+    try:
+        _check_final(real, os.fstat(fd), what)
+    finally:
+        os.close(fd)
+    return real
+
+
+def trusted_file(path, what="file"):
+    """The real path of a file that is safe to execute or source (see the module docstring)."""
+    if not isinstance(path, str) or not os.path.isabs(path or ""):
+        raise StateError("%s must be an absolute path, got %r" % (what, path))
+    path = os.path.normpath(path)
+    for _hop in range(_MAX_LINKS):
+        fd, real, _missing = _walk(os.path.dirname(path), False, 0o700, what, follow_last=True)
+        if fd is None:
+            raise StateError("%s %s does not exist" % (what, path))
+        name = os.path.basename(path)
+        try:
+            _check_ancestor(real, os.fstat(fd), what)
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                # a link such as /usr/bin/python3 -> python3.11: followed when root or we own it (in a trusted dir)
+                path = _follow_link(fd, real, name, [], what)
+                continue
+        except OSError as exc:
+            raise StateError("cannot use %s %s: %s" % (what, os.path.join(real, name), exc.strerror))
+        finally:
+            os.close(fd)
+        _check_final(os.path.join(real, name), info, what)
+        return os.path.join(real, name)
+    raise StateError("cannot use %s %s: too many symbolic links" % (what, path))
+
+
+def check_file(path, what="file"):
+    """True when ``path`` exists and is safe to write in place (a real file, ours or root's, writable by nobody
+    else: e.g. a database opened by name), False when absent; StateError otherwise. Check its directory first."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return False
+        raise StateError("cannot use %s %s: %s" % (what, path, exc.strerror))
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
+        raise StateError("%s %s exists and is not a regular file" % (what, path))
+    _check_final(path, info, what)
+    return True
+
+
+def write_file(directory, name, data, mode=0o600):
+    """Write ``data`` (str or bytes) to ``directory/name`` atomically; returns the path (see the module docstring).
+
+    ``directory`` must have passed trusted_dir; it is opened without following a link.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    dir_fd = os.open(directory, _DIR_FLAGS)
+    try:
+        tmp = ".%s.tmp-%s" % (name, secrets.token_hex(8))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
+                     getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dir_fd)
+    return os.path.join(directory, name)
 
 
 def open_root(path, create=True):
-    """The real path of a safe state root, created 0700 when absent (see the module docstring).
+    """The real path of a safe state root, created 0700 when absent (trusted_dir with ``what="state root"``).
 
     With ``create=False`` (check mode) an absent root is not created: its would-be path is returned.
     """
-    if not path or not os.path.isabs(path):
-        raise StateError("state root must be an absolute path, got %r" % (path,))
-    path = os.path.normpath(path)
-    missing = []
-    probe = path
-    while True:
-        try:
-            os.lstat(probe)
-            break
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                raise StateError("cannot use state root %s: %s" % (path, exc.strerror))
-            missing.append(probe)
-            parent = os.path.dirname(probe)
-            if parent == probe:
-                break
-            probe = parent
-    if missing and not create:
-        return os.path.realpath(path)
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, 0o700)
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                raise StateError("cannot create state root %s: %s" % (directory, exc.strerror))
-    _check_dir(path, os.lstat(path))
-    return os.path.realpath(path)
+    return trusted_dir(path, create=create, private=True, what="state root")
 
 
 def contained(root, path):

@@ -120,7 +120,15 @@ options:
     description: Network (interface or CIDR) for Open MPI's TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
     type: str
   worker_dir:
-    description: Directory on the target where the worker program is written. Default is the module's temporary directory.
+    description:
+      - Directory on the target where the worker program is written; the worker runs from it (as root on many nodes).
+      - Created C(0700) when absent. An existing one is used only when it is owned by the module's user, not writable
+        by group or others, and no link on its way could be re-pointed by another user; otherwise the task fails and
+        says which rule it breaks.
+      - Default with O(launcher=mpirun) or O(stage_only=true) (every host needs the same path) is
+        C(/run/aifabric-acceptance/worker) as root (C(/run) is writable by root alone), else
+        C($XDG_RUNTIME_DIR/aifabric-acceptance/worker) or C(~/.cache/aifabric-acceptance/worker); with
+        O(launcher=spawn) the module's temporary directory.
     type: path
   stage_only:
     description: Only write the worker into O(worker_dir) and return (prepares every host of a multi-node C(mpirun) run).
@@ -170,11 +178,11 @@ EXAMPLES = r"""
     - name: Stage the worker
       aifabric.acceptance.allreduce_probe:
         stage_only: true
-        worker_dir: /var/tmp/aifabric
+        worker_dir: /run/aifabric-acceptance/worker
     - name: Run across the group
       aifabric.acceptance.allreduce_probe:
         launcher: mpirun
-        worker_dir: /var/tmp/aifabric
+        worker_dir: /run/aifabric-acceptance/worker
         hosts: "{{ groups['gpu_nodes'] }}"
         ranks_per_node: 8
         tcp_if_include: 10.0.0.0/24
@@ -231,7 +239,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_run, gpu_worker, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
 
 CHECK = gpu_run.PROBE_CHECK
@@ -314,7 +322,8 @@ def _run(module, p):
     env = dict((str(k), str(v)) for k, v in p["env"].items())
     tag = launch.check_tag(p["run_tag"] or launch.new_tag())
     env[launch.TAG_ENV] = tag      # exported to every rank with -x (mpirun) and set for the launcher
-    directory = p["worker_dir"] or module.tmpdir
+    directory = p["worker_dir"] or (statedir.default_root("worker") if p["stage_only"] or p["launcher"] == "mpirun"
+                                     else module.tmpdir)
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
     if p["stage_only"]:
         changed = False

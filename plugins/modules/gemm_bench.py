@@ -81,7 +81,12 @@ options:
     elements: int
     default: []
   worker_dir:
-    description: Directory on the target where the worker program is written. Default is the module's temporary directory.
+    description:
+      - Directory on the target where the worker program is written; the worker runs from it. Default is the module's
+        temporary directory.
+      - Created C(0700) when absent. An existing one is used only when it is owned by the module's user, not writable
+        by group or others, and no link on its way could be re-pointed by another user; otherwise the task fails and
+        says which rule it breaks.
     type: path
   timeout:
     description:

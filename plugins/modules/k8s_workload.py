@@ -60,7 +60,11 @@ options:
       - Required with O(state=absent).
     type: str
   render_dir:
-    description: Write every manifest into C(<render_dir>/<run_id>/) as YAML and apply nothing; no cluster is needed.
+    description:
+      - Write every manifest into C(<render_dir>/<run_id>/) as YAML and apply nothing; no cluster is needed.
+      - Directories are created C(0700) and files C(0600) (the Secret holds the run's ssh private key). An existing
+        directory is used only when it is owned by the module's user, not writable by group or others, and no link on
+        its way could be re-pointed by another user; otherwise the task fails and says which rule it breaks.
     type: path
   nodes:
     description: Node names to run on (the inventory's hosts). With O(node_selector), only the matching ones of these.
@@ -308,7 +312,7 @@ import uuid
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
@@ -398,7 +402,7 @@ def _render(module, p, pod, options, run_id):
     plan = k8s_plan.build(p["kind"], p["nodes"], pod, run_id, options, rounds=p["rounds"], launcher=launcher,
                           ssh_keys=k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed"
                           else None)
-    directory = os.path.join(p["render_dir"], run_id)
+    directory = os.path.join(p["render_dir"], statedir.check_name(run_id, "run_id"))
     files = k8s_run.render(plan, directory, write=not module.check_mode)
     out = dict(changed=not module.check_mode, run_id=run_id, results=[], files=files,
                objects=k8s_run.object_names(plan))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, history
 
@@ -230,9 +231,22 @@ def attach(report, margin_pct=None):
 # ---------------------------------------------------------------- summary.md
 
 
-def _md(text):
+# ``_`` between letters or digits (``ib_write_bw``) never starts emphasis: left as it is, for readable raw text
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>!|~&@]|:(?=//)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def md_text(text):
+    """Text as literal Markdown (one line): every character with Markdown or HTML meaning backslash-escaped.
+
+    Tool output and host names are hostile input: no link, image, autolink (``https://``, ``www.``, e-mail),
+    inline HTML, entity, emphasis, code span or table cell break survives (CommonMark and GitHub-flavoured).
+    """
     text = "" if text is None else " ".join(str(text).split())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("`", "'")
+    return _WWW.sub(r"\1\\.", _MD_SPECIAL.sub(r"\\\1", text))
+
+
+_WWW = re.compile(r"(?i)\b(www)\.")
+_md = md_text
 
 
 def _label(d):

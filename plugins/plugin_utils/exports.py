@@ -124,8 +124,7 @@ def host_file_name(host):
 
 
 def write_prometheus(report, directory, per_host=False):
-    """Write the textfile(s) into ``directory`` (created when missing); returns the paths written."""
-    os.makedirs(directory, exist_ok=True)
+    """Write the textfile(s) into ``directory`` (created when missing, render.write_atomic's rule); returns the paths."""
     if not per_host:
         path = os.path.join(directory, FLEET_FILE)
         render.write_atomic(path, prometheus(report))

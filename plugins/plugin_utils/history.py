@@ -38,7 +38,7 @@ import sqlite3
 import time
 import urllib.parse
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_relative, verdict
 
 BUSY_TIMEOUT_S = 60.0
@@ -124,7 +124,9 @@ class _SQLite:
             self.conn = sqlite3.connect("file:%s?%s" % (urllib.parse.quote(self.name), query), uri=True,
                                         timeout=timeout_s, isolation_level=None)
             return
-        os.makedirs(os.path.dirname(self.name), exist_ok=True)
+        directory = statedir.trusted_dir(os.path.dirname(self.name), private=False, what="history database directory")
+        self.name = path = os.path.join(directory, os.path.basename(self.name))
+        statedir.check_file(path, "history database")
         self.conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
         try:
             self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout_s * 1000))

@@ -133,7 +133,6 @@ def write_index(history_db, reports_dir, path=None):
     """Write ``<reports_dir>/index.html`` (or ``path``) from the history store; returns its path."""
     entries = history.run_index(history_db)
     path = path or os.path.join(reports_dir, INDEX_FILE)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     render.write_atomic(path, render_index(entries, reports_dir, history.display_name(history_db)))
     return path
 

@@ -21,14 +21,16 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 import time
 import xml.sax.saxutils
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare
 
@@ -78,18 +80,15 @@ def deferred_interrupts():
                 os.kill(os.getpid(), signum)
 
 
-def write_atomic(path, text):
-    """Write text to path through a temporary file in the same directory and os.replace."""
-    tmp = "%s.tmp-%d" % (path, os.getpid())
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def write_atomic(path, text, mode=0o644):
+    """Write text to path atomically (statedir.write_file) after its directory passed statedir.trusted_dir.
+
+    Report files stay readable by others (``mode`` 0644, directories 0755, by design) but a directory another
+    user owns or can write, or an untrusted link on the way, is refused (StateError says which rule); a file or
+    link planted at ``path`` is replaced, never followed.
+    """
+    directory = statedir.trusted_dir(os.path.dirname(os.path.abspath(path)), private=False, what="report directory")
+    return statedir.write_file(directory, os.path.basename(path), text, mode=mode)
 
 
 def run_dir_name(run):
@@ -105,12 +104,10 @@ def run_dir_name(run):
 def point_latest(output_dir, run_dir):
     """``<output_dir>/latest`` symlink to the run directory, plus a LATEST file naming it."""
     name = os.path.basename(run_dir.rstrip(os.sep))
-    write_atomic(os.path.join(output_dir, "LATEST"), name + "\n")
+    output_dir = os.path.dirname(write_atomic(os.path.join(output_dir, "LATEST"), name + "\n"))
     link = os.path.join(output_dir, "latest")
-    tmp = "%s.tmp-%d" % (link, os.getpid())
+    tmp = os.path.join(output_dir, ".latest.tmp-%s" % secrets.token_hex(8))     # unguessable: never pre-planted
     try:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
         os.symlink(name, tmp)
         os.replace(tmp, link)
     except OSError:
@@ -133,7 +130,7 @@ def write_report(report, directory, formats=None, check_mode=False):
     Returns ({format: path}, [formats whose file changed]). In check mode nothing is written.
     """
     if not check_mode:
-        os.makedirs(directory, exist_ok=True)
+        directory = statedir.trusted_dir(directory, private=False, what="report directory")
     writers = {"json": render_json, "md": render_md, "junit": render_junit, "html": render_html}
     files, changed = {}, []
     for fmt in formats or list(FORMATS):
@@ -156,7 +153,8 @@ def _remove_stale_partials(parent):
     now = time.time()
     for path in glob.glob(os.path.join(glob.escape(parent), ".*.tmp-*")):
         try:
-            if os.path.isdir(path) and not os.path.islink(path) and now - os.lstat(path).st_mtime > STALE_PARTIAL_S:
+            info = os.lstat(path)
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and now - info.st_mtime > STALE_PARTIAL_S:
                 shutil.rmtree(path, ignore_errors=True)
         except OSError:
             pass
@@ -166,8 +164,9 @@ def write_report_dir(report, directory, formats=None):
     """Write a NEW report directory atomically: every file goes into a hidden temporary
     directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
     run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
-    parent = os.path.dirname(os.path.abspath(directory))
-    os.makedirs(parent, exist_ok=True)
+    parent = statedir.trusted_dir(os.path.dirname(os.path.abspath(directory)), private=False,
+                                  what="report directory")
+    directory = os.path.join(parent, os.path.basename(directory))
     _remove_stale_partials(parent)
     tmp = tempfile.mkdtemp(prefix=".%s.tmp-" % os.path.basename(directory), dir=parent)
     try:
@@ -251,10 +250,7 @@ def render_json(report):
 # ---------------------------------------------------------------- markdown
 
 
-def _md(text):
-    text = "" if text is None else str(text)
-    text = html.escape(" ".join(text.split()), quote=False)
-    return text.replace("|", "\\|").replace("`", "'")
+_md = compare.md_text
 
 
 def render_md(report):

@@ -104,3 +104,36 @@ def test_an_install_in_use_is_never_replaced(checkout):
     assert second != first and os.path.isdir(os.path.join(second, "ansible_collections", "aifabric", "acceptance"))
     after = os.stat(manifest)
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("kind", ["foreign", "group_writable", "symlink"])
+def test_make_refuses_a_test_copy_base_it_cannot_trust(checkout, tmp_path, kind):
+    """`make test` runs Python with its staging base on PYTHONPATH: a base another user made first (a planted
+    sitecustomize.py), one others can write, or a link is refused before anything is copied or run from it."""
+    base = tmp_path / "base"
+    real = tmp_path / "real"
+    planted = real if kind == "symlink" else base
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text("raise SystemExit('planted code ran')\n")
+    if kind == "foreign":
+        if os.geteuid() != 0:
+            pytest.skip("chown to another uid needs root")
+        os.chown(str(base), 65534, 65534)
+        os.chmod(str(base), 0o755)
+    elif kind == "group_writable":
+        os.chmod(str(base), 0o775)
+    else:
+        os.symlink(str(real), str(base))
+    run = subprocess.run(["make", "--no-print-directory", "stage", "AT_BASE=%s" % base], cwd=str(checkout),
+                         env=_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert "make: refusing %s" % base in run.stderr
+    assert sorted(os.listdir(str(planted))) == ["sitecustomize.py"]     # nothing was staged into it
+
+
+def test_make_creates_the_test_copy_base_private(checkout, tmp_path):
+    base = tmp_path / "fresh"
+    run = subprocess.run(["make", "--no-print-directory", "stage", "AT_BASE=%s" % base], cwd=str(checkout),
+                         env=_env(), capture_output=True, text=True, timeout=120)
+    assert "refusing" not in run.stderr
+    assert oct(os.stat(str(base)).st_mode & 0o777) == oct(0o700)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import html.parser
+import html
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -190,7 +191,7 @@ def test_problems_follow_the_verdict_rules():
     bad_node = fleet_.bad_node
     md = render.render_md(report)
     problems = md.split("## Problems")[1].split("## ")[0]
-    assert "| %s | rdma.ib_write_bw.node[mlx5_0] | fail |" % bad_node in problems
+    assert "| %s | rdma.ib_write_bw.node\\[mlx5_0\\] | fail |" % bad_node in problems
     assert "rdma.ib_write_bw[mlx5_0][" not in problems        # no raw pair record
     data = _page_data(render.render_html(report))
     listed = [data["S"][r[1]] for r in data["recs"] if r[4] >= 2 and r[11]]
@@ -266,8 +267,32 @@ def test_markdown_summary_names_every_host_and_escapes():
     md = render.render_md(_report(evil=True))
     for host in HOSTS + ["gpu-d"]:
         assert "| %s |" % host in md
-    assert EVIL not in md and "&lt;script&gt;" in md
+    assert EVIL not in md and "\\<script\\>" in md
     assert "## Findings" in md and "drift" in md
+
+
+MD_PAYLOADS = [
+    "[click](javascript:alert(1))", "![t](https://tracker.example/p.png)", "<img src=x onerror=alert(1)>",
+    "https://evil.example/x", "www.evil.example", "ops@evil.example", "&lt;b&gt; &#x3C;", "*bold* _em_ ~~s~~",
+    "`code` | cell", "<https://evil.example>", "[ref]: https://evil.example", "\\[x](y)",
+]
+
+
+@pytest.mark.parametrize("payload", MD_PAYLOADS)
+def test_markdown_summary_renders_hostile_text_as_text(payload):
+    """summary.md through a GitHub-flavoured renderer (tables, strikethrough, autolinks): a host name, a reason and
+    tool text that carry Markdown stay literal text - no link, image, HTML tag or entity comes out."""
+    pytest.importorskip("linkify_it")
+    from markdown_it import MarkdownIt
+    recs = [results.make("env.os", "fail", host="gpu-" + payload, reason="kernel " + payload, target=payload),
+            results.make("env.os", "pass", host="gpu-ok")]
+    run = fleet.run_metadata("0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:09:00Z",
+                             ["gpu-" + payload, "gpu-ok"], inventory_host_count=2)
+    page = MarkdownIt("gfm-like").render(render.render_md(fleet.build_report(recs, run)))
+    body = page.split("<h2>Findings</h2>", 1)[1]     # what comes from records (the run line has a code span)
+    for tag in ("<a ", "<img", "<code>", "<em>", "<strong>", "<s>", "<script", "<b>"):
+        assert tag not in body, (tag, body)
+    assert html.escape(" ".join(("gpu-" + payload).split()), quote=False) in body.replace("&quot;", '"')
 
 
 def test_history_deltas_show_in_every_format(tmp_path):
