@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
 
 KILL_AFTER_S = 10
@@ -45,12 +46,16 @@ class Run(object):
 def find_tool(module, name, path=None, hint=None, required=True):
     """Absolute path of a tool: an explicit path (file or directory) wins, else PATH.
 
+    An explicit path must pass statedir.trusted_file (StateError otherwise).
+
     Returns None when absent and not required; raises ToolMissing (with the hint) otherwise.
     """
     if path:
         candidate = os.path.join(path, name) if os.path.isdir(path) else path
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
+            # a path the user names is executed (often as root): it and every directory on its way must be
+            # writable by nobody but root and the user (statedir.trusted_file; StateError says which rule)
+            return statedir.trusted_file(os.path.abspath(candidate), what=name)
         if required:
             raise ToolMissing("%s not found or not executable at %s%s" % (name, candidate, _hint(hint)))
         return None
