@@ -20,7 +20,7 @@ import re
 import time
 import traceback
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccn_tool, npu_smi, nvidia_smi, rdma, system
@@ -94,15 +94,48 @@ class Host(object):
     ``root`` prefixes every absolute path (tests point it at a fake tree); ``run(argv,
     timeout_s)`` returns a runner.Run-like object (rc, stdout, stderr) and may raise
     ToolTimeout; ``which(name)`` returns a path or None.
+
+    Every text the probes read (files, directory listings, link targets, command outputs, the
+    environment) comes out of here valid UTF-8: each byte that is not is replaced with U+FFFD
+    (runner.decode) and noted; ``take_decode_notes()`` hands the notes over to the records
+    built from those texts.
     """
 
     def __init__(self, run=None, which=None, root="", environ=None, memlock=None, executable=None):
         self._run = run
         self._which = which
         self.root = root or ""
-        self.environ = dict(os.environ if environ is None else environ)
+        if environ is None:
+            environ = os.environb if os.supports_bytes_environ else os.environ
+        self._environ = dict((runner.decode(k)[0], v) for k, v in environ.items())
         self._memlock = memlock
         self.executable = executable
+        self._notes = {}
+
+    def _text(self, data, source):
+        """``data`` (bytes, or str that may hold surrogate escapes) as valid text; notes undecodable bytes."""
+        text, count = runner.decode(data)
+        self.note(source, count)
+        return text
+
+    def note(self, source, count):
+        """Record that ``source`` had ``count`` undecodable bytes (replaced with U+FFFD)."""
+        if count:
+            self._notes[source] = max(count, self._notes.get(source, 0))
+
+    def take_decode_notes(self):
+        """'<source> had N undecodable byte(s), replaced with U+FFFD; ...' for what was read since the last call."""
+        notes, self._notes = self._notes, {}
+        return "; ".join("%s had %d undecodable byte(s), replaced with U+FFFD" % item for item in notes.items())
+
+    def env_names(self):
+        """The names of the environment variables, sorted."""
+        return sorted(self._environ)
+
+    def getenv(self, name):
+        """The value of an environment variable (valid text; undecodable bytes noted), or None."""
+        value = self._environ.get(name)
+        return None if value is None else self._text(value, "environment variable %s" % name)
 
     def path(self, path):
         return self.root + path if self.root else path
@@ -111,14 +144,14 @@ class Host(object):
         """Text of a file, or None when it is absent or unreadable (EINVAL on empty GID slots)."""
         try:
             with open(self.path(path), "rb") as handle:
-                return handle.read(1 << 20).decode("utf-8", "replace")
+                return self._text(handle.read(1 << 20), path)
         except (OSError, IOError):
             return None
 
     def listdir(self, path):
         """Sorted names in a directory, or None when it is absent."""
         try:
-            return sorted(os.listdir(self.path(path)))
+            return sorted(self._text(name, "a name in %s" % path) for name in os.listdir(self.path(path)))
         except (OSError, IOError):
             return None
 
@@ -138,7 +171,7 @@ class Host(object):
         real = os.path.realpath(full)
         if self.root and real.startswith(os.path.realpath(self.root) + os.sep):
             real = real[len(os.path.realpath(self.root)):]
-        return real
+        return self._text(real, "the target of %s" % path)
 
     def which(self, name):
         return self._which(name) if self._which else None
@@ -146,7 +179,10 @@ class Host(object):
     def run(self, argv, timeout_s):
         if self._run is None:
             raise AcceptanceError("no command runner available to run %s" % argv[0])
-        return self._run(argv, timeout_s)
+        run = self._run(argv, timeout_s)
+        # runner.run has decoded and counted; other runners (the Kubernetes pod's) give text without a count
+        self.note("output of %s" % _command_label(argv), getattr(run, "undecodable", 0))
+        return run
 
     def memlock(self):
         """(soft, hard) RLIMIT_MEMLOCK of this process in bytes; -1 means unlimited."""
@@ -155,6 +191,23 @@ class Host(object):
         import resource  # Unix only; imported here so that the module stays importable elsewhere
         soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
         return (-1 if soft == resource.RLIM_INFINITY else soft, -1 if hard == resource.RLIM_INFINITY else hard)
+
+
+def _command_label(argv):
+    """How a command is named in notes: the tool's name and its first arguments (a script given with -c as <...>)."""
+    words = [os.path.basename(argv[0])]
+    for arg in argv[1:4]:
+        words.append("<...>" if "\n" in arg or len(arg) > 60 else arg)
+    return " ".join(words)
+
+
+def _with_decode_notes(host, records):
+    """Records built from what ``host`` read since the last call, each with the decode note (facts.decode_note)."""
+    note = host.take_decode_notes()
+    if note:
+        for record in records:
+            record["facts"]["decode_note"] = note
+    return records
 
 
 class _Clock(object):
@@ -222,9 +275,10 @@ def probe_env(host, params):
                         ("env.kernel_modules", _env_kernel_modules), ("env.env_vars", _env_vars)):
         clock = _Clock()
         try:
-            out.extend(func(host, params, clock))
+            records = func(host, params, clock)
         except (ParseError, AcceptanceError) as exc:
-            out.append(_error_from(check, exc, clock))
+            records = [_error_from(check, exc, clock)]
+        out.extend(_with_decode_notes(host, records))
     return out
 
 
@@ -427,9 +481,9 @@ def _env_vars(host, params, clock):
     if not patterns:
         return []
     found = {}
-    for name in sorted(host.environ):
+    for name in host.env_names():
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
-            found[name] = host.environ[name]
+            found[name] = host.getenv(name)
     return [_record("env.env_vars", "pass", clock=clock, facts={"env": found},
                     params={"patterns": list(patterns),
                             "scope": "environment of the module's process (the Ansible connection's session)"})]
@@ -1089,10 +1143,10 @@ def _rdma_port(params, hca, port, clock):
 
 # =========================================================================== npu (Ascend)
 
-def cann_version(host, environ=None):
+def cann_version(host):
     """(install info dict, path) of the CANN toolkit (ASCEND_TOOLKIT_HOME first, then CANN_DIRS), or ({}, None)."""
     bases = []
-    home = (environ or {}).get("ASCEND_TOOLKIT_HOME")
+    home = host.getenv("ASCEND_TOOLKIT_HOME")
     if home:
         bases.append(home)
     bases.extend(CANN_DIRS)
@@ -1130,7 +1184,7 @@ def probe_npu(host, params):
     data = npu_smi.parse_info(run.stdout)
     if data["version"]:
         tool["version"] = data["version"]
-    cann, cann_path = cann_version(host, host.environ)
+    cann, cann_path = cann_version(host)
     npus = data["npus"]
     models = sorted(set(n["name"] for n in npus if n.get("name")))
     facts = {"driver_version": data["version"], "cann_version": cann.get("version"), "cann_arch": cann.get("arch"),
@@ -1266,12 +1320,14 @@ def probe(host, params):
         clock = _Clock()
         check = "%s.probe" % {"software": "env", "npu": "gpu"}.get(group, group)
         try:
-            out.extend(func(host, params))
+            records = func(host, params)
         except (AcceptanceError, ParseError) as exc:
-            out.append(_error_from(check, exc, clock))
+            records = [_error_from(check, exc, clock)]
         except Exception as exc:  # pylint: disable=broad-exception-caught
             # A bug in one probe group must not cost the records of the others: this is the
             # group boundary; the record keeps the traceback for the bug report.
-            out.append(_record(check, "error", "internal error in the %s probe (%s: %s); please report it"
-                               % (group, type(exc).__name__, exc), clock=clock, raw=traceback.format_exc()))
+            records = [_record(check, "error", "internal error in the %s probe (%s: %s); please report it"
+                               % (group, type(exc).__name__, exc), clock=clock, raw=traceback.format_exc())]
+        # the env group notes per check (probe_env); here the records of a group share what the group read
+        out.extend(_with_decode_notes(host, records))
     return out

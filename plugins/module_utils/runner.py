@@ -5,6 +5,11 @@
 A runner never interprets output: it returns (rc, stdout, stderr, elapsed)
 and raises ToolMissing / ToolTimeout; parsers read the text.
 
+Outputs are decoded here, once (``decode``): UTF-8, every byte that is not UTF-8 replaced with
+U+FFFD and counted (``Run.undecodable``), so one stray byte never reaches a record as a lone
+surrogate (the controller refuses a module result that is not valid UTF-8: the task and all its
+records would be lost).
+
 ``AnsibleModule.run_command`` has no timeout, so every argv is wrapped in
 coreutils ``timeout --kill-after=K N``; ``timeout`` runs the tool in its own
 process group and signals the whole group, so children die with it.
@@ -13,6 +18,7 @@ process group and signals the whole group, so children die with it.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
@@ -21,19 +27,33 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 KILL_AFTER_S = 10
 TIMEOUT_RCS = (124, 137)
 C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
+SURROGATES_RE = re.compile("[\ud800-\udfff]")
+
+
+def decode(data):
+    """(text, count of undecodable bytes): bytes as UTF-8, each byte that is not UTF-8 replaced with U+FFFD.
+
+    A str is taken as decoded with ``surrogateescape`` (what run_command and os.environ give): its lone
+    surrogates are those bytes. None gives ("", 0).
+    """
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "surrogateescape")
+    return SURROGATES_RE.subn("\ufffd", data or "")
 
 
 class Run(object):
-    """The outcome of one process: argv as run (without the timeout wrapper), rc, texts, seconds."""
+    """The outcome of one process: argv as run (without the timeout wrapper), rc, texts, seconds, and how many
+    bytes of stdout and stderr were not UTF-8 (replaced with U+FFFD)."""
 
-    __slots__ = ("argv", "rc", "stdout", "stderr", "elapsed_s")
+    __slots__ = ("argv", "rc", "stdout", "stderr", "elapsed_s", "undecodable")
 
-    def __init__(self, argv, rc, stdout, stderr, elapsed_s):
+    def __init__(self, argv, rc, stdout, stderr, elapsed_s, undecodable=0):
         self.argv = argv
         self.rc = rc
         self.stdout = stdout
         self.stderr = stderr
         self.elapsed_s = elapsed_s
+        self.undecodable = undecodable
 
     @property
     def output(self):
@@ -102,9 +122,9 @@ def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False, 
                                       expand_user_and_vars=False, check_rc=False,
                                       binary_data=data is not None)
     elapsed = time.monotonic() - started
+    (out, bad_out), (err, bad_err) = decode(out), decode(err)
     if rc in TIMEOUT_RCS:
         raise ToolTimeout(
             "%s timed out after %ss on %s and was killed" % (os.path.basename(argv[0]), int(timeout_s), _node()),
-            cmd=argv, rc=rc, stdout_tail=(out or "")[-4000:], stderr_tail=(err or "")[-4000:],
-            elapsed_s=round(elapsed, 3))
-    return Run(argv, rc, out or "", err or "", elapsed)
+            cmd=argv, rc=rc, stdout_tail=out[-4000:], stderr_tail=err[-4000:], elapsed_s=round(elapsed, 3))
+    return Run(argv, rc, out, err, elapsed, undecodable=bad_out + bad_err)
