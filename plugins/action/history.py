@@ -10,6 +10,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index, render
 
 ARGUMENT_SPEC = {
@@ -53,7 +54,7 @@ class ActionModule(ActionBase):
             result.update(getattr(self, "_" + op)(db, args, check))
         except fleet.RunSummaryError as exc:
             raise AnsibleActionFail(str(exc)) from exc
-        except (OSError, ValueError, history.HistoryError) as exc:
+        except (OSError, ValueError, history.HistoryError, statedir.StateError) as exc:
             raise AnsibleActionFail("history %s: %s" % (op, exc)) from exc
         result["history_db"] = history.display_name(db)
         result["results"] = []

@@ -9,6 +9,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, exports, fleet, history, render
 
 ARGUMENT_SPEC = {
@@ -63,14 +64,17 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail("compare_with: %s" % exc) from exc
         else:   # fleet.publish compares with the previous run of each host, with this margin
             report[compare.MARGIN_KEY] = args["compare_margin_pct"]
-        out = fleet.publish(report, dest=os.path.abspath(args["dest"]), formats=args["formats"],
-                            history_db=history_db, check_mode=self._task.check_mode)
+        try:
+            out = fleet.publish(report, dest=os.path.abspath(args["dest"]), formats=args["formats"],
+                                history_db=history_db, check_mode=self._task.check_mode)
+        except statedir.StateError as exc:
+            raise AnsibleActionFail("cannot write the report into %s: %s" % (args["dest"], exc)) from exc
         prometheus = []
         if args["prometheus_dir"] and not self._task.check_mode:
             try:
                 prometheus = exports.write_prometheus(report, os.path.abspath(args["prometheus_dir"]),
                                                       per_host=args["prometheus_per_host"])
-            except OSError as exc:
+            except (OSError, statedir.StateError) as exc:
                 raise AnsibleActionFail("cannot write the Prometheus textfile(s): %s" % exc) from exc
         for warning in out["warnings"] + report["problems"]:
             self._display.warning("aifabric.acceptance.report: %s" % warning)

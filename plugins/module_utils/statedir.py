@@ -113,12 +113,12 @@ def _check_ancestor(path, info, what):
                          "another user could replace what is inside it" % (what, path, stat.S_IMODE(info.st_mode)))
 
 
-def _check_final(path, info, what):
-    """The directory or file itself: ours (root's too for a file we only execute), not writable by others."""
+def _check_final(path, info, what, allow_root=False):
+    """The directory or file itself: ours (root's too for what we only execute), not writable by others."""
     if stat.S_ISLNK(info.st_mode):
         raise StateError("%s %s is a symbolic link; give the real path (a link could be re-pointed by another user)"
                          % (what, path))
-    if not _owner_ok(info, allow_root=not stat.S_ISDIR(info.st_mode)):
+    if not _owner_ok(info, allow_root=allow_root or not stat.S_ISDIR(info.st_mode)):
         raise StateError("%s %s is owned by uid %d, not by the user running this (uid %d); refusing to use a path "
                          "another user controls" % (what, path, info.st_uid, os.geteuid()))
     if _writable_by_others(info):
@@ -190,17 +190,18 @@ def _walk(path, create, mode, what, follow_last=False):
         path = restart
 
 
-def trusted_dir(path, create=True, private=True, what="directory"):
+def trusted_dir(path, create=True, private=True, what="directory", exec_only=False):
     """The real path of a directory that is safe to write into (see the module docstring).
 
     With ``create=False`` (check mode) an absent directory is not created: its would-be path is returned
-    once what exists of it has passed the checks.
+    once what exists of it has passed the checks. ``exec_only``: a directory only executed from (a tool's
+    ``bin``), which root may own too.
     """
     fd, real, _missing = _walk(path, create, 0o700 if private else 0o755, what)
     if fd is None:
         return real
     try:
-        _check_final(real, os.fstat(fd), what)
+        _check_final(real, os.fstat(fd), what, allow_root=exec_only)
     finally:
         os.close(fd)
     return real

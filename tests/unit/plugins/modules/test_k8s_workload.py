@@ -55,6 +55,31 @@ def test_render_writes_every_manifest_and_applies_nothing(module, tmp_path):
     assert secret["stringData"]["id_ed25519.pub"].startswith("ssh-ed25519 ")
 
 
+def test_render_is_private_the_ssh_key_above_all(module, tmp_path):
+    """The Secret holds the run's ssh private key: every manifest 0600 in 0700 directories (was 0644 in 0755)."""
+    res = call({"kind": "nccl_multinode", "nodes": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
+                "run_id": "priv1", "nccl": {"collectives": ["all_reduce"]}})
+    assert not res.failed, res.kwargs
+    for directory in (tmp_path / "out", tmp_path / "out" / "priv1"):
+        assert os.stat(str(directory)).st_mode & 0o777 == 0o700
+    for path in res.kwargs["files"]:
+        assert os.stat(path).st_mode & 0o777 == 0o600, path
+
+
+def test_render_never_writes_through_a_planted_link(module, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    run_dir = tmp_path / "out" / "plant1"
+    run_dir.mkdir(parents=True, mode=0o700)
+    os.symlink(str(victim), str(run_dir / "00-configmap-aif-plant1-code.yaml"))
+    os.symlink(str(victim), str(run_dir / "00-configmap-aif-plant1-code.yaml.tmp"))
+    res = call({"kind": "nccl_multinode", "nodes": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
+                "run_id": "plant1", "nccl": {"collectives": ["all_reduce"]}})
+    assert not res.failed, res.kwargs
+    assert victim.read_text() == "precious"
+    assert not os.path.islink(res.kwargs["files"][0])
+
+
 def test_render_other_launchers_and_kinds(module, tmp_path):
     for launcher, kind in (("mpijob", "MPIJob"), ("volcano", "Job")):
         res = call({"kind": "nccl_multinode", "nodes": NODES, "image": IMAGE, "render_dir": str(tmp_path),

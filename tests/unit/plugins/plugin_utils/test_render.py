@@ -379,3 +379,20 @@ def test_latency_records_give_a_distribution_and_a_lower_is_better_heat_map():
     assert lat["values"][0] == recs[0]["metrics"]["lat_typical_us"]
     [matrix] = data["heat"]
     assert matrix["metric"] == "lat_typical_us" and matrix["lower"] is True and matrix["n"] == 4
+
+
+def test_report_writers_never_follow_a_planted_link(tmp_path):
+    """`report.yml -e report_dir=/tmp/rerun`: a link planted at a report file (or its old predictable temporary
+    name) is replaced, and the file it points to is never written."""
+    victim = tmp_path / "victim"
+    victim.write_text("root-owned file")
+    out = tmp_path / "rerun"
+    out.mkdir(mode=0o755)
+    for name in ("report.html", "report.html.tmp-%d" % os.getpid(), "summary.md", "LATEST"):
+        os.symlink(str(victim), str(out / name))
+    report = _report()
+    render.write_report(report, str(out))
+    render.point_latest(str(out), str(out / "somerun"))
+    assert victim.read_text() == "root-owned file"
+    for name in ("report.html", "summary.md", "LATEST"):
+        assert not os.path.islink(str(out / name)) and os.stat(str(out / name)).st_mode & 0o777 == 0o644
