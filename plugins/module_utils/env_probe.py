@@ -720,18 +720,18 @@ def probe_gpu(host, params):
         return [_record("gpu.inventory", "error", "nvidia-smi not found at %s (nvidia_smi_path)" % explicit,
                         clock=clock, tool={"name": "nvidia-smi"})]
     smi = explicit or host.which("nvidia-smi")
-    pci = nvidia_pci_gpus(host)
+    pci = pci_functions(host, NVIDIA_GPUS)
     if not smi:
         if pci:
-            return [_record("gpu.inventory", "error", "%d NVIDIA GPU(s) on the PCI bus (%s) but nvidia-smi is not "
-                            "found on PATH: install the NVIDIA driver utilities or set nvidia_smi_path"
-                            % (len(pci), ", ".join(pci[:8])), clock=clock, metrics={"pci_gpu_count": len(pci)},
-                            tool={"name": "nvidia-smi"})]
+            return [_unseen_gpus(pci, "nvidia-smi not found on PATH: install the NVIDIA driver utilities or set "
+                                      "nvidia_smi_path", clock)]
         return [_absent_gpus(params, "no NVIDIA GPU/driver: nvidia-smi not found", clock)]
     timeout = params.get("timeout", 60)
     try:
         data, source, _run = _gpu_query(host, smi, timeout)
     except _NoGpu as exc:
+        if pci:
+            return [_unseen_gpus(pci, str(exc), clock, raw=exc.raw)]
         return [_absent_gpus(params, str(exc), clock, raw=exc.raw)]
     except (AcceptanceError, ParseError) as exc:
         if pci is not None and not pci:
@@ -772,37 +772,68 @@ def _gpu_nvlink(host, smi, timeout, data):
     return out, None
 
 
-def pci_functions(host, vendor, class_prefixes):
-    """[(PCI address, class)] of the functions of ``vendor`` (``0x15b3``) whose class starts with a prefix."""
-    out = []
-    for name in host.listdir("/sys/bus/pci/devices") or []:
-        base = "/sys/bus/pci/devices/" + name
-        if (host.read(base + "/vendor") or "").strip().lower() != vendor:
-            continue
-        klass = (host.read(base + "/class") or "").strip().lower()
-        if klass.startswith(tuple(class_prefixes)):
-            out.append((name, klass))
-    return out
+# Hardware the probes look for on the PCI bus: (what, vendor, class prefixes, device id prefixes or None).
+# Present there but not seen by its tool is an error, never a skip (docs/env_probe.md, "Present but not seen").
+NVIDIA_GPUS = ("NVIDIA GPU", "0x10de", ("0x03",), None)    # display/3D controllers; NVSwitch (0x0680) is no GPU
+RDMA_NICS = ("Mellanox/NVIDIA network function", "0x15b3", ("0x02",), None)   # InfiniBand 0x0207, Ethernet 0x0200
+# Ascend devices are 19e5:dxxx (910B d802, lspci "Processing accelerators"); the Kunpeng KAE engines share the
+# vendor and the class (ZIP engine 19e5:a250) and are no NPUs
+ASCEND_NPUS = ("Huawei Ascend NPU", "0x19e5", ("0x12",), ("0xd",))
+PCI_DEVICES = "/sys/bus/pci/devices"
+PCI_CLASS_NAMES = {"0x0200": "Ethernet", "0x0207": "InfiniBand"}
 
 
-def nvidia_pci_gpus(host):
-    """PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in sysfs.
+def _sysfs_word(host, path):
+    return (host.read(path) or "").strip().lower()
 
-    None when /sys/bus/pci/devices cannot be listed (then nothing is concluded from it).
-    NVSwitch and other NVIDIA bridges (class 0x0680) are not GPUs and are not counted.
+
+def pci_functions(host, kind):
+    """[(address, class, driver or None)] of the physical functions of ``kind`` (NVIDIA_GPUS, ...) in sysfs.
+
+    None when /sys/bus/pci/devices cannot be listed (then nothing is concluded from it). SR-IOV virtual
+    functions (a ``physfn`` link) are left out: they are handed to VMs and pods by design.
     """
-    names = host.listdir("/sys/bus/pci/devices")
+    _what, vendor, classes, devices = kind
+    names = host.listdir(PCI_DEVICES)
     if names is None:
         return None
     out = []
     for name in names:
-        base = "/sys/bus/pci/devices/" + name
-        vendor = (host.read(base + "/vendor") or "").strip().lower()
-        if vendor != "0x10de":
+        base = PCI_DEVICES + "/" + name
+        if _sysfs_word(host, base + "/vendor") != vendor or host.exists(base + "/physfn"):
             continue
-        if (host.read(base + "/class") or "").strip().lower().startswith("0x03"):
-            out.append(name)
+        klass = _sysfs_word(host, base + "/class")
+        if klass.startswith(classes) and (devices is None or _sysfs_word(host, base + "/device").startswith(devices)):
+            out.append((name, klass, host.realname(base + "/driver")))
     return out
+
+
+def _pci_key(address):
+    """Comparable PCI address: nvidia-smi's '00000000:00:06.0', npu-smi's '0000:C1:00.0', sysfs '0000:c1:00.0'."""
+    return (address or "").strip().lower()[-12:]
+
+
+def unseen_functions(functions, bus_ids):
+    """The functions whose address is none of ``bus_ids`` (what the tool lists)."""
+    seen = set(_pci_key(bus_id) for bus_id in bus_ids if bus_id)
+    return [f for f in functions if _pci_key(f[0]) not in seen]
+
+
+def unseen_reason(kind, functions, by, why):
+    """'2 NVIDIA GPU(s) on the PCI bus that nvidia-smi does not see (why): 0000:00:06.0 (driver nvidia), ...'."""
+    def one(address, klass, driver):
+        words = [PCI_CLASS_NAMES[klass[:6]]] if klass[:6] in PCI_CLASS_NAMES else []
+        return "%s (%s)" % (address, ", ".join(words + ["driver %s" % driver if driver else "no driver"]))
+    listed = ", ".join(one(*f) for f in functions[:8]) + (
+        " and %d more" % (len(functions) - 8) if len(functions) > 8 else "")
+    return "%d %s(s) on the PCI bus %s (%s): %s" % (len(functions), kind[0], by, why, listed)
+
+
+def _unseen_gpus(pci, why, clock, raw=None):
+    """error: NVIDIA GPUs on the PCI bus and an nvidia-smi that is absent or sees none of them."""
+    return _record("gpu.inventory", "error", unseen_reason(NVIDIA_GPUS, pci, "that nvidia-smi does not see", why),
+                   clock=clock, raw=raw, metrics={"gpu_count": 0, "pci_gpu_count": len(pci)},
+                   tool={"name": "nvidia-smi"})
 
 
 def _absent_gpus(params, reason, clock, raw=None):
@@ -877,12 +908,10 @@ def _gpu_inventory(params, data, source, clock, tool, pci=None):
         verdicts.append(("fail", "nvidia-smi answered but lists no GPU"))
     if pci is not None:
         metrics["pci_gpu_count"] = len(pci)
-        seen = set((g["bus_id"] or "").lower()[-12:] for g in gpus)
-        unseen = [addr for addr in pci if addr.lower()[-12:] not in seen]
-        if len(pci) > len(gpus) and unseen:
-            verdicts.append(("warn", "%d NVIDIA GPU(s) on the PCI bus but nvidia-smi lists %d; not seen by the "
-                                     "driver: %s (fallen off the bus (Xid 79)? bound to another driver such as "
-                                     "vfio-pci?)" % (len(pci), len(gpus), ", ".join(unseen[:8]))))
+        lost = unseen_functions(pci, [g["bus_id"] for g in gpus])
+        if len(pci) > len(gpus) and lost:   # (a GPU fallen off the bus (Xid 79), or bound to vfio-pci)
+            verdicts.append(("error", unseen_reason(NVIDIA_GPUS, lost, "that nvidia-smi does not see",
+                                                    "it lists %d of %d" % (len(gpus), len(pci)))))
     status, reason = _fold(verdicts)
     return _record("gpu.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect, tool=tool)
 
@@ -1044,26 +1073,22 @@ def probe_rdma(host, params):
     clock = _Clock()
     try:
         files = read_infiniband(host)
-        if files is None or not files:
-            reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
-            nics = pci_functions(host, "0x15b3", ("0x0207", "0x0200"))
-            infiniband = [n for n, klass in nics if klass.startswith("0x0207")]
-            if infiniband:
-                return [_record("rdma.inventory", "error", "%s, but %d Mellanox/NVIDIA InfiniBand controller(s) are on "
-                                "the PCI bus (%s): is the RDMA driver stack (mlx5_ib, ib_core, ib_uverbs) loaded?"
-                                % (reason, len(infiniband), ", ".join(infiniband[:8])), clock=clock,
-                                metrics={"hca_count": 0, "pci_infiniband_count": len(infiniband)})]
-            if nics:
-                reason += " (%d Mellanox/NVIDIA Ethernet function(s) on the PCI bus expose no RDMA device: %s; " \
-                          "load mlx5_ib for RoCE)" % (len(nics), ", ".join(item[0] for item in nics[:8]))
-            if params.get("expect_hca_count"):
-                return [_record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
-                                % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
-                                expect={"hca_count": {"equals": params["expect_hca_count"]}})]
-            return [_record("rdma.inventory", "skip", reason, clock=clock)]
-        hcas = rdma.build_hcas(files)
+        hcas = rdma.build_hcas(files) if files else []
     except (AcceptanceError, ParseError) as exc:
         return [_error_from("rdma.inventory", exc, clock)]
+    nics = pci_functions(host, RDMA_NICS)
+    if not hcas:
+        reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
+        if nics:
+            return [_record("rdma.inventory", "error", unseen_reason(
+                RDMA_NICS, nics, "that %s does not list" % IB_CLASS,
+                reason + "; load the RDMA driver stack: mlx5_ib with ib_core and ib_uverbs, RoCE included"),
+                clock=clock, metrics={"hca_count": 0, "pci_nic_count": len(nics)})]
+        if params.get("expect_hca_count"):
+            return [_record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
+                            % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
+                            expect={"hca_count": {"equals": params["expect_hca_count"]}})]
+        return [_record("rdma.inventory", "skip", reason, clock=clock)]
     ports = [(h, p) for h in hcas for p in h["ports"]]
     active = [1 for _h, p in ports if p["state"] == "ACTIVE"]
     facts = {"hcas": [h["name"] for h in hcas],
@@ -1078,11 +1103,24 @@ def probe_rdma(host, params):
         expect.update(rules)
         if status != "pass":
             verdicts.append((status, reason))
+    if nics is not None:
+        metrics["pci_nic_count"] = len(nics)
+        lost = [f for f in unseen_functions(nics, [h["pci_address"] for h in hcas]) if not _bond_slave(host, f[0])]
+        if lost:
+            verdicts.append(("error", unseen_reason(RDMA_NICS, lost, "that %s does not list" % IB_CLASS,
+                                                    "it lists %s" % ", ".join(h["name"] for h in hcas))))
     status, reason = _fold(verdicts)
     out = [_record("rdma.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect)]
     for hca, port in ports:
         out.append(_rdma_port(params, hca, port, _Clock()))
     return out
+
+
+def _bond_slave(host, address):
+    """True when a netdev of the PCI function is a bond's slave: with RoCE LAG one RDMA device (mlx5_bond_N)
+    stands for the ports of both functions, and the second function has none of its own."""
+    base = "%s/%s/net" % (PCI_DEVICES, address)
+    return any(host.exists("%s/%s/master" % (base, ifname)) for ifname in host.listdir(base) or [])
 
 
 def port_verdicts(port, params=None):
@@ -1172,7 +1210,12 @@ def probe_npu(host, params):
     clock = _Clock()
     explicit = params.get("npu_smi_path")
     smi = explicit or host.which("npu-smi")
+    pci = pci_functions(host, ASCEND_NPUS)
     if not smi:
+        if pci:
+            return [_record("gpu.npu_inventory", "error", unseen_reason(
+                ASCEND_NPUS, pci, "that npu-smi does not see", "npu-smi not found on PATH: install the Ascend driver"),
+                clock=clock, metrics={"npu_count": 0, "pci_npu_count": len(pci)}, tool={"name": "npu-smi"})]
         return [_record("gpu.npu_inventory", "skip", "no Ascend NPU: npu-smi not found", clock=clock)]
     argv = [smi, "info"]
     run = host.run(argv, params.get("timeout", 60))
@@ -1199,6 +1242,12 @@ def probe_npu(host, params):
             " (%s)" % data["problems"][0] if data["problems"] else "")))
     elif data["problems"]:
         verdicts.append(("warn", "npu-smi info: %s" % data["problems"][0]))
+    if pci is not None:
+        metrics["pci_npu_count"] = len(pci)
+        lost = unseen_functions(pci, [n.get("bus_id") for n in npus])
+        if len(pci) > len(npus) and lost:
+            verdicts.append(("error", unseen_reason(ASCEND_NPUS, lost, "that npu-smi does not see",
+                                                    "it lists %d of %d" % (len(npus), len(pci)))))
     status, reason = _fold(verdicts)
     out = [_record("gpu.npu_inventory", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
                    params={"argv": argv}, raw=run.output if status != "pass" else None)]
