@@ -357,8 +357,9 @@ class CallbackModule(CallbackBase):
         self._guard("handler start", self._task_start, task)
 
     def _participants(self, uuid):
-        """A run_once task (a multi-node launch) acts for every host of its play."""
-        return self.play_hosts if self.task_run_once.get(uuid) and len(self.play_hosts) > 1 else None
+        """A run_once task (a multi-node launch) acts for every host of its play: its records may name them
+        (any other task's records name only the host that ran it; see fleet.Collector._admitted)."""
+        return self.play_hosts if self.task_run_once.get(uuid) and self.play_hosts else None
 
     def v2_runner_on_ok(self, result):
         self._guard("task ok", self._on_ok, result)
@@ -391,7 +392,7 @@ class CallbackModule(CallbackBase):
 
     def _on_skipped(self, result):
         host, uuid, name, data = self._parts(result)
-        self.collector.task_skipped(host, uuid, name, data)
+        self.collector.task_skipped(host, uuid, name, data, participants=self._participants(uuid))
         self._show_progress(self.progress.take())
 
     def v2_playbook_on_stats(self, stats):

@@ -45,6 +45,8 @@ NO_HOST = "(no host)"
 STREAM_ENV = "AIFABRIC_RUN_STREAM"               # set by the callback: path of the run's record stream
 STREAM_ERROR_ENV = "AIFABRIC_RUN_STREAM_ERROR"   # set by the callback when its configuration is bad
 ENABLE_LINE = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
+# what k8s_preflight names the host of a namespace's records: "namespace/" + a Kubernetes namespace (DNS-1123 label)
+NAMESPACE_HOST_RE = re.compile(r"namespace/[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
 # ---------------------------------------------------------------- records in
@@ -361,30 +363,55 @@ class Collector:
             entry["unreachable"] = unreachable
         self._apply(entry)
 
-    @staticmethod
-    def _on_behalf(records, participants):
-        """Records of a run_once task are on behalf of every host of its play (as Ansible applies a
-        run_once result to all of them): a multi-node run's record names them in ``params.hosts``."""
-        if not participants:
-            return records
+    def _admitted(self, host, task_name, records, participants, started):
+        """The records a task result of ``host`` may add: each names ``host`` (or no host: then it is
+        ``host``'s), or, for a run_once task (``participants``: the hosts of its play), one of those hosts or a
+        Kubernetes namespace (``namespace/<name>``: k8s_preflight's records of what belongs to a namespace).
+
+        A run_once task acts for every host of its play (as Ansible applies a run_once result to all of
+        them): a multi-node run's record names them in ``params.hosts``. A record that names any other host
+        (an outsider, or a fellow host of the run from a task that does not act for it) becomes an ``error``
+        record of ``host`` saying which host it named and why it was refused: one node, or a module, never
+        adds records, or hosts, for others.
+        """
+        allowed = set(participants or ())
+        on_behalf = [str(h) for h in participants] if len(allowed) > 1 else None
         out = []
         for rec in records:
-            params = rec.get("params")
-            if params is None or (isinstance(params, dict) and not params.get("hosts")):
-                rec = dict(rec, params=dict(params or {}, hosts=[str(h) for h in participants]))
+            named = rec.get("host")
+            if isinstance(named, str) and named and named != host and named not in allowed \
+                    and not (allowed and NAMESPACE_HOST_RE.match(named)):
+                rec = self._refused(host, task_name, rec, named, started)
+            elif on_behalf:
+                params = rec.get("params")
+                if params is None or (isinstance(params, dict) and not params.get("hosts")):
+                    rec = dict(rec, params=dict(params or {}, hosts=on_behalf))
             out.append(rec)
         return out
+
+    def _refused(self, host, task_name, rec, named, started):
+        if named in self._targeted:
+            why = "it is another host of this run, and only a run_once task returns records for the hosts of its play"
+        else:
+            why = "it is not a host this run targets"
+        check = rec.get("check") if isinstance(rec.get("check"), str) else None
+        return results.error(
+            TASK_CHECK, _shorten("task %r on %s returned a %s record for host %r, refused: %s" % (
+                task_name or "?", host, check or "(no check)", named[:200], why)),
+            host=host, target=task_name or None, raw=json.dumps(rec, sort_keys=True, default=str),
+            params={"task": task_name, "refused_host": named[:200], "refused_check": check}, started=started)
 
     # events
     def task_ok(self, host, task_uuid, task_name, result, started=None, participants=None):
         records, _failed = extract_records(result, host, started, task_name, normalized=False)
-        self._task(host, task_uuid, task_name, "ok", self._on_behalf(records, participants), started=started)
+        self._task(host, task_uuid, task_name, "ok", self._admitted(host, task_name, records, participants, started),
+                   started=started)
 
     def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None):
         """A failed task keeps its records; without records it is an ``env.task`` error
         (unless ignore_errors: then it is not a host error)."""
         records, failed_items = extract_records(result, host, started, task_name, normalized=False)
-        records = self._on_behalf(records, participants)
+        records = self._admitted(host, task_name, records, participants, started)
         if ignore_errors:
             self._task(host, task_uuid, task_name, "ignored", records, started=started)
             return
@@ -411,10 +438,11 @@ class Collector:
                 host=host, raw=_raw(result), params={"task": task_name}, started=started)
         self._task(host, task_uuid, task_name, "unreachable", unreachable=record)
 
-    def task_skipped(self, host, task_uuid, task_name, result=None):
+    def task_skipped(self, host, task_uuid, task_name, result=None, participants=None):
         records = []
         if isinstance(result, dict):     # a loop with every item skipped may still carry records
             records, _failed = extract_records(result, host, None, task_name, normalized=False)
+            records = self._admitted(host, task_name, records, participants, None)
         self._task(host, task_uuid, task_name, "skipped", records)
 
     # out

@@ -69,10 +69,12 @@ def test_real_records_pass_through_unchanged_but_for_host(validator):
         assert list(validator.iter_errors(after)) == []
 
 
-def test_a_record_that_has_a_host_keeps_it():
+def test_a_record_of_a_run_once_launcher_keeps_the_host_of_its_play_it_names():
     col = fleet.Collector()
-    col.task_ok("launcher", "t1", "mpirun", {"results": [synthetic(host="rank-host-2")]})
-    assert col.records()[0]["host"] == "rank-host-2"
+    col.target(["launcher", "rank-host-2"])
+    col.task_ok("launcher", "t1", "mpirun", {"results": [synthetic(host="rank-host-2")]},
+                participants=["launcher", "rank-host-2"])
+    assert [r["host"] for r in col.records()] == ["rank-host-2", "launcher"]   # + launcher's env.coverage
 
 
 def test_other_modules_results_lists_are_not_records():
