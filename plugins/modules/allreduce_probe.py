@@ -322,8 +322,8 @@ def _run(module, p):
     env = dict((str(k), str(v)) for k, v in p["env"].items())
     tag = launch.check_tag(p["run_tag"] or launch.new_tag())
     env[launch.TAG_ENV] = tag      # exported to every rank with -x (mpirun) and set for the launcher
-    directory = p["worker_dir"] or (statedir.default_root("worker") if p["stage_only"] or p["launcher"] == "mpirun"
-                                     else module.tmpdir)
+    shared = p["stage_only"] or p["launcher"] == "mpirun"      # every host needs the same path
+    directory = p["worker_dir"] or (statedir.default_root("worker") if shared else module.tmpdir)
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
     if p["stage_only"]:
         changed = False

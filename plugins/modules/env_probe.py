@@ -71,6 +71,8 @@ options:
   python:
     description:
       - More Python interpreters (paths) whose packages to probe, after the module's own interpreter.
+      - Each is executed, so it and every directory on its way must be writable by nobody but root and the module's
+        user (symbolic links only when root or the user owns them); otherwise the task fails and says why.
     type: list
     elements: path
     default: []
@@ -78,6 +80,8 @@ options:
     description:
       - Path of C(nvidia-smi); default is to look it up on E(PATH).
       - A path given here that does not exist is an C(error) record (not a C(skip)).
+      - It is executed, so it and every directory on its way must be writable by nobody but root and the module's
+        user; otherwise the task fails and says why.
     type: path
   timeout:
     description:
@@ -196,11 +200,12 @@ counts:
   sample: {pass: 12, warn: 0, fail: 0, skip: 3, error: 0}
 """
 
+import os
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner, statedir
 
 
 RANGES = {
@@ -236,6 +241,13 @@ def main():
         ),
         supports_check_mode=True,
     )
+    # the interpreters and nvidia-smi the user names are executed (often as root): each must pass the path rule
+    for path in module.params["python"] + [module.params["nvidia_smi_path"] or ""]:
+        if path and os.path.lexists(path):
+            try:
+                statedir.trusted_file(os.path.abspath(path), what=path)
+            except statedir.StateError as exc:
+                module.fail_json(msg=str(exc))
     host = env_probe.Host(
         run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
         which=lambda name: module.get_bin_path(name, required=False),

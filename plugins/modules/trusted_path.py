@@ -9,7 +9,7 @@ short_description: Refuse a directory or file another local user could turn agai
 version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
-  - The collection's one rule for a path it writes into or executes from (the same code its modules use):
+  - The collection's one rule for a path it writes into or executes from (the same code its modules use).
     every directory on the way is owned by root or the user and not writable by group or others unless sticky
     (C(/tmp)); a symbolic link on the way is followed only when root or the user owns it and it sits in such a
     directory.

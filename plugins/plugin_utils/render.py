@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import glob
-import html
 import json
 import math
 import os

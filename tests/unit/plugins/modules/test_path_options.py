@@ -23,8 +23,8 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_worker, hccl_run, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload, perftest, trusted_path
+from ansible_collections.aifabric.acceptance.plugins.module_utils import governor, gpu_worker, hccl_run, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.modules import env_probe, k8s_workload, perftest, trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -152,6 +152,28 @@ def cann_env_script(path):
     hccl_run._script_env(_Module(), _exe(path, "set_env.sh", "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend\n"))
 
 
+def _fake_cpufreq(path):
+    cpufreq = os.path.join(os.path.realpath(path), "cpu0", "cpufreq")
+    os.makedirs(cpufreq)
+    with open(os.path.join(cpufreq, "scaling_governor"), "w") as handle:
+        handle.write("powersave\n")
+
+
+def cpu_sysfs(path):
+    governor.Governor(os.path.join(str(path) + "-state", "governor.json"), root=path)._write({"0": "performance"})
+
+
+cpu_sysfs.prepare = _fake_cpufreq
+
+
+def probe_exec(path):
+    return _module_refuses(env_probe.main, {"groups": ["software"], "python": [_exe(path, "python3")]})
+
+
+def probe_smi(path):
+    return _module_refuses(env_probe.main, {"groups": ["gpu"], "nvidia_smi_path": _exe(path, "nvidia-smi")})
+
+
 def role_install_dir(path):
     return _module_refuses(trusted_path.main, {"path": path, "create": True, "private": False})
 
@@ -175,6 +197,11 @@ CLASSIFIED = {
     ("report", "prometheus_dir"): (WRITE, prometheus_dir),
     ("fleet_report", "output_dir"): (WRITE, output_dir),
     ("role:nccl_tests", "nccl_tests_install_dir"): (WRITE, role_install_dir),
+    ("trusted_path", "path"): (WRITE, role_install_dir),
+    ("perftest", "cpu_sysfs"): (WRITE, cpu_sysfs),
+    ("perftest_sweep", "cpu_sysfs"): (WRITE, cpu_sysfs),       # the same Governor
+    ("env_probe", "python"): (EXEC, probe_exec),
+    ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
     ("nccl_test", "binary_dir"): (EXEC, tool_dir),
     ("hccl_test", "binary_dir"): (EXEC, tool_dir),
     ("perftest", "perftest_path"): (EXEC, tool_dir),
@@ -245,8 +272,9 @@ def _bad(tmp_path, kind):
 def test_each_path_option_refuses_what_another_user_controls(env, option, kind):
     path = _bad(env, kind)
     assert path.startswith(str(env))
-    before = sorted(os.listdir(os.path.realpath(path)))
     _use, driver = CLASSIFIED[option]
+    getattr(driver, "prepare", lambda _p: None)(path)
+    before = sorted(os.walk(os.path.realpath(path)))
     try:
         message = driver(path)
     except (statedir.StateError, history.HistoryError) as exc:
@@ -254,7 +282,10 @@ def test_each_path_option_refuses_what_another_user_controls(env, option, kind):
     assert message, "%s accepted a %s path %s" % (option, kind, path)
     assert re.search(r"owned by uid %d|writable by group or others|symbolic link" % FOREIGN, message), message
     if _use == WRITE:
-        assert sorted(os.listdir(os.path.realpath(path))) == before      # nothing was written into it
+        assert sorted(os.walk(os.path.realpath(path))) == before      # nothing was written into it
+    if option[1] == "cpu_sysfs":
+        with open(os.path.join(os.path.realpath(path), "cpu0", "cpufreq", "scaling_governor")) as handle:
+            assert handle.read() == "powersave\n"
 
 
 @pytest.mark.parametrize("option", DRIVEN, ids=["%s.%s" % k for k in DRIVEN])
@@ -263,6 +294,7 @@ def test_each_path_option_accepts_a_private_directory(env, option):
     path = str(env / "mine")
     os.mkdir(path, 0o700)
     _use, driver = CLASSIFIED[option]
+    getattr(driver, "prepare", lambda _p: None)(path)
     try:
         message = driver(path)
     except (statedir.StateError, history.HistoryError) as exc:
