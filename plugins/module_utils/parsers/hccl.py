@@ -38,7 +38,7 @@ PROLOGUE_RE = re.compile(
     r"the minbytes is (\d+),\s*maxbytes is (\d+),\s*iters is (\d+),\s*warmup_iters is (\d+)", re.I)
 HEADER_RE = re.compile(r"data_size\(Bytes\):\s*\|\s*(aveg_time|avg_time)\(us\):\s*\|\s*alg_bandwidth\(GB/s\):"
                        r"\s*\|\s*check_result:", re.I)
-ROW_RE = re.compile(r"^\s*(\d+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S*)\s*$")
+ROW_RE = re.compile(r"^\s*(\d+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S*)$")   # on the line without its end blanks
 ROWISH_RE = re.compile(r"^\s*\d+\s*\|")
 CHECK_WORDS = {"success": "success", "failed": "failed", "fail": "failed", "null": "NULL"}
 HCCL_ERR_RE = re.compile(r"hccl interface return err\b.*", re.I)
@@ -47,10 +47,11 @@ TOTAL_ERR_RE = re.compile(r"total err is (\d+)", re.I)
 # Launcher (MPI) failure lines: MPICH ('Fatal error in MPI_Init', Hydra '[mpiexec@host]', 'BAD TERMINATION')
 # and Open MPI ('mpirun was unable to ...', 'There are not enough slots', 'mpirun noticed that process').
 LAUNCHER_RE = re.compile(
-    r"(Fatal error in \S+|\[mpiexec@[^\]]*\]|\[proxy:[^\]]*\]|BAD TERMINATION|HYDU_\w+|"
+    r"(Fatal error in \S+|\[mpiexec@[^\][]*\]|\[proxy:[^\][]*\]|BAD TERMINATION|HYDU_\w+|"
     r"mpirun was unable to|ORTE was unable|There are not enough slots|mpirun noticed that process|"
     r"mpirun has exited due to|Primary job\s+terminated normally, but|ssh: Could not resolve hostname|"
-    r"Segmentation fault|bash: .*: command not found|error while loading shared libraries)")
+    r"Segmentation fault|error while loading shared libraries)")
+# and bash's 'bash: orted: command not found' (a tool missing on a remote host): see _is_launcher_line
 STACK_DETAIL_RE = re.compile(r"^\s*\w+\(\d+\)\.*:\s*(\S.*)$")   # MPICH error stack: 'MPID_Init(190)....: text'
 
 
@@ -67,13 +68,22 @@ def strip_prefix(line):
     return prefixes.strip(line)
 
 
+def _is_launcher_line(text):
+    """True for a launcher failure line. bash's 'command not found' is two str.find calls: a regex
+    'bash: .*: command not found' re-read the line from every 'bash: ' in it (quadratic)."""
+    if LAUNCHER_RE.search(text):
+        return True
+    at = text.find("bash: ")
+    return at != -1 and text.find(": command not found", at + 6) != -1
+
+
 def _launcher_message(lines):
     """The launcher's failure in one line: its first line plus the most specific detail of an MPICH stack."""
     first = None
     detail = None
     for line in lines:
         text = line.strip()
-        if first is None and LAUNCHER_RE.search(text):
+        if first is None and _is_launcher_line(text):
             first = text
             continue
         if first is not None:
@@ -132,7 +142,7 @@ def parse(text):
             continue
         if not header_seen or not ROWISH_RE.match(line):
             continue
-        match = ROW_RE.match(line)
+        match = ROW_RE.match(line.rstrip())
         time_us = _number(match.group(2)) if match else None
         algbw = _number(match.group(3)) if match else None
         word = CHECK_WORDS.get(match.group(4).lower()) if match else None

@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 
 IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
-KV_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _-]*?)\s*:\s*(.*?)\s*$")
+# The key and the value each end on a non-blank character, so a run of blanks is read once (linear; a lazy
+# group before "\s*" re-read the run from each of its characters).
+KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 _-]*?[A-Za-z0-9_-])??)\s*:\s*((?:.*\S)?)\s*$")
 TLV_RE = re.compile(r"^(\S.*\bTLV)\s*$")
-GATEWAY_RE = re.compile(r"^\s*default gateway\s*:\s*(?P<gw>[^,\s]+)\s*(?:,\s*Iface\s*:\s*(?P<iface>\S+))?\s*$", re.I)
+GATEWAY_RE = re.compile(r"^\s*default gateway\s*:\s*(?P<gw>[^,\s]+)(?:\s*,\s*Iface\s*:\s*(?P<iface>\S+))?\s*$", re.I)
 LINK_RE = re.compile(r"^\s*link status\s*:\s*(?P<status>\S+)\s*$", re.I)
 MAX_PROBLEMS = 10
 

@@ -51,7 +51,7 @@ COMPILED_RE = re.compile(r"NCCL Tests compiled with NCCL (\d+(?:\.\d+)*)")
 START_RE = re.compile(r"Collective test (starting|concluded): (\S+)")
 RANK_RE = re.compile(
     r"^#?\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?(?:\s+Pid\s+(\d+))?\s+on\s+(\S+)\s+device\s+(\d+)"
-    r"\s+\[([^\]]*)\]\s*(.*?)\s*$")
+    r"\s+\[([^\]]*)\]\s*((?:.*\S)?)\s*$")   # the name ends on a non-blank: linear in runs of blanks
 PARAMS_RE = re.compile(r"^#?\s*nThread\s+\d+")
 OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
 AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
@@ -244,6 +244,7 @@ def parse_text(text):
     out = _empty()
     layout = None
     seen_ranks = set()
+    duplicates = set()
     params_blocks = 0
     recognised = False
     for raw in text.splitlines():
@@ -295,8 +296,9 @@ def parse_text(text):
         match = RANK_RE.match(stripped)
         if match:
             rank = int(match.group(1))
-            if rank in seen_ranks and rank not in out["duplicate_ranks"]:
+            if rank in seen_ranks and rank not in duplicates:
                 out["duplicate_ranks"].append(rank)
+                duplicates.add(rank)
             seen_ranks.add(rank)
             out["devices"].append({
                 "rank": rank,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 BANNER_RE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
-PAIR_RE = re.compile(r"(\d+)\s*/\s*(\d+)")
+PAIR_RE = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")   # from the first digit of a number only: linear
 NUM_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 

@@ -61,7 +61,8 @@ _TEXT_REASONS = {
 }
 _NA = ("", "n/a", "[n/a]", "not supported", "[not supported]", "[unknown error]", "unknown error",
        "requested functionality has been deprecated", "[insufficient permissions]")
-_NUM_RE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/()]*(?:\s*\w+\(s\))?)\s*$")
+# (one way to match each blank: a value with a long run of blanks is read in linear time)
+_NUM_RE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)(?:\s*[A-Za-z%/()]+)?(?:\s*\w+\(s\))?\s*$")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -249,7 +250,8 @@ def _gpu_from_xml(index, gpu):
 
 # --------------------------------------------------------------------------- -q text
 
-_KV_RE = re.compile(r"^(\s*)(\S.*?)\s+:(?:\s(.*))?$")
+# the key ends on a non-blank character: each run of blanks is read once (linear)
+_KV_RE = re.compile(r"^(\s*)(\S(?:.*?\S)??)\s+:(?:\s(.*))?$")
 _GPU_HEAD_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 
 
@@ -617,7 +619,7 @@ def parse_topo(text):
             "nic_legend": legend, "nic_names": names}
 
 
-_NVLINK_GPU_RE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^)]+)\))?$")
+_NVLINK_GPU_RE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^()]+)\))?$")   # [^()]: linear on repeats
 _NVLINK_LINK_RE = re.compile(r"^Link (\d+): (.+)$")
 
 

@@ -57,7 +57,11 @@ LAT_HEADER_RE = re.compile(
 LAT_DURATION_HEADER_RE = re.compile(r"^\s*#bytes\s+#iterations\s+t_avg\[usec\]\s+tps average\s*$")
 ANY_TABLE_HEADER_RE = re.compile(r"^\s*#bytes\b")
 ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[-+0-9.]")
-KV_RE = re.compile(r"([A-Za-z][A-Za-z0-9_.*\-]*(?: [A-Za-z0-9_.*\-]+)*)\s*:\s*(\S+)")
+# A header pair is ``Key : value``: a key of words of [A-Za-z0-9_.*-] joined by single spaces (its first character a
+# letter), then a colon, then the value (one run of non-blank characters). header_pairs() reads them in one pass.
+KEY_TAIL_RE = re.compile(r"[A-Za-z0-9_.*\-]+(?: [A-Za-z0-9_.*\-]+)*")   # matched on the reversed text before a colon
+LETTER_RE = re.compile(r"[A-Za-z]")
+VALUE_RE = re.compile(r"\s*(\S+)")
 ADDRESS_RE = re.compile(r"^\s*(?P<side>local|remote) address:\s*(?P<rest>.*)$")
 GID_LINE_RE = re.compile(r"^\s*GID:\s*(?P<gid>[0-9:]+)\s*$")
 BANNER_RE = re.compile(r"^\s*\*\s*Waiting for client to connect\.\.\.\s*\*\s*$")
@@ -150,7 +154,26 @@ def gbit_s(value, unit):
 
 def _new_block(title=None):
     return {"title": title, "header": {}, "kind": None, "unit": None, "extra_columns": [],
-            "rows": [], "side": None, "local": [], "remote": [], "closed": False}
+            "rows": [], "row_keys": set(), "side": None, "local": [], "remote": [], "closed": False}
+
+
+def _row_key(row):
+    return tuple(row.items())
+
+
+class _Kept(list):
+    """A list that answers ``in`` from a set beside it (``in`` on a plain list made the parse quadratic)."""
+
+    def __init__(self):
+        super(_Kept, self).__init__()
+        self.seen = set()
+
+    def append(self, item):
+        super(_Kept, self).append(item)
+        self.seen.add(item)
+
+    def __contains__(self, item):
+        return item in self.seen
 
 
 def _split_row(line, expected):
@@ -217,6 +240,29 @@ def _extra_columns(rest, line):
     return names
 
 
+def header_pairs(line):
+    """The ``(key, value)`` pairs of one header line, left to right (``Dual-port : OFF\t\tDevice : mlx5_0``).
+
+    One pass over the line: each colon looks back for its key (the text since the previous pair, read backwards
+    by an anchored match) and forward for its value, and the next pair starts after that value, so no part of
+    the line is read twice (a regex search for the pairs re-scanned the line from every position: quadratic).
+    """
+    pairs, pos = [], 0
+    colon = line.find(":")
+    while colon != -1:
+        tail = KEY_TAIL_RE.match(line[pos:colon].rstrip()[::-1])
+        key = tail.group(0)[::-1] if tail else ""
+        letter = LETTER_RE.search(key)
+        value = VALUE_RE.match(line, colon + 1) if letter else None
+        if value:
+            pairs.append((key[letter.start():], value.group(1)))
+            pos = value.end()
+        else:
+            pos = colon + 1
+        colon = line.find(":", pos)
+    return pairs
+
+
 def _classify(line):
     for category, rule in ERROR_RULES:
         if rule.search(line):
@@ -246,8 +292,9 @@ def parse(text):
     pending_server = False
     errors = []
     errors_after = []
-    warnings = []
-    notes = []
+    warnings = _Kept()
+    notes = _Kept()
+    rows_seen = False
     run_time = None
     last_gid_owner = None
 
@@ -293,7 +340,7 @@ def parse(text):
                 previous = current
                 current = _new_block(None)
                 if previous is not None and not previous["rows"]:
-                    blocks.remove(previous)
+                    blocks.pop()   # previous: the current block is always the last one
                     current.update(dict((k, previous[k]) for k in ("title", "header", "local", "remote", "side")))
                     for key in ("verb", "kind", "bidirectional"):
                         if key in previous:
@@ -327,7 +374,7 @@ def parse(text):
             else:
                 row = _lat_row(line, target.get("duration", False))
             if target["closed"]:
-                if row in target["rows"]:
+                if _row_key(row) in target["row_keys"]:
                     notes.append("row repeated after the table (interleaved capture), ignored: %s" % line.strip())
                     continue
                 orphan = _new_block(target["title"])
@@ -339,15 +386,17 @@ def parse(text):
                 pending_server = False
                 blocks.append(orphan)
                 current = target = orphan
-            if row in target["rows"]:
+            if _row_key(row) in target["row_keys"]:
                 notes.append("duplicate row ignored (interleaved capture): %s" % line.strip())
                 continue
             target["rows"].append(row)
+            target["row_keys"].add(_row_key(row))
+            rows_seen = True
             continue
         category = _classify(line)
         if category:
             errors.append((category, line.strip()))
-            if any(b["rows"] for b in blocks):
+            if rows_seen:
                 errors_after.append(line.strip())
             continue
         address = ADDRESS_RE.match(line)
@@ -379,7 +428,7 @@ def parse(text):
                 notes.append(stripped)
             continue
         if in_header and current is not None:
-            pairs = KV_RE.findall(line)
+            pairs = header_pairs(line)
             if pairs:
                 for key, value in pairs:
                     current["header"].setdefault(key.strip(), value)
@@ -422,8 +471,8 @@ def parse(text):
         "errors": errors_out,
         "error_kind": error_kind,
         "errors_after_rows": errors_after,
-        "warnings": warnings,
-        "notes": notes,
+        "warnings": list(warnings),
+        "notes": list(notes),
         "local": list(main.get("local") or []),
         "remote": list(main.get("remote") or []),
         "run_time_s": run_time,

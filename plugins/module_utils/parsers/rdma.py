@@ -197,10 +197,8 @@ def _port(hca, number, raw, netdevs):
             "netdev": raw["_ndev"].get(index) or None,
         })
     ndevs = sorted(set(g["netdev"] for g in gids if g["netdev"]))
-    names = [n["name"] for n in netdevs]
-    for name in ndevs:
-        if name not in names:
-            netdevs = netdevs + [{"name": name, "operstate": None}]
+    names = set(n["name"] for n in netdevs)
+    netdevs = netdevs + [{"name": name, "operstate": None} for name in ndevs if name not in names]
     return {
         "port": number,
         "state": state, "state_code": state_code,
@@ -346,7 +344,7 @@ def parse_show_gids(text):
 
 _I2N_RE = re.compile(
     r"^(?:(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)\s+"
-    r"(?:\((?P<ids>[^)]*)\)\s*(?P<board>.*?)\s*fw\s+(?P<fw>\S+)\s+)?"
+    r"(?:\((?P<ids>[^)]*)\)\s*(?P<board>(?:.*?\S)?)\s*fw\s+(?P<fw>\S+)\s+)?"
     r"port\s+(?P<port>\d+)\s+(?:\((?P<pstate>[^)]*)\)\s+)?==>\s+(?P<netdev>\S+)\s+\((?P<state>[^)]*)\)\s*$")
 
 

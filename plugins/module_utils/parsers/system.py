@@ -188,11 +188,25 @@ def parse_ulimit(text):
     return values[0] if len(values) == 1 else values
 
 
+def _bracketed(text):
+    """The text between the first '[' and the ']' after it that enclose something, or None: what a regex search
+    for '[', one or more characters other than ']', ']' finds, without re-reading the text from every '[' (linear)."""
+    start = text.find("[")
+    while start != -1:
+        end = text.find("]", start + 1)
+        if end == -1:
+            return None
+        if end > start + 1:
+            return text[start + 1:end]
+        start = text.find("[", start + 1)
+    return None
+
+
 def parse_selected(text):
     """'always [madvise] never' -> 'madvise' (sysfs multiple-choice files)."""
-    match = re.search(r"\[([^\]]+)\]", _text(text, "sysfs choice"))
-    if match:
-        return match.group(1)
+    selected = _bracketed(_text(text, "sysfs choice"))
+    if selected is not None:
+        return selected
     value = text.strip()
     if not value or " " in value:
         raise ParseError("sysfs choice has no [selected] value: %s" % _quote(text))
