@@ -95,10 +95,38 @@ def display_name(db):
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+NUL_SUBSTITUTE = "\ufffd"    # what a NUL byte of tool output is stored as (PostgreSQL text cannot hold NUL)
+
+
+def _text(value):
+    """A string as the store holds it, in both backends alike: each NUL as U+FFFD."""
+    return value.replace("\x00", NUL_SUBSTITUTE) if isinstance(value, str) and "\x00" in value else value
+
+
+def _clean(value):
+    """A JSON value with every string (keys too) as :func:`_text` stores it."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, dict):
+        return dict((_text(k), _clean(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _json(value):
+    """The text of a JSON column (sorted keys; NUL stored as U+FFFD in every string)."""
+    return json.dumps(_clean(value), sort_keys=True, default=str)
+
+
+def _fields(record):
+    return (record.get("host") or "", record.get("check") or "", record.get("target") or "", record.get("peer") or "")
+
+
 def record_key(record):
-    """(host, check, target, peer) with '' for null: how history matches records across runs."""
-    return (record.get("host") or "", record.get("check") or "",
-            record.get("target") or "", record.get("peer") or "")
+    """(host, check, target, peer) with '' for null, as stored (:func:`_text`): how history matches records
+    across runs."""
+    return tuple(_text(field) for field in _fields(record))
 
 
 def _now():
@@ -321,7 +349,7 @@ def _deltas(store, seq, started, records):
     deltas = []
     previous_by_host = {}
     for rec in records:
-        key = record_key(rec)
+        key = record_key(rec)     # as stored; the delta names the record as the report has it
         host = key[0]
         if host not in previous_by_host:
             prev = _previous_run(store, host, started, seq)
@@ -336,8 +364,9 @@ def _deltas(store, seq, started, records):
         if prev is None:
             continue    # first run of this host: nothing to compare with
         before = rows.get(key)
+        fields = _fields(rec)
         deltas.append({
-            "host": key[0], "check": key[1], "target": key[2] or None, "peer": key[3] or None,
+            "host": fields[0], "check": fields[1], "target": fields[2] or None, "peer": fields[3] or None,
             "status": rec.get("status"),
             "previous_run": prev[1],
             "previous_started": prev[2],
@@ -414,9 +443,9 @@ def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False):
 
 def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
     def read(store):
-        row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
+        row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (_text(run["run_id"]),)).fetchone()
         seq = row[0] if row else store.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
-        return _deltas(store, seq, run.get("started") or "", records)
+        return _deltas(store, seq, _text(run.get("started") or ""), records)
     return _using(path, "read", read, timeout_s, read_only=True, missing=[])
 
 
@@ -427,22 +456,21 @@ def forget_run(path, run_id, timeout_s=BUSY_TIMEOUT_S):
 
 
 def _write(store, run, records):
-    started = run.get("started") or ""
-    meta = dict(run, verdict=run_verdict(records), headline=headline(records))
-    meta = json.dumps(meta, sort_keys=True, default=str)
-    row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
+    """Every text and JSON column as :func:`_text`/:func:`_json` make it: the same data in SQLite and PostgreSQL."""
+    run_id, started, ended = _text(run["run_id"]), _text(run.get("started") or ""), _text(run.get("ended"))
+    meta = _json(dict(run, verdict=run_verdict(records), headline=headline(records)))
+    row = store.execute("SELECT seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
-        seq = store.insert_run((run["run_id"], started, run.get("ended"), _now(), meta))
+        seq = store.insert_run((run_id, started, ended, _now(), meta))
     else:
         seq = row[0]
         store.execute("DELETE FROM results WHERE run_seq = ?", (seq,))
-        store.execute("UPDATE runs SET started = ?, ended = ?, meta = ? WHERE seq = ?",
-                      (started, run.get("ended"), meta, seq))
+        store.execute("UPDATE runs SET started = ?, ended = ?, meta = ? WHERE seq = ?", (started, ended, meta, seq))
     store.executemany(
         "INSERT INTO results (run_seq, host, check_name, target, peer, status, reason, metrics)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(seq,) + record_key(rec) + (rec.get("status") or "", rec.get("reason"),
-                                     json.dumps(rec.get("metrics") or {}, sort_keys=True))
+        [(seq,) + record_key(rec) + (_text(rec.get("status") or ""), _text(rec.get("reason")),
+                                     _json(rec.get("metrics") or {}))
          for rec in records])
     return _deltas(store, seq, started, records)
 
@@ -478,7 +506,7 @@ def run_records(path, run_id):
     """(run metadata, records as stored: host/check/target/peer/status/reason/metrics) of one run;
     HistoryError when the run is not in the store."""
     def read(store):
-        row = store.execute("SELECT seq, meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        row = store.execute("SELECT seq, meta FROM runs WHERE run_id = ?", (_text(run_id),)).fetchone()
         if row is None:
             return None
         return json.loads(row[1]), _record_rows(store, row[0])
@@ -583,9 +611,9 @@ def save_baseline(path, name, run_id, kind="medians", timeout_s=BUSY_TIMEOUT_S):
     baseline = {"name": name, "created": _now(), "source_run": run_id, "kind": kind, "data": data}
 
     def write(store):
-        store.execute("DELETE FROM baselines WHERE name = ?", (name,))
+        store.execute("DELETE FROM baselines WHERE name = ?", (_text(name),))
         store.execute("INSERT INTO baselines (name, created, source_run, kind, data) VALUES (?, ?, ?, ?, ?)",
-                      (name, baseline["created"], run_id, kind, json.dumps(data, sort_keys=True)))
+                      (_text(name), baseline["created"], _text(run_id), kind, _json(data)))
     _using(path, "write", lambda store: store.transaction(lambda: write(store)), timeout_s)
     return baseline
 
@@ -603,7 +631,7 @@ def load_baseline(path, name):
         if not _has_baselines(store):
             return None
         row = store.execute("SELECT name, created, source_run, kind, data FROM baselines WHERE name = ?",
-                            (name,)).fetchone()
+                            (_text(name),)).fetchone()
         if row is None:
             return None
         return {"name": row[0], "created": row[1], "source_run": row[2], "kind": row[3], "data": json.loads(row[4])}
