@@ -19,7 +19,13 @@ leak. ``start()`` therefore:
 
 ``wait()`` polls for the ``rc`` file until a deadline, ``kill()`` signals the
 tool's process group (TERM, then KILL) after checking by process start time
-that the pid still is ours, ``read()`` returns the captured texts.
+that the pid still is ours (a handle without a start time is never acted on),
+``read()`` returns the captured texts.
+
+The state directory is one the collection creates (statedir.own_dir: 0700, marked
+as created by it); ``load()`` trusts a ``handle.json`` only inside such a directory,
+owned by the effective user and writable by nobody else (issue 17): a handle
+planted anywhere else is never loaded, so its pids are never killed.
 
 This is additive to runner.py (which runs attached, blocking processes through
 ``module.run_command``); no subprocess.Popen is used and no shell is involved:
@@ -33,8 +39,10 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import time
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 KILL_AFTER_S = 10
@@ -90,13 +98,19 @@ def _write_json(path, data):
     os.rename(tmp, path)
 
 
-def _read_json(path):
+def _read_json(path, private=False):
+    """The JSON content of ``path`` (never through a link), or None; ``private``: only from a regular file owned
+    by the effective user and writable by nobody else."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
         with os.fdopen(fd) as handle:
+            info = os.fstat(handle.fileno())
+            if private and (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or
+                            info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                return None
             return json.load(handle)
     except (IOError, OSError, ValueError):
         return None
@@ -122,8 +136,11 @@ def _close_inherited(keep):
 
 
 def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_AFTER_S, on_exit=None,
-          extra=None, owner=None):
+          extra=None, owner=None, base=None):
     """Start argv detached under ``timeout``; return the handle (also written to state_dir/handle.json).
+
+    ``state_dir`` is made by statedir.own_dir under ``base`` (default: its parent, which must exist and be
+    trusted), or an existing directory the collection made;
 
     ``argv`` is a list of str (exec'd directly, never through a shell);
     ``timeout_bin`` the absolute path of coreutils ``timeout``; ``on_exit`` a
@@ -136,9 +153,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not argv:
         raise TypeError("argv must be a non-empty list of str, got %r" % (argv,))
     state_dir = os.path.abspath(state_dir)
-    os.makedirs(state_dir, mode=0o700, exist_ok=True)
-    if os.path.islink(state_dir) or os.stat(state_dir).st_uid != os.geteuid():
-        raise DetachError("state directory %s is a symbolic link or not ours; refusing to use it" % state_dir)
+    state_dir = statedir.own_dir(base or os.path.dirname(state_dir), state_dir, what="process state directory")
     paths = {
         "stdout": os.path.join(state_dir, "stdout"),
         "stderr": os.path.join(state_dir, "stderr"),
@@ -308,10 +323,8 @@ def alive(handle):
     if not pid:
         return False
     expected = handle.get("proc_start_time")
-    current = _proc_start_time(pid)
-    if current is None:
-        return False
-    return expected is None or current == expected
+    # without the start time it recorded, a pid may name any process by now: never taken as ours
+    return expected is not None and _proc_start_time(pid) == expected
 
 
 def wait(handle, timeout_s, poll_s=0.1):
@@ -345,7 +358,7 @@ def kill(handle, grace_s=3.0):
     """Stop the tool's whole process group (TERM, then KILL after grace_s). Returns True if it was running."""
     if not alive(handle):
         return False
-    pgid = handle.get("pgid") or handle.get("pid")
+    pgid = handle["pid"]        # the tool leads its own process group (start): the group of the pid just checked
     for sig, pause in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 2.0)):
         try:
             os.killpg(pgid, sig)
@@ -380,6 +393,23 @@ def read(handle, limit=1 << 20):
     return texts[0], texts[1]
 
 
+def load_checked(state_dir):
+    """(handle, None) when ``state_dir`` holds a handle start() wrote: the directory is one the collection made
+    (statedir.check_own) and handle.json a regular file of the effective user writable by nobody else;
+    (None, None) when there is no handle; (None, why) when there is one that is not trusted (left alone)."""
+    try:
+        real = statedir.check_own(state_dir, what="process state directory")
+    except statedir.StateError as exc:
+        return None, str(exc)
+    if real is None or not os.path.lexists(os.path.join(real, HANDLE)):
+        return None, None
+    handle = _read_json(os.path.join(real, HANDLE), private=True)
+    if not isinstance(handle, dict):
+        return None, "%s is not a readable handle of uid %d writable by nobody else; left alone" % (
+            os.path.join(real, HANDLE), os.geteuid())
+    return handle, None
+
+
 def load(state_dir):
-    """The handle stored in a state directory, or None."""
-    return _read_json(os.path.join(state_dir, HANDLE))
+    """The trusted handle stored in a state directory (load_checked), or None."""
+    return load_checked(state_dir)[0]

@@ -18,7 +18,11 @@ perftest's text) calls:
 
 ``PerftestRun(module)`` is the SSH path's orchestration (server / client / collect /
 absent on the host itself: detached processes, retries, CPU governor); the module
-is glue around it. Runs on the targets: Python 3.8+, no Ansible imports (``module``
+is glue around it. Its state lives in ``<state_root>/<host id>/`` (statedir.host_root: hosts
+sharing a state root never see each other's runs): ``governor.json`` and one directory per
+run, each directory made by statedir.own_dir (marked as the collection's). collect, absent
+and the sweep's cleanup use, kill and remove only what carries that mark (issue 17); the
+rest is left alone and listed in ``left``. Runs on the targets: Python 3.8+, no Ansible imports (``module``
 is duck-typed: params, check_mode, warn, get_bin_path, run_command).
 """
 
@@ -147,19 +151,79 @@ class PerftestRun(object):
         self.governor = None
 
     def open_state(self):
-        """Validate run_id and the state root before any path is derived from them (issue 9 item 1)."""
+        """Validate run_id and the state root before any path is derived from them (issue 9 item 1); every user of
+        the state root (module perftest, the sweep runner, the governor's state file) comes through here, into
+        this host's own directory (issue 17 item 7)."""
         statedir.check_name(self.p["run_id"], "run_id")
-        self.root = statedir.open_root(self.p["state_root"] or statedir.default_root("perftest"),
+        self.root = statedir.host_root(self.p["state_root"] or statedir.default_root("perftest"),
                                        create=not self.module.check_mode)
-        self.run_dir = statedir.contained(self.root, os.path.join(self.root, self.p["run_id"]))
+        self.run_dir = os.path.join(self.root, self.p["run_id"])
         self.governor = Governor(os.path.join(self.root, "governor.json"), root=self.p["cpu_sysfs"])
 
     def inside(self, *parts):
         """A path inside this run's directory (refused when a part would leave it)."""
         return statedir.contained(self.run_dir, os.path.join(self.run_dir, *parts))
 
+    def make_dir(self, path):
+        """A state directory of this host (the run's, a process's), made and marked when absent (statedir.own_dir)."""
+        return statedir.own_dir(self.root, path)
+
+    def start(self, *args, **kwargs):
+        """detached.start into a state directory made under this host's (run directory included)."""
+        return detached.start(*args, base=self.root, **kwargs)
+
     def remove(self, path):
-        statedir.remove_tree(self.run_dir, path)
+        """Remove a state directory the collection made (statedir.remove_own); one it did not make is left."""
+        try:
+            return statedir.remove_own(path)
+        except statedir.StateError as exc:
+            self.module.warn(str(exc))
+            return False
+
+    def handles_in(self, path, left):
+        """The trusted handles of a state directory and of its sub-directories (a client's attempts); the untrusted
+        ones are named in ``left``. None when one is untrusted: the directory is then left as it is."""
+        found = []
+        subs = [os.path.join(path, name) for name in sorted(os.listdir(path)) if name != statedir.MARKER]
+        for where in [path] + [sub for sub in subs if os.path.isdir(sub) and not os.path.islink(sub)]:
+            handle, problem = detached.load_checked(where)
+            if problem:
+                left.append(problem)
+                return None
+            if handle:
+                found.append(handle)
+        return found
+
+    def stop_and_remove(self, path, removed, left, remove=True):
+        """Kill what the collection recorded starting in state directory ``path`` and remove it (``remove``); a
+        directory it did not make, or holding a handle it did not write, is left alone (named in ``left``)."""
+        try:
+            if statedir.check_own(path) is None:
+                return
+        except statedir.StateError as exc:
+            left.append(str(exc))
+            return
+        handles = self.handles_in(path, left)
+        if handles is None:
+            return
+        if self.module.check_mode:
+            removed.append(path)
+            return
+        for item in handles:
+            if detached.kill(item):
+                removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
+            if item.get("governor_holder"):
+                self.governor.release(item["governor_holder"])
+        if remove and self.remove(path):
+            removed.append(path)
+
+    def own_run_dir(self, left):
+        """The run directory when the collection made it, else None (why, when it exists, in ``left``)."""
+        try:
+            return statedir.check_own(self.run_dir, "run directory")
+        except statedir.StateError as exc:
+            left.append(str(exc))
+            return None
 
     # ---------------------------------------------------------------- helpers
     def test(self):
@@ -236,7 +300,7 @@ class PerftestRun(object):
             raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
         version = self.version(binary)
         if want_json:
-            statedir.make_dir(self.root, json_dir)
+            self.make_dir(json_dir)
         if p["state"] == "server":
             collected = self.collect() if p["handles"] else None
             out = self.start_servers(plan, argvs, timeout_bin, version)
@@ -275,7 +339,7 @@ class PerftestRun(object):
         for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
             state_dir = self.inside("server-%s" % device)
             old = detached.load(state_dir)
-            if old and detached.alive(old):
+            if old:
                 detached.kill(old)
             holder = "server:%s:%s" % (p["run_id"], device)
             governor_result = self.governor_acquire(holder, os.getpid()) or governor_result
@@ -289,7 +353,7 @@ class PerftestRun(object):
                 "params": {"timeout_s": p["timeout_s"]},
             }
             try:
-                handle = detached.start(
+                handle = self.start(
                     argv, p["timeout_s"], state_dir, timeout_bin, extra=extra,
                     on_exit=(lambda g=governor, h=holder: g.release(h)) if governor else None)
             except AcceptanceError as exc:
@@ -323,7 +387,7 @@ class PerftestRun(object):
                 state_dir = self.inside("client-%s-%d" % (device, os.getpid()))
                 jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"])
+                                       p["connect_retry_delay_s"], start=self.start)
         finally:
             for job in jobs:
                 if job.handle is not None and detached.alive(job.handle):
@@ -362,14 +426,15 @@ class PerftestRun(object):
         used (pids, output paths) is the handle that state=server stored there, never the given content.
         """
         if not self.p["handles"]:
-            found = []
-            if os.path.isdir(self.run_dir):
-                for name in sorted(os.listdir(self.run_dir)):
+            found, left = [], []
+            run_dir = self.own_run_dir(left)
+            for name in sorted(os.listdir(run_dir)) if run_dir else []:
+                if name.startswith("server-"):
                     path = self.inside(name)
-                    handle = detached.load(path) if name.startswith("server-") else None
-                    if handle:
-                        found.append((path, handle, None))
-            return found
+                    handle, problem = detached.load_checked(path)
+                    if handle or problem:
+                        found.append((path, handle, problem))
+            return found + [(self.run_dir, None, why) for why in left]
         out = []
         for given in self.p["handles"]:
             where = str(given.get("state_dir") or "")
@@ -385,8 +450,8 @@ class PerftestRun(object):
                 out.append((path, None, "server state %s is gone (collected twice, or removed by state=absent)"
                             % path))
             else:
-                handle = detached.load(path)
-                out.append((path, handle, None if handle else "no server handle stored in %s" % path))
+                handle, problem = detached.load_checked(path)
+                out.append((path, handle, problem or (None if handle else "no server handle stored in %s" % path)))
         return out
 
     def collect(self):
@@ -395,10 +460,11 @@ class PerftestRun(object):
         if self.module.check_mode:
             return dict(changed=any(h for _d, h, _p in found), results=[],
                         removed=[d for d, h, _p in found if h])
-        records, runs, removed = [], [], []
+        records, runs, removed, left = [], [], [], []
         given = dict((str(g.get("state_dir")), g) for g in p["handles"] or [])
         for state_dir, handle, problem in found:
             if problem:
+                left.append(problem)
                 hint = given.get(state_dir) or {}
                 records.append(results.error(
                     "rdma.%s.server" % self.test(), problem, host=self.host, peer=p["peer_name"] or p["peer"],
@@ -440,46 +506,26 @@ class PerftestRun(object):
                 removed.append(state_dir)
         self.governor.reconcile()
         self._remove_empty_run_dir()
-        return dict(changed=bool(removed), results=records, runs=runs, removed=removed)
+        return dict(changed=bool(removed), results=records, runs=runs, removed=removed, left=left)
 
     def absent(self):
-        removed = []
-        if not os.path.isdir(self.run_dir):
-            result = self.governor.reconcile() if not self.module.check_mode else {"action": "none"}
-            return dict(changed=result.get("action") == "restored", results=[], removed=[], governor=result)
-        for name in sorted(os.listdir(self.run_dir)):
-            path = self.inside(name)
-            handles = []
-            handle = detached.load(path)
-            if handle:
-                handles.append(handle)
-            if os.path.isdir(path):
-                for sub in sorted(os.listdir(path)):
-                    nested = detached.load(self.inside(name, sub))
-                    if nested:
-                        handles.append(nested)
-            if self.module.check_mode:
-                removed.append(path)
-                continue
-            for item in handles:
-                if detached.alive(item):
-                    detached.kill(item)
-                    removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
-                if item.get("governor_holder"):
-                    self.governor.release(item["governor_holder"])
-            self.remove(path)
-            removed.append(path)
+        """Kill and remove what the run left, as far as the collection made it (stop_and_remove)."""
+        removed, left = [], []
+        run_dir = self.own_run_dir(left)
+        for name in sorted(os.listdir(run_dir)) if run_dir else []:
+            if name != statedir.MARKER:
+                self.stop_and_remove(self.inside(name), removed, left)
         result = {"action": "none"}
         if not self.module.check_mode:
             result = self.governor.reconcile()
             self._remove_empty_run_dir()
-        return dict(changed=bool(removed), results=[], removed=removed, governor=result)
+        return dict(changed=bool(removed) or result.get("action") == "restored", results=[], removed=removed,
+                    left=left, governor=result)
 
     def _remove_empty_run_dir(self):
         try:
-            if os.path.isdir(self.run_dir) and not os.listdir(self.run_dir):
-                os.rmdir(self.run_dir)
-        except OSError:
+            statedir.remove_own_if_empty(self.run_dir, "run directory")
+        except (OSError, statedir.StateError):
             pass
 
     def import_output(self):

@@ -27,9 +27,11 @@ The CPU governor is acquired once for the runner and released on every path
 stops renewing its lease (``lease`` file touched by every ``state: status``) for
 ``lease_s`` seconds: killing ansible-playbook stops every runner.
 
-Files (all under ``<state_root>/<run_id>/sweep-<label>-<host>/``): ``progress.json``
-(pid, next step, pairs done, failing), ``records.json`` (at the end), ``lease``,
-``dead.json``; the per-step process directories live beside them.
+Files (all under ``<state_root>/<host id>/<run_id>/sweep-<label>-<host>/``, see
+PerftestRun.open_state): ``progress.json`` (pid, next step, pairs done, failing),
+``records.json`` (at the end), ``lease``, ``dead.json``; the per-step process directories
+live beside them. Every directory is made (and marked) by the collection; the cleanup
+kills and removes only those (PerftestRun.stop_and_remove).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
@@ -149,8 +151,7 @@ class Sweep(PerftestRun):
         steps = p["schedule"] or []
         if self.module.check_mode:
             return dict(changed=False, results=[], steps=len(steps))
-        statedir.make_dir(self.root, self.run_dir)
-        here = statedir.make_dir(self.root, self.sweep_dir())
+        here = self.make_dir(self.sweep_dir())
         self.here = here
         self.records = []
         self.dead = {}            # peer -> why it is not waited for again
@@ -308,8 +309,8 @@ class Sweep(PerftestRun):
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
                      "params": {"timeout_s": p["timeout_s"]}}
             try:
-                handle = detached.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid(),
-                                        env=tool_env(plan))
+                handle = self.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid(),
+                                    env=tool_env(plan))
             except AcceptanceError as exc:
                 self.records.extend(results.with_host([results.error(
                     "rdma.%s.server" % params["test"], "could not start the server: %s" % exc, target=device,
@@ -341,8 +342,8 @@ class Sweep(PerftestRun):
                     # no client came because its host is still busy with an earlier step: listen again
                     self.live.remove(job.handle)
                     self.remove(job.state_dir)
-                    job.handle = detached.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
-                                                extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
+                    job.handle = self.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
+                                            extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
                     self.live.append(job.handle)
                     continue
                 if ended is not None or (
@@ -403,7 +404,7 @@ class Sweep(PerftestRun):
             perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
                                        p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
                                        poll_s=POLL_S,
-                                       start=functools.partial(detached.start, owner=os.getpid()), tick=self.check_lease,
+                                       start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,
                                        give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
                                        keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
                                        ready=lambda wait_s: self.heard_ready(params["peer_name"], params["step"], wait_s))
@@ -566,7 +567,7 @@ class Sweep(PerftestRun):
         p = self.p
         self.open_state()
         here = self.sweep_dir()
-        if not os.path.isdir(here):
+        if statedir.check_own(here, "sweep directory") is None:
             # the runner has not created its directory yet (just started), or it is long gone: the wait action
             # decides, from how long this lasts
             return dict(changed=False, results=[], finished=False, missing=True,
@@ -610,20 +611,16 @@ class Sweep(PerftestRun):
         return dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
 
     def cleanup(self, here):
-        """Kill and remove whatever this runner's steps left (their directories), then the runner's own."""
+        """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what
+        the collection made (stop_and_remove): anything else is left and reported (module warning)."""
         prefix = os.path.basename(here)
-        removed = []
-        for name in sorted(os.listdir(self.run_dir)):
+        removed, left = [], []
+        run_dir = self.own_run_dir(left)
+        for name in sorted(os.listdir(run_dir)) if run_dir else []:
             if name == prefix or name.startswith(prefix + "-"):
-                path = self.inside(name)
-                handle = detached.load(path)
-                if handle and detached.alive(handle):
-                    detached.kill(handle)
-                if name != prefix and self.p["keep_state"]:
-                    continue
-                if not self.p["keep_state"]:
-                    self.remove(path)
-                    removed.append(path)
+                self.stop_and_remove(self.inside(name), removed, left, remove=not self.p["keep_state"])
+        for why in left:
+            self.module.warn(why)
         self.governor.reconcile()
         self._remove_empty_run_dir()
         return removed

@@ -43,7 +43,17 @@ shared nodes, every step here assumes a hostile local user:
 - ``default_root(name) -> path`` - where state lives when the user gives no root: as root
   ``/run/aifabric-acceptance/<name>`` (``/run`` is writable by root alone, so nobody can squat the
   path; tmpfs, gone at reboot like the processes it describes), else
-  ``$XDG_RUNTIME_DIR/aifabric-acceptance/<name>`` or ``~/.cache/aifabric-acceptance/<name>``.
+  ``$XDG_RUNTIME_DIR/aifabric-acceptance/<name>`` or ``~/.cache/aifabric-acceptance/<name>``;
+- ``host_id() -> name`` / ``host_root(state_root, create) -> realpath`` - ``<state_root>/<host id>``
+  (nodename, plus the first 12 hex digits of /etc/machine-id): the one place that splits a state root
+  shared between hosts (an NFS home), made and marked like own_dir's;
+- ``own_dir(base, path, create, what) -> realpath`` - a directory strictly inside ``base`` that the
+  collection made: every directory below ``base`` is made here (``0700``, with a marker file
+  ``.aifabric-acceptance`` created ``O_EXCL | O_NOFOLLOW`` 0600 naming what made it) or an existing one
+  that carries the marker and passes trusted_dir's final rule; ``check_own(path, what)`` - the same
+  check on an existing directory (None when absent); ``remove_own(path)`` /
+  ``remove_own_if_empty(path)`` - rmtree / rmdir of such a directory only. What the collection deletes
+  or kills is found only in these (a directory it did not make is left alone and reported).
 
 Runs on the targets: Python 3.8+, Linux, no Ansible imports.
 """
@@ -51,11 +61,13 @@ Runs on the targets: Python 3.8+, Linux, no Ansible imports.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import secrets
 import shutil
 import stat
+import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
@@ -343,3 +355,192 @@ def replace_file(path, mode=0o600):
         if exc.errno != errno.ENOENT:
             raise
     return open_new(path, mode)
+
+
+# --------------------------------------------------------------------------- what the collection created (issue 17)
+
+MARKER = ".aifabric-acceptance"
+CREATOR = "aifabric.acceptance"
+MACHINE_ID = "/etc/machine-id"
+MARKER_WAIT_S = 2.0     # a directory made a moment ago by a concurrent process gets its marker within this
+
+
+def host_id(nodename=None, machine_id=MACHINE_ID):
+    """This host's component of state paths: the kernel's nodename (characters check_name refuses become ``_``)
+    and, when readable, the first 12 hex digits of /etc/machine-id (``gpu-node-07-3f9a0c1d2e4b``)."""
+    node = os.uname().nodename if nodename is None else nodename
+    node = re.sub(r"[^A-Za-z0-9_.:\-]", "_", node or "")[:100].lstrip("_.:-") or "host"
+    try:
+        with open(machine_id, "rb") as handle:
+            ident = handle.read(64).decode("ascii", "replace").strip().lower()
+    except (IOError, OSError):
+        ident = ""
+    if re.match(r"^[0-9a-f]{32}$", ident):
+        node = "%s-%s" % (node, ident[:12])
+    return check_name(node, "host id")
+
+
+def _write_marker(dir_fd, what):
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(MARKER, flags, 0o600, dir_fd=dir_fd)
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"created_by": CREATOR, "what": what, "uid": os.geteuid(), "pid": os.getpid(),
+                   "created": time.time()}, handle)
+
+
+def _marker_problem(dir_fd):
+    """None when the directory open at ``dir_fd`` carries the collection's marker, else why not."""
+    try:
+        fd = os.open(MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) |
+                     getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return "it has no %s marker" % MARKER
+        return "its %s marker cannot be read (%s)" % (MARKER, exc.strerror)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or _writable_by_others(info):
+            return "its %s marker is not a private file of uid %d" % (MARKER, os.geteuid())
+        data = handle.read(4096)
+    try:
+        content = json.loads(data.decode("utf-8"))
+    except ValueError:
+        content = None
+    if not isinstance(content, dict) or content.get("created_by") != CREATOR:
+        return "its %s marker was not written by %s" % (MARKER, CREATOR)
+    return None
+
+
+def _check_own(fd, path, what):
+    """The directory open at ``fd``: trusted (_check_final) and marked; waits a moment for the marker of a
+    directory made a moment ago (by a concurrent task of ours, between its mkdir and its marker)."""
+    info = os.fstat(fd)
+    _check_final(path, info, what)
+    deadline = time.monotonic() + MARKER_WAIT_S
+    while True:
+        problem = _marker_problem(fd)
+        if problem is None:
+            return
+        if time.time() - info.st_mtime > MARKER_WAIT_S or time.monotonic() >= deadline:
+            raise StateError("%s %s was not created by this collection (%s); left alone: nothing in it is used, "
+                             "removed or killed" % (what, path, problem))
+        time.sleep(0.02)
+
+
+def _make_own(parent_fd, parent, name, what):
+    """mkdir ``name`` 0700 in the directory open at ``parent_fd`` and mark it; a descriptor of the directory."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent_fd)
+        made = True
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise StateError("cannot create %s %s: %s" % (what, os.path.join(parent, name), exc.strerror))
+        made = False
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        raise StateError("cannot use %s %s: %s" % (what, os.path.join(parent, name), exc.strerror))
+    if made:
+        try:
+            _write_marker(fd, what)
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
+
+
+def _relative_parts(base, path, what):
+    rel = os.path.relpath(os.path.normpath(path), os.path.normpath(base))
+    if rel == os.curdir or rel.split(os.sep)[0] == os.pardir or os.path.isabs(rel):
+        raise StateError("%s %s is not inside %s" % (what, path, base))
+    return [check_name(part, "%s component" % what) for part in rel.split(os.sep)]
+
+
+def own_dir(base, path, create=True, what="state directory"):
+    """The real path of ``path``, a directory strictly inside ``base`` (a trusted directory, see trusted_dir)
+    that this collection created: every directory from ``base`` (exclusive) down to ``path`` is either made here
+    (``0700``, with a marker file ``.aifabric-acceptance`` created ``O_EXCL | O_NOFOLLOW`` 0600) or an existing
+    one that carries the marker, is owned by the effective user and is writable by nobody else. Walked on open
+    descriptors, never through a symbolic link; StateError names the directory and the rule it breaks.
+    With ``create=False`` (check mode) nothing is made: the would-be path is returned once what exists passed.
+    """
+    parts = _relative_parts(base, path, what)
+    real = trusted_dir(base, create=False, what=what)
+    try:
+        fd = os.open(real, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT and not create:
+            return os.path.join(real, *parts)
+        raise StateError("cannot use %s %s: %s" % (what, real, exc.strerror))
+    try:
+        _check_final(real, os.fstat(fd), what)
+        for i, name in enumerate(parts):
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    raise StateError("%s %s is a symbolic link or not a directory (%s); refusing to use it"
+                                     % (what, os.path.join(real, name), exc.strerror))
+                if not create:
+                    return os.path.join(real, *parts[i:])
+                child = _make_own(fd, real, name, what)
+            os.close(fd)
+            fd = child
+            real = os.path.join(real, name)
+            _check_own(fd, real, what)
+    finally:
+        os.close(fd)
+    return real
+
+
+def check_own(path, what="state directory"):
+    """The real path of ``path`` when it is a directory this collection created (trusted_dir's rule for it and
+    every directory on the way, plus the marker), None when it does not exist; StateError otherwise."""
+    real = trusted_dir(path, create=False, what=what)
+    try:
+        fd = os.open(real, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        raise StateError("cannot use %s %s: %s" % (what, real, exc.strerror))
+    try:
+        _check_own(fd, real, what)
+    finally:
+        os.close(fd)
+    return real
+
+
+def remove_own(path, what="state directory"):
+    """Remove a directory this collection created (check_own), with all it holds; True when removed. StateError
+    when ``path`` is not one (left alone)."""
+    real = check_own(path, what)
+    if real is None:
+        return False
+    shutil.rmtree(real, ignore_errors=True)
+    return not os.path.lexists(real)
+
+
+def remove_own_if_empty(path, what="state directory"):
+    """Remove a directory this collection created when nothing but its marker is left in it; True when removed.
+    A concurrent task that put something in it meanwhile keeps it (marked again)."""
+    real = check_own(path, what)
+    if real is None or os.listdir(real) != [MARKER]:
+        return False
+    os.unlink(os.path.join(real, MARKER))
+    try:
+        os.rmdir(real)
+        return True
+    except OSError:
+        fd = os.open(real, _DIR_FLAGS)
+        try:
+            _write_marker(fd, what)
+        finally:
+            os.close(fd)
+        return False
+
+
+def host_root(state_root, create=True):
+    """``<state_root>/<host_id()>``: the state directory of this host (own_dir), the one place where a state root
+    shared between hosts (an NFS home) is split per host. With ``create=False`` nothing is made."""
+    root = open_root(state_root, create=create)
+    return own_dir(root, os.path.join(root, host_id()), create=create, what="host state directory")

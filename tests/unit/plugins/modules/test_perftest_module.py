@@ -14,7 +14,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -97,7 +97,7 @@ def test_round_on_two_devices(fake):
     collected = call(base(fake, state="collect", handles=server["handles"]))
     assert [r["check"] for r in collected["results"]] == ["rdma.ib_write_bw.server"] * 2
     assert all(r["status"] == "pass" for r in collected["results"])
-    assert not os.path.exists(os.path.join(fake["state"], "r1"))
+    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))
 
 
 def test_client_retries_until_the_server_listens(fake):
@@ -136,7 +136,7 @@ def test_absent_cleans_everything(fake):
     call(base(fake, state="server", devices=["mlx5_0", "mlx5_1"]))
     out = call(base(fake, state="absent"))
     assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
-    assert not os.path.exists(os.path.join(fake["state"], "r1"))
+    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))
     again = call(base(fake, state="absent"))
     assert again["changed"] is False
 
@@ -217,7 +217,8 @@ def test_real_perftest_without_device_is_skip_with_the_tool_message(tmp_path, te
         assert rec["tool"]["version"]
     assert not os.path.exists("/proc/%d" % server["handles"][0]["pid"]) or \
         open("/proc/%d/stat" % server["handles"][0]["pid"]).read().split()[2] == "Z"
-    assert os.listdir(str(tmp_path)) == []
+    assert os.listdir(str(tmp_path)) == [statedir.host_id()]
+    assert os.listdir(os.path.join(str(tmp_path), statedir.host_id())) == [statedir.MARKER]
 
 
 def test_interrupt_stops_the_clients_and_restores_the_governor(fake, tmp_path):
@@ -286,4 +287,4 @@ def test_server_with_handles_collects_the_previous_round_first(fake):
     assert client["results"][0]["status"] == "pass"
     last = call(base(fake, state="collect", handles=second["handles"]))
     assert [r["status"] for r in last["results"]] == ["pass"]
-    assert not os.path.exists(os.path.join(fake["state"], "r1"))
+    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))

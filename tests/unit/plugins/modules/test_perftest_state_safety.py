@@ -120,7 +120,7 @@ def test_new_state_root_is_private(tmp_path):
 def test_planted_symlink_is_not_followed(tmp_path):
     victim = _victim(tmp_path)
     state_dir = tmp_path / "job"
-    state_dir.mkdir(mode=0o700)
+    statedir.own_dir(str(tmp_path), str(state_dir))      # a directory of the collection (issue 17)
     (state_dir / "stdout").symlink_to(victim / "precious")
     handle = detached.start([sys.executable, "-c", "print('hello')"], 10, str(state_dir), "/usr/bin/timeout")
     detached.wait(handle, 10)

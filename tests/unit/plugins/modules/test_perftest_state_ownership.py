@@ -1,0 +1,244 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest deletes and kills only what it recorded creating; hosts sharing a state root stay apart (issue 17
+items 6 and 7).
+
+Before: ``state: absent`` took any directory owned by the user (root: ``state_root: /`` with ``run_id: etc``)
+as its run and emptied it, took a world-writable one (``run_id: tmp``) as its run, and killed the process named
+by any ``handle.json`` it found there (another user's, group-writable, or without the process start time that
+identifies the process). Two hosts sharing a state root (an NFS home) collected each other's servers.
+
+Every path here lies in the test's own tmp_path (asserted before the module runs): a root-owned directory made
+by the test stands in for ``/``. Processes that must survive are ``sleep`` processes the test started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE_DIR = os.path.join(HERE, "..", "..", "..", "integration", "fake_perftest")
+FOREIGN = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another uid needs root")
+
+
+@pytest.fixture(autouse=True)
+def exits(monkeypatch):
+    patch_exits(monkeypatch)
+
+
+@pytest.fixture
+def host(monkeypatch):
+    """This process's host identity in state paths (``statedir.host_id``), switchable by the test."""
+    current = {"id": "hostA"}
+    monkeypatch.setattr(statedir, "host_id", lambda *a, **k: current["id"], raising=False)
+    return current
+
+
+@pytest.fixture
+def sleeper():
+    """An unrelated process the test owns, leading its own process group as daemons do: nothing here may kill it."""
+    proc = subprocess.Popen([shutil.which("sleep"), "120"], start_new_session=True)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    conf = tmp_path / "fake.json"
+    conf.write_text(json.dumps({"default": {"duration_s": 0.3, "log": str(tmp_path / "fake.log")}}))
+    monkeypatch.setenv("FAKE_PERFTEST_CONFIG", str(conf))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return {"perftest_path": FAKE_DIR, "port": port, "host_name": "me", "peer_name": "other",
+            "sysfs_root": "/nonexistent", "timeout_s": 30}
+
+
+def call(module, args):
+    with patch_module_args(args):
+        with pytest.raises(Exit) as info:
+            module.main()
+    return info.value
+
+
+def inside(tmp_path, *paths):
+    base = os.path.realpath(str(tmp_path))
+    for path in paths:
+        real = os.path.realpath(str(path))
+        assert real.startswith(base + os.sep), "unsafe test input: %s is outside the test's directory" % path
+
+
+def plant(directory, pid, **over):
+    """A handle.json naming ``pid`` (with its real start time unless overridden), as another user would plant it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = {"pid": pid, "pgid": pid, "proc_start_time": detached._proc_start_time(pid), "argv": ["sleep", "120"],
+              "state_dir": str(directory), "rc_file": str(directory / "rc.json"), "stdout": str(directory / "stdout"),
+              "stderr": str(directory / "stderr"), "started": 0, "supervisor_pid": pid}
+    handle.update(over)
+    path = directory / "handle.json"
+    if path.exists():
+        path.unlink()
+    path.write_text(json.dumps(handle))
+    os.chmod(str(path), 0o600)
+    return path
+
+
+def system_like_root(tmp_path):
+    """A directory standing in for ``/``: owned by the user running the test (root here), mode 0755."""
+    slash = tmp_path / "slash"
+    slash.mkdir()
+    os.chmod(str(slash), 0o755)
+    return slash
+
+
+def test_absent_on_a_system_like_root_removes_nothing_it_did_not_create(tmp_path, host):
+    slash = system_like_root(tmp_path)
+    (slash / "etc" / "ssh").mkdir(parents=True)
+    (slash / "etc" / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (slash / "etc" / "ssh" / "sshd_config").write_text("PermitRootLogin no\n")
+    inside(tmp_path, slash / "etc")
+    absent = {"state": "absent", "state_root": str(slash), "run_id": "etc"}
+    out = call(perftest, absent)
+    assert not out.failed, out.kwargs
+    assert (slash / "etc" / "passwd").read_text().startswith("root:")
+    assert (slash / "etc" / "ssh" / "sshd_config").exists()
+    assert out.kwargs["removed"] == [] and not out.kwargs["changed"]
+    # the same name in this host's own state directory, made by someone else (no marker of the collection)
+    foreign_run = slash / "hostA" / "etc"
+    foreign_run.mkdir()
+    (foreign_run / "keep").write_text("not ours\n")
+    out = call(perftest, absent)
+    assert not out.failed, out.kwargs
+    assert (foreign_run / "keep").exists() and out.kwargs["removed"] == []
+    assert any("not created by" in why for why in out.kwargs["left"]), out.kwargs
+    # a host directory somebody else made (on a shared root) is refused before anything is looked at
+    host["id"] = "hostB"
+    (slash / "hostB" / "etc").mkdir(parents=True)
+    (slash / "hostB" / "etc" / "keep").write_text("not ours\n")
+    out = call(perftest, absent)
+    assert out.failed and "was not created by this collection" in out.kwargs["msg"]
+    assert (slash / "hostB" / "etc" / "keep").exists()
+
+
+def test_absent_never_takes_a_world_writable_directory_as_its_run(tmp_path, host, sleeper):
+    slash = system_like_root(tmp_path)
+    absent = {"state": "absent", "state_root": str(slash), "run_id": "tmp"}
+    assert not call(perftest, absent).failed      # (the host's own directory is made now)
+    planted = []
+    for tmp in (slash / "tmp", slash / "hostA" / "tmp"):     # where the run dir of run_id "tmp" was / is
+        tmp.mkdir(parents=True, exist_ok=True)
+        os.chmod(str(tmp), 0o1777)
+        planted.append(plant(tmp / "server-mlx5_0", sleeper.pid))
+    inside(tmp_path, *planted)
+    out = call(perftest, absent)
+    assert not out.failed, out.kwargs
+    assert sleeper.poll() is None, "a handle planted in a world-writable directory killed an unrelated process"
+    assert all(path.exists() for path in planted)
+    assert out.kwargs["removed"] == []
+    assert any("writable by group or others" in why for why in out.kwargs["left"]), out.kwargs
+
+
+UNTRUSTED = ("unmarked_dir", "group_writable", "foreign_owner")     # the others: a handle of ours, a stale pid
+
+
+def _tamper(kind, run_dir, server_dir, pid):
+    """Plant a handle naming ``pid`` the way ``kind`` says; returns the directory it is in."""
+    if kind == "unmarked_dir":       # a directory of the run the collection did not create
+        where = run_dir / "server-mlx5_9"
+        where.mkdir(mode=0o700)
+        plant(where, pid)
+        return where
+    if kind == "no_start_time":      # a handle that cannot tell whether the pid is still the process it started
+        plant(server_dir, pid, proc_start_time=None)
+    elif kind == "wrong_start_time":
+        plant(server_dir, pid, proc_start_time=1)
+    elif kind == "group_writable":
+        os.chmod(str(plant(server_dir, pid)), 0o620)
+    elif kind == "foreign_owner":
+        os.chown(str(plant(server_dir, pid)), FOREIGN, FOREIGN)
+    return server_dir
+
+
+@pytest.mark.parametrize("kind", ["unmarked_dir", "no_start_time", "wrong_start_time", "group_writable",
+                                  pytest.param("foreign_owner", marks=needs_root)])
+@pytest.mark.parametrize("state", ["absent", "collect"])
+def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, host, sleeper, fake, kind, state):
+    root = tmp_path / "state"
+    server = call(perftest, dict(fake, state="server", devices=["mlx5_0"], state_root=str(root), run_id="r1"))
+    assert not server.failed, server.kwargs
+    (handle,) = server.kwargs["handles"]
+    server_dir = type(tmp_path)(handle["state_dir"])
+    run_dir = server_dir.parent
+    inside(tmp_path, server_dir)
+    where = _tamper(kind, run_dir, server_dir, sleeper.pid)
+    try:
+        out = call(perftest, dict(fake, state=state, state_root=str(root), run_id="r1", collect_timeout_s=1))
+        assert not out.failed, out.kwargs
+        assert sleeper.poll() is None, "state=%s killed the process of a handle it did not write (%s)" % (state, kind)
+        if kind in UNTRUSTED:
+            assert where.is_dir(), "state=%s removed a directory it could not trust (%s)" % (state, kind)
+            assert any(str(where) in why for why in out.kwargs.get("left", [])), out.kwargs
+        if kind == "unmarked_dir":
+            # the server the collection started itself is still found, stopped and removed
+            assert not server_dir.exists() and detached._proc_start_time(handle["pid"]) is None
+    finally:
+        if detached._proc_start_time(handle["pid"]) == handle["proc_start_time"]:
+            os.killpg(handle["pid"], 9)
+
+
+def test_sweep_cleanup_leaves_what_it_did_not_create(tmp_path, host, sleeper, fake):
+    root = tmp_path / "state"
+    args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+    del args["peer_name"]
+    run = call(perftest_sweep, dict(args, state="run", schedule=[]))
+    assert not run.failed, run.kwargs
+    run_dir = [os.path.join(d, "r1") for d, _s, files in os.walk(str(root)) if "r1" in _s][0]
+    planted = type(tmp_path)(run_dir) / "sweep-main-me-s0-mlx5_0"
+    inside(tmp_path, planted)
+    plant(planted, sleeper.pid)
+    out = call(perftest_sweep, dict(args, state="status"))
+    assert not out.failed, out.kwargs
+    assert out.kwargs["finished"]
+    assert sleeper.poll() is None, "the sweep's cleanup killed the process of a handle it did not write"
+    assert planted.is_dir()
+
+
+def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fake):
+    """An NFS home as state root: host B's collect and absent must not find host A's servers."""
+    root = tmp_path / "shared"
+    common = dict(fake, state_root=str(root), run_id="r1")
+    server = call(perftest, dict(common, state="server", devices=["mlx5_0"]))
+    (handle,) = server.kwargs["handles"]
+    try:
+        host["id"] = "hostB"
+        other = call(perftest, dict(common, state="collect", collect_timeout_s=1, host_name="b"))
+        assert not other.failed, other.kwargs
+        assert other.kwargs["results"] == [] and other.kwargs["removed"] == [], \
+            "host B collected host A's server as its own"
+        gone = call(perftest, dict(common, state="absent", host_name="b"))
+        assert gone.kwargs["removed"] == []
+        assert detached._proc_start_time(handle["pid"]) == handle["proc_start_time"], "host B killed A's server"
+        assert os.path.isdir(handle["state_dir"])
+        host["id"] = "hostA"
+        mine = call(perftest, dict(common, state="collect", collect_timeout_s=1))
+        assert [r["host"] for r in mine.kwargs["results"]] == ["me"]
+        assert mine.kwargs["removed"] == [handle["state_dir"]]
+    finally:
+        if detached._proc_start_time(handle["pid"]) == handle["proc_start_time"]:
+            os.killpg(handle["pid"], 9)
