@@ -13,7 +13,8 @@ options:
     type: str
   run_id:
     description:
-      - Name of the run; servers, clients and their files live in O(state_root)/O(run_id).
+      - Name of the run; servers, clients and their files live in O(state_root)/<host id>/O(run_id) (host id - the
+        node name and the first 12 hex digits of C(/etc/machine-id): hosts sharing a state root stay apart).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
         V(/)); anything else fails the task before any file is touched.
       - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
@@ -26,6 +27,9 @@ options:
         symbolic link) owned by the user the module runs as and not writable by group or others; otherwise the
         task fails and says why. Every path under it is checked to stay inside it before any write, kill or
         removal, and files are created without following symbolic links.
+      - Directories under it are created V(0700) with a private C(.aifabric-acceptance) marker file; only marked
+        directories are used, cleaned up or have their processes stopped (an unmarked or foreign one fails the task
+        or is left alone and reported).
       - Default C(/run/aifabric-acceptance/perftest) when the module runs as root (writable by root alone),
         else C($XDG_RUNTIME_DIR/aifabric-acceptance/perftest) or C(~/.cache/aifabric-acceptance/perftest).
     type: path

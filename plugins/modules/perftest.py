@@ -18,6 +18,12 @@ description:
     re-starting a client while its server does not answer yet (bounded by O(connect_timeout_s)).
     O(state=collect) waits for the servers (bounded by O(collect_timeout_s)), parses their side and kills
     anything left. O(state=absent) kills and removes everything a run left behind.
+  - State lives in O(state_root)/<host id>/O(run_id) (host id - the node name and the first 12 hex digits of
+    C(/etc/machine-id)), so hosts sharing a state root (an NFS home) never see each other's runs.
+    O(state=collect) and O(state=absent) remove only directories the module created (each carries a private
+    C(.aifabric-acceptance) marker file), trust only C(handle.json) files it wrote there (a regular file of the
+    user running it, writable by nobody else) and kill a process only while its start time is still the one
+    recorded; anything else is left as it is and listed in C(left).
   - The GID index (C(-x)) is chosen from sysfs when O(gid_index) is not given - the RoCE v2 GID that maps
     an IPv4 address of the port's netdev; InfiniBand ports need none.
   - Bandwidth is reported in Gbit/s (C(--report_gbits) is on by default). Outputs in C(MB/sec) or
@@ -45,7 +51,7 @@ options:
     description:
       - V(server) starts the servers detached and returns their handles; V(client) runs the clients;
         V(collect) waits for the servers, parses them and removes them; V(absent) kills and removes
-        everything left by the run O(run_id).
+        everything left by the run O(run_id) that the module created itself (see the description).
     type: str
     choices: [server, client, collect, absent]
     default: client
@@ -218,6 +224,13 @@ governor:
 removed:
   description: O(state=absent) and O(state=collect) - state directories removed and processes killed.
   returned: when state is absent or collect, or server with handles
+  type: list
+  elements: str
+left:
+  description:
+    - O(state=absent) and O(state=collect) - what was found in the run's state but left alone, and why (a
+      directory the module did not create, one writable by others, a C(handle.json) it did not write).
+  returned: when state is absent or collect
   type: list
   elements: str
 """
