@@ -3,18 +3,30 @@
 """Action behind aifabric.acceptance.perftest_sweep: state=wait polls the host's runner from the controller.
 
 Every other state goes to the module as the normal action would (async included). ``state: wait`` calls the
-module with ``state: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing the runner's lease, handing it the hosts found
-unreachable) until the runner ended, and returns its records. Hosts share what they saw through a directory of
-the controller's local temporary directory (the workers are forks of one ansible-playbook): each poll writes
-the host's progress there, a host whose polls fail ``unreachable_after`` times in a row is written there as
+module with ``state: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing
+the runner's lease, handing it the hosts found unreachable) until the runner ended, and returns its records.
+Hosts share what they saw through a directory of the controller's local temporary directory (the workers are forks
+of one ansible-playbook): each poll writes the host's progress there, a host whose polls fail ``unreachable_after`` times in a row is written there as
 dead (and every other runner is told at its next poll), and the first worker that sees every host past a round
 prints that round's line (one line per round, created with O_EXCL).
+
+Every call this action makes to a host is bounded here, whatever the connection settings (no SSH keep-alive is
+needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible.cfg): a poll gets ``poll_timeout_s``
+(its long poll ``poll_s`` plus ``POLL_MARGIN_S`` by default), a plan or the async start of a runner ``CALL_LIMIT_S``.
+A call past its bound counts as a failed poll: the processes that hold the other end of its pipes on the
+controller (its SSH client, and the ControlMaster the client handed its stdin to, where the write of the module
+blocks for good) are killed, so that it ends and the connection is free for the next poll; a call that cannot be
+stopped (no /proc to find them) makes its host unreachable at once. A host that went silent is thus declared
+unreachable after ``unreachable_after`` bounded polls, and no further call is made to it (cleanup included).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import signal
+import threading
 import time
 
 from ansible import constants as C
@@ -24,7 +36,93 @@ from ansible.utils.vars import merge_hash
 
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "rounds", "unreachable_after", "sweep_hosts")
+POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
+CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
+CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
+KILL_GRACE_S = 5.0      # how long a call past its bound has to end once what it started was killed
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after", "sweep_hosts")
+
+
+class Silent(Exception):
+    """A call to a host got no answer within its bound. ``stuck``: it could not be stopped (the connection is still
+    in use by it: no further call may be made)."""
+
+    def __init__(self, limit_s, stuck):
+        super().__init__("no answer within %.0f s%s" % (limit_s, " (the call could not be stopped)" if stuck else ""))
+        self.stuck = stuck
+
+
+def _pipes(pid):
+    """The pipes a process has open (``pipe:[inode]``; Linux /proc, none where it cannot be read)."""
+    out = set()
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue        # closed meanwhile
+        if target.startswith("pipe:"):
+            out.add(target)
+    return out
+
+
+def holders(pipes):
+    """The processes, this one aside, that hold one of ``pipes``: the other ends of a call's pipes are its SSH
+    client, and the SSH ControlMaster the client handed its stdin/stdout/stderr to."""
+    found = set()
+    if not pipes:
+        return found
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if name.isdigit() and int(name) != os.getpid() and _pipes(int(name)) & pipes:
+            found.add(int(name))
+    return found
+
+
+def _stop(done, before):
+    """Kill whatever holds the other end of the pipes the call opened (those of this process that were not there
+    before it), until the call is ``done`` or KILL_GRACE_S passed: a write to a silent host's SSH connection, blocked
+    for good, then fails at once."""
+    deadline = time.monotonic() + KILL_GRACE_S
+    while not done.is_set() and time.monotonic() < deadline:
+        for pid in holders(_pipes(os.getpid()) - before):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass        # ended meanwhile
+        done.wait(0.2)
+
+
+def bounded(limit_s, func):
+    """``func()`` if it answers within ``limit_s`` seconds (its exception if it raises); else raise Silent, once the
+    processes at the other end of its pipes (the SSH client and ControlMaster of a silent host) were killed so that
+    it ends. (An Event, not Thread.join: after a join interrupted by a signal, Python 3.11 takes the running thread
+    for stopped.)"""
+    before = _pipes(os.getpid())
+    box = {}
+    done = threading.Event()
+
+    def call():
+        try:
+            box["value"] = func()
+        except BaseException as exc:  # handed to the caller as it is
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="aifabric-bounded-call", daemon=True).start()
+    try:
+        late = not done.wait(limit_s)
+    finally:
+        if not done.is_set():       # late, or this thread was interrupted (task timeout, Ctrl-C)
+            _stop(done, before)
+    if late:
+        raise Silent(limit_s, not done.is_set())
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _safe(name):
@@ -35,19 +133,57 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
     _supports_async = True
 
+    _silent = False     # a call to the host got no answer: no further call is made to it (cleanup included)
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
         if args.get("state") != "wait":
-            wrap_async = self._task.async_val and not self._connection.has_native_async
-            result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))
-            if not wrap_async:
-                self._remove_tmp_path(self._connection._shell.tmpdir)
-            return result
+            return self._call(args, task_vars, result)
         if self._task.check_mode:
             return dict(result, changed=False, skipped=True, msg="check mode: no runner to wait for", results=[])
         return self._wait(args, task_vars, result)
+
+    def cleanup(self, force=False):
+        if force or not self._task.async_val:
+            self._forget_tmp()
+
+    def _forget_tmp(self):
+        """Remove the remote temporary directory, bounded (the host may have gone silent since its last answer)."""
+        if self._silent:
+            return
+        try:
+            bounded(CLEANUP_LIMIT_S, functools.partial(self._remove_tmp_path, self._connection._shell.tmpdir))
+        except Silent:
+            self._silent = True
+
+    def _call(self, args, task_vars, result):
+        """Every state but wait, as the normal action would (async included), bounded unless it is a runner in the
+        foreground (state=run without async: it lasts its whole schedule, under the task's own timeout)."""
+        wrap_async = self._task.async_val and not self._connection.has_native_async
+        execute = functools.partial(self._execute_module, task_vars=task_vars, wrap_async=wrap_async)
+        if args.get("state", "run") == "run" and not self._task.async_val:
+            out = execute()
+        else:
+            try:
+                out = bounded(CALL_LIMIT_S + float(args.get("wait_s") or 0), execute)
+            except Silent as exc:
+                self._silent = True
+                host = args.get("host_name") or task_vars.get("inventory_hostname")
+                why = "state=%s: %s" % (args.get("state", "run"), exc)
+                if args.get("run_id"):
+                    self._declare_dead(self._shared(args), host, why)
+                return dict(result, unreachable=True, changed=False, msg="%s is unreachable (%s)" % (host, why))
+        result = merge_hash(result, out)
+        if not wrap_async:
+            self._forget_tmp()
+        return result
+
+    def _declare_dead(self, shared, host, why):
+        """Tell every other runner of the sweep (at its next poll) that ``host`` is gone."""
+        self._write(os.path.join(shared, "dead-%s" % _safe(host)), why)
+        self._display.warning("rdma sweep: %s is unreachable (%s); the others skip their pairs with it" % (host, why))
 
     # ------------------------------------------------------------------ shared controller-side state
     def _shared(self, args):
@@ -130,9 +266,13 @@ class ActionModule(ActionBase):
         status_args["state"] = "status"
         deadline = time.monotonic() + float(args.get("wait_timeout_s") or 86400)
         status_args["wait_s"] = float(args.get("poll_s") or 5.0)
+        poll_limit = float(args.get("poll_timeout_s") or status_args["wait_s"] + POLL_MARGIN_S)
+        if poll_limit <= status_args["wait_s"]:
+            return dict(result, failed=True, changed=False, results=[], msg=(
+                "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
+                % (args.get("poll_timeout_s"), status_args["wait_s"])))
         limit = int(args.get("unreachable_after") or 2)
         failures = 0
-        last_error = None
         missing_since = None
         try:
             while True:
@@ -140,18 +280,14 @@ class ActionModule(ActionBase):
                 status_args["dead_hosts"] = dict((h, "was declared unreachable by the controller (%s)" % why)
                                                  for h, why in dead.items() if h != host)
                 status_args["positions"] = self._positions(shared, args)
-                try:
-                    out = self._execute_module(module_name=MODULE, module_args=status_args, task_vars=task_vars)
-                except AnsibleConnectionFailure as exc:
-                    out = {"unreachable": True, "msg": str(exc)}
+                out = self._poll(status_args, task_vars, poll_limit)
                 if out.get("unreachable"):
                     failures += 1
-                    last_error = out.get("msg")
-                    if failures >= limit:
-                        why = "%d polls failed in a row: %s" % (failures, (last_error or "")[:200])
-                        self._write(os.path.join(shared, "dead-%s" % _safe(host)), why)
-                        self._display.warning("rdma sweep: %s is unreachable (%s); the others skip their pairs with it"
-                                              % (host, why))
+                    if failures >= limit or self._silent:
+                        why = "%d failed poll%s in a row: %s" % (
+                            failures, "" if failures == 1 else "s", (out.get("msg") or "")[:200])
+                        self._silent = True
+                        self._declare_dead(shared, host, why)
                         return dict(result, unreachable=True, changed=False, msg="runner unreachable: %s" % why)
                 else:
                     failures = 0
@@ -176,4 +312,16 @@ class ActionModule(ActionBase):
                 if out.get("unreachable"):
                     time.sleep(1.0)
         finally:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+            self._forget_tmp()
+
+    def _poll(self, status_args, task_vars, limit_s):
+        """One state=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
+        try:
+            return bounded(limit_s, functools.partial(
+                self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))
+        except AnsibleConnectionFailure as exc:
+            return {"unreachable": True, "msg": str(exc)}
+        except Silent as exc:
+            # stopped: the next poll may go; stuck: the connection is still held by the call, no further call
+            self._silent = self._silent or exc.stuck
+            return {"unreachable": True, "msg": str(exc)}

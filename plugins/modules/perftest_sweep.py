@@ -102,6 +102,17 @@ options:
         of each O(state=status) call; the polls follow each other without pause). Keep it well below O(lease_s).
     type: float
     default: 5.0
+  poll_timeout_s:
+    description:
+      - O(state=wait) - the longest one poll may take, its long poll O(poll_s) included (default O(poll_s) + 20). The
+        bound is the action's own, whatever the connection settings (SSH keep-alives or not) - a poll that gets no
+        answer within it fails, and what holds the other end of its pipes on the controller (its SSH client and
+        ControlMaster) is killed.
+        O(unreachable_after) failed polls in a row make the host unreachable.
+      - A plan, or the C(async) start of a runner, is bounded the same way at 120 seconds; a host that does not answer
+        within it is unreachable.
+      - Must be longer than O(poll_s).
+    type: float
   rounds:
     description: O(state=wait) - C([test, round, pairs]) of every step, for the progress lines.
     type: list
@@ -260,6 +271,7 @@ def argument_spec():
         wait_s=dict(type="float", default=0),
         wait_timeout_s=dict(type="int", default=86400),
         poll_s=dict(type="float", default=5.0),
+        poll_timeout_s=dict(type="float"),
         rounds=dict(type="list", elements="raw", default=[]),
         unreachable_after=dict(type="int", default=2),
         sweep_hosts=dict(type="list", elements="str", default=[]),
