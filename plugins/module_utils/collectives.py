@@ -219,10 +219,17 @@ def _first(lines):
     return lines[0] if lines else None
 
 
-def verdict_from_output(parsed, rc=None):
-    """(status, reason) decided by the tool's own output, before any expectation."""
+def verdict_from_output(parsed, rc=None, asked=None):
+    """(status, reason) decided by the tool's own output, before any expectation.
+
+    ``asked``: the collective that was asked for; an output that names another one (its 'Collective test
+    starting:' line, the -J document's argv) is not a measurement of it.
+    """
     failures = parsed.get("failures") or []
     warnings = parsed.get("warnings") or []
+    if asked and parsed.get("collective") and parsed["collective"] != asked:
+        return "error", ("asked for %s, but the output is of %s: another test's output, not a measurement of what "
+                         "was asked" % (asked, parsed["collective"]))
     if parsed.get("duplicate_ranks"):
         return "error", ("rank %s listed more than once: the binary was built without MPI=1 but launched by "
                          "mpirun, so every process ran its own 1-rank test (rebuild with MPI=1 or use -g on one node)"
@@ -272,8 +279,11 @@ def jitter_of(series):
 
 def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests", started=None,
               duration_s=None, raw=None, rc=None, nodes=None, algo=None, rules=None, profile=None,
-              profiles=None, extra_facts=None, target=None):
-    """One result record from a parse. Never raises on tool output problems."""
+              profiles=None, extra_facts=None, target=None, asked_collective=None):
+    """One result record from a parse. Never raises on tool output problems.
+
+    ``asked_collective``: the collective that was asked for (None: not known, not compared).
+    """
     collective = parsed.get("collective")
     check = check or "nccl.%s" % (collective or "unknown")
     series = series_rows(parsed.get("rows") or [])
@@ -298,7 +308,7 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         facts["nccl_warnings"] = parsed["warnings"][:5]
     facts.update(extra_facts or {})
     facts = dict((k, v) for k, v in facts.items() if v is not None)
-    status, reason = verdict_from_output(parsed, rc=rc)
+    status, reason = verdict_from_output(parsed, rc=rc, asked=asked_collective)
     expect = {}
     if status == "pass":
         wrong_total = metrics.get("wrong_total")
@@ -336,10 +346,11 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
     tool = {"name": tool_name, "version": parsed.get("version") or None}
     if not tool["version"]:
         tool.pop("version")
-    return results.make(
+    record = results.make(
         check, status, reason=reason, host=host, target=target, metrics=metrics, expect=expect,
         facts=facts, params=params, tool=tool, started=started, duration_s=duration_s,
         raw=raw if status in ("error", "fail") else None, series=series)
+    return expectations.physical_check(record, raw=raw)
 
 
 def record_from_output(text, check=None, fmt="auto", **kwargs):

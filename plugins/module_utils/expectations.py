@@ -380,3 +380,96 @@ def rules_for_check(expect, check):
     if expect and all("." in str(key) for key in expect):
         return expect.get(check) or {}
     return expect
+
+
+# --- Physical ranges (issue 18 item 4) ---------------------------------------------------
+# A figure outside its physical range was not measured: whatever an expectation says, a record that carries
+# one is ``error``. Every record builder (perftest, nccl-tests, HCCL Test, GEMM, the torch all-reduce probe)
+# passes its record through physical_check() below. A name is looked up exactly first, then by the longest
+# ``*suffix`` that ends it (units live in metric names); a name found in neither is not checked.
+# (name or *suffix, min, max, why)
+PHYSICAL_RANGES = (
+    ("iterations", 1, None, "a measured row ran at least one iteration"),
+    ("iterations_count", 1, None, "a measurement ran at least one iteration"),
+    ("iters_count", 1, None, "a measurement ran at least one iteration"),
+    ("ranks", 1, None, "a collective has at least one rank"),
+    ("m", 1, None, "a matrix product has positive dimensions"),
+    ("n", 1, None, "a matrix product has positive dimensions"),
+    ("k", 1, None, "a matrix product has positive dimensions"),
+    ("count", 0, None, "an element count is never negative"),
+    ("utilization_pct", 0, 100, "a share of time"),
+    ("tflops", 0, 20000, "no GPU's dense peak reaches 20,000 TFLOP/s: the highest datasheet figure, Blackwell "
+                         "Ultra's dense FP4, is about 15,000"),
+    ("*_gbit_s", 0, 3200, "no RDMA port carries more than 800 Gb/s (XDR, 800GbE); a bidirectional test sums both "
+                          "directions, 1,600 Gb/s; 3,200 is twice that"),
+    ("*_gbyte_s", 0, 10000, "no GPU link carries 10,000 GB/s: NVLink 5, the fastest, carries 1,800 GB/s per GPU, "
+                            "both directions together"),
+    ("*_us", 0, None, "a time is never negative"),
+    ("*_ms", 0, None, "a time is never negative"),
+    ("*_bytes", 0, None, "a size is never negative"),
+    ("*_count", 0, None, "a count is never negative"),
+    ("*_total", 0, None, "a count is never negative"),
+    ("*_wrong", 0, None, "a count of wrong elements (or a largest error) is never negative"),
+    ("*_mpps", 0, None, "a message rate is never negative"),
+    ("*_pct", 0, None, "a percentage of this kind is never negative"),
+    ("*_w", 0, None, "a power draw is never negative"),
+    ("*_mhz", 0, None, "a clock is never negative"),
+)
+_PHYSICAL_EXACT = dict((r[0], r) for r in PHYSICAL_RANGES if not r[0].startswith("*"))
+_PHYSICAL_SUFFIXES = sorted((r for r in PHYSICAL_RANGES if r[0].startswith("*")), key=lambda r: -len(r[0]))
+
+
+def physical_range(name):
+    """(min, max, why) of a metric name, or None when nothing bounds it."""
+    found = _PHYSICAL_EXACT.get(name) or next((r for r in _PHYSICAL_SUFFIXES if name.endswith(r[0][1:])), None)
+    return found[1:] if found else None
+
+
+def _outside(name, value):
+    """Why ``value`` cannot be a measurement of ``name``, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    bounds = physical_range(name)
+    if bounds is None:
+        return None
+    low, high, why = bounds
+    if value != value:
+        return "%s is not a number (%s)" % (name, why)
+    if low is not None and value < low:
+        return "%s %s < %s (%s)" % (name, _fmt(value), _fmt(low), why)
+    if high is not None and value > high:
+        return "%s %s > %s (%s)" % (name, _fmt(value), _fmt(high), why)
+    return None
+
+
+def out_of_range(metrics, series=()):
+    """Every figure of ``metrics`` and of the ``series`` rows outside its physical range, as reasons."""
+    found = [why for why in (_outside(n, v) for n, v in sorted((metrics or {}).items())) if why]
+    for number, row in enumerate(series or [], 1):
+        if not isinstance(row, dict):
+            continue
+        size = row.get("size_bytes", row.get("msg_size_bytes"))
+        where = "series row %d%s: " % (number, "" if size is None else " (%s B)" % size)
+        found.extend(where + why for why in (_outside(n, v) for n, v in sorted(row.items())) if why)
+    return found
+
+
+def physical_check(record, raw=None):
+    """The record, ``error`` when a figure of its metrics or series is outside its physical range.
+
+    Only a record that claims a judged measurement (pass, warn, fail) changes; the figures stay as printed (the
+    report shows what the tool said) and ``raw`` (the tool's output) is kept. Applying it twice changes nothing
+    more. Returns a new dict.
+    """
+    found = out_of_range(record.get("metrics"), record.get("series"))
+    if not found or record.get("status") not in results.JUDGED:
+        return record
+    record = dict(record)
+    text = "; ".join(found[:3]) + ("; and %d more" % (len(found) - 3) if len(found) > 3 else "")
+    head = "impossible figure(s), so not a valid measurement: %s" % text
+    was = record.get("reason")
+    record["status"] = "error"
+    record["reason"] = head if not was else was if head in was else "%s; %s" % (head, was)
+    if raw is not None and not record.get("raw"):
+        record["raw"] = results.trim(raw)
+    return record

@@ -31,6 +31,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 GEMM_TOOL = "torch-gemm"
 PROBE_CHECK = "nccl.torch_all_reduce"
 PROBE_TOOL = "torch-allreduce-probe"
+PROBE_COLLECTIVE = "all_reduce"   # what the probe measures (its JSON document's argv names all_reduce_perf)
 
 
 # --------------------------------------------------------------------------- GEMM
@@ -95,8 +96,28 @@ def gemm_records(items, params, started, duration_s, raw, profile, profile_why, 
                 metric_rules = None
         status, reason, expect = expectations.judge(
             metrics, expectations.merge_rules(metric_rules, expectations.rules_for_check(rules, check)))
-        out.append(results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
-                                facts=facts, params=params, tool=tool, started=started, duration_s=duration_s))
+        record = results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
+                              facts=facts, params=params, tool=tool, started=started, duration_s=duration_s)
+        out.append(expectations.physical_check(record, raw=raw))
+    return out
+
+
+def missing_gemm_results(items, params, run_params, started, raw):
+    """An ``error`` record for each asked dtype of a GPU that printed no result line for it (the worker walks GPUs
+    and dtypes in order: a killed worker or a cut output loses the tail), and for each asked GPU (``devices``)
+    that printed none."""
+    if any("skip" in item for item in items):
+        return []
+    seen = set((str(item.get("device")), item.get("dtype")) for item in items)
+    devices = [str(d) for d in params.get("devices") or []] or sorted(set(d for d, _dtype in seen), key=str)
+    out = []
+    for device in devices:
+        for dtype in params.get("dtypes") or []:
+            if (device, dtype) not in seen:
+                out.append(results.error(
+                    "gpu.gemm_%s" % dtype, "no GEMM %s result for GPU %s in the worker's output: the run stopped "
+                    "before it (killed, or the output was cut)" % (dtype, device), raw=raw, target=device,
+                    params=run_params, started=started, tool={"name": GEMM_TOOL}))
     return out
 
 
@@ -122,6 +143,7 @@ def records_from_gemm_output(stdout, rc, params, output=None, started=None, dura
                                                gpu_count, profiles)
     records = gemm_records(items, run_params, started, duration_s, output, profile, why, profiles,
                            params.get("expect") or {})
+    records += missing_gemm_results(items, params, run_params, started, output)
     if rc not in (0, None):
         records.append(results.error("gpu.gemm", "GEMM worker exited with rc %s" % rc, raw=output,
                                      params=run_params, started=started, tool={"name": GEMM_TOOL}))
@@ -195,4 +217,4 @@ def records_from_probe_output(json_text, output, rc, params, gpu_name=None, gpus
         parsed, check=PROBE_CHECK, params=run_params, tool_name=PROBE_TOOL, started=started, duration_s=duration_s,
         raw=output, rc=rc, nodes=nodes, algo=env.get("NCCL_ALGO"),
         rules=expectations.rules_for_check(params.get("expect") or {}, PROBE_CHECK), profile=profile,
-        profiles=profiles, extra_facts=extra_facts)]
+        profiles=profiles, extra_facts=extra_facts, asked_collective=PROBE_COLLECTIVE)]

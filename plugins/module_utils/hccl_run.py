@@ -161,9 +161,9 @@ def build_record(parsed, collective, params, hosts=None, rc=None, check=None, ru
         if status == "error":
             record["expect"] = {}
         record["raw"] = results.trim(raw)
-    return results.make(**dict((k, record[k]) for k in (
+    return expectations.physical_check(results.make(**dict((k, record[k]) for k in (
         "check", "status", "reason", "host", "target", "metrics", "expect", "facts", "params", "tool", "started",
-        "duration_s", "raw", "series")))
+        "duration_s", "raw", "series"))), raw=raw)
 
 
 def records_from_hccl_output(text, rc, params, hosts=None, collective=None, started=None, duration_s=None,

@@ -96,7 +96,7 @@ def records_from_nccl_output(text, rc, params, hosts=None, collective=None, json
     profiles = expectations.all_profiles(params.get("profiles"))
     return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL,
                          started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
-                         algo=env.get("NCCL_ALGO"), extra_facts=extra)]
+                         algo=env.get("NCCL_ALGO"), extra_facts=extra, asked_collective=collective)]
 
 
 def collective_from_name(path):
@@ -132,7 +132,7 @@ def import_records(path, params):
     profiles = expectations.all_profiles(params.get("profiles"))
     return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
                          raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
-                         extra_facts={"imported_from": path})]
+                         extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]
 
 
 # --------------------------------------------------------------------------- pure: argv and environment

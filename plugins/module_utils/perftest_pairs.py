@@ -514,11 +514,12 @@ def build_records(text, rc, ctx):
         reason = "%s %s failed (%s, rc %s): %s" % (test, side, parsed["error_kind"], rc, message)
         return [results.error(check, reason, raw=text, facts=facts, **common)]
     kind = kind_of(test)
-    if parsed.get("kind") and parsed["kind"] != kind:
-        reason = "%s printed a %s table (wrong binary or hint?)" % (test, parsed["kind"])
-        return [results.error(check, reason, raw=text, facts=facts, **common)]
-    metrics = metrics_of(parsed, kind)
     header = parsed["header"]
+    mismatch = not_what_was_asked(parsed, test, ctx.get("device"))
+    if mismatch:
+        facts.update({"test": parsed.get("test"), "device_reported": header.get("Device")})
+        return [results.error(check, mismatch, raw=text, facts=facts, **common)]
+    metrics = metrics_of(parsed, kind)
     facts.update({
         "test": parsed.get("test"), "tool_unit": parsed.get("unit"),
         "bidirectional": parsed.get("bidirectional"),
@@ -538,8 +539,6 @@ def build_records(text, rc, ctx):
     doubtful = parser.doubtful_warnings(parsed)
     if doubtful:
         notes.append("perftest warned: %s" % "; ".join(doubtful))
-    if rc not in (0, None):
-        notes.append("perftest exited with rc %s after printing results" % rc)
     if ctx.get("extra_reason"):
         notes.append(ctx["extra_reason"])
     if notes:
@@ -551,17 +550,47 @@ def build_records(text, rc, ctx):
             status, reason, expect = expectations.judge(metrics, rules, status, reason)
         except expectations.ExpectationError as exc:
             return [results.error(check, "bad expectation: %s" % exc, facts=facts, **common)]
-    broke = parsed.get("errors_after_rows") or []
-    if broke:
-        # The table was printed and then the run failed (Completion with error, Failed status 10, ...): the run
-        # did not complete, so it is an error whatever the rows say; the rows measured so far are kept.
-        facts["error_kind"] = parsed.get("error_kind")
-        status, reason = "error", "%s %s failed after %d result row(s) (rc %s): %s" % (
-            test, side, len(parsed["rows"]), rc, "; ".join(broke[:3]))
+    problem = incomplete_run(parsed, "%s %s" % (test, side), rc)
+    if problem:
+        # The run did not end as a complete, valid run: an error whatever the rows say; the rows printed so far
+        # are kept (metrics, series).
+        if parsed.get("errors_after_rows"):
+            facts["error_kind"] = parsed.get("error_kind")
+        status, reason = "error", problem if not reason else "%s; %s" % (problem, reason)
     record = results.make(check, status, reason=reason, metrics=metrics, expect=expect, facts=facts,
                           series=_series(parsed, kind),
                           raw=text if status != "pass" else None, **common)
-    return [record]
+    return [expectations.physical_check(record, raw=text)]
+
+
+def not_what_was_asked(parsed, test, device):
+    """Why the output is not a run of ``test`` on ``device`` (the title and the header's Device as printed), or
+    None. What the output does not print (no title, no Device line) is not compared."""
+    verb, kind = parsed.get("verb"), parsed.get("kind")
+    device_printed = parsed["header"].get("Device")
+    if (verb is None or verb == verb_of(test)) and (kind is None or kind == kind_of(test)) \
+            and (not device or device_printed is None or device_printed == device):
+        return None
+    return "asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a " \
+           "measurement of what was asked" % (test, device or "(any device)", parsed.get("test") or "%s %s" % (verb, kind),
+                                               device_printed or "(device not printed)")
+
+
+def incomplete_run(parsed, what, rc):
+    """Why a run that printed result rows is not a complete, valid run (an ``error``), or None: a failure after
+    the rows, a table the output stops inside of (no closing line: a killed run, a cut capture), or a non-zero
+    exit without a failure line (nccl-tests and HCCL Test records say ``error`` for that too)."""
+    rows = len(parsed["rows"])
+    broke = parsed.get("errors_after_rows") or []
+    if broke:
+        return "%s failed after %d result row(s) (rc %s): %s" % (what, rows, rc, "; ".join(broke[:3]))
+    if not parsed.get("complete"):
+        return "%s output ends inside its table after %d result row(s), without perftest's closing line (rc %s): " \
+               "a killed run or a cut capture, not a complete measurement" % (what, rows, rc)
+    if rc not in (0, None):
+        return "%s exited with rc %s after printing its table, without a failure line: not a complete, valid run" % (
+            what, rc)
+    return None
 
 
 # --------------------------------------------------------------------------- orchestration

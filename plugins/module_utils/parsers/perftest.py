@@ -277,7 +277,8 @@ def parse(text):
     ``bidirectional``, ``tool`` (ib_<verb>_<kind>, None when unknown), ``side``
     (server/client/None), ``header`` (mapping of the header block), ``unit``
     (bandwidth unit as printed), ``rows`` (the table of the main block, tool units),
-    ``blocks`` (number of tables seen), ``errors`` (perftest failure lines),
+    ``blocks`` (number of tables seen), ``complete`` (the main table was closed, see below), ``errors`` (perftest
+    failure lines),
     ``error_kind``, ``errors_after_rows`` (failure lines printed after the first result row: the run broke
     after measuring; the rows are kept), ``warnings`` (every tool warning line; doubtful_warnings() keeps those that cast doubt), ``notes``,
     ``local``/``remote`` (address lines of the main block), ``run_time_s``.
@@ -467,6 +468,9 @@ def parse(text):
         "header": dict(main.get("header") or {}),
         "unit": main.get("unit"),
         "rows": list(main.get("rows") or []),
+        # the table was closed: perftest's separator line after its rows (or the next output's server banner);
+        # False when the output stops inside the table (a killed run, a cut capture)
+        "complete": bool(main.get("rows")) and bool(main.get("closed")),
         "blocks": len(tables),
         "errors": errors_out,
         "error_kind": error_kind,

@@ -29,6 +29,7 @@ Every run is also logged (one JSON line: host, pid, argv, role, outcome) to
 
 import json
 import os
+import re
 import select
 import socket
 import sys
@@ -64,9 +65,12 @@ def settings():
     return conf
 
 
-def capture(name, conf=None):
+def capture(name, conf=None, device=None):
     with open(os.path.join((conf or {}).get("fixtures") or FIXTURES, name)) as handle:
         text = handle.read()
+    if device:
+        # perftest prints the device it was given (-d) in its header: so does the stand-in
+        text = re.sub(r"(\bDevice +: )\S+", lambda match: match.group(1) + device, text)
     # the real output only: drop a leading server banner of the capture (printed live above)
     return text.replace(BANNER, "")
 
@@ -126,7 +130,7 @@ def server(conf, port, device):
         log(conf, role="server", event="client lost", port=port, device=device)
         return exchange_failure()
     conn.sendall(b"ok\n")
-    sys.stdout.write(capture(conf["server_output"], conf))
+    sys.stdout.write(capture(conf["server_output"], conf, device))
     sys.stdout.flush()
     log(conf, role="server", event="finished", port=port, device=device)
     return 0
@@ -160,7 +164,7 @@ def client(conf, address, port, device):
     except (OSError, socket.error):
         log(conf, role="client", event="server lost", port=port, device=device, address=address)
         return exchange_failure()
-    sys.stdout.write(capture(conf["degraded_output"] if degraded else conf["client_output"], conf))
+    sys.stdout.write(capture(conf["degraded_output"] if degraded else conf["client_output"], conf, device))
     sys.stdout.flush()
     log(conf, role="client", event="finished", port=port, device=device, address=address,
         elapsed=time.time() - started)

@@ -146,12 +146,12 @@ def test_ndr_read_at_64k_passes_its_size_floor():
 
 def test_large_message_send_uses_the_line_rate_floor():
     text = fixture("hdr-ib-send-bw-client-a-gbits-1qp.txt")
-    ok = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 200.0},
+    ok = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 200.0},
                                                    params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 200.0}))[0]
     assert ok["metrics"]["msg_size_bytes"] == 8388608
     assert ok["expect"]["bw_avg_gbit_s"]["min"] == 180.0 and ok["status"] == "pass"
     # the same 196.69 Gb/s on a 400 Gb/s pair is a slow link
-    slow = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
+    slow = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 400.0},
                                                      params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 400.0}))[0]
     assert slow["status"] == "fail" and "196.69 < 360" in slow["reason"]
 
@@ -185,12 +185,12 @@ def test_bidirectional_floor_doubles_except_send_in_duration_mode():
 
 def test_bw_below_line_rate_fails_and_bidirectional_doubles():
     text = fixture("rocm-docs-ib-write-bw-bidir-a-gbits-use-rocm-rst-indented.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx(facts={"port_rate_gbit_s": 200.0}))[0]
+    rec = perftest_pairs.build_records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0}))[0]
     # bidirectional 204.59 Gbit/s against 2 x 90 % x 200
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 360.0
     assert rec["status"] == "fail" and "bw_avg_gbit_s 204.59 < 360" in rec["reason"]
     assert rec["metrics"]["msg_size_bytes"] == 8388608 and len(rec["series"]) == 23
-    user = perftest_pairs.build_records(text, 0, ctx(facts={"port_rate_gbit_s": 200.0},
+    user = perftest_pairs.build_records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0},
                                                      params={"expect_line_rate_pct": 90,
                                                              "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
     assert user["status"] == "pass" and user["expect"]["bw_avg_gbit_s"]["source"] == "user expectation"
@@ -198,13 +198,13 @@ def test_bw_below_line_rate_fails_and_bidirectional_doubles():
 
 def test_latency_rules():
     ok = perftest_pairs.build_records(fixture("dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt"), 0,
-                                      ctx("ib_write_lat"))[0]
+                                      ctx("ib_write_lat", device="rocep1s0f1"))[0]
     assert ok["status"] == "pass" and ok["expect"]["lat_typical_us"]["max"] == 2.5
     assert ok["metrics"]["lat_p999_us"] == 1.93 and ok["metrics"]["lat_typical_us"] == 1.47
-    slow = perftest_pairs.build_records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat"))[0]
+    slow = perftest_pairs.build_records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat", device="rxe0"))[0]
     assert slow["status"] == "fail" and "lat_typical_us 724.36 > 2.5" in slow["reason"]
     read = perftest_pairs.build_records(fixture("mlx4-ib-read-lat-client-a-all-sizes.txt"), 0,
-                                        ctx("ib_read_lat"))[0]
+                                        ctx("ib_read_lat", device="mlx4_0"))[0]
     assert read["expect"]["lat_typical_us"]["max"] == 4.5 and read["status"] == "pass"
     assert read["metrics"]["msg_size_bytes"] == 2 and len(read["series"]) == 23
 
@@ -229,7 +229,7 @@ def test_unreadable_output_and_timeout_are_errors():
 
 def test_server_records_carry_no_expectations():
     rec = perftest_pairs.build_records(fixture("amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
-                                       0, ctx(side="server", facts={"port_rate_gbit_s": 400.0}))[0]
+                                       0, ctx(side="server", device="ionic_0", facts={"port_rate_gbit_s": 400.0}))[0]
     assert rec["check"] == "rdma.ib_write_bw.server" and rec["expect"] == {} and rec["status"] == "pass"
     assert rec["facts"]["side"] == "server"
 
