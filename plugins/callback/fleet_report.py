@@ -139,6 +139,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, 
 
 STREAM_ENV = fleet.STREAM_ENV
 STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
+EXIT_REPORT_LOST = 1    # ansible-playbook's exit status when the run's report could not be written
 
 
 def _now():
@@ -177,6 +178,8 @@ class CallbackModule(CallbackBase):
         self.render_only = None     # k8s_render_dir of a render-only run (no report: nothing was measured)
         self.run_dir = None
         self.finished = False
+        self.published = False      # the report (and its history row) is written
+        self.lost = None            # why the report of this run could not be written (the stream is then kept)
         self.interrupted = None
         self.pid = os.getpid()
 
@@ -399,6 +402,10 @@ class CallbackModule(CallbackBase):
         if self.disabled:
             return
         self._guarded_finish(stats)
+        if self.lost:
+            # the run's report is lost: ansible-playbook must not exit 0 (CI, AWX). The other callbacks have
+            # printed their recap already (the stdout callback comes first); later aggregate ones are skipped.
+            raise SystemExit(EXIT_REPORT_LOST)
 
     def _at_exit(self):
         """The run ended without v2_playbook_on_stats (Ctrl-C, a fatal error): keep what it measured."""
@@ -428,16 +435,33 @@ class CallbackModule(CallbackBase):
             elif not self.skip_report:
                 self._write(stats)
         except Exception as exc:  # pylint: disable=broad-except
-            self._display.warning("aifabric.acceptance.fleet_report could not write the report: %s" % exc)
             self._display.vvv(traceback.format_exc())
+            if self.published:  # the index, retention, exports: the report and its history row are written
+                self._display.warning("aifabric.acceptance.fleet_report: after the report was written: %s" % exc)
+            else:
+                self._report_lost(exc)
         finally:
             self._cleanup()
+
+    def _report_lost(self, exc):
+        """Say loudly that this run has no report, and where its records are kept to write it later."""
+        self.lost = str(exc) or type(exc).__name__
+        path = self.collector.stream_path
+        if path and os.path.isfile(path):
+            kept = "The run's records are kept in %s%s; free the space (or fix the cause), then write its report " \
+                "with: ansible-playbook aifabric.acceptance.report -e report_input=%s -e report_dir=DIR" % (
+                    path, " (incomplete: %s)" % self.collector.stream_error if self.collector.stream_error else "",
+                    path)
+        else:
+            kept = "The run's records are lost (no record stream is left)."
+        self._display.error("aifabric.acceptance.fleet_report: THE REPORT OF THIS RUN COULD NOT BE WRITTEN: %s. "
+                            "No report directory and no history row were stored. %s" % (self.lost, kept), wrap_text=False)
 
     def _cleanup(self):
         self.collector.close_stream()
         if self.run_dir and os.environ.get(STREAM_ENV, "").startswith(self.run_dir + os.sep):
             os.environ.pop(STREAM_ENV, None)
-        if self.run_dir:
+        if self.run_dir and not self.lost:      # a run without its report keeps its record stream
             shutil.rmtree(self.run_dir, ignore_errors=True)
             self.run_dir = None
 
@@ -487,8 +511,14 @@ class CallbackModule(CallbackBase):
                 self._display.display(line)
             self._display.display("  check mode: no report, no history row written")
             return
-        out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],
-                            history_db=self.config["history_db"])
+        try:
+            out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],
+                                history_db=self.config["history_db"])
+        except Exception:
+            for line in fleet.console_lines(report["summary"]):    # the verdict, though no file holds it
+                self._display.display(line)
+            raise
+        self.published = True
         for warning in out["warnings"] + report["problems"]:
             self._display.warning("aifabric.acceptance.fleet_report: %s" % warning)
         shown = out["files"].get("html") or out["files"].get("md") or out["dir"]

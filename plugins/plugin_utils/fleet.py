@@ -22,10 +22,11 @@ import math
 import os
 import platform
 import re
+import shutil
 import sys
 import uuid
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet_relative, verdict
 
@@ -701,51 +702,92 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
     Files go into ``dest`` when given (each file replaced atomically), else into a new
     ``<output_dir>/<UTC stamp>-<run id>/`` written as a whole (a hidden temporary directory
     renamed into place), then ``<output_dir>/latest`` is pointed at it, last. SIGINT/SIGTERM
-    are held while this runs, and a report that could not be written takes its new history
-    row out again: a run is either stored and written completely, or not at all. A broken
-    history store is a warning, not a lost report. In check mode nothing is stored or
-    written (the history is only read), but ``changed`` still says which files would change.
-    Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
+    are held while this runs. A run is stored only with its report: the files are written inside
+    the run's history transaction, before its commit, so a report that cannot be written (a full
+    disk) rolls the run back (which needs no free space) and its error propagates: a run is either
+    stored and written completely, or not at all. A broken history store (it cannot be opened or
+    written, or the commit fails: then a report written for it is removed) is a warning, and the
+    report is written without history. A ``latest`` that cannot be updated is a warning too. In check
+    mode nothing is stored or written (the history is only read), but ``changed`` still says which
+    files would change. Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
     """
     warnings = []
-    report["history"] = {"db": None, "deltas": []}
+    if dest:
+        directory = os.path.abspath(dest)
+    else:
+        directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
+    report["run"]["report_dir"] = directory
+    writer = _ReportWriter(report, directory, formats, fresh=not dest, check_mode=check_mode)
     with render.deferred_interrupts():
-        stored = False
-        if history_db:
+        if history_db and not check_mode:
             try:
-                deltas = history.record_run(history_db, report["run"], report["records"], dry_run=check_mode)
-                report["history"] = {"db": history.display_name(history_db), "deltas": deltas}
-                stored = not check_mode and not dest
+                history.record_run(history_db, report["run"], report["records"],
+                                   before_commit=lambda deltas: writer.write(deltas, history.display_name(history_db)))
             except history.HistoryError as exc:
-                report["history"] = {"db": None, "deltas": [], "error": str(exc)}
+                writer.undo()       # written for a commit that failed: the run is not in the history
                 warnings.append(str(exc))
-        compare.attach(report)      # report["comparison"]: with compare_with's reference, else the previous runs
-        if dest:
-            directory = os.path.abspath(dest)
+                writer.write([], error=str(exc))
         else:
-            directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
-        report["run"]["report_dir"] = directory
-        try:
-            if dest or check_mode:
-                files, changed = render.write_report(report, directory, formats, check_mode=check_mode)
-            else:
-                files, changed = render.write_report_dir(report, directory, formats)
-        except BaseException:
-            if stored:
+            deltas, db, error = [], None, None
+            if history_db:
                 try:
-                    history.forget_run(history_db, report["run"]["run_id"])
-                except history.HistoryError:
-                    pass
-            raise
+                    deltas = history.record_run(history_db, report["run"], report["records"], dry_run=True)
+                    db = history.display_name(history_db)
+                except history.HistoryError as exc:
+                    error = str(exc)
+                    warnings.append(error)
+            writer.write(deltas, db, error=error)
         if not dest and not check_mode:
-            render.point_latest(os.path.abspath(output_dir), directory)
-    return {"dir": directory, "files": files, "changed": changed, "warnings": warnings}
+            try:
+                render.point_latest(os.path.abspath(output_dir), directory)
+            except (OSError, statedir.StateError) as exc:
+                warnings.append("the report is written in %s, but %s could not point at it: %s" % (
+                    directory, os.path.join(os.path.abspath(output_dir), "latest"), exc))
+    return {"dir": directory, "files": writer.files, "changed": writer.changed, "warnings": warnings}
+
+
+class _ReportWriter:
+    """The report files of :func:`publish`, written with a given history section (again, after a failed commit)."""
+
+    def __init__(self, report, directory, formats, fresh, check_mode):
+        self.report, self.directory, self.formats = report, directory, formats
+        self.fresh, self.check_mode = fresh and not check_mode, check_mode
+        self.comparison = report.get("comparison")          # compare_with's, kept; else made from the deltas
+        self.margin = report.get(compare.MARGIN_KEY)
+        self.files, self.changed, self.written = {}, [], False
+
+    def write(self, deltas, db=None, error=None):
+        self.undo()     # a retried transaction writes the directory anew
+        self.report["history"] = {"db": db, "deltas": deltas}
+        if error:
+            self.report["history"]["error"] = error
+        self.report["comparison"] = self.comparison
+        if self.margin is not None:
+            self.report[compare.MARGIN_KEY] = self.margin
+        compare.attach(self.report)     # report["comparison"]: with compare_with's reference, else the previous runs
+        if self.fresh:
+            self.files, self.changed = render.write_report_dir(self.report, self.directory, self.formats)
+        else:
+            self.files, self.changed = render.write_report(self.report, self.directory, self.formats,
+                                                           check_mode=self.check_mode)
+        self.written = True
+
+    def undo(self):
+        """Remove the run directory this writer made (``dest`` files are only ever replaced)."""
+        if self.written and self.fresh:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.written = False
 
 
 def load_results(path):
-    """Read a results.json written by the callback (or by a re-analysis). Raises ValueError."""
+    """Read a results.json written by the callback (or by a re-analysis), or a run's record stream
+    (``records.jsonl``, which the callback keeps when the run's report could not be written: see
+    :func:`stream_results`). Raises ValueError (OSError when it cannot be read)."""
     with open(path, encoding="utf-8") as handle:
-        data, finite = loads_finite(handle.read())
+        first = handle.readline()
+        if first.startswith('{"e":"run"'):
+            return stream_results(path)
+        data, finite = loads_finite(first + handle.read())
     if not isinstance(data, dict) or not isinstance(data.get("records"), list) or not isinstance(data.get("run"), dict):
         raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
     if not data["run"].get("run_id"):
@@ -758,6 +800,20 @@ def load_results(path):
 _PARSED_RECORDS = {}    # the records list of the last load_results() that had no NaN/Infinity constant
 
 
+def stream_results(path):
+    """A record stream read as a results.json: ``{run, records, config}`` (the analysis config the run
+    stored, e.g. required_checks, which :func:`reanalyze` applies). Raises ValueError (OSError)."""
+    collected = Collector.load(path)
+    if not collected.run.get("run_id"):
+        raise ValueError("%s is not a fleet report record stream (its first line names no run_id)" % path)
+    run = dict(collected.run, hosts_targeted=collected.hosts_targeted,
+               hosts_targeted_count=len(collected.hosts_targeted), recovered_from=os.path.abspath(path),
+               required_checks=collected.config.get("required_checks") or {})
+    if collected.problems:
+        run["stream_problems"] = collected.problems
+    return {"run": run, "records": collected.records(), "config": dict(collected.config)}
+
+
 def reanalyze(data, config=None, analyses=None):
     """The report of an existing results.json, analysed again from its measured records.
 
@@ -768,6 +824,7 @@ def reanalyze(data, config=None, analyses=None):
     records = [normalize(r, r.get("host") if isinstance(r, dict) and isinstance(r.get("host"), str) else None,
                          task_name="results.json", parsed_json=parsed) for r in data["records"]]
     run = plain(data["run"])
+    config = dict(data.get("config") or {}, **(config or {}))     # a record stream's own config, then the caller's
     return build_report(records, run, config, analyses)
 
 

@@ -187,7 +187,8 @@ class _SQLite:
             out = action()
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:    # SQLite itself rolls back on some errors (a full disk)
+                self.conn.execute("ROLLBACK")
             raise
         return out
 
@@ -428,17 +429,42 @@ def run_verdict(records):
 # ---------------------------------------------------------------- write
 
 
-def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False):
+class _Aborted(Exception):
+    """The caller's ``before_commit`` step failed: the run was rolled back; ``error`` is what it raised."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False, before_commit=None):
     """Store one run (``run``: the run metadata with run_id/started/ended) and its records.
 
     ``path`` is a SQLite file or a ``postgresql://`` URL. Returns the per-record deltas since
     the previous run of each host (a list of dicts). With dry_run (check mode) nothing is
     stored and a store that does not exist yet is not created: the same deltas, read only.
-    Raises HistoryError when the store cannot be written.
+    ``before_commit(deltas)`` runs inside the run's transaction, after its rows are written and before
+    they are committed (the report files, so that a run is stored only with its report): when it
+    raises, the transaction is rolled back (which needs no free space) and its exception propagates
+    as it was. Raises HistoryError when the store cannot be written, including a failed commit after
+    ``before_commit`` ran (the caller then undoes what it did).
     """
     if dry_run:
         return _dry_deltas(path, run, records, timeout_s)
-    return _using(path, "write", lambda store: store.transaction(lambda: _write(store, run, records)), timeout_s)
+
+    def write(store):
+        deltas = _write(store, run, records)
+        if before_commit is not None:
+            try:
+                before_commit(deltas)
+            except Exception as exc:  # pylint: disable=broad-except  # an OSError must not read as the store's
+                raise _Aborted(exc) from exc
+        return deltas
+
+    try:
+        return _using(path, "write", lambda store: store.transaction(lambda: write(store)), timeout_s)
+    except _Aborted as aborted:
+        raise aborted.error from aborted.error.__cause__
 
 
 def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
@@ -447,12 +473,6 @@ def _dry_deltas(path, run, records, timeout_s=BUSY_TIMEOUT_S):
         seq = row[0] if row else store.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
         return _deltas(store, seq, _text(run.get("started") or ""), records)
     return _using(path, "read", read, timeout_s, read_only=True, missing=[])
-
-
-def forget_run(path, run_id, timeout_s=BUSY_TIMEOUT_S):
-    """Remove one run (and its records) from the store: undoes record_run when its report could not be written."""
-    _using(path, "write", lambda store: store.transaction(
-        lambda: store.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))), timeout_s)
 
 
 def _write(store, run, records):
