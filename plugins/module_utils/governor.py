@@ -28,6 +28,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.detached import _proc_start_time
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 
 DEFAULT_ROOT = "/sys/devices/system/cpu"
 _CPU_RE = re.compile(r"/(cpu\d+)/cpufreq/scaling_governor$")
@@ -65,6 +66,8 @@ class Governor(object):
             return None
 
     def _write(self, values):
+        # cpu_sysfs is written as root: refused when another user owns or can write it (or a link on its way)
+        statedir.trusted_dir(self.root, create=False, what="cpu_sysfs", exec_only=True)
         errors = []
         files = self.files()
         for cpu, governor in sorted(values.items()):

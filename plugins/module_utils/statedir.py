@@ -148,58 +148,66 @@ def _follow_link(parent_fd, parent, name, rest, what):
     return os.path.normpath(os.path.join(parent, target, *rest))
 
 
+class _Link(Exception):
+    """The component is a symbolic link (internal to _walk)."""
+
+
+def _open_child(fd, real, name, create, mode, what):
+    """Descriptor of directory ``name`` under ``fd`` (created when ``create``), None when absent, _Link on a link."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        where = os.path.join(real, name)
+        if exc.errno == errno.ENOENT and not create:
+            return None
+        if exc.errno == errno.ENOENT:
+            try:
+                os.mkdir(name, mode, dir_fd=fd)
+            except OSError as again:
+                if again.errno != errno.EEXIST:
+                    raise StateError("cannot create %s %s: %s" % (what, where, again.strerror))
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and \
+                stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise _Link(where)
+        if exc.errno == errno.ENOTDIR:
+            raise StateError("%s: %s exists and is not a directory" % (what, where))
+        raise StateError("cannot use %s %s: %s" % (what, where, exc.strerror))
+
+
 def _walk(path, create, mode, what, follow_last=False):
-    """(descriptor of the deepest directory reached, its real path, components not present) - see trusted_dir."""
+    """(descriptor of the directory, its real path, []) or (None, would-be real path, missing components) when
+    absent and not created - see trusted_dir. Trusted links on the way restart the walk at their target."""
     if not isinstance(path, str) or not path or not os.path.isabs(path) or "\0" in path:
         raise StateError("%s must be an absolute path, got %r" % (what, path))
-    links = 0
     path = os.path.normpath(path)
-    while True:
+    for _hop in range(_MAX_LINKS):
         parts = [p for p in path.split(os.sep) if p]
-        fd = os.open(os.sep, _DIR_FLAGS)
-        real = os.sep
-        restart = None
+        fd, real, target = os.open(os.sep, _DIR_FLAGS), os.sep, None
         try:
             for i, name in enumerate(parts):
                 _check_ancestor(real, os.fstat(fd), what)
                 try:
-                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    if exc.errno == errno.ENOENT:
-                        if not create:
-                            os.close(fd)
-                            return None, os.path.join(real, *parts[i:]), parts[i:]
-                        try:
-                            os.mkdir(name, mode, dir_fd=fd)
-                        except OSError as exc2:
-                            if exc2.errno != errno.EEXIST:
-                                raise StateError("cannot create %s %s: %s" % (what, os.path.join(real, name),
-                                                                               exc2.strerror))
-                        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                    elif exc.errno in (errno.ELOOP, errno.ENOTDIR) and \
-                            stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                        if i == len(parts) - 1 and not follow_last:
-                            raise StateError("%s %s is a symbolic link; give the real directory (a link could be "
-                                             "re-pointed by another user)" % (what, os.path.join(real, name)))
-                        links += 1
-                        if links > _MAX_LINKS:
-                            raise StateError("cannot use %s %s: too many symbolic links" % (what, path))
-                        restart = _follow_link(fd, real, name, parts[i + 1:], what)
-                        break
-                    elif exc.errno == errno.ENOTDIR:
-                        raise StateError("%s: %s exists and is not a directory" % (what, os.path.join(real, name)))
-                    else:
-                        raise StateError("cannot use %s %s: %s" % (what, os.path.join(real, name), exc.strerror))
+                    child = _open_child(fd, real, name, create, mode, what)
+                except _Link:
+                    if i == len(parts) - 1 and not follow_last:
+                        raise StateError("%s %s is a symbolic link; give the real directory (a link could be "
+                                         "re-pointed by another user)" % (what, os.path.join(real, name)))
+                    target = _follow_link(fd, real, name, parts[i + 1:], what)
+                    break
+                if child is None:
+                    os.close(fd)
+                    return None, os.path.join(real, *parts[i:]), parts[i:]
                 os.close(fd)
-                fd = child
-                real = os.path.join(real, name)
+                fd, real = child, os.path.join(real, name)
         except BaseException:
             os.close(fd)
             raise
-        if restart is None:
+        if target is None:
             return fd, real, []
         os.close(fd)
-        path = restart
+        path = target
+    raise StateError("cannot use %s %s: too many symbolic links" % (what, path))
 
 
 def trusted_dir(path, create=True, private=True, what="directory", exec_only=False):
