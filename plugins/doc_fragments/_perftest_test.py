@@ -14,7 +14,7 @@ options:
   run_id:
     description:
       - Name of the run; servers, clients and their files live in O(state_root)/<host id>/O(run_id) (host id - the
-        node name and the first 12 hex digits of C(/etc/machine-id): hosts sharing a state root stay apart).
+        node name and the first 12 hex digits of C(/etc/machine-id), so hosts sharing a state root stay apart).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
         V(/)); anything else fails the task before any file is touched.
       - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
