@@ -36,6 +36,7 @@ controller's /run would share (each would take the others' hold for its own and 
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 
@@ -43,7 +44,8 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.integration import test_rdma_sweep_faults as faults
-from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import CHECK, PLAYBOOK, events, prepare
+from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import (
+    CHECK, PLAYBOOK, events, prepare, state_left)
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
     assert_accounts_for, assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator,
     ssh, start, tail)
@@ -204,8 +206,8 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
     run_id = "rdma-itest-" + os.urandom(12).hex()
-    run_dir = os.path.join(DEFAULT_ROOT, run_id)
-    assert os.path.dirname(run_dir) == DEFAULT_ROOT and ".." not in run_id
+    run_dirs = os.path.join(DEFAULT_ROOT, "*", run_id)     # <state root>/<host id>/<run id>
+    assert ".." not in run_id
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
         extra_vars={"rdma_run_id": run_id, "rdma_poll_s": 1})
@@ -271,9 +273,9 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
         assert governors(host) == {"powersave"}, host.name
         state = host.path(DEFAULT_ROOT)       # this host's own /run
         assert os.path.isdir(state), "%s: the runners did not use the default state root" % host.name
-        assert [n for n in os.listdir(state) if not n.startswith("governor")] == [], (host.name, os.listdir(state))
-        assert not os.path.exists(os.path.join(state, "governor.json")), host.name      # no holder left
-    assert not os.path.exists(run_dir), "a host wrote to the controller's /run: %s" % os.listdir(run_dir)
+        assert state_left(state) == [], host.name
+        assert not glob.glob(os.path.join(state, "*", "governor.json")), host.name      # no holder left
+    assert not glob.glob(run_dirs), "a host wrote to the controller's /run: %s" % glob.glob(run_dirs)
     assert_nothing_left(fleet)
     assert sys_mounts() == controller_sys
     assert sorted(os.listdir("/sys/class")) == controller_class and not os.path.exists("/sys/class/infiniband")
@@ -384,6 +386,6 @@ def test_rdma_default_paths_host_killed_and_host_silenced(fleet, controller, tmp
             continue
         assert governors(host) == {"powersave"}, host.name
         state = host.path(DEFAULT_ROOT)
-        assert [n for n in os.listdir(state) if not n.startswith("governor")] == [], (host.name, os.listdir(state))
-        assert not os.path.exists(os.path.join(state, "governor.json")), host.name
+        assert state_left(state) == [], host.name
+        assert not glob.glob(os.path.join(state, "*", "governor.json")), host.name
     assert_nothing_left(fleet)

@@ -18,6 +18,7 @@ The device list is still given here (rdma_devices): these hosts see the controll
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import signal
@@ -28,7 +29,7 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import (
-    CHECK, PLAYBOOK, events, governors, prepare)
+    CHECK, PLAYBOOK, events, governors, prepare, state_left)
 from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
     assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator, start, tail)
 
@@ -139,9 +140,7 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     for host in fleet.hosts:
         if host.name != "node2":        # a power loss restores nothing
             assert governors(host) == {"powersave"}, host.name
-            state = os.path.join(host.workdir, "perftest")
-            assert not os.path.isdir(state) or not [n for n in os.listdir(state) if not n.startswith("governor")], \
-                (host.name, os.listdir(state))
+            assert state_left(os.path.join(host.workdir, "perftest")) == [], host.name
     print("rdma sweep, 6 hosts, one killed and one silenced: %.1f s" % elapsed)
     assert_nothing_left(fleet)
 
@@ -152,8 +151,8 @@ def test_rdma_sweep_interrupted_on_default_paths_leaves_nothing(fleet, controlle
     out = str(tmp_path / "ansible-playbook.log")
     lease_s = 10
     run_id = "rdma-itest-" + os.urandom(12).hex()
-    run_dir = os.path.join(DEFAULT_ROOT, run_id)
-    assert os.path.dirname(run_dir) == DEFAULT_ROOT and ".." not in run_id
+    run_dirs = os.path.join(DEFAULT_ROOT, "*", run_id)     # <state root>/<host id>/<run id>, one per host
+    assert ".." not in run_id
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 3}},
         extra_vars={"rdma_lease_s": lease_s, "rdma_poll_s": 1, "rdma_run_id": run_id},
@@ -167,7 +166,7 @@ def test_rdma_sweep_interrupted_on_default_paths_leaves_nothing(fleet, controlle
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     wait_for_event(proc, log, out, "connected")
-    assert os.path.isdir(run_dir), "the runners do not use the default state root"
+    assert glob.glob(run_dirs), "the runners do not use the default state root"
     os.killpg(proc.pid, signal.SIGINT)                  # Ctrl-C
     try:
         proc.wait(timeout=60)
@@ -176,5 +175,5 @@ def test_rdma_sweep_interrupted_on_default_paths_leaves_nothing(fleet, controlle
         proc.wait(timeout=10)
     left = wait_gone(fleet, lease_s + 20)
     assert left == [], left
-    assert not os.path.exists(run_dir), os.listdir(run_dir)
+    assert not glob.glob(run_dirs), glob.glob(run_dirs)
     assert_nothing_left(fleet)

@@ -19,6 +19,8 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
+import textwrap
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -134,6 +136,41 @@ def test_absent_on_a_system_like_root_removes_nothing_it_did_not_create(tmp_path
     out = call(perftest, absent)
     assert out.failed and "was not created by this collection" in out.kwargs["msg"]
     assert (slash / "hostB" / "etc" / "keep").exists()
+
+
+# Run inside a private mount namespace, on a tmpfs mounted over a directory of the test: whatever the module did,
+# it could only reach that tmpfs, which is gone with the namespace.
+IN_NAMESPACE = textwrap.dedent("""
+    import json, os, subprocess, sys, types
+    slash = sys.argv[1]
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=16m", "tmpfs", slash], check=True, timeout=30)
+    assert os.path.ismount(slash)
+    os.makedirs(os.path.join(slash, "etc", "ssh"))
+    with open(os.path.join(slash, "etc", "passwd"), "w") as handle:
+        handle.write("root:x:0:0::/root:/bin/sh\\n")
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+    statedir.host_id = lambda *a, **k: "hostA"
+    params = {"state": "absent", "state_root": slash, "run_id": "etc", "from_output": None, "host_name": "n",
+              "cpu_sysfs": "/nonexistent"}
+    out = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None)).run()
+    print(json.dumps({"out": out, "etc": sorted(os.listdir(os.path.join(slash, "etc")))}))
+""")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
+def test_absent_on_a_tmpfs_root_in_a_private_mount_namespace(tmp_path):
+    slash = tmp_path / "slash"
+    slash.mkdir()
+    inside(tmp_path, slash / "etc")
+    run = subprocess.run([shutil.which("unshare"), "--mount", "--propagation", "private", "--", sys.executable, "-c",
+                          IN_NAMESPACE, str(slash)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["etc"] == ["passwd", "ssh"], result
+    assert result["out"]["removed"] == [] and not result["out"]["changed"], result
+    assert os.listdir(str(slash)) == []             # the tmpfs was private to the namespace
 
 
 def test_absent_never_takes_a_world_writable_directory_as_its_run(tmp_path, host, sleeper):
