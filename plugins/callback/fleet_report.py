@@ -13,6 +13,11 @@ description:
   - Collects the C(results) list (the result records) of every task on every host, turns failed and
     unreachable hosts into C(error) records, and accounts for every targeted host, so the number of hosts
     in the report always equals the number of hosts the plays targeted.
+  - A record names the host whose task returned it (a record without C(host) is that host's). Only a C(run_once)
+    task may return records for the other hosts of its play (a multi-node launch; the Kubernetes playbooks' steps),
+    or, from such a task, for a Kubernetes namespace (C(namespace/<name>), M(aifabric.acceptance.k8s_preflight)).
+    A record naming any other host (outside the inventory, or another host of the run) is replaced by an
+    C(env.task) C(error) record of the host that returned it, naming the refused host and why.
   - Runs the fleet analyses (fleet drift of driver, CUDA, NCCL, package and firmware versions, and any
     analysis later added to the pipeline), appends the run to a SQLite history store and shows, per check,
     the change since the previous run of the same host.
@@ -48,6 +53,12 @@ description:
     implicit C(localhost) never shows up in the report as a host without records.
   - Errors inside the callback never stop the play; they are shown as warnings and the report is still
     written where possible.
+  - A report that cannot be written (a full disk) is an error, not a warning. The history row is stored only
+    with the report (both or neither), the record stream is kept and its path printed (the
+    C(aifabric.acceptance.report) playbook writes the report from it, C(-e report_input=<path>)), and
+    C(ansible-playbook) exits 1, or 3/5/7 with its own bits for failed (2) and unreachable (4) hosts (raised after
+    the other callbacks' play recap; aggregate callbacks after this one get no C(v2_playbook_on_stats)). A history store that cannot be written is a warning; the report is then
+    written without history.
 requirements:
   - enable it with O(ansible.builtin.default#callback:callbacks_enabled) (C(ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report)).
 options:
@@ -139,11 +150,22 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, 
 
 STREAM_ENV = fleet.STREAM_ENV
 STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
-EXIT_REPORT_LOST = 1    # ansible-playbook's exit status when the run's report could not be written
+EXIT_REPORT_LOST = 1    # in ansible-playbook's exit status when the run's report could not be written
 
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _exit_status(stats):
+    """ansible-playbook's exit status of a run whose report is lost: 1, plus its own bits for failed (2) and
+    unreachable (4) hosts."""
+    status = EXIT_REPORT_LOST
+    if getattr(stats, "failures", None):
+        status |= 2
+    if getattr(stats, "dark", None):
+        status |= 4
+    return status
 
 
 def _public(result, name):
@@ -405,7 +427,7 @@ class CallbackModule(CallbackBase):
         if self.lost:
             # the run's report is lost: ansible-playbook must not exit 0 (CI, AWX). The other callbacks have
             # printed their recap already (the stdout callback comes first); later aggregate ones are skipped.
-            raise SystemExit(EXIT_REPORT_LOST)
+            raise SystemExit(_exit_status(stats))
 
     def _at_exit(self):
         """The run ended without v2_playbook_on_stats (Ctrl-C, a fatal error): keep what it measured."""

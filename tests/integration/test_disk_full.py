@@ -49,41 +49,51 @@ def synthetic_records():
             for check in CHECKS]
 
 
-def run_on_full_disk(env, unshare, tmp_path, playbook_argv, keep_kb):
-    reports, state = tmp_path / "reports", tmp_path / "full_disk.json"
-    for path in (reports, tmp_path / "tmp"):
+def run_on_full_disk(env, unshare, tmp_path, keep_kb, stream_on_disk=False):
+    """disk_full.yml with its report directory (reports/ on the tmpfs) and, with stream_on_disk, TMPDIR (the
+    callback's record stream) on a nearly full filesystem; returns the process and what the filesystem held."""
+    disk, state, extra = tmp_path / "disk", tmp_path / "full_disk.json", tmp_path / "records.json"
+    extra.write_text(json.dumps({"disk_full_records": synthetic_records()}), encoding="utf-8")
+    for path in (disk, tmp_path / "tmp"):
         path.mkdir()
-    run_env = dict(env, AIFABRIC_REPORT_DIR=str(reports), TMPDIR=str(tmp_path / "tmp"),
-                   ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    run_env = dict(env, AIFABRIC_REPORT_DIR=str(disk / "reports"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"),
+                   TMPDIR=str((disk if stream_on_disk else tmp_path) / "tmp"))
+    playbook = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), "disk_full.yml",
+                "-e", "@%s" % extra]
     argv = [unshare, "--mount", "--propagation", "private", sys.executable, os.path.join(HERE, "full_disk.py"),
-            str(reports), "8m", str(keep_kb), str(state), "300", "--"] + playbook_argv
+            str(disk), "8m", "reports,tmp", str(keep_kb), str(state), "300", "--"] + playbook
     proc = subprocess.run(argv, env=run_env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=360, check=False)
     with open(str(state), encoding="utf-8") as handle:
         return proc, json.load(handle)
+
+
+def kept_stream(out):
+    kept = re.search(r"records are kept in (\S+\.jsonl)\b.*; free the space", out)
+    assert kept, out[-4000:]
+    assert "report_input=%s" % kept.group(1) in out
+    return kept.group(1)
+
+
+def report_files(disk):
+    """What the report directory holds besides the filler and the history store (nothing, when lost)."""
+    return sorted(name for name in disk["files"]
+                  if name.startswith("reports/") and not name.startswith("reports/history.sqlite"))
 
 
 # 600 kB free: room for the history row, not for the report. 128 kB: room for the row only while the files are
 # not written; before, this run's row stayed in the history (the DELETE that undid it found no space) with no report
 @pytest.mark.parametrize("keep_kb", [600, 128])
 def test_a_report_that_does_not_fit_fails_the_run_and_keeps_its_records(env, unshare, tmp_path, keep_kb):
-    extra = tmp_path / "records.json"
-    extra.write_text(json.dumps({"disk_full_records": synthetic_records()}), encoding="utf-8")
-    playbook = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), "disk_full.yml",
-                "-e", "@%s" % extra]
-    proc, disk = run_on_full_disk(env, unshare, tmp_path, playbook, keep_kb)
+    proc, disk = run_on_full_disk(env, unshare, tmp_path, keep_kb)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out[-4000:]
     assert "THE REPORT OF THIS RUN COULD NOT BE WRITTEN: [Errno 28] No space left on device" in out, out[-4000:]
     assert "FLEET REPORT: PASS: 2 hosts: 2 pass" in proc.stdout           # the verdict is still shown
-    # both or neither: no run directory, no temporary one, and the history (which had room) has no row
-    assert sorted(name for name in disk["files"] if not name.startswith("history.sqlite")) == ["filler"], disk
-    assert disk["history_runs"] == [], disk
+    # both or neither: no run directory, no temporary one, and no history row
+    assert report_files(disk) == [] and disk["history_runs"] in ({}, {"reports/history.sqlite": []}), disk
     # the record stream is kept, its path printed, outside the full filesystem
-    kept = re.search(r"records are kept in (\S+); free the space", out)
-    assert kept, out[-4000:]
-    stream = kept.group(1)
+    stream = kept_stream(out)
     assert os.path.dirname(os.path.dirname(stream)) == str(tmp_path / "tmp") and os.path.isfile(stream)
-    assert "report_input=%s" % stream in out
     collected = fleet.Collector.load(stream)
     measured = sorted((r["host"], r["check"], len(r["series"])) for r in collected.records())
     assert measured == sorted((h, c, SERIES_ROWS) for h in ("node1", "node2") for c in CHECKS)
@@ -101,3 +111,18 @@ def test_a_report_that_does_not_fit_fails_the_run_and_keeps_its_records(env, uns
     assert report["summary"]["hosts_total"] == 2 and report["summary"]["worst_status"] == "pass"
     assert sorted((r["host"], r["check"]) for r in report["records"]) == sorted(
         (h, c) for h in ("node1", "node2") for c in CHECKS)
+
+
+def test_one_full_disk_for_the_stream_and_the_report_fails_the_summary_step_and_the_run(env, unshare, tmp_path):
+    """The record stream (TMPDIR) on the same full disk: the run_summary step fails (the stream lost lines), the
+    report cannot be written, the incomplete stream is kept and named as such; exit 1 + 2 (a failed task)."""
+    proc, disk = run_on_full_disk(env, unshare, tmp_path, 600, stream_on_disk=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out[-4000:]
+    full = r"(No space left on device|short write)"      # one write: the disk took part of it, or nothing
+    assert re.search(r"fatal: \[node1\]: FAILED! => .*cannot write the record stream .*" + full, out), out[-4000:]
+    assert "THE REPORT OF THIS RUN COULD NOT BE WRITTEN: [Errno 28] No space left on device" in out, out[-4000:]
+    stream = kept_stream(out)
+    assert re.search(r"records\.jsonl \(incomplete: cannot write the record stream .*" + full, out), out[-4000:]
+    assert os.path.relpath(stream, str(tmp_path / "disk")) in disk["files"], disk       # kept on that disk
+    assert report_files(disk) == [] and disk["history_runs"] in ({}, {"reports/history.sqlite": []}), disk
