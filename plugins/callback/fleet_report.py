@@ -57,8 +57,8 @@ description:
     with the report (both or neither), the record stream is kept and its path printed (the
     C(aifabric.acceptance.report) playbook writes the report from it, C(-e report_input=<path>)), and
     C(ansible-playbook) exits 1, or 3/5/7 with its own bits for failed (2) and unreachable (4) hosts (raised after
-    the other callbacks' play recap; aggregate callbacks after this one get no C(v2_playbook_on_stats)). A history store that cannot be written is a warning; the report is then
-    written without history.
+    the other callbacks' play recap; aggregate callbacks after this one get no C(v2_playbook_on_stats)). A
+    history store that cannot be written is a warning; the report is then written without history.
 requirements:
   - enable it with O(ansible.builtin.default#callback:callbacks_enabled) (C(ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report)).
 options:
@@ -477,7 +477,8 @@ class CallbackModule(CallbackBase):
         else:
             kept = "The run's records are lost (no record stream is left)."
         self._display.error("aifabric.acceptance.fleet_report: THE REPORT OF THIS RUN COULD NOT BE WRITTEN: %s. "
-                            "No report directory and no history row were stored. %s" % (self.lost, kept), wrap_text=False)
+                            "No report directory and no history row were stored. %s" % (self.lost, kept),
+                            wrap_text=False)    # the path and the command stay whole, to copy them
 
     def _cleanup(self):
         self.collector.close_stream()

@@ -25,10 +25,10 @@ description:
   - B(Fails) when the callback is not enabled (the message gives the line that enables it,
     C(ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report)), when its configuration is bad, and when the run
     targeted no host (a wrong inventory path or an empty group), so such a run never looks like a success.
-  - B(Fails) as well when the callback could not write the record stream (a full disk): the report is then
+  - B(Fails) as well when the callback could not write the record stream (a full disk). The report is then
     written from memory at the end of the run, but no summary can be made.
   - It runs before the report is written. A report that cannot be written at the end of the run (a full disk)
-    is the callback's error: it keeps the record stream, prints its path, and C(ansible-playbook) exits non-zero.
+    is the callback's error. It keeps the record stream, prints its path, and C(ansible-playbook) exits non-zero.
   - Runs on the controller (use it in a C(localhost) play, or with C(run_once) and C(delegate_to=localhost)).
 extends_documentation_fragment:
   - aifabric.acceptance._attributes

@@ -34,7 +34,8 @@ def stored(db):
     out = io.StringIO()
     history.export_jsonl(db, out)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    return [line for line in lines if line["type"] == "record"], [line["meta"] for line in lines if line["type"] == "run"]
+    return ([line for line in lines if line["type"] == "record"],
+            [line["meta"] for line in lines if line["type"] == "run"])
 
 
 def test_both_backends_store_the_same_data_with_nul_as_u_fffd(pg_url, tmp_path):

@@ -69,7 +69,8 @@ def test_a_kubernetes_namespace_is_named_by_a_run_once_task_only():
                 participants=["gpu-node-01", "gpu-node-02"])
     col.task_ok("gpu-node-01", "t3", "not run_once", {"results": [rec("namespace/kube-system", "k8s.pending_pod")]})
     by_host = sorted((r["host"], r["check"], (r["params"] or {}).get("refused_host")) for r in col.records())
-    assert by_host == [("gpu-node-01", "env.task", "namespace/kube-system"), ("gpu-node-02", "env.task", "namespace/../etc"),
+    assert by_host == [("gpu-node-01", "env.task", "namespace/kube-system"),
+                       ("gpu-node-02", "env.task", "namespace/../etc"),
                        ("namespace/default", "k8s.pending_pod", None), ("namespace/default", "k8s.pending_pod", None)]
 
 
