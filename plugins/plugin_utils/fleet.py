@@ -369,6 +369,8 @@ class Collector:
         ``host``'s), or, for a run_once task (``participants``: the hosts of its play), one of those hosts or a
         Kubernetes namespace (``namespace/<name>``: k8s_preflight's records of what belongs to a namespace).
 
+        A pairwise record whose ``peer`` is ``host`` may name the other end of that link, a host of this run.
+
         A run_once task acts for every host of its play (as Ansible applies a run_once result to all of
         them): a multi-node run's record names them in ``params.hosts``. A record that names any other host
         (an outsider, or a fellow host of the run from a task that does not act for it) becomes an ``error``
@@ -381,7 +383,7 @@ class Collector:
         for rec in records:
             named = rec.get("host")
             if isinstance(named, str) and named and named != host and named not in allowed \
-                    and not (allowed and NAMESPACE_HOST_RE.match(named)):
+                    and not (allowed and NAMESPACE_HOST_RE.match(named)) and not self._edge_of(host, named, rec):
                 rec = self._refused(host, task_name, rec, named, started)
             elif on_behalf:
                 params = rec.get("params")
@@ -389,6 +391,12 @@ class Collector:
                     rec = dict(rec, params=dict(params or {}, hosts=on_behalf))
             out.append(rec)
         return out
+
+    def _edge_of(self, host, named, rec):
+        """A pairwise record of a link ``host`` is one end of (its ``peer``), named for the other end, a host of this
+        run: the sweep's record of the pair a dead or silent client never measured. A link's records count toward no
+        host by themselves: attribution judges them over the whole matrix."""
+        return rec.get("peer") == host and named in self._targeted
 
     def _refused(self, host, task_name, rec, named, started):
         if named in self._targeted:

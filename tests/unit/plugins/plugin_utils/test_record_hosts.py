@@ -46,6 +46,22 @@ def test_records_for_an_outsider_and_for_a_fellow_host_are_errors_of_the_sender(
             assert '"host": "%s"' % r["params"]["refused_host"] in r["raw"], r
 
 
+def test_a_pair_record_of_the_senders_link_may_name_the_other_end_of_this_run():
+    """The RDMA sweep's record of a pair whose client died (host = the dead client, peer = the server that wrote
+    it) is kept: it is the link's record, and the dead host gets its error. A pair record naming an outsider, or a
+    link the sender is no end of, is still refused."""
+    col = fleet.Collector()
+    col.target(["n1", "n2", "n3"])
+    edge = dict(rec("n3", "rdma.ib_write_bw", "error"), peer="n1", target="mlx5_0")
+    not_mine = dict(rec("n3", "rdma.ib_write_bw", "error"), peer="n2", target="mlx5_0")
+    outsider = dict(rec("intruder-9", "rdma.ib_write_bw", "error"), peer="n1", target="mlx5_0")
+    col.task_ok("n1", "t1", "sweep", {"results": [edge, not_mine, outsider]})
+    kept = [r for r in col.records() if r["check"] == "rdma.ib_write_bw"]
+    assert [(r["host"], r["peer"]) for r in kept] == [("n3", "n1")]
+    refused = sorted(r["params"]["refused_host"] for r in col.records() if r["check"] == "env.task")
+    assert refused == ["intruder-9", "n3"]
+
+
 def test_a_run_once_launcher_keeps_its_records_for_the_hosts_of_its_play_only():
     col = fleet.Collector()
     col.target(["n1", "n2", "n3", "n4"])
