@@ -1,0 +1,90 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report files of fixed inputs, byte for byte (issue 20: the controller pipeline is rebuilt, its output is not).
+
+Inputs: the real run's results.json (fixtures/h200x2-acceptance-results.json) re-analysed, and the same records
+with a synthetic 8-host RDMA ring (a bad node, a bad link: attribution, counted records, the heat map). The
+expected files in fixtures/golden/ were written by this module's ``main`` before the refactor; a change of the
+report's content is a deliberate change of these files (run this module as a script to rewrite them), and
+results.json is also compared field by field so that a difference names the record and field.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import synthetic_fleet  # noqa: E402  pylint: disable=wrong-import-position
+
+RESULTS = os.path.join(HERE, "fixtures", "h200x2-acceptance-results.json")
+GOLDEN = os.path.join(HERE, "fixtures", "golden")
+CASES = ("h200x2", "h200x2-ring8")
+
+
+def report_of(case):
+    data = fleet.load_results(RESULTS)
+    if case == "h200x2-ring8":
+        built = synthetic_fleet.build(8, "ring")
+        run = dict(data["run"], hosts_targeted=data["run"]["hosts_targeted"] + built.hosts)
+        data = dict(data, run=run, records=data["records"] + [dict(r) for r in built.records])
+    report = fleet.reanalyze(data)
+    report["history"] = {"db": None, "deltas": []}
+    return report
+
+
+def rendered(case):
+    report = report_of(case)
+    writers = {"json": render.render_json, "md": render.render_md, "junit": render.render_junit,
+               "html": render.render_html}
+    return dict((fmt, writers[fmt](report)) for fmt in sorted(render.FORMATS))
+
+
+def _golden_path(case, fmt):
+    return os.path.join(GOLDEN, "%s.%s" % (case, render.FORMATS[fmt]))
+
+
+def _diff_records(expected, got):
+    problems = []
+    if len(expected) != len(got):
+        problems.append("%d records, expected %d" % (len(got), len(expected)))
+    for index, (want, have) in enumerate(zip(expected, got)):
+        for key in sorted(set(want) | set(have)):
+            if want.get(key) != have.get(key):
+                problems.append("record %d (%s %s) field %s: %r != %r" % (
+                    index, want.get("host"), want.get("check"), key, have.get(key), want.get(key)))
+    return problems
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_results_json_field_by_field(case):
+    with open(_golden_path(case, "json"), encoding="utf-8") as handle:
+        expected = json.load(handle)
+    got = json.loads(rendered(case)["json"])
+    assert _diff_records(expected["records"], got["records"]) == []
+    for key in sorted(set(expected) | set(got)):
+        assert got.get(key) == expected.get(key), key
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_report_files_byte_identical(case):
+    files = rendered(case)
+    for fmt, text in files.items():
+        with open(_golden_path(case, fmt), encoding="utf-8", newline="") as handle:
+            assert text == handle.read(), "%s of %s differs" % (render.FORMATS[fmt], case)
+
+
+def main():
+    for case in CASES:
+        for fmt, text in rendered(case).items():
+            with open(_golden_path(case, fmt), "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+
+
+if __name__ == "__main__":
+    main()
