@@ -1,0 +1,222 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every task of the shipped playbooks and roles that runs on a host has its own time limit (issue 18, item 11).
+
+A host that goes silent (link down, power off) is noticed by SSH only through keep-alives, which an installed
+collection, an AWX project or an inventory with its own ``ansible_ssh_common_args`` does not have: an ordinary task
+then waits on it forever. So every task that talks to a host carries a ``timeout:``, and with the defaults that
+limit is the worst case of its module (the tool's own limits, the kill-after and cleanup the module adds) plus
+``aifabric_task_margin_s``: never shorter, or a slow but healthy host would be cut.
+
+The playbooks are loaded by Ansible's own parser (blocks, ``always:``, imported playbooks, module names resolved
+from this tree) in a subprocess with an empty ansible.cfg (no ``task_timeout`` to hide a missing limit). A task
+runs on a host unless it is delegated to localhost, its play runs on localhost, or its action needs no connection
+(set_fact, group_by, debug, assert, set_stats, run_summary, includes). The dynamically included task files
+(playbooks/tasks, roles/perftest and roles/nccl_tests, included from plays on hosts) are checked the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+TAIL = ("ansible_collections", "aifabric", "acceptance")
+INCLUDED = ("playbooks/tasks/rdma_sweep.yml", "playbooks/tasks/run_summary.yml", "roles/perftest/tasks",
+            "roles/nccl_tests/tasks")
+
+MARGIN = 60                                  # aifabric_task_margin_s
+QUERY = 60                                   # nvidia-smi -L, a binary's -h: the limit the modules give a query
+KILL = runner.KILL_AFTER_S                   # SIGKILL after a tool's limit
+CLEANUP = 2 * launch.GRACE_S + 5             # run-tag cleanup: launchers, the rest, SIGKILL
+PROBE_COMMAND = 60 + KILL                    # env_probe: one command at its limit (timeout, default 60)
+# env_probe's commands, one after the other: per Python (its own, python3 on PATH) the package probe, ldconfig,
+# nvidia-smi -q -x, --query-gpu, nvlink -s, topo -m; npu-smi info, 4 hccn_tool queries per NPU (16 at most)
+NPU_COMMANDS = 1 + 4 * 16
+ALL_COMMANDS = 2 + 1 + 4 + NPU_COMMANDS
+ALLREDUCE = 900 + QUERY + KILL + min(900, 120) + KILL + KILL + CLEANUP      # gpu.yml / nccl.yml defaults
+
+
+def module_default(module, option):
+    """An option's default from the module's own documentation."""
+    with open(os.path.join(REPO, "plugins", "modules", module + ".py")) as handle:
+        text = handle.read()
+    doc = text.split('DOCUMENTATION = r"""', 1)[1].split('"""', 1)[0]
+    return yaml.safe_load(doc)["options"][option]["default"]
+
+
+def collective_default():
+    return launch.COLLECTIVE_SPEC["timeout"]["default"]
+
+
+# (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
+EXPECTED = {
+    ("acceptance_ssh.yml", "Probe OS, CPU, memory, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    ("gpu.yml", "Probe OS, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    ("gpu.yml", "Measure GEMM throughput on every GPU"): module_default("gemm_bench", "timeout") + KILL + MARGIN,
+    ("gpu.yml", "Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)"): ALLREDUCE + MARGIN,
+    # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
+    ("gpu.yml", "Run nccl-tests collectives on every GPU of the host"):
+        7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
+    ("hccl.yml", "Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
+    # set_env.sh, then 4 collectives, each: the run, its kill-after, the cleanup
+    ("hccl.yml", "Run the collectives on one node"):
+        hccl_run.SCRIPT_TIMEOUT_S + KILL + 4 * (collective_default() + KILL + CLEANUP) + MARGIN,
+    ("hccl.yml", "Stop whatever of the single-node run is left on this host"): CLEANUP + MARGIN,
+    ("hccl.yml", "Run HCCL Test across the hosts through mpirun"):
+        hccl_run.SCRIPT_TIMEOUT_S + KILL + 4 * (collective_default() + KILL + CLEANUP) + MARGIN,
+    ("hccl.yml", "Stop whatever of the run is left on every host"): CLEANUP + MARGIN,
+    ("nccl.yml", "Stage the all-reduce probe's worker at the same path on every host"): MARGIN,
+    # 4 collectives across the hosts, each: -h, the run, its kill-after, the cleanup (no nvidia-smi -L: one GPU a rank)
+    ("nccl.yml", "Run nccl-tests across the hosts through mpirun"):
+        4 * (QUERY + KILL + collective_default() + KILL + CLEANUP) + MARGIN,
+    ("nccl.yml", "Run the all-reduce probe across the hosts through mpirun"): ALLREDUCE + MARGIN,
+    ("nccl.yml", "Stop whatever of the run is left on every host (timeouts, failures, interrupts)"): CLEANUP + MARGIN,
+    # rdma_devices not given and no use_cuda: the rdma group only, which reads sysfs
+    ("rdma.yml", "Probe the RDMA ports (where rdma_devices is not given) and the GPU topology (use_cuda auto)"): MARGIN,
+    ("rdma.yml", "Read the port rate of every device (the bandwidth floor of its peers' clients)"): 180,
+    # no device found: nothing can be running
+    ("rdma.yml", "Remove whatever the run left behind"): MARGIN,
+}
+
+LOADER = r'''
+import json, sys
+from ansible.plugins.loader import init_plugin_loader, action_loader
+collections, repo, playbooks, included = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+init_plugin_loader([collections])
+import os
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.playbook import Playbook
+from ansible.playbook.block import Block
+from ansible.playbook.helpers import load_list_of_blocks
+from ansible.playbook.play import Play
+from ansible.template import Templar
+from ansible.vars.manager import VariableManager
+from ansible import constants as C
+
+INCLUDES = C._ACTION_ALL_INCLUDE_IMPORT_TASKS + C._ACTION_ALL_PROPER_INCLUDE_IMPORT_ROLES
+
+loader = DataLoader()
+inventory = InventoryManager(loader=loader, sources="node1,")
+manager = VariableManager(loader=loader, inventory=inventory)
+host = inventory.get_host("node1")
+
+
+def tasks(blocks):
+    for item in blocks:
+        if isinstance(item, Block):
+            for part in (item.block, item.rescue, item.always):
+                yield from tasks(part)
+        else:
+            yield item
+
+
+def on_host(play, task):
+    local = play.hosts in ("localhost", ["localhost"]) or play.connection == "local"
+    if local or task.delegate_to in ("localhost", "127.0.0.1") or task.action in C._ACTION_META + INCLUDES:
+        return False
+    plugin = action_loader.get(task.action, class_only=True) if action_loader.has_plugin(task.action) else None
+    return plugin is None or getattr(plugin, "_requires_connection", True)
+
+
+def resolved(templar, values):
+    """The values that template with what is known before the run (a limit that depends on what an earlier task
+    found on the host is left out: its presence is what counts then)."""
+    out = {}
+    for key, value in values.items():
+        try:
+            out[key] = templar.template(value)
+        except Exception:  # pylint: disable=broad-except
+            pass
+    return out
+
+
+def row(source, play, task, value):
+    return {"source": source, "play": play.get_name(), "task": task.get_name(), "action": task.action,
+            "on_host": on_host(play, task), "timeout": value}
+
+
+out = []
+for name in playbooks:
+    facts = {}      # what set_fact tasks set on the host earlier in the run (limits computed once for several plays)
+    for play in Playbook.load(os.path.join(repo, "playbooks", name), variable_manager=manager, loader=loader).get_plays():
+        for task in tasks(play.compile()):
+            templar = Templar(loader=loader, variables=dict(manager.get_vars(play=play, host=host, task=task), **facts))
+            if task.action in C._ACTION_SET_FACT:
+                facts.update(resolved(templar, task.args))
+            out.append(row(name, play, task, resolved(templar, {"timeout": task.timeout}).get("timeout", "unresolved")))
+host_play = Play.load({"hosts": "node1", "gather_facts": False}, variable_manager=manager, loader=loader)
+for path in included:
+    data = loader.load_from_file(os.path.join(repo, path))
+    for task in tasks(load_list_of_blocks(data, play=host_play, variable_manager=manager, loader=loader)):
+        out.append(row(path, host_play, task, task.timeout))
+print(json.dumps(out))
+'''
+
+
+def collections_path():
+    """The directory above ansible_collections/ through which this tree is importable."""
+    for entry in [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + list(sys.path):
+        candidate = os.path.join(entry or ".", *TAIL)
+        if os.path.isdir(candidate) and os.path.realpath(candidate) == os.path.realpath(REPO):
+            return entry
+    parts = REPO.split(os.sep)
+    assert tuple(parts[-3:]) == TAIL, "cannot tell where aifabric.acceptance is importable from"
+    return os.sep.join(parts[:-3])
+
+
+def load_tasks():
+    playbooks = sorted(name for name in os.listdir(os.path.join(REPO, "playbooks")) if name.endswith(".yml"))
+    included = []
+    for path in INCLUDED:
+        full = os.path.join(REPO, path)
+        included += [path] if os.path.isfile(full) else sorted(
+            os.path.join(path, name) for name in os.listdir(full) if name.endswith(".yml"))
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "ansible.cfg")
+        open(config, "w").close()
+        env = dict(os.environ, ANSIBLE_CONFIG=config, ANSIBLE_LOCAL_TEMP=tmp, ANSIBLE_HOME=tmp)
+        done = subprocess.run([sys.executable, "-c", LOADER, collections_path(), REPO, json.dumps(playbooks),
+                               json.dumps(included)], env=env, capture_output=True, text=True, timeout=300,
+                              check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+ROWS = load_tasks()
+
+
+def test_every_task_on_a_host_has_its_own_timeout():
+    missing = ["%s: %s (%s)" % (r["source"], r["task"], r["action"]) for r in ROWS
+               if r["on_host"] and not r["timeout"]]
+    assert not missing, "tasks that run on a host without a timeout:\n" + "\n".join(missing)
+    assert len([r for r in ROWS if r["on_host"]]) >= 40, ROWS       # the walk saw the playbooks' and roles' tasks
+
+
+def test_controller_tasks_are_told_apart():
+    """The rule is not vacuous: the summary, set_fact and k8s tasks (delegated to localhost) are controller work."""
+    local = set((r["source"], r["action"]) for r in ROWS if not r["on_host"])
+    assert ("gpu.yml", "aifabric.acceptance.run_summary") in local
+    assert ("acceptance_ssh.yml", "ansible.builtin.set_fact") in local
+    assert ("k8s_acceptance.yml", "aifabric.acceptance.k8s_workload") in local
+    assert ("gpu.yml", "aifabric.acceptance.gemm_bench") not in local
+
+
+def test_timeouts_with_the_defaults_cover_the_modules_own_limits():
+    found = {}
+    for r in ROWS:
+        key = (r["source"], r["task"])
+        if key in EXPECTED:
+            found.setdefault(key, set()).add(r["timeout"])
+    wrong = dict((key, (sorted(found.get(key, [])), want)) for key, want in EXPECTED.items()
+                 if found.get(key) != {want})
+    assert not wrong, "task -> (timeouts found, expected):\n" + "\n".join("%s: %s" % item for item in wrong.items())
