@@ -42,7 +42,7 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         src = os.path.abspath(args["src"])
         try:
-            data = fleet.load_results(src)
+            data, plain_json = fleet.read_results(src)
         except (OSError, ValueError) as exc:
             raise AnsibleActionFail("cannot read %s: %s" % (src, exc)) from exc
         history_db = args["history_db"] or None
@@ -54,7 +54,7 @@ class ActionModule(ActionBase):
             config = baseline.resolve_config(config, history_db)
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from exc
-        report = fleet.reanalyze(data, config)
+        report = fleet.reanalyze(data, config, plain_json=plain_json)
         if args["compare_with"]:
             try:
                 report["comparison"] = compare.compare_with(

@@ -21,6 +21,7 @@ Controller-only (plugin_utils), no Ansible types.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -87,14 +88,10 @@ def _names(hosts):
     return text
 
 
-_ENV_CHECKS = {}
-
-
+@functools.lru_cache(maxsize=1024)
 def _env_check(check):
-    got = _ENV_CHECKS.get(check)
-    if got is None:
-        got = _ENV_CHECKS[check] = bool(ENV_CHECK_RE.search(check))
-    return got
+    """Whether a check reports environment variables (a pure function of the check name: memoised, bounded)."""
+    return bool(ENV_CHECK_RE.search(check))
 
 
 def _collect(records, matches):

@@ -791,21 +791,22 @@ def load_results(path):
     """Read a results.json written by the callback (or by a re-analysis), or a run's record stream
     (``records.jsonl``, which the callback keeps when the run's report could not be written: see
     :func:`stream_results`). Raises ValueError (OSError when it cannot be read)."""
+    return read_results(path)[0]
+
+
+def read_results(path):
+    """:func:`load_results`, and whether its records are plain JSON already (parsed without a NaN/Infinity
+    constant: :func:`reanalyze` with ``plain_json=True`` need not copy them again)."""
     with open(path, encoding="utf-8") as handle:
         first = handle.readline()
         if first.startswith('{"e":"run"'):
-            return stream_results(path)
+            return stream_results(path), False
         data, finite = loads_finite(first + handle.read())
     if not isinstance(data, dict) or not isinstance(data.get("records"), list) or not isinstance(data.get("run"), dict):
         raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
     if not data["run"].get("run_id"):
         raise ValueError("%s has no run.run_id" % path)
-    if finite:
-        _PARSED_RECORDS["records"] = data["records"]     # reanalyze() need not copy them again
-    return data
-
-
-_PARSED_RECORDS = {}    # the records list of the last load_results() that had no NaN/Infinity constant
+    return data, finite
 
 
 def stream_results(path):
@@ -822,15 +823,15 @@ def stream_results(path):
     return {"run": run, "records": collected.records(), "config": dict(collected.config)}
 
 
-def reanalyze(data, config=None, analyses=None):
+def reanalyze(data, config=None, analyses=None, plain_json=False):
     """The report of an existing results.json, analysed again from its measured records.
 
     Analysis records and findings of the earlier analysis are dropped first, so the
-    result is the same however often it is re-analysed.
+    result is the same however often it is re-analysed. ``plain_json``: ``data`` is what
+    :func:`read_results` just parsed and said is plain JSON (its records are not copied again).
     """
-    parsed = _PARSED_RECORDS.pop("records", None) is data["records"]
     records = [normalize(r, r.get("host") if isinstance(r, dict) and isinstance(r.get("host"), str) else None,
-                         task_name="results.json", parsed_json=parsed) for r in data["records"]]
+                         task_name="results.json", parsed_json=plain_json) for r in data["records"]]
     run = plain(data["run"])
     config = dict(data.get("config") or {}, **(config or {}))     # a record stream's own config, then the caller's
     return build_report(records, run, config, analyses)

@@ -132,9 +132,10 @@ def write_report(report, directory, formats=None, check_mode=False):
         directory = statedir.trusted_dir(directory, private=False, what="report directory")
     writers = {"json": render_json, "md": render_md, "junit": render_junit, "html": render_html}
     files, changed = {}, []
+    counted = report_html.counted_ids(report["records"])    # the records that count toward a host, for every writer
     for fmt in formats or list(FORMATS):
         path = os.path.join(directory, FORMATS[fmt])
-        text = writers[fmt](report)
+        text = writers[fmt](report, counted)
         files[fmt] = path
         if _same_content(path, text):
             continue
@@ -241,7 +242,7 @@ def _sorted_records(records):
 # ---------------------------------------------------------------- json
 
 
-def render_json(report):
+def render_json(report, counted=None):  # pylint: disable=unused-argument  # every writer's signature
     """Compact JSON (no indentation: the C encoder, and a third smaller at fleet scale)."""
     return json.dumps(report, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str) + "\n"
 
@@ -252,7 +253,8 @@ def render_json(report):
 _md = compare.md_text
 
 
-def render_md(report):
+def render_md(report, counted=None):
+    """summary.md. ``counted``: report_html.counted_ids of the report's records (computed when not given)."""
     run, summary = report.get("run") or {}, report["summary"]
     deltas = _delta_index(report)
     out = ["# Fleet acceptance report", ""]
@@ -298,7 +300,7 @@ def render_md(report):
     out.append("")
     # the records that count toward a host's verdict (docs/results.md): a pairwise record of a matrix that
     # attribution judged counts toward no host; its verdict is in the .node/.link records and the findings
-    counted = report_html.counted_ids(report["records"])
+    counted = report_html.counted_ids(report["records"]) if counted is None else counted
     bad = [r for r in _sorted_records(report["records"])
            if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
     out += ["## Problems", ""]
@@ -362,7 +364,7 @@ def _properties(out, indent, items):
         out.append("%s</properties>" % indent)
 
 
-def render_junit(report):
+def render_junit(report, counted=None):
     """One ``<testsuite>`` per host (its verdict and the run id as properties), one ``<testcase>`` per
     record of that host (``classname`` = host, metrics and expectation bounds as properties; fail ->
     failure, error -> error, skip -> skipped, warn -> a passing case whose system-out starts with
@@ -378,7 +380,7 @@ def render_junit(report):
     for rec in records:
         by_host.setdefault(rec.get("host") or "(no host)", []).append(rec)
     order = [h for h in verdicts if h in by_host] + sorted(h for h in by_host if h not in verdicts)
-    counted = report_html.counted_ids(records)
+    counted = report_html.counted_ids(records) if counted is None else counted
 
     def judged(rec):
         return bool(rec.get("peer")) and id(rec) not in counted
@@ -437,9 +439,9 @@ def render_junit(report):
 # ---------------------------------------------------------------- html
 
 
-def render_html(report):
+def render_html(report, counted=None):
     """report.html: see plugins/plugin_utils/report_html.py (static header and findings, data embedded once,
-    rendered on demand by inline JavaScript)."""
+    rendered on demand by inline JavaScript). ``counted``: as for :func:`render_md`."""
     deltas = _delta_index(report)
     changes = [dict(d, label=label(d), text=describe_delta(d)) for d in deltas.values()
                if d.get("status_changed") and not d.get("new")]
@@ -449,4 +451,5 @@ def render_html(report):
     else:
         history_text = history.get("error") or "off"
     return report_html.render(report, lambda rec: describe_delta(deltas.get(_key(rec))) if deltas else "",
-                              sorted(changes, key=lambda d: (d["host"], d["label"])), history_text)
+                              sorted(changes, key=lambda d: (d["host"], d["label"])), history_text, counted)
+

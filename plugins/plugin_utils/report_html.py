@@ -113,19 +113,12 @@ def label(record):
     return name
 
 
-_COUNTED = {}
-
-
 def counted_ids(records):
     """ids of the records that count toward a host's verdict (verdict.host_records), for the records
-    list of the report being rendered (computed once for its three writers)."""
-    cached = _COUNTED.get("records")
-    if cached is records and _COUNTED.get("len") == len(records):
-        return _COUNTED["ids"]
+    list of the report being rendered (render.write_report computes them once and gives them to its writers)."""
     ids = set()
     for recs in verdict.host_records(records).values():
         ids.update(id(r) for r in recs)
-    _COUNTED.update(records=records, len=len(records), ids=ids)
     return ids
 
 
@@ -451,8 +444,9 @@ def _latency(records):
     return [{"check": c, "target": t, "metric": m, "values": sorted(v)} for (c, t, m), v in sorted(groups.items())]
 
 
-def build_data(report, deltas_text):
-    """The compact data the page's JavaScript renders from (see the module docstring)."""
+def build_data(report, deltas_text, counted=None):
+    """The compact data the page's JavaScript renders from (see the module docstring). ``counted``: the
+    :func:`counted_ids` of the report's records (computed here when not given)."""
     strings = _Table()
     summary = report["summary"]
     records = report["records"]
@@ -463,7 +457,7 @@ def build_data(report, deltas_text):
             if name and name not in host_idx:
                 host_idx[name] = len(host_order)
                 host_order.append(name)
-    counted = counted_ids(records)
+    counted = counted_ids(records) if counted is None else counted
     passing_pairs = sum(1 for r in records if r.get("peer") and r.get("status") == "pass")
     list_passing_pairs = passing_pairs <= PASSING_PAIRS_LISTED
     order = sorted(range(len(records)), key=lambda i: (
@@ -879,11 +873,12 @@ _ENV = Environment(autoescape=True, trim_blocks=False)
 _TEMPLATE = _ENV.from_string(TEMPLATE)
 
 
-def render(report, deltas_text, changes, history_text):
-    """The page for a report structure of ``fleet.build_report``."""
+def render(report, deltas_text, changes, history_text, counted=None):
+    """The page for a report structure of ``fleet.build_report`` (``counted``: as for :func:`build_data`)."""
     summary = report["summary"]
     run = report.get("run") or {}
-    data = build_data(report, deltas_text)
+    counted = counted_ids(report["records"]) if counted is None else counted
+    data = build_data(report, deltas_text, counted)
     mode, text = embed(data)
     host_index = dict((h[0], i) for i, h in enumerate(data["hosts"]))
     order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
@@ -891,7 +886,6 @@ def render(report, deltas_text, changes, history_text):
               "rank": results.SEVERITY.get(h["status"], 0), "counts": h["counts"],
               "checks": ", ".join(h["checks"][:6]) + (" ..." if len(h["checks"]) > 6 else "")}
              for h in summary["hosts"]]
-    counted = counted_ids(report["records"])
     static = []
     bad = [r for r in report["records"] if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
     bad.sort(key=lambda r: (-results.SEVERITY.get(r.get("status"), 0), host_index.get(r.get("host"), 0)))

@@ -215,9 +215,9 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
     """Before: SIGINT between two files left a directory without junit.xml, latest not updated, history row present."""
     real = render.render_junit
 
-    def junit_then_ctrl_c(report):
+    def junit_then_ctrl_c(report, counted=None):
         os.kill(os.getpid(), signal.SIGINT)       # Ctrl-C lands in the middle of the writing
-        return real(report)
+        return real(report, counted)
 
     monkeypatch.setattr(render, "render_junit", junit_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt):
@@ -230,7 +230,7 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
 
 
 def test_a_report_that_cannot_be_written_leaves_no_directory_and_no_history_row(tmp_path, monkeypatch):
-    def broken(_report):
+    def broken(_report, _counted=None):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(render, "render_html", broken)
