@@ -9,8 +9,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.aifabric.acceptance.plugins.filter.confirmation_rounds import confirmation_rounds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import attribution, fleet, render
 
 REQUIRED_VAR = "aifabric_required_checks"
 
@@ -75,8 +74,8 @@ class ActionModule(ActionBase):
             hosts={h["host"]: h["status"] for h in report["summary"]["hosts"]},
             results=[],
         )
-        if args["confirm_hosts"] is not None:
-            measured = fleet.strip_analysis(report["records"])
-            result["confirmation_rounds"] = confirmation_rounds(
-                measured, args["confirm_hosts"], per_suspect=args["confirm_per_suspect"], check=args["confirm_check"])
+        if args["confirm_hosts"] is not None:     # from the report's own attribution: the analyses ran once
+            result["confirmation_rounds"] = attribution.plan_confirmation(
+                report["findings"], args["confirm_hosts"], per_suspect=args["confirm_per_suspect"],
+                check=args["confirm_check"])
         return result

@@ -63,12 +63,9 @@ def confirmation_rounds(records, hosts, per_suspect=2, check=None):
         per_suspect = int(per_suspect)
     except (TypeError, ValueError):
         raise AnsibleFilterError("aifabric.acceptance.confirmation_rounds: per_suspect must be an integer")
-    hosts = [str(h) for h in hosts]
     records = [dict(r) for r in records if isinstance(r, dict)]
     findings = (attribution.analyze(records, {}))[1]
-    suspects = [h for h in attribution.suspects(findings, check=check) if h in hosts]
-    retest = [p for p in attribution.retest_pairs(findings, check=check) if p[0] in hosts and p[1] in hosts]
-    return attribution.confirmation_rounds(hosts, suspects, per_suspect=per_suspect, retest=retest)
+    return attribution.plan_confirmation(findings, hosts, per_suspect=per_suspect, check=check)
 
 
 class FilterModule(object):

@@ -361,6 +361,17 @@ def suspects(findings, check=None):
     return sorted(out)
 
 
+def plan_confirmation(findings, hosts, per_suspect=2, check=None):
+    """The confirmation pass of a first pass's attribution ``findings`` (a report's findings: those of other
+    analyses are ignored): rounds of [server, client] pairs among ``hosts`` (see :func:`confirmation_rounds`).
+    The one rule behind the ``confirmation_rounds`` filter and ``run_summary``'s ``confirm_hosts``."""
+    findings = [f for f in findings or [] if f.get("analysis", NAME) == NAME]
+    hosts = [str(h) for h in hosts]
+    suspect_hosts = [h for h in suspects(findings, check=check) if h in hosts]
+    retest = [p for p in retest_pairs(findings, check=check) if p[0] in hosts and p[1] in hosts]
+    return confirmation_rounds(hosts, suspect_hosts, per_suspect=per_suspect, retest=retest)
+
+
 def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
     """Rounds pairing every suspect with ``per_suspect`` known-good hosts (never two suspects together),
     plus the ``retest`` pairs themselves (the unconfirmed links, measured again).

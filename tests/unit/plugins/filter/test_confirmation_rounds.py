@@ -2,14 +2,16 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
+import glob
 import itertools
+import os
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.confirmation_rounds import FilterModule, confirmation_rounds
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import attribution, fleet
 
 
 def rec(host, peer, value, status="pass"):
@@ -55,3 +57,23 @@ def test_fleet_pipeline_runs_attribution():
     # a re-analysis starts from the measured records again: same result
     again = fleet.analyze(out, {})
     assert [f for f in again[1] if f.get("analysis") == "attribution"] == mine
+
+
+def test_a_reports_findings_plan_the_same_rounds_as_the_filter_on_its_records():
+    """run_summary's confirm_hosts plans from the report's own findings (the analyses ran once): the same
+    rounds as the filter, which runs attribution on the records itself; other analyses' findings are ignored."""
+    hosts = ["a", "b", "c", "d", "e", "f"]
+    first = [rec("b", "a", 390.0), rec("d", "c", 120.0), rec("f", "e", 391.0)]
+    first += [results.make("env.package", "pass", host=h, target="torch", facts={"version": v})
+              for h, v in zip(hosts, "111112")]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in first], {"run_id": "r", "started": "t"})
+    assert {f["analysis"] for f in report["findings"]} == {"attribution", "drift"}
+    planned = attribution.plan_confirmation(report["findings"], hosts, per_suspect=2)
+    assert planned == confirmation_rounds(first, hosts, per_suspect=2) != []
+
+
+def test_no_action_plugin_imports_a_filter_plugin():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in glob.glob(os.path.join(here, "..", "..", "..", "..", "plugins", "action", "*.py")):
+        with open(path, encoding="utf-8") as handle:
+            assert "plugins.filter" not in handle.read(), path
