@@ -28,3 +28,13 @@ def patch_exits(monkeypatch):
     """Make AnsibleModule.exit_json/fail_json raise Exit instead of printing and exiting."""
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail)
+
+
+def run_main(main, args):
+    """Run a module's main() with ``args``; the Exit it raised (``.kwargs``, ``.failed``)."""
+    import pytest
+    from ansible.module_utils.testing import patch_module_args
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            main()
+    return exc.value

@@ -15,8 +15,7 @@ import shutil
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
-from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
@@ -52,11 +51,7 @@ def _runner(calls, handler):
     return run_command
 
 
-def _call(main, args):
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            main()
-    return exc.value
+_call = run_main
 
 
 # ------------------------------------------------------------------ allreduce_probe

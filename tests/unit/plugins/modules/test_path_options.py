@@ -20,8 +20,7 @@ import subprocess
 import pytest
 import yaml
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
-from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import governor, gpu_worker, hccl_run, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe, k8s_workload, perftest, trusted_path
@@ -89,11 +88,7 @@ def _exe(directory, name="tool", body="exit 0\n"):
     return path
 
 
-def _call(main, args):
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            main()
-    return exc.value
+_call = run_main
 
 
 def _module_refuses(main, args):
