@@ -523,7 +523,8 @@ class CallbackModule(CallbackBase):
         config = dict(collected.config)
         config["drift_pins"] = self.config["drift_pins"]
         run["required_checks"] = fleet.plain(config.get("required_checks") or {})
-        report = fleet.build_report(collected.records(), run, config)
+        # a run_summary step's analysis of the same records and config is taken, not made again
+        report = fleet.build_report(collected.records(), run, config, prior=collected.analysis)
         report["problems"].extend(collected.problems)
         self._display.banner("FLEET REPORT (INTERRUPTED: the records measured so far)" if self.interrupted
                              else "FLEET REPORT")

@@ -237,6 +237,9 @@ class Collector:
         self._stream = None          # file descriptor of the stream, when open
         self.stream_path = None
         self.stream_error = None     # why the stream stopped being written (it is then incomplete)
+        self.entries = 0             # entries applied (read back: the stream's readable lines so far)
+        self.analysis = None         # read back: a run_summary step's analysis entry, while no later entry changed
+        self._reported = set()       # read back: hosts that have a record (or an unreachable one)
 
     # stream
     def open_stream(self, path, run=None, config=None):
@@ -288,32 +291,51 @@ class Collector:
             self.config.update(entry.get("config") or {})
             self.missing_status = entry.get("missing_status") or self.missing_status
         elif kind == "config":
-            for key, value in (entry.get("config") or {}).items():
-                if isinstance(value, dict) and isinstance(self.config.get(key), dict):
-                    self.config[key] = dict(self.config[key], **value)
-                else:
-                    self.config[key] = value
+            self._apply_config(entry.get("config") or {})
         elif kind == "target":
-            for host in entry["hosts"]:
-                host = str(host)
-                if host not in self._targeted:
-                    self._targeted.add(host)
-                    self.hosts_targeted.append(host)
+            self._apply_target(entry["hosts"])
         elif kind == "task":
-            host = str(entry["host"])
-            counts = self._events.setdefault(host, {})
-            counts[entry["kind"]] = counts.get(entry["kind"], 0) + 1
-            records = entry.get("records") or []
-            if records and not log:     # read back: every record checked and completed here, once
-                started, name = entry.get("started"), entry.get("name")
-                self._by_key.setdefault((host, str(entry["task"])), []).extend(
-                    normalize(r, host, started, name, parsed_json=parsed_json) for r in records)
-            if entry.get("unreachable") and host not in self._unreachable:
-                self._unreachable[host] = entry["unreachable"] if log else normalize(entry["unreachable"], host)
+            self._apply_task(entry, log, parsed_json)
+        elif kind == "analysis" and not log:
+            # the analysis a run_summary step made of every entry before it (else of fewer: a line came between)
+            self.analysis = entry if entry.get("after") == self.entries else None
         else:
             raise ValueError("unknown stream entry %r" % (kind,))
+        self.entries += 1
         if log:
             self._log(entry)
+
+    def _apply_config(self, config):
+        self.analysis = None
+        for key, value in config.items():
+            if isinstance(value, dict) and isinstance(self.config.get(key), dict):
+                self.config[key] = dict(self.config[key], **value)
+            else:
+                self.config[key] = value
+
+    def _apply_target(self, hosts):
+        for host in hosts:
+            host = str(host)
+            if host not in self._targeted:
+                self._targeted.add(host)
+                self.hosts_targeted.append(host)
+                self.analysis = None
+
+    def _apply_task(self, entry, log, parsed_json):
+        host = str(entry["host"])
+        counts = self._events.setdefault(host, {})
+        counts[entry["kind"]] = counts.get(entry["kind"], 0) + 1
+        records = entry.get("records") or []
+        if records or entry.get("unreachable") or (host in self._targeted and host not in self._reported):
+            self.analysis = None     # new records, or a host without records whose missing-host record changes
+        if records and not log:     # read back: every record checked and completed here, once
+            started, name = entry.get("started"), entry.get("name")
+            got = [normalize(r, host, started, name, parsed_json=parsed_json) for r in records]
+            self._by_key.setdefault((host, str(entry["task"])), []).extend(got)
+            self._reported.update(r["host"] for r in got)
+        if entry.get("unreachable") and host not in self._unreachable:
+            self._unreachable[host] = entry["unreachable"] if log else normalize(entry["unreachable"], host)
+            self._reported.add(host)
 
     def _log(self, entry):
         try:
@@ -689,9 +711,18 @@ def run_metadata(run_id, started, ended, hosts_targeted, inventory_host_count=No
     return plain(meta)
 
 
-def build_report(records, run, config=None, analyses=None):
-    """Analyse and summarise: the report structure that results.json holds."""
-    records, findings, problems = analyze(records, config, analyses, started=run.get("ended") or run.get("started"))
+def build_report(records, run, config=None, analyses=None, prior=None):
+    """Analyse and summarise: the report structure that results.json holds.
+
+    ``prior``: the analysis a run_summary step stored in the run's stream (:attr:`Collector.analysis`, None once
+    a later entry changed the records). When it was made with this ``config`` by the default pipeline, its
+    records, findings and problems are this report's (stamped with this run's end): the analyses run once per
+    new data, and the report is what :func:`analyze` would give."""
+    started = run.get("ended") or run.get("started")
+    if analyses is None and prior and prior.get("config") == plain(dict(config or {})):
+        records, findings, problems = reuse_analysis(records, prior, started)
+    else:
+        records, findings, problems = analyze(records, config, analyses, started=started)
     summary = summarize(records)
     return {
         "format_version": 1,
@@ -702,6 +733,20 @@ def build_report(records, run, config=None, analyses=None):
         "history": None,
         "records": records,
     }
+
+
+def analysis_entry(report, config, after):
+    """The stream entry of a report's analysis (see :func:`build_report`'s ``prior``): made of ``config`` and of the
+    first ``after`` entries of the stream."""
+    return {"e": "analysis", "after": after, "config": plain(dict(config or {})),
+            "records": [r for r in report["records"] if analysis.is_analysis_record(r)],
+            "findings": report["findings"], "problems": list(report["problems"])}
+
+
+def reuse_analysis(records, prior, started=None):
+    """(records, findings, problems) of :func:`analyze` from a stored analysis of the same records and config."""
+    added = [dict(r, started=started) if started else dict(r) for r in prior.get("records") or []]
+    return strip_analysis(records) + added, list(prior.get("findings") or []), list(prior.get("problems") or [])
 
 
 def publish(report, output_dir=None, dest=None, formats=None, history_db=None, check_mode=False):
@@ -860,7 +905,12 @@ def stream_path(environ=None, parent_pid=None):
 
 def append_config(path, **config):
     """Add analysis config (required_checks, ...) to a run's stream from another process."""
-    line = (json.dumps({"e": "config", "config": plain(config)}, sort_keys=True, separators=(",", ":")) + "\n")
+    append_entry(path, {"e": "config", "config": plain(config)})
+
+
+def append_entry(path, entry):
+    """Append one entry (one line, one ``write`` of an O_APPEND descriptor) to a run's stream from another process."""
+    line = json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
     try:
         os.write(fd, line.encode("utf-8"))
@@ -906,6 +956,9 @@ def run_summary(path, required_checks=None, controller_pid=None, host_required=N
         collected._apply({"e": "config", "config": {"required_checks": required}}, log=False)
     run = dict(collected.run)
     run.setdefault("ended", run.get("started"))
-    report = build_report(collected.records(), run, dict(collected.config))
+    config = dict(collected.config)
+    report = build_report(collected.records(), run, config, prior=collected.analysis)
+    if collected.analysis is None:   # the report at the end of the run takes it while no later entry changes the records
+        append_entry(path, analysis_entry(report, config, collected.entries))
     report["problems"].extend(collected.problems)
     return report, collected
