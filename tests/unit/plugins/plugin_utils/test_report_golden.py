@@ -10,17 +10,19 @@ results.json is also compared field by field so that a difference names the reco
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
+import subprocess
 import sys
+import tarfile
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render, report_html
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import synthetic_fleet  # noqa: E402  pylint: disable=wrong-import-position
 
 RESULTS = os.path.join(HERE, "fixtures", "h200x2-acceptance-results.json")
 GOLDEN = os.path.join(HERE, "fixtures", "golden")
@@ -78,6 +80,18 @@ def test_report_files_byte_identical(case):
     for fmt, text in files.items():
         with open(_golden_path(case, fmt), encoding="utf-8", newline="") as handle:
             assert text == handle.read(), "%s of %s differs" % (render.FORMATS[fmt], case)
+
+
+def test_the_built_collection_ships_the_report_assets(tmp_path):
+    """report.html's CSS, script and template are package files: ``ansible-galaxy collection build`` keeps them."""
+    root = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+    galaxy = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
+    subprocess.run([galaxy, "collection", "build", "--output-path", str(tmp_path), root], check=True,
+                   capture_output=True, timeout=300)
+    with tarfile.open(glob.glob(str(tmp_path / "*.tar.gz"))[0]) as tar:
+        names = set(tar.getnames())
+    for name in sorted(os.listdir(report_html.ASSETS)):
+        assert "plugins/plugin_utils/report_assets/" + name in names
 
 
 def main():

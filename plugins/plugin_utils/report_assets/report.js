@@ -1,0 +1,242 @@
+"use strict";
+(function(){
+const ST=["pass","skip","warn","fail","error"];
+const $=(id)=>document.getElementById(id);
+function el(tag,attrs,...kids){const e=document.createElement(tag);if(attrs)for(const k in attrs){if(k==="text")e.textContent=attrs[k];
+ else if(k==="cls")e.className=attrs[k];else if(k.startsWith("on"))e.addEventListener(k.slice(2),attrs[k]);else e.setAttribute(k,attrs[k]);}
+ for(const c of kids){if(c==null)continue;e.appendChild(typeof c==="string"?document.createTextNode(c):c);}return e;}
+const NS="http://www.w3.org/2000/svg";
+function sv(tag,attrs,text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!=null)e.textContent=text;
+ return e;}
+function num(v){if(v==null||typeof v!=="number")return v==null?"-":String(v);if(Number.isInteger(v))return String(v);const a=Math.abs(v);
+ return String(Number(v.toPrecision(a>=1000?6:4)));}
+function bytes(v){const u=["B","KiB","MiB","GiB","TiB"];let i=0;
+ while(Math.abs(v)>=1024&&i<u.length-1){v/=1024;i++;}return (Number.isInteger(v)?v:Number(v.toPrecision(3)))+" "+u[i];}
+function badge(s){return el("span",{cls:"badge "+s,text:s});}
+let D=null;
+const S=(i)=>D.S[i];
+const HN=(i)=>i>=0?D.hosts[i][0]:"";
+const tip=el("div",{cls:"tip"});document.body.appendChild(tip);
+function showTip(ev,text){tip.textContent=text;tip.style.display="block";tip.style.left=(ev.clientX+12)+"px";tip.style.top=(ev.clientY+12)+"px";}
+function hideTip(){tip.style.display="none";}
+function parse(i){if(!i)return null;try{return JSON.parse(S(i));}catch(e){return S(i);}}
+function recLabel(r){let n=S(r[1]);if(r[2])n+="["+S(r[2])+"]";if(r[3]>=0){if(!r[2])n+="[-]";n+="["+HN(r[3])+"]";}return n;}
+async function load(){
+ const node=$("report-data");const mode=node.getAttribute("data-mode");const text=node.textContent;
+ if(mode==="gzip"){
+  const bin=atob(text.trim());const buf=new Uint8Array(bin.length);for(let i=0;i<bin.length;i++)buf[i]=bin.charCodeAt(i);
+  if(typeof DecompressionStream==="undefined"){
+   throw new Error("this browser cannot decompress the report data (no DecompressionStream); open results.json instead");}
+  const stream=new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+ }
+ return JSON.parse(text);
+}
+// ---------------------------------------------------------------- tables: sort + filter
+function sortable(table){
+ const ths=table.querySelectorAll("th");ths.forEach((th,col)=>th.addEventListener("click",()=>{
+  const body=table.tBodies[0];const rows=Array.from(body.rows);const dir=th.dataset.dir==="a"?-1:1;th.dataset.dir=dir===1?"a":"d";
+  const key=(r)=>{const c=r.cells[col];const v=c.dataset.v!==undefined?c.dataset.v:c.textContent;
+ const f=parseFloat(v);return isNaN(f)?v.toLowerCase():f;};
+  rows.sort((a,b)=>{const x=key(a),y=key(b);return (x>y?1:x<y?-1:0)*dir;});rows.forEach(r=>body.appendChild(r));}));
+}
+function hostFilter(){
+ const q=$("hq").value.toLowerCase(),st=$("hs").value;let shown=0;
+ for(const tr of $("hosts").tBodies[0].rows){const ok=(!st||tr.dataset.s===st)&&(!q||tr.textContent.toLowerCase().includes(q));
+ tr.style.display=ok?"":"none";if(ok)shown++;}
+ $("hcount").textContent=shown+" shown";
+}
+// ---------------------------------------------------------------- problems (records that count toward a host)
+let PROBLEMS=null;
+function problems(){
+ if(PROBLEMS)return PROBLEMS;PROBLEMS=[];
+ for(let i=0;i<D.recs.length;i++){const r=D.recs[i];if(r[4]>=2&&r[11])PROBLEMS.push(i);}
+ PROBLEMS.sort((a,b)=>D.recs[b][4]-D.recs[a][4]||a-b);return PROBLEMS;
+}
+function renderProblems(){
+ const q=$("pq").value.toLowerCase(),st=$("ps").value,body=$("problems").tBodies[0];const list=problems();
+ const out=[];let total=0;
+ for(const i of list){const r=D.recs[i];if(st&&ST[r[4]]!==st)continue;
+  if(q){const hay=(HN(r[0])+" "+recLabel(r)+" "+S(r[5])).toLowerCase();if(!hay.includes(q))continue;}
+  total++;if(out.length<300)out.push(i);}
+ body.textContent="";
+ for(const i of out){const r=D.recs[i];body.appendChild(el("tr",null,el("td",{cls:"h"},hostLink(r[0])),el("td",null,badge(ST[r[4]])),el("td",{cls:"h",
+text:recLabel(r)}),el("td",{cls:"t",text:S(r[5])}),el("td",{cls:"t",text:S(r[10])})));
+ }
+ $("pcount").textContent=total+" matching"+(total>out.length?" (first "+out.length+" shown: filter to narrow)":"");
+}
+function hostLink(h){return el("a",{text:HN(h),onclick:(e)=>{e.preventDefault();openHost(h);}});}
+// ---------------------------------------------------------------- plots
+function niceTicks(max,n){if(!(max>0))max=1;const raw=max/n;
+ const p=Math.pow(10,Math.floor(Math.log10(raw)));const m=[1,2,2.5,5,10].find(x=>x*p>=raw)*p;
+ const top=Math.ceil(max/m-1e-9)*m;const out=[];for(let k=0;k*m<=top+m*1e-6;k++)out.push(k*m);return out;}
+function curveChart(p,extra,small){
+ const W=small?520:620,H=small?260:300,L=58,R=14,T=16,B=44;const xs=p.sizes.map(Math.log2);const x0=xs[0],x1=xs[xs.length-1];
+ let ymax=Math.max(...p.p90.filter(v=>v!=null),...p.med.filter(v=>v!=null),p.floor||0);
+ for(const c of (extra||[]))for(const v of c.ys)if(v!=null&&v>ymax)ymax=v;
+ const ticks=niceTicks(ymax||1,5);ymax=ticks[ticks.length-1]||1;
+ const X=(i)=>L+(W-L-R)*(x1>x0?(xs[i]-x0)/(x1-x0):0.5),Y=(v)=>H-B-(H-T-B)*(v/ymax);
+ const s=sv("svg",{width:W,height:H,viewBox:"0 0 "+W+" "+H,role:"img"});
+ s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
+ for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-R,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));
+ s.appendChild(sv("text",{x:L-6,y:Y(t)+4,"text-anchor":"end"},num(t)));}
+ const step=Math.max(1,Math.ceil(p.sizes.length/9));
+ const lastI=p.sizes.length-1;p.sizes.forEach((v,i)=>{if((lastI-i)%step)return;s.appendChild(sv("line",{x1:X(i),x2:X(i),y1:H-B,y2:H-B+4,
+stroke:"#444"}));s.appendChild(sv("text",{x:X(i),y:H-B+16,"text-anchor":"middle"},p.x.indexOf("bytes")>=0||p.x==="size"?bytes(v):num(v)));});
+ s.appendChild(sv("line",{x1:L,x2:W-R,y1:H-B,y2:H-B,stroke:"#444"}));s.appendChild(sv("line",{x1:L,x2:L,y1:T,y2:H-B,stroke:"#444"}));
+ s.appendChild(sv("text",{x:(L+W-R)/2,y:H-8,"text-anchor":"middle"},"message size (log2 axis)"));
+ s.appendChild(sv("text",{x:12,y:(T+H-B)/2,"text-anchor":"middle",transform:"rotate(-90 12 "+((T+H-B)/2)+")"},p.y));
+ const band=[];p.p90.forEach((v,i)=>{if(v!=null)band.push(X(i)+","+Y(v));});
+ for(let i=p.p10.length-1;i>=0;i--)if(p.p10[i]!=null)band.push(X(i)+","+Y(p.p10[i]));
+ if(p.n>1)s.appendChild(sv("polygon",{points:band.join(" "),fill:"#9cc3f0",opacity:"0.45"}));
+ const line=(ys,attrs,title)=>{const pts=[];ys.forEach((v,i)=>{if(v!=null)pts.push(X(i).toFixed(1)+","+Y(v).toFixed(1));});
+ const pl=sv("polyline",Object.assign({points:pts.join(" "),fill:"none"},attrs));if(title)pl.appendChild(sv("title",{},title));s.appendChild(pl);};
+ line(p.med,{stroke:"#1457b8","stroke-width":2},"fleet median");
+ if(p.floor!=null&&p.floor<=ymax){s.appendChild(sv("line",{x1:L,x2:W-R,y1:Y(p.floor),y2:Y(p.floor),stroke:"#c0392b","stroke-dasharray":"6 4"}));
+ s.appendChild(sv("text",{x:W-R-2,y:Y(p.floor)-4,"text-anchor":"end",fill:"#c0392b"},"expected min "+num(p.floor)));}
+ for(const [x,v] of p.floorAt||[]){const i=p.sizes.indexOf(x);if(i>=0)s.appendChild(sv("circle",{cx:X(i),cy:Y(v),r:4,fill:"none",stroke:"#c0392b"}));}
+ const colors=["#d62728","#ff7f0e","#9467bd","#8c564b","#e377c2","#bcbd22","#17becf","#7f7f7f","#2ca02c","#1f77b4"];
+ const legend=[["#1457b8","fleet median ("+p.n+")"],["#9cc3f0","p10-p90"]];if(p.floor!=null)legend.push(["#c0392b","expected min"]);
+ (extra||[]).forEach((c,k)=>{line(c.ys,{stroke:c.color||colors[k%colors.length],"stroke-width":1.6},
+c.name);legend.push([c.color||colors[k%colors.length],c.name]);});
+ const box=el("div",{cls:"card"},el("div",{text:p.check+(p.target?" ["+p.target+"]":"")+": "+p.y}),s);
+ const lg=el("div",{cls:"muted"});legend.forEach(([c,n])=>{lg.appendChild(el("span",
+{style:"display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;background:"+c}));lg.appendChild(document.createTextNode(n));});
+ box.appendChild(lg);
+ return box;
+}
+function curveOf(p,ri){const c=p.curves.find(c=>c[0]===ri);return c?parse(c[1]):null;}
+function renderPlots(){
+ const box=$("plots");box.textContent="";
+ if(!D.plots.length){box.appendChild(el("p",{cls:"muted",text:"No record has a per-size series."}));return;}
+ for(const p of D.plots){const extra=[];for(const ri of p.flagged){
+ const ys=curveOf(p,ri);const r=D.recs[ri];if(ys)extra.push({ys:ys,name:HN(r[0])+(r[3]>=0?" -> "+HN(r[3]):"")+" ("+ST[r[4]]+")"});}
+  box.appendChild(curveChart(p,extra));}
+}
+// ---------------------------------------------------------------- heat maps
+function heatColor(ratio,st){if(st===4&&ratio<0)return "#8e44ad";if(ratio<0)return "#ccc";const r=ratio/1000;
+ if(r>=1)return "hsl(130,55%,"+(r>1.1?48:58)+"%)";if(r>=0.95)return "hsl(75,70%,55%)";
+ const t=Math.max(0,Math.min(1,(r-0.5)/0.45));return "hsl("+Math.round(45*t)+",80%,"+Math.round(45+10*t)+"%)";}
+function renderHeat(){
+ const box=$("heat");box.textContent="";
+ if(!D.heat.length){box.appendChild(el("p",{cls:"muted",text:"No pairwise records."}));return;}
+ for(const m of D.heat){
+  const n=m.axis.length,cell=Math.max(2,Math.min(16,Math.floor(460/n))),pad=6,size=n*cell;
+  const c=el("canvas",{width:size+2*pad,height:size+2*pad});const g=c.getContext("2d");g.fillStyle="#f3f4f6";g.fillRect(0,0,size+2*pad,size+2*pad);
+  const grid=new Map();
+  for(let k=0;k<m.cells.length;k+=4){const i=m.cells[k],j=m.cells[k+1],ratio=m.cells[k+2],st=m.cells[k+3];grid.set(i*n+j,[ratio,st]);
+   g.fillStyle=heatColor(ratio,st);g.fillRect(pad+j*cell,pad+i*cell,cell,cell);
+   if(st>=3&&cell>=4){g.strokeStyle="#000";g.lineWidth=1;g.strokeRect(pad+j*cell+0.5,pad+i*cell+0.5,cell-1,cell-1);}}
+  if(cell<8){for(let k=0;k<m.cells.length;k+=4){const ratio=m.cells[k+2],st=m.cells[k+3];if(st<3&&!(ratio>=0&&ratio<950))continue;
+   const x=pad+m.cells[k+1]*cell+cell/2,y=pad+m.cells[k]*cell+cell/2;g.fillStyle=heatColor(ratio,st);g.strokeStyle="#000";g.lineWidth=1.5;
+   g.beginPath();g.arc(x,y,5,0,2*Math.PI);g.fill();g.stroke();}}
+  const name=(a)=>m.bin>1?HN(a[0])+" .. "+HN(a[1]):HN(a);
+  c.addEventListener("mousemove",(ev)=>{const b=c.getBoundingClientRect();const j=Math.floor((ev.clientX-b.left-pad)/cell),
+i=Math.floor((ev.clientY-b.top-pad)/cell);
+   if(i<0||j<0||i>=n||j>=n){hideTip();return;}const v=grid.get(i*n+j);
+   showTip(ev,
+name(m.axis[i])+" -> "+name(m.axis[j])+": "+(v?(v[0]<0?"no value":Math.round(v[0]/10)+" % of "+m.refKind)+" ("+ST[v[1]]+")":"not measured")+
+(m.bin>1?" [worst pair of the block]":""));
+ });
+  c.addEventListener("mouseleave",hideTip);
+  c.addEventListener("click",
+(ev)=>{const b=c.getBoundingClientRect();const i=Math.floor((ev.clientY-b.top-pad)/cell);if(i>=0&&i<n)openHost(m.bin>1?m.axis[i][0]:m.axis[i]);});
+  const card=el("div",{cls:"card"},el("div",{text:m.check+(m.target?" ["+m.target+"]":"")+": "+(m.metric||"status only")}),
+   el("div",{cls:"muted",
+text:m.n+" hosts, "+m.pairs+" pairs; colour = value vs "+m.refKind+" "+num(m.ref)+(m.lower?" (lower is better)":"")+"; fleet median "+num(m.median)+
+(m.bin>1?"; "+m.bin+" hosts per row/column, each block shows its worst pair":"")+". Row: host (client), column: peer; black outline: failed pair"+
+(cell<8?"; circled: pairs below 95 % or failed":"")+". Hover for names, click for the host."}),
+   el("div",{cls:"wrap"},c));
+  if(m.worst.length){const t=el("table",null,el("thead",null,el("tr",null,el("th",{text:"host"}),el("th",{text:"peer"}),el("th",{text:m.metric}),
+el("th",{text:"status"}))),el("tbody"));
+   for(const w of m.worst)t.tBodies[0].appendChild(el("tr",null,el("td",{cls:"h"},hostLink(w[0])),el("td",{cls:"h"},hostLink(w[1])),el("td",{cls:"n",
+text:num(w[2])}),el("td",null,badge(ST[w[3]]))));
+   card.appendChild(el("div",{cls:"muted",text:"lowest pairs (below 95 % of the "+m.refKind+")"}));card.appendChild(t);}
+  box.appendChild(card);}
+}
+// ---------------------------------------------------------------- GEMM and latency
+function bars(title,items,floor,unit){
+ const W=Math.max(260,60+items.length*46),H=240,L=50,B=34,T=14;let ymax=Math.max(floor||0,...items.map(b=>b.hi!=null?b.hi:b.v));
+ const ticks=niceTicks(ymax||1,4);ymax=ticks[ticks.length-1]||1;
+ const Y=(v)=>H-B-(H-T-B)*v/ymax;const s=sv("svg",{width:W,height:H,role:"img"});s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
+ for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-6,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));
+ s.appendChild(sv("text",{x:L-5,y:Y(t)+4,"text-anchor":"end"},num(t)));}
+ items.forEach((b,k)=>{const x=L+8+k*46;const r=sv("rect",{x:x,y:Y(b.v),width:30,height:Math.max(0,H-B-Y(b.v)),
+fill:b.color||"#5b8fd6"});r.appendChild(sv("title",{},b.title));s.appendChild(r);
+  if(b.lo!=null){s.appendChild(sv("line",{x1:x+15,x2:x+15,y1:Y(b.lo),y2:Y(b.hi),stroke:"#222"}));}
+  if(b.min!=null){const c=sv("circle",{cx:x+15,cy:Y(b.min),r:3.5,fill:b.minColor||"#c0392b"});
+ c.appendChild(sv("title",{},b.minTitle||""));s.appendChild(c);}
+  s.appendChild(sv("text",{x:x+15,y:H-B+14,"text-anchor":"middle"},b.label));
+ if(b.sub)s.appendChild(sv("text",{x:x+15,y:H-B+27,"text-anchor":"middle",style:"font-size:9px"},b.sub));});
+ s.appendChild(sv("line",{x1:L,x2:W-6,y1:H-B,y2:H-B,stroke:"#444"}));
+ if(floor!=null){s.appendChild(sv("line",{x1:L,x2:W-6,y1:Y(floor),y2:Y(floor),stroke:"#c0392b","stroke-dasharray":"6 4"}));
+ s.appendChild(sv("text",{x:W-8,y:Y(floor)-4,"text-anchor":"end",fill:"#c0392b"},"expected min "+num(floor)));}
+ return el("div",{cls:"card"},el("div",{text:title+(unit?" ("+unit+")":"")}),s);
+}
+function renderGemm(){
+ const box=$("gemm");box.textContent="";
+ for(const g of D.gemm){box.appendChild(bars(g.check+": per GPU, fleet median with p10-p90, red dot = lowest host",g.bars.map(b=>({v:b.med,lo:b.p10,
+hi:b.p90,min:b.min,label:"GPU "+b.gpu,
+  title:"GPU "+b.gpu+": median "+num(b.med)+" over "+b.n+" hosts",minTitle:"lowest: "+HN(b.minHost)+" "+num(b.min)+" ("+ST[b.minStatus]+")",
+minColor:b.minStatus>=2?"#c0392b":"#555"}
+ )),g.floor,"TFLOP/s"));}
+ for(const l of D.lat){const v=l.values,lo=v[0],hi=v[v.length-1],nb=Math.min(30,Math.max(5,Math.ceil(Math.sqrt(v.length))));
+ const w=(hi-lo)/nb||1;const cnt=new Array(nb).fill(0);
+  for(const x of v)cnt[Math.min(nb-1,Math.floor((x-lo)/w))]++;
+  box.appendChild(bars(l.check+(l.target?" ["+l.target+"]":"")+": distribution of "+l.metric+" over "+v.length+" records",cnt.map((c,i)=>({v:c,
+label:num(lo+i*w),title:c+" records in "+num(lo+i*w)+" .. "+num(lo+(i+1)*w)})),null,"records"));
+ }
+ if(!D.gemm.length&&!D.lat.length)box.appendChild(el("p",{cls:"muted",text:"No GEMM or latency records."}));
+}
+// ---------------------------------------------------------------- per-host drill-down
+function kvText(obj){if(obj==null)return "";if(typeof obj!=="object")return String(obj);
+ return Object.keys(obj).sort().map(k=>k+" = "+valText(obj[k])).join("\n");}
+function valText(v){if(typeof v==="number")return num(v);if(v&&typeof v==="object"&&!Array.isArray(v)){
+ const t=Object.keys(v).filter(k=>k!=="source").map(k=>k+" "+valText(v[k])).join(", ");return v.source?t+" ("+v.source+")":t;}
+ return typeof v==="string"?v:JSON.stringify(v);}
+function openHost(h){
+ const box=$("detail");box.textContent="";box.style.display="block";
+ const a=D.starts[h],b=D.starts[h+1];const st=D.hosts[h][1];
+ box.appendChild(el("h3",null,"Host ",el("span",{cls:"h",text:HN(h)})," ",st>=0?badge(ST[st]):el("span",{cls:"muted",text:"(peer only)"}),el("span",
+{cls:"muted",text:"  "+(b-a)+" records"+(D.unlisted[h]?", "+D.unlisted[h]+" passing pairs not listed (see the heat map)":"")}),
+  " ",el("a",{text:"[close]",onclick:()=>{box.style.display="none";}})));
+ const extra=[];const gemm=[];
+ const t=el("table",null,el("thead",null,el("tr",null,...["check","status","reason","metrics","expect","facts","since last run"].map(x=>el("th",
+{text:x})))),el("tbody"));
+ for(let i=a;i<b;i++){const r=D.recs[i];const tr=el("tr",null,el("td",{cls:"h",text:recLabel(r)+(r[12]?" (analysis)":"")}),el("td",null,
+badge(ST[r[4]])),
+   el("td",{cls:"t"},S(r[5]),r[9]?el("details",null,el("summary",{text:"output"}),el("pre",{text:S(r[9])})):null),
+   el("td",{cls:"kv"},el("pre",{text:kvText(parse(r[6]))})),el("td",{cls:"kv"},r[7]?el("pre",{text:kvText(parse(r[7]))}):null),
+   el("td",{cls:"kv"},r[8]?el("details",null,el("summary",{text:"facts"}),el("pre",{text:kvText(parse(r[8]))})):null),el("td",{cls:"t",
+text:S(r[10])}));
+  if(!r[11]&&r[3]>=0)tr.title="a pairwise record judged by attribution: it counts toward no host (see the .node/.link records)";
+  t.tBodies[0].appendChild(tr);
+  const m=parse(r[6]);if(m&&S(r[1]).startsWith("gpu.gemm")&&typeof m.tflops==="number")gemm.push({check:S(r[1]),v:m.tflops,label:"GPU "+S(r[2]),
+sub:(m.sm_clock_mhz!=null?num(m.sm_clock_mhz)+" MHz ":"")+(m.power_w!=null?num(m.power_w)+" W":""),
+color:r[4]>=3?"#c0392b":r[4]===2?"#e0a030":"#5b8fd6",title:recLabel(r)+": "+num(m.tflops)+" TFLOP/s"});
+ }
+ const charts=el("div",{cls:"grid"});const mineAll=[];
+ for(const p of D.plots){const mine=p.curves.filter(c=>c[0]>=a&&c[0]<b);
+ if(mine.length)mineAll.push([Math.max(...mine.map(c=>D.recs[c[0]][4])),p,mine]);}
+ mineAll.sort((x,y)=>y[0]-x[0]);
+ for(const [_w,p,mine] of mineAll){const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",
+color:r[4]>=3?"#d62728":r[4]===2?"#ff7f0e":undefined};});
+ charts.appendChild(curveChart(p,ex,true));}
+ const checks=[...new Set(gemm.map(g=>g.check))];for(const c of checks){
+ const fl=(D.gemm.find(g=>g.check===c)||{}).floor;charts.appendChild(bars(c+" on "+HN(h),gemm.filter(g=>g.check===c),fl,"TFLOP/s"));}
+ box.appendChild(el("div",{cls:"wrap scroll"},t));box.appendChild(charts);
+ box.scrollIntoView({behavior:"auto",block:"start"});
+}
+// ---------------------------------------------------------------- start
+function start(){
+ sortable($("hosts"));$("hq").addEventListener("input",hostFilter);$("hs").addEventListener("change",hostFilter);
+ document.querySelectorAll("[data-host]").forEach(a=>a.addEventListener("click",(e)=>{e.preventDefault();if(D)openHost(+a.dataset.host);}));
+ document.querySelectorAll("[data-st]").forEach(c=>c.addEventListener("click",
+()=>{$("hs").value=c.dataset.st;hostFilter();$("hosts").scrollIntoView();}));
+ load().then((data)=>{D=data;$("pq").addEventListener("input",renderProblems);$("ps").addEventListener("change",
+renderProblems);sortable($("problems"));
+  renderProblems();renderPlots();renderHeat();renderGemm();document.body.setAttribute("data-ready","1");
+ }).catch((err)=>{$("loaderr").textContent="The interactive parts could not load: "+err.message;document.body.setAttribute("data-ready","error");});
+}
+start();
+})();
