@@ -35,4 +35,9 @@ class ToolFailed(AcceptanceError):
 
 
 class Interrupted(AcceptanceError):
-    """SIGTERM/SIGINT/SIGHUP while a module runs: raised so that cleanup (finally blocks) runs."""
+    """SIGTERM/SIGINT/SIGHUP while a module runs: raised (by proc.interrupt_guard, the only place) so that cleanup
+    (finally blocks) runs. ``signum``: the signal's number."""
+
+    def __init__(self, message, signum=None, **details):
+        super().__init__(message, **details)
+        self.signum = signum

@@ -60,10 +60,10 @@ import math
 import os
 import re
 import signal
-import threading
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
 
 try:
     import kubernetes
@@ -985,28 +985,22 @@ class guard(object):
         self.api, self.namespace, self.run_id = api, namespace, run_id
         self.kinds, self.timeout_s, self.propagation = kinds, timeout_s, propagation
         self.leftover = None
-        self._previous = None
-        self._installed = False
+        self._signals = None
 
-    def _on_term(self, signum, frame):
+    def _on_term(self, signum):
         raise Terminated("SIGTERM received: cleaning up Kubernetes run %s" % self.run_id)
 
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._on_term)
-            self._installed = True
+        self._signals = interrupt_guard(on_signal=self._on_term, signals=(signal.SIGTERM,)).__enter__()
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._installed:
-            signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        self._signals.ignore()
         try:
             self.leftover = cleanup(self.api, self.namespace, self.run_id, kinds=self.kinds,
                                     timeout_s=self.timeout_s, propagation=self.propagation)
         except Exception as cexc:   # never mask the block's own exception
             self.leftover = ["cleanup failed: %s" % cexc]
         finally:
-            if self._installed:
-                signal.signal(signal.SIGTERM, self._previous if self._previous is not None else signal.SIG_DFL)
-                self._installed = False
+            self._signals.__exit__(None, None, None)
         return False

@@ -25,7 +25,9 @@ A ``run`` spec may first wait until peer hosts resolve and answer on a TCP port
 worker's sshd), retry a step while its failure is perftest's "cannot connect yet"
 (``retry_until_s``), and keep a TCP port open while it runs (``alive_port``), which
 the ``sshd`` workers watch to know when to stop. Every process has a timeout and is
-killed on every path. Standard library only; imports nothing from Ansible.
+killed on every path (a SIGTERM/SIGINT/SIGHUP stops every child, prints an ``interrupted_by_signal`` NOTE and
+exits 128 + the signal: proc.interrupt_guard). Standard library and the collection's own module_utils that
+the ConfigMap ships (k8s_plan.CODE_MODULES) only; imports nothing from Ansible.
 """
 
 from __future__ import annotations
@@ -110,7 +112,9 @@ def _kill(proc):
             continue
 
 
-def _on_signal(signum, _frame):
+def _on_signal(signum):
+    """Run inside proc.interrupt_guard's handler: stop every child, say so, exit 128 + signum. SystemExit, not
+    Interrupted: nothing on the way out (the env probe's error handling) may take it for a tool's failure."""
     for proc in list(_CHILDREN):
         _kill(proc)
     say(NOTE + json.dumps({"interrupted_by_signal": signum}))
@@ -121,7 +125,6 @@ def _on_signal(signum, _frame):
 
 def cmd_env(spec):
     """Run the collection's env probe (module_utils/env_probe.py) in this container; print its records."""
-    sys.path.insert(0, spec.get("lib") or LIB)
     from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
 
     def runner(argv, timeout_s):
@@ -196,7 +199,6 @@ def perftest_steps(spec):
     TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
     (perftest_run.device_plan), then one argv per rail (perftest_run.argvs_for). A plan that cannot be made
     (a RoCE port without a usable GID) gives a step that prints why and fails."""
-    sys.path.insert(0, spec.get("lib") or LIB)
     from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_run
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
     params = spec["params"]
@@ -236,7 +238,6 @@ def _alive(port, stop):
 
 
 def cmd_run(spec):
-    sys.path.insert(0, spec.get("lib") or LIB)
     stop = threading.Event()
     alive = None
     if spec.get("alive_port"):
@@ -377,9 +378,13 @@ def main(argv=None):
     if len(argv) != 3 or argv[0] not in COMMANDS or argv[1] != "--spec":
         sys.stderr.write("usage: aifabric_k8s_entry.py %s --spec JSON\n" % "|".join(sorted(COMMANDS)))
         return 2
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _on_signal)
-    return COMMANDS[argv[0]](json.loads(argv[2]))
+    spec = json.loads(argv[2])
+    # the collection's module_utils, as the code ConfigMap lays them out (a perftest spec names it for its side)
+    sys.path.insert(0, spec.get("lib") or (spec.get("perftest") or {}).get("lib") or LIB)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard  # noqa: E402
+
+    with interrupt_guard(on_signal=_on_signal):
+        return COMMANDS[argv[0]](spec)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,9 @@ PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 CODE_MODULES = ("errors", "results", "expectations", "profiles", "env_probe", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/rdma", "parsers/system", "parsers/perftest",
                 # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
-                "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports")
+                "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports",
+                # the entry program's interrupt guard (and the runners')
+                "proc")
 
 ENV_DEFAULTS = {
     "groups": ["env", "gpu", "rdma", "software"], "packages": [], "env_vars": [], "pip_freeze": False, "python": [],

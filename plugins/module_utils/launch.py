@@ -17,7 +17,8 @@ rank with ``-x``), and a cleanup step on every host finds them in ``/proc/*/envi
   time is still the one seen (no PID reuse accidents). Returns one ``{pid, argv, signal}`` per process signalled;
 - ``run_tagged(module, argv, timeout_s, env, tag, foreground=False) -> (run or None, timeout or None, swept)``
   - runner.run with the tag in the environment; on every path (end, timeout, SIGTERM/SIGINT/SIGHUP of the
-  module, which raise errors.Interrupted after the cleanup) it then stops what is left of the run on this host.
+  module: proc.interrupt_guard, which raises errors.Interrupted after the cleanup) it then stops what is left
+  of the run on this host.
 
 Runs on the targets: Python 3.8+, Linux, no Ansible imports.
 """
@@ -32,6 +33,7 @@ import traceback
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
 
 TAG_ENV = "AIFABRIC_RUN_TAG"
 GRACE_S = 10.0
@@ -131,32 +133,20 @@ def terminate(tag, grace_s=GRACE_S, proc="/proc"):
     return done
 
 
-def _on_signal(signum, frame):
-    raise Interrupted("interrupted by signal %d" % signum)
-
-
 def run_tagged(module, argv, timeout_s, env, tag, foreground=False, grace_s=GRACE_S):
     """runner.run of a tagged launch, then (on every path) terminate(tag) on this host."""
     env = dict(env or {})
     env[TAG_ENV] = check_tag(tag)
-    handlers = {}
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        handlers[sig] = signal.signal(sig, _on_signal)
     run, timed_out, swept = None, None, []
-    try:
+    with interrupt_guard() as guard:
         try:
-            run = runner.run(module, argv, timeout_s, env=env, foreground=foreground, kill_after_s=grace_s)
-        except ToolTimeout as exc:
-            timed_out = exc
-    finally:
-        # ignore further signals while cleaning up: an impatient second Ctrl-C must not skip it
-        for sig in handlers:
-            signal.signal(sig, signal.SIG_IGN)
-        try:
-            swept = terminate(tag, grace_s)
+            try:
+                run = runner.run(module, argv, timeout_s, env=env, foreground=foreground, kill_after_s=grace_s)
+            except ToolTimeout as exc:
+                timed_out = exc
         finally:
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
+            guard.ignore()      # an impatient second Ctrl-C must not skip the cleanup
+            swept = terminate(tag, grace_s)
     return run, timed_out, swept
 
 

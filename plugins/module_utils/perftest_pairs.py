@@ -32,6 +32,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS
 
 TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 DEFAULT_PORT = 18515
@@ -74,7 +75,6 @@ LAT_SMALL_BYTES = 64
 LAT_SOURCE = "NGC multinode criterion for small-message %s latency"
 BW_METRICS = ("bw_avg_gbit_s", "bw_peak_gbit_s", "msg_rate_mpps")
 LAT_METRICS = ("lat_min_us", "lat_max_us", "lat_typical_us", "lat_avg_us", "lat_stdev_us", "lat_p99_us", "lat_p999_us")
-TIMEOUT_RCS = (124, 137, -9)
 INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
                "or role aifabric.acceptance.perftest"
 
@@ -665,7 +665,7 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
                 outcome = detached.outcome(job.handle) or {"rc": None}
             text = text_of(job.handle)
             rc = outcome.get("rc")
-            timed_out = rc in TIMEOUT_RCS
+            timed_out = rc in DETACHED_TIMEOUT_RCS
             retry = False
             if not timed_out and rc not in (0, None):
                 try:
@@ -699,4 +699,4 @@ def collect(job, wait_s):
         killed = detached.kill(handle)
         outcome = detached.outcome(handle) or {"rc": None}
     rc = outcome.get("rc")
-    return text_of(handle), rc, rc in TIMEOUT_RCS and not killed, killed
+    return text_of(handle), rc, rc in DETACHED_TIMEOUT_RCS and not killed, killed

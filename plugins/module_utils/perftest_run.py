@@ -29,26 +29,19 @@ is duck-typed: params, check_mode, warn, get_bin_path, run_command).
 from __future__ import annotations
 
 import os
-import signal
 import socket
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, imports, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError, ToolMissing
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import (
+    AcceptanceError, ParseError, ToolMissing, ToolTimeout)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
 
 DEFAULT_TEST = "ib_write_bw"
 DEFAULT_LINE_RATE_PCT = 90   # the module option's default, for callers that do not pass it
-
-
-class Interrupted(Exception):
-    """SIGTERM/SIGINT/SIGHUP while the module runs: unwind so that finally blocks restore state."""
-
-
-def _on_signal(signum, frame):
-    raise Interrupted("interrupted by signal %d" % signum)
 
 
 # --------------------------------------------------------------------------- pure: plans, argv, records
@@ -235,7 +228,7 @@ class PerftestRun(object):
     def version(self, binary):
         try:
             run = runner.run(self.module, [binary, "--version"], 15)
-        except AcceptanceError:
+        except (ToolMissing, ToolTimeout):      # never Interrupted: a signal must end the run
             return None
         return perftest_pairs.parse_version(run.output)
 
@@ -243,7 +236,7 @@ class PerftestRun(object):
         """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""
         try:
             run = runner.run(self.module, [binary, "--help"], 15)
-        except AcceptanceError:
+        except (ToolMissing, ToolTimeout):
             return False
         if flag in run.output:
             return True
@@ -377,27 +370,23 @@ class PerftestRun(object):
         jobs = []
         holder = "client:%s:%d" % (p["run_id"], os.getpid())
         governor_result = None
-        old_handlers = {}
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            old_handlers[sig] = signal.signal(sig, _on_signal)
-        try:
-            governor_result = self.governor_acquire(holder, os.getpid())
-            for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
-                facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
-                state_dir = self.inside("client-%s-%d" % (device, os.getpid()))
-                jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
-            perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"], start=self.start)
-        finally:
-            for job in jobs:
-                if job.handle is not None and detached.alive(job.handle):
-                    detached.kill(job.handle)
-            if p["cpu_governor"]:
-                released = self.governor.release(holder)
-                if governor_result is not None and released.get("action") == "restored":
-                    governor_result["restored"] = released.get("restored")
-            for sig, handler in old_handlers.items():
-                signal.signal(sig, handler)
+        with interrupt_guard():
+            try:
+                governor_result = self.governor_acquire(holder, os.getpid())
+                for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
+                    facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
+                    state_dir = self.inside("client-%s-%d" % (device, os.getpid()))
+                    jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
+                perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
+                                           p["connect_retry_delay_s"], start=self.start)
+            finally:
+                for job in jobs:
+                    if job.handle is not None and detached.alive(job.handle):
+                        detached.kill(job.handle)
+                if p["cpu_governor"]:
+                    released = self.governor.release(holder)
+                    if governor_result is not None and released.get("action") == "restored":
+                        governor_result["restored"] = released.get("restored")
         records, runs = [], []
         for job in jobs:
             text, rc, timed_out = job.result

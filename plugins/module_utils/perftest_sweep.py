@@ -41,15 +41,15 @@ import functools
 import json
 import os
 import select
-import signal
 import socket
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ToolMissing
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import (
-    Interrupted, PerftestRun, argvs_for, device_plan, records_from_perftest_output)
+    PerftestRun, argvs_for, device_plan, records_from_perftest_output)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard
 
 PROGRESS = "progress.json"
 RECORDS = "records.json"
@@ -161,9 +161,6 @@ class Sweep(PerftestRun):
         self.governor_text = "not requested"
         self.lease_touch()
         self.progress(None, 0)
-        handlers = {}
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            handlers[sig] = signal.signal(sig, _on_signal)
         holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
         governor_result = None
         self.live = []
@@ -171,77 +168,75 @@ class Sweep(PerftestRun):
         self.notices = None
         self.heard = set()
         outcome = "finished"
-        try:
-            if p["cpu_governor"]:
-                governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
-            self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
-            timeout_bin = self.module.get_bin_path("timeout", required=False)
-            if not timeout_bin:
-                raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
-            hcas = self.hcas()
-            tools = {}
-            for test in sorted(set(entry[1] for entry in steps)):
-                tools[test] = self.tool(test)
-            self.open_notices()
-            # every runner begins at the same moment (start_at, chosen once by the controller after the time it
-            # needs to start them all): no pair waits for a runner that is still being started. Clocks need not
-            # agree: a host that begins early only waits for its partner (pairs meet through their connection).
-            start_at = p["start_at"]
-            while start_at is None and p["lease_s"]:
-                # no start given: the controller's first poll of every runner hands it one (start.json)
-                self.check_lease()
-                start_at = (read_json(here, START) or {}).get("start_at")
-                if start_at is None:
-                    time.sleep(0.05)
-            while start_at and time.time() < start_at:
-                self.check_lease()
-                time.sleep(min(0.05, max(0.0, start_at - time.time())))
-            for position, entry in enumerate(steps):
-                self.progress(entry[0], position)
-                self.check_lease()
-                self.read_dead()
-                step, test, rnd, role, peer = entry[0], entry[1], entry[2], entry[3], entry[4]
-                params = self.step_params(step, test, peer)
-                plan = device_plan(p["devices"], params, hcas)
-                if test not in tools:
-                    tools[test] = self.tool(test)
-                binary, version, missing = tools[test]
-                if binary is None:
-                    self.records.extend(self.error_records(params, plan, role, missing))
-                elif peer in self.dead:
-                    self.flush()
-                    self.records.extend(self.error_records(
-                        params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
-                elif role == "server":
-                    self.run_servers(params, plan, binary, timeout_bin, version, step)
-                else:
-                    self.run_client_step(params, plan, binary, timeout_bin, version)
-            self.flush()
-            self.progress(None, len(steps))
-        except Interrupted as exc:
-            outcome = "interrupted: %s" % exc
-        except _LeaseExpired as exc:
-            outcome = str(exc)
-        except Exception as exc:  # pylint: disable=broad-except  # the runner must always leave its records
-            outcome = "failed: %s: %s" % (type(exc).__name__, exc)
-        finally:
-            for sig in handlers:
-                signal.signal(sig, signal.SIG_IGN)
-            for handle in self.live:
-                if detached.alive(handle):
-                    detached.kill(handle)
-            if self.notices is not None:
-                self.notices.close()
+        with interrupt_guard() as guard:
             try:
+                if p["cpu_governor"]:
+                    governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
+                self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
+                timeout_bin = self.module.get_bin_path("timeout", required=False)
+                if not timeout_bin:
+                    raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
+                hcas = self.hcas()
+                tools = {}
+                for test in sorted(set(entry[1] for entry in steps)):
+                    tools[test] = self.tool(test)
+                self.open_notices()
+                # every runner begins at the same moment (start_at, chosen once by the controller after the time it
+                # needs to start them all): no pair waits for a runner that is still being started. Clocks need not
+                # agree: a host that begins early only waits for its partner (pairs meet through their connection).
+                start_at = p["start_at"]
+                while start_at is None and p["lease_s"]:
+                    # no start given: the controller's first poll of every runner hands it one (start.json)
+                    self.check_lease()
+                    start_at = (read_json(here, START) or {}).get("start_at")
+                    if start_at is None:
+                        time.sleep(0.05)
+                while start_at and time.time() < start_at:
+                    self.check_lease()
+                    time.sleep(min(0.05, max(0.0, start_at - time.time())))
+                for position, entry in enumerate(steps):
+                    self.progress(entry[0], position)
+                    self.check_lease()
+                    self.read_dead()
+                    step, test, rnd, role, peer = entry[0], entry[1], entry[2], entry[3], entry[4]
+                    params = self.step_params(step, test, peer)
+                    plan = device_plan(p["devices"], params, hcas)
+                    if test not in tools:
+                        tools[test] = self.tool(test)
+                    binary, version, missing = tools[test]
+                    if binary is None:
+                        self.records.extend(self.error_records(params, plan, role, missing))
+                    elif peer in self.dead:
+                        self.flush()
+                        self.records.extend(self.error_records(
+                            params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
+                    elif role == "server":
+                        self.run_servers(params, plan, binary, timeout_bin, version, step)
+                    else:
+                        self.run_client_step(params, plan, binary, timeout_bin, version)
                 self.flush()
-            except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
-                self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
-                                                  host=self.host, target=p["label"]))
-            if p["cpu_governor"]:
-                self.governor.release(holder)
-                self.governor.reconcile()
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
+                self.progress(None, len(steps))
+            except Interrupted as exc:
+                outcome = "interrupted: %s" % exc
+            except _LeaseExpired as exc:
+                outcome = str(exc)
+            except Exception as exc:  # pylint: disable=broad-except  # the runner must always leave its records
+                outcome = "failed: %s: %s" % (type(exc).__name__, exc)
+            finally:
+                guard.ignore()      # an impatient second Ctrl-C must not skip the cleanup
+                for handle in self.live:
+                    if detached.alive(handle):
+                        detached.kill(handle)
+                if self.notices is not None:
+                    self.notices.close()
+                try:
+                    self.flush()
+                except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
+                    self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
+                                                      host=self.host, target=p["label"]))
+                if p["cpu_governor"]:
+                    self.governor.release(holder)
+                    self.governor.reconcile()
         if outcome != "finished":
             self.records.append(results.error(
                 "rdma.sweep", "the schedule of %s stopped early (%s); every process it started was stopped"
@@ -311,6 +306,8 @@ class Sweep(PerftestRun):
             try:
                 handle = self.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid(),
                                     env=tool_env(plan))
+            except Interrupted:
+                raise
             except AcceptanceError as exc:
                 self.records.extend(results.with_host([results.error(
                     "rdma.%s.server" % params["test"], "could not start the server: %s" % exc, target=device,
@@ -337,7 +334,7 @@ class Sweep(PerftestRun):
                 self.read_dead()
             for job in list(pending):
                 ended = detached.outcome(job.handle)
-                if ended is not None and not connected[id(job)] and ended.get("rc") in perftest_pairs.TIMEOUT_RCS \
+                if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
                         and self.peer_behind(peer, step):
                     # no client came because its host is still busy with an earlier step: listen again
                     self.live.remove(job.handle)
@@ -628,7 +625,3 @@ class Sweep(PerftestRun):
 
 class _LeaseExpired(Exception):
     pass
-
-
-def _on_signal(signum, frame):
-    raise Interrupted("interrupted by signal %d" % signum)

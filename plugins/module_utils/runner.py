@@ -23,9 +23,9 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import TIMEOUT_RCS
 
 KILL_AFTER_S = 10
-TIMEOUT_RCS = (124, 137)
 C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
 SURROGATES_RE = re.compile("[\ud800-\udfff]")
 

@@ -238,8 +238,8 @@ left:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, perftest_pairs
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import Interrupted, PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 
 
 RANGES = dict(perftest_pairs.TEST_RANGES, **{

@@ -232,7 +232,8 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
         json_path, k8s_plan.PROBE_RESULT, text_path)
     env = dict(POD_ENV, JOB_COMPLETION_INDEX="0")
     spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script, "{JOB_COMPLETION_INDEX}"],
-                       "timeout_s": 30, "result_file": k8s_plan.PROBE_RESULT}]}
+                       "timeout_s": 30, "result_file": k8s_plan.PROBE_RESULT}],
+            "lib": write_code_tree(tmp_path)}      # the pod's code ConfigMap (the entry program's interrupt guard)
     proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
                           timeout=60, check=True, env=env)
     log = proc.stdout.decode()

@@ -1,0 +1,69 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The process layer's shared parts: exit-code constants and the one interrupt guard (private).
+
+- ``TIMEOUT_RCS`` - what coreutils ``timeout`` exits with when it ended the tool: 124 (the limit was hit and
+  SIGTERM sufficed), 137 (128 + SIGKILL, sent ``--kill-after`` seconds later). An attached run (runner.run)
+  with one of these raises ToolTimeout;
+- ``KILLED_RC`` - the exit code detached.py records when the ``timeout`` wrapper itself died of SIGKILL
+  (detached.kill, the supervisor's owner gone, the OOM killer); ``DETACHED_TIMEOUT_RCS`` - the codes that make
+  a detached run "timed out" (the perftest servers and clients);
+- ``SIGNALS`` - the signals that interrupt a run: SIGTERM (ansible's task timeout, a killed controller),
+  SIGINT (Ctrl-C), SIGHUP (a lost terminal or SSH session);
+- ``interrupt_guard(on_signal=None)`` - a context manager: while it is open, each of SIGNALS raises
+  ``errors.Interrupted`` ("interrupted by signal N", ``signum`` N) in the main thread, so that ``finally`` blocks
+  stop the run's processes; ``guard.ignore()`` ignores them from then on (an impatient second Ctrl-C must not
+  skip a cleanup); on exit the previous handlers come back. ``on_signal(signum)`` runs first in the handler
+  (the pod entry program stops its children there and exits; k8s_api.guard raises its own Terminated there);
+  ``signals`` narrows the set (k8s_api.guard: SIGTERM only). Python runs handlers in the main thread only, so
+  outside it the guard installs nothing.
+
+This is the only module of the collection that installs signal handlers. Standard library and errors.py only
+(it ships in the Kubernetes code ConfigMap): no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import Interrupted
+
+TIMEOUT_RCS = (124, 137)
+KILLED_RC = -signal.SIGKILL
+DETACHED_TIMEOUT_RCS = TIMEOUT_RCS + (KILLED_RC,)
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+__all__ = ("TIMEOUT_RCS", "KILLED_RC", "DETACHED_TIMEOUT_RCS", "SIGNALS", "Interrupted", "interrupt_guard")
+
+
+class interrupt_guard(object):  # pylint: disable=invalid-name  # used as a function: with interrupt_guard(): ...
+    """Signals raise Interrupted while open (see the module docstring); previous handlers restored on exit."""
+
+    def __init__(self, on_signal=None, signals=SIGNALS):
+        self.on_signal = on_signal
+        self.signals = signals
+        self.previous = {}
+
+    def _raise(self, signum, _frame):
+        if self.on_signal is not None:
+            self.on_signal(signum)
+        raise Interrupted("interrupted by signal %d" % signum, signum)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.signals:
+                self.previous[sig] = signal.signal(sig, self._raise)
+        return self
+
+    def ignore(self):
+        """Ignore the guarded signals until the guard closes (cleanup that must run to its end)."""
+        for sig in self.previous:
+            signal.signal(sig, signal.SIG_IGN)
+
+    def __exit__(self, exc_type, exc, tb):
+        for sig, handler in self.previous.items():
+            # None: a handler not installed from Python; the default is the nearest we can restore
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        self.previous = {}
+        return False
