@@ -44,10 +44,12 @@ description:
   - A play with the variable C(fleet_report_disabled=true) in its C(vars), or the same given as an extra
     variable (C(-e fleet_report_disabled=true)), turns the report off for the whole playbook (the
     C(aifabric.acceptance.report) playbook does, as it writes a report itself).
-  - A Kubernetes render-only run (C(k8s_render_dir) set, as a play or extra variable; see
-    C(playbooks/k8s_acceptance.yml)) writes manifests and measures nothing, so the callback writes no report
-    and no history row, and prints a C(render only) line instead of a report in which every node would
-    be an error.
+  - >-
+    A run that measures nothing by design says so with an C(ansible.builtin.set_stats) task whose data has the key
+    C(aifabric_report_skip) (the reason, a string): from that task on, the callback writes no report and no history
+    row for the run, and prints C(FLEET REPORT: <reason>: no report and no history row written) instead of a report
+    in which every node would be an error. The Kubernetes render-only run (C(playbooks/k8s_acceptance.yml)
+    C(-e k8s_render_dir=DIR), which writes manifests) does this first.
   - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as
     targeted hosts (the playbooks' final C(localhost) play that publishes C(set_stats) sets it), so an
     implicit C(localhost) never shows up in the report as a host without records.
@@ -151,6 +153,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, 
 STREAM_ENV = fleet.STREAM_ENV
 STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
 EXIT_REPORT_LOST = 1    # in ansible-playbook's exit status when the run's report could not be written
+SKIP_KEY = "aifabric_report_skip"   # set_stats data: why this run has nothing to report (it measures nothing)
 
 
 def _now():
@@ -197,7 +200,7 @@ class CallbackModule(CallbackBase):
         self.play_hosts = []
         self.config = {}
         self.skip_report = False
-        self.render_only = None     # k8s_render_dir of a render-only run (no report: nothing was measured)
+        self.nothing_measured = None    # why the run has no report (set_stats SKIP_KEY: it measures nothing)
         self.run_dir = None
         self.finished = False
         self.published = False      # the report (and its history row) is written
@@ -330,9 +333,6 @@ class CallbackModule(CallbackBase):
         disabled = extra_vars.get("fleet_report_disabled", play_vars.get("fleet_report_disabled", False))
         if boolean(disabled, strict=False):
             self.skip_report = True     # e.g. report.yml, which writes a report itself
-        render_dir = extra_vars.get("k8s_render_dir", play_vars.get("k8s_render_dir"))
-        if render_dir not in (None, ""):
-            self.render_only = str(render_dir)  # k8s_acceptance.yml render-only mode: manifests, no measurement
         inventory = getattr(manager, "_inventory", None)
         self.progress.play(self._batch(play, inventory))
         if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
@@ -391,6 +391,9 @@ class CallbackModule(CallbackBase):
 
     def _on_ok(self, result):
         host, uuid, name, data = self._parts(result)
+        stats = (data.get("ansible_stats") or {}).get("data") if isinstance(data.get("ansible_stats"), dict) else None
+        if isinstance(stats, dict) and stats.get(SKIP_KEY):
+            self.nothing_measured = str(stats[SKIP_KEY])
         self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid),
                                participants=self._participants(uuid))
         self._show_progress(self.progress.take())
@@ -449,11 +452,9 @@ class CallbackModule(CallbackBase):
         except Exception as exc:  # pylint: disable=broad-except
             self._display.warning("aifabric.acceptance.fleet_report: error in the progress lines: %s" % exc)
         try:
-            if self.render_only and not self.skip_report:
+            if self.nothing_measured and not self.skip_report:
                 self._display.banner("FLEET REPORT")
-                self._display.display(
-                    "FLEET REPORT: render only (k8s_render_dir=%s): manifests written, no measurements: no report "
-                    "and no history row written" % self.render_only)
+                self._display.display("FLEET REPORT: %s: no report and no history row written" % self.nothing_measured)
             elif not self.skip_report:
                 self._write(stats)
         except Exception as exc:  # pylint: disable=broad-except
