@@ -1,0 +1,182 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Golden records (issue 20 item 1): every real capture through every records entry point of every tool, compared
+field by field with the JSON written from the code before the tools' adapters existed.
+
+Only ``started`` and ``duration_s`` (the clock) are dropped. The expected files were written by the builders of the
+time (``records_from_*_output``, ``import_records``); the cases now call the adapters (plugins/module_utils/tools),
+so a refactor that changes a record fails here. Regenerate only for an intended change of a record:
+``AIFABRIC_REGEN_GOLDEN=1 pytest tests/unit/plugins/module_utils/test_records_golden.py`` (review the diff).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import pytest
+
+from types import SimpleNamespace
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run, hccl_run, nccl_run, perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
+
+
+class Context(SimpleNamespace):
+    def __init__(self, **kwargs):
+        base = dict(params={}, host=None, peer=None, target=None, argv=None, env=None, started=None, duration_s=None,
+                    rc=None, timed_out=False, attempts=1, hosts=None, collective=None, document=None, launch=None,
+                    side="client", index=0, tool_version=None, facts=None, gpu_name=None, gpus=None)
+        base.update(kwargs)
+        super().__init__(**base)
+
+
+# the entry points of the time, in the shape of the adapters that replace them (step 1 of issue 20 item 1)
+tools = SimpleNamespace(
+    Context=Context,
+    nccl_tests=SimpleNamespace(
+        collective_from_name=nccl_run.collective_from_name, from_output=nccl_run.import_records,
+        records=lambda text, c: nccl_run.records_from_nccl_output(
+            text, c.rc, c.params, hosts=c.hosts, collective=c.collective, json_text=c.document, started=c.started,
+            duration_s=c.duration_s, argv=c.argv, env=c.env, launch=c.launch)),
+    hccl=SimpleNamespace(
+        collective_from_name=hccl_run.collective_from_name, from_output=hccl_run.import_records,
+        records=lambda text, c: hccl_run.records_from_hccl_output(
+            text, c.rc, c.params, hosts=c.hosts, collective=c.collective, started=c.started,
+            duration_s=c.duration_s, argv=c.argv, env=c.env, launch=c.launch)),
+    perftest=SimpleNamespace(
+        from_output=perftest_run.import_records,
+        records=lambda text, c: perftest_run.records_from_perftest_output(
+            text, c.rc, c.params, side=c.side, host=c.host, device=c.target, index=c.index, argv=c.argv,
+            tool_version=c.tool_version, facts=c.facts, timed_out=c.timed_out, started=c.started,
+            duration_s=c.duration_s, attempts=c.attempts)),
+    gemm=SimpleNamespace(records=lambda text, c: gpu_run.records_from_gemm_output(
+        text, c.rc, c.params, output=text, started=c.started, duration_s=c.duration_s, argv=c.argv)),
+    torch_allreduce=SimpleNamespace(records=lambda text, c: gpu_run.records_from_probe_output(
+        c.document, text, c.rc, c.params, gpu_name=c.gpu_name, gpus=c.gpus, argv=c.argv, env=c.env,
+        started=c.started, duration_s=c.duration_s)),
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
+PARSERS = os.path.join("tests", "unit", "plugins", "module_utils", "parsers", "fixtures")
+MODULES = os.path.join("tests", "unit", "plugins", "modules", "fixtures")
+GOLDEN = os.path.join(HERE, "fixtures", "records_golden")
+VOLATILE = ("started", "duration_s")
+
+
+def _read(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _files(*patterns):
+    out = []
+    for pattern in patterns:
+        out += sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, pattern)))
+    return out
+
+
+NCCL_TEXTS = _files(os.path.join(PARSERS, "nccl_tests", "*.txt"), os.path.join(PARSERS, "nccl_tests", "*", "*.txt"),
+                    os.path.join(PARSERS, "nccl_tests_layouts", "*.txt"), os.path.join(MODULES, "h100x1-proof", "*.txt"))
+NCCL_JSONS = _files(os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.6", "*.json"))
+HCCL_TEXTS = _files(os.path.join(PARSERS, "hccl_test", "*.txt"))
+PERFTEST_TEXTS = _files(os.path.join(PARSERS, "perftest", "*.txt"), os.path.join(PARSERS, "perftest_layouts", "*.txt"))
+GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
+PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
+               if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
+NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
+PERFTEST_OPTS = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "devices": ["mlx5_0"]}
+GEMM_OPTS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
+             "warmup_s": 1.0, "profile": "auto"}
+PROBE_OPTS = {"min_bytes": "1M", "max_bytes": "8G", "iters": 20, "warmup_iters": 5, "datatype": "float",
+              "profile": "auto"}
+
+
+def _nccl_json_text(rel):
+    """The text output of the run that wrote a -J document (all_reduce.json -> all_reduce_g2.txt)."""
+    return _read(rel[:-len(".json")] + "_g2.txt")
+
+
+def _perftest_run_of(text):
+    """(test, side, device) the capture is of, as the run that printed it asked (else ib_write_bw client mlx5_0)."""
+    try:
+        parsed = perftest_parser.parse(text)
+    except ParseError:
+        return "ib_write_bw", "client", "mlx5_0"
+    return (parsed.get("tool") or "ib_write_bw", parsed.get("side") or "client",
+            (parsed.get("header") or {}).get("Device") or "mlx5_0")
+
+
+def _cases():
+    cases = []
+    for rel in NCCL_TEXTS:
+        collective = tools.nccl_tests.collective_from_name(rel)
+        cases.append(("nccl-records", rel, lambda rel=rel, c=collective: tools.nccl_tests.records(
+            _read(rel), tools.Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
+                                      env={"NCCL_ALGO": "Ring"}))))
+        cases.append(("nccl-import", rel, lambda rel=rel: tools.nccl_tests.from_output(rel, NCCL_OPTS)))
+    for rel in NCCL_JSONS:
+        collective = tools.nccl_tests.collective_from_name(rel)
+        cases.append(("nccl-records-json", rel, lambda rel=rel, c=collective: tools.nccl_tests.records(
+            _nccl_json_text(rel), tools.Context(rc=0, params=NCCL_OPTS, collective=c, document=_read(rel),
+                                                hosts=["a", "b"], launch="mpirun"))))
+        cases.append(("nccl-import", rel, lambda rel=rel: tools.nccl_tests.from_output(rel, dict(NCCL_OPTS, nodes=1))))
+    for rel in HCCL_TEXTS:
+        collective = tools.hccl.collective_from_name(rel) or "all_reduce"
+        cases.append(("hccl-records", rel, lambda rel=rel, c=collective: tools.hccl.records(
+            _read(rel), tools.Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
+        cases.append(("hccl-import", rel, lambda rel=rel: tools.hccl.from_output(rel, {"nodes": 2})))
+    for rel in PERFTEST_TEXTS:
+        test, side, device = _perftest_run_of(_read(rel))
+        cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: tools.perftest.records(
+            _read(rel), tools.Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
+                                      argv=[t, "-d", d], attempts=2, facts={"port_rate_gbit_s": 100.0}))))
+        cases.append(("perftest-import", rel, lambda rel=rel: tools.perftest.from_output(rel, PERFTEST_OPTS, "n2")))
+    for rel in GEMM_TEXTS:
+        cases.append(("gemm-records", rel, lambda rel=rel: tools.gemm.records(
+            _read(rel), tools.Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
+    for rel in PROBE_JSONS:
+        cases.append(("probe-records", rel, lambda rel=rel: tools.torch_allreduce.records(
+            _read(rel[:-len(".json")] + ".txt"), tools.Context(
+                rc=0, params=PROBE_OPTS, document=_read(rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
+                env={"NCCL_ALGO": "Ring"}))))
+    return cases
+
+
+CASES = _cases()
+
+
+def _stable(records):
+    return [dict((k, v) for k, v in r.items() if k not in VOLATILE) for r in records]
+
+
+def _golden_path(kind, rel):
+    return os.path.join(GOLDEN, "%s--%s.json" % (kind, rel.replace(os.sep, "__")))
+
+
+def test_every_tool_has_cases():
+    kinds = set(kind for kind, _rel, _make in CASES)
+    assert kinds == {"nccl-records", "nccl-import", "nccl-records-json", "hccl-records", "hccl-import",
+                     "perftest-records", "perftest-import", "gemm-records", "probe-records"}
+    assert len(CASES) > 100
+
+
+@pytest.mark.parametrize("kind, rel, make", CASES, ids=["%s:%s" % (k, os.path.basename(r)) for k, r, _m in CASES])
+def test_records_equal_the_golden_records(kind, rel, make, monkeypatch):
+    monkeypatch.chdir(ROOT)     # import mode records name the file as given: the relative path
+    got = json.loads(json.dumps(_stable(make()), sort_keys=True))
+    path = _golden_path(kind, rel)
+    if os.environ.get("AIFABRIC_REGEN_GOLDEN"):
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(got, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+    with open(path, encoding="utf-8") as handle:
+        want = json.load(handle)
+    assert len(got) == len(want)
+    for one, other in zip(got, want):
+        for key in sorted(set(one) | set(other)):
+            assert one.get(key) == other.get(key), "%s %s: field %s differs" % (kind, rel, key)
