@@ -67,8 +67,9 @@ def wait_started(proc, started, out, limit_s=120):
 
 @pytest.mark.parametrize("config", ["repo", "none"])
 def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, config):
-    """config repo: the repository's ansible.cfg (pipelining, its keep-alives replaced by the inventory's ssh args,
-    task_timeout 7200 s); none: no ansible.cfg at all, as an installed collection runs (no pipelining)."""
+    """config repo: the repository's ansible.cfg (its keep-alives replaced by the inventory's ssh args, task_timeout
+    7200 s); none: no ansible.cfg at all, as an installed collection runs (pipelining comes from the playbook: without
+    it, ansible-core's removal of the timed-out module's temporary directory would wait on the silent host)."""
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
