@@ -29,10 +29,9 @@ import os
 import secrets
 import signal
 import time
-import traceback
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
 
 TAG_ENV = "AIFABRIC_RUN_TAG"
@@ -175,25 +174,20 @@ def run_module(module, name, import_records, run, user_errors=()):
     """The body of a module that launches one tagged run across hosts (nccl_test, hccl_test).
 
     ``import_records(path, params)`` serves import mode (``from_output``); ``run(module, params, tag)`` returns
-    ``(records, cmds, runs)``. Exits the module: the records, or a failure that says what to do, and after an
-    interrupt which run tag the other hosts' cleanup needs. ``user_errors``: exception types that are bad
+    ``(records, cmds, runs)``. Exits the module (modmain.run): the records, or a failure that says what to do, and
+    after an interrupt which run tag the other hosts' cleanup needs. ``user_errors``: exception types that are bad
     parameters (their message is the whole answer, no traceback).
     """
     p = module.params
     tag = p["run_tag"] or new_tag()
-    try:
+
+    def body(module):
         check_tag(tag)
         if p["from_output"]:
-            module.exit_json(changed=False, cmd=[], run_tag=tag, results=import_records(p["from_output"], p))
+            return dict(changed=False, cmd=[], run_tag=tag, results=import_records(p["from_output"], p))
         records, cmds, runs = run(module, p, tag)
-        module.exit_json(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
-    except Interrupted as exc:
-        module.fail_json(msg="%s %s (the run's processes on this host were stopped; run "
-                             "aifabric.acceptance.cleanup with run_tag %s on the other hosts)" % (name, exc, tag),
-                         run_tag=tag)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except tuple(user_errors) as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except  # a bug must still come back as a module failure
-        module.fail_json(msg="%s failed: %s" % (name, exc), exception=traceback.format_exc())
+        return dict(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
+
+    modmain.run(module, name, body, user_errors=user_errors, interrupt_fields={"run_tag": tag},
+                interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
+                               "with run_tag %s on the other hosts)" % tag)

@@ -234,13 +234,12 @@ swept:
 import getpass
 import os
 import random
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_run, gpu_worker, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, torch_allreduce
 
 CHECK = gpu_run.PROBE_CHECK
 TOOL = gpu_run.PROBE_TOOL
@@ -304,18 +303,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    try:
-        _run(module, p)
-    except Interrupted as exc:
-        module.fail_json(msg="allreduce_probe %s (the run's processes on this host were stopped; run "
-                             "aifabric.acceptance.cleanup with the run_tag on the other hosts)" % exc)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except (collectives.OptionError, expectations.ExpectationError) as exc:
-        module.fail_json(msg=str(exc))
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="allreduce_probe failed: %s" % exc, exception=traceback.format_exc())
+    modmain.run(module, "allreduce_probe", lambda module: _run(module, module.params),
+                user_errors=(collectives.OptionError, expectations.ExpectationError),
+                interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
+                               "with the run_tag on the other hosts)")
 
 
 def _run(module, p):
@@ -384,10 +375,10 @@ def _run(module, p):
     if os.path.isfile(json_out):
         with open(json_out) as handle:
             json_text = handle.read()
-    records = gpu_run.records_from_probe_output(
-        json_text, run.output, run.rc, p, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
+    records = torch_allreduce.records(run.output, Context(
+        params=p, document=json_text, rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
         started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
-        ranks_per_node=ranks_per_node, hosts=hosts)
+        ranks_per_node=ranks_per_node, hosts=hosts))
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
                      run_tag=tag, swept=swept, results=records)
 

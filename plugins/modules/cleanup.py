@@ -77,8 +77,7 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain
 
 
 RANGES = {"grace_s": argspec.NON_NEGATIVE}
@@ -93,13 +92,14 @@ def main():
         ),
         supports_check_mode=True,
     )
+    modmain.run(module, "cleanup", _cleanup)
+
+
+def _cleanup(module):
     p = module.params
-    try:
-        found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_tag"])]
-        killed = [] if module.check_mode else launch.terminate(p["run_tag"], grace_s=p["grace_s"])
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=bool(found), found=found, killed=killed, results=[])
+    found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_tag"])]
+    killed = [] if module.check_mode else launch.terminate(p["run_tag"], grace_s=p["grace_s"])
+    return dict(changed=bool(found), found=found, killed=killed, results=[])
 
 
 if __name__ == "__main__":

@@ -206,6 +206,7 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
 
 RANGES = {
@@ -241,20 +242,22 @@ def main():
         ),
         supports_check_mode=True,
     )
+    modmain.run(module, "env_probe", _probe)
+
+
+def _probe(module):
     # the interpreters and nvidia-smi the user names are executed (often as root): each must pass the path rule
+    # (statedir.StateError, an AcceptanceError: its message is the failure)
     for path in module.params["python"] + [module.params["nvidia_smi_path"] or ""]:
         if path and os.path.lexists(path):
-            try:
-                statedir.trusted_file(os.path.abspath(path), what=path)
-            except statedir.StateError as exc:
-                module.fail_json(msg=str(exc))
+            statedir.trusted_file(os.path.abspath(path), what=path)
     host = env_probe.Host(
         run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
         which=lambda name: module.get_bin_path(name, required=False),
         executable=sys.executable,
     )
     records = env_probe.probe(host, module.params)
-    module.exit_json(changed=False, results=records, counts=results.count(records))
+    return dict(changed=False, results=records, counts=results.count(records))
 
 
 if __name__ == "__main__":

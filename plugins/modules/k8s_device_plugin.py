@@ -250,13 +250,11 @@ resources:
   elements: str
 """
 
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_device_plugin as dp
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 
 def argument_spec():
@@ -317,33 +315,32 @@ def build(p):
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    modmain.run(module, "k8s_device_plugin", _state, fields={"results": []})
+
+
+def _state(module):
     p = module.params
-    try:
-        api = k8s_api.connect(p)
-        if p["state"] == "absent":
-            actions = dp.remove(api, dp.desired_for_removal(p["namespace"], p["name"], p["config_map"]),
-                                check_mode=module.check_mode, timeout_s=p["delete_timeout"])
-            changed = any(a["action"] == "deleted" for a in actions)
-            left = [a["object"] for a in actions if a["action"].startswith("still present")]
-            if left:
-                module.fail_json(msg="still present after %d s: %s" % (p["delete_timeout"], ", ".join(left)),
-                                 actions=actions, results=[])
-            module.exit_json(changed=changed, actions=actions, results=[])
-        cfg, objects = build(p)
-        actions = dp.apply(api, objects, check_mode=module.check_mode, adopt=p["adopt"])
-        changed = any(a["action"] != "unchanged" for a in actions)
-        names = dp.resource_names(cfg)
-        records = []
-        if p["verify"] and p["nodes"] and not module.check_mode:
-            selectors = dict((n, e.get("selectors") or {}) for n, e in zip(names, cfg["configList"]))
-            records = dp.verify(api, p["namespace"], p["name"], p["nodes"], names,
-                                devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout"],
-                                selectors=selectors)
-        module.exit_json(changed=changed, actions=actions, config=cfg, resources=names, results=records)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), results=[], **exc.details)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="k8s_device_plugin failed: %s" % exc, results=[], exception=traceback.format_exc())
+    api = k8s_api.connect(p)
+    if p["state"] == "absent":
+        actions = dp.remove(api, dp.desired_for_removal(p["namespace"], p["name"], p["config_map"]),
+                            check_mode=module.check_mode, timeout_s=p["delete_timeout"])
+        changed = any(a["action"] == "deleted" for a in actions)
+        left = [a["object"] for a in actions if a["action"].startswith("still present")]
+        if left:
+            module.fail_json(msg="still present after %d s: %s" % (p["delete_timeout"], ", ".join(left)),
+                             actions=actions, results=[])
+        return dict(changed=changed, actions=actions, results=[])
+    cfg, objects = build(p)
+    actions = dp.apply(api, objects, check_mode=module.check_mode, adopt=p["adopt"])
+    changed = any(a["action"] != "unchanged" for a in actions)
+    names = dp.resource_names(cfg)
+    records = []
+    if p["verify"] and p["nodes"] and not module.check_mode:
+        selectors = dict((n, e.get("selectors") or {}) for n, e in zip(names, cfg["configList"]))
+        records = dp.verify(api, p["namespace"], p["name"], p["nodes"], names,
+                            devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout"],
+                            selectors=selectors)
+    return dict(changed=changed, actions=actions, config=cfg, resources=names, results=records)
 
 
 if __name__ == "__main__":

@@ -95,12 +95,11 @@ changes:
   sample: [{node: gpu-node-03, verdict: fail, patch: {metadata: {labels: {aifabric.io/acceptance: fail}}}}]
 """
 
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_node_verdicts as nv
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
 
 def argument_spec():
@@ -120,22 +119,21 @@ def argument_spec():
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
                            required_if=[("state", "present", ("run_id",))])
+    modmain.run(module, "k8s_node_verdicts", _state, fields={"changes": []})
+
+
+def _state(module):
     p = module.params
-    try:
-        bad = dict((n, v) for n, v in p["verdicts"].items() if v not in nv.VERDICTS)
-        if bad:
-            module.fail_json(msg="unknown verdicts %s (allowed: %s)" % (bad, ", ".join(nv.VERDICTS)), changes=[])
-        api = k8s_api.connect(p)
-        if p["state"] == "absent":
-            changes = nv.remove(api, p["nodes"], check_mode=module.check_mode)
-        else:
-            changes = nv.apply(api, p["verdicts"], p["run_id"], p["report"], p["taint"], tuple(p["taint_on"]),
-                               check_mode=module.check_mode)
-        module.exit_json(changed=bool(changes), changes=changes)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), changes=[], **exc.details)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="k8s_node_verdicts failed: %s" % exc, changes=[], exception=traceback.format_exc())
+    bad = dict((n, v) for n, v in p["verdicts"].items() if v not in nv.VERDICTS)
+    if bad:
+        module.fail_json(msg="unknown verdicts %s (allowed: %s)" % (bad, ", ".join(nv.VERDICTS)), changes=[])
+    api = k8s_api.connect(p)
+    if p["state"] == "absent":
+        changes = nv.remove(api, p["nodes"], check_mode=module.check_mode)
+    else:
+        changes = nv.apply(api, p["verdicts"], p["run_id"], p["report"], p["taint"], tuple(p["taint_on"]),
+                           check_mode=module.check_mode)
+    return dict(changed=bool(changes), changes=changes)
 
 
 if __name__ == "__main__":

@@ -81,12 +81,10 @@ results:
       reason: "nvidia.com/gpu allocatable 7 < capacity 8: 1 GPU(s) marked unhealthy by the device plugin (...)"
 """
 
-import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_preflight
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_preflight, modmain
 
 
 def argument_spec():
@@ -103,6 +101,10 @@ def argument_spec():
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
                            required_by={"selector": ("namespace",)})
+    modmain.run(module, "k8s_preflight", _collect, fields={"results": []})
+
+
+def _collect(module):
     p = module.params
     try:
         k8s_preflight.split_selector(p["selector"])
@@ -114,13 +116,9 @@ def main():
         api = k8s_api.connect(p)
         records = k8s_preflight.collect(api, nodes=p["nodes"], namespace=p["namespace"], selector=p["selector"],
                                         expect_gpus=p["expect_gpus"])
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), results=[], **exc.details)
     except k8s_api._api_errors() as exc:
         module.fail_json(msg=str(k8s_api._fail("cannot read the cluster", exc)), results=[])
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="k8s_preflight failed: %s" % exc, results=[], exception=traceback.format_exc())
-    module.exit_json(changed=False, results=records)
+    return dict(changed=False, results=records)
 
 
 if __name__ == "__main__":

@@ -307,13 +307,12 @@ leftover:
 """
 
 import os
-import traceback
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
 POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
                "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
@@ -373,18 +372,17 @@ def main():
     )
     p = module.params
     run_id = p["run_id"] or "r" + uuid.uuid4().hex[:8]
-    try:
-        if p["state"] == "absent":
-            _absent(module, p, run_id)
-        pod = dict((k, p[k]) for k in POD_OPTIONS)
-        options = p[KIND_OPTIONS[p["kind"]]]
-        if p["render_dir"]:
-            _render(module, p, pod, options, run_id)
-        _present(module, p, pod, options, run_id)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), run_id=run_id, **exc.details)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="k8s_workload failed: %s" % exc, run_id=run_id, exception=traceback.format_exc())
+    modmain.run(module, "k8s_workload", lambda module: _state(module, p, run_id), fields={"run_id": run_id})
+
+
+def _state(module, p, run_id):
+    if p["state"] == "absent":
+        _absent(module, p, run_id)
+    pod = dict((k, p[k]) for k in POD_OPTIONS)
+    options = p[KIND_OPTIONS[p["kind"]]]
+    if p["render_dir"]:
+        _render(module, p, pod, options, run_id)
+    _present(module, p, pod, options, run_id)
 
 
 def _absent(module, p, run_id):

@@ -237,8 +237,7 @@ left:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, perftest_pairs
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 
 
@@ -277,13 +276,8 @@ def main():
         supports_check_mode=True,
         mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
     )
-    try:
-        out = PerftestRun(module).run()
-    except Interrupted as exc:
-        module.fail_json(msg="perftest module %s (every started process was stopped, governors restored)" % exc)
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    module.exit_json(**out)
+    modmain.run(module, "perftest module", lambda module: PerftestRun(module).run(),
+                interrupt_note=" (every started process was stopped, governors restored)")
 
 
 if __name__ == "__main__":

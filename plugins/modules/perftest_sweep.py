@@ -244,7 +244,7 @@ outcome:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 
@@ -295,19 +295,18 @@ def main():
         supports_check_mode=True,
         mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
     )
+    modmain.run(module, "perftest_sweep", _state)
+
+
+def _state(module):
     sweep = Sweep(module)
-    try:
-        if module.params["state"] == "plan":
-            out = sweep.plan()
-        elif module.params["state"] == "status":
-            out = sweep.status()
-        elif module.params["state"] == "run":
-            out = sweep.run_sweep()
-        else:
-            raise AcceptanceError("state=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
-    except AcceptanceError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    module.exit_json(**out)
+    if module.params["state"] == "plan":
+        return sweep.plan()
+    if module.params["state"] == "status":
+        return sweep.status()
+    if module.params["state"] == "run":
+        return sweep.run_sweep()
+    raise AcceptanceError("state=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, statedir
 
 
 def main():
@@ -90,19 +90,20 @@ def main():
         ),
         supports_check_mode=True,
     )
+    modmain.run(module, "trusted_path", _trusted, fields={"path": module.params["path"]})
+
+
+def _trusted(module):
     p = module.params
     existed = os.path.lexists(p["path"])
-    try:
-        if p["kind"] == "file":
-            path = statedir.trusted_file(p["path"], what="file")
-        else:
-            path = statedir.trusted_dir(p["path"], create=p["create"] and not module.check_mode,
-                                        private=p["private"], what=p["kind"].replace("_", " "),
-                                        exec_only=p["kind"] == "bin_directory")
-    except statedir.StateError as exc:
-        module.fail_json(msg=str(exc), path=p["path"])
+    if p["kind"] == "file":
+        path = statedir.trusted_file(p["path"], what="file")
+    else:
+        path = statedir.trusted_dir(p["path"], create=p["create"] and not module.check_mode,
+                                    private=p["private"], what=p["kind"].replace("_", " "),
+                                    exec_only=p["kind"] == "bin_directory")
     exists = os.path.isdir(path) if p["kind"] != "file" else True
-    module.exit_json(changed=exists and not existed, path=path, exists=exists)
+    return dict(changed=exists and not existed, path=path, exists=exists)
 
 
 if __name__ == "__main__":
