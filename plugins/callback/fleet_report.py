@@ -25,7 +25,8 @@ description:
     C(summary.md), C(junit.xml) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
     and prints a short summary at the end of the play.
   - Appends every record to the run's record stream as it arrives, as the task returned it (a JSON-lines file in a private
-    C(mkdtemp) directory, named to the workers by C(AIFABRIC_RUN_STREAM), removed at the end of the run).
+    C(mkdtemp) directory, registered in the run store under the ansible-playbook process id, where the run's steps
+    find it; removed at the end of the run; see the collection's C(docs/report.md)).
     The M(aifabric.acceptance.run_summary) step reads the same stream and runs the same analysis, so the
     C(set_stats) summary it returns (AWX publishes C(set_stats) data before aggregate callbacks run) gives
     every host the same verdict as the report; the required checks it stores there apply to the report too.
@@ -137,9 +138,7 @@ import atexit
 import datetime
 import json
 import os
-import shutil
 import signal
-import tempfile
 import threading
 import traceback
 
@@ -148,10 +147,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ANSIBLE_VERSION
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, progress, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, progress, render, run_store
 
-STREAM_ENV = fleet.STREAM_ENV
-STREAM_ERROR_ENV = fleet.STREAM_ERROR_ENV
 EXIT_REPORT_LOST = 1    # in ansible-playbook's exit status when the run's report could not be written
 SKIP_KEY = "aifabric_report_skip"   # set_stats data: why this run has nothing to report (it measures nothing)
 
@@ -201,12 +198,12 @@ class CallbackModule(CallbackBase):
         self.config = {}
         self.skip_report = False
         self.nothing_measured = None    # why the run has no report (set_stats SKIP_KEY: it measures nothing)
-        self.run_dir = None
         self.finished = False
         self.published = False      # the report (and its history row) is written
         self.lost = None            # why the report of this run could not be written (the stream is then kept)
         self.interrupted = None
         self.pid = os.getpid()
+        self.store = run_store.RunStore(self.run_id, self.pid)     # the run's stream, found by the run's steps
 
     # ------------------------------------------------------------ options
 
@@ -238,22 +235,18 @@ class CallbackModule(CallbackBase):
         except Exception as exc:  # pylint: disable=broad-except  # bad configuration: disable, never break the play
             message = "aifabric.acceptance.fleet_report is disabled: bad configuration: %s" % exc
             self._display.warning(message)
-            os.environ[STREAM_ERROR_ENV] = message      # the run_summary step says so and fails
-            os.environ.pop(STREAM_ENV, None)
             self.disabled = True
+            self._store_error(message)      # the run_summary step says so and fails
 
     def _open_stream(self):
-        """The run-scoped record stream (a private 0700 directory) that run_summary reads too."""
-        if self.run_dir is not None:
+        """The run-scoped record stream (a private 0700 directory of the run store) that run_summary reads too."""
+        if self.store.directory is not None:
             return
-        self.run_dir = tempfile.mkdtemp(prefix="aifabric-run-%s-" % self.run_id[:8])
-        path = os.path.join(self.run_dir, "records.jsonl")
+        path = self.store.open()
         run = {"run_id": self.run_id, "started": self.started, "controller_pid": self.pid,
                "output_dir": os.path.abspath(self.config["output_dir"]),
                "check_mode": self._check_mode()}
         self.collector.open_stream(path, run=run, config={"drift_pins": self.config["drift_pins"]})
-        os.environ[STREAM_ENV] = path       # inherited by the worker processes forked later
-        os.environ.pop(STREAM_ERROR_ENV, None)
         atexit.register(self._at_exit)
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
@@ -294,10 +287,26 @@ class CallbackModule(CallbackBase):
             self._display.warning("aifabric.acceptance.fleet_report: error in %s: %s" % (what, exc))
             self._display.vvv(traceback.format_exc())
         if self.collector.stream_error and not broken:
-            # workers are forked per task: the summary step of this run will fail and say why
-            os.environ[STREAM_ERROR_ENV] = "aifabric.acceptance.fleet_report: %s; the report is written from " \
-                "memory at the end of the run, but no summary can be made" % self.collector.stream_error
-            self._display.warning(os.environ[STREAM_ERROR_ENV])
+            # the summary step of this run will fail and say why
+            message = "aifabric.acceptance.fleet_report: %s; the report is written from memory at the end of " \
+                "the run, but no summary can be made" % self.collector.stream_error
+            self._display.warning(message)
+            self._store_error(message)
+
+    def _store_error(self, message):
+        """Register why this run has no summary (its steps find it in the run store); a store that cannot be
+        written is a warning (the steps then say the callback is not enabled)."""
+        try:
+            self.store.fail(message)
+        except (OSError, run_store.statedir.StateError) as exc:
+            self._display.warning("aifabric.acceptance.fleet_report: cannot write the run store: %s" % exc)
+        atexit.register(self._unregister)
+
+    def _unregister(self):
+        """At exit of ansible-playbook (not of a forked worker): the run leaves the store (its stream, if any, is
+        left to _cleanup)."""
+        if os.getpid() == self.pid:
+            self.store.close(keep_stream=True)
 
     @staticmethod
     def _parts(result):
@@ -483,11 +492,7 @@ class CallbackModule(CallbackBase):
 
     def _cleanup(self):
         self.collector.close_stream()
-        if self.run_dir and os.environ.get(STREAM_ENV, "").startswith(self.run_dir + os.sep):
-            os.environ.pop(STREAM_ENV, None)
-        if self.run_dir and not self.lost:      # a run without its report keeps its record stream
-            shutil.rmtree(self.run_dir, ignore_errors=True)
-            self.run_dir = None
+        self.store.close(keep_stream=bool(self.lost))      # a run without its report keeps its record stream
 
     def _collected(self):
         """The collector as the stream file has it (the same view run_summary had), else its lines in memory."""

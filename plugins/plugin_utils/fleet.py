@@ -28,7 +28,7 @@ import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, drift, history, render
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet_relative, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet_relative, run_store, verdict
 
 ANALYSES = [
     drift.analyze,
@@ -43,9 +43,7 @@ UNREACHABLE_CHECK = "env.reachable"
 TASK_CHECK = "env.task"             # a failed task that returned no records
 REASON_MAX = 600
 NO_HOST = "(no host)"
-STREAM_ENV = "AIFABRIC_RUN_STREAM"               # set by the callback: path of the run's record stream
-STREAM_ERROR_ENV = "AIFABRIC_RUN_STREAM_ERROR"   # set by the callback when its configuration is bad
-ENABLE_LINE = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
+ENABLE_LINE = run_store.ENABLE_LINE
 # what k8s_preflight names the host of a namespace's records: "namespace/" + a Kubernetes namespace (DNS-1123 label)
 NAMESPACE_HOST_RE = re.compile(r"namespace/[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
 
@@ -885,22 +883,13 @@ def reanalyze(data, config=None, analyses=None, plain_json=False):
 # ---------------------------------------------------------------- the run summary step
 
 
-class RunSummaryError(Exception):
-    """The run summary cannot be made (no callback, no host targeted); the message says how to fix it."""
+RunSummaryError = run_store.RunSummaryError
 
 
-def stream_path(environ=None, parent_pid=None):
-    """The record stream of the running ansible-playbook, or RunSummaryError saying how to enable it."""
-    environ = os.environ if environ is None else environ
-    if environ.get(STREAM_ERROR_ENV):
-        raise RunSummaryError(environ[STREAM_ERROR_ENV])
-    path = environ.get(STREAM_ENV)
-    if not path or not os.path.isfile(path):
-        raise RunSummaryError(
-            "the aifabric.acceptance.fleet_report callback is not enabled, so this run has no report and no "
-            "verdict (ansible.cfg is only read from the current directory or ANSIBLE_CONFIG). Enable it and "
-            "run again: %s ansible-playbook ..." % ENABLE_LINE)
-    return path
+def stream_path(controller_pid=None):
+    """The record stream of the running ansible-playbook (by default the parent of this worker process: the step
+    runs in a worker that ansible-playbook forked), found in the run store; RunSummaryError saying why not."""
+    return run_store.find(os.getppid() if controller_pid is None else controller_pid)
 
 
 def append_config(path, **config):
@@ -941,7 +930,7 @@ def run_summary(path, required_checks=None, controller_pid=None, host_required=N
     if controller_pid is not None and owner is not None and owner != controller_pid:
         raise RunSummaryError(   # a stream inherited from an enclosing ansible-playbook, not this run's
             "the aifabric.acceptance.fleet_report callback is not enabled in this ansible-playbook (the record "
-            "stream in %s belongs to process %s, an enclosing run). Enable it: %s" % (STREAM_ENV, owner, ENABLE_LINE))
+            "stream %s belongs to process %s, another run). Enable it: %s" % (path, owner, ENABLE_LINE))
     if not collected.hosts_targeted:
         raise RunSummaryError(
             "no host was targeted: the inventory has no host in the plays' host pattern (a wrong -i path, "

@@ -16,7 +16,7 @@ import sqlite3
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, render, run_store
 
 
 def rec(check="env.os", status="pass", **kw):
@@ -131,14 +131,21 @@ def test_run_summary_and_the_report_agree_on_every_host(tmp_path):
 
 
 def test_run_summary_without_a_stream_names_the_line_that_enables_the_callback(tmp_path):
+    registry = str(tmp_path / "registry")
     with pytest.raises(fleet.RunSummaryError, match="ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"):
-        fleet.stream_path({})
+        run_store.find(os.getpid(), registry)
+    os.makedirs(registry, mode=0o700)
+    store = run_store.RunStore("r1", directory=registry)
+    store.fail("fleet_report is disabled: bad configuration: x")
     with pytest.raises(fleet.RunSummaryError, match="bad configuration"):
-        fleet.stream_path({fleet.STREAM_ERROR_ENV: "fleet_report is disabled: bad configuration: x"})
+        run_store.find(os.getpid(), registry)
+    store.close()
+    with pytest.raises(fleet.RunSummaryError, match="not enabled"):
+        run_store.find(os.getpid(), registry)
 
 
 def test_run_summary_refuses_a_stream_of_another_ansible_playbook(tmp_path):
-    """A nested run without the callback inherits AIFABRIC_RUN_STREAM: it must not report the outer run."""
+    """A stream that another ansible-playbook wrote (its run line names that process) is not this run's."""
     path = str(tmp_path / "records.jsonl")
     live = fleet.Collector()
     live.open_stream(path, run={"run_id": "outer", "controller_pid": 4242})
