@@ -20,7 +20,7 @@ import re
 import time
 import traceback
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccn_tool, npu_smi, nvidia_smi, rdma, system
@@ -29,7 +29,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._commo
 GROUPS = ("env", "gpu", "npu", "rdma", "software")
 # Ascend NPUs: npu-smi, and the CANN toolkit's install info under these directories (first found wins)
 CANN_DIRS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann/latest")
-NPU_HEALTH_WARN = ("Warning",)   # npu-smi health words other than OK: Warning warns, anything else fails
 # hccn_tool (NPU RoCE ports): PATH first, then where the Ascend driver installs it
 HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool",)
 DEFAULT_PACKAGES = ("torch", "sglang", "vllm", "deepspeed")
@@ -47,10 +46,6 @@ HCA_FILES = ("node_guid", "sys_image_guid", "fw_ver", "board_id", "hca_type", "n
              "device/device", "device/vendor", "device/subsystem_device", "device/subsystem_vendor")
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
 NET_FILES = ("dev_port", "dev_id", "operstate")
-BAD_REASONS = (  # clocks-event reasons that mean the hardware is slowing itself down
-    ("hw_slowdown", "fail"), ("hw_thermal_slowdown", "fail"), ("hw_power_brake_slowdown", "fail"),
-    ("sw_thermal_slowdown", "warn"),
-)
 
 # Runs in the chosen interpreter(s), never in the module's process: importing torch
 # here would load CUDA into Ansible's worker. importlib.metadata needs Python 3.8+.
@@ -916,16 +911,25 @@ def _gpu_inventory(params, data, source, clock, tool, pci=None):
     return _record("gpu.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect, tool=tool)
 
 
+def ecc_verdicts(gpu):
+    """The ECC rules of thresholds.GPU_ECC_RULES for one GPU -> [(status, reason)]; the aggregate (lifetime)
+    count is judged only while the volatile count is within its rule."""
+    rules = thresholds.GPU_ECC_RULES
+    vol, agg = gpu.get("ecc_volatile_uncorrectable"), gpu.get("ecc_aggregate_uncorrectable")
+    if vol and vol > rules["ecc_volatile_uncorrectable"]["max"]:
+        return [(rules["ecc_volatile_uncorrectable"]["status"],
+                 "%d volatile uncorrectable ECC errors since the last driver load" % vol)]
+    if agg and agg > rules["ecc_aggregate_uncorrectable"]["max"]:
+        return [(rules["ecc_aggregate_uncorrectable"]["status"],
+                 "%d aggregate (lifetime) uncorrectable ECC errors" % agg)]
+    return []
+
+
 def gpu_verdicts(gpu, params=None):
     """Health rules for one GPU model -> [(status, reason)] (documented in docs/env_probe.md)."""
     params = params or {}
     out = []
-    vol = gpu.get("ecc_volatile_uncorrectable")
-    if vol:
-        out.append(("fail", "%d volatile uncorrectable ECC errors since the last driver load" % vol))
-    agg = gpu.get("ecc_aggregate_uncorrectable")
-    if agg and not vol:
-        out.append(("warn", "%d aggregate (lifetime) uncorrectable ECC errors" % agg))
+    out.extend(ecc_verdicts(gpu))
     if gpu.get("remapped_rows_failure"):
         out.append(("fail", "row remapping failure occurred (the GPU needs service)"))
     if gpu.get("remapped_rows_pending"):
@@ -936,7 +940,7 @@ def gpu_verdicts(gpu, params=None):
     if cur is not None and top is not None and cur < top:
         out.append(("fail", "PCIe link width x%d < x%d maximum (degraded link)" % (cur, top)))
     reasons = gpu.get("clocks_event_reasons") or {}
-    for name, status in BAD_REASONS:
+    for name, status, _source in thresholds.GPU_CLOCK_EVENT_REASONS:
         if reasons.get(name):
             out.append((status, "clocks event reason %s is active" % name))
     mode, pending = gpu.get("ecc_mode_current"), gpu.get("ecc_mode_pending")
@@ -1201,7 +1205,7 @@ def npu_verdicts(npu):
     health = npu.get("health")
     if health in (None, "OK"):
         return []
-    return [("warn" if health in NPU_HEALTH_WARN else "fail", "npu-smi health is %s" % health)]
+    return [("warn" if health in thresholds.NPU_HEALTH["warn"] else "fail", "npu-smi health is %s" % health)]
 
 
 def probe_npu(host, params):

@@ -18,7 +18,7 @@ Rule shapes (per metric name):
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, thresholds
 
 # Argument spec of the hardware-profile options (documented by the aifabric.acceptance._profiles fragment).
 PROFILE_SPEC = {
@@ -111,7 +111,7 @@ def judge(values, rules, status="pass", reason=None):
 
 
 # --- Hardware profiles and shape-aware lookups (issue 3) ---------------------------------
-# Profiles: built-ins in module_utils/profiles.py, plus user profiles passed in as data
+# Profiles: built-ins in module_utils/thresholds.py, plus user profiles passed in as data
 # (loaded on the controller from YAML; see docs/expectations.md).
 
 SHAPE_KEYS = ("nodes", "ranks", "algo")
@@ -179,10 +179,9 @@ def _check_match(name, match):
 
 
 def all_profiles(extra=None):
-    """Built-in profiles overlaid with user ones (a user profile replaces a built-in of the same name)."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import profiles as builtin
-
-    merged = dict(builtin.PROFILES)
+    """Built-in profiles (thresholds.PROFILES) overlaid with user ones (a user profile replaces a built-in of the
+    same name)."""
+    merged = dict(thresholds.PROFILES)
     for name, profile in (extra or {}).items():
         if not isinstance(profile, dict):
             raise ExpectationError("profile %s must be a mapping, got %r" % (name, profile))
@@ -285,8 +284,6 @@ def profile_rules(profile_name, check, shape, profiles):
     nothing for that check and shape. Every rule carries ``source`` naming the
     profile, so verdicts say where the number came from.
     """
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import profiles as builtin
-
     if not profile_name:
         return None, None, None
     if profile_name not in profiles:
@@ -294,7 +291,7 @@ def profile_rules(profile_name, check, shape, profiles):
     checks = (profiles[profile_name] or {}).get("checks") or {}
     entries = checks.get(check)
     if entries is None:
-        entries = checks.get(builtin.ALIASES.get(check, ""), [])
+        entries = checks.get(thresholds.PROFILE_ALIASES.get(check, ""), [])
     per_node = ((profiles[profile_name] or {}).get("match") or {}).get("gpus_per_node")
     best = None
     for entry in entries or []:
@@ -385,43 +382,15 @@ def rules_for_check(expect, check):
 # --- Physical ranges (issue 18 item 4) ---------------------------------------------------
 # A figure outside its physical range was not measured: whatever an expectation says, a record that carries
 # one is ``error``. Every record builder (perftest, nccl-tests, HCCL Test, GEMM, the torch all-reduce probe)
-# passes its record through physical_check() below. A name is looked up exactly first, then by the longest
-# ``*suffix`` that ends it (units live in metric names); a name found in neither is not checked.
-# (name or *suffix, min, max, why)
-PHYSICAL_RANGES = (
-    ("iterations", 1, None, "a measured row ran at least one iteration"),
-    ("iterations_count", 1, None, "a measurement ran at least one iteration"),
-    ("iters_count", 1, None, "a measurement ran at least one iteration"),
-    ("ranks", 1, None, "a collective has at least one rank"),
-    ("m", 1, None, "a matrix product has positive dimensions"),
-    ("n", 1, None, "a matrix product has positive dimensions"),
-    ("k", 1, None, "a matrix product has positive dimensions"),
-    ("count", 0, None, "an element count is never negative"),
-    ("utilization_pct", 0, 100, "a share of time"),
-    ("tflops", 0, 20000, "no GPU's dense peak reaches 20,000 TFLOP/s: the highest datasheet figure, Blackwell "
-                         "Ultra's dense FP4, is about 15,000"),
-    ("*_gbit_s", 0, 3200, "no RDMA port carries more than 800 Gb/s (XDR, 800GbE); a bidirectional test sums both "
-                          "directions, 1,600 Gb/s; 3,200 is twice that"),
-    ("*_gbyte_s", 0, 10000, "no GPU link carries 10,000 GB/s: NVLink 5, the fastest, carries 1,800 GB/s per GPU, "
-                            "both directions together"),
-    ("*_us", 0, None, "a time is never negative"),
-    ("*_ms", 0, None, "a time is never negative"),
-    ("*_bytes", 0, None, "a size is never negative"),
-    ("*_count", 0, None, "a count is never negative"),
-    ("*_total", 0, None, "a count is never negative"),
-    ("*_wrong", 0, None, "a count of wrong elements (or a largest error) is never negative"),
-    ("*_mpps", 0, None, "a message rate is never negative"),
-    ("*_pct", 0, None, "a percentage of this kind is never negative"),
-    ("*_w", 0, None, "a power draw is never negative"),
-    ("*_mhz", 0, None, "a clock is never negative"),
-)
-_PHYSICAL_EXACT = dict((r[0], r) for r in PHYSICAL_RANGES if not r[0].startswith("*"))
-_PHYSICAL_SUFFIXES = sorted((r for r in PHYSICAL_RANGES if r[0].startswith("*")), key=lambda r: -len(r[0]))
-
-
+# passes its record through physical_check() below. The ranges are data in thresholds.PHYSICAL_RANGES: a name is
+# looked up exactly first, then by the longest ``*suffix`` that ends it (units live in metric names); a name found
+# in neither is not checked.
 def physical_range(name):
-    """(min, max, why) of a metric name, or None when nothing bounds it."""
-    found = _PHYSICAL_EXACT.get(name) or next((r for r in _PHYSICAL_SUFFIXES if name.endswith(r[0][1:])), None)
+    """(min, max, why) of a metric name, or None when nothing bounds it (thresholds.PHYSICAL_RANGES)."""
+    ranges = thresholds.PHYSICAL_RANGES
+    found = next((r for r in ranges if r[0] == name), None) or next(
+        (r for r in sorted(ranges, key=lambda r: -len(r[0])) if r[0].startswith("*") and name.endswith(r[0][1:])),
+        None)
     return found[1:] if found else None
 
 

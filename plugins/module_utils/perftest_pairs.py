@@ -29,6 +29,7 @@ import re
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, detached, expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
@@ -61,7 +62,7 @@ TEST_SPEC = {
     "sysfs_root": {"type": "str", "default": ""},
     "perftest_path": {"type": "path"},
     "expect": {"type": "dict", "default": {}},
-    "expect_line_rate_pct": {"type": "float", "default": 90},
+    "expect_line_rate_pct": {"type": "float", "default": thresholds.RDMA_LINE_RATE_PCT["value"]},
 }
 TEST_RANGES = {
     "ib_port": (1, 255), "gid_index": (0, 255), "size": argspec.POSITIVE, "iterations": argspec.POSITIVE,
@@ -70,9 +71,6 @@ TEST_RANGES = {
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 VERSION_RE = re.compile(r"Version:\s*(\S+)")
 # NGC multinode acceptance criteria for small-message latency (write/send 2.5 us, read 4.5 us).
-LAT_LIMITS_US = {"write": 2.5, "send": 2.5, "read": 4.5}
-LAT_SMALL_BYTES = 64
-LAT_SOURCE = "NGC multinode criterion for small-message %s latency"
 BW_METRICS = ("bw_avg_gbit_s", "bw_peak_gbit_s", "msg_rate_mpps")
 LAT_METRICS = ("lat_min_us", "lat_max_us", "lat_typical_us", "lat_avg_us", "lat_stdev_us", "lat_p99_us", "lat_p999_us")
 INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
@@ -308,58 +306,21 @@ def parse_version(text):
 
 # --------------------------------------------------------------------------- expectations
 
-# Bandwidth floors by verb and message size, in % of the lower active port rate of the two ends
-# (unidirectional; bidirectional runs double it, see default_rules). Each band is
-# (smallest message size in bytes, floor % or None, source). None at a band means "the configured
-# expect_line_rate_pct" (default 90): the band where every real capture is at >= 95 % of line rate.
-# Below the plateau the floor is 90 % of the lowest healthy figure seen in that band, rounded down
-# to a multiple of 5 %, and never above expect_line_rate_pct. Below the smallest band there is no
-# default floor at all: real captures show healthy links far below line rate there (message rate,
-# not the link, limits small messages), so nothing is judged and the expectation says so.
-_SB_LOOPBACK = ("fixture superbench-ib-write-bw-loopback-all-sizes-interleaved.txt (HDR 200 Gb/s IB, 1 QP, "
-                "loopback on one HCA)")
-_HDR_SEND = "fixture hdr-ib-send-bw-client-a-gbits-1qp.txt (HDR 200 Gb/s IB, 1 QP, -a)"
-_HCCN_200G = ("perftest reports of a 200 Gb/s RoCE port of a Huawei NPU host, run through hccn_tool's perftest "
-              "wrapper (public notes, index id 69688778807: ib_read_bw and ib_write_bw at 1 MiB, 23302.26 and "
-              "23293.09 MiB/s = 97.7 %)")
-BW_FLOORS = {
-    "write": (
-        (1048576, None, "95.7 %% of line rate at 1 MiB and 97.5 %% at 8 MiB in %s; 97.7 %% in %s"
-         % (_SB_LOOPBACK, _HCCN_200G)),
-        (65536, 80, "lowest healthy figure 88.8 %% of line rate at 64 KiB (90.0 %% at 128 KiB, 94.0 %% at 256 KiB) "
-                    "in %s" % _SB_LOOPBACK),
-    ),
-    "read": (
-        (1048576, None, "97.7 %% of line rate at 1 MiB in %s" % _HCCN_200G),
-        (65536, 70, "ConnectX-7 NDR at 64 KiB: 328.61 Gb/s = 82.2 %% of 400 (fixture "
-                    "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt)"),
-    ),
-    "send": (
-        (2097152, None, "96.3 %% of line rate at 2 MiB and 98.3 %% at 8 MiB in %s" % _HDR_SEND),
-        (1048576, 80, "93.6 %% of line rate at 1 MiB in %s" % _HDR_SEND),
-    ),
-}
-_NO_FLOOR = {
-    "write": "healthy links measure 42 % of line rate at 4 KiB and 78 % at 32 KiB (" + _SB_LOOPBACK + ")",
-    "read": "no real capture of ib_read_bw below 64 KiB on a known port rate",
-    "send": ("healthy links measure 54.4 % (" + _HDR_SEND + ") to 97.6 % (fixture "
-             "cx7-ndr-ib-send-bw-client-MiB-per-sec-cpufreq-warning.txt) of line rate at 64 KiB"),
-}
-
+# Bandwidth floors and latency limits are data with their sources in thresholds.py (RDMA_*).
 
 def bw_floor_pct(test, size, configured_pct):
     """(floor in % of line rate or None, source) for a bandwidth test at message size ``size``."""
     verb = verb_of(test)
     if not configured_pct:
         return None, "expect_line_rate_pct is 0 (default bandwidth floor turned off)"
-    for smallest, pct, source in BW_FLOORS.get(verb, ()):
+    for smallest, pct, source in thresholds.RDMA_BW_FLOORS.get(verb, ()):
         if size is not None and size >= smallest:
             return (configured_pct if pct is None else min(pct, configured_pct)), source
-    bands = BW_FLOORS.get(verb)
+    bands = thresholds.RDMA_BW_FLOORS.get(verb)
     if not bands:
         return None, "no default floor for %s (no real capture to derive one from)" % test
     return None, "no default floor for %s at %s B (the smallest size with one is %d B): %s" % (
-        test, size, bands[-1][0], _NO_FLOOR.get(verb, ""))
+        test, size, bands[-1][0], thresholds.RDMA_NO_FLOOR.get(verb, ""))
 
 
 def default_rules(test, metrics, facts, params):
@@ -391,15 +352,15 @@ def default_rules(test, metrics, facts, params):
             # No floor known for this size: judge nothing, and say so in the record's expect.
             rules["bw_avg_gbit_s"] = {"source": why}
     else:
-        limit = LAT_LIMITS_US.get(verb_of(test))
+        limit = thresholds.RDMA_LAT_LIMITS_US.get(verb_of(test))
         size = metrics.get("msg_size_bytes")
-        if limit and size is not None and size <= LAT_SMALL_BYTES:
+        if limit and size is not None and size <= thresholds.RDMA_LAT_SMALL_BYTES:
             if metrics.get("lat_typical_us") is None and metrics.get("lat_avg_us") is not None:
                 # duration mode (-D) prints only t_avg: the same limit on the average, and the source says so
-                rules["lat_avg_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)
+                rules["lat_avg_us"] = {"max": limit, "source": thresholds.RDMA_LAT_SOURCE % verb_of(test)
                                        + " (duration mode prints no typical latency: judged on the average)"}
             else:
-                rules["lat_typical_us"] = {"max": limit, "source": LAT_SOURCE % verb_of(test)}
+                rules["lat_typical_us"] = {"max": limit, "source": thresholds.RDMA_LAT_SOURCE % verb_of(test)}
     # user rules: per metric for every test, or per check ({"rdma.ib_write_lat": {lat_p99_us: {max: 5}}}); a
     # latency metric's rule does not apply to a bandwidth test, nor a bandwidth metric's to a latency test (one
     # rdma_expect serves every test of a sweep)
@@ -571,8 +532,9 @@ def not_what_was_asked(parsed, test, device):
     if (verb is None or verb == verb_of(test)) and (kind is None or kind == kind_of(test)) \
             and (not device or device_printed is None or device_printed == device):
         return None
+    printed = parsed.get("test") or "%s %s" % (verb, kind)
     return "asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a " \
-           "measurement of what was asked" % (test, device or "(any device)", parsed.get("test") or "%s %s" % (verb, kind),
+           "measurement of what was asked" % (test, device or "(any device)", printed,
                                                device_printed or "(device not printed)")
 
 

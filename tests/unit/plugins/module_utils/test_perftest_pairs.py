@@ -140,7 +140,7 @@ def test_ndr_read_at_64k_passes_its_size_floor():
                                                     params={"expect_line_rate_pct": 90,
                                                             "peer_rate_gbit_s": 400.0}))[0]
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 280.0
-    assert "cx7-ndr-ib-read-bw" in rec["expect"]["bw_avg_gbit_s"]["source"]
+    assert "ConnectX-7 NDR at 64 KiB" in rec["expect"]["bw_avg_gbit_s"]["source"]
     assert rec["status"] == "pass", rec["reason"]
 
 

@@ -1,0 +1,319 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every built-in threshold of the collection, as data, each with the source it comes from.
+
+One place for the numbers that judge a measurement: hardware profiles (GPU GEMM, NCCL and HCCL collectives),
+RDMA bandwidth floors and latency limits (perftest), the per-iteration jitter limit (nccl-tests ``-I 1``), the
+GPU and NPU health rules of the environment probe, and the physical ranges that make a figure impossible. The
+code that applies them (expectations, perftest_pairs, collectives, env_probe) holds no number of its own.
+
+Every threshold carries a ``source`` naming a measurement (what ran, on what, when) or a document, never a file
+of the collection's tests; ``sources()`` lists them all (a unit test checks each one). Estimates say so and how
+they were derived: they are floors that catch broken hardware, not performance targets; calibrate them with
+your own fleet (fleet-relative rules do that automatically).
+
+Plain Python data: module_utils files are the only collection files that travel to the targets inside a
+module's payload (a YAML file beside them would not), and targets need no PyYAML. Imports nothing.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------------------------------- hardware profiles
+# What a healthy node of a known kind should deliver. Users add or override profiles with their own YAML file,
+# loaded on the controller and passed to the modules as the ``profiles`` option (docs/expectations.md).
+#
+# Shape of one profile::
+#
+#     name:
+#       description: text
+#       match: {gpu_model: H100, form_factor: SXM, gpus_per_node: 8}
+#                                       # gpu_model: the model token of the GPU name, matched exactly
+#                                       # (expectations.parse_gpu_name: "NVIDIA H100 80GB HBM3" is
+#                                       # H100/SXM, "NVIDIA H100 PCIe" H100/PCIe, "NVIDIA GH200 480GB"
+#                                       # GH200/superchip); form_factor: SXM, PCIe, NVL or superchip;
+#                                       # gpus_per_node: the node shape the collective rules describe
+#       checks:
+#         <check>:                      # e.g. nccl.all_reduce, gpu.gemm_bf16
+#           - when: {nodes: 1, ranks: 2}   # optional; keys: nodes, ranks, nodes_min, nodes_max,
+#                                          # ranks_min, ranks_max, algo (NCCL_ALGO when forced)
+#             metrics: {<metric>: {min: .., max: .., warn_below_pct: ..}}
+#             sizes: {<bytes>: {busbw_gbyte_s: {min: ..}}}   # per message size (series rows)
+#             source: where the numbers come from (quoted in every verdict)
+#
+# The most specific matching entry wins (the one whose ``when`` names the most keys).
+# GPU-count rule: per-GPU checks (gpu.gemm_*) apply at any GPU count; a collective entry applies at the
+# ranks its ``when`` names, and one that names no ranks only at ranks == nodes x gpus_per_node.
+# Every number says where it comes from: a measurement (file named) or an estimate
+# (how it was derived). Estimates are floors to catch broken hardware, not
+# performance targets; calibrate them with your own fleet (fleet-relative rules do
+# that automatically).
+
+GIB8 = "8589934592"
+
+_H200_X2_MEASURED = ("nccl-tests 2.19.6 on 2x H200 NV18, NCCL 2.28.9, NVLS off: all_reduce busbw 344.8 (out-of-place) / "
+                     "345.7 (in-place) GB/s at 8 GiB (all_reduce_perf -b 8 -e 8G -f 2 -g 2, measured 2026-11-22 on the "
+                     "nvidia-h200-x2 device machine)")
+_NVLINK4_ESTIMATE = ("estimate: NVLink4 gives 450 GB/s per direction per GPU; NCCL ring all_reduce without NVLS "
+                     "reaches about 80 %% of that (~360 GB/s); floor set at ~%d GB/s. Calibrate with your fleet")
+_A100_MEASURED = ("nccl-tests (pre-2.11) on 8x A100-SXM4-40GB: all_reduce busbw 235.3 GB/s at 8 GB "
+                  "(all_reduce_perf -g 8, the recorded run that the microsoft/superbenchmark project publishes)")
+
+PROFILES = {
+    "h200-sxm-8gpu": {
+        "description": "NVIDIA H200 SXM (141 GB HBM3e), NVLink4 through NVSwitch, 8 GPUs per node (HGX H200)",
+        "match": {"gpu_model": "H200", "form_factor": "SXM", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
+                "source": "profile h200-sxm-8gpu: sustained 8192^3 bf16 (>= 1 s warmup, 200 timed products) measured "
+                          "654.8-684.7 TFLOP/s on 2x H200 held at the 700 W power cap (SM 1410-1530 MHz); "
+                          "floor ~92 % of the lowest (gemm_bench, 2026-11-22, collection GPU proof runs 2 and 3). "
+                          "Short bursts reach 792-800",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 575, "warn_below_pct": 95}},
+                "source": "profile h200-sxm-8gpu: sustained 8192^3 fp16 measured 626.5-657.1 TFLOP/s on 2x H200 at "
+                          "the 700 W power cap (SM 1410-1440 MHz); floor ~92 % of the lowest (gemm_bench, 2026-11-22, "
+                          "collection GPU proof runs 2 and 3)",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 2},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 310, "warn_below_pct": 95}},
+                    "sizes": {GIB8: {"busbw_gbyte_s": {"min": 310}}},
+                    "source": "profile h200-sxm-8gpu (2 GPUs): " + _H200_X2_MEASURED + "; floor 90 %",
+                },
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 320, "warn_below_pct": 95}},
+                    "source": "profile h200-sxm-8gpu (8 GPUs): " + _NVLINK4_ESTIMATE % 320,
+                },
+            ],
+        },
+    },
+    "h100-sxm-8gpu": {
+        "description": "NVIDIA H100 SXM (80 GB HBM3), NVLink4 through NVSwitch, 8 GPUs per node (HGX/DGX H100)",
+        "match": {"gpu_model": "H100", "form_factor": "SXM", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 600, "warn_below_pct": 95}},
+                "source": "profile h100-sxm-8gpu: estimate: same GH100 die, clocks and 700 W cap as the H200, whose "
+                          "sustained bf16 8192^3 measured 655-685 TFLOP/s (gemm_bench, 2026-11-22); a burst on an "
+                          "H100 80GB HBM3 measured 798 (device notes, 2026-11-13). Calibrate with your fleet",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 575, "warn_below_pct": 95}},
+                "source": "profile h100-sxm-8gpu: estimate as the H200's fp16 floor (sustained 626-657 TFLOP/s measured "
+                          "on H200). Calibrate with your fleet",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 320, "warn_below_pct": 95}},
+                    "source": "profile h100-sxm-8gpu (8 GPUs): " + _NVLINK4_ESTIMATE % 320,
+                },
+            ],
+        },
+    },
+    "a100-sxm-8gpu": {
+        "description": "NVIDIA A100 SXM4, NVLink3 through NVSwitch, 8 GPUs per node (HGX/DGX A100)",
+        "match": {"gpu_model": "A100", "form_factor": "SXM", "gpus_per_node": 8},
+        "checks": {
+            "gpu.gemm_bf16": [{
+                "metrics": {"tflops": {"min": 230, "warn_below_pct": 95}},
+                "source": "profile a100-sxm-8gpu: estimate: 312 TFLOP/s dense bf16 datasheet peak; cuBLAS at 8192^3 "
+                          "reaches 85-90 %; floor ~74 % of peak",
+            }],
+            "gpu.gemm_fp16": [{
+                "metrics": {"tflops": {"min": 230, "warn_below_pct": 95}},
+                "source": "profile a100-sxm-8gpu: estimate as gemm_bf16 (same dense fp16 peak)",
+            }],
+            "nccl.all_reduce": [
+                {
+                    "when": {"nodes": 1, "ranks": 8},
+                    "metrics": {"busbw_max_gbyte_s": {"min": 210, "warn_below_pct": 95}},
+                    "sizes": {GIB8: {"busbw_gbyte_s": {"min": 210}}},
+                    "source": "profile a100-sxm-8gpu (8 GPUs): " + _A100_MEASURED + "; floor ~90 %",
+                },
+            ],
+        },
+    },
+}
+
+# A torch.distributed all-reduce is judged by the same figures as nccl-tests' all_reduce.
+PROFILE_ALIASES = {"nccl.torch_all_reduce": "nccl.all_reduce"}
+
+# Ascend NPUs (HCCL Test records, hccl.*): chosen by the hccl playbook from the npu probe's model (profile: auto picks
+# none, the HCCL output names no NPU). busbw is HCCL Test's algbw x the nccl-tests factor (docs/hccl.md).
+_ASCEND_910B_ESTIMATE = (
+    "estimate: Ascend 910B servers join their 8 NPUs in a full mesh of HCCS links, 7 links x 56 GB/s = 392 GB/s "
+    "aggregate per NPU (figure quoted in https://www.meemx.com/p/hccl-contest-log-overall, an HCCL contest log on an "
+    "8x 910B server; Huawei publishes no HCCL Test busbw for it); floor ~38 %% of that (%d GB/s) to catch a broken "
+    "link or a PCIe fallback, not a performance target. Calibrate with your fleet (fleet-relative rules do)")
+PROFILES["ascend-910b-8npu"] = {
+    "description": "Huawei Ascend 910B (64 GB HBM), 8 NPUs per server in an HCCS full mesh (Atlas 800T A2 class)",
+    "match": {"gpu_model": "910B", "gpus_per_node": 8},
+    "checks": {
+        "hccl.all_reduce": [
+            {
+                "when": {"nodes": 1, "ranks": 8},
+                "metrics": {"busbw_max_gbyte_s": {"min": 150, "warn_below_pct": 90}},
+                "source": "profile ascend-910b-8npu (8 NPUs): " + _ASCEND_910B_ESTIMATE % 150,
+            },
+        ],
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------- RDMA (perftest)
+# Bandwidth floor at the sizes where every real capture is at >= 95 % of line rate, in % of the lower active
+# port rate of both ends (the module option expect_line_rate_pct, user variable rdma_expect_line_rate_pct).
+RDMA_LINE_RATE_PCT = {
+    "value": 90, "unit": "% of line rate",
+    "source": "every real perftest capture on a known port rate measures >= 95 % of line rate at its plateau "
+              "(the RDMA_BW_FLOORS sources below); 90 % leaves a margin for a loaded host",
+}
+_SB_LOOPBACK = ("ib_write_bw -a loopback on one HCA published by the microsoft/superbenchmark project (HDR 200 Gb/s "
+                "IB, 1 QP)")
+_HDR_SEND = ("ib_send_bw --report_gbit -a -F on an HDR 200 Gb/s IB port, 1 QP, in an H20 GPU node's published setup "
+             "notes (public GitHub file, index id 41638043664)")
+_CX7_NDR = ("the public notes 'How to connect two GPU servers using Infiniband DAC cables' (ConnectX-7 NDR, "
+            "public GitHub file, index id 58145501009)")
+_HCCN_200G = ("perftest reports of a 200 Gb/s RoCE port of a Huawei NPU host, run through hccn_tool's perftest "
+              "wrapper (public notes, index id 69688778807: ib_read_bw and ib_write_bw at 1 MiB, 23302.26 and "
+              "23293.09 MiB/s = 97.7 %)")
+# Bandwidth floors by verb and message size, in % of the lower active port rate of the two ends (unidirectional;
+# bidirectional runs double it, see perftest_pairs.default_rules). Each band is (smallest message size in bytes,
+# floor % or None, source). None at a band means RDMA_LINE_RATE_PCT (the configured expect_line_rate_pct).
+# Below the plateau the floor is 90 % of the lowest healthy figure seen in that band, rounded down to a multiple
+# of 5 %, and never above expect_line_rate_pct. Below the smallest band there is no default floor at all: real
+# captures show healthy links far below line rate there (message rate, not the link, limits small messages), so
+# nothing is judged and the expectation says so (RDMA_NO_FLOOR).
+RDMA_BW_FLOORS = {
+    "write": (
+        (1048576, None, "95.7 %% of line rate at 1 MiB and 97.5 %% at 8 MiB in %s; 97.7 %% in %s"
+         % (_SB_LOOPBACK, _HCCN_200G)),
+        (65536, 80, "lowest healthy figure 88.8 %% of line rate at 64 KiB (90.0 %% at 128 KiB, 94.0 %% at 256 KiB) "
+                    "in %s" % _SB_LOOPBACK),
+    ),
+    "read": (
+        (1048576, None, "97.7 %% of line rate at 1 MiB in %s" % _HCCN_200G),
+        (65536, 70, "ConnectX-7 NDR at 64 KiB: 328.61 Gb/s = 82.2 %% of 400 (ib_read_bw --report_gbits in %s)"
+         % _CX7_NDR),
+    ),
+    "send": (
+        (2097152, None, "96.3 %% of line rate at 2 MiB and 98.3 %% at 8 MiB in %s" % _HDR_SEND),
+        (1048576, 80, "93.6 %% of line rate at 1 MiB in %s" % _HDR_SEND),
+    ),
+}
+RDMA_NO_FLOOR = {
+    "write": "healthy links measure 42 % of line rate at 4 KiB and 78 % at 32 KiB (" + _SB_LOOPBACK + ")",
+    "read": "no real capture of ib_read_bw below 64 KiB on a known port rate",
+    "send": ("healthy links measure 54.4 % (" + _HDR_SEND + ") to 97.6 % (ib_send_bw, 64 KiB, in " + _CX7_NDR
+             + ") of line rate at 64 KiB"),
+}
+# Small-message latency limits (typical latency, or the average in duration mode), per verb, in microseconds,
+# at message sizes up to RDMA_LAT_SMALL_BYTES.
+RDMA_LAT_LIMITS_US = {"write": 2.5, "send": 2.5, "read": 4.5}
+RDMA_LAT_SMALL_BYTES = 64
+RDMA_LAT_SOURCE = "NGC multinode criterion for small-message %s latency"
+
+# ---------------------------------------------------------------------------------------- nccl-tests jitter
+# '-I 1' per-iteration report: a multi-rank run whose i_cv% (stdev/mean of the per-iteration times) is above
+# cv_warn_pct at a message size of min_size_bytes or more warns (small sizes are launch-latency bound).
+NCCL_JITTER = {
+    "cv_warn_pct": {
+        "value": 25.0, "unit": "%",
+        "source": "estimate: an iteration-time spread of a quarter of the mean; no multi-rank -I 1 capture to "
+                  "calibrate from (a 1-rank run on one H100, nccl-tests 2.19.6 -I 1, 2026-11-23, measured "
+                  "out-of-place i_cv% 6.6-39.8 % at 1 MiB and more, but one rank is never judged). Calibrate with "
+                  "your fleet",
+    },
+    "min_size_bytes": {
+        "value": 1 << 20, "unit": "bytes",
+        "source": "estimate: below 1 MiB an iteration takes tens of microseconds (the same H100 run), where kernel "
+                  "launch time, not the interconnect, sets the spread",
+    },
+}
+
+# ---------------------------------------------------------------------------------------- health rules (env_probe)
+# GPU (nvidia-smi -q -x) ECC counters: a count above ``max`` gives ``status``. The aggregate rule applies only
+# while the volatile count is 0 (the volatile rule already names the problem).
+GPU_ECC_RULES = {
+    "ecc_volatile_uncorrectable": {
+        "max": 0, "status": "fail",
+        "source": "NVIDIA GPU Memory Error Management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt): an "
+                  "uncorrectable ECC error since the last driver load means data was lost on this GPU",
+    },
+    "ecc_aggregate_uncorrectable": {
+        "max": 0, "status": "warn",
+        "source": "NVIDIA GPU Memory Error Management: lifetime uncorrectable errors are history (row remapping "
+                  "may have repaired them); the volatile count says whether they still happen",
+    },
+}
+# Active clocks-event reasons that mean the hardware is slowing itself down: (reason, status, source).
+GPU_CLOCK_EVENT_REASONS = (
+    ("hw_slowdown", "fail", "nvidia-smi -q documentation (Clocks Event Reasons): HW Slowdown, the hardware cuts "
+                            "its clocks (thermal, power brake or power supply)"),
+    ("hw_thermal_slowdown", "fail", "nvidia-smi -q documentation: HW Thermal Slowdown, the GPU or memory is too hot"),
+    ("hw_power_brake_slowdown", "fail", "nvidia-smi -q documentation: HW Power Brake Slowdown, an external power "
+                                        "brake assertion (the power supply or the system)"),
+    ("sw_thermal_slowdown", "warn", "nvidia-smi -q documentation: SW Thermal Slowdown, the driver lowers clocks to "
+                                    "hold the temperature target: a cooling problem in the making"),
+)
+# npu-smi health words other than OK: these warn, anything else fails.
+NPU_HEALTH = {
+    "warn": ("Warning",),
+    "source": "npu-smi info documentation (Ascend): Health is OK, Warning, Alarm or Critical; only Warning leaves "
+              "the NPU usable",
+}
+
+# ---------------------------------------------------------------------------------------- physical ranges
+# A figure outside its physical range was not measured: whatever an expectation says, a record that carries one is
+# ``error`` (expectations.physical_check). A name is looked up exactly first, then by the longest ``*suffix`` that
+# ends it (units live in metric names); a name found in neither is not checked.
+# (name or *suffix, min, max, source: why the bound holds)
+PHYSICAL_RANGES = (
+    ("iterations", 1, None, "a measured row ran at least one iteration"),
+    ("iterations_count", 1, None, "a measurement ran at least one iteration"),
+    ("iters_count", 1, None, "a measurement ran at least one iteration"),
+    ("ranks", 1, None, "a collective has at least one rank"),
+    ("m", 1, None, "a matrix product has positive dimensions"),
+    ("n", 1, None, "a matrix product has positive dimensions"),
+    ("k", 1, None, "a matrix product has positive dimensions"),
+    ("count", 0, None, "an element count is never negative"),
+    ("utilization_pct", 0, 100, "a share of time"),
+    ("tflops", 0, 20000, "no GPU's dense peak reaches 20,000 TFLOP/s: the highest datasheet figure, Blackwell "
+                         "Ultra's dense FP4, is about 15,000"),
+    ("*_gbit_s", 0, 3200, "no RDMA port carries more than 800 Gb/s (XDR, 800GbE); a bidirectional test sums both "
+                          "directions, 1,600 Gb/s; 3,200 is twice that"),
+    ("*_gbyte_s", 0, 10000, "no GPU link carries 10,000 GB/s: NVLink 5, the fastest, carries 1,800 GB/s per GPU, "
+                            "both directions together"),
+    ("*_us", 0, None, "a time is never negative"),
+    ("*_ms", 0, None, "a time is never negative"),
+    ("*_bytes", 0, None, "a size is never negative"),
+    ("*_count", 0, None, "a count is never negative"),
+    ("*_total", 0, None, "a count is never negative"),
+    ("*_wrong", 0, None, "a count of wrong elements (or a largest error) is never negative"),
+    ("*_mpps", 0, None, "a message rate is never negative"),
+    ("*_pct", 0, None, "a percentage of this kind is never negative"),
+    ("*_w", 0, None, "a power draw is never negative"),
+    ("*_mhz", 0, None, "a clock is never negative"),
+)
+
+
+def sources():
+    """[(threshold name, source)] for every built-in threshold above (profiles rule by rule)."""
+    found = [("RDMA_LINE_RATE_PCT", RDMA_LINE_RATE_PCT["source"]), ("NPU_HEALTH", NPU_HEALTH["source"])]
+    for name, profile in sorted(PROFILES.items()):
+        for check, entries in sorted(profile["checks"].items()):
+            found.extend(("%s/%s/%d" % (name, check, i), entry.get("source")) for i, entry in enumerate(entries))
+    for verb, bands in sorted(RDMA_BW_FLOORS.items()):
+        found.extend(("RDMA_BW_FLOORS/%s/%d" % (verb, band[0]), band[2]) for band in bands)
+    found.extend(("RDMA_NO_FLOOR/%s" % verb, text) for verb, text in sorted(RDMA_NO_FLOOR.items()))
+    found.extend(("RDMA_LAT_LIMITS_US/%s" % verb, RDMA_LAT_SOURCE % verb) for verb in sorted(RDMA_LAT_LIMITS_US))
+    found.extend(("NCCL_JITTER/%s" % key, rule["source"]) for key, rule in sorted(NCCL_JITTER.items()))
+    found.extend(("GPU_ECC_RULES/%s" % key, rule["source"]) for key, rule in sorted(GPU_ECC_RULES.items()))
+    found.extend(("GPU_CLOCK_EVENT_REASONS/%s" % r[0], r[2]) for r in GPU_CLOCK_EVENT_REASONS)
+    found.extend(("PHYSICAL_RANGES/%s" % r[0], r[3]) for r in PHYSICAL_RANGES)
+    return found
