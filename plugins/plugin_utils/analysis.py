@@ -3,7 +3,7 @@
 """What every fleet analysis shares: how its records and findings look.
 
 An analysis is a plain function ``analyze(records, config) -> (new_records, findings)``
-listed in ``fleet.ANALYSES``. It never rewrites a measured record: it ADDS records,
+listed in ``analyses.ANALYSES``. It never rewrites a measured record: it ADDS records,
 each marked ``tool: {name: "fleet-analysis", version: <analysis name>}``, so that a
 re-analysis can drop them and start again from the measured records alone.
 

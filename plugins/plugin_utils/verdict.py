@@ -18,7 +18,7 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   status: one pair cannot tell node from link, so neither end is accepted on it (the
   peer only when it is a host of the run: a peer given as an address is not a host).
 
-Required checks (:func:`analyze_required`, an analysis of ``fleet.ANALYSES``): config
+Required checks (:func:`analyze_required`, an analysis of ``analyses.ANALYSES``): config
 ``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
 (``fnmatch``: ``gpu.*``, ``rdma.ib_write_bw``). On a host, every check that a required
 pattern matches must have run: a matched check with only ``skip`` records, or a pattern

@@ -1,0 +1,97 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Publish (stage 5 of the controller pipeline, docs/report.md): the run appended to the history store with its
+report files, written as a whole, and ``latest`` pointed at them (:func:`publish`). Controller-only
+(plugin_utils), no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, history, render
+
+
+def publish(report, output_dir=None, dest=None, formats=None, history_db=None, check_mode=False):
+    """Append the run to the history store (when history_db is set) and write the report files.
+
+    Files go into ``dest`` when given (each file replaced atomically), else into a new
+    ``<output_dir>/<UTC stamp>-<run id>/`` written as a whole (a hidden temporary directory
+    renamed into place), then ``<output_dir>/latest`` is pointed at it, last. SIGINT/SIGTERM
+    are held while this runs. A run is stored only with its report: the files are written inside
+    the run's history transaction, before its commit, so a report that cannot be written (a full
+    disk) rolls the run back (which needs no free space) and its error propagates: a run is either
+    stored and written completely, or not at all. A broken history store (it cannot be opened or
+    written, or the commit fails: then a report written for it is removed) is a warning, and the
+    report is written without history. A ``latest`` that cannot be updated is a warning too. In check
+    mode nothing is stored or written (the history is only read), but ``changed`` still says which
+    files would change. Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
+    """
+    warnings = []
+    if dest:
+        directory = os.path.abspath(dest)
+    else:
+        directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
+    report["run"]["report_dir"] = directory
+    writer = _ReportWriter(report, directory, formats, fresh=not dest, check_mode=check_mode)
+    with render.deferred_interrupts():
+        if history_db and not check_mode:
+            try:
+                history.record_run(history_db, report["run"], report["records"],
+                                   before_commit=lambda deltas: writer.write(deltas, history.display_name(history_db)))
+            except history.HistoryError as exc:
+                writer.undo()       # written for a commit that failed: the run is not in the history
+                warnings.append(str(exc))
+                writer.write([], error=str(exc))
+        else:
+            deltas, db, error = [], None, None
+            if history_db:
+                try:
+                    deltas = history.record_run(history_db, report["run"], report["records"], dry_run=True)
+                    db = history.display_name(history_db)
+                except history.HistoryError as exc:
+                    error = str(exc)
+                    warnings.append(error)
+            writer.write(deltas, db, error=error)
+        if not dest and not check_mode:
+            try:
+                render.point_latest(os.path.abspath(output_dir), directory)
+            except (OSError, statedir.StateError) as exc:
+                warnings.append("the report is written in %s, but %s could not point at it: %s" % (
+                    directory, os.path.join(os.path.abspath(output_dir), "latest"), exc))
+    return {"dir": directory, "files": writer.files, "changed": writer.changed, "warnings": warnings}
+
+
+class _ReportWriter:
+    """The report files of :func:`publish`, written with a given history section (again, after a failed commit)."""
+
+    def __init__(self, report, directory, formats, fresh, check_mode):
+        self.report, self.directory, self.formats = report, directory, formats
+        self.fresh, self.check_mode = fresh and not check_mode, check_mode
+        self.comparison = report.get("comparison")          # compare_with's, kept; else made from the deltas
+        self.margin = report.get(compare.MARGIN_KEY)
+        self.files, self.changed, self.written = {}, [], False
+
+    def write(self, deltas, db=None, error=None):
+        self.undo()     # a retried transaction writes the directory anew
+        self.report["history"] = {"db": db, "deltas": deltas}
+        if error:
+            self.report["history"]["error"] = error
+        self.report["comparison"] = self.comparison
+        if self.margin is not None:
+            self.report[compare.MARGIN_KEY] = self.margin
+        compare.attach(self.report)     # report["comparison"]: with compare_with's reference, else the previous runs
+        if self.fresh:
+            self.files, self.changed = render.write_report_dir(self.report, self.directory, self.formats)
+        else:
+            self.files, self.changed = render.write_report(self.report, self.directory, self.formats,
+                                                           check_mode=self.check_mode)
+        self.written = True
+
+    def undo(self):
+        """Remove the run directory this writer made (``dest`` files are only ever replaced)."""
+        if self.written and self.fresh:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.written = False
