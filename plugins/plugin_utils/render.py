@@ -452,4 +452,3 @@ def render_html(report, counted=None):
         history_text = history.get("error") or "off"
     return report_html.render(report, lambda rec: describe_delta(deltas.get(_key(rec))) if deltas else "",
                               sorted(changes, key=lambda d: (d["host"], d["label"])), history_text, counted)
-

@@ -346,7 +346,7 @@ def missing_host_records(records, hosts, status="error", events=None):
             names = ", ".join(sorted(set("%s (%s)" % (r.get("check"), r.get("status")) for r in runs)))
             launchers = ", ".join(sorted(set(str(r.get("host")) for r in runs)))
             reason = shorten("no record of its own: took part in the multi-node run(s) launched from %s: %s; "
-                              "their records belong to the launcher" % (launchers, names))
+                             "their records belong to the launcher" % (launchers, names))
             out.append(results.make(MISSING_CHECK, derived, reason=reason, host=host,
                                     facts={"launchers": sorted(set(str(r.get("host")) for r in runs))}))
             seen.add(host)
