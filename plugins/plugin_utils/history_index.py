@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """``reports/index.html``: every run in the history store, its verdict counts, and a trend per headline metric.
 
-One self-contained file (inline CSS and SVG, no script, no network); every text from a
+One self-contained file (inline CSS and SVG, no script, no network; the page is the package file
+``report_assets/index.html``, a %-format); every text from a
 run (ids, host names, playbook names) is HTML-escaped. A run whose report directory is next to
 the index (``<reports>/<UTC stamp>-<run id>/``) links to its ``report.html``.
 
@@ -19,9 +20,10 @@ from __future__ import annotations
 import html
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, history, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, history, render, report_html
 
 INDEX_FILE = "index.html"
+INDEX_PAGE = report_html.asset("index.html")    # the page, a %-format of (runs, store, trend table, rows)
 STATUS_ORDER = ("error", "fail", "warn", "pass", "skip")
 COLORS = {"error": "#7b1fa2", "fail": "#c62828", "warn": "#ef6c00", "pass": "#2e7d32", "skip": "#757575"}
 SPARK_W, SPARK_H = 240, 40
@@ -107,26 +109,7 @@ def render_index(entries, reports_dir=None, store=None):
     if trends:
         trend_table = ("<table><thead><tr><th>headline metric</th><th></th><th>trend</th><th>latest</th>"
                        "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
-    return """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Fleet acceptance history</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#212121;max-width:1200px}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;
-vertical-align:middle}th{background:#f5f5f5}.c{color:#fff;border-radius:3px;padding:1px 5px;margin-right:3px;
-font-size:12px;white-space:nowrap}.v{font-weight:bold}.muted{color:#757575}
-</style></head><body>
-<h1>Fleet acceptance history</h1>
-<p class="muted">%d runs in the history store %s. Newest first.</p>
-<h2>Trends (fleet median per run, oldest to newest)</h2>
-%s
-<h2>Runs</h2>
-<table><thead><tr><th>run</th><th>started (UTC)</th><th>verdict</th><th>hosts by verdict</th><th>hosts</th>
-<th>playbooks</th><th></th></tr></thead><tbody>
-%s
-</tbody></table>
-</body></html>
-""" % (total, _e(store or ""), trend_table, "\n".join(rows))
+    return INDEX_PAGE % (total, _e(store or ""), trend_table, "\n".join(rows))
 
 
 def write_index(history_db, reports_dir, path=None):

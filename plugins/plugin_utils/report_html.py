@@ -519,16 +519,16 @@ def embed(data):
 # ---------------------------------------------------------------- the page
 
 
-def _asset(name):
-    """A file of report_assets/ (shipped in the collection): the page's CSS, script and Jinja2 template."""
+def asset(name):
+    """A file of report_assets/ (shipped in the collection): the pages' CSS, script and templates."""
     with open(os.path.join(ASSETS, name), encoding="utf-8", newline="") as handle:
         return handle.read()
 
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_assets")
-CSS = _asset("report.css")
-JS = _asset("report.js")    # plain ES2017, no library; data reaches the DOM only through textContent
-TEMPLATE = _asset("report.html.j2")
+CSS = asset("report.css")
+JS = asset("report.js")    # plain ES2017, no library; data reaches the DOM only through textContent
+TEMPLATE = asset("report.html.j2")
 
 _ENV = Environment(autoescape=True, trim_blocks=False)
 _TEMPLATE = _ENV.from_string(TEMPLATE)

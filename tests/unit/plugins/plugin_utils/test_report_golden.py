@@ -19,7 +19,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, render, report_html
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, history_index, render, report_html
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,6 +95,11 @@ def test_the_built_collection_ships_the_report_assets(tmp_path):
 
 
 def main():
+    import tempfile     # pylint: disable=import-outside-toplevel
+    import pathlib      # pylint: disable=import-outside-toplevel
+    with tempfile.TemporaryDirectory() as tmp, open(os.path.join(GOLDEN, "index.html"), "w", encoding="utf-8",
+                                                     newline="") as handle:
+        handle.write(index_page(pathlib.Path(tmp)))
     for case in CASES:
         for fmt, text in rendered(case).items():
             with open(_golden_path(case, fmt), "w", encoding="utf-8", newline="") as handle:
@@ -103,3 +108,20 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def index_page(tmp_path):
+    """reports/index.html of a history store holding both golden runs (history_index.render_index)."""
+    db = str(tmp_path / "h.sqlite")
+    for case, started in (("h200x2", None), ("h200x2-ring8", "2026-11-22T15:30:00Z")):
+        report = report_of(case)
+        run = dict(report["run"])
+        if started:
+            run.update(run_id=run["run_id"][:-6] + "ring08", started=started, ended=started)
+        history.record_run(db, run, report["records"])
+    return history_index.render_index(history.run_index(db), None, "h.sqlite")
+
+
+def test_history_index_page_byte_identical(tmp_path):
+    with open(os.path.join(GOLDEN, "index.html"), encoding="utf-8", newline="") as handle:
+        assert index_page(tmp_path) == handle.read()
