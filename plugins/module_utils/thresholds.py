@@ -302,6 +302,43 @@ PHYSICAL_RANGES = (
 )
 
 
+# ---------------------------------------------------------------------------------------- fleet analyses (controller)
+# Defaults of the analyses that add records (plugins/plugin_utils: fleet_relative, attribution, baseline, compare);
+# the analysis config (docs/report.md, docs/history.md) overrides each. The numbers' sources are in ANALYSIS_SOURCES.
+FLEET_RELATIVE = {"enabled": True, "k": 3.0, "min_drop_pct": 5.0, "min_samples": 4, "status": "fail"}
+ATTRIBUTION = {
+    "attribution_low_pct": 10.0,
+    "attribution_min_edges": 2,
+    "attribution_node_fraction": 0.5,
+    "attribution_mad_k": 4.0,
+}
+BASELINE_MIN_PCT = 95.0
+COMPARE_MARGIN_PCT = 5.0
+_LEYS = ("Leys et al., 'Detecting outliers: Do not use standard deviation around the mean, use absolute deviation "
+         "around the median', Journal of Experimental Social Psychology 49 (2013): a cut at 3 scaled MADs "
+         "(1.4826 x MAD) is their very conservative one")
+_GEMM_SPREAD = ("sustained bf16 GEMM on 2x H200 measured 654.8-684.7 TFLOP/s across GPUs and runs on one healthy "
+                "host (gemm_bench, 2026-11-22): a 4.5 % spread")
+ANALYSIS_SOURCES = {
+    "FLEET_RELATIVE/k": _LEYS,
+    "FLEET_RELATIVE/min_drop_pct": "estimate: a healthy fleet spreads by a few %% (%s); 5 %% keeps that noise from "
+                                   "being flagged however small the MAD" % _GEMM_SPREAD,
+    "FLEET_RELATIVE/min_samples": "estimate: a median and MAD of fewer than 4 values cannot tell an outlier from the "
+                                  "fleet (with 3, one slow value moves the MAD as much as the median)",
+    "ATTRIBUTION/attribution_low_pct": "estimate: a link below 90 % of the fleet median of its check and rail is "
+                                       "low; healthy RDMA links measure >= 95 % of line rate at their plateau (the "
+                                       "RDMA_BW_FLOORS sources)",
+    "ATTRIBUTION/attribution_min_edges": "estimate: one low edge cannot say which end is at fault; two can",
+    "ATTRIBUTION/attribution_node_fraction": "estimate: a node is suspect when most (more than half) of its edges "
+                                             "are low, so a single bad link never condemns both its ends",
+    "ATTRIBUTION/attribution_mad_k": "estimate: stricter than the fleet-relative cut (3 scaled MADs, " + _LEYS
+                                     + ") because an edge carries the noise of both its ends",
+    "BASELINE_MIN_PCT": "estimate: a value below 95 % of the frozen baseline is beyond the run-to-run spread of one "
+                        "healthy host (" + _GEMM_SPREAD + ")",
+    "COMPARE_MARGIN_PCT": "estimate: changes within 5 % of the reference are noise (" + _GEMM_SPREAD + ")",
+}
+
+
 def sources():
     """[(threshold name, source)] for every built-in threshold above (profiles rule by rule)."""
     found = [("RDMA_LINE_RATE_PCT", RDMA_LINE_RATE_PCT["source"]), ("NPU_HEALTH", NPU_HEALTH["source"])]
@@ -316,4 +353,7 @@ def sources():
     found.extend(("GPU_ECC_RULES/%s" % key, rule["source"]) for key, rule in sorted(GPU_ECC_RULES.items()))
     found.extend(("GPU_CLOCK_EVENT_REASONS/%s" % r[0], r[2]) for r in GPU_CLOCK_EVENT_REASONS)
     found.extend(("PHYSICAL_RANGES/%s" % r[0], r[3]) for r in PHYSICAL_RANGES)
+    numbers = ["FLEET_RELATIVE/%s" % k for k in ("k", "min_drop_pct", "min_samples")]
+    numbers += ["ATTRIBUTION/%s" % k for k in sorted(ATTRIBUTION)] + ["BASELINE_MIN_PCT", "COMPARE_MARGIN_PCT"]
+    found.extend((name, ANALYSIS_SOURCES.get(name)) for name in numbers)
     return found

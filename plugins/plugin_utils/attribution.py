@@ -60,18 +60,14 @@ from __future__ import annotations
 
 import statistics
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds
 
 NAME = "attribution"
 # the first that a record measured (not null) is its metric: lat_avg_us for latency in duration mode (-D), which
 # prints no typical latency
 DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"), ("lat_avg_us", "lower"))
-DEFAULTS = {
-    "attribution_low_pct": 10.0,
-    "attribution_min_edges": 2,
-    "attribution_node_fraction": 0.5,
-    "attribution_mad_k": 4.0,
-}
+DEFAULTS = thresholds.ATTRIBUTION     # the numbers and their sources live in module_utils/thresholds.py
 MAX_EVIDENCE_PEERS = 20
 
 

@@ -25,10 +25,11 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 
 from __future__ import annotations
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, compare, history
 
 NAME = "baseline"
-DEFAULT_MIN_PCT = 95.0
+DEFAULT_MIN_PCT = thresholds.BASELINE_MIN_PCT
 JUDGED = ("pass", "warn", "fail")
 
 

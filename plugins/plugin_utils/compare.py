@@ -25,9 +25,10 @@ import functools
 import os
 import re
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, history
 
-DEFAULT_MARGIN_PCT = 5.0
+DEFAULT_MARGIN_PCT = thresholds.COMPARE_MARGIN_PCT
 MARGIN_KEY = "_compare_margin_pct"  # a caller's margin for attach(), removed from the report there
 LIST_MAX = 1000             # entries kept per list in results.json (the totals count all)
 MD_ROWS = 50

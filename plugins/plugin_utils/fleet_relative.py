@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import fnmatch
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
 
 NAME = "fleet_relative"
 MAD_SCALE = 1.4826
-DEFAULTS = {"enabled": True, "k": 3.0, "min_drop_pct": 5.0, "min_samples": 4, "status": "fail"}
+DEFAULTS = thresholds.FLEET_RELATIVE     # the numbers and their sources live in module_utils/thresholds.py
 DEFAULT_RULES = (
     {"check": "nccl.*", "metric": "busbw_max_gbyte_s", "better": "higher"},
     {"check": "hccl.*", "metric": "busbw_max_gbyte_s", "better": "higher"},

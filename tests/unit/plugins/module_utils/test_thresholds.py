@@ -30,7 +30,7 @@ def capture(*parts):
 
 def test_every_threshold_has_a_source_that_names_no_test_file():
     found = thresholds.sources()
-    assert len(found) >= 50      # profiles, RDMA floors and limits, jitter, health rules, physical ranges
+    assert len(found) >= 60      # profiles, RDMA floors and limits, jitter, health rules, physical ranges, analyses
     for name, source in found:
         assert isinstance(source, str) and source.strip(), name
         assert not TEST_FILE.search(source), (name, source)
@@ -158,3 +158,20 @@ def test_npu_health_words_from_the_table(monkeypatch):
     assert env_probe.npu_verdicts({"health": "Warning"})[0][0] == "warn"
     monkeypatch.setattr(thresholds, "NPU_HEALTH", dict(thresholds.NPU_HEALTH, warn=()))
     assert env_probe.npu_verdicts({"health": "Warning"})[0][0] == "fail"
+
+
+def test_fleet_analyses_read_their_defaults_from_the_table(monkeypatch):
+    """Seven GEMM values 700.0-700.5 and one at 686 (2 % low): within the table's min_drop_pct (5 %) nothing is
+    flagged; with the table's value at 1 %, the slow one is."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import attribution, baseline, compare, fleet_relative
+
+    assert attribution.DEFAULTS is thresholds.ATTRIBUTION and fleet_relative.DEFAULTS is thresholds.FLEET_RELATIVE
+    assert (baseline.DEFAULT_MIN_PCT, compare.DEFAULT_MARGIN_PCT) == (thresholds.BASELINE_MIN_PCT,
+                                                                      thresholds.COMPARE_MARGIN_PCT)
+    recs = [results.make("gpu.gemm_bf16", "pass", host=host, target="0", metrics={"tflops": value},
+                         facts={"shape": "bf16 8192x8192x8192", "gpu_model": "NVIDIA H200"})
+            for host, value in [("n%d" % i, 700.0 + 0.1 * i) for i in range(6)] + [("slow", 686.0)]]
+    assert fleet_relative.analyze(recs, {})[0] == []
+    monkeypatch.setitem(thresholds.FLEET_RELATIVE, "min_drop_pct", 1.0)
+    assert [r["host"] for r in fleet_relative.analyze(recs, {})[0]] == ["slow"]
