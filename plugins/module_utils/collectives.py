@@ -6,9 +6,9 @@ Private to the collection; imports nothing from Ansible; runs on target Pythons.
 
 - ``nccl_tests_argv()`` builds the argv of one nccl-tests binary from options;
 - ``mpirun_argv()`` wraps an argv in Open MPI's mpirun over a host list;
-- ``to_record()`` turns a parse (parsers/nccl_tests.py) into one result record,
-  applying hardware-profile and user expectations; it never raises on bad tool
-  output (a ParseError becomes an ``error`` record that keeps the raw tail).
+- ``to_record()`` turns a parse (parsers/nccl_tests.py, or HCCL Test's in that shape) into one result record,
+  applying hardware-profile and user expectations; callers reach it through the tools' adapters
+  (tools.nccl_tests, tools.hccl, tools.torch_allreduce), which turn unreadable output into ``error`` records.
 
 Series rows (one per message size) carry flat keys: size_bytes, count, type,
 redop, root, then oop_time_us, oop_algbw_gbyte_s, oop_busbw_gbyte_s, oop_wrong
@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results, thresholds
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                "sendrecv", "gather", "scatter", "hypercube", "alltoallv")
@@ -258,33 +256,20 @@ def verdict_from_output(parsed, rc=None, asked=None):
     return "pass", None
 
 
-# '-I 1': i_cv% (stdev/mean of the per-iteration times) above thresholds.NCCL_JITTER's cv_warn_pct at sizes of
-# its min_size_bytes and more (small sizes are launch-latency bound) warns.
-
-
-def _jitter_limits():
-    return thresholds.NCCL_JITTER["cv_warn_pct"]["value"], thresholds.NCCL_JITTER["min_size_bytes"]["value"]
-
-
-def jitter_reason(high):
-    """The warn reason for the sizes above the jitter limit (``high``, from jitter_of)."""
-    limit, smallest = _jitter_limits()
-    where = "%d MiB" % (smallest >> 20) if smallest % (1 << 20) == 0 else "%d B" % smallest
-    return "high per-iteration jitter (-I 1): i_cv%% above %g %% at %d size(s) of %s or more, first %s" % (
-        limit, len(high), where, high[0])
+JITTER_CV_WARN_PCT = 25.0        # '-I 1': i_cv% (stdev/mean of the per-iteration times) above this ...
+JITTER_MIN_SIZE_BYTES = 1 << 20  # ... at sizes of 1 MiB and more (small sizes are launch-latency bound) warns
 
 
 def jitter_of(series):
     """(max i_cv% seen or None, ["<size> B <placement>: i_cv X %, i_p99 Y us", ...] above the warn line)."""
     worst, high = None, []
-    limit, smallest = _jitter_limits()
     for row in series:
         for prefix, name in (("oop_", "out-of-place"), ("ip_", "in-place")):
             cv = row.get(prefix + "iter_cv_pct")
             if cv is None:
                 continue
             worst = cv if worst is None else max(worst, cv)
-            if cv > limit and (row.get("size_bytes") or 0) >= smallest:
+            if cv > JITTER_CV_WARN_PCT and (row.get("size_bytes") or 0) >= JITTER_MIN_SIZE_BYTES:
                 high.append("%s B %s: i_cv %s %%, i_p99 %s us" % (
                     row.get("size_bytes"), name, cv, row.get(prefix + "iter_p99_us")))
     return worst, high
@@ -348,7 +333,8 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         if high_jitter:
             facts["high_jitter"] = high_jitter[:8]
             if status == "pass" and parsed.get("ranks") != 1:
-                status, reason = "warn", jitter_reason(high_jitter)
+                status, reason = "warn", ("high per-iteration jitter (-I 1): i_cv%% above %g %% at %d size(s) of 1 MiB "
+                                          "or more, first %s" % (JITTER_CV_WARN_PCT, len(high_jitter), high_jitter[0]))
         if status == "pass" and parsed.get("ranks") == 1:
             # One rank moves nothing between GPUs: nccl-tests' busbw is 0 by definition (or a local copy for
             # broadcast/reduce/sendrecv), and in-place runs are no-ops timed in microseconds. Nothing of the
@@ -363,25 +349,6 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         facts=facts, params=params, tool=tool, started=started, duration_s=duration_s,
         raw=raw if status in ("error", "fail") else None, series=series)
     return expectations.physical_check(record, raw=raw)
-
-
-def record_from_output(text, check=None, fmt="auto", **kwargs):
-    """Parse ``text`` (text or -J JSON) and build the record; a ParseError becomes an error record."""
-    try:
-        if fmt == "json":
-            parsed = nccl_tests.parse_json(text)
-        elif fmt == "text":
-            parsed = nccl_tests.parse_text(text)
-        else:
-            parsed = nccl_tests.parse(text)
-    except ParseError as exc:
-        return results.error(check or "nccl.unknown", "could not read nccl-tests output: %s" % exc,
-                             raw=text if isinstance(text, str) else None, host=kwargs.get("host"),
-                             params=kwargs.get("params"), started=kwargs.get("started"),
-                             duration_s=kwargs.get("duration_s"),
-                             tool={"name": kwargs.get("tool_name") or "nccl-tests"})
-    kwargs.setdefault("raw", text)
-    return to_record(parsed, check=check, **kwargs)
 
 
 def merge_text_into_json(parsed_json, parsed_text):

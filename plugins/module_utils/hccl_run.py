@@ -1,26 +1,16 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Huawei CANN HCCL Test on one substrate or another: records from outputs, argv, the SSH-path run (private).
+"""Huawei CANN HCCL Test on one substrate or another: argv and the SSH-path run (private). Its records come from
+tools.hccl.records (the one builder every caller uses).
 
 Functions another substrate (Kubernetes: a launcher pod's log is HCCL Test's text) calls:
 
-- ``records_from_hccl_output(text, rc, params, hosts=None, collective=None, started=None, duration_s=None,
-  argv=None, env=None, launch=None) -> [records]`` - one ``hccl.<collective>`` record from one run's output;
-  ``params`` are the hccl_test module's options (npus, ranks_per_node, ranks, datatype, op, root, profile,
-  profiles, expect; defaults apply to missing keys); ``hosts`` the nodes of a multi-node run; never raises on
-  tool output;
-- ``ranks_of(params, hosts) -> int or None`` - the rank count the busbw factor uses;
 - ``hccl_argv(binary, params) -> argv`` - one HCCL Test binary (flags -b -e -f -i -d -o -r -n -w -c -p);
 - ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
   mpirun with MPICH (``-f hostfile -n N -genv``) or Open MPI (``--hostfile -np N -x``) syntax;
 - ``hostfile_text(hosts, slots, flavour)`` - ``host:N`` (MPICH) or ``host slots=N`` (Open MPI) lines;
 - ``env_from_script_output(blob, base)`` - the variables a CANN ``set_env.sh`` sets or changes (from the
   NUL-separated ``env -0`` output of ``bash -c '. "$1" && env -0' _ <path>``);
-- ``import_records(path, params) -> [records]`` - import mode (imports.read_output).
-
-Bus bandwidth: HCCL Test prints only the algorithm bandwidth (bytes per NPU / time, GB/s = 1e9 B/s); busbw is
-algbw x the nccl-tests factor of the collective at n ranks (collectives.BUSBW_FACTORS), so NCCL and HCCL
-records are comparable side by side. When n is not known (an import without O(ranks)) busbw is null.
 
 ``run_hccl(module, params, tag)`` is the SSH path. Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -30,15 +20,15 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run, results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccl
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, launch, nccl_run, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as adapter
 
-TOOL = "hccl_test"
+TOOL = adapter.TOOL
+COLLECTIVES = adapter.COLLECTIVES
 INSTALL_HINT = ("build HCCL Test from the CANN toolkit (<toolkit>/tools/hccl_test, 'make MPI_HOME=... ASCEND_DIR=...') "
                 "and set binary_dir to its bin directory")
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "alltoallv", "reduce",
-               "scatter", "all_gather_v", "reduce_scatter_v")
 ENV_PASS_RE = re.compile(r"^(HCCL|ASCEND|HCCN)_[A-Za-z0-9_]*$")
 # what a CANN set_env.sh is allowed to hand on (it sets these; anything else it changes is not taken)
 SCRIPT_ENV_RE = re.compile(r"^(PATH|LD_LIBRARY_PATH|PYTHONPATH|ASCEND_[A-Z0-9_]*|TOOLCHAIN_HOME|ASCEND_OPP_PATH|"
@@ -54,150 +44,6 @@ def binary_name(collective):
     if not re.match(r"^[a-z][a-z0-9_]*$", collective or ""):
         raise OptionError("collective %r is not an HCCL Test collective name" % (collective,))
     return "%s_test" % collective
-
-
-# --------------------------------------------------------------------------- pure: records
-
-def ranks_of(params, hosts=None):
-    """Ranks of the run: hosts x ranks_per_node under mpirun, npus on one node, else params['ranks']."""
-    if params.get("ranks"):
-        return int(params["ranks"])
-    if hosts:
-        per = params.get("ranks_per_node") or params.get("npus")
-        return len(hosts) * int(per) if per else None
-    return int(params["npus"]) if params.get("npus") else None
-
-
-def busbw_factor(collective, ranks):
-    """collectives.busbw_factor, but None (not 1.0) when the collective or the rank count is unknown."""
-    if collective not in collectives.BUSBW_FACTORS or not ranks or ranks < 1:
-        return None
-    return collectives.busbw_factor(collective, ranks)
-
-
-def _as_nccl_parse(parsed, collective, ranks, params):
-    """The HCCL parse in the nccl-tests parse shape collectives.to_record reads (out-of-place cells only)."""
-    factor = busbw_factor(collective, ranks)
-    rows = []
-    for row in parsed["rows"]:
-        busbw = None if factor is None else round(row["algbw_gbyte_s"] * factor, 6)
-        rows.append({"size": row["size"], "count": None, "type": params.get("datatype"), "redop": params.get("op"),
-                     "root": params.get("root"),
-                     "out_of_place": {"time_us": row["time_us"], "algbw_gbyte_s": row["algbw_gbyte_s"],
-                                      "busbw_gbyte_s": busbw, "wrong": None},
-                     "in_place": None})
-    return {"format": "text", "collective": collective, "ranks": ranks, "rows": rows, "devices": [],
-            "complete": True, "failures": [], "warnings": []}
-
-
-def verdict_of(parsed, rc):
-    """(status or None, reason): what the tool's own output says before any expectation (None = judge it)."""
-    if parsed["failures"]:
-        return "error", "HCCL Test failed: %s%s" % (
-            parsed["failures"][0], " (%d such lines, one per failing rank)" % len(parsed["failures"])
-            if len(parsed["failures"]) > 1 else "")
-    if parsed["launcher_error"] and not parsed["rows"]:
-        return "error", "the MPI launcher failed before HCCL Test ran: %s" % parsed["launcher_error"]
-    if not parsed["rows"]:
-        why = "no result rows in the output (the run ended before its table: crashed, killed or not started)"
-        if parsed["problems"]:
-            why += "; %s" % parsed["problems"][0]
-        return "error", why
-    if parsed["launcher_error"]:
-        return "error", "the launcher reported a failure after %d result rows: %s" % (
-            len(parsed["rows"]), parsed["launcher_error"])
-    if not parsed["complete"]:
-        return "error", ("output ended after %d result rows at %d bytes, before the maxbytes %d of its prologue "
-                         "(crashed, killed or truncated)" % (len(parsed["rows"]), parsed["rows"][-1]["size"],
-                                                             parsed["prologue"]["max_bytes"]))
-    if rc not in (None, 0):
-        return "error", "HCCL Test exited with rc %s although it printed its table" % rc
-    return None, None
-
-
-def build_record(parsed, collective, params, hosts=None, rc=None, check=None, run_params=None, started=None,
-                 duration_s=None, raw=None, extra_facts=None):
-    """One hccl.<collective> record from a parse (parsers/hccl.py). Never raises on tool output."""
-    check = check or "hccl.%s" % (collective or "unknown")
-    ranks = ranks_of(params, hosts)
-    profiles = expectations.all_profiles(params.get("profiles"))
-    choice = params.get("profile", "auto")
-    if choice == "auto":
-        profile, why = None, "auto: HCCL Test output names no NPU model; set profile (the playbook passes the probe's)"
-    else:
-        profile, why = expectations.choose_profile(choice, None, None, profiles)
-    facts = {"collective": collective, "output_layout": "hccl_test", "time_column": parsed["time_spelling"],
-             "profile_choice": why, "launch": "mpirun" if hosts else "single-node"}
-    if parsed["prologue"]:
-        facts.update(("hccl_%s" % k, v) for k, v in parsed["prologue"].items())
-    if ranks is None:
-        facts["busbw_note"] = "rank count unknown (set ranks): busbw not computed"
-    else:
-        factor = busbw_factor(collective, ranks)
-        facts["busbw_factor"] = None if factor is None else round(factor, 6)
-    if parsed["prefixes_stripped"]:
-        facts["prefixed_lines"] = parsed["prefixes_stripped"]
-    facts.update(extra_facts or {})
-    rules = expectations.rules_for_check(params.get("expect") or {}, check)
-    record = collectives.to_record(_as_nccl_parse(parsed, collective, ranks, params), check=check, params=run_params,
-                                   tool_name=TOOL, started=started, duration_s=duration_s, raw=raw, rc=None,
-                                   nodes=len(hosts) if hosts else 1, rules=rules, profile=profile,
-                                   profiles=profiles, extra_facts=facts)
-    checks = [r["check"] for r in parsed["rows"]]
-    failed = checks.count("failed")
-    record["metrics"]["check_failed_total"] = failed if any(c in ("success", "failed") for c in checks) else None
-    record["metrics"]["check_null_total"] = checks.count("NULL")
-    for item, row in zip(record["series"], parsed["rows"]):
-        item["check_result"] = row["check"]
-    if parsed["check_errors"]:
-        record["metrics"]["check_err_elements_total"] = sum(parsed["check_errors"])
-    status, reason = verdict_of(parsed, rc)
-    if status is None and failed:
-        status = "fail"
-        reason = "check_result failed at %d of %d sizes (data corruption: the tool's own result check)%s" % (
-            failed, len(checks), "; " + record["reason"] if record.get("reason") else "")
-    if status is not None:
-        record["status"], record["reason"] = status, reason
-        if status == "error":
-            record["expect"] = {}
-        record["raw"] = results.trim(raw)
-    return expectations.physical_check(results.make(**dict((k, record[k]) for k in (
-        "check", "status", "reason", "host", "target", "metrics", "expect", "facts", "params", "tool", "started",
-        "duration_s", "raw", "series"))), raw=raw)
-
-
-def records_from_hccl_output(text, rc, params, hosts=None, collective=None, started=None, duration_s=None,
-                             argv=None, env=None, launch=None):
-    """The record of one HCCL Test run from its output (stdout then stderr)."""
-    collective = collective or (params.get("collectives") or [None])[0]
-    run_params = {"argv": argv, "env": dict(env or {})}
-    parsed = hccl.parse(text)
-    extra = {"launch": launch} if launch else None
-    return [build_record(parsed, collective, params, hosts=hosts, rc=rc, run_params=run_params, started=started,
-                         duration_s=duration_s, raw=text, extra_facts=extra)]
-
-
-def collective_from_name(path):
-    """The collective a file name mentions (all_reduce_test.log, node7-all-gather.txt), or None."""
-    base = os.path.basename(path or "").replace("-", "_")
-    for name in sorted(COLLECTIVES, key=len, reverse=True):
-        if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base):
-            return name
-    return None
-
-
-def import_records(path, params):
-    """Import mode: the record of a saved output (raises imports.ImportRefused when the file is not readable)."""
-    started = results.utc_now()
-    collective = params.get("collective") or collective_from_name(path)
-    text = imports.read_output(path)
-    parsed = hccl.parse(text)
-    hosts = None
-    if params.get("nodes") and params["nodes"] > 1:
-        hosts = ["node%d" % i for i in range(params["nodes"])]   # only their count is used
-    return [build_record(parsed, collective, params, hosts=hosts, check="hccl.%s" % (collective or "import"),
-                         run_params={"from_output": path}, started=started, raw=text,
-                         extra_facts={"imported_from": path})]
 
 
 # --------------------------------------------------------------------------- pure: argv and environment
@@ -375,7 +221,7 @@ def run_hccl(module, p, tag=None):
                          "swept": swept})
             continue
         runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
-        records.extend(records_from_hccl_output(
-            run.output, run.rc, p, hosts=p["hosts"], collective=collective, started=started,
-            duration_s=run.elapsed_s, argv=argv, env=env))
+        records.extend(adapter.records(run.output, Context(
+            params=p, rc=run.rc, hosts=p["hosts"], collective=collective, started=started,
+            duration_s=run.elapsed_s, argv=argv, env=env)))
     return records, cmds, runs

@@ -35,6 +35,7 @@ import json
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_manifests as km
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode")
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
@@ -46,10 +47,12 @@ WORKER = km.CODE_MOUNT + "/aifabric_torch_worker.py"
 LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
-CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
+CODE_MODULES = ("errors", "results", "expectations", "profiles", "env_probe", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/rdma", "parsers/system", "parsers/perftest",
                 # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
                 "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports",
+                # perftest_run builds its records with its tool adapter
+                "tools/__init__", "tools/perftest",
                 # the entry program's interrupt guard (and the runners')
                 "proc")
 
@@ -556,41 +559,44 @@ def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
 
 
 def _records_of_section(section, text, info, opts, slot, node, started, sections=None, peer_rates=None):
-    rc = info.get("rc")
-    duration = info.get("elapsed_s")
     if info.get("peers_missing"):
         return [results.error(section["check"], "workers did not answer ssh in time: %s"
                               % ", ".join(info["peers_missing"]), raw=text, started=started,
                               tool={"name": "kubernetes"})]
-    if section["how"] == "gemm":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
-        return gpu_run.records_from_gemm_output(text, rc, opts, output=text, started=started, duration_s=duration,
-                                                argv=section.get("argv"))
-    if section["how"] == "probe":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
-        document = (sections or {}).get(section["label"] + ".file")
-        return gpu_run.records_from_probe_output(
-            document[0] if document else None, text, rc, opts, nodes=len(section["hosts"]), argv=section.get("argv"),
-            env=section.get("env"), started=started, duration_s=duration, launcher="torchrun",
-            ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
-    if section["how"] == "nccl":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
-        return nccl_run.records_from_nccl_output(text, rc, opts, hosts=section.get("hosts"),
-                                                 collective=section["collective"], started=started,
-                                                 duration_s=duration, argv=section.get("argv"),
-                                                 env=section.get("env"), launch=section.get("launch"))
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
-    params = dict(opts, peer_name=slot.get("peer"))
-    if peer_rates:
-        params["peer_rate_gbit_s"] = peer_rates
-    if info.get("plan_error"):
+    if section["how"] == "perftest" and info.get("plan_error"):
         return [results.error(section["check"], "perftest could not plan %s on %s: %s"
                               % (section["device"], node, info["plan_error"]), target=section["device"],
                               peer=slot.get("peer"), started=started, tool={"name": "perftest"})]
-    return perftest_run.records_from_perftest_output(
-        text, rc, params, side=section["side"], host=node, device=section["device"], index=section["index"],
-        argv=info.get("argv") or section.get("argv"), facts=info.get("facts") or section.get("facts"),
-        timed_out=bool(info.get("timed_out")), started=started, duration_s=duration, attempts=info.get("attempts") or 1)
+    adapter, ctx = _adapter_and_context(section, info, opts, slot, node, started, sections, peer_rates)
+    return adapter.records(text, ctx)
+
+
+def _adapter_and_context(section, info, opts, slot, node, started, sections, peer_rates):
+    """The tool adapter of a log section and the Context of its run (what the SSH path passes for the same run)."""
+    how = section["how"]
+    ctx = Context(params=opts, rc=info.get("rc"), duration_s=info.get("elapsed_s"), started=started,
+                  argv=section.get("argv"))
+    if how == "gemm":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm
+        return gemm, ctx
+    if how == "probe":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
+        document = (sections or {}).get(section["label"] + ".file")
+        return torch_allreduce, replace(ctx, document=document[0] if document else None, nodes=len(section["hosts"]),
+                                        env=section.get("env"), launcher="torchrun",
+                                        ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
+    if how == "nccl":
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+        return nccl_tests, replace(ctx, hosts=section.get("hosts"), collective=section["collective"],
+                                   env=section.get("env"), launch=section.get("launch"))
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+    params = dict(opts, peer_name=slot.get("peer"))
+    if peer_rates:
+        params["peer_rate_gbit_s"] = peer_rates
+    return perftest, replace(ctx, params=params, side=section["side"], host=node, target=section["device"],
+                             index=section["index"], argv=info.get("argv") or section.get("argv"),
+                             facts=info.get("facts") or section.get("facts"), timed_out=bool(info.get("timed_out")),
+                             attempts=info.get("attempts") or 1)
 
 
 def slot_of_outcome(step, outcome):

@@ -1,19 +1,14 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nccl-tests on one substrate or another: records from outputs, argv, and the SSH-path run (private).
+"""nccl-tests on one substrate or another: argv and the SSH-path run (private). Its records come from
+tools.nccl_tests.records (the one builder every caller uses).
 
 Functions another substrate (Kubernetes: a pod's or an MPIJob launcher's log is nccl-tests' text) calls:
 
-- ``records_from_nccl_output(text, rc, params, hosts=None, collective=None, json_text=None, started=None,
-  duration_s=None, argv=None, env=None, launch=None) -> [records]`` - one ``nccl.<collective>`` record from
-  one run's output (text, plus the ``-J`` JSON document when there is one); ``params`` are the nccl_test
-  module's options (profile, profiles, expect; defaults apply to missing keys); ``hosts`` the nodes of a
-  multi-node run (None or [] = single node); never raises on tool output;
 - ``run_env(params) -> dict`` - the environment of a run (env, split, socket_ifname);
 - ``nccl_argv(binary, params, gpus_per_process=None, json_path=None) -> argv`` - one nccl-tests binary;
 - ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
   mpirun over ``params["hosts"]`` (collectives.mpirun_argv);
-- ``import_records(path, params) -> [records]`` - import mode (imports.read_output).
 
 ``run_collectives(module, params, tag)`` is the SSH path (runs on the host that launches): every process
 of the run carries the run tag (launch.TAG_ENV, exported to every rank with ``-x``); after each run,
@@ -27,112 +22,16 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, launch, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
 
-TOOL = "nccl-tests"
+TOOL = adapter.TOOL
 INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set binary_dir"
 ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iters",
                 "warmup_iters", "check", "datatype", "op", "root", "agg_iters", "average", "blocking", "cudagraph",
                 "extra_args")
-
-
-# --------------------------------------------------------------------------- pure: records
-
-def _profile(choice, parsed, profiles):
-    devices = parsed.get("devices") or []
-    names = [d.get("name") for d in devices if d.get("name")]
-    hosts = set(d.get("host") for d in devices if d.get("host"))
-    per_node = len(devices) // max(1, len(hosts)) if devices else None
-    return expectations.choose_profile(choice, names[0] if names else None, per_node, profiles)
-
-
-def build_record(parsed, p, profiles, **kwargs):
-    """collectives.to_record with the module's profile choice and user expectations."""
-    profile, why = _profile(p.get("profile", "auto"), parsed, profiles)
-    facts = dict(kwargs.pop("extra_facts", {}) or {})
-    facts["profile_choice"] = why
-    check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
-    rules = expectations.rules_for_check(p.get("expect") or {}, check)
-    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
-                                 extra_facts=facts, **kwargs)
-
-
-def records_from_nccl_output(text, rc, params, hosts=None, collective=None, json_text=None, started=None,
-                             duration_s=None, argv=None, env=None, launch=None):
-    """The record of one nccl-tests run from its output (text, and the -J document when there is one)."""
-    env = dict(env or {})
-    collective = collective or (params.get("collectives") or [None])[0]
-    check = "nccl.%s" % (collective or "unknown")
-    run_params = {"argv": argv, "env": env}
-    parsed_text = None
-    text_error = None
-    try:
-        parsed_text = nccl_tests.parse_text(text)
-    except ParseError as exc:
-        text_error = exc
-    parsed = parsed_text
-    output_format = "text"
-    if json_text is not None:
-        try:
-            parsed = collectives.merge_text_into_json(nccl_tests.parse_json(json_text), parsed_text)
-            output_format = "json"
-        except ParseError as exc:
-            if parsed_text is None:
-                return [results.error(check, "could not read nccl-tests output: %s; JSON: %s" % (text_error, exc),
-                                      raw=text, params=run_params, started=started, duration_s=duration_s,
-                                      tool={"name": TOOL})]
-    if parsed is None:
-        reason = "could not read nccl-tests output (rc %s): %s" % (rc, text_error)
-        return [results.error(check, reason, raw=text, params=run_params, started=started, duration_s=duration_s,
-                              tool={"name": TOOL})]
-    parsed["collective"] = parsed.get("collective") or collective
-    nodes = len(hosts) if hosts else 1
-    extra = {"output_format": output_format, "launch": launch or ("mpirun" if hosts else "single-node")}
-    if env.get("NCCL_TESTS_SPLIT"):
-        extra["split"] = env["NCCL_TESTS_SPLIT"]
-    profiles = expectations.all_profiles(params.get("profiles"))
-    return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL,
-                         started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
-                         algo=env.get("NCCL_ALGO"), extra_facts=extra, asked_collective=collective)]
-
-
-def collective_from_name(path):
-    """The collective a file name mentions (all_reduce.json, node7-all-gather.txt), or None."""
-    base = os.path.basename(path or "")
-    for name in sorted(collectives.COLLECTIVES, key=len, reverse=True):
-        if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base.replace("-", "_")):
-            return name
-    return None
-
-
-def import_records(path, params):
-    """Import mode: the record of a saved output (raises imports.ImportRefused when the file is not readable)."""
-    started = results.utc_now()
-    hint = params.get("collective") or collective_from_name(path)
-    check = "nccl.%s" % hint if hint else None
-    run_params = {"from_output": path}
-    text = imports.read_output(path)
-    fmt = params.get("from_format") or "auto"
-    try:
-        parsed = nccl_tests.parse_json(text) if fmt == "json" else (
-            nccl_tests.parse_text(text) if fmt == "text" else nccl_tests.parse(text))
-    except ParseError as exc:
-        return [results.error(check or "nccl.import", "could not read nccl-tests output %s: %s" % (path, exc),
-                              raw=text, params=run_params, started=started, tool={"name": TOOL})]
-    if not parsed.get("collective") and hint:
-        parsed["collective"] = hint
-    env = dict(e.split("=", 1) for e in parsed.get("env") or [] if "=" in e)
-    if parsed.get("argv"):
-        run_params["argv"] = parsed["argv"]
-    if env:
-        run_params["env"] = env
-    profiles = expectations.all_profiles(params.get("profiles"))
-    return [build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
-                         raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
-                         extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]
 
 
 # --------------------------------------------------------------------------- pure: argv and environment
@@ -272,7 +171,7 @@ def run_collectives(module, p, tag=None):
                          "swept": swept})
             continue
         runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
-        records.extend(records_from_nccl_output(
-            run.output, run.rc, p, hosts=p["hosts"], collective=collective, json_text=_read_json(json_path),
-            started=started, duration_s=run.elapsed_s, argv=argv, env=env))
+        records.extend(adapter.records(run.output, Context(
+            params=p, rc=run.rc, hosts=p["hosts"], collective=collective, document=_read_json(json_path),
+            started=started, duration_s=run.elapsed_s, argv=argv, env=env)))
     return records, cmds, runs

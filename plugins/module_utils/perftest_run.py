@@ -1,20 +1,15 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest on one substrate or another: records from outputs, plans, and the SSH-path run (private).
+"""perftest on one substrate or another: plans and the SSH-path run (private). Its records come from
+tools.perftest.records (the one builder every caller uses).
 
 Functions another substrate (Kubernetes: server and client pods whose logs are
 perftest's text) calls:
 
-- ``records_from_perftest_output(text, rc, params, side="client", host=None, device=None, index=0, argv=None,
-  tool_version=None, facts=None, timed_out=False, started=None, duration_s=None, attempts=1) -> [records]``
-  - the records of one side of one device; ``params`` are the perftest module's options (test, peer_name/peer,
-  peer_rate_gbit_s, expect, expect_line_rate_pct, timeout_s, ...); never raises on tool output;
 - ``device_plan(devices, params, hcas=None) -> [(index, device, tcp_port, gid_index, facts)]`` - TCP port and
   GID choice per device (``hcas`` from parsers.rdma.build_hcas, or None where sysfs cannot be read);
 - ``argvs_for(binary, params, plan, side, peer_address=None, json_dir=None) -> [argv]`` - one argv per device
   (perftest_pairs.build_argv);
-- ``rules_params(params, index, test) -> dict`` - the params build_records judges with (peer rate of rail i);
-- ``import_records(path, params, host) -> [records]`` - import mode (imports.read_output).
 
 ``PerftestRun(module)`` is the SSH path's orchestration (server / client / collect /
 absent on the host itself: detached processes, retries, CPU governor); the module
@@ -31,20 +26,20 @@ from __future__ import annotations
 import os
 import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, imports, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import (
     AcceptanceError, ParseError, ToolMissing, ToolTimeout)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
-DEFAULT_TEST = "ib_write_bw"
-DEFAULT_LINE_RATE_PCT = 90   # the module option's default, for callers that do not pass it
+DEFAULT_TEST = adapter.DEFAULT_TEST
 
 
-# --------------------------------------------------------------------------- pure: plans, argv, records
+# --------------------------------------------------------------------------- pure: plans, argv
 
 def device_plan(devices, params, hcas=None):
     """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device name or GID."""
@@ -87,47 +82,6 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
         out.append(perftest_pairs.build_argv(binary, dict(params, test=test, use_cuda=cuda), device, tcp_port,
                                              gid_index, side, peer_address=peer_address, json_file=json_file))
     return out
-
-
-def rules_params(params, index, test):
-    """The params build_records judges rail ``index`` with: the server's port rate of that rail."""
-    rules = dict(params)
-    rules.setdefault("expect_line_rate_pct", DEFAULT_LINE_RATE_PCT)
-    rates = params.get("peer_rate_gbit_s") or []
-    rules["peer_rate_gbit_s"] = rates[index] if index < len(rates) else (rates[0] if len(rates) == 1 else None)
-    rules["test"] = test
-    return rules
-
-
-def records_from_perftest_output(text, rc, params, side="client", host=None, device=None, index=0, argv=None,
-                                 tool_version=None, facts=None, timed_out=False, started=None, duration_s=None,
-                                 attempts=1):
-    """Records of one side of one device from perftest's text (a process's output or a pod's log)."""
-    test = params.get("test") or DEFAULT_TEST
-    ctx = {
-        "test": test, "side": side, "host": host, "peer": params.get("peer_name") or params.get("peer"),
-        "device": device, "params": rules_params(params, index, test), "argv": argv,
-        "tool_version": tool_version, "started": started, "attempts": attempts, "duration_s": duration_s,
-        "facts": facts or {}, "timed_out": timed_out, "timeout_s": params.get("timeout_s"),
-    }
-    return perftest_pairs.build_records(text, rc, ctx)
-
-
-def import_records(path, params, host):
-    """Import mode: records from a saved output (raises imports.ImportRefused when the file is not readable)."""
-    text = imports.read_output(path)
-    test = params.get("test")
-    side = params.get("side")
-    try:
-        parsed = parser.parse(text)
-        test = parsed.get("tool") or test
-        side = side or parsed.get("side")
-    except ParseError:
-        pass
-    devices = params.get("devices") or [None]
-    return records_from_perftest_output(
-        text, None, dict(params, test=test or DEFAULT_TEST, timeout_s=None), side=side or "client", host=host,
-        device=devices[0], facts={"imported_from": path}, attempts=1)
 
 
 # --------------------------------------------------------------------------- the SSH path
@@ -395,10 +349,10 @@ class PerftestRun(object):
                 ended = detached.outcome(job.handle) or {}
                 if ended.get("ended"):
                     duration_s = max(0.0, ended["ended"] - job.handle["started"])
-            records.extend(records_from_perftest_output(
-                text, rc, dict(p, test=self.test()), side="client", host=self.host, device=job.device,
+            records.extend(adapter.records(text, Context(
+                params=dict(p, test=self.test()), rc=rc, side="client", host=self.host, target=job.device,
                 index=job.index, argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out,
-                started=job.started, duration_s=duration_s, attempts=job.attempts))
+                started=job.started, duration_s=duration_s, attempts=job.attempts)))
             runs.append({"device": job.device, "cmd": job.argv, "rc": rc, "attempts": job.attempts,
                          "stdout": results.trim(text)})
             if not p["keep_state"]:
@@ -465,30 +419,28 @@ class PerftestRun(object):
             job.handle = handle
             text, rc, timed_out, killed = perftest_pairs.collect(job, p["collect_timeout_s"])
             ended = detached.outcome(handle) or {}
-            ctx = {
-                "test": handle.get("test", self.test()), "side": "server",
-                "host": handle.get("host_name") or self.host, "peer": handle.get("peer_name"),
-                "device": handle.get("device"), "argv": handle.get("argv"),
-                "tool_version": handle.get("tool_version"), "started": handle.get("started_utc"),
-                "duration_s": max(0.0, ended["ended"] - handle["started"]) if ended.get("ended") else None,
-                "facts": handle.get("facts"), "timed_out": timed_out,
-                "timeout_s": (handle.get("params") or {}).get("timeout_s"),
-            }
+            ctx = Context(
+                params={"test": handle.get("test", self.test()),
+                        "timeout_s": (handle.get("params") or {}).get("timeout_s")},
+                rc=rc, side="server", host=handle.get("host_name") or self.host, peer=handle.get("peer_name"),
+                target=handle.get("device"), argv=handle.get("argv"), tool_version=handle.get("tool_version"),
+                started=handle.get("started_utc"),
+                duration_s=max(0.0, ended["ended"] - handle["started"]) if ended.get("ended") else None,
+                facts=handle.get("facts"), timed_out=timed_out)
             if killed:
-                ctx["timed_out"] = False
                 records.append(results.error(
-                    "rdma.%s.server" % ctx["test"],
+                    "rdma.%s.server" % ctx.params["test"],
                     "server on %s still running after collect_timeout_s=%ss; killed" % (
-                        ctx["device"], p["collect_timeout_s"]),
-                    host=ctx["host"], peer=ctx["peer"], target=ctx["device"], raw=text,
-                    tool={"name": "perftest", "version": ctx["tool_version"]}, params={"argv": ctx["argv"]},
-                    facts=dict(ctx["facts"] or {}, side="server")))
+                        ctx.target, p["collect_timeout_s"]),
+                    host=ctx.host, peer=ctx.peer, target=ctx.target, raw=text,
+                    tool={"name": "perftest", "version": ctx.tool_version}, params={"argv": ctx.argv},
+                    facts=dict(ctx.facts or {}, side="server")))
             else:
-                records.extend(perftest_pairs.build_records(text, rc, ctx))
+                records.extend(adapter.records(text, ctx))
             if handle.get("governor_holder") and not ended.get("on_exit"):
                 # the supervisor could not release its hold (killed): release it here
                 self.governor.release(handle["governor_holder"])
-            runs.append({"device": ctx["device"], "cmd": ctx["argv"], "rc": rc, "stdout": results.trim(text),
+            runs.append({"device": ctx.target, "cmd": ctx.argv, "rc": rc, "stdout": results.trim(text),
                          "killed": killed})
             if not p["keep_state"]:
                 self.remove(state_dir)
@@ -518,4 +470,4 @@ class PerftestRun(object):
             pass
 
     def import_output(self):
-        return dict(changed=False, results=import_records(self.p["from_output"], self.p, self.host))
+        return dict(changed=False, results=adapter.from_output(self.p["from_output"], self.p, self.host))

@@ -48,8 +48,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import detache
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import (
-    PerftestRun, argvs_for, device_plan, records_from_perftest_output)
+    PerftestRun, argvs_for, device_plan)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 PROGRESS = "progress.json"
 RECORDS = "records.json"
@@ -367,14 +369,14 @@ class Sweep(PerftestRun):
             else:
                 text, rc, timed_out, _killed = perftest_pairs.collect(job, p["collect_timeout_s"])
                 ended = detached.outcome(job.handle) or {}
-                ctx = {"test": params["test"], "side": "server", "host": self.host, "peer": params["peer_name"],
-                       "device": job.device, "argv": job.argv, "tool_version": version,
-                       "started": job.handle.get("started_utc"),
-                       "duration_s": max(0.0, ended["ended"] - job.handle["started"]) if ended.get("ended") else None,
-                       "facts": job.facts, "timed_out": timed_out, "timeout_s": p["timeout_s"]}
+                ctx = Context(params={"test": params["test"], "timeout_s": p["timeout_s"]}, rc=rc, side="server",
+                              host=self.host, peer=params["peer_name"], target=job.device, argv=job.argv,
+                              tool_version=version, started=job.handle.get("started_utc"),
+                              duration_s=max(0.0, ended["ended"] - job.handle["started"]) if ended.get("ended")
+                              else None, facts=job.facts, timed_out=timed_out)
                 # built once the next step's processes run (off the critical path)
-                self.deferred.append(lambda text=text, rc=rc, ctx=ctx, where=job.state_dir: self.server_records(
-                    text, rc, ctx, where))
+                self.deferred.append(lambda text=text, ctx=ctx, where=job.state_dir: self.server_records(
+                    text, ctx, where))
             self.live.remove(job.handle)
             if job in abandoned and not p["keep_state"]:
                 self.remove(job.state_dir)
@@ -433,10 +435,10 @@ class Sweep(PerftestRun):
             ended = (detached.outcome(job.handle) or {}) if job.handle else {}
             if ended.get("ended"):
                 duration_s = max(0.0, ended["ended"] - job.handle["started"])
-            recs = records_from_perftest_output(
-                text, rc, params, side="client", host=self.host, device=job.device, index=job.index, argv=job.argv,
-                tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
-                duration_s=duration_s, attempts=job.attempts)
+            recs = adapter.records(text, Context(
+                params=params, rc=rc, side="client", host=self.host, target=job.device, index=job.index,
+                argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
+                duration_s=duration_s, attempts=job.attempts))
             self.records.extend(recs)
             self.pairs_done += 1
             if any(r.get("status") in ("fail", "error") for r in recs):
@@ -447,8 +449,8 @@ class Sweep(PerftestRun):
                 self.remove(job.state_dir)
         return refused
 
-    def server_records(self, text, rc, ctx, where):
-        self.records.extend(perftest_pairs.build_records(text, rc, ctx))
+    def server_records(self, text, ctx, where):
+        self.records.extend(adapter.records(text, ctx))
         if not self.p["keep_state"]:
             self.remove(where)
 

@@ -239,6 +239,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_run, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, torch_allreduce
 
 CHECK = gpu_run.PROBE_CHECK
 TOOL = gpu_run.PROBE_TOOL
@@ -374,10 +375,10 @@ def _run(module, p):
     if os.path.isfile(json_out):
         with open(json_out) as handle:
             json_text = handle.read()
-    records = gpu_run.records_from_probe_output(
-        json_text, run.output, run.rc, p, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
+    records = torch_allreduce.records(run.output, Context(
+        params=p, document=json_text, rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
         started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
-        ranks_per_node=ranks_per_node, hosts=hosts)
+        ranks_per_node=ranks_per_node, hosts=hosts))
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
                      run_tag=tag, swept=swept, results=records)
 

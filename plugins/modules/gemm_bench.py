@@ -150,8 +150,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_run, gpu_worker, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-
-gemm_records = gpu_run.gemm_records   # kept importable from here
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm
 
 
 RANGES = {
@@ -208,8 +207,8 @@ def _run(module, p):
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             "gpu.gemm", str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
             params=gpu_run.gemm_params(p, argv), started=started, tool={"name": gpu_run.GEMM_TOOL})])
-    records = gpu_run.records_from_gemm_output(run.stdout, run.rc, p, output=run.output, started=started,
-                                               duration_s=run.elapsed_s, argv=argv, python=python_path)
+    records = gemm.records(run.stdout, Context(params=p, rc=run.rc, output=run.output, started=started,
+                                               duration_s=run.elapsed_s, argv=argv, python=python_path))
     module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout), results=records)
 
 

@@ -191,6 +191,7 @@ runs:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, hccl_run, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
 
 
 RANGES = dict(launch.COLLECTIVE_RANGES, **{
@@ -228,7 +229,7 @@ def main():
         mutually_exclusive=[("from_output", "hosts")],
         supports_check_mode=True,
     )
-    launch.run_module(module, "hccl_test", hccl_run.import_records, hccl_run.run_hccl,
+    launch.run_module(module, "hccl_test", hccl.from_output, hccl_run.run_hccl,
                       user_errors=(collectives.OptionError, expectations.ExpectationError))
 
 

@@ -217,6 +217,7 @@ runs:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, launch, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
 
 RANGES = dict(launch.COLLECTIVE_RANGES, **{
@@ -264,7 +265,7 @@ def main():
         mutually_exclusive=[("from_output", "hosts")],
         supports_check_mode=True,
     )
-    launch.run_module(module, "nccl_test", nccl_run.import_records, nccl_run.run_collectives,
+    launch.run_module(module, "nccl_test", nccl_tests.from_output, nccl_run.run_collectives,
                       user_errors=(collectives.OptionError, expectations.ExpectationError))
 
 

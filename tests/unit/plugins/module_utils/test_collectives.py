@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NCCL = os.path.join(HERE, "parsers", "fixtures", "nccl_tests")
@@ -77,9 +79,15 @@ def test_busbw_factor_matches_nccl_tests():
 
 # ------------------------------------------------------------------ records
 
+def _record(text, host=None, collective="all_reduce", **params):
+    """The record nccl-tests' adapter builds (what every caller gets); no profile unless ``params`` name one."""
+    (rec,) = adapter.records(text, Context(params=dict({"profile": "none"}, **params), host=host,
+                                           collective=collective))
+    return rec
+
 
 def test_record_of_the_h200_all_reduce():
-    rec = collectives.record_from_output(_read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt"), host="h")
+    rec = _record(_read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt"), host="h")
     assert results.validate(rec) == []
     assert rec["status"] == "pass" and rec["check"] == "nccl.all_reduce"
     m = rec["metrics"]
@@ -95,21 +103,19 @@ def test_wrong_elements_fail_and_old_error_column_is_kept():
     # The same real run with one #wrong cell set (there is no public new-layout capture with #wrong > 0).
     line = [ln for ln in text.splitlines() if ln.strip().startswith("1048576 ")][0]
     bad = line[:-1] + "7"
-    rec = collectives.record_from_output(text.replace(line, bad))
+    rec = _record(text.replace(line, bad))
     assert rec["status"] == "fail" and "7 wrong elements" in rec["reason"] and rec["raw"]
-    old = collectives.record_from_output(_read(NCCL, "issue104-sendrecv-old-error-col-3e+02-inplace-fragment.txt"))
+    old = _record(_read(NCCL, "issue104-sendrecv-old-error-col-3e+02-inplace-fragment.txt"), collective="sendrecv")
     assert old["status"] == "error" and old["metrics"]["error_max"] == 300.0
 
 
 def test_profile_and_user_rules_in_records():
-    profiles = expectations.all_profiles()
     text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_debug.txt")  # one 64 MiB row only
-    rec = collectives.record_from_output(text, profile="h200-sxm-8gpu", profiles=profiles)
+    rec = _record(text, profile="h200-sxm-8gpu")
     assert rec["status"] == "fail"
     assert "busbw_max_gbyte_s 261.75 < 310 expected minimum (profile h200-sxm-8gpu (2 GPUs)" in rec["reason"]
     assert "no 8589934592 B row in this run" in rec["reason"]
-    user = collectives.record_from_output(text, profile="h200-sxm-8gpu", profiles=profiles,
-                                          rules={"busbw_max_gbyte_s": {"min": 250}})
+    user = _record(text, profile="h200-sxm-8gpu", expect={"busbw_max_gbyte_s": {"min": 250}})
     assert user["expect"]["busbw_max_gbyte_s"] == {"min": 250, "source": "user threshold"}
     assert "busbw_max_gbyte_s" not in (user["reason"] or "")
 
@@ -252,7 +258,7 @@ def test_one_rank_is_skip_not_pass_real_h100x1_capture():
     """all_reduce_perf -g 1 on a real H100 (busbw 0.00 on every row, in-place rows are no-ops): the run worked,
     but nothing between GPUs was measured, so the record is skip (figures kept), never pass."""
     text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
-    rec = collectives.record_from_output(text, host="vm")
+    rec = _record(text, host="vm")
     assert rec["status"] == "skip", rec["reason"]
     assert "1 rank" in rec["reason"] and "no interconnect" in rec["reason"]
     assert rec["metrics"]["busbw_max_gbyte_s"] == 0.0
@@ -264,10 +270,10 @@ def test_one_rank_keeps_its_error_and_fail_verdicts():
     """The rule only turns a pass into skip: a truncated 1-rank output is still error."""
     text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
     cut = "\n".join(line for line in text.splitlines() if "Avg bus bandwidth" not in line)
-    assert collectives.record_from_output(cut)["status"] == "error"
+    assert _record(cut)["status"] == "error"
 
 
 def test_two_ranks_are_still_judged_real_h200x2_capture():
     text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
-    rec = collectives.record_from_output(text)
+    rec = _record(text)
     assert rec["status"] == "pass" and rec["metrics"]["busbw_max_gbyte_s"] > 100

@@ -23,12 +23,15 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_per
     FIXTURES as PERFTEST_FIXTURES)
 from hypothesis import example, given, settings, strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, gpu_run, k8s_entry, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
 
 ENTRY = k8s_entry.__file__
 # what a pod has: the code ConfigMap's package tree only, never this checkout's collection (PYTHONPATH would hide a
@@ -123,9 +126,9 @@ def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
                             "timeout_s": 30}], parallel=True)
         from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, node), log)
         text = _read(os.path.join(PERFTEST_FIXTURES, name))
-        from_ssh = perftest_run.records_from_perftest_output(
-            text, 0, dict(params, peer_name=peer), side=role, host=node, device="mlx5_0", index=0,
-            facts=slot["sections"][0]["facts"])
+        from_ssh = perftest_tool.records(text, Context(
+            params=dict(params, peer_name=peer), rc=0, side=role, host=node, target="mlx5_0", index=0,
+            facts=slot["sections"][0]["facts"]))
         assert [_stable(r) for r in from_k8s] == [_stable(r) for r in from_ssh]
         assert [(r["host"], r["peer"]) for r in from_k8s] == [(node, peer)]
         assert from_k8s[0]["check"].startswith("rdma.")
@@ -166,9 +169,9 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])
-    (from_ssh,) = perftest_run.records_from_perftest_output(
-        _read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), 0, dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]),
-        side="client", host="n2", device=device, index=0, facts=info["facts"])
+    (from_ssh,) = perftest_tool.records(_read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), Context(
+        params=dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
+        index=0, facts=info["facts"]))
     assert _stable(record) == _stable(from_ssh)
     floor = record["expect"]["bw_avg_gbit_s"]                # judged against both ends' port rates, as on SSH
     assert floor["min"] > 100 and "both ends" in floor["source"], floor
@@ -240,8 +243,9 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
     os.unlink(k8s_plan.PROBE_RESULT)
     (record,) = k8s_plan.slot_records(plan, slot, dict(ok(slot, "n2"), labels={}), log)
     params = k8s_plan.options_of("allreduce_multinode", {})
-    (from_ssh,) = gpu_run.records_from_probe_output(_read(json_path), _read(text_path) + "0\n", 0, params, nodes=2,
-                                                    launcher="torchrun", ranks_per_node=2, hosts=["n1", "n2"])
+    (from_ssh,) = torch_allreduce_tool.records(_read(text_path) + "0\n", Context(
+        document=_read(json_path), rc=0, params=params, nodes=2, launcher="torchrun", ranks_per_node=2,
+        hosts=["n1", "n2"]))
     assert record["status"] == "pass" and record["check"] == "nccl.torch_all_reduce"
     assert _stable(record) == _stable(from_ssh)
     assert record["host"] == "n2" and record["params"]["hosts"] == ["n1", "n2"]

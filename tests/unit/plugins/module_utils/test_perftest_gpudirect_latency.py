@@ -21,6 +21,8 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_pairs, perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
@@ -166,9 +168,9 @@ def test_auto_reaches_the_argv_and_the_records():
     assert (facts["memory"], facts["cuda_device"], facts["cuda_link"]) == ("gpu", 2, "PXB")
     assert facts["cuda_choice"] == "use_cuda auto: GPU2 is the closest free GPU (PXB) to mlx5_2"
     # the record of a real run says which GPU served which HCA
-    rec, = perftest_run.records_from_perftest_output(read(WRITE_BW), 0, dict(params, test="ib_read_bw"),
-                                                     host="gpu-a", device="mlx5_2", index=1, argv=argvs[1],
-                                                     facts=facts)
+    rec, = perftest_tool.records(read(WRITE_BW), Context(
+        params=dict(params, test="ib_read_bw"), rc=0, host="gpu-a", target="mlx5_2", index=1, argv=argvs[1],
+        facts=facts))
     assert rec["facts"]["cuda_device"] == 2 and rec["facts"]["memory"] == "gpu"
     assert "--use_cuda=2" in rec["params"]["argv"]
 
@@ -237,7 +239,7 @@ P99 = {"lat_p99_us": {"max": 2.0}, "lat_p999_us": {"max": 4.0}}
 
 def lat_record(text, expect, test="ib_write_lat", host="a", peer="b", side="client"):
     params = {"test": test, "peer_name": peer, "expect": expect}
-    rec, = perftest_run.records_from_perftest_output(text, 0, params, side=side, host=host, device="mlx5_0")
+    rec, = perftest_tool.records(text, Context(params=params, rc=0, side=side, host=host, target="mlx5_0"))
     return rec
 
 
@@ -296,7 +298,7 @@ def test_read_lat_server_prints_no_table_and_is_a_skip_not_an_error():
     # any other latency server without a table is still an error; so is an ib_read_lat server that failed
     assert lat_record(server.replace("RDMA_Read", "RDMA_Write"), P99, test="ib_write_lat", side="server")[
         "status"] == "error"
-    failed, = perftest_run.records_from_perftest_output(server, 1, {"test": "ib_read_lat"}, side="server")
+    failed, = perftest_tool.records(server, Context(params={"test": "ib_read_lat"}, rc=1, side="server"))
     assert failed["status"] == "error"
 
 

@@ -15,6 +15,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import detache
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "parsers", "fixtures", "perftest")
 TIMEOUT = "/usr/bin/timeout"
@@ -85,17 +87,26 @@ def test_build_argv():
         perftest_pairs.check_name("mlx5_0; rm -rf /", "device")
 
 
-def ctx(test="ib_write_bw", side="client", **kw):
-    base = {"test": test, "side": side, "host": "a", "peer": "b", "device": "mlx5_0",
-            "params": {"expect_line_rate_pct": 90, "peer_rate_gbit_s": None, "expect": {}},
-            "argv": ["ib_write_bw"], "tool_version": "6.06", "facts": {}}
+def ctx(test="ib_write_bw", side="client", device="mlx5_0", params=None, timeout_s=None, **kw):
+    """The Context of one run of ``test`` (``params``: the module options it is judged with; a client is judged
+    against ``peer_rate_gbit_s``, the server's port rate)."""
+    params = dict(params or {"expect_line_rate_pct": 90, "peer_rate_gbit_s": None, "expect": {}})
+    rate = params.get("peer_rate_gbit_s")
+    params.update(test=test, timeout_s=timeout_s, peer_rate_gbit_s=[rate] if rate is not None else None)
+    base = dict(params=params, side=side, host="a", peer="b", target=device, argv=["ib_write_bw"],
+                tool_version="6.06", facts={})
     base.update(kw)
-    return base
+    return Context(**base)
+
+
+def records(text, rc, context):
+    """What every caller gets: perftest's adapter."""
+    return perftest_tool.records(text, replace(context, rc=rc))
 
 
 def test_bw_record_converts_units_and_keeps_tool_figures():
     text = fixture("cx7-ndr-ib-send-bw-client-MiB-per-sec-cpufreq-warning.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
+    rec = records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
                                                     params={"expect_line_rate_pct": 90,
                                                             "peer_rate_gbit_s": 400.0}))[0]
     assert results.validate(rec) == []
@@ -114,7 +125,7 @@ def test_bw_record_converts_units_and_keeps_tool_figures():
 def test_duration_mode_and_cpu_frequency_warnings_are_facts_not_warn():
     """Every -D run prints 'BW peak won't be measured'; before issue 7 each was judged warn."""
     text = fixture("roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx(params={"expect_line_rate_pct": 90, "duration_s": 5,
+    rec = records(text, 0, ctx(params={"expect_line_rate_pct": 90, "duration_s": 5,
                                                             "expect": {"bw_avg_gbit_s": {"min": 90}}}))[0]
     assert rec["status"] == "pass" and rec["reason"] is None
     assert rec["facts"]["tool_warnings"] == [
@@ -122,13 +133,13 @@ def test_duration_mode_and_cpu_frequency_warnings_are_facts_not_warn():
         "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. CPU Frequency is not max."]
     assert rec["metrics"]["bw_peak_gbit_s"] is None and rec["metrics"]["bw_avg_gbit_s"] == 98.02
     # the measurement still decides: the same run under a higher floor fails, warnings or not
-    low = perftest_pairs.build_records(text, 0, ctx(params={"expect": {"bw_avg_gbit_s": {"min": 150}}}))[0]
+    low = records(text, 0, ctx(params={"expect": {"bw_avg_gbit_s": {"min": 150}}}))[0]
     assert low["status"] == "fail" and "bw_avg_gbit_s 98.02 < 150" in low["reason"]
 
 
 def test_pcie_relaxed_ordering_warning_stays_warn():
     text = fixture("sriov-t4-cuda-ib-write-bw-client-pcie-relaxed-ordering-warning.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx())[0]
+    rec = records(text, 0, ctx())[0]
     assert rec["status"] == "warn" and "PCIe relaxed ordering" in rec["reason"]
     assert len(rec["facts"]["tool_warnings"]) == 2
 
@@ -136,7 +147,7 @@ def test_pcie_relaxed_ordering_warning_stays_warn():
 def test_ndr_read_at_64k_passes_its_size_floor():
     """Real ConnectX-7 NDR ib_read_bw at 64 KiB, 328.6 Gb/s: failed the old 90 % floor (360)."""
     text = fixture("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0},
+    rec = records(text, 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0},
                                                     params={"expect_line_rate_pct": 90,
                                                             "peer_rate_gbit_s": 400.0}))[0]
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 280.0
@@ -146,12 +157,12 @@ def test_ndr_read_at_64k_passes_its_size_floor():
 
 def test_large_message_send_uses_the_line_rate_floor():
     text = fixture("hdr-ib-send-bw-client-a-gbits-1qp.txt")
-    ok = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 200.0},
+    ok = records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 200.0},
                                                    params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 200.0}))[0]
     assert ok["metrics"]["msg_size_bytes"] == 8388608
     assert ok["expect"]["bw_avg_gbit_s"]["min"] == 180.0 and ok["status"] == "pass"
     # the same 196.69 Gb/s on a 400 Gb/s pair is a slow link
-    slow = perftest_pairs.build_records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 400.0},
+    slow = records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 400.0},
                                                      params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 400.0}))[0]
     assert slow["status"] == "fail" and "196.69 < 360" in slow["reason"]
 
@@ -185,25 +196,25 @@ def test_bidirectional_floor_doubles_except_send_in_duration_mode():
 
 def test_bw_below_line_rate_fails_and_bidirectional_doubles():
     text = fixture("rocm-docs-ib-write-bw-bidir-a-gbits-use-rocm-rst-indented.txt")
-    rec = perftest_pairs.build_records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0}))[0]
+    rec = records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0}))[0]
     # bidirectional 204.59 Gbit/s against 2 x 90 % x 200
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 360.0
     assert rec["status"] == "fail" and "bw_avg_gbit_s 204.59 < 360" in rec["reason"]
     assert rec["metrics"]["msg_size_bytes"] == 8388608 and len(rec["series"]) == 23
-    user = perftest_pairs.build_records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0},
+    user = records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0},
                                                      params={"expect_line_rate_pct": 90,
                                                              "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
     assert user["status"] == "pass" and user["expect"]["bw_avg_gbit_s"]["source"] == "user expectation"
 
 
 def test_latency_rules():
-    ok = perftest_pairs.build_records(fixture("dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt"), 0,
+    ok = records(fixture("dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt"), 0,
                                       ctx("ib_write_lat", device="rocep1s0f1"))[0]
     assert ok["status"] == "pass" and ok["expect"]["lat_typical_us"]["max"] == 2.5
     assert ok["metrics"]["lat_p999_us"] == 1.93 and ok["metrics"]["lat_typical_us"] == 1.47
-    slow = perftest_pairs.build_records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat", device="rxe0"))[0]
+    slow = records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat", device="rxe0"))[0]
     assert slow["status"] == "fail" and "lat_typical_us 724.36 > 2.5" in slow["reason"]
-    read = perftest_pairs.build_records(fixture("mlx4-ib-read-lat-client-a-all-sizes.txt"), 0,
+    read = records(fixture("mlx4-ib-read-lat-client-a-all-sizes.txt"), 0,
                                         ctx("ib_read_lat", device="mlx4_0"))[0]
     assert read["expect"]["lat_typical_us"]["max"] == 4.5 and read["status"] == "pass"
     assert read["metrics"]["msg_size_bytes"] == 2 and len(read["series"]) == 23
@@ -215,20 +226,20 @@ def test_latency_rules():
     ("perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt", "error", "Couldn't connect to"),
 ])
 def test_failures_become_skip_or_error_with_the_tool_message(name, status, needle):
-    rec = perftest_pairs.build_records(fixture(name), 1, ctx())[0]
+    rec = records(fixture(name), 1, ctx())[0]
     assert rec["status"] == status and needle in rec["reason"] and rec["raw"]
     assert results.validate(rec) == []
 
 
 def test_unreadable_output_and_timeout_are_errors():
-    rec = perftest_pairs.build_records("segfault\n", 139, ctx())[0]
+    rec = records("segfault\n", 139, ctx())[0]
     assert rec["status"] == "error" and "could not read" in rec["reason"] and rec["raw"] == "segfault"
-    rec = perftest_pairs.build_records("", 124, ctx(side="server", timed_out=True, timeout_s=30))[0]
+    rec = records("", 124, ctx(side="server", timed_out=True, timeout_s=30))[0]
     assert rec["check"] == "rdma.ib_write_bw.server" and "timed out after 30s" in rec["reason"]
 
 
 def test_server_records_carry_no_expectations():
-    rec = perftest_pairs.build_records(fixture("amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
+    rec = records(fixture("amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
                                        0, ctx(side="server", device="ionic_0", facts={"port_rate_gbit_s": 400.0}))[0]
     assert rec["check"] == "rdma.ib_write_bw.server" and rec["expect"] == {} and rec["status"] == "pass"
     assert rec["facts"]["side"] == "server"
@@ -375,9 +386,9 @@ def test_table_then_failure_is_error_keeping_the_rows():
     """A real NDR ib_read_bw table followed by the completion-error lines perftest prints when a QP breaks
     mid-run (issue 12): the run did not complete, so the record is error (it was pass), with the figures kept."""
     name = "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"
-    good = perftest_pairs.build_records(fixture(name), 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
+    good = records(fixture(name), 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
     broken = fixture(name) + " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n"
-    rec = perftest_pairs.build_records(broken, 1, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
+    rec = records(broken, 1, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0}))[0]
     assert good["status"] == "pass"
     assert rec["status"] == "error" and "failed after 1 result row" in rec["reason"]
     assert "Completion with error at client" in rec["reason"]

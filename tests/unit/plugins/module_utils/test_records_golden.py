@@ -3,7 +3,8 @@
 """Golden records (issue 20 item 1): every real capture through every records entry point of every tool, compared
 field by field with the JSON written from the code before the tools' adapters existed.
 
-Only ``started`` and ``duration_s`` (the clock) are dropped. The expected files were written by the builders of the
+Only ``started`` and ``duration_s`` (the clock) and each threshold's provenance text (``expect.<metric>.source``,
+the thresholds table's words) are dropped. The expected files were written by the builders of the
 time (``records_from_*_output``, ``import_records``); the cases now call the adapters (plugins/module_utils/tools),
 so a refactor that changes a record fails here. Regenerate only for an intended change of a record:
 ``AIFABRIC_REGEN_GOLDEN=1 pytest tests/unit/plugins/module_utils/test_records_golden.py`` (review the diff).
@@ -17,47 +18,10 @@ import os
 
 import pytest
 
-from types import SimpleNamespace
-
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run, hccl_run, nccl_run, perftest_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
-
-
-class Context(SimpleNamespace):
-    def __init__(self, **kwargs):
-        base = dict(params={}, host=None, peer=None, target=None, argv=None, env=None, started=None, duration_s=None,
-                    rc=None, timed_out=False, attempts=1, hosts=None, collective=None, document=None, launch=None,
-                    side="client", index=0, tool_version=None, facts=None, gpu_name=None, gpus=None)
-        base.update(kwargs)
-        super().__init__(**base)
-
-
-# the entry points of the time, in the shape of the adapters that replace them (step 1 of issue 20 item 1)
-tools = SimpleNamespace(
-    Context=Context,
-    nccl_tests=SimpleNamespace(
-        collective_from_name=nccl_run.collective_from_name, from_output=nccl_run.import_records,
-        records=lambda text, c: nccl_run.records_from_nccl_output(
-            text, c.rc, c.params, hosts=c.hosts, collective=c.collective, json_text=c.document, started=c.started,
-            duration_s=c.duration_s, argv=c.argv, env=c.env, launch=c.launch)),
-    hccl=SimpleNamespace(
-        collective_from_name=hccl_run.collective_from_name, from_output=hccl_run.import_records,
-        records=lambda text, c: hccl_run.records_from_hccl_output(
-            text, c.rc, c.params, hosts=c.hosts, collective=c.collective, started=c.started,
-            duration_s=c.duration_s, argv=c.argv, env=c.env, launch=c.launch)),
-    perftest=SimpleNamespace(
-        from_output=perftest_run.import_records,
-        records=lambda text, c: perftest_run.records_from_perftest_output(
-            text, c.rc, c.params, side=c.side, host=c.host, device=c.target, index=c.index, argv=c.argv,
-            tool_version=c.tool_version, facts=c.facts, timed_out=c.timed_out, started=c.started,
-            duration_s=c.duration_s, attempts=c.attempts)),
-    gemm=SimpleNamespace(records=lambda text, c: gpu_run.records_from_gemm_output(
-        text, c.rc, c.params, output=text, started=c.started, duration_s=c.duration_s, argv=c.argv)),
-    torch_allreduce=SimpleNamespace(records=lambda text, c: gpu_run.records_from_probe_output(
-        c.document, text, c.rc, c.params, gpu_name=c.gpu_name, gpus=c.gpus, argv=c.argv, env=c.env,
-        started=c.started, duration_s=c.duration_s)),
-)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
@@ -113,34 +77,34 @@ def _perftest_run_of(text):
 def _cases():
     cases = []
     for rel in NCCL_TEXTS:
-        collective = tools.nccl_tests.collective_from_name(rel)
-        cases.append(("nccl-records", rel, lambda rel=rel, c=collective: tools.nccl_tests.records(
-            _read(rel), tools.Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
+        collective = nccl_tests.collective_from_name(rel)
+        cases.append(("nccl-records", rel, lambda rel=rel, c=collective: nccl_tests.records(
+            _read(rel), Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
                                       env={"NCCL_ALGO": "Ring"}))))
-        cases.append(("nccl-import", rel, lambda rel=rel: tools.nccl_tests.from_output(rel, NCCL_OPTS)))
+        cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, NCCL_OPTS)))
     for rel in NCCL_JSONS:
-        collective = tools.nccl_tests.collective_from_name(rel)
-        cases.append(("nccl-records-json", rel, lambda rel=rel, c=collective: tools.nccl_tests.records(
-            _nccl_json_text(rel), tools.Context(rc=0, params=NCCL_OPTS, collective=c, document=_read(rel),
+        collective = nccl_tests.collective_from_name(rel)
+        cases.append(("nccl-records-json", rel, lambda rel=rel, c=collective: nccl_tests.records(
+            _nccl_json_text(rel), Context(rc=0, params=NCCL_OPTS, collective=c, document=_read(rel),
                                                 hosts=["a", "b"], launch="mpirun"))))
-        cases.append(("nccl-import", rel, lambda rel=rel: tools.nccl_tests.from_output(rel, dict(NCCL_OPTS, nodes=1))))
+        cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, dict(NCCL_OPTS, nodes=1))))
     for rel in HCCL_TEXTS:
-        collective = tools.hccl.collective_from_name(rel) or "all_reduce"
-        cases.append(("hccl-records", rel, lambda rel=rel, c=collective: tools.hccl.records(
-            _read(rel), tools.Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
-        cases.append(("hccl-import", rel, lambda rel=rel: tools.hccl.from_output(rel, {"nodes": 2})))
+        collective = hccl.collective_from_name(rel) or "all_reduce"
+        cases.append(("hccl-records", rel, lambda rel=rel, c=collective: hccl.records(
+            _read(rel), Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
+        cases.append(("hccl-import", rel, lambda rel=rel: hccl.from_output(rel, {"nodes": 2})))
     for rel in PERFTEST_TEXTS:
         test, side, device = _perftest_run_of(_read(rel))
-        cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: tools.perftest.records(
-            _read(rel), tools.Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
+        cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: perftest.records(
+            _read(rel), Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
                                       argv=[t, "-d", d], attempts=2, facts={"port_rate_gbit_s": 100.0}))))
-        cases.append(("perftest-import", rel, lambda rel=rel: tools.perftest.from_output(rel, PERFTEST_OPTS, "n2")))
+        cases.append(("perftest-import", rel, lambda rel=rel: perftest.from_output(rel, PERFTEST_OPTS, "n2")))
     for rel in GEMM_TEXTS:
-        cases.append(("gemm-records", rel, lambda rel=rel: tools.gemm.records(
-            _read(rel), tools.Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
+        cases.append(("gemm-records", rel, lambda rel=rel: gemm.records(
+            _read(rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
     for rel in PROBE_JSONS:
-        cases.append(("probe-records", rel, lambda rel=rel: tools.torch_allreduce.records(
-            _read(rel[:-len(".json")] + ".txt"), tools.Context(
+        cases.append(("probe-records", rel, lambda rel=rel: torch_allreduce.records(
+            _read(rel[:-len(".json")] + ".txt"), Context(
                 rc=0, params=PROBE_OPTS, document=_read(rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
                 env={"NCCL_ALGO": "Ring"}))))
     return cases
@@ -150,7 +114,15 @@ CASES = _cases()
 
 
 def _stable(records):
-    return [dict((k, v) for k, v in r.items() if k not in VOLATILE) for r in records]
+    """The records without the clock, and without the provenance text of each threshold (``expect.<metric>.source``:
+    the thresholds table's words, not record building)."""
+    out = []
+    for record in records:
+        record = dict((k, v) for k, v in record.items() if k not in VOLATILE)
+        record["expect"] = dict((metric, dict((k, v) for k, v in rule.items() if k != "source"))
+                                for metric, rule in (record.get("expect") or {}).items())
+        out.append(record)
+    return out
 
 
 def _golden_path(kind, rel):

@@ -14,7 +14,13 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
-    collectives, expectations, gpu_run, hccl_run, nccl_run, perftest_pairs, results, thresholds)
+    collectives, expectations, results)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARSERS = os.path.join(HERE, "parsers", "fixtures")
@@ -40,10 +46,9 @@ def changed(text, old, new, count=1):
 
 
 def perftest(text, test, device, rc=0, side="client", port=None):
-    ctx = {"test": test, "side": side, "host": "a", "peer": "b", "device": device, "argv": [test],
-           "params": {"expect_line_rate_pct": 90, "peer_rate_gbit_s": port, "expect": {}},
-           "facts": {"port_rate_gbit_s": port} if port else {}}
-    (record,) = perftest_pairs.build_records(text, rc, ctx)
+    params = {"test": test, "expect_line_rate_pct": 90, "peer_rate_gbit_s": [port] if port else None, "expect": {}}
+    (record,) = perftest_tool.records(text, Context(params=params, rc=rc, side=side, host="a", peer="b", target=device,
+                                                    argv=[test], facts={"port_rate_gbit_s": port} if port else {}))
     assert results.validate(record) == []
     return record
 
@@ -82,10 +87,10 @@ def test_perftest_server_output_of_another_device_is_an_error():
 def test_nccl_output_of_another_collective_is_an_error():
     """A real all_reduce run (text, then its -J document) returned for an all_gather request. Before: pass."""
     text, doc = read(NCCL, "all_reduce_g2.txt"), read(NCCL, "all_reduce.json")
-    good = nccl_run.records_from_nccl_output(text, 0, {}, collective="all_reduce")[0]
+    good = nccl_tool.records(text, Context(rc=0, params={}, collective="all_reduce"))[0]
     assert good["status"] == "pass"
     for json_text in (None, doc):
-        record = nccl_run.records_from_nccl_output(text, 0, {}, collective="all_gather", json_text=json_text)[0]
+        record = nccl_tool.records(text, Context(rc=0, params={}, collective="all_gather", document=json_text))[0]
         assert record["check"] == "nccl.all_gather" and record["status"] == "error"
         assert "asked for all_gather, but the output is of all_reduce" in record["reason"]
 
@@ -93,10 +98,12 @@ def test_nccl_output_of_another_collective_is_an_error():
 def test_probe_document_of_another_collective_is_an_error():
     doc = read(PROOF, "probe_spawn.json")
     output = read(PROOF, "probe_spawn.txt")
-    good = gpu_run.records_from_probe_output(doc, output, 0, PROBE_PARAMS, gpu_name="NVIDIA H200", gpus=2)[0]
+    good = torch_allreduce_tool.records(output, Context(
+        document=doc, rc=0, params=PROBE_PARAMS, gpu_name="NVIDIA H200", gpus=2))[0]
     assert good["status"] == "pass"
     other = changed(doc, '"args": ["all_reduce_perf"', '"args": ["alltoall_perf"')
-    record = gpu_run.records_from_probe_output(other, output, 0, PROBE_PARAMS, gpu_name="NVIDIA H200", gpus=2)[0]
+    record = torch_allreduce_tool.records(output, Context(
+        document=other, rc=0, params=PROBE_PARAMS, gpu_name="NVIDIA H200", gpus=2))[0]
     assert record["status"] == "error" and "output is of alltoall" in record["reason"]
 
 
@@ -127,14 +134,14 @@ def test_gemm_output_without_every_asked_dtype_is_an_error():
     """The real 2-GPU GEMM output cut before GPU 1's fp16 line. Before: 3 pass records and nothing missing."""
     text = read(PROOF, "gemm_bare.txt")
     cut = "".join(text.splitlines(True)[:3])
-    records = gpu_run.records_from_gemm_output(cut, 0, GEMM_PARAMS)
+    records = gemm_tool.records(cut, Context(rc=0, params=GEMM_PARAMS))
     missing = [r for r in records if r["status"] == "error"]
     assert [(r["check"], r["target"]) for r in missing] == [("gpu.gemm_fp16", "1")]
     assert "no GEMM fp16 result for GPU 1" in missing[0]["reason"]
-    asked = gpu_run.records_from_gemm_output(text, 0, dict(GEMM_PARAMS, devices=[0, 1, 2]))
+    asked = gemm_tool.records(text, Context(rc=0, params=dict(GEMM_PARAMS, devices=[0, 1, 2])))
     assert [(r["check"], r["target"]) for r in asked if r["status"] == "error"] == [
         ("gpu.gemm_bf16", "2"), ("gpu.gemm_fp16", "2")]
-    assert all(r["status"] == "pass" for r in gpu_run.records_from_gemm_output(text, 0, GEMM_PARAMS))
+    assert all(r["status"] == "pass" for r in gemm_tool.records(text, Context(rc=0, params=GEMM_PARAMS)))
 
 
 # --------------------------------------------------------------------------- item 4: physical ranges
@@ -168,19 +175,19 @@ def test_nccl_busbw_beyond_any_link_is_an_error():
     line = next(ln for ln in text.splitlines() if ln.split()[:1] == ["8589934592"])
     cells = line.split()
     cells[7] = "99999.0"     # out-of-place busbw of the 8 GiB row
-    record = nccl_run.records_from_nccl_output(changed(text, line, " ".join(cells)), 0, {},
-                                               collective="all_reduce")[0]
+    record = nccl_tool.records(changed(text, line, " ".join(cells)), Context(
+        rc=0, params={}, collective="all_reduce"))[0]
     assert record["status"] == "error" and "busbw_max_gbyte_s 99999 > 10000" in record["reason"]
 
 
 def test_hccl_impossible_time_and_bandwidth_are_an_error():
     text = read(HCCL)
-    assert hccl_run.records_from_hccl_output(text, 0, {"ranks": 8}, collective="all_reduce")[0]["status"] == "pass"
+    assert hccl_tool.records(text, Context(rc=0, params={"ranks": 8}, collective="all_reduce"))[0]["status"] == "pass"
     negative = changed(text, "764.55", "-764.55")
-    record = hccl_run.records_from_hccl_output(negative, 0, {"ranks": 8}, collective="all_reduce")[0]
+    record = hccl_tool.records(negative, Context(rc=0, params={"ranks": 8}, collective="all_reduce"))[0]
     assert record["status"] == "error" and "oop_time_us -764.55 < 0" in record["reason"] and record["raw"]
     fast = changed(text, "23.76245", "23762.45")
-    record = hccl_run.records_from_hccl_output(fast, 0, {"ranks": 8}, collective="all_reduce")[0]
+    record = hccl_tool.records(fast, Context(rc=0, params={"ranks": 8}, collective="all_reduce"))[0]
     assert record["status"] == "error" and "algbw_max_gbyte_s 23762.45 > 10000" in record["reason"]
 
 
@@ -191,7 +198,7 @@ def test_gemm_with_no_iteration_claiming_an_impossible_rate_is_an_error():
     item = json.loads(first.split(" ", 1)[1])
     item.update(iters=0, tflops=99999999)
     bad = changed(text, first, "AIFABRIC_GEMM " + json.dumps(item))
-    record = gpu_run.records_from_gemm_output(bad, 0, GEMM_PARAMS)[0]
+    record = gemm_tool.records(bad, Context(rc=0, params=GEMM_PARAMS))[0]
     assert record["status"] == "error" and record["raw"]
     assert "iters_count 0 < 1" in record["reason"] and "tflops 99999999 > 20000" in record["reason"]
 
@@ -199,13 +206,13 @@ def test_gemm_with_no_iteration_claiming_an_impossible_rate_is_an_error():
 def test_probe_negative_time_is_an_error():
     doc = json.loads(read(PROOF, "probe_spawn.json"))
     doc["results"][0]["in_place"]["time"] = -5.0
-    record = gpu_run.records_from_probe_output(json.dumps(doc), read(PROOF, "probe_spawn.txt"), 0, PROBE_PARAMS,
-                                               gpu_name="NVIDIA H200", gpus=2)[0]
+    record = torch_allreduce_tool.records(read(PROOF, "probe_spawn.txt"), Context(
+        document=json.dumps(doc), rc=0, params=PROBE_PARAMS, gpu_name="NVIDIA H200", gpus=2))[0]
     assert record["status"] == "error" and "ip_time_us -5 < 0" in record["reason"]
 
 
 def test_physical_ranges_are_data_with_a_reason_and_the_check_is_idempotent():
-    for name, low, high, why in thresholds.PHYSICAL_RANGES:
+    for name, low, high, why in expectations.PHYSICAL_RANGES:
         assert why and (low is not None or high is not None), name
     record = results.make("gpu.gemm_bf16", "fail", reason="tflops 1 < 600", metrics={"tflops": 1e9, "iters_count": 1})
     once = expectations.physical_check(record)
@@ -222,7 +229,7 @@ def test_non_zero_exit_after_a_table_is_an_error_for_perftest_as_for_nccl_tests(
     text = read(PERFTEST, "mlx4-ib-write-bw-client-a-all-sizes-MB.txt")
     whole = perftest(text, "ib_write_bw", "mlx4_0", rc=1)
     partial = perftest(_cut_after(text, "65536 ") + "-" * 87 + "\n", "ib_write_bw", "mlx4_0", rc=1)
-    nccl = nccl_run.records_from_nccl_output(read(NCCL, "all_reduce_g2.txt"), 1, {}, collective="all_reduce")[0]
+    nccl = nccl_tool.records(read(NCCL, "all_reduce_g2.txt"), Context(rc=1, params={}, collective="all_reduce"))[0]
     assert whole["status"] == partial["status"] == nccl["status"] == "error"
     assert "exited with rc 1 after printing its table" in partial["reason"]
     assert partial["metrics"]["msg_size_bytes"] == 65536 and partial["raw"]

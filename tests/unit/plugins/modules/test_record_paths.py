@@ -19,6 +19,11 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_per
 from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run, imports, nccl_run, perftest_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
 
 G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
 VOLATILE = ("started", "duration_s")
@@ -46,9 +51,9 @@ def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, 
     (from_module,) = res.kwargs["results"]
     (argv,) = res.kwargs["cmd"]
     # what a pod-log reader calls: the same text and JSON, the same options
-    (from_log,) = nccl_run.records_from_nccl_output(
-        _read(os.path.join(G2, "all_reduce_g2.txt")), 0, {"env": {"NCCL_ALGO": "Ring"}}, collective="all_reduce",
-        json_text=_read(os.path.join(G2, "all_reduce.json")), argv=argv, env={"NCCL_ALGO": "Ring"})
+    (from_log,) = nccl_tool.records(_read(os.path.join(G2, "all_reduce_g2.txt")), Context(
+        rc=0, params={"env": {"NCCL_ALGO": "Ring"}}, collective="all_reduce",
+        document=_read(os.path.join(G2, "all_reduce.json")), argv=argv, env={"NCCL_ALGO": "Ring"}))
     assert from_module["status"] == "pass" and results.validate(from_log) == []
     assert _stable(from_log) == _stable(from_module)
 
@@ -73,7 +78,7 @@ def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path
 
 def test_nccl_records_from_output_never_raise_on_garbage():
     for text in ("", "\x00\xff garbage", "# nThread 1 nGpus 1\n#  size count\n   8 2 float sum -1 nan"):
-        (record,) = nccl_run.records_from_nccl_output(text, 1, {}, collective="all_reduce", json_text="{not json")
+        (record,) = nccl_tool.records(text, Context(rc=1, params={}, collective="all_reduce", document="{not json"))
         assert record["status"] == "error" and results.validate(record) == []
 
 
@@ -92,14 +97,14 @@ def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
     assert not res.failed
     from_module = res.kwargs["results"]
     params = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "devices": ["mlx5_0"], "side": side}
-    from_log = perftest_run.import_records(path, params, "n2")
+    from_log = perftest_tool.from_output(path, params, "n2")
     assert [_stable(r) for r in from_log] == [_stable(r) for r in from_module]
     # the pure entry point a pod-log reader calls gives the same record
     text = _read(path)
     test = from_module[0]["check"].split(".")[1]
-    direct = perftest_run.records_from_perftest_output(
-        text, None, dict(params, test=test), side=from_module[0]["facts"]["side"], host="n2", device="mlx5_0",
-        facts={"imported_from": path})
+    direct = perftest_tool.records(text, Context(
+        params=dict(params, test=test), rc=None, side=from_module[0]["facts"]["side"], host="n2", target="mlx5_0",
+        facts={"imported_from": path}))
     assert [_stable(r) for r in direct] == [_stable(r) for r in from_module]
 
 
@@ -122,20 +127,21 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
     params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
               "warmup_s": 1.0, "profile": "auto"}
     assert gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][2:]
-    from_log = gpu_run.records_from_gemm_output(text, 0, params, argv=res.kwargs["cmd"])
+    from_log = gemm_tool.records(text, Context(rc=0, params=params, argv=res.kwargs["cmd"]))
     assert [_stable(r) for r in from_log] == [_stable(r) for r in res.kwargs["results"]]
     assert len(from_log) == 4 and all(r["status"] == "pass" for r in from_log)
 
 
 def test_probe_records_from_output():
     params = {"min_bytes": "1M", "max_bytes": "8G", "iters": 20, "warmup_iters": 5, "datatype": "float"}
-    (rec,) = gpu_run.records_from_probe_output(
-        _read(os.path.join(PROOF, "probe_spawn.json")), _read(os.path.join(PROOF, "probe_spawn.txt")), 0, params,
-        gpu_name="NVIDIA H200", gpus=2)
+    (rec,) = torch_allreduce_tool.records(_read(os.path.join(PROOF, "probe_spawn.txt")), Context(
+        document=_read(os.path.join(PROOF, "probe_spawn.json")), rc=0, params=params, gpu_name="NVIDIA H200",
+        gpus=2))
     assert rec["check"] == "nccl.torch_all_reduce" and rec["status"] == "pass" and rec["metrics"]["ranks"] == 2
-    (skip,) = gpu_run.records_from_probe_output(None, "ModuleNotFoundError: No module named 'torch'\n", 1, params)
+    (skip,) = torch_allreduce_tool.records("ModuleNotFoundError: No module named 'torch'\n", Context(
+        document=None, rc=1, params=params))
     assert skip["status"] == "skip"
-    (err,) = gpu_run.records_from_probe_output(None, "Segmentation fault\n", -11, params)
+    (err,) = torch_allreduce_tool.records("Segmentation fault\n", Context(document=None, rc=-11, params=params))
     assert err["status"] == "error" and "Segmentation fault" in err["reason"]
 
 

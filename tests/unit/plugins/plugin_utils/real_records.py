@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Result records built from REAL captured tool outputs, for the fleet report tests.
 
-- nccl_records(): the real nccl-tests 2.19.6 -J JSON files of a 2x H200 host, through the
-  collection's own parser and record builder (module_utils.collectives), so their metrics
-  and series are exactly what the tool printed.
+- nccl_records(): the real nccl-tests 2.19.6 -J JSON files (with the text output of the same runs) of a 2x H200
+  host, through nccl-tests' adapter (tools.nccl_tests.records, what every caller uses), so their metrics and
+  series are exactly what the tool printed and what the module returns.
 - perftest_pairs(): the real --report_gbits perftest captures through the perftest parser;
   their figures are assigned to (synthetic) host pairs to form a pairwise matrix.
 The host names are labels chosen by the tests; the figures are the tools'.
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 
 PARSER_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "parsers", "fixtures")
@@ -37,7 +38,11 @@ def nccl_records(host="h200-a"):
     out = []
     for name in sorted(os.listdir(NCCL_DIR)):
         if name.endswith(".json"):
-            out.append(collectives.record_from_output(_read(os.path.join(NCCL_DIR, name)), fmt="json", host=host))
+            # the -J document with the text output of the same run, as the SSH module reads them
+            text = _read(os.path.join(NCCL_DIR, name[:-len(".json")] + "_g2.txt"))
+            out += nccl_tests.records(text, Context(params={"profile": "none"}, host=host,
+                                                    collective=nccl_tests.collective_from_name(name),
+                                                    document=_read(os.path.join(NCCL_DIR, name))))
     return out
 
 

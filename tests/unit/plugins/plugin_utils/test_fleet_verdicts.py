@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
@@ -339,7 +340,9 @@ TWO_GPU = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_
 
 def _nccl_record(path, host):
     with open(path, encoding="utf-8") as handle:
-        return collectives.record_from_output(handle.read(), host=host)
+        (record,) = nccl_tests.records(handle.read(), Context(params={"profile": "none"}, host=host,
+                                                              collective="all_reduce"))
+    return record
 
 
 def test_one_gpu_hosts_are_not_failed_by_collectives_they_cannot_measure():

@@ -19,7 +19,8 @@ import sqlite3
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet, history
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import history_index
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
@@ -46,7 +47,7 @@ def fleet_records(scale=None):
 def lat_record(host, factor=1.0):
     with open(LAT_CAPTURE, encoding="utf-8") as handle:
         text = handle.read()
-    rec = perftest_run.records_from_perftest_output(text, 0, {"test": "ib_read_lat"}, host=host, device="mlx4_0")[0]
+    rec = perftest_tool.records(text, Context(params={"test": "ib_read_lat"}, rc=0, host=host, target="mlx4_0"))[0]
     for name in list(rec["metrics"]):
         if name.endswith("_us"):
             rec["metrics"][name] = round(rec["metrics"][name] * factor, 4)

@@ -360,7 +360,8 @@ def test_a_partial_directory_of_a_killed_writer_is_removed_after_an_hour(tmp_pat
 
 def test_latency_records_give_a_distribution_and_a_lower_is_better_heat_map():
     """The REAL ib_read_lat capture through the perftest record builder, on a 4-host matrix (host names are labels)."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
     path = os.path.join(real_records.PERFTEST_DIR, "mlx4-ib-read-lat-client-a-all-sizes.txt")
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
@@ -369,8 +370,8 @@ def test_latency_records_give_a_distribution_and_a_lower_is_better_heat_map():
     for host in hosts:
         for peer in hosts:
             if host != peer:
-                recs += perftest_run.records_from_perftest_output(text, 0, {"test": "ib_read_lat", "peer": peer},
-                                                                  host=host, device="mlx4_0")
+                recs += perftest_tool.records(text, Context(
+                    params={"test": "ib_read_lat", "peer": peer}, rc=0, host=host, target="mlx4_0"))
     assert len(recs) == 12 and all(r["peer"] and "lat_typical_us" in r["metrics"] for r in recs)
     run = fleet.run_metadata("lat", "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", hosts)
     data = _page_data(render.render_html(fleet.build_report(recs, run, analyses=[])))

@@ -12,10 +12,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -42,7 +43,7 @@ def test_header_and_footer_without_hash_as_published():
 
 
 def test_the_record_is_judged_like_any_complete_run():
-    (record,) = nccl_run.records_from_nccl_output(_read(A3MEGA), 0, {}, collective="all_gather")
+    (record,) = nccl_tool.records(_read(A3MEGA), Context(rc=0, params={}, collective="all_gather"))
     assert record["status"] == "pass" and record["metrics"]["busbw_max_gbyte_s"] == 188.37
     assert record["metrics"]["busbw_avg_gbyte_s"] == 125.436 and len(record["series"]) == 11
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
@@ -162,7 +162,7 @@ def test_duration_latency_is_judged_on_the_average():
         return record
     record = judged({})
     assert record["status"] == "pass", record
-    assert record["expect"] == {"lat_avg_us": {"max": 2.5, "source": thresholds.RDMA_LAT_SOURCE % "write"
+    assert record["expect"] == {"lat_avg_us": {"max": 2.5, "source": perftest_pairs.LAT_SOURCE % "write"
                                                + " (duration mode prints no typical latency: judged on the average)"}}
     assert record["metrics"]["lat_typical_us"] is None
     assert judged({"expect": {"lat_avg_us": {"max": 1.0}}})["status"] == "fail"
@@ -175,7 +175,8 @@ def test_fleet_of_duration_latency_runs_names_the_slow_node_and_the_slow_link():
     2.5 us write limit. Exactly the node fails, the link's two ends warn, every other host passes; nothing is an
     error for the typical latency duration mode does not print."""
     from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
     from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
     text = _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
@@ -190,8 +191,7 @@ def test_fleet_of_duration_latency_runs_names_the_slow_node_and_the_slow_link():
             t_avg = 3.90 if bad_node in pair else 2.90 if pair == bad_link else None
             out = text if t_avg is None else text.replace(row, row.replace("1.28", "%.2f" % t_avg))
             params = {"test": "ib_write_lat", "peer_name": server, "duration_s": 300}
-            rec, = perftest_run.records_from_perftest_output(out, 0, params, side="client", host=client,
-                                                             device="mlx5_0")
+            rec, = perftest_tool.records(out, Context(params=params, rc=0, side="client", host=client, target="mlx5_0"))
             records.append(rec)
     assert {r["status"] for r in records} == {"pass", "fail"}
     report = fleet.build_report(records, {"run_id": "lat-d", "started": "2026-11-23T15:00:00Z",

@@ -1,0 +1,65 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One adapter per tool, all the same shape (issue 20 item 1).
+
+Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``) exposes
+
+- ``records(text, ctx) -> [records]`` - the records of one run from the tool's output text (a process's output, a
+  pod's log, a saved file: the same text), never raising on tool output; ``ctx`` is a ``Context``;
+- ``from_output(path, params[, host]) -> [records]`` - import mode: ``records`` of a saved output read with
+  imports.read_output (raises imports.ImportRefused when the file is not readable).
+
+Every caller (the SSH modules, the Kubernetes planner, import mode and the tests) calls these, and nothing else
+builds a tool's records. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).
+Runs on the targets: Python 3.8+, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional
+
+__all__ = ["Context", "replace"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a record says about the run besides the tool's output.
+
+    ``params``: the module's options (profile, profiles, expect, test, ...: defaults apply to missing keys);
+    ``target``: the component measured (HCA of a perftest run); ``hosts``: the nodes of a multi-node collective;
+    ``document``: a second output the run wrote (nccl-tests' -J JSON, the probe's JSON result); ``output``: stdout
+    and stderr together where ``text`` is stdout only (GEMM); ``source``: the saved file import mode read.
+    """
+
+    params: Dict[str, Any] = field(default_factory=dict)
+    host: Optional[str] = None
+    peer: Optional[str] = None
+    target: Optional[str] = None
+    argv: Optional[List[str]] = None
+    env: Optional[Dict[str, str]] = None
+    started: Optional[str] = None
+    duration_s: Optional[float] = None
+    rc: Optional[int] = None
+    timed_out: bool = False
+    attempts: int = 1
+    # collectives (nccl-tests, HCCL Test, the torch all-reduce probe)
+    hosts: Optional[List[str]] = None
+    collective: Optional[str] = None
+    launch: Optional[str] = None
+    document: Optional[str] = None
+    nodes: int = 1
+    launcher: str = "spawn"
+    ranks_per_node: Optional[int] = None
+    gpu_name: Optional[str] = None
+    gpus: Optional[int] = None
+    # perftest
+    side: str = "client"
+    index: int = 0
+    tool_version: Optional[str] = None
+    facts: Optional[Dict[str, Any]] = None
+    # GPU worker
+    output: Optional[str] = None
+    python: str = "python3"
+    # import mode
+    source: Optional[str] = None

@@ -1,0 +1,130 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests' adapter: ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+
+``records`` gives one ``nccl.<collective>`` record of one run from its text output; ``ctx.document`` is the run's
+-J JSON document when it wrote one; ``ctx.params`` the nccl_test module's options (profile, profiles, expect;
+defaults apply to missing keys); ``ctx.hosts`` the nodes of a multi-node run (None or [] = single node). With
+``ctx.source`` (import mode) the text is a saved output: text or JSON by ``params["from_format"]`` (auto: by its
+content), argv and environment from the output itself, the collective from ``params["collective"]`` or the file
+name. Never raises on tool output. Runs on the targets: Python 3.8+, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+
+TOOL = "nccl-tests"
+
+
+def records(text, ctx):
+    """The nccl.<collective> record of one nccl-tests run."""
+    if ctx.source is not None:
+        return _saved_records(text, ctx.source, ctx.params, ctx.started)
+    return _run_records(text, ctx.rc, ctx.params, hosts=ctx.hosts, collective=ctx.collective,
+                        json_text=ctx.document, started=ctx.started, duration_s=ctx.duration_s, argv=ctx.argv,
+                        env=ctx.env, launch=ctx.launch, host=ctx.host)
+
+
+def from_output(path, params):
+    """Import mode: the record of a saved output."""
+    started = results.utc_now()
+    return records(imports.read_output(path), Context(params=params, source=path, started=started))
+
+
+def _profile(choice, parsed, profiles):
+    devices = parsed.get("devices") or []
+    names = [d.get("name") for d in devices if d.get("name")]
+    hosts = set(d.get("host") for d in devices if d.get("host"))
+    per_node = len(devices) // max(1, len(hosts)) if devices else None
+    return expectations.choose_profile(choice, names[0] if names else None, per_node, profiles)
+
+
+def _build_record(parsed, p, profiles, **kwargs):
+    """collectives.to_record with the module's profile choice and user expectations."""
+    profile, why = _profile(p.get("profile", "auto"), parsed, profiles)
+    facts = dict(kwargs.pop("extra_facts", {}) or {})
+    facts["profile_choice"] = why
+    check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
+    rules = expectations.rules_for_check(p.get("expect") or {}, check)
+    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
+                                 extra_facts=facts, **kwargs)
+
+
+def _run_records(text, rc, params, hosts=None, collective=None, json_text=None, started=None, duration_s=None,
+                 argv=None, env=None, launch=None, host=None):
+    """The record of one nccl-tests run from its output (text, and the -J document when there is one)."""
+    env = dict(env or {})
+    collective = collective or (params.get("collectives") or [None])[0]
+    check = "nccl.%s" % (collective or "unknown")
+    run_params = {"argv": argv, "env": env}
+    parsed_text = None
+    text_error = None
+    try:
+        parsed_text = nccl_tests.parse_text(text)
+    except ParseError as exc:
+        text_error = exc
+    parsed = parsed_text
+    output_format = "text"
+    if json_text is not None:
+        try:
+            parsed = collectives.merge_text_into_json(nccl_tests.parse_json(json_text), parsed_text)
+            output_format = "json"
+        except ParseError as exc:
+            if parsed_text is None:
+                return [results.error(check, "could not read nccl-tests output: %s; JSON: %s" % (text_error, exc),
+                                      raw=text, params=run_params, started=started, duration_s=duration_s,
+                                      tool={"name": TOOL}, host=host)]
+    if parsed is None:
+        reason = "could not read nccl-tests output (rc %s): %s" % (rc, text_error)
+        return [results.error(check, reason, raw=text, params=run_params, started=started, duration_s=duration_s,
+                              tool={"name": TOOL}, host=host)]
+    parsed["collective"] = parsed.get("collective") or collective
+    nodes = len(hosts) if hosts else 1
+    extra = {"output_format": output_format, "launch": launch or ("mpirun" if hosts else "single-node")}
+    if env.get("NCCL_TESTS_SPLIT"):
+        extra["split"] = env["NCCL_TESTS_SPLIT"]
+    profiles = expectations.all_profiles(params.get("profiles"))
+    return [_build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, host=host,
+                         started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
+                         algo=env.get("NCCL_ALGO"), extra_facts=extra, asked_collective=collective)]
+
+
+def collective_from_name(path):
+    """The collective a file name mentions (all_reduce.json, node7-all-gather.txt), or None."""
+    base = os.path.basename(path or "")
+    for name in sorted(collectives.COLLECTIVES, key=len, reverse=True):
+        if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base.replace("-", "_")):
+            return name
+    return None
+
+
+def _saved_records(text, path, params, started):
+    """Import mode: the record of the saved output ``text`` of file ``path``."""
+    hint = params.get("collective") or collective_from_name(path)
+    check = "nccl.%s" % hint if hint else None
+    run_params = {"from_output": path}
+    fmt = params.get("from_format") or "auto"
+    try:
+        parsed = nccl_tests.parse_json(text) if fmt == "json" else (
+            nccl_tests.parse_text(text) if fmt == "text" else nccl_tests.parse(text))
+    except ParseError as exc:
+        return [results.error(check or "nccl.import", "could not read nccl-tests output %s: %s" % (path, exc),
+                              raw=text, params=run_params, started=started, tool={"name": TOOL})]
+    if not parsed.get("collective") and hint:
+        parsed["collective"] = hint
+    env = dict(e.split("=", 1) for e in parsed.get("env") or [] if "=" in e)
+    if parsed.get("argv"):
+        run_params["argv"] = parsed["argv"]
+    if env:
+        run_params["env"] = env
+    profiles = expectations.all_profiles(params.get("profiles"))
+    return [_build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
+                         raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
+                         extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]
