@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results, thresholds
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                "sendrecv", "gather", "scatter", "hypercube", "alltoallv")
@@ -256,20 +256,33 @@ def verdict_from_output(parsed, rc=None, asked=None):
     return "pass", None
 
 
-JITTER_CV_WARN_PCT = 25.0        # '-I 1': i_cv% (stdev/mean of the per-iteration times) above this ...
-JITTER_MIN_SIZE_BYTES = 1 << 20  # ... at sizes of 1 MiB and more (small sizes are launch-latency bound) warns
+# '-I 1': i_cv% (stdev/mean of the per-iteration times) above thresholds.NCCL_JITTER's cv_warn_pct at sizes of
+# its min_size_bytes and more (small sizes are launch-latency bound) warns.
+
+
+def _jitter_limits():
+    return thresholds.NCCL_JITTER["cv_warn_pct"]["value"], thresholds.NCCL_JITTER["min_size_bytes"]["value"]
+
+
+def jitter_reason(high):
+    """The warn reason for the sizes above the jitter limit (``high``, from jitter_of)."""
+    limit, smallest = _jitter_limits()
+    where = "%d MiB" % (smallest >> 20) if smallest % (1 << 20) == 0 else "%d B" % smallest
+    return "high per-iteration jitter (-I 1): i_cv%% above %g %% at %d size(s) of %s or more, first %s" % (
+        limit, len(high), where, high[0])
 
 
 def jitter_of(series):
     """(max i_cv% seen or None, ["<size> B <placement>: i_cv X %, i_p99 Y us", ...] above the warn line)."""
     worst, high = None, []
+    limit, smallest = _jitter_limits()
     for row in series:
         for prefix, name in (("oop_", "out-of-place"), ("ip_", "in-place")):
             cv = row.get(prefix + "iter_cv_pct")
             if cv is None:
                 continue
             worst = cv if worst is None else max(worst, cv)
-            if cv > JITTER_CV_WARN_PCT and (row.get("size_bytes") or 0) >= JITTER_MIN_SIZE_BYTES:
+            if cv > limit and (row.get("size_bytes") or 0) >= smallest:
                 high.append("%s B %s: i_cv %s %%, i_p99 %s us" % (
                     row.get("size_bytes"), name, cv, row.get(prefix + "iter_p99_us")))
     return worst, high
@@ -333,8 +346,7 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
         if high_jitter:
             facts["high_jitter"] = high_jitter[:8]
             if status == "pass" and parsed.get("ranks") != 1:
-                status, reason = "warn", ("high per-iteration jitter (-I 1): i_cv%% above %g %% at %d size(s) of 1 MiB "
-                                          "or more, first %s" % (JITTER_CV_WARN_PCT, len(high_jitter), high_jitter[0]))
+                status, reason = "warn", jitter_reason(high_jitter)
         if status == "pass" and parsed.get("ranks") == 1:
             # One rank moves nothing between GPUs: nccl-tests' busbw is 0 by definition (or a local copy for
             # broadcast/reduce/sendrecv), and in-place runs are no-ops timed in microseconds. Nothing of the

@@ -47,7 +47,7 @@ WORKER = km.CODE_MOUNT + "/aifabric_torch_worker.py"
 LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
-CODE_MODULES = ("errors", "results", "expectations", "profiles", "env_probe", "parsers/__init__", "parsers/_common",
+CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/rdma", "parsers/system", "parsers/perftest",
                 # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
                 "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 import random
+import re
 
 import pytest
 from ansible.module_utils import basic
@@ -238,8 +239,10 @@ P99 = {"lat_p99_us": {"max": 2.0}, "lat_p999_us": {"max": 4.0}}
 
 
 def lat_record(text, expect, test="ib_write_lat", host="a", peer="b", side="client"):
+    """The record of a run on the device the capture's header names (another device's output is an error)."""
     params = {"test": test, "peer_name": peer, "expect": expect}
-    rec, = perftest_tool.records(text, Context(params=params, rc=0, side=side, host=host, target="mlx5_0"))
+    device = re.search(r"Device\s*:\s*(\S+)", text).group(1)
+    rec, = perftest_tool.records(text, Context(params=params, rc=0, side=side, host=host, target=device))
     return rec
 
 

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
-    collectives, expectations, results)
+    collectives, expectations, results, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
@@ -212,7 +212,7 @@ def test_probe_negative_time_is_an_error():
 
 
 def test_physical_ranges_are_data_with_a_reason_and_the_check_is_idempotent():
-    for name, low, high, why in expectations.PHYSICAL_RANGES:
+    for name, low, high, why in thresholds.PHYSICAL_RANGES:
         assert why and (low is not None or high is not None), name
     record = results.make("gpu.gemm_bf16", "fail", reason="tflops 1 < 600", metrics={"tflops": 1e9, "iters_count": 1})
     once = expectations.physical_check(record)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
@@ -162,7 +162,7 @@ def test_duration_latency_is_judged_on_the_average():
         return record
     record = judged({})
     assert record["status"] == "pass", record
-    assert record["expect"] == {"lat_avg_us": {"max": 2.5, "source": perftest_pairs.LAT_SOURCE % "write"
+    assert record["expect"] == {"lat_avg_us": {"max": 2.5, "source": thresholds.RDMA_LAT_SOURCE % "write"
                                                + " (duration mode prints no typical latency: judged on the average)"}}
     assert record["metrics"]["lat_typical_us"] is None
     assert judged({"expect": {"lat_avg_us": {"max": 1.0}}})["status"] == "fail"
