@@ -2,18 +2,116 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The GEMM check's adapter: ``records(text, ctx)`` (see tools/__init__.py).
 
-``text`` is the worker's stdout (its result lines); ``ctx.output`` stdout and stderr together (skip and error
-reasons; default ``text``); ``ctx.python`` the interpreter that ran the worker.
+``gpu.gemm_<dtype>`` records per GPU, or one skip/error record. ``text`` is the worker's stdout (its result lines);
+``ctx.output`` stdout and stderr together (skip and error reasons; default ``text``); ``ctx.python`` the interpreter
+that ran the worker; ``ctx.params`` the gemm_bench options (profile, profiles, expect, ...). Raises
+expectations.ExpectationError only for a bad ``profile`` option, never on tool output.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_run, gpu_worker, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
 
 def records(text, ctx):
     """gpu.gemm_<dtype> records per GPU, or one skip/error record."""
-    return gpu_run.records_from_gemm_output(
-        text, ctx.rc, ctx.params, output=ctx.output, started=ctx.started, duration_s=ctx.duration_s,
-        argv=ctx.argv, python=ctx.python)
+    return _records(text, ctx.rc, ctx.params, output=ctx.output, started=ctx.started, duration_s=ctx.duration_s,
+                    argv=ctx.argv, python=ctx.python)
+
+
+def _gemm_records(items, params, started, duration_s, raw, profile, profile_why, profiles, rules):
+    """Result records from the worker's result lines (pure; unit-tested)."""
+    out = []
+    for item in items:
+        if "skip" in item:
+            out.append(results.skip("gpu.gemm", "no GPU: %s" % item["skip"], params=params, started=started,
+                                    tool={"name": gpu_run.GEMM_TOOL, "version": item.get("torch")}))
+            continue
+        dtype = item.get("dtype") or "unknown"
+        check = "gpu.gemm_%s" % dtype
+        target = str(item.get("device"))
+        shape = "%sx%sx%s" % (item.get("m"), item.get("n"), item.get("k"))
+        facts = {"gpu_model": item.get("gpu_name"), "torch_version": item.get("torch"),
+                 "cuda_version": item.get("cuda"), "shape": "%s %s" % (dtype, shape),
+                 "profile_choice": profile_why}
+        tool = {"name": gpu_run.GEMM_TOOL, "version": item.get("torch")}
+        if item.get("error"):
+            out.append(results.error(check, "GEMM %s %s failed on GPU %s: %s" % (dtype, shape, target, item["error"]),
+                                     raw=raw, target=target, facts=facts, params=params, tool=tool, started=started))
+            continue
+        power_mw = item.get("power_mw")
+        metrics = {
+            "tflops": item.get("tflops"),
+            "time_ms": item.get("time_ms"),
+            "sm_clock_mhz": item.get("sm_clock_mhz"),
+            "power_w": None if power_mw is None else power_mw / 1000.0,
+            "temperature_c": item.get("temperature_c"),
+            "utilization_pct": item.get("utilization_pct"),
+            "m": item.get("m"), "n": item.get("n"), "k": item.get("k"),
+            "iters_count": item.get("iters"),
+            "warmup_count": item.get("warmup_products"),
+        }
+        metric_rules, _sizes, _source = (None, None, None)
+        if profile:
+            facts["profile"] = profile
+            metric_rules, _sizes, _source = expectations.profile_rules(profile, check, {}, profiles)
+            if shape != "8192x8192x8192" and metric_rules:
+                # Profile floors are for the 8192^3 square product; other shapes are judged by user rules only.
+                facts["profile_note"] = "profile floors apply to 8192x8192x8192 only; not applied to %s" % shape
+                metric_rules = None
+        status, reason, expect = expectations.judge(
+            metrics, expectations.merge_rules(metric_rules, expectations.rules_for_check(rules, check)))
+        record = results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
+                              facts=facts, params=params, tool=tool, started=started, duration_s=duration_s)
+        out.append(expectations.physical_check(record, raw=raw))
+    return out
+
+
+def _missing_results(items, params, run_params, started, raw):
+    """An ``error`` record for each asked dtype of a GPU that printed no result line for it (the worker walks GPUs
+    and dtypes in order: a killed worker or a cut output loses the tail), and for each asked GPU (``devices``)
+    that printed none."""
+    if any("skip" in item for item in items):
+        return []
+    seen = set((str(item.get("device")), item.get("dtype")) for item in items)
+    devices = [str(d) for d in params.get("devices") or []] or sorted(set(d for d, _dtype in seen), key=str)
+    out = []
+    for device in devices:
+        for dtype in params.get("dtypes") or []:
+            if (device, dtype) not in seen:
+                out.append(results.error(
+                    "gpu.gemm_%s" % dtype, "no GEMM %s result for GPU %s in the worker's output: the run stopped "
+                    "before it (killed, or the output was cut)" % (dtype, device), raw=raw, target=device,
+                    params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL}))
+    return out
+
+
+def _records(stdout, rc, params, output=None, started=None, duration_s=None, argv=None,
+                             python="python3"):
+    """Records of one GEMM worker run from its stdout (``output`` = stdout+stderr, for errors and skips)."""
+    output = stdout if output is None else output
+    run_params = gpu_run.gemm_params(params, argv)
+    try:
+        items = gpu_worker.parse_gemm(stdout)
+    except ParseError as exc:
+        missing = [ln.strip() for ln in (output or "").splitlines() if "No module named 'torch'" in ln]
+        if missing:
+            return [results.skip("gpu.gemm", "PyTorch is not importable by %s: %s" % (python, missing[-1]),
+                                 params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL})]
+        return [results.error("gpu.gemm", "GEMM worker failed (rc %s): %s" % (rc, exc), raw=output,
+                              params=run_params, started=started, duration_s=duration_s,
+                              tool={"name": gpu_run.GEMM_TOOL})]
+    profiles = expectations.all_profiles(params.get("profiles"))
+    gpu_names = [i.get("gpu_name") for i in items if i.get("gpu_name")]
+    gpu_count = len(set(i.get("device") for i in items if "device" in i))
+    profile, why = expectations.choose_profile(params.get("profile", "auto"), gpu_names[0] if gpu_names else None,
+                                               gpu_count, profiles)
+    records = _gemm_records(items, run_params, started, duration_s, output, profile, why, profiles,
+                           params.get("expect") or {})
+    records += _missing_results(items, params, run_params, started, output)
+    if rc not in (0, None):
+        records.append(results.error("gpu.gemm", "GEMM worker exited with rc %s" % rc, raw=output,
+                                     params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL}))
+    return records

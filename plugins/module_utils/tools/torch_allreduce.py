@@ -2,19 +2,71 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The torch all-reduce probe's adapter: ``records(text, ctx)`` (see tools/__init__.py).
 
-``text`` is the probe's text output (skip reasons, errors); ``ctx.document`` its JSON result (None when it wrote
-none); ``ctx.gpu_name``/``ctx.gpus`` choose the profile; ``ctx.nodes``, ``ctx.launcher``, ``ctx.ranks_per_node``,
-``ctx.hosts`` describe the launch. Runs on the targets: Python 3.8+, no Ansible imports.
+One ``nccl.torch_all_reduce`` record. ``text`` is the probe's text output (skip reasons, errors); ``ctx.document``
+its JSON result (None when it wrote none); ``ctx.gpu_name``/``ctx.gpus`` choose the profile; ``ctx.nodes``,
+``ctx.launcher``, ``ctx.ranks_per_node``, ``ctx.hosts`` describe the launch. Never raises on tool output.
+Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
+import json
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 
 
 def records(text, ctx):
     """The nccl.torch_all_reduce record of one probe run."""
-    return gpu_run.records_from_probe_output(
-        ctx.document, text, ctx.rc, ctx.params, gpu_name=ctx.gpu_name, gpus=ctx.gpus, nodes=ctx.nodes,
-        argv=ctx.argv, env=ctx.env, started=ctx.started, duration_s=ctx.duration_s, python=ctx.python,
-        launcher=ctx.launcher, ranks_per_node=ctx.ranks_per_node, hosts=ctx.hosts)
+    return _records(ctx.document, text, ctx.rc, ctx.params, gpu_name=ctx.gpu_name, gpus=ctx.gpus, nodes=ctx.nodes,
+                    argv=ctx.argv, env=ctx.env, started=ctx.started, duration_s=ctx.duration_s, python=ctx.python,
+                    launcher=ctx.launcher, ranks_per_node=ctx.ranks_per_node, hosts=ctx.hosts)
+
+
+def probe_skip_reason(output):
+    """Why the worker could not measure at all (no torch, no CUDA device), or None."""
+    for line in (output or "").splitlines():
+        if "No module named 'torch'" in line:
+            return "PyTorch is not importable: %s" % line.strip()
+        if line.startswith("AIFABRIC_SKIP"):
+            return line[len("AIFABRIC_SKIP"):].strip()
+    return None
+
+
+def last_line(text):
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _records(json_text, output, rc, params, gpu_name=None, gpus=None, nodes=1, argv=None,
+                              env=None, started=None, duration_s=None, python="python3", launcher="spawn",
+                              ranks_per_node=None, hosts=None):
+    """The nccl.torch_all_reduce record of one probe run (its JSON document, or None, and its text output)."""
+    env = dict(env or {})
+    run_params = gpu_run.probe_params(params, argv, env, launcher, ranks_per_node, hosts)
+    profiles = expectations.all_profiles(params.get("profiles"))
+    profile, profile_why = expectations.choose_profile(params.get("profile", "auto"), gpu_name, gpus, profiles)
+    if json_text is None:
+        skip = probe_skip_reason(output)
+        if skip:
+            return [results.skip(gpu_run.PROBE_CHECK, "%s (%s)" % (skip, python), params=run_params, started=started,
+                                 tool={"name": gpu_run.PROBE_TOOL})]
+        return [results.error(gpu_run.PROBE_CHECK, "the probe wrote no result (rc %s): %s" % (rc, last_line(output)),
+                              raw=output, params=run_params, started=started, duration_s=duration_s,
+                              tool={"name": gpu_run.PROBE_TOOL})]
+    extra_facts = {"launcher": launcher, "placement": "in_place", "profile_choice": profile_why}
+    try:
+        parsed = nccl_tests.parse_json(json_text)
+        doc = json.loads(json_text)
+    except (ParseError, ValueError) as exc:
+        return [results.error(gpu_run.PROBE_CHECK, "could not read the probe's JSON: %s" % exc, raw=output,
+                              params=run_params, started=started, duration_s=duration_s,
+                              tool={"name": gpu_run.PROBE_TOOL})]
+    if isinstance(doc, dict):
+        extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
+    return [collectives.to_record(
+        parsed, check=gpu_run.PROBE_CHECK, params=run_params, tool_name=gpu_run.PROBE_TOOL, started=started,
+        duration_s=duration_s, raw=output, rc=rc, nodes=nodes, algo=env.get("NCCL_ALGO"),
+        rules=expectations.rules_for_check(params.get("expect") or {}, gpu_run.PROBE_CHECK), profile=profile,
+        profiles=profiles, extra_facts=extra_facts, asked_collective=gpu_run.PROBE_COLLECTIVE)]
