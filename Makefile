@@ -104,6 +104,7 @@ molecule: venv stage
 # Benchmarks (never part of `make test`): results go to bench/results/ and the console.
 bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/env_probe_parsers.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/parse_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/fleet_report_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run_stream_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep

@@ -344,7 +344,7 @@ def parse_show_gids(text):
 
 _I2N_RE = re.compile(
     r"^(?:(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)\s+"
-    r"(?:\((?P<ids>[^)]*)\)\s*(?P<board>(?:.*?\S)?)\s*fw\s+(?P<fw>\S+)\s+)?"
+    r"(?:\((?P<ids>[^)]*)\)\s*(?P<board>.*?)\s*fw\s+(?P<fw>\S+)\s+)?"
     r"port\s+(?P<port>\d+)\s+(?:\((?P<pstate>[^)]*)\)\s+)?==>\s+(?P<netdev>\S+)\s+\((?P<state>[^)]*)\)\s*$")
 
 
@@ -356,7 +356,9 @@ def parse_ibdev2netdev(text):
     for line in text.splitlines():
         if not line.strip():
             continue
-        match = _I2N_RE.match(line.strip())
+        # runs of blanks read as one: _I2N_RE's variable parts backtrack over every blank of a long run (a line
+        # with long runs took minutes), one blank each keeps the match linear
+        match = _I2N_RE.match(" ".join(line.split()))
         if not match:
             raise ParseError("ibdev2netdev: unreadable line %s" % _quote(line))
         row = {"dev": match.group("dev"), "port": int(match.group("port")),
