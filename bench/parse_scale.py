@@ -42,6 +42,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 HERE = os.path.dirname(os.path.abspath(__file__))
 UNIT = os.path.join(HERE, "..", "tests", "unit", "plugins")
 FIX = os.path.join(UNIT, "module_utils", "parsers", "fixtures")
+GEMM_CAPTURE = os.path.join(UNIT, "modules", "fixtures", "h200x2-proof-1", "gemm_bare.txt")
 RESULTS = os.path.join(HERE, "results", "parse_scale.json")
 ROWS_BASE = 20000          # bytes of the 1x "rows" input
 LINE_BASE = 2000           # characters of the 1x long line
@@ -96,8 +97,7 @@ CASES = (
     ("system.parse_ldconfig", system.parse_ldconfig, "misc/ubuntu2404-h100vm-ldconfig-p.txt", r"=>", r"libnccl"),
     ("system.parse_probe", system.parse_probe, "misc/ubuntu2404-h100vm-python-probe-torch-venv.txt", None, r"."),
     ("system.parse_pip_freeze", system.parse_pip_freeze, "misc/ubuntu2404-h100vm-pip-freeze.txt", None, r"torch"),
-    ("gpu_worker.parse_gemm", gpu_worker.parse_gemm, os.path.join(UNIT, "modules", "fixtures", "h200x2-proof-1",
-                                                                    "gemm_bare.txt"), None, r"AIFABRIC_GEMM"),
+    ("gpu_worker.parse_gemm", gpu_worker.parse_gemm, GEMM_CAPTURE, None, r"AIFABRIC_GEMM"),
 )
 # rows repeated as they are (a bumped first number, the PCI address, would make every copy unreadable)
 AS_IS = ("rdma.parse_ibdev2netdev",)
@@ -177,7 +177,7 @@ def measure(name, func, build, budget):
     previous = None
     for scale in SCALES:
         if previous is not None and previous * 100 > budget:   # 10x the input may take 100x the time
-            row["sizes"].append({"scale": scale, "skipped": "the previous size took %.1f s" % previous})
+            row["sizes"].append({"scale": scale, "skipped": "the previous size took %.1f s" % float(previous)})
             continue
         data = build(scale)
         seconds, outcome = timed(func, data)
@@ -221,13 +221,14 @@ def show(row, how):
         cells.append("%8.1f KB %9.2f ms" % (size["bytes"] / 1000.0, size["seconds"] * 1000))
     growth = " ".join("x%.1f" % g if g is not None else "-" for g in row["growth"])
     last = [s for s in row["sizes"] if "result" in s]
-    print("%-32s %-6s %s  growth %-12s %s%s" % (row["parser"], how, " | ".join(cells), growth,
-                                                 last[-1]["result"] if last else "",
-                                                 "  SUPERLINEAR" if row["superlinear"] else ""), flush=True)
+    outcome = last[-1]["result"] if last else ""
+    flag = "  SUPERLINEAR" if row["superlinear"] else ""
+    print("%-32s %-6s %s  growth %-12s %s%s" % (row["parser"], how, " | ".join(cells), growth, outcome, flag),
+          flush=True)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--only", nargs="*", help="parsers whose name contains one of these words")
     parser.add_argument("--budget", type=float, default=30.0,
                         help="seconds: a size after one that took more than a hundredth of this is skipped")

@@ -18,6 +18,8 @@ Rule shapes (per metric name):
 
 from __future__ import annotations
 
+import math
+
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, thresholds
 
 # Argument spec of the hardware-profile options (documented by the aifabric.acceptance._profiles fragment).
@@ -402,7 +404,7 @@ def _outside(name, value):
     if bounds is None:
         return None
     low, high, why = bounds
-    if value != value:
+    if isinstance(value, float) and math.isnan(value):
         return "%s is not a number (%s)" % (name, why)
     if low is not None and value < low:
         return "%s %s < %s (%s)" % (name, _fmt(value), _fmt(low), why)

@@ -533,9 +533,9 @@ def not_what_was_asked(parsed, test, device):
             and (not device or device_printed is None or device_printed == device):
         return None
     printed = parsed.get("test") or "%s %s" % (verb, kind)
-    return "asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a " \
-           "measurement of what was asked" % (test, device or "(any device)", printed,
-                                               device_printed or "(device not printed)")
+    return ("asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a "
+            "measurement of what was asked" % (test, device or "(any device)", printed,
+                                               device_printed or "(device not printed)"))
 
 
 def incomplete_run(parsed, what, rc):

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
-    collectives, expectations, results, thresholds)
+    expectations, results, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
