@@ -89,7 +89,7 @@ def _missing_results(items, params, run_params, started, raw):
 
 
 def _records(stdout, rc, params, output=None, started=None, duration_s=None, argv=None,
-                             python="python3"):
+             python="python3"):
     """Records of one GEMM worker run from its stdout (``output`` = stdout+stderr, for errors and skips)."""
     output = stdout if output is None else output
     run_params = gpu_run.gemm_params(params, argv)
@@ -109,7 +109,7 @@ def _records(stdout, rc, params, output=None, started=None, duration_s=None, arg
     profile, why = expectations.choose_profile(params.get("profile", "auto"), gpu_names[0] if gpu_names else None,
                                                gpu_count, profiles)
     records = _gemm_records(items, run_params, started, duration_s, output, profile, why, profiles,
-                           params.get("expect") or {})
+                            params.get("expect") or {})
     records += _missing_results(items, params, run_params, started, output)
     if rc not in (0, None):
         records.append(results.error("gpu.gemm", "GEMM worker exited with rc %s" % rc, raw=output,

@@ -100,7 +100,7 @@ def verdict_of(parsed, rc):
 
 
 def _build_record(parsed, collective, params, hosts=None, rc=None, check=None, run_params=None, started=None,
-                 duration_s=None, raw=None, extra_facts=None):
+                  duration_s=None, raw=None, extra_facts=None):
     """One hccl.<collective> record from a parse (parsers/hccl.py). Never raises on tool output."""
     check = check or "hccl.%s" % (collective or "unknown")
     ranks = ranks_of(params, hosts)
@@ -151,14 +151,14 @@ def _build_record(parsed, collective, params, hosts=None, rc=None, check=None, r
 
 
 def _run_records(text, rc, params, hosts=None, collective=None, started=None, duration_s=None,
-                             argv=None, env=None, launch=None):
+                 argv=None, env=None, launch=None):
     """The record of one HCCL Test run from its output (stdout then stderr)."""
     collective = collective or (params.get("collectives") or [None])[0]
     run_params = {"argv": argv, "env": dict(env or {})}
     parsed = hccl.parse(text)
     extra = {"launch": launch} if launch else None
     return [_build_record(parsed, collective, params, hosts=hosts, rc=rc, run_params=run_params, started=started,
-                         duration_s=duration_s, raw=text, extra_facts=extra)]
+                          duration_s=duration_s, raw=text, extra_facts=extra)]
 
 
 def collective_from_name(path):
@@ -178,5 +178,5 @@ def _saved_records(text, path, params, started):
     if params.get("nodes") and params["nodes"] > 1:
         hosts = ["node%d" % i for i in range(params["nodes"])]   # only their count is used
     return [_build_record(parsed, collective, params, hosts=hosts, check="hccl.%s" % (collective or "import"),
-                         run_params={"from_output": path}, started=started, raw=text,
-                         extra_facts={"imported_from": path})]
+                          run_params={"from_output": path}, started=started, raw=text,
+                          extra_facts={"imported_from": path})]

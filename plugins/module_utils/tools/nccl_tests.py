@@ -92,8 +92,8 @@ def _run_records(text, rc, params, hosts=None, collective=None, json_text=None, 
         extra["split"] = env["NCCL_TESTS_SPLIT"]
     profiles = expectations.all_profiles(params.get("profiles"))
     return [_build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, host=host,
-                         started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
-                         algo=env.get("NCCL_ALGO"), extra_facts=extra, asked_collective=collective)]
+                          started=started, duration_s=duration_s, raw=text, rc=rc, nodes=nodes,
+                          algo=env.get("NCCL_ALGO"), extra_facts=extra, asked_collective=collective)]
 
 
 def collective_from_name(path):
@@ -126,5 +126,5 @@ def _saved_records(text, path, params, started):
         run_params["env"] = env
     profiles = expectations.all_profiles(params.get("profiles"))
     return [_build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
-                         raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
-                         extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]
+                          raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
+                          extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]

@@ -35,7 +35,8 @@ def records(text, ctx):
     test = params.get("test") or DEFAULT_TEST
     built = {
         "test": test, "side": ctx.side, "host": ctx.host,
-        "peer": ctx.peer or params.get("peer_name") or params.get("peer"), "device": ctx.target, "params": rules_params(params, ctx.index, test), "argv": ctx.argv,
+        "peer": ctx.peer or params.get("peer_name") or params.get("peer"), "device": ctx.target,
+        "params": rules_params(params, ctx.index, test), "argv": ctx.argv,
         "tool_version": ctx.tool_version, "started": ctx.started, "attempts": ctx.attempts,
         "duration_s": ctx.duration_s, "facts": ctx.facts or {}, "timed_out": ctx.timed_out,
         "timeout_s": params.get("timeout_s"),

@@ -40,8 +40,8 @@ def last_line(text):
 
 
 def _records(json_text, output, rc, params, gpu_name=None, gpus=None, nodes=1, argv=None,
-                              env=None, started=None, duration_s=None, python="python3", launcher="spawn",
-                              ranks_per_node=None, hosts=None):
+             env=None, started=None, duration_s=None, python="python3", launcher="spawn",
+             ranks_per_node=None, hosts=None):
     """The nccl.torch_all_reduce record of one probe run (its JSON document, or None, and its text output)."""
     env = dict(env or {})
     run_params = gpu_run.probe_params(params, argv, env, launcher, ranks_per_node, hosts)

@@ -107,8 +107,8 @@ def records(text, rc, context):
 def test_bw_record_converts_units_and_keeps_tool_figures():
     text = fixture("cx7-ndr-ib-send-bw-client-MiB-per-sec-cpufreq-warning.txt")
     rec = records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
-                                                    params={"expect_line_rate_pct": 90,
-                                                            "peer_rate_gbit_s": 400.0}))[0]
+                               params={"expect_line_rate_pct": 90,
+                                       "peer_rate_gbit_s": 400.0}))[0]
     assert results.validate(rec) == []
     assert rec["check"] == "rdma.ib_send_bw" and rec["host"] == "a" and rec["peer"] == "b"
     assert rec["metrics"]["bw_avg_gbit_s"] == round(46557.03 * 1048576 * 8 / 1e9, 6)
@@ -126,7 +126,7 @@ def test_duration_mode_and_cpu_frequency_warnings_are_facts_not_warn():
     """Every -D run prints 'BW peak won't be measured'; before issue 7 each was judged warn."""
     text = fixture("roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt")
     rec = records(text, 0, ctx(params={"expect_line_rate_pct": 90, "duration_s": 5,
-                                                            "expect": {"bw_avg_gbit_s": {"min": 90}}}))[0]
+                                       "expect": {"bw_avg_gbit_s": {"min": 90}}}))[0]
     assert rec["status"] == "pass" and rec["reason"] is None
     assert rec["facts"]["tool_warnings"] == [
         "WARNING: BW peak won't be measured in this run.",
@@ -148,8 +148,8 @@ def test_ndr_read_at_64k_passes_its_size_floor():
     """Real ConnectX-7 NDR ib_read_bw at 64 KiB, 328.6 Gb/s: failed the old 90 % floor (360)."""
     text = fixture("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
     rec = records(text, 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0},
-                                                    params={"expect_line_rate_pct": 90,
-                                                            "peer_rate_gbit_s": 400.0}))[0]
+                               params={"expect_line_rate_pct": 90,
+                                       "peer_rate_gbit_s": 400.0}))[0]
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 280.0
     assert "ConnectX-7 NDR at 64 KiB" in rec["expect"]["bw_avg_gbit_s"]["source"]
     assert rec["status"] == "pass", rec["reason"]
@@ -202,20 +202,20 @@ def test_bw_below_line_rate_fails_and_bidirectional_doubles():
     assert rec["status"] == "fail" and "bw_avg_gbit_s 204.59 < 360" in rec["reason"]
     assert rec["metrics"]["msg_size_bytes"] == 8388608 and len(rec["series"]) == 23
     user = records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0},
-                                                     params={"expect_line_rate_pct": 90,
-                                                             "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
+                                params={"expect_line_rate_pct": 90,
+                                        "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
     assert user["status"] == "pass" and user["expect"]["bw_avg_gbit_s"]["source"] == "user expectation"
 
 
 def test_latency_rules():
     ok = records(fixture("dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt"), 0,
-                                      ctx("ib_write_lat", device="rocep1s0f1"))[0]
+                 ctx("ib_write_lat", device="rocep1s0f1"))[0]
     assert ok["status"] == "pass" and ok["expect"]["lat_typical_us"]["max"] == 2.5
     assert ok["metrics"]["lat_p999_us"] == 1.93 and ok["metrics"]["lat_typical_us"] == 1.47
     slow = records(fixture("rxe-softroce-ib-send-lat-client.txt"), 0, ctx("ib_send_lat", device="rxe0"))[0]
     assert slow["status"] == "fail" and "lat_typical_us 724.36 > 2.5" in slow["reason"]
     read = records(fixture("mlx4-ib-read-lat-client-a-all-sizes.txt"), 0,
-                                        ctx("ib_read_lat", device="mlx4_0"))[0]
+                   ctx("ib_read_lat", device="mlx4_0"))[0]
     assert read["expect"]["lat_typical_us"]["max"] == 4.5 and read["status"] == "pass"
     assert read["metrics"]["msg_size_bytes"] == 2 and len(read["series"]) == 23
 
@@ -240,7 +240,7 @@ def test_unreadable_output_and_timeout_are_errors():
 
 def test_server_records_carry_no_expectations():
     rec = records(fixture("amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
-                                       0, ctx(side="server", device="ionic_0", facts={"port_rate_gbit_s": 400.0}))[0]
+                  0, ctx(side="server", device="ionic_0", facts={"port_rate_gbit_s": 400.0}))[0]
     assert rec["check"] == "rdma.ib_write_bw.server" and rec["expect"] == {} and rec["status"] == "pass"
     assert rec["facts"]["side"] == "server"
 

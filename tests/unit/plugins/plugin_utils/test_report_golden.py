@@ -98,7 +98,7 @@ def main():
     import tempfile     # pylint: disable=import-outside-toplevel
     import pathlib      # pylint: disable=import-outside-toplevel
     with tempfile.TemporaryDirectory() as tmp, open(os.path.join(GOLDEN, "index.html"), "w", encoding="utf-8",
-                                                     newline="") as handle:
+                                                    newline="") as handle:
         handle.write(index_page(pathlib.Path(tmp)))
     for case in CASES:
         for fmt, text in rendered(case).items():

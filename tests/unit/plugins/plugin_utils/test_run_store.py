@@ -65,7 +65,8 @@ def test_an_entry_of_a_killed_run_is_not_taken_for_a_later_process_with_its_id(r
     entry_path = os.path.join(registry, str(os.getpid()))
     with open(entry_path, encoding="utf-8") as handle:
         entry = json.load(handle)
-    assert entry["start"] == run_store.process_start(os.getpid()) is not None
+    assert entry["start"] is not None
+    assert entry["start"] == run_store.process_start(os.getpid())
     entry["start"] += 1         # the same process id, another process
     with open(entry_path, "w", encoding="utf-8") as handle:
         json.dump(entry, handle)
