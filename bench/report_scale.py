@@ -58,7 +58,7 @@ def _read(path):
 
 def host_template():
     """The records of one host: the real run, nccl-tests series, GEMM/device replicated to 8 GPUs."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
     real = json.loads(_read(FIXTURE))["records"]
     out = []
     per_gpu = {}
@@ -74,7 +74,7 @@ def host_template():
             out.append(rec)
     for name in sorted(os.listdir(NCCL_DIR)):
         if name.endswith(".json"):
-            out.append(collectives.record_from_output(_read(os.path.join(NCCL_DIR, name)), fmt="json", host="x"))
+            out.extend(dict(rec, host="x") for rec in nccl_tests.from_output(os.path.join(NCCL_DIR, name), {}))
     return out
 
 

@@ -357,17 +357,18 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
                          "verify_timeout": 2})
         assert [r["status"] for r in res.kwargs["results"]] == ["pass", "pass", "fail"]
         resource = res.kwargs["resources"][0]
-        # one real ib_write_bw run, both sides (pod_log writes <label>.log: script each before the next overwrites it)
+        # one real ib_write_bw run, both sides (pod_log writes <label>.log: script each before the next overwrites it);
+        # the pods ask for the device the captures ran on (another device's output is an error, not a measurement)
         fake.server.script("succeed", pod="aif-e2e-pt-r*-c-*", log_file=pod_log(
-            "mlx5_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"), tmp_path))
+            "ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"), tmp_path))
         fake.server.script("succeed", pod="aif-e2e-pt-r*-s-*", log_file=pod_log(
-            "mlx5_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
+            "ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
             tmp_path))
         args = {"kind": "perftest", "nodes": names, "run_id": "e2e", "gpus": 0, "kubeconfig": fake.kubeconfig,
                 "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
                 "host_network": True, "unschedulable_grace": 0, "timeout": 30, "cleanup_timeout": 30,
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
-                "perftest": {"test": "ib_write_bw", "devices": ["mlx5_0"]}}
+                "perftest": {"test": "ib_write_bw", "devices": ["ionic_0"]}}
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()
