@@ -46,7 +46,7 @@ def assert_survivors_exact(report, records, fleet):
     for i, a in enumerate(survivors):
         for b in survivors[i + 1:]:
             recs = [r for r in clients if {r["host"], r["peer"]} == {a, b}]
-            assert len(recs) == 1 and recs[0]["status"] == "pass", (a, b, recs)
+            assert len(recs) == 1 and recs[0]["status"] == "pass", (a, b, [(r["status"], r.get("reason")) for r in recs])
         node = [r for r in records if r["check"] == CHECK + ".node" and r["host"] == a]
         assert len(node) == 1 and node[0]["status"] == "pass", (a, node)
         seen = [r for r in records if r["check"] in (CHECK, CHECK + ".server") and r["host"] == a
