@@ -34,6 +34,8 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
@@ -188,16 +190,12 @@ class ActionModule(ActionBase):
     # ------------------------------------------------------------------ shared controller-side state
     def _shared(self, args):
         name = "rdma-sweep-%s-%s" % (_safe(args.get("run_id", "default")), _safe(args.get("label", "main")))
-        path = os.path.join(C.DEFAULT_LOCAL_TMP, name)
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        return path
+        # the path rule (statedir.trusted_dir): created 0700, or refused when another user owns or can write it
+        return statedir.trusted_dir(os.path.join(C.DEFAULT_LOCAL_TMP, name), what="rdma sweep state")
 
     @staticmethod
     def _write(path, data):
-        tmp = "%s.tmp.%d" % (path, os.getpid())
-        with open(tmp, "w") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, path)
+        statedir.write_file(os.path.dirname(path), os.path.basename(path), json.dumps(data))
 
     @staticmethod
     def _read(path):
@@ -250,7 +248,7 @@ class ActionModule(ActionBase):
         for index in range(min(reached, total_steps)):
             marker = os.path.join(shared, "printed-%d" % index)
             try:
-                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             except FileExistsError:
                 continue
             test, rnd, _pairs = steps[index]
