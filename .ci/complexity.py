@@ -31,7 +31,11 @@ def over_bound(paths):
         for path in sorted(files):
             with open(path, encoding="utf-8") as fh:
                 source = fh.read()
+            seen = set()
             for fn in _functions(cc_visit(source)):
+                if (fn.lineno, fn.fullname) in seen:
+                    continue
+                seen.add((fn.lineno, fn.fullname))
                 lines = fn.endline - fn.lineno + 1
                 if fn.complexity > MAX_CC or lines > MAX_LINES:
                     found.append("%s:%d %s: complexity %d, %d lines" % (path, fn.lineno, fn.fullname, fn.complexity, lines))
