@@ -288,21 +288,11 @@ def jitter_of(series):
     return worst, high
 
 
-def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests", started=None,
-              duration_s=None, raw=None, rc=None, nodes=None, algo=None, rules=None, profile=None,
-              profiles=None, extra_facts=None, target=None, asked_collective=None):
-    """One result record from a parse. Never raises on tool output problems.
-
-    ``asked_collective``: the collective that was asked for (None: not known, not compared).
-    """
-    collective = parsed.get("collective")
-    check = check or "nccl.%s" % (collective or "unknown")
-    series = series_rows(parsed.get("rows") or [])
-    metrics = metrics_of(parsed, series)
-    shape = shape_of(parsed, nodes=nodes, algo=algo)
+def _facts_of(parsed, series, shape, algo, extra_facts):
+    """The record's facts from a parse (None values dropped)."""
     devices = parsed.get("devices") or []
     facts = {
-        "collective": collective,
+        "collective": parsed.get("collective"),
         "nccl_version": parsed.get("nccl_version"),
         "nccl_tests_version": parsed.get("version"),
         "output_layout": layout_of(parsed),
@@ -318,35 +308,73 @@ def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests"
     if parsed.get("warnings"):
         facts["nccl_warnings"] = parsed["warnings"][:5]
     facts.update(extra_facts or {})
-    facts = dict((k, v) for k, v in facts.items() if v is not None)
+    return dict((k, v) for k, v in facts.items() if v is not None)
+
+
+def _data_check_verdict(parsed, metrics):
+    """('fail', reason) when the data check found wrong elements or out-of-bounds values, else ('pass', None)."""
+    status, reason = "pass", None
+    wrong_total = metrics.get("wrong_total")
+    if wrong_total:
+        status, reason = "fail", "%d wrong elements reported by the data check (#wrong): data corruption" % wrong_total
+    oob = parsed.get("out_of_bounds")
+    if oob and not oob.get("ok"):
+        status = "fail"
+        reason = "; ".join(r for r in (reason, "Out of bounds values : %s FAILED" % oob.get("count")) if r)
+    return status, reason
+
+
+def _judge_expectations(status, reason, metrics, series, facts, check, shape, rules, profile, profiles):
+    """Judge the metrics and per-size series against the profile's and the caller's rules: (status, reason, expect).
+
+    Notes the profile (and a profile without a rule for this check and shape) in ``facts``.
+    """
+    metric_rules, size_rules, source = expectations.profile_rules(
+        profile, check, shape, profiles or {}) if profile else (None, None, None)
+    if profile:
+        facts["profile"] = profile
+        if source is None:
+            facts["profile_note"] = "profile %s has no rule for %s at %s" % (profile, check, shape_text(shape))
+    merged = expectations.merge_rules(metric_rules, rules)
+    status, reason, expect = expectations.judge(metrics, merged, status, reason)
+    if size_rules:
+        status, reason, size_expect = expectations.judge_sizes(series, size_rules, status, reason)
+        expect.update(size_expect)
+    return status, reason, expect
+
+
+def _judge_jitter(status, reason, parsed, series, metrics, facts):
+    """Note the worst per-iteration jitter in ``metrics``/``facts``; a pass with high jitter (2+ ranks) warns."""
+    worst_cv, high_jitter = jitter_of(series)
+    if worst_cv is not None:
+        metrics["iter_cv_max_pct"] = worst_cv
+    if high_jitter:
+        facts["high_jitter"] = high_jitter[:8]
+        if status == "pass" and parsed.get("ranks") != 1:
+            status, reason = "warn", jitter_reason(high_jitter)
+    return status, reason
+
+
+def to_record(parsed, check=None, host=None, params=None, tool_name="nccl-tests", started=None,
+              duration_s=None, raw=None, rc=None, nodes=None, algo=None, rules=None, profile=None,
+              profiles=None, extra_facts=None, target=None, asked_collective=None):
+    """One result record from a parse. Never raises on tool output problems.
+
+    ``asked_collective``: the collective that was asked for (None: not known, not compared).
+    """
+    collective = parsed.get("collective")
+    check = check or "nccl.%s" % (collective or "unknown")
+    series = series_rows(parsed.get("rows") or [])
+    metrics = metrics_of(parsed, series)
+    shape = shape_of(parsed, nodes=nodes, algo=algo)
+    facts = _facts_of(parsed, series, shape, algo, extra_facts)
     status, reason = verdict_from_output(parsed, rc=rc, asked=asked_collective)
     expect = {}
     if status == "pass":
-        wrong_total = metrics.get("wrong_total")
-        if wrong_total:
-            status, reason = "fail", "%d wrong elements reported by the data check (#wrong): data corruption" % wrong_total
-        oob = parsed.get("out_of_bounds")
-        if oob and not oob.get("ok"):
-            status = "fail"
-            reason = "; ".join(r for r in (reason, "Out of bounds values : %s FAILED" % oob.get("count")) if r)
-        metric_rules, size_rules, source = expectations.profile_rules(
-            profile, check, shape, profiles or {}) if profile else (None, None, None)
-        if profile:
-            facts["profile"] = profile
-            if source is None:
-                facts["profile_note"] = "profile %s has no rule for %s at %s" % (profile, check, shape_text(shape))
-        merged = expectations.merge_rules(metric_rules, rules)
-        status, reason, expect = expectations.judge(metrics, merged, status, reason)
-        if size_rules:
-            status, reason, size_expect = expectations.judge_sizes(series, size_rules, status, reason)
-            expect.update(size_expect)
-        worst_cv, high_jitter = jitter_of(series)
-        if worst_cv is not None:
-            metrics["iter_cv_max_pct"] = worst_cv
-        if high_jitter:
-            facts["high_jitter"] = high_jitter[:8]
-            if status == "pass" and parsed.get("ranks") != 1:
-                status, reason = "warn", jitter_reason(high_jitter)
+        status, reason = _data_check_verdict(parsed, metrics)
+        status, reason, expect = _judge_expectations(status, reason, metrics, series, facts, check, shape,
+                                                     rules, profile, profiles)
+        status, reason = _judge_jitter(status, reason, parsed, series, metrics, facts)
         if status == "pass" and parsed.get("ranks") == 1:
             # One rank moves nothing between GPUs: nccl-tests' busbw is 0 by definition (or a local copy for
             # broadcast/reduce/sendrecv), and in-place runs are no-ops timed in microseconds. Nothing of the
