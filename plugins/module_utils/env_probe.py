@@ -252,6 +252,17 @@ def _expect_version(name, actual, expected, verdicts, expect, label=None):
         verdicts.append(("fail", "%s is %s, expected %s" % (label, actual, expected)))
 
 
+def _expect_count(metrics, name, wanted, verdicts, expect):
+    """Count rule: ``metrics[name]`` equals ``wanted`` (None: no rule); the rule goes to ``expect``, a miss to
+    ``verdicts``."""
+    if wanted is None:
+        return
+    status, reason, rules = judge(metrics, {name: {"equals": wanted}})
+    expect.update(rules)
+    if status != "pass":
+        verdicts.append((status, reason))
+
+
 def _error_from(check, exc, clock, target=None, raw=None, **kwargs):
     details = getattr(exc, "details", {}) or {}
     raw = raw or details.get("stdout_tail") or details.get("stderr_tail") or details.get("line")
@@ -271,10 +282,24 @@ def probe_env(host, params):
         clock = _Clock()
         try:
             records = func(host, params, clock)
+        except _Unreadable as exc:
+            records = [_record(check, "skip", str(exc), clock=clock)]
         except (ParseError, AcceptanceError) as exc:
             records = [_error_from(check, exc, clock)]
         out.extend(_with_decode_notes(host, records))
     return out
+
+
+class _Unreadable(Exception):
+    """A file an env check needs is not readable: probe_env turns it into the check's skip record."""
+
+
+def _read_required(host, path):
+    """The text of ``path``; raises _Unreadable ('<path> is not readable') when it cannot be read."""
+    text = host.read(path)
+    if text is None:
+        raise _Unreadable("%s is not readable" % path)
+    return text
 
 
 def _env_os(host, params, clock):
@@ -294,10 +319,7 @@ def _env_os(host, params, clock):
 
 
 def _env_cpu(host, params, clock):
-    text = host.read("/proc/cpuinfo")
-    if text is None:
-        return [_record("env.cpu", "skip", "/proc/cpuinfo is not readable", clock=clock)]
-    cpu = system.parse_cpuinfo(text)
+    cpu = system.parse_cpuinfo(_read_required(host, "/proc/cpuinfo"))
     online = host.read("/sys/devices/system/cpu/online")
     metrics = {"cpu_logical_count": cpu["logical_cpus"], "cpu_socket_count": cpu["sockets"],
                "cpu_cores_per_socket_count": cpu["cores_per_socket"]}
@@ -335,10 +357,7 @@ def _env_governor(host, params, clock):
 
 
 def _env_memory(host, params, clock):
-    text = host.read("/proc/meminfo")
-    if text is None:
-        return [_record("env.memory", "skip", "/proc/meminfo is not readable", clock=clock)]
-    mem = system.parse_meminfo(text)
+    mem = system.parse_meminfo(_read_required(host, "/proc/meminfo"))
     metrics = {"mem_total_bytes": mem.get("MemTotal"), "mem_available_bytes": mem.get("MemAvailable"),
                "swap_total_bytes": mem.get("SwapTotal")}
     return [_record("env.memory", "pass", clock=clock, metrics=metrics)]
@@ -419,10 +438,7 @@ def _env_iommu(host, params, clock):
 
 
 def _env_hugepages(host, params, clock):
-    text = host.read("/proc/meminfo")
-    if text is None:
-        return [_record("env.hugepages", "skip", "/proc/meminfo is not readable", clock=clock)]
-    mem = system.parse_meminfo(text)
+    mem = system.parse_meminfo(_read_required(host, "/proc/meminfo"))
     thp = host.read("/sys/kernel/mm/transparent_hugepage/enabled")
     metrics = {"hugepages_total_count": mem.get("HugePages_Total"), "hugepages_free_count": mem.get("HugePages_Free"),
                "hugepage_size_bytes": mem.get("Hugepagesize")}
@@ -886,11 +902,7 @@ def _gpu_inventory(params, data, source, clock, tool, pci=None):
     if memories:
         metrics["gpu_memory_total_min_mib"] = min(memories)
     verdicts, expect = [], {}
-    if params.get("expect_gpu_count") is not None:
-        status, reason, rules = judge(metrics, {"gpu_count": {"equals": params["expect_gpu_count"]}})
-        expect.update(rules)
-        if status != "pass":
-            verdicts.append((status, reason))
+    _expect_count(metrics, "gpu_count", params.get("expect_gpu_count"), verdicts, expect)
     wanted = params.get("expect_gpu_model")
     if wanted:
         expect["gpu_model"] = {"contains": wanted}
@@ -925,50 +937,87 @@ def ecc_verdicts(gpu):
     return []
 
 
-def gpu_verdicts(gpu, params=None):
-    """Health rules for one GPU model -> [(status, reason)] (documented in docs/env_probe.md)."""
-    params = params or {}
+def _pending_service_verdicts(gpu, params):
+    """Row remapping and page retirement: failed or waiting for a reset."""
     out = []
-    out.extend(ecc_verdicts(gpu))
     if gpu.get("remapped_rows_failure"):
         out.append(("fail", "row remapping failure occurred (the GPU needs service)"))
     if gpu.get("remapped_rows_pending"):
         out.append(("warn", "row remapping pending: reset the GPU or reboot to apply it"))
     if gpu.get("retired_pages_pending"):
         out.append(("warn", "page retirement pending: reset the GPU or reboot to apply it"))
+    return out
+
+
+def _pcie_width_verdicts(gpu, params):
     cur, top = gpu.get("pcie_width_current"), gpu.get("pcie_width_max")
     if cur is not None and top is not None and cur < top:
-        out.append(("fail", "PCIe link width x%d < x%d maximum (degraded link)" % (cur, top)))
+        return [("fail", "PCIe link width x%d < x%d maximum (degraded link)" % (cur, top))]
+    return []
+
+
+def _clock_event_verdicts(gpu, params):
     reasons = gpu.get("clocks_event_reasons") or {}
-    for name, status, _source in thresholds.GPU_CLOCK_EVENT_REASONS:
-        if reasons.get(name):
-            out.append((status, "clocks event reason %s is active" % name))
+    return [(status, "clocks event reason %s is active" % name)
+            for name, status, _source in thresholds.GPU_CLOCK_EVENT_REASONS if reasons.get(name)]
+
+
+def _ecc_mode_verdicts(gpu, params):
     mode, pending = gpu.get("ecc_mode_current"), gpu.get("ecc_mode_pending")
     if mode == "Disabled":
-        out.append(("warn", "ECC is disabled%s" % (" (Enabled pending a reboot)" if pending == "Enabled" else "")))
-    elif mode == "Enabled" and pending == "Disabled":
-        out.append(("warn", "ECC will be disabled at the next reboot (pending Disabled)"))
+        return [("warn", "ECC is disabled%s" % (" (Enabled pending a reboot)" if pending == "Enabled" else ""))]
+    if mode == "Enabled" and pending == "Disabled":
+        return [("warn", "ECC will be disabled at the next reboot (pending Disabled)")]
+    return []
+
+
+def _fabric_verdicts(gpu, params):
     fabric = gpu.get("fabric_state")
     if fabric is not None and fabric != "Completed":
-        out.append(("fail", "NVLink fabric state is %s (status %s): fabric manager has not finished"
-                            % (fabric, gpu.get("fabric_status"))))
-    elif fabric == "Completed" and gpu.get("fabric_status") not in (None, "Success"):
-        out.append(("fail", "NVLink fabric status is %s" % gpu.get("fabric_status")))
+        return [("fail", "NVLink fabric state is %s (status %s): fabric manager has not finished"
+                         % (fabric, gpu.get("fabric_status")))]
+    if fabric == "Completed" and gpu.get("fabric_status") not in (None, "Success"):
+        return [("fail", "NVLink fabric status is %s" % gpu.get("fabric_status"))]
+    return []
+
+
+def _nvlink_verdicts(gpu, params):
     nvlink = gpu.get("nvlink")
-    if nvlink is not None:
-        down = sorted(k for k, v in nvlink["links"].items() if v is None)
-        if down and len(down) < len(nvlink["links"]):
-            out.append(("fail", "NVLink degraded: %d of %d links active (inactive: %s)" % (
-                len(nvlink["links"]) - len(down), len(nvlink["links"]), ", ".join(str(k) for k in down))))
-        speeds = sorted(set(v for v in nvlink["links"].values() if v is not None))
-        if len(speeds) > 1:
-            out.append(("warn", "NVLink links run at different speeds: %s GB/s" % ", ".join(
-                ("%.3f" % s).rstrip("0").rstrip(".") for s in speeds)))
+    if nvlink is None:
+        return []
+    out = []
+    down = sorted(k for k, v in nvlink["links"].items() if v is None)
+    if down and len(down) < len(nvlink["links"]):
+        out.append(("fail", "NVLink degraded: %d of %d links active (inactive: %s)" % (
+            len(nvlink["links"]) - len(down), len(nvlink["links"]), ", ".join(str(k) for k in down))))
+    speeds = sorted(set(v for v in nvlink["links"].values() if v is not None))
+    if len(speeds) > 1:
+        out.append(("warn", "NVLink links run at different speeds: %s GB/s" % ", ".join(
+            ("%.3f" % s).rstrip("0").rstrip(".") for s in speeds)))
+    return out
+
+
+def _persistence_verdicts(gpu, params):
     want = params.get("expect_persistence_mode")
     if want is not None and gpu.get("persistence_mode") is not None:
         if (gpu["persistence_mode"] == "Enabled") != bool(want):
-            out.append(("fail", "persistence mode is %s, expected %s" % (
-                gpu["persistence_mode"], "Enabled" if want else "Disabled")))
+            return [("fail", "persistence mode is %s, expected %s" % (
+                gpu["persistence_mode"], "Enabled" if want else "Disabled"))]
+    return []
+
+
+# gpu_verdicts' rules in the order their reasons are listed: each (gpu, params) -> [(status, reason)]
+_GPU_RULES = (_pending_service_verdicts, _pcie_width_verdicts, _clock_event_verdicts, _ecc_mode_verdicts,
+              _fabric_verdicts, _nvlink_verdicts, _persistence_verdicts)
+
+
+def gpu_verdicts(gpu, params=None):
+    """Health rules for one GPU model -> [(status, reason)] (documented in docs/env_probe.md)."""
+    params = params or {}
+    out = []
+    out.extend(ecc_verdicts(gpu))
+    for rule in _GPU_RULES:
+        out.extend(rule(gpu, params))
     return out
 
 
@@ -1073,6 +1122,45 @@ def read_infiniband(host):
     return files
 
 
+def _no_hca_record(params, files, nics, clock):
+    """The rdma.inventory record when no RDMA device is listed: error (NICs on the bus), fail (HCAs expected) or skip."""
+    reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
+    if nics:
+        return _record("rdma.inventory", "error", unseen_reason(
+            RDMA_NICS, nics, "that %s does not list" % IB_CLASS,
+            reason + "; load the RDMA driver stack: mlx5_ib with ib_core and ib_uverbs, RoCE included"),
+            clock=clock, metrics={"hca_count": 0, "pci_nic_count": len(nics)})
+    if params.get("expect_hca_count"):
+        return _record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
+                       % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
+                       expect={"hca_count": {"equals": params["expect_hca_count"]}})
+    return _record("rdma.inventory", "skip", reason, clock=clock)
+
+
+def _hca_facts(hcas):
+    return {"hcas": [h["name"] for h in hcas],
+            "fw_versions": dict((h["name"], h["fw_ver"]) for h in hcas),
+            "device_ids": sorted(set(h["device_id"] for h in hcas if h["device_id"])),
+            "vendor_ids": sorted(set(h["vendor_id"] for h in hcas if h["vendor_id"])),
+            "board_ids": sorted(set(h["board_id"] for h in hcas if h["board_id"]))}
+
+
+def _hca_inventory_verdicts(host, params, hcas, nics, metrics):
+    """(verdicts, expect) of rdma.inventory: the expected HCA count and NICs on the bus without an RDMA device.
+
+    Adds pci_nic_count to ``metrics`` when the PCI bus was readable.
+    """
+    verdicts, expect = [], {}
+    _expect_count(metrics, "hca_count", params.get("expect_hca_count"), verdicts, expect)
+    if nics is not None:
+        metrics["pci_nic_count"] = len(nics)
+        lost = [f for f in unseen_functions(nics, [h["pci_address"] for h in hcas]) if not _bond_slave(host, f[0])]
+        if lost:
+            verdicts.append(("error", unseen_reason(RDMA_NICS, lost, "that %s does not list" % IB_CLASS,
+                                                    "it lists %s" % ", ".join(h["name"] for h in hcas))))
+    return verdicts, expect
+
+
 def probe_rdma(host, params):
     clock = _Clock()
     try:
@@ -1082,37 +1170,12 @@ def probe_rdma(host, params):
         return [_error_from("rdma.inventory", exc, clock)]
     nics = pci_functions(host, RDMA_NICS)
     if not hcas:
-        reason = "no RDMA device: %s %s" % (IB_CLASS, "is absent" if files is None else "is empty")
-        if nics:
-            return [_record("rdma.inventory", "error", unseen_reason(
-                RDMA_NICS, nics, "that %s does not list" % IB_CLASS,
-                reason + "; load the RDMA driver stack: mlx5_ib with ib_core and ib_uverbs, RoCE included"),
-                clock=clock, metrics={"hca_count": 0, "pci_nic_count": len(nics)})]
-        if params.get("expect_hca_count"):
-            return [_record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
-                            % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
-                            expect={"hca_count": {"equals": params["expect_hca_count"]}})]
-        return [_record("rdma.inventory", "skip", reason, clock=clock)]
+        return [_no_hca_record(params, files, nics, clock)]
     ports = [(h, p) for h in hcas for p in h["ports"]]
     active = [1 for _h, p in ports if p["state"] == "ACTIVE"]
-    facts = {"hcas": [h["name"] for h in hcas],
-             "fw_versions": dict((h["name"], h["fw_ver"]) for h in hcas),
-             "device_ids": sorted(set(h["device_id"] for h in hcas if h["device_id"])),
-             "vendor_ids": sorted(set(h["vendor_id"] for h in hcas if h["vendor_id"])),
-             "board_ids": sorted(set(h["board_id"] for h in hcas if h["board_id"]))}
+    facts = _hca_facts(hcas)
     metrics = {"hca_count": len(hcas), "port_count": len(ports), "active_port_count": len(active)}
-    verdicts, expect = [], {}
-    if params.get("expect_hca_count") is not None:
-        status, reason, rules = judge(metrics, {"hca_count": {"equals": params["expect_hca_count"]}})
-        expect.update(rules)
-        if status != "pass":
-            verdicts.append((status, reason))
-    if nics is not None:
-        metrics["pci_nic_count"] = len(nics)
-        lost = [f for f in unseen_functions(nics, [h["pci_address"] for h in hcas]) if not _bond_slave(host, f[0])]
-        if lost:
-            verdicts.append(("error", unseen_reason(RDMA_NICS, lost, "that %s does not list" % IB_CLASS,
-                                                    "it lists %s" % ", ".join(h["name"] for h in hcas))))
+    verdicts, expect = _hca_inventory_verdicts(host, params, hcas, nics, metrics)
     status, reason = _fold(verdicts)
     out = [_record("rdma.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect)]
     for hca, port in ports:
@@ -1208,6 +1271,48 @@ def npu_verdicts(npu):
     return [("warn" if health in thresholds.NPU_HEALTH["warn"] else "fail", "npu-smi health is %s" % health)]
 
 
+def _no_npu_smi_record(pci, clock):
+    """gpu.npu_inventory without npu-smi: error when Ascend NPUs are on the PCI bus, else skip."""
+    if pci:
+        return _record("gpu.npu_inventory", "error", unseen_reason(
+            ASCEND_NPUS, pci, "that npu-smi does not see", "npu-smi not found on PATH: install the Ascend driver"),
+            clock=clock, metrics={"npu_count": 0, "pci_npu_count": len(pci)}, tool={"name": "npu-smi"})
+    return _record("gpu.npu_inventory", "skip", "no Ascend NPU: npu-smi not found", clock=clock)
+
+
+def _npu_inventory_verdicts(data, pci, metrics):
+    """[(status, reason)] of gpu.npu_inventory: no NPU listed, npu-smi's problems, NPUs on the bus it does not see.
+
+    Adds pci_npu_count to ``metrics`` when the PCI bus was readable.
+    """
+    npus = data["npus"]
+    verdicts = []
+    if not npus:
+        verdicts.append(("error", "npu-smi info lists no NPU%s" % (
+            " (%s)" % data["problems"][0] if data["problems"] else "")))
+    elif data["problems"]:
+        verdicts.append(("warn", "npu-smi info: %s" % data["problems"][0]))
+    if pci is not None:
+        metrics["pci_npu_count"] = len(pci)
+        lost = unseen_functions(pci, [n.get("bus_id") for n in npus])
+        if len(pci) > len(npus) and lost:
+            verdicts.append(("error", unseen_reason(ASCEND_NPUS, lost, "that npu-smi does not see",
+                                                    "it lists %d of %d" % (len(npus), len(pci)))))
+    return verdicts
+
+
+def _npu_device(npu, tool):
+    """The gpu.npu_device record of one NPU."""
+    metrics = dict((name, npu.get(key)) for key, name in (
+        ("temp_c", "temperature_c"), ("power_w", "power_draw_w"), ("aicore_pct", "aicore_util_pct"),
+        ("hbm_total_mb", "hbm_total_mib"), ("hbm_used_mb", "hbm_used_mib"),
+        ("memory_total_mb", "memory_total_mib"), ("memory_used_mb", "memory_used_mib")) if npu.get(key) is not None)
+    facts = dict((key, npu.get(key)) for key in ("name", "health", "bus_id", "chip", "device"))
+    status, reason = _fold(npu_verdicts(npu))
+    return _record("gpu.npu_device", status, reason, clock=_Clock(), target=str(npu["npu"]), facts=facts,
+                   metrics=metrics, tool=tool)
+
+
 def probe_npu(host, params):
     """gpu.npu_inventory (+ gpu.npu_device per NPU) from `npu-smi info`, gpu.npu_network per NPU from hccn_tool;
     skip where there is no npu-smi."""
@@ -1216,11 +1321,7 @@ def probe_npu(host, params):
     smi = explicit or host.which("npu-smi")
     pci = pci_functions(host, ASCEND_NPUS)
     if not smi:
-        if pci:
-            return [_record("gpu.npu_inventory", "error", unseen_reason(
-                ASCEND_NPUS, pci, "that npu-smi does not see", "npu-smi not found on PATH: install the Ascend driver"),
-                clock=clock, metrics={"npu_count": 0, "pci_npu_count": len(pci)}, tool={"name": "npu-smi"})]
-        return [_record("gpu.npu_inventory", "skip", "no Ascend NPU: npu-smi not found", clock=clock)]
+        return [_no_npu_smi_record(pci, clock)]
     argv = [smi, "info"]
     run = host.run(argv, params.get("timeout", 60))
     tool = {"name": "npu-smi"}
@@ -1240,30 +1341,11 @@ def probe_npu(host, params):
     hbm = [n["hbm_total_mb"] for n in npus if n.get("hbm_total_mb")]
     if hbm:
         metrics["npu_hbm_total_min_mib"] = min(hbm)
-    verdicts = []
-    if not npus:
-        verdicts.append(("error", "npu-smi info lists no NPU%s" % (
-            " (%s)" % data["problems"][0] if data["problems"] else "")))
-    elif data["problems"]:
-        verdicts.append(("warn", "npu-smi info: %s" % data["problems"][0]))
-    if pci is not None:
-        metrics["pci_npu_count"] = len(pci)
-        lost = unseen_functions(pci, [n.get("bus_id") for n in npus])
-        if len(pci) > len(npus) and lost:
-            verdicts.append(("error", unseen_reason(ASCEND_NPUS, lost, "that npu-smi does not see",
-                                                    "it lists %d of %d" % (len(npus), len(pci)))))
-    status, reason = _fold(verdicts)
+    status, reason = _fold(_npu_inventory_verdicts(data, pci, metrics))
     out = [_record("gpu.npu_inventory", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
                    params={"argv": argv}, raw=run.output if status != "pass" else None)]
     for npu in npus:
-        metrics = dict((name, npu.get(key)) for key, name in (
-            ("temp_c", "temperature_c"), ("power_w", "power_draw_w"), ("aicore_pct", "aicore_util_pct"),
-            ("hbm_total_mb", "hbm_total_mib"), ("hbm_used_mb", "hbm_used_mib"),
-            ("memory_total_mb", "memory_total_mib"), ("memory_used_mb", "memory_used_mib")) if npu.get(key) is not None)
-        facts = dict((key, npu.get(key)) for key in ("name", "health", "bus_id", "chip", "device"))
-        status, reason = _fold(npu_verdicts(npu))
-        out.append(_record("gpu.npu_device", status, reason, clock=_Clock(), target=str(npu["npu"]), facts=facts,
-                           metrics=metrics, tool=tool))
+        out.append(_npu_device(npu, tool))
     if npus:
         out.extend(probe_npu_network(host, params, npus))
     return out
