@@ -253,10 +253,9 @@ def render_json(report, counted=None):  # pylint: disable=unused-argument  # eve
 _md = compare.md_text
 
 
-def render_md(report, counted=None):
-    """summary.md. ``counted``: report_html.counted_ids of the report's records (computed when not given)."""
+def _md_header(report):
+    """Title, run line, interrupted note, verdict line, the status table and the analysis problems."""
     run, summary = report.get("run") or {}, report["summary"]
-    deltas = _delta_index(report)
     out = ["# Fleet acceptance report", ""]
     out.append("Run `%s` · %s → %s · ansible-core %s · aifabric.acceptance %s" % (
         _md(run.get("run_id")), _md(run.get("started")), _md(run.get("ended")),
@@ -277,60 +276,84 @@ def render_md(report, counted=None):
     out.append("")
     for problem in report.get("problems") or []:
         out.append("> analysis problem: %s" % _md(problem))
+    return out
+
+
+def _md_findings(report):
     findings = report.get("findings") or []
-    out += ["## Findings", ""]
+    out = ["## Findings", ""]
     if not findings:
-        out += ["None.", ""]
-    else:
-        out.append("| status | kind | check | target | hosts | evidence |")
-        out.append("|---|---|---|---|---|---|")
-        for f in report_html.finding_rows(findings):
-            hosts = f["hosts"]
-            out.append("| %s | %s | %s | %s | %s | %s |" % (
-                f["status"], _md(f["kind"]), _md(f["check"]), _md(f["target"]),
-                _md(", ".join(hosts[:20]) + (" (+%d)" % (len(hosts) - 20) if len(hosts) > 20 else "")),
-                _md(f["text"])))
-        out.append("")
-    out += ["## Hosts", "", "| host | worst | error | fail | warn | skip | pass | checks |", "|---|---|---|---|---|---|---|---|"]
+        return out + ["None.", ""]
+    out.append("| status | kind | check | target | hosts | evidence |")
+    out.append("|---|---|---|---|---|---|")
+    for f in report_html.finding_rows(findings):
+        hosts = f["hosts"]
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            f["status"], _md(f["kind"]), _md(f["check"]), _md(f["target"]),
+            _md(", ".join(hosts[:20]) + (" (+%d)" % (len(hosts) - 20) if len(hosts) > 20 else "")),
+            _md(f["text"])))
+    out.append("")
+    return out
+
+
+def _md_hosts(summary):
+    out = ["## Hosts", "", "| host | worst | error | fail | warn | skip | pass | checks |", "|---|---|---|---|---|---|---|---|"]
     for h in summary["hosts"]:
         c = h["counts"]
         out.append("| %s | %s | %d | %d | %d | %d | %d | %s |" % (
             _md(h["host"]), h["status"], c["error"], c["fail"], c["warn"], c["skip"], c["pass"],
             _md(", ".join(h["checks"][:8]))))
     out.append("")
+    return out
+
+
+def _md_problems(report, counted, deltas):
     # the records that count toward a host's verdict (docs/results.md): a pairwise record of a matrix that
     # attribution judged counts toward no host; its verdict is in the .node/.link records and the findings
     counted = report_html.counted_ids(report["records"]) if counted is None else counted
     bad = [r for r in _sorted_records(report["records"])
            if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
-    out += ["## Problems", ""]
+    out = ["## Problems", ""]
     if not bad:
-        out += ["None.", ""]
-    else:
-        out += ["| host | check | status | reason | since last run |", "|---|---|---|---|---|"]
-        for r in bad:
-            out.append("| %s | %s | %s | %s | %s |" % (
-                _md(r.get("host")), _md(label(r)), r["status"], _md(r.get("reason")),
-                _md(describe_delta(deltas.get(_key(r))))))
-        out.append("")
+        return out + ["None.", ""]
+    out += ["| host | check | status | reason | since last run |", "|---|---|---|---|---|"]
+    for r in bad:
+        out.append("| %s | %s | %s | %s | %s |" % (
+            _md(r.get("host")), _md(label(r)), r["status"], _md(r.get("reason")),
+            _md(describe_delta(deltas.get(_key(r))))))
+    out.append("")
+    return out
+
+
+def _md_changes(report, deltas):
     changed = [d for d in deltas.values() if d.get("status_changed") and not d.get("new")]
     history = report.get("history") or {}
-    out += ["## Changes since the previous run", ""]
+    out = ["## Changes since the previous run", ""]
     if not history.get("db"):
-        out += ["History is off.", ""]
-    elif not deltas:
-        out += ["No earlier run of these hosts in %s." % _md(history.get("db")), ""]
-    else:
-        new = sum(1 for d in deltas.values() if d.get("new"))
-        out.append("%d status changes, %d new checks (history: %s)." % (len(changed), new, _md(history.get("db"))))
+        return out + ["History is off.", ""]
+    if not deltas:
+        return out + ["No earlier run of these hosts in %s." % _md(history.get("db")), ""]
+    new = sum(1 for d in deltas.values() if d.get("new"))
+    out.append("%d status changes, %d new checks (history: %s)." % (len(changed), new, _md(history.get("db"))))
+    out.append("")
+    if changed:
+        out += ["| host | check | before | now | metrics |", "|---|---|---|---|---|"]
+        for d in sorted(changed, key=lambda d: (d["host"], d["check"])):
+            out.append("| %s | %s | %s | %s | %s |" % (
+                _md(d["host"]), _md(label(d)), d.get("previous_status"), d.get("status"),
+                _md(describe_delta(dict(d, status_changed=False)).split("; ", 1)[-1] if d.get("metrics") else "")))
         out.append("")
-        if changed:
-            out += ["| host | check | before | now | metrics |", "|---|---|---|---|---|"]
-            for d in sorted(changed, key=lambda d: (d["host"], d["check"])):
-                out.append("| %s | %s | %s | %s | %s |" % (
-                    _md(d["host"]), _md(label(d)), d.get("previous_status"), d.get("status"),
-                    _md(describe_delta(dict(d, status_changed=False)).split("; ", 1)[-1] if d.get("metrics") else "")))
-            out.append("")
+    return out
+
+
+def render_md(report, counted=None):
+    """summary.md. ``counted``: report_html.counted_ids of the report's records (computed when not given)."""
+    deltas = _delta_index(report)
+    out = _md_header(report)
+    out += _md_findings(report)
+    out += _md_hosts(report["summary"])
+    out += _md_problems(report, counted, deltas)
+    out += _md_changes(report, deltas)
     out += compare.md_lines(report)      # ## Comparison (plugin_utils/compare.py)
     return "\n".join(out) + "\n"
 
@@ -364,6 +387,72 @@ def _properties(out, indent, items):
         out.append("%s</properties>" % indent)
 
 
+def _judged(rec, counted):
+    """A pairwise record that attribution judged: it counts toward no host (docs/results.md)."""
+    return bool(rec.get("peer")) and id(rec) not in counted
+
+
+def _tally(recs, counted):
+    """Statuses as the testcases show them (a judged pair's fail/error/warn is a passing case)."""
+    out = dict((s, 0) for s in results.STATUSES)
+    for rec in recs:
+        status = rec.get("status")
+        if _judged(rec, counted) and status in ("fail", "error", "warn"):
+            status = "pass"
+        out[status] = out.get(status, 0) + 1
+    return out
+
+
+def _record_properties(rec):
+    """A testcase's properties: its metrics, then its expectation bounds (``expect.<metric>.<bound>``)."""
+    return [(k, fmt_value(v)) for k, v in sorted((rec.get("metrics") or {}).items())] + [
+        ("expect.%s.%s" % (k, bound), fmt_value(rule[bound]))
+        for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict)
+        for bound in ("min", "max", "equals") if bound in rule]
+
+
+# the element a testcase of each status carries (pass: none); (reason, details) -> one line
+_JUNIT_OUTCOME = {
+    "fail": lambda reason, details: '      <failure message=%s type="fail">%s</failure>' % (_a(reason), _t(details)),
+    "error": lambda reason, details: '      <error message=%s type="error">%s</error>' % (_a(reason), _t(details)),
+    "skip": lambda reason, _details: '      <skipped message=%s />' % _a(reason),
+    "warn": lambda reason, _details: '      <system-out>%s</system-out>' % _t("WARN: " + reason),
+}
+
+
+def _junit_outcome(rec, counted):
+    """The testcase's outcome line, or None for a passing case."""
+    status, reason = rec.get("status"), rec.get("reason") or ""
+    if _judged(rec, counted) and status in ("fail", "error", "warn"):
+        # a pair of a matrix that attribution judged counts toward no host (docs/results.md): its
+        # verdict is the .node/.link testcases'; shown, not failed, so a suite fails only with its host
+        return '      <system-out>%s</system-out>' % _t(
+            "PAIR %s (judged by attribution: see %s.node / %s.link): %s" % (
+                status.upper(), rec.get("check"), rec.get("check"), reason))
+    outcome = _JUNIT_OUTCOME.get(status)
+    return outcome(reason, rec.get("raw") or reason) if outcome else None
+
+
+def _junit_testcase(out, host, rec, counted):
+    out.append('    <testcase classname=%s name=%s time="%.3f">' % (
+        _a(host), _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
+    _properties(out, "      ", _record_properties(rec))
+    line = _junit_outcome(rec, counted)
+    if line is not None:
+        out.append(line)
+    out.append("    </testcase>")
+
+
+def _junit_hosts(report):
+    """(the verdict of each host, {host: its records}, the hosts in suite order: summary order, then the rest sorted)."""
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"].get("hosts") or [])
+    by_host = {}
+    for rec in report["records"]:
+        by_host.setdefault(rec.get("host") or "(no host)", []).append(rec)
+    order = [h for h in verdicts if h in by_host] + sorted(h for h in by_host if h not in verdicts)
+    return verdicts, by_host, order
+
+
 def render_junit(report, counted=None):
     """One ``<testsuite>`` per host (its verdict and the run id as properties), one ``<testcase>`` per
     record of that host (``classname`` = host, metrics and expectation bounds as properties; fail ->
@@ -375,62 +464,22 @@ def render_junit(report, counted=None):
     are replaced."""
     records = report["records"]
     run = report.get("run") or {}
-    verdicts = dict((h["host"], h["status"]) for h in report["summary"].get("hosts") or [])
-    by_host = {}
-    for rec in records:
-        by_host.setdefault(rec.get("host") or "(no host)", []).append(rec)
-    order = [h for h in verdicts if h in by_host] + sorted(h for h in by_host if h not in verdicts)
+    verdicts, by_host, order = _junit_hosts(report)
     counted = report_html.counted_ids(records) if counted is None else counted
-
-    def judged(rec):
-        return bool(rec.get("peer")) and id(rec) not in counted
-
-    def tally(recs):
-        """Statuses as the testcases show them (a judged pair's fail/error/warn is a passing case)."""
-        out = dict((s, 0) for s in results.STATUSES)
-        for rec in recs:
-            status = rec.get("status")
-            if judged(rec) and status in ("fail", "error", "warn"):
-                status = "pass"
-            out[status] = out.get(status, 0) + 1
-        return out
-
-    total = tally(records)
+    total = _tally(records, counted)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<testsuites name="aifabric.acceptance" tests="%d" failures="%d" errors="%d" skipped="%d">' % (
                len(records), total["fail"], total["error"], total["skip"])]
     stamp, run_id = _a(run.get("started") or ""), _a(run.get("run_id") or "")
     for host in order:
         recs = by_host[host]
-        counts = tally(recs)
+        counts = _tally(recs, counted)
         out.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s id=%s time="%.3f">' % (
             _a(host), len(recs), counts["fail"], counts["error"], counts["skip"], stamp, run_id,
             sum(_num(r.get("duration_s")) or 0.0 for r in recs)))
         _properties(out, "    ", [("verdict", verdicts.get(host, "-")), ("run_id", run.get("run_id") or "")])
         for rec in recs:
-            out.append('    <testcase classname=%s name=%s time="%.3f">' % (
-                _a(host), _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
-            _properties(out, "      ", [(k, fmt_value(v)) for k, v in sorted((rec.get("metrics") or {}).items())] + [
-                ("expect.%s.%s" % (k, bound), fmt_value(rule[bound]))
-                for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict)
-                for bound in ("min", "max", "equals") if bound in rule])
-            status, reason = rec.get("status"), rec.get("reason") or ""
-            details = rec.get("raw") or reason
-            if judged(rec) and status in ("fail", "error", "warn"):
-                # a pair of a matrix that attribution judged counts toward no host (docs/results.md): its
-                # verdict is the .node/.link testcases'; shown, not failed, so a suite fails only with its host
-                out.append('      <system-out>%s</system-out>' % _t(
-                    "PAIR %s (judged by attribution: see %s.node / %s.link): %s" % (
-                        status.upper(), rec.get("check"), rec.get("check"), reason)))
-            elif status == "fail":
-                out.append('      <failure message=%s type="fail">%s</failure>' % (_a(reason), _t(details)))
-            elif status == "error":
-                out.append('      <error message=%s type="error">%s</error>' % (_a(reason), _t(details)))
-            elif status == "skip":
-                out.append('      <skipped message=%s />' % _a(reason))
-            elif status == "warn":
-                out.append('      <system-out>%s</system-out>' % _t("WARN: " + reason))
-            out.append("    </testcase>")
+            _junit_testcase(out, host, rec, counted)
         out.append("  </testsuite>")
     out.append("</testsuites>")
     return "\n".join(out) + "\n"
