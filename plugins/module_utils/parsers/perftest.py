@@ -83,7 +83,7 @@ NOISE_RES = (
     re.compile(r"^\s*Perftest version", re.I),
 )
 
-# (category, regex) - the first match names the failure. Categories:
+# (category, phrases) - the first category with a phrase in the line names the failure. Categories:
 #   no_device  - no RDMA device / the named one is absent (a `skip`, not a failure)
 #   port       - the port is not active ('Port number 1 state is Down'): the root cause of what follows
 #   completion - a work completion failed during the run ('Completion with error at client',
@@ -93,27 +93,29 @@ NOISE_RES = (
 #   qp         - QP state transition failed (fabric, GID, MTU or routing problem)
 #   resources  - could not create verbs resources (driver, memlock, firmware)
 #   other      - any other perftest failure line
-ERROR_RULES = (
-    ("port", re.compile(r"Port number \d+ state is \w+")),
-    ("completion", re.compile(r"Completion with error at (client|server)|Failed status \d+\s*:|"
-                              r"Failed to complete run_iter|Error occurred while running|"
-                              r"^\s*scnt=\d+, ccnt=\d+|^\s*rcnt=\d+\s*$")),
-    ("no_device", re.compile(r"Did not detect devices|Unable to find the Infiniband/RoCE device|"
-                             r"If device exists, check if driver is up|No IB devices found|"
-                             r"IB device \S+ not found|Failed to get IB devices list")),
-    ("connect", re.compile(r"Couldn't connect to|Unable to open file descriptor for socket connection|"
-                           r"Unable to init the socket connection|Couldn't listen to port|"
-                           r"Unable to create the socket connection")),
-    ("exchange", re.compile(r"ethernet_read_keys|ethernet_write_keys|Couldn't read remote address|"
-                            r"Unable to read to socket|Failed to exchange data|Couldn't exchange|"
-                            r"Failed to exchange|Unable to write to socket")),
-    ("qp", re.compile(r"Failed to modify QP|Unable to Connect the HCA's through the link|"
-                      r"Couldn't modify QP")),
-    ("resources", re.compile(r"Couldn't get device attributes|Unable to create QP|Failed to create QP|"
-                             r"Couldn't create IB resources|Couldn't allocate|Couldn't get context|"
-                             r"Couldn't create|Couldn't register|Failed to allocate|Can't produce a report")),
-    ("other", re.compile(r"^\s*(Couldn't|Unable to|Failed to|Error:?\s)")),
+ERROR_PHRASES = (
+    ("port", (r"Port number \d+ state is \w+",)),
+    ("completion", (
+        r"Completion with error at (client|server)", r"Failed status \d+\s*:", r"Failed to complete run_iter",
+        r"Error occurred while running", r"^\s*scnt=\d+, ccnt=\d+", r"^\s*rcnt=\d+\s*$")),
+    ("no_device", (
+        r"Did not detect devices", r"Unable to find the Infiniband/RoCE device", r"If device exists, check if driver is up",
+        r"No IB devices found", r"IB device \S+ not found", r"Failed to get IB devices list")),
+    ("connect", (
+        r"Couldn't connect to", r"Unable to open file descriptor for socket connection",
+        r"Unable to init the socket connection", r"Couldn't listen to port", r"Unable to create the socket connection")),
+    ("exchange", (
+        r"ethernet_read_keys", r"ethernet_write_keys", r"Couldn't read remote address", r"Unable to read to socket",
+        r"Failed to exchange data", r"Couldn't exchange", r"Failed to exchange", r"Unable to write to socket")),
+    ("qp", (r"Failed to modify QP", r"Unable to Connect the HCA's through the link", r"Couldn't modify QP")),
+    ("resources", (
+        r"Couldn't get device attributes", r"Unable to create QP", r"Failed to create QP", r"Couldn't create IB resources",
+        r"Couldn't allocate", r"Couldn't get context", r"Couldn't create", r"Couldn't register", r"Failed to allocate",
+        r"Can't produce a report")),
+    ("other", (r"^\s*(Couldn't|Unable to|Failed to|Error:?\s)",)),
 )
+# (category, regex): each category's phrases as one regex, searched in the line (bounded: no nested repetition).
+ERROR_RULES = tuple((category, re.compile("|".join(phrases))) for category, phrases in ERROR_PHRASES)
 # When several categories appear, the most telling one wins (a connect failure
 # printed after a QP failure is a consequence, not the cause).
 ERROR_PRIORITY = ("no_device", "port", "resources", "qp", "completion", "exchange", "connect", "other")
@@ -264,10 +266,316 @@ def header_pairs(line):
 
 
 def _classify(line):
+    """The failure category of one line (the first of ERROR_RULES found in it), or None."""
     for category, rule in ERROR_RULES:
         if rule.search(line):
             return category
     return None
+
+
+# --- the line classifier: each line gets one kind, from its own text alone ---------------------------------------
+#
+# Kinds (the value that comes with each):
+SKIP = "skip"             # blank, the stars around a banner, provenance of a capture file (# command:, # exit:)
+BANNER = "banner"         # "* Waiting for client to connect... *": the next block is a server's
+TITLE = "title"           # "RDMA_Write BW Test": (verb, kind, bidirectional)
+SEPARATOR = "separator"   # a row of dashes: ends the header block, closes a table that has rows
+HEADING = "heading"       # a table's column heading: the table's layout (see _heading_layout)
+ROW = "row"               # a result row (read against the layout of the table it belongs to)
+ERROR = "error"           # a perftest failure line: its category
+ADDRESS = "address"       # "local address: LID ... QPN ...": (side, entry)
+GID = "gid"               # "GID: 00:00:...": the GID of the address line before it
+RUN_TIME = "run_time"     # "Total run time: 5.00s": seconds
+WARNING = "warning"       # a tool warning (noise that casts doubt or is a fact, see doubtful_warnings)
+NOTE = "note"             # other known noise
+TEXT = "text"             # anything else: a header pair line inside a header block, else a note
+PROVENANCE_PREFIXES = ("# command:", "# exit:")
+ADDRESS_FIELD_RE = re.compile(r"\b(LID|QPN|PSN|OUT|RKey|VAddr)\s+(\S+)")
+
+# Every regex here is anchored (match) or searched for a phrase without nested repetition, and the structural ones
+# run only on lines whose first visible character can start them: one line costs time in proportion to its length.
+
+
+def _heading_layout(line):
+    """The layout of a column heading line, None for a line that is none; ParseError for a heading not readable."""
+    bw_head = BW_HEADER_RE.match(line)
+    if bw_head:
+        if bw_head.group("unit") != bw_head.group("unit2"):
+            raise ParseError("perftest bandwidth header mixes units: %r" % line)
+        unit = bw_head.group("unit")
+        if unit not in BYTES_PER_UNIT and unit not in GBIT_UNITS:
+            raise ParseError("unknown perftest bandwidth unit %r in %r" % (unit, line))
+        return {"table": "bw", "unit": unit, "msgrate": bool(bw_head.group("msgrate")),
+                "extra_columns": _extra_columns(bw_head.group("rest"), line)}
+    if LAT_HEADER_RE.match(line):
+        return {"table": "lat", "duration": False}
+    if LAT_DURATION_HEADER_RE.match(line):
+        return {"table": "lat", "duration": True}
+    if ANY_TABLE_HEADER_RE.match(line):
+        raise ParseError("unsupported perftest table layout: %r" % line)
+    return None
+
+
+def _structural_kind(line, first):
+    """Banner, title, separator, heading or row: each is told by the line's first visible character first."""
+    if first == "*":
+        if BANNER_RE.match(line):
+            return BANNER, None
+        return (SKIP, None) if STARS_RE.match(line) else None
+    if first == "-":
+        return (SEPARATOR, None) if SEPARATOR_RE.match(line) else None
+    if first == "#":
+        layout = _heading_layout(line)
+        return (HEADING, layout) if layout else None
+    if first.isdigit():
+        return (ROW, None) if ROW_START_RE.match(line) else None
+    title = TITLE_RE.match(line) if first in "RSA" else None
+    if title:
+        return TITLE, (VERBS[title.group("verb")], "bw" if title.group("kind") == "BW" else "lat",
+                       bool(title.group("bidir")))
+    return None
+
+
+def _address_entry(rest):
+    entry = {"raw": rest.strip()}
+    for key, value in ADDRESS_FIELD_RE.findall(rest):
+        entry[key.lower()] = value
+    return entry
+
+
+def _prose_kind(line, body):
+    """Failure, address, GID, run time, tool noise or other text."""
+    category = _classify(line)
+    if category:
+        return ERROR, category
+    address = ADDRESS_RE.match(line)
+    if address:
+        return ADDRESS, (address.group("side"), _address_entry(address.group("rest")))
+    gid = GID_LINE_RE.match(line)
+    if gid:
+        return GID, gid.group("gid")
+    run_time = RUN_TIME_RE.match(line)
+    if run_time:
+        return RUN_TIME, float(run_time.group("s"))
+    if any(rule.match(line) for rule in NOISE_RES):
+        warning = body.startswith("Conflicting CPU frequency") or body.upper().startswith("WARNING:")
+        return (WARNING if warning else NOTE), body
+    return TEXT, None
+
+
+def classify_line(line):
+    """``(kind, value)`` of one line (right-stripped), from its text alone. Pure; ParseError for a table heading
+    that cannot be read."""
+    body = line.lstrip()
+    if not body or body.startswith(PROVENANCE_PREFIXES):
+        return SKIP, None
+    return _structural_kind(line, body[0]) or _prose_kind(line, body)
+
+
+# --- the state machine: the kinds, in order, build the blocks ---------------------------------------------------
+
+BLOCK_INHERITED = ("title", "header", "local", "remote", "side")
+TEST_KEYS = ("verb", "kind", "bidirectional")
+TABLE_KEYS = TEST_KEYS + ("table", "unit", "extra_columns", "header", "msgrate", "duration")
+
+
+def _copy_present(target, source, keys):
+    for key in keys:
+        if key in source:
+            target[key] = source[key]
+
+
+class _Reader:
+    """The parse state: the blocks read so far (the last one is ``current``) and what the output said besides."""
+
+    def __init__(self):
+        self.blocks = []
+        self.current = None
+        self.in_header = False
+        self.pending_server = False
+        self.errors = []
+        self.errors_after = []
+        self.warnings = _Kept()
+        self.notes = _Kept()
+        self.rows_seen = False
+        self.run_time = None
+        self.last_gid_owner = None
+        self.handlers = {
+            BANNER: self.banner, TITLE: self.title, SEPARATOR: self.separator, HEADING: self.heading,
+            ROW: self.row, ERROR: self.error, ADDRESS: self.address, GID: self.gid, RUN_TIME: self.set_run_time,
+            WARNING: self.warning, NOTE: self.note, TEXT: self.text,
+        }
+
+    def feed(self, line):
+        kind, value = classify_line(line)
+        handler = self.handlers.get(kind)
+        if handler is not None:
+            handler(value, line)
+
+    def _open(self, block):
+        self.blocks.append(block)
+        self.current = block
+        return block
+
+    def _take_server(self, block):
+        """A block opened after a server banner is the server's."""
+        if self.pending_server:
+            block["side"] = "server"
+            self.pending_server = False
+
+    def banner(self, _value, _line):
+        self.pending_server = True
+        if self.current is not None:
+            self.current["closed"] = True
+
+    def title(self, value, line):
+        current = self.current
+        if current is not None and current["title"] is None and not current["rows"] and not current["header"]:
+            current["title"] = line.strip()
+        else:
+            current = self._open(_new_block(line.strip()))
+        current["verb"], current["kind"], current["bidirectional"] = value
+        self._take_server(current)
+        self.in_header = True
+
+    def separator(self, _value, _line):
+        self.in_header = False
+        if self.current is not None and self.current["rows"]:
+            self.current["closed"] = True
+
+    def heading(self, layout, _line):
+        """A table heading: a new block unless the current one has no table rows yet and is still open (then the
+        heading is its table); a block without rows that it replaces hands over its title, header and addresses."""
+        self.in_header = False
+        previous = self.current
+        if previous is None or previous["rows"] or previous["closed"]:
+            block = _new_block(None)
+            if previous is not None and not previous["rows"]:
+                self.blocks.pop()   # previous: the current block is always the last one
+                block.update((key, previous[key]) for key in BLOCK_INHERITED)
+                _copy_present(block, previous, TEST_KEYS)
+            self._open(block)
+            self._take_server(block)
+        self.current.update(layout)
+
+    def row(self, _value, line):
+        target = self.current
+        if target is None or "table" not in target:
+            raise ParseError("perftest table row without a table header: %r" % line)
+        if target["table"] == "bw":
+            row = _bw_row(line, target["extra_columns"], target.get("msgrate", True))
+        else:
+            row = _lat_row(line, target.get("duration", False))
+        key = _row_key(row)
+        if target["closed"]:
+            if key in target["row_keys"]:
+                self.notes.append("row repeated after the table (interleaved capture), ignored: %s" % line.strip())
+                return
+            target = self._orphan(target)
+        if key in target["row_keys"]:
+            self.notes.append("duplicate row ignored (interleaved capture): %s" % line.strip())
+            return
+        target["rows"].append(row)
+        target["row_keys"].add(key)
+        self.rows_seen = True
+
+    def _orphan(self, closed):
+        """Rows after a closed table: a block of their own, with the closed table's test and layout."""
+        orphan = _new_block(closed["title"])
+        _copy_present(orphan, closed, TABLE_KEYS)
+        orphan["side"] = "server" if self.pending_server else None
+        self.pending_server = False
+        return self._open(orphan)
+
+    def error(self, category, line):
+        self.errors.append((category, line.strip()))
+        if self.rows_seen:
+            self.errors_after.append(line.strip())
+
+    def address(self, value, _line):
+        side, entry = value
+        if self.current is None:
+            self._open(_new_block(None))
+        self.current[side].append(entry)
+        self.last_gid_owner = entry
+
+    def gid(self, gid, _line):
+        if self.last_gid_owner is not None:
+            self.last_gid_owner["gid"] = gid
+
+    def set_run_time(self, seconds, _line):
+        self.run_time = seconds
+
+    def warning(self, text, _line):
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def note(self, text, _line):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def text(self, _value, line):
+        if self.in_header and self.current is not None:
+            pairs = header_pairs(line)
+            if pairs:
+                for key, value in pairs:
+                    self.current["header"].setdefault(key.strip(), value)
+                return
+        # Unknown line outside any table: keep it as a note, do not fail on it
+        # (tools and wrappers print banners we cannot enumerate).
+        self.notes.append(line.strip())
+
+
+def _main_block(reader, text):
+    """The block the result describes: the longest table (the first of equals); ParseError when there is neither
+    a table nor a failure line."""
+    tables = [b for b in reader.blocks if b.get("table") and b["rows"]]
+    if not tables and not reader.errors:
+        if any(b.get("table") for b in reader.blocks):
+            raise ParseError("perftest printed a table header but no result rows (truncated output?)")
+        snippet = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        raise ParseError("no perftest result table and no known perftest error in the output "
+                         "(first line: %r)" % snippet[:200])
+    main = max(tables, key=lambda b: len(b["rows"])) if tables else (reader.blocks[0] if reader.blocks else _new_block())
+    if main.get("table") and main.get("kind") and main["table"] != main["kind"]:
+        raise ParseError("perftest %s test printed a %s table" % (main["kind"], main["table"]))
+    return main, len(tables)
+
+
+def _result(reader, main, tables):
+    # the most telling category first (the root cause, not its follow-on errors), in order within a category
+    errors_out = [item[1] for item in sorted(reader.errors, key=lambda item: ERROR_PRIORITY.index(item[0]))]
+    present = set(item[0] for item in reader.errors)
+    error_kind = next((c for c in ERROR_PRIORITY if c in present), None)
+    kind = main.get("kind") or main.get("table")
+    verb = main.get("verb")
+    return {
+        "test": main.get("title"),
+        "verb": verb,
+        "kind": kind,
+        "bidirectional": bool(main.get("bidirectional")),
+        "tool": "ib_%s_%s" % (verb, kind) if verb in ("write", "read", "send", "atomic") and kind else None,
+        "side": main.get("side"),
+        "header": dict(main.get("header") or {}),
+        "unit": main.get("unit"),
+        "rows": list(main.get("rows") or []),
+        # the table was closed: perftest's separator line after its rows (or the next output's server banner);
+        # False when the output stops inside the table (a killed run, a cut capture)
+        "complete": bool(main.get("rows")) and bool(main.get("closed")),
+        "blocks": tables,
+        "errors": errors_out,
+        "error_kind": error_kind,
+        "errors_after_rows": reader.errors_after,
+        "warnings": list(reader.warnings),
+        "notes": list(reader.notes),
+        "local": list(main.get("local") or []),
+        "remote": list(main.get("remote") or []),
+        "run_time_s": reader.run_time,
+        # the table's layout: perftest 1.x bandwidth tables have no MsgRate column; latency tables of
+        # duration mode (-D) print only t_avg and tps (the other latency keys of its rows are None)
+        "msgrate_column": main.get("msgrate", True) if main.get("table") == "bw" else None,
+        "lat_duration_mode": bool(main.get("duration")) if main.get("table") == "lat" else None,
+    }
 
 
 def parse(text):
@@ -280,211 +588,20 @@ def parse(text):
     ``blocks`` (number of tables seen), ``complete`` (the main table was closed, see below), ``errors`` (perftest
     failure lines),
     ``error_kind``, ``errors_after_rows`` (failure lines printed after the first result row: the run broke
-    after measuring; the rows are kept), ``warnings`` (every tool warning line; doubtful_warnings() keeps those that cast doubt), ``notes``,
-    ``local``/``remote`` (address lines of the main block), ``run_time_s``.
+    after measuring; the rows are kept), ``warnings`` (every tool warning line; doubtful_warnings() keeps those that
+    cast doubt), ``notes``, ``local``/``remote`` (address lines of the main block), ``run_time_s``.
+
+    Each line is classified once (classify_line) and fed to a small state machine (_Reader): linear time.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if text is None:
         raise ParseError("no perftest output to parse")
-    blocks = []
-    current = None
-    in_header = False
-    pending_server = False
-    errors = []
-    errors_after = []
-    warnings = _Kept()
-    notes = _Kept()
-    rows_seen = False
-    run_time = None
-    last_gid_owner = None
-
+    reader = _Reader()
     for raw_line in text.splitlines():
-        line = raw_line.rstrip()
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("# command:") or line.lstrip().startswith("# exit:"):
-            # provenance lines of captured failure files, never printed by perftest itself
-            continue
-        if BANNER_RE.match(line):
-            pending_server = True
-            if current is not None:
-                current["closed"] = True
-            continue
-        if STARS_RE.match(line):
-            continue
-        title = TITLE_RE.match(line)
-        if title:
-            if current is not None and current["title"] is None and not current["rows"] and not current["header"]:
-                current["title"] = line.strip()
-            else:
-                current = _new_block(line.strip())
-                blocks.append(current)
-            current["verb"] = VERBS[title.group("verb")]
-            current["kind"] = "bw" if title.group("kind") == "BW" else "lat"
-            current["bidirectional"] = bool(title.group("bidir"))
-            if pending_server:
-                current["side"] = "server"
-                pending_server = False
-            in_header = True
-            continue
-        if SEPARATOR_RE.match(line):
-            in_header = False
-            if current is not None and current["rows"]:
-                current["closed"] = True
-            continue
-        bw_head = BW_HEADER_RE.match(line)
-        lat_head = (LAT_HEADER_RE.match(line) or LAT_DURATION_HEADER_RE.match(line)) if not bw_head else None
-        if bw_head or lat_head:
-            in_header = False
-            if current is None or current["rows"] or current["closed"]:
-                previous = current
-                current = _new_block(None)
-                if previous is not None and not previous["rows"]:
-                    blocks.pop()   # previous: the current block is always the last one
-                    current.update(dict((k, previous[k]) for k in ("title", "header", "local", "remote", "side")))
-                    for key in ("verb", "kind", "bidirectional"):
-                        if key in previous:
-                            current[key] = previous[key]
-                blocks.append(current)
-                if pending_server:
-                    current["side"] = "server"
-                    pending_server = False
-            if bw_head:
-                if bw_head.group("unit") != bw_head.group("unit2"):
-                    raise ParseError("perftest bandwidth header mixes units: %r" % line)
-                unit = bw_head.group("unit")
-                if unit not in BYTES_PER_UNIT and unit not in GBIT_UNITS:
-                    raise ParseError("unknown perftest bandwidth unit %r in %r" % (unit, line))
-                current["table"] = "bw"
-                current["unit"] = unit
-                current["msgrate"] = bool(bw_head.group("msgrate"))
-                current["extra_columns"] = _extra_columns(bw_head.group("rest"), line)
-            else:
-                current["table"] = "lat"
-                current["duration"] = lat_head.re is LAT_DURATION_HEADER_RE
-            continue
-        if ANY_TABLE_HEADER_RE.match(line):
-            raise ParseError("unsupported perftest table layout: %r" % line)
-        if ROW_START_RE.match(line):
-            target = current
-            if target is None or "table" not in target:
-                raise ParseError("perftest table row without a table header: %r" % line)
-            if target["table"] == "bw":
-                row = _bw_row(line, target["extra_columns"], target.get("msgrate", True))
-            else:
-                row = _lat_row(line, target.get("duration", False))
-            if target["closed"]:
-                if _row_key(row) in target["row_keys"]:
-                    notes.append("row repeated after the table (interleaved capture), ignored: %s" % line.strip())
-                    continue
-                orphan = _new_block(target["title"])
-                for key in ("verb", "kind", "bidirectional", "table", "unit", "extra_columns", "header", "msgrate",
-                            "duration"):
-                    if key in target:
-                        orphan[key] = target[key]
-                orphan["side"] = "server" if pending_server else None
-                pending_server = False
-                blocks.append(orphan)
-                current = target = orphan
-            if _row_key(row) in target["row_keys"]:
-                notes.append("duplicate row ignored (interleaved capture): %s" % line.strip())
-                continue
-            target["rows"].append(row)
-            target["row_keys"].add(_row_key(row))
-            rows_seen = True
-            continue
-        category = _classify(line)
-        if category:
-            errors.append((category, line.strip()))
-            if rows_seen:
-                errors_after.append(line.strip())
-            continue
-        address = ADDRESS_RE.match(line)
-        if address:
-            if current is None:
-                current = _new_block(None)
-                blocks.append(current)
-            entry = {"raw": address.group("rest").strip()}
-            for key, value in re.findall(r"\b(LID|QPN|PSN|OUT|RKey|VAddr)\s+(\S+)", address.group("rest")):
-                entry[key.lower()] = value
-            current[address.group("side")].append(entry)
-            last_gid_owner = entry
-            continue
-        gid = GID_LINE_RE.match(line)
-        if gid:
-            if last_gid_owner is not None:
-                last_gid_owner["gid"] = gid.group("gid")
-            continue
-        run_time_match = RUN_TIME_RE.match(line)
-        if run_time_match:
-            run_time = float(run_time_match.group("s"))
-            continue
-        if any(rule.match(line) for rule in NOISE_RES):
-            stripped = line.strip()
-            if stripped.startswith("Conflicting CPU frequency") or stripped.upper().startswith("WARNING:"):
-                if stripped not in warnings:
-                    warnings.append(stripped)
-            elif stripped not in notes:
-                notes.append(stripped)
-            continue
-        if in_header and current is not None:
-            pairs = header_pairs(line)
-            if pairs:
-                for key, value in pairs:
-                    current["header"].setdefault(key.strip(), value)
-                continue
-        # Unknown line outside any table: keep it as a note, do not fail on it
-        # (tools and wrappers print banners we cannot enumerate).
-        notes.append(line.strip())
-
-    tables = [b for b in blocks if b.get("table") and b["rows"]]
-    # the most telling category first (the root cause, not its follow-on errors), in order within a category
-    errors_out = [item[1] for item in sorted(errors, key=lambda item: ERROR_PRIORITY.index(item[0]))]
-    error_kind = None
-    if errors:
-        present = set(item[0] for item in errors)
-        error_kind = [c for c in ERROR_PRIORITY if c in present][0]
-    if not tables and not errors:
-        headers = [b for b in blocks if b.get("table")]
-        if headers:
-            raise ParseError("perftest printed a table header but no result rows (truncated output?)")
-        snippet = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        raise ParseError("no perftest result table and no known perftest error in the output "
-                         "(first line: %r)" % snippet[:200])
-    main = max(tables, key=lambda b: len(b["rows"])) if tables else (blocks[0] if blocks else _new_block())
-    if main.get("table") and main.get("kind") and main["table"] != main["kind"]:
-        raise ParseError("perftest %s test printed a %s table" % (main["kind"], main["table"]))
-    kind = main.get("kind") or main.get("table")
-    verb = main.get("verb")
-    tool = "ib_%s_%s" % (verb, kind) if verb in ("write", "read", "send", "atomic") and kind else None
-    return {
-        "test": main.get("title"),
-        "verb": verb,
-        "kind": kind,
-        "bidirectional": bool(main.get("bidirectional")),
-        "tool": tool,
-        "side": main.get("side"),
-        "header": dict(main.get("header") or {}),
-        "unit": main.get("unit"),
-        "rows": list(main.get("rows") or []),
-        # the table was closed: perftest's separator line after its rows (or the next output's server banner);
-        # False when the output stops inside the table (a killed run, a cut capture)
-        "complete": bool(main.get("rows")) and bool(main.get("closed")),
-        "blocks": len(tables),
-        "errors": errors_out,
-        "error_kind": error_kind,
-        "errors_after_rows": errors_after,
-        "warnings": list(warnings),
-        "notes": list(notes),
-        "local": list(main.get("local") or []),
-        "remote": list(main.get("remote") or []),
-        "run_time_s": run_time,
-        # the table's layout: perftest 1.x bandwidth tables have no MsgRate column; latency tables of
-        # duration mode (-D) print only t_avg and tps (the other latency keys of its rows are None)
-        "msgrate_column": main.get("msgrate", True) if main.get("table") == "bw" else None,
-        "lat_duration_mode": bool(main.get("duration")) if main.get("table") == "lat" else None,
-    }
+        reader.feed(raw_line.rstrip())
+    main, tables = _main_block(reader, text)
+    return _result(reader, main, tables)
 
 
 def doubtful_warnings(parsed):
