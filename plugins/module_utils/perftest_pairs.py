@@ -118,23 +118,32 @@ def select_gid(port):
     layer = (port.get("link_layer") or "").lower()
     if layer in ("infiniband", "ib"):
         return None, "InfiniBand port: no GID index needed"
-    netdevs = set(n.get("name") for n in port.get("netdevs") or [])
-    v2 = [g for g in port.get("gids") or [] if g.get("type") == "RoCE v2" and g.get("ipv4")]
-    if not v2:
-        # IPv6-only RoCE fabrics: a routable (not link-local fe80::) RoCE v2 GID
-        v2 = [g for g in port.get("gids") or [] if g.get("type") == "RoCE v2"
-              and not (g.get("gid") or "").lower().startswith("fe80:")]
-    on_netdev = [g for g in v2 if g.get("netdev") in netdevs] if netdevs else v2
-    chosen = sorted(on_netdev or v2, key=lambda g: g["index"])
+    chosen = routable_gids(port)
     if not chosen:
-        listed = ", ".join("%d=%s %s" % (g["index"], g.get("type"), g.get("ipv4") or g.get("gid"))
-                           for g in port.get("gids") or []) or "none"
         raise AcceptanceError("no RoCE v2 GID with an IPv4 address (nor a routable IPv6 one) on port %s "
                               "(GIDs: %s); give gid_index"
-                              % (port.get("port"), listed))
+                              % (port.get("port"), _gid_list(port)))
     gid = chosen[0]
     address = gid.get("ipv4") or gid.get("gid")
     return gid["index"], "RoCE v2 GID %d (%s on %s)" % (gid["index"], address, gid.get("netdev") or "?")
+
+
+def routable_gids(port):
+    """The port's RoCE v2 GIDs perftest may use, best first (lowest index first): those that map an IPv4 address,
+    else (IPv6-only fabrics) those that are not link-local fe80::; the ones on the port's netdev when any are."""
+    gids = port.get("gids") or []
+    v2 = [g for g in gids if g.get("type") == "RoCE v2" and g.get("ipv4")]
+    if not v2:
+        v2 = [g for g in gids if g.get("type") == "RoCE v2" and not (g.get("gid") or "").lower().startswith("fe80:")]
+    netdevs = set(n.get("name") for n in port.get("netdevs") or [])
+    on_netdev = [g for g in v2 if g.get("netdev") in netdevs] if netdevs else v2
+    return sorted(on_netdev or v2, key=lambda g: g["index"])
+
+
+def _gid_list(port):
+    """The port's GIDs as an error message lists them (index=type address)."""
+    return ", ".join("%d=%s %s" % (g["index"], g.get("type"), g.get("ipv4") or g.get("gid"))
+                     for g in port.get("gids") or []) or "none"
 
 
 # --------------------------------------------------------------------------- GPUDirect: which GPU serves which HCA
@@ -179,42 +188,83 @@ def gpus_for_hcas(devices, topology):
     or NICs in the matrix, gets ``gpu: None`` with the reason (host memory).
     """
     matrix = (topology or {}).get("matrix") or {}
-    names = (topology or {}).get("nic_names") or {}
-    gpus = sorted((name for name in matrix if re.match(r"^GPU\d{1,4}$", str(name))), key=lambda g: int(g[3:]))
+    edges, out = _pcie_edges(devices, matrix, (topology or {}).get("nic_names") or {})
+    edges.sort()
+    used = _give_free_gpus(edges, out)
+    _share_gpus(devices, edges, out, used)
+    return out
+
+
+def _no_gpu(why):
+    return {"gpu": None, "link": None, "why": why}
+
+
+def _topology_gpus(matrix):
+    """The matrix's GPU rows (GPU0, GPU1, ...), in index order."""
+    return sorted((name for name in matrix if re.match(r"^GPU\d{1,4}$", str(name))), key=lambda g: int(g[3:]))
+
+
+def _nic_columns(matrix, names):
+    """``{HCA name: its column in the matrix}``: the NIC columns (NIC0, ...) named through ``nic_names``, the
+    first column of a name winning."""
     columns = {}
     for row in matrix.values():
         for column in row or {}:
             columns.setdefault(column, None)
     nic_of = {}
     for column in columns:
-        if re.match(r"^GPU\d+$", str(column)):
-            continue
-        nic_of.setdefault(str(names.get(column, column)), column)
+        if not re.match(r"^GPU\d+$", str(column)):
+            nic_of.setdefault(str(names.get(column, column)), column)
+    return nic_of
+
+
+def _pcie_edges(devices, matrix, names):
+    """(edges, out): every PCIe path between a GPU and an HCA as ``(link rank, rail, GPU index, device, cell)``,
+    and ``out`` holding the HCAs no GPU can serve, with the reason."""
+    gpus = _topology_gpus(matrix)
+    nic_of = _nic_columns(matrix, names)
     out = {}
     edges = []
     for rail, device in enumerate(devices or []):
-        if not gpus:
-            out[device] = {"gpu": None, "link": None, "why": "no GPU in nvidia-smi topo -m"}
-            continue
         column = nic_of.get(device)
-        if column is None:
-            out[device] = {"gpu": None, "link": None, "why": "%s is not in nvidia-smi topo -m (NICs there: %s)"
-                           % (device, ", ".join(sorted(nic_of)) or "none")}
-            continue
-        for gpu in gpus:
-            cell = (matrix.get(gpu) or {}).get(column)
-            if cell in CUDA_LINK_ORDER or cell == "SOC":      # PCIe paths only (SOC: old drivers' SYS)
-                edges.append((nvidia_smi.link_rank(cell), rail, int(gpu[3:]), device, "SYS" if cell == "SOC" else cell))
-        if not any(edge[3] == device for edge in edges):
-            out[device] = {"gpu": None, "link": None, "why": "no PCIe path from any GPU to %s in nvidia-smi topo -m"
-                           % device}
-    edges.sort()
+        if not gpus:
+            out[device] = _no_gpu("no GPU in nvidia-smi topo -m")
+        elif column is None:
+            out[device] = _no_gpu("%s is not in nvidia-smi topo -m (NICs there: %s)"
+                                  % (device, ", ".join(sorted(nic_of)) or "none"))
+        else:
+            mine = _edges_to(device, rail, column, matrix, gpus)
+            edges.extend(mine)
+            if not mine:
+                out[device] = _no_gpu("no PCIe path from any GPU to %s in nvidia-smi topo -m" % device)
+    return edges, out
+
+
+def _edges_to(device, rail, column, matrix, gpus):
+    """The PCIe paths from each GPU to the HCA of matrix column ``column`` (SOC: old drivers' SYS)."""
+    edges = []
+    for gpu in gpus:
+        cell = (matrix.get(gpu) or {}).get(column)
+        if cell in CUDA_LINK_ORDER or cell == "SOC":
+            edges.append((nvidia_smi.link_rank(cell), rail, int(gpu[3:]), device, "SYS" if cell == "SOC" else cell))
+    return edges
+
+
+def _give_free_gpus(edges, out):
+    """One GPU per HCA, closest first (``edges`` sorted): sets ``out`` for each HCA that gets a GPU of its own and
+    returns ``{GPU index: [the HCA it serves]}``."""
     used = {}
-    for rank, _rail, gpu, device, cell in edges:
+    for _rank, _rail, gpu, device, cell in edges:
         if device in out or gpu in used:
             continue
         used[gpu] = [device]
         out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest free GPU (%s) to %s" % (gpu, cell, device)}
+    return used
+
+
+def _share_gpus(devices, edges, out, used):
+    """The HCAs left without a GPU of their own (more HCAs than GPUs) share the closest GPU, the least shared one
+    first, then the lowest index."""
     for device in devices or []:
         mine = [edge for edge in edges if edge[3] == device]
         if device in out or not mine:
@@ -224,7 +274,6 @@ def gpus_for_hcas(devices, topology):
         out[device] = {"gpu": gpu, "link": cell, "why": "GPU%d is the closest GPU (%s) to %s, shared with %s (more "
                        "HCAs than GPUs)" % (gpu, cell, device, ", ".join(shared) or "none")}
         shared.append(device)
-    return out
 
 
 def cuda_facts(devices, params):
