@@ -44,17 +44,24 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 # Open MPI --tag-output / rank prefixes: "[1,0]<stdout>:" (also "[1,0]<stderr>:"), anything a cluster launcher
 # prints before them, and Slurm 'srun -l' task numbers (" 0: ") are removed by parsers/prefixes.py.
 MPI_PREFIX_RE = prefixes.OMPI_PREFIX_RE
+
+
+def _hash_optional(body):
+    """A line the tool prints as a '#' comment, also read without its '#' (copies that lost the marks)."""
+    return re.compile(r"^#?\s*" + body)
+
+
 PER_ITER_RE = re.compile(r"^#\s*Per-Iteration Report:")
 VERSION_RE = re.compile(r"nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?")
 NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 COMPILED_RE = re.compile(r"NCCL Tests compiled with NCCL (\d+(?:\.\d+)*)")
 START_RE = re.compile(r"Collective test (starting|concluded): (\S+)")
-RANK_RE = re.compile(
-    r"^#?\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?(?:\s+Pid\s+(\d+))?\s+on\s+(\S+)\s+device\s+(\d+)"
+RANK_RE = _hash_optional(
+    r"Rank\s+(\d+)(?:\s+Group\s+(\d+))?(?:\s+Pid\s+(\d+))?\s+on\s+(\S+)\s+device\s+(\d+)"
     r"\s+\[([^\]]*)\]\s*((?:.*\S)?)\s*$")   # the name ends on a non-blank: linear in runs of blanks
-PARAMS_RE = re.compile(r"^#?\s*nThread\s+\d+")
-OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
-AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+PARAMS_RE = _hash_optional(r"nThread\s+\d+")
+OOB_RE = _hash_optional(r"Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
+AVG_RE = _hash_optional(r"Avg bus bandwidth\s*:\s*(\S+)")
 ROW_RE = re.compile(r"^\s*\d+\s+\d+\s+\S")
 FAILURE_RE = re.compile(
     r"(Test NCCL failure|NCCL failure|Test CUDA failure|CUDA failure|Test failure|"
@@ -235,123 +242,173 @@ def _keep(bucket, line):
         bucket.append(line.strip())
 
 
+def _device(match):
+    """The devices[] entry of a RANK_RE match."""
+    return {
+        "rank": int(match.group(1)),
+        "group": None if match.group(2) is None else int(match.group(2)),
+        "pid": None if match.group(3) is None else int(match.group(3)),
+        "host": match.group(4), "device": int(match.group(5)),
+        "bus_id": match.group(6), "name": match.group(7) or None,
+    }
+
+
+def _in_comment(regex):
+    """A finder for lines that count only as the tool's '#' comments."""
+    def find(text):
+        return regex.search(text) if text.lstrip().startswith("#") else None
+    return find
+
+
+def _is_comment(stripped):
+    return stripped.startswith("#")
+
+
+class _TextReader:
+    """One text parse: the lines read so far (``out``) and the column layout in force.
+
+    Each ``_read_*`` method takes (what the kind's finder returned, the line, the line without its end blanks)
+    and says whether the line is nccl-tests output proper (True) or only something worth noting (False).
+    """
+
+    def __init__(self):
+        self.out = _empty()
+        self.layout = None
+        self.seen_ranks = set()
+        self.duplicates = set()
+        self.params_blocks = 0
+        self.recognised = False
+
+    def feed(self, line, stripped):
+        """Read one non-blank line: the first kind of _TEXT_LINES whose finder matches it decides."""
+        for find, on_stripped, read in _TEXT_LINES:
+            found = find(stripped if on_stripped else line)
+            if found:
+                self.recognised = read(self, found, line, stripped) or self.recognised
+                return
+        # Anything else is noise (NCCL INFO, launcher chatter, other ranks' lines).
+
+    def _read_warning(self, unused_match, line, unused_stripped):
+        _keep(self.out["warnings"], line)
+        return True
+
+    def _read_failure(self, unused_match, line, unused_stripped):
+        _keep(self.out["failures"], line)
+        return True
+
+    def _read_version(self, match, unused_line, unused_stripped):
+        self.out["version"] = match.group(1)
+        self.out["nccl_version"] = nccl_code_to_version(match.group(3) or match.group(2)) or self.out["nccl_version"]
+        return True
+
+    def _read_library_version(self, match, unused_line, unused_stripped):
+        self.out["nccl_version"] = self.out["nccl_version"] or match.group(1)
+        return False
+
+    def _read_collective(self, match, unused_line, unused_stripped):
+        self.out["collective"] = self.out["collective"] or collective_name(match.group(2))
+        return True
+
+    def _read_per_iteration(self, unused_match, unused_line, unused_stripped):
+        self.out["per_iteration"] = True   # set only when printed: '-I 1' runs
+        return True
+
+    def _read_json_output(self, match, unused_line, unused_stripped):
+        self.out["json_output"] = match.group(1)
+        return False
+
+    def _read_params(self, unused_match, unused_line, stripped):
+        self.params_blocks += 1
+        if self.params_blocks == 1:
+            self.out["params"] = _params(stripped)
+        return True
+
+    def _read_rank(self, match, unused_line, unused_stripped):
+        device = _device(match)
+        rank = device["rank"]
+        if rank in self.seen_ranks and rank not in self.duplicates:
+            self.out["duplicate_ranks"].append(rank)
+            self.duplicates.add(rank)
+        self.seen_ranks.add(rank)
+        self.out["devices"].append(device)
+        return True
+
+    def _read_out_of_bounds(self, match, unused_line, unused_stripped):
+        self.out["out_of_bounds"] = {"count": int(match.group(1)), "ok": match.group(2) == "OK"}
+        return False
+
+    def _read_average(self, match, line, unused_stripped):
+        self.out["avg_busbw_gbyte_s"] = _number(match.group(1), line)
+        self.out["complete"] = True
+        return True
+
+    def _read_header(self, cols, unused_line, stripped):
+        layout = _layout(cols, stripped)
+        if self.layout is not None and self.out["rows"]:
+            raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
+        self.layout = layout
+        self.out["wrong_kind"] = layout[2]
+        return True
+
+    def _read_other_comment(self, unused_match, unused_line, unused_stripped):
+        return False
+
+    def _read_row(self, unused_match, line, stripped):
+        if self.layout is None:
+            # A fragment without its header: only the 2.11+ layout is assumed.
+            if len(line.split()) != len(MODERN_COLUMNS):
+                raise ParseError("nccl-tests: data row before any column header %r" % stripped)
+            self.layout = _layout(MODERN_COLUMNS, " ".join(MODERN_COLUMNS))
+            self.out["wrong_kind"] = self.layout[2]
+            self.out["layout_assumed"] = True
+        self.out["rows"].append(_row(line, *self.layout))
+        return True
+
+    def result(self, text):
+        if not self.recognised:
+            first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+            raise ParseError("nccl-tests: no nccl-tests header, table or failure line found (first line %r)"
+                             % first[:200])
+        self.out["duplicate_headers"] = max(0, self.params_blocks - 1)
+        self.out["ranks"] = len(self.seen_ranks) if self.seen_ranks else None
+        return self.out
+
+
+# The kinds of text line, in the order they are tried: (finder, applied to the stripped line (True) or to the
+# line itself, reader). The column header qualifies with its '#' or without it (copies that lost the comment
+# marks, such as the A3 Mega capture in fixtures/nccl_tests/PROVENANCE.md): only a line of known column names.
+_TEXT_LINES = (
+    (WARN_RE.search, False, _TextReader._read_warning),
+    (FAILURE_RE.search, False, _TextReader._read_failure),
+    (_in_comment(VERSION_RE), False, _TextReader._read_version),
+    (NCCL_VERSION_RE.search, False, _TextReader._read_library_version),
+    (COMPILED_RE.search, False, _TextReader._read_library_version),
+    (_in_comment(START_RE), False, _TextReader._read_collective),
+    (PER_ITER_RE.match, True, _TextReader._read_per_iteration),
+    (JSON_OUTPUT_RE.match, True, _TextReader._read_json_output),
+    (PARAMS_RE.match, True, _TextReader._read_params),
+    (RANK_RE.match, True, _TextReader._read_rank),
+    (OOB_RE.match, True, _TextReader._read_out_of_bounds),
+    (AVG_RE.match, True, _TextReader._read_average),
+    (_header_columns, True, _TextReader._read_header),
+    (_is_comment, True, _TextReader._read_other_comment),
+    (ROW_RE.match, False, _TextReader._read_row),
+)
+
+
 def parse_text(text):
     """Parse the text output of one nccl-tests/rccl-tests binary run."""
     if text is None:
         raise ParseError("nccl-tests: no output to parse")
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    out = _empty()
-    layout = None
-    seen_ranks = set()
-    duplicates = set()
-    params_blocks = 0
-    recognised = False
+    reader = _TextReader()
     for raw in text.splitlines():
         line = prefixes.strip(raw.rstrip("\r"))[0]
         stripped = line.strip()
-        if not stripped:
-            continue
-        if WARN_RE.search(line):
-            _keep(out["warnings"], line)
-            recognised = True
-            continue
-        if FAILURE_RE.search(line):
-            _keep(out["failures"], line)
-            recognised = True
-            continue
-        match = VERSION_RE.search(line)
-        if match and stripped.startswith("#"):
-            out["version"] = match.group(1)
-            out["nccl_version"] = nccl_code_to_version(match.group(3) or match.group(2)) or out["nccl_version"]
-            recognised = True
-            continue
-        match = NCCL_VERSION_RE.search(line)
-        if match:
-            out["nccl_version"] = out["nccl_version"] or match.group(1)
-            continue
-        match = COMPILED_RE.search(line)
-        if match:
-            out["nccl_version"] = out["nccl_version"] or match.group(1)
-            continue
-        match = START_RE.search(line)
-        if match and stripped.startswith("#"):
-            out["collective"] = out["collective"] or collective_name(match.group(2))
-            recognised = True
-            continue
-        if PER_ITER_RE.match(stripped):
-            out["per_iteration"] = True   # set only when printed: '-I 1' runs
-            recognised = True
-            continue
-        match = JSON_OUTPUT_RE.match(stripped)
-        if match:
-            out["json_output"] = match.group(1)
-            continue
-        if PARAMS_RE.match(stripped):
-            params_blocks += 1
-            if params_blocks == 1:
-                out["params"] = _params(stripped)
-            recognised = True
-            continue
-        match = RANK_RE.match(stripped)
-        if match:
-            rank = int(match.group(1))
-            if rank in seen_ranks and rank not in duplicates:
-                out["duplicate_ranks"].append(rank)
-                duplicates.add(rank)
-            seen_ranks.add(rank)
-            out["devices"].append({
-                "rank": rank,
-                "group": None if match.group(2) is None else int(match.group(2)),
-                "pid": None if match.group(3) is None else int(match.group(3)),
-                "host": match.group(4), "device": int(match.group(5)),
-                "bus_id": match.group(6), "name": match.group(7) or None,
-            })
-            recognised = True
-            continue
-        match = OOB_RE.match(stripped)
-        if match:
-            out["out_of_bounds"] = {"count": int(match.group(1)), "ok": match.group(2) == "OK"}
-            continue
-        match = AVG_RE.match(stripped)
-        if match:
-            out["avg_busbw_gbyte_s"] = _number(match.group(1), line)
-            out["complete"] = True
-            recognised = True
-            continue
-        # The column header, with its '#' or without it (copies that lost the comment marks, such as the
-        # A3 Mega capture in fixtures/nccl_tests/PROVENANCE.md); only a line of known column names qualifies.
-        cols = _header_columns(stripped)
-        if cols is not None:
-            layout_found = _layout(cols, stripped)
-            if layout is not None and out["rows"]:
-                raise ParseError("nccl-tests: a second column header after data rows %r" % stripped)
-            layout = layout_found
-            wrong_kind = layout[2]
-            out["wrong_kind"] = wrong_kind
-            recognised = True
-            continue
-        if stripped.startswith("#"):
-            continue
-        if ROW_RE.match(line):
-            if layout is None:
-                # A fragment without its header: only the 2.11+ layout is assumed.
-                if len(line.split()) != len(MODERN_COLUMNS):
-                    raise ParseError("nccl-tests: data row before any column header %r" % stripped)
-                layout = _layout(MODERN_COLUMNS, " ".join(MODERN_COLUMNS))
-                out["wrong_kind"] = layout[2]
-                out["layout_assumed"] = True
-            out["rows"].append(_row(line, *layout))
-            recognised = True
-            continue
-        # Anything else is noise (NCCL INFO, launcher chatter, other ranks' lines).
-    if not recognised:
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        raise ParseError("nccl-tests: no nccl-tests header, table or failure line found (first line %r)"
-                         % first[:200])
-    out["duplicate_headers"] = max(0, params_blocks - 1)
-    out["ranks"] = len(seen_ranks) if seen_ranks else None
-    return out
+        if stripped:
+            reader.feed(line, stripped)
+    return reader.result(text)
 
 
 def _jnum(value, where):
@@ -409,10 +466,15 @@ def _jplacement(cell, where):
     }
 
 
-def parse_json(text):
-    """Parse the ``-J FILE`` JSON document of nccl-tests >= 2.18 (schema 'version' 3 and later)."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
+# params key <- the JSON document's config key
+_JSON_PARAMS = (("nthread", "nthreads"), ("ngpus", "ngpus"), ("min_bytes", "minimum_bytes"),
+                ("max_bytes", "maximum_bytes"), ("step_factor", "step_factor"), ("step_bytes", "step_bytes"),
+                ("warmup_iters", "warmup_iters"), ("iters", "iterations"),
+                ("agg_iters", "aggregated_iterations"), ("validation", "validation"), ("graph", "graph"))
+
+
+def _json_document(text):
+    """The decoded document: an object with a 'results' list, else ParseError."""
     try:
         doc = json.loads(text)
     except (TypeError, ValueError) as exc:
@@ -422,60 +484,68 @@ def parse_json(text):
         raise ParseError("nccl-tests JSON: not valid JSON (%s) at line %r" % (exc, bad[:200]))
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise ParseError("nccl-tests JSON: no 'results' list in the document (starts %r)" % (text or "")[:120])
-    out = _empty()
-    out["format"] = "json"
-    out["wrong_kind"] = "count"
-    args = doc.get("args")
-    if isinstance(args, list) and all(isinstance(a, str) for a in args):
-        out["argv"] = list(args)
-        out["collective"] = collective_name(args[0]) if args else None
-    env = doc.get("env")
-    if isinstance(env, list) and all(isinstance(e, str) for e in env):
-        out["env"] = list(env)
-    out["nccl_version"] = nccl_code_to_version(doc.get("nccl_version"))
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    mapping = (("nthread", "nthreads"), ("ngpus", "ngpus"), ("min_bytes", "minimum_bytes"),
-               ("max_bytes", "maximum_bytes"), ("step_factor", "step_factor"), ("step_bytes", "step_bytes"),
-               ("warmup_iters", "warmup_iters"), ("iters", "iterations"),
-               ("agg_iters", "aggregated_iterations"), ("validation", "validation"), ("graph", "graph"))
-    for key, jkey in mapping:
+    return doc
+
+
+def _jstrings(value):
+    """A copy of a list of strings; None for anything else."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _jparams(config):
+    params = {}
+    for key, jkey in _JSON_PARAMS:
         if jkey in config:
             value = _jnum(config[jkey], "config." + jkey)
             if value is not None:
-                out["params"][key] = value
+                params[key] = value
+    return params
+
+
+def _jdevices(config):
     devices = config.get("devices") if isinstance(config.get("devices"), list) else []
-    ranks = 0
+    out = []
     for i, dev in enumerate(devices):
         if not isinstance(dev, dict):
             raise ParseError("nccl-tests JSON: config.devices[%d] is not an object: %r" % (i, dev))
-        out["devices"].append({
+        out.append({
             "rank": dev.get("rank"), "group": dev.get("group"), "pid": dev.get("pid"),
             "host": dev.get("hostname"), "device": dev.get("device"),
             "bus_id": dev.get("device_hex"), "name": dev.get("device_info"),
         })
-        ranks += 1
-    if ranks:
-        # One entry per process; each drives nthreads x ngpus ranks.
-        per = _jint(out["params"].get("ngpus"), "config.ngpus") or 1
-        per *= _jint(out["params"].get("nthread"), "config.nthreads") or 1
-        out["ranks"] = ranks * per
-    for i, res in enumerate(doc["results"]):
-        where = "results[%d]" % i
-        if not isinstance(res, dict):
-            raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, res))
-        size = _jint(res.get("size"), where + ".size")
-        if size is None:
-            raise ParseError("nccl-tests JSON: %s has no size" % where)
-        row = {
-            "size": size,
-            "count": _jint(res.get("count"), where + ".count"),
-            "type": res.get("type") if isinstance(res.get("type"), str) else None,
-            "redop": res.get("redop") if isinstance(res.get("redop"), str) else None,
-            "root": _jint(res.get("root"), where + ".root"),
-            "out_of_place": _jplacement(res.get("out_of_place"), where + ".out_of_place"),
-            "in_place": _jplacement(res.get("in_place"), where + ".in_place"),
-        }
-        out["rows"].append(row)
+    return out
+
+
+def _jranks(devices, params):
+    """One device entry per process; each drives nthreads x ngpus ranks. None without entries."""
+    if not devices:
+        return None
+    per = _jint(params.get("ngpus"), "config.ngpus") or 1
+    per *= _jint(params.get("nthread"), "config.nthreads") or 1
+    return len(devices) * per
+
+
+def _jrow(res, where):
+    if not isinstance(res, dict):
+        raise ParseError("nccl-tests JSON: %s is not an object: %r" % (where, res))
+    size = _jint(res.get("size"), where + ".size")
+    if size is None:
+        raise ParseError("nccl-tests JSON: %s has no size" % where)
+    return {
+        "size": size,
+        "count": _jint(res.get("count"), where + ".count"),
+        "type": res.get("type") if isinstance(res.get("type"), str) else None,
+        "redop": res.get("redop") if isinstance(res.get("redop"), str) else None,
+        "root": _jint(res.get("root"), where + ".root"),
+        "out_of_place": _jplacement(res.get("out_of_place"), where + ".out_of_place"),
+        "in_place": _jplacement(res.get("in_place"), where + ".in_place"),
+    }
+
+
+def _jfooter(out, doc):
+    """Out-of-bounds count, average bus bandwidth (the run completed) and the tool's error lines."""
     oob = doc.get("out_of_bounds")
     if isinstance(oob, dict) and "count" in oob:
         out["out_of_bounds"] = {"count": _jint(oob.get("count"), "out_of_bounds.count") or 0,
@@ -487,6 +557,26 @@ def parse_json(text):
     errors = doc.get("errors")
     if isinstance(errors, list):
         out["failures"] = [str(e) for e in errors if isinstance(e, str) and e.strip()][:MAX_KEPT_LINES]
+
+
+def parse_json(text):
+    """Parse the ``-J FILE`` JSON document of nccl-tests >= 2.18 (schema 'version' 3 and later)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    doc = _json_document(text)
+    out = _empty()
+    out["format"] = "json"
+    out["wrong_kind"] = "count"
+    out["argv"] = _jstrings(doc.get("args"))
+    out["collective"] = collective_name(out["argv"][0]) if out["argv"] else None
+    out["env"] = _jstrings(doc.get("env"))
+    out["nccl_version"] = nccl_code_to_version(doc.get("nccl_version"))
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    out["params"] = _jparams(config)
+    out["devices"] = _jdevices(config)
+    out["ranks"] = _jranks(out["devices"], out["params"])
+    out["rows"] = [_jrow(res, "results[%d]" % i) for i, res in enumerate(doc["results"])]
+    _jfooter(out, doc)
     return out
 
 
