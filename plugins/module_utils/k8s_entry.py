@@ -55,36 +55,19 @@ def say(text):
     sys.stdout.flush()
 
 
-class _Run(object):
-    """runner.Run-like outcome of one process (rc, stdout, stderr, elapsed_s, output)."""
-
-    def __init__(self, argv, rc, stdout, stderr, elapsed_s, timed_out=False):
-        self.argv = argv
-        self.rc = rc
-        self.stdout = stdout
-        self.stderr = stderr
-        self.elapsed_s = elapsed_s
-        self.timed_out = timed_out
-
-    @property
-    def output(self):
-        if self.stderr:
-            sep = "\n" if self.stdout and not self.stdout.endswith("\n") else ""
-            return (self.stdout or "") + sep + self.stderr
-        return self.stdout or ""
-
-
 _CHILDREN = set()
 
 
 def run_argv(argv, timeout_s, merge=False, env=None):
-    """Run one argv with a timeout (its process group killed on timeout or interrupt)."""
+    """Run one argv with a timeout (its process group killed on timeout or interrupt): a runner.Run."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run  # noqa: E402
+
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge else subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     except OSError as exc:
-        return _Run(argv, 127, "", "%s: %s\n" % (argv[0], exc), time.monotonic() - t0)
+        return Run(argv, 127, "", "%s: %s\n" % (argv[0], exc), time.monotonic() - t0)
     _CHILDREN.add(proc)
     timed_out = False
     try:
@@ -95,8 +78,8 @@ def run_argv(argv, timeout_s, merge=False, env=None):
         out, err = proc.communicate()
     finally:
         _CHILDREN.discard(proc)
-    return _Run(argv, proc.returncode, (out or b"").decode("utf-8", "replace"),
-                (err or b"").decode("utf-8", "replace"), time.monotonic() - t0, timed_out)
+    return Run(argv, proc.returncode, (out or b"").decode("utf-8", "replace"),
+               (err or b"").decode("utf-8", "replace"), time.monotonic() - t0, timed_out=timed_out)
 
 
 def _kill(proc):

@@ -42,18 +42,22 @@ def decode(data):
 
 
 class Run(object):
-    """The outcome of one process: argv as run (without the timeout wrapper), rc, texts, seconds, and how many
-    bytes of stdout and stderr were not UTF-8 (replaced with U+FFFD)."""
+    """The outcome of one process: argv as run (without the timeout wrapper), rc, texts, seconds, how many
+    bytes of stdout and stderr were not UTF-8 (replaced with U+FFFD), and whether its time limit ended it (the
+    pod entry program's runs, k8s_entry.run_argv; ``run`` raises ToolTimeout instead).
 
-    __slots__ = ("argv", "rc", "stdout", "stderr", "elapsed_s", "undecodable")
+    Standard library only, like this whole file's imports: the pod entry program uses it too."""
 
-    def __init__(self, argv, rc, stdout, stderr, elapsed_s, undecodable=0):
+    __slots__ = ("argv", "rc", "stdout", "stderr", "elapsed_s", "undecodable", "timed_out")
+
+    def __init__(self, argv, rc, stdout, stderr, elapsed_s, undecodable=0, timed_out=False):
         self.argv = argv
         self.rc = rc
         self.stdout = stdout
         self.stderr = stderr
         self.elapsed_s = elapsed_s
         self.undecodable = undecodable
+        self.timed_out = timed_out
 
     @property
     def output(self):
