@@ -97,6 +97,96 @@ def _launcher_message(lines):
     return "%s %s" % (first, detail) if first.endswith(":") else "%s: %s" % (first, detail)
 
 
+def _table_row(line):
+    """The row of a line that looks like a table row; None when one of its cells cannot be read."""
+    match = ROW_RE.match(line.rstrip())
+    if match is None:
+        return None
+    time_us = _number(match.group(2))
+    algbw = _number(match.group(3))
+    word = CHECK_WORDS.get(match.group(4).lower())
+    if time_us is None or algbw is None or (match.group(4) and word is None):
+        return None
+    return {"size": int(match.group(1)), "time_us": time_us, "algbw_gbyte_s": algbw, "check": word}
+
+
+def _complete(rows, prologue):
+    """Rows reach the prologue's max_bytes (no prologue: rows exist)."""
+    if not rows:
+        return False
+    last = max(r["size"] for r in rows)
+    # sizes are aligned down to the rank count (x512 for large ones) by the tool, never by half
+    return prologue is None or last * 2 > prologue["max_bytes"]
+
+
+class _Reader:
+    """One parse: the lines read so far (``out``), the table rows by size and the error line awaiting its stage."""
+
+    def __init__(self, out):
+        self.out = out
+        self.by_size = {}
+        self.header_seen = False
+        self.pending = None   # an 'hccl interface return err' line waiting for its 'This is an error in' stage
+
+    def feed(self, number, line):
+        for find, read in _LINE_KINDS:
+            match = find(line)
+            if match:
+                read(self, match)
+                return
+        if self.header_seen and ROWISH_RE.match(line):
+            self._read_row(number, line)
+
+    def _read_prologue(self, match):
+        if self.out["prologue"] is None:
+            self.out["prologue"] = {"min_bytes": int(match.group(1)), "max_bytes": int(match.group(2)),
+                                    "iters": int(match.group(3)), "warmup_iters": int(match.group(4))}
+
+    def _read_header(self, match):
+        self.header_seen = True
+        self.out["time_spelling"] = self.out["time_spelling"] or match.group(1).lower()
+
+    def _read_hccl_error(self, match):
+        if self.pending:
+            self.out["failures"].append(self.pending)
+        self.pending = match.group(0).strip()
+
+    def _read_stage(self, match):
+        stage = "This is an error in %s." % match.group(1)
+        self.out["failures"].append("%s (%s)" % (self.pending, stage) if self.pending else stage)
+        self.pending = None
+
+    def _read_total_err(self, match):
+        self.out["check_errors"].append(int(match.group(1)))
+
+    def _read_row(self, number, line):
+        row = _table_row(line)
+        if row is None:
+            self.out["problems"].append("line %d: unreadable table row %r" % (number, line[:120]))
+            return
+        known = self.by_size.get(row["size"])
+        if known is None:
+            self.by_size[row["size"]] = row
+            self.out["rows"].append(row)
+        elif row["check"] == "failed":   # the same size printed again (another rank): a failed check anywhere wins
+            known["check"] = "failed"
+
+    def finish(self):
+        if self.pending:
+            self.out["failures"].append(self.pending)
+            self.pending = None
+
+
+# The kinds of line other than table rows, in the order they are tried: (finder, reader).
+_LINE_KINDS = (
+    (PROLOGUE_RE.search, _Reader._read_prologue),
+    (HEADER_RE.search, _Reader._read_header),
+    (HCCL_ERR_RE.search, _Reader._read_hccl_error),
+    (STAGE_RE.match, _Reader._read_stage),
+    (TOTAL_ERR_RE.search, _Reader._read_total_err),
+)
+
+
 def parse(text):
     """The structure above from one run's output (stdout and stderr). Never raises."""
     out = {"prologue": None, "time_spelling": None, "rows": [], "check_errors": [], "failures": [],
@@ -109,62 +199,10 @@ def parse(text):
         line, stripped = strip_prefix(raw.rstrip("\r"))
         out["prefixes_stripped"] += int(stripped)
         lines.append(line)
-    by_size = {}
-    header_seen = False
-    pending = None   # an 'hccl interface return err' line waiting for its 'This is an error in' stage
+    reader = _Reader(out)
     for number, line in enumerate(lines, 1):
-        match = PROLOGUE_RE.search(line)
-        if match:
-            if out["prologue"] is None:
-                out["prologue"] = {"min_bytes": int(match.group(1)), "max_bytes": int(match.group(2)),
-                                   "iters": int(match.group(3)), "warmup_iters": int(match.group(4))}
-            continue
-        match = HEADER_RE.search(line)
-        if match:
-            header_seen = True
-            out["time_spelling"] = out["time_spelling"] or match.group(1).lower()
-            continue
-        match = HCCL_ERR_RE.search(line)
-        if match:
-            if pending:
-                out["failures"].append(pending)
-            pending = match.group(0).strip()
-            continue
-        match = STAGE_RE.match(line)
-        if match:
-            stage = "This is an error in %s." % match.group(1)
-            out["failures"].append("%s (%s)" % (pending, stage) if pending else stage)
-            pending = None
-            continue
-        match = TOTAL_ERR_RE.search(line)
-        if match:
-            out["check_errors"].append(int(match.group(1)))
-            continue
-        if not header_seen or not ROWISH_RE.match(line):
-            continue
-        match = ROW_RE.match(line.rstrip())
-        time_us = _number(match.group(2)) if match else None
-        algbw = _number(match.group(3)) if match else None
-        word = CHECK_WORDS.get(match.group(4).lower()) if match else None
-        if match is None or time_us is None or algbw is None or (match.group(4) and word is None):
-            out["problems"].append("line %d: unreadable table row %r" % (number, line[:120]))
-            continue
-        size = int(match.group(1))
-        if size in by_size:   # the same size printed again (another rank): a failed check anywhere wins
-            row = by_size[size]
-            if word == "failed":
-                row["check"] = "failed"
-            continue
-        row = {"size": size, "time_us": time_us, "algbw_gbyte_s": algbw, "check": word}
-        by_size[size] = row
-        out["rows"].append(row)
-    if pending:
-        out["failures"].append(pending)
+        reader.feed(number, line)
+    reader.finish()
     out["launcher_error"] = _launcher_message(lines)
-    rows = out["rows"]
-    if rows:
-        prologue = out["prologue"]
-        last = max(r["size"] for r in rows)
-        # sizes are aligned down to the rank count (x512 for large ones) by the tool, never by half
-        out["complete"] = prologue is None or last * 2 > prologue["max_bytes"]
+    out["complete"] = _complete(out["rows"], out["prologue"])
     return out
