@@ -633,6 +633,160 @@ def _watch_pods(api, namespace, selector, resource_version, seconds):
             resp.release_conn()
 
 
+class _PodWatch(object):
+    """The state of one ``wait``: the latest dict of each pod, the outcomes of those that ended, and when each
+    pod was first seen Unschedulable; one method a decision (an event, a list, a round, an API error, the end)."""
+
+    def __init__(self, expected_pods, done_selector, fail_fast, grace_s):
+        self.expected_pods = expected_pods
+        self.done_selector = done_selector
+        self.fail_fast = fail_fast
+        self.grace_s = grace_s
+        self.pods = {}          # name -> latest pod dict
+        self.final = {}         # name -> outcome dict (terminal or unrecoverable)
+        self.unsched = {}       # name -> monotonic time first seen Unschedulable
+        self.failures = self.gone = 0   # API errors in a row; 410 Gone in a row
+        self.last_error = None          # the error of the last round that failed (not a 410)
+
+    # -- pods and events
+
+    def update(self, kind, pod):
+        """One pod dict seen as ``kind`` (ADDED, MODIFIED or DELETED)."""
+        name = (pod.get("metadata") or {}).get("name")
+        if not name or name in self.final:
+            return
+        now = time.monotonic()
+        if kind == "DELETED":
+            self._deleted(name, pod)
+        else:
+            self._seen(name, pod, now)
+
+    def _deleted(self, name, pod):
+        if not self.required(pod) and self.done_selector is not None and self.required_done():
+            self.pods.pop(name, None)   # an operator removing workers after the launcher finished: not a failure
+            return
+        outcome, reason, message, code = classify(pod)
+        if outcome is None:
+            outcome, reason, message = DELETED, "Deleted", "the pod was deleted before it finished"
+        self.final[name] = _outcome(pod, outcome, reason, message, code)
+        self.pods.pop(name, None)
+
+    def _seen(self, name, pod, now):
+        self.pods[name] = pod
+        if _is_unschedulable(pod):
+            self.unsched.setdefault(name, now)
+        else:
+            self.unsched.pop(name, None)
+        outcome, reason, message, code = classify(pod, self.unsched.get(name), now, self.grace_s)
+        if outcome is not None:
+            self.final[name] = _outcome(pod, outcome, reason, message, code)
+
+    def apply_list(self, items):
+        """A fresh list: every listed pod is MODIFIED, every unfinished pod it lacks DELETED."""
+        listed = set()
+        for pod in items:
+            listed.add((pod.get("metadata") or {}).get("name"))
+            self.update("MODIFIED", pod)
+        for name in [n for n in self.pods if n not in listed and n not in self.final]:
+            self.update("DELETED", self.pods[name])
+
+    def recheck_grace(self):
+        """Judge the Unschedulable pods again (their grace may have run out)."""
+        for name in list(self.unsched):
+            if name not in self.final and name in self.pods:
+                self.update("MODIFIED", self.pods[name])
+
+    # -- when the wait is over
+
+    def required(self, pod_or_outcome):
+        """True when the pod (or outcome) must finish for the wait to be done (it matches done_selector)."""
+        labels = pod_or_outcome.get("labels") if "outcome" in pod_or_outcome else \
+            (pod_or_outcome.get("metadata") or {}).get("labels")
+        return self.done_selector is None or _match(labels or {}, self.done_selector)
+
+    def _required_state(self):
+        done = [o for o in self.final.values() if self.required(o)]
+        pending = [p for n, p in self.pods.items() if n not in self.final and self.required(p)]
+        return done, pending
+
+    def required_done(self):
+        done, pending = self._required_state()
+        return len(done) >= max(1, self.expected_pods) and not pending
+
+    def finished(self):
+        if self.fail_fast and any(o["outcome"] != SUCCEEDED for o in self.final.values()):
+            return True
+        done, pending = self._required_state()
+        return len(done) >= self.expected_pods and not pending
+
+    # -- one round: a list, then one bounded watch
+
+    def round_seconds(self, deadline, round_s):
+        """The length of one watch: at most round_s, and no longer than the deadline or the next grace expiry."""
+        limit = deadline - time.monotonic()
+        for since in self.unsched.values():
+            limit = min(limit, since + self.grace_s - time.monotonic())
+        return max(1, min(round_s, int(math.ceil(limit))))
+
+    def one_round(self, api, namespace, selector, deadline, round_s, now):
+        """List the pods, then watch them for one round; True when the wait is over."""
+        items, rv = _list_pods(api, namespace, selector,
+                               max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
+        self.apply_list(items)
+        if self.finished():
+            return True
+        for kind, pod in _watch_pods(api, namespace, selector, rv, self.round_seconds(deadline, round_s)):
+            if kind == "ERROR":
+                break       # e.g. 410 Gone: relist
+            if kind in ("ADDED", "MODIFIED", "DELETED"):
+                self.update(kind, pod)
+            self.recheck_grace()
+            if self.finished() or time.monotonic() >= deadline:
+                break
+        self.recheck_grace()
+        self.failures = self.gone = 0
+        self.last_error = None
+        return self.finished()
+
+    def api_error(self, exc, namespace, selector, deadline):
+        """A round that the API failed: relist at once after a 410 Gone (3 in a row), raise K8sError on 401, 403,
+        404 or the 5th failure in a row, else back off (1 s more each time, never past the deadline)."""
+        status, _message = _status_of(exc)
+        self.last_error = None if status == 410 else exc
+        self.gone = self.gone + 1 if status == 410 else 0
+        if status == 410 and self.gone <= 3:
+            return          # resourceVersion expired: the next round relists at once
+        self.failures += 1
+        if status in (401, 403, 404) or self.failures >= 5:
+            raise _fail("cannot watch pods %s in namespace %s" % (selector, namespace), exc, verb="watch",
+                        plural="pods", namespace=namespace)
+        time.sleep(min(1.0 * self.failures, max(0.0, deadline - time.monotonic())))
+
+    # -- the end
+
+    def outcomes(self, start, deadline):
+        """One outcome a pod seen, sorted by name: the ended ones, then each unfinished one as ABORTED (after a
+        fail_fast stop), RUNNING (not required, time left) or TIMEOUT."""
+        out = list(self.final.values())
+        waited = int(round(time.monotonic() - start))
+        culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if self.fail_fast else None
+        for name, pod in self.pods.items():
+            if name not in self.final:
+                out.append(self._unfinished(pod, culprit, waited, deadline))
+        return sorted(out, key=lambda o: o["name"] or "")
+
+    def _unfinished(self, pod, culprit, waited, deadline):
+        if culprit is not None:
+            return _outcome(pod, ABORTED, "Aborted", "not finished: pod %s of the same run ended %s"
+                            % (culprit["name"], culprit["outcome"]), None)
+        if not self.required(pod) and time.monotonic() < deadline:
+            return _outcome(pod, RUNNING, None, None, None)
+        phase = _d(pod.get("status")).get("phase") or "Pending"
+        sched = _condition(pod, "PodScheduled")
+        why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
+        return _outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s" % (phase, waited, why), None)
+
+
 def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
          unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S):
     """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
@@ -661,124 +815,21 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
         raise K8sError("wait needs expected_pods >= 0 and timeout_s > 0")
     start = time.monotonic()
     deadline = start + timeout_s
-    pods = {}           # name -> latest pod dict
-    final = {}          # name -> outcome dict (terminal or unrecoverable)
-    unsched = {}        # name -> monotonic time first seen Unschedulable
+    watch = _PodWatch(expected_pods, done_selector, fail_fast, unschedulable_grace_s)
     errors = _api_errors()
-
-    def update(kind, pod):
-        name = (pod.get("metadata") or {}).get("name")
-        if not name or name in final:
-            return
-        now = time.monotonic()
-        if kind == "DELETED":
-            if not required(pod) and done_selector is not None and required_done():
-                pods.pop(name, None)    # an operator removing workers after the launcher finished: not a failure
-                return
-            outcome, reason, message, code = classify(pod)
-            if outcome is None:
-                outcome, reason, message = DELETED, "Deleted", "the pod was deleted before it finished"
-            final[name] = _outcome(pod, outcome, reason, message, code)
-            pods.pop(name, None)
-            return
-        pods[name] = pod
-        if _is_unschedulable(pod):
-            unsched.setdefault(name, now)
-        else:
-            unsched.pop(name, None)
-        outcome, reason, message, code = classify(pod, unsched.get(name), now, unschedulable_grace_s)
-        if outcome is not None:
-            final[name] = _outcome(pod, outcome, reason, message, code)
-
-    def required(pod_or_outcome):
-        labels = pod_or_outcome.get("labels") if "outcome" in pod_or_outcome else \
-            (pod_or_outcome.get("metadata") or {}).get("labels")
-        return done_selector is None or _match(labels or {}, done_selector)
-
-    def required_done():
-        done = [o for o in final.values() if required(o)]
-        return len(done) >= max(1, expected_pods) and not [
-            p for n, p in pods.items() if n not in final and required(p)]
-
-    def finished():
-        if fail_fast and any(o["outcome"] != SUCCEEDED for o in final.values()):
-            return True
-        done = [o for o in final.values() if required(o)]
-        pending = [p for n, p in pods.items() if n not in final and required(p)]
-        return len(done) >= expected_pods and not pending
-
-    def recheck_grace():
-        for name in list(unsched):
-            if name not in final and name in pods:
-                update("MODIFIED", pods[name])
-
-    failures = gone = 0
-    last_error = None
     while True:
         now = time.monotonic()
         if now >= deadline:
-            if last_error is not None:      # the time ran out while the API did not answer: say so
+            if watch.last_error is not None:      # the time ran out while the API did not answer: say so
                 raise _fail("cannot watch pods %s in namespace %s within %s s" % (selector, namespace, timeout_s),
-                            last_error)
+                            watch.last_error)
             break
         try:
-            items, rv = _list_pods(api, namespace, selector,
-                                   max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
-            listed = set()
-            for pod in items:
-                listed.add((pod.get("metadata") or {}).get("name"))
-                update("MODIFIED", pod)
-            for name in [n for n in pods if n not in listed and n not in final]:
-                update("DELETED", pods[name])
-            if finished():
-                break
-            # one watch round: at most round_s, and no longer than the next grace expiry
-            limit = deadline - time.monotonic()
-            for since in unsched.values():
-                limit = min(limit, since + unschedulable_grace_s - time.monotonic())
-            seconds = max(1, min(round_s, int(math.ceil(limit))))
-            for kind, pod in _watch_pods(api, namespace, selector, rv, seconds):
-                if kind == "ERROR":
-                    break       # e.g. 410 Gone: relist
-                if kind in ("ADDED", "MODIFIED", "DELETED"):
-                    update(kind, pod)
-                recheck_grace()
-                if finished() or time.monotonic() >= deadline:
-                    break
-            recheck_grace()
-            failures = gone = 0
-            last_error = None
-            if finished():
+            if watch.one_round(api, namespace, selector, deadline, round_s, now):
                 break
         except errors as exc:
-            status, _message = _status_of(exc)
-            last_error = None if status == 410 else exc
-            gone = gone + 1 if status == 410 else 0
-            if status == 410 and gone <= 3:
-                continue        # resourceVersion expired: the next round relists at once
-            failures += 1
-            if status in (401, 403, 404) or failures >= 5:
-                raise _fail("cannot watch pods %s in namespace %s" % (selector, namespace), exc, verb="watch",
-                            plural="pods", namespace=namespace)
-            time.sleep(min(1.0 * failures, max(0.0, deadline - time.monotonic())))
-    out = list(final.values())
-    waited = int(round(time.monotonic() - start))
-    culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if fail_fast else None
-    for name, pod in pods.items():
-        if name in final:
-            continue
-        if culprit is not None:
-            out.append(_outcome(pod, ABORTED, "Aborted", "not finished: pod %s of the same run ended %s"
-                                % (culprit["name"], culprit["outcome"]), None))
-            continue
-        if not required(pod) and time.monotonic() < deadline:
-            out.append(_outcome(pod, RUNNING, None, None, None))
-            continue
-        phase = _d(pod.get("status")).get("phase") or "Pending"
-        sched = _condition(pod, "PodScheduled")
-        why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
-        out.append(_outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s" % (phase, waited, why), None))
-    return sorted(out, key=lambda o: o["name"] or "")
+            watch.api_error(exc, namespace, selector, deadline)
+    return watch.outcomes(start, deadline)
 
 
 # ---------------------------------------------------------------- logs and diagnosis
