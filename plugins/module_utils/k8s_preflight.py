@@ -67,7 +67,71 @@ def _ns_host(namespace):
 
 # ---------------------------------------------------------------- nodes
 
+def _node_record(name, conds, spec, facts):
+    """k8s.node: Ready (pass), under pressure or cordoned (warn), NotReady (fail), no Ready condition (error)."""
+    ready = conds.get("Ready")
+    if ready is None:
+        return _rec("k8s.node", "error", "the node reports no Ready condition (is its kubelet registered?)", name,
+                    facts=facts)
+    if ready.get("status") != "True":
+        return _rec("k8s.node", "fail", "node is NotReady (%s: %s): check the kubelet on the node "
+                    "(journalctl -u kubelet) and the container runtime" % (
+                        ready.get("reason"), ready.get("message")), name, facts=facts)
+    bad = ["%s (%s)" % (t, conds[t].get("message") or conds[t].get("reason")) for t in PRESSURE
+           if _d(conds.get(t)).get("status") == "True"]
+    if bad:
+        return _rec("k8s.node", "warn", "node is Ready but under %s: pods may be evicted; free memory/disk "
+                    "or lower the pods' requests" % ", ".join(bad), name, facts=facts)
+    if spec.get("unschedulable"):
+        return _rec("k8s.node", "warn", "node is cordoned (spec.unschedulable): new training pods cannot land "
+                    "here; kubectl uncordon %s when it is fit" % name, name, facts=facts)
+    return _rec("k8s.node", "pass", "node is Ready, no pressure", name, facts=facts)
+
+
+def _gpu_record(name, cap, alloc, gpu_node, expect_gpus):
+    """k8s.gpu from the GPU capacity and allocatable count of a node."""
+    gmetrics = dict((k, v) for k, v in (("gpu_capacity", cap), ("gpu_allocatable", alloc)) if v is not None)
+    gexpect = {"gpu_allocatable": {"equals": expect_gpus}} if expect_gpus is not None else {}
+    if not gpu_node:
+        return _rec("k8s.gpu", "skip", "no %s capacity and no nvidia.com/gpu.present label: not a GPU node" % GPU,
+                    name, metrics=gmetrics)
+    if not cap:
+        return _rec("k8s.gpu", "fail", "labelled as a GPU node but %s capacity is 0: the NVIDIA device plugin is "
+                    "not running or not registered on it (check its pod on this node and its log)" % GPU, name,
+                    metrics=gmetrics, expect=gexpect)
+    if (alloc or 0) < cap:
+        return _rec("k8s.gpu", "fail", "%s allocatable %d < capacity %d: %d GPU(s) marked unhealthy by the device "
+                    "plugin (XID errors? nvidia-smi -q on the node, the plugin's log)" % (
+                        GPU, alloc or 0, cap, cap - (alloc or 0)), name, metrics=gmetrics, expect=gexpect)
+    if expect_gpus is not None and alloc != expect_gpus:
+        return _rec("k8s.gpu", "fail", "%s allocatable %d, expected %d: a GPU is missing from the node (lspci, "
+                    "nvidia-smi on the node)" % (GPU, alloc, expect_gpus), name, metrics=gmetrics, expect=gexpect)
+    return _rec("k8s.gpu", "pass", "%s allocatable %d = capacity" % (GPU, alloc), name, metrics=gmetrics,
+                expect=gexpect)
+
+
+def _rdma_record(name, allocatable, labels, gpu_node):
+    """k8s.rdma: an rdma/* resource allocatable (pass), a GPU node without one (fail), else skip."""
+    rdma = dict((k, _int(v)) for k, v in allocatable.items() if str(k).startswith("rdma/"))
+    nfd = dict((k, labels[k]) for k in NFD_LABELS if k in labels)
+    rfacts = {"rdma_allocatable": rdma, "nfd_labels": nfd}
+    usable = sorted(k for k, v in rdma.items() if v)
+    if usable:
+        return _rec("k8s.rdma", "pass", "RDMA resource(s) %s allocatable" % ", ".join(
+            "%s=%d" % (k, rdma[k]) for k in usable), name, facts=rfacts, metrics={"rdma_resources": len(usable)})
+    if gpu_node:
+        why = ("%s at 0" % ", ".join(sorted(rdma)) if rdma else "no rdma/* resource")
+        hint = ("the NFD RDMA label is missing, so the device plugin is not scheduled here"
+                if not nfd.get(NFD_LABELS[0]) and not rdma else
+                "deploy or fix the RDMA shared device plugin (aifabric.acceptance.rdma_device_plugin verifies it "
+                "and names the cause per node)")
+        return _rec("k8s.rdma", "fail", "GPU node without an RDMA resource (%s): multi-node NCCL falls back to "
+                    "TCP sockets; %s" % (why, hint), name, facts=rfacts, metrics={"rdma_resources": 0})
+    return _rec("k8s.rdma", "skip", "no RDMA resource on a node without GPUs", name, facts=rfacts)
+
+
 def node_records(node, expect_gpus=None):
+    """[k8s.node, k8s.gpu, k8s.rdma] records of one node dict."""
     md, spec, status = _d(node.get("metadata")), _d(node.get("spec")), _d(node.get("status"))
     name = md.get("name") if isinstance(md.get("name"), str) and md.get("name") else "?"
     labels = _d(md.get("labels"))
@@ -75,68 +139,12 @@ def node_records(node, expect_gpus=None):
     facts = {"conditions": dict((t, c.get("status")) for t, c in conds.items()),
              "unschedulable": bool(spec.get("unschedulable")),
              "kubelet_version": _d(status.get("nodeInfo")).get("kubeletVersion")}
-    out = []
-    ready = conds.get("Ready")
-    if ready is None:
-        out.append(_rec("k8s.node", "error", "the node reports no Ready condition (is its kubelet registered?)", name,
-                        facts=facts))
-    elif ready.get("status") != "True":
-        out.append(_rec("k8s.node", "fail", "node is NotReady (%s: %s): check the kubelet on the node "
-                        "(journalctl -u kubelet) and the container runtime" % (
-                            ready.get("reason"), ready.get("message")), name, facts=facts))
-    else:
-        bad = ["%s (%s)" % (t, conds[t].get("message") or conds[t].get("reason")) for t in PRESSURE
-               if _d(conds.get(t)).get("status") == "True"]
-        if bad:
-            out.append(_rec("k8s.node", "warn", "node is Ready but under %s: pods may be evicted; free memory/disk "
-                            "or lower the pods' requests" % ", ".join(bad), name, facts=facts))
-        elif spec.get("unschedulable"):
-            out.append(_rec("k8s.node", "warn", "node is cordoned (spec.unschedulable): new training pods cannot land "
-                            "here; kubectl uncordon %s when it is fit" % name, name, facts=facts))
-        else:
-            out.append(_rec("k8s.node", "pass", "node is Ready, no pressure", name, facts=facts))
-
     cap = _int(_d(status.get("capacity")).get(GPU))
     alloc = _int(_d(status.get("allocatable")).get(GPU))
     gpu_node = bool(cap) or labels.get("nvidia.com/gpu.present") == "true"
-    gmetrics = dict((k, v) for k, v in (("gpu_capacity", cap), ("gpu_allocatable", alloc)) if v is not None)
-    gexpect = {"gpu_allocatable": {"equals": expect_gpus}} if expect_gpus is not None else {}
-    if not gpu_node:
-        out.append(_rec("k8s.gpu", "skip", "no %s capacity and no nvidia.com/gpu.present label: not a GPU node" % GPU,
-                        name, metrics=gmetrics))
-    elif not cap:
-        out.append(_rec("k8s.gpu", "fail", "labelled as a GPU node but %s capacity is 0: the NVIDIA device plugin is "
-                        "not running or not registered on it (check its pod on this node and its log)" % GPU, name,
-                        metrics=gmetrics, expect=gexpect))
-    elif (alloc or 0) < cap:
-        out.append(_rec("k8s.gpu", "fail", "%s allocatable %d < capacity %d: %d GPU(s) marked unhealthy by the device "
-                        "plugin (XID errors? nvidia-smi -q on the node, the plugin's log)" % (
-                            GPU, alloc or 0, cap, cap - (alloc or 0)), name, metrics=gmetrics, expect=gexpect))
-    elif expect_gpus is not None and alloc != expect_gpus:
-        out.append(_rec("k8s.gpu", "fail", "%s allocatable %d, expected %d: a GPU is missing from the node (lspci, "
-                        "nvidia-smi on the node)" % (GPU, alloc, expect_gpus), name, metrics=gmetrics, expect=gexpect))
-    else:
-        out.append(_rec("k8s.gpu", "pass", "%s allocatable %d = capacity" % (GPU, alloc), name, metrics=gmetrics,
-                        expect=gexpect))
-
-    rdma = dict((k, _int(v)) for k, v in _d(status.get("allocatable")).items() if str(k).startswith("rdma/"))
-    nfd = dict((k, labels[k]) for k in NFD_LABELS if k in labels)
-    rfacts = {"rdma_allocatable": rdma, "nfd_labels": nfd}
-    usable = sorted(k for k, v in rdma.items() if v)
-    if usable:
-        out.append(_rec("k8s.rdma", "pass", "RDMA resource(s) %s allocatable" % ", ".join(
-            "%s=%d" % (k, rdma[k]) for k in usable), name, facts=rfacts, metrics={"rdma_resources": len(usable)}))
-    elif gpu_node:
-        why = ("%s at 0" % ", ".join(sorted(rdma)) if rdma else "no rdma/* resource")
-        hint = ("the NFD RDMA label is missing, so the device plugin is not scheduled here"
-                if not nfd.get(NFD_LABELS[0]) and not rdma else
-                "deploy or fix the RDMA shared device plugin (aifabric.acceptance.rdma_device_plugin verifies it "
-                "and names the cause per node)")
-        out.append(_rec("k8s.rdma", "fail", "GPU node without an RDMA resource (%s): multi-node NCCL falls back to "
-                        "TCP sockets; %s" % (why, hint), name, facts=rfacts, metrics={"rdma_resources": 0}))
-    else:
-        out.append(_rec("k8s.rdma", "skip", "no RDMA resource on a node without GPUs", name, facts=rfacts))
-    return out
+    return [_node_record(name, conds, spec, facts),
+            _gpu_record(name, cap, alloc, gpu_node, expect_gpus),
+            _rdma_record(name, _d(status.get("allocatable")), labels, gpu_node)]
 
 
 # ---------------------------------------------------------------- the NVIDIA device plugin
