@@ -26,6 +26,7 @@ import re
 BANNER_RE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 PAIR_RE = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")   # from the first digit of a number only: linear
 NUM_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+HEADER_RE = re.compile(r"\bName\b|\bBus-Id\b")   # the table's two header lines
 
 
 def _num(token):
@@ -40,12 +41,51 @@ def _cells(line):
     return [p.strip() for p in parts]
 
 
+def _figures(cell):
+    """([(used, total) pairs], [other figures]) of a table cell such as '96.5  36  0 / 0'."""
+    return PAIR_RE.findall(cell), PAIR_RE.sub(" ", cell).split()
+
+
+def _first_chip_line(cells):
+    """Chip line 1: NPU id, name | health | power, temp, hugepages used / total. None without an id and a name."""
+    first, second, third = cells
+    words = first.split()
+    if not words or _num(words[0]) is None or len(words) < 2:
+        return None
+    pairs, singles = _figures(third)
+    npu = {"npu": _num(words[0]), "name": " ".join(words[1:]), "health": second or None,
+           "power_w": _num(singles[0]) if singles else None,
+           "temp_c": _num(singles[1]) if len(singles) > 1 else None}
+    if pairs:
+        npu["hugepages_used"], npu["hugepages_total"] = int(pairs[0][0]), int(pairs[0][1])
+    return npu
+
+
+def _second_chip_line(cells):
+    """Chip line 2: chip [device] | bus id | aicore %, memory used / total [, hbm used / total]."""
+    first, second, third = cells
+    words = first.split()
+    pairs, singles = _figures(third)
+    return {"chip": _num(words[0]) if words else None,
+            "device": _num(words[1]) if len(words) > 1 else None,
+            "bus_id": second if second and second != "NA" else None,
+            "aicore_pct": _num(singles[0]) if singles else None,
+            "memory_used_mb": int(pairs[0][0]) if pairs else None,
+            "memory_total_mb": int(pairs[0][1]) if pairs else None,
+            "hbm_used_mb": int(pairs[1][0]) if len(pairs) > 1 else None,
+            "hbm_total_mb": int(pairs[1][1]) if len(pairs) > 1 else None}
+
+
+def _starts_process_table(stripped):
+    return "Process id" in stripped or "No running processes" in stripped
+
+
 def parse_info(text):
     out = {"version": None, "npus": [], "problems": []}
     if not isinstance(text, str):
         out["problems"].append("output is %s, not text" % type(text).__name__)
         return out
-    current = None
+    current = None   # an NPU whose first table line was read, waiting for its second
     in_process_table = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
@@ -56,40 +96,20 @@ def parse_info(text):
         stripped = line.strip()
         if not stripped.startswith("|"):
             continue
-        if "Process id" in stripped or "No running processes" in stripped or in_process_table:
-            in_process_table = True
-            continue
-        if re.search(r"\bName\b|\bBus-Id\b", stripped):
-            continue   # the two header lines
+        in_process_table = in_process_table or _starts_process_table(stripped)
+        if in_process_table or HEADER_RE.search(stripped):
+            continue   # the process table (ignored) and the two header lines
         cells = _cells(stripped)
         if len(cells) != 3:
             out["problems"].append("line %d: expected 3 cells, found %d: %r" % (number, len(cells), stripped[:120]))
-            continue
-        first, second, third = cells
-        words = first.split()
-        pairs = PAIR_RE.findall(third)
-        singles = PAIR_RE.sub(" ", third).split()
-        if current is None:   # chip line 1: NPU id, name | health | power, temp, hugepages used / total
-            if not words or _num(words[0]) is None or len(words) < 2:
-                out["problems"].append("line %d: no NPU id and name in %r" % (number, first))
-                continue
-            current = {"npu": _num(words[0]), "name": " ".join(words[1:]), "health": second or None,
-                       "power_w": _num(singles[0]) if singles else None,
-                       "temp_c": _num(singles[1]) if len(singles) > 1 else None}
-            if pairs:
-                current["hugepages_used"], current["hugepages_total"] = int(pairs[0][0]), int(pairs[0][1])
-            continue
-        # chip line 2: chip [device] | bus id | aicore %, memory used / total [, hbm used / total]
-        current.update({"chip": _num(words[0]) if words else None,
-                        "device": _num(words[1]) if len(words) > 1 else None,
-                        "bus_id": second if second and second != "NA" else None,
-                        "aicore_pct": _num(singles[0]) if singles else None,
-                        "memory_used_mb": int(pairs[0][0]) if pairs else None,
-                        "memory_total_mb": int(pairs[0][1]) if pairs else None,
-                        "hbm_used_mb": int(pairs[1][0]) if len(pairs) > 1 else None,
-                        "hbm_total_mb": int(pairs[1][1]) if len(pairs) > 1 else None})
-        out["npus"].append(current)
-        current = None
+        elif current is None:
+            current = _first_chip_line(cells)
+            if current is None:
+                out["problems"].append("line %d: no NPU id and name in %r" % (number, cells[0]))
+        else:
+            current.update(_second_chip_line(cells))
+            out["npus"].append(current)
+            current = None
     if current is not None:
         out["problems"].append("NPU %s: its second table line is missing (truncated output)" % current["npu"])
     return out
