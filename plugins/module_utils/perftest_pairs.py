@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, detached, expectations, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
@@ -606,21 +608,21 @@ def incomplete_run(parsed, what, rc):
 
 # --------------------------------------------------------------------------- orchestration
 
-class Job(object):
+@dataclass(eq=False)
+class Job:
     """One device of one side: its argv, state directory and current handle."""
 
-    def __init__(self, index, device, tcp_port, argv, state_dir, facts):
-        self.index = index
-        self.device = device
-        self.tcp_port = tcp_port
-        self.argv = argv
-        self.state_dir = state_dir
-        self.facts = facts
-        self.handle = None
-        self.attempts = 0
-        self.started = None
-        self.started_mono = None
-        self.result = None  # (text, rc, timed_out)
+    index: int
+    device: Optional[str]
+    tcp_port: Optional[int]
+    argv: List[str]
+    state_dir: str
+    facts: Dict[str, Any]
+    handle: Optional[Dict[str, Any]] = None
+    attempts: int = 0
+    started: Optional[str] = None
+    started_mono: Optional[float] = None
+    result: Optional[Tuple[str, Optional[int], bool]] = None  # (text, rc, timed_out)
 
 
 def text_of(handle):
@@ -645,60 +647,102 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
     once per poll (the sweep runner checks its lease there: what it raises ends the wait, the caller stops the
     clients).
     """
-    start = start or detached.start
-    deadline = time.monotonic() + connect_timeout_s
-    pending = list(jobs)
-    for job in pending:
-        job.started = results.utc_now()
-        job.started_mono = time.monotonic()
-    retry_at = dict((id(job), time.monotonic()) for job in pending)
-    while pending:
+    clients = _ClientRound(jobs, connect_timeout_s, retry_delay_s, give_up=give_up, keep_waiting=keep_waiting,
+                           ready=ready)
+    launch = start or detached.start
+
+    def start_attempt(job):
+        job.attempts += 1
+        attempt_dir = os.path.join(job.state_dir, "attempt-%d" % job.attempts)
+        job.handle = launch(job.argv, timeout_s, attempt_dir, timeout_bin, env=env)
+        if started is not None:
+            started(job.handle)
+
+    while clients.pending:
         if tick is not None:
             tick()
+        clients.poll(start_attempt)
+        if clients.pending:
+            time.sleep(poll_s)
+
+
+def refused(text, rc, timed_out):
+    """Whether a client's run ended because its server does not listen yet (perftest's "Couldn't connect" family,
+    no result row): the one failure worth a re-start."""
+    if timed_out or rc in (0, None):
+        return False
+    try:
+        parsed = parser.parse(text)
+    except ParseError:
+        return False
+    return not parsed["rows"] and parsed["error_kind"] == "connect"
+
+
+def ended(handle):
+    """The outcome of a detached process once it has ended (``{"rc": None}`` when it was killed from outside and
+    left no exit code), or None while it runs."""
+    outcome = detached.outcome(handle)
+    if outcome is not None:
+        return outcome
+    if detached.alive(handle) or detached.supervisor_alive(handle):
+        # still running, or the tool has just exited and its supervisor is writing the exit
+        # code (issue 13: that window was taken as "killed" and ended the retries early)
+        return None
+    # tool and supervisor gone without an rc file (killed from outside): take what it printed
+    return detached.outcome(handle) or {"rc": None}
+
+
+class _ClientRound(object):
+    """The clients of one round still waited for, when each may re-start, and until when a refused one does."""
+
+    def __init__(self, jobs, connect_timeout_s, retry_delay_s, give_up=None, keep_waiting=None, ready=None):
+        self.connect_timeout_s = connect_timeout_s
+        self.retry_delay_s = retry_delay_s
+        self.give_up = give_up
+        self.keep_waiting = keep_waiting
+        self.ready = ready
+        self.deadline = time.monotonic() + connect_timeout_s
+        self.pending = list(jobs)
+        for job in self.pending:
+            job.started = results.utc_now()
+            job.started_mono = time.monotonic()
+        self.retry_at = dict((id(job), time.monotonic()) for job in self.pending)
+
+    def poll(self, start_attempt):
+        """One look at every pending client: start those due, settle those that ended."""
         now = time.monotonic()
-        for job in list(pending):
+        for job in list(self.pending):
             if job.handle is None:
-                if now < retry_at[id(job)]:
-                    continue
-                job.attempts += 1
-                attempt_dir = os.path.join(job.state_dir, "attempt-%d" % job.attempts)
-                job.handle = start(job.argv, timeout_s, attempt_dir, timeout_bin, env=env)
-                if started is not None:
-                    started(job.handle)
+                if now >= self.retry_at[id(job)]:
+                    start_attempt(job)
                 continue
-            outcome = detached.outcome(job.handle)
+            outcome = ended(job.handle)
             if outcome is None:
-                if detached.alive(job.handle) or detached.supervisor_alive(job.handle):
-                    # still running, or the tool has just exited and its supervisor is writing the exit
-                    # code (issue 13: that window was taken as "killed" and ended the retries early)
-                    continue
-                # tool and supervisor gone without an rc file (killed from outside): take what it printed
-                outcome = detached.outcome(job.handle) or {"rc": None}
+                continue
             text = text_of(job.handle)
             rc = outcome.get("rc")
             timed_out = rc in DETACHED_TIMEOUT_RCS
-            retry = False
-            if not timed_out and rc not in (0, None):
-                try:
-                    parsed = parser.parse(text)
-                    retry = not parsed["rows"] and parsed["error_kind"] == "connect"
-                except ParseError:
-                    retry = False
-            if retry and give_up is not None and give_up():
-                retry = False
-            if retry and keep_waiting is not None and time.monotonic() + retry_delay_s >= deadline \
-                    and keep_waiting():
-                deadline = time.monotonic() + connect_timeout_s
-            if retry and time.monotonic() + retry_delay_s < deadline:
-                job.handle = None
-                retry_at[id(job)] = time.monotonic() + retry_delay_s
-                if ready is not None and ready(retry_delay_s):
-                    retry_at[id(job)] = time.monotonic()
+            if refused(text, rc, timed_out) and self.may_retry():
+                self.retry_later(job)
                 continue
             job.result = (text, rc, timed_out)
-            pending.remove(job)
-        if pending:
-            time.sleep(poll_s)
+            self.pending.remove(job)
+
+    def may_retry(self):
+        """Whether a refused client re-starts: not when its server's host is gone, nor past the deadline (which
+        ``keep_waiting`` may push back once more)."""
+        if self.give_up is not None and self.give_up():
+            return False
+        if self.keep_waiting is not None and time.monotonic() + self.retry_delay_s >= self.deadline \
+                and self.keep_waiting():
+            self.deadline = time.monotonic() + self.connect_timeout_s
+        return time.monotonic() + self.retry_delay_s < self.deadline
+
+    def retry_later(self, job):
+        job.handle = None
+        self.retry_at[id(job)] = time.monotonic() + self.retry_delay_s
+        if self.ready is not None and self.ready(self.retry_delay_s):
+            self.retry_at[id(job)] = time.monotonic()
 
 
 def collect(job, wait_s):
