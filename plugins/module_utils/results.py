@@ -144,20 +144,13 @@ def error(check, reason, raw=None, **kwargs):
     return make(check, "error", reason=reason, raw=raw, **kwargs)
 
 
-def validate(record):
-    """Return a list of contract problems (empty when the record is valid).
+def _field_names(record):
+    problems = ["unknown field %r" % key for key in record if key not in FIELDS]
+    return problems + ["missing field %r" % key for key in ("check", "status") if key not in record]
 
-    Mirrors docs/results.schema.json without needing jsonschema on the target.
-    """
+
+def _check_and_status(record):
     problems = []
-    if not isinstance(record, dict):
-        return ["record is %s, not a dict" % type(record).__name__]
-    for key in record:
-        if key not in FIELDS:
-            problems.append("unknown field %r" % key)
-    for key in ("check", "status"):
-        if key not in record:
-            problems.append("missing field %r" % key)
     check = record.get("check")
     if not isinstance(check, str) or not CHECK_RE.match(check):
         problems.append("check %r is not family.name with family in %s" % (check, ", ".join(FAMILIES)))
@@ -169,13 +162,18 @@ def validate(record):
         problems.append("reason must be a string")
     if status in ("warn", "fail", "skip", "error") and not reason:
         problems.append("a %s record must say why (reason)" % status)
-    for key in ("host", "peer", "target", "started", "raw"):
-        if record.get(key) is not None and not isinstance(record[key], str):
-            problems.append("%s must be a string or null" % key)
-    for key in ("metrics", "expect", "facts", "params", "tool"):
-        value = record.get(key, {})
-        if not isinstance(value, dict):
-            problems.append("%s must be a mapping" % key)
+    return problems
+
+
+def _field_types(record):
+    problems = ["%s must be a string or null" % key for key in ("host", "peer", "target", "started", "raw")
+                if record.get(key) is not None and not isinstance(record[key], str)]
+    return problems + ["%s must be a mapping" % key for key in ("metrics", "expect", "facts", "params", "tool")
+                       if not isinstance(record.get(key, {}), dict)]
+
+
+def _metric_values(record):
+    problems = []
     metrics = record.get("metrics")
     for name, value in (metrics.items() if isinstance(metrics, dict) else ()):
         if not isinstance(name, str) or not METRIC_RE.match(name):
@@ -184,16 +182,41 @@ def validate(record):
             problems.append("metric %s must be a number or null, not %s" % (name, type(value).__name__))
         elif not _finite(value):
             problems.append("metric %s is not a finite number (%s)" % (name, value))
+    return problems
+
+
+def _fact_values(record):
     facts = record.get("facts")
-    for name, value in (facts.items() if isinstance(facts, dict) else ()):
-        if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
-            problems.append("fact %s has a non-JSON type %s" % (name, type(value).__name__))
+    return ["fact %s has a non-JSON type %s" % (name, type(value).__name__)
+            for name, value in (facts.items() if isinstance(facts, dict) else ())
+            if value is not None and not isinstance(value, (str, int, float, bool, list, dict))]
+
+
+def _series_and_duration(record):
+    problems = []
     series = record.get("series", [])
     if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
         problems.append("series must be a list of mappings (one per row of the tool's table)")
     duration = record.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
         problems.append("duration_s must be a non-negative number or null")
+    return problems
+
+
+# validate's field checks in the order their problems are listed: each record -> [problem]
+_FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, _fact_values, _series_and_duration)
+
+
+def validate(record):
+    """Return a list of contract problems (empty when the record is valid).
+
+    Mirrors docs/results.schema.json without needing jsonschema on the target.
+    """
+    if not isinstance(record, dict):
+        return ["record is %s, not a dict" % type(record).__name__]
+    problems = []
+    for field_check in _FIELD_CHECKS:
+        problems.extend(field_check(record))
     return problems
 
 
