@@ -70,7 +70,8 @@ class Run(object):
 def find_tool(module, name, path=None, hint=None, required=True):
     """Absolute path of a tool: an explicit path (file or directory) wins, else PATH.
 
-    An explicit path must pass statedir.trusted_file (StateError otherwise).
+    An explicit path must pass statedir.trusted_file (StateError otherwise); it is returned as given (absolute),
+    links not resolved.
 
     Returns None when absent and not required; raises ToolMissing (with the hint) otherwise.
     """
@@ -79,7 +80,10 @@ def find_tool(module, name, path=None, hint=None, required=True):
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             # a path the user names is executed (often as root): it and every directory on its way must be
             # writable by nobody but root and the user (statedir.trusted_file; StateError says which rule)
-            return statedir.trusted_file(os.path.abspath(candidate), what=name)
+            # The path as given is returned, not the resolved one: a virtualenv's python is a link to the system
+            # interpreter, and run through the resolved path it loses the virtualenv (its site-packages)
+            statedir.trusted_file(os.path.abspath(candidate), what=name)
+            return os.path.abspath(candidate)
         if required:
             raise ToolMissing("%s not found or not executable at %s%s" % (name, candidate, _hint(hint)))
         return None
