@@ -45,8 +45,8 @@ def parse_os_release(text):
     return out
 
 
-def parse_cpuinfo(text):
-    """/proc/cpuinfo -> {model, logical_cpus, sockets, cores_per_socket, vendor, flags_of_interest}."""
+def _cpuinfo_blocks(text):
+    """/proc/cpuinfo -> its blank-line separated blocks, each {key: value}."""
     blocks, current = [], {}
     for line in _text(text, "cpuinfo").splitlines():
         if not line.strip():
@@ -60,6 +60,11 @@ def parse_cpuinfo(text):
         current[key.strip()] = value.strip()
     if current:
         blocks.append(current)
+    return blocks
+
+
+def _cpu_entries(blocks):
+    """The blocks that describe one logical CPU each (a numbered 'processor'); ParseError when there are none."""
     cpus = [b for b in blocks if "processor" in b]
     if not cpus:
         raise ParseError("cpuinfo: no 'processor' entries")
@@ -67,14 +72,25 @@ def parse_cpuinfo(text):
     cpus = [c for c in cpus if is_uint(c["processor"])]
     if not cpus:
         raise ParseError("cpuinfo: no numbered 'processor' entries")
-    first = cpus[0]
-    model = first.get("model name") or first.get("Model") or first.get("cpu") or \
+    return cpus
+
+
+def _cpu_model(first, blocks):
+    """The first CPU's 'model name', 'Model' or 'cpu', else a header block's 'Hardware' or 'Processor' (old arm)."""
+    return first.get("model name") or first.get("Model") or first.get("cpu") or \
         next((b.get("Hardware") or b.get("Processor") for b in blocks if b.get("Hardware") or b.get("Processor")), None)
+
+
+def parse_cpuinfo(text):
+    """/proc/cpuinfo -> {model, logical_cpus, sockets, cores_per_socket, vendor, flags_of_interest}."""
+    blocks = _cpuinfo_blocks(text)
+    cpus = _cpu_entries(blocks)
+    first = cpus[0]
     sockets = set(c.get("physical id") for c in cpus if c.get("physical id") is not None)
     cores = first.get("cpu cores")
     flags = set((first.get("flags") or first.get("Features") or "").split())
     return {
-        "model": model,
+        "model": _cpu_model(first, blocks),
         "vendor": first.get("vendor_id") or first.get("CPU implementer"),
         "logical_cpus": len(cpus),
         "sockets": len(sockets) or None,
