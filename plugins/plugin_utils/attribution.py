@@ -58,6 +58,7 @@ Controller-only (plugin_utils), no Ansible types.
 
 from __future__ import annotations
 
+import collections
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
@@ -204,13 +205,203 @@ def attribute(edges, low, min_edges, node_fraction):
     return nodes, links
 
 
+class Matrix:
+    """The decision over one matrix (one pairwise check on one rail), data only, no sentence: which nodes and
+    links are bad, and from which pair results. Built by :func:`judge`; the reasons (``_*_reason``) and the
+    records and findings (:func:`_matrix_output`) are made from it."""
+
+    def __init__(self, check, target, group, scored, attributed, low_pct):
+        self.check, self.target, self.low_pct = check, target, low_pct
+        self.metric, self.direction = group["metric"], group["direction"]
+        self.entries = group["edges"]               # pair -> the measurements of the pair (collect_edges)
+        self.edges, self.median, self.limit, self.low = scored      # see score()
+        self.nodes, self.links = attributed         # see attribute()
+        self.failed = dict((pair, _failed(self.entries[pair], value)) for pair, value in self.edges.items())
+        self.incident = {}                          # host -> its pairs
+        for pair in self.edges:
+            for host in pair:
+                self.incident.setdefault(host, []).append(pair)
+        self.pending = {}       # host -> [(other end, pair)] of its low pairs that need confirmation, in link order
+        for pair, confirmed in self.links:
+            if not confirmed:
+                a, b = sorted(pair)
+                self.pending.setdefault(a, []).append((b, pair))
+                self.pending.setdefault(b, []).append((a, pair))
+
+    def peers(self, host, low=None):
+        """The other ends of the host's pairs, sorted: all of them, or only the low (``low=True``) or good ones."""
+        return sorted(next(iter(p - {host})) for p in self.incident[host] if low is None or bool(self.low[p]) == low)
+
+    def low_count(self, host):
+        return sum(1 for p in self.incident[host] if self.low[p])
+
+    def failed_count(self, host):
+        """Low pairs of the host whose (worse) measurement failed its own expectation or measured nothing."""
+        return sum(1 for p in self.incident[host] if self.low[p] and self.failed[p])
+
+    def verdict(self, host):
+        """``node`` (a suspect node), ``error`` (a suspect node none of whose pairs measured anything: the check
+        could not run there), ``node_or_link`` (an end of a low pair not attributed yet) or ``healthy``."""
+        if host in self.nodes:
+            return "error" if all(self.edges[p] is None for p in self.incident[host]) else "node"
+        return "node_or_link" if host in self.pending else "healthy"
+
+
+Settings = collections.namedtuple("Settings", "low_pct min_edges node_fraction mad_k")
+
+
+def settings(config):
+    """The attribution numbers of an analysis config (defaults: thresholds.ATTRIBUTION)."""
+    return Settings(float(_conf(config, "attribution_low_pct")), int(_conf(config, "attribution_min_edges")),
+                    float(_conf(config, "attribution_node_fraction")), float(_conf(config, "attribution_mad_k")))
+
+
+def judge(check, target, group, opts):
+    """The decision over one matrix of :func:`collect_edges` (pure): a :class:`Matrix`."""
+    scored = score(group, opts.low_pct, opts.mad_k)
+    edges, _median, _limit, low = scored
+    return Matrix(check, target, group, scored, attribute(edges, low, opts.min_edges, opts.node_fraction),
+                  opts.low_pct)
+
+
+# --- the sentences: reasons made from a Matrix ---
+
 def _fmt(value):
     return "error" if value is None else ("%.2f" % value).rstrip("0").rstrip(".")
+
+
+def _unit(metric):
+    return "Gbit/s" if metric.endswith("_gbit_s") else ("us" if metric.endswith("_us") else "")
+
+
+def _rail(target):
+    return " on %s" % target if target else ""
+
+
+def _bound(m):
+    """``below 350 Gbit/s (90 % of the fleet median 390 Gbit/s of rdma.ib_write_bw on mlx5_0)``."""
+    unit = _unit(m.metric)
+    return "%s %s %s (%s %% of the fleet median %s %s of %s%s)" % (
+        "below" if m.direction == "higher" else "above", _fmt(m.limit), unit,
+        _fmt(100.0 * m.limit / m.median) if m.median else "?", _fmt(m.median), unit, m.check, _rail(m.target))
+
+
+def _link_reason(m, pair, confirmed):
+    a, b = sorted(pair)
+    value, entries, unit, rail = m.edges[pair], m.entries[pair], _unit(m.metric), _rail(m.target)
+    what = "%s %s %s is %s" % (m.metric, _fmt(value), unit, _bound(m))
+    if m.failed[pair] and value is not None:
+        what = "%s %s %s failed its expectation (%s)" % (
+            m.metric, _fmt(value), unit, next((e["reason"] for e in entries if e["value"] == value and e["reason"]),
+                                              "no reason given"))
+    if confirmed:
+        return ("suspect link %s <-> %s%s: %s while both ends are healthy with other peers: "
+                "the link (cable, port, switch path) is the suspect, not the nodes" % (a, b, rail, what))
+    if value is None:
+        return ("%s <-> %s%s: the pair failed (no measurement) and no other pair explains it; "
+                "re-test the pair and both ends with known-good peers (confirmation pass)" % (a, b, rail))
+    return ("%s <-> %s%s: %s; an end has no other good pair to compare with, so node "
+            "or link cannot be told apart yet (run the confirmation pass)" % (a, b, rail, what))
 
 
 def _node_reason(host, bad, total, failed_count, rail, bound):
     return ("%d of %d pairs of %s%s are low or failed (%d below their own expectation or not measured; low = %s): "
             "the node is the common factor" % (bad, total, host, rail, failed_count, bound))
+
+
+def _error_reason(m, host):
+    errors = [e["reason"] for p in m.incident[host] for e in m.entries[p] if e["reason"]]
+    return "none of the %d pairs of %s%s measured anything: %s" % (
+        m.nodes[host][1], host, _rail(m.target), errors[0] if errors else "every pair failed without a reason")
+
+
+def _pending_reason(m, host, link_reasons):
+    others = sorted(set(other for other, _pair in m.pending[host]))
+    return "needs confirmation: %s; %s" % (
+        "; ".join(link_reasons[pair] for _other, pair in m.pending[host][:3]),
+        "re-test %s and %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)"
+        % (host, ", ".join(others[:MAX_EVIDENCE_PEERS])))
+
+
+def _healthy_reason(m, host):
+    explained = m.peers(host, low=True)
+    if not explained:
+        return None
+    return ("%d of %d pairs of %s%s are low; each is explained by a suspect node or a suspect "
+            "link (%s)" % (m.low_count(host), len(m.incident[host]), host, _rail(m.target), ", ".join(explained[:5])))
+
+
+# --- the records and findings of a Matrix ---
+
+def _node_finding(m, host):
+    bad, total = m.nodes[host]
+    low_peers = [(peer, m.edges[frozenset((host, peer))]) for peer in m.peers(host, low=True)]
+    evidence = {
+        "metric": m.metric, "fleet_median": m.median, "limit": m.limit, "low_pct": m.low_pct,
+        "low_pairs": bad, "pairs": total, "failed_pairs": m.failed_count(host),
+        "low_peers": dict(low_peers[:MAX_EVIDENCE_PEERS]),
+        "good_peers": m.peers(host, low=False)[:MAX_EVIDENCE_PEERS],
+    }
+    return analysis.finding("node", m.check, [host], target=m.target, evidence=evidence)
+
+
+def _link_finding(m, pair, confirmed):
+    evidence = {"metric": m.metric, "value": m.edges[pair], "fleet_median": m.median, "limit": m.limit,
+                "low_pct": m.low_pct, "failed": m.failed[pair],
+                "needs_confirmation": not confirmed,
+                "errors": [e["reason"] for e in m.entries[pair] if e["status"] == "error"][:3]}
+    return analysis.finding("link", m.check, sorted(pair), target=m.target, evidence=evidence)
+
+
+def _link_records(m, pair, reason):
+    """The ``<check>.link`` warn on each end of a confirmed suspect link."""
+    a, b = sorted(pair)
+    metrics = {"fleet_median_" + m.metric: m.median}
+    if m.edges[pair] is not None:
+        metrics[m.metric] = m.edges[pair]
+    return [analysis.record(NAME, m.check + ".link", "warn", end, peer=other, reason=reason, target=m.target,
+                            metrics=metrics, facts={"attribution": "link", "measured_check": m.check, "link": [a, b]})
+            for end, other in ((a, b), (b, a))]
+
+
+def _host_record(m, host, link_reasons):
+    """The ``<check>.node`` record of one host of the matrix: its verdict for the check and rail."""
+    metrics = {"low_pairs_count": m.low_count(host), "pairs_count": len(m.incident[host]),
+               "fleet_median_" + m.metric: m.median}
+    facts = {"measured_check": m.check}
+    verdict = m.verdict(host)
+    if verdict in ("node", "error"):
+        bad, total = m.nodes[host]
+        facts.update({"attribution": "node", "low_peers": m.peers(host, low=True)[:MAX_EVIDENCE_PEERS]})
+        if verdict == "error":
+            # nothing was measured at all (the tool is missing, the device cannot be opened):
+            # the check could not run on this node, which is an error, not a measured fail
+            status, reason = "error", _error_reason(m, host)
+        else:
+            status, reason = "fail", _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m))
+    elif verdict == "node_or_link":
+        status, reason = "warn", _pending_reason(m, host, link_reasons)
+        others = sorted(set(other for other, _pair in m.pending[host]))
+        facts.update({"attribution": "node_or_link", "suspect_pairs": others[:MAX_EVIDENCE_PEERS]})
+    else:
+        status, reason = "pass", _healthy_reason(m, host)
+        facts["attribution"] = "healthy"
+    return analysis.record(NAME, m.check + ".node", status, host, reason=reason, target=m.target, metrics=metrics,
+                           facts=facts)
+
+
+def _matrix_output(m):
+    """(records, findings) of one judged matrix: a node finding per suspect node, a link finding per low pair
+    left, a ``.node`` record per host, then the ``.link`` records of the confirmed links."""
+    findings = [_node_finding(m, host) for host in sorted(m.nodes)]
+    link_reasons, link_records = {}, []
+    for pair, confirmed in m.links:
+        link_reasons[pair] = _link_reason(m, pair, confirmed)
+        findings.append(_link_finding(m, pair, confirmed))
+        if confirmed:
+            link_records.extend(_link_records(m, pair, link_reasons[pair]))
+    new_records = [_host_record(m, host, link_reasons) for host in sorted(m.incident)]
+    return new_records + link_records, findings
 
 
 def analyze(records, config):
@@ -219,116 +410,15 @@ def analyze(records, config):
     For every matrix it judges, every host of the matrix gets one ``<check>.node`` record (its
     verdict for that check and rail) and both ends of every suspect link a ``<check>.link`` warn.
     """
-    low_pct = float(_conf(config, "attribution_low_pct"))
-    min_edges = int(_conf(config, "attribution_min_edges"))
-    node_fraction = float(_conf(config, "attribution_node_fraction"))
-    mad_k = float(_conf(config, "attribution_mad_k"))
+    opts = settings(config)
     new_records, findings = [], []
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(group["edges"]) < 2:
             continue  # one pair cannot be compared with a fleet: its records judge both ends (fleet.summarize)
-        edges, median, limit, low = score(group, low_pct, mad_k)
-        nodes, links = attribute(edges, low, min_edges, node_fraction)
-        metric, direction = group["metric"], group["direction"]
-        unit = "Gbit/s" if metric.endswith("_gbit_s") else ("us" if metric.endswith("_us") else "")
-        word = "below" if direction == "higher" else "above"
-        bound = "%s %s %s (%s %% of the fleet median %s %s of %s%s)" % (
-            word, _fmt(limit), unit, _fmt(100.0 * limit / median) if median else "?", _fmt(median), unit,
-            check, " on %s" % target if target else "")
-        rail = " on %s" % target if target else ""
-        median_key = "fleet_median_" + metric
-        incident = {}
-        for pair in edges:
-            for host in pair:
-                incident.setdefault(host, []).append(pair)
-        pending = {}        # host -> [other ends of its low pairs that need confirmation]
-        for host in sorted(nodes):
-            bad, total = nodes[host]
-            peers = sorted(next(iter(p - {host})) for p in edges if host in p)
-            low_peers = [(peer, edges[frozenset((host, peer))]) for peer in peers if low[frozenset((host, peer))]]
-            failed_count = sum(1 for peer, _v in low_peers
-                               if _failed(group["edges"][frozenset((host, peer))], edges[frozenset((host, peer))]))
-            evidence = {
-                "metric": metric, "fleet_median": median, "limit": limit, "low_pct": low_pct,
-                "low_pairs": bad, "pairs": total, "failed_pairs": failed_count,
-                "low_peers": dict((p, v) for p, v in low_peers[:MAX_EVIDENCE_PEERS]),
-                "good_peers": [p for p in peers if not low[frozenset((host, p))]][:MAX_EVIDENCE_PEERS],
-            }
-            findings.append(analysis.finding("node", check, [host], target=target, evidence=evidence))
-        link_records = []
-        for pair, confirmed in links:
-            a, b = sorted(pair)
-            value = edges[pair]
-            entries = group["edges"][pair]
-            failed = _failed(entries, value)
-            what = "%s %s %s is %s" % (metric, _fmt(value), unit, bound)
-            if failed and value is not None:
-                what = "%s %s %s failed its expectation (%s)" % (
-                    metric, _fmt(value), unit, next((e["reason"] for e in entries
-                                                     if e["value"] == value and e["reason"]), "no reason given"))
-            if confirmed:
-                reason = ("suspect link %s <-> %s%s: %s while both ends are healthy with other peers: "
-                          "the link (cable, port, switch path) is the suspect, not the nodes" % (a, b, rail, what))
-            elif value is None:
-                reason = ("%s <-> %s%s: the pair failed (no measurement) and no other pair explains it; "
-                          "re-test the pair and both ends with known-good peers (confirmation pass)"
-                          % (a, b, rail))
-            else:
-                reason = ("%s <-> %s%s: %s; an end has no other good pair to compare with, so node "
-                          "or link cannot be told apart yet (run the confirmation pass)" % (a, b, rail, what))
-            evidence = {"metric": metric, "value": value, "fleet_median": median, "limit": limit,
-                        "low_pct": low_pct, "failed": failed,
-                        "needs_confirmation": not confirmed,
-                        "errors": [e["reason"] for e in entries if e["status"] == "error"][:3]}
-            findings.append(analysis.finding("link", check, [a, b], target=target, evidence=evidence))
-            if not confirmed:
-                pending.setdefault(a, []).append((b, reason))
-                pending.setdefault(b, []).append((a, reason))
-                continue
-            metrics = {median_key: median}
-            if value is not None:
-                metrics[metric] = value
-            for end, other in ((a, b), (b, a)):
-                link_records.append(analysis.record(
-                    NAME, check + ".link", "warn", end, peer=other, reason=reason, target=target,
-                    metrics=metrics, facts={"attribution": "link", "measured_check": check, "link": [a, b]}))
-        for host in sorted(incident):
-            pairs = incident[host]
-            low_count = sum(1 for p in pairs if low[p])
-            metrics = {"low_pairs_count": low_count, "pairs_count": len(pairs), median_key: median}
-            facts = {"measured_check": check}
-            if host in nodes:
-                bad, total = nodes[host]
-                low_peers = sorted(next(iter(p - {host})) for p in pairs if low[p])
-                failed_count = sum(1 for p in pairs if low[p] and _failed(group["edges"][p], edges[p]))
-                status, reason = "fail", _node_reason(host, bad, total, failed_count, rail, bound)
-                facts.update({"attribution": "node", "low_peers": low_peers[:MAX_EVIDENCE_PEERS]})
-                if all(edges[p] is None for p in pairs):
-                    # nothing was measured at all (the tool is missing, the device cannot be opened):
-                    # the check could not run on this node, which is an error, not a measured fail
-                    errors = [e["reason"] for p in pairs for e in group["edges"][p] if e["reason"]]
-                    status = "error"
-                    reason = "none of the %d pairs of %s%s measured anything: %s" % (
-                        total, host, rail, errors[0] if errors else "every pair failed without a reason")
-            elif host in pending:
-                others = sorted(set(other for other, _why in pending[host]))
-                status = "warn"
-                reason = "needs confirmation: %s; %s" % (
-                    "; ".join(why for _other, why in pending[host][:3]),
-                    "re-test %s and %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)"
-                    % (host, ", ".join(others[:MAX_EVIDENCE_PEERS])))
-                facts.update({"attribution": "node_or_link", "suspect_pairs": others[:MAX_EVIDENCE_PEERS]})
-            else:
-                status, reason = "pass", None
-                explained = sorted(next(iter(p - {host})) for p in pairs if low[p])
-                facts["attribution"] = "healthy"
-                if explained:
-                    reason = ("%d of %d pairs of %s%s are low; each is explained by a suspect node or a suspect "
-                              "link (%s)" % (low_count, len(pairs), host, rail, ", ".join(explained[:5])))
-            new_records.append(analysis.record(
-                NAME, check + ".node", status, host, reason=reason, target=target, metrics=metrics, facts=facts))
-        new_records.extend(link_records)
+        matrix_records, matrix_findings = _matrix_output(judge(check, target, group, opts))
+        new_records.extend(matrix_records)
+        findings.extend(matrix_findings)
     return new_records, findings
 
 
