@@ -216,6 +216,102 @@ def _port(hca, number, raw, netdevs):
 _GID_LINE_RE = re.compile(r"^GID\[\s*(\d+)\]:\s*(\S+?)(?:,\s*(.+))?$")
 
 
+def _ibv_listing(lines):
+    """``ibv_devinfo -l`` ('N HCAs found:' then one name a line) -> [{hca_id, ports: []}]; None for other outputs."""
+    listing = re.match(r"^\s*(\d+) HCAs? found:\s*$", lines[0]) if lines else None
+    if not listing:
+        return None
+    names = [line.strip() for line in lines[1:] if line.strip()]
+    if len(names) != int(listing.group(1)):
+        raise ParseError("ibv_devinfo -l says %s HCAs but lists %d" % (listing.group(1), len(names)))
+    return [{"hca_id": name, "ports": []} for name in names]
+
+
+class _DevinfoReader:
+    """One ``ibv_devinfo [-v]`` dump: the HCA blocks read so far, the block and port block open, and the key
+    last set (where a flag list printed on continuation lines belongs)."""
+
+    def __init__(self):
+        self.hcas = []
+        self.hca = None
+        self.port = None
+        self.last_key = None
+
+    def feed(self, line):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("libibverbs: Warning"):
+            return
+        if stripped.startswith("hca_id:"):
+            self._start_hca(line, stripped)
+            return
+        if self.hca is None:
+            raise ParseError("ibv_devinfo: line before any hca_id: %s" % _quote(line))
+        if stripped == "Device ports:":
+            return
+        for read in (self._port_line, self._gid_line, self._key_value, self._continuation):
+            if read(line, stripped):
+                return
+        # lines such as 'core clock not supported' or 'log atomic arg sizes (mask)\t0x8'
+        self.hca.setdefault("notes", []).append(stripped)
+
+    def _start_hca(self, line, stripped):
+        name = stripped[len("hca_id:"):].strip()
+        if not name:
+            raise ParseError("ibv_devinfo: hca_id without a name: %s" % _quote(line))
+        self.hca = {"hca_id": name, "ports": []}
+        self.hcas.append(self.hca)
+        self.port, self.last_key = None, None
+
+    def _port_line(self, unused_line, stripped):
+        match = re.match(r"^port:\s*(\d+)$", stripped)
+        if not match:
+            return False
+        self.port = {"port": int(match.group(1)), "gids": []}
+        self.hca["ports"].append(self.port)
+        self.last_key = None
+        return True
+
+    def _gid_line(self, line, stripped):
+        match = _GID_LINE_RE.match(stripped)
+        if not match:
+            return False
+        if self.port is None:
+            raise ParseError("ibv_devinfo: GID line outside a port block: %s" % _quote(line))
+        self.port["gids"].append({"index": int(match.group(1)), "gid": match.group(2),
+                                  "type": gid_type(match.group(3)) if match.group(3) else None,
+                                  "ipv4": gid_ipv4(match.group(2))})
+        return True
+
+    def _key_value(self, line, stripped):
+        match = re.match(r"^([A-Za-z_][\w ()\-]*?):\s*(.*)$", stripped) or \
+            re.match(r"^([A-Za-z_]\w*)\s*=\s*(.*)$", stripped)
+        if not match:
+            return False
+        key, value = match.group(1).strip(), match.group(2).strip()
+        # a port block ends where the HCA-level keys resume at one tab (verbose MLNX_OFED dumps)
+        if self.port is not None and line.startswith("\t") and not line.startswith("\t\t"):
+            self.port = None
+        target = self.port if self.port is not None else self.hca
+        target[key] = value
+        self.last_key = (target, key)
+        return True
+
+    def _continuation(self, line, stripped):
+        if self.last_key is None or not (line.startswith("\t\t") or line.startswith("        ")):
+            return False
+        owner, key = self.last_key
+        owner.setdefault(key + "_list", []).append(stripped)
+        return True
+
+
+def _check_port_counts(hcas):
+    for item in hcas:
+        count = item.get("phys_port_cnt")
+        if count and is_uint(count) and item["ports"] and len(item["ports"]) > int(count):
+            raise ParseError("ibv_devinfo: %s lists %d ports but phys_port_cnt is %s"
+                             % (item["hca_id"], len(item["ports"]), count))
+
+
 def parse_ibv_devinfo(text):
     """``ibv_devinfo [-v] [-l]`` -> list of {hca_id, <fields>, ports: [{port, <fields>, gids}]}.
 
@@ -228,72 +324,16 @@ def parse_ibv_devinfo(text):
     if any(marker in text for marker in NO_DEVICE_MARKERS) and "hca_id:" not in text:
         return []
     lines = text.splitlines()
-    listing = re.match(r"^\s*(\d+) HCAs? found:\s*$", lines[0]) if lines else None
-    if listing:
-        names = [line.strip() for line in lines[1:] if line.strip()]
-        if len(names) != int(listing.group(1)):
-            raise ParseError("ibv_devinfo -l says %s HCAs but lists %d" % (listing.group(1), len(names)))
-        return [{"hca_id": name, "ports": []} for name in names]
-    hcas = []
-    hca = port = None
-    last_key = None
+    listing = _ibv_listing(lines)
+    if listing is not None:
+        return listing
+    reader = _DevinfoReader()
     for line in lines:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("libibverbs: Warning"):
-            continue
-        if stripped.startswith("hca_id:"):
-            name = stripped[len("hca_id:"):].strip()
-            if not name:
-                raise ParseError("ibv_devinfo: hca_id without a name: %s" % _quote(line))
-            hca = {"hca_id": name, "ports": []}
-            hcas.append(hca)
-            port, last_key = None, None
-            continue
-        if hca is None:
-            raise ParseError("ibv_devinfo: line before any hca_id: %s" % _quote(line))
-        if stripped == "Device ports:":
-            continue
-        match = re.match(r"^port:\s*(\d+)$", stripped)
-        if match:
-            port = {"port": int(match.group(1)), "gids": []}
-            hca["ports"].append(port)
-            last_key = None
-            continue
-        target = port if port is not None else hca
-        match = _GID_LINE_RE.match(stripped)
-        if match:
-            if port is None:
-                raise ParseError("ibv_devinfo: GID line outside a port block: %s" % _quote(line))
-            port["gids"].append({"index": int(match.group(1)), "gid": match.group(2),
-                                 "type": gid_type(match.group(3)) if match.group(3) else None,
-                                 "ipv4": gid_ipv4(match.group(2))})
-            continue
-        match = re.match(r"^([A-Za-z_][\w ()\-]*?):\s*(.*)$", stripped) or \
-            re.match(r"^([A-Za-z_]\w*)\s*=\s*(.*)$", stripped)
-        if match:
-            key, value = match.group(1).strip(), match.group(2).strip()
-            # a port block ends where the HCA-level keys resume at one tab (verbose MLNX_OFED dumps)
-            if port is not None and line.startswith("\t") and not line.startswith("\t\t"):
-                port, target = None, hca
-            target[key] = value
-            last_key = (target, key)
-            continue
-        if last_key is not None and (line.startswith("\t\t") or line.startswith("        ")):
-            owner, key = last_key
-            owner.setdefault(key + "_list", []).append(stripped)
-            continue
-        # lines such as 'core clock not supported' or 'log atomic arg sizes (mask)\t0x8'
-        hca.setdefault("notes", []).append(stripped)
-    if not hcas and text.strip():
+        reader.feed(line)
+    if not reader.hcas and text.strip():
         raise ParseError("ibv_devinfo: no hca_id block found; first line %s" % _quote(lines[0] if lines else ""))
-    for item in hcas:
-        count = item.get("phys_port_cnt")
-        if count and is_uint(count) and item["ports"] and len(item["ports"]) > int(count):
-            raise ParseError("ibv_devinfo: %s lists %d ports but phys_port_cnt is %s"
-                             % (item["hca_id"], len(item["ports"]), count))
-    return hcas
+    _check_port_counts(reader.hcas)
+    return reader.hcas
 
 
 # --------------------------------------------------------------------------- show_gids
