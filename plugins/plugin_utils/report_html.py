@@ -138,51 +138,73 @@ def _pairs_text(mapping, limit=6):
     return text + (" ..." if len(items) > limit else "")
 
 
+def _node_text(ev, _hosts):
+    text = "suspect node: %s of %s pairs low (%s failed); %s fleet median %s, limit %s" % (
+        fmt(ev.get("low_pairs")), fmt(ev.get("pairs")), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
+        fmt(ev.get("fleet_median")), fmt(ev.get("limit")))
+    if ev.get("low_peers"):
+        text += "; low with: " + _pairs_text(ev["low_peers"])
+    if ev.get("good_peers"):
+        text += "; good with: " + _hosts_text(ev["good_peers"], 4)
+    return text
+
+
+def _link_text(ev, hosts):
+    text = "%s link %s: %s %s vs fleet median %s (limit %s)%s" % (
+        "suspect" if not ev.get("needs_confirmation") else "unconfirmed low",
+        " <-> ".join(hosts), ev.get("metric") or "", fmt(ev.get("value")), fmt(ev.get("fleet_median")),
+        fmt(ev.get("limit")), "; failed its expectation" if ev.get("failed") else "")
+    if ev.get("needs_confirmation"):
+        text += "; needs the confirmation pass (node or link cannot be told apart yet)"
+    if ev.get("errors"):
+        text += "; errors: " + "; ".join(str(e) for e in ev["errors"])
+    return text
+
+
+def _drift_text(ev, _hosts):
+    sizes = ev.get("group_sizes") or {}
+    total = sum(v for v in sizes.values() if isinstance(v, int))
+    expected = ev.get("expected")
+    others = [(value, sizes.get(value, 0), (ev.get("groups") or {}).get(value) or [])
+              for value in sizes if value != expected]
+    others.sort(key=lambda x: x[1])
+    return "%s: expected %s (%s, %s of %s hosts); %s" % (
+        ev.get("subject") or ev.get("fact"), fmt(expected), ev.get("source") or "majority",
+        fmt(sizes.get(expected)) if expected in sizes else "0", total,
+        "; ".join("%s on %d host%s (%s)" % (fmt(v), n, "" if n == 1 else "s", _hosts_text(hs, 5))
+                  for v, n, hs in others[:5]) or "no deviating host")
+
+
+def _outlier_text(ev, _hosts):
+    return "%s below the fleet: median %s, limit %s (%s samples%s)" % (
+        ev.get("metric") or "", fmt(ev.get("median")), fmt(ev.get("limit")), fmt(ev.get("samples")),
+        (", %s" % ev["shape"]) if ev.get("shape") else "")
+
+
+def _evidence_text(ev, _hosts):
+    return "; ".join("%s: %s" % (k, fmt(v)[:200]) for k, v in sorted(ev.items()))
+
+
+# kind -> (its status: a word, or a function of the evidence; its sentence: a function of (evidence, hosts));
+# a kind not listed is a warn whose evidence is listed field by field
+_FINDING_KINDS = {
+    "node": ("fail", _node_text),
+    "link": ("warn", _link_text),
+    "drift": (lambda ev: ev.get("status") or "warn", _drift_text),
+    "fleet_outlier": ("warn", _outlier_text),
+    "required_not_run": ("fail", _evidence_text),
+}
+_OTHER_KIND = ("warn", _evidence_text)
+
+
 def finding_row(item):
     """{kind, status, check, target, hosts, text}: what one finding says, in one readable sentence."""
     ev = item.get("evidence") or {}
     kind = item.get("kind") or "?"
     hosts = item.get("hosts") or []
-    status = "warn"
-    if kind == "node":
-        status = "fail"
-        text = "suspect node: %s of %s pairs low (%s failed); %s fleet median %s, limit %s" % (
-            fmt(ev.get("low_pairs")), fmt(ev.get("pairs")), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
-            fmt(ev.get("fleet_median")), fmt(ev.get("limit")))
-        if ev.get("low_peers"):
-            text += "; low with: " + _pairs_text(ev["low_peers"])
-        if ev.get("good_peers"):
-            text += "; good with: " + _hosts_text(ev["good_peers"], 4)
-    elif kind == "link":
-        text = "%s link %s: %s %s vs fleet median %s (limit %s)%s" % (
-            "suspect" if not ev.get("needs_confirmation") else "unconfirmed low",
-            " <-> ".join(hosts), ev.get("metric") or "", fmt(ev.get("value")), fmt(ev.get("fleet_median")),
-            fmt(ev.get("limit")), "; failed its expectation" if ev.get("failed") else "")
-        if ev.get("needs_confirmation"):
-            text += "; needs the confirmation pass (node or link cannot be told apart yet)"
-        if ev.get("errors"):
-            text += "; errors: " + "; ".join(str(e) for e in ev["errors"])
-    elif kind == "drift":
-        status = ev.get("status") or "warn"
-        sizes = ev.get("group_sizes") or {}
-        total = sum(v for v in sizes.values() if isinstance(v, int))
-        expected = ev.get("expected")
-        others = [(value, sizes.get(value, 0), (ev.get("groups") or {}).get(value) or [])
-                  for value in sizes if value != expected]
-        others.sort(key=lambda x: x[1])
-        text = "%s: expected %s (%s, %s of %s hosts); %s" % (
-            ev.get("subject") or ev.get("fact"), fmt(expected), ev.get("source") or "majority",
-            fmt(sizes.get(expected)) if expected in sizes else "0", total,
-            "; ".join("%s on %d host%s (%s)" % (fmt(v), n, "" if n == 1 else "s", _hosts_text(hs, 5))
-                      for v, n, hs in others[:5]) or "no deviating host")
-    elif kind == "fleet_outlier":
-        text = "%s below the fleet: median %s, limit %s (%s samples%s)" % (
-            ev.get("metric") or "", fmt(ev.get("median")), fmt(ev.get("limit")), fmt(ev.get("samples")),
-            (", %s" % ev["shape"]) if ev.get("shape") else "")
-    else:
-        text = "; ".join("%s: %s" % (k, fmt(v)[:200]) for k, v in sorted(ev.items()))
-        if kind in ("required_not_run",):
-            status = "fail"
+    status, sentence = _FINDING_KINDS.get(kind, _OTHER_KIND)
+    status = status(ev) if callable(status) else status
+    text = sentence(ev, hosts)
     return {"kind": kind, "status": status, "check": item.get("check") or "", "target": item.get("target") or "",
             "hosts": list(hosts), "text": text[:1200]}
 
@@ -290,7 +312,20 @@ def _expect_line(records, ykey):
     return floor, sorted(points.items())
 
 
-def _plots(records, rec_index, strings):
+def _series_points(series, xkey, ykey):
+    """{size: value} of a series' rows whose size is a positive number and value a finite number."""
+    points = {}
+    for row in series:
+        if type(row) is dict:   # pylint: disable=unidiomatic-typecheck  # (hot loop: exact types are plain JSON)
+            x, y = row.get(xkey), row.get(ykey)
+            if type(x) in _NUMBERS and type(y) in _NUMBERS and x > 0 and math.isfinite(y):  # pylint: disable=unidiomatic-typecheck
+                points[x] = y
+    return points
+
+
+def _curve_groups(records):
+    """{(check, target, y column): [(record, x column, {size: value}), ...]}: the curves of records with a series
+    of at least two points."""
     groups = {}
     for rec in records:
         series = rec.get("series")
@@ -299,113 +334,161 @@ def _plots(records, rec_index, strings):
         xkey, ykey = _series_keys(series)
         if not xkey or not ykey:
             continue
-        points = {}
-        for row in series:
-            if type(row) is dict:   # pylint: disable=unidiomatic-typecheck  # (hot loop: exact types are plain JSON)
-                x, y = row.get(xkey), row.get(ykey)
-                if type(x) in _NUMBERS and type(y) in _NUMBERS and x > 0 and math.isfinite(y):  # pylint: disable=unidiomatic-typecheck
-                    points[x] = y
+        points = _series_points(series, xkey, ykey)
         if len(points) >= 2:
             groups.setdefault((rec["check"], rec.get("target") or "", ykey), []).append((rec, xkey, points))
+    return groups
+
+
+def _band(items, sizes, col):
+    """Fleet median, p10 and p90 of the curves at each size."""
+    per_size = [[] for _size in sizes]
+    for _rec, _xk, pts in items:
+        for x, y in pts.items():
+            per_size[col[x]].append(y)
+    for values in per_size:
+        values.sort()
+    return ([rnd(_percentile(v, 50)) for v in per_size], [rnd(_percentile(v, 10)) for v in per_size],
+            [rnd(_percentile(v, 90)) for v in per_size])
+
+
+def _flagged_curves(items, top, med_top):
+    """The curves to point out: failed/errored/warned ones lowest first (at most FLAGGED_CURVES), plus, when fewer
+    than 3, up to 3 of the lowest curves that end 10% below the fleet median (``top``: the largest size)."""
+    def at_max(item):
+        pts = item[2]
+        return pts.get(top, min(pts.values()))
+
+    ranked = sorted(items, key=at_max)
+    flagged = [it for it in ranked if it[0].get("status") in ("fail", "error", "warn")][:FLAGGED_CURVES]
+    if len(flagged) < 3 and len(items) > 3 and med_top:
+        flagged += [it for it in ranked[:3] if at_max(it) < 0.9 * med_top and it not in flagged]
+    return flagged
+
+
+def _plot(check, target, ykey, items, rec_index, strings):
+    """One plot of a group of curves, or None (more than 64 sizes)."""
+    sizes = sorted(set(x for _r, _xk, pts in items for x in pts))
+    if len(sizes) > 64:
+        return None
+    col = dict((x, i) for i, x in enumerate(sizes))
+    med, p10, p90 = _band(items, sizes, col)
+    flagged = _flagged_curves(items, sizes[-1], med[-1])
+    curves = []
+    keep = items if len(items) <= CURVES_PER_GROUP else flagged
+    for rec, _xk, pts in keep:
+        ys = [pts.get(x) for x in sizes]        # the page rounds for display
+        curves.append([rec_index[id(rec)], strings(ys)])
+    floor, points = _expect_line([it[0] for it in items], ykey)
+    return {"check": check, "target": target, "x": items[0][1], "y": ykey, "n": len(items),
+            "sizes": [rnd(x) for x in sizes], "med": med, "p10": p10, "p90": p90,
+            "floor": rnd(floor) if floor is not None else None,
+            "floorAt": [[rnd(x), rnd(v)] for x, v in points if x in col],
+            "flagged": [rec_index[id(it[0])] for it in flagged], "curves": curves}
+
+
+def _plots(records, rec_index, strings):
     out = []
-    for (check, target, ykey), items in sorted(groups.items()):
-        sizes = sorted(set(x for _r, _xk, pts in items for x in pts))
-        if len(sizes) > 64:
-            continue
-        col = dict((x, i) for i, x in enumerate(sizes))
-        per_size = [[] for _size in sizes]
-        for _rec, _xk, pts in items:
-            for x, y in pts.items():
-                per_size[col[x]].append(y)
-        for values in per_size:
-            values.sort()
-        med = [rnd(_percentile(v, 50)) for v in per_size]
-        p10 = [rnd(_percentile(v, 10)) for v in per_size]
-        p90 = [rnd(_percentile(v, 90)) for v in per_size]
-        last = len(sizes) - 1
-
-        def at_max(item, last=last, sizes=sizes):
-            pts = item[2]
-            return pts.get(sizes[last], min(pts.values()))
-
-        ranked = sorted(items, key=at_max)
-        flagged = [it for it in ranked if it[0].get("status") in ("fail", "error", "warn")][:FLAGGED_CURVES]
-        if len(flagged) < 3 and len(items) > 3 and med[last]:
-            flagged += [it for it in ranked[:3] if at_max(it) < 0.9 * med[last] and it not in flagged]
-        curves = []
-        keep = items if len(items) <= CURVES_PER_GROUP else flagged
-        for rec, _xk, pts in keep:
-            ys = [pts.get(x) for x in sizes]        # the page rounds for display
-            curves.append([rec_index[id(rec)], strings(ys)])
-        floor, points = _expect_line([it[0] for it in items], ykey)
-        out.append({"check": check, "target": target, "x": items[0][1], "y": ykey, "n": len(items),
-                    "sizes": [rnd(x) for x in sizes], "med": med, "p10": p10, "p90": p90,
-                    "floor": rnd(floor) if floor is not None else None,
-                    "floorAt": [[rnd(x), rnd(v)] for x, v in points if x in col],
-                    "flagged": [rec_index[id(it[0])] for it in flagged], "curves": curves})
+    for (check, target, ykey), items in sorted(_curve_groups(records).items()):
+        plot = _plot(check, target, ykey, items, rec_index, strings)
+        if plot is not None:
+            out.append(plot)
     return out
 
 
-def _heat(records, host_idx):
+def _pair_groups(records):
+    """{(check, target): pairwise records}, without the ``.server`` side of a check whose client side is there
+    (the client's matrix shows those pairs)."""
     groups = {}
     for rec in records:
         if rec.get("peer"):
             groups.setdefault((rec["check"], rec.get("target") or ""), []).append(rec)
     checks = set(c for c, _t in groups)
-    out = []
-    for (check, target), recs in sorted(groups.items()):
-        if check.endswith(".server") and check[:-len(".server")] in checks:
-            continue            # the server side of the same pairs: the client's matrix shows them
-        metric = next((m for m in HEAT_METRICS if any(_num((r.get("metrics") or {}).get(m)) is not None
-                                                      for r in recs[:500])), None)
-        lower = bool(metric) and metric.endswith("_us")
-        values = []
-        mins = []
-        for rec in recs:
-            value = _num((rec.get("metrics") or {}).get(metric)) if metric else None
-            values.append(value)
-            rule = (rec.get("expect") or {}).get(metric) if metric else None
-            if isinstance(rule, dict) and _num(rule.get("max" if lower else "min")) is not None:
-                mins.append(rule["max" if lower else "min"])
-        measured = sorted(v for v in values if v is not None)
-        median = _percentile(measured, 50)
-        if mins:
-            ref, ref_kind = sorted(mins)[len(mins) // 2], "expectation"
-        else:
-            ref, ref_kind = median, "fleet median"
-        names = sorted(set(r.get("host") or "" for r in recs) | set(r["peer"] for r in recs))
-        pos = dict((h, i) for i, h in enumerate(names))
-        n = len(names)
-        binned = n > HEAT_FULL_MAX
-        size = int(math.ceil(n / float(HEAT_BINS))) if binned else 1
-        blocks = {}
-        worst = []
-        for rec, value in zip(recs, values):
-            status = STATUS_CODE.get(rec.get("status"), 4)
-            if value is None or not ref:
-                ratio = 0 if status >= 3 else -1
-            else:
-                ratio = (ref / value if value else 0.0) if lower else value / ref
-            i, j = pos[rec.get("host") or ""], pos[rec["peer"]]
-            key = (i // size, j // size)
-            score = (ratio if ratio >= 0 else 9.0) - (10 if status >= 3 else 0)
-            old = blocks.get(key)
-            if old is None or score < old[0]:
-                blocks[key] = (score, ratio, status)
-            worst.append((score, i, j, value, status))
-        worst.sort()
-        cells = []
-        for (bi, bj), (_score, ratio, status) in blocks.items():
-            cells.extend((bi, bj, int(round(ratio * 1000)) if ratio >= 0 else -1, status))
-        axis = ([host_idx.get(h, -1) for h in names] if not binned else
-                [[host_idx.get(names[b], -1), host_idx.get(names[min(b + size, n) - 1], -1)]
-                 for b in range(0, n, size)])
-        out.append({"check": check, "target": target, "metric": metric or "", "lower": lower, "ref": rnd(ref),
-                    "refKind": ref_kind, "median": rnd(median), "n": n, "pairs": len(recs), "bin": size,
-                    "axis": axis, "cells": cells,
-                    "worst": [[host_idx.get(names[i], -1), host_idx.get(names[j], -1), rnd(v), s]
-                              for _sc, i, j, v, s in worst[:HEAT_WORST] if _sc < 0.95]})
-    return out
+    return dict((key, recs) for key, recs in groups.items()
+                if not (key[0].endswith(".server") and key[0][:-len(".server")] in checks))
+
+
+def _heat_metric(recs):
+    """The metric a matrix is coloured by: the first of HEAT_METRICS that one of its first 500 records has."""
+    return next((m for m in HEAT_METRICS if any(_num((r.get("metrics") or {}).get(m)) is not None
+                                                for r in recs[:500])), None)
+
+
+def _heat_values(recs, metric, lower):
+    """(each record's value of the metric or None, the expectation bounds on it: max when lower is better, else min)."""
+    values = []
+    bounds = []
+    bound = "max" if lower else "min"
+    for rec in recs:
+        values.append(_num((rec.get("metrics") or {}).get(metric)) if metric else None)
+        rule = (rec.get("expect") or {}).get(metric) if metric else None
+        if isinstance(rule, dict) and _num(rule.get(bound)) is not None:
+            bounds.append(rule[bound])
+    return values, bounds
+
+
+def _heat_ratio(value, ref, lower, status):
+    """A pair's value against the reference (1 = as expected; lower is worse), or 0 / -1 (no value: bad / not bad)."""
+    if value is None or not ref:
+        return 0 if status >= 3 else -1
+    return (ref / value if value else 0.0) if lower else value / ref
+
+
+def _heat_blocks(recs, values, pos, size, ref, lower):
+    """({(block row, block column): (score, ratio, status) of its worst pair}, [(score, i, j, value, status)] sorted
+    worst first). The score is the ratio (9 when none), 10 less for a failed or errored pair."""
+    blocks = {}
+    worst = []
+    for rec, value in zip(recs, values):
+        status = STATUS_CODE.get(rec.get("status"), 4)
+        ratio = _heat_ratio(value, ref, lower, status)
+        i, j = pos[rec.get("host") or ""], pos[rec["peer"]]
+        key = (i // size, j // size)
+        score = (ratio if ratio >= 0 else 9.0) - (10 if status >= 3 else 0)
+        old = blocks.get(key)
+        if old is None or score < old[0]:
+            blocks[key] = (score, ratio, status)
+        worst.append((score, i, j, value, status))
+    worst.sort()
+    return blocks, worst
+
+
+def _heat_axis(names, host_idx, binned, size):
+    """The hosts of the axis (host indexes), or of each bin of ``size`` hosts ([first, last]) when binned."""
+    if not binned:
+        return [host_idx.get(h, -1) for h in names]
+    n = len(names)
+    return [[host_idx.get(names[b], -1), host_idx.get(names[min(b + size, n) - 1], -1)] for b in range(0, n, size)]
+
+
+def _heat_matrix(check, target, recs, host_idx):
+    """One pairwise matrix: cells coloured by the ratio of each pair's value to the expectation (else the fleet
+    median), binned (worst pair per block) above HEAT_FULL_MAX hosts, and its worst pairs."""
+    metric = _heat_metric(recs)
+    lower = bool(metric) and metric.endswith("_us")
+    values, bounds = _heat_values(recs, metric, lower)
+    median = _percentile(sorted(v for v in values if v is not None), 50)
+    if bounds:
+        ref, ref_kind = sorted(bounds)[len(bounds) // 2], "expectation"
+    else:
+        ref, ref_kind = median, "fleet median"
+    names = sorted(set(r.get("host") or "" for r in recs) | set(r["peer"] for r in recs))
+    n = len(names)
+    binned = n > HEAT_FULL_MAX
+    size = int(math.ceil(n / float(HEAT_BINS))) if binned else 1
+    blocks, worst = _heat_blocks(recs, values, dict((h, i) for i, h in enumerate(names)), size, ref, lower)
+    cells = []
+    for (bi, bj), (_score, ratio, status) in blocks.items():
+        cells.extend((bi, bj, int(round(ratio * 1000)) if ratio >= 0 else -1, status))
+    return {"check": check, "target": target, "metric": metric or "", "lower": lower, "ref": rnd(ref),
+            "refKind": ref_kind, "median": rnd(median), "n": n, "pairs": len(recs), "bin": size,
+            "axis": _heat_axis(names, host_idx, binned, size), "cells": cells,
+            "worst": [[host_idx.get(names[i], -1), host_idx.get(names[j], -1), rnd(v), s]
+                      for _sc, i, j, v, s in worst[:HEAT_WORST] if _sc < 0.95]}
+
+
+def _heat(records, host_idx):
+    return [_heat_matrix(check, target, recs, host_idx) for (check, target), recs in sorted(_pair_groups(records).items())]
 
 
 def _gemm(records, host_idx):
@@ -446,12 +529,8 @@ def _latency(records):
     return [{"check": c, "target": t, "metric": m, "values": sorted(v)} for (c, t, m), v in sorted(groups.items())]
 
 
-def build_data(report, deltas_text, counted=None):
-    """The compact data the page's JavaScript renders from (see the module docstring). ``counted``: the
-    :func:`counted_ids` of the report's records (computed here when not given)."""
-    strings = _Table()
-    summary = report["summary"]
-    records = report["records"]
+def _host_order(summary, records):
+    """(host names: the summary's, then any other host or peer in record order, {name: index})."""
     host_order = [h["host"] for h in summary["hosts"]]
     host_idx = dict((h, i) for i, h in enumerate(host_order))
     for rec in records:
@@ -459,7 +538,30 @@ def build_data(report, deltas_text, counted=None):
             if name and name not in host_idx:
                 host_idx[name] = len(host_order)
                 host_order.append(name)
-    counted = counted_ids(records) if counted is None else counted
+    return host_order, host_idx
+
+
+def _record_row(rec, host, host_idx, strings, deltas_text, counted):
+    """One record as a row of small integers (strings and structures as string table indexes)."""
+    metrics = rec.get("metrics") or {}
+    return [
+        host, strings(rec.get("check")), strings(rec.get("target")),
+        host_idx[rec["peer"]] if rec.get("peer") else -1,
+        STATUS_CODE.get(rec.get("status"), 4),
+        strings(rec.get("reason")),
+        strings(metrics) if metrics else 0,           # the page rounds figures for display
+        strings(rec.get("expect")) if rec.get("expect") else 0,
+        strings(rec.get("facts")) if rec.get("facts") else 0,
+        strings(rec.get("raw")),
+        strings(deltas_text(rec)),
+        1 if id(rec) in counted else 0,
+        1 if (rec.get("tool") or {}).get("name") == "fleet-analysis" else 0,
+    ]
+
+
+def _record_rows(records, host_idx, strings, deltas_text, counted):
+    """(rows by host, worst first; {id(record): its row}; {host: passing pairs not listed}). Passing pairwise
+    records are counted per host instead of listed when there are more than PASSING_PAIRS_LISTED."""
     passing_pairs = sum(1 for r in records if r.get("peer") and r.get("status") == "pass")
     list_passing_pairs = passing_pairs <= PASSING_PAIRS_LISTED
     order = sorted(range(len(records)), key=lambda i: (
@@ -473,30 +575,41 @@ def build_data(report, deltas_text, counted=None):
             unlisted[host] = unlisted.get(host, 0) + 1
             continue
         rec_index[id(rec)] = len(rows)
-        metrics = rec.get("metrics") or {}
-        rows.append([
-            host, strings(rec.get("check")), strings(rec.get("target")),
-            host_idx[rec["peer"]] if rec.get("peer") else -1,
-            STATUS_CODE.get(rec.get("status"), 4),
-            strings(rec.get("reason")),
-            strings(metrics) if metrics else 0,           # the page rounds figures for display
-            strings(rec.get("expect")) if rec.get("expect") else 0,
-            strings(rec.get("facts")) if rec.get("facts") else 0,
-            strings(rec.get("raw")),
-            strings(deltas_text(rec)),
-            1 if id(rec) in counted else 0,
-            1 if (rec.get("tool") or {}).get("name") == "fleet-analysis" else 0,
-        ])
-    hosts = []
+        rows.append(_record_row(rec, host, host_idx, strings, deltas_text, counted))
+    return rows, rec_index, unlisted
+
+
+def _host_rows(summary, host_order):
+    """[name, verdict code (-1: a host of no verdict, e.g. only a peer)] per host."""
     by_name = dict((h["host"], h) for h in summary["hosts"])
+    hosts = []
     for name in host_order:
         h = by_name.get(name)
         hosts.append([name, STATUS_CODE.get(h["status"], 4) if h else -1])
-    starts = [0] * (len(host_order) + 1)
+    return hosts
+
+
+def _starts(rows, hosts):
+    """Where each host's rows start (rows are by host; the last entry is the number of rows)."""
+    starts = [0] * (hosts + 1)
     for row in rows:
         starts[row[0] + 1] += 1
-    for i in range(len(host_order)):
+    for i in range(hosts):
         starts[i + 1] += starts[i]
+    return starts
+
+
+def build_data(report, deltas_text, counted=None):
+    """The compact data the page's JavaScript renders from (see the module docstring). ``counted``: the
+    :func:`counted_ids` of the report's records (computed here when not given)."""
+    strings = _Table()
+    summary = report["summary"]
+    records = report["records"]
+    host_order, host_idx = _host_order(summary, records)
+    counted = counted_ids(records) if counted is None else counted
+    rows, rec_index, unlisted = _record_rows(records, host_idx, strings, deltas_text, counted)
+    hosts = _host_rows(summary, host_order)
+    starts = _starts(rows, len(host_order))
     plots = _plots([r for r in records if id(r) in rec_index], rec_index, strings)
     data = {
         "hosts": hosts, "starts": starts, "recs": rows, "unlisted": unlisted,
