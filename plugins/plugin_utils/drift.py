@@ -21,6 +21,7 @@ Controller-only (plugin_utils), no Ansible types.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import re
@@ -140,61 +141,69 @@ def _pin_for(pins, check, target, fact):
     return None, None
 
 
-def analyze(records, config):
-    """The drift analysis (see the module docstring). Returns (new_records, findings)."""
-    pins = config.get("drift_pins") or {}
-    matches = _fact_matcher(config)
-    # (host, check, target) -> list of (status, reason, fact, detail)
-    flagged = {}
-    findings = []
-    for (check, target, fact), by_host in sorted(_collect(records, matches).items(),
-                                                 key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
-        groups = {}
-        for host, value in by_host.items():
-            groups.setdefault(value, []).append(host)
-        name = subject_name(check, target, fact)
-        pin_key, pinned = _pin_for(pins, check, target, fact)
-        if pinned is not None:
-            expected, source, status = pinned, "drift_pins %s" % pin_key, "fail"
-            deviating = [h for v, hs in groups.items() if v != pinned for h in hs]
-        else:
-            if len(by_host) < 2 or len(groups) < 2:
-                continue
-            ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-            top = len(ranked[0][1])
-            tied = [v for v, hs in ranked if len(hs) == top]
-            if len(tied) > 1:
-                expected, source, status = None, "no fleet majority", "warn"
-                deviating = [h for v in tied for h in groups[v]]
-            else:
-                expected, source, status = ranked[0][0], "fleet majority", "warn"
-                deviating = [h for v, hs in groups.items() if v != expected for h in hs]
-        if not deviating:
-            continue
-        group_text = "; ".join(
-            "%r on %d host%s (%s)" % (v, len(hs), "" if len(hs) == 1 else "s", _names(hs))
-            for v, hs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
-        for host in deviating:
-            value = by_host[host]
-            if expected is None:
-                reason = "%s: no fleet majority: %s" % (name, group_text)
-            elif pinned is not None:
-                reason = "%s is %r, pinned to %r (%s)" % (name, value, expected, source)
-            else:
-                reason = "%s is %r, fleet majority is %r (%d of %d hosts)" % (
-                    name, value, expected, len(groups[expected]), len(by_host))
-            detail = {"value": value, "expected": expected, "source": source,
-                      "hosts_compared": len(by_host),
-                      "hosts_agreeing": len(groups.get(expected, [])) if expected is not None else None}
-            flagged.setdefault((host, check, target), []).append((status, reason, fact, detail))
-        findings.append(analysis.finding(
-            "drift", check, deviating, target=target,
-            evidence={
-                "subject": name, "fact": fact, "expected": expected, "source": source,
-                "status": status,
-                "groups": dict((v, sorted(hs)[:MAX_GROUP_HOSTS]) for v, hs in groups.items()),
-                "group_sizes": dict((v, len(hs)) for v, hs in groups.items()),
-            }))
+Decision = collections.namedtuple("Decision", "expected source status deviating groups")
+
+
+def _groups(by_host):
+    """value -> hosts that reported it."""
+    groups = {}
+    for host, value in by_host.items():
+        groups.setdefault(value, []).append(host)
+    return groups
+
+
+def _ranked(groups):
+    """(value, hosts) of the groups, the largest first (ties by value)."""
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def decide(by_host, pinned=None, pin_key=None):
+    """The decision over one subject ({host: value}; pure): a :class:`Decision` (``expected`` None for a tie),
+    or None when nothing is judged (fewer than two hosts or one value, and no pin)."""
+    groups = _groups(by_host)
+    if pinned is not None:
+        deviating = [h for v, hs in groups.items() if v != pinned for h in hs]
+        return Decision(pinned, "drift_pins %s" % pin_key, "fail", deviating, groups)
+    if len(by_host) < 2 or len(groups) < 2:
+        return None
+    ranked = _ranked(groups)
+    top = len(ranked[0][1])
+    tied = [v for v, hs in ranked if len(hs) == top]
+    if len(tied) > 1:
+        return Decision(None, "no fleet majority", "warn", [h for v in tied for h in groups[v]], groups)
+    expected = ranked[0][0]
+    return Decision(expected, "fleet majority", "warn", [h for v, hs in groups.items() if v != expected for h in hs],
+                    groups)
+
+
+def _tie_reason(name, decision):
+    return "%s: no fleet majority: %s" % (name, "; ".join(
+        "%r on %d host%s (%s)" % (v, len(hs), "" if len(hs) == 1 else "s", _names(hs))
+        for v, hs in _ranked(decision.groups)))
+
+
+def _reason(name, value, decision, hosts_compared, pinned):
+    """Why one host's value of a subject drifts (a tie: :func:`_tie_reason`)."""
+    if pinned is not None:
+        return "%s is %r, pinned to %r (%s)" % (name, value, decision.expected, decision.source)
+    return "%s is %r, fleet majority is %r (%d of %d hosts)" % (
+        name, value, decision.expected, len(decision.groups[decision.expected]), hosts_compared)
+
+
+def _finding(check, target, fact, decision):
+    groups = decision.groups
+    return analysis.finding(
+        "drift", check, decision.deviating, target=target,
+        evidence={
+            "subject": subject_name(check, target, fact), "fact": fact, "expected": decision.expected,
+            "source": decision.source, "status": decision.status,
+            "groups": dict((v, sorted(hs)[:MAX_GROUP_HOSTS]) for v, hs in groups.items()),
+            "group_sizes": dict((v, len(hs)) for v, hs in groups.items()),
+        })
+
+
+def _host_records(flagged):
+    """One ``<check>.drift`` record per (host, check, target), listing every drifting fact of it."""
     new_records = []
     for (host, check, target), items in sorted(flagged.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
         status = "fail" if any(i[0] == "fail" for i in items) else "warn"
@@ -207,4 +216,28 @@ def analyze(records, config):
             reason="; ".join(i[1] for i in items),
             facts=dict((i[2], i[3]) for i in items),
             expect=expect))
-    return new_records, findings
+    return new_records
+
+
+def analyze(records, config):
+    """The drift analysis (see the module docstring). Returns (new_records, findings)."""
+    pins = config.get("drift_pins") or {}
+    # (host, check, target) -> list of (status, reason, fact, detail)
+    flagged = {}
+    findings = []
+    for (check, target, fact), by_host in sorted(_collect(records, _fact_matcher(config)).items(),
+                                                 key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
+        pin_key, pinned = _pin_for(pins, check, target, fact)
+        decision = decide(by_host, pinned, pin_key)
+        if decision is None or not decision.deviating:
+            continue
+        name, expected = subject_name(check, target, fact), decision.expected
+        tie_reason = _tie_reason(name, decision) if expected is None else None
+        for host in decision.deviating:
+            detail = {"value": by_host[host], "expected": expected, "source": decision.source,
+                      "hosts_compared": len(by_host),
+                      "hosts_agreeing": len(decision.groups.get(expected, [])) if expected is not None else None}
+            reason = tie_reason or _reason(name, by_host[host], decision, len(by_host), pinned)
+            flagged.setdefault((host, check, target), []).append((decision.status, reason, fact, detail))
+        findings.append(_finding(check, target, fact, decision))
+    return _host_records(flagged), findings
