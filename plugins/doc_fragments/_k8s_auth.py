@@ -11,21 +11,12 @@ options:
   kubeconfig:
     description: Path to a kubeconfig, or a dict holding a whole kubeconfig (as C(kubernetes.core)). Env C(K8S_AUTH_KUBECONFIG).
     type: raw
-  context:
-    description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).
-    type: str
-  host:
-    description: URL of the API server. Env C(K8S_AUTH_HOST).
-    type: str
-  api_key:
-    description: Token for the API server. Env C(K8S_AUTH_API_KEY).
-    type: str
-  username:
-    description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).
-    type: str
-  password:
-    description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).
-    type: str
+  # the string options of the API server's address and credentials, one a line
+  context: {type: str, description: The kubeconfig context to use. Env C(K8S_AUTH_CONTEXT).}
+  host: {type: str, description: URL of the API server. Env C(K8S_AUTH_HOST).}
+  api_key: {type: str, description: Token for the API server. Env C(K8S_AUTH_API_KEY).}
+  username: {type: str, description: User name for basic authentication. Env C(K8S_AUTH_USERNAME).}
+  password: {type: str, description: Password for basic authentication. Env C(K8S_AUTH_PASSWORD).}
   validate_certs:
     description: Verify the API server's certificate. Env C(K8S_AUTH_VERIFY_SSL).
     type: bool

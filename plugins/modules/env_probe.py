@@ -23,9 +23,7 @@ description:
   - C(rdma) - HCAs, ports, GIDs and netdevs read from C(/sys/class/infiniband); one record per HCA port.
     No RDMA device is a C(skip).
   - Every command runs with a timeout, as an argv list. The module only reads; it never changes the node.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results]
 attributes:
   check_mode:
     support: full

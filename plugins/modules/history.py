@@ -28,8 +28,6 @@ description:
     P(aifabric.acceptance.fleet_report#callback) callback must be enabled), so the M(aifabric.acceptance.run_summary)
     step and the report give the same verdicts. Run it once (C(run_once)) anywhere before the summary step.
   - Runs on the controller. Used by the C(aifabric.acceptance.baseline) playbook.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
 attributes:
   check_mode:
     support: full
@@ -42,6 +40,7 @@ attributes:
     support: full
     details:
       - A file whose content would not change is reported unchanged; freezing the same run again changes nothing.
+extends_documentation_fragment: [aifabric.acceptance._attributes]
 options:
   history_db:
     description:

@@ -29,10 +29,7 @@ description:
     changed unless O(adopt=true).
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there; see the
     collection's C(docs/kubernetes.md)."
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._k8s_auth
-  - aifabric.acceptance._attributes.results
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._k8s_auth, aifabric.acceptance._attributes.results]
 attributes:
   check_mode:
     support: full

@@ -18,9 +18,7 @@ description:
   - Patches only the nodes named in O(verdicts) (or O(nodes) for O(state=absent)), and only where something differs.
     O(state=absent) removes the label, the annotations and the taint (by default from every node carrying the label).
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._k8s_auth
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._k8s_auth]
 attributes:
   check_mode:
     support: full
@@ -62,11 +60,11 @@ options:
     type: list
     elements: str
     default: []
-requirements:
-  - kubernetes >= 37 (Python client, on the controller)
 seealso:
   - module: aifabric.acceptance.run_summary
   - module: aifabric.acceptance.k8s_preflight
+requirements:
+  - kubernetes >= 37 (Python client, on the controller)
 """
 
 EXAMPLES = r"""

@@ -21,10 +21,7 @@ description:
     environment of those pods with every variable that differs across them, and C(k8s.network_policy) for every
     NetworkPolicy that selects them, failing one that restricts traffic without allowing every port between them.
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._k8s_auth
-  - aifabric.acceptance._attributes.results
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._k8s_auth, aifabric.acceptance._attributes.results]
 attributes:
   check_mode:
     support: full

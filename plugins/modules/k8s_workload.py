@@ -29,10 +29,7 @@ description:
   - O(render_dir) writes every manifest it would apply as YAML and applies nothing (no cluster needed).
   - "Runs on the controller (C(delegate_to: localhost) or a play on localhost) and needs the C(kubernetes) Python client
     there; see the collection's C(docs/kubernetes.md)."
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._k8s_auth
-  - aifabric.acceptance._attributes.results
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._k8s_auth, aifabric.acceptance._attributes.results]
 attributes:
   check_mode:
     support: full

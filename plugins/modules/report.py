@@ -20,8 +20,6 @@ description:
     into O(dest).
   - Measured records are never rewritten, so re-analysing the same input gives the same report.
   - Runs on the controller. Used by the C(aifabric.acceptance.report) playbook.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
 attributes:
   check_mode:
     support: full
@@ -35,6 +33,7 @@ attributes:
     details:
       - A file whose content would not change is not rewritten.
       - The run is stored in the history store under its own run id, replacing earlier copies of it.
+extends_documentation_fragment: [aifabric.acceptance._attributes]
 options:
   src:
     description: Path of the C(results.json) to re-analyse.

@@ -30,8 +30,6 @@ description:
   - It runs before the report is written. A report that cannot be written at the end of the run (a full disk)
     is the callback's error. It keeps the record stream, prints its path, and C(ansible-playbook) exits non-zero.
   - Runs on the controller (use it in a C(localhost) play, or with C(run_once) and C(delegate_to=localhost)).
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
 attributes:
   check_mode:
     support: full
@@ -41,6 +39,7 @@ attributes:
     support: none
   idempotent:
     support: full
+extends_documentation_fragment: [aifabric.acceptance._attributes]
 options:
   required_checks:
     description:
