@@ -105,6 +105,7 @@ molecule: venv stage
 bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/env_probe_parsers.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/parse_scale.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/perftest_long_line.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/fleet_report_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run_stream_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep
