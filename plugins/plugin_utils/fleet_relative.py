@@ -36,6 +36,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 
 from __future__ import annotations
 
+import collections
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
@@ -101,16 +102,13 @@ def _fmt(value):
     return ("%.3f" % value).rstrip("0").rstrip(".")
 
 
-def analyze(records, config):
-    """Return (new_records, findings): one ``<check>.fleet`` record per outlier."""
-    opts = settings(config)
-    if not opts["enabled"]:
-        return [], []
+def _samples(records, rules):
+    """{(check, shape, gpu model, metric, better): [(record, value)]} of the judged, non-pairwise records."""
     samples = {}
     for rec in records:
         if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer"):
             continue    # analysis records, unjudged records, and pairwise records (attribution owns them)
-        for rule in opts["rules"]:
+        for rule in rules:
             if not fnmatch.fnmatchcase(str(rec.get("check")), rule["check"]):
                 continue
             value = (rec.get("metrics") or {}).get(rule["metric"])
@@ -118,47 +116,62 @@ def analyze(records, config):
                 continue
             key = group_key(rec) + (rule["metric"], rule.get("better", "higher"))
             samples.setdefault(key, []).append((rec, float(value)))
+    return samples
+
+
+Fleet = collections.namedtuple("Fleet", "median mad margin limit")
+
+
+def fleet_limit(values, better, k, min_drop_pct):
+    """The fleet's median, MAD, margin and limit of one group of values (see the module docstring)."""
+    mid = median(values)
+    mad = median([abs(v - mid) for v in values])
+    margin = max(k * MAD_SCALE * mad, abs(mid) * float(min_drop_pct) / 100.0)
+    return Fleet(mid, mad, margin, mid - margin if better == "higher" else mid + margin)
+
+
+def _outlier_record(rec, value, key, fleet, count, opts):
+    """The ``<check>.fleet`` record of one value beyond the fleet's limit."""
+    metric, better = key[3], key[4]
+    sign = "-" if better == "higher" else "+"
+    off_pct = abs(value - fleet.median) / abs(fleet.median) * 100.0 if fleet.median else 0.0
+    reason = ("%s %s is %s%% %s the fleet median %s of %s over %d results (limit %s = median %s margin %s; "
+              "margin = max(%s x 1.4826 x MAD %s, %s%% of the median))" % (
+                  metric, _fmt(value), _fmt(off_pct), "below" if better == "higher" else "above", _fmt(fleet.median),
+                  _describe(key[:3]), count, _fmt(fleet.limit), sign, _fmt(fleet.margin), _fmt(opts["k"]),
+                  _fmt(fleet.mad), _fmt(float(opts["min_drop_pct"]))))
+    rule = {"min": fleet.limit} if better == "higher" else {"max": fleet.limit}
+    rule["source"] = "fleet median %s %s margin %s (%d results)" % (_fmt(fleet.median), sign, _fmt(fleet.margin), count)
+    return analysis.record(
+        NAME, "%s.fleet" % rec["check"], opts["status"], rec.get("host"), reason=reason,
+        target=rec.get("target"),
+        metrics={metric: value, "fleet_median": fleet.median, "fleet_mad": fleet.mad, "fleet_margin": fleet.margin,
+                 "deviation_pct": off_pct, "samples_count": count},
+        expect={metric: rule},
+        facts={"measured_check": rec["check"], "metric": metric, "better": better,
+               "shape": key[1], "gpu_model": key[2]},
+        started=rec.get("started"))
+
+
+def analyze(records, config):
+    """Return (new_records, findings): one ``<check>.fleet`` record per outlier."""
+    opts = settings(config)
+    if not opts["enabled"]:
+        return [], []
+    samples = _samples(records, opts["rules"])
     new, findings = [], []
     for key in sorted(samples, key=lambda k: tuple(str(x) for x in k)):
         group = samples[key]
         if len(group) < int(opts["min_samples"]):
             continue
-        metric, better = key[3], key[4]
-        values = [v for _rec, v in group]
-        mid = median(values)
-        mad = median([abs(v - mid) for v in values])
-        spread = opts["k"] * MAD_SCALE * mad
-        floor = abs(mid) * float(opts["min_drop_pct"]) / 100.0
-        margin = max(spread, floor)
-        limit = mid - margin if better == "higher" else mid + margin
-        outliers = []
-        for rec, value in group:
-            bad = value < limit if better == "higher" else value > limit
-            if not bad:
-                continue
-            off_pct = abs(value - mid) / abs(mid) * 100.0 if mid else 0.0
-            how = "below" if better == "higher" else "above"
-            reason = ("%s %s is %s%% %s the fleet median %s of %s over %d results (limit %s = median %s margin %s; "
-                      "margin = max(%s x 1.4826 x MAD %s, %s%% of the median))" % (
-                          metric, _fmt(value), _fmt(off_pct), how, _fmt(mid), _describe(key[:3]), len(group),
-                          _fmt(limit), "-" if better == "higher" else "+", _fmt(margin), _fmt(opts["k"]), _fmt(mad),
-                          _fmt(float(opts["min_drop_pct"]))))
-            rule = {"min": limit} if better == "higher" else {"max": limit}
-            rule["source"] = "fleet median %s %s margin %s (%d results)" % (
-                _fmt(mid), "-" if better == "higher" else "+", _fmt(margin), len(group))
-            new.append(analysis.record(
-                NAME, "%s.fleet" % rec["check"], opts["status"], rec.get("host"), reason=reason,
-                target=rec.get("target"),
-                metrics={metric: value, "fleet_median": mid, "fleet_mad": mad, "fleet_margin": margin,
-                         "deviation_pct": off_pct, "samples_count": len(group)},
-                expect={metric: rule},
-                facts={"measured_check": rec["check"], "metric": metric, "better": better,
-                       "shape": key[1], "gpu_model": key[2]},
-                started=rec.get("started")))
-            outliers.append(rec.get("host"))
+        better = key[4]
+        fleet = fleet_limit([v for _rec, v in group], better, opts["k"], opts["min_drop_pct"])
+        outliers = [(rec, value) for rec, value in group
+                    if (value < fleet.limit if better == "higher" else value > fleet.limit)]
+        new.extend(_outlier_record(rec, value, key, fleet, len(group), opts) for rec, value in outliers)
         if outliers:
             findings.append(analysis.finding(
-                "fleet_outlier", key[0], [h for h in outliers if h], evidence={
-                    "metric": metric, "shape": key[1], "gpu_model": key[2], "median": mid, "mad": mad,
-                    "margin": margin, "limit": limit, "samples": len(group), "better": better}))
+                "fleet_outlier", key[0], [rec.get("host") for rec, _value in outliers if rec.get("host")], evidence={
+                    "metric": key[3], "shape": key[1], "gpu_model": key[2], "median": fleet.median, "mad": fleet.mad,
+                    "margin": fleet.margin, "limit": fleet.limit, "samples": len(group), "better": better}))
     return new, findings
