@@ -133,34 +133,56 @@ def _txt(node, path):
     return found.text.strip()
 
 
+def _ecc_kind(name):
+    """'unc' / 'corr' for an ECC counter named ...uncorrectable / ...correctable (lower case), else None."""
+    if "uncorrectable" in name:
+        return "unc"
+    if "correctable" in name:
+        return "corr"
+    return None
+
+
+def _bit_kind(name, single, double):
+    """'corr' for a single-bit section, 'unc' for a double-bit one (old drivers), else None."""
+    for prefix, kind in ((single, "corr"), (double, "unc")):
+        if name.startswith(prefix):
+            return kind
+    return None
+
+
+def _ecc_totals(counts):
+    """(correctable, uncorrectable) sums of (kind, count) pairs; None for a kind never counted."""
+    corr = unc = None
+    for kind, count in counts:
+        if kind == "corr":
+            corr = (corr or 0) + count
+        elif kind == "unc":
+            unc = (unc or 0) + count
+    return corr, unc
+
+
+def _xml_ecc_counts(node):
+    for child in list(node):
+        tag = child.tag.lower()
+        if len(child):
+            total = _number(_txt(child, "total"))
+            if total is not None:
+                yield _bit_kind(tag, "single_bit", "double_bit"), total
+            continue
+        value = _number(child.text)
+        if value is not None and "threshold" not in tag:
+            yield _ecc_kind(tag), value
+
+
 def _ecc_sums(node):
     """(correctable, uncorrectable) totals of an ecc_errors/volatile|aggregate element.
 
     Handles the three generations: single_bit/double_bit with a <total> (old),
     sram_/dram_ (un)correctable leaves (Ampere..Blackwell). None when nothing is reported.
     """
-    corr = unc = None
     if node is None:
         return None, None
-    for child in list(node):
-        tag = child.tag.lower()
-        if len(child):
-            total = _number(_txt(child, "total"))
-            if total is None:
-                continue
-            if tag.startswith("single_bit"):
-                corr = (corr or 0) + total
-            elif tag.startswith("double_bit"):
-                unc = (unc or 0) + total
-            continue
-        value = _number(child.text)
-        if value is None or "threshold" in tag:
-            continue
-        if "uncorrectable" in tag:
-            unc = (unc or 0) + value
-        elif "correctable" in tag:
-            corr = (corr or 0) + value
-    return corr, unc
+    return _ecc_totals(_xml_ecc_counts(node))
 
 
 def parse_xml(text):
@@ -322,6 +344,73 @@ def parse_query_text(text):
     return out
 
 
+_LINK = ("PCI", "GPU Link Info")
+# Model keys read from one place of the -q text tree: (reader, {key: path}).
+_TEXT_FIELDS = (
+    (_na, {"name": ("Product Name",), "serial": ("Serial Number",), "uuid": ("GPU UUID",),
+           "vbios_version": ("VBIOS Version",), "persistence_mode": ("Persistence Mode",),
+           "ecc_mode_current": ("ECC Mode", "Current"), "ecc_mode_pending": ("ECC Mode", "Pending"),
+           "performance_state": ("Performance State",), "mig_mode": ("MIG Mode", "Current"),
+           "fabric_state": ("Fabric", "State"), "fabric_status": ("Fabric", "Status"),
+           "compute_mode": ("Compute Mode",)}),
+    (_number, {"memory_total_mib": ("FB Memory Usage", "Total"),
+               "retired_pages_single_bit": ("Retired Pages", "Single Bit ECC"),
+               "retired_pages_double_bit": ("Retired Pages", "Double Bit ECC"),
+               "remapped_rows_correctable": ("Remapped Rows", "Correctable Error"),
+               "remapped_rows_uncorrectable": ("Remapped Rows", "Uncorrectable Error"),
+               "pcie_gen_current": _LINK + ("PCIe Generation", "Current"),
+               "pcie_gen_max": _LINK + ("PCIe Generation", "Max"),
+               "pcie_width_current": _LINK + ("Link Width", "Current"),
+               "pcie_width_max": _LINK + ("Link Width", "Max"),
+               "temperature_c": ("Temperature", "GPU Current Temp")}),
+    (_yes, {"remapped_rows_pending": ("Remapped Rows", "Pending"),
+            "remapped_rows_failure": ("Remapped Rows", "Remapping Failure Occurred")}),
+)
+
+
+def _text_ecc_counts(entries, scope):
+    """(kind, count) of the counters under 'ECC Errors' / scope ('Volatile' or 'Aggregate') of the text tree:
+    'Single Bit'/'Double Bit' sections with a 'Total' (old) or (un)correctable leaves."""
+    for path, value in entries:
+        if len(path) < 3 or path[0] != "ECC Errors" or path[1] != scope:
+            continue
+        num = _number(value)
+        if num is None:
+            continue
+        leaf = path[-1].lower()
+        if len(path) == 4 and leaf == "total":
+            yield _bit_kind(path[2].lower(), "single bit", "double bit"), num
+        elif len(path) == 3:
+            yield _ecc_kind(leaf), num
+
+
+def _text_reasons(entries):
+    """{canonical reason: state} of the 'Clocks Event Reasons' (or older 'Clocks Throttle Reasons') section."""
+    reasons = {}
+    for path, value in entries:
+        if len(path) >= 2 and path[0] in ("Clocks Event Reasons", "Clocks Throttle Reasons"):
+            name = _TEXT_REASONS.get(path[-1].lower())
+            state = _yes(value)
+            if name and state is not None:
+                reasons[name] = state
+    return reasons
+
+
+def _text_power(get):
+    """(draw, limit) of the first power section that reports either (instantaneous / current values first);
+    None when none does."""
+    for section in ("GPU Power Readings", "Power Readings"):
+        draw = _number(get(section, "Instantaneous Power Draw"))
+        if draw is None:
+            draw = _number(get(section, "Power Draw"))
+        limit = _number(get(section, "Current Power Limit"))
+        if limit is None:
+            limit = _number(get(section, "Power Limit"))
+        if draw is not None or limit is not None:
+            return draw, limit
+    return None
+
+
 def _gpu_from_text(index, bus_id, entries):
     values = {}
     for path, value in entries:
@@ -332,72 +421,20 @@ def _gpu_from_text(index, bus_id, entries):
 
     model = _empty_gpu(index)
     model["bus_id"] = _na(get("PCI", "Bus Id")) or bus_id
-    model["name"] = _na(get("Product Name"))
-    model["serial"] = _na(get("Serial Number"))
-    model["uuid"] = _na(get("GPU UUID"))
-    model["vbios_version"] = _na(get("VBIOS Version"))
-    model["persistence_mode"] = _na(get("Persistence Mode"))
-    model["memory_total_mib"] = _number(get("FB Memory Usage", "Total"))
-    model["ecc_mode_current"] = _na(get("ECC Mode", "Current"))
-    model["ecc_mode_pending"] = _na(get("ECC Mode", "Pending"))
+    for read, fields in _TEXT_FIELDS:
+        for key, path in fields.items():
+            model[key] = read(get(*path))
     for scope in ("Volatile", "Aggregate"):
-        corr = unc = None
-        for path, value in entries:
-            if len(path) < 3 or path[0] != "ECC Errors" or path[1] != scope:
-                continue
-            leaf = path[-1].lower()
-            num = _number(value)
-            if num is None:
-                continue
-            if len(path) == 4 and leaf == "total":
-                if path[2].lower().startswith("single bit"):
-                    corr = (corr or 0) + num
-                elif path[2].lower().startswith("double bit"):
-                    unc = (unc or 0) + num
-            elif len(path) == 3:
-                if "uncorrectable" in leaf:
-                    unc = (unc or 0) + num
-                elif "correctable" in leaf:
-                    corr = (corr or 0) + num
-        model["ecc_%s_correctable" % scope.lower()] = corr
-        model["ecc_%s_uncorrectable" % scope.lower()] = unc
-    model["retired_pages_single_bit"] = _number(get("Retired Pages", "Single Bit ECC"))
-    model["retired_pages_double_bit"] = _number(get("Retired Pages", "Double Bit ECC"))
+        model["ecc_%s_correctable" % scope.lower()], model["ecc_%s_uncorrectable" % scope.lower()] = \
+            _ecc_totals(_text_ecc_counts(entries, scope))
     pending = get("Retired Pages", "Pending Page Retirement")
     if _na(pending) is None:
         pending = get("Retired Pages", "Pending Page Blacklist")
     model["retired_pages_pending"] = _yes(pending)
-    model["remapped_rows_correctable"] = _number(get("Remapped Rows", "Correctable Error"))
-    model["remapped_rows_uncorrectable"] = _number(get("Remapped Rows", "Uncorrectable Error"))
-    model["remapped_rows_pending"] = _yes(get("Remapped Rows", "Pending"))
-    model["remapped_rows_failure"] = _yes(get("Remapped Rows", "Remapping Failure Occurred"))
-    for path, value in entries:
-        if len(path) >= 2 and path[0] in ("Clocks Event Reasons", "Clocks Throttle Reasons"):
-            name = _TEXT_REASONS.get(path[-1].lower())
-            state = _yes(value)
-            if name and state is not None:
-                model["clocks_event_reasons"][name] = state
-    link = ("PCI", "GPU Link Info")
-    model["pcie_gen_current"] = _number(get(*(link + ("PCIe Generation", "Current"))))
-    model["pcie_gen_max"] = _number(get(*(link + ("PCIe Generation", "Max"))))
-    model["pcie_width_current"] = _number(get(*(link + ("Link Width", "Current"))))
-    model["pcie_width_max"] = _number(get(*(link + ("Link Width", "Max"))))
-    model["performance_state"] = _na(get("Performance State"))
-    model["temperature_c"] = _number(get("Temperature", "GPU Current Temp"))
-    for section in ("GPU Power Readings", "Power Readings"):
-        draw = _number(get(section, "Instantaneous Power Draw"))
-        if draw is None:
-            draw = _number(get(section, "Power Draw"))
-        limit = _number(get(section, "Current Power Limit"))
-        if limit is None:
-            limit = _number(get(section, "Power Limit"))
-        if draw is not None or limit is not None:
-            model["power_draw_w"], model["power_limit_w"] = draw, limit
-            break
-    model["mig_mode"] = _na(get("MIG Mode", "Current"))
-    model["fabric_state"] = _na(get("Fabric", "State"))
-    model["fabric_status"] = _na(get("Fabric", "Status"))
-    model["compute_mode"] = _na(get("Compute Mode"))
+    model["clocks_event_reasons"].update(_text_reasons(entries))
+    power = _text_power(get)
+    if power is not None:
+        model["power_draw_w"], model["power_limit_w"] = power
     return model
 
 
@@ -528,27 +565,18 @@ def link_rank(cell):
     return LINK_RANK.get(cell, 99)
 
 
-def parse_topo(text):
-    """``nvidia-smi topo -m`` -> {devices, gpus, nics, matrix, affinity, nic_legend, nic_names}.
-
-    Copes with tabs or expanded spaces, the ANSI underline codes nvidia-smi puts around
-    the header when it writes to a terminal, old drivers naming NIC columns ``mlx5_0``
-    and newer ones ``NIC0`` with a ``NIC Legend:`` section. ``matrix[row][col]`` is the
-    cell text (``X``, ``NV18``, ``PIX``, ``SYS`` ...); ``nic_names`` maps NICn to mlx5_n.
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ParseError("nvidia-smi topo -m printed nothing")
-    lines = [_ANSI_RE.sub("", line).rstrip() for line in text.splitlines()]
-    header_at = None
+def _topo_header_at(lines):
+    """Index of the header line: it starts with GPU0 (a matrix row would go on with X)."""
     for at, line in enumerate(lines):
         tokens = line.split()
         if tokens and tokens[0] == "GPU0" and (len(tokens) < 2 or tokens[1] != "X"):
-            header_at = at
-            break
-    if header_at is None:
-        raise ParseError("nvidia-smi topo -m: no header line with GPU0 found; first line %s"
-                         % _quote(lines[0] if lines else ""))
-    header = lines[header_at].strip()
+            return at
+    raise ParseError("nvidia-smi topo -m: no header line with GPU0 found; first line %s"
+                     % _quote(lines[0] if lines else ""))
+
+
+def _topo_columns(header):
+    """(device columns, affinity columns) of the header line (cells split by tabs, else by runs of 2+ blanks)."""
     cells = [c.strip() for c in (header.split("\t") if "\t" in header else re.split(r"\s{2,}", header))]
     cells = [c for c in cells if c]
     devices = []
@@ -564,59 +592,90 @@ def parse_topo(text):
         raise ParseError("nvidia-smi topo -m: header does not start with GPU0: %s" % _quote(header))
     if len(set(devices)) != len(devices):
         raise ParseError("nvidia-smi topo -m: duplicate device columns in header %s" % _quote(header))
-    matrix, affinity, legend = {}, {}, {}
-    section = "matrix"
-    for line in lines[header_at + 1:]:
+    return devices, extra
+
+
+class _TopoBody:
+    """The lines after the header: matrix rows, then (after a blank line) the legend and the NIC Legend."""
+
+    def __init__(self, devices, extra):
+        self.devices = devices
+        self.extra = extra
+        self.matrix, self.affinity, self.legend = {}, {}, {}
+        self.section = "matrix"   # then 'after' (blank line), 'legend', 'nic_legend'
+
+    def feed(self, line):
         stripped = line.strip()
         if not stripped:
-            if matrix and section == "matrix":
-                section = "after"
-            continue
-        if stripped.startswith("Legend"):
-            section = "legend"
-            continue
-        if stripped.startswith("NIC Legend"):
-            section = "nic_legend"
-            continue
-        if section == "nic_legend":
+            if self.matrix and self.section == "matrix":
+                self.section = "after"
+        elif stripped.startswith("Legend"):
+            self.section = "legend"
+        elif stripped.startswith("NIC Legend"):
+            self.section = "nic_legend"
+        elif self.section == "nic_legend":
             match = re.match(r"^(NIC\d+)\s*:\s*(\S+)$", stripped)
             if not match:
                 raise ParseError("nvidia-smi topo -m: unreadable NIC Legend line %s" % _quote(line))
-            legend[match.group(1)] = match.group(2)
-            continue
-        if section in ("legend", "after"):
-            continue
-        tokens = stripped.split()
+            self.legend[match.group(1)] = match.group(2)
+        elif self.section == "matrix":
+            self._row(line, stripped.split())
+
+    def _row(self, line, tokens):
         name = tokens[0]
-        if name not in devices:
+        link_cells = tokens[1:1 + len(self.devices)]
+        self._check_row(name, link_cells, line)
+        self.matrix[name] = dict(zip(self.devices, link_cells))
+        rest = tokens[1 + len(self.devices):]
+        if rest:
+            self.affinity[name] = dict(zip([_snake(c) for c in self.extra], [_na(v) for v in rest]))
+
+    def _check_row(self, name, link_cells, line):
+        if name not in self.devices:
             raise ParseError("nvidia-smi topo -m: row %s is not one of the header's devices: %s"
                              % (_quote(name), _quote(line)))
-        if name in matrix:
+        if name in self.matrix:
             raise ParseError("nvidia-smi topo -m: row %s appears twice: %s" % (_quote(name), _quote(line)))
-        link_cells = tokens[1:1 + len(devices)]
-        if len(link_cells) != len(devices):
+        if len(link_cells) != len(self.devices):
             raise ParseError("nvidia-smi topo -m: row %s has %d link cells, expected %d: %s"
-                             % (name, len(link_cells), len(devices), _quote(line)))
+                             % (name, len(link_cells), len(self.devices), _quote(line)))
         for cell in link_cells:
             if not _CELL_RE.match(cell):
                 raise ParseError("nvidia-smi topo -m: unknown link cell %s in row %s" % (_quote(cell), _quote(line)))
-        if link_cells[devices.index(name)] != "X":
+        if link_cells[self.devices.index(name)] != "X":
             raise ParseError("nvidia-smi topo -m: row %s has no X on the diagonal: %s" % (name, _quote(line)))
-        matrix[name] = dict(zip(devices, link_cells))
-        rest = tokens[1 + len(devices):]
-        if rest:
-            affinity[name] = dict(zip([_snake(c) for c in extra], [_na(v) for v in rest]))
-    missing = [d for d in devices if d not in matrix]
-    gpus = [d for d in devices if re.match(r"^GPU\d+$", d)]
-    if any(d in missing for d in gpus):
-        raise ParseError("nvidia-smi topo -m: no row for %s (truncated output?)" % ", ".join(d for d in missing if d in gpus))
-    nics = [d for d in devices if d not in gpus]
-    names = dict((nic, legend.get(nic, nic)) for nic in nics)
-    if any(re.match(r"^NIC\d+$", nic) for nic in nics) and legend and set(legend) != set(n for n in nics if n.startswith("NIC")):
-        raise ParseError("nvidia-smi topo -m: NIC Legend names %s but the matrix has %s"
-                         % (sorted(legend), sorted(nics)))
-    return {"devices": devices, "gpus": gpus, "nics": nics, "matrix": matrix, "affinity": affinity,
-            "nic_legend": legend, "nic_names": names}
+
+    def result(self):
+        devices, matrix, legend = self.devices, self.matrix, self.legend
+        missing = [d for d in devices if d not in matrix]
+        gpus = [d for d in devices if re.match(r"^GPU\d+$", d)]
+        if any(d in missing for d in gpus):
+            raise ParseError("nvidia-smi topo -m: no row for %s (truncated output?)" % ", ".join(d for d in missing if d in gpus))
+        nics = [d for d in devices if d not in gpus]
+        names = dict((nic, legend.get(nic, nic)) for nic in nics)
+        if any(re.match(r"^NIC\d+$", nic) for nic in nics) and legend and set(legend) != set(n for n in nics if n.startswith("NIC")):
+            raise ParseError("nvidia-smi topo -m: NIC Legend names %s but the matrix has %s"
+                             % (sorted(legend), sorted(nics)))
+        return {"devices": devices, "gpus": gpus, "nics": nics, "matrix": matrix, "affinity": self.affinity,
+                "nic_legend": legend, "nic_names": names}
+
+
+def parse_topo(text):
+    """``nvidia-smi topo -m`` -> {devices, gpus, nics, matrix, affinity, nic_legend, nic_names}.
+
+    Copes with tabs or expanded spaces, the ANSI underline codes nvidia-smi puts around
+    the header when it writes to a terminal, old drivers naming NIC columns ``mlx5_0``
+    and newer ones ``NIC0`` with a ``NIC Legend:`` section. ``matrix[row][col]`` is the
+    cell text (``X``, ``NV18``, ``PIX``, ``SYS`` ...); ``nic_names`` maps NICn to mlx5_n.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("nvidia-smi topo -m printed nothing")
+    lines = [_ANSI_RE.sub("", line).rstrip() for line in text.splitlines()]
+    header_at = _topo_header_at(lines)
+    body = _TopoBody(*_topo_columns(lines[header_at].strip()))
+    for line in lines[header_at + 1:]:
+        body.feed(line)
+    return body.result()
 
 
 _NVLINK_GPU_RE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^()]+)\))?$")   # [^()]: linear on repeats
