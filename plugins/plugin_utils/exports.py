@@ -75,19 +75,9 @@ def _timestamp(text):
     return int(when.timestamp())
 
 
-def _samples(report, hosts=None):
-    """{family: {label tuple: value}} for the hosts given (all when None)."""
-    run, summary = report.get("run") or {}, report.get("summary") or {}
-    out = dict((name, {}) for name, _help, _labels in FAMILIES)
-    out["aifabric_run_info"][(str(run.get("run_id") or ""), str(summary.get("worst_status") or ""))] = 1
-    ended = _timestamp(run.get("ended") or run.get("started"))
-    if ended is not None:
-        out["aifabric_run_timestamp_seconds"][()] = ended
-    for host in summary.get("hosts") or []:
-        if hosts is None or host["host"] in hosts:
-            out["aifabric_host_status"][(host["host"],)] = results.SEVERITY.get(host["status"], 0)
-    status, metric = out["aifabric_check_status"], out["aifabric_metric"]
-    for rec in report.get("records") or []:
+def _record_samples(records, hosts, status, metric):
+    """Fold the records of the hosts given (all when None) into the check-status and metric families."""
+    for rec in records:
         host = rec.get("host") or ""
         if hosts is not None and host not in hosts:
             continue
@@ -99,6 +89,20 @@ def _samples(report, hosts=None):
         for name, value in sorted((rec.get("metrics") or {}).items()):
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 metric[key + (name,)] = value
+
+
+def _samples(report, hosts=None):
+    """{family: {label tuple: value}} for the hosts given (all when None)."""
+    run, summary = report.get("run") or {}, report.get("summary") or {}
+    out = dict((name, {}) for name, _help, _labels in FAMILIES)
+    out["aifabric_run_info"][(str(run.get("run_id") or ""), str(summary.get("worst_status") or ""))] = 1
+    ended = _timestamp(run.get("ended") or run.get("started"))
+    if ended is not None:
+        out["aifabric_run_timestamp_seconds"][()] = ended
+    for host in summary.get("hosts") or []:
+        if hosts is None or host["host"] in hosts:
+            out["aifabric_host_status"][(host["host"],)] = results.SEVERITY.get(host["status"], 0)
+    _record_samples(report.get("records") or [], hosts, out["aifabric_check_status"], out["aifabric_metric"])
     return out
 
 
