@@ -71,29 +71,31 @@ def sparkline(values, labels=None):
             '<g fill="#1565c0">%s</g></svg>' % (SPARK_W, SPARK_H, SPARK_W, SPARK_H, " ".join(coords), dots))
 
 
-def render_index(entries, reports_dir=None, store=None):
-    """The HTML of the index for history.run_index() entries (oldest first); the table is newest first."""
-    rows = []
-    for entry in reversed(entries):
-        meta = entry["meta"] or {}
-        verdict = meta.get("verdict") or {}
-        by_status = verdict.get("hosts_by_status") or {}
-        worst = verdict.get("worst_status") or "?"
-        run_dir = render.run_dir_name({"run_id": entry["run_id"], "started": entry["started"]})
-        link = _e(entry["run_id"][:8])
-        if reports_dir and os.path.isfile(os.path.join(reports_dir, run_dir, "report.html")):
-            link = '<a href="%s/report.html">%s</a>' % (_e(run_dir), link)
-        counts = " ".join('<span class="c" style="background:%s">%d %s</span>' % (COLORS[s], by_status[s], s)
-                          for s in STATUS_ORDER if by_status.get(s))
-        flags = []
-        if meta.get("interrupted"):
-            flags.append("interrupted")
-        rows.append("<tr><td>%s</td><td>%s</td><td class=\"v\" style=\"color:%s\">%s</td><td>%s</td><td>%s</td>"
-                    "<td>%s</td><td>%s</td></tr>" % (
-                        link, _e(entry["started"]), COLORS.get(worst, "#000"), _e(worst.upper()), counts or "?",
-                        _e(verdict.get("hosts_total", meta.get("hosts_targeted_count", "?"))),
-                        _e(", ".join(os.path.basename(str(p)) for p in meta.get("playbooks") or [])),
-                        _e(", ".join(flags))))
+def _run_row(entry, reports_dir):
+    """The table row of one run: its link, start, worst status, hosts per status, hosts, playbooks, flags."""
+    meta = entry["meta"] or {}
+    verdict = meta.get("verdict") or {}
+    by_status = verdict.get("hosts_by_status") or {}
+    worst = verdict.get("worst_status") or "?"
+    run_dir = render.run_dir_name({"run_id": entry["run_id"], "started": entry["started"]})
+    link = _e(entry["run_id"][:8])
+    if reports_dir and os.path.isfile(os.path.join(reports_dir, run_dir, "report.html")):
+        link = '<a href="%s/report.html">%s</a>' % (_e(run_dir), link)
+    counts = " ".join('<span class="c" style="background:%s">%d %s</span>' % (COLORS[s], by_status[s], s)
+                      for s in STATUS_ORDER if by_status.get(s))
+    flags = []
+    if meta.get("interrupted"):
+        flags.append("interrupted")
+    return ("<tr><td>%s</td><td>%s</td><td class=\"v\" style=\"color:%s\">%s</td><td>%s</td><td>%s</td>"
+            "<td>%s</td><td>%s</td></tr>" % (
+                link, _e(entry["started"]), COLORS.get(worst, "#000"), _e(worst.upper()), counts or "?",
+                _e(verdict.get("hosts_total", meta.get("hosts_targeted_count", "?"))),
+                _e(", ".join(os.path.basename(str(p)) for p in meta.get("playbooks") or [])),
+                _e(", ".join(flags))))
+
+
+def _trend_table(entries):
+    """The table of the headline metrics' trends over the runs (oldest first), or a line saying there is none."""
     names = sorted(set(n for e in entries for n in ((e["meta"] or {}).get("headline") or {})))
     trends = []
     run_labels = ["%s %s" % (e["run_id"][:8], e["started"]) for e in entries]
@@ -104,12 +106,16 @@ def render_index(entries, reports_dir=None, store=None):
         change = "" if first == 0 or len(known) < 2 else "%+.1f %%" % (100.0 * (last - first) / abs(first))
         trends.append("<tr><td>%s</td><td>%s is better</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
             _e(name), _e(better_of(name)), sparkline(values, run_labels), _e(_fmt(last)), _e(change), len(known)))
-    total = len(entries)
-    trend_table = '<p class="muted">No headline metric measured yet.</p>'
-    if trends:
-        trend_table = ("<table><thead><tr><th>headline metric</th><th></th><th>trend</th><th>latest</th>"
-                       "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
-    return INDEX_PAGE % (total, _e(store or ""), trend_table, "\n".join(rows))
+    if not trends:
+        return '<p class="muted">No headline metric measured yet.</p>'
+    return ("<table><thead><tr><th>headline metric</th><th></th><th>trend</th><th>latest</th>"
+            "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
+
+
+def render_index(entries, reports_dir=None, store=None):
+    """The HTML of the index for history.run_index() entries (oldest first); the table is newest first."""
+    rows = [_run_row(entry, reports_dir) for entry in reversed(entries)]
+    return INDEX_PAGE % (len(entries), _e(store or ""), _trend_table(entries), "\n".join(rows))
 
 
 def write_index(history_db, reports_dir, path=None):
