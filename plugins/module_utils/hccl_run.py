@@ -210,15 +210,9 @@ def run_hccl(module, p, tag=None):
             continue
         run, timed_out, swept = launch.run_tagged(module, argv, p["timeout"], launcher_env, tag, foreground=True)
         if timed_out is not None:
-            tail = (timed_out.details.get("stdout_tail") or "") + (timed_out.details.get("stderr_tail") or "")
-            reason = str(timed_out)
-            if swept:
-                reason += "; stopped %d leftover process(es) of the run on this host" % len(
-                    set(item["pid"] for item in swept))
-            records.append(results.error(check, reason, raw=tail, params={"argv": argv, "env": env},
-                                         started=started, tool={"name": TOOL}))
-            runs.append({"collective": collective, "rc": timed_out.details.get("rc"), "stdout": results.trim(tail),
-                         "swept": swept})
+            record, entry = nccl_run.timed_out_run(timed_out, swept, collective, check, argv, env, started, TOOL)
+            records.append(record)
+            runs.append(entry)
             continue
         runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
         records.extend(adapter.records(run.output, Context(

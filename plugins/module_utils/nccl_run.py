@@ -13,7 +13,8 @@ Functions another substrate (Kubernetes: a pod's or an MPIJob launcher's log is 
 ``run_collectives(module, params, tag)`` is the SSH path (runs on the host that launches): every process
 of the run carries the run tag (launch.TAG_ENV, exported to every rank with ``-x``); after each run,
 whatever its end (success, timeout, failure, interrupt), launch.terminate stops what is left on this host,
-and the ``aifabric.acceptance.cleanup`` module does the same on the other hosts.
+and the ``aifabric.acceptance.cleanup`` module does the same on the other hosts; ``timed_out_run(...)`` gives the
+error record and the ``runs`` entry of a run its time limit ended (hccl_run's SSH path uses it too).
 Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed).
 """
 
@@ -113,6 +114,19 @@ def collective_binary(module, p, name, check, started, tool, hint, records, cmds
         return None
 
 
+def timed_out_run(exc, swept, collective, check, argv, env, started, tool):
+    """(error record, ``runs`` entry) of a collective's run that its time limit ended (launch.run_tagged's
+    ToolTimeout ``exc``; also hccl_run): the reason says how many leftover processes of the run were stopped on
+    this host (``swept``); the record and the entry keep the output's tail."""
+    tail = (exc.details.get("stdout_tail") or "") + (exc.details.get("stderr_tail") or "")
+    reason = str(exc)
+    if swept:
+        reason += "; stopped %d leftover process(es) of the run on this host" % len(set(item["pid"] for item in swept))
+    record = results.error(check, reason, raw=tail, params={"argv": argv, "env": env}, started=started,
+                           tool={"name": tool})
+    return record, {"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail), "swept": swept}
+
+
 def run_collectives(module, p, tag=None):
     """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
 
@@ -159,16 +173,9 @@ def run_collectives(module, p, tag=None):
             continue
         run, timed_out, swept = launch.run_tagged(module, argv, p["timeout"], tagged_env, tag, foreground=multi)
         if timed_out is not None:
-            exc = timed_out
-            tail = (exc.details.get("stdout_tail") or "") + (exc.details.get("stderr_tail") or "")
-            reason = str(exc)
-            if swept:
-                reason += "; stopped %d leftover process(es) of the run on this host" % len(
-                    set(item["pid"] for item in swept))
-            records.append(results.error(check, reason, raw=tail, params={"argv": argv, "env": env},
-                                         started=started, tool={"name": TOOL}))
-            runs.append({"collective": collective, "rc": exc.details.get("rc"), "stdout": results.trim(tail),
-                         "swept": swept})
+            record, entry = timed_out_run(timed_out, swept, collective, check, argv, env, started, TOOL)
+            records.append(record)
+            runs.append(entry)
             continue
         runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
         records.extend(adapter.records(run.output, Context(
