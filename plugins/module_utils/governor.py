@@ -185,27 +185,23 @@ class Governor(object):
 
     def release(self, holder):
         """Drop ``holder``; the last one out restores the saved governors."""
-        if not os.path.exists(self.state_path):
-            return {"action": "none"}
-        lock = self._locked()
-        try:
-            data = self._load()
-            data["holders"].pop(holder, None)
-            result = {"action": "released", "pruned": self._prune(data)}
-            self._restore_if_idle(data, result)
-            self._save(data)
-            return result
-        finally:
-            lock.close()
+        return self._settle("released", (holder,))
 
     def reconcile(self):
         """Prune dead holders and restore when none is left (cleanup after crashes)."""
+        return self._settle("checked", ())
+
+    def _settle(self, action, leaving):
+        """Under the lock: drop the ``leaving`` holders, prune dead ones, restore the saved governors when none is
+        left; {"action": ``action`` (or "restored"), "pruned": [...]}, or {"action": "none"} without a state file."""
         if not os.path.exists(self.state_path):
             return {"action": "none"}
         lock = self._locked()
         try:
             data = self._load()
-            result = {"action": "checked", "pruned": self._prune(data)}
+            for holder in leaving:
+                data["holders"].pop(holder, None)
+            result = {"action": action, "pruned": self._prune(data)}
             self._restore_if_idle(data, result)
             self._save(data)
             return result

@@ -253,13 +253,19 @@ def _mpi_sections(opts, argv_of, nodes):
     return steps, sections
 
 
-def _multinode_steps(plan, pod, nodes, opts, launcher):
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
+def _multinode_gpus(tool, pod, nodes, per_gpu):
+    """GPUs per node of a multi-node run; AcceptanceError with fewer than 2 nodes or no GPU per node."""
     if len(nodes) < 2:
-        raise AcceptanceError("nccl_multinode needs at least 2 nodes, got %d" % len(nodes))
+        raise AcceptanceError("%s needs at least 2 nodes, got %d" % (tool, len(nodes)))
     gpus = int(pod["gpus"])
     if gpus < 1:
-        raise AcceptanceError("nccl_multinode needs gpus >= 1 per node (one MPI rank per GPU)")
+        raise AcceptanceError("%s needs gpus >= 1 per node (%s)" % (tool, per_gpu))
+    return gpus
+
+
+def _multinode_steps(plan, pod, nodes, opts, launcher):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
+    gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
     run_id = plan["run_id"]
     name = km.object_name(run_id, "mn")
     env = nccl_run.run_env(opts)
@@ -338,11 +344,7 @@ def _probe_steps(plan, pod, nodes, opts):
     """The torch all-reduce probe across nodes: an Indexed Job (one pod per node) + headless Service; torchrun in
     every pod with env rendezvous on the index-0 pod's DNS name; rank 0 writes the nccl-tests style JSON."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
-    if len(nodes) < 2:
-        raise AcceptanceError("allreduce_multinode needs at least 2 nodes, got %d" % len(nodes))
-    gpus = int(pod["gpus"])
-    if gpus < 1:
-        raise AcceptanceError("allreduce_multinode needs gpus >= 1 per node (one process per GPU)")
+    gpus = _multinode_gpus("allreduce_multinode", pod, nodes, "one process per GPU")
     run_id = plan["run_id"]
     name = km.object_name(run_id, "ar")
     master = "%s-0.%s" % (name, name)
