@@ -97,14 +97,24 @@ def normalize(record, host, started=None, task_name=None, parsed_json=False):
         rec["host"] = host
     problems = results.validate(rec)
     if problems:
-        check = rec.get("check") if isinstance(rec.get("check"), str) and results.CHECK_RE.match(rec["check"]) else TASK_CHECK
-        return results.error(
-            check, shorten("task %r returned an invalid result record: %s" % (task_name or "?", "; ".join(problems))),
-            host=(rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else host) or NO_HOST,
-            target=rec.get("target") if isinstance(rec.get("target"), str) else None,
-            raw=json.dumps(rec, sort_keys=True, default=str), started=started)
+        return _invalid(rec, problems, host, started, task_name)
     if parsed_json and len(rec) == _FIELD_COUNT and rec["started"]:
         return rec      # every field present (validate: none unknown), each of its type: complete as it is
+    return _completed(rec, started)
+
+
+def _invalid(rec, problems, host, started, task_name):
+    """The ``error`` record that replaces an invalid record (a mapping), saying what was wrong."""
+    check = rec.get("check") if isinstance(rec.get("check"), str) and results.CHECK_RE.match(rec["check"]) else TASK_CHECK
+    return results.error(
+        check, shorten("task %r returned an invalid result record: %s" % (task_name or "?", "; ".join(problems))),
+        host=(rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else host) or NO_HOST,
+        target=rec.get("target") if isinstance(rec.get("target"), str) else None,
+        raw=json.dumps(rec, sort_keys=True, default=str), started=started)
+
+
+def _completed(rec, started):
+    """A valid record with every field of the contract (empty mappings and series for the missing ones)."""
     out = {}
     for key in results.FIELDS:
         out[key] = rec.get(key)
