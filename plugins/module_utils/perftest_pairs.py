@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest server/client pairs: argv, GID choice, records, expectations, orchestration (private).
+"""perftest server/client pairs: argv, GID choice, expectations, orchestration (private).
 
 The steps of a round (design.md, "Server/client pairs"), as the module runs them:
 
@@ -10,12 +10,12 @@ The steps of a round (design.md, "Server/client pairs"), as the module runs them
   re-starts a client whose server does not answer yet (perftest's "Couldn't
   connect" family) until ``connect_timeout_s``; any other failure is final;
 - ``collect`` here waits for a server (bounded), kills what is left, and returns
-  its output for ``build_records``.
+  its output for the records.
 
-Records: the client side is ``rdma.<test>`` (host = client, peer = server,
-target = the client's device); the server side is ``rdma.<test>.server`` (host =
-server, peer = client) and carries no expectations: it is there for the errors
-and for what the server saw, never counted twice in the pairwise analyses.
+Records are the tool adapter's (tools/perftest.py, ``records(text, ctx)``): the client side is ``rdma.<test>``
+(host = client, peer = server, target = the client's device); the server side is ``rdma.<test>.server`` (host =
+server, peer = client) and carries no expectations: it is there for the errors and for what the server saw, never
+counted twice in the pairwise analyses. Their built-in expectations are here (``default_rules``).
 
 Units: the parser keeps the tool's figures (and they stay in ``series``); the
 conversion to Gbit/s uses perftest's own definitions (see parsers/perftest.py).
@@ -434,176 +434,12 @@ def _num(value):
 
 # --------------------------------------------------------------------------- records
 
-_READ_LAT_TITLE = re.compile(r"^\s*RDMA_Read Latency Test\s*$", re.M)
-
-
-def _series(parsed, kind):
-    out = []
-    unit = parsed.get("unit")
-    for row in parsed["rows"]:
-        if kind == "bw":
-            out.append({
-                "msg_size_bytes": row["size_bytes"], "iterations": row["iterations"],
-                "bw_peak_gbit_s": _round(parser.gbit_s(row["bw_peak"], unit)),
-                "bw_avg_gbit_s": _round(parser.gbit_s(row["bw_avg"], unit)),
-                "msg_rate_mpps": row["msg_rate_mpps"],
-                "tool_unit": unit, "tool_bw_peak": row["bw_peak"], "tool_bw_avg": row["bw_avg"],
-            })
-        else:
-            out.append({
-                "msg_size_bytes": row["size_bytes"], "iterations": row["iterations"],
-                "lat_min_us": row["t_min"], "lat_max_us": row["t_max"], "lat_typical_us": row["t_typical"],
-                "lat_avg_us": row["t_avg"], "lat_stdev_us": row["t_stdev"], "lat_p99_us": row["p99"],
-                "lat_p999_us": row["p999"],
-            })
-    return out
-
-
-def _round(value):
-    return None if value is None else round(value, 6)
-
-
-def metrics_of(parsed, kind):
-    """Headline metrics: bandwidth at the largest message size; latency at the smallest."""
-    rows = parsed["rows"]
-    if kind == "bw":
-        row = max(rows, key=lambda r: r["size_bytes"])
-        unit = parsed.get("unit")
-        peak = parser.gbit_s(row["bw_peak"], unit) if parser.peak_measured(parsed) else None
-        return {
-            "bw_avg_gbit_s": _round(parser.gbit_s(row["bw_avg"], unit)),
-            "bw_peak_gbit_s": _round(peak),
-            "msg_rate_mpps": row["msg_rate_mpps"],
-            "msg_size_bytes": row["size_bytes"],
-            "iterations_count": row["iterations"],
-        }
-    row = min(rows, key=lambda r: r["size_bytes"])
-    return {
-        "lat_min_us": row["t_min"], "lat_max_us": row["t_max"], "lat_typical_us": row["t_typical"],
-        "lat_avg_us": row["t_avg"], "lat_stdev_us": row["t_stdev"], "lat_p99_us": row["p99"],
-        "lat_p999_us": row["p999"], "msg_size_bytes": row["size_bytes"], "iterations_count": row["iterations"],
-    }
-
-
 def build_records(text, rc, ctx):
-    """One record from one perftest output. Never raises on the tool's output.
-
-    ``ctx``: test, side (client/server), host, peer, device, params (module params),
-    argv, tool_version, started, duration_s, facts (extra facts: port rate, GID choice,
-    governor), timed_out (bool), timeout_s, extra_reason.
-    """
-    test = ctx["test"]
-    side = ctx["side"]
-    check = "rdma.%s%s" % (test, ".server" if side == "server" else "")
-    common = dict(host=ctx.get("host"), peer=ctx.get("peer"), target=ctx.get("device"),
-                  tool={"name": "perftest", "version": ctx.get("tool_version")},
-                  started=ctx.get("started"), duration_s=ctx.get("duration_s"),
-                  params={"argv": ctx.get("argv"), "attempts": ctx.get("attempts", 1),
-                          "timeout_s": ctx.get("timeout_s")})
-    facts = dict(ctx.get("facts") or {})
-    facts["side"] = side
-    if ctx.get("timed_out"):
-        reason = "%s %s on %s timed out after %ss and was killed%s" % (
-            test, side, ctx.get("device"), ctx.get("timeout_s"),
-            " (no client connected?)" if side == "server" else " (is the server side running and reachable?)")
-        return [results.error(check, reason, raw=text, facts=facts, **common)]
-    try:
-        parsed = parser.parse(text)
-    except ParseError as exc:
-        if side == "server" and test == "ib_read_lat" and rc == 0 and _READ_LAT_TITLE.search(text or ""):
-            # read_lat.c: "Only Client post read request" - its server exchanges keys, prints no table and exits 0
-            reason = "ib_read_lat's server measures nothing (only the client posts reads); the pair's figures are " \
-                     "in the client's record"
-            return [results.skip(check, reason, facts=facts, **common)]
-        reason = "could not read %s output (rc %s): %s" % (test, rc, exc)
-        return [results.error(check, reason, raw=text, facts=facts, **common)]
-    if not parsed["rows"]:
-        message = "; ".join(parsed["errors"][:4])
-        if parsed["error_kind"] == "no_device":
-            reason = "no RDMA device for %s on %s: %s" % (test, ctx.get("device") or "this host", message)
-            return [results.skip(check, reason, raw=text, facts=facts, **common)]
-        facts["error_kind"] = parsed["error_kind"]
-        reason = "%s %s failed (%s, rc %s): %s" % (test, side, parsed["error_kind"], rc, message)
-        return [results.error(check, reason, raw=text, facts=facts, **common)]
-    kind = kind_of(test)
-    header = parsed["header"]
-    mismatch = not_what_was_asked(parsed, test, ctx.get("device"))
-    if mismatch:
-        facts.update({"test": parsed.get("test"), "device_reported": header.get("Device")})
-        return [results.error(check, mismatch, raw=text, facts=facts, **common)]
-    metrics = metrics_of(parsed, kind)
-    facts.update({
-        "test": parsed.get("test"), "tool_unit": parsed.get("unit"),
-        "bidirectional": parsed.get("bidirectional"),
-        "link_type": header.get("Link type"), "transport": header.get("Transport type"),
-        "mtu": header.get("Mtu"), "qps": header.get("Number of qps"),
-        "gid_index_used": header.get("GID index"), "connection": header.get("Connection type"),
-        "device_reported": header.get("Device"),
-    })
-    if parsed["warnings"]:
-        facts["tool_warnings"] = parsed["warnings"]
-    if parsed["blocks"] > 1:
-        facts["tables"] = parsed["blocks"]
-    status, reason = "pass", None
-    notes = []
-    # Every warning is kept in facts.tool_warnings; only those that cast doubt on the figures
-    # (parser.doubtful_warnings: not duration mode's "BW peak", not the CPU-frequency one) warn.
-    doubtful = parser.doubtful_warnings(parsed)
-    if doubtful:
-        notes.append("perftest warned: %s" % "; ".join(doubtful))
-    if ctx.get("extra_reason"):
-        notes.append(ctx["extra_reason"])
-    if notes:
-        status, reason = "warn", "; ".join(notes)
-    expect = {}
-    if side == "client":
-        rules = default_rules(test, metrics, facts, ctx.get("params") or {})
-        try:
-            status, reason, expect = expectations.judge(metrics, rules, status, reason)
-        except expectations.ExpectationError as exc:
-            return [results.error(check, "bad expectation: %s" % exc, facts=facts, **common)]
-    problem = incomplete_run(parsed, "%s %s" % (test, side), rc)
-    if problem:
-        # The run did not end as a complete, valid run: an error whatever the rows say; the rows printed so far
-        # are kept (metrics, series).
-        if parsed.get("errors_after_rows"):
-            facts["error_kind"] = parsed.get("error_kind")
-        status, reason = "error", problem if not reason else "%s; %s" % (problem, reason)
-    record = results.make(check, status, reason=reason, metrics=metrics, expect=expect, facts=facts,
-                          series=_series(parsed, kind),
-                          raw=text if status != "pass" else None, **common)
-    return [expectations.physical_check(record, raw=text)]
-
-
-def not_what_was_asked(parsed, test, device):
-    """Why the output is not a run of ``test`` on ``device`` (the title and the header's Device as printed), or
-    None. What the output does not print (no title, no Device line) is not compared."""
-    verb, kind = parsed.get("verb"), parsed.get("kind")
-    device_printed = parsed["header"].get("Device")
-    if (verb is None or verb == verb_of(test)) and (kind is None or kind == kind_of(test)) \
-            and (not device or device_printed is None or device_printed == device):
-        return None
-    printed = parsed.get("test") or "%s %s" % (verb, kind)
-    return ("asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a "
-            "measurement of what was asked" % (test, device or "(any device)", printed,
-                                               device_printed or "(device not printed)"))
-
-
-def incomplete_run(parsed, what, rc):
-    """Why a run that printed result rows is not a complete, valid run (an ``error``), or None: a failure after
-    the rows, a table the output stops inside of (no closing line: a killed run, a cut capture), or a non-zero
-    exit without a failure line (nccl-tests and HCCL Test records say ``error`` for that too)."""
-    rows = len(parsed["rows"])
-    broke = parsed.get("errors_after_rows") or []
-    if broke:
-        return "%s failed after %d result row(s) (rc %s): %s" % (what, rows, rc, "; ".join(broke[:3]))
-    if not parsed.get("complete"):
-        return "%s output ends inside its table after %d result row(s), without perftest's closing line (rc %s): " \
-               "a killed run or a cut capture, not a complete measurement" % (what, rows, rc)
-    if rc not in (0, None):
-        return "%s exited with rc %s after printing its table, without a failure line: not a complete, valid run" % (
-            what, rc)
-    return None
+    """Compatibility name for tools.perftest.side_records (the records of one side from its output and a dict of
+    fields); callers use the adapter's ``records(text, ctx)``."""
+    # imported here: the adapter imports this module (argv, expectations)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+    return adapter.side_records(text, rc, ctx)
 
 
 # --------------------------------------------------------------------------- orchestration
