@@ -110,7 +110,7 @@ def time_one(parse, text):
     gc.collect()
     gc.disable()
     try:
-        for _ in range(3):
+        for _attempt in range(3):
             start = time.process_time()
             try:
                 outcome = "ok, %d rows" % len(parse(text)["rows"])
