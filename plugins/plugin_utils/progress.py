@@ -111,6 +111,19 @@ class _Task:
         self.stages = {}            # stage name -> _Stage, in the order first seen
 
 
+def _record_error(rec, task_name):
+    """Why a streamed record counts as its host's task error (not a mapping, an invalid check, a record that says
+    the task failed), or None for a record of a stage."""
+    if not isinstance(rec, dict):
+        return "a result record that is not a mapping"
+    check = rec.get("check")
+    if not isinstance(check, str) or not results.CHECK_RE.match(check):
+        return "an invalid result record (check %r)" % (check,)
+    if check in TASK_ERRORS:
+        return _untasked(rec.get("reason"), task_name) or check
+    return None
+
+
 class Tally:
     """Stage counts of the tasks not printed yet (small: counts, no records).
 
@@ -175,17 +188,11 @@ class Tally:
             self.done.extend(task_lines(self.tasks.pop(uuid)))
 
     def _record(self, task, host, rec, task_name=None):
-        if not isinstance(rec, dict):
-            task.errors.setdefault(host, "a result record that is not a mapping")
+        error = _record_error(rec, task_name)
+        if error is not None:
+            task.errors.setdefault(host, error)
             return
-        check = rec.get("check")
-        if not isinstance(check, str) or not results.CHECK_RE.match(check):
-            task.errors.setdefault(host, "an invalid result record (check %r)" % (check,))
-            return
-        if check in TASK_ERRORS:
-            task.errors.setdefault(host, _untasked(rec.get("reason"), task_name) or check)
-            return
-        name = stage_of(check)
+        name = stage_of(rec["check"])
         stage = task.stages.get(name)
         if stage is None:
             stage = task.stages[name] = _Stage(name)
@@ -200,17 +207,21 @@ class Tally:
         have = stage.hosts.get(owner)
         if have is None or rank > have[0]:          # the first reason of the host's worst status
             stage.hosts[owner] = [rank, reason or rec.get("reason")]
-        params = rec.get("params")
-        members = params.get("hosts") if params and isinstance(params, dict) else None
-        if isinstance(members, list) and self.batch:    # a multi-node run acts for the play's hosts it names
-            for one in members:
-                if str(one) in self.batch and str(one) != owner:
-                    stage.status(str(one), rank, reason or rec.get("reason"))
+        self._members(stage, rec, owner, rank, reason or rec.get("reason"))
         if stage.metric and RANK["pass"] <= rank <= RANK["fail"]:
             metrics = rec.get("metrics")
             value = metrics.get(stage.metric) if isinstance(metrics, dict) else None
             if _number(value):
                 stage.value(value, owner)
+
+    def _members(self, stage, rec, owner, rank, reason):
+        """A multi-node run (``params.hosts``) acts for the play's hosts it names: they get its status too."""
+        params = rec.get("params")
+        members = params.get("hosts") if params and isinstance(params, dict) else None
+        if isinstance(members, list) and self.batch:
+            for one in members:
+                if str(one) in self.batch and str(one) != owner:
+                    stage.status(str(one), rank, reason)
 
     def take(self):
         """The lines of the tasks that finished on every host since the last call."""
