@@ -272,37 +272,36 @@ RANGES = {
 }
 
 
+SPEC = dict(
+    python=dict(type="str", default="python3"),
+    launcher=dict(type="str", choices=["spawn", "mpirun"], default="spawn"),
+    ranks_per_node=dict(type="int", default=0),
+    hosts=dict(type="list", elements="str", default=[]),
+    master_addr=dict(type="str"),
+    master_port=dict(type="int", default=0),
+    min_bytes=dict(type="str", default="1M"),
+    max_bytes=dict(type="str", default="8G"),
+    step_factor=dict(type="int", default=2),
+    iters=dict(type="int", default=20),
+    warmup_iters=dict(type="int", default=5),
+    datatype=dict(type="str", choices=["float", "half", "bfloat16", "double"], default="float"),
+    check=dict(type="bool", default=True),
+    env=dict(type="dict", default={}),
+    mpirun=dict(type="str", default="mpirun"),
+    mpirun_mca=dict(type="dict", default={}),
+    mpirun_extra_args=dict(type="list", elements="str", default=[]),
+    tcp_if_include=dict(type="str"),
+    worker_dir=dict(type="path"),
+    stage_only=dict(type="bool", default=False),
+    timeout=dict(type="int", default=900),
+    run_tag=dict(type="str"),
+    **expectations.PROFILE_SPEC,
+    expect=dict(type="dict", default={}),
+)
+
+
 def main():
-    module = argspec.module(
-        AnsibleModule, RANGES,
-        argument_spec=dict(
-            python=dict(type="str", default="python3"),
-            launcher=dict(type="str", choices=["spawn", "mpirun"], default="spawn"),
-            ranks_per_node=dict(type="int", default=0),
-            hosts=dict(type="list", elements="str", default=[]),
-            master_addr=dict(type="str"),
-            master_port=dict(type="int", default=0),
-            min_bytes=dict(type="str", default="1M"),
-            max_bytes=dict(type="str", default="8G"),
-            step_factor=dict(type="int", default=2),
-            iters=dict(type="int", default=20),
-            warmup_iters=dict(type="int", default=5),
-            datatype=dict(type="str", choices=["float", "half", "bfloat16", "double"], default="float"),
-            check=dict(type="bool", default=True),
-            env=dict(type="dict", default={}),
-            mpirun=dict(type="str", default="mpirun"),
-            mpirun_mca=dict(type="dict", default={}),
-            mpirun_extra_args=dict(type="list", elements="str", default=[]),
-            tcp_if_include=dict(type="str"),
-            worker_dir=dict(type="path"),
-            stage_only=dict(type="bool", default=False),
-            timeout=dict(type="int", default=900),
-            run_tag=dict(type="str"),
-            **expectations.PROFILE_SPEC,
-            expect=dict(type="dict", default={}),
-        ),
-        supports_check_mode=True,
-    )
+    module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
     modmain.run(module, "allreduce_probe", lambda module: _run(module, module.params),
                 user_errors=(collectives.OptionError, expectations.ExpectationError),
                 interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "

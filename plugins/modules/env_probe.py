@@ -213,33 +213,30 @@ RANGES = {
 }
 
 
+SPEC = dict(
+    groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
+    packages=dict(type="list", elements="str", default=[]),
+    env_vars=dict(type="list", elements="str", default=[]),
+    pip_freeze=dict(type="bool", default=False),
+    python=dict(type="list", elements="path", default=[]),
+    nvidia_smi_path=dict(type="path"),
+    timeout=dict(type="int", default=60),
+    expect_gpu_count=dict(type="int"),
+    # the names and versions the probes compare with what they find (unset: not compared)
+    **{"expect_" + name: dict(type="str") for name in ("gpu_model", "driver_version", "cuda_version", "nccl_version")},
+    expect_persistence_mode=dict(type="bool"),
+    expect_hca_count=dict(type="int"),
+    expect_port_rate_gbit_s=dict(type="float"),
+    expect_ports_up=dict(type="bool", default=False),
+    expect_memlock_unlimited=dict(type="bool", default=False),
+    expect_governor=dict(type="str"),
+    expect_kernel_modules=dict(type="list", elements="str", default=[]),
+    expect_packages=dict(type="dict", default={}),
+)
+
+
 def main():
-    module = argspec.module(
-        AnsibleModule, RANGES,
-        argument_spec=dict(
-            groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
-            packages=dict(type="list", elements="str", default=[]),
-            env_vars=dict(type="list", elements="str", default=[]),
-            pip_freeze=dict(type="bool", default=False),
-            python=dict(type="list", elements="path", default=[]),
-            nvidia_smi_path=dict(type="path"),
-            timeout=dict(type="int", default=60),
-            expect_gpu_count=dict(type="int"),
-            expect_gpu_model=dict(type="str"),
-            expect_driver_version=dict(type="str"),
-            expect_cuda_version=dict(type="str"),
-            expect_nccl_version=dict(type="str"),
-            expect_persistence_mode=dict(type="bool"),
-            expect_hca_count=dict(type="int"),
-            expect_port_rate_gbit_s=dict(type="float"),
-            expect_ports_up=dict(type="bool", default=False),
-            expect_memlock_unlimited=dict(type="bool", default=False),
-            expect_governor=dict(type="str"),
-            expect_kernel_modules=dict(type="list", elements="str", default=[]),
-            expect_packages=dict(type="dict", default={}),
-        ),
-        supports_check_mode=True,
-    )
+    module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
     modmain.run(module, "env_probe", _probe)
 
 

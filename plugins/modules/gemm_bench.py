@@ -160,27 +160,26 @@ RANGES = {
 }
 
 
+SPEC = dict(
+    python=dict(type="str", default="python3"),
+    dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"],
+                default=["bf16", "fp16"]),
+    m=dict(type="int", default=8192),
+    n=dict(type="int", default=8192),
+    k=dict(type="int", default=8192),
+    iters=dict(type="int", default=200),
+    warmup_iters=dict(type="int", default=10),
+    warmup_s=dict(type="float", default=1.0),
+    devices=dict(type="list", elements="int", default=[]),
+    worker_dir=dict(type="path"),
+    timeout=dict(type="int", default=600),
+    **expectations.PROFILE_SPEC,
+    expect=dict(type="dict", default={}),
+)
+
+
 def main():
-    module = argspec.module(
-        AnsibleModule, RANGES,
-        argument_spec=dict(
-            python=dict(type="str", default="python3"),
-            dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"],
-                        default=["bf16", "fp16"]),
-            m=dict(type="int", default=8192),
-            n=dict(type="int", default=8192),
-            k=dict(type="int", default=8192),
-            iters=dict(type="int", default=200),
-            warmup_iters=dict(type="int", default=10),
-            warmup_s=dict(type="float", default=1.0),
-            devices=dict(type="list", elements="int", default=[]),
-            worker_dir=dict(type="path"),
-            timeout=dict(type="int", default=600),
-            **expectations.PROFILE_SPEC,
-            expect=dict(type="dict", default={}),
-        ),
-        supports_check_mode=True,
-    )
+    module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
     modmain.run(module, "gemm_bench", lambda module: _run(module, module.params),
                 user_errors=(expectations.ExpectationError,))
 

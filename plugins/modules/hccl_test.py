@@ -190,47 +190,23 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, hccl_run, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, hccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
 
-
-RANGES = dict(launch.COLLECTIVE_RANGES, **{
-    "npus": argspec.POSITIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE,
-    "check": (0, 2), "root": argspec.NON_NEGATIVE,
-    "ranks_per_node": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE,
-})
+# the options of HCCL Test alone (collective_main.SPEC holds those nccl_test shares) and its ranges
+SPEC = dict(
+    cann_env_script=dict(type="path"),
+    npus=dict(type="int", default=8),
+    min_bytes=dict(type="str", default="8K"),
+    max_bytes=dict(type="str", default="1G"),
+    mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
+    ranks=dict(type="int"),
+)
+RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "check": (0, 2), "ranks": argspec.POSITIVE}
 
 
 def main():
-    module = argspec.module(
-        AnsibleModule, RANGES,
-        argument_spec=dict(
-            collectives=dict(type="list", elements="str", default=["all_reduce"]),
-            binary_dir=dict(type="path"),
-            if_missing=dict(type="str", choices=["error", "skip"], default="error"),
-            cann_env_script=dict(type="path"),
-            npus=dict(type="int", default=8),
-            min_bytes=dict(type="str", default="8K"),
-            max_bytes=dict(type="str", default="1G"),
-            step_factor=dict(type="int", default=2),
-            step_bytes=dict(type="int"),
-            check=dict(type="int"),
-            datatype=dict(type="str"),
-            op=dict(type="str"),
-            root=dict(type="int"),
-            env=dict(type="dict", default={}),
-            ranks_per_node=dict(type="int", default=0),
-            mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
-            ranks=dict(type="int"),
-            **launch.COLLECTIVE_SPEC,
-            **expectations.PROFILE_SPEC,
-            expect=dict(type="dict", default={}),
-        ),
-        mutually_exclusive=[("from_output", "hosts")],
-        supports_check_mode=True,
-    )
-    launch.run_module(module, "hccl_test", hccl.from_output, hccl_run.run_hccl,
-                      user_errors=(collectives.OptionError, expectations.ExpectationError))
+    collective_main.main(AnsibleModule, "hccl_test", SPEC, RANGES, hccl.from_output, hccl_run.run_hccl)
 
 
 if __name__ == "__main__":

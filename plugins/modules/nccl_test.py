@@ -216,57 +216,31 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, launch, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
-
-RANGES = dict(launch.COLLECTIVE_RANGES, **{
-    "gpus_per_process": argspec.NON_NEGATIVE, "step_factor": argspec.POSITIVE, "step_bytes": argspec.POSITIVE,
-    "check": argspec.NON_NEGATIVE,
-    "root": argspec.NON_NEGATIVE, "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3),
-    "blocking": (0, 1), "cudagraph": argspec.NON_NEGATIVE, "tool_timeout": argspec.NON_NEGATIVE,
-    "ranks_per_node": argspec.NON_NEGATIVE,
-})
+# the options of nccl-tests alone (collective_main.SPEC holds those hccl_test shares) and its ranges
+SPEC = dict(
+    gpus_per_process=dict(type="int", default=0),
+    min_bytes=dict(type="str", default="8"),
+    max_bytes=dict(type="str", default="8G"),
+    # the binary's integer flags -t -m -a -z -G -T, unset by default
+    **{name: dict(type="int") for name in ("threads", "agg_iters", "average", "blocking", "cudagraph", "tool_timeout")},
+    json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
+    split=dict(type="str"),
+    socket_ifname=dict(type="str"),
+    mpirun_mca=dict(type="dict", default={}),
+    from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"),
+)
+RANGES = {
+    "gpus_per_process": argspec.NON_NEGATIVE, "step_bytes": argspec.POSITIVE, "check": argspec.NON_NEGATIVE,
+    "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3), "blocking": (0, 1),
+    "cudagraph": argspec.NON_NEGATIVE, "tool_timeout": argspec.NON_NEGATIVE,
+}
 
 
 def main():
-    module = argspec.module(
-        AnsibleModule, RANGES,
-        argument_spec=dict(
-            collectives=dict(type="list", elements="str", default=["all_reduce"]),
-            binary_dir=dict(type="path"),
-            if_missing=dict(type="str", choices=["error", "skip"], default="error"),
-            gpus_per_process=dict(type="int", default=0),
-            min_bytes=dict(type="str", default="8"),
-            max_bytes=dict(type="str", default="8G"),
-            step_factor=dict(type="int", default=2),
-            step_bytes=dict(type="int"),
-            check=dict(type="int"),
-            datatype=dict(type="str"),
-            op=dict(type="str"),
-            root=dict(type="int"),
-            threads=dict(type="int"),
-            agg_iters=dict(type="int"),
-            average=dict(type="int"),
-            blocking=dict(type="int"),
-            cudagraph=dict(type="int"),
-            tool_timeout=dict(type="int"),
-            json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-            env=dict(type="dict", default={}),
-            split=dict(type="str"),
-            socket_ifname=dict(type="str"),
-            ranks_per_node=dict(type="int", default=0),
-            mpirun_mca=dict(type="dict", default={}),
-            from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"),
-            **launch.COLLECTIVE_SPEC,
-            **expectations.PROFILE_SPEC,
-            expect=dict(type="dict", default={}),
-        ),
-        mutually_exclusive=[("from_output", "hosts")],
-        supports_check_mode=True,
-    )
-    launch.run_module(module, "nccl_test", nccl_tests.from_output, nccl_run.run_collectives,
-                      user_errors=(collectives.OptionError, expectations.ExpectationError))
+    collective_main.main(AnsibleModule, "nccl_test", SPEC, RANGES, nccl_tests.from_output, nccl_run.run_collectives)
 
 
 if __name__ == "__main__":
