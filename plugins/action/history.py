@@ -8,10 +8,10 @@ import io
 import os
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = {
     "history_db": {"type": "str", "required": True},
@@ -37,15 +37,10 @@ def _changed(path, text):
         return True
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(ControllerAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def act(self, args, task_vars, result):
         op, db, check = args["operation"], args["history_db"], self._task.check_mode
         missing = [k for k in REQUIRED[op] if not args[k]]
         if missing:

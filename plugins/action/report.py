@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, exports, fleet, history, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
@@ -31,15 +31,10 @@ ARGUMENT_SPEC = {
 }
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(ControllerAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def act(self, args, task_vars, result):
         src = os.path.abspath(args["src"])
         try:
             data, plain_json = fleet.read_results(src)
