@@ -302,6 +302,47 @@ PHYSICAL_RANGES = (
 )
 
 
+# ---------------------------------------------------------------------------------------- hardware-derived floors
+# The "hardware" analysis (plugins/plugin_utils/hardware.py) judges a collective's busbw against the links the
+# host's own probe found, at any GPU or rank count: floor = link figure x HEALTHY_EFFICIENCY[collective] x
+# HARDWARE_MARGIN. busbw is nccl-tests' bus bandwidth, already normalised by the rank count (its doc/PERFORMANCE.md),
+# so one per-GPU link figure serves 2, 4 or 8 ranks. The efficiencies are the lowest busbw / link figure of healthy
+# runs at sizes >= 1 GiB (the plateau): smaller runs are not judged by it (HARDWARE_MIN_BYTES).
+_H100_X2_HEALTHY = ("playbooks/acceptance.yml on 2x H100 80GB HBM3 NV18 (18 x 26.562 GB/s = 478.1 GB/s per GPU and "
+                    "direction), nccl-tests 2.19.6, NCCL 2.28.9, NVLS off, sizes to 1 GiB, measured 2026-11-25 on the "
+                    "nvidia-h100-x2 device machine (tests/hardware/judgement_proof.sh, scenario healthy)")
+_H200_X2_HEALTHY = ("nccl-tests 2.19.6 on 2x H200 NV18 (478.1 GB/s), NCCL 2.28.9, NVLS off, sizes to 8 GiB, measured "
+                    "2026-11-22 on the nvidia-h200-x2 device machine")
+HEALTHY_EFFICIENCY = {
+    # collective: (lowest healthy busbw / link figure, what was measured)
+    "all_reduce": (0.695, "all_reduce busbw 332.3 GB/s on " + _H100_X2_HEALTHY + "; 345.7 on " + _H200_X2_HEALTHY),
+    "all_gather": (0.605, "all_gather busbw 289.0 GB/s on " + _H100_X2_HEALTHY + "; 313.3 on " + _H200_X2_HEALTHY),
+    "reduce_scatter": (0.56, "reduce_scatter busbw 267.5 GB/s on " + _H100_X2_HEALTHY + "; 297.0 on "
+                       + _H200_X2_HEALTHY),
+    "alltoall": (0.74, "alltoall busbw 354.8 GB/s on " + _H100_X2_HEALTHY + "; 364.9 on " + _H200_X2_HEALTHY),
+    "broadcast": (0.776, "broadcast busbw 370.9 GB/s on " + _H100_X2_HEALTHY),
+    "reduce": (0.778, "reduce busbw 372.2 GB/s on " + _H100_X2_HEALTHY),
+    "sendrecv": (0.755, "sendrecv busbw 360.9 GB/s on " + _H100_X2_HEALTHY),
+    "torch_all_reduce": (0.733, "torch.distributed all_reduce busbw 350.8 GB/s (allreduce_probe) on " + _H100_X2_HEALTHY),
+}
+HARDWARE_MARGIN = 0.8
+HARDWARE_MARGIN_SOURCE = ("estimate: 80 % of the lowest healthy efficiency; the same 2x H100 with a competing bf16 "
+                          "matmul on one GPU measured 26-45 % of the link figure and with NCCL_P2P_DISABLE=1 5-10 % "
+                          "(tests/hardware/judgement_proof.sh, scenarios loaded and nop2p, 2026-11-25), both below it")
+HARDWARE_MIN_BYTES = 1 << 30
+# PCIe per-lane bandwidth per direction in GB/s by generation, after line encoding (PCI-SIG base specifications:
+# 8b/10b for gen 1-2, 128b/130b for gen 3-5, FLIT for gen 6)
+PCIE_LANE_GBYTE_S = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+PCIE_EFFICIENCY = (0.43, "all_reduce busbw 27.4 GB/s through host memory over PCIe gen5 x16 (63.0 GB/s) on the 2x H100 "
+                         "of " + _H100_X2_HEALTHY.split(" (", 1)[0] + " with NCCL_P2P_DISABLE=1 (scenario nop2p): the "
+                         "slowest path PCIe GPUs take; GPUs with PCIe peer-to-peer do better")
+# The "peers" analysis (plugins/plugin_utils/peers.py): a GPU far below its siblings in the same node.
+PEERS = {"fail_below_pct": 80.0, "warn_below_pct": 90.0}
+PEERS_SOURCE = ("estimate: healthy GPUs of one node measured within 5 % of each other (bf16 GEMM 656 / 683 TFLOP/s on "
+                "2x H100, 655-685 on 2x H200); a competing matmul on one GPU brought it to 46 % of its sibling "
+                "(tests/hardware/judgement_proof.sh, 2026-11-25)")
+
+
 # ---------------------------------------------------------------------------------------- fleet analyses (controller)
 # Defaults of the analyses that add records (plugins/plugin_utils: fleet_relative, attribution, baseline, compare);
 # the analysis config (docs/report.md, docs/history.md) overrides each. The numbers' sources are in ANALYSIS_SOURCES.
@@ -353,6 +394,9 @@ def sources():
     found.extend(("GPU_ECC_RULES/%s" % key, rule["source"]) for key, rule in sorted(GPU_ECC_RULES.items()))
     found.extend(("GPU_CLOCK_EVENT_REASONS/%s" % r[0], r[2]) for r in GPU_CLOCK_EVENT_REASONS)
     found.extend(("PHYSICAL_RANGES/%s" % r[0], r[3]) for r in PHYSICAL_RANGES)
+    found.extend(("HEALTHY_EFFICIENCY/%s" % k, v[1]) for k, v in sorted(HEALTHY_EFFICIENCY.items()))
+    found.extend([("HARDWARE_MARGIN", HARDWARE_MARGIN_SOURCE), ("PCIE_EFFICIENCY", PCIE_EFFICIENCY[1]),
+                  ("PEERS", PEERS_SOURCE)])
     numbers = ["FLEET_RELATIVE/%s" % k for k in ("k", "min_drop_pct", "min_samples")]
     numbers += ["ATTRIBUTION/%s" % k for k in sorted(ATTRIBUTION)] + ["BASELINE_MIN_PCT", "COMPARE_MARGIN_PCT"]
     found.extend((name, ANALYSIS_SOURCES.get(name)) for name in numbers)

@@ -1,0 +1,126 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Coverage of judgement: what judged each headline figure, and which ones nothing judged (issue 19).
+
+A headline figure (:data:`HEADLINE`: a collective's busbw, a GPU's GEMM TFLOP/s, an RDMA link's bandwidth or
+latency) that no rule judged would otherwise read as ``pass``. :func:`coverage` lists, for every measured record
+with a headline metric that ran (pass, warn or fail), the judges behind its status:
+
+- ``profile`` / ``user`` / ``hardware`` / ``threshold``: a rule in the record's own ``expect`` for the headline
+  metric, by its ``source`` (a hardware profile, a user threshold, the port rate the probe read, a built-in floor);
+- ``hardware``, ``peers``, ``fleet``, ``baseline``, ``attribution``: an analysis record that judged it (``pass``,
+  ``warn`` or ``fail``; a ``skip`` of the analysis says why it could not, and that reason is kept).
+
+Those with no judge are *unjudged*: the summary counts and lists them and the report shows them, never a silent
+``pass``. Pure; controller-only (plugin_utils), no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, verdict
+
+HEADLINE = (
+    ("nccl.*", "busbw_max_gbyte_s"),
+    ("hccl.*", "busbw_max_gbyte_s"),
+    ("gpu.gemm_*", "tflops"),
+    ("rdma.ib_*_bw", "bw_avg_gbit_s"),
+    ("rdma.ib_*_lat", "lat_typical_us"),
+)
+ANALYSIS_JUDGES = {"hardware": "hardware", "peers": "peers", "fleet_relative": "fleet", "baseline": "baseline",
+                   "attribution": "attribution"}
+RAN = ("pass", "warn", "fail")
+MAX_LISTED = 200
+
+
+def headline_metric(check):
+    """The headline metric of a check, or None (a check with no headline figure: probes, analyses)."""
+    for pattern, metric in HEADLINE:
+        if fnmatch.fnmatchcase(check or "", pattern):
+            return metric
+    return None
+
+
+def rule_judge(source):
+    """Which kind of judge a rule's ``source`` names."""
+    text = (source or "").lower()
+    if text.startswith("profile"):
+        return "profile"
+    if "user" in text:
+        return "user"
+    if "port rate" in text or "line rate" in text or "derived from the probed" in text:
+        return "hardware"
+    return "threshold"
+
+
+def _measured_check(rec):
+    facts = rec.get("facts") or {}
+    if facts.get("measured_check"):
+        return facts["measured_check"]
+    check = rec.get("check") or ""
+    return check.rsplit(".", 1)[0] if "." in check else check
+
+
+def analysis_judges(records):
+    """{(host, measured check, target or None): {judge: reason of a skip or None}} from the analysis records."""
+    out = {}
+    for rec in records:
+        if not analysis.is_analysis_record(rec):
+            continue
+        judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
+        if judge is None:
+            continue
+        key = (rec.get("host"), _measured_check(rec), rec.get("target"))
+        skipped = rec.get("reason") if rec.get("status") == "skip" else None
+        entry = out.setdefault(key, {})
+        if judge not in entry or entry[judge] is not None:
+            entry[judge] = skipped
+    return out
+
+
+def judges_of(rec, by_analysis, judged_matrices):
+    """([judges], why not judged) of one measured record."""
+    metric = headline_metric(rec.get("check"))
+    rule = (rec.get("expect") or {}).get(metric)
+    found = [rule_judge(rule.get("source"))] if isinstance(rule, dict) else []
+    why = None
+    for key in ((rec.get("host"), rec.get("check"), rec.get("target")), (rec.get("host"), rec.get("check"), None)):
+        for judge, skipped in sorted((by_analysis.get(key) or {}).items()):
+            if skipped is None:
+                found.append(judge)
+            else:
+                why = skipped
+    if verdict.is_pairwise(rec) and verdict.matrix_key(rec) in judged_matrices:
+        found.append("attribution")
+    return sorted(set(found)), why
+
+
+def _is_headline(rec):
+    metric = headline_metric(rec.get("check"))
+    metrics = rec.get("metrics") or {}
+    if (metric is None or metric not in metrics or analysis.is_analysis_record(rec)
+            or rec.get("status") not in RAN):
+        return False
+    ranks = metrics.get("ranks")
+    # one rank moves no data between GPUs: its busbw is 0 by definition, not a figure to judge
+    return not (metric == "busbw_max_gbyte_s" and isinstance(ranks, int) and ranks < 2)
+
+
+def coverage(records):
+    """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}]}."""
+    by_analysis = analysis_judges(records)
+    matrices = verdict.judged_matrices(records)
+    total, by_judge, unjudged = 0, {}, []
+    for rec in records:
+        if not _is_headline(rec):
+            continue
+        total += 1
+        judges, why = judges_of(rec, by_analysis, matrices)
+        for judge in judges:
+            by_judge[judge] = by_judge.get(judge, 0) + 1
+        if not judges:
+            unjudged.append({"host": rec.get("host"), "check": rec.get("check"), "target": rec.get("target"),
+                             "why": why or "no profile, user, hardware or fleet rule covers it"})
+    return {"headline_total": total, "judged": total - len(unjudged), "unjudged_total": len(unjudged),
+            "by_judge": dict(sorted(by_judge.items())), "unjudged": unjudged[:MAX_LISTED]}
