@@ -5,8 +5,9 @@
 - nccl_records(): the real nccl-tests 2.19.6 -J JSON files (with the text output of the same runs) of a 2x H200
   host, through nccl-tests' adapter (tools.nccl_tests.records, what every caller uses), so their metrics and
   series are exactly what the tool printed and what the module returns.
-- perftest_pairs(): the real --report_gbits perftest captures through the perftest parser;
-  their figures are assigned to (synthetic) host pairs to form a pairwise matrix.
+- perftest_pairs(): the real --report_gbits perftest captures through perftest's adapter (tools.perftest.records),
+  so their metrics and series have the shape the module returns; the records are assigned to (synthetic) host
+  pairs to form a pairwise matrix.
 The host names are labels chosen by the tests; the figures are the tools'.
 """
 
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 
 PARSER_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "parsers", "fixtures")
@@ -46,42 +47,34 @@ def nccl_records(host="h200-a"):
     return out
 
 
-def perftest_figures():
-    """[(capture name, last table row)] of the real --report_gbits captures."""
-    figures = []
-    for name in GBITS_CAPTURES:
-        parsed = perftest.parse(_read(os.path.join(PERFTEST_DIR, name)))
-        figures.append((name, parsed["rows"]))
-    return figures
+def perftest_client(name, host, peer, min_gbit_s=None):
+    """The client record of one real capture through perftest's adapter (tools.perftest.records, what the module
+    returns), for the test the capture is of: its metrics, facts and series are production's. ``min_gbit_s``: a
+    user expectation on bw_avg_gbit_s, judged by the adapter."""
+    text = _read(os.path.join(PERFTEST_DIR, name))
+    params = {"test": perftest.parse(text)["tool"]}
+    if min_gbit_s is not None:
+        params["expect"] = {"bw_avg_gbit_s": {"min": min_gbit_s}}
+    return perftest_tool.records(text, Context(params=params, rc=0, host=host, peer=peer, side="client"))[0]
 
 
 def perftest_pairs(hosts, low_pair=None, min_gbit_s=None):
-    """rdma.ib_write_bw records for every ordered pair of hosts, bw from the real captures.
+    """rdma.ib_write_bw records on mlx5_0 for every ordered pair of hosts, each the record of a real capture.
 
-    Pair i gets the figures of capture i % 3. ``low_pair`` (host, peer) gets the lowest real
-    figure and, with ``min_gbit_s``, a fail verdict against that floor.
+    Pair i gets the record of capture i % 3 and ``low_pair`` (host, peer) that of the capture with the lowest
+    figure; ``min_gbit_s`` is a user expectation on bw_avg_gbit_s (a fail below it). The records are built by
+    perftest's adapter (:func:`perftest_client`); only the labels are the test's: host, peer, the rail, and the
+    check (one capture is an ib_read_bw run, whose figures stand for a write pair here).
     """
-    figures = perftest_figures()
-    lowest = min(rows[-1]["bw_avg"] for _name, rows in figures)
+    lowest = min(GBITS_CAPTURES, key=lambda name: perftest_client(name, "h", "p")["metrics"]["bw_avg_gbit_s"])
     out = []
     i = 0
     for host in hosts:
         for peer in hosts:
             if host == peer:
                 continue
-            name, rows = figures[i % len(figures)]
+            name = lowest if low_pair == (host, peer) else GBITS_CAPTURES[i % len(GBITS_CAPTURES)]
             i += 1
-            bw = rows[-1]["bw_avg"]
-            status, reason, expect = "pass", None, {}
-            if low_pair == (host, peer):
-                bw = lowest
-            if min_gbit_s is not None:
-                expect = {"bw_avg_gbit_s": {"min": min_gbit_s}}
-                if bw < min_gbit_s:
-                    status, reason = "fail", "bw_avg_gbit_s %s < %s expected" % (bw, min_gbit_s)
-            out.append(results.make(
-                "rdma.ib_write_bw", status, reason=reason, host=host, peer=peer, target="mlx5_0",
-                metrics={"bw_avg_gbit_s": bw, "msg_size_bytes": rows[-1]["size_bytes"]}, expect=expect,
-                series=[{"size_bytes": r["size_bytes"], "bw_avg": r["bw_avg"]} for r in rows],
-                tool={"name": "perftest"}, params={"capture": name}))
+            record = perftest_client(name, host, peer, min_gbit_s)
+            out.append(dict(record, check="rdma.ib_write_bw", target="mlx5_0"))
     return out
