@@ -1,0 +1,148 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Judgement from the hardware itself, on whole fleets built from real 2x H100 runs (issue 19).
+
+Fixtures: fixtures/h100x2-judgement (README there): the same host healthy, with a competing matmul on GPU 1, and
+with NCCL_P2P_DISABLE=1. Fleets are made of those measured records under other host names; 4- and 8-GPU nodes
+repeat the real GPU and collective records at more GPUs and ranks (busbw is normalised by the rank count, so the
+per-GPU link figure and the healthy efficiency hold at any rank count). Every test asserts exactly which hosts fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, summary
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
+
+
+def _measured(scenario):
+    with open(os.path.join(HERE, scenario + ".results.json"), encoding="utf-8") as fh:
+        return analyses.strip_analysis(json.load(fh)["records"])
+
+
+HEALTHY, LOADED, NOP2P = _measured("healthy"), _measured("loaded"), _measured("nop2p")
+
+
+def _as_host(records, host):
+    out = []
+    for rec in records:
+        rec = copy.deepcopy(rec)
+        rec["host"] = host
+        if isinstance(rec.get("facts"), dict) and isinstance(rec["facts"].get("hosts"), list):
+            rec["facts"]["hosts"] = [host]
+        out.append(rec)
+    return out
+
+
+def _scale_collectives(records, factor):
+    for rec in records:
+        if rec["check"].startswith("nccl.") and isinstance(rec["metrics"].get("busbw_max_gbyte_s"), (int, float)):
+            rec["metrics"]["busbw_max_gbyte_s"] = round(rec["metrics"]["busbw_max_gbyte_s"] * factor, 3)
+    return records
+
+
+def _with_gpus(records, gpus):
+    """The node with ``gpus`` GPUs: GPU 0's device and GEMM records repeated, collectives at ``gpus`` ranks."""
+    out = []
+    for rec in records:
+        per_gpu = rec["check"] in ("gpu.device", "gpu.gemm_bf16", "gpu.gemm_fp16")
+        if per_gpu and str(rec.get("target")) != "0":
+            continue
+        if per_gpu:
+            for index in range(gpus):
+                one = copy.deepcopy(rec)
+                one["target"] = str(index) if isinstance(rec["target"], str) else index
+                out.append(one)
+            continue
+        if rec["check"].startswith("nccl.") and "ranks" in rec["metrics"]:
+            rec = copy.deepcopy(rec)
+            rec["metrics"]["ranks"] = gpus
+        out.append(rec)
+    return out
+
+
+def _verdicts(records, config=None):
+    done, findings, problems = analyses.analyze(records, config or {})
+    assert problems == []
+    hosts = {h["host"]: h["status"] for h in summary.summarize(done)["hosts"]}
+    return hosts, done, findings
+
+
+def test_slow_gpu_is_named_and_only_its_node_fails():
+    slow = [r for r in _as_host(HEALTHY, "node-b") if not (r["check"].startswith("gpu.gemm") and str(r["target"]) == "1")]
+    slow += [r for r in _as_host(LOADED, "node-b") if r["check"].startswith("gpu.gemm") and str(r["target"]) == "1"]
+    fleet = _as_host(HEALTHY, "node-a") + slow + _as_host(HEALTHY, "node-c")
+    hosts, done, findings = _verdicts(fleet)
+    assert hosts == {"node-a": "pass", "node-b": "fail", "node-c": "pass"}
+    peers = [f for f in findings if f["kind"] == "peers"]
+    assert sorted((f["hosts"][0], f["check"], str(f["target"])) for f in peers) == [
+        ("node-b", "gpu.gemm_bf16", "1"), ("node-b", "gpu.gemm_fp16", "1")]
+    named = [r for r in done if r["check"] == "gpu.gemm_bf16.peers" and r["status"] == "fail"]
+    assert len(named) == 1 and named[0]["host"] == "node-b"
+    assert "GPU 1 (serial 1753024036118, PCI 00000000:00:07.0)" in named[0]["reason"]
+    assert "304.331 TFLOP/s, 46.4 % of its siblings' median 656.4 TFLOP/s" in named[0]["reason"]
+
+
+def test_the_loaded_run_fails_on_every_collective_and_the_gpu():
+    hosts, done, _ = _verdicts(_as_host(LOADED, "h100"))
+    assert hosts == {"h100": "fail"}
+    failing = sorted(r["check"] for r in done if r["status"] == "fail")
+    assert failing == sorted(["gpu.gemm_bf16", "gpu.gemm_fp16", "gpu.gemm_bf16.peers", "gpu.gemm_fp16.peers"] + [
+        "nccl.%s.hardware" % c for c in ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
+                                          "reduce", "sendrecv", "torch_all_reduce")])
+    reason = next(r["reason"] for r in done if r["check"] == "nccl.all_reduce.hardware")
+    assert reason == ("busbw 149.7 GB/s < 265.8 GB/s expected (NVLink 18 x 26.562 GB/s = 478.1 GB/s x 69.5 % "
+                      "healthy efficiency x 0.8 margin)")
+
+
+def test_no_nvlink_p2p_fails_though_the_links_are_up():
+    hosts, done, _ = _verdicts(_as_host(NOP2P, "h100") + _as_host(HEALTHY, "good"))
+    assert hosts == {"h100": "fail", "good": "pass"}
+    assert all(r["status"] == "fail" for r in done if r["check"].endswith(".hardware") and r["host"] == "h100")
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_half_speed_collectives_fail_at_any_gpu_count_and_healthy_nodes_pass(gpus):
+    healthy = _with_gpus(_as_host(HEALTHY, "healthy"), gpus)
+    half = _scale_collectives(_with_gpus(_as_host(HEALTHY, "half"), gpus), 0.5)
+    hosts, done, findings = _verdicts(healthy + half)
+    assert hosts == {"healthy": "pass", "half": "fail"}
+    assert sorted(set(f["hosts"][0] for f in findings if f["kind"] == "hardware")) == ["half"]
+    judged = [r for r in done if r["check"] == "nccl.all_reduce.hardware"]
+    assert {r["host"]: r["status"] for r in judged} == {"healthy": "pass", "half": "fail"}
+    assert judged[0]["expect"]["busbw_max_gbyte_s"]["source"].startswith("derived from the probed links: NVLink 18")
+
+
+def test_a_healthy_node_has_no_unjudged_headline_figure():
+    _, done, _ = _verdicts(_as_host(HEALTHY, "node-a"))
+    found = coverage.coverage(done)
+    assert found["unjudged"] == [] and found["headline_total"] == 12
+    assert found["by_judge"] == {"hardware": 8, "peers": 4, "profile": 4}
+
+
+def test_without_probe_records_the_collectives_are_listed_unjudged_with_the_reason():
+    bare = [r for r in _as_host(HEALTHY, "node-a") if r["check"] != "gpu.device"]
+    hosts, done, _ = _verdicts(bare)
+    assert hosts == {"node-a": "pass"}
+    found = coverage.coverage(done)
+    assert found["unjudged_total"] == 8
+    assert {u["check"] for u in found["unjudged"]} == {
+        "nccl.%s" % c for c in ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+                                "sendrecv", "torch_all_reduce")}
+    assert all(u["why"].startswith("not judged from the hardware: no gpu.device records") for u in found["unjudged"])
+
+
+def test_a_profile_rule_wins_over_the_derived_one():
+    records = _as_host(HEALTHY, "node-a")
+    for rec in records:
+        if rec["check"] == "nccl.all_reduce":
+            rec["expect"] = {"busbw_max_gbyte_s": {"min": 300.0, "source": "profile mine: measured"}}
+    _, done, _ = _verdicts(records)
+    assert not any(r["check"] == "nccl.all_reduce.hardware" for r in done)
+    assert "nccl.all_gather.hardware" in {r["check"] for r in done}
