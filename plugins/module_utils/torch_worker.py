@@ -222,121 +222,170 @@ def _rank_env(launcher):
     return int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", "0"))
 
 
+_TORCH_DTYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64"}
+
+
+class _RankSetup(object):
+    """What each step of one all-reduce rank needs: its place in the group, its device, the dtype and the data
+    check's exact sum and tolerance."""
+
+    def __init__(self, torch, args, local_rank, rank, world, device):
+        self.local_rank, self.rank, self.world, self.device = local_rank, rank, world, device
+        self.dtype = getattr(torch, _TORCH_DTYPES[args.dtype])
+        self.elem = torch.tensor([], dtype=self.dtype).element_size()
+        self.expected = expected_sum(world)
+        self.tolerance = check_tolerance(args.dtype, world)
+
+
+def _init_group(torch, dist, args, local_rank, rank, world):
+    """Join the process group (gloo on CPU for the self-test, else NCCL on GPU ``local_rank``); the device."""
+    init = "tcp://%s:%d" % (args.master_addr, args.master_port)
+    if args.cpu:
+        # Self-test path (gloo on CPU, no GPU): exercises launchers, timing and output, not NCCL.
+        device = torch.device("cpu")
+        dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+        return device
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+    try:
+        dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world, device_id=device)
+    except TypeError:
+        dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world)
+    return device
+
+
+def _say_table_header(torch, args, world):
+    say("# aifabric torch all-reduce probe: torch %s, %s, %d ranks, dtype %s, warmup %d, iters %d"
+        % (torch.__version__, _backend_text(torch, args), world, args.dtype, args.warmup, args.iters))
+    say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
+    say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+
+
+def _timed_allreduce_s(torch, dist, args, setup, buf):
+    """Warm up, then time --iters all-reduces of ``buf``: seconds per all-reduce, averaged over the ranks."""
+    for _step in range(args.warmup):
+        dist.all_reduce(buf)
+    _sync(torch, setup.device)
+    _barrier(dist, args, setup.local_rank)
+    _sync(torch, setup.device)
+    t0 = time.perf_counter()
+    for _step in range(args.iters):
+        dist.all_reduce(buf)
+    _sync(torch, setup.device)
+    elapsed = time.perf_counter() - t0
+    per_iter = torch.tensor([elapsed / args.iters], dtype=torch.float64, device=setup.device)
+    dist.all_reduce(per_iter)
+    return per_iter.item() / setup.world
+
+
+def _wrong_elements(torch, dist, setup, buf):
+    """Data check (untimed, like nccl-tests -c 1): each rank contributes 1 or 2; an element is wrong when it is
+    further from the exact sum than check_tolerance() allows for the dtype. The count summed over the ranks."""
+    buf.fill_(contribution(setup.rank))
+    dist.all_reduce(buf)
+    bad = torch.tensor([_count_wrong(torch, buf, setup.expected, setup.tolerance)], dtype=torch.int64,
+                       device=setup.device)
+    dist.all_reduce(bad)
+    return int(bad.item())
+
+
+def _allreduce_size(torch, dist, args, setup, size):
+    """One size: the timed all-reduces and the data check -> its result row (nccl-tests -J); rank 0 prints it."""
+    count = size // setup.elem
+    buf = torch.empty(count, dtype=setup.dtype, device=setup.device)
+    buf.fill_(1.0)
+    sec = _timed_allreduce_s(torch, dist, args, setup, buf)
+    wrong = _wrong_elements(torch, dist, setup, buf) if args.check else 0
+    algbw = size / sec / 1e9
+    busbw = algbw * 2.0 * (setup.world - 1) / setup.world
+    row = {"size": size, "count": count, "type": args.dtype, "redop": "sum", "root": -1,
+           "out_of_place": None,
+           "in_place": {"time": sec * 1e6, "alg_bw": algbw, "bus_bw": busbw,
+                        "nwrong": wrong if args.check else None},
+           "actual_iterations": args.iters}
+    if setup.rank == 0:
+        say(" %12d %13d %9s %7s %7d %8s %7s %7s %7s %8.2f %7.2f %7.2f %7s" % (
+            size, count, args.dtype, "sum", -1, "N/A", "N/A", "N/A", "N/A", sec * 1e6, algbw, busbw,
+            wrong if args.check else "N/A"))
+    del buf
+    if not args.cpu:
+        torch.cuda.empty_cache()
+    return row, busbw, wrong
+
+
+def _summary_doc(torch, args, setup, rows, started, busbw_sum, wrong_total):
+    """Rank 0: print the footer lines; the nccl-tests -J style document of the run (devices filled in later)."""
+    avg = busbw_sum / max(1, len(rows))
+    say("# Out of bounds values : %d %s" % (wrong_total, "OK" if wrong_total == 0 else "FAILED"))
+    say("# Avg bus bandwidth    : %g" % avg)
+    say("#")
+    return {
+        "version": 3, "tool": "aifabric torch all-reduce probe", "start_time": started,
+        "end_time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "args": ["all_reduce_perf"] + sys.argv[1:],
+        "env": ["%s=%s" % (k, v) for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")],
+        "nccl_version": None if args.cpu else int("%d%02d%02d" % tuple(torch.cuda.nccl.version()[:3])),
+        "backend": "gloo" if args.cpu else "nccl",
+        "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+        "launcher": args.launcher,
+        "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": parse_size(args.min_bytes),
+                   "maximum_bytes": parse_size(args.max_bytes), "step_factor": args.step_factor,
+                   "warmup_iters": args.warmup, "iterations": args.iters, "validation": int(args.check),
+                   "check_expected": setup.expected, "check_tolerance": setup.tolerance,
+                   "devices": []},
+        "results": rows,
+        "out_of_bounds": {"count": wrong_total, "okay": "true" if wrong_total == 0 else "false"},
+        "average_bus_bandwidth": {"bandwidth": avg, "okay": "unchecked"},
+        "errors": [""],
+    }
+
+
+def _gather_devices(torch, dist, args, setup):
+    """One device entry per rank (nccl-tests lists one per process), gathered on every rank."""
+    gathered = [None] * setup.world
+    local_rank = setup.local_rank
+    dist.all_gather_object(gathered, {"rank": setup.rank, "group": 0, "pid": os.getpid(), "hostname": socket.gethostname(),
+                                      "device": local_rank, "device_hex": "cpu" if args.cpu else _bus_id(torch, local_rank),
+                                      "device_info": "cpu" if args.cpu else torch.cuda.get_device_name(local_rank)})
+    return gathered
+
+
+def _publish(doc, gathered, args):
+    """Rank 0: print the device lines and write the document to --json-out (atomically)."""
+    doc["config"]["devices"] = gathered
+    for dev in gathered:
+        say("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s" % (
+            dev["rank"], dev["pid"], dev["hostname"], dev["device"], dev["device_hex"], dev["device_info"]))
+    if args.json_out:
+        tmp = args.json_out + ".tmp"
+        with open(tmp, "w") as handle:
+            json.dump(doc, handle)
+        os.replace(tmp, args.json_out)
+
+
 def _allreduce_rank(local_rank, args, rank=None, world=None):
     import torch
     import torch.distributed as dist
 
     if rank is None:
         rank, world = local_rank, args.nprocs
-    init = "tcp://%s:%d" % (args.master_addr, args.master_port)
-    if args.cpu:
-        # Self-test path (gloo on CPU, no GPU): exercises launchers, timing and output, not NCCL.
-        device = torch.device("cpu")
-        dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
-    else:
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        try:
-            dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world, device_id=device)
-        except TypeError:
-            dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world)
-    dtype = getattr(torch, {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64"}[args.dtype])
-    elem = torch.tensor([], dtype=dtype).element_size()
-    rows = []
-    doc = None
+    device = _init_group(torch, dist, args, local_rank, rank, world)
+    setup = _RankSetup(torch, args, local_rank, rank, world, device)
     started = time.strftime("%Y-%m-%d %H:%M:%S")
-    expected = expected_sum(world)
-    tolerance = check_tolerance(args.dtype, world)
     if rank == 0:
-        say("# aifabric torch all-reduce probe: torch %s, %s, %d ranks, dtype %s, warmup %d, iters %d"
-            % (torch.__version__, _backend_text(torch, args), world, args.dtype, args.warmup, args.iters))
-        say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
-            "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
-        say("#%12s %13s %9s %7s %7s %8s %7s %7s %7s %8s %7s %7s %7s" % (
-            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
-    busbw_sum = 0.0
-    wrong_total = 0
+        _say_table_header(torch, args, world)
+    rows, busbw_sum, wrong_total = [], 0.0, 0
     for size in sizes(parse_size(args.min_bytes), parse_size(args.max_bytes), args.step_factor):
-        count = size // elem
-        buf = torch.empty(count, dtype=dtype, device=device)
-        buf.fill_(1.0)
-        for _step in range(args.warmup):
-            dist.all_reduce(buf)
-        _sync(torch, device)
-        _barrier(dist, args, local_rank)
-        _sync(torch, device)
-        t0 = time.perf_counter()
-        for _step in range(args.iters):
-            dist.all_reduce(buf)
-        _sync(torch, device)
-        elapsed = time.perf_counter() - t0
-        per_iter = torch.tensor([elapsed / args.iters], dtype=torch.float64, device=device)
-        dist.all_reduce(per_iter)
-        sec = per_iter.item() / world
-        # Data check (untimed, like nccl-tests -c 1): each rank contributes 1 or 2; an element is
-        # wrong when it is further from the exact sum than check_tolerance() allows for the dtype.
-        wrong = 0
-        if args.check:
-            buf.fill_(contribution(rank))
-            dist.all_reduce(buf)
-            bad = torch.tensor([_count_wrong(torch, buf, expected, tolerance)], dtype=torch.int64, device=device)
-            dist.all_reduce(bad)
-            wrong = int(bad.item())
-            wrong_total += wrong
-        algbw = size / sec / 1e9
-        busbw = algbw * 2.0 * (world - 1) / world
+        row, busbw, wrong = _allreduce_size(torch, dist, args, setup, size)
+        rows.append(row)
         busbw_sum += busbw
-        rows.append({"size": size, "count": count, "type": args.dtype, "redop": "sum", "root": -1,
-                     "out_of_place": None,
-                     "in_place": {"time": sec * 1e6, "alg_bw": algbw, "bus_bw": busbw,
-                                  "nwrong": wrong if args.check else None},
-                     "actual_iterations": args.iters})
-        if rank == 0:
-            say(" %12d %13d %9s %7s %7d %8s %7s %7s %7s %8.2f %7.2f %7.2f %7s" % (
-                size, count, args.dtype, "sum", -1, "N/A", "N/A", "N/A", "N/A", sec * 1e6, algbw, busbw,
-                wrong if args.check else "N/A"))
-        del buf
-        if not args.cpu:
-            torch.cuda.empty_cache()
-    if rank == 0:
-        avg = busbw_sum / max(1, len(rows))
-        say("# Out of bounds values : %d %s" % (wrong_total, "OK" if wrong_total == 0 else "FAILED"))
-        say("# Avg bus bandwidth    : %g" % avg)
-        say("#")
-        doc = {
-            "version": 3, "tool": "aifabric torch all-reduce probe", "start_time": started,
-            "end_time": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "args": ["all_reduce_perf"] + sys.argv[1:],
-            "env": ["%s=%s" % (k, v) for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")],
-            "nccl_version": None if args.cpu else int("%d%02d%02d" % tuple(torch.cuda.nccl.version()[:3])),
-            "backend": "gloo" if args.cpu else "nccl",
-            "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
-            "launcher": args.launcher,
-            "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": parse_size(args.min_bytes),
-                       "maximum_bytes": parse_size(args.max_bytes), "step_factor": args.step_factor,
-                       "warmup_iters": args.warmup, "iterations": args.iters, "validation": int(args.check),
-                       "check_expected": expected, "check_tolerance": tolerance,
-                       "devices": []},
-            "results": rows,
-            "out_of_bounds": {"count": wrong_total, "okay": "true" if wrong_total == 0 else "false"},
-            "average_bus_bandwidth": {"bandwidth": avg, "okay": "unchecked"},
-            "errors": [""],
-        }
-    # One device entry per rank (nccl-tests lists one per process).
-    gathered = [None] * world
-    dist.all_gather_object(gathered, {"rank": rank, "group": 0, "pid": os.getpid(), "hostname": socket.gethostname(),
-                                      "device": local_rank, "device_hex": "cpu" if args.cpu else _bus_id(torch, local_rank),
-                                      "device_info": "cpu" if args.cpu else torch.cuda.get_device_name(local_rank)})
+        wrong_total += wrong
+    doc = _summary_doc(torch, args, setup, rows, started, busbw_sum, wrong_total) if rank == 0 else None
+    gathered = _gather_devices(torch, dist, args, setup)
     if doc is not None:
-        doc["config"]["devices"] = gathered
-        for dev in gathered:
-            say("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s" % (
-                dev["rank"], dev["pid"], dev["hostname"], dev["device"], dev["device_hex"], dev["device_info"]))
-        if args.json_out:
-            tmp = args.json_out + ".tmp"
-            with open(tmp, "w") as handle:
-                json.dump(doc, handle)
-            os.replace(tmp, args.json_out)
+        _publish(doc, gathered, args)
     _barrier(dist, args, local_rank)
     dist.destroy_process_group()
 
