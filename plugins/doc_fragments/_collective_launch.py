@@ -4,6 +4,17 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
+    # The one mpirun option that allreduce_probe's mpirun launch shares word for word with nccl_test and hccl_test:
+    # in DOCUMENTATION, and alone as MPIRUN_EXTRA_ARGS (aifabric.acceptance._collective_launch.mpirun_extra_args).
+    _MPIRUN_EXTRA_ARGS = r"""
+  mpirun_extra_args:
+    description: Extra C(mpirun) argv words, one per element.
+    type: list
+    elements: str
+    default: []
+"""
+    MPIRUN_EXTRA_ARGS = "\noptions:" + _MPIRUN_EXTRA_ARGS
+
     # The options the collective benchmark modules (nccl_test, hccl_test) share: iterations, the mpirun launch of
     # a multi-node run, its limits and run tag, and import mode (spec: launch.COLLECTIVE_SPEC).
     DOCUMENTATION = r"""
@@ -37,11 +48,6 @@ options:
     type: list
     elements: str
     default: [PATH, LD_LIBRARY_PATH]
-  mpirun_extra_args:
-    description: Extra C(mpirun) argv words, one per element.
-    type: list
-    elements: str
-    default: []
   tcp_if_include:
     description: Open MPI only, interface or CIDR for its TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
     type: str
@@ -75,4 +81,4 @@ options:
       - Import mode, the number of nodes of the run when the file does not say.
       - Must be 1 or more.
     type: int
-"""
+""" + _MPIRUN_EXTRA_ARGS

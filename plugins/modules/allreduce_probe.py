@@ -21,19 +21,13 @@ description:
     see O(stage_only)).
   - Returns one result record C(nccl.torch_all_reduce) with the same metrics and series as the
     M(aifabric.acceptance.nccl_test) C(nccl.all_reduce) record, judged by the same hardware profiles.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
-  - aifabric.acceptance._attributes.benchmark
-  - aifabric.acceptance._profiles
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch,
+                                 aifabric.acceptance._collective_launch.mpirun_extra_args]
 attributes:
   check_mode:
     details: Returns the command that would run and empty results; starts no process on the GPUs.
 options:
-  python:
-    description: Python interpreter on the target that can import C(torch) with CUDA.
-    type: str
-    default: python3
   launcher:
     description:
       - V(spawn) starts one process per GPU on this host through C(torch.multiprocessing).
@@ -111,11 +105,6 @@ options:
     description: MCA parameters passed as C(--mca NAME VALUE).
     type: dict
     default: {}
-  mpirun_extra_args:
-    description: Extra C(mpirun) argv words, one per element.
-    type: list
-    elements: str
-    default: []
   tcp_if_include:
     description: Network (interface or CIDR) for Open MPI's TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
     type: str

@@ -18,19 +18,12 @@ description:
   - Returns one result record C(gpu.gemm_<dtype>) per GPU and data type (target = the GPU index), judged by the
     hardware profile (auto-detected from the GPU model and count) and by O(expect).
   - A host without PyTorch or without a CUDA device gets a C(skip) record saying why.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
-  - aifabric.acceptance._attributes.benchmark
-  - aifabric.acceptance._profiles
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch]
 attributes:
   check_mode:
     details: Returns the command that would run and empty results; starts no work on the GPUs.
 options:
-  python:
-    description: Python interpreter on the target that can import C(torch) with CUDA.
-    type: str
-    default: python3
   dtypes:
     description: Data types to measure.
     type: list
@@ -137,8 +130,8 @@ cmd:
   elements: str
 tool_rc:
   description:
-    - Exit code of the worker. Not named C(rc) on purpose, a non-zero C(rc) would fail the task, while a failed
-      benchmark is reported as an C(error) record and the play goes on.
+    - Exit code of the worker. Not named C(rc) on purpose, a non-zero C(rc) would fail the task,
+      while a failed benchmark is reported as an C(error) record and the play goes on.
   returned: when a process ran
   type: int
 """

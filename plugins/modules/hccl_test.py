@@ -23,12 +23,8 @@ description:
     (C(-c 0), or a check the tool turned off) is counted, not judged. Launcher and C(init_hcclComm) failures give
     C(error) records that quote the tool's message and keep the output's tail.
   - B(Import mode) (O(from_output)) reads a saved output instead of running anything.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
-  - aifabric.acceptance._attributes.benchmark
-  - aifabric.acceptance._profiles
-  - aifabric.acceptance._collective_launch
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._collective_launch]
 attributes:
   check_mode:
     details:

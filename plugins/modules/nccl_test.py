@@ -21,12 +21,8 @@ description:
     elsewhere can join a report.
   - A crashed or truncated run gives an C(error) record that keeps the last lines of output; wrong elements (C(#wrong))
     or C(Out of bounds values ... FAILED) give C(fail); thresholds come from hardware profiles and O(expect).
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
-  - aifabric.acceptance._attributes.benchmark
-  - aifabric.acceptance._profiles
-  - aifabric.acceptance._collective_launch
+extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._collective_launch]
 attributes:
   check_mode:
     details:
@@ -34,7 +30,8 @@ attributes:
       - Import mode reads the file and returns records in check mode too.
 options:
   collectives:
-    description: Collectives to run, one binary each (C(<name>_perf)), in this order.
+    description:
+      Collectives to run, one binary each (C(<name>_perf)), in this order.
     type: list
     elements: str
     default: [all_reduce]
@@ -197,7 +194,8 @@ results:
       status: pass
       metrics: {busbw_max_gbyte_s: 345.69, algbw_max_gbyte_s: 345.69, busbw_avg_gbyte_s: 111.153, wrong_total: 0, ranks: 2}
 cmd:
-  description: The argv of each run (a list of argv lists), or what would run in check mode.
+  description:
+    The argv of each run (a list of argv lists), or what would run in check mode.
   returned: always
   type: list
   elements: list
