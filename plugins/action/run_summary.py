@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 
+from ansible import __version__ as ANSIBLE_VERSION
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -19,6 +21,7 @@ ARGUMENT_SPEC = {
     "confirm_hosts": {"type": "list", "elements": "str"},
     "confirm_per_suspect": {"type": "int", "default": 2},
     "confirm_check": {"type": "str"},
+    "fail_on": {"type": "str", "default": "never", "choices": ["fail", "warn", "never"]},
 }
 
 
@@ -78,4 +81,28 @@ class ActionModule(ActionBase):
             result["confirmation_rounds"] = attribution.plan_confirmation(
                 report["findings"], args["confirm_hosts"], per_suspect=args["confirm_per_suspect"],
                 check=args["confirm_check"])
+        self._fail_on_verdict(result, path, collected, report, args["fail_on"])
         return result
+
+    @staticmethod
+    def _fail_on_verdict(result, path, collected, report, fail_on):
+        """Publish the report (history + files, as the callback would), then fail the step when a host's verdict
+        is at or beyond ``fail_on``: ansible-playbook exits non-zero and AWX shows the failed task."""
+        failing = fleet.failing_hosts(report["summary"], fail_on)
+        if not failing or collected.run.get("check_mode"):
+            return
+        ended = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            out = fleet.publish_verdict(path, collected, report, ended, ansible_version=ANSIBLE_VERSION)
+        except Exception as exc:  # pylint: disable=broad-except  # the run still fails, saying why no report
+            raise AnsibleActionFail("run_summary: the verdict fails the run (acceptance_fail_on=%s: %s), and its "
+                                    "report could not be written: %s" % (fail_on, ", ".join(failing), exc)) from exc
+        checks = dict((h["host"], h["checks"]) for h in report["summary"]["hosts"])
+        listed = "; ".join("%s (%s)" % (h, ", ".join(checks.get(h) or [])) for h in failing[:10])
+        result.update(
+            failed=True, report_dir=out["dir"], failing_hosts=failing,
+            msg="acceptance verdict %s: %d of %d hosts at or beyond '%s' (acceptance_fail_on=%s): %s%s. Report: %s" % (
+                report["summary"]["worst_status"].upper(), len(failing), report["summary"]["hosts_total"],
+                fail_on, fail_on, listed, " and %d more" % (len(failing) - 10) if len(failing) > 10 else "",
+                out["dir"]))
+        result[fleet.VERDICT_FAILED] = True

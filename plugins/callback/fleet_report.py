@@ -244,8 +244,8 @@ class CallbackModule(CallbackBase):
             return
         path = self.store.open()
         run = {"run_id": self.run_id, "started": self.started, "controller_pid": self.pid,
-               "output_dir": os.path.abspath(self.config["output_dir"]),
-               "check_mode": self._check_mode()}
+               "output_dir": os.path.abspath(self.config["output_dir"]), "formats": self.config["formats"],
+               "history_db": self.config["history_db"], "check_mode": self._check_mode()}
         self.collector.open_stream(path, run=run, config={"drift_pins": self.config["drift_pins"]})
         atexit.register(self._at_exit)
         if threading.current_thread() is threading.main_thread():
@@ -540,6 +540,15 @@ class CallbackModule(CallbackBase):
             for line in fleet.console_lines(report["summary"]):
                 self._display.display(line)
             self._display.display("  check mode: no report, no history row written")
+            return
+        if collected.published:     # the run_summary step published this report before failing the run on it
+            self.published = True
+            self._display.display("  the report was written by the run_summary step (acceptance_fail_on)")
+            shown = collected.published.get("dir")
+            for line in fleet.console_lines(report["summary"], shown):
+                self._display.display(line)
+            history_index.after_run(report, self.config["output_dir"], self.config["history_db"],
+                                    show=self._display.display, warn=self._display.warning)
             return
         try:
             out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],

@@ -64,6 +64,18 @@ options:
   confirm_check:
     description: Only plan the confirmation pass for findings of this check (default every pairwise C(rdma.*) check).
     type: str
+  fail_on:
+    description:
+      - Fail this step when a targeted host's verdict is at or beyond this status - V(fail) (a host that fails or
+        errs), V(warn) (also a host that warns) - so that C(ansible-playbook) exits non-zero and AWX and CI show
+        the run failed. V(never) only reports.
+      - Before failing, the step publishes the report (the history row and the report files, as the callback
+        would); the callback then writes no other report of the run. The failing step is no host's error.
+      - The playbooks pass the variable C(acceptance_fail_on) (default V(fail), or the environment variable
+        C(AIFABRIC_FAIL_ON)) in a last step of their own (C(playbooks/tasks/run_summary.yml)).
+    type: str
+    choices: [fail, warn, never]
+    default: never
 seealso:
   - plugin: aifabric.acceptance.fleet_report
     plugin_type: callback
@@ -183,4 +195,9 @@ results:
   type: list
   elements: dict
   sample: []
+failing_hosts:
+  description: With O(fail_on) - the hosts whose verdict failed the run.
+  returned: when the step failed the run on its verdict
+  type: list
+  elements: str
 """

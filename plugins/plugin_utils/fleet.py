@@ -30,7 +30,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize impo
     normalize, plain)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import publish  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.stream import (  # noqa: F401  pylint: disable=unused-import
-    NAMESPACE_HOST_RE, Collector, append_config, append_entry, missing_host_records)
+    NAMESPACE_HOST_RE, VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import (  # noqa: F401  pylint: disable=unused-import
     compact_summary, console_lines, summarize, verdict_line)
 
@@ -211,3 +211,31 @@ def run_summary(path, required_checks=None, controller_pid=None, host_required=N
         append_entry(path, analysis_entry(report, config, collected.entries))
     report["problems"].extend(collected.problems)
     return report, collected
+
+
+# ---------------------------------------------------------------- the verdict reaches the caller (acceptance_fail_on)
+
+FAIL_ON = {"fail": ("fail", "error"), "warn": ("warn", "fail", "error"), "never": ()}
+
+
+def failing_hosts(summary, fail_on):
+    """The hosts whose verdict fails the run under ``fail_on`` (fail: fail or error; warn: also warn; never)."""
+    if fail_on not in FAIL_ON:
+        raise ValueError("fail_on must be one of %s, got %r" % (", ".join(FAIL_ON), fail_on))
+    return [h["host"] for h in summary["hosts"] if h["status"] in FAIL_ON[fail_on]]
+
+
+def publish_verdict(path, collected, report, ended, ansible_version=None):
+    """Publish the report from the run_summary step (history + files, fleet.publish, as the callback would), before
+    that step fails the run on its verdict; a ``published`` stream entry then tells the callback, at the end of the
+    run, that this report is the run's while no later entry changed the records (it publishes nothing else).
+    Returns publish's result."""
+    run = collected.run
+    config = collected.config
+    report["run"] = run_metadata(
+        run.get("run_id"), run.get("started"), ended, collected.hosts_targeted, ansible_version=ansible_version,
+        check_mode=False, interrupted=False, required_checks=plain(config.get("required_checks") or {}),
+        published_by="run_summary")
+    out = publish(report, output_dir=run["output_dir"], formats=run.get("formats"), history_db=run.get("history_db"))
+    append_entry(path, {"e": "published", "dir": out["dir"], "after": Collector.load(path).entries})
+    return out

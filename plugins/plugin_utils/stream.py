@@ -27,6 +27,10 @@ NAMESPACE_HOST_RE = re.compile(r"namespace/[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\
 _STREAM_ENCODE = json.JSONEncoder(separators=(",", ":"), default=str, check_circular=False).encode
 
 
+# the key of a run_summary result that fails the run on its verdict (after publishing its report)
+VERDICT_FAILED = "aifabric_verdict_failed"
+
+
 class Collector:
     """Records by (host, task uuid) as task results arrive, in any order.
 
@@ -62,6 +66,8 @@ class Collector:
         self.stream_path = None
         self.stream_error = None     # why the stream stopped being written (it is then incomplete)
         self.entries = 0             # entries applied (read back: the stream's readable lines so far)
+        self.published = None        # read back: where a run_summary step published the report, while no later
+        #                              entry changed the records (the callback then publishes nothing else)
         self.analysis = None         # read back: a run_summary step's analysis entry, while no later entry changed
         self._reported = set()       # read back: hosts that have a record (or an unreachable one)
 
@@ -123,6 +129,9 @@ class Collector:
         elif kind == "analysis" and not log:
             # the analysis a run_summary step made of every entry before it (else of fewer: a line came between)
             self.analysis = entry if entry.get("after") == self.entries else None
+        elif kind == "published" and not log:
+            # the report a run_summary step published (acceptance_fail_on) from every entry before it
+            self.published = entry if entry.get("after") == self.entries and self.analysis is not None else None
         else:
             raise ValueError("unknown stream entry %r" % (kind,))
         self.entries += 1
@@ -130,7 +139,7 @@ class Collector:
             self._log(entry)
 
     def _apply_config(self, config):
-        self.analysis = None
+        self.analysis = self.published = None
         for key, value in config.items():
             if isinstance(value, dict) and isinstance(self.config.get(key), dict):
                 self.config[key] = dict(self.config[key], **value)
@@ -143,7 +152,7 @@ class Collector:
             if host not in self._targeted:
                 self._targeted.add(host)
                 self.hosts_targeted.append(host)
-                self.analysis = None
+                self.analysis = self.published = None
 
     def _apply_task(self, entry, log, parsed_json):
         host = str(entry["host"])
@@ -151,7 +160,7 @@ class Collector:
         counts[entry["kind"]] = counts.get(entry["kind"], 0) + 1
         records = entry.get("records") or []
         if records or entry.get("unreachable") or (host in self._targeted and host not in self._reported):
-            self.analysis = None     # new records, or a host without records whose missing-host record changes
+            self.analysis = self.published = None    # new records, or a host without records whose missing-host record changes
         if records and not log:     # read back: every record checked and completed here, once
             started, name = entry.get("started"), entry.get("name")
             got = [normalize(r, host, started, name, parsed_json=parsed_json) for r in records]
@@ -264,7 +273,11 @@ class Collector:
 
     def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None):
         """A failed task keeps its records; without records it is an ``env.task`` error
-        (unless ignore_errors: then it is not a host error)."""
+        (unless ignore_errors: then it is not a host error). The run_summary step that fails the run on its verdict
+        (its result carries VERDICT_FAILED, acceptance_fail_on) is no host's error: it adds nothing."""
+        if isinstance(result, dict) and result.get(VERDICT_FAILED):
+            self._task(host, task_uuid, task_name, "ok", [], started=started)
+            return
         records, failed_items = extract_records(result, host, started, task_name, normalized=False)
         records = self._admitted(host, task_name, records, participants, started)
         if ignore_errors:
