@@ -305,50 +305,18 @@ def _run(module, p):
     directory = p["worker_dir"] or (statedir.default_root("worker") if shared else module.tmpdir)
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
     if p["stage_only"]:
-        changed = False
-        if not module.check_mode:
-            worker, changed = gpu_worker.stage(directory)
-        module.exit_json(changed=changed, worker=worker, cmd=[], results=[])
+        _stage_only(module, directory, worker)
     started = results.utc_now()
     worker_args = gpu_run.probe_worker_args(p)
     json_out = os.path.join(module.tmpdir, "probe.json")
-    python = p["python"]
     if module.check_mode:
-        module.exit_json(changed=False, worker=worker, cmd=[python, worker] + worker_args, results=[])
-    python_path = runner.find_tool(module, os.path.basename(python), path=python if os.path.isabs(python) else None,
-                                   required=False)
-    if not python_path:
-        module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
-            CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
-            started=started)])
-    gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout"])
-    if problem or not gpus:
-        why = "PyTorch with CUDA is not usable by %s: %s" % (python_path, problem[0] if problem else "no CUDA device visible")
-        module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(CHECK, why, started=started)])
+        module.exit_json(changed=False, worker=worker, cmd=[p["python"], worker] + worker_args, results=[])
+    python_path, gpus, gpu_name = _python_and_gpus(module, p, worker, started)
     ranks_per_node = p["ranks_per_node"] or gpus
     hosts = p["hosts"] or ["localhost"]
     worker, _changed = gpu_worker.stage(directory)
     worker_args += ["--json-out", json_out]
-    if p["launcher"] == "spawn":
-        if p["hosts"] and len(p["hosts"]) > 1:
-            module.fail_json(msg="launcher spawn runs on one host; use launcher: mpirun for %d hosts" % len(p["hosts"]))
-        argv = [python_path, worker] + worker_args + ["--launcher", "spawn", "--nprocs", str(ranks_per_node)]
-        if p["master_port"]:
-            argv += ["--master-port", str(p["master_port"])]
-        nodes = 1
-    else:
-        mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),
-                                  path=p["mpirun"] if os.path.isabs(p["mpirun"]) else None,
-                                  hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
-        master_addr = p["master_addr"] or (hosts[0] if p["hosts"] else "127.0.0.1")
-        master_port = p["master_port"] or random.randint(20000, 40000)
-        inner = [python_path, worker] + worker_args + [
-            "--launcher", "mpi", "--master-addr", master_addr, "--master-port", str(master_port)]
-        argv = collectives.mpirun_argv(
-            mpirun, inner, hosts, ranks_per_node, env=env, mca=p["mpirun_mca"],
-            allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
-            extra_args=p["mpirun_extra_args"])
-        nodes = len(hosts)
+    argv, nodes = _launch_argv(module, p, [python_path, worker] + worker_args, env, ranks_per_node, hosts)
     run, exc, swept = launch.run_tagged(module, argv, p["timeout"], env, tag, foreground=p["launcher"] == "mpirun")
     if exc is not None:
         reason = str(exc)
@@ -359,16 +327,68 @@ def _run(module, p):
                                started=started, tool={"name": TOOL})
         module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_tag=tag,
                          swept=swept, results=[record])
-    json_text = None
-    if os.path.isfile(json_out):
-        with open(json_out) as handle:
-            json_text = handle.read()
     records = torch_allreduce.records(run.output, Context(
-        params=p, document=json_text, rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
+        params=p, document=_read(json_out), rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
         started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
         ranks_per_node=ranks_per_node, hosts=hosts))
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
                      run_tag=tag, swept=swept, results=records)
+
+
+def _stage_only(module, directory, worker):
+    """O(stage_only): write the worker into its directory (not in check mode) and exit."""
+    changed = False
+    if not module.check_mode:
+        worker, changed = gpu_worker.stage(directory)
+    module.exit_json(changed=changed, worker=worker, cmd=[], results=[])
+
+
+def _python_and_gpus(module, p, worker, started):
+    """(Python path, GPU count, GPU model) of the run; exits with a skip record when there is no such Python on this
+    host or PyTorch with CUDA is not usable by it."""
+    python = p["python"]
+    python_path = runner.find_tool(module, os.path.basename(python), path=python if os.path.isabs(python) else None,
+                                   required=False)
+    if not python_path:
+        module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
+            CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
+            started=started)])
+    gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout"])
+    if problem or not gpus:
+        why = "PyTorch with CUDA is not usable by %s: %s" % (python_path, problem[0] if problem else "no CUDA device visible")
+        module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(CHECK, why, started=started)])
+    return python_path, gpus, gpu_name
+
+
+def _launch_argv(module, p, worker_argv, env, ranks_per_node, hosts):
+    """(argv, nodes): the worker (``worker_argv``: Python, worker, its arguments) started by its own launcher on this
+    host (spawn), or by Open MPI's mpirun, one rank per GPU over ``hosts``."""
+    if p["launcher"] == "spawn":
+        if p["hosts"] and len(p["hosts"]) > 1:
+            module.fail_json(msg="launcher spawn runs on one host; use launcher: mpirun for %d hosts" % len(p["hosts"]))
+        argv = worker_argv + ["--launcher", "spawn", "--nprocs", str(ranks_per_node)]
+        if p["master_port"]:
+            argv += ["--master-port", str(p["master_port"])]
+        return argv, 1
+    mpirun = runner.find_tool(module, os.path.basename(p["mpirun"]),
+                              path=p["mpirun"] if os.path.isabs(p["mpirun"]) else None,
+                              hint="install Open MPI (Debian/Ubuntu: openmpi-bin)")
+    master_addr = p["master_addr"] or (hosts[0] if p["hosts"] else "127.0.0.1")
+    master_port = p["master_port"] or random.randint(20000, 40000)
+    inner = worker_argv + ["--launcher", "mpi", "--master-addr", master_addr, "--master-port", str(master_port)]
+    argv = collectives.mpirun_argv(
+        mpirun, inner, hosts, ranks_per_node, env=env, mca=p["mpirun_mca"],
+        allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
+        extra_args=p["mpirun_extra_args"])
+    return argv, len(hosts)
+
+
+def _read(path):
+    """The text of the worker's JSON output, None when it wrote none."""
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return handle.read()
 
 
 def _is_root():
