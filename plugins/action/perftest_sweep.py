@@ -4,7 +4,9 @@
 
 Every other state goes to the module as the normal action would (async included). ``state: wait`` calls the
 module with ``state: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing
-the runner's lease, handing it the hosts found unreachable) until the runner ended, and returns its records.
+the runner's lease, handing it the hosts found unreachable) until the runner ended, and returns its records. What
+each poll hands the runner (the long poll ``wait_s``, ``dead_hosts``, ``positions``) is the module's one internal
+option ``_poll``, set here alone: the runner's protocol is not a public option of the module.
 Hosts share what they saw through a directory of the controller's local temporary directory (the workers are forks
 of one ansible-playbook): each poll writes the host's progress there, a host whose polls fail ``unreachable_after`` times in a row is written there as
 dead (and every other runner is told at its next poll), and the first worker that sees every host past a round
@@ -42,7 +44,7 @@ POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 KILL_GRACE_S = 5.0      # how long a call past its bound has to end once what it started was killed
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after", "sweep_hosts")
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after", "sweep_hosts", "_poll")
 
 
 class Silent(Exception):
@@ -169,7 +171,7 @@ class ActionModule(ActionBase):
             out = execute()
         else:
             try:
-                out = bounded(CALL_LIMIT_S + float(args.get("wait_s") or 0), execute)
+                out = bounded(CALL_LIMIT_S + float((args.get("_poll") or {}).get("wait_s") or 0), execute)
             except Silent as exc:
                 self._silent = True
                 host = args.get("host_name") or task_vars.get("inventory_hostname")
@@ -263,21 +265,22 @@ class ActionModule(ActionBase):
         status_args = dict((k, v) for k, v in args.items() if k not in WAIT_ONLY)
         status_args["state"] = "status"
         deadline = time.monotonic() + float(args.get("wait_timeout_s") or 86400)
-        status_args["wait_s"] = float(args.get("poll_s") or 5.0)
-        poll_limit = float(args.get("poll_timeout_s") or status_args["wait_s"] + POLL_MARGIN_S)
-        if poll_limit <= status_args["wait_s"]:
+        # the runner's protocol inputs go in one internal option (module option _poll), set here alone
+        poll = status_args["_poll"] = {"wait_s": float(args.get("poll_s") or 5.0)}
+        poll_limit = float(args.get("poll_timeout_s") or poll["wait_s"] + POLL_MARGIN_S)
+        if poll_limit <= poll["wait_s"]:
             return dict(result, failed=True, changed=False, results=[], msg=(
                 "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
-                % (args.get("poll_timeout_s"), status_args["wait_s"])))
+                % (args.get("poll_timeout_s"), poll["wait_s"])))
         limit = int(args.get("unreachable_after") or 2)
         failures = 0
         missing_since = None
         try:
             while True:
                 dead = self._dead(shared)
-                status_args["dead_hosts"] = dict((h, "was declared unreachable by the controller (%s)" % why)
-                                                 for h, why in dead.items() if h != host)
-                status_args["positions"] = self._positions(shared, args)
+                poll["dead_hosts"] = dict((h, "was declared unreachable by the controller (%s)" % why)
+                                          for h, why in dead.items() if h != host)
+                poll["positions"] = self._positions(shared, args)
                 out = self._poll(status_args, task_vars, poll_limit)
                 if out.get("unreachable"):
                     failures += 1

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest on one substrate or another: plans and the SSH-path run (private). Its records come from
+"""perftest on one substrate or another: plans, and a host's perftest state (private). Its records come from
 tools.perftest.records (the one builder every caller uses).
 
 Functions another substrate (Kubernetes: server and client pods whose logs are
@@ -11,12 +11,13 @@ perftest's text) calls:
 - ``argvs_for(binary, params, plan, side, peer_address=None, json_dir=None) -> [argv]`` - one argv per device
   (perftest_pairs.build_argv);
 
-``PerftestRun(module)`` is the SSH path's orchestration (server / client / collect /
-absent on the host itself: detached processes, retries, CPU governor); the module
-is glue around it. Its state lives in ``<state_root>/<host id>/`` (statedir.host_root: hosts
-sharing a state root never see each other's runs): ``governor.json`` and one directory per
-run, each directory made by statedir.own_dir (marked as the collection's). collect, absent
-and the sweep's cleanup use, kill and remove only what carries that mark (issue 17); the
+``PerftestRun(module)`` is what the SSH path's perftest code shares on the host itself: the state root, the
+perftest binary and its version, sysfs (HCAs), the CPU governor, and the removal of a run's leftovers. The sweep
+runner (perftest_sweep.Sweep, the one RDMA protocol: a single pair is a schedule of one step) builds on it; module
+perftest uses it for import mode (``from_output``) and ``state: absent``. Its state lives in
+``<state_root>/<host id>/`` (statedir.host_root: hosts sharing a state root never see each other's runs):
+``governor.json`` and one directory per run, each directory made by statedir.own_dir (marked as the collection's).
+absent and the sweep's cleanup use, kill and remove only what carries that mark (issue 17); the
 rest is left alone and listed in ``left``. Runs on the targets: Python 3.8+, no Ansible imports (``module``
 is duck-typed: params, check_mode, warn, get_bin_path, run_command).
 """
@@ -27,13 +28,11 @@ import os
 import socket
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_pairs
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import (
     AcceptanceError, ParseError, ToolMissing, ToolTimeout)
-from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
+from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 DEFAULT_TEST = adapter.DEFAULT_TEST
@@ -84,10 +83,11 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
     return out
 
 
-# --------------------------------------------------------------------------- the SSH path
+# --------------------------------------------------------------------------- a host's perftest state (SSH path)
 
 class PerftestRun(object):
-    """The SSH path: options -> jobs -> detached processes -> records."""
+    """What the SSH path's perftest code shares on a host: state root and run directory, binary, version, sysfs,
+    governor, and the removal of what the collection started (stop_and_remove, absent)."""
 
     def __init__(self, module):
         self.module = module
@@ -174,10 +174,12 @@ class PerftestRun(object):
 
     # ---------------------------------------------------------------- helpers
     def test(self):
-        return self.p["test"] or DEFAULT_TEST
+        return self.p.get("test") or DEFAULT_TEST
 
-    def binary(self):
-        return runner.find_tool(self.module, self.test(), path=self.p["perftest_path"], hint=perftest_pairs.INSTALL_HINT)
+    def binary(self, test=None):
+        """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
+        return runner.find_tool(self.module, test or self.test(), path=self.p["perftest_path"],
+                                hint=perftest_pairs.INSTALL_HINT)
 
     def version(self, binary):
         try:
@@ -206,251 +208,17 @@ class PerftestRun(object):
             self.module.warn("could not read /sys/class/infiniband: %s" % exc)
             return []
 
-    def device_plan(self, side):
-        """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device."""
-        if not self.p["devices"]:
-            raise AcceptanceError("devices is required for state=%s" % side)
-        return device_plan(self.p["devices"], self.p, self.hcas())
-
-    def governor_acquire(self, holder, pid):
-        if not self.p["cpu_governor"]:
-            return None
-        return self.governor.acquire(holder, pid, target=self.p["cpu_governor"])
-
-    # ---------------------------------------------------------------- states
+    # ---------------------------------------------------------------- module perftest: import, absent
     def run(self):
-        p = self.p
-        if p["from_output"]:
+        """Module perftest: import a saved output (``from_output``), or remove what a run left (``state: absent``).
+        Running pairs is the sweep runner's job (perftest_sweep.Sweep; a single pair is a schedule of one step)."""
+        if self.p["from_output"]:
             return self.import_output()
         self.open_state()
-        if p["state"] == "absent":
-            return self.absent()
-        if p["state"] == "collect":
-            return self.collect()
-        if p["state"] == "client" and not p["peer"]:
-            raise AcceptanceError("peer (the server's address) is required for state=client")
-        perftest_pairs.check_name(p["peer"], "peer")
-        plan = self.device_plan(p["state"])
-        try:
-            binary = self.binary()
-        except ToolMissing as exc:
-            return self.missing_binary(plan, exc)
-        want_json = p["out_json"] and self.supports(binary, "--out_json")
-        json_dir = self.inside("json") if want_json else None
-        argvs = argvs_for(binary, dict(p, test=self.test()), plan, p["state"], peer_address=p["peer"],
-                          json_dir=json_dir)
-        if self.module.check_mode:
-            return dict(changed=p["state"] == "server", results=[], cmd=argvs[0],
-                        runs=[{"device": step[1], "cmd": a} for step, a in zip(plan, argvs)])
-        timeout_bin = self.module.get_bin_path("timeout", required=False)
-        if not timeout_bin:
-            raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
-        version = self.version(binary)
-        if want_json:
-            self.make_dir(json_dir)
-        if p["state"] == "server":
-            collected = self.collect() if p["handles"] else None
-            out = self.start_servers(plan, argvs, timeout_bin, version)
-            if collected:
-                # the previous round's servers, collected first (their ports are about to be reused)
-                out["results"] = collected["results"] + out["results"]
-                out["collected"] = collected["runs"]
-                out["removed"] = collected["removed"]
-                out["changed"] = out["changed"] or collected["changed"]
-            return out
-        return self.run_clients(plan, argvs, timeout_bin, version)
-
-    def missing_binary(self, plan, exc):
-        """The documented error record per device (the task does not fail); a server step still collects the
-        previous round's servers it was given."""
-        p = self.p
-        side = p["state"]
-        check = "rdma.%s%s" % (self.test(), ".server" if side == "server" else "")
-        records = [results.error(check, str(exc), host=self.host, peer=p["peer_name"] or p["peer"], target=device,
-                                 params={"perftest_path": p["perftest_path"]}, tool={"name": "perftest"},
-                                 facts={"side": side}, started=results.utc_now())
-                   for _index, device, _port, _gid, _facts in plan]
-        out = dict(changed=False, results=records, runs=[])
-        if side == "server":
-            out["handles"] = []
-            if p["handles"]:
-                collected = self.collect()
-                out.update(results=collected["results"] + records, collected=collected["runs"],
-                           removed=collected["removed"], changed=collected["changed"])
-        return out
-
-    def start_servers(self, plan, argvs, timeout_bin, version):
-        p = self.p
-        handles, records, runs = [], [], []
-        governor_result = None
-        for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
-            state_dir = self.inside("server-%s" % device)
-            old = detached.load(state_dir)
-            if old:
-                detached.kill(old)
-            holder = "server:%s:%s" % (p["run_id"], device)
-            governor_result = self.governor_acquire(holder, os.getpid()) or governor_result
-            governor = self.governor if p["cpu_governor"] else None
-            facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
-            extra = {
-                "device": device, "tcp_port": tcp_port, "index": index, "test": self.test(),
-                "host_name": self.host, "peer_name": p["peer_name"] or p["peer"], "tool_version": version,
-                "facts": facts, "port_rate_gbit_s": facts.get("port_rate_gbit_s"), "run_id": p["run_id"],
-                "governor_holder": holder if governor else None, "started_utc": results.utc_now(),
-                "params": {"timeout_s": p["timeout_s"]},
-            }
-            try:
-                handle = self.start(
-                    argv, p["timeout_s"], state_dir, timeout_bin, extra=extra,
-                    on_exit=(lambda g=governor, h=holder: g.release(h)) if governor else None)
-            except AcceptanceError as exc:
-                if governor:
-                    self.governor.release(holder)
-                records.extend(results.with_host([results.error(
-                    "rdma.%s.server" % self.test(), "could not start the server: %s" % exc, target=device,
-                    peer=extra["peer_name"], params={"argv": argv}, facts=facts)], self.host))
-                continue
-            if governor:
-                self.governor.transfer(holder, handle["supervisor_pid"])
-            handles.append(handle)
-            runs.append({"device": device, "cmd": argv, "pid": handle["pid"], "tcp_port": tcp_port})
-        out = dict(changed=bool(handles), handles=handles, results=records, runs=runs, cmd=argvs[0])
-        if p["cpu_governor"]:
-            out["governor"] = governor_result
-        return out
-
-    def run_clients(self, plan, argvs, timeout_bin, version):
-        p = self.p
-        jobs = []
-        holder = "client:%s:%d" % (p["run_id"], os.getpid())
-        governor_result = None
-        with interrupt_guard():
-            try:
-                governor_result = self.governor_acquire(holder, os.getpid())
-                for (index, device, tcp_port, gid_index, facts), argv in zip(plan, argvs):
-                    facts["cpu_governor"] = describe(governor_result) if p["cpu_governor"] else "not requested"
-                    state_dir = self.inside("client-%s-%d" % (device, os.getpid()))
-                    jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
-                perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                           p["connect_retry_delay_s"], start=self.start)
-            finally:
-                for job in jobs:
-                    if job.handle is not None and detached.alive(job.handle):
-                        detached.kill(job.handle)
-                if p["cpu_governor"]:
-                    released = self.governor.release(holder)
-                    if governor_result is not None and released.get("action") == "restored":
-                        governor_result["restored"] = released.get("restored")
-        records, runs = [], []
-        for job in jobs:
-            text, rc, timed_out = job.result
-            duration_s = None
-            if job.started_mono is not None and job.handle is not None:
-                ended = detached.outcome(job.handle) or {}
-                if ended.get("ended"):
-                    duration_s = max(0.0, ended["ended"] - job.handle["started"])
-            records.extend(adapter.records(text, Context(
-                params=dict(p, test=self.test()), rc=rc, side="client", host=self.host, target=job.device,
-                index=job.index, argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out,
-                started=job.started, duration_s=duration_s, attempts=job.attempts)))
-            runs.append({"device": job.device, "cmd": job.argv, "rc": rc, "attempts": job.attempts,
-                         "stdout": results.trim(text)})
-            if not p["keep_state"]:
-                self.remove(job.state_dir)
-        out = dict(changed=False, results=records, runs=runs, cmd=argvs[0])
-        if p["cpu_governor"]:
-            out["governor"] = governor_result
-        return out
-
-    def server_handles(self):
-        """[(state_dir, handle or None, problem)] of the servers to collect.
-
-        A given handle is only a pointer: its ``state_dir`` must be a server directory of this run, and what is
-        used (pids, output paths) is the handle that state=server stored there, never the given content.
-        """
-        if not self.p["handles"]:
-            found, left = [], []
-            run_dir = self.own_run_dir(left)
-            for name in sorted(os.listdir(run_dir)) if run_dir else []:
-                if name.startswith("server-"):
-                    path = self.inside(name)
-                    handle, problem = detached.load_checked(path)
-                    if handle or problem:
-                        found.append((path, handle, problem))
-            return found + [(self.run_dir, None, why) for why in left]
-        out = []
-        for given in self.p["handles"]:
-            where = str(given.get("state_dir") or "")
-            try:
-                path = statedir.contained(self.run_dir, where)
-            except statedir.StateError:
-                path = None
-            if path is None or os.path.dirname(path) != self.run_dir or \
-                    not os.path.basename(path).startswith("server-"):
-                out.append((where, None, "handle %s is not a server of run %s (its state_dir is not a server "
-                                         "directory under %s); ignored" % (where, self.p["run_id"], self.run_dir)))
-            elif not os.path.isdir(path):
-                out.append((path, None, "server state %s is gone (collected twice, or removed by state=absent)"
-                            % path))
-            else:
-                handle, problem = detached.load_checked(path)
-                out.append((path, handle, problem or (None if handle else "no server handle stored in %s" % path)))
-        return out
-
-    def collect(self):
-        p = self.p
-        found = self.server_handles()
-        if self.module.check_mode:
-            return dict(changed=any(h for _d, h, _p in found), results=[],
-                        removed=[d for d, h, _p in found if h])
-        records, runs, removed, left = [], [], [], []
-        given = dict((str(g.get("state_dir")), g) for g in p["handles"] or [])
-        for state_dir, handle, problem in found:
-            if problem:
-                left.append(problem)
-                hint = given.get(state_dir) or {}
-                records.append(results.error(
-                    "rdma.%s.server" % self.test(), problem, host=self.host, peer=p["peer_name"] or p["peer"],
-                    target=hint.get("device") if isinstance(hint.get("device"), str) else None))
-                continue
-            handle["state_dir"] = state_dir
-            job = perftest_pairs.Job(handle.get("index", 0), handle.get("device"), handle.get("tcp_port"),
-                                     handle.get("argv"), state_dir, handle.get("facts") or {})
-            job.handle = handle
-            text, rc, timed_out, killed = perftest_pairs.collect(job, p["collect_timeout_s"])
-            ended = detached.outcome(handle) or {}
-            ctx = Context(
-                params={"test": handle.get("test", self.test()),
-                        "timeout_s": (handle.get("params") or {}).get("timeout_s")},
-                rc=rc, side="server", host=handle.get("host_name") or self.host, peer=handle.get("peer_name"),
-                target=handle.get("device"), argv=handle.get("argv"), tool_version=handle.get("tool_version"),
-                started=handle.get("started_utc"),
-                duration_s=max(0.0, ended["ended"] - handle["started"]) if ended.get("ended") else None,
-                facts=handle.get("facts"), timed_out=timed_out)
-            if killed:
-                records.append(results.error(
-                    "rdma.%s.server" % ctx.params["test"],
-                    "server on %s still running after collect_timeout_s=%ss; killed" % (
-                        ctx.target, p["collect_timeout_s"]),
-                    host=ctx.host, peer=ctx.peer, target=ctx.target, raw=text,
-                    tool={"name": "perftest", "version": ctx.tool_version}, params={"argv": ctx.argv},
-                    facts=dict(ctx.facts or {}, side="server")))
-            else:
-                records.extend(adapter.records(text, ctx))
-            if handle.get("governor_holder") and not ended.get("on_exit"):
-                # the supervisor could not release its hold (killed): release it here
-                self.governor.release(handle["governor_holder"])
-            runs.append({"device": ctx.target, "cmd": ctx.argv, "rc": rc, "stdout": results.trim(text),
-                         "killed": killed})
-            if not p["keep_state"]:
-                self.remove(state_dir)
-                removed.append(state_dir)
-        self.governor.reconcile()
-        self._remove_empty_run_dir()
-        return dict(changed=bool(removed), results=records, runs=runs, removed=removed, left=left)
+        return self.absent()
 
     def absent(self):
-        """Kill and remove what the run left, as far as the collection made it (stop_and_remove)."""
+        """state=absent: kill and remove what the run left, as far as the collection made it (stop_and_remove)."""
         removed, left = [], []
         run_dir = self.own_run_dir(left)
         for name in sorted(os.listdir(run_dir)) if run_dir else []:

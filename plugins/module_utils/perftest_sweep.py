@@ -18,7 +18,8 @@ is ``[step, test, round, role, peer]``:
 Pairs synchronise through their own connection: no barrier, no deadlock (each round is
 a matching and each host runs its rounds in order). Faults cost little: a peer that
 did not answer once (refused for ``connect_timeout_s``, or never connected to a server) or
-that the controller declared unreachable (``dead.json``, written by ``state: status``) is not
+that the controller declared unreachable (``dead.json``, written by ``state: status`` from what the controller's
+wait hands it in the internal option ``_poll``) is not
 waited for again: its remaining pairs become ``error`` records at once (the client
 check ``rdma.<test>`` with the CLIENT as host, so attribution sees the edge).
 
@@ -44,7 +45,7 @@ import select
 import socket
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import (
@@ -145,6 +146,7 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- run (the runner, under async)
     def run_sweep(self):
+        """state=run: set up, walk the schedule (run_guarded), then hand the records over (finish)."""
         p = self.p
         self.open_state()
         if not p["devices"]:
@@ -153,8 +155,13 @@ class Sweep(PerftestRun):
         steps = p["schedule"] or []
         if self.module.check_mode:
             return dict(changed=False, results=[], steps=len(steps))
-        here = self.make_dir(self.sweep_dir())
-        self.here = here
+        self.begin()
+        outcome = self.run_guarded(steps)
+        return self.finish(outcome, len(steps))
+
+    def begin(self):
+        """The runner's directory (made and marked), its counters, its lease and its first progress line."""
+        self.here = self.make_dir(self.sweep_dir())
         self.records = []
         self.dead = {}            # peer -> why it is not waited for again
         self.pairs_done = 0
@@ -163,82 +170,117 @@ class Sweep(PerftestRun):
         self.governor_text = "not requested"
         self.lease_touch()
         self.progress(None, 0)
-        holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
-        governor_result = None
         self.live = []
         self.deferred = []
         self.notices = None
         self.heard = set()
-        outcome = "finished"
+
+    def run_guarded(self, steps):
+        """The schedule under the interrupt guard: ``finished``, or why it stopped early. Whatever happens, every
+        process it started is stopped, the records left are built and the governor is released (tear_down)."""
+        p = self.p
+        holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
         with interrupt_guard() as guard:
             try:
-                if p["cpu_governor"]:
-                    governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
-                self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
-                timeout_bin = self.module.get_bin_path("timeout", required=False)
-                if not timeout_bin:
-                    raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
-                hcas = self.hcas()
-                tools = {}
-                for test in sorted(set(entry[1] for entry in steps)):
-                    tools[test] = self.tool(test)
-                self.open_notices()
-                # every runner begins at the same moment (start_at, chosen once by the controller after the time it
-                # needs to start them all): no pair waits for a runner that is still being started. Clocks need not
-                # agree: a host that begins early only waits for its partner (pairs meet through their connection).
-                start_at = p["start_at"]
-                while start_at is None and p["lease_s"]:
-                    # no start given: the controller's first poll of every runner hands it one (start.json)
-                    self.check_lease()
-                    start_at = (read_json(here, START) or {}).get("start_at")
-                    if start_at is None:
-                        time.sleep(0.05)
-                while start_at and time.time() < start_at:
-                    self.check_lease()
-                    time.sleep(min(0.05, max(0.0, start_at - time.time())))
-                for position, entry in enumerate(steps):
-                    self.progress(entry[0], position)
-                    self.check_lease()
-                    self.read_dead()
-                    step, test, rnd, role, peer = entry[0], entry[1], entry[2], entry[3], entry[4]
-                    params = self.step_params(step, test, peer)
-                    plan = device_plan(p["devices"], params, hcas)
-                    if test not in tools:
-                        tools[test] = self.tool(test)
-                    binary, version, missing = tools[test]
-                    if binary is None:
-                        self.records.extend(self.error_records(params, plan, role, missing))
-                    elif peer in self.dead:
-                        self.flush()
-                        self.records.extend(self.error_records(
-                            params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
-                    elif role == "server":
-                        self.run_servers(params, plan, binary, timeout_bin, version, step)
-                    else:
-                        self.run_client_step(params, plan, binary, timeout_bin, version)
-                self.flush()
-                self.progress(None, len(steps))
+                timeout_bin, hcas, tools = self.set_up(holder, steps)
+                self.wait_for_start()
+                self.walk(steps, timeout_bin, hcas, tools)
+                return "finished"
             except Interrupted as exc:
-                outcome = "interrupted: %s" % exc
+                return "interrupted: %s" % exc
             except _LeaseExpired as exc:
-                outcome = str(exc)
+                return str(exc)
             except Exception as exc:  # pylint: disable=broad-except  # the runner must always leave its records
-                outcome = "failed: %s: %s" % (type(exc).__name__, exc)
+                return "failed: %s: %s" % (type(exc).__name__, exc)
             finally:
                 guard.ignore()      # an impatient second Ctrl-C must not skip the cleanup
-                for handle in self.live:
-                    if detached.alive(handle):
-                        detached.kill(handle)
-                if self.notices is not None:
-                    self.notices.close()
-                try:
-                    self.flush()
-                except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
-                    self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
-                                                      host=self.host, target=p["label"]))
-                if p["cpu_governor"]:
-                    self.governor.release(holder)
-                    self.governor.reconcile()
+                self.tear_down(holder)
+
+    def set_up(self, holder, steps):
+        """Governor, ``timeout``, sysfs, the perftest programs, the ready-notice socket: (timeout_bin, hcas, tools)."""
+        p = self.p
+        governor_result = None
+        if p["cpu_governor"]:
+            governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
+        self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
+        timeout_bin = self.module.get_bin_path("timeout", required=False)
+        if not timeout_bin:
+            raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
+        hcas = self.hcas()
+        tools = {}
+        for test in sorted(set(entry[1] for entry in steps)):
+            tools[test] = self.tool(test)
+        self.open_notices()
+        return timeout_bin, hcas, tools
+
+    def wait_for_start(self):
+        """Every runner begins at the same moment (start_at, chosen once by the controller after the time it needs
+        to start them all): no pair waits for a runner that is still being started. Clocks need not agree: a host
+        that begins early only waits for its partner (pairs meet through their connection)."""
+        p = self.p
+        start_at = p["start_at"]
+        while start_at is None and p["lease_s"]:
+            # no start given: the controller's first poll of every runner hands it one (start.json)
+            self.check_lease()
+            start_at = (read_json(self.here, START) or {}).get("start_at")
+            if start_at is None:
+                time.sleep(0.05)
+        while start_at and time.time() < start_at:
+            self.check_lease()
+            time.sleep(min(0.05, max(0.0, start_at - time.time())))
+
+    def walk(self, steps, timeout_bin, hcas, tools):
+        """The loop: every step in order (run_step), then the records left for later."""
+        for position, entry in enumerate(steps):
+            self.progress(entry[0], position)
+            self.check_lease()
+            self.read_dead()
+            self.run_step(entry, timeout_bin, hcas, tools)
+        self.flush()
+        self.progress(None, len(steps))
+
+    def run_step(self, entry, timeout_bin, hcas, tools):
+        """One ``[step, test, round, role, peer]``: its servers or its clients, or its error records at once (a
+        missing program, a peer not waited for again)."""
+        step, test, role, peer = entry[0], entry[1], entry[3], entry[4]
+        params = self.step_params(step, test, peer)
+        plan = device_plan(self.p["devices"], params, hcas)
+        if test not in tools:
+            tools[test] = self.tool(test)
+        binary, version, missing = tools[test]
+        if binary is None:
+            self.records.extend(self.error_records(params, plan, role, missing))
+        elif peer in self.dead:
+            self.flush()
+            self.records.extend(self.error_records(
+                params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
+        elif role == "server":
+            self.run_servers(params, plan, binary, timeout_bin, version, step)
+        else:
+            self.run_client_step(params, plan, binary, timeout_bin, version)
+
+    def tear_down(self, holder):
+        """Stop every process still running, close the notices, build the records left, release the governor."""
+        p = self.p
+        for handle in self.live:
+            if detached.alive(handle):
+                detached.kill(handle)
+        if self.notices is not None:
+            self.notices.close()
+        try:
+            self.flush()
+        except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
+            self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
+                                              host=self.host, target=p["label"]))
+        if p["cpu_governor"]:
+            self.governor.release(holder)
+            self.governor.reconcile()
+
+    def finish(self, outcome, n_steps):
+        """Leave the records for state=status (records.json), and stay until it collected them (it removes this
+        directory); when the controller is gone (no lease renewal) nobody will: remove everything."""
+        p = self.p
+        here = self.here
         if outcome != "finished":
             self.records.append(results.error(
                 "rdma.sweep", "the schedule of %s stopped early (%s); every process it started was stopped"
@@ -246,11 +288,9 @@ class Sweep(PerftestRun):
         if outcome.startswith("the controller stopped polling"):
             # nobody will collect: leave nothing behind (processes were stopped above, the governor restored)
             self.cleanup(here)
-            return dict(changed=True, results=self.records, outcome=outcome, steps=len(steps))
+            return dict(changed=True, results=self.records, outcome=outcome, steps=n_steps)
         _write_json(here, RECORDS, self.records)
-        self.progress(None, len(steps), finished=outcome)
-        # stay until state=status collected the records (it removes this directory); when the controller is gone
-        # (no lease renewal) nobody will: remove everything
+        self.progress(None, n_steps, finished=outcome)
         while p["lease_s"] and os.path.isdir(here):
             try:
                 self.check_lease()
@@ -258,12 +298,12 @@ class Sweep(PerftestRun):
                 self.cleanup(here)
                 break
             time.sleep(STATUS_POLL_S)
-        return dict(changed=True, results=[], outcome=outcome, steps=len(steps))
+        return dict(changed=True, results=[], outcome=outcome, steps=n_steps)
 
     def tool(self, test):
         """(binary, version, None) of a perftest program, or (None, None, why) when it is missing."""
         try:
-            binary = runner.find_tool(self.module, test, path=self.p["perftest_path"], hint=perftest_pairs.INSTALL_HINT)
+            binary = self.binary(test)
         except ToolMissing as exc:
             return None, None, str(exc)
         return binary, self.version(binary), None
@@ -295,6 +335,18 @@ class Sweep(PerftestRun):
         return out
 
     def run_servers(self, params, plan, binary, timeout_bin, version, step):
+        """A server step: start one server per device, tell the client's runner, wait for the servers (the
+        loop: wait_servers), then their records and what the step says of the peer."""
+        jobs = self.start_servers(params, plan, binary, timeout_bin, version, step)
+        self.notify_ready(jobs, peer=params["peer_name"], address=params["peer"], step=step)
+        self.flush()
+        connected, abandoned = self.wait_servers(jobs, params["peer_name"], plan, timeout_bin, step)
+        self.settle_servers(jobs, abandoned, params, version)
+        self.judge_peer(jobs, abandoned, connected, params, plan)
+
+    def start_servers(self, params, plan, binary, timeout_bin, version, step):
+        """One detached server per device (perftest_pairs.Job with its handle); one that cannot start is an error
+        record at once."""
         p = self.p
         argvs = argvs_for(binary, params, plan, "server")
         jobs = []
@@ -320,14 +372,15 @@ class Sweep(PerftestRun):
             job.handle = handle
             job.extra = extra
             jobs.append(job)
-        self.notify_ready(jobs, peer=params["peer_name"], address=params["peer"], step=step)
-        self.flush()
-        # wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
-        # declares unreachable meanwhile is not waited for (dead.json, read every half second)
+        return jobs
+
+    def wait_servers(self, jobs, peer, plan, timeout_bin, step):
+        """Wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
+        declares unreachable meanwhile is not waited for (dead.json, read every half second). Returns
+        ({id(job): a client connected}, [the jobs abandoned])."""
         connected = dict((id(job), False) for job in jobs)
         abandoned = []
         pending = list(jobs)
-        peer = params["peer_name"]
         next_look = time.monotonic() + 0.5
         while pending:
             self.check_lease()
@@ -338,12 +391,7 @@ class Sweep(PerftestRun):
                 ended = detached.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
                         and self.peer_behind(peer, step):
-                    # no client came because its host is still busy with an earlier step: listen again
-                    self.live.remove(job.handle)
-                    self.remove(job.state_dir)
-                    job.handle = self.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
-                                            extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
-                    self.live.append(job.handle)
+                    self.listen_again(job, plan, timeout_bin)
                     continue
                 if ended is not None or (
                         not detached.alive(job.handle) and not detached.supervisor_alive(job.handle)):
@@ -357,29 +405,49 @@ class Sweep(PerftestRun):
                     pending.remove(job)
             if pending:
                 time.sleep(POLL_S)
+        return connected, abandoned
+
+    def listen_again(self, job, plan, timeout_bin):
+        """No client came because its host is still busy with an earlier step: the same server, started again."""
+        p = self.p
+        self.live.remove(job.handle)
+        self.remove(job.state_dir)
+        job.handle = self.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
+                                extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
+        self.live.append(job.handle)
+
+    def settle_servers(self, jobs, abandoned, params, version):
+        """The servers' records: an abandoned one is an error at once, an ended one is built once the next step's
+        processes run (off the critical path)."""
+        p = self.p
+        peer = params["peer_name"]
         for job in jobs:
             if job in abandoned:
-                text, rc = perftest_pairs.text_of(job.handle), None
+                text = perftest_pairs.text_of(job.handle)
                 self.records.append(results.error(
                     "rdma.%s.server" % params["test"],
                     "server on %s stopped: its client %s %s" % (job.device, peer, self.dead.get(peer)),
-                    host=self.host, peer=params["peer_name"],
+                    host=self.host, peer=peer,
                     target=job.device, raw=text, tool={"name": "perftest", "version": version},
                     params={"argv": job.argv}, facts=dict(job.facts, side="server")))
             else:
                 text, rc, timed_out, _killed = perftest_pairs.collect(job, p["collect_timeout_s"])
                 ended = detached.outcome(job.handle) or {}
                 ctx = Context(params={"test": params["test"], "timeout_s": p["timeout_s"]}, rc=rc, side="server",
-                              host=self.host, peer=params["peer_name"], target=job.device, argv=job.argv,
+                              host=self.host, peer=peer, target=job.device, argv=job.argv,
                               tool_version=version, started=job.handle.get("started_utc"),
                               duration_s=max(0.0, ended["ended"] - job.handle["started"]) if ended.get("ended")
                               else None, facts=job.facts, timed_out=timed_out)
-                # built once the next step's processes run (off the critical path)
                 self.deferred.append(lambda text=text, ctx=ctx, where=job.state_dir: self.server_records(
                     text, ctx, where))
             self.live.remove(job.handle)
             if job in abandoned and not p["keep_state"]:
                 self.remove(job.state_dir)
+
+    def judge_peer(self, jobs, abandoned, connected, params, plan):
+        """What the server step says of its client: not measured (every server abandoned, none connected), or
+        never came (no client connected before the servers' timeout: not waited for again)."""
+        peer = params["peer_name"]
         if jobs and len(abandoned) == len(jobs) and not any(connected.values()):
             self.records.extend(self.error_records(
                 params, plan, "server", "not measured: %s (the client) %s" % (peer, self.dead.get(peer)),
@@ -573,20 +641,21 @@ class Sweep(PerftestRun):
                         progress={"next_step": p["first_step"], "pairs_done": 0, "failing": 0})
         self.here = here
         self.lease_touch()
-        if p["dead_hosts"]:
+        poll = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
+        if poll.get("dead_hosts"):
             known = read_json(here, DEAD) or {}
-            new = dict((h, w) for h, w in p["dead_hosts"].items() if h not in known)
+            new = dict((h, w) for h, w in poll["dead_hosts"].items() if h not in known)
             if new:
                 known.update(new)
                 _write_json(here, DEAD, known)
         if p["start_at"] and read_json(here, START) is None:
             _write_json(here, START, {"start_at": p["start_at"]})
-        if p["positions"]:
-            _write_json(here, POSITIONS, {"time": time.time(), "positions": p["positions"]})
+        if poll.get("positions"):
+            _write_json(here, POSITIONS, {"time": time.time(), "positions": poll["positions"]})
         # long poll: answer when the runner ended, or after wait_s. Not at every step: the polls of every host would
         # then come at the round boundaries, all at once, where the next pairs start (their CPU, on the critical
         # path; at 1000 hosts, 1000 module runs per round on the controller). The round lines come with the polls.
-        until = time.monotonic() + max(0.0, float(p["wait_s"] or 0))
+        until = time.monotonic() + max(0.0, float(poll.get("wait_s") or 0))
         while True:
             prog = read_json(here, PROGRESS) or {}
             handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}

@@ -5,19 +5,27 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: perftest_sweep
-short_description: Run a host's whole perftest schedule on the host itself (fleet-scale RDMA sweeps)
+short_description: Run perftest pairs - a host's whole perftest schedule, on the host itself (RDMA sweeps)
 version_added: 1.1.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
-  - One runner per host walks that host's part of the schedule (from the P(aifabric.acceptance.sweep_schedule#filter)
-    filter) in order - per step its role (server or client), the peer and the perftest program - with the same
-    processes, retries and result records as M(aifabric.acceptance.perftest). The controller pays a constant number
-    of tasks per sweep whatever the number of rounds (C(playbooks/rdma.yml)).
+  - The collection's one RDMA protocol. One runner per host walks that host's part of the schedule (from the
+    P(aifabric.acceptance.sweep_schedule#filter) filter) in order - per step its role (server or client), the peer
+    and the perftest program (C(ib_write_bw), C(ib_read_bw), C(ib_send_bw), C(ib_write_lat), C(ib_read_lat),
+    C(ib_send_lat)) on every device of the host at once. The controller pays a constant number of tasks per sweep
+    whatever the number of rounds (C(playbooks/rdma.yml)). A single pair is a schedule of one step (one host
+    C(server), the other C(client); see the examples of M(aifabric.acceptance.perftest)).
+  - Records come from the one perftest record builder (the one M(aifabric.acceptance.perftest)'s import mode uses) -
+    client check C(rdma.<test>) (the pair's edge, judged against the lower port rate of both ends), server check
+    C(rdma.<test>.server). A missing perftest program, a peer that never answered and a process past its
+    O(timeout_s) are C(error) records, not failed tasks.
   - Pairs synchronise through their own connection (a client retries until its server listens, within
     O(connect_timeout_s)); each step uses its own TCP ports (O(port) + (step mod O(port_span)) x devices + i), so a
     client that runs ahead never reaches the server of an earlier step.
-  - A peer that did not answer once (or that the controller declared unreachable, O(dead_hosts)) is not waited for
+  - A peer that did not answer once (or that the controller declared unreachable) is not waited for
     again; its remaining pairs become C(error) records at once, on the client of each pair.
+  - The GID index (C(-x)) is chosen from sysfs when O(gid_index) is not given - the RoCE v2 GID that maps an IPv4
+    address of the port's netdev; InfiniBand ports need none.
   - O(state=plan) returns the active port rate of every device (the bandwidth floor of the peer's clients);
     O(state=run) is the runner (start it with C(async) and C(poll=0)); O(state=status) renews the runner's lease,
     hands it the unreachable hosts and returns its progress, and its records once it ended (then removes its
@@ -58,10 +66,6 @@ options:
     description: Active port rate of every peer's devices (inventory name to a list, from O(state=plan)).
     type: dict
     default: {}
-  dead_hosts:
-    description: O(state=status) - hosts the controller found unreachable (name to reason); the runner skips them.
-    type: dict
-    default: {}
   start_at:
     description:
       - The moment (seconds since the epoch) every runner begins its schedule. With O(state=run) it is fixed at the
@@ -70,13 +74,6 @@ options:
         that gets it late begins at once; clocks need not agree (a host that begins early only waits for its
         partner).
     type: float
-  positions:
-    description:
-      - O(state=status) - the step every host of the sweep was at when last polled (name to step). A client whose
-        server's host is still at an earlier step keeps waiting past O(connect_timeout_s), and so does a server
-        whose client's host is (a partner delayed by a dead host is not taken for dead).
-    type: dict
-    default: {}
   lease_s:
     description:
       - The runner stops (and stops what it started) when no O(state=status) renewed its lease for this long.
@@ -84,21 +81,26 @@ options:
       - Must be 0 or more.
     type: int
     default: 90
-  wait_s:
+  _poll:
     description:
-      - O(state=status) - answer as soon as the runner ended, or after this many seconds (a long poll, so the
-        controller learns at once that a runner ended, without polling fast; not at every step, so that the polls
-        of the hosts do not all come at the round boundaries, where the next pairs start).
-      - Must be 0 or more.
-    type: float
-    default: 0
+      - Internal - set by the action plugin alone, on each O(state=status) call that O(state=wait) makes; never set it
+        in a task (its keys may change in any release).
+      - C(wait_s) - answer as soon as the runner ended, or after this many seconds (a long poll, so the controller
+        learns at once that a runner ended, without polling fast; not at every step, so that the polls of the hosts
+        do not all come at the round boundaries, where the next pairs start).
+      - C(dead_hosts) - hosts the controller found unreachable (name to reason); the runner skips them.
+      - C(positions) - the step every host of the sweep was at when last polled (name to step). A client whose
+        server's host is still at an earlier step keeps waiting past O(connect_timeout_s), and so does a server
+        whose client's host is (a partner delayed by a dead host is not taken for dead).
+    type: dict
+    default: {}
   wait_timeout_s:
     description: O(state=wait) - the longest wait for the runner, in seconds.
     type: int
     default: 86400
   poll_s:
     description:
-      - O(state=wait) - the longest time one poll waits on the host for the runner to end or move on (the O(wait_s)
+      - O(state=wait) - the longest time one poll waits on the host for the runner to end or move on (the long poll
         of each O(state=status) call; the polls follow each other without pause). Keep it well below O(lease_s).
     type: float
     default: 5.0
@@ -138,7 +140,10 @@ options:
     type: int
     default: 32
   devices:
-    description: RDMA devices of this host in rail order (see M(aifabric.acceptance.perftest)).
+    description:
+      - RDMA devices of this host (C(-d)), tested at once, in rail order - rails are aligned by position, so list
+        both ends' devices in the same order. The i-th device of a step listens on / connects to the step's TCP port
+        + i.
     type: list
     elements: str
   port:
@@ -212,8 +217,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 results:
-  description: Result records, exactly as M(aifabric.acceptance.perftest) makes them (returned by O(state=status) and
-    O(state=wait) once the runner ended).
+  description: Result records (see the description; returned by O(state=status) and O(state=wait) once the runner
+    ended, and by O(state=run) when it stopped because nobody polled it).
   returned: always
   type: list
   elements: dict
@@ -264,11 +269,9 @@ def argument_spec():
         schedule=dict(type="list", elements="raw"),
         peers=dict(type="dict", default={}),
         peer_rates=dict(type="dict", default={}),
-        dead_hosts=dict(type="dict", default={}),
         start_at=dict(type="float"),
-        positions=dict(type="dict", default={}),
         lease_s=dict(type="int", default=90),
-        wait_s=dict(type="float", default=0),
+        _poll=dict(type="dict", default={}),
         wait_timeout_s=dict(type="int", default=86400),
         poll_s=dict(type="float", default=5.0),
         poll_timeout_s=dict(type="float"),

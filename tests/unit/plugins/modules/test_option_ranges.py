@@ -7,6 +7,8 @@ failed the task while a missing nccl-tests binary was an error record."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import _call, _runner
@@ -14,16 +16,16 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, results
 from ansible_collections.aifabric.acceptance.plugins.modules import (
-    allreduce_probe, cleanup, env_probe, gemm_bench, nccl_test, perftest)
+    allreduce_probe, cleanup, env_probe, gemm_bench, nccl_test, perftest, perftest_sweep)
 
 CASES = [
     (nccl_test.main, {"iters": -5}, "iters must be >= 1, got -5"),
     (nccl_test.main, {"warmup_iters": -1, "average": 7}, "average must be between 0 and 3, got 7; warmup_iters"),
     (nccl_test.main, {"timeout": 0}, "timeout must be >= 1, got 0"),
-    (perftest.main, {"size": -4096, "devices": ["mlx5_0"], "state": "server"}, "size must be >= 1, got -4096"),
-    (perftest.main, {"port": -1, "devices": ["mlx5_0"], "state": "server"}, "port must be between 1 and 65535"),
-    (perftest.main, {"timeout_s": -5, "devices": ["mlx5_0"], "state": "server"}, "timeout_s must be >= 1, got -5"),
-    (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "collect"}, "peer_rate_gbit_s must be >= 0, got -1"),
+    (perftest_sweep.main, {"size": -4096, "devices": ["mlx5_0"], "state": "run"}, "size must be >= 1, got -4096"),
+    (perftest_sweep.main, {"port": -1, "devices": ["mlx5_0"], "state": "run"}, "port must be between 1 and 65535"),
+    (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "state": "run"}, "timeout_s must be >= 1, got -5"),
+    (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rate_gbit_s must be >= 0, got -1"),
     (gemm_bench.main, {"m": 0}, "m must be >= 1, got 0"),
     (gemm_bench.main, {"devices": [0, -2]}, "devices must be >= 0, got -2"),
     (allreduce_probe.main, {"step_factor": 1}, "step_factor must be >= 2, got 1"),
@@ -37,7 +39,7 @@ CASES = [
 @pytest.mark.parametrize("main, args, message", CASES, ids=[c[2].split(" ")[0] for c in CASES])
 def test_out_of_range_fails_before_anything_runs(module_env, monkeypatch, tmp_path, main, args, message):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    if main is perftest.main:
+    if main in (perftest.main, perftest_sweep.main):
         args = dict(args, state_root=str(tmp_path / "state"))
     res = _call(main, args)
     assert res.failed, res.kwargs
@@ -54,19 +56,39 @@ def test_violations_is_pure_and_lists_every_problem():
         "d must be >= 0, got -1"]
 
 
-def test_missing_binary_is_the_same_error_record_in_perftest_and_nccl_test(module_env, monkeypatch, tmp_path):
+def _free_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def _sweep(tmp_path, **kw):
+    """perftest_sweep state=run for one host (lease off: it ends with its schedule), then its records (state=status)."""
+    common = {"devices": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "host_name": "me",
+              "port": _free_port(), "port_span": 1, "peers": {"other": "10.0.0.2"}}
+    res = _call(perftest_sweep.main, dict(common, state="run", **kw))
+    if res.failed or kw.get("_ansible_check_mode"):
+        return res
+    assert res.kwargs["outcome"] == "finished", res.kwargs
+    return _call(perftest_sweep.main, dict(common, state="status", **dict((k, v) for k, v in kw.items()
+                                                                          if k != "schedule")))
+
+
+def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test(module_env, monkeypatch, tmp_path):
+    """A pair's server step and client step (the one RDMA protocol, module perftest_sweep) with no perftest."""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    for state in ("server", "client"):
-        res = _call(perftest.main, {"state": state, "devices": ["mlx5_0", "mlx5_1"], "peer": "10.0.0.2",
-                                    "perftest_path": str(tmp_path), "state_root": str(tmp_path / "state")})
-        assert not res.failed, res.kwargs
-        recs = res.kwargs["results"]
-        assert [r["target"] for r in recs] == ["mlx5_0", "mlx5_1"]
-        for rec in recs:
-            assert results.validate(rec) == [] and rec["status"] == "error"
-            assert rec["check"] == ("rdma.ib_write_bw.server" if state == "server" else "rdma.ib_write_bw")
-            assert "ib_write_bw not found" in rec["reason"] and "install perftest" in rec["reason"]
-        assert res.kwargs.get("handles", []) == []
+    res = _sweep(tmp_path, perftest_path=str(tmp_path), schedule=[[0, "ib_write_bw", 0, "server", "other"],
+                                                                  [1, "ib_write_bw", 1, "client", "other"]])
+    assert not res.failed, res.kwargs
+    recs = res.kwargs["results"]
+    assert [(r["check"], r["target"]) for r in recs] == [
+        ("rdma.ib_write_bw.server", "mlx5_0"), ("rdma.ib_write_bw.server", "mlx5_1"),
+        ("rdma.ib_write_bw", "mlx5_0"), ("rdma.ib_write_bw", "mlx5_1")]
+    for rec in recs:
+        assert results.validate(rec) == [] and rec["status"] == "error"
+        assert "ib_write_bw not found" in rec["reason"] and "install perftest" in rec["reason"]
     res = _call(nccl_test.main, {"binary_dir": str(tmp_path)})
     (rec,) = res.kwargs["results"]
     assert not res.failed and rec["status"] == "error" and "not found" in rec["reason"]
@@ -74,15 +96,17 @@ def test_missing_binary_is_the_same_error_record_in_perftest_and_nccl_test(modul
 
 
 def test_governor_untouched_when_perftest_stops_early(module_env, monkeypatch, tmp_path):
-    """The CPU governor is set only once a test really starts: a missing binary, a bad run id or an option out
-    of range leave it as it was (and nothing is left to restore)."""
+    """A bad run id or an option out of range fail before the CPU governor is touched; a missing binary (the
+    runner holds the governor for its whole schedule) leaves it as it was once the runner ended."""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
     cpu = tmp_path / "cpu" / "cpu0" / "cpufreq"
     cpu.mkdir(parents=True)
     (cpu / "scaling_governor").write_text("schedutil\n")
     (cpu / "scaling_available_governors").write_text("performance schedutil\n")
-    common = {"state": "client", "devices": ["mlx5_0"], "peer": "10.0.0.2", "cpu_governor": "performance",
-              "cpu_sysfs": str(tmp_path / "cpu"), "state_root": str(tmp_path / "state")}
-    for args in ({"perftest_path": str(tmp_path)}, {"run_id": ".."}, {"timeout_s": 0}):
-        _call(perftest.main, dict(common, **args))
-        assert (cpu / "scaling_governor").read_text() == "schedutil\n", args
+    common = {"schedule": [[0, "ib_write_bw", 0, "client", "other"]], "cpu_governor": "performance",
+              "cpu_sysfs": str(tmp_path / "cpu")}
+    for args in ({"run_id": ".."}, {"timeout_s": 0}):
+        assert _sweep(tmp_path, **dict(common, **args)).failed
+        assert (cpu / "scaling_governor").read_text() == "schedutil\n", args     # never written
+    _sweep(tmp_path, **dict(common, perftest_path=str(tmp_path)))
+    assert (cpu / "scaling_governor").read_text().strip() == "schedutil"          # restored

@@ -1,21 +1,37 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The perftest module end to end on this host: real processes (the fake ib_write_bw of the
-integration tests, and Debian's real perftest binaries for the no-device paths)."""
+"""perftest pairs end to end on this host, through the one RDMA protocol: the sweep runner (module perftest_sweep),
+a single pair being a schedule of one step. Real processes: the fake ib_write_bw of the integration tests, and
+Debian's real perftest binaries for the no-device paths. Both ends run on this host (host names ``me`` and
+``other``, every address 127.0.0.1), each runner in its own process as on two hosts; module perftest keeps import
+mode and ``state: absent`` (tested here too).
+
+What the retired 3-step protocol (``perftest state=server/client/collect``) was tested for, in sweep form: a pair on
+two rails (clients at once), a client that retries until its server listens, a client nobody answers, a server
+nobody used (its timeout), a missing binary (the error record), a bad device name, check mode, the CPU governor
+set and restored, an interrupt, and ``state: absent`` after a run that did not clean up.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
+import types
 
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
-from ansible_collections.aifabric.acceptance.plugins.modules import perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun, argvs_for, device_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
+from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE_DIR = os.path.join(HERE, "..", "..", "..", "integration", "fake_perftest")
@@ -41,10 +57,10 @@ def exits(monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
 
 
-def call(args, expect=Exit):
+def call(args, expect=Exit, module=perftest):
     with patch_module_args(args):
         with pytest.raises(expect) as info:
-            perftest.main()
+            module.main()
     return info.value.args[0]
 
 
@@ -62,14 +78,19 @@ def fake(tmp_path, monkeypatch):
     log = tmp_path / "fake.log"
     conf.write_text(json.dumps({"default": {"duration_s": 0.3, "log": str(log)}}))
     monkeypatch.setenv("FAKE_PERFTEST_CONFIG", str(conf))
-    return {"dir": FAKE_DIR, "log": log, "state": str(tmp_path / "state"), "port": free_port()}
+    return {"dir": FAKE_DIR, "log": log, "state": str(tmp_path / "state"), "port": free_port(), "tmp": tmp_path}
 
 
 def base(fake, **kw):
     args = {"perftest_path": fake["dir"], "state_root": fake["state"], "run_id": "r1", "port": fake["port"],
-            "host_name": "me", "peer_name": "other", "sysfs_root": "/nonexistent"}
+            "host_name": "me", "sysfs_root": "/nonexistent"}
     args.update(kw)
     return args
+
+
+def absent(fake, **kw):
+    """perftest state=absent on the run of these tests."""
+    return dict({"state": "absent", "state_root": fake["state"], "run_id": "r1", "host_name": "me"}, **kw)
 
 
 def events(fake):
@@ -78,89 +99,156 @@ def events(fake):
     return [json.loads(line) for line in fake["log"].read_text().splitlines()]
 
 
-def test_round_on_two_devices(fake):
-    server = call(base(fake, state="server", devices=["mlx5_0", "mlx5_1"]))
-    assert server["changed"] and len(server["handles"]) == 2
-    assert [h["tcp_port"] for h in server["handles"]] == [fake["port"], fake["port"] + 1]
-    client = call(base(fake, state="client", devices=["mlx5_0", "mlx5_1"], peer="127.0.0.1"))
-    recs = client["results"]
-    assert [r["check"] for r in recs] == ["rdma.ib_write_bw", "rdma.ib_write_bw"]
-    assert [r["target"] for r in recs] == ["mlx5_0", "mlx5_1"]
-    for rec in recs:
+# --------------------------------------------------------------------------- a pair: a schedule of one step
+
+def runner_args(fake, host, role, peer, steps=1, **kw):
+    """perftest_sweep state=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
+    args = base(fake, state="run", host_name=host, devices=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
+                connect_timeout_s=20, connect_retry_delay_s=0.3,
+                schedule=[[step, "ib_write_bw", step, role, peer] for step in range(steps)],
+                peers={peer: "127.0.0.1"})
+    args.update(kw)
+    return args
+
+
+def start_runner(fake, args):
+    """One runner in its own process (as on its own host): the module itself, its arguments from a file."""
+    path = fake["tmp"] / ("args-%s.json" % args["host_name"])
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    return subprocess.Popen([sys.executable, perftest_sweep.__file__, str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+
+
+def ended(proc, timeout=120):
+    out, err = proc.communicate(timeout=timeout)
+    assert out.strip(), err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def status(fake, host, **kw):
+    """state=status once the runner ended: its records, and its files removed."""
+    out = call(base(fake, state="status", host_name=host, devices=["mlx5_0"], **kw), module=perftest_sweep)
+    assert out["finished"], out
+    return out
+
+
+def pair(fake, steps=1, server=None, client=None, client_first_s=0.0):
+    """Run a pair (``other`` serves, ``me`` connects); the records of each end."""
+    procs = []
+    server_args = runner_args(fake, "other", "server", "me", steps, **(server or {}))
+    client_args = runner_args(fake, "me", "client", "other", steps, **(client or {}))
+    if client_first_s:
+        procs.append(start_runner(fake, client_args))
+        time.sleep(client_first_s)
+        procs.insert(0, start_runner(fake, server_args))
+    else:
+        procs = [start_runner(fake, server_args), start_runner(fake, client_args)]
+    outcomes = [ended(proc) for proc in procs]
+    assert [o.get("outcome") for o in outcomes] == ["finished", "finished"], outcomes
+    return status(fake, "other")["results"], status(fake, "me")["results"]
+
+
+def run_dir(fake):
+    return os.path.join(fake["state"], statedir.host_id(), "r1")
+
+
+def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
+    servers, clients = pair(fake, server={"devices": ["mlx5_0", "mlx5_1"]}, client={"devices": ["mlx5_0", "mlx5_1"]})
+    assert [r["check"] for r in clients] == ["rdma.ib_write_bw", "rdma.ib_write_bw"]
+    assert [r["target"] for r in clients] == ["mlx5_0", "mlx5_1"]
+    for rec in clients:
         assert results.validate(rec) == [] and rec["status"] == "pass"
         assert rec["host"] == "me" and rec["peer"] == "other"
         assert rec["metrics"]["bw_avg_gbit_s"] == 779.21 and rec["tool"]["version"] == "fake-0"
-    # both clients ran at the same time
+    # both clients ran at the same time, each on its own TCP port (port + i)
     connected = [e for e in events(fake) if e["role"] == "client" and e["event"] == "connected"]
     finished = [e for e in events(fake) if e["role"] == "client" and e["event"] == "finished"]
     assert len(connected) == 2 and max(e["time"] for e in connected) < min(e["time"] for e in finished)
-    collected = call(base(fake, state="collect", handles=server["handles"]))
-    assert [r["check"] for r in collected["results"]] == ["rdma.ib_write_bw.server"] * 2
-    assert all(r["status"] == "pass" for r in collected["results"])
-    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))
+    assert [r["check"] for r in servers] == ["rdma.ib_write_bw.server"] * 2
+    assert all(r["status"] == "pass" and r["host"] == "other" and r["peer"] == "me" for r in servers)
+    assert not os.path.exists(run_dir(fake))
+
+
+def test_consecutive_rounds_of_a_pair_use_their_own_ports(fake):
+    """What ``state: server`` with the previous round's handles did: round after round on one pair (each step on
+    its own ports, so a client that runs ahead never reaches the previous step's server)."""
+    servers, clients = pair(fake, steps=2)
+    assert [r["status"] for r in clients] == ["pass", "pass"] and [r["status"] for r in servers] == ["pass", "pass"]
+    served = [e["port"] for e in events(fake) if e["role"] == "server" and e["event"] == "listening"]
+    assert len(served) == 2 and served[0] != served[1] and fake["port"] in served
+    assert not os.path.exists(run_dir(fake))
 
 
 def test_client_retries_until_the_server_listens(fake):
-    # the client starts first; the server comes up while it retries
-    import threading
-    timer = threading.Timer(1.2, lambda: call(base(fake, state="server", devices=["mlx5_0"])))
-    timer.start()
-    try:
-        client = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1",
-                           connect_timeout_s=20, connect_retry_delay_s=0.3))
-    finally:
-        timer.join()
-    rec = client["results"][0]
+    # the client's runner starts first; the server's comes up while it retries
+    _servers, clients = pair(fake, client_first_s=1.5)
+    rec = clients[0]
     assert rec["status"] == "pass" and rec["params"]["attempts"] > 1
-    call(base(fake, state="collect"))
 
 
 def test_client_gives_up_when_nobody_listens(fake):
-    client = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1",
-                       connect_timeout_s=4, connect_retry_delay_s=0.2))
-    rec = client["results"][0]
-    assert rec["status"] == "error" and "Couldn't connect to 127.0.0.1" in rec["reason"]
-    assert rec["params"]["attempts"] >= 2
+    """A server that never answers: the client's error record (the pair's edge), and the peer not waited for
+    again (its next pair is an error at once)."""
+    out = ended(start_runner(fake, runner_args(fake, "me", "client", "other", steps=2, connect_timeout_s=3,
+                                               connect_retry_delay_s=0.2)))
+    assert out["outcome"] == "finished"
+    first, second = status(fake, "me")["results"]
+    assert first["status"] == "error" and "Couldn't connect to 127.0.0.1" in first["reason"]
+    assert first["params"]["attempts"] >= 2
+    assert second["status"] == "error" and second["reason"].startswith("not run: other did not answer")
+    assert not os.path.exists(run_dir(fake))
 
 
-def test_collect_kills_a_server_nobody_used(fake):
-    server = call(base(fake, state="server", devices=["mlx5_0"]))
-    pid = server["handles"][0]["pid"]
-    out = call(base(fake, state="collect", collect_timeout_s=1))
-    rec = out["results"][0]
-    assert rec["status"] == "error" and "killed" in rec["reason"]
-    assert not os.path.exists("/proc/%d/cmdline" % pid) or open("/proc/%d/stat" % pid).read().split()[2] == "Z"
+def test_a_server_nobody_used_ends_at_its_timeout(fake):
+    out = ended(start_runner(fake, runner_args(fake, "other", "server", "me", timeout_s=2)))
+    assert out["outcome"] == "finished"
+    (rec,) = status(fake, "other")["results"]
+    assert rec["check"] == "rdma.ib_write_bw.server" and rec["status"] == "error"
+    assert "timed out after 2s" in rec["reason"] and "no client connected" in rec["reason"], rec
+    assert not [e for e in events(fake) if e["role"] == "client"]
 
 
-def test_absent_cleans_everything(fake):
-    call(base(fake, state="server", devices=["mlx5_0", "mlx5_1"]))
-    out = call(base(fake, state="absent"))
-    assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
-    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))
-    again = call(base(fake, state="absent"))
-    assert again["changed"] is False
+def test_missing_binary_and_bad_device_name(fake):
+    # a missing binary is the documented error record on each end (issue 9 item 7), not a failed task
+    servers, clients = pair(fake, server={"perftest_path": "/nonexistent"}, client={"perftest_path": "/nonexistent"})
+    for rec, check in ((servers[0], "rdma.ib_write_bw.server"), (clients[0], "rdma.ib_write_bw")):
+        assert rec["check"] == check and rec["status"] == "error"
+        assert "ib_write_bw not found" in rec["reason"] and "install perftest" in rec["reason"]
+    assert events(fake) == []
+    bad = call(runner_args(fake, "me", "client", "other", devices=["mlx5_0;reboot"]), expect=Fail,
+               module=perftest_sweep)
+    assert "not a valid name" in bad["msg"] and not os.path.exists(run_dir(fake))
 
 
 def test_check_mode_starts_nothing(fake):
-    out = call(base(fake, state="server", devices=["mlx5_0"], _ansible_check_mode=True))
-    assert out["results"] == [] and out["cmd"][-1] == "--report_gbits"
-    assert not os.path.exists(fake["state"])
-    out = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", _ansible_check_mode=True))
-    assert out["cmd"][-1] == "127.0.0.1" and events(fake) == []
+    out = call(runner_args(fake, "me", "client", "other", _ansible_check_mode=True), module=perftest_sweep)
+    assert out["results"] == [] and out["steps"] == 1 and not out["changed"]
+    assert not os.path.exists(fake["state"]) and events(fake) == []
+    out = call(absent(fake, _ansible_check_mode=True))
+    assert out["removed"] == [] and not out["changed"] and not os.path.exists(fake["state"])
+
+
+def _cpufreq(tmp_path, was, cpus=1):
+    root = tmp_path / "cpu"
+    for i in range(cpus):
+        d = root / ("cpu%d" % i) / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_governor").write_text("%s\n" % was)
+        (d / "scaling_available_governors").write_text("performance %s\n" % was)
+    return root
 
 
 def test_governor_set_and_restored_around_a_client(fake, tmp_path):
-    root = tmp_path / "cpu"
-    for i in range(2):
-        d = root / ("cpu%d" % i) / "cpufreq"
-        d.mkdir(parents=True)
-        (d / "scaling_governor").write_text("powersave\n")
-        (d / "scaling_available_governors").write_text("performance powersave\n")
-    out = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", connect_timeout_s=1,
-                    connect_retry_delay_s=0.2, cpu_governor="performance", cpu_sysfs=str(root)))
-    assert out["governor"]["action"] == "set" and out["governor"]["restored"] == {"powersave": "cpu0,cpu1"}
-    assert out["results"][0]["facts"]["cpu_governor"] == "set to performance (was powersave)"
+    root = _cpufreq(tmp_path, "powersave", cpus=2)
+    out = ended(start_runner(fake, runner_args(fake, "me", "client", "other", connect_timeout_s=1,
+                                               connect_retry_delay_s=0.2, cpu_governor="performance",
+                                               cpu_sysfs=str(root))))
+    assert out["outcome"] == "finished"
+    (rec,) = status(fake, "me", cpu_governor="performance", cpu_sysfs=str(root))["results"]
+    assert rec["facts"]["cpu_governor"] == "set to performance (was powersave)"
     assert (root / "cpu0" / "cpufreq" / "scaling_governor").read_text().strip() == "powersave"
+    assert (root / "cpu1" / "cpufreq" / "scaling_governor").read_text().strip() == "powersave"
 
 
 def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
@@ -171,13 +259,18 @@ def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
                       "gids/1": "0000:0000:0000:0000:0000:ffff:0a00:0002", "gid_attrs/types/1": "RoCE v2"}.items():
         (port / rel).parent.mkdir(parents=True, exist_ok=True)
         (port / rel).write_text(text + "\n")
-    out = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", sysfs_root=str(tmp_path / "root"),
-                    _ansible_check_mode=True))
-    assert out["cmd"][7:9] == ["-x", "1"]
-    srv = call(base(fake, state="server", devices=["mlx5_0"], sysfs_root=str(tmp_path / "root")))
-    assert srv["handles"][0]["port_rate_gbit_s"] == 400.0
-    assert srv["handles"][0]["facts"]["gid_choice"].startswith("RoCE v2 GID 1")
-    call(base(fake, state="absent"))
+    plan = call(base(fake, state="plan", devices=["mlx5_0"], sysfs_root=str(tmp_path / "root")),
+                module=perftest_sweep)
+    assert plan["rates"] == [400.0]
+    # what the runner plans for each step (the same sysfs reading, Sweep.hcas)
+    params = dict(perftest_sweep.argument_spec(), **{})
+    params = dict((k, v.get("default")) for k, v in params.items())
+    params.update(base(fake, devices=["mlx5_0"], sysfs_root=str(tmp_path / "root"), test="ib_write_bw"))
+    sweep = Sweep(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
+    (step,) = device_plan(["mlx5_0"], params, sweep.hcas())
+    assert step[3] == 1 and step[4]["gid_choice"].startswith("RoCE v2 GID 1")
+    (argv,) = argvs_for("/usr/bin/ib_write_bw", params, [step], "client", peer_address="127.0.0.1")
+    assert argv[7:9] == ["-x", "1"]
 
 
 def test_import_mode():
@@ -193,59 +286,98 @@ def test_import_mode():
     assert "cannot read from_output" in failed["msg"]
 
 
-def test_bad_input_fails_cleanly(fake):
-    assert "peer" in call(base(fake, state="client", devices=["mlx5_0"]), expect=Fail)["msg"]
-    assert "not a valid name" in call(base(fake, state="server", devices=["mlx5_0;reboot"]), expect=Fail)["msg"]
-    # a missing binary is the documented error record, as in nccl_test (issue 9 item 7), not a failed task
-    missing = call(base(fake, state="server", devices=["mlx5_0"], perftest_path="/nonexistent"))
-    (record,) = missing["results"]
-    assert record["status"] == "error" and missing["handles"] == []
-    assert "ib_write_bw not found" in record["reason"] and "install perftest" in record["reason"]
+def test_the_old_verbs_are_gone():
+    """One RDMA protocol (issue 20): perftest runs nothing itself; pairs are the sweep runner's (a schedule of one
+    step). A task still written for the 3-step protocol fails and says so, before anything runs."""
+    for verb in ("server", "client", "collect"):
+        out = call({"state": verb, "devices": ["mlx5_0"]}, expect=Fail)
+        assert "state" in out["msg"] and "absent" in out["msg"]
+    out = call({}, expect=Fail)
+    assert "from_output" in out["msg"] and "state" in out["msg"]
+    for option in ({"handles": [{"state_dir": "/etc"}]}, {"peer": "10.0.0.2"}, {"collect_timeout_s": 5}):
+        out = call(dict(option, state="absent"), expect=Fail)
+        assert "Unsupported parameters" in out["msg"], out
+
+
+def leftover_server(fake, host="me", step=0, device="mlx5_0"):
+    """A server the sweep runner started, as a runner that stopped without its cleanup leaves it: its step
+    directory (made and marked by the collection), handle and live process."""
+    params = base(fake, cpu_sysfs="/nonexistent", host_name=host)
+    run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
+    run.open_state()
+    argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", device, "-p", str(fake["port"])]
+    return run.start(argv, 60, run.inside("sweep-main-%s-s%d-%s" % (host, step, device)), shutil.which("timeout"),
+                     extra={"device": device, "host_name": host, "run_id": "r1"})
+
+
+def test_absent_cleans_everything(fake):
+    handles = [leftover_server(fake, device=device) for device in ("mlx5_0", "mlx5_1")]
+    out = call(absent(fake))
+    assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
+    for handle in handles:
+        assert detached._proc_start_time(handle["pid"]) is None or not detached.alive(handle)
+    assert not os.path.exists(run_dir(fake))
+    again = call(absent(fake))
+    assert again["changed"] is False
+
+
+def test_absent_during_a_run_stops_it_and_leaves_nothing(fake):
+    """A runner still serving (its client never came): state=absent kills its server and removes its files; the
+    runner then ends (it can no longer write its records) without making anything again."""
+    proc = start_runner(fake, runner_args(fake, "other", "server", "me", timeout_s=60))
+    try:
+        deadline = time.monotonic() + 30
+        while not [e for e in events(fake) if e["role"] == "server"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        out = call(absent(fake))
+        assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"]), out
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert not os.path.exists(run_dir(fake))
+    assert running_fakes(fake["port"]) == []
 
 
 @pytest.mark.skipif(not shutil.which("ib_write_bw") or os.path.exists("/sys/class/infiniband"),
                     reason="needs Debian's perftest on a host without RDMA devices")
 @pytest.mark.parametrize("test", ["ib_write_bw", "ib_read_lat"])
-def test_real_perftest_without_device_is_skip_with_the_tool_message(tmp_path, test):
-    args = {"test": test, "devices": ["mlx5_0"], "state_root": str(tmp_path), "run_id": "real",
-            "port": free_port(), "peer_name": "x"}
-    server = call(dict(args, state="server"))
-    client = call(dict(args, state="client", peer="127.0.0.1", connect_timeout_s=5))
-    collected = call(dict(args, state="collect", collect_timeout_s=10))
-    for rec in client["results"] + collected["results"]:
+def test_real_perftest_without_device_is_skip_with_the_tool_message(fake, test):
+    real = {"perftest_path": None, "schedule": None}
+    servers, clients = pair(fake, server=dict(real, connect_timeout_s=5, collect_timeout_s=10,
+                                              schedule=[[0, test, 0, "server", "me"]]),
+                            client=dict(real, connect_timeout_s=5, schedule=[[0, test, 0, "client", "other"]]))
+    for rec in clients + servers:
         assert rec["status"] == "skip" and "Did not detect devices" in rec["reason"]
         assert rec["tool"]["version"]
-    assert not os.path.exists("/proc/%d" % server["handles"][0]["pid"]) or \
-        open("/proc/%d/stat" % server["handles"][0]["pid"]).read().split()[2] == "Z"
-    assert os.listdir(str(tmp_path)) == [statedir.host_id()]
-    assert os.listdir(os.path.join(str(tmp_path), statedir.host_id())) == [statedir.MARKER]
+    assert os.listdir(fake["state"]) == [statedir.host_id()]
+    assert os.listdir(os.path.join(fake["state"], statedir.host_id())) == [statedir.MARKER]
 
 
 def test_interrupt_stops_the_clients_and_restores_the_governor(fake, tmp_path):
-    import signal
-    import threading
-    root = tmp_path / "cpu"
-    d = root / "cpu0" / "cpufreq"
-    d.mkdir(parents=True)
-    (d / "scaling_governor").write_text("schedutil\n")
-    (d / "scaling_available_governors").write_text("performance schedutil\n")
+    root = _cpufreq(tmp_path, "schedutil")
     # a server that accepts and never finishes: the client hangs in its test until interrupted
     sock = socket.socket()
     sock.bind(("127.0.0.1", fake["port"]))
     sock.listen(1)
-    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM))
-    timer.start()
     try:
-        out = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", cpu_governor="performance",
-                        cpu_sysfs=str(root), timeout_s=60), expect=Fail)
+        proc = start_runner(fake, runner_args(fake, "me", "client", "other", cpu_governor="performance",
+                                              cpu_sysfs=str(root), timeout_s=60))
+        deadline = time.monotonic() + 30
+        while not [e for e in events(fake) if e["role"] == "client" and e["event"] == "connected"] \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out = ended(proc)
     finally:
-        timer.cancel()
         sock.close()
-    assert "interrupted by signal 15" in out["msg"]
-    assert (d / "scaling_governor").read_text().strip() == "schedutil"
-    clients = [e for e in events(fake) if e["role"] == "client" and e["event"] == "connected"]
-    assert clients
+    assert out["outcome"].startswith("interrupted by signal 15") or "interrupted" in out["outcome"], out
+    assert (root / "cpu0" / "cpufreq" / "scaling_governor").read_text().strip() == "schedutil"
+    assert [e for e in events(fake) if e["role"] == "client" and e["event"] == "connected"]
     assert running_fakes(fake["port"]) == []
+    recs = status(fake, "me", cpu_sysfs=str(root))["results"]
+    assert recs[-1]["check"] == "rdma.sweep" and "stopped early (interrupted" in recs[-1]["reason"]
 
 
 def running_fakes(port):
@@ -264,27 +396,3 @@ def running_fakes(port):
         if state != "Z" and any(a.endswith(b"fake_perftest.py") for a in argv) and str(port).encode() in argv:
             found.append(int(pid))
     return found
-
-
-@pytest.mark.skipif(not shutil.which("ib_write_bw"), reason="needs Debian's perftest (it lists --out_json)")
-def test_out_json_only_when_the_binary_supports_it(fake, tmp_path):
-    real = call({"state": "client", "devices": ["mlx5_0"], "peer": "127.0.0.1", "out_json": True,
-                 "state_root": str(tmp_path), "_ansible_check_mode": True})
-    assert "--out_json" in real["cmd"] and real["cmd"][-2].startswith("--out_json_file=")
-    old = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1", out_json=True,
-                    _ansible_check_mode=True))
-    assert "--out_json" not in old["cmd"]
-
-
-def test_server_with_handles_collects_the_previous_round_first(fake):
-    first = call(base(fake, state="server", devices=["mlx5_0"]))
-    call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1"))
-    second = call(base(fake, state="server", devices=["mlx5_0"], handles=first["handles"]))
-    assert [r["check"] for r in second["results"]] == ["rdma.ib_write_bw.server"]
-    assert second["results"][0]["status"] == "pass" and second["collected"][0]["rc"] == 0
-    assert len(second["handles"]) == 1 and second["handles"][0]["pid"] != first["handles"][0]["pid"]
-    client = call(base(fake, state="client", devices=["mlx5_0"], peer="127.0.0.1"))
-    assert client["results"][0]["status"] == "pass"
-    last = call(base(fake, state="collect", handles=second["handles"]))
-    assert [r["status"] for r in last["results"]] == ["pass"]
-    assert not os.path.exists(os.path.join(fake["state"], statedir.host_id(), "r1"))

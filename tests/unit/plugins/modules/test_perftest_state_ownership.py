@@ -8,6 +8,11 @@ as its run and emptied it, took a world-writable one (``run_id: tmp``) as its ru
 by any ``handle.json`` it found there (another user's, group-writable, or without the process start time that
 identifies the process). Two hosts sharing a state root (an NFS home) collected each other's servers.
 
+The servers here are the sweep runner's (the one RDMA protocol, issue 20): started the way the runner starts them
+(PerftestRun.start into a step directory of the run), and left behind as a runner that stopped without its cleanup
+leaves them. What removes them: module perftest ``state: absent``, and the sweep's own cleanup (``state: status``
+once its runner ended).
+
 Every path here lies in the test's own tmp_path (asserted before the module runs): a root-owned directory made
 by the test stands in for ``/``. Processes that must survive are ``sleep`` processes the test started.
 """
@@ -23,10 +28,14 @@ import sys
 import textwrap
 
 import pytest
+import types
+
+from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -192,12 +201,23 @@ def test_absent_never_takes_a_world_writable_directory_as_its_run(tmp_path, host
 
 
 UNTRUSTED = ("unmarked_dir", "group_writable", "foreign_owner")     # the others: a handle of ours, a stale pid
+STEP_DIR = "sweep-main-me-s0-mlx5_0"       # the runner's server of step 0 on mlx5_0 (label main, host me)
+
+
+def leftover_server(fake, root):
+    """A server the sweep runner of host ``me`` started (its step directory, marked; its handle; its process)."""
+    params = {"state_root": str(root), "run_id": "r1", "host_name": "me", "cpu_sysfs": "/nonexistent"}
+    run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
+    run.open_state()
+    argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", "mlx5_0", "-p", str(fake["port"])]
+    return run.start(argv, fake["timeout_s"], run.inside(STEP_DIR), shutil.which("timeout"),
+                     extra={"device": "mlx5_0", "host_name": "me", "run_id": "r1"})
 
 
 def _tamper(kind, run_dir, server_dir, pid):
     """Plant a handle naming ``pid`` the way ``kind`` says; returns the directory it is in."""
-    if kind == "unmarked_dir":       # a directory of the run the collection did not create
-        where = run_dir / "server-mlx5_9"
+    if kind == "unmarked_dir":       # a directory of the run (a step of the runner's) the collection did not create
+        where = run_dir / "sweep-main-me-s1-mlx5_9"
         where.mkdir(mode=0o700)
         plant(where, pid)
         return where
@@ -212,25 +232,38 @@ def _tamper(kind, run_dir, server_dir, pid):
     return server_dir
 
 
+def _clean(how, fake, root, monkeypatch):
+    """Remove the run's leftovers: module perftest state=absent, or the sweep's cleanup (state=status once the
+    runner of host ``me`` ended); (result, what was left alone and why)."""
+    if how == "absent":
+        out = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1"})
+        return out, out.kwargs.get("left", [])
+    warned = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, message: warned.append(message))
+    args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+    del args["peer_name"]
+    assert not call(perftest_sweep, dict(args, state="run", schedule=[])).failed
+    out = call(perftest_sweep, dict(args, state="status"))
+    return out, warned
+
+
 @pytest.mark.parametrize("kind", ["unmarked_dir", "no_start_time", "wrong_start_time", "group_writable",
                                   pytest.param("foreign_owner", marks=needs_root)])
-@pytest.mark.parametrize("state", ["absent", "collect"])
-def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, host, sleeper, fake, kind, state):
+@pytest.mark.parametrize("how", ["absent", "sweep_cleanup"])
+def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, monkeypatch, host, sleeper, fake, kind, how):
     root = tmp_path / "state"
-    server = call(perftest, dict(fake, state="server", devices=["mlx5_0"], state_root=str(root), run_id="r1"))
-    assert not server.failed, server.kwargs
-    (handle,) = server.kwargs["handles"]
+    handle = leftover_server(fake, root)
     server_dir = type(tmp_path)(handle["state_dir"])
     run_dir = server_dir.parent
     inside(tmp_path, server_dir)
     where = _tamper(kind, run_dir, server_dir, sleeper.pid)
     try:
-        out = call(perftest, dict(fake, state=state, state_root=str(root), run_id="r1", collect_timeout_s=1))
+        out, left = _clean(how, fake, root, monkeypatch)
         assert not out.failed, out.kwargs
-        assert sleeper.poll() is None, "state=%s killed the process of a handle it did not write (%s)" % (state, kind)
+        assert sleeper.poll() is None, "%s killed the process of a handle it did not write (%s)" % (how, kind)
         if kind in UNTRUSTED:
-            assert where.is_dir(), "state=%s removed a directory it could not trust (%s)" % (state, kind)
-            assert any(str(where) in why for why in out.kwargs.get("left", [])), out.kwargs
+            assert where.is_dir(), "%s removed a directory it could not trust (%s)" % (how, kind)
+            assert any(str(where) in why for why in left), (out.kwargs, left)
         if kind == "unmarked_dir":
             # the server the collection started itself is still found, stopped and removed
             assert not server_dir.exists() and detached._proc_start_time(handle["pid"]) is None
@@ -257,25 +290,25 @@ def test_sweep_cleanup_leaves_what_it_did_not_create(tmp_path, host, sleeper, fa
 
 
 def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fake):
-    """An NFS home as state root: host B's collect and absent must not find host A's servers."""
+    """An NFS home as state root: host B's sweep cleanup and absent must not find host A's servers."""
     root = tmp_path / "shared"
-    common = dict(fake, state_root=str(root), run_id="r1")
-    server = call(perftest, dict(common, state="server", devices=["mlx5_0"]))
-    (handle,) = server.kwargs["handles"]
+    handle = leftover_server(fake, root)
     try:
         host["id"] = "hostB"
-        other = call(perftest, dict(common, state="collect", collect_timeout_s=1, host_name="b"))
+        args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+        del args["peer_name"]
+        assert not call(perftest_sweep, dict(args, state="run", schedule=[])).failed
+        other = call(perftest_sweep, dict(args, state="status"))      # host B's runner is "me" too (same label)
         assert not other.failed, other.kwargs
-        assert other.kwargs["results"] == [] and other.kwargs["removed"] == [], \
-            "host B collected host A's server as its own"
-        gone = call(perftest, dict(common, state="absent", host_name="b"))
+        assert handle["state_dir"] not in other.kwargs["removed"], "host B's sweep cleanup took host A's server"
+        gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "host_name": "b"})
         assert gone.kwargs["removed"] == []
         assert detached._proc_start_time(handle["pid"]) == handle["proc_start_time"], "host B killed A's server"
         assert os.path.isdir(handle["state_dir"])
         host["id"] = "hostA"
-        mine = call(perftest, dict(common, state="collect", collect_timeout_s=1))
-        assert [r["host"] for r in mine.kwargs["results"]] == ["me"]
-        assert mine.kwargs["removed"] == [handle["state_dir"]]
+        mine = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1"})
+        assert handle["state_dir"] in mine.kwargs["removed"]
+        assert any(item.startswith("killed pid %s " % handle["pid"]) for item in mine.kwargs["removed"])
     finally:
         if detached._proc_start_time(handle["pid"]) == handle["proc_start_time"]:
             os.killpg(handle["pid"], 9)
