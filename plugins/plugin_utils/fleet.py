@@ -152,6 +152,10 @@ def reanalyze(data, config=None, analyses=None, plain_json=False):
                          task_name="results.json", parsed_json=plain_json) for r in data["records"]]
     run = plain(data["run"])
     config = dict(data.get("config") or {}, **(config or {}))     # a record stream's own config, then the caller's
+    if "required_checks" not in config and isinstance(run.get("required_checks"), dict) and run["required_checks"]:
+        # the run's own required checks (results.json keeps them in run.required_checks): the same records give
+        # the same verdict when analysed again
+        config["required_checks"] = run["required_checks"]
     return build_report(records, run, config, analyses)
 
 
