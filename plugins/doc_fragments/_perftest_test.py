@@ -4,8 +4,9 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
-    # The perftest options the pair module (perftest) and the sweep runner (perftest_sweep) share: the test's
-    # parameters, its limits and expectations, the state directory and the CPU governor (spec: perftest_pairs.TEST_SPEC).
+    # The perftest options the sweep runner (perftest_sweep, the one RDMA protocol) and the import/cleanup module
+    # (perftest) share: the test's parameters, its limits and expectations, the state directory and the CPU governor
+    # (spec: perftest_pairs.TEST_SPEC).
     DOCUMENTATION = r"""
 options:
   host_name:
@@ -13,8 +14,9 @@ options:
     type: str
   run_id:
     description:
-      - Name of the run; servers, clients and their files live in O(state_root)/<host id>/O(run_id) (host id - the
-        node name and the first 12 hex digits of C(/etc/machine-id), so hosts sharing a state root stay apart).
+      - Name of the run; its runners, servers, clients and their files live in O(state_root)/<host id>/O(run_id)
+        (host id - the node name and the first 12 hex digits of C(/etc/machine-id), so hosts sharing a state root
+        stay apart).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
         V(/)); anything else fails the task before any file is touched.
       - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
@@ -22,7 +24,8 @@ options:
     default: default
   state_root:
     description:
-      - Directory for per-run state (handles, outputs, governor state). Must survive between tasks.
+      - Directory for per-run state (the runner's progress and records, process handles and outputs, governor
+        state). Must survive between tasks.
       - Created V(0700) when absent. An existing directory is used only when it is a real directory (not a
         symbolic link) owned by the user the module runs as and not writable by group or others; otherwise the
         task fails and says why. Every path under it is checked to stay inside it before any write, kill or
@@ -34,7 +37,7 @@ options:
         else C($XDG_RUNTIME_DIR/aifabric-acceptance/perftest) or C(~/.cache/aifabric-acceptance/perftest).
     type: path
   keep_state:
-    description: Keep the per-run (in a sweep, per-step) output files after collecting (for debugging).
+    description: Keep the per-step output files after their records were built (for debugging).
     type: bool
     default: false
   ib_port:
@@ -101,8 +104,8 @@ options:
     default: 120
   cpu_governor:
     description:
-      - Set this CPU frequency governor (usually V(performance)) while the tests run (a sweep sets it once for the whole sweep), and restore the previous
-        ones afterwards. Unset leaves the governor alone. Where cpufreq is absent the setting is skipped and
+      - Set this CPU frequency governor (usually V(performance)) while the tests run (a runner sets it once for its
+        whole schedule), and restore the previous ones afterwards. Unset leaves the governor alone. Where cpufreq is absent the setting is skipped and
         the records say why.
     type: str
   cpu_sysfs:
