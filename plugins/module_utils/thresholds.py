@@ -310,7 +310,7 @@ PHYSICAL_RANGES = (
 # runs at sizes >= 1 GiB (the plateau): smaller runs are not judged by it (HARDWARE_MIN_BYTES).
 _H100_X2_HEALTHY = ("playbooks/acceptance.yml on 2x H100 80GB HBM3 NV18 (18 x 26.562 GB/s = 478.1 GB/s per GPU and "
                     "direction), nccl-tests 2.19.6, NCCL 2.28.9, NVLS off, sizes to 1 GiB, measured 2026-11-25 on the "
-                    "nvidia-h100-x2 device machine (tests/hardware/judgement_proof.sh, scenario healthy)")
+                    "nvidia-h100-x2 device machine (the judgement_proof.sh hardware script, scenario healthy)")
 _H200_X2_HEALTHY = ("nccl-tests 2.19.6 on 2x H200 NV18 (478.1 GB/s), NCCL 2.28.9, NVLS off, sizes to 8 GiB, measured "
                     "2026-11-22 on the nvidia-h200-x2 device machine")
 HEALTHY_EFFICIENCY = {
@@ -328,7 +328,7 @@ HEALTHY_EFFICIENCY = {
 HARDWARE_MARGIN = 0.8
 HARDWARE_MARGIN_SOURCE = ("estimate: 80 % of the lowest healthy efficiency; the same 2x H100 with a competing bf16 "
                           "matmul on one GPU measured 26-45 % of the link figure and with NCCL_P2P_DISABLE=1 5-10 % "
-                          "(tests/hardware/judgement_proof.sh, scenarios loaded and nop2p, 2026-11-25), both below it")
+                          "(the judgement_proof.sh hardware script, scenarios loaded and nop2p, 2026-11-25), both below it")
 HARDWARE_MIN_BYTES = 1 << 30
 # PCIe per-lane bandwidth per direction in GB/s by generation, after line encoding (PCI-SIG base specifications:
 # 8b/10b for gen 1-2, 128b/130b for gen 3-5, FLIT for gen 6)
@@ -340,7 +340,7 @@ PCIE_EFFICIENCY = (0.43, "all_reduce busbw 27.4 GB/s through host memory over PC
 PEERS = {"fail_below_pct": 80.0, "warn_below_pct": 90.0}
 PEERS_SOURCE = ("estimate: healthy GPUs of one node measured within 5 % of each other (bf16 GEMM 656 / 683 TFLOP/s on "
                 "2x H100, 655-685 on 2x H200); a competing matmul on one GPU brought it to 46 % of its sibling "
-                "(tests/hardware/judgement_proof.sh, 2026-11-25)")
+                "(the judgement_proof.sh hardware script, 2026-11-25)")
 
 
 # ---------------------------------------------------------------------------------------- fleet analyses (controller)

@@ -33,7 +33,8 @@ all:
         localhost:
           ansible_connection: local
           ansible_python_interpreter: $PY
-          expect_gpu_count: $NGPU
+          acceptance_expect:
+            expect_gpu_count: $NGPU
 INV
 t0=$(date +%s)
 AIFABRIC_REPORT_DIR=$OUTDIR/reports timeout 900 "$PY" /tmp/site/bin/ansible-playbook -i /tmp/acceptance-inventory.yml \

@@ -1,0 +1,111 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Inventory variables that look like the collection's but that it never reads (issue 19 item 5).
+
+Role argument specs catch a misspelt role parameter, not an inventory variable: ``expect_gpu_count: 1`` in a host's
+variables (the collection reads ``acceptance_expect: {expect_gpu_count: 1}``) or ``gpu_nccl_test_bin_dir`` (for
+``gpu_nccl_tests_bin_dir``) was silently ignored, and a "required" check was never required.
+
+- :func:`known_names` - the variables the collection reads, scanned from its own playbooks and roles: a name with
+  one of :data:`PREFIXES` used as a variable (not after ``.`` or ``[``, not as a YAML key, outside comments), plus
+  every role's argument-spec options and defaults;
+- :func:`unread` - per host, the variable names with one of PREFIXES that are not known, each with the close
+  known names (``difflib``) as suggestions.
+
+Controller-only (plugin_utils), no Ansible imports; PyYAML (a dependency of ansible-core).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+import yaml
+
+PREFIXES = ("expect_", "acceptance_", "gpu_", "nccl_", "rdma_", "hccl_", "k8s_", "aifabric_")
+_NAME = re.compile(r"(?<![\w.\[\]'\"])((?:%s)[a-z0-9_]*)(?![\w])(?!\s*:(?!:))" % "|".join(
+    re.escape(p[:-1]) + "_" for p in PREFIXES))
+_COMMENT = re.compile(r"(^|\s)#.*$")
+_IS_OURS = re.compile(r"^(?:%s)" % "|".join(re.escape(p) for p in PREFIXES))
+
+
+def looks_like_ours(name):
+    """True for a variable name with one of the collection's prefixes."""
+    return bool(_IS_OURS.match(name or ""))
+
+
+def _yaml_files(root, sub):
+    base = os.path.join(root, sub)
+    for folder, _dirs, files in os.walk(base):
+        if os.sep + "molecule" in folder[len(root):]:
+            continue       # the scenarios' own test variables are not the collection's
+        for name in sorted(files):
+            if name.endswith((".yml", ".yaml", ".j2")):
+                yield os.path.join(folder, name)
+
+
+def _used_names(text):
+    found = set()
+    for line in text.splitlines():
+        line = _COMMENT.sub("", line)
+        found.update(m.group(1) for m in _NAME.finditer(line))
+    return found
+
+
+def _spec_names(path):
+    """Option names of a role's meta/argument_specs.yml and keys of its defaults/vars files."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError):
+        return set()
+    if not isinstance(data, dict):
+        return set()
+    if path.endswith(os.path.join("meta", "argument_specs.yml")):
+        names = set()
+        for entry in (data.get("argument_specs") or {}).values():
+            names.update((entry or {}).get("options") or {})
+        return names
+    return set(data)
+
+
+def known_names(root):
+    """The variables the collection under ``root`` reads (see the module docstring)."""
+    names = set()
+    for sub in ("playbooks", "roles"):
+        for path in _yaml_files(root, sub):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    names.update(_used_names(fh.read()))
+            except OSError:
+                continue
+            parts = path[len(root):].split(os.sep)
+            if sub == "roles" and ("defaults" in parts or "vars" in parts or parts[-2:] == ["meta", "argument_specs.yml"]):
+                names.update(_spec_names(path))
+    return frozenset(n for n in names if looks_like_ours(n))
+
+
+def unread(host_vars, known):
+    """{host: [(name, [suggestions])]} for the variables of each host that look like ours but are not read.
+
+    ``host_vars``: {host: iterable of variable names} (the inventory's variables of each host)."""
+    out = {}
+    pool = sorted(known)
+    for host, names in sorted(host_vars.items()):
+        bad = sorted(n for n in set(names) if looks_like_ours(n) and n not in known)
+        if bad:
+            out[host] = [(n, difflib.get_close_matches(n, pool, n=2, cutoff=0.75)) for n in bad]
+    return out
+
+
+def message(found, limit=20):
+    """One readable sentence per host: 'node1: expect_gpu_count (not read: did you mean ...?)'."""
+    lines = []
+    for host, entries in sorted(found.items()):
+        parts = []
+        for name, close in entries:
+            parts.append("%s (did you mean %s?)" % (name, " or ".join(close)) if close else name)
+        lines.append("%s: %s" % (host, ", ".join(parts)))
+    more = " (and %d more hosts)" % (len(lines) - limit) if len(lines) > limit else ""
+    return "; ".join(lines[:limit]) + more

@@ -1,0 +1,46 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Inventory variables the collection does not read fail the run at its start (issue 19 item 5), a real
+ansible-playbook run: ``expect_gpu_count: 1`` as a plain host variable (the collection reads
+``acceptance_expect: {expect_gpu_count: 1}``) and a misspelt ``gpu_nccl_test_bin_dir``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from ansible_collections.aifabric.acceptance.tests.integration.test_callback import ANSIBLE_PLAYBOOK, PLAYBOOKS, env  # noqa: F401  pylint: disable=unused-import
+
+
+def _run(env, tmp_path, host_vars, *extra):  # noqa: F811  pylint: disable=redefined-outer-name
+    inventory = tmp_path / "hosts.yml"
+    lines = ["all:", "  hosts:", "    node1:", "      ansible_connection: local"]
+    lines += ["      %s: %s" % item for item in host_vars.items()]
+    inventory.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(PLAYBOOKS, "check_vars_run.yml")] + list(extra)
+    return subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=PLAYBOOKS,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_unread_variables_fail_the_run_naming_them(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    proc = _run(env, tmp_path, {"expect_gpu_count": 1, "gpu_nccl_test_bin_dir": "/opt/nccl-tests/build",
+                                "gpu_python": "/usr/bin/python3", "my_own_var": 1})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    assert ("node1: expect_gpu_count, gpu_nccl_test_bin_dir (did you mean gpu_nccl_tests_bin_dir or nccl_tests_bin_dir?)" in out
+            .replace("\n", " ")), out[-3000:]
+    assert "after the check" not in out
+    assert "gpu_python" not in out.split("does not read", 1)[-1].split("acceptance_strict_vars", 1)[0]
+
+
+def test_acceptance_strict_vars_false_only_warns(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    proc = _run(env, tmp_path, {"expect_gpu_count": 1}, "-e", "acceptance_strict_vars=false")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "expect_gpu_count" in out and "after the check" in out
+
+
+def test_the_collection_s_own_variables_pass(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    proc = _run(env, tmp_path, {"acceptance_expect": "{expect_gpu_count: 1}", "gpu_python": "/usr/bin/python3",
+                                "rdma_devices": "[mlx5_0]", "aifabric_required_checks": "[env.package]"})
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]

@@ -1,0 +1,52 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which inventory variables the collection reads, scanned from its own playbooks and roles (issue 19 item 5)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import yaml
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import inventory_vars
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+KNOWN = inventory_vars.known_names(ROOT)
+
+
+def test_variables_read_as_such_are_known_and_option_keys_or_attributes_are_not():
+    for name in ("acceptance_expect", "gpu_python", "gpu_nccl_tests_bin_dir", "rdma_devices", "k8s_namespace",
+                 "nccl_tests_install_dir", "aifabric_required_checks", "acceptance_fail_on", "acceptance_strict_vars"):
+        assert name in KNOWN, name
+    # expect_gpu_count is only read as acceptance_expect.expect_gpu_count and passed as a module option key
+    assert "expect_gpu_count" not in KNOWN
+    assert "expect_driver_version" not in KNOWN
+
+
+def test_every_variable_of_the_shipped_inventories_is_read():
+    for path in glob.glob(os.path.join(ROOT, "inventories", "**", "*.yml"), recursive=True):
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+        names = set(data) if "group_vars" in path or "host_vars" in path else set()
+        for group in (data.values() if "hosts" in os.path.basename(path) else []):
+            for host_vars in ((group or {}).get("hosts") or {}).values():
+                names.update(host_vars or {})
+            names.update((group or {}).get("vars") or {})
+        assert inventory_vars.unread({path: names}, KNOWN) == {}, path
+
+
+def test_unread_names_come_with_the_close_names_that_are_read():
+    found = inventory_vars.unread({"n1": ["expect_gpu_count", "gpu_nccl_test_bin_dir", "ansible_host", "foo"],
+                                   "n2": ["gpu_python"]}, KNOWN)
+    assert list(found) == ["n1"]
+    assert dict(found["n1"])["gpu_nccl_test_bin_dir"][0] == "gpu_nccl_tests_bin_dir"
+    assert [n for n, _ in found["n1"]] == ["expect_gpu_count", "gpu_nccl_test_bin_dir"]
+    assert inventory_vars.message(found).startswith("n1: expect_gpu_count, gpu_nccl_test_bin_dir (did you mean ")
+
+
+def test_comments_yaml_keys_and_attribute_access_are_not_uses():
+    text = ("# gpu_in_a_comment is documentation\n"
+            "expect_gpu_count: \"{{ acceptance_expect.expect_gpu_count | default(omit) }}\"\n"
+            "when: gpu_used_bare | bool and hostvars[h]['gpu_in_brackets']\n")
+    assert inventory_vars._used_names(text) == {"acceptance_expect", "gpu_used_bare"}  # pylint: disable=protected-access
