@@ -139,7 +139,6 @@ import datetime
 import json
 import os
 import signal
-import threading
 import traceback
 
 from ansible import context
@@ -147,6 +146,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ANSIBLE_VERSION
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import proc
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history_index, progress, render, run_store
 
 EXIT_REPORT_LOST = 1    # in ansible-playbook's exit status when the run's report could not be written
@@ -248,27 +248,16 @@ class CallbackModule(CallbackBase):
                "history_db": self.config["history_db"], "check_mode": self._check_mode()}
         self.collector.open_stream(path, run=run, config={"drift_pins": self.config["drift_pins"]})
         atexit.register(self._at_exit)
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._wrap_signal(signum)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            proc.chain_handler(signum, self._on_signal)
 
-    def _wrap_signal(self, signum):
-        previous = signal.getsignal(signum)
-
-        def on_signal(number, frame):
-            if os.getpid() == self.pid and not self.interrupted:
-                self.interrupted = signal.Signals(number).name
-                if number == signal.SIGTERM:    # Ansible re-raises SIGTERM with the default action: write first
-                    self._guarded_finish()
-            if callable(previous):
-                return previous(number, frame)
-            if number == signal.SIGINT:
-                raise KeyboardInterrupt()
-            signal.signal(number, signal.SIG_DFL)
-            os.kill(os.getpid(), number)
-            return None
-
-        signal.signal(signum, on_signal)
+    def _on_signal(self, number):
+        """Before the signal reaches the handler that was there: note it, and on SIGTERM write the report first
+        (Ansible re-raises SIGTERM with the default action)."""
+        if os.getpid() == self.pid and not self.interrupted:
+            self.interrupted = signal.Signals(number).name
+            if number == signal.SIGTERM:
+                self._guarded_finish()
 
     @staticmethod
     def _check_mode():

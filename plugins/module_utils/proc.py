@@ -18,12 +18,23 @@
   ``signals`` narrows the set (k8s_api.guard: SIGTERM only). Python runs handlers in the main thread only, so
   outside it the guard installs nothing.
 
+Controller side (the callback and the report writer):
+
+- ``deliver(signum, handler, frame=None)`` - do what ``handler`` (as ``signal.signal`` returned it) would have done
+  with ``signum``: call it, ignore it (SIG_IGN), raise KeyboardInterrupt (SIGINT) or die of it (the default);
+- ``chain_handler(signum, before)`` - install a handler that runs ``before(signum)`` and then delivers the signal to
+  the handler that was there (the callback writes the report first when Ansible is terminated);
+- ``deferred_signals(signals=(SIGINT, SIGTERM))`` - a context manager that holds those signals while its block runs
+  and delivers the first one afterwards (a report and its history row are written whole, never half way).
+
 This is the only module of the collection that installs signal handlers. Standard library and errors.py only
 (it ships in the Kubernetes code ConfigMap): no Ansible imports.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import threading
 
@@ -34,7 +45,8 @@ KILLED_RC = -signal.SIGKILL
 DETACHED_TIMEOUT_RCS = TIMEOUT_RCS + (KILLED_RC,)
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
-__all__ = ("TIMEOUT_RCS", "KILLED_RC", "DETACHED_TIMEOUT_RCS", "SIGNALS", "Interrupted", "interrupt_guard")
+__all__ = ("TIMEOUT_RCS", "KILLED_RC", "DETACHED_TIMEOUT_RCS", "SIGNALS", "Interrupted", "interrupt_guard", "deliver",
+           "chain_handler", "deferred_signals")
 
 
 class interrupt_guard(object):  # pylint: disable=invalid-name  # used as a function: with interrupt_guard(): ...
@@ -67,3 +79,62 @@ class interrupt_guard(object):  # pylint: disable=invalid-name  # used as a func
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         self.previous = {}
         return False
+
+
+def _main_thread():
+    return threading.current_thread() is threading.main_thread()
+
+
+def deliver(signum, handler, frame=None):
+    """What ``handler`` (a value signal.signal returned) would have done with ``signum``."""
+    if callable(handler):
+        return handler(signum, frame)
+    if handler == signal.SIG_IGN:
+        return None
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return None
+
+
+def chain_handler(signum, before):
+    """Install a handler of ``signum`` that runs ``before(signum)``, then delivers it to the previous handler
+    (main thread only; elsewhere nothing is installed). Returns the previous handler."""
+    if not _main_thread():
+        return None
+    previous = signal.getsignal(signum)
+
+    def on_signal(number, frame):
+        before(number)
+        return deliver(number, previous, frame)
+
+    signal.signal(signum, on_signal)
+    return previous
+
+
+@contextlib.contextmanager
+def deferred_signals(signals=(signal.SIGINT, signal.SIGTERM)):
+    """Hold ``signals`` while the block runs, then deliver the first one that came to the handler that was there
+    (main thread only)."""
+    if not _main_thread():
+        yield
+        return
+    held = []
+    previous = {}
+
+    def hold(signum, _frame):
+        held.append(signum)
+
+    for signum in signals:
+        try:
+            previous[signum] = signal.signal(signum, hold)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        if held:
+            deliver(held[0], previous.get(held[0]) if previous.get(held[0]) is not None else signal.SIG_DFL)

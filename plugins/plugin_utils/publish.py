@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import proc, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, history, render
 
 
@@ -36,7 +36,7 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
         directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
     report["run"]["report_dir"] = directory
     writer = _ReportWriter(report, directory, formats, fresh=not dest, check_mode=check_mode)
-    with render.deferred_interrupts():
+    with proc.deferred_signals():   # a report and its history row are written whole, never half way
         if history_db and not check_mode:
             try:
                 history.record_run(history_db, report["run"], report["records"],

@@ -13,7 +13,6 @@ Controller-only (plugin_utils), no Ansible types.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import glob
 import json
@@ -22,10 +21,8 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 import time
 import xml.sax.saxutils
 
@@ -39,44 +36,6 @@ _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 
 
 # ---------------------------------------------------------------- files
-
-
-@contextlib.contextmanager
-def deferred_interrupts():
-    """Hold SIGINT and SIGTERM while the block runs, then deliver them (main thread only).
-
-    Writing a report and its history row is one step for the user: a Ctrl-C that lands in
-    the middle takes effect right after it (as KeyboardInterrupt, or the earlier handler),
-    never half way.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = []
-    previous = {}
-
-    def hold(signum, _frame):
-        held.append(signum)
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous[signum] = signal.signal(signum, hold)
-        except (ValueError, OSError):
-            pass
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-        if held:
-            signum = held[0]
-            handler = previous.get(signum)
-            if callable(handler):
-                handler(signum, None)
-            elif handler != signal.SIG_IGN:
-                if signum == signal.SIGINT:
-                    raise KeyboardInterrupt()
-                os.kill(os.getpid(), signum)
 
 
 def write_atomic(path, text, mode=0o644):
