@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``main()`` of the collective benchmark modules, nccl_test and hccl_test (private).
+"""What the ``main()`` of the collective benchmark modules, nccl_test and hccl_test, shares (private).
 
 Both run one binary per collective over a size sweep, launched by launch.run_module, and take the same options
 for it; each module adds its own options, ranges and size defaults:
@@ -10,10 +10,10 @@ for it; each module adds its own options, ranges and size defaults:
   environment and ranks per host, plus launch.COLLECTIVE_SPEC (documented in the ``_collective_launch`` doc
   fragment), the profile options and ``expect``;
 - ``RANGES`` - the ranges of the shared options whose bounds do not differ between the tools;
-- ``main(module_class, name, spec, ranges, import_records, run)`` - builds the module (argspec.module: ``SPEC``
-  plus ``spec``, every range checked first; import mode and ``hosts`` exclusive) and runs it
-  (launch.run_module: ``import_records`` serves ``from_output``, ``run`` the tool; bad options and
-  expectations are the whole answer, without a traceback).
+- ``module(module_class, spec, ranges)`` - builds the module (argspec.module: ``SPEC`` plus ``spec``, every
+  range checked first; import mode and ``hosts`` exclusive); the module's ``main()`` hands it to
+  launch.run_module with ``USER_ERRORS``, the exception types whose message is the whole answer (bad options
+  and expectations, without a traceback).
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ SPEC = dict(
 
 RANGES = dict(launch.COLLECTIVE_RANGES, step_factor=argspec.POSITIVE, root=argspec.NON_NEGATIVE,
               ranks_per_node=argspec.NON_NEGATIVE)
+USER_ERRORS = (collectives.OptionError, expectations.ExpectationError)
 
 
-def main(module_class, name, spec, ranges, import_records, run):
-    """Build the module from the shared and the module's own options, then run it (see the module docstring)."""
-    module = argspec.module(
+def module(module_class, spec, ranges):
+    """The module, built from the shared and its own options, every range checked (see the module docstring)."""
+    return argspec.module(
         module_class, dict(RANGES, **ranges), argument_spec=dict(SPEC, **spec),
         mutually_exclusive=[("from_output", "hosts")], supports_check_mode=True)
-    launch.run_module(module, name, import_records, run,
-                      user_errors=(collectives.OptionError, expectations.ExpectationError))

@@ -186,7 +186,7 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, hccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, hccl_run, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
 
 # the options of HCCL Test alone (collective_main.SPEC holds those nccl_test shares) and its ranges
@@ -202,7 +202,8 @@ RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "check":
 
 
 def main():
-    collective_main.main(AnsibleModule, "hccl_test", SPEC, RANGES, hccl.from_output, hccl_run.run_hccl)
+    module = collective_main.module(AnsibleModule, SPEC, RANGES)
+    launch.run_module(module, "hccl_test", hccl.from_output, hccl_run.run_hccl, user_errors=collective_main.USER_ERRORS)
 
 
 if __name__ == "__main__":

@@ -214,7 +214,7 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, launch, nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
 # the options of nccl-tests alone (collective_main.SPEC holds those hccl_test shares) and its ranges
@@ -238,7 +238,8 @@ RANGES = {
 
 
 def main():
-    collective_main.main(AnsibleModule, "nccl_test", SPEC, RANGES, nccl_tests.from_output, nccl_run.run_collectives)
+    module = collective_main.module(AnsibleModule, SPEC, RANGES)
+    launch.run_module(module, "nccl_test", nccl_tests.from_output, nccl_run.run_collectives, user_errors=collective_main.USER_ERRORS)
 
 
 if __name__ == "__main__":
