@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, baseline, drift, fleet_relative, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import (
+    analysis, attribution, baseline, drift, fleet_relative, hardware, peers, verdict)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import normalize, plain
 
 ANALYSES = [
@@ -21,6 +22,8 @@ ANALYSES = [
     attribution.analyze,
     fleet_relative.analyze,
     baseline.analyze,
+    hardware.analyze,
+    peers.analyze,
     verdict.analyze_required,
 ]
 

@@ -9,7 +9,8 @@ with a headline metric that ran (pass, warn or fail), the judges behind its stat
 - ``profile`` / ``user`` / ``hardware`` / ``threshold``: a rule in the record's own ``expect`` for the headline
   metric, by its ``source`` (a hardware profile, a user threshold, the port rate the probe read, a built-in floor);
 - ``hardware``, ``peers``, ``fleet``, ``baseline``, ``attribution``: an analysis record that judged it (``pass``,
-  ``warn`` or ``fail``; a ``skip`` of the analysis says why it could not, and that reason is kept).
+  ``warn`` or ``fail``); where the hardware analysis cannot judge a figure, its reason (hardware.not_judged) says
+  why it is unjudged.
 
 Those with no judge are *unjudged*: the summary counts and lists them and the report shows them, never a silent
 ``pass``. Pure; controller-only (plugin_utils), no Ansible imports.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, hardware, verdict
 
 HEADLINE = (
     ("nccl.*", "busbw_max_gbyte_s"),
@@ -79,12 +80,12 @@ def analysis_judges(records):
     return out
 
 
-def judges_of(rec, by_analysis, judged_matrices):
+def judges_of(rec, by_analysis, judged_matrices, hardware_why=None):
     """([judges], why not judged) of one measured record."""
     metric = headline_metric(rec.get("check"))
     rule = (rec.get("expect") or {}).get(metric)
     found = [rule_judge(rule.get("source"))] if isinstance(rule, dict) else []
-    why = None
+    why = (hardware_why or {}).get((rec.get("host"), rec.get("check"), rec.get("target")))
     for key in ((rec.get("host"), rec.get("check"), rec.get("target")), (rec.get("host"), rec.get("check"), None)):
         for judge, skipped in sorted((by_analysis.get(key) or {}).items()):
             if skipped is None:
@@ -111,12 +112,13 @@ def coverage(records):
     """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}]}."""
     by_analysis = analysis_judges(records)
     matrices = verdict.judged_matrices(records)
+    hardware_why = hardware.not_judged(records)
     total, by_judge, unjudged = 0, {}, []
     for rec in records:
         if not _is_headline(rec):
             continue
         total += 1
-        judges, why = judges_of(rec, by_analysis, matrices)
+        judges, why = judges_of(rec, by_analysis, matrices, hardware_why)
         for judge in judges:
             by_judge[judge] = by_judge.get(judge, 0) + 1
         if not judges:

@@ -13,8 +13,9 @@ HEALTHY_EFFICIENCY, HARDWARE_MARGIN, PCIE_EFFICIENCY), from runs at sizes >= HAR
 For every measured ``nccl.<collective>`` record with a busbw (2 ranks or more) that no profile or user rule judges
 (its ``expect`` has no busbw rule: measured figures beat derived ones) the analysis ADDS one
 record ``nccl.<collective>.hardware`` on the same host: ``pass`` or ``fail`` with the floor in ``expect`` (its
-``source`` is the derivation) and a short reason; or ``skip`` saying why the hardware cannot judge it (no probe
-records of the host, a multi-node run, sizes below the plateau). The measured record is never rewritten; the
+``source`` is the derivation) and a short reason. Where the hardware cannot judge a record (no probe records of
+the host, a multi-node run, sizes below the plateau) no record is added: :func:`not_judged` says why, and the
+summary lists the figure as unjudged with that reason (coverage.py). The measured record is never rewritten; the
 added record counts toward the host's verdict (verdict.host_records). Being an analysis of the records, it judges
 a re-analysed old results.json, import mode and the Kubernetes path the same way.
 
@@ -152,13 +153,25 @@ def judge(rec, link):
     return "pass", expect, facts, None
 
 
-def analyze(records, config):
-    """Add a ``<check>.hardware`` record per single-node collective record (see the module docstring)."""
-    del config
+def judgements(records):
+    """[(measured record, status, expect, facts, reason)] for every candidate; status ``skip``: cannot judge it."""
     links = link_figures(records)
+    return [(rec,) + judge(rec, links.get(rec["host"])) for rec in candidates(records)]
+
+
+def not_judged(records):
+    """{(host, check, target): why} of the candidates the hardware cannot judge (coverage lists them)."""
+    return dict(((rec["host"], rec["check"], rec.get("target")), reason)
+                for rec, status, _e, _f, reason in judgements(records) if status == "skip")
+
+
+def analyze(records, config):
+    """Add a ``<check>.hardware`` record per collective record the hardware judges (see the module docstring)."""
+    del config
     added, findings = [], []
-    for rec in candidates(records):
-        status, expect, facts, reason = judge(rec, links.get(rec["host"]))
+    for rec, status, expect, facts, reason in judgements(records):
+        if status == "skip":
+            continue        # no record: coverage.py lists it as unjudged, with this reason (not_judged)
         facts = dict(facts, measured_check=rec["check"])
         added.append(analysis.record(
             NAME, rec["check"] + SUFFIX, status, rec["host"], reason=reason, target=rec.get("target"),

@@ -255,6 +255,22 @@ def _md_findings(report):
     return out
 
 
+def _md_judgement(summary):
+    given = summary.get("judgement") or {}
+    if not given.get("headline_total"):
+        return []
+    judges = ", ".join("%s %d" % (k, v) for k, v in sorted((given.get("by_judge") or {}).items()))
+    out = ["## Judgement", "", "%d of %d headline figures judged (%s); **%d unjudged**." % (
+        given["judged"], given["headline_total"], judges or "none", given["unjudged_total"]), ""]
+    if given.get("unjudged"):
+        out += ["| host | check | target | why not judged |", "|---|---|---|---|"]
+        out += ["| %s | %s | %s | %s |" % (_md(u.get("host") or ""), _md(u.get("check") or ""),
+                                          _md(str(u.get("target") or "")), _md(u.get("why") or ""))
+                for u in given["unjudged"]]
+        out.append("")
+    return out
+
+
 def _md_hosts(summary):
     out = ["## Hosts", "", "| host | worst | error | fail | warn | skip | pass | checks |", "|---|---|---|---|---|---|---|---|"]
     for h in summary["hosts"]:
@@ -310,6 +326,7 @@ def render_md(report, counted=None):
     deltas = _delta_index(report)
     out = _md_header(report)
     out += _md_findings(report)
+    out += _md_judgement(report["summary"])
     out += _md_hosts(report["summary"])
     out += _md_problems(report, counted, deltas)
     out += _md_changes(report, deltas)

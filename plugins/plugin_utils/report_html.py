@@ -47,7 +47,7 @@ CURVES_PER_GROUP = 20000      # above this many curves in a group, only the band
 COMPRESS_ABOVE = 1500000      # bytes of JSON above which the data is embedded gzip + base64
 FINDINGS_SHOWN = 300
 PROBLEMS_STATIC = 100
-KIND_ORDER = {"node": 0, "link": 1, "required_not_run": 2, "drift": 3, "fleet_outlier": 4}
+KIND_ORDER = {"node": 0, "link": 1, "peers": 2, "hardware": 3, "required_not_run": 4, "drift": 5, "fleet_outlier": 6}
 
 
 _NUMBERS = (int, float)
@@ -181,6 +181,15 @@ def _outlier_text(ev, _hosts):
         (", %s" % ev["shape"]) if ev.get("shape") else "")
 
 
+def _hardware_text(ev, _hosts):
+    return "busbw %s GB/s < %s GB/s expected at %s ranks (%s)" % (
+        fmt(ev.get("busbw_max_gbyte_s")), fmt(ev.get("expected_min")), fmt(ev.get("ranks")), ev.get("derivation") or "")
+
+
+def _peers_text(ev, _hosts):
+    return str(ev.get("text") or _evidence_text(ev, _hosts))
+
+
 def _evidence_text(ev, _hosts):
     return "; ".join("%s: %s" % (k, fmt(v)[:200]) for k, v in sorted(ev.items()))
 
@@ -193,6 +202,8 @@ _FINDING_KINDS = {
     "drift": (lambda ev: ev.get("status") or "warn", _drift_text),
     "fleet_outlier": ("warn", _outlier_text),
     "required_not_run": ("fail", _evidence_text),
+    "hardware": ("fail", _hardware_text),
+    "peers": (lambda ev: ev.get("status") or "fail", _peers_text),
 }
 _OTHER_KIND = ("warn", _evidence_text)
 
@@ -699,5 +710,6 @@ def render(report, deltas_text, changes, history_text, counted=None):
         comparison=comparison, css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
+        judgement=summary.get("judgement") or {},
         static_problems=static, hosts=hosts, changes=changes, history_text=history_text,
         data_mode=mode, data_text=text)

@@ -8,7 +8,7 @@ Controller-only (plugin_utils), no Ansible imports.
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import coverage, verdict
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import NO_HOST
 
 
@@ -53,6 +53,8 @@ def summarize(records, max_hosts=10):
         "failed_hosts": [h["host"] for h in hosts if h["status"] in ("fail", "error")],
         "worst_hosts": worst_hosts[:max_hosts],
         "hosts": hosts,     # every host, worst first: {host, status, counts, checks}
+        # what judged each headline figure; those nothing judged are listed, never a silent pass (coverage.py)
+        "judgement": coverage.coverage(records),
     }
     summary["verdict"] = verdict_line(summary)
     return summary
@@ -72,6 +74,7 @@ def compact_summary(summary, max_hosts=20, report_dir=None):
         "worst_hosts": [{"host": h["host"], "status": h["status"], "checks": h["checks"]}
                         for h in summary["worst_hosts"][:max_hosts]],
         "report_dir": report_dir,
+        "unjudged_total": (summary.get("judgement") or {}).get("unjudged_total", 0),
     }
 
 
@@ -83,6 +86,10 @@ def console_lines(summary, report_path=None, max_hosts=5):
     if worst:
         lines.append("  worst hosts: " + "; ".join(
             "%s %s (%s)" % (h["host"], h["status"], ", ".join(h["checks"][:3])) for h in worst))
+    unjudged = (summary.get("judgement") or {}).get("unjudged_total")
+    if unjudged:
+        lines.append("  unjudged: %d headline figure(s) that nothing held to an expectation (listed in the report)"
+                     % unjudged)
     if report_path:
         lines.append("  report: %s" % report_path)
     return lines

@@ -170,8 +170,9 @@ def h200_records():
 def test_the_real_h200_run_is_judged_by_what_ran_not_skip():
     report = report_of(h200_records())
     [host] = report["summary"]["hosts"]
-    # 20 pass, 12 skip (optional packages, no nccl-tests, no RDMA device), 1 soft-floor warn (gemm_fp16 GPU 0)
-    assert host["counts"] == {"pass": 20, "warn": 1, "fail": 0, "skip": 12, "error": 0}
+    # 20 pass, 12 skip (optional packages, no nccl-tests, no RDMA device), 1 soft-floor warn (gemm_fp16 GPU 0),
+    # and 4 peers records (each GPU's GEMM within its sibling's: pass)
+    assert host["counts"] == {"pass": 24, "warn": 1, "fail": 0, "skip": 12, "error": 0}
     assert host["status"] == "warn" and host["checks"] == ["gpu.gemm_fp16"]
 
 

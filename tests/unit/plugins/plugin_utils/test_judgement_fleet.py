@@ -27,8 +27,6 @@ def _measured(scenario):
 
 
 HEALTHY, LOADED, NOP2P = _measured("healthy"), _measured("loaded"), _measured("nop2p")
-# TEMPORARY (removed when the analyses join the pipeline, same session)
-pytestmark = pytest.mark.skipif("hardware" not in repr(analyses.ANALYSES), reason="hardware/peers not yet in ANALYSES")
 
 
 def _as_host(records, host):

@@ -106,10 +106,6 @@ def main():
                 handle.write(text)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def index_page(tmp_path):
     """reports/index.html of a history store holding both golden runs (history_index.render_index)."""
     db = str(tmp_path / "h.sqlite")
@@ -125,3 +121,7 @@ def index_page(tmp_path):
 def test_history_index_page_byte_identical(tmp_path):
     with open(os.path.join(GOLDEN, "index.html"), encoding="utf-8", newline="") as handle:
         assert index_page(tmp_path) == handle.read()
+
+
+if __name__ == "__main__":
+    main()
