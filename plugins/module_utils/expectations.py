@@ -55,10 +55,19 @@ def _fmt(value):
     return str(value)
 
 
+def short_source(source):
+    """The name of a rule's source for a reason people read: "profile h100-sxm-8gpu" of a profile's source (its
+    provenance, the measurement or document behind the number, stays in the record's ``expect`` source)."""
+    if isinstance(source, str) and source.startswith("profile ") and ": " in source:
+        return source.split(": ", 1)[0]
+    return source
+
+
 def judge_value(name, value, rule):
-    """Judge one value against one rule: returns (status, reason or None)."""
+    """Judge one value against one rule: returns (status, reason or None). The reason names the rule's source
+    short (:func:`short_source`); the provenance is in the rule's ``source``."""
     check_rule(name, rule)
-    source = rule.get("source")
+    source = short_source(rule.get("source"))
     suffix = " (%s)" % source if source else ""
     if value is None:
         return "error", "%s was not measured, so the expectation %s cannot be judged%s" % (
