@@ -86,8 +86,10 @@ sanity: venv stage
 	$(BIN)/python .ci/offline_pip_shim.py
 	cd $(AT_DIR) && $(BIN)/ansible-test sanity --venv --python $(PYVER) --color no
 
+# ansible-lint's production profile, and the function bound of plugins/ (complexity 25, 100 lines: .ci/complexity.py)
 lint: venv
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTION) $(BIN)/ansible-lint --offline --profile production
+	$(BIN)/python .ci/complexity.py plugins
 
 changelog: venv
 	$(BIN)/antsibull-changelog lint

@@ -139,6 +139,40 @@ def _ran_by_host(records):
     return out
 
 
+def _matched(ran_on_host, pattern):
+    """{check: [(status, reason)]} of the checks that ran on a host and match a required pattern."""
+    matched = {}
+    for check, status, reason in ran_on_host:
+        if fnmatch.fnmatchcase(check, pattern):
+            matched.setdefault(check, []).append((status, reason))
+    return matched
+
+
+def _skipped(matched):
+    """The matched checks that have only ``skip`` records."""
+    return sorted(check for check, entries in matched.items() if all(status == "skip" for status, _r in entries))
+
+
+def _why_not_run(host, pattern, matched, skipped):
+    """The reason of an ``env.required`` fail: the skipped checks and their skip reasons, or that none ran."""
+    if not matched:
+        return "required check %s did not run on %s (no record of it)" % (pattern, host)
+    reasons = []
+    for check in skipped:
+        for _status, reason in matched[check]:
+            text = "%s: %s" % (check, reason or "skipped")
+            if text not in reasons:
+                reasons.append(text)
+    return "required %s: %d of %d matching check%s only skipped on %s (%s)" % (
+        pattern, len(skipped), len(matched), "" if len(matched) == 1 else "s", host,
+        "; ".join(reasons[:MAX_REASONS]) + ("; ..." if len(reasons) > MAX_REASONS else ""))
+
+
+def _host_patterns(wanted, host):
+    patterns = list(wanted.get(ALL_HOSTS) or [])
+    return patterns + [p for p in wanted.get(host) or [] if p not in patterns]
+
+
 def analyze_required(records, config):
     """Returns (new_records, findings): an ``env.required`` fail per (host, required pattern) that did not run."""
     hosts = sorted(set(r.get("host") for r in records
@@ -154,32 +188,14 @@ def analyze_required(records, config):
     ran = _ran_by_host(records)
     new, missing = [], {}
     for host in hosts:
-        patterns = list(wanted.get(ALL_HOSTS) or [])
-        patterns += [p for p in wanted.get(host) or [] if p not in patterns]
-        for pattern in patterns:
-            matched = {}
-            for check, status, reason in ran.get(host, []):
-                if fnmatch.fnmatchcase(check, pattern):
-                    matched.setdefault(check, []).append((status, reason))
-            skipped = sorted(check for check, entries in matched.items()
-                             if all(status == "skip" for status, _reason in entries))
+        for pattern in _host_patterns(wanted, host):
+            matched = _matched(ran.get(host, []), pattern)
+            skipped = _skipped(matched)
             if matched and not skipped:
                 continue
-            if matched:
-                reasons = []
-                for check in skipped:
-                    for _status, reason in matched[check]:
-                        text = "%s: %s" % (check, reason or "skipped")
-                        if text not in reasons:
-                            reasons.append(text)
-                why = "required %s: %d of %d matching check%s only skipped on %s (%s)" % (
-                    pattern, len(skipped), len(matched), "" if len(matched) == 1 else "s", host,
-                    "; ".join(reasons[:MAX_REASONS]) + ("; ..." if len(reasons) > MAX_REASONS else ""))
-            else:
-                why = "required check %s did not run on %s (no record of it)" % (pattern, host)
             new.append(analysis.record(
-                NAME, REQUIRED_CHECK, "fail", host, reason=why, target=pattern,
-                metrics={"skipped_checks_count": len(skipped), "matched_checks_count": len(matched)},
+                NAME, REQUIRED_CHECK, "fail", host, reason=_why_not_run(host, pattern, matched, skipped),
+                target=pattern, metrics={"skipped_checks_count": len(skipped), "matched_checks_count": len(matched)},
                 facts={"required": pattern, "skipped_checks": skipped}))
             missing.setdefault(pattern, []).append(host)
     findings = [analysis.finding("required_not_run", pattern, hosts_, evidence={"pattern": pattern})
