@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Coverage of judgement: what judged each headline figure, and which ones nothing judged (issue 19).
 
-A headline figure (:data:`HEADLINE`: a collective's busbw, a GPU's GEMM TFLOP/s, an RDMA link's bandwidth or
-latency) that no rule judged would otherwise read as ``pass``. :func:`coverage` lists, for every measured record
+A headline figure (:data:`HEADLINE`, fleet_relative.DEFAULT_RULES: a collective's busbw, a GPU's GEMM TFLOP/s, an
+RDMA link's bandwidth or latency) that no rule judged would otherwise read as ``pass``. :func:`coverage` lists, for every measured record
 with a headline metric that ran (pass, warn or fail), the judges behind its status:
 
 - ``profile`` / ``user`` / ``hardware`` / ``threshold``: a rule in the record's own ``expect`` for the headline
@@ -20,15 +20,11 @@ from __future__ import annotations
 
 import fnmatch
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, hardware, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, hardware, verdict
 
-HEADLINE = (
-    ("nccl.*", "busbw_max_gbyte_s"),
-    ("hccl.*", "busbw_max_gbyte_s"),
-    ("gpu.gemm_*", "tflops"),
-    ("rdma.ib_*_bw", "bw_avg_gbit_s"),
-    ("rdma.ib_*_lat", "lat_typical_us"),
-)
+# the headline figures: the one table of them, fleet_relative.DEFAULT_RULES (also the history's trends, the progress
+# lines and the Prometheus export)
+HEADLINE = tuple((rule["check"], rule["metric"]) for rule in fleet_relative.DEFAULT_RULES)
 ANALYSIS_JUDGES = {"hardware": "hardware", "peers": "peers", "fleet_relative": "fleet", "baseline": "baseline",
                    "attribution": "attribution"}
 RAN = ("pass", "warn", "fail")
