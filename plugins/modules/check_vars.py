@@ -17,7 +17,7 @@ description:
   - Role argument specs catch a misspelt role parameter, not an inventory variable. This step lists, for each host,
     the variables whose names start like the collection's (C(expect_), C(acceptance_), C(gpu_), C(nccl_), C(rdma_),
     C(hccl_), C(k8s_), C(aifabric_)) but that no playbook or role of the collection reads - a misspelling
-    (C(gpu_nccl_test_bin_dir)), or an expectation set as a plain host variable (C(expect_gpu_count: 1)) where the
+    (C(gpu_nccl_test_bin_dir)), or an expectation set as a plain host variable (C(expect_gpu_count=1)) where the
     collection reads the C(acceptance_expect) mapping - and fails naming them, with the close names it does read.
   - The names read are scanned from the installed collection's own playbooks and roles (variables used, role
     argument specs and defaults).
