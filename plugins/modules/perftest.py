@@ -29,11 +29,6 @@ description:
     (2^20 bytes/s); the tool's own figures stay in each record's C(series).
   - Options of the shared perftest documentation that only a live run uses (O(perftest_path), O(timeout_s),
     O(gid_index), O(extra_args), ...) are accepted and ignored here.
-extends_documentation_fragment:
-  - aifabric.acceptance._attributes
-  - aifabric.acceptance._attributes.results
-  - aifabric.acceptance._attributes.benchmark
-  - aifabric.acceptance._perftest_test
 attributes:
   check_mode:
     details:
@@ -41,6 +36,11 @@ attributes:
       - O(state=absent) reports what it would remove; it kills nothing, removes nothing, changes no governor.
   idempotent:
     details: O(state=absent) is idempotent; import mode changes nothing.
+extends_documentation_fragment:
+  - aifabric.acceptance._perftest_test
+  - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
+  - aifabric.acceptance._attributes.benchmark
 options:
   state:
     description:
