@@ -35,7 +35,8 @@ import json
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_manifests as km
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode")
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
@@ -56,33 +57,30 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # the entry program's interrupt guard (and the runners')
                 "proc")
 
-ENV_DEFAULTS = {
-    "groups": ["env", "gpu", "rdma", "software"], "packages": [], "env_vars": [], "pip_freeze": False, "python": [],
-    "nvidia_smi_path": None, "timeout": 60, "expect_gpu_count": None, "expect_gpu_model": None,
-    "expect_driver_version": None, "expect_cuda_version": None, "expect_nccl_version": None,
-    "expect_persistence_mode": None, "expect_hca_count": None, "expect_port_rate_gbit_s": None,
-    "expect_ports_up": False, "expect_memlock_unlimited": False, "expect_governor": None,
-    "expect_kernel_modules": [], "expect_packages": {},
+# Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
+# pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
+# KUBERNETES_OPTIONS holds those last two (k8s_workload documents them):
+# - env: the pods' default probe groups leave out npu (GPU nodes);
+# - nccl: the indexed launcher's sshd port, its alive port and how long the launcher waits for the workers;
+# - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
+#   from the server pods), and the directory of the perftest binaries in the image;
+# - allreduce_multinode: torchrun and its fixed master port, and a longer timeout (the pods' start included).
+KUBERNETES_OPTIONS = {
+    "env": {"groups": ["env", "gpu", "rdma", "software"]},
+    "gemm": {},
+    "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600},
+    "perftest": {"test": "ib_write_bw", "devices": [], "peer_rate_gbit_s": [], "binary_dir": None},
+    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout": 1800},
 }
-GEMM_DEFAULTS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
-                 "warmup_s": 1.0, "devices": [], "timeout": 600, "profile": "auto", "profiles": {}, "expect": {}}
-NCCL_DEFAULTS = {"collectives": ["all_reduce"], "binary_dir": None, "min_bytes": "8", "max_bytes": "8G",
-                 "step_factor": 2, "step_bytes": None, "iters": None, "warmup_iters": None, "check": None,
-                 "datatype": None, "op": None, "root": None, "threads": None, "agg_iters": None, "average": None,
-                 "blocking": None, "cudagraph": None, "tool_timeout": None, "extra_args": [], "env": {},
-                 "split": None, "socket_ifname": None, "mpirun": "mpirun", "mpirun_mca": {},
-                 "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"], "mpirun_extra_args": [], "tcp_if_include": None,
-                 "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}, "ssh_port": 2222,
-                 "alive_port": 2223, "wait_workers_s": 600}
-# the perftest module's defaults (same names, same values: the same judgement)
-PERFTEST_DEFAULTS = {"test": "ib_write_bw", "devices": [], "port": 18515, "ib_port": 1, "gid_index": None,
-                     "size": None, "all_sizes": False, "duration_s": None, "iterations": None, "qps": None,
-                     "bidirectional": False, "report_gbits": True, "ignore_cpu_freq": False, "rdma_cm": False,
-                     "use_cuda": None, "extra_args": [], "binary_dir": None, "connect_timeout_s": 60,
-                     "timeout_s": 120, "expect": {}, "expect_line_rate_pct": 90, "peer_rate_gbit_s": []}
-PROBE_DEFAULTS = {"min_bytes": "1M", "max_bytes": "8G", "step_factor": 2, "iters": 20, "warmup_iters": 5,
-                  "datatype": "float", "check": True, "env": {}, "torchrun": "torchrun", "master_port": 29500,
-                  "timeout": 1800, "profile": "auto", "profiles": {}, "expect": {}}
+# the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
+# binary and nccl-tests' -J detection: the image is known)
+NCCL_NOT_TAKEN = ("if_missing", "ranks_per_node", "gpus_per_process", "json_output")
+
+ENV_DEFAULTS = dict(defaults(env.OPTIONS), **KUBERNETES_OPTIONS["env"])
+GEMM_DEFAULTS = dict(defaults(gemm.OPTIONS), **KUBERNETES_OPTIONS["gemm"])
+NCCL_DEFAULTS = dict(defaults(nccl_tests.OPTIONS, omit=NCCL_NOT_TAKEN), **KUBERNETES_OPTIONS["nccl"])
+PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perftest"])
+PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_multinode"])
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
             "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS}
 PROBE_RESULT = "/tmp/aifabric-allreduce.json"

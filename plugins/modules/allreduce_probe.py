@@ -261,6 +261,8 @@ RANGES = {
 }
 
 
+# the probe run's options (tools/torch_allreduce.py: the single source, the Kubernetes planner's too) and how this
+# module launches its ranks and stages its worker
 SPEC = dict(
     python=dict(type="str", default="python3"),
     launcher=dict(type="str", choices=["spawn", "mpirun"], default="spawn"),
@@ -268,24 +270,14 @@ SPEC = dict(
     hosts=dict(type="list", elements="str", default=[]),
     master_addr=dict(type="str"),
     master_port=dict(type="int", default=0),
-    min_bytes=dict(type="str", default="1M"),
-    max_bytes=dict(type="str", default="8G"),
-    step_factor=dict(type="int", default=2),
-    iters=dict(type="int", default=20),
-    warmup_iters=dict(type="int", default=5),
-    datatype=dict(type="str", choices=["float", "half", "bfloat16", "double"], default="float"),
-    check=dict(type="bool", default=True),
-    env=dict(type="dict", default={}),
     mpirun=dict(type="str", default="mpirun"),
     mpirun_mca=dict(type="dict", default={}),
     mpirun_extra_args=dict(type="list", elements="str", default=[]),
     tcp_if_include=dict(type="str"),
     worker_dir=dict(type="path"),
     stage_only=dict(type="bool", default=False),
-    timeout=dict(type="int", default=900),
     run_tag=dict(type="str"),
-    **expectations.PROFILE_SPEC,
-    expect=dict(type="dict", default={}),
+    **torch_allreduce.OPTIONS,
 )
 
 

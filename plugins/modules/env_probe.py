@@ -205,6 +205,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
 
 
 RANGES = {
@@ -213,26 +214,8 @@ RANGES = {
 }
 
 
-SPEC = dict(
-    groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
-    packages=dict(type="list", elements="str", default=[]),
-    env_vars=dict(type="list", elements="str", default=[]),
-    pip_freeze=dict(type="bool", default=False),
-    python=dict(type="list", elements="path", default=[]),
-    nvidia_smi_path=dict(type="path"),
-    timeout=dict(type="int", default=60),
-    expect_gpu_count=dict(type="int"),
-    # the names and versions the probes compare with what they find (unset: not compared)
-    **{"expect_" + name: dict(type="str") for name in ("gpu_model", "driver_version", "cuda_version", "nccl_version")},
-    expect_persistence_mode=dict(type="bool"),
-    expect_hca_count=dict(type="int"),
-    expect_port_rate_gbit_s=dict(type="float"),
-    expect_ports_up=dict(type="bool", default=False),
-    expect_memlock_unlimited=dict(type="bool", default=False),
-    expect_governor=dict(type="str"),
-    expect_kernel_modules=dict(type="list", elements="str", default=[]),
-    expect_packages=dict(type="dict", default={}),
-)
+# the probe's options, all of them (tools/env.py: the single source, the Kubernetes planner's too)
+SPEC = env.OPTIONS
 
 
 def main():

@@ -153,21 +153,11 @@ RANGES = {
 }
 
 
+# the run's options (tools/gemm.py: the single source, the Kubernetes planner's too) and where the worker runs
 SPEC = dict(
     python=dict(type="str", default="python3"),
-    dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"],
-                default=["bf16", "fp16"]),
-    m=dict(type="int", default=8192),
-    n=dict(type="int", default=8192),
-    k=dict(type="int", default=8192),
-    iters=dict(type="int", default=200),
-    warmup_iters=dict(type="int", default=10),
-    warmup_s=dict(type="float", default=1.0),
-    devices=dict(type="list", elements="int", default=[]),
     worker_dir=dict(type="path"),
-    timeout=dict(type="int", default=600),
-    **expectations.PROFILE_SPEC,
-    expect=dict(type="dict", default={}),
+    **gemm.OPTIONS,
 )
 
 

@@ -189,15 +189,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, hccl_run, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
 
-# the options of HCCL Test alone (collective_main.SPEC holds those nccl_test shares) and its ranges
-SPEC = dict(
-    cann_env_script=dict(type="path"),
-    npus=dict(type="int", default=8),
-    min_bytes=dict(type="str", default="8K"),
-    max_bytes=dict(type="str", default="1G"),
-    mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
-    ranks=dict(type="int"),
-)
+# the run's options (tools/hccl.py: the single source; collective_main.SPEC holds the hosts, run tag and import
+# mode's options) and the ranges
+SPEC = hccl.OPTIONS
 RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "check": (0, 2), "ranks": argspec.POSITIVE}
 
 

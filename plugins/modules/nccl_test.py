@@ -217,19 +217,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, launch, nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
-# the options of nccl-tests alone (collective_main.SPEC holds those hccl_test shares) and its ranges
-SPEC = dict(
-    gpus_per_process=dict(type="int", default=0),
-    min_bytes=dict(type="str", default="8"),
-    max_bytes=dict(type="str", default="8G"),
-    # the binary's integer flags -t -m -a -z -G -T, unset by default
-    **{name: dict(type="int") for name in ("threads", "agg_iters", "average", "blocking", "cudagraph", "tool_timeout")},
-    json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-    split=dict(type="str"),
-    socket_ifname=dict(type="str"),
-    mpirun_mca=dict(type="dict", default={}),
-    from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"),
-)
+# the run's options (tools/nccl_tests.py: the single source, the Kubernetes planner's too), import mode's format
+# (collective_main.SPEC holds the hosts, run tag and import mode's other options) and the ranges
+SPEC = dict(nccl_tests.OPTIONS, from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"))
 RANGES = {
     "gpus_per_process": argspec.NON_NEGATIVE, "step_bytes": argspec.POSITIVE, "check": argspec.NON_NEGATIVE,
     "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3), "blocking": (0, 1),

@@ -252,6 +252,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
 
 
 RANGES = dict(perftest_pairs.TEST_RANGES, **{
@@ -264,6 +265,8 @@ RANGES = dict(perftest_pairs.TEST_RANGES, **{
 def argument_spec():
     return dict(
         **perftest_pairs.TEST_SPEC,
+        # the run's options this module takes besides TEST_SPEC's (tools/perftest.py: the single source)
+        **dict((name, perftest.OPTIONS[name]) for name in ("devices", "port", "use_cuda", "connect_timeout_s")),
         state=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
         label=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
@@ -280,12 +283,8 @@ def argument_spec():
         sweep_hosts=dict(type="list", elements="str", default=[]),
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),
-        devices=dict(type="list", elements="str"),
-        port=dict(type="int", default=18515),
-        use_cuda=dict(type="str"),
         gpu_probe=dict(type="list", elements="dict", default=[]),
         out_json=dict(type="bool", default=False),
-        connect_timeout_s=dict(type="int", default=60),
         connect_retry_delay_s=dict(type="float", default=1.0),
         collect_timeout_s=dict(type="int", default=60),
     )

@@ -2,11 +2,16 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One adapter per tool, all the same shape (issue 20 item 1).
 
-Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``) exposes
+Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``, ``env``) exposes
 
+- ``OPTIONS`` - the option spec of a run of the tool, plain data in the AnsibleModule argument_spec shape
+  (``{name: {"type", "default", "choices", "elements"}}``): the single source of those options' types and defaults.
+  The module's argument_spec is ``OPTIONS`` plus its own plumbing (SSH launch, import mode, staging), the Kubernetes
+  planner's defaults are ``defaults(OPTIONS)`` of the options it accepts (k8s_plan.DEFAULTS), and the module's
+  DOCUMENTATION documents the same defaults (tests/unit/plugins/module_utils/test_tool_option_specs.py);
 - ``records(text, ctx) -> [records]`` - the records of one run from the tool's output text (a process's output, a
   pod's log, a saved file: the same text), never raising on tool output; ``ctx`` is a ``Context``;
-- ``from_output(path, params[, host]) -> [records]`` - import mode: ``records`` of a saved output read with
+- ``from_output(path, params[, host]) -> [records]`` (not ``env``) - import mode: ``records`` of a saved output read with
   imports.read_output (raises imports.ImportRefused when the file is not readable).
 
 Every caller (the SSH modules, the Kubernetes planner, import mode and the tests) calls these, and nothing else
@@ -16,10 +21,11 @@ Runs on the targets: Python 3.8+, no Ansible imports.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
-__all__ = ["Context", "replace"]
+__all__ = ["Context", "defaults", "replace"]
 
 
 @dataclass(frozen=True)
@@ -63,3 +69,9 @@ class Context:
     python: str = "python3"
     # import mode
     source: Optional[str] = None
+
+
+def defaults(options, omit=()):
+    """``{name: default}`` of an option spec (an adapter's ``OPTIONS``) less the names in ``omit``: None where an
+    option has no default, as AnsibleModule gives; deep copies, so a caller may change them."""
+    return copy.deepcopy(dict((name, spec.get("default")) for name, spec in options.items() if name not in omit))

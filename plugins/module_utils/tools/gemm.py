@@ -1,11 +1,12 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GEMM check's adapter: ``records(text, ctx)`` (see tools/__init__.py).
+"""The GEMM check's adapter: ``OPTIONS``, ``records(text, ctx)`` (see tools/__init__.py).
 
 ``gpu.gemm_<dtype>`` records per GPU, or one skip/error record. ``text`` is the worker's stdout (its result lines);
 ``ctx.output`` stdout and stderr together (skip and error reasons; default ``text``); ``ctx.python`` the interpreter
 that ran the worker; ``ctx.params`` the gemm_bench options (profile, profiles, expect, ...). Raises
-expectations.ExpectationError only for a bad ``profile`` option, never on tool output.
+expectations.ExpectationError only for a bad ``profile`` option, never on tool output. ``OPTIONS``: the shapes,
+dtypes, devices, timeout and judgement of a run (the module adds where its worker runs: ``python``, ``worker_dir``).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
@@ -13,6 +14,20 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_run, gpu_worker, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+
+OPTIONS = dict(
+    dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"], default=["bf16", "fp16"]),
+    m=dict(type="int", default=8192),
+    n=dict(type="int", default=8192),
+    k=dict(type="int", default=8192),
+    iters=dict(type="int", default=200),
+    warmup_iters=dict(type="int", default=10),
+    warmup_s=dict(type="float", default=1.0),
+    devices=dict(type="list", elements="int", default=[]),
+    timeout=dict(type="int", default=600),
+    **expectations.PROFILE_SPEC,
+    expect=dict(type="dict", default={}),
+)
 
 
 def records(text, ctx):

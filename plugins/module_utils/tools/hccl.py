@@ -1,6 +1,10 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""HCCL Test's adapter: ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+"""HCCL Test's adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+
+``OPTIONS``: what a run takes (tools/_collective.py's, shared with nccl-tests, plus the CANN environment script,
+``npus``, the sizes, the mpirun flavour and ``ranks``); the hccl_test module adds the hosts, run tag and import
+mode's options (collective_main.SPEC).
 
 ``records`` gives one ``hccl.<collective>`` record of one run from its output (the launcher's stdout then stderr);
 ``ctx.params`` are the hccl_test module's options (npus, ranks_per_node, ranks, datatype, op, root, profile,
@@ -21,9 +25,18 @@ import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccl
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
 
 TOOL = "hccl_test"
+OPTIONS = dict(
+    _collective.OPTIONS,
+    cann_env_script=dict(type="path"),
+    npus=dict(type="int", default=8),
+    min_bytes=dict(type="str", default="8K"),
+    max_bytes=dict(type="str", default="1G"),
+    mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
+    ranks=dict(type="int"),
+)
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "alltoallv", "reduce",
                "scatter", "all_gather_v", "reduce_scatter_v")
 

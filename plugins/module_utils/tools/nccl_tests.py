@@ -1,6 +1,10 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nccl-tests' adapter: ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+"""nccl-tests' adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+
+``OPTIONS``: what a run takes (tools/_collective.py's, shared with HCCL Test, plus the sizes, nccl-tests' own flags,
+``gpus_per_process``, ``json_output`` and NCCL's split and socket interface); the nccl_test module adds the hosts,
+run tag and import mode's options (collective_main.SPEC, ``from_format``).
 
 ``records`` gives one ``nccl.<collective>`` record of one run from its text output; ``ctx.document`` is the run's
 -J JSON document when it wrote one; ``ctx.params`` the nccl_test module's options (profile, profiles, expect;
@@ -18,9 +22,21 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
 
 TOOL = "nccl-tests"
+OPTIONS = dict(
+    _collective.OPTIONS,
+    gpus_per_process=dict(type="int", default=0),
+    min_bytes=dict(type="str", default="8"),
+    max_bytes=dict(type="str", default="8G"),
+    # the binary's integer flags -t -m -a -z -G -T, unset by default
+    **{name: dict(type="int") for name in ("threads", "agg_iters", "average", "blocking", "cudagraph", "tool_timeout")},
+    json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
+    split=dict(type="str"),
+    socket_ifname=dict(type="str"),
+    mpirun_mca=dict(type="dict", default={}),
+)
 
 
 def records(text, ctx):

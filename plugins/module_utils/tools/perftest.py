@@ -1,12 +1,14 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest's adapter: ``records(text, ctx)``, ``from_output(path, params, host)`` (see tools/__init__.py).
+"""perftest's adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params, host)`` (see tools/__init__.py).
 
 One side (``ctx.side``: client or server) of one device (``ctx.target``, rail ``ctx.index``) of one test
 (``params["test"]``); ``ctx.facts`` are the planner's facts (port rate, GID choice, governor); a client is judged
 against ``params["peer_rate_gbit_s"][ctx.index]`` (the server's port rate of that rail). The record is built here
 (``side_records``: the outcome of one side, its metrics, facts and series); its built-in expectations are
-perftest_pairs.default_rules. Pods import this module (k8s_plan.CODE_MODULES): Python 3.8+, no Ansible imports.
+perftest_pairs.default_rules. ``OPTIONS``: what a run of one test between two hosts takes; those of its options that
+the perftest and perftest_sweep modules share are perftest_pairs.TEST_SPEC's (with the modules' state, governor and
+binary path plumbing). Pods import this module (k8s_plan.CODE_MODULES): Python 3.8+, no Ansible imports.
 """
 
 from __future__ import annotations
@@ -18,6 +20,19 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 
+# perftest_pairs.TEST_SPEC's options that describe the run (its others are the modules' plumbing)
+SHARED_OPTIONS = ("ib_port", "gid_index", "size", "all_sizes", "iterations", "duration_s", "qps", "bidirectional",
+                  "rdma_cm", "report_gbits", "ignore_cpu_freq", "extra_args", "timeout_s", "expect",
+                  "expect_line_rate_pct")
+OPTIONS = dict(
+    test=dict(type="str", choices=list(perftest_pairs.TESTS)),
+    devices=dict(type="list", elements="str"),
+    port=dict(type="int", default=18515),
+    use_cuda=dict(type="str"),
+    connect_timeout_s=dict(type="int", default=60),
+    peer_rate_gbit_s=dict(type="list", elements="float"),
+    **dict((name, perftest_pairs.TEST_SPEC[name]) for name in SHARED_OPTIONS),
+)
 DEFAULT_TEST = "ib_write_bw"
 DEFAULT_LINE_RATE_PCT = 90   # the module option's default, for callers that do not pass it
 

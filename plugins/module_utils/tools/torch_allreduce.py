@@ -1,10 +1,13 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The torch all-reduce probe's adapter: ``records(text, ctx)`` (see tools/__init__.py).
+"""The torch all-reduce probe's adapter: ``OPTIONS``, ``records(text, ctx)`` (see tools/__init__.py).
 
 One ``nccl.torch_all_reduce`` record. ``text`` is the probe's text output (skip reasons, errors); ``ctx.document``
 its JSON result (None when it wrote none); ``ctx.gpu_name``/``ctx.gpus`` choose the profile; ``ctx.nodes``,
 ``ctx.launcher``, ``ctx.ranks_per_node``, ``ctx.hosts`` describe the launch. Never raises on tool output.
+``OPTIONS``: the sweep, the ranks' environment, the timeout and the judgement of a probe run; how the ranks are
+launched (the allreduce_probe module's launcher, hosts, mpirun and master options, the Kubernetes planner's torchrun
+and master_port) is each caller's own.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
@@ -15,6 +18,20 @@ import json
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+
+OPTIONS = dict(
+    min_bytes=dict(type="str", default="1M"),
+    max_bytes=dict(type="str", default="8G"),
+    step_factor=dict(type="int", default=2),
+    iters=dict(type="int", default=20),
+    warmup_iters=dict(type="int", default=5),
+    datatype=dict(type="str", choices=["float", "half", "bfloat16", "double"], default="float"),
+    check=dict(type="bool", default=True),
+    env=dict(type="dict", default={}),
+    timeout=dict(type="int", default=900),
+    **expectations.PROFILE_SPEC,
+    expect=dict(type="dict", default={}),
+)
 
 
 def records(text, ctx):
