@@ -146,3 +146,19 @@ def test_a_profile_rule_wins_over_the_derived_one():
     _, done, _ = _verdicts(records)
     assert not any(r["check"] == "nccl.all_reduce.hardware" for r in done)
     assert "nccl.all_gather.hardware" in {r["check"] for r in done}
+
+
+H200 = os.path.join(os.path.dirname(__file__), "fixtures", "h200x2-judgement")
+
+
+@pytest.mark.parametrize("scenario, verdict", [("healthy", "pass"), ("loaded", "fail"), ("nop2p", "fail")])
+def test_the_h200_runs_judged_again_give_the_verdicts_they_gave(scenario, verdict):
+    """The runs made with this judgement in place (2x H200): re-analysed, the same verdicts, nothing unjudged."""
+    with open(os.path.join(H200, scenario + ".results.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
+    assert data["summary"]["worst_status"] == verdict
+    hosts, done, findings = _verdicts(_as_host(analyses.strip_analysis(data["records"]), "h200"))
+    assert hosts == {"h200": verdict}
+    assert coverage.coverage(done)["unjudged_total"] == 0
+    peers = sorted(str(f["target"]) for f in findings if f["kind"] == "peers")
+    assert peers == (["1", "1"] if scenario == "loaded" else [])
