@@ -1,16 +1,13 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest server/client pairs: argv, GID choice, expectations, orchestration (private).
+"""perftest server/client pairs: argv, GID choice, expectations, the client round (private).
 
-The steps of a round (design.md, "Server/client pairs"), as the module runs them:
+The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step of its schedule with these:
 
-- ``state: server`` starts one detached server per device (TCP port ``port + i``
-  for the i-th device) through detached.start and returns their handles;
+- its servers: one detached server per device (TCP port ``port + i`` for the i-th device, detached.start);
 - ``run_clients`` here starts one client per device at once, waits for all, and
   re-starts a client whose server does not answer yet (perftest's "Couldn't
-  connect" family) until ``connect_timeout_s``; any other failure is final;
-- ``collect`` here waits for a server (bounded), kills what is left, and returns
-  its output for the records.
+  connect" family) until ``connect_timeout_s``; any other failure is final.
 
 Records are the tool adapter's (tools/perftest.py, ``records(text, ctx)``): the client side is ``rdma.<test>``
 (host = client, peer = server, target = the client's device); the server side is ``rdma.<test>.server`` (host =
