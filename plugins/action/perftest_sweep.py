@@ -1,9 +1,9 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action behind aifabric.acceptance.perftest_sweep: state=wait polls the host's runner from the controller.
+"""Action behind aifabric.acceptance.perftest_sweep: phase=wait polls the host's runner from the controller.
 
-Every other state goes to the module as the normal action would (async included). ``state: wait`` calls the
-module with ``state: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing
+Every other phase goes to the module as the normal action would (async included). ``phase: wait`` calls the
+module with ``phase: status`` again and again, each call a long poll of at most ``poll_s`` on the host (renewing
 the runner's lease, handing it the hosts found unreachable) until the runner ended, and returns its records. What
 each poll hands the runner (the long poll ``wait_s``, ``dead_hosts``, ``positions``) is the module's one internal
 option ``_poll``, set here alone: the runner's protocol is not a public option of the module.
@@ -143,7 +143,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
-        if args.get("state") != "wait":
+        if args.get("phase") != "wait":
             return self._call(args, task_vars, result)
         if self._task.check_mode:
             return dict(result, changed=False, skipped=True, msg="check mode: no runner to wait for", results=[])
@@ -163,11 +163,11 @@ class ActionModule(ActionBase):
             self._silent = True
 
     def _call(self, args, task_vars, result):
-        """Every state but wait, as the normal action would (async included), bounded unless it is a runner in the
-        foreground (state=run without async: it lasts its whole schedule, under the task's own timeout)."""
+        """Every phase but wait, as the normal action would (async included), bounded unless it is a runner in the
+        foreground (phase=run without async: it lasts its whole schedule, under the task's own timeout)."""
         wrap_async = self._task.async_val and not self._connection.has_native_async
         execute = functools.partial(self._execute_module, task_vars=task_vars, wrap_async=wrap_async)
-        if args.get("state", "run") == "run" and not self._task.async_val:
+        if args.get("phase", "run") == "run" and not self._task.async_val:
             out = execute()
         else:
             try:
@@ -175,7 +175,7 @@ class ActionModule(ActionBase):
             except Silent as exc:
                 self._silent = True
                 host = args.get("host_name") or task_vars.get("inventory_hostname")
-                why = "state=%s: %s" % (args.get("state", "run"), exc)
+                why = "phase=%s: %s" % (args.get("phase", "run"), exc)
                 if args.get("run_id"):
                     self._declare_dead(self._shared(args), host, why)
                 return dict(result, unreachable=True, changed=False, msg="%s is unreachable (%s)" % (host, why))
@@ -263,7 +263,7 @@ class ActionModule(ActionBase):
         host = args.get("host_name") or task_vars.get("inventory_hostname")
         shared = self._shared(args)
         status_args = dict((k, v) for k, v in args.items() if k not in WAIT_ONLY)
-        status_args["state"] = "status"
+        status_args["phase"] = "status"
         deadline = time.monotonic() + float(args.get("wait_timeout_s") or 86400)
         # the runner's protocol inputs go in one internal option (module option _poll), set here alone
         poll = status_args["_poll"] = {"wait_s": float(args.get("poll_s") or 5.0)}
@@ -316,7 +316,7 @@ class ActionModule(ActionBase):
             self._forget_tmp()
 
     def _poll(self, status_args, task_vars, limit_s):
-        """One state=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
+        """One phase=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
         try:
             return bounded(limit_s, functools.partial(
                 self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))

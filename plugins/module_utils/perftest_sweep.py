@@ -4,7 +4,7 @@
 
 The controller computes the rounds once (filter ``pairings``, split per host by
 filter ``sweep_schedule``) and starts one runner per host (module ``perftest_sweep``
-``state: run`` under Ansible ``async``). The runner walks its steps in order; a step
+``phase: run`` under Ansible ``async``). The runner walks its steps in order; a step
 is ``[step, test, round, role, peer]``:
 
 - ``server``: one detached server per device (TCP port ``port + (step % port_span) *
@@ -18,14 +18,14 @@ is ``[step, test, round, role, peer]``:
 Pairs synchronise through their own connection: no barrier, no deadlock (each round is
 a matching and each host runs its rounds in order). Faults cost little: a peer that
 did not answer once (refused for ``connect_timeout_s``, or never connected to a server) or
-that the controller declared unreachable (``dead.json``, written by ``state: status`` from what the controller's
+that the controller declared unreachable (``dead.json``, written by ``phase: status`` from what the controller's
 wait hands it in the internal option ``_poll``) is not
 waited for again: its remaining pairs become ``error`` records at once (the client
 check ``rdma.<test>`` with the CLIENT as host, so attribution sees the edge).
 
 The CPU governor is acquired once for the runner and released on every path
 (end, failure, SIGTERM/SIGINT/SIGHUP). The runner stops by itself when the controller
-stops renewing its lease (``lease`` file touched by every ``state: status``) for
+stops renewing its lease (``lease`` file touched by every ``phase: status``) for
 ``lease_s`` seconds: killing ansible-playbook stops every runner.
 
 Files (all under ``<state_root>/<host id>/<run_id>/sweep-<label>-<host>/``, see
@@ -61,7 +61,7 @@ DEAD = "dead.json"
 POSITIONS = "positions.json"
 START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
-STATUS_POLL_S = 0.25   # state=status long poll (latency of a progress line or of the end, not of a round)
+STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
 
 
 TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"     # the st column of /proc/net/tcp
@@ -130,7 +130,7 @@ def read_json(directory, name):
 
 
 class Sweep(PerftestRun):
-    """state run / status / absent of module perftest_sweep (PerftestRun gives the state root, binary, sysfs)."""
+    """phase plan / run / status of module perftest_sweep, and its cleanup (PerftestRun gives the state root, binary, sysfs)."""
 
     def sweep_dir(self):
         statedir.check_name(self.p["label"], "label")
@@ -146,11 +146,11 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- run (the runner, under async)
     def run_sweep(self):
-        """state=run: set up, walk the schedule (run_guarded), then hand the records over (finish)."""
+        """phase=run: set up, walk the schedule (run_guarded), then hand the records over (finish)."""
         p = self.p
         self.open_state()
         if not p["devices"]:
-            raise AcceptanceError("devices is required for state=run")
+            raise AcceptanceError("devices is required for phase=run")
         device_plan(p["devices"], p, None)      # names and port range checked before anything starts
         steps = p["schedule"] or []
         if self.module.check_mode:
@@ -277,7 +277,7 @@ class Sweep(PerftestRun):
             self.governor.reconcile()
 
     def finish(self, outcome, n_steps):
-        """Leave the records for state=status (records.json), and stay until it collected them (it removes this
+        """Leave the records for phase=status (records.json), and stay until it collected them (it removes this
         directory); when the controller is gone (no lease renewal) nobody will: remove everything."""
         p = self.p
         here = self.here

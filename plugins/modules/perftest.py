@@ -102,7 +102,7 @@ EXAMPLES = r"""
 # [step, test, round, role, peer] per host. Run it on both hosts, then collect each runner's records.
 - name: One pair, two rails - start the runner of each end
   aifabric.acceptance.perftest_sweep:
-    state: run
+    phase: run
     schedule: "{{ {'gpu-node-12': [[0, 'ib_write_bw', 0, 'server', 'gpu-node-07']],
                    'gpu-node-07': [[0, 'ib_write_bw', 0, 'client', 'gpu-node-12']]}[inventory_hostname] }}"
     peers: {gpu-node-12: 10.0.0.12, gpu-node-07: 10.0.0.7}
@@ -116,7 +116,7 @@ EXAMPLES = r"""
 
 - name: One pair - collect the records of each end
   aifabric.acceptance.perftest_sweep:
-    state: wait
+    phase: wait
     rounds: [[ib_write_bw, 0, 1]]
     sweep_hosts: [gpu-node-12, gpu-node-07]
     host_name: "{{ inventory_hostname }}"

@@ -26,10 +26,10 @@ description:
     again; its remaining pairs become C(error) records at once, on the client of each pair.
   - The GID index (C(-x)) is chosen from sysfs when O(gid_index) is not given - the RoCE v2 GID that maps an IPv4
     address of the port's netdev; InfiniBand ports need none.
-  - O(state=plan) returns the active port rate of every device (the bandwidth floor of the peer's clients);
-    O(state=run) is the runner (start it with C(async) and C(poll=0)); O(state=status) renews the runner's lease,
+  - O(phase=plan) returns the active port rate of every device (the bandwidth floor of the peer's clients);
+    O(phase=run) is the runner (start it with C(async) and C(poll=0)); O(phase=status) renews the runner's lease,
     hands it the unreachable hosts and returns its progress, and its records once it ended (then removes its
-    files); O(state=wait) (action plugin, controller) polls O(state=status) until the runner ended and prints one
+    files); O(phase=wait) (action plugin, controller) polls O(phase=status) until the runner ended and prints one
     progress line per round for the whole fleet.
   - The runner sets the CPU governor (O(cpu_governor)) once for the sweep and restores it on every path; it stops by
     itself (killing what it started) when its lease is not renewed for O(lease_s) seconds.
@@ -40,12 +40,12 @@ extends_documentation_fragment:
   - aifabric.acceptance._perftest_test
 attributes:
   check_mode:
-    details: O(state=run) starts nothing and returns the number of steps; O(state=plan) reads sysfs only.
+    details: O(phase=run) starts nothing and returns the number of steps; O(phase=plan) reads sysfs only.
   idempotent:
     details: Each run is a new measurement.
 options:
-  state:
-    description: What to do (see the description).
+  phase:
+    description: Which phase of the sweep this task runs (see the description).
     type: str
     choices: [plan, run, status, wait]
     default: run
@@ -63,27 +63,27 @@ options:
     type: dict
     default: {}
   peer_rates:
-    description: Active port rate of every peer's devices (inventory name to a list, from O(state=plan)).
+    description: Active port rate of every peer's devices (inventory name to a list, from O(phase=plan)).
     type: dict
     default: {}
   start_at:
     description:
-      - The moment (seconds since the epoch) every runner begins its schedule. With O(state=run) it is fixed at the
-        start (used when O(lease_s=0)); otherwise the runner waits for the first O(state=status), which hands it the
-        O(start_at) that O(state=wait) got, chosen once by the controller after every runner was started. A runner
+      - The moment (seconds since the epoch) every runner begins its schedule. With O(phase=run) it is fixed at the
+        start (used when O(lease_s=0)); otherwise the runner waits for the first O(phase=status), which hands it the
+        O(start_at) that O(phase=wait) got, chosen once by the controller after every runner was started. A runner
         that gets it late begins at once; clocks need not agree (a host that begins early only waits for its
         partner).
     type: float
   lease_s:
     description:
-      - The runner stops (and stops what it started) when no O(state=status) renewed its lease for this long.
+      - The runner stops (and stops what it started) when no O(phase=status) renewed its lease for this long.
         V(0) turns the lease off (the runner then ends at the latest with its schedule).
       - Must be 0 or more.
     type: int
     default: 90
   _poll:
     description:
-      - Internal - set by the action plugin alone, on each O(state=status) call that O(state=wait) makes; never set it
+      - Internal - set by the action plugin alone, on each O(phase=status) call that O(phase=wait) makes; never set it
         in a task (its keys may change in any release).
       - C(wait_s) - answer as soon as the runner ended, or after this many seconds (a long poll, so the controller
         learns at once that a runner ended, without polling fast; not at every step, so that the polls of the hosts
@@ -95,18 +95,18 @@ options:
     type: dict
     default: {}
   wait_timeout_s:
-    description: O(state=wait) - the longest wait for the runner, in seconds.
+    description: O(phase=wait) - the longest wait for the runner, in seconds.
     type: int
     default: 86400
   poll_s:
     description:
-      - O(state=wait) - the longest time one poll waits on the host for the runner to end or move on (the long poll
-        of each O(state=status) call; the polls follow each other without pause). Keep it well below O(lease_s).
+      - O(phase=wait) - the longest time one poll waits on the host for the runner to end or move on (the long poll
+        of each O(phase=status) call; the polls follow each other without pause). Keep it well below O(lease_s).
     type: float
     default: 5.0
   poll_timeout_s:
     description:
-      - O(state=wait) - the longest one poll may take, its long poll O(poll_s) included (default O(poll_s) + 20). The
+      - O(phase=wait) - the longest one poll may take, its long poll O(poll_s) included (default O(poll_s) + 20). The
         bound is the action's own, whatever the connection settings (SSH keep-alives or not) - a poll that gets no
         answer within it fails, and what holds the other end of its pipes on the controller (its SSH client and
         ControlMaster) is killed.
@@ -116,21 +116,21 @@ options:
       - Must be longer than O(poll_s).
     type: float
   rounds:
-    description: O(state=wait) - C([test, round, pairs]) of every step, for the progress lines.
+    description: O(phase=wait) - C([test, round, pairs]) of every step, for the progress lines.
     type: list
     elements: raw
     default: []
   sweep_hosts:
-    description: O(state=wait) - every host of the sweep (the progress line waits for all that are not unreachable).
+    description: O(phase=wait) - every host of the sweep (the progress line waits for all that are not unreachable).
     type: list
     elements: str
     default: []
   first_step:
-    description: O(state=wait) - number of the first step of O(rounds).
+    description: O(phase=wait) - number of the first step of O(rounds).
     type: int
     default: 0
   unreachable_after:
-    description: O(state=wait) - consecutive failed polls after which the host is declared unreachable.
+    description: O(phase=wait) - consecutive failed polls after which the host is declared unreachable.
     type: int
     default: 2
   port_span:
@@ -193,13 +193,13 @@ options:
 EXAMPLES = r"""
 - name: Port rates of my devices
   aifabric.acceptance.perftest_sweep:
-    state: plan
+    phase: plan
     devices: [mlx5_0, mlx5_1]
   register: plan
 
 - name: Start my runner
   aifabric.acceptance.perftest_sweep:
-    state: run
+    phase: run
     schedule: "{{ rdma_schedules[inventory_hostname] }}"
     peers: "{{ rdma_addresses }}"
     devices: [mlx5_0, mlx5_1]
@@ -210,40 +210,40 @@ EXAMPLES = r"""
 
 - name: Wait for it (one progress line per round)
   aifabric.acceptance.perftest_sweep:
-    state: wait
+    phase: wait
     host_name: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run }}"
 """
 
 RETURN = r"""
 results:
-  description: Result records (see the description; returned by O(state=status) and O(state=wait) once the runner
-    ended, and by O(state=run) when it stopped because nobody polled it).
+  description: Result records (see the description; returned by O(phase=status) and O(phase=wait) once the runner
+    ended, and by O(phase=run) when it stopped because nobody polled it).
   returned: always
   type: list
   elements: dict
 rates:
-  description: O(state=plan) - active port rate (Gbit/s) of every device, None where sysfs does not tell.
-  returned: when state is plan
+  description: O(phase=plan) - active port rate (Gbit/s) of every device, None where sysfs does not tell.
+  returned: when phase is plan
   type: list
   elements: float
 buffers:
-  description: O(state=plan) - per device, where its perftest buffers will live (C(memory) V(gpu) or V(host),
+  description: O(phase=plan) - per device, where its perftest buffers will live (C(memory) V(gpu) or V(host),
     C(cuda_device), C(cuda_link), C(cuda_choice)); see O(use_cuda).
-  returned: when state is plan
+  returned: when phase is plan
   type: dict
   sample: {mlx5_0: {memory: gpu, cuda_device: 0, cuda_link: PXB, cuda_choice: "use_cuda auto: GPU0 is the closest free GPU (PXB) to mlx5_0"}}
 progress:
-  description: O(state=status) - the runner's progress (C(next_step), C(pairs_done), C(failing), C(dead)).
-  returned: when state is status or wait
+  description: O(phase=status) - the runner's progress (C(next_step), C(pairs_done), C(failing), C(dead)).
+  returned: when phase is status or wait
   type: dict
 finished:
-  description: O(state=status) - whether the runner ended.
-  returned: when state is status
+  description: O(phase=status) - whether the runner ended.
+  returned: when phase is status
   type: bool
 outcome:
-  description: O(state=run) - C(finished) or why the runner stopped early.
-  returned: when state is run
+  description: O(phase=run) - C(finished) or why the runner stopped early.
+  returned: when phase is run
   type: str
 """
 
@@ -267,7 +267,7 @@ def argument_spec():
         **perftest_pairs.TEST_SPEC,
         # the run's options this module takes besides TEST_SPEC's (tools/perftest.py: the single source)
         **dict((name, perftest.OPTIONS[name]) for name in ("devices", "port", "use_cuda", "connect_timeout_s")),
-        state=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
+        phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
         label=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
         peers=dict(type="dict", default={}),
@@ -297,18 +297,18 @@ def main():
         supports_check_mode=True,
         mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
     )
-    modmain.run(module, "perftest_sweep", _state)
+    modmain.run(module, "perftest_sweep", _phase)
 
 
-def _state(module):
+def _phase(module):
     sweep = Sweep(module)
-    if module.params["state"] == "plan":
+    if module.params["phase"] == "plan":
         return sweep.plan()
-    if module.params["state"] == "status":
+    if module.params["phase"] == "status":
         return sweep.status()
-    if module.params["state"] == "run":
+    if module.params["phase"] == "run":
         return sweep.run_sweep()
-    raise AcceptanceError("state=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
+    raise AcceptanceError("phase=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,9 @@ CASES = [
     (nccl_test.main, {"iters": -5}, "iters must be >= 1, got -5"),
     (nccl_test.main, {"warmup_iters": -1, "average": 7}, "average must be between 0 and 3, got 7; warmup_iters"),
     (nccl_test.main, {"timeout": 0}, "timeout must be >= 1, got 0"),
-    (perftest_sweep.main, {"size": -4096, "devices": ["mlx5_0"], "state": "run"}, "size must be >= 1, got -4096"),
-    (perftest_sweep.main, {"port": -1, "devices": ["mlx5_0"], "state": "run"}, "port must be between 1 and 65535"),
-    (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "state": "run"}, "timeout_s must be >= 1, got -5"),
+    (perftest_sweep.main, {"size": -4096, "devices": ["mlx5_0"], "phase": "run"}, "size must be >= 1, got -4096"),
+    (perftest_sweep.main, {"port": -1, "devices": ["mlx5_0"], "phase": "run"}, "port must be between 1 and 65535"),
+    (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
     (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rate_gbit_s must be >= 0, got -1"),
     (gemm_bench.main, {"m": 0}, "m must be >= 1, got 0"),
     (gemm_bench.main, {"devices": [0, -2]}, "devices must be >= 0, got -2"),
@@ -65,14 +65,14 @@ def _free_port():
 
 
 def _sweep(tmp_path, **kw):
-    """perftest_sweep state=run for one host (lease off: it ends with its schedule), then its records (state=status)."""
+    """perftest_sweep phase=run for one host (lease off: it ends with its schedule), then its records (phase=status)."""
     common = {"devices": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "host_name": "me",
               "port": _free_port(), "port_span": 1, "peers": {"other": "10.0.0.2"}}
-    res = _call(perftest_sweep.main, dict(common, state="run", **kw))
+    res = _call(perftest_sweep.main, dict(common, phase="run", **kw))
     if res.failed or kw.get("_ansible_check_mode"):
         return res
     assert res.kwargs["outcome"] == "finished", res.kwargs
-    return _call(perftest_sweep.main, dict(common, state="status", **dict((k, v) for k, v in kw.items()
+    return _call(perftest_sweep.main, dict(common, phase="status", **dict((k, v) for k, v in kw.items()
                                                                           if k != "schedule")))
 
 

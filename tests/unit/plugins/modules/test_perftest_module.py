@@ -102,8 +102,8 @@ def events(fake):
 # --------------------------------------------------------------------------- a pair: a schedule of one step
 
 def runner_args(fake, host, role, peer, steps=1, **kw):
-    """perftest_sweep state=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
-    args = base(fake, state="run", host_name=host, devices=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
+    """perftest_sweep phase=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
+    args = base(fake, phase="run", host_name=host, devices=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
                 connect_timeout_s=20, connect_retry_delay_s=0.3,
                 schedule=[[step, "ib_write_bw", step, role, peer] for step in range(steps)],
                 peers={peer: "127.0.0.1"})
@@ -127,8 +127,8 @@ def ended(proc, timeout=120):
 
 
 def status(fake, host, **kw):
-    """state=status once the runner ended: its records, and its files removed."""
-    out = call(base(fake, state="status", host_name=host, devices=["mlx5_0"], **kw), module=perftest_sweep)
+    """phase=status once the runner ended: its records, and its files removed."""
+    out = call(base(fake, phase="status", host_name=host, devices=["mlx5_0"], **kw), module=perftest_sweep)
     assert out["finished"], out
     return out
 
@@ -259,7 +259,7 @@ def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
                       "gids/1": "0000:0000:0000:0000:0000:ffff:0a00:0002", "gid_attrs/types/1": "RoCE v2"}.items():
         (port / rel).parent.mkdir(parents=True, exist_ok=True)
         (port / rel).write_text(text + "\n")
-    plan = call(base(fake, state="plan", devices=["mlx5_0"], sysfs_root=str(tmp_path / "root")),
+    plan = call(base(fake, phase="plan", devices=["mlx5_0"], sysfs_root=str(tmp_path / "root")),
                 module=perftest_sweep)
     assert plan["rates"] == [400.0]
     # what the runner plans for each step (the same sysfs reading, Sweep.hcas)

@@ -10,7 +10,7 @@ identifies the process). Two hosts sharing a state root (an NFS home) collected 
 
 The servers here are the sweep runner's (the one RDMA protocol, issue 20): started the way the runner starts them
 (PerftestRun.start into a step directory of the run), and left behind as a runner that stopped without its cleanup
-leaves them. What removes them: module perftest ``state: absent``, and the sweep's own cleanup (``state: status``
+leaves them. What removes them: module perftest ``state: absent``, and the sweep's own cleanup (``phase: status``
 once its runner ended).
 
 Every path here lies in the test's own tmp_path (asserted before the module runs): a root-owned directory made
@@ -233,7 +233,7 @@ def _tamper(kind, run_dir, server_dir, pid):
 
 
 def _clean(how, fake, root, monkeypatch):
-    """Remove the run's leftovers: module perftest state=absent, or the sweep's cleanup (state=status once the
+    """Remove the run's leftovers: module perftest state=absent, or the sweep's cleanup (phase=status once the
     runner of host ``me`` ended); (result, what was left alone and why)."""
     if how == "absent":
         out = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1"})
@@ -242,8 +242,8 @@ def _clean(how, fake, root, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, message: warned.append(message))
     args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
     del args["peer_name"]
-    assert not call(perftest_sweep, dict(args, state="run", schedule=[])).failed
-    out = call(perftest_sweep, dict(args, state="status"))
+    assert not call(perftest_sweep, dict(args, phase="run", schedule=[])).failed
+    out = call(perftest_sweep, dict(args, phase="status"))
     return out, warned
 
 
@@ -276,13 +276,13 @@ def test_sweep_cleanup_leaves_what_it_did_not_create(tmp_path, host, sleeper, fa
     root = tmp_path / "state"
     args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
     del args["peer_name"]
-    run = call(perftest_sweep, dict(args, state="run", schedule=[]))
+    run = call(perftest_sweep, dict(args, phase="run", schedule=[]))
     assert not run.failed, run.kwargs
     run_dir = [os.path.join(d, "r1") for d, _s, files in os.walk(str(root)) if "r1" in _s][0]
     planted = type(tmp_path)(run_dir) / "sweep-main-me-s0-mlx5_0"
     inside(tmp_path, planted)
     plant(planted, sleeper.pid)
-    out = call(perftest_sweep, dict(args, state="status"))
+    out = call(perftest_sweep, dict(args, phase="status"))
     assert not out.failed, out.kwargs
     assert out.kwargs["finished"]
     assert sleeper.poll() is None, "the sweep's cleanup killed the process of a handle it did not write"
@@ -297,8 +297,8 @@ def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fak
         host["id"] = "hostB"
         args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
         del args["peer_name"]
-        assert not call(perftest_sweep, dict(args, state="run", schedule=[])).failed
-        other = call(perftest_sweep, dict(args, state="status"))      # host B's runner is "me" too (same label)
+        assert not call(perftest_sweep, dict(args, phase="run", schedule=[])).failed
+        other = call(perftest_sweep, dict(args, phase="status"))      # host B's runner is "me" too (same label)
         assert not other.failed, other.kwargs
         assert handle["state_dir"] not in other.kwargs["removed"], "host B's sweep cleanup took host A's server"
         gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "host_name": "b"})
