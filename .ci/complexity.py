@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The bound on every function under plugins/: cyclomatic complexity at most 25 and at most 100 lines (radon).
 
 Usage: complexity.py [PATH ...]   (default: plugins). Prints each function over the bound and exits 1 if there is one.
@@ -16,10 +15,8 @@ def _functions(blocks):
     for block in blocks:
         if block.letter in ("F", "M"):
             yield block
-        for inner in getattr(block, "methods", None) or []:
-            yield inner
-        for inner in getattr(block, "closures", None) or []:
-            yield inner
+        yield from getattr(block, "methods", None) or []
+        yield from getattr(block, "closures", None) or []
 
 
 def over_bound(paths):

@@ -148,8 +148,8 @@ def judge(rec, link):
              "link": link["text"], "efficiency": eff, "margin": thresholds.HARDWARE_MARGIN, "derivation": derivation}
     expect = {METRIC: {"min": floor, "source": source}}
     if value < floor:
-        return "fail", expect, facts, "busbw %s GB/s < %s GB/s expected (%s)" % (_fmt(round(value, 1)), _fmt(floor),
-                                                                                  derivation)
+        reason = "busbw %s GB/s < %s GB/s expected (%s)" % (_fmt(round(value, 1)), _fmt(floor), derivation)
+        return "fail", expect, facts, reason
     return "pass", expect, facts, None
 
 

@@ -264,9 +264,9 @@ def _md_judgement(summary):
         given["judged"], given["headline_total"], judges or "none", given["unjudged_total"]), ""]
     if given.get("unjudged"):
         out += ["| host | check | target | why not judged |", "|---|---|---|---|"]
-        out += ["| %s | %s | %s | %s |" % (_md(u.get("host") or ""), _md(u.get("check") or ""),
-                                          _md(str(u.get("target") or "")), _md(u.get("why") or ""))
-                for u in given["unjudged"]]
+        out += ["| %s | %s | %s | %s |" % (
+            _md(u.get("host") or ""), _md(u.get("check") or ""), _md(str(u.get("target") or "")), _md(u.get("why") or ""))
+            for u in given["unjudged"]]
         out.append("")
     return out
 

@@ -90,19 +90,20 @@ def test_slow_gpu_is_named_and_only_its_node_fails():
 
 
 def test_the_loaded_run_fails_on_every_collective_and_the_gpu():
-    hosts, done, _ = _verdicts(_as_host(LOADED, "h100"))
+    hosts, done, _findings = _verdicts(_as_host(LOADED, "h100"))
     assert hosts == {"h100": "fail"}
     failing = sorted(r["check"] for r in done if r["status"] == "fail")
-    assert failing == sorted(["gpu.gemm_bf16", "gpu.gemm_fp16", "gpu.gemm_bf16.peers", "gpu.gemm_fp16.peers"] + [
-        "nccl.%s.hardware" % c for c in ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
-                                          "reduce", "sendrecv", "torch_all_reduce")])
+    collectives = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
+                   "torch_all_reduce")
+    assert failing == sorted(["gpu.gemm_bf16", "gpu.gemm_fp16", "gpu.gemm_bf16.peers", "gpu.gemm_fp16.peers"]
+                             + ["nccl.%s.hardware" % c for c in collectives])
     reason = next(r["reason"] for r in done if r["check"] == "nccl.all_reduce.hardware")
     assert reason == ("busbw 149.7 GB/s < 265.8 GB/s expected (NVLink 18 x 26.562 GB/s = 478.1 GB/s x 69.5 % "
                       "healthy efficiency x 0.8 margin)")
 
 
 def test_no_nvlink_p2p_fails_though_the_links_are_up():
-    hosts, done, _ = _verdicts(_as_host(NOP2P, "h100") + _as_host(HEALTHY, "good"))
+    hosts, done, _findings = _verdicts(_as_host(NOP2P, "h100") + _as_host(HEALTHY, "good"))
     assert hosts == {"h100": "fail", "good": "pass"}
     assert all(r["status"] == "fail" for r in done if r["check"].endswith(".hardware") and r["host"] == "h100")
 
@@ -120,7 +121,7 @@ def test_half_speed_collectives_fail_at_any_gpu_count_and_healthy_nodes_pass(gpu
 
 
 def test_a_healthy_node_has_no_unjudged_headline_figure():
-    _, done, _ = _verdicts(_as_host(HEALTHY, "node-a"))
+    _hosts, done, _findings = _verdicts(_as_host(HEALTHY, "node-a"))
     found = coverage.coverage(done)
     assert found["unjudged"] == [] and found["headline_total"] == 12
     assert found["by_judge"] == {"hardware": 8, "peers": 4, "profile": 4}
@@ -128,7 +129,7 @@ def test_a_healthy_node_has_no_unjudged_headline_figure():
 
 def test_without_probe_records_the_collectives_are_listed_unjudged_with_the_reason():
     bare = [r for r in _as_host(HEALTHY, "node-a") if r["check"] != "gpu.device"]
-    hosts, done, _ = _verdicts(bare)
+    hosts, done, _findings = _verdicts(bare)
     assert hosts == {"node-a": "pass"}
     found = coverage.coverage(done)
     assert found["unjudged_total"] == 8
@@ -143,7 +144,7 @@ def test_a_profile_rule_wins_over_the_derived_one():
     for rec in records:
         if rec["check"] == "nccl.all_reduce":
             rec["expect"] = {"busbw_max_gbyte_s": {"min": 300.0, "source": "profile mine: measured"}}
-    _, done, _ = _verdicts(records)
+    _hosts, done, _findings = _verdicts(records)
     assert not any(r["check"] == "nccl.all_reduce.hardware" for r in done)
     assert "nccl.all_gather.hardware" in {r["check"] for r in done}
 
