@@ -24,7 +24,7 @@ def over_bound(paths):
     found = []
     for root in paths:
         files = [root] if root.endswith(".py") else [
-            os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py")]
+            os.path.join(d, f) for d, _dirs, fs in os.walk(root) for f in fs if f.endswith(".py")]
         for path in sorted(files):
             with open(path, encoding="utf-8") as fh:
                 source = fh.read()

@@ -29,7 +29,7 @@ class ActionModule(ControllerAction):
             if host in hostvars:
                 names[host] = [str(name) for name in hostvars[host]]
         found = inventory_vars.unread(names, inventory_vars.known_names(ROOT))
-        result.update(changed=False, unread={h: [n for n, _ in v] for h, v in found.items()})
+        result.update(changed=False, unread={h: [name for name, _close in v] for h, v in found.items()})
         if not found:
             return result
         text = ("variables that look like aifabric.acceptance's but that it does not read (a misspelling, or an "

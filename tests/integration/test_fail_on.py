@@ -61,9 +61,9 @@ def test_never_keeps_exit_code_0(env, tmp_path, how):  # noqa: F811  pylint: dis
 
 
 def test_a_passing_run_exits_0_and_warn_fails_only_under_fail_on_warn(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
-    proc, _ = _run(env, tmp_path / "pass")
+    proc, _runs = _run(env, tmp_path / "pass")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    proc, _ = _run(env, tmp_path / "warn", "-e", "node2_status=warn")
+    proc, _runs = _run(env, tmp_path / "warn", "-e", "node2_status=warn")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    proc, _ = _run(env, tmp_path / "warn-fails", "-e", "node2_status=warn", "-e", "acceptance_fail_on=warn")
+    proc, _runs = _run(env, tmp_path / "warn-fails", "-e", "node2_status=warn", "-e", "acceptance_fail_on=warn")
     assert proc.returncode == 2, (proc.stdout + proc.stderr)[-3000:]

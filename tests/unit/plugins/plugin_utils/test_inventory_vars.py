@@ -41,7 +41,7 @@ def test_unread_names_come_with_the_close_names_that_are_read():
                                    "n2": ["gpu_python"]}, KNOWN)
     assert list(found) == ["n1"]
     assert dict(found["n1"])["gpu_nccl_test_bin_dir"][0] == "gpu_nccl_tests_bin_dir"
-    assert [n for n, _ in found["n1"]] == ["expect_gpu_count", "gpu_nccl_test_bin_dir"]
+    assert [name for name, _close in found["n1"]] == ["expect_gpu_count", "gpu_nccl_test_bin_dir"]
     assert inventory_vars.message(found).startswith("n1: expect_gpu_count, gpu_nccl_test_bin_dir (did you mean ")
 
 
