@@ -28,7 +28,7 @@ HEADLINE = tuple((rule["check"], rule["metric"]) for rule in fleet_relative.DEFA
 ANALYSIS_JUDGES = {"hardware": "hardware", "peers": "peers", "fleet_relative": "fleet", "baseline": "baseline",
                    "attribution": "attribution"}
 RAN = ("pass", "warn", "fail")
-MAX_LISTED = 200
+MAX_LISTED = 2000
 
 
 def headline_metric(check):
@@ -105,11 +105,12 @@ def _is_headline(rec):
 
 
 def coverage(records):
-    """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}]}."""
+    """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}],
+    judged_by: [{host, check, target, judges}]} (the lists capped at MAX_LISTED entries each)."""
     by_analysis = analysis_judges(records)
     matrices = verdict.judged_matrices(records)
     hardware_why = hardware.not_judged(records)
-    total, by_judge, unjudged = 0, {}, []
+    total, by_judge, unjudged, judged_by = 0, {}, [], []
     for rec in records:
         if not _is_headline(rec):
             continue
@@ -117,8 +118,11 @@ def coverage(records):
         judges, why = judges_of(rec, by_analysis, matrices, hardware_why)
         for judge in judges:
             by_judge[judge] = by_judge.get(judge, 0) + 1
+        if judges and len(judged_by) < MAX_LISTED:
+            judged_by.append({"host": rec.get("host"), "check": rec.get("check"), "target": rec.get("target"),
+                              "judges": judges})
         if not judges:
             unjudged.append({"host": rec.get("host"), "check": rec.get("check"), "target": rec.get("target"),
                              "why": why or "no profile, user, hardware or fleet rule covers it"})
     return {"headline_total": total, "judged": total - len(unjudged), "unjudged_total": len(unjudged),
-            "by_judge": dict(sorted(by_judge.items())), "unjudged": unjudged[:MAX_LISTED]}
+            "by_judge": dict(sorted(by_judge.items())), "unjudged": unjudged[:MAX_LISTED], "judged_by": judged_by}

@@ -163,3 +163,11 @@ def test_the_h200_runs_judged_again_give_the_verdicts_they_gave(scenario, verdic
     assert coverage.coverage(done)["unjudged_total"] == 0
     peers = sorted(str(f["target"]) for f in findings if f["kind"] == "peers")
     assert peers == (["1", "1"] if scenario == "loaded" else [])
+
+
+def test_every_judged_headline_figure_names_its_judges():
+    _hosts, done, _findings = _verdicts(_as_host(LOADED, "h100"))
+    judged = {(j["check"], str(j["target"])): j["judges"] for j in coverage.coverage(done)["judged_by"]}
+    assert judged[("gpu.gemm_bf16", "1")] == ["peers", "profile"]
+    assert judged[("nccl.all_reduce", "None")] == ["hardware"]
+    assert len(judged) == 12
