@@ -297,12 +297,19 @@ class Emu(kmock.KubernetesEmulator):
 class Behaviour(object):
     """What the fake kubelet does with a pod that a rule matches (see the module docstring)."""
 
-    KINDS = ("succeed", "fail", "oom", "image_pull", "crash_loop", "hang")
+    KINDS = ("succeed", "fail", "oom", "image_pull", "crash_loop", "hang", "process")
 
     def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
-                 node=None, job=None, pod=None):
+                 node=None, job=None, pod=None, runner=None):
         if kind not in self.KINDS:
             raise ValueError("behaviour %r is not one of %s" % (kind, ", ".join(self.KINDS)))
+        if (kind == "process") != (runner is not None):
+            raise ValueError("behaviour 'process' needs a runner (and only it takes one)")
+        # ``process``: the pod's containers really run. ``runner.start(pod) -> handle`` when the pod starts;
+        # ``runner.poll(handle) -> None`` while it runs, else {container: (exit code, reason)}; ``runner.logs(handle)
+        # -> {container: bytes}`` (read at every tick: logs grow while the pod runs); ``runner.stop(handle, grace_s)``
+        # when the pod is deleted (SIGTERM, the grace period, SIGKILL)
+        self.runner = runner
         self.kind, self.run_ticks = kind, run_ticks
         self.node, self.job, self.pod = node, job, pod
         if log_file:
@@ -431,6 +438,7 @@ class Controller(object):
         await self._gc()
         await self._scheduler()
         await self._kubelet()
+        self._reap_vanished()
 
     # --- job controller
     async def _jobs(self):
@@ -690,6 +698,7 @@ class Controller(object):
             "spec": pspec, "status": {"phase": "Pending"}})
 
     def _forget(self, pod):
+        self._stop_process(pod)
         self.state.pop(pod["metadata"].get("uid"), None)
 
     # --- scheduler
@@ -770,6 +779,7 @@ class Controller(object):
         for key, obj in self._all(PODS):
             pod = obj.raw
             if pod["metadata"].get("deletionTimestamp"):      # terminating: gone after the grace period
+                self._stop_process(pod)
                 since = self.terminating.setdefault(pod["metadata"]["uid"], self.ticks)
                 if self.ticks - since >= self.grace_ticks:
                     self._forget(pod)
@@ -798,9 +808,13 @@ class Controller(object):
                 for n in names:
                     await self.event(pod, "Started", "Started container %s" % n)
                     self.logs[(ns, name, n)] = b""
+                if b.kind == "process":
+                    st["handle"] = b.runner.start(pod)
                 await self._patch(key, {"status": {"phase": "Running", "startTime": _now(), "containerStatuses": [
                     _cs(n, image, running=True) for n in names]}})
                 st["stage"], st["ticks"] = "running", 0
+            elif st["stage"] == "running" and b.kind == "process":
+                await self._process_tick(key, pod, st, names, image)
             elif st["stage"] == "pull_backoff":
                 msg = 'Back-off pulling image "%s"' % image
                 await self._patch(key, {"status": {"containerStatuses": [
@@ -827,6 +841,45 @@ class Controller(object):
                     await self.event(pod, "OOMKilling", "Memory cgroup out of memory: Killed process (%s)"
                                      % names[0], "Warning", "kernel-monitor")
                 st["stage"] = "done"
+
+
+    async def _process_tick(self, key, pod, st, names, image):
+        """A ``process`` pod: its logs so far, and its end when its processes ended."""
+        b, handle = st["behaviour"], st.get("handle")
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        for container, data in (b.runner.logs(handle) or {}).items():
+            self.logs[(ns, name, container)] = data
+        ended = b.runner.poll(handle)
+        if ended is None:
+            return
+        codes = [ended.get(n, (1, "Error")) for n in names]
+        phase = "Succeeded" if all(code == 0 for code, _reason in codes) else "Failed"
+        await self._patch(key, {"status": {"phase": phase, "containerStatuses": [
+            _cs(n, image, terminated=(code, reason)) for n, (code, reason) in zip(names, codes)]}})
+        st["stage"] = "done"
+
+    def _reap_vanished(self):
+        """The processes of ``process`` pods that are gone from the store (deleted at once, or garbage-collected)."""
+        present = set(obj.raw["metadata"].get("uid") for _key, obj in self._all(PODS))
+        for uid, st in list(self.state.items()):
+            if uid not in present and st.get("handle") is not None and not st.get("stopping"):
+                st["stopping"] = True
+                st["behaviour"].runner.stop(st["handle"], 0)
+
+    def stop_all_processes(self):
+        """Every ``process`` pod's processes (the server stops)."""
+        for st in list(self.state.values()):
+            b = st.get("behaviour")
+            if b is not None and b.kind == "process" and st.get("handle") is not None and not st.get("stopping"):
+                st["stopping"] = True
+                b.runner.stop(st["handle"], 0)
+
+    def _stop_process(self, pod):
+        st = self.state.get(pod["metadata"]["uid"]) or {}
+        b = st.get("behaviour")
+        if b is not None and b.kind == "process" and st.get("handle") is not None and not st.get("stopping"):
+            st["stopping"] = True
+            b.runner.stop(st["handle"], (pod["metadata"].get("deletionGracePeriodSeconds") or 30))
 
 
 def _cs(name, image, running=False, waiting=None, terminated=None, last=None, restarts=0):
@@ -965,6 +1018,7 @@ class FakeApiServer(object):
         if self.loop is None:
             return
         try:
+            self.controller.stop_all_processes()
             self.call(self._astop(), timeout)
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
