@@ -1,0 +1,534 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A kubelet that really runs the pods of the fake API server (tests/k8s/fake_apiserver.py) as processes.
+
+``ProcessKubelet`` is the runner of ``Behaviour("process", runner=...)``: when the fake scheduler has bound a pod
+and its kubelet starts it, every container's ``command + args`` runs here as real processes, as root, each in
+
+- the pod's own **network namespace** on a private bridge (one IP per pod; ``hostNetwork`` pods share ONE
+  namespace per node, with the node's IP, so two of them that listen on one port clash as on a real node);
+- its own **UTS** namespace (the pod's ``hostname``: ``spec.hostname`` or the pod name; the node name for
+  ``hostNetwork``), its own **PID** namespace (the command is PID 1, as in a container; when it dies the kernel
+  kills whatever it left behind) and its own private **mount** namespace, where the pod's volumes are mounted at
+  their ``mountPath``: ``configMap`` (read from the fake server's store at start: the collection's code ConfigMap,
+  the nccl hostfile), ``secret``, ``emptyDir`` (a tmpfs for ``medium: Memory``). A mount point that does not
+  exist (``/opt/aifabric``) is made inside an overlay of its nearest existing parent, in that namespace only:
+  nothing is ever created or mounted on the machine's real paths;
+- the container's ``env`` (``value`` and ``fieldRef`` to metadata.name/namespace, spec.nodeName, status.podIP),
+  a clean environment otherwise, and a PATH that starts with the test's fake tool directories (binaries replaying
+  real captures) and a ``python3`` (the interpreter given);
+- a **cluster-DNS stand-in**: the pod's /etc/hosts (bound over /etc/hosts in its mount namespace, rewritten in
+  place at every kubelet tick) holds localhost, the pod's own name and, for every headless Service of the pod's
+  namespace, ``<hostname>.<service>`` and ``<hostname>.<service>.<namespace>.svc.cluster.local`` of each running
+  pod the Service selects whose ``subdomain`` is the Service: nothing else resolves (no bare pod names, no other
+  pods). The short ``<hostname>.<service>`` form is what the pod's DNS search path
+  (``<namespace>.svc.cluster.local``) makes of it on a real cluster; /etc/resolv.conf carries that search path
+  and a nameserver nobody answers on.
+
+Logs: each container's stdout and stderr go to one file (what ``kubectl logs`` shows), read at every tick.
+Stop (the pod deleted): SIGTERM to the container's PID 1, the grace period (capped at ``max_grace_s``), SIGKILL
+(which ends its whole PID namespace), in a background thread so the fake server's loop never blocks. Every pod
+has a deadline (``timeout_s``): past it, it is killed and ends with exit code 137. ``down()`` stops everything
+that is left and removes the bridge, the namespaces and the pods' directories; it kills only processes it
+started (their PID namespaces) and returns what it could not remove.
+
+What it cannot be: no container images (the pods run this machine's files: the image is ignored), no real CNI or
+kube-proxy (no Service virtual IPs: only the headless Services' DNS names), no cgroups or resource limits, no
+GPUs or RDMA devices (the tools are fakes replaying captures), and no scheduler at scale (the fake's scheduler
+binds, this runs a handful of pods).
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from ansible_collections.aifabric.acceptance.tests.integration import netns
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import match_labels
+
+PREFIX = "akp"                       # every link and namespace this module creates starts with it
+TOOLS = ("ip", "unshare")
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# Runs as PID 1 of the pod's PID namespace, in its private mount and UTS namespaces, before the container's command:
+# $1 hostname, $2 the controller's mount namespace (refuse to mount anything in it), $3 a directory for the
+# overlays' upper layers (a tmpfs mounted here), then (source, target) pairs to bind-mount in order up to "--"
+# (a source "tmpfs:" mounts a fresh tmpfs), then the command.
+_POD_SETUP_AND_EXEC = """\
+hostname "$1" || exit 1
+controller_mnt="$2"; ovl="$3"; shift 3
+if [ "$(readlink /proc/self/ns/mnt)" = "$controller_mnt" ]; then
+  echo "refusing to mount: still in the controller's mount namespace" >&2; exit 1
+fi
+mount -t tmpfs -o size=16m akp-ovl "$ovl" || exit 1
+n=0
+while [ "$1" != "--" ]; do
+  src="$1"; dst="$2"; shift 2
+  if [ ! -e "$dst" ]; then
+    parent="$dst"
+    while [ ! -d "$parent" ]; do parent=$(dirname "$parent"); done
+    if [ "$parent" = / ]; then echo "refusing to overlay /" >&2; exit 1; fi
+    n=$((n + 1)); mkdir -p "$ovl/u$n" "$ovl/w$n"
+    mount -t overlay akp-ovl -o "lowerdir=$parent,upperdir=$ovl/u$n,workdir=$ovl/w$n" "$parent" || exit 1
+    if [ -f "$src" ]; then mkdir -p "$(dirname "$dst")" && : > "$dst"; else mkdir -p "$dst"; fi
+  fi
+  if [ "$src" = tmpfs: ]; then
+    mount -t tmpfs -o size=256m akp-pod "$dst" || exit 1
+  else
+    mount --bind "$src" "$dst" || exit 1
+  fi
+done
+shift
+cd / || exit 1
+exec "$@"
+"""
+
+
+class KubeletError(RuntimeError):
+    pass
+
+
+def missing_prerequisites():
+    """Why the process kubelet cannot run here (None when it can)."""
+    if os.geteuid() != 0:
+        return "the process kubelet needs root (network, PID and mount namespaces)"
+    missing = [t for t in TOOLS if not netns.find_tool(t)]
+    if missing:
+        return "missing tools: %s" % ", ".join(missing)
+    return None
+
+
+class Container(object):
+    def __init__(self, name, proc, log):
+        self.name, self.proc, self.log = name, proc, log
+        self.code = None
+
+    def init_pid(self):
+        """PID (here) of the container's PID 1: the child of ``unshare``."""
+        try:
+            with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as handle:
+                kids = handle.read().split()
+        except OSError:
+            return None
+        return int(kids[0]) if kids else None
+
+    def ended(self):
+        if self.code is None and self.proc.poll() is not None:
+            rc = self.proc.returncode
+            self.code = 128 - rc if rc < 0 else rc
+        return self.code is not None
+
+
+class Pod(object):
+    """One running pod (the runner's handle)."""
+
+    def __init__(self, uid, namespace, name, node, hostname, subdomain, labels, directory, host_network):
+        self.uid, self.namespace, self.name, self.node = uid, namespace, name, node
+        self.hostname, self.subdomain, self.labels = hostname, subdomain, labels
+        self.dir, self.host_network = directory, host_network
+        self.ns = self.ip = self.veth = None
+        self.containers = []
+        self.deadline = None
+        self.result = None
+        self.stopping = None             # the thread that stops it
+        self.hosts_text = None
+
+    @property
+    def hosts_file(self):
+        return os.path.join(self.dir, "etc", "hosts")
+
+
+class ProcessKubelet(object):
+    """The ``process`` runner (see the module docstring). ``up()``/``down()`` or ``with``.
+
+    ``server``: the FakeApiServer (its store gives the pods' ConfigMaps, Secrets and Services);
+    ``path``: directories put first on every pod's PATH (fake tools); ``python``: what ``python3`` is in the pods;
+    ``env``: variables every container gets (before its own); ``timeout_s``: every pod's deadline;
+    ``sysfs(pod, root)``: optional, writes files to lay over /sys in that pod (``root/sys/class/infiniband/...``).
+    """
+
+    def __init__(self, server, path=(), python=None, env=None, timeout_s=120, max_grace_s=10, base_dir=None,
+                 sysfs=None):
+        self.server = server
+        self.path = [str(p) for p in path]
+        self.python = python or "/usr/bin/python3"
+        self.env = dict(env or {})
+        self.timeout_s, self.max_grace_s = timeout_s, max_grace_s
+        self.sysfs = sysfs
+        self.tag = PREFIX + secrets.token_hex(3)
+        self.dir = tempfile.mkdtemp(prefix=self.tag + "-", dir=base_dir)
+        self.bridge = self.tag + "br"
+        self.ip_tool, self.unshare = netns.find_tool("ip"), netns.find_tool("unshare")
+        self.pods = {}                   # uid -> Pod
+        self.nodes = {}                  # node name -> (netns, ip, veth) of its host network
+        self.namespaces = []             # every netns made, to delete
+        self.links = []
+        self.threads = []
+        self.lock = threading.RLock()
+        self.counter = 0
+        self.closed = False
+        self.net = None
+        self.gateway = None
+        self.controller_mnt = os.readlink("/proc/self/ns/mnt")
+
+    # --- lifecycle
+    def __enter__(self):
+        return self.up()
+
+    def __exit__(self, *exc):
+        problems = self.down()
+        if problems and exc[0] is None:
+            raise KubeletError("process kubelet %s left things behind: %s" % (self.tag, "; ".join(problems)))
+        return False
+
+    def up(self):
+        why = missing_prerequisites()
+        if why:
+            raise KubeletError(why)
+        try:
+            self.net = ipaddress.ip_network(netns._free_subnet())
+            self.gateway = str(self.net.network_address + 1)
+            self._ip("link", "add", self.bridge, "type", "bridge")
+            self.links.append(self.bridge)
+            self._ip("addr", "add", "%s/%d" % (self.gateway, self.net.prefixlen), "dev", self.bridge)
+            self._ip("link", "set", self.bridge, "up")
+            bin_dir = os.path.join(self.dir, "bin")
+            os.makedirs(bin_dir)
+            os.symlink(self.python, os.path.join(bin_dir, "python3"))
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def down(self):
+        """Stop every pod, remove every namespace, link and directory made. Returns what is left (empty: all)."""
+        with self.lock:
+            self.closed = True
+        for pod in list(self.pods.values()):
+            self.stop(pod, 0)
+        deadline = time.monotonic() + self.max_grace_s + 30
+        while time.monotonic() < deadline:          # a tick of the server may still finish a pod meanwhile
+            pending = [t for t in list(self.threads) if t.is_alive()]
+            if not pending:
+                break
+            pending[0].join(max(0.1, deadline - time.monotonic()))
+        problems = []
+        for pod in self.pods.values():
+            for c in pod.containers:
+                if c.proc.poll() is None:
+                    problems.append("pod %s container %s (pid %d) still running" % (pod.name, c.name, c.proc.pid))
+        for ns in list(self.namespaces):
+            problems.extend(self._delete_netns(ns))
+        if self.links and os.path.exists("/sys/class/net/%s" % self.bridge):
+            try:
+                self._ip("link", "del", self.bridge)
+            except netns.FleetError as exc:
+                problems.append(str(exc))
+        if not problems:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return problems
+
+    def _ip(self, *args):
+        return netns._run([self.ip_tool] + list(args))
+
+    def _new_netns(self, label):
+        with self.lock:
+            self.counter += 1
+            n = self.counter
+        name = "%s%s%d" % (self.tag, label, n)
+        ip = str(self.net.network_address + 10 + n)
+        veth, peer = "%sv%d" % (self.tag, n), "%sp%d" % (self.tag, n)
+        self._ip("netns", "add", name)
+        self.namespaces.append(name)
+        self._ip("link", "add", veth, "type", "veth", "peer", "name", peer)
+        self._ip("link", "set", peer, "netns", name)
+        self._ip("-n", name, "link", "set", peer, "name", "eth0")
+        self._ip("link", "set", veth, "master", self.bridge, "up")
+        self._ip("-n", name, "link", "set", "lo", "up")
+        self._ip("-n", name, "addr", "add", "%s/%d" % (ip, self.net.prefixlen), "dev", "eth0")
+        self._ip("-n", name, "link", "set", "eth0", "up")
+        self._ip("-n", name, "route", "add", "default", "via", self.gateway)
+        return name, ip, veth
+
+    def _delete_netns(self, name):
+        """Kill what is left in the namespace (only ever processes of our pods), then delete it."""
+        problems = []
+        ns_id = netns._netns_id(os.path.join(netns.RUN_NETNS, name))
+        if ns_id is not None:
+            left = netns.procs_in_netns([ns_id])
+            if left:
+                survivors = netns.kill_pids(left, grace_s=2, first_signal=signal.SIGKILL)
+                problems.extend("process %s in %s" % (netns._describe(p), name) for p in survivors)
+        try:
+            if name in netns._netns_names():
+                self._ip("netns", "del", name)
+            if name in self.namespaces:
+                self.namespaces.remove(name)
+        except netns.FleetError as exc:
+            problems.append("network namespace %s: %s" % (name, exc))
+        return problems
+
+    # --- the store (called in the fake server's loop thread: its dict is read directly, no await)
+    def _stored(self, plural, namespace):
+        out = []
+        for (res, ns, _name), obj in list(self.server.emu._objects.items()):
+            if res.plural == plural and res.group == "" and ns == namespace and not obj.deleted:
+                out.append(obj.raw)
+        return out
+
+    def _stored_one(self, plural, namespace, name):
+        for raw in self._stored(plural, namespace):
+            if raw["metadata"]["name"] == name:
+                return raw
+        return None
+
+    # --- the runner API
+    def start(self, pod):
+        md, spec = pod["metadata"], pod.get("spec") or {}
+        host_network = bool(spec.get("hostNetwork"))
+        node = spec.get("nodeName")
+        directory = os.path.join(self.dir, "pods", "%s-%s" % (md["name"], md["uid"][:8]))
+        hostname = node if host_network else (spec.get("hostname") or md["name"])[:63]
+        handle = Pod(md["uid"], md["namespace"], md["name"], node, hostname, spec.get("subdomain"),
+                     dict(md.get("labels") or {}), directory, host_network)
+        with self.lock:
+            if self.closed:
+                raise KubeletError("the process kubelet is down: pod %s not started" % md["name"])
+            self.pods[handle.uid] = handle
+        os.makedirs(os.path.join(directory, "etc"))
+        os.makedirs(os.path.join(directory, "ovl"))
+        if host_network:
+            with self.lock:
+                if node not in self.nodes:
+                    self.nodes[node] = self._new_netns("n")
+            handle.ns, handle.ip, _veth = self.nodes[node]
+        else:
+            handle.ns, handle.ip, handle.veth = self._new_netns("p")
+        self._write_etc(handle)
+        mounts = self._volume_mounts(handle, spec)
+        handle.deadline = time.monotonic() + self.timeout_s
+        for container in spec.get("containers") or []:
+            handle.containers.append(self._start_container(handle, pod, container, mounts))
+        return handle
+
+    def poll(self, handle):
+        self.refresh_dns()
+        if handle.result is not None:
+            return handle.result
+        if all(c.ended() for c in handle.containers):
+            handle.result = dict((c.name, (c.code, "Completed" if c.code == 0 else "Error"))
+                                 for c in handle.containers)
+            self._finish(handle, 0)
+            return handle.result
+        if time.monotonic() > handle.deadline:
+            self._finish(handle, 0)
+        return None
+
+    def logs(self, handle):
+        out = {}
+        for c in handle.containers:
+            try:
+                with open(c.log, "rb") as fh:
+                    out[c.name] = fh.read()
+            except OSError:
+                out[c.name] = b""
+        return out
+
+    def stop(self, handle, grace_s):
+        self._finish(handle, min(float(grace_s or 0), self.max_grace_s))
+
+    # --- starting
+    def _write_etc(self, handle):
+        with open(os.path.join(handle.dir, "etc", "resolv.conf"), "w") as fh:
+            fh.write("search %s.svc.cluster.local svc.cluster.local cluster.local\nnameserver 127.0.0.1\n"
+                     "options ndots:5 timeout:1 attempts:1\n" % handle.namespace)
+        with open(os.path.join(handle.dir, "etc", "hostname"), "w") as fh:
+            fh.write(handle.hostname + "\n")
+        self._write_hosts(handle, self._hosts_text(handle, []))
+
+    def _volume_mounts(self, handle, spec):
+        """{volume name: source path} for the volumes this kubelet can provide."""
+        out = {}
+        for volume in spec.get("volumes") or []:
+            name = volume["name"]
+            target = os.path.join(handle.dir, "volumes", name)
+            if "configMap" in volume or "secret" in volume:
+                ref = volume.get("configMap") or volume.get("secret")
+                plural = "configmaps" if "configMap" in volume else "secrets"
+                obj = self._stored_one(plural, handle.namespace, ref.get("name") or ref.get("secretName"))
+                if obj is None:
+                    raise KubeletError("pod %s: %s %s not found (FailedMount)" % (
+                        handle.name, plural, ref.get("name") or ref.get("secretName")))
+                data = dict((k, v.encode()) for k, v in (obj.get("data") or {}).items()) if plural == "configmaps" \
+                    else dict((k, base64.b64decode(v)) for k, v in (obj.get("data") or {}).items())
+                items = ref.get("items") or [{"key": k, "path": k} for k in sorted(data)]
+                for item in items:
+                    path = os.path.join(target, item["path"])
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as fh:
+                        fh.write(data[item["key"]])
+                    os.chmod(path, item.get("mode") or ref.get("defaultMode") or 0o644)
+                out[name] = target
+            elif "emptyDir" in volume:
+                if (volume["emptyDir"] or {}).get("medium") == "Memory":
+                    out[name] = "tmpfs:"
+                else:
+                    os.makedirs(target)
+                    out[name] = target
+        return out
+
+    def _env(self, handle, pod, container):
+        env = {"PATH": ":".join(self.path + [os.path.join(self.dir, "bin"), SYSTEM_PATH]),
+               "HOSTNAME": handle.hostname, "HOME": "/root", "LANG": "C.UTF-8"}
+        env.update(self.env)
+        fields = {"metadata.name": handle.name, "metadata.namespace": handle.namespace,
+                  "spec.nodeName": handle.node or "", "status.podIP": handle.ip}
+        for item in container.get("env") or []:
+            if "value" in item:
+                env[item["name"]] = str(item["value"])
+            elif ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath") in fields:
+                env[item["name"]] = fields[item["valueFrom"]["fieldRef"]["fieldPath"]]
+        return env
+
+    def _start_container(self, handle, pod, container, volumes):
+        argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
+        if not argv:
+            raise KubeletError("pod %s container %s: no command (the image's entrypoint cannot be known here)"
+                               % (handle.name, container.get("name")))
+        pairs = []
+        for mount in container.get("volumeMounts") or []:
+            if mount["name"] in volumes:
+                pairs += [volumes[mount["name"]], mount["mountPath"]]
+        if self.sysfs is not None:
+            root = os.path.join(handle.dir, "sysfs")
+            if not os.path.isdir(root):
+                os.makedirs(root)
+                self.sysfs(pod, root)
+            for source, target in netns._sysfs_mounts(root):
+                pairs += [source, target]
+        for name in ("hosts", "resolv.conf", "hostname"):
+            pairs += [os.path.join(handle.dir, "etc", name), "/etc/" + name]
+        log = os.path.join(handle.dir, "%s.log" % container["name"])
+        argv = [self.ip_tool, "netns", "exec", handle.ns,
+                self.unshare, "--uts", "--mount", "--propagation", "private", "--pid", "--kill-child",
+                "--mount-proc", "--", "/bin/sh", "-c", _POD_SETUP_AND_EXEC, "sh", handle.hostname,
+                self.controller_mnt, os.path.join(handle.dir, "ovl")] + pairs + ["--"] + argv
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    env=self._env(handle, pod, container), close_fds=True, cwd="/")
+        return Container(container["name"], proc, log)
+
+    # --- DNS stand-in
+    def _hosts_text(self, handle, entries):
+        lines = ["# Kubernetes-managed hosts file (process kubelet of the fake cluster).",
+                 "127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
+        if handle.subdomain and not handle.host_network:
+            lines.append("%s\t%s.%s.%s.svc.cluster.local\t%s" % (handle.ip, handle.hostname, handle.subdomain,
+                                                              handle.namespace, handle.hostname))
+        else:
+            lines.append("%s\t%s" % (handle.ip, handle.hostname))
+        lines.extend(entries)
+        return "\n".join(lines) + "\n"
+
+    def _write_hosts(self, handle, text):
+        if text == handle.hosts_text:
+            return
+        # in place (same inode): the file is bind-mounted over /etc/hosts in the pod's mount namespace
+        with open(handle.hosts_file, "r+" if os.path.exists(handle.hosts_file) else "w") as fh:
+            fh.write(text)
+            fh.truncate()
+        handle.hosts_text = text
+
+    def dns_names(self, namespace):
+        """[(ip, names)] the cluster DNS answers for in ``namespace``: running pods a headless Service selects."""
+        out = []
+        running = [p for p in self.pods.values() if p.namespace == namespace and p.result is None
+                   and p.stopping is None and not p.host_network]
+        for svc in self._stored("services", namespace):
+            spec = svc.get("spec") or {}
+            selector = ",".join("%s=%s" % kv for kv in sorted((spec.get("selector") or {}).items()))
+            if not selector or spec.get("clusterIP") not in ("None", None):
+                continue
+            name = svc["metadata"]["name"]
+            for pod in running:
+                if pod.subdomain == name and match_labels(pod.labels, selector):
+                    out.append((pod.ip, ["%s.%s.%s.svc.cluster.local" % (pod.hostname, name, namespace),
+                                         "%s.%s" % (pod.hostname, name)]))
+        return sorted(out)
+
+    def refresh_dns(self):
+        with self.lock:
+            pods = [p for p in self.pods.values() if p.result is None and p.stopping is None]
+            by_ns = {}
+            for pod in pods:
+                if pod.namespace not in by_ns:
+                    by_ns[pod.namespace] = ["%s\t%s" % (ip, " ".join(names)) for ip, names in
+                                            self.dns_names(pod.namespace)]
+                self._write_hosts(pod, self._hosts_text(pod, by_ns[pod.namespace]))
+
+    # --- stopping
+    def _finish(self, handle, grace_s):
+        with self.lock:
+            if handle.stopping is not None:
+                return
+            handle.stopping = threading.Thread(target=self._stop_pod, args=(handle, grace_s),
+                                               name="akp-stop-%s" % handle.name, daemon=True)
+            self.threads.append(handle.stopping)
+        handle.stopping.start()
+
+    def _stop_pod(self, handle, grace_s):
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5)):
+            for c in handle.containers:
+                if not c.ended():
+                    pid = c.init_pid()
+                    for target in filter(None, (pid,)):
+                        try:
+                            os.kill(target, sig)
+                        except OSError:
+                            pass
+                    if sig == signal.SIGKILL:
+                        c.proc.kill()     # unshare --kill-child: its PID 1 goes with it
+            end = time.monotonic() + wait_s
+            while time.monotonic() < end and not all(c.ended() for c in handle.containers):
+                time.sleep(0.05)
+        for c in handle.containers:
+            try:
+                c.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            c.ended()
+        if handle.result is None:
+            handle.result = dict((c.name, (c.code if c.code is not None else 137, "Error"))
+                                 for c in handle.containers)
+        if handle.ns and not handle.host_network:
+            self._delete_netns(handle.ns)
+
+
+def fake_tool(directory, name, table, python=None):
+    """Write a fake ``name`` into ``directory`` that replays real captures: ``table`` is a list of
+    ``(args, capture file, exit code)``; the first entry whose ``args`` all appear in the tool's arguments answers
+    (the file's bytes on stdout, then that exit code); no entry: "<name>: unrecognized arguments", exit 2."""
+    import json
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name)
+    script = ("#!%s -S\nimport sys\nTABLE = %s\nargs = sys.argv[1:]\n"
+              "for want, path, rc in TABLE:\n"
+              "    if all(w in args for w in want):\n"
+              "        with open(path, 'rb') as fh:\n"
+              "            sys.stdout.buffer.write(fh.read())\n"
+              "        sys.exit(rc)\n"
+              "sys.stderr.write('%s: unrecognized arguments: %%s\\n' %% ' '.join(args))\nsys.exit(2)\n"
+              % (python or sys.executable, json.dumps([[list(a), str(p), int(rc)] for a, p, rc in table]), name))
+    with open(path, "w") as fh:
+        fh.write(script)
+    os.chmod(path, 0o755)
+    return path
