@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import sysconfig
 import time
@@ -112,6 +113,18 @@ def ssh_path_module(kubelet, node, module, args):
     return json.loads(out[out.index("{"):])["results"]
 
 
+def field_diffs(mine, theirs, prefix=""):
+    """{dotted field: (mine, theirs)} where two records (or two of their dicts) differ."""
+    out = {}
+    for key in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(key), theirs.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.update(field_diffs(a, b, prefix + key + "."))
+        elif a != b:
+            out[prefix + key] = (a, b)
+    return out
+
+
 def comparable(records):
     """record key -> the record less what legitimately differs between the substrates."""
     out = {}
@@ -146,3 +159,76 @@ def test_env_probe_pods_really_run_the_code_configmap_and_match_the_ssh_path(clu
         assert diffs == {}
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-env") == []
     assert not os.path.exists("/opt/aifabric"), "the code volume was mounted outside the pods' mount namespaces"
+
+
+# --------------------------------------------------------------------------- perftest: a pair over real TCP
+
+PERFTEST = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures", "perftest")
+FAKE_PERFTEST = os.path.join(HERE, "fake_perftest")
+# one real run: the client and the server of ib_write_bw -a on ionic_0 (AMD Pollara, ROCm GPU memory)
+CLIENT_CAPTURE = "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"
+SERVER_CAPTURE = "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"
+
+
+def fake_perftest(directory, log):
+    """tests/integration/fake_perftest as ib_write_bw: a real TCP exchange between server and client, then the
+    real captures (client and server of one run)."""
+    os.makedirs(directory, exist_ok=True)
+    for name in ("ib_write_bw", "fake_perftest.py"):
+        shutil.copy(os.path.join(FAKE_PERFTEST, name), os.path.join(directory, name))
+    os.chmod(os.path.join(directory, "ib_write_bw"), 0o755)
+    with open(os.path.join(directory, "fake_perftest.json"), "w") as handle:
+        json.dump({"default": {"duration_s": 0.5, "log": log, "fixtures": PERFTEST, "client_output": CLIENT_CAPTURE,
+                               "server_output": SERVER_CAPTURE}}, handle)
+
+
+def perftest_events(log):
+    with open(log) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+# what the perftest module's import mode (the SSH path's parser and judge of a saved output) and a live run share:
+# a live run adds the facts of its plan (TCP port, GID choice, ...), an import names its file and keeps the text
+IMPORT_COMPARED = ("check", "target", "status", "reason", "metrics", "series", "expect")
+
+
+def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkeypatch, tmp_path):
+    """kind perftest, one pair: the server pod (hostname s0, subdomain the round's headless Service) and the
+    client pod run the entry program from the code ConfigMap; the client reaches the server by its DNS name
+    through the DNS stand-in, over a real TCP connection between their network namespaces (the fake ib_write_bw's
+    out-of-band exchange), then each prints its side of one real run. The records equal what the SSH path's
+    perftest module makes of the same captures (import mode) in every field the two modes share (status, reason,
+    metrics, series, expect, and the facts both have)."""
+    log = str(tmp_path / "perftest.log")
+    fake_perftest(str(tmp_path / "tools"), log)
+    nodes = ["gpu-node-01", "gpu-node-02"]
+    device = "ionic_0"                  # the device of the captures
+    res = run_module(cluster, monkeypatch, {"kind": "perftest", "nodes": nodes, "run_id": "rp-pt",
+                                            "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
+                                                                              "devices": [device]}})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert sorted((r["host"], r["peer"], r["check"], r["status"]) for r in records) == [
+        ("gpu-node-01", "gpu-node-02", "rdma.ib_write_bw.server", "pass"),
+        ("gpu-node-02", "gpu-node-01", "rdma.ib_write_bw", "pass")], records
+    by_check = dict((r["check"], r) for r in records)
+    events = perftest_events(log)
+    connected = [e for e in events if e["role"] == "client" and e["event"] == "connected"]
+    accepted = [e for e in events if e["role"] == "server" and e["event"] == "accepted"]
+    assert len(connected) == 1 and len(accepted) == 1, events
+    assert connected[0]["address"].startswith("s0.aif-rp-pt-pt-r0"), connected
+    assert accepted[0]["host"] == "s0" and connected[0]["host"] != "s0"
+    for side, capture, check in (("client", CLIENT_CAPTURE, "rdma.ib_write_bw"),
+                                 ("server", SERVER_CAPTURE, "rdma.ib_write_bw.server")):
+        (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "perftest", {
+            "from_output": os.path.join(PERFTEST, capture), "side": side, "devices": [device],
+            "test": "ib_write_bw", "peer_name": "peer"})
+        mine = by_check[check]
+        assert mine["metrics"].get("bw_avg_gbit_s"), mine
+        shared = dict((k, ssh.get(k)) for k in IMPORT_COMPARED)
+        shared["facts"] = dict((k, v) for k, v in ssh["facts"].items() if k in mine["facts"])
+        assert shared["facts"], ssh["facts"]
+        diffs = field_diffs(dict(dict((k, mine.get(k)) for k in IMPORT_COMPARED),
+                                 facts=dict((k, v) for k, v in mine["facts"].items() if k in ssh["facts"])), shared)
+        assert diffs == {}, check
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-pt") == []
