@@ -86,6 +86,8 @@ FINALIZER = "fake.aifabric.acceptance/graceful-termination"
 PODS = kmock.resource("", "v1", "pods")
 EVENTS = kmock.resource("", "v1", "events")
 NODES = kmock.resource("", "v1", "nodes")
+NAMESPACES = kmock.resource("", "v1", "namespaces")
+QUOTAS = kmock.resource("", "v1", "resourcequotas")
 JOBS = kmock.resource("batch", "v1", "jobs")
 MPIJOBS = kmock.resource("kubeflow.org", "v2beta1", "mpijobs")
 VCJOBS = kmock.resource("batch.volcano.sh", "v1alpha1", "jobs")
@@ -96,7 +98,8 @@ KINDS = {
     ("", "v1", "secrets"): "Secret", ("", "v1", "serviceaccounts"): "ServiceAccount",
     ("batch", "v1", "jobs"): "Job", ("apps", "v1", "daemonsets"): "DaemonSet",
     ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
-    ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node",
+    ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node", ("", "v1", "namespaces"): "Namespace",
+    ("", "v1", "resourcequotas"): "ResourceQuota",
 }
 
 
@@ -141,6 +144,20 @@ def match_fields(obj, selector):
     return True
 
 
+def _propagation(request):
+    """The DELETE's propagation policy: the DeleteOptions body (``propagationPolicy``, or the old
+    ``orphanDependents``) or the query; else the resource's default, as pkg/registry/batch/job/strategy.go
+    ``DefaultGarbageCollectionPolicy`` has it: batch/v1 Jobs orphan their pods, everything else Background."""
+    body = request.data if isinstance(request.data, dict) else {}
+    policy = body.get("propagationPolicy") or request.params.get("propagationPolicy")
+    orphan = body.get("orphanDependents", request.params.get("orphanDependents"))
+    if not policy and orphan is not None:
+        policy = "Orphan" if str(orphan).lower() == "true" else "Background"
+    if not policy:
+        policy = "Orphan" if request.resource == JOBS else "Background"
+    return policy
+
+
 _VERBS = {kmock.action.CREATE: "create", kmock.action.LIST: "list", kmock.action.WATCH: "watch",
           kmock.action.FETCH: "get", kmock.action.UPDATE: "patch", kmock.action.DELETE: "delete"}
 
@@ -175,6 +192,16 @@ class Emu(kmock.KubernetesEmulator):
                 md["resourceVersion"] = str(next(self._rv))
         if request.action == kmock.action.DELETE:
             self.deletions += 1
+            if request.resource is not None and request.name is not None and self.fake is not None:
+                async with self._lock:
+                    await self.fake.controller.propagate(request.resource, request.namespace, request.name,
+                                                         _propagation(request))
+        if request.action == kmock.action.CREATE and request.resource == PODS and self.fake is not None \
+                and isinstance(request.data, dict):
+            async with self._lock:
+                denied = self.fake.controller.admit(request.namespace or "default", request.data)
+            if denied:
+                return await self._render_error(kmock.KubernetesError(status=403, reason="Forbidden", message=denied))
         if self.fake is not None:
             self.fake.requests.append((str(request.method), request.url.path, dict(request.params)))
             verb = _VERBS.get(request.action)
@@ -216,6 +243,11 @@ class Emu(kmock.KubernetesEmulator):
         return await super()._serve_fetch(request)
 
     async def _serve_log(self, request):
+        """The pod log endpoint as the API server (pkg/registry/core/pod/strategy.go ``LogLocation``) and the
+        kubelet (pkg/kubelet/kubelet_pods.go ``validateContainerLogStatus``) answer it: 404 once the pod is gone;
+        400 "a container name must be specified for pod P, choose one of: [a b]" without ``container`` on a
+        multi-container pod; 400 "container C is not valid for pod P"; ``previous=true`` gives the last terminated
+        instance's log, or 400 "previous terminated container "C" in pod "P" not found"."""
         async with self._lock:
             key = (PODS, request.namespace, request.name)
             obj = self._objects[key] if key in self._objects else None
@@ -223,17 +255,37 @@ class Emu(kmock.KubernetesEmulator):
         if pod is None:
             raise kmock.KubernetesObjectNotFoundError(message='pods "%s" not found' % request.name)
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        container = request.params.get("container") or (statuses[0]["name"] if statuses else None)
-        started = [s for s in statuses if s.get("name") == container
-                   and ((s.get("state") or {}).get("running") or (s.get("state") or {}).get("terminated")
-                        or (s.get("lastState") or {}).get("terminated"))]
-        if not started:
-            waiting = [s for s in statuses if s.get("name") == container]
-            reason = (((waiting[0].get("state") or {}).get("waiting") or {}).get("reason")
-                      if waiting else "ContainerCreating") or "ContainerCreating"
-            raise kmock.KubernetesError(status=400, reason="BadRequest", message='container "%s" in pod "%s" '
-                                        "is waiting to start: %s" % (container, request.name, reason))
-        data = self.fake.controller.logs.get((request.namespace, request.name, container), b"")
+        declared = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+        container = request.params.get("container")
+        if not container and len(declared) > 1:
+            message = "a container name must be specified for pod %s, choose one of: [%s]" % (
+                request.name, " ".join(declared))
+            inits = [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
+            if inits:
+                message += " or one of the init containers: [%s]" % " ".join(inits)
+            raise kmock.KubernetesError(status=400, reason="BadRequest", message=message)
+        container = container or (declared[0] if declared else (statuses[0]["name"] if statuses else None))
+        if declared and container not in declared:
+            raise kmock.KubernetesError(status=400, reason="BadRequest", message="container %s is not valid for "
+                                        "pod %s" % (container, request.name))
+        logs = self.fake.controller.logs
+        if str(request.params.get("previous", "")).lower() == "true":
+            mine = [s for s in statuses if s.get("name") == container and (s.get("lastState") or {}).get("terminated")]
+            if not mine:
+                raise kmock.KubernetesError(status=400, reason="BadRequest", message='previous terminated container '
+                                            '"%s" in pod "%s" not found' % (container, request.name))
+            logs = self.fake.controller.previous_logs
+        else:
+            started = [s for s in statuses if s.get("name") == container
+                       and ((s.get("state") or {}).get("running") or (s.get("state") or {}).get("terminated")
+                            or (s.get("lastState") or {}).get("terminated"))]
+            if not started:
+                waiting = [s for s in statuses if s.get("name") == container]
+                reason = (((waiting[0].get("state") or {}).get("waiting") or {}).get("reason")
+                          if waiting else "ContainerCreating") or "ContainerCreating"
+                raise kmock.KubernetesError(status=400, reason="BadRequest", message='container "%s" in pod "%s" '
+                                            "is waiting to start: %s" % (container, request.name, reason))
+        data = logs.get((request.namespace, request.name, container), b"")
         tail = request.params.get("tailLines")
         if tail:
             lines = data.splitlines(True)
@@ -297,10 +349,21 @@ class Emu(kmock.KubernetesEmulator):
 class Behaviour(object):
     """What the fake kubelet does with a pod that a rule matches (see the module docstring)."""
 
-    KINDS = ("succeed", "fail", "oom", "image_pull", "crash_loop", "hang", "process")
+    KINDS = ("succeed", "fail", "oom", "image_pull", "crash_loop", "hang", "process",
+             "container_creating", "image_pull_transient", "evicted")
+    # ``container_creating``: the sandbox never comes up (``reason`` FailedMount, FailedCreatePodSandBox - CNI or
+    # RuntimeClass -, with ``message``): waiting ContainerCreating forever, one Warning event;
+    # ``image_pull_transient``: ErrImagePull / ImagePullBackOff for ``pull_ticks`` ticks, then it runs and succeeds;
+    # ``evicted``: runs ``run_ticks``, then the kubelet evicts it (phase Failed, reason Evicted, event Evicted)
+    WAITING = {"FailedMount": 'MountVolume.SetUp failed for volume "config" : configmap "config" not found',
+               "FailedCreatePodSandBox": 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to '
+                                         'setup network for sandbox: plugin type="calico" failed (add): error getting '
+                                         'ClusterInformation: connection is unauthorized: Unauthorized'}
 
     def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
-                 node=None, job=None, pod=None, runner=None):
+                 node=None, job=None, pod=None, runner=None, reason="FailedMount", message=None, pull_ticks=3):
+        self.reason, self.pull_ticks = reason, pull_ticks
+        self.message = message or self.WAITING.get(reason, reason)
         if kind not in self.KINDS:
             raise ValueError("behaviour %r is not one of %s" % (kind, ", ".join(self.KINDS)))
         if (kind == "process") != (runner is not None):
@@ -316,7 +379,8 @@ class Behaviour(object):
             with open(log_file, "rb") as fh:
                 log = fh.read()
         self.log = log.encode() if isinstance(log, str) else (log or b"")
-        default_code = {"succeed": 0, "fail": 1, "oom": 137, "crash_loop": 1}.get(kind)
+        default_code = {"succeed": 0, "fail": 1, "oom": 137, "crash_loop": 1, "image_pull_transient": 0,
+                        "evicted": 137}.get(kind)
         self.exit_code = default_code if exit_code is None else exit_code
 
     def matches(self, pod):
@@ -341,8 +405,17 @@ def _quantity(value):
 class Controller(object):
     """Job controller + scheduler + kubelet + GC, one reconcile pass per tick (see module docstring)."""
 
-    def __init__(self, emu, nodes, tick_s=0.02, grace_ticks=0):
+    def __init__(self, emu, nodes, tick_s=0.02, grace_ticks=0, clock_scale=1.0, node_status_delay_ticks=0):
         self.emu, self.nodes, self.tick_s, self.grace_ticks = emu, nodes, tick_s, grace_ticks
+        # cluster time (activeDeadlineSeconds, ttlSecondsAfterFinished) = wall seconds x clock_scale + what
+        # advance_clock() added: a test makes a 600 s TTL pass in one call, not in 10 minutes
+        self.clock_scale, self.clock_offset, self.clock_t0 = clock_scale, 0.0, None
+        self.node_status_delay_ticks = node_status_delay_ticks
+        self.node_status_pending = {}    # (node, resource) -> (value, tick it reaches the Node's status)
+        self.previous_logs = {}          # (namespace, pod, container) -> the last terminated instance's bytes
+        self.finished_at = {}            # owner uid -> cluster time its finish was first seen (TTL controller)
+        self.foreground = set()          # keys of objects in foreground deletion (finalizer foregroundDeletion)
+        self.events_seen = set()         # (uid, reason, message) of owner events already recorded
         self.terminating = {}            # pod uid -> tick its deletion was first seen
         self.rules = []
         self.default = Behaviour("succeed")
@@ -363,10 +436,105 @@ class Controller(object):
     def _all(self, resource):
         return [(key, obj) for key, obj in self.emu._objects.items() if key[0] == resource and not obj.deleted]
 
+    def clock(self):
+        """Cluster seconds since the controller started (see ``clock_scale`` and ``advance_clock``)."""
+        now = asyncio.get_running_loop().time()
+        if self.clock_t0 is None:
+            self.clock_t0 = now
+        return (now - self.clock_t0) * self.clock_scale + self.clock_offset
+
+    def _dependents(self, uid):
+        return [(key, obj.raw) for key, obj in self.emu._objects.items() if not obj.deleted
+                and any(r.get("uid") == uid for r in obj.raw["metadata"].get("ownerReferences") or [])]
+
+    async def propagate(self, resource, namespace, name, policy):
+        """What a DELETE with ``policy`` does to the dependents (the garbage collector,
+        pkg/controller/garbagecollector): Orphan strips their ownerReference at once; Foreground puts the
+        ``foregroundDeletion`` finalizer on the owner (the DELETE then only sets its deletionTimestamp) and the
+        GC deletes the dependents first, the owner when none is left; Background leaves them to the GC."""
+        key = (resource, namespace, name)
+        if key not in self.emu._objects or self.emu._objects[key].deleted:
+            return
+        raw = self.emu._objects[key].raw
+        uid = raw["metadata"].get("uid")
+        dependents = self._dependents(uid)
+        if policy == "Orphan":
+            for dkey, dep in dependents:
+                await self._patch(dkey, {"metadata": {"ownerReferences": [
+                    r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]}})
+        elif policy == "Foreground" and dependents and not raw["metadata"].get("deletionTimestamp"):
+            self.foreground.add(key)
+            await self._patch(key, {"metadata": {"finalizers": list(raw["metadata"].get("finalizers") or [])
+                                                 + ["foregroundDeletion"]}})
+
+    async def _delete_foreground(self, key):
+        """A controller's own DELETE with propagationPolicy Foreground (the TTL controller's)."""
+        self.own_deletions += 1
+        await self.propagate(key[0], key[1], key[2], "Foreground")
+        if key in self.foreground:
+            await self._patch(key, {"metadata": {"deletionTimestamp": _now()}})
+        else:
+            await self._delete(key)
+
+    async def _foreground(self):
+        """Owners in foreground deletion: their dependents go first, then the owner itself."""
+        for key in sorted(self.foreground, key=str):
+            obj = self.emu._objects[key] if key in self.emu._objects else None
+            if obj is None or obj.deleted:
+                self.foreground.discard(key)
+                continue
+            dependents = self._dependents(obj.raw["metadata"].get("uid"))
+            for dkey, dep in dependents:
+                if not dep["metadata"].get("deletionTimestamp"):
+                    await self._remove(dkey)
+            if not dependents:
+                self.foreground.discard(key)
+                await self._delete(key)
+
+    def admit(self, namespace, pod, name=None):
+        """None when a pod may be created in ``namespace``, else the API's 403 message: PodSecurity admission
+        first (its ``enforce`` level from the namespace's labels), then ResourceQuota (see ``_pod_security`` and
+        ``_quota_missing``)."""
+        name = name or (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName")
+        ns_key = (NAMESPACES, None, namespace)
+        ns_obj = self.emu._objects[ns_key] if ns_key in self.emu._objects else None
+        labels = ((ns_obj.raw.get("metadata") or {}).get("labels") or {}) if ns_obj is not None \
+            and not ns_obj.deleted else {}
+        level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
+        violations = _pod_security(pod, level)
+        if violations:
+            return 'pods "%s" is forbidden: violates PodSecurity "%s:%s": %s' % (
+                name, level, labels.get("pod-security.kubernetes.io/enforce-version", "latest"), ", ".join(violations))
+        for (res, ns, qname), obj in sorted(self.emu._objects.items(), key=lambda kv: str(kv[0])):
+            if res != QUOTAS or ns != namespace or obj.deleted:
+                continue
+            missing = _quota_missing(pod, ((obj.raw.get("spec") or {}).get("hard") or {}))
+            if missing:
+                return 'pods "%s" is forbidden: failed quota: %s: must specify %s' % (name, qname, missing)
+        return None
+
+    async def owner_event(self, owner, namespace, reason, message, type_="Warning", component="job-controller"):
+        """An event on an owner object (e.g. the job controller's FailedCreate on a Job), recorded once."""
+        seen = (owner.get("uid"), reason, message)
+        if seen in self.events_seen:
+            return
+        self.events_seen.add(seen)
+        await self._add(EVENTS, namespace, {
+            "apiVersion": "v1", "kind": "Event", "metadata": {"name": "%s.%x" % (owner["name"], random.getrandbits(48))},
+            "involvedObject": {"kind": owner.get("kind"), "namespace": namespace, "name": owner["name"],
+                               "uid": owner.get("uid"), "apiVersion": owner.get("apiVersion")},
+            "reason": reason, "message": message, "type": type_, "count": 1,
+            "source": {"component": component}, "firstTimestamp": _now(), "lastTimestamp": _now(),
+            "reportingComponent": component})
+
     async def _emit(self, resource, kind, raw):
         await self.emu._buses[resource].put({"type": kind, "object": raw})
 
     async def _patch(self, key, changes):
+        if key[0] == NODES and self.node_status_delay_ticks and ((changes.get("status") or {}).get("allocatable")):
+            changes = self._delay_node_status(key[2], changes)
+            if not changes:
+                return
         obj = self.emu._objects[key]
         changes = dict(changes)
         changes.setdefault("metadata", {})["resourceVersion"] = str(next(self.emu._rv))
@@ -375,6 +543,16 @@ class Controller(object):
 
     async def _add(self, resource, namespace, body):
         md = body.setdefault("metadata", {})
+        if resource == PODS:
+            owners = md.get("ownerReferences") or []
+            generate = md["name"][:-5] if owners and owners[0].get("kind") == "Job" else md["name"]
+            denied = self.admit(namespace, body, generate)
+            if denied:       # the controller's create is refused: its FailedCreate event (controller_utils.go)
+                for ref in owners[:1]:
+                    await self.owner_event(ref, namespace, "FailedCreate", "Error creating: %s" % denied,
+                                           component={"Job": "job-controller", "DaemonSet": "daemonset-controller"}
+                                           .get(ref.get("kind"), "controller"))
+                return None
         if resource == PODS and self.grace_ticks:
             md.setdefault("finalizers", []).append(FINALIZER)
         md.setdefault("namespace", namespace)
@@ -435,7 +613,10 @@ class Controller(object):
         for hook in self.hooks:
             await hook(self)
         await self._jobs()
+        await self._ttl()
+        await self._foreground()
         await self._gc()
+        await self._node_status()
         await self._scheduler()
         await self._kubelet()
         self._reap_vanished()
@@ -449,8 +630,8 @@ class Controller(object):
         for key, obj in self._all(JOBS):
             job = obj.raw
             md, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
-            if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                   for c in status.get("conditions") or []):
+            if md.get("deletionTimestamp") or any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                                                   for c in status.get("conditions") or []):
                 continue
             mine = by_owner.get(md["uid"], [])
             # pods deleted by someone else count as failed (their state is gone)
@@ -473,13 +654,13 @@ class Controller(object):
             changes = {"status": {"active": len(active), "succeeded": succeeded, "failed": failed,
                                   "startTime": status.get("startTime") or _now()}}
             deadline = spec.get("activeDeadlineSeconds")
-            started = self.job_started.setdefault(md["uid"], asyncio.get_running_loop().time())
+            started = self.job_started.setdefault(md["uid"], self.clock())
             cond = None
             if succeeded >= want:
                 cond = ("Complete", None, None)
             elif failed > backoff:
                 cond = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-            elif deadline is not None and asyncio.get_running_loop().time() - started > deadline:
+            elif deadline is not None and self.clock() - started >= deadline:
                 cond = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
             if cond:
                 ctype, reason, message = cond
@@ -489,11 +670,9 @@ class Controller(object):
                 changes["status"]["conditions"] = [condition]
                 if ctype == "Complete":
                     changes["status"]["completionTime"] = _now()
-                for name in active:     # the job controller kills what still runs
-                    pkey = (PODS, md["namespace"], name)
-                    await self._patch(pkey, {"status": {"phase": "Failed", "reason": reason,
-                                                        "message": message}})
-                    self._forget(self.emu._objects[pkey].raw)
+                for name in active:     # the job controller deletes what still runs (deleteActivePods):
+                    # SIGTERM, the grace period (pod_grace_ticks), then gone - its log with it
+                    await self._remove((PODS, md["namespace"], name))
                 changes["status"]["active"] = 0
                 await self._patch(key, changes)
                 continue
@@ -511,6 +690,60 @@ class Controller(object):
             if status.get("active") != len(active) or status.get("succeeded") != succeeded \
                     or status.get("failed") != failed:
                 await self._patch(key, changes)
+
+    async def _ttl(self):
+        """The TTL-after-finished controller (pkg/controller/ttlafterfinished/ttlafterfinished_controller.go): a
+        finished Job (Complete/Failed) with ``ttlSecondsAfterFinished`` is deleted that many cluster seconds after
+        it finished, with propagationPolicy Foreground - its pods, and so their logs, go with it. The operators do
+        the same with their own field (mpi-operator ``runPolicy.ttlSecondsAfterFinished``, Volcano
+        ``spec.ttlSecondsAfterFinished``)."""
+        for resource, ttl_of, done_of in (
+                (JOBS, lambda o: (o.get("spec") or {}).get("ttlSecondsAfterFinished"),
+                 lambda o: any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                               for c in (o.get("status") or {}).get("conditions") or [])),
+                (MPIJOBS, lambda o: ((o.get("spec") or {}).get("runPolicy") or {}).get("ttlSecondsAfterFinished"),
+                 lambda o: any(c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
+                               for c in (o.get("status") or {}).get("conditions") or [])),
+                (VCJOBS, lambda o: (o.get("spec") or {}).get("ttlSecondsAfterFinished"),
+                 lambda o: ((o.get("status") or {}).get("state") or {}).get("phase") in ("Completed", "Aborted",
+                                                                                        "Failed"))):
+            for key, obj in self._all(resource):
+                raw = obj.raw
+                ttl = ttl_of(raw)
+                if ttl is None or raw["metadata"].get("deletionTimestamp") or not done_of(raw):
+                    continue
+                finished = self.finished_at.setdefault(raw["metadata"]["uid"], self.clock())
+                if self.clock() - finished >= int(ttl):
+                    await self._delete_foreground(key)
+
+    def _delay_node_status(self, node, changes):
+        """Allocatable changes reach the Node's status ``node_status_delay_ticks`` after the device plugin
+        registered them (the kubelet's node-status update period, 10 s by default: --node-status-update-frequency);
+        until then the scheduler still sees the old values. Returns what may be written now (nothing)."""
+        node_dict = next((n for n in self.nodes if n["name"] == node), {})
+        current = (self.emu._objects[(NODES, None, node)].raw.get("status") or {}).get("allocatable") or {}
+        for res, value in changes["status"]["allocatable"].items():
+            pending = self.node_status_pending.get((node, res))
+            if pending is None or pending[0] != value:
+                self.node_status_pending[(node, res)] = (value, self.ticks + self.node_status_delay_ticks)
+            if res in current:
+                node_dict.setdefault("allocatable", {})[res] = current[res]
+            else:
+                (node_dict.get("allocatable") or {}).pop(res, None)
+        return None
+
+    async def _node_status(self):
+        due = {}
+        for (node, res), (value, tick) in list(self.node_status_pending.items()):
+            if tick <= self.ticks:
+                due.setdefault(node, {})[res] = value
+                del self.node_status_pending[(node, res)]
+        for node, alloc in sorted(due.items()):
+            next((n for n in self.nodes if n["name"] == node), {}).setdefault("allocatable", {}).update(alloc)
+            obj = self.emu._objects[(NODES, None, node)]
+            obj.patch({"status": {"allocatable": alloc, "capacity": alloc},
+                       "metadata": {"resourceVersion": str(next(self.emu._rv))}})
+            await self._emit(NODES, "MODIFIED", obj.raw)
 
     async def _make_job_pod(self, job, index):
         md, spec = job["metadata"], job.get("spec") or {}
@@ -795,6 +1028,8 @@ class Controller(object):
             image = containers[0].get("image", "") if containers else ""
             ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
             restart = (pod.get("spec") or {}).get("restartPolicy", "Always")
+            if await self._kubelet_outcome(key, pod, st, names, image):
+                continue
             if st["stage"] == "bound":
                 if b.kind == "image_pull":
                     msg = 'Failed to pull image "%s": rpc error: code = NotFound desc = failed to pull and unpack ' \
@@ -825,6 +1060,8 @@ class Controller(object):
                 for n in names:
                     self.logs[(ns, name, n)] = b.log
                 if b.kind == "crash_loop" and restart != "Never":
+                    for n in names:
+                        self.previous_logs[(ns, name, n)] = b.log
                     await self._patch(key, {"status": {"phase": "Running", "containerStatuses": [
                         _cs(n, image, waiting=("CrashLoopBackOff", "back-off 10s restarting failed container=%s "
                                                                    "pod=%s" % (n, name)),
@@ -833,8 +1070,9 @@ class Controller(object):
                         names[0], name), "Warning")
                     st["stage"] = "done"
                     continue
-                reason = {"succeed": "Completed", "oom": "OOMKilled"}.get(b.kind, "Error")
-                phase = "Succeeded" if b.exit_code == 0 and b.kind == "succeed" else "Failed"
+                ok = b.exit_code == 0 and b.kind in ("succeed", "image_pull_transient")
+                reason = "Completed" if ok else {"oom": "OOMKilled"}.get(b.kind, "Error")
+                phase = "Succeeded" if ok else "Failed"
                 await self._patch(key, {"status": {"phase": phase, "containerStatuses": [
                     _cs(n, image, terminated=(b.exit_code, reason)) for n in names]}})
                 if phase == "Failed" and b.kind == "oom":
@@ -842,6 +1080,41 @@ class Controller(object):
                                      % names[0], "Warning", "kernel-monitor")
                 st["stage"] = "done"
 
+
+    async def _kubelet_outcome(self, key, pod, st, names, image):
+        """The kubelet outcomes of ``container_creating``, ``image_pull_transient`` and ``evicted``; True when
+        this tick's work for the pod is done here."""
+        b = st["behaviour"]
+        if b.kind == "container_creating":
+            if st["stage"] == "bound":
+                await self._patch(key, {"status": {"containerStatuses": [
+                    _cs(n, image, waiting=("ContainerCreating", None)) for n in names]}})
+                await self.event(pod, b.reason, b.message, "Warning")
+                st["stage"] = "done"
+            return True
+        if b.kind == "image_pull_transient" and st["stage"] == "bound" and st["ticks"] <= b.pull_ticks:
+            if st["ticks"] in (1, b.pull_ticks):
+                reason = "ErrImagePull" if st["ticks"] == 1 else "ImagePullBackOff"
+                msg = 'Failed to pull image "%s": rpc error: code = Unknown desc = failed to pull and unpack image ' \
+                      '"%s": failed to copy: httpReadSeeker: failed open: unexpected status code 429 Too Many ' \
+                      'Requests' % (image, image) if reason == "ErrImagePull" else 'Back-off pulling image "%s"' % image
+                await self._patch(key, {"status": {"containerStatuses": [
+                    _cs(n, image, waiting=(reason, msg)) for n in names]}})
+                await self.event(pod, "Failed" if reason == "ErrImagePull" else "BackOff", msg, "Warning")
+            return True
+        if b.kind == "evicted" and st["stage"] == "running" and st["ticks"] >= b.run_ticks:
+            ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+            for n in names:
+                self.logs[(ns, name, n)] = b.log
+            msg = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. Container " \
+                  "%s was using 1048576Ki, request is 0, has larger consumption of memory. " % names[0]
+            await self._patch(key, {"status": {"phase": "Failed", "reason": "Evicted", "message": msg,
+                                               "containerStatuses": [_cs(n, image, terminated=(137, "Error"))
+                                                                     for n in names]}})
+            await self.event(pod, "Evicted", msg, "Warning")
+            st["stage"] = "done"
+            return True
+        return False
 
     async def _process_tick(self, key, pod, st, names, image):
         """A ``process`` pod: its logs so far, and its end when its processes ended."""
@@ -912,6 +1185,96 @@ def _requests(pod):
     return total
 
 
+# PodSecurity (staging/src/k8s.io/pod-security-admission/policy/): the capabilities baseline allows to add
+# (check_capabilities_baseline.go) and the message shape of admission/admission.go ("violates PodSecurity ...")
+BASELINE_CAPS = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
+                 "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+
+
+def _names(containers):
+    return ("container %s" if len(containers) == 1 else "containers %s") % ", ".join('"%s"' % c for c in containers)
+
+
+def _pod_security(pod, level):
+    """The PodSecurity violations of ``pod`` at ``level`` (privileged: none), in the checks' own words."""
+    if level not in ("baseline", "restricted"):
+        return []
+    spec = pod.get("spec") or {}
+    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+    out = []
+    hosts = ["%s=true" % k for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k)]
+    if hosts:
+        out.append("host namespaces (%s)" % ", ".join(hosts))
+    privileged = [c["name"] for c in containers if (c.get("securityContext") or {}).get("privileged")]
+    if privileged:
+        out.append("privileged (%s must not set securityContext.privileged=true)" % _names(privileged))
+    caps = [(c["name"], [a for a in (((c.get("securityContext") or {}).get("capabilities") or {}).get("add") or [])
+                         if a not in BASELINE_CAPS]) for c in containers]
+    caps = [(n, a) for n, a in caps if a]
+    if caps:
+        out.append("non-default capabilities (%s)" % "; ".join(
+            'container "%s" must not include %s in securityContext.capabilities.add' % (
+                n, ", ".join('"%s"' % x for x in a)) for n, a in caps))
+    host_paths = [v["name"] for v in spec.get("volumes") or [] if v.get("hostPath")]
+    if host_paths:
+        out.append("hostPath volumes (%s %s)" % ("volume" if len(host_paths) == 1 else "volumes",
+                                                  ", ".join('"%s"' % v for v in host_paths)))
+    ports = [(c["name"], p["hostPort"]) for c in containers for p in c.get("ports") or [] if p.get("hostPort")]
+    if ports:
+        out.append("hostPort (%s)" % "; ".join('container "%s" uses hostPort %s' % cp for cp in ports))
+    if level == "restricted":
+        out.extend(_restricted(spec, containers))
+    return out
+
+
+def _restricted(spec, containers):
+    """What ``restricted`` asks beyond baseline (check_allowPrivilegeEscalation.go, check_capabilities_restricted.go,
+    check_runAsNonRoot.go, check_seccompProfile_restricted.go)."""
+    psc = spec.get("securityContext") or {}
+    out = []
+    escalate = [c["name"] for c in containers if (c.get("securityContext") or {}).get("allowPrivilegeEscalation")
+                is not False]
+    if escalate:
+        out.append("allowPrivilegeEscalation != false (%s must set securityContext.allowPrivilegeEscalation=false)"
+                   % _names(escalate))
+    nodrop = [c["name"] for c in containers if "ALL" not in (((c.get("securityContext") or {}).get("capabilities")
+                                                              or {}).get("drop") or [])]
+    if nodrop:
+        out.append('unrestricted capabilities (%s must set securityContext.capabilities.drop=["ALL"])'
+                   % _names(nodrop))
+    root = [c["name"] for c in containers if not (c.get("securityContext") or {}).get("runAsNonRoot",
+                                                                                      psc.get("runAsNonRoot"))]
+    if root:
+        out.append("runAsNonRoot != true (pod or %s must set securityContext.runAsNonRoot=true)" % _names(root))
+    seccomp = [c["name"] for c in containers if ((c.get("securityContext") or {}).get("seccompProfile")
+                                                 or psc.get("seccompProfile") or {}).get("type")
+               not in ("RuntimeDefault", "Localhost")]
+    if seccomp:
+        out.append('seccompProfile (pod or %s must set securityContext.seccompProfile.type to "RuntimeDefault" or '
+                   '"Localhost")' % _names(seccomp))
+    return out
+
+
+def _quota_missing(pod, hard):
+    """ResourceQuota admission's "must specify" text for a pod under a quota of ``hard`` (the pod evaluator's
+    ``Constraints``, pkg/quota/v1/evaluator/core/pods.go: a quota on cpu/memory requires every container to
+    request - or limit - it), or "" when nothing is missing. Requests default to limits, as the API defaults them."""
+    wanted = {"cpu": ("requests", "cpu"), "memory": ("requests", "memory"), "requests.cpu": ("requests", "cpu"),
+              "requests.memory": ("requests", "memory"), "limits.cpu": ("limits", "cpu"),
+              "limits.memory": ("limits", "memory")}
+    missing = {}
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        limits = res.get("limits") or {}
+        requests = dict(limits, **(res.get("requests") or {}))
+        for name in hard:
+            if name in wanted:
+                kind, what = wanted[name]
+                if what not in (requests if kind == "requests" else limits):
+                    missing.setdefault(name, []).append(c.get("name"))
+    return "; ".join("%s for: %s" % (name, ",".join(sorted(missing[name]))) for name in sorted(missing))
+
+
 def _tolerated(taint, tolerations):
     for tol in tolerations or []:
         if tol.get("effect") and tol["effect"] != taint.get("effect"):
@@ -945,15 +1308,28 @@ def _affinity_ok(spec, labels, node_name):
     return False
 
 
-def gpu_nodes(n=4, gpus=8, prefix="gpu-node-", extra=None):
-    """``n`` node dicts with ``gpus`` nvidia.com/gpu each and the usual hostname label."""
+# node-feature-discovery's labels for a node with a Mellanox HCA. Current NFD (>= v0.14, source/kernel and
+# source/pci; the built-in rule "rdma.available" since the custom source's rule moved out) publishes
+# rdma.capable/rdma.available, and pci-15b3.present with the device label fields network-operator configures
+# (deviceLabelFields: [vendor]); before v0.14 the rule came from the custom source as custom-rdma.*.
+NFD_CURRENT = {"feature.node.kubernetes.io/rdma.capable": "true", "feature.node.kubernetes.io/rdma.available": "true",
+               "feature.node.kubernetes.io/pci-15b3.present": "true"}
+NFD_LEGACY = {"feature.node.kubernetes.io/custom-rdma.capable": "true",
+              "feature.node.kubernetes.io/custom-rdma.available": "true"}
+
+
+def gpu_nodes(n=4, gpus=8, prefix="gpu-node-", extra=None, nfd="current"):
+    """``n`` node dicts with ``gpus`` nvidia.com/gpu each, the usual hostname label and the NFD labels of a
+    node with an RDMA HCA: ``nfd="current"`` (NFD_CURRENT), ``"legacy"`` (the custom-rdma.* form of NFD < v0.14)
+    or None (no NFD)."""
     out = []
+    nfd_labels = {"current": NFD_CURRENT, "legacy": NFD_LEGACY, None: {}}[nfd]
     for i in range(1, n + 1):
         name = "%s%02d" % (prefix, i)
         alloc = {"nvidia.com/gpu": str(gpus), "cpu": "96", "memory": "1Ti"}
         alloc.update(extra or {})
-        out.append({"name": name, "labels": {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"},
-                    "allocatable": alloc, "taints": []})
+        labels = dict({"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"}, **nfd_labels)
+        out.append({"name": name, "labels": labels, "allocatable": alloc, "taints": []})
     return out
 
 
@@ -967,8 +1343,10 @@ class FakeApiServer(object):
     ``pods()``, ``events()``; ``expire_next_watches(n)``; ``requests`` records every call.
     """
 
-    def __init__(self, nodes=None, operators=(), tick_s=0.02, pod_grace_ticks=0):
+    def __init__(self, nodes=None, operators=(), tick_s=0.02, pod_grace_ticks=0, clock_scale=1.0,
+                 node_status_delay_ticks=0):
         self.nodes = nodes if nodes is not None else gpu_nodes()
+        self.clock_scale, self.node_status_delay_ticks = clock_scale, node_status_delay_ticks
         self.operators = tuple(operators)
         self.tick_s = tick_s
         self.pod_grace_ticks = pod_grace_ticks
@@ -1004,14 +1382,16 @@ class FakeApiServer(object):
         self.server = kmock.Server(self.emu)
         await self.server.__aenter__()
         self.url = str(self.server.url).rstrip("/")
-        self.controller = Controller(self.emu, self.nodes, self.tick_s, self.pod_grace_ticks)
+        self.controller = Controller(self.emu, self.nodes, self.tick_s, self.pod_grace_ticks, self.clock_scale,
+                                     self.node_status_delay_ticks)
         async with self.emu._lock:
             for node in self.nodes:
                 await self.controller._add(NODES, None, {
                     "apiVersion": "v1", "kind": "Node",
                     "metadata": {"name": node["name"], "labels": node.get("labels") or {}},
                     "spec": {"taints": node.get("taints") or []},
-                    "status": {"allocatable": node.get("allocatable") or {}, "capacity": node.get("allocatable") or {}}})
+                    "status": {"allocatable": dict(node.get("allocatable") or {}),
+                               "capacity": dict(node.get("allocatable") or {})}})
         self.controller.task = asyncio.get_running_loop().create_task(self.controller.run())
 
     def stop(self, timeout=10):
@@ -1052,6 +1432,35 @@ class FakeApiServer(object):
         rule = Behaviour(kind, **kwargs)
         self.controller.rules.append(rule)
         return rule
+
+    def advance_clock(self, seconds):
+        """Move the cluster clock (TTL-after-finished, activeDeadlineSeconds) ``seconds`` forward."""
+        async def advance():
+            async with self.emu._lock:
+                self.controller.clock()
+                self.controller.clock_offset += seconds
+        self.call(advance())
+
+    def namespace(self, name, labels=None):
+        """Create (or relabel) Namespace ``name``: e.g. ``{"pod-security.kubernetes.io/enforce": "baseline"}``."""
+        async def put():
+            async with self.emu._lock:
+                key = (NAMESPACES, None, name)
+                if key in self.emu._objects and not self.emu._objects[key].deleted:
+                    await self.controller._patch(key, {"metadata": {"labels": dict(labels or {})}})
+                else:
+                    await self.controller._add(NAMESPACES, None, {"apiVersion": "v1", "kind": "Namespace",
+                                                                  "metadata": {"name": name,
+                                                                               "labels": dict(labels or {})}})
+        self.call(put())
+
+    def quota(self, namespace, hard, name="compute-resources"):
+        """A ResourceQuota ``name`` in ``namespace`` with ``hard`` (e.g. ``{"requests.cpu": "64"}``)."""
+        async def put():
+            async with self.emu._lock:
+                await self.controller._add(QUOTAS, namespace, {"apiVersion": "v1", "kind": "ResourceQuota",
+                                                               "metadata": {"name": name}, "spec": {"hard": dict(hard)}})
+        self.call(put())
 
     def forbid(self, verb, plural):
         """Answer ``verb`` on ``plural`` with 403 Forbidden from now on (RBAC without that permission)."""
@@ -1106,7 +1515,7 @@ class FakeApiServer(object):
         for group, version, plural, ns, name, raw in self.objects():
             kind = KINDS.get((group, version, plural), plural)
             labels = (raw.get("metadata") or {}).get("labels") or {}
-            if run_id is None and kind in ("Node", "Event"):
+            if run_id is None and kind in ("Node", "Event", "Namespace", "ResourceQuota"):
                 continue
             if run_id is not None and labels.get(RUN_LABEL) != run_id:
                 continue

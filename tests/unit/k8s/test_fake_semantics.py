@@ -1,0 +1,296 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fake API server's cluster semantics (tests/k8s/fake_apiserver.py), each against the official
+``kubernetes`` client over real HTTP: TTL-after-finished, activeDeadlineSeconds, deletion propagation,
+log reads, PodSecurity and ResourceQuota admission with the job controller's FailedCreate, the kubelet
+outcomes ContainerCreating / transient ErrImagePull / eviction, the node-status delay and NFD labels."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("kubernetes")
+pytest.importorskip("kmock")
+
+from kubernetes import client  # noqa: E402
+from kubernetes.client.rest import ApiException  # noqa: E402
+
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
+    NFD_CURRENT, NODES, fake_cluster, gpu_nodes)
+
+NS = "default"
+
+
+@pytest.fixture
+def fake_k8s(tmp_path):
+    with fake_cluster(tmp_path) as fake:
+        yield fake
+
+
+@pytest.fixture
+def graceful_k8s(tmp_path):
+    """Pods linger 5 ticks with a deletionTimestamp after their deletion (their grace period)."""
+    with fake_cluster(tmp_path, pod_grace_ticks=5) as fake:
+        yield fake
+
+
+def wait(predicate, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+def job(name, ttl=None, deadline=None, spec=None, containers=None):
+    pspec = dict({"restartPolicy": "Never", "containers": containers or [{"name": "main", "image": "busybox"}]},
+                 **(spec or {}))
+    body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"backoffLimit": 0, "template": {"spec": pspec}}}
+    if ttl is not None:
+        body["spec"]["ttlSecondsAfterFinished"] = ttl
+    if deadline is not None:
+        body["spec"]["activeDeadlineSeconds"] = deadline
+    return body
+
+
+def pod(name, containers=("main",), restart="Never", **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": dict({"restartPolicy": restart,
+                          "containers": [{"name": c, "image": "busybox"} for c in containers]}, **spec)}
+
+
+def job_pods(fake, name):
+    return fake.server.pods("job-name=%s" % name)
+
+
+def job_status(fake, name):
+    return client.BatchV1Api(fake.api).read_namespaced_job(name, NS).status
+
+
+def api_error(call):
+    with pytest.raises(ApiException) as info:
+        call()
+    return info.value
+
+
+def read_log(fake, name, **kwargs):
+    return client.CoreV1Api(fake.api).read_namespaced_pod_log(name, NS, _preload_content=False, **kwargs).data
+
+
+def phase(fake, name):
+    found = [p for p in fake.server.pods() if p["metadata"]["name"] == name]
+    return (found[0].get("status") or {}).get("phase") if found else None
+
+
+# --- TTL-after-finished, activeDeadlineSeconds, propagation
+def test_ttl_after_finished_deletes_job_pods_and_logs(fake_k8s):
+    fake_k8s.server.script("succeed", job="ttl", log="result 42\n")
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job(NS, job("ttl", ttl=600))
+    wait(lambda: job_status(fake_k8s, "ttl").succeeded == 1, what="the Job to complete")
+    name = job_pods(fake_k8s, "ttl")[0]["metadata"]["name"]
+    assert read_log(fake_k8s, name) == b"result 42\n"
+    fake_k8s.server.settle(3)
+    assert job_pods(fake_k8s, "ttl"), "the TTL has not passed yet"
+    fake_k8s.server.advance_clock(600)
+    wait(lambda: not fake_k8s.leftovers(), what="the TTL controller's deletion")
+    assert api_error(lambda: read_log(fake_k8s, name)).status == 404
+
+
+def test_active_deadline_deletes_active_pods_gracefully(graceful_k8s):
+    fake = graceful_k8s
+    fake.server.script("hang", job="dl", log="step 1 done\n")
+    client.BatchV1Api(fake.api).create_namespaced_job(NS, job("dl", deadline=3600))
+    name = wait(lambda: [p["metadata"]["name"] for p in job_pods(fake, "dl")
+                         if (p.get("status") or {}).get("phase") == "Running"], what="a running pod")[0]
+    fake.server.advance_clock(3600)
+    cond = wait(lambda: job_status(fake, "dl").conditions, what="the Failed condition")[0]
+    assert (cond.type, cond.reason) == ("Failed", "DeadlineExceeded")
+    assert cond.message == "Job was active longer than specified deadline"
+    terminating = job_pods(fake, "dl")
+    assert terminating and terminating[0]["metadata"].get("deletionTimestamp"), "SIGTERM first: a grace period"
+    wait(lambda: not job_pods(fake, "dl"), what="the pod to be gone")
+    assert api_error(lambda: read_log(fake, name)).status == 404
+
+
+def test_delete_job_background_collects_pods(fake_k8s):
+    fake_k8s.server.script("hang", job="bg")
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job(NS, job("bg"))
+    wait(lambda: job_pods(fake_k8s, "bg"), what="the pod")
+    client.BatchV1Api(fake_k8s.api).delete_namespaced_job("bg", NS, propagation_policy="Background")
+    wait(lambda: not fake_k8s.leftovers(), what="the GC")
+
+
+def test_delete_job_without_policy_orphans_pods(fake_k8s):
+    """batch/v1 Jobs default to orphanDependents (pkg/registry/batch/job/strategy.go)."""
+    fake_k8s.server.script("hang", job="orph")
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job(NS, job("orph"))
+    wait(lambda: job_pods(fake_k8s, "orph"), what="the pod")
+    client.BatchV1Api(fake_k8s.api).delete_namespaced_job("orph", NS)
+    fake_k8s.server.settle(5)
+    left = job_pods(fake_k8s, "orph")
+    assert len(left) == 1 and not left[0]["metadata"].get("ownerReferences")
+    assert [x.split("/")[0] for x in fake_k8s.leftovers()] == ["Pod"]
+
+
+def test_delete_job_foreground_waits_for_its_pods(graceful_k8s):
+    fake = graceful_k8s
+    fake.server.script("hang", job="fg")
+    client.BatchV1Api(fake.api).create_namespaced_job(NS, job("fg"))
+    wait(lambda: job_pods(fake, "fg"), what="the pod")
+    client.BatchV1Api(fake.api).delete_namespaced_job("fg", NS, propagation_policy="Foreground")
+    fake.server.settle(2)
+    owner = client.BatchV1Api(fake.api).read_namespaced_job("fg", NS)
+    assert owner.metadata.deletion_timestamp and "foregroundDeletion" in owner.metadata.finalizers
+    assert job_pods(fake, "fg")[0]["metadata"].get("deletionTimestamp")
+    wait(lambda: not fake.leftovers(), what="the pods, then the Job")
+
+
+# --- log reads
+def test_log_multi_container_needs_a_container_name(fake_k8s):
+    fake_k8s.server.script("hang", pod="two", log="x\n")
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("two", containers=("main", "sidecar")))
+    wait(lambda: phase(fake_k8s, "two") == "Running", what="Running")
+    err = api_error(lambda: read_log(fake_k8s, "two"))
+    assert err.status == 400
+    assert "a container name must be specified for pod two, choose one of: [main sidecar]" in err.body
+    assert read_log(fake_k8s, "two", container="sidecar") == b""
+    err = api_error(lambda: read_log(fake_k8s, "two", container="nope"))
+    assert err.status == 400 and "container nope is not valid for pod two" in err.body
+
+
+def test_log_previous(fake_k8s):
+    fake_k8s.server.script("crash_loop", pod="crashy", log="boom\n")
+    fake_k8s.server.script("succeed", pod="fine", log="ok\n")
+    core = client.CoreV1Api(fake_k8s.api)
+    core.create_namespaced_pod(NS, pod("crashy", restart="Always"))
+    core.create_namespaced_pod(NS, pod("fine"))
+    wait(lambda: phase(fake_k8s, "fine") == "Succeeded", what="Succeeded")
+    wait(lambda: any(((s.get("lastState") or {}).get("terminated")) for p in fake_k8s.server.pods()
+                     if p["metadata"]["name"] == "crashy" for s in p["status"].get("containerStatuses") or []),
+         what="a restart")
+    assert read_log(fake_k8s, "crashy", previous=True) == b"boom\n"
+    err = api_error(lambda: read_log(fake_k8s, "fine", previous=True))
+    assert err.status == 400 and 'previous terminated container \\"main\\" in pod \\"fine\\" not found' in err.body
+    core.delete_namespaced_pod("fine", NS)
+    assert api_error(lambda: read_log(fake_k8s, "fine")).status == 404
+
+
+# --- admission
+def test_pod_security_baseline_rejects_host_network_and_ipc_lock(fake_k8s):
+    fake_k8s.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
+    body = pod("rdma", hostNetwork=True)
+    body["spec"]["containers"][0]["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+    err = api_error(lambda: client.CoreV1Api(fake_k8s.api).create_namespaced_pod("psa", body))
+    assert err.status == 403
+    assert ('pods \\"rdma\\" is forbidden: violates PodSecurity \\"baseline:latest\\": host namespaces '
+            '(hostNetwork=true), non-default capabilities (container \\"main\\" must not include \\"IPC_LOCK\\" in '
+            'securityContext.capabilities.add)') in err.body
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod("psa", pod("plain"))   # baseline admits a plain pod
+
+
+def test_pod_security_restricted_and_privileged(fake_k8s):
+    fake_k8s.server.namespace("strict", {"pod-security.kubernetes.io/enforce": "restricted"})
+    fake_k8s.server.namespace("open", {"pod-security.kubernetes.io/enforce": "privileged"})
+    err = api_error(lambda: client.CoreV1Api(fake_k8s.api).create_namespaced_pod("strict", pod("plain")))
+    assert err.status == 403 and "allowPrivilegeEscalation != false" in err.body and "runAsNonRoot != true" in err.body
+    body = pod("host", hostNetwork=True)
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod("open", body)
+
+
+def test_resource_quota_rejects_pods_without_requests(fake_k8s):
+    fake_k8s.server.quota(NS, {"requests.cpu": "64", "requests.memory": "256Gi"})
+    core = client.CoreV1Api(fake_k8s.api)
+    err = api_error(lambda: core.create_namespaced_pod(NS, pod("bare")))
+    assert err.status == 403
+    assert ('pods \\"bare\\" is forbidden: failed quota: compute-resources: must specify requests.cpu for: main; '
+            'requests.memory for: main') in err.body
+    body = pod("sized")
+    body["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    core.create_namespaced_pod(NS, body)      # requests default to limits
+
+
+def test_job_pods_rejected_give_failed_create_event(fake_k8s):
+    fake_k8s.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job("psa", job("hostnet", spec={"hostNetwork": True}))
+    events = wait(lambda: [e for e in client.CoreV1Api(fake_k8s.api).list_namespaced_event("psa").items
+                           if e.reason == "FailedCreate"], what="FailedCreate")
+    assert events[0].type == "Warning" and events[0].involved_object.kind == "Job"
+    assert events[0].involved_object.name == "hostnet"
+    assert events[0].message.startswith('Error creating: pods "hostnet-" is forbidden: violates PodSecurity '
+                                        '"baseline:latest": host namespaces (hostNetwork=true)')
+    fake_k8s.server.settle(3)
+    assert not fake_k8s.server.pods() and len(events) == 1
+
+
+# --- kubelet outcomes
+def test_container_creating_never_ends(fake_k8s):
+    fake_k8s.server.script("container_creating", pod="stuck", reason="FailedCreatePodSandBox")
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("stuck"))
+    wait(lambda: fake_k8s.server.events("stuck") and [e for e in fake_k8s.server.events("stuck")
+                                                      if e["reason"] == "FailedCreatePodSandBox"], what="the event")
+    fake_k8s.server.settle(5)
+    st = [p for p in fake_k8s.server.pods() if p["metadata"]["name"] == "stuck"][0]["status"]
+    assert st["phase"] == "Pending"
+    assert st["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+    err = api_error(lambda: read_log(fake_k8s, "stuck"))
+    assert err.status == 400 and "is waiting to start: ContainerCreating" in err.body
+
+
+def test_transient_image_pull_then_success(fake_k8s):
+    fake_k8s.server.script("image_pull_transient", pod="slowpull", pull_ticks=6, log="done\n")
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("slowpull"))
+    seen = set()
+
+    def done():
+        for p in fake_k8s.server.pods():
+            if p["metadata"]["name"] == "slowpull":
+                for s in (p.get("status") or {}).get("containerStatuses") or []:
+                    seen.add(((s.get("state") or {}).get("waiting") or {}).get("reason"))
+                return (p.get("status") or {}).get("phase") == "Succeeded"
+        return False
+    wait(done, what="Succeeded")
+    assert "ErrImagePull" in seen
+    assert read_log(fake_k8s, "slowpull") == b"done\n"
+
+
+def test_eviction(fake_k8s):
+    fake_k8s.server.script("evicted", pod="victim")
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("victim"))
+    wait(lambda: phase(fake_k8s, "victim") == "Failed", what="Failed")
+    st = [p for p in fake_k8s.server.pods() if p["metadata"]["name"] == "victim"][0]["status"]
+    assert st["reason"] == "Evicted" and st["message"].startswith("The node was low on resource: memory.")
+    assert [e["reason"] for e in fake_k8s.server.events("victim")][-1] == "Evicted"
+
+
+# --- node status, NFD labels
+def test_node_status_delay_between_plugin_registration_and_allocatable(tmp_path):
+    with fake_cluster(tmp_path, node_status_delay_ticks=10) as fake:
+        ctl = fake.server.controller
+
+        async def register():          # what a device plugin hook does when the plugin registered
+            async with fake.server.emu._lock:
+                ctl.nodes[0]["allocatable"]["rdma/hca"] = "1000"
+                await ctl._patch((NODES, None, ctl.nodes[0]["name"]),
+                                 {"status": {"allocatable": {"rdma/hca": "1000"}, "capacity": {"rdma/hca": "1000"}}})
+        fake.server.call(register())
+        core = client.CoreV1Api(fake.api)
+        assert "rdma/hca" not in (core.read_node(ctl.nodes[0]["name"]).status.allocatable or {})
+        assert "rdma/hca" not in ctl.nodes[0]["allocatable"], "the scheduler does not see it yet either"
+        wait(lambda: (core.read_node(ctl.nodes[0]["name"]).status.allocatable or {}).get("rdma/hca") == "1000",
+             what="allocatable")
+
+
+def test_gpu_nodes_carry_current_nfd_labels():
+    labels = gpu_nodes(1)[0]["labels"]
+    assert labels["feature.node.kubernetes.io/rdma.available"] == "true"
+    assert labels["feature.node.kubernetes.io/pci-15b3.present"] == "true"
+    assert "feature.node.kubernetes.io/custom-rdma.available" not in labels
+    assert set(NFD_CURRENT) <= set(labels)
+    legacy = gpu_nodes(1, nfd="legacy")[0]["labels"]
+    assert legacy["feature.node.kubernetes.io/custom-rdma.available"] == "true"
+    assert "feature.node.kubernetes.io/rdma.available" not in legacy
