@@ -232,3 +232,80 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
                                  facts=dict((k, v) for k, v in mine["facts"].items() if k in ssh["facts"])), shared)
         assert diffs == {}, check
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-pt") == []
+
+
+# --------------------------------------------------------------------------- the kubelet's own semantics
+
+def _pod(name, command, node="gpu-node-01", labels=None, **spec):
+    return {"metadata": {"name": name, "labels": labels or {}},
+            "spec": dict({"restartPolicy": "Never", "nodeName": node,
+                          "containers": [{"name": "main", "image": IMAGE, "command": ["sh", "-c", command]}]}, **spec)}
+
+
+def _wait_phases(fake, names, wait_s=30):
+    deadline = time.monotonic() + wait_s
+    phases = {}
+    while time.monotonic() < deadline:
+        phases = dict((p["metadata"]["name"], (p.get("status") or {}).get("phase")) for p in fake.server.pods())
+        if all(phases.get(n) in ("Succeeded", "Failed") for n in names):
+            break
+        time.sleep(0.1)
+    return phases
+
+
+def test_dns_stand_in_host_network_clashes_and_graceful_deletion(cluster, tmp_path):
+    """The DNS stand-in answers the FQDN and the search-path form of the pods a headless Service selects and
+    nothing else; hostNetwork pods of one node share its network (a second listener on one port fails), those of
+    two nodes do not; deleting a pod sends SIGTERM, then SIGKILL once the grace period is over."""
+    from kubernetes import client
+    core = client.CoreV1Api(cluster.api)
+    core.create_namespaced_service("default", {"metadata": {"name": "svc"}, "spec": {
+        "clusterIP": "None", "selector": {"app": "x"}}})
+    lookups = ("for n in w0.svc w2.svc w2.svc.default.svc.cluster.local w1.svc w2 dns-2 dns-1; do "
+               "getent hosts $n >/dev/null && echo yes $n || echo no $n; done")
+    core.create_namespaced_pod("default", _pod("dns-0", "sleep 1.5; " + lookups, labels={"app": "x"},
+                                               hostname="w0", subdomain="svc"))
+    core.create_namespaced_pod("default", _pod("dns-1", "sleep 3", labels={"app": "other"},
+                                               hostname="w1", subdomain="svc"))
+    core.create_namespaced_pod("default", _pod("dns-2", "sleep 3", labels={"app": "x"}, node="gpu-node-02",
+                                               hostname="w2", subdomain="svc"))
+    listen = "exec python3 -c 'import socket,time; s=socket.socket(); s.bind((\"0.0.0.0\", 2222)); s.listen(); " \
+             "print(\"listening\", flush=True); time.sleep(2)'"
+    for name, node in (("hn-a", "gpu-node-01"), ("hn-b", "gpu-node-01"), ("hn-c", "gpu-node-02")):
+        core.create_namespaced_pod("default", _pod(name, listen, node=node, hostNetwork=True))
+    marker = tmp_path / "signals"
+    core.create_namespaced_pod("default", _pod("term", "trap 'echo TERM >> %s; exit 0' TERM; echo up >> %s; "
+                                                       "while :; do sleep 0.1; done" % (marker, marker)))
+    core.create_namespaced_pod("default", _pod("stubborn", "trap '' TERM; echo up >> %s.2; "
+                                                           "while :; do sleep 0.1; done" % marker))
+    phases = _wait_phases(cluster, ["dns-0", "dns-1", "hn-a", "hn-b", "hn-c"])
+    log = core.read_namespaced_pod_log("dns-0", "default")
+    # its own name (the kubelet's hosts entry), a selected pod's two names; not the unselected pod, no bare names
+    assert log.split("\n")[:7] == ["yes w0.svc", "yes w2.svc", "yes w2.svc.default.svc.cluster.local", "no w1.svc",
+                                   "no w2", "no dns-2", "no dns-1"], log
+    # one of hn-a/hn-b got the port of gpu-node-01, the other's bind failed; hn-c on gpu-node-02 listened
+    assert sorted([phases["hn-a"], phases["hn-b"]]) == ["Failed", "Succeeded"], phases
+    assert phases["hn-c"] == "Succeeded", phases
+    failed = "hn-a" if phases["hn-a"] == "Failed" else "hn-b"
+    assert "Address already in use" in core.read_namespaced_pod_log(failed, "default")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (os.path.exists(str(marker)) and os.path.exists(str(marker) + ".2")):
+        time.sleep(0.1)
+    # what the fake's kubelet calls when a pod is deleted with a grace period (its _stop_process)
+    started = time.monotonic()
+    handles = dict((p.name, p) for p in cluster.kubelet.pods.values())
+    cluster.kubelet.stop(handles["term"], 5)
+    cluster.kubelet.stop(handles["stubborn"], 1)
+    for name in ("term", "stubborn"):
+        handles[name].stopping.join(15)
+        assert handles[name].result is not None and all(c.ended() for c in handles[name].containers), name
+    assert marker.read_text().split() == ["up", "TERM"]
+    # SIGTERM ignored: SIGKILL after the 1 s grace period (137), well before the 5 s of the other pod would end
+    assert handles["stubborn"].result == {"main": (137, "Error")}
+    assert handles["term"].result["main"][0] == 0
+    assert time.monotonic() - started < 10
+    _wait_phases(cluster, ["dns-1", "dns-2"])
+    for pod in cluster.server.pods():
+        core.delete_namespaced_pod(pod["metadata"]["name"], "default", grace_period_seconds=0)
+    core.delete_namespaced_service("svc", "default")
+    cluster.server.settle(3)
