@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import shutil
 import sys
 import sysconfig
@@ -199,7 +200,7 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     out-of-band exchange), then each prints its side of one real run. The records equal what the SSH path's
     perftest module makes of the same captures (import mode) in every field the two modes share (status, reason,
     metrics, series, expect, and the facts both have)."""
-    log = str(tmp_path / "perftest.log")
+    log = os.path.join(cluster.kubelet.dir, "perftest.log")      # outside /tmp: the pods' /tmp is their own
     fake_perftest(str(tmp_path / "tools"), log)
     nodes = ["gpu-node-01", "gpu-node-02"]
     device = "ionic_0"                  # the device of the captures
@@ -273,7 +274,7 @@ def test_dns_stand_in_host_network_clashes_and_graceful_deletion(cluster, tmp_pa
              "print(\"listening\", flush=True); time.sleep(2)'"
     for name, node in (("hn-a", "gpu-node-01"), ("hn-b", "gpu-node-01"), ("hn-c", "gpu-node-02")):
         core.create_namespaced_pod("default", _pod(name, listen, node=node, hostNetwork=True))
-    marker = tmp_path / "signals"
+    marker = pathlib.Path(cluster.kubelet.dir) / "signals"      # outside /tmp: the pods' /tmp is their own
     core.create_namespaced_pod("default", _pod("term", "trap 'echo TERM >> %s; exit 0' TERM; echo up >> %s; "
                                                        "while :; do sleep 0.1; done" % (marker, marker)))
     core.create_namespaced_pod("default", _pod("stubborn", "trap '' TERM; echo up >> %s.2; "

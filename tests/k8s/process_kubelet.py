@@ -53,13 +53,15 @@ import threading
 import time
 
 from ansible_collections.aifabric.acceptance.tests.integration import netns
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import match_labels
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import INDEX_KEY, match_labels
 
 PREFIX = "akp"                       # every link and namespace this module creates starts with it
 TOOLS = ("ip", "unshare")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-# Runs as PID 1 of the pod's PID namespace, in its private mount and UTS namespaces, before the container's command:
+# Runs as PID 1 of the pod's PID namespace, in its private mount and UTS namespaces, before the container's command.
+# The pod gets its own /run (a tmpfs with /run/sshd) and its own /tmp (an overlay of the real one: it reads what is
+# there, what it writes stays its own, so two pods of one machine never share /tmp/aifabric-sshd).
 # $1 hostname, $2 the controller's mount namespace (refuse to mount anything in it), $3 a directory for the
 # overlays' upper layers (a tmpfs mounted here), then (source, target) pairs to bind-mount in order up to "--"
 # (a source "tmpfs:" mounts a fresh tmpfs), then the command.
@@ -70,6 +72,10 @@ if [ "$(readlink /proc/self/ns/mnt)" = "$controller_mnt" ]; then
   echo "refusing to mount: still in the controller's mount namespace" >&2; exit 1
 fi
 mount -t tmpfs -o size=16m akp-ovl "$ovl" || exit 1
+mkdir -p "$ovl/tmp-u" "$ovl/tmp-w" || exit 1
+mount -t overlay akp-tmp -o "lowerdir=/tmp,upperdir=$ovl/tmp-u,workdir=$ovl/tmp-w" /tmp || exit 1
+mount -t tmpfs -o mode=0755,size=64m,nosuid,nodev akp-run /run || exit 1
+mkdir -m 0755 /run/sshd /run/lock || exit 1
 n=0
 while [ "$1" != "--" ]; do
   src="$1"; dst="$2"; shift 2
@@ -153,10 +159,12 @@ class ProcessKubelet(object):
     ``server``: the FakeApiServer (its store gives the pods' ConfigMaps, Secrets and Services);
     ``path``: directories put first on every pod's PATH (fake tools); ``python``: what ``python3`` is in the pods;
     ``env``: variables every container gets (before its own); ``timeout_s``: every pod's deadline;
-    ``sysfs(pod, root)``: optional, writes files to lay over /sys in that pod (``root/sys/class/infiniband/...``).
+    ``sysfs(pod, root)``: optional, writes files to lay over /sys in that pod (``root/sys/class/infiniband/...``);
+    ``base_dir``: where its directory is made (not under /tmp by default: what pods write to /tmp stays theirs,
+    what they write under ``dir`` the test reads).
     """
 
-    def __init__(self, server, path=(), python=None, env=None, timeout_s=120, max_grace_s=10, base_dir=None,
+    def __init__(self, server, path=(), python=None, env=None, timeout_s=120, max_grace_s=10, base_dir="/var/tmp",
                  sysfs=None):
         self.server = server
         self.path = [str(p) for p in path]
@@ -390,8 +398,16 @@ class ProcessKubelet(object):
         env = {"PATH": ":".join(self.path + [os.path.join(self.dir, "bin"), SYSTEM_PATH]),
                "HOSTNAME": handle.hostname, "HOME": "/root", "LANG": "C.UTF-8"}
         env.update(self.env)
+        md = pod["metadata"]
         fields = {"metadata.name": handle.name, "metadata.namespace": handle.namespace,
                   "spec.nodeName": handle.node or "", "status.podIP": handle.ip}
+        for kind in ("labels", "annotations"):
+            for key, value in (md.get(kind) or {}).items():
+                fields["metadata.%s['%s']" % (kind, key)] = value
+        index = (md.get("annotations") or {}).get(INDEX_KEY)
+        if index is not None:
+            # what the Job controller adds to every container of an Indexed Job's pod (the fake's leaves it out)
+            env["JOB_COMPLETION_INDEX"] = str(index)
         for item in container.get("env") or []:
             if "value" in item:
                 env[item["name"]] = str(item["value"])
