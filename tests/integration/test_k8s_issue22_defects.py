@@ -1,0 +1,125 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Defects of issue 22 ("Kubernetes that works on a real cluster") that the fake API server's cluster semantics
+(tests/k8s/fake_apiserver.py: TTL-after-finished, activeDeadlineSeconds, PodSecurity admission with the job
+controller's FailedCreate, the log endpoint's 400 on multi-container pods, current NFD labels) now show against
+today's collection code. Each is expected to fail (strict) until issue 22 fixes it; the fix flips it to a pass,
+and then its mark goes."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("kubernetes")
+pytest.importorskip("kmock")
+
+from ansible.module_utils.testing import patch_module_args  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.k8s import fake_rdma_plugin as frp  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
+    NFD_CURRENT, fake_cluster, gpu_nodes)
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
+    Exit, patch_exits)
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan  # noqa: E402
+from ansible_collections.aifabric.acceptance.plugins.modules import k8s_device_plugin, k8s_preflight  # noqa: E402
+from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_device_plugin_lifecycle import (  # noqa: E402
+    cx4_records)
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import (  # noqa: E402
+    IMAGE, NCCL_TEXT, pod_log)
+
+NODES = ["gpu-node-01", "gpu-node-02"]
+
+
+def call(module, args):
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            module.main()
+    return exc.value
+
+
+def workload(fake, args):
+    return call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0,
+                                    "cleanup_timeout": 30, "timeout": 60}, **args))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 defect 5: the device plugin's nodeSelector "
+                   "feature.node.kubernetes.io/custom-rdma.available selects nothing on NFD >= v0.14, which publishes "
+                   "feature.node.kubernetes.io/rdma.available")
+def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, monkeypatch):
+    patch_exits(monkeypatch)
+    recs = dict((n, cx4_records(tmp_path, n)) for n in NODES)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_device_plugin as dp
+    devices = dp.devices_from_records([r for rs in recs.values() for r in rs])
+    nodes = [frp.rdma_node(n, devices.get(n, []), labels=dict(NFD_CURRENT)) for n in NODES]
+    with fake_cluster(tmp_path, nodes=nodes) as fake:
+        frp.install(fake.server)
+        res = call(k8s_device_plugin, {"kubeconfig": fake.kubeconfig, "verify_timeout": 5, "delete_timeout": 10,
+                                       "probe_records": [r for rs in recs.values() for r in rs], "nodes": NODES})
+        statuses = sorted((r["host"], r["status"]) for r in res.kwargs.get("results") or [])
+        assert statuses == [(n, "pass") for n in NODES], [r.get("reason") for r in res.kwargs.get("results") or []]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 defect 7: ttlSecondsAfterFinished (600 s) deletes a finished Job, "
+                   "its pod and its log while another node of the same step still runs; the module reads logs only "
+                   "when the whole step ends")
+def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monkeypatch):
+    patch_exits(monkeypatch)
+    log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
+    # cluster time runs 600x: the 600 s TTL passes in one wall second, the 3600 s deadline in six
+    with fake_cluster(tmp_path, clock_scale=600) as fake:
+        fake.server.script("succeed", node="gpu-node-01", log_file=log, run_ticks=2)
+        fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
+        res = workload(fake, {"kind": "nccl", "nodes": NODES, "run_id": "ttl7", "gpus": 2})
+        got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
+        assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], [r.get("reason") for r in
+                                                                         res.kwargs["results"]]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 defect 8: a pod's activeDeadlineSeconds (3600 s) does not cover "
+                   "the sum of its steps' timeouts (4 collectives x 1800 s), so the deadline kills it mid-step")
+def test_defect8_active_deadline_covers_the_steps():
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], {"image": IMAGE}, "dl8",
+                          options={"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})
+    import json
+    for obj in k8s_plan.objects_of(plan):
+        if obj["kind"] != "Job":
+            continue
+        command = obj["spec"]["template"]["spec"]["containers"][0]["command"]
+        steps = json.loads(command[command.index("--spec") + 1])["steps"]
+        assert obj["spec"]["activeDeadlineSeconds"] >= sum(s["timeout_s"] for s in steps), (
+            obj["spec"]["activeDeadlineSeconds"], [s["timeout_s"] for s in steps])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 risky item (FailedCreate): pods rejected by admission (PodSecurity "
+                   "baseline rejects IPC_LOCK) make the module wait its whole timeout and say 'no pod appeared' "
+                   "instead of failing fast with the Job's FailedCreate message")
+def test_failed_create_fails_fast_with_the_admission_message(tmp_path, monkeypatch):
+    patch_exits(monkeypatch)
+    with fake_cluster(tmp_path) as fake:
+        fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
+        res = workload(fake, {"kind": "gemm", "nodes": NODES[:1], "run_id": "psa1", "namespace": "psa",
+                              "timeout": 4})
+        (record,) = res.kwargs["results"]
+        assert record["status"] == "error"
+        assert "violates PodSecurity" in record["reason"], record["reason"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 risky item (preflight logs): the NVIDIA device plugin's log is read "
+                   "without a container name; a real API answers 400 on the Helm chart's two-container pod")
+def test_preflight_reads_the_plugin_log_of_a_multi_container_pod(tmp_path, monkeypatch):
+    from kubernetes import client
+    patch_exits(monkeypatch)
+    with fake_cluster(tmp_path, nodes=gpu_nodes(1)) as fake:
+        fake.server.script("hang", pod="nvidia-device-plugin-daemonset-*", log="Starting Plugins.\n")
+        client.CoreV1Api(fake.api).create_namespaced_pod("kube-system", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "nvidia-device-plugin-daemonset-01", "labels": {"name": "nvidia-device-plugin-ds"}},
+            "spec": {"nodeName": "gpu-node-01", "containers": [
+                {"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"},
+                {"name": "config-manager", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}})
+        fake.server.settle(5)
+        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "nodes": ["gpu-node-01"], "expect_gpus": 8})
+    (plugin,) = [r for r in res.kwargs["results"] if r["check"] == "k8s.nvidia_device_plugin"]
+    assert "a container name must be specified" not in (plugin.get("reason") or ""), plugin
+    assert plugin["status"] == "pass", plugin
