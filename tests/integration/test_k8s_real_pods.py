@@ -310,3 +310,65 @@ def test_dns_stand_in_host_network_clashes_and_graceful_deletion(cluster, tmp_pa
         core.delete_namespaced_pod(pod["metadata"]["name"], "default", grace_period_seconds=0)
     core.delete_namespaced_service("svc", "default")
     cluster.server.settle(3)
+
+
+# --------------------------------------------------------------------------- nccl across nodes: Indexed Job + sshd + MPI
+
+NCCL_CAPTURE = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures", "nccl_tests",
+                            "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
+
+
+@pytest.mark.parametrize("keep_fqdn", [
+    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 22 defect 1: ORTE strips the -H host names at the first '.', so mpirun runs "
+        "'ssh aif-rp-mn-mn-1', a bare pod name no cluster DNS resolves"))),
+    True,
+], ids=["as-shipped", "orte_keep_fqdn_hostnames"])
+def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypatch, tmp_path, keep_fqdn):
+    """kind nccl_multinode, launcher indexed, 2 nodes x 2 GPUs: the Job's pods (hostnames <job>-<index>, the
+    headless Service as subdomain) run the entry program; index 0 waits until index 1's sshd (real OpenSSH, the
+    run's key pair from the Secret mounted at /etc/aifabric-ssh) answers on its DNS name, then runs real Open MPI
+    mpirun, which starts orted in the other pod over that ssh; the fake all_reduce_perf runs as the 4 ranks (2 per
+    pod) and rank 0 prints the real 2x H200 capture. The record equals what the SSH path's nccl_test module makes
+    of that capture (import mode) in every field the two share, less the launch's shape (2 nodes here, one node
+    in the capture, and the one-node profile's expectations that follow from it).
+
+    As shipped, it fails the way it would on a real cluster (issue 22, defect 1); with
+    OMPI_MCA_orte_keep_fqdn_hostnames=true in the pods' environment (what mpi-operator sets) it runs through."""
+    from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
+    if not (shutil.which("mpirun") and shutil.which("sshd") and shutil.which("ssh")):
+        pytest.skip("needs mpirun (Open MPI), sshd and ssh")
+    bindir = str(tmp_path / "nccl-bin")
+    os.makedirs(bindir)
+    fake_perf.install(bindir, ["all_reduce_perf"])
+    ranks_log = os.path.join(cluster.kubelet.dir, "ranks.log")      # outside /tmp: the pods' /tmp is their own
+    cluster.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
+    if keep_fqdn:
+        cluster.kubelet.env["OMPI_MCA_orte_keep_fqdn_hostnames"] = "true"
+    nodes = ["gpu-node-01", "gpu-node-02"]
+    res = run_module(cluster, monkeypatch, {
+        "kind": "nccl_multinode", "nodes": nodes, "run_id": "rp-mn", "gpus": 2, "launcher": "indexed",
+        "timeout": 240, "nccl": {"binary_dir": bindir, "collectives": ["all_reduce"],
+                                 "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert [(r["check"], r["status"]) for r in records] == [("nccl.all_reduce", "pass")], \
+        (records[0].get("reason"), (records[0].get("raw") or "")[-2000:])
+    with open(ranks_log) as handle:
+        ranks = [json.loads(line) for line in handle if line.strip()]
+    assert sorted(r["rank"] for r in ranks) == [0, 1, 2, 3]
+    assert sorted(set(r["hostname"] for r in ranks)) == ["aif-rp-mn-mn-0", "aif-rp-mn-mn-1"], ranks
+    (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "nccl_test", {"from_output": NCCL_CAPTURE})
+    mine = records[0]
+    assert mine["metrics"].get("busbw_gbps") or mine["metrics"], mine
+    # the launch's shape legitimately differs: this run spans 2 nodes, the capture is of one 2-GPU node (so the
+    # import also gets that node's profile expectations, which a 2-node launch does not take)
+    shared_facts = sorted((set(mine["facts"]) & set(ssh["facts"])) - {"nodes", "shape"})
+    assert shared_facts
+    compared = [k for k in IMPORT_COMPARED if k != "expect"]
+    diffs = field_diffs(dict(dict((k, mine.get(k)) for k in compared),
+                             facts=dict((k, mine["facts"][k]) for k in shared_facts)),
+                        dict(dict((k, ssh.get(k)) for k in compared),
+                             facts=dict((k, ssh["facts"][k]) for k in shared_facts)))
+    assert diffs == {}
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-mn") == []

@@ -376,8 +376,8 @@ class ProcessKubelet(object):
                 if obj is None:
                     raise KubeletError("pod %s: %s %s not found (FailedMount)" % (
                         handle.name, plural, ref.get("name") or ref.get("secretName")))
-                data = dict((k, v.encode()) for k, v in (obj.get("data") or {}).items()) if plural == "configmaps" \
-                    else dict((k, base64.b64decode(v)) for k, v in (obj.get("data") or {}).items())
+                data = _volume_data(plural, obj)
+                os.makedirs(target, exist_ok=True)
                 items = ref.get("items") or [{"key": k, "path": k} for k in sorted(data)]
                 for item in items:
                     path = os.path.join(target, item["path"])
@@ -527,6 +527,17 @@ class ProcessKubelet(object):
                                  for c in handle.containers)
         if handle.ns and not handle.host_network:
             self._delete_netns(handle.ns)
+
+
+def _volume_data(plural, obj):
+    """{key: bytes} of a ConfigMap or Secret (a Secret's stringData too: the API server merges it into data)."""
+    if plural == "configmaps":
+        out = dict((k, v.encode()) for k, v in (obj.get("data") or {}).items())
+        out.update((k, base64.b64decode(v)) for k, v in (obj.get("binaryData") or {}).items())
+        return out
+    out = dict((k, base64.b64decode(v)) for k, v in (obj.get("data") or {}).items())
+    out.update((k, v.encode()) for k, v in (obj.get("stringData") or {}).items())
+    return out
 
 
 def fake_tool(directory, name, table, python=None):
