@@ -13,8 +13,26 @@ Kubernetes path is tested against this: kmock 0.8's in-memory ``KubernetesEmulat
   AND watches; watches honour ``timeoutSeconds`` (kmock's hang until the client gives up);
 - ``FakeApiServer.expire_next_watches(n)``: the next n watches that resume from a
   resourceVersion get a ``410 Gone`` ERROR event, as an etcd compaction would;
-- pod logs as ``text/plain`` (``limitBytes``, ``tailLines``), 400 while the container
-  has not started, as the kubelet answers.
+- pod logs as ``text/plain`` (``limitBytes``, ``tailLines``), answered as the API server
+  (pkg/registry/core/pod/strategy.go ``LogLocation``) and the kubelet (pkg/kubelet/kubelet_pods.go
+  ``validateContainerLogStatus``) do: 400 "a container name must be specified for pod P, choose one of:
+  [a b]" without ``container`` on a multi-container pod, 400 for an unknown container, 400 while the
+  container waits to start, ``previous=true`` the last terminated instance's log or 400 "previous
+  terminated container "C" in pod "P" not found", 404 once the pod is gone;
+- **DELETE propagation** (pkg/controller/garbagecollector): ``Background`` (the GC removes dependents
+  after the owner), ``Foreground`` (the owner gets the ``foregroundDeletion`` finalizer and a
+  deletionTimestamp, its dependents go first, then it), ``Orphan`` (dependents lose the ownerReference);
+  the default is Orphan for batch/v1 Jobs (pkg/registry/batch/job/strategy.go), Background otherwise;
+- **admission** of pods (API creates and the controllers' own): PodSecurity (pod-security-admission's
+  policy checks) at the ``pod-security.kubernetes.io/enforce`` level of the namespace's labels
+  (``FakeApiServer.namespace(name, labels)``): ``baseline`` refuses host namespaces, privileged, added
+  non-default capabilities (IPC_LOCK), hostPath volumes and hostPorts, ``restricted`` also
+  allowPrivilegeEscalation, capabilities not dropped, runAsNonRoot, seccompProfile - 403 'pods "P" is
+  forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), ...'; then
+  ResourceQuota (``FakeApiServer.quota(ns, hard)``): a quota on cpu/memory refuses pods whose containers do
+  not request them - 403 'failed quota: Q: must specify requests.cpu for: main; ...'
+  (pkg/quota/v1/evaluator/core/pods.go). A controller whose pod is refused records a ``FailedCreate``
+  Warning event "Error creating: <message>" on its owner (pkg/controller/controller_utils.go), once.
 
 ``Controller`` (runs in the server's event loop, one tick every ``tick_s``) plays the
 cluster's moving parts for the objects the code under test creates:
@@ -24,8 +42,15 @@ cluster's moving parts for the objects the code under test creates:
   annotation ``batch.kubernetes.io/job-completion-index``, hostname ``<job>-<index>``,
   the template's subdomain), labelled ``job-name``/``controller-uid`` and owned by the Job;
   counts succeeded/failed, replaces failed pods up to ``backoffLimit``, sets the
-  ``Complete`` / ``Failed`` (BackoffLimitExceeded, DeadlineExceeded) conditions; deleting a
-  Job garbage-collects its pods (ownerReferences), as the GC does for Background propagation;
+  ``Complete`` / ``Failed`` (BackoffLimitExceeded, DeadlineExceeded) conditions;
+  ``activeDeadlineSeconds`` passed: the active pods are deleted (pkg/controller/job ``deleteActivePods``:
+  with ``pod_grace_ticks`` they terminate first, SIGTERM-style) and the Job fails with DeadlineExceeded;
+  a Job being deleted (Foreground) gets no new pods;
+- **TTL-after-finished controller** (pkg/controller/ttlafterfinished): a finished Job with
+  ``ttlSecondsAfterFinished`` is deleted with Foreground propagation that many seconds after it finished -
+  its pods and their logs with it (MPIJob ``runPolicy.ttlSecondsAfterFinished`` and Volcano's
+  ``spec.ttlSecondsAfterFinished`` the same way). Seconds are **cluster seconds**: wall seconds times
+  ``clock_scale`` plus what ``FakeApiServer.advance_clock(s)`` added (deadlines use the same clock);
 - **scheduler**: binds a pod to a node that passes ``nodeName``, ``nodeSelector``, required
   node affinity (``In``/``NotIn``/``Exists`` on node labels such as ``kubernetes.io/hostname``,
   and ``matchFields`` on ``metadata.name``),
@@ -40,8 +65,19 @@ cluster's moving parts for the objects the code under test creates:
   matching ``Behaviour`` (by node, job, pod name prefix): ``succeed`` (exit 0),
   ``fail`` (exit code), ``oom`` (OOMKilled, exit 137), ``image_pull``
   (ErrImagePull → ImagePullBackOff, never starts), ``crash_loop`` (restartPolicy
-  OnFailure/Always: CrashLoopBackOff), ``hang`` (Running forever); logs are the bytes of a
-  real captured output file (``log_file``) or given text.
+  OnFailure/Always: CrashLoopBackOff, its log also the ``previous`` one), ``hang`` (Running forever),
+  ``container_creating`` (waiting ContainerCreating forever with one ``reason`` Warning event:
+  FailedMount, FailedCreatePodSandBox for CNI or RuntimeClass), ``image_pull_transient``
+  (ErrImagePull/ImagePullBackOff for ``pull_ticks`` ticks, then runs and succeeds), ``evicted``
+  (phase Failed, reason Evicted, the kubelet's message and event), ``process`` (real processes,
+  tests/k8s/process_kubelet.py); logs are the bytes of a real captured output file (``log_file``) or
+  given text;
+- **node status**: with ``node_status_delay_ticks=N`` an allocatable change a device plugin hook
+  publishes reaches the Node (and the scheduler) N ticks later, as the kubelet's periodic node-status
+  update lags the plugin's registration; ``gpu_nodes()`` carries the labels current node-feature-discovery
+  publishes for an RDMA HCA (``NFD_CURRENT``: ``rdma.capable``, ``rdma.available``, ``pci-15b3.present``
+  with network-operator's ``deviceLabelFields: [vendor]``), ``nfd="legacy"`` the ``custom-rdma.*`` labels
+  of NFD < v0.14, ``nfd=None`` none.
 
 - **operators**, when the server is started with ``operators=("mpi", "volcano")`` (their CRDs are
   then served and discovered): an MPIJob ``kubeflow.org/v2beta1`` gets its headless Service,
