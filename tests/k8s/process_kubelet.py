@@ -448,8 +448,8 @@ class ProcessKubelet(object):
         lines = ["# Kubernetes-managed hosts file (process kubelet of the fake cluster).",
                  "127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
         if handle.subdomain and not handle.host_network:
-            lines.append("%s\t%s.%s.%s.svc.cluster.local\t%s" % (handle.ip, handle.hostname, handle.subdomain,
-                                                              handle.namespace, handle.hostname))
+            fqdn = "%s.%s.%s.svc.cluster.local" % (handle.hostname, handle.subdomain, handle.namespace)
+            lines.append("%s\t%s\t%s" % (handle.ip, fqdn, handle.hostname))
         else:
             lines.append("%s\t%s" % (handle.ip, handle.hostname))
         lines.extend(entries)
