@@ -69,7 +69,7 @@ def job_pods(fake, name):
 
 
 def job_status(fake, name):
-    return client.BatchV1Api(fake.api).read_namespaced_job(name, NS).status
+    return client.BatchV1Api(fake.api).read_namespaced_job(name, NS).status or client.V1JobStatus()
 
 
 def api_error(call):
