@@ -33,6 +33,7 @@ from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet  #
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
     Exit, patch_exits)
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path  # noqa: E402
 
 WHY_NOT = process_kubelet.missing_prerequisites()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
@@ -45,8 +46,6 @@ IMAGE = "registry.example.com/acceptance/tools:1"
 VOLATILE = ("started", "duration_s", "params", "host", "peer")
 # live readings of this machine (not captures): they change between two reads
 LIVE = {"env.memory": ("mem_available_bytes",)}
-# collections root (the directory holding ansible_collections/): the SSH path's module imports from it
-COLLECTIONS = os.path.dirname(os.path.dirname(os.path.dirname(ROOT)))
 
 
 def h200_nvidia_smi(directory):
@@ -107,9 +106,11 @@ def ssh_path_module(kubelet, node, module, args):
     with open(args_file, "w") as handle:
         json.dump({"ANSIBLE_MODULE_ARGS": args}, handle)
     # "python3" as the pods start it (the same interpreter path: the env probe records it), with Ansible importable
+    if not collections_path():
+        pytest.skip("the collection is not importable as ansible_collections.aifabric.acceptance from a path")
     code, out = run_in_sandbox(kubelet, node, "ssh-" + module.replace("_", "-"), [
         "python3", "-m", "ansible_collections.aifabric.acceptance.plugins.modules." + module, args_file],
-        env={"PYTHONPATH": COLLECTIONS + os.pathsep + sysconfig.get_paths()["purelib"]})
+        env={"PYTHONPATH": collections_path() + os.pathsep + sysconfig.get_paths()["purelib"]})
     assert code == 0, out[-3000:]
     return json.loads(out[out.index("{"):])["results"]
 
