@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import sysconfig
 import time
@@ -373,3 +374,33 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
                              facts=dict((k, ssh["facts"][k]) for k in shared_facts)))
     assert diffs == {}
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-mn") == []
+
+
+def test_what_a_dead_test_process_left_is_reaped(tmp_path):
+    """A kubelet whose test process died (its state file names a dead owner): the next kubelet's up() removes its
+    pods' processes, network namespaces, bridge and directory; a live owner's things are left alone."""
+    with fake_cluster(tmp_path) as fake:
+        base = str(tmp_path / "base")
+        os.makedirs(base)
+        stale = process_kubelet.ProcessKubelet(fake.server, base_dir=base).up()
+        live = process_kubelet.ProcessKubelet(fake.server, base_dir=base).up()
+        try:
+            handle = stale.start({"metadata": {"uid": str(uuid.uuid4()), "namespace": "x", "name": "orphan"},
+                                  "spec": {"nodeName": "gpu-node-01", "containers": [
+                                      {"name": "main", "command": ["sleep", "300"]}]}})
+            ns = handle.ns
+            dead = subprocess.Popen(["true"])
+            dead.wait()
+            state_path = os.path.join(stale.dir, process_kubelet.STATE_FILE)
+            with open(state_path) as fh:
+                state = json.load(fh)
+            state["owner_pid"] = dead.pid
+            with open(state_path, "w") as fh:
+                json.dump(state, fh)
+            assert process_kubelet.reap_stale(base) == [stale.tag]
+            assert handle.containers[0].proc.wait(10) is not None
+            assert ns not in process_kubelet.netns._netns_names()
+            assert not os.path.exists("/sys/class/net/%s" % stale.bridge) and not os.path.exists(stale.dir)
+            assert os.path.exists("/sys/class/net/%s" % live.bridge) and os.path.isdir(live.dir)
+        finally:
+            assert stale.down() == [] and live.down() == []

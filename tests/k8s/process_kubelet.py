@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import json
 import os
 import secrets
 import shutil
@@ -55,7 +56,8 @@ import time
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import INDEX_KEY, match_labels
 
-PREFIX = "akp"                       # every link and namespace this module creates starts with it
+PREFIX = "akp"                       # every link, namespace and directory this module creates starts with it
+STATE_FILE = "kubelet.json"
 TOOLS = ("ip", "unshare")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -202,7 +204,9 @@ class ProcessKubelet(object):
         why = missing_prerequisites()
         if why:
             raise KubeletError(why)
+        reap_stale(os.path.dirname(self.dir))
         try:
+            self._write_state()
             self.net = ipaddress.ip_network(netns._free_subnet())
             self.gateway = str(self.net.network_address + 1)
             self._ip("link", "add", self.bridge, "type", "bridge")
@@ -245,6 +249,15 @@ class ProcessKubelet(object):
             shutil.rmtree(self.dir, ignore_errors=True)
         return problems
 
+    def _write_state(self):
+        """What a later run's reap_stale() needs to remove this kubelet's things if its process dies first."""
+        state = {"owner_pid": os.getpid(), "owner_start": netns._start_time(os.getpid()), "tag": self.tag,
+                 "bridge": self.bridge, "namespaces": list(self.namespaces)}
+        tmp = os.path.join(self.dir, STATE_FILE + ".tmp")
+        with open(tmp, "w") as handle:
+            json.dump(state, handle)
+        os.replace(tmp, os.path.join(self.dir, STATE_FILE))
+
     def _ip(self, *args):
         return netns._run([self.ip_tool] + list(args))
 
@@ -257,6 +270,7 @@ class ProcessKubelet(object):
         veth, peer = "%sv%d" % (self.tag, n), "%sp%d" % (self.tag, n)
         self._ip("netns", "add", name)
         self.namespaces.append(name)
+        self._write_state()
         self._ip("link", "add", veth, "type", "veth", "peer", "name", peer)
         self._ip("link", "set", peer, "netns", name)
         self._ip("-n", name, "link", "set", peer, "name", "eth0")
@@ -287,11 +301,16 @@ class ProcessKubelet(object):
 
     # --- the store (called in the fake server's loop thread: its dict is read directly, no await)
     def _stored(self, plural, namespace):
-        out = []
-        for (res, ns, _name), obj in list(self.server.emu._objects.items()):
-            if res.plural == plural and res.group == "" and ns == namespace and not obj.deleted:
-                out.append(obj.raw)
-        return out
+        for _attempt in range(5):
+            try:     # read from the server's loop thread, or (a sandbox run) from the test's while the loop writes
+                items = list(self.server.emu._objects.items())
+                break
+            except RuntimeError:
+                time.sleep(0.01)
+        else:
+            items = []
+        return [obj.raw for (res, ns, _name), obj in items
+                if res.plural == plural and res.group == "" and ns == namespace and not obj.deleted]
 
     def _stored_one(self, plural, namespace, name):
         for raw in self._stored(plural, namespace):
@@ -529,6 +548,37 @@ class ProcessKubelet(object):
             self._delete_netns(handle.ns)
 
 
+def reap_stale(base_dir):
+    """Remove what process kubelets whose process died left in ``base_dir``: the processes in their network
+    namespaces (only ever pods they started), the namespaces, the bridge, the directory. Returns their tags."""
+    removed = []
+    for entry in sorted(os.listdir(base_dir)):
+        path = os.path.join(base_dir, entry, STATE_FILE)
+        if not entry.startswith(PREFIX) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as handle:
+                state = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        owner = state.get("owner_pid")
+        if owner and netns._alive(owner) and netns._start_time(owner) == state.get("owner_start"):
+            continue
+        ip = netns.find_tool("ip")
+        existing = netns._netns_names()
+        for name in state.get("namespaces") or []:
+            ns_id = netns._netns_id(os.path.join(netns.RUN_NETNS, name))
+            if ns_id is not None:
+                netns.kill_pids(netns.procs_in_netns([ns_id]), grace_s=2, first_signal=signal.SIGKILL)
+            if name in existing:
+                netns._run([ip, "netns", "del", name], check=False)
+        if state.get("bridge") and os.path.exists("/sys/class/net/%s" % state["bridge"]):
+            netns._run([ip, "link", "del", state["bridge"]], check=False)
+        shutil.rmtree(os.path.join(base_dir, entry), ignore_errors=True)
+        removed.append(state.get("tag"))
+    return removed
+
+
 def _volume_data(plural, obj):
     """{key: bytes} of a ConfigMap or Secret (a Secret's stringData too: the API server merges it into data)."""
     if plural == "configmaps":
@@ -544,7 +594,6 @@ def fake_tool(directory, name, table, python=None):
     """Write a fake ``name`` into ``directory`` that replays real captures: ``table`` is a list of
     ``(args, capture file, exit code)``; the first entry whose ``args`` all appear in the tool's arguments answers
     (the file's bytes on stdout, then that exit code); no entry: "<name>: unrecognized arguments", exit 2."""
-    import json
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name)
     script = ("#!%s -S\nimport sys\nTABLE = %s\nargs = sys.argv[1:]\n"
