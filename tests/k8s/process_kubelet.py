@@ -25,6 +25,10 @@ and its kubelet starts it, every container's ``command + args`` runs here as rea
   (``<namespace>.svc.cluster.local``) makes of it on a real cluster; /etc/resolv.conf carries that search path
   and a nameserver nobody answers on.
 
+Every pod also gets its own /run (a tmpfs with /run/sshd) and /tmp (an overlay of the machine's: it reads what is
+there, what it writes stays its own). For an Indexed Job's pod it sets JOB_COMPLETION_INDEX, as the Job controller
+does. A state file per kubelet lets the next one's ``up()`` remove what a killed test process left (``reap_stale``).
+
 Logs: each container's stdout and stderr go to one file (what ``kubectl logs`` shows), read at every tick.
 Stop (the pod deleted): SIGTERM to the container's PID 1, the grace period (capped at ``max_grace_s``), SIGKILL
 (which ends its whole PID namespace), in a background thread so the fake server's loop never blocks. Every pod
@@ -328,8 +332,9 @@ class ProcessKubelet(object):
         handle = Pod(md["uid"], md["namespace"], md["name"], node, hostname, spec.get("subdomain"),
                      dict(md.get("labels") or {}), directory, host_network)
         with self.lock:
-            if self.closed:
-                raise KubeletError("the process kubelet is down: pod %s not started" % md["name"])
+            if self.closed:         # the kubelet went down before the server: the pod fails without running
+                handle.deadline = time.monotonic()
+                return handle
             self.pods[handle.uid] = handle
         os.makedirs(os.path.join(directory, "etc"))
         os.makedirs(os.path.join(directory, "ovl"))
