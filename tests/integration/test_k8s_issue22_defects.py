@@ -72,8 +72,8 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
         fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
         res = workload(fake, {"kind": "nccl", "nodes": NODES, "run_id": "ttl7", "gpus": 2})
         got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
-        assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], [r.get("reason") for r in
-                                                                         res.kwargs["results"]]
+        reasons = [r.get("reason") for r in res.kwargs["results"]]
+        assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
 
 
 @pytest.mark.xfail(strict=True, reason="issue 22 defect 8: a pod's activeDeadlineSeconds (3600 s) does not cover "

@@ -666,8 +666,9 @@ class Controller(object):
         for key, obj in self._all(JOBS):
             job = obj.raw
             md, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
-            if md.get("deletionTimestamp") or any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                                                   for c in status.get("conditions") or []):
+            finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                           for c in status.get("conditions") or [])
+            if md.get("deletionTimestamp") or finished:
                 continue
             mine = by_owner.get(md["uid"], [])
             # pods deleted by someone else count as failed (their state is gone)
@@ -741,8 +742,8 @@ class Controller(object):
                  lambda o: any(c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
                                for c in (o.get("status") or {}).get("conditions") or [])),
                 (VCJOBS, lambda o: (o.get("spec") or {}).get("ttlSecondsAfterFinished"),
-                 lambda o: ((o.get("status") or {}).get("state") or {}).get("phase") in ("Completed", "Aborted",
-                                                                                        "Failed"))):
+                 lambda o: (((o.get("status") or {}).get("state") or {}).get("phase")
+                            in ("Completed", "Aborted", "Failed")))):
             for key, obj in self._all(resource):
                 raw = obj.raw
                 ttl = ttl_of(raw)
@@ -1116,7 +1117,6 @@ class Controller(object):
                                      % names[0], "Warning", "kernel-monitor")
                 st["stage"] = "done"
 
-
     async def _kubelet_outcome(self, key, pod, st, names, image):
         """The kubelet outcomes of ``container_creating``, ``image_pull_transient`` and ``evicted``; True when
         this tick's work for the pod is done here."""
@@ -1253,8 +1253,8 @@ def _pod_security(pod, level):
                 n, ", ".join('"%s"' % x for x in a)) for n, a in caps))
     host_paths = [v["name"] for v in spec.get("volumes") or [] if v.get("hostPath")]
     if host_paths:
-        out.append("hostPath volumes (%s %s)" % ("volume" if len(host_paths) == 1 else "volumes",
-                                                  ", ".join('"%s"' % v for v in host_paths)))
+        noun = "volume" if len(host_paths) == 1 else "volumes"
+        out.append("hostPath volumes (%s %s)" % (noun, ", ".join('"%s"' % v for v in host_paths)))
     ports = [(c["name"], p["hostPort"]) for c in containers for p in c.get("ports") or [] if p.get("hostPort")]
     if ports:
         out.append("hostPort (%s)" % "; ".join('container "%s" uses hostPort %s' % cp for cp in ports))
