@@ -20,22 +20,9 @@ for c in all_reduce all_gather; do
   timeout 300 "$NCCL_TESTS/${c}_perf" -b 8 -e 1G -f 2 -g "$NGPU" > "$OUTDIR/bare_${c}.txt" 2>&1
   echo "bare $c rc=$?" | tee -a "$OUTDIR/timeline.txt"
 done
-"$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$ROOT"/.whl/*.whl \
-  > "$OUTDIR/pip.txt" 2>&1
-export PYTHONPATH=/tmp/site ANSIBLE_COLLECTIONS_PATH=/tmp/acol ANSIBLE_CONFIG=$ROOT/ansible.cfg
-mkdir -p /tmp/acol/ansible_collections/aifabric
-ln -sfn "$ROOT" /tmp/acol/ansible_collections/aifabric/acceptance
-cat > /tmp/acceptance-inventory.yml <<INV
-all:
-  children:
-    gpu_nodes:
-      hosts:
-        localhost:
-          ansible_connection: local
-          ansible_python_interpreter: $PY
-          acceptance_expect:
-            expect_gpu_count: $NGPU
-INV
+. "$ROOT/tests/hardware/lib.sh"
+ansible_from_wheels "$ROOT" "$PY" "$ROOT/.whl" "$OUTDIR/pip.txt" || exit 1
+localhost_inventory /tmp/acceptance-inventory.yml "$PY" "$NGPU"
 t0=$(date +%s)
 AIFABRIC_REPORT_DIR=$OUTDIR/reports timeout 900 "$PY" /tmp/site/bin/ansible-playbook -i /tmp/acceptance-inventory.yml \
   "$ROOT/playbooks/acceptance.yml" -e "{\"gpu_python\": \"$PY\", \"gpu_env\": {\"NCCL_NVLS_ENABLE\": \"0\"},

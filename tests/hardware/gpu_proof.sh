@@ -50,19 +50,12 @@ t1=$(stamp)
 log "probe mpirun rc=$rc wall_s=$(awk "BEGIN{print $t1 - $t0}")"
 
 log "ansible"
-"$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$ROOT"/.whl/*.whl > "$W/pip.txt" 2>&1
-export PYTHONPATH=/tmp/site ANSIBLE_COLLECTIONS_PATH=/tmp/at ANSIBLE_CONFIG=$ROOT/ansible.cfg
+. "$ROOT/tests/hardware/lib.sh"
+ansible_from_wheels "$ROOT" "$PY" "$ROOT/.whl" "$W/pip.txt" || exit 1
+export ANSIBLE_COLLECTIONS_PATH=/tmp/at
 mkdir -p /tmp/at/ansible_collections/aifabric
 ln -sfn "$ROOT" /tmp/at/ansible_collections/aifabric/acceptance
-cat > "$W/inventory.yml" <<INV
-all:
-  children:
-    gpu_nodes:
-      hosts:
-        localhost:
-          ansible_connection: local
-          ansible_python_interpreter: $PY
-INV
+localhost_inventory "$W/inventory.yml" "$PY"
 adhoc() {  # name, module, args
   local t0 t1
   t0=$(stamp)

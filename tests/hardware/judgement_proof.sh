@@ -26,24 +26,9 @@ WORK=/tmp/judgement-work
 mkdir -p "$OUTDIR" "$WORK"
 NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 echo "gpus: $NGPU" | tee -a "$OUTDIR/timeline.txt"
-if [ ! -x /tmp/site/bin/ansible-playbook ]; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$WHL"/*.whl \
-    > "$WORK/pip.txt" 2>&1 || { echo "pip install of $WHL failed"; tail -5 "$WORK/pip.txt"; exit 1; }
-fi
-export PYTHONPATH=/tmp/site ANSIBLE_COLLECTIONS_PATH=/tmp/acol ANSIBLE_CONFIG=$ROOT/ansible.cfg
-mkdir -p /tmp/acol/ansible_collections/aifabric
-ln -sfn "$ROOT" /tmp/acol/ansible_collections/aifabric/acceptance
-cat > "$WORK/inventory.yml" <<INV
-all:
-  children:
-    gpu_nodes:
-      hosts:
-        localhost:
-          ansible_connection: local
-          ansible_python_interpreter: $PY
-          acceptance_expect:
-            expect_gpu_count: $NGPU
-INV
+. "$ROOT/tests/hardware/lib.sh"
+ansible_from_wheels "$ROOT" "$PY" "$WHL" "$WORK/pip.txt" || exit 1
+localhost_inventory "$WORK/inventory.yml" "$PY" "$NGPU"
 
 load_last_gpu() {   # a bf16 matmul loop on the last GPU until killed (at most 15 minutes)
   "$PY" - "$((NGPU - 1))" <<'EOF' &
