@@ -345,6 +345,9 @@ class CallbackModule(CallbackBase):
             hosts = list(magic.get("ansible_play_hosts_all") or [])
             self.inventory_host_count = len((magic.get("groups") or {}).get("all") or [])
         self.play_hosts = list(hosts)
+        known = {"playbooks": list(self.playbooks), "inventory_host_count": self.inventory_host_count}
+        if any(self.collector.run.get(k) != v for k, v in known.items()):
+            self.collector.update_run(**known)
         self.collector.target(hosts)
 
     def _batch(self, play, inventory):

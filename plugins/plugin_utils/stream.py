@@ -197,6 +197,11 @@ class Collector:
         if self._lines is not None:
             self._lines = []
 
+    def update_run(self, **fields):
+        """Add run metadata learnt as the run goes (its playbooks, the inventory's size), through the stream when open:
+        a report published by the run_summary step (acceptance_fail_on) has the metadata the callback's would."""
+        self._apply({"e": "run", "run": plain(fields)})
+
     def set_config(self, **config):
         """Add analysis config (e.g. required_checks) to the run, through the stream when open."""
         self._apply({"e": "config", "config": plain(config)})

@@ -45,6 +45,10 @@ def test_a_failing_host_fails_the_run_after_its_report_is_written(env, tmp_path)
     assert {h["host"]: h["status"] for h in data["summary"]["hosts"]} == {"node1": "pass", "node2": "fail"}
     assert not [r for r in data["records"] if r["check"] == "env.task"], "the failing step is no host's error"
     assert data["run"]["published_by"] == "run_summary"
+    # the metadata the callback's own report would have
+    assert [os.path.basename(p) for p in data["run"]["playbooks"]] == ["fail_on.yml"]
+    assert data["run"]["inventory_host_count"] == 5
+    assert data["run"]["hosts_targeted"] == ["node1", "node2"]
     with sqlite3.connect(os.path.join(str(tmp_path), "history.sqlite")) as db:
         assert db.execute("select count(*) from runs").fetchone()[0] == 1
     assert "the report was written by the run_summary step" in proc.stdout
