@@ -202,7 +202,7 @@ _FINDING_KINDS = {
     "drift": (lambda ev: ev.get("status") or "warn", _drift_text),
     "fleet_outlier": ("warn", _outlier_text),
     "required_not_run": ("fail", _evidence_text),
-    "hardware": ("fail", _hardware_text),
+    "hardware": (lambda ev: ev.get("status") or "fail", _hardware_text),
     "peers": (lambda ev: ev.get("status") or "fail", _peers_text),
 }
 _OTHER_KIND = ("warn", _evidence_text)

@@ -28,12 +28,24 @@ def test_every_variable_of_the_shipped_inventories_is_read():
     for path in glob.glob(os.path.join(ROOT, "inventories", "**", "*.yml"), recursive=True):
         with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh) or {}
-        names = set(data) if "group_vars" in path or "host_vars" in path else set()
-        for group in (data.values() if "hosts" in os.path.basename(path) else []):
-            for host_vars in ((group or {}).get("hosts") or {}).values():
-                names.update(host_vars or {})
-            names.update((group or {}).get("vars") or {})
+        names = set(data) if "group_vars" in path or "host_vars" in path else _inventory_names(data)
+        if path.endswith(os.path.join("localhost", "hosts.yml")):    # the walk reaches host variables
+            assert {"ansible_connection", "ansible_python_interpreter"} <= names, names
         assert inventory_vars.unread({path: names}, KNOWN) == {}, path
+
+
+def _inventory_names(group):
+    """The variable names a YAML inventory sets, through its children, hosts and vars at any depth."""
+    names = set()
+    for name, sub in (group or {}).items():
+        if name == "vars":
+            names.update(sub or {})
+        elif name == "hosts":
+            for host_vars in (sub or {}).values():
+                names.update(host_vars or {})
+        elif isinstance(sub, dict):
+            names.update(_inventory_names(sub))
+    return names
 
 
 def test_unread_names_come_with_the_close_names_that_are_read():

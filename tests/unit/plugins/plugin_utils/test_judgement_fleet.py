@@ -171,3 +171,25 @@ def test_every_judged_headline_figure_names_its_judges():
     assert judged[("gpu.gemm_bf16", "1")] == ["peers", "profile"]
     assert judged[("nccl.all_reduce", "None")] == ["hardware"]
     assert len(judged) == 12
+
+
+def _pcie_only(records):
+    """The node's GPUs without NVLink figures (a PCIe-only node): the probe reports PCIe gen5 x16 only."""
+    for rec in records:
+        if rec["check"] == "gpu.device":
+            for key in ("nvlink_link_count", "nvlink_active_link_count", "nvlink_link_speed_min_gbyte_s"):
+                rec["metrics"].pop(key, None)
+    return records
+
+
+def test_pcie_only_nodes_below_their_pcie_floor_warn_and_never_fail():
+    """The PCIe efficiency comes from NVLink GPUs with P2P off (NOP2P), not from a PCIe-only node: below its floor
+    a PCIe node warns; above it (the NOP2P run itself, through host memory) it passes."""
+    slow = _scale_collectives(_pcie_only(_as_host(NOP2P, "pcie-slow")), 0.5)
+    ok = _pcie_only(_as_host(NOP2P, "pcie-ok"))
+    hosts, done, findings = _verdicts(slow + ok + _as_host(HEALTHY, "nvlink"))
+    assert hosts == {"pcie-slow": "warn", "pcie-ok": "pass", "nvlink": "pass"}
+    judged = {r["host"]: r for r in done if r["check"] == "nccl.all_reduce.hardware"}
+    assert judged["pcie-ok"]["status"] == "pass" and judged["pcie-slow"]["status"] == "warn"
+    assert "PCIe gen5 x16 = 63 GB/s" in judged["pcie-slow"]["reason"] and "warn only" in judged["pcie-slow"]["reason"]
+    assert {f["hosts"][0] for f in findings if f["kind"] == "hardware"} == {"pcie-slow"}
