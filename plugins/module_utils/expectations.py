@@ -55,6 +55,12 @@ def _fmt(value):
     return str(value)
 
 
+def is_judging(rule):
+    """A rule that judges a value: a bound or an equality (a rule with only a ``source`` says why nothing was judged,
+    e.g. no RDMA floor at that message size)."""
+    return isinstance(rule, dict) and any(rule.get(k) is not None for k in ("min", "max", "equals"))
+
+
 def short_source(source):
     """The name of a rule's source for a reason people read: "profile h100-sxm-8gpu" of a profile's source (its
     provenance, the measurement or document behind the number, stays in the record's ``expect`` source)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, hardware, verdict
 
 # the headline figures: the one table of them, fleet_relative.DEFAULT_RULES (also the history's trends, the progress
@@ -44,11 +45,12 @@ def rule_judge(source):
     text = (source or "").lower()
     if text.startswith("profile"):
         return "profile"
-    if "user" in text:
-        return "user"
     if "port rate" in text or "line rate" in text or "derived from the probed" in text:
         return "hardware"
+    if text.startswith("user"):
+        return "user"
     return "threshold"
+
 
 
 def _measured_check(rec):
@@ -80,8 +82,10 @@ def judges_of(rec, by_analysis, judged_matrices, hardware_why=None):
     """([judges], why not judged) of one measured record."""
     metric = headline_metric(rec.get("check"))
     rule = (rec.get("expect") or {}).get(metric)
-    found = [rule_judge(rule.get("source"))] if isinstance(rule, dict) else []
+    found = [rule_judge(rule.get("source"))] if expectations.is_judging(rule) else []
     why = (hardware_why or {}).get((rec.get("host"), rec.get("check"), rec.get("target")))
+    if why is None and isinstance(rule, dict) and not found and rule.get("source"):
+        why = rule["source"]        # the record's own word on why nothing judged it (no floor at this size)
     for key in ((rec.get("host"), rec.get("check"), rec.get("target")), (rec.get("host"), rec.get("check"), None)):
         for judge, skipped in sorted((by_analysis.get(key) or {}).items()):
             if skipped is None:

@@ -25,7 +25,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
 
 NAME = "hardware"
@@ -116,7 +116,7 @@ def candidates(records):
         metrics = rec.get("metrics") or {}
         if (analysis.is_analysis_record(rec) or not check.startswith(PREFIX) or rec.get("peer")
                 or not rec.get("host") or rec.get("status") not in JUDGED or _num(metrics.get(METRIC)) is None
-                or (_num(metrics.get("ranks")) or 0) < 2 or METRIC in (rec.get("expect") or {})):
+                or (_num(metrics.get("ranks")) or 0) < 2 or expectations.is_judging((rec.get("expect") or {}).get(METRIC))):
             continue        # a profile's or the user's rule for the metric wins: measured figures beat derived ones
         yield rec
 

@@ -193,3 +193,19 @@ def test_pcie_only_nodes_below_their_pcie_floor_warn_and_never_fail():
     assert judged["pcie-ok"]["status"] == "pass" and judged["pcie-slow"]["status"] == "warn"
     assert "PCIe gen5 x16 = 63 GB/s" in judged["pcie-slow"]["reason"] and "warn only" in judged["pcie-slow"]["reason"]
     assert {f["hosts"][0] for f in findings if f["kind"] == "hardware"} == {"pcie-slow"}
+
+
+def test_a_rule_that_bounds_nothing_judges_nothing():
+    """An expect entry with only a source (no floor known at that size) is no judgement: the hardware judges the
+    figure, and without the probe records it is listed unjudged with the record's own reason."""
+    records = _as_host(LOADED, "node-a")
+    for rec in records:
+        if rec["check"] == "nccl.all_reduce":
+            rec["expect"] = {"busbw_max_gbyte_s": {"source": "no floor known at this size"}}
+    hosts, done, _findings = _verdicts(records)
+    assert hosts == {"node-a": "fail"}
+    assert [r["status"] for r in done if r["check"] == "nccl.all_reduce.hardware"] == ["fail"]
+    bare = [r for r in records if r["check"] != "gpu.device"]
+    _hosts, done, _findings = _verdicts(bare)
+    unjudged = {u["check"]: u["why"] for u in coverage.coverage(done)["unjudged"]}
+    assert unjudged["nccl.all_reduce"].startswith("not judged from the hardware: no gpu.device records")
