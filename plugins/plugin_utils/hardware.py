@@ -127,7 +127,7 @@ def judge(rec, link):
     metrics = rec.get("metrics") or {}
     if link is None:
         return "skip", None, {}, ("not judged from the hardware: no gpu.device records with NVLink or PCIe "
-                                  "figures for %s (run the environment probe in the same run)" % rec["host"])
+                                  "figures on the host (run the environment probe in the same run)")
     if _nodes(rec) > 1:
         return "skip", None, {}, "not judged from the hardware: a multi-node run is bounded by the network path"
     size = _num(metrics.get("max_size_bytes"))

@@ -208,6 +208,18 @@ _FINDING_KINDS = {
 _OTHER_KIND = ("warn", _evidence_text)
 
 
+def unjudged_rows(judgement):
+    """The unjudged headline figures grouped by check and reason: [{check, why, hosts}] (a fleet's many hosts with
+    the same gap are one row)."""
+    groups = {}
+    for item in (judgement or {}).get("unjudged") or []:
+        key = (str(item.get("check") or ""), str(item.get("why") or ""))
+        target = "%s[%s]" % (item.get("host"), item.get("target")) if item.get("target") not in (None, "") \
+            else str(item.get("host"))
+        groups.setdefault(key, []).append(target)
+    return [{"check": check, "why": why, "hosts": hosts} for (check, why), hosts in sorted(groups.items())]
+
+
 def finding_row(item):
     """{kind, status, check, target, hosts, text}: what one finding says, in one readable sentence."""
     ev = item.get("evidence") or {}
@@ -710,6 +722,6 @@ def render(report, deltas_text, changes, history_text, counted=None):
         comparison=comparison, css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
-        judgement=summary.get("judgement") or {},
+        judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),
         static_problems=static, hosts=hosts, changes=changes, history_text=history_text,
         data_mode=mode, data_text=text)

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, summary
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, report_html, summary
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
 
@@ -209,3 +209,11 @@ def test_a_rule_that_bounds_nothing_judges_nothing():
     _hosts, done, _findings = _verdicts(bare)
     unjudged = {u["check"]: u["why"] for u in coverage.coverage(done)["unjudged"]}
     assert unjudged["nccl.all_reduce"].startswith("not judged from the hardware: no gpu.device records")
+
+
+def test_the_report_groups_unjudged_figures_by_check_and_reason():
+    bare = [r for r in _as_host(HEALTHY, "a") + _as_host(HEALTHY, "b") if r["check"] != "gpu.device"]
+    _hosts, done, _findings = _verdicts(bare)
+    rows = report_html.unjudged_rows(coverage.coverage(done))
+    assert len(rows) == 8 and all(r["hosts"] == ["a", "b"] for r in rows)
+    assert rows[0]["check"] == "nccl.all_gather" and rows[0]["why"].startswith("not judged from the hardware")
