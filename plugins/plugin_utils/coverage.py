@@ -52,7 +52,6 @@ def rule_judge(source):
     return "threshold"
 
 
-
 def _measured_check(rec):
     facts = rec.get("facts") or {}
     if facts.get("measured_check"):

@@ -932,21 +932,55 @@ def _start_time(pid):
     return int(fields[19])
 
 
+def own_state(base_dir, entry, state_file, prefix):
+    """The state a dead run of ours left in ``base_dir/entry``, or None when it may not be trusted.
+
+    Reaping runs as root and deletes what the state names, so a state is believed only when its directory is a real
+    directory (not a link) of this user that nobody else can write, its file a regular file of this user that nobody
+    else can write (opened without following a link), and its tag this entry's own (the names it lists are then
+    checked against the tag by the caller). Anything else (planted by another user in a shared /tmp) is left alone.
+    """
+    import stat     # pylint: disable=import-outside-toplevel
+    directory = os.path.join(base_dir, entry)
+    try:
+        info = os.lstat(directory)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            return None
+        fd = os.open(os.path.join(directory, state_file), os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd) as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+                return None
+            state = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    tag = state.get("tag") if isinstance(state, dict) else None
+    if not isinstance(tag, str) or not tag.startswith(prefix) or not entry.startswith(tag):
+        return None
+    return state
+
+
+def _names_are_the_fleets(state):
+    """Every directory, link and namespace the fleet state names is the fleet's own (its dir, names with its tag)."""
+    tag = state["tag"]
+    names = [state.get("bridge")] + [h.get(k) for h in state.get("hosts") or [] for k in ("ns", "veth", "peer")]
+    return all(isinstance(n, str) and n.startswith(tag) for n in names if n is not None)
+
+
 def reap_stale(base_dir=None):
     """Tear down fleets whose owning process is gone (a test run killed before its teardown).
 
-    Returns the tags of the fleets removed. Fleets of live processes are left alone.
+    Returns the tags of the fleets removed. Fleets of live processes are left alone, and so is anything whose state
+    may not be trusted (own_state): another user's directory, a link, names that are not the fleet's own.
     """
     base_dir = base_dir or tempfile.gettempdir()
     removed = []
     for entry in sorted(os.listdir(base_dir)):
         if not entry.startswith(PREFIX):
             continue
-        path = os.path.join(base_dir, entry, STATE_FILE)
-        try:
-            with open(path) as handle:
-                state = json.load(handle)
-        except (OSError, ValueError):
+        state = own_state(base_dir, entry, STATE_FILE, PREFIX)
+        if state is None or os.path.realpath(str(state.get("dir"))) != os.path.realpath(os.path.join(base_dir, entry)) \
+                or not _names_are_the_fleets(state):
             continue
         owner = state.get("owner_pid")
         if owner and _alive(owner) and _start_time(owner) == state.get("owner_start"):

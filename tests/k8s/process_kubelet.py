@@ -558,13 +558,13 @@ def reap_stale(base_dir):
     namespaces (only ever pods they started), the namespaces, the bridge, the directory. Returns their tags."""
     removed = []
     for entry in sorted(os.listdir(base_dir)):
-        path = os.path.join(base_dir, entry, STATE_FILE)
-        if not entry.startswith(PREFIX) or not os.path.isfile(path):
+        if not entry.startswith(PREFIX):
             continue
-        try:
-            with open(path) as handle:
-                state = json.load(handle)
-        except (OSError, ValueError):
+        # only a state of ours that nobody else could have written, naming only this kubelet's own bridge and
+        # namespaces (reaping runs as root: a planted state must not delete another link or namespace)
+        state = netns.own_state(base_dir, entry, STATE_FILE, PREFIX)
+        if state is None or state.get("bridge") != state["tag"] + "br" or not all(
+                isinstance(n, str) and n.startswith(state["tag"]) for n in state.get("namespaces") or []):
             continue
         owner = state.get("owner_pid")
         if owner and netns._alive(owner) and netns._start_time(owner) == state.get("owner_start"):
