@@ -105,7 +105,6 @@ import itertools
 import json
 import os
 import random
-import string
 import threading
 import uuid
 
@@ -139,9 +138,14 @@ KINDS = {
 }
 
 
+# what generateName appends: 5 characters of this alphabet (k8s.io/apiserver/pkg/storage/names/generate.go
+# SimpleNameGenerator, k8s.io/apimachinery/pkg/util/rand ``String``: no vowels, no 0/1/3 - no words, no look-alikes)
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
 def _suffix():
     """The 5 random characters the job controller and generateName append."""
-    return "".join(random.choice(string.ascii_lowercase + string.digits) for dummy in range(5))
+    return "".join(random.choice(NAME_ALPHABET) for dummy in range(5))
 
 
 def _now():
@@ -549,9 +553,11 @@ class Controller(object):
                 return 'pods "%s" is forbidden: failed quota: %s: must specify %s' % (name, qname, missing)
         return None
 
-    async def owner_event(self, owner, namespace, reason, message, type_="Warning", component="job-controller"):
-        """An event on an owner object (e.g. the job controller's FailedCreate on a Job), recorded once."""
-        seen = (owner.get("uid"), reason, message)
+    async def owner_event(self, owner, namespace, reason, message, type_="Warning", component="job-controller",
+                          once_key=None):
+        """An event on an owner object (e.g. the job controller's FailedCreate on a Job), recorded once per
+        ``once_key`` (default: the message)."""
+        seen = (owner.get("uid"), reason, message if once_key is None else once_key)
         if seen in self.events_seen:
             return
         self.events_seen.add(seen)
@@ -581,13 +587,18 @@ class Controller(object):
         md = body.setdefault("metadata", {})
         if resource == PODS:
             owners = md.get("ownerReferences") or []
-            generate = md["name"][:-5] if owners and owners[0].get("kind") == "Job" else md["name"]
-            denied = self.admit(namespace, body, generate)
-            if denied:       # the controller's create is refused: its FailedCreate event (controller_utils.go)
+            # PodSecurity and ResourceQuota are validating admission: they run after the store generated the name
+            # (registry/generic/registry/store.go BeforeCreate, then createValidation), and their 403 names the pod
+            # with it (apiserver/pkg/endpoints/handlers/rest AdmissionToValidateObjectFunc: "in case the generated
+            # name is populated"; admission/errors.go extractResourceName): 'pods "<job>-<index>-x7k2p" is forbidden'
+            denied = self.admit(namespace, body)
+            if denied:       # the controller's create is refused: its FailedCreate event (controller_utils.go
+                # RealPodControl.createPods: Eventf(Warning, "FailedCreate", "Error creating: %v", err)); recorded
+                # once per owner and refusal (the job controller backs off between tries: a test sees one event)
                 for ref in owners[:1]:
                     await self.owner_event(ref, namespace, "FailedCreate", "Error creating: %s" % denied,
                                            component={"Job": "job-controller", "DaemonSet": "daemonset-controller"}
-                                           .get(ref.get("kind"), "controller"))
+                                           .get(ref.get("kind"), "controller"), once_key=denied.replace(md["name"], ""))
                 return None
         if resource == PODS and self.grace_ticks:
             md.setdefault("finalizers", []).append(FINALIZER)
@@ -1293,13 +1304,17 @@ def _restricted(spec, containers):
 
 def _quota_missing(pod, hard):
     """ResourceQuota admission's "must specify" text for a pod under a quota of ``hard`` (the pod evaluator's
-    ``Constraints``, pkg/quota/v1/evaluator/core/pods.go: a quota on cpu/memory requires every container to
-    request - or limit - it), or "" when nothing is missing. Requests default to limits, as the API defaults them."""
+    ``Constraints``, pkg/quota/v1/evaluator/core/pods.go: a quota on cpu/memory requires every container and init
+    container to request - or limit - it; "<resource> for: <containers, sorted, ','>" per resource, sorted, "; "
+    between; the admission plugin wraps it as "failed quota: <quota>: <that>",
+    staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go), or "" when nothing is missing.
+    Requests default to limits, as the API defaults them."""
     wanted = {"cpu": ("requests", "cpu"), "memory": ("requests", "memory"), "requests.cpu": ("requests", "cpu"),
               "requests.memory": ("requests", "memory"), "limits.cpu": ("limits", "cpu"),
               "limits.memory": ("limits", "memory")}
     missing = {}
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    spec = pod.get("spec") or {}
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
         res = c.get("resources") or {}
         limits = res.get("limits") or {}
         requests = dict(limits, **(res.get("requests") or {}))

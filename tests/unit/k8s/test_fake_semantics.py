@@ -7,6 +7,7 @@ outcomes ContainerCreating / transient ErrImagePull / eviction, the node-status 
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -18,7 +19,7 @@ from kubernetes import client  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
-    NFD_CURRENT, NODES, fake_cluster, gpu_nodes)
+    NAME_ALPHABET, NFD_CURRENT, NODES, fake_cluster, gpu_nodes)
 
 NS = "default"
 
@@ -221,10 +222,27 @@ def test_job_pods_rejected_give_failed_create_event(fake_k8s):
                            if e.reason == "FailedCreate"], what="FailedCreate")
     assert events[0].type == "Warning" and events[0].involved_object.kind == "Job"
     assert events[0].involved_object.name == "hostnet"
-    assert events[0].message.startswith('Error creating: pods "hostnet-" is forbidden: violates PodSecurity '
-                                        '"baseline:latest": host namespaces (hostNetwork=true)')
+    # validating admission names the pod with its generated name (<job>-<5 of NAME_ALPHABET>), not generateName
+    assert re.match(r'Error creating: pods "hostnet-[%s]{5}" is forbidden: violates PodSecurity "baseline:latest": '
+                    r'host namespaces \(hostNetwork=true\)$' % NAME_ALPHABET, events[0].message), events[0].message
     fake_k8s.server.settle(3)
     assert not fake_k8s.server.pods() and len(events) == 1
+
+
+def test_quota_refusal_names_init_containers_and_the_indexed_pod(fake_k8s):
+    """The pod evaluator's text (pkg/quota/v1/evaluator/core/pods.go): resources sorted, each with its containers
+    (init containers too) sorted; an Indexed Job's refused pod named <job>-<index>-<suffix>."""
+    fake_k8s.server.quota(NS, {"requests.cpu": "64", "limits.memory": "256Gi", "pods": "10"})
+    body = job("idx", containers=[{"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}},
+                                  {"name": "side", "image": "busybox"}])
+    body["spec"].update(completionMode="Indexed", completions=1, parallelism=1)
+    body["spec"]["template"]["spec"]["initContainers"] = [{"name": "init", "image": "busybox"}]
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job(NS, body)
+    events = wait(lambda: [e for e in client.CoreV1Api(fake_k8s.api).list_namespaced_event(NS).items
+                           if e.reason == "FailedCreate"], what="FailedCreate")
+    assert re.match(r'Error creating: pods "idx-0-[%s]{5}" is forbidden: failed quota: compute-resources: must '
+                    r'specify limits.memory for: init,main,side; requests.cpu for: init,side$' % NAME_ALPHABET,
+                    events[0].message), events[0].message
 
 
 # --- kubelet outcomes
