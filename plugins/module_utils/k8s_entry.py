@@ -292,15 +292,19 @@ PidFile {pidfile}
 
 
 def start_sshd(spec):
-    """Write an sshd config from the per-run Secret's key pair and start ``sshd -D`` (returns the process)."""
+    """Write an sshd config from the per-run Secret's key pair and start ``sshd -D`` (returns the process).
+
+    ``spec``: ``port``, ``keys_dir``, and the file names there of the private key (``host_key``, it serves as the
+    host key too) and of the authorized keys (``authorized_keys``); default the Secret's id_ed25519(.pub)."""
     work = spec.get("work_dir") or "/tmp/aifabric-sshd"
     if not os.path.isdir(work):
         os.makedirs(work, 0o700)
     key = os.path.join(work, "host_key")
-    shutil.copyfile(os.path.join(spec["keys_dir"], "id_ed25519"), key)
+    # the per-run Secret's names; an operator's mounted keys name theirs (mpi-operator, Volcano: id_rsa, authorized_keys)
+    shutil.copyfile(os.path.join(spec["keys_dir"], spec.get("host_key") or "id_ed25519"), key)
     os.chmod(key, 0o600)
     authorized = os.path.join(work, "authorized_keys")
-    shutil.copyfile(os.path.join(spec["keys_dir"], "id_ed25519.pub"), authorized)
+    shutil.copyfile(os.path.join(spec["keys_dir"], spec.get("authorized_keys") or "id_ed25519.pub"), authorized)
     os.chmod(authorized, 0o600)
     config = os.path.join(work, "sshd_config")
     with open(config, "w") as handle:
