@@ -107,6 +107,29 @@ def _is_headline(rec):
     return not (metric == "busbw_max_gbyte_s" and isinstance(ranks, int) and ranks < 2)
 
 
+def record_judges(records):
+    """{id(record): "profile, hardware" | "unjudged" | "hardware (analysis)" | ...}: what judged each record, the
+    word the report shows beside it (report_html). A headline figure: its judges (:func:`judges_of`), or
+    ``unjudged``; an analysis record: the analysis; any other record: the kinds of the rules in its ``expect``
+    that bound something (none: no entry)."""
+    by_analysis = analysis_judges(records)
+    matrices = verdict.judged_matrices(records)
+    out = {}
+    for rec in records:
+        if analysis.is_analysis_record(rec):
+            name = (rec.get("tool") or {}).get("version")
+            out[id(rec)] = "%s (analysis)" % ANALYSIS_JUDGES.get(name, name or "analysis")
+        elif _is_headline(rec):
+            judges, _why = judges_of(rec, by_analysis, matrices)
+            out[id(rec)] = ", ".join(judges) if judges else "unjudged"
+        else:
+            kinds = sorted(set(rule_judge(rule.get("source")) for rule in (rec.get("expect") or {}).values()
+                               if expectations.is_judging(rule)))
+            if kinds:
+                out[id(rec)] = ", ".join(kinds)
+    return out
+
+
 def coverage(records):
     """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}],
     judged_by: [{host, check, target, judges}]} (the lists capped at MAX_LISTED entries each)."""

@@ -29,7 +29,7 @@ import os
 from jinja2 import Environment
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, verdict
 
 STATUS_CODE = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 STATUS_NAMES = ["pass", "skip", "warn", "fail", "error"]
@@ -564,8 +564,9 @@ def _host_order(summary, records):
     return host_order, host_idx
 
 
-def _record_row(rec, host, host_idx, strings, deltas_text, counted):
-    """One record as a row of small integers (strings and structures as string table indexes)."""
+def _record_row(rec, host, host_idx, strings, deltas_text, counted, judges):
+    """One record as a row of small integers (strings and structures as string table indexes); the last field is
+    what judged it (coverage.record_judges: "profile", "hardware, peers", "unjudged", "hardware (analysis)")."""
     metrics = rec.get("metrics") or {}
     return [
         host, strings(rec.get("check")), strings(rec.get("target")),
@@ -579,10 +580,11 @@ def _record_row(rec, host, host_idx, strings, deltas_text, counted):
         strings(deltas_text(rec)),
         1 if id(rec) in counted else 0,
         1 if (rec.get("tool") or {}).get("name") == "fleet-analysis" else 0,
+        strings(judges.get(id(rec))),
     ]
 
 
-def _record_rows(records, host_idx, strings, deltas_text, counted):
+def _record_rows(records, host_idx, strings, deltas_text, counted, judges):
     """(rows by host, worst first; {id(record): its row}; {host: passing pairs not listed}). Passing pairwise
     records are counted per host instead of listed when there are more than PASSING_PAIRS_LISTED."""
     passing_pairs = sum(1 for r in records if r.get("peer") and r.get("status") == "pass")
@@ -598,7 +600,7 @@ def _record_rows(records, host_idx, strings, deltas_text, counted):
             unlisted[host] = unlisted.get(host, 0) + 1
             continue
         rec_index[id(rec)] = len(rows)
-        rows.append(_record_row(rec, host, host_idx, strings, deltas_text, counted))
+        rows.append(_record_row(rec, host, host_idx, strings, deltas_text, counted, judges))
     return rows, rec_index, unlisted
 
 
@@ -622,15 +624,17 @@ def _starts(rows, hosts):
     return starts
 
 
-def build_data(report, deltas_text, counted=None):
+def build_data(report, deltas_text, counted=None, judges=None):
     """The compact data the page's JavaScript renders from (see the module docstring). ``counted``: the
-    :func:`counted_ids` of the report's records (computed here when not given)."""
+    :func:`counted_ids` of the report's records, ``judges``: their coverage.record_judges (computed here when not
+    given)."""
     strings = _Table()
     summary = report["summary"]
     records = report["records"]
     host_order, host_idx = _host_order(summary, records)
     counted = counted_ids(records) if counted is None else counted
-    rows, rec_index, unlisted = _record_rows(records, host_idx, strings, deltas_text, counted)
+    judges = coverage.record_judges(records) if judges is None else judges
+    rows, rec_index, unlisted = _record_rows(records, host_idx, strings, deltas_text, counted, judges)
     hosts = _host_rows(summary, host_order)
     starts = _starts(rows, len(host_order))
     plots = _plots([r for r in records if id(r) in rec_index], rec_index, strings)
@@ -675,7 +679,8 @@ def render(report, deltas_text, changes, history_text, counted=None):
     summary = report["summary"]
     run = report.get("run") or {}
     counted = counted_ids(report["records"]) if counted is None else counted
-    data = build_data(report, deltas_text, counted)
+    judges = coverage.record_judges(report["records"])
+    data = build_data(report, deltas_text, counted, judges)
     mode, text = embed(data)
     host_index = dict((h[0], i) for i, h in enumerate(data["hosts"]))
     order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
@@ -688,7 +693,8 @@ def render(report, deltas_text, changes, history_text, counted=None):
     bad.sort(key=lambda r: (-results.SEVERITY.get(r.get("status"), 0), host_index.get(r.get("host"), 0)))
     for rec in bad[:PROBLEMS_STATIC]:
         static.append({"host": rec.get("host"), "status": rec.get("status"), "label": label(rec),
-                       "reason": rec.get("reason") or "", "delta": deltas_text(rec)})
+                       "reason": rec.get("reason") or "", "delta": deltas_text(rec),
+                       "judges": judges.get(id(rec)) or "-"})
     started, ended = run.get("started") or "", run.get("ended") or ""
     meta = [("run", run.get("run_id")), ("started", started), ("ended", ended),
             ("playbooks", ", ".join(run.get("playbooks") or []) or "-"),

@@ -61,10 +61,12 @@ function renderProblems(){
   total++;if(out.length<300)out.push(i);}
  body.textContent="";
  for(const i of out){const r=D.recs[i];body.appendChild(el("tr",null,el("td",{cls:"h"},hostLink(r[0])),el("td",null,badge(ST[r[4]])),el("td",{cls:"h",
-text:recLabel(r)}),el("td",{cls:"t",text:S(r[5])}),el("td",{cls:"t",text:S(r[10])})));
+text:recLabel(r)}),judgeCell(r),el("td",{cls:"t",text:S(r[5])}),el("td",{cls:"t",text:S(r[10])})));
  }
  $("pcount").textContent=total+" matching"+(total>out.length?" (first "+out.length+" shown: filter to narrow)":"");
 }
+function judgeCell(r){const j=S(r[13]||0);return el("td",{cls:"j"+(j==="unjudged"?" unj":""),text:j||"-",
+title:j==="unjudged"?"a headline figure nothing held to an expectation: not a pass":"what judged this record's status"});}
 function hostLink(h){return el("a",{text:HN(h),onclick:(e)=>{e.preventDefault();openHost(h);}});}
 // ---------------------------------------------------------------- plots
 function niceTicks(max,n){if(!(max>0))max=1;const raw=max/n;
@@ -201,10 +203,10 @@ function openHost(h){
 {cls:"muted",text:"  "+(b-a)+" records"+(D.unlisted[h]?", "+D.unlisted[h]+" passing pairs not listed (see the heat map)":"")}),
   " ",el("a",{text:"[close]",onclick:()=>{box.style.display="none";}})));
  const extra=[];const gemm=[];
- const t=el("table",null,el("thead",null,el("tr",null,...["check","status","reason","metrics","expect","facts","since last run"].map(x=>el("th",
+ const t=el("table",null,el("thead",null,el("tr",null,...["check","status","judged by","reason","metrics","expect","facts","since last run"].map(x=>el("th",
 {text:x})))),el("tbody"));
  for(let i=a;i<b;i++){const r=D.recs[i];const tr=el("tr",null,el("td",{cls:"h",text:recLabel(r)+(r[12]?" (analysis)":"")}),el("td",null,
-badge(ST[r[4]])),
+badge(ST[r[4]])),judgeCell(r),
    el("td",{cls:"t"},S(r[5]),r[9]?el("details",null,el("summary",{text:"output"}),el("pre",{text:S(r[9])})):null),
    el("td",{cls:"kv"},el("pre",{text:kvText(parse(r[6]))})),el("td",{cls:"kv"},r[7]?el("pre",{text:kvText(parse(r[7]))}):null),
    el("td",{cls:"kv"},r[8]?el("details",null,el("summary",{text:"facts"}),el("pre",{text:kvText(parse(r[8]))})):null),el("td",{cls:"t",
