@@ -595,20 +595,24 @@ def _volume_data(plural, obj):
     return out
 
 
-def fake_tool(directory, name, table, python=None):
+def fake_tool(directory, name, table, python=None, fallback=None):
     """Write a fake ``name`` into ``directory`` that replays real captures: ``table`` is a list of
     ``(args, capture file, exit code)``; the first entry whose ``args`` all appear in the tool's arguments answers
-    (the file's bytes on stdout, then that exit code); no entry: "<name>: unrecognized arguments", exit 2."""
+    (the file's bytes on stdout, then that exit code); no entry: "<name>: unrecognized arguments", exit 2 - or,
+    with ``fallback`` (a real program's path), that program runs with the same arguments (e.g. a ``python3`` that
+    answers the GEMM worker's ``gemm`` command with a real GPU run's output, and is the real interpreter for
+    everything else)."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name)
-    script = ("#!%s -S\nimport sys\nTABLE = %s\nargs = sys.argv[1:]\n"
+    miss = ("os.execv(%r, [%r] + args)\n" % (fallback, fallback) if fallback else
+            "sys.stderr.write('%s: unrecognized arguments: %%s\\n' %% ' '.join(args))\nsys.exit(2)\n" % name)
+    script = ("#!%s -S\nimport os, sys\nTABLE = %s\nargs = sys.argv[1:]\n"
               "for want, path, rc in TABLE:\n"
               "    if all(w in args for w in want):\n"
               "        with open(path, 'rb') as fh:\n"
               "            sys.stdout.buffer.write(fh.read())\n"
               "        sys.exit(rc)\n"
-              "sys.stderr.write('%s: unrecognized arguments: %%s\\n' %% ' '.join(args))\nsys.exit(2)\n"
-              % (python or sys.executable, json.dumps([[list(a), str(p), int(rc)] for a, p, rc in table]), name))
+              % (python or sys.executable, json.dumps([[list(a), str(p), int(rc)] for a, p, rc in table]))) + miss
     with open(path, "w") as fh:
         fh.write(script)
     os.chmod(path, 0o755)
