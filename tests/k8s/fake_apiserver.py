@@ -7,7 +7,8 @@ Kubernetes path is tested against this: kmock 0.8's in-memory ``KubernetesEmulat
 (pinned: the subclass uses its private ``rendering`` module) served by aiohttp on
 127.0.0.1, made strict enough for the official ``kubernetes`` client (testbed.md, "Emu"):
 
-- server-populated metadata (uid, resourceVersion, creationTimestamp, namespace);
+- server-populated metadata (uid, resourceVersion, creationTimestamp, namespace); a PATCH/PUT whose body
+  carries ``metadata.resourceVersion`` is a precondition: 409 Conflict when the stored object has another one;
   201 on create; ``kind``/``apiVersion`` on lists; core discovery ``groupVersion: v1``;
 - ``labelSelector`` (equality forms) and simple ``fieldSelector`` (``a.b=c``) on lists
   AND watches; watches honour ``timeoutSeconds`` (kmock's hang until the client gives up);
@@ -228,6 +229,17 @@ class Emu(kmock.KubernetesEmulator):
                 md.setdefault("uid", str(uuid.uuid4()))
                 md.setdefault("creationTimestamp", _now())
                 md.setdefault("generation", 1)
+            if request.action == kmock.action.UPDATE and md.get("resourceVersion") and request.name is not None:
+                # optimistic concurrency: a patch/update carrying metadata.resourceVersion applies only to that
+                # version (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go, 409 Conflict)
+                key = (request.resource, request.namespace, request.name)
+                stored = self._objects[key] if key in self._objects and not self._objects[key].deleted else None
+                have = ((stored.raw.get("metadata") or {}) if stored is not None else {}).get("resourceVersion")
+                if have is not None and str(have) != str(md["resourceVersion"]):
+                    return await self._render_error(kmock.KubernetesError(
+                        status=409, reason="Conflict", message='Operation cannot be fulfilled on %s "%s": the object '
+                        'has been modified; please apply your changes to the latest version and try again' % (
+                            request.resource.plural, request.name)))
             if request.action in (kmock.action.CREATE, kmock.action.UPDATE):
                 md["resourceVersion"] = str(next(self._rv))
         if request.action == kmock.action.DELETE:
