@@ -50,9 +50,15 @@ NOTE = "AIFABRIC_NOTE "
 KILL_GRACE_S = 5
 
 
+_OUT = threading.RLock()            # one writer at a time: parallel steps print whole sections
+_STOPPING = threading.Event()       # a signal arrived: no step prints any more (its tool was killed, not done)
+_IN_FLIGHT = {}                     # label -> time.monotonic() it started, for the steps running now
+
+
 def say(text):
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 _CHILDREN = set()
@@ -97,10 +103,20 @@ def _kill(proc):
 
 def _on_signal(signum):
     """Run inside proc.interrupt_guard's handler: stop every child, say so, exit 128 + signum. SystemExit, not
-    Interrupted: nothing on the way out (the env probe's error handling) may take it for a tool's failure."""
+    Interrupted: nothing on the way out (the env probe's error handling) may take it for a tool's failure.
+
+    The sections of the steps that ended are already in the log (print_section flushed each one when its step
+    ended); each step still running gets its BEGIN line and a line saying it was interrupted, never an END line,
+    so the controller's parser (k8s_plan.split_sections) reads it as cut off while it ran."""
+    _STOPPING.set()
     for proc in list(_CHILDREN):
         _kill(proc)
-    say(NOTE + json.dumps({"interrupted_by_signal": signum}))
+    with _OUT:
+        running = sorted(_IN_FLIGHT.items(), key=lambda item: item[1])
+        say(NOTE + json.dumps({"interrupted_by_signal": signum}))
+        for label, since in running:
+            say(BEGIN + label)
+            say("interrupted by signal %d after %.1f s: this step did not finish" % (signum, time.monotonic() - since))
     raise SystemExit(128 + signum)
 
 
@@ -142,15 +158,25 @@ def wait_for_peers(hosts, port, wait_s):
     return missing
 
 
+# perftest's client when getaddrinfo() fails for the server's name (perftest_communication.c, ethernet_client_connect):
+# on Kubernetes the server pod's DNS record appears only once that pod runs, so the client may start first
+RESOLVE_FAILURE = "Problem in resolving basic address and port"
+
+
 def _retryable(text):
-    """perftest's 'cannot reach the server yet' (the parser's 'connect' kind, as on the SSH path)."""
+    """perftest's 'cannot reach the server yet': the parser's 'connect' kind (as on the SSH path), or the server's
+    name that does not resolve yet (RESOLVE_FAILURE) - never once a result row or another failure was printed."""
     try:
         # the code tree is on sys.path (cmd_run put it there)
         from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
         parsed = perftest.parse(text)
-    except Exception:  # pylint: disable=broad-except
+    except Exception:  # pylint: disable=broad-except  # no table and no failure the parser knows
+        return RESOLVE_FAILURE in (text or "")
+    if parsed["rows"]:
         return False
-    return not parsed["rows"] and parsed["error_kind"] == "connect"
+    if parsed["error_kind"] == "connect":
+        return True
+    return parsed["error_kind"] in (None, "other") and RESOLVE_FAILURE in (text or "")
 
 
 INDEX_WORD = "{JOB_COMPLETION_INDEX}"
@@ -169,7 +195,7 @@ def run_step(step):
     while True:
         attempts += 1
         run = run_argv(argv, float(step.get("timeout_s") or 600), merge=True)
-        if run.timed_out or run.rc == 0 or not step.get("retry_until_s"):
+        if run.timed_out or run.rc == 0 or not step.get("retry_until_s") or _STOPPING.is_set():
             break
         if time.monotonic() + float(step.get("retry_delay_s") or 1) >= deadline or not _retryable(run.output):
             break
@@ -200,6 +226,54 @@ def perftest_steps(spec):
             step.update({"retry_until_s": spec["connect_timeout_s"], "retry_delay_s": 1})
         steps.append(step)
     return steps
+
+
+def _lines(text):
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def print_section(step, run, attempts):
+    """Print and flush one step's section (and its ``.file`` section) at once, as soon as the step ended: a
+    SIGTERM later (deadline, eviction, the module's cleanup) keeps it in the log. Nothing once a signal arrived:
+    a tool killed by it did not end by itself, its section stays cut off (see _on_signal)."""
+    info = {"rc": run.rc, "timed_out": run.timed_out, "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}
+    info.update(step.get("info") or {})
+    parts = [BEGIN + step["label"] + "\n", _lines(run.output), END + step["label"] + " " + json.dumps(info, sort_keys=True)
+             + "\n"]
+    if step.get("result_file") and os.path.isfile(step["result_file"]):
+        # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
+        with open(step["result_file"], "rb") as handle:
+            text = handle.read(16 << 20).decode("utf-8", "replace")
+        parts.extend([BEGIN + step["label"] + ".file\n", _lines(text), END + step["label"] + ".file {}\n"])
+    with _OUT:
+        if _STOPPING.is_set():
+            return False
+        sys.stdout.write("".join(parts))
+        sys.stdout.flush()
+        _IN_FLIGHT.pop(step["label"], None)
+    return True
+
+
+def _run_and_print(step):
+    with _OUT:
+        _IN_FLIGHT[step["label"]] = time.monotonic()
+    run, attempts = run_step(step)
+    print_section(step, run, attempts)
+
+
+def run_steps(steps, parallel=False):
+    """Run the steps one after the other (or all at once with ``parallel``); each prints its section when it ends.
+    Parallel steps run in daemon threads: a signal ends the program without waiting for them."""
+    if parallel and len(steps) > 1:
+        threads = [threading.Thread(target=_run_and_print, args=(step,)) for step in steps]
+        for thread in threads:
+            thread.daemon = True
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return
+    for step in steps:
+        _run_and_print(step)
 
 
 def _alive(port, stop):
@@ -243,34 +317,7 @@ def cmd_run(spec):
         steps = spec.get("steps") or []
         if spec.get("perftest"):
             steps = perftest_steps(spec["perftest"])
-        outcomes = [None] * len(steps)
-
-        def work(i):
-            outcomes[i] = run_step(steps[i])
-
-        if spec.get("parallel") and len(steps) > 1:
-            threads = [threading.Thread(target=work, args=(i,)) for i in range(len(steps))]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        else:
-            for i in range(len(steps)):
-                work(i)
-        for step, (run, attempts) in zip(steps, outcomes):
-            say(BEGIN + step["label"])
-            text = run.output
-            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-            info = {"rc": run.rc, "timed_out": run.timed_out, "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}
-            info.update(step.get("info") or {})
-            say(END + step["label"] + " " + json.dumps(info, sort_keys=True))
-            if step.get("result_file") and os.path.isfile(step["result_file"]):
-                # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
-                with open(step["result_file"], "rb") as handle:
-                    text = handle.read(16 << 20).decode("utf-8", "replace")
-                say(BEGIN + step["label"] + ".file")
-                sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-                say(END + step["label"] + ".file {}")
+        run_steps(steps, parallel=spec.get("parallel"))
         return 0
     finally:
         stop.set()
