@@ -69,7 +69,8 @@ def analysis_judges(records):
         judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
         if judge is None:
             continue
-        key = (rec.get("host"), _measured_check(rec), rec.get("target"))
+        # an RDMA pair's judgement may sit on the end it blames: facts.measured_host names the measured record's host
+        key = ((rec.get("facts") or {}).get("measured_host") or rec.get("host"), _measured_check(rec), rec.get("target"))
         skipped = rec.get("reason") if rec.get("status") == "skip" else None
         entry = out.setdefault(key, {})
         if judge not in entry or entry[judge] is not None:

@@ -20,13 +20,21 @@ summary lists the figure as unjudged with that reason (coverage.py). The measure
 added record counts toward the host's verdict (verdict.host_records). Being an analysis of the records, it judges
 a re-analysed old results.json, import mode and the Kubernetes path the same way.
 
+RDMA (:func:`rdma_analyze`): a measured pairwise bandwidth record (``rdma.<test>``) with no bandwidth rule of its
+own (import mode, a Kubernetes run without port facts, an old results.json) is held to the rule the SSH sweep's
+module applies (perftest_pairs.default_rules) on the active port rates of the ``rdma.port`` records of both ends.
+Below it, attribution's node/link rule decides whom it blames: ``fail`` on a suspect node, else a ``warn`` on both
+ends naming the link. A GPUDirect pair (``facts.memory: gpu``) needs the HCA's PCIe link, which no probe record
+carries: it is listed unjudged with that reason, as is every HCCL figure no rule judges (no NPU link rate in the
+probe records: :data:`NPU_UNJUDGED`).
+
 Controller-only (plugin_utils); imports nothing from Ansible.
 """
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, perftest_pairs, thresholds
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution
 
 NAME = "hardware"
 SUFFIX = ".hardware"
@@ -164,14 +172,24 @@ def judgements(records):
 
 
 def not_judged(records):
-    """{(host, check, target): why} of the candidates the hardware cannot judge (coverage lists them)."""
-    return dict(((rec["host"], rec["check"], rec.get("target")), reason)
-                for rec, status, _e, _f, reason in judgements(records) if status == "skip")
+    """{(host, check, target): why} of the candidates the hardware cannot judge (coverage lists them): the
+    collectives and RDMA pairs it has no figure for, and every HCCL figure (no NPU link rate in the probe)."""
+    out = dict(((rec["host"], rec["check"], rec.get("target")), reason)
+               for rec, status, _e, _f, reason in judgements(records) + rdma_judgements(records) if status == "skip")
+    for rec in npu_candidates(records):
+        out[(rec["host"], rec["check"], rec.get("target"))] = NPU_UNJUDGED
+    return out
 
 
 def analyze(records, config):
-    """Add a ``<check>.hardware`` record per collective record the hardware judges (see the module docstring)."""
-    del config
+    """Add a ``<check>.hardware`` record per collective record the hardware judges, and the line-rate judgements of
+    the RDMA pairs (:func:`rdma_analyze`); see the module docstring."""
+    added, findings = _nccl_analyze(records)
+    more, found = rdma_analyze(records, config)
+    return added + more, findings + found
+
+
+def _nccl_analyze(records):
     added, findings = [], []
     for rec, status, expect, facts, reason in judgements(records):
         if status == "skip":
@@ -185,3 +203,198 @@ def analyze(records, config):
                 METRIC: rec["metrics"][METRIC], "expected_min": expect[METRIC]["min"],
                 "derivation": facts["derivation"], "ranks": rec["metrics"].get("ranks"), "status": status}))
     return added, findings
+
+
+# ---------------------------------------------------------------- RDMA: the line rate of the probed ports
+
+RDMA_PREFIX = "rdma."
+RDMA_METRIC = "bw_avg_gbit_s"
+PERFTEST_DEFAULT_PORT = 1       # perftest's -i default: the port an imported output was measured on, unless told
+GBIT_PER_GBYTE = 8.0
+NPU_UNJUDGED = ("not judged from the hardware: no NPU link rate in the probe records (npu-smi info and "
+                "hccn_tool -link report no HCCS or RoCE link speed); set a profile or acceptance_expect rule")
+
+
+def port_rates(records):
+    """{(host, device, port): active rate in Gbit/s} from the hosts' own ``rdma.port`` records (the probe's sysfs
+    read; target ``mlx5_0/1``); a port that is not ACTIVE has no rate to hold a pair to."""
+    out = {}
+    for rec in records:
+        if rec.get("check") != "rdma.port" or analysis.is_analysis_record(rec) or not rec.get("host"):
+            continue
+        device, _sep, port = str(rec.get("target") or "").rpartition("/")
+        rate = _num((rec.get("metrics") or {}).get("rate_gbit_s"))
+        if device and port.isdigit() and rate and (rec.get("facts") or {}).get("state") == "ACTIVE":
+            out[(rec["host"], device, int(port))] = rate
+    return out
+
+
+def gpu_pcie(records):
+    """{(host, GPU index as text): (gen, width, GB/s per direction)} from the ``gpu.device`` records."""
+    out = {}
+    for rec in records:
+        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis.is_analysis_record(rec):
+            found = _pcie(rec.get("metrics") or {})
+            if found:
+                out[(rec["host"], str(rec.get("target")))] = (found[0], found[1], found[1] * found[2])
+    return out
+
+
+def rdma_candidates(records):
+    """The measured pairwise bandwidth records (client side) that no rule in their own ``expect`` judges."""
+    for rec in records:
+        check = rec.get("check") or ""
+        metrics = rec.get("metrics") or {}
+        if (analysis.is_analysis_record(rec) or not check.startswith(RDMA_PREFIX)
+                or check[len(RDMA_PREFIX):] not in perftest_pairs.TESTS or perftest_pairs.kind_of(check) != "bw"
+                or not rec.get("host") or not rec.get("peer") or rec.get("peer") == rec.get("host")
+                or rec.get("status") not in JUDGED or _num(metrics.get(RDMA_METRIC)) is None
+                or expectations.is_judging((rec.get("expect") or {}).get(RDMA_METRIC))):
+            continue        # a rule of the run (the sweep's port-rate floor, the user's) wins
+        yield rec
+
+
+def _device_port(rec):
+    facts = rec.get("facts") or {}
+    port = _num(facts.get("ib_port")) or PERFTEST_DEFAULT_PORT
+    return rec.get("target") or facts.get("device_reported"), int(port)
+
+
+def _gpudirect_why(rec, pcie):
+    """Why a GPUDirect figure is not judged: the HCA's PCIe link is not in the probe records."""
+    facts = rec.get("facts") or {}
+    gpu = facts.get("cuda_device")
+    known = pcie.get((rec["host"], str(gpu))) if gpu is not None else None
+    has = ("the GPU's (GPU %s: PCIe gen%d x%d = %s Gbit/s)" % (gpu, known[0], known[1],
+                                                               _fmt(round(known[2] * GBIT_PER_GBYTE, 1)))
+           if known else "no PCIe link of GPU %s either" % gpu)
+    return ("not judged from the hardware: a GPUDirect figure (use_cuda) is bounded by min(port rate, the GPU's "
+            "PCIe link, the HCA's PCIe link); the probe records give %s but not the HCA's (rdma.port carries no "
+            "PCIe generation or width)" % has)
+
+
+def _line_rate(rec, rates):
+    """(lower rate, where it comes from, local, peer) of a pair, or None when neither end's rate is known."""
+    device, port = _device_port(rec)
+    local, peer = rates.get((rec["host"], device, port)), rates.get((rec["peer"], device, port))
+    if not local and not peer:
+        return None
+    where = ("the lower active port rate of both ends" if local and peer else
+             "the active port rate of %s (%s has no rdma.port record of %s port %d)" % (
+                 rec["host"] if local else rec["peer"], rec["peer"] if local else rec["host"], device, port))
+    return min(r for r in (local, peer) if r), where, local, peer
+
+
+def rdma_judge(rec, rates, pcie):
+    """(status, expect, facts, reason) of one pair against the line rate of its ports (``skip``: cannot judge).
+
+    The floor is perftest_pairs.default_rules' (the rule the SSH sweep applies in the module) on the port rates of
+    the hosts' own probe records, so an imported, a Kubernetes or a re-analysed pair is held to the same floor."""
+    test = rec["check"][len(RDMA_PREFIX):]
+    metrics = rec["metrics"]
+    if (rec.get("facts") or {}).get("memory") == "gpu":
+        return "skip", None, {}, _gpudirect_why(rec, pcie)
+    line = _line_rate(rec, rates)
+    if line is None:
+        device, port = _device_port(rec)
+        return "skip", None, {}, ("not judged from the hardware: no active port rate of %s port %d in the rdma.port "
+                                  "records of %s or %s (run the environment probe's rdma group in the same run)"
+                                  % (device, port, rec["host"], rec["peer"]))
+    lower, where, local, peer = line
+    argv = (rec.get("params") or {}).get("argv")
+    params = {"expect_line_rate_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
+              "duration_s": isinstance(argv, list) and "-D" in argv}
+    rule = perftest_pairs.default_rules(test, metrics, dict(rec.get("facts") or {}, port_rate_gbit_s=local),
+                                        params).get(RDMA_METRIC)
+    if not expectations.is_judging(rule):
+        return "skip", None, {}, "not judged from the hardware: %s" % ((rule or {}).get("source") or "no floor")
+    floor, value = rule["min"], metrics[RDMA_METRIC]
+    derivation = "%s %% of %s, %s Gbit/s%s" % (
+        _fmt(round(100.0 * floor / lower / (2 if floor > lower else 1), 1)), where, _fmt(lower),
+        ", x2 bidirectional" if floor > lower else "")
+    facts = {"measured_check": rec["check"], "measured_host": rec["host"], "line_rate_gbit_s": lower,
+             "derivation": derivation}
+    expect = {RDMA_METRIC: {"min": floor, "source": "derived from the probed port rates: " + rule["source"]}}
+    if value < floor:
+        return "fail", expect, facts, "bw %s Gbit/s < %s Gbit/s expected (%s)" % (_fmt(value), _fmt(floor), derivation)
+    return "pass", expect, facts, None
+
+
+def rdma_judgements(records):
+    """[(measured record, status, expect, facts, reason)] of every RDMA candidate; ``skip``: cannot judge it."""
+    rates, pcie = port_rates(records), gpu_pcie(records)
+    return [(rec,) + rdma_judge(rec, rates, pcie) for rec in rdma_candidates(records)]
+
+
+def npu_candidates(records):
+    """The measured HCCL figures (2 ranks or more) no rule judges: the probe records carry no NPU link rate."""
+    for rec in records:
+        metrics = rec.get("metrics") or {}
+        ranks = _num(metrics.get("ranks"))
+        if (not analysis.is_analysis_record(rec) and (rec.get("check") or "").startswith("hccl.") and rec.get("host")
+                and rec.get("status") in JUDGED and _num(metrics.get(METRIC)) is not None
+                and not (ranks is not None and ranks < 2)
+                and not expectations.is_judging((rec.get("expect") or {}).get(METRIC))):
+            yield rec
+
+
+def _matrices(records, judged, config):
+    """{(check, target): attribution.Matrix} of the pairwise matrices (two pairs or more), a pair below its derived
+    floor counting as a failed pair: attribution tells the node from the link (one rule for both)."""
+    derived = dict((id(rec), (status, reason)) for rec, status, _e, _f, reason in judged if status == "fail")
+    view = [dict(rec, status="fail", reason=derived[id(rec)][1]) if id(rec) in derived and rec.get("status") != "error"
+            else rec for rec in records]
+    opts = attribution.settings(config)
+    return dict((key, attribution.judge(key[0], key[1], group, opts))
+                for key, group in attribution.collect_edges(view, config).items() if len(group["edges"]) >= 2)
+
+
+def _pair_text(matrix, pair):
+    """Why a pair below its floor is put on the link, not on a host."""
+    if matrix is None:
+        return ("the only pair of its check and rail: node or link cannot be told apart (test each end with other "
+                "peers)")
+    if dict(matrix.links).get(pair):
+        return "both ends are healthy with other peers: the link (cable, port, switch path) is the suspect"
+    return "an end has no other good pair: node or link cannot be told apart yet (run the confirmation pass)"
+
+
+def _rdma_records(rec, status, expect, facts, reason, matrix):
+    """The ``<check>.hardware`` records of one judged pair and its findings: on the host for a pass; below the floor
+    on the end the fleet's other pairs implicate (attribution's suspect node), else a warn on both ends naming the
+    link. [(host, peer, status, reason, facts, finding hosts or None)]."""
+    if status == "pass":
+        return [(rec["host"], rec["peer"], "pass", None, dict(facts, attribution="healthy"), None)]
+    pair = frozenset((rec["host"], rec["peer"]))
+    rail = " on %s" % rec.get("target") if rec.get("target") else ""
+    nodes = [h for h in sorted(pair) if matrix is not None and h in matrix.nodes]
+    if nodes:
+        return [(node, next(iter(pair - {node})), "fail", "%s; %s is the common factor: %d of %d of its pairs%s are "
+                 "low or below their floor" % ((reason, node) + matrix.nodes[node] + (rail,)),
+                 dict(facts, attribution="node"), [node]) for node in nodes]
+    a, b = sorted(pair)
+    text = "link %s <-> %s%s: %s; %s" % (a, b, rail, reason, _pair_text(matrix, pair))
+    return [(end, other, "warn", text, dict(facts, attribution="link", link=[a, b]), [a, b])
+            for end, other in ((a, b), (b, a))]
+
+
+def rdma_analyze(records, config):
+    """Add ``rdma.<test>.hardware`` records: every measured pair no rule judged, held to the line rate of its ports
+    (see :func:`rdma_judge`); below it, attributed like attribution.py attributes (:func:`_rdma_records`)."""
+    judged = [j for j in rdma_judgements(records) if j[1] != "skip"]
+    if not judged:
+        return [], []
+    matrices = _matrices(records, judged, config)
+    added, findings = [], {}
+    for rec, status, expect, facts, reason in judged:
+        matrix = matrices.get((rec["check"], rec.get("target")))
+        for host, peer, verdict, text, more, hosts in _rdma_records(rec, status, expect, facts, reason, matrix):
+            added.append(analysis.record(
+                NAME, rec["check"] + SUFFIX, verdict, host, reason=text, target=rec.get("target"), peer=peer,
+                metrics={RDMA_METRIC: rec["metrics"][RDMA_METRIC]}, expect=expect, facts=more))
+            if hosts:
+                findings.setdefault((tuple(hosts), rec["check"], rec.get("target")), analysis.finding(
+                    NAME, rec["check"], hosts, target=rec.get("target"), evidence={
+                        RDMA_METRIC: rec["metrics"][RDMA_METRIC], "expected_min": expect[RDMA_METRIC]["min"],
+                        "derivation": facts["derivation"], "status": verdict, "text": text}))
+    return added, list(findings.values())

@@ -182,6 +182,8 @@ def _outlier_text(ev, _hosts):
 
 
 def _hardware_text(ev, _hosts):
+    if ev.get("text"):
+        return str(ev["text"])        # an RDMA pair's judgement: its sentence (node or link) is made by hardware.py
     return "busbw %s GB/s < %s GB/s expected at %s ranks (%s)" % (
         fmt(ev.get("busbw_max_gbyte_s")), fmt(ev.get("expected_min")), fmt(ev.get("ranks")), ev.get("derivation") or "")
 
@@ -419,12 +421,19 @@ def _plots(records, rec_index, strings):
     return out
 
 
+def _measured(rec):
+    """A record a tool measured: the heat maps, GEMM bars and latency histograms draw measurements; an analysis's
+    records (``.link``, ``.hardware``, ``.peers``: judgements of those measurements) are not drawn again."""
+    return (rec.get("tool") or {}).get("name") != "fleet-analysis"
+
+
 def _pair_groups(records):
-    """{(check, target): pairwise records}, without the ``.server`` side of a check whose client side is there
-    (the client's matrix shows those pairs)."""
+    """{(check, target): measured pairwise records}, without the ``.server`` side of a check whose client side is
+    there (the client's matrix shows those pairs); an analysis's records naming a peer (``.link``, ``.hardware``)
+    are judgements of those pairs, not a matrix of their own."""
     groups = {}
     for rec in records:
-        if rec.get("peer"):
+        if rec.get("peer") and _measured(rec):
             groups.setdefault((rec["check"], rec.get("target") or ""), []).append(rec)
     checks = set(c for c, _t in groups)
     return dict((key, recs) for key, recs in groups.items()
@@ -517,7 +526,7 @@ def _heat(records, host_idx):
 def _gemm(records, host_idx):
     groups = {}
     for rec in records:
-        if rec["check"].startswith("gpu.gemm") and not rec.get("peer"):
+        if rec["check"].startswith("gpu.gemm") and not rec.get("peer") and _measured(rec):
             value = _num((rec.get("metrics") or {}).get("tflops"))
             if value is not None:
                 groups.setdefault(rec["check"], []).append((rec, value))
@@ -547,7 +556,7 @@ def _latency(records):
     for rec in records:
         metrics = rec.get("metrics") or {}
         name = next((k for k in ("lat_typical_us", "lat_avg_us", "t_typical_us", "t_avg_us") if _num(metrics.get(k)) is not None), None)
-        if name:
+        if name and _measured(rec):
             groups.setdefault((rec["check"], rec.get("target") or "", name), []).append(rnd(metrics[name]))
     return [{"check": c, "target": t, "metric": m, "values": sorted(v)} for (c, t, m), v in sorted(groups.items())]
 

@@ -213,7 +213,7 @@ badge(ST[r[4]])),judgeCell(r),
 text:S(r[10])}));
   if(!r[11]&&r[3]>=0)tr.title="a pairwise record judged by attribution: it counts toward no host (see the .node/.link records)";
   t.tBodies[0].appendChild(tr);
-  const m=parse(r[6]);if(m&&S(r[1]).startsWith("gpu.gemm")&&typeof m.tflops==="number")gemm.push({check:S(r[1]),v:m.tflops,label:"GPU "+S(r[2]),
+  const m=parse(r[6]);if(m&&!r[12]&&S(r[1]).startsWith("gpu.gemm")&&typeof m.tflops==="number")gemm.push({check:S(r[1]),v:m.tflops,label:"GPU "+S(r[2]),
 sub:(m.sm_clock_mhz!=null?num(m.sm_clock_mhz)+" MHz ":"")+(m.power_w!=null?num(m.power_w)+" W":""),
 color:r[4]>=3?"#c0392b":r[4]===2?"#e0a030":"#5b8fd6",title:recLabel(r)+": "+num(m.tflops)+" TFLOP/s"});
  }
