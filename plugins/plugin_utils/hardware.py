@@ -359,15 +359,16 @@ def _pair_text(matrix, pair):
     return "an end has no other good pair: node or link cannot be told apart yet (run the confirmation pass)"
 
 
-def _rdma_records(rec, status, expect, facts, reason, matrix):
+def _rdma_records(rec, status, facts, reason, matrix, known):
     """The ``<check>.hardware`` records of one judged pair and its findings: on the host for a pass; below the floor
     on the end the fleet's other pairs implicate (attribution's suspect node), else a warn on both ends naming the
-    link. [(host, peer, status, reason, facts, finding hosts or None)]."""
+    link; only on ends that are hosts of the run (``known``: a peer given as an address gets no record).
+    [(host, peer, status, reason, facts, finding hosts or None)]."""
     if status == "pass":
         return [(rec["host"], rec["peer"], "pass", None, dict(facts, attribution="healthy"), None)]
     pair = frozenset((rec["host"], rec["peer"]))
     rail = " on %s" % rec.get("target") if rec.get("target") else ""
-    nodes = [h for h in sorted(pair) if matrix is not None and h in matrix.nodes]
+    nodes = [h for h in sorted(pair) if matrix is not None and h in matrix.nodes and h in known]
     if nodes:
         return [(node, next(iter(pair - {node})), "fail", "%s; %s is the common factor: %d of %d of its pairs%s are "
                  "low or below their floor" % ((reason, node) + matrix.nodes[node] + (rail,)),
@@ -375,7 +376,7 @@ def _rdma_records(rec, status, expect, facts, reason, matrix):
     a, b = sorted(pair)
     text = "link %s <-> %s%s: %s; %s" % (a, b, rail, reason, _pair_text(matrix, pair))
     return [(end, other, "warn", text, dict(facts, attribution="link", link=[a, b]), [a, b])
-            for end, other in ((a, b), (b, a))]
+            for end, other in ((a, b), (b, a)) if end in known]
 
 
 def rdma_analyze(records, config):
@@ -385,10 +386,11 @@ def rdma_analyze(records, config):
     if not judged:
         return [], []
     matrices = _matrices(records, judged, config)
+    known = set(rec.get("host") for rec in records if not analysis.is_analysis_record(rec))
     added, findings = [], {}
     for rec, status, expect, facts, reason in judged:
         matrix = matrices.get((rec["check"], rec.get("target")))
-        for host, peer, verdict, text, more, hosts in _rdma_records(rec, status, expect, facts, reason, matrix):
+        for host, peer, verdict, text, more, hosts in _rdma_records(rec, status, facts, reason, matrix, known):
             added.append(analysis.record(
                 NAME, rec["check"] + SUFFIX, verdict, host, reason=text, target=rec.get("target"), peer=peer,
                 metrics={RDMA_METRIC: rec["metrics"][RDMA_METRIC]}, expect=expect, facts=more))

@@ -212,3 +212,15 @@ def test_hccl_figures_are_unjudged_for_want_of_an_npu_link_rate():
     [unjudged] = coverage.coverage(done)["unjudged"]
     assert unjudged["check"] == rec["check"] and unjudged["why"] == hardware.NPU_UNJUDGED
     assert unjudged["why"].startswith("not judged from the hardware: no NPU link rate in the probe records")
+
+
+def test_a_peer_given_as_an_address_gets_no_record(tmp_path):
+    """The other end is not a host of the run (an address): the pair is held to this end's port rate, and its link
+    judgement lands on this end only (verdict.host_records gives such a peer no entry either)."""
+    fleet = _probed(tmp_path, ["n1"]) + [_pair(BAD, "n1", "192.0.2.7")]
+    hosts, done, _findings = _verdicts(fleet)
+    assert hosts == {"n1": "warn"}
+    [judged] = [r for r in done if r["check"] == "rdma.ib_write_bw.hardware"]
+    assert judged["host"] == "n1" and judged["peer"] == "192.0.2.7" and judged["status"] == "warn"
+    assert "(90 % of the active port rate of n1 (192.0.2.7 has no rdma.port record of mlx5_0 port 1), 200 Gbit/s)" \
+        in judged["reason"]
