@@ -38,11 +38,13 @@ Runs on the targets: Python 3.8+, no Ansible imports.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
 import select
 import socket
+import threading
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, statedir
@@ -62,6 +64,10 @@ POSITIONS = "positions.json"
 START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
 STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
+POSITION_ASK_S = 0.5   # a runner waiting for its partner asks the partner's runner its position this often
+POSITION_TIMEOUT_S = 1.0   # one question (connect, ask, answer), and how long an answering runner reads a question
+POSITION_FRESH_S = 3.0     # an answer older than this is not used (the partner stopped answering: as if it never did)
+POSITION_MAX_BYTES = 1024  # a question or an answer is one JSON line of at most this many bytes
 
 
 TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"     # the st column of /proc/net/tcp
@@ -129,6 +135,232 @@ def read_json(directory, name):
     return detached._read_json(os.path.join(directory, name))  # pylint: disable=protected-access
 
 
+# ---------------------------------------------------------------- positions: runners tell each other where they are
+# A runner answers on a TCP port of the address its peers reach it on (O(position_port), by default the number of the
+# control port: O(port) + O(port_span) x devices, the UDP ready notices' number) with the step it is at. A runner whose
+# partner does not come (a client refused, a server nobody connected to) asks the partner's runner: an earlier step
+# means "only late", and it keeps waiting for at most that step's worst-case duration (step_worst_s); anything else -
+# no answer (a dead host, a firewall dropping the port), a runner that ended, this step or a later one - ends the
+# wait as before. The answer is never trusted beyond that bounded wait.
+
+def position_port(p):
+    """The TCP port of the position answers (0: off): O(position_port), else the control port's number."""
+    if p.get("position_port") is not None:
+        return int(p["position_port"])
+    return control_port(p["port"], p["port_span"], len(p.get("devices") or []))
+
+
+def check_position_port(p):
+    """A position port that is one of the steps' perftest ports is refused (it would take a server's port)."""
+    port = position_port(p)
+    first, last = p["port"], control_port(p["port"], p["port_span"], len(p.get("devices") or [])) - 1
+    if port and first <= port <= last:
+        raise AcceptanceError("position_port %d is one of the steps' TCP ports (%d-%d: port + (step mod port_span) x "
+                              "devices + i); choose another, or 0 to turn the position answers off" % (port, first, last))
+
+
+def step_worst_s(p):
+    """The longest a step of a partner may legitimately last: its client retries for connect_timeout_s, then runs
+    for at most timeout_s, then its server is collected within collect_timeout_s (a server step is shorter). The same
+    allowance per step as the runner's own limit (``async`` in playbooks/tasks/rdma_sweep.yml)."""
+    return float(p["timeout_s"]) + float(p["connect_timeout_s"]) + float(p["collect_timeout_s"])
+
+
+def _listen(family, sockaddr):
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)      # TIME_WAIT only; never a live listener's port
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(sockaddr)
+        sock.listen(16)
+    except (OSError, socket.error):
+        sock.close()
+        raise
+    return sock
+
+
+def bind_position(address, port):
+    """A listening TCP socket on ``address`` (the address peers reach this host on) and ``port``: (socket, what it is
+    bound to). Where that address is not this host's own (NAT: the peers reach it through a translated address), the
+    wildcard address of its family, as perftest's own servers listen. Raises OSError (the caller turns answers off)."""
+    infos = socket.getaddrinfo(address, port, 0, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+    for family, _type, _proto, _name, sockaddr in infos:
+        try:
+            return _listen(family, sockaddr), sockaddr[0]
+        except (OSError, socket.error) as exc:
+            if exc.errno != errno.EADDRNOTAVAIL:
+                raise
+    family = infos[0][0]
+    wildcard = ("::", port, 0, 0) if family == socket.AF_INET6 else ("0.0.0.0", port)
+    return _listen(family, wildcard), wildcard[0]
+
+
+def _read_line(conn, deadline):
+    """One line (at most POSITION_MAX_BYTES) from ``conn`` before ``deadline``; None when it does not come."""
+    data = b""
+    while b"\n" not in data and len(data) < POSITION_MAX_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        conn.settimeout(left)
+        chunk = conn.recv(POSITION_MAX_BYTES - len(data))
+        if not chunk:
+            break
+        data += chunk
+    if b"\n" not in data:
+        return None
+    try:
+        item = json.loads(data.split(b"\n", 1)[0].decode("utf-8"))
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) else None
+
+
+def _encode(item):
+    return (json.dumps(item, sort_keys=True) + "\n").encode("utf-8")
+
+
+def ask_position(address, port, who, timeout_s=POSITION_TIMEOUT_S):
+    """Ask the runner of ``who`` (``{"run", "label", "host"}``) at ``address``:``port`` where it is: ``{"step": int or
+    None (not begun), "finished": bool}``, or None - refused, no answer within ``timeout_s``, or an answer that is not
+    that runner's (another run, label or host; not a position)."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s) as conn:
+            conn.sendall(_encode(who))
+            item = _read_line(conn, deadline)
+    except (OSError, socket.error, ValueError):
+        return None
+    if not item or any(item.get(key) != who[key] for key in ("run", "label", "host")):
+        return None
+    step, finished = item.get("step"), item.get("finished")
+    if not isinstance(finished, bool) or not (step is None or (isinstance(step, int) and not isinstance(step, bool))):
+        return None
+    return {"step": step, "finished": finished}
+
+
+class PositionServer(object):
+    """This runner's answers: a thread that answers every question naming this run, label and host with ``where()``
+    (``{"step", "finished"}``). It answers only while the runner lives: close() (every exit path of the runner) ends
+    the thread and closes the socket, and the socket goes with the process however it ends (the supervisors of the
+    perftest processes close what they inherit)."""
+
+    def __init__(self, who, where):
+        self.who = who
+        self.where = where
+        self.sock = None
+        self.bound = None
+        self.stop = threading.Event()
+        self.thread = None
+
+    def open(self, address, port):
+        self.sock, self.bound = bind_position(address, port)
+        self.thread = threading.Thread(target=self._serve, name="sweep-positions")
+        self.thread.daemon = True
+        self.thread.start()
+        return self
+
+    def _serve(self):
+        while not self.stop.is_set():
+            try:
+                readable = select.select([self.sock], [], [], 0.2)[0]
+                if not readable or self.stop.is_set():
+                    continue
+                conn = self.sock.accept()[0]
+            except (OSError, socket.error, ValueError):
+                if self.stop.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            try:
+                self._answer(conn)
+            except (OSError, socket.error, ValueError):
+                pass
+            finally:
+                conn.close()
+
+    def _answer(self, conn):
+        """One question, read within POSITION_TIMEOUT_S (a slow or hostile client holds the thread no longer)."""
+        item = _read_line(conn, time.monotonic() + POSITION_TIMEOUT_S)
+        if not item or any(item.get(key) != self.who[key] for key in ("run", "label", "host")):
+            return
+        where = self.where()
+        conn.settimeout(POSITION_TIMEOUT_S)
+        conn.sendall(_encode(dict(self.who, step=where.get("step"), finished=bool(where.get("finished")))))
+
+    def close(self):
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(POSITION_TIMEOUT_S + 1.0)
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+class PositionWatch(object):
+    """Asks one partner's runner its position every POSITION_ASK_S, in a thread, until stopped; ``latest()`` is its
+    last answer while fresh (POSITION_FRESH_S), else None. The thread never blocks the runner: a partner that does not
+    answer (dead, silent, a firewall) costs the runner nothing."""
+
+    def __init__(self, address, port, who, ask_s=POSITION_ASK_S, fresh_s=POSITION_FRESH_S):
+        self.address, self.port, self.who = address, port, who
+        self.ask_s, self.fresh_s = ask_s, fresh_s
+        self.answer = None      # (answer, time.monotonic() it came)
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._ask, name="sweep-position-watch")
+        self.thread.daemon = True
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def _ask(self):
+        while not self.stop_event.is_set():
+            answer = ask_position(self.address, self.port, self.who, timeout_s=min(POSITION_TIMEOUT_S, self.ask_s * 2))
+            if answer is not None:
+                self.answer = (answer, time.monotonic())
+            self.stop_event.wait(self.ask_s)
+
+    def latest(self):
+        item = self.answer
+        if item is None or time.monotonic() - item[1] > self.fresh_s:
+            return None
+        return item[0]
+
+    def stop(self):
+        self.stop_event.set()
+        self.thread.join(POSITION_TIMEOUT_S + 1.0)
+
+
+class LagBound(object):
+    """Whether a runner at ``step`` keeps waiting for a partner, from the partner runner's answer: while the partner is
+    at an earlier step, for at most ``step_worst_s`` from when it was first seen at that step (a partner that moves on
+    to a later step, still earlier than ``step``, gets that step's allowance: it is making progress); once, when a
+    partner seen late has just reached ``step`` (its servers are starting). No answer, a runner that ended, ``step``
+    itself otherwise, or a later step: no (the wait ends as before). The steps a partner can be at are finitely many,
+    so the wait is bounded whatever the answers say."""
+
+    def __init__(self, step, step_worst_s):
+        self.step = step
+        self.step_worst_s = step_worst_s
+        self.first_seen = {}
+        self.arrived = False
+
+    def keep_waiting(self, answer, now):
+        if not answer or answer.get("finished"):
+            return False
+        at = answer.get("step")
+        at = -1 if at is None else at
+        if at < self.step:
+            first = self.first_seen.setdefault(at, now)
+            return now - first <= self.step_worst_s
+        if at == self.step and self.first_seen and not self.arrived:
+            self.arrived = True
+            return True
+        return False
+
+
 class Sweep(PerftestRun):
     """phase plan / run / status of module perftest_sweep, and its cleanup (PerftestRun gives the state root, binary, sysfs)."""
 
@@ -152,6 +384,7 @@ class Sweep(PerftestRun):
         if not p["devices"]:
             raise AcceptanceError("devices is required for phase=run")
         device_plan(p["devices"], p, None)      # names and port range checked before anything starts
+        check_position_port(p)
         steps = p["schedule"] or []
         if self.module.check_mode:
             return dict(changed=False, results=[], steps=len(steps))
@@ -174,6 +407,9 @@ class Sweep(PerftestRun):
         self.deferred = []
         self.notices = None
         self.heard = set()
+        self.where = {"step": None, "finished": False}     # what the position answers say (a new dict each time)
+        self.positions = None
+        self.watch = None           # (peer, step, PositionWatch, LagBound) of the partner this step waits for
 
     def run_guarded(self, steps):
         """The schedule under the interrupt guard: ``finished``, or why it stopped early. Whatever happens, every
@@ -211,6 +447,7 @@ class Sweep(PerftestRun):
         for test in sorted(set(entry[1] for entry in steps)):
             tools[test] = self.tool(test)
         self.open_notices()
+        self.open_positions()
         return timeout_bin, hcas, tools
 
     def wait_for_start(self):
@@ -232,10 +469,15 @@ class Sweep(PerftestRun):
     def walk(self, steps, timeout_bin, hcas, tools):
         """The loop: every step in order (run_step), then the records left for later."""
         for position, entry in enumerate(steps):
+            self.where = {"step": entry[0], "finished": False}
             self.progress(entry[0], position)
             self.check_lease()
             self.read_dead()
-            self.run_step(entry, timeout_bin, hcas, tools)
+            try:
+                self.run_step(entry, timeout_bin, hcas, tools)
+            finally:
+                self.stop_watch()
+        self.where = {"step": None, "finished": True}
         self.flush()
         self.progress(None, len(steps))
 
@@ -260,8 +502,14 @@ class Sweep(PerftestRun):
             self.run_client_step(params, plan, binary, timeout_bin, version)
 
     def tear_down(self, holder):
-        """Stop every process still running, close the notices, build the records left, release the governor."""
+        """Stop answering positions, stop every process still running, close the notices, build the records left,
+        release the governor."""
         p = self.p
+        self.where = {"step": None, "finished": True}
+        self.stop_watch()
+        if self.positions is not None:
+            self.positions.close()
+            self.positions = None
         for handle in self.live:
             if detached.alive(handle):
                 detached.kill(handle)
@@ -387,6 +635,10 @@ class Sweep(PerftestRun):
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + 0.5
                 self.read_dead()
+                if any(connected.values()):
+                    self.stop_watch()
+                else:
+                    self.watch_position(peer, step)       # no client yet: is its host only late?
             for job in list(pending):
                 ended = detached.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
@@ -474,7 +726,7 @@ class Sweep(PerftestRun):
                                        start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,
                                        give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
                                        keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
-                                       ready=lambda wait_s: self.heard_ready(params["peer_name"], params["step"], wait_s))
+                                       ready=functools.partial(self.refused_once, params["peer_name"], params["step"]))
         finally:
             for job in jobs:
                 if job.handle is not None:
@@ -490,6 +742,12 @@ class Sweep(PerftestRun):
             if jobs and refused == len(jobs):
                 self.dead[params["peer_name"]] = "did not answer (its servers never listened within " \
                                                  "connect_timeout_s=%ss) earlier in the sweep" % p["connect_timeout_s"]
+
+    def refused_once(self, peer, step, wait_s):
+        """A client was refused: watch the server's runner (is its host only late?), and wait at most wait_s for
+        its ready notice (True: it came)."""
+        self.watch_position(peer, step)
+        return self.heard_ready(peer, step, wait_s)
 
     def on_started(self, handle):
         self.live.append(handle)
@@ -609,14 +867,61 @@ class Sweep(PerftestRun):
                                 "ansible-playbook was stopped or lost this host" % (age, lease_s))
 
     def peer_behind(self, peer, step):
-        """True while the controller saw ``peer`` alive at a step before ``step`` (fresh within lease_s)."""
+        """True while ``peer`` is alive and still at a step before ``step``: the controller saw it there (fresh within
+        lease_s), or its own runner says so (position answers, bounded by LagBound)."""
         self.read_dead()
         if peer in self.dead:
             return False
         data = read_json(self.here, POSITIONS) or {}
         fresh = time.time() - float(data.get("time") or 0) < max(30, self.p["lease_s"] or 0)
         position = (data.get("positions") or {}).get(peer)
-        return bool(fresh and position is not None and int(position) < step)
+        if fresh and position is not None and int(position) < step:
+            return True
+        return self.peer_says_behind(peer, step)
+
+    # ---------------------------------------------------------------- position answers (TCP, best effort)
+    def open_positions(self):
+        """Answer the peers' runners where this one is (PositionServer) on the address they reach this host on
+        (``peers``). Best effort: without it (off, no address of this host, the port taken) a late partner is only
+        known from the controller's positions, as before."""
+        p = self.p
+        port = position_port(p)
+        address = (p["peers"] or {}).get(self.host)
+        if not port:
+            return
+        if not address:
+            self.module.warn("position answers off: peers gives no address of %s" % self.host)
+            return
+        try:
+            self.positions = PositionServer(self.who(self.host), lambda: self.where).open(address, port)
+        except (OSError, socket.error) as exc:
+            self.module.warn("position answers off (%s port %s: %s): a late partner is known from the controller "
+                             "alone" % (address, port, exc))
+            self.positions = None
+
+    def who(self, host):
+        return {"run": self.p["run_id"], "label": self.p["label"], "host": host}
+
+    def watch_position(self, peer, step):
+        """Start asking ``peer``'s runner its position (once per step; nothing when the answers are off)."""
+        port = position_port(self.p)
+        if not port or (self.watch is not None and self.watch[:2] == (peer, step)):
+            return
+        self.stop_watch()
+        address = (self.p["peers"] or {}).get(peer) or peer
+        self.watch = (peer, step, PositionWatch(address, port, self.who(peer)).start(),
+                      LagBound(step, step_worst_s(self.p)))
+
+    def stop_watch(self):
+        if self.watch is not None:
+            self.watch[2].stop()
+            self.watch = None
+
+    def peer_says_behind(self, peer, step):
+        """What ``peer``'s own runner last said (fresh), judged by the step's LagBound."""
+        if self.watch is None or self.watch[:2] != (peer, step):
+            return False
+        return self.watch[3].keep_waiting(self.watch[2].latest(), time.monotonic())
 
     def read_dead(self):
         for name, why in (read_json(self.here, DEAD) or {}).items():

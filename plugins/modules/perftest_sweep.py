@@ -139,6 +139,19 @@ options:
       - Must be between 1 and 1000.
     type: int
     default: 32
+  position_port:
+    description:
+      - TCP port on which the runner answers the other runners where it is in its schedule (its step), on the address
+        of this host in O(peers) (the address its peers reach it on; the wildcard address where that address is not
+        this host's own, as behind NAT). Default - the number of the control port, O(port) + O(port_span) x devices
+        (the ready notices use it over UDP). V(0) turns the answers off. Every host of a sweep must use the same.
+      - A runner whose partner does not come (a client refused for O(connect_timeout_s), a server no client connected
+        to) asks the partner's runner; a partner still at an earlier step is waited for, at most the worst-case
+        duration of that step (O(timeout_s) + O(connect_timeout_s) + O(collect_timeout_s)) from when it was seen there.
+        No answer (a dead host, the port filtered), a runner that ended, or a partner at this step or a later one ends
+        the wait as before. The controller's positions (O(phase=wait)) remain a second source.
+      - Must be 0 to 65535, and not one of the steps' TCP ports.
+    type: int
   devices:
     description:
       - RDMA devices of this host (C(-d)), tested at once, in rail order - rails are aligned by position, so list
@@ -258,7 +271,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import p
 RANGES = dict(perftest_pairs.TEST_RANGES, **{
     "port": argspec.PORT, "connect_timeout_s": argspec.NON_NEGATIVE,
     "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
-    "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000),
+    "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000), "position_port": (0, 65535),
 })
 
 
@@ -283,6 +296,7 @@ def argument_spec():
         sweep_hosts=dict(type="list", elements="str", default=[]),
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),
+        position_port=dict(type="int"),
         gpu_probe=dict(type="list", elements="dict", default=[]),
         out_json=dict(type="bool", default=False),
         connect_retry_delay_s=dict(type="float", default=1.0),
