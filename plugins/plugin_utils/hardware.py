@@ -369,12 +369,13 @@ def _rdma_records(rec, status, facts, reason, matrix, known):
     pair = frozenset((rec["host"], rec["peer"]))
     rail = " on %s" % rec.get("target") if rec.get("target") else ""
     nodes = [h for h in sorted(pair) if matrix is not None and h in matrix.nodes and h in known]
+    measured = "%s -> %s%s: %s" % (rec["host"], rec["peer"], rail, reason)     # client -> server: one of 2 directions
     if nodes:
-        return [(node, next(iter(pair - {node})), "fail", "%s; %s is the common factor: %d of %d of its pairs%s are "
-                 "low or below their floor" % ((reason, node) + matrix.nodes[node] + (rail,)),
+        return [(node, next(iter(pair - {node})), "fail", "%s; %s is the common factor: %d of %d of its pairs are "
+                 "low or below their floor" % ((measured, node) + matrix.nodes[node]),
                  dict(facts, attribution="node"), [node]) for node in nodes]
     a, b = sorted(pair)
-    text = "link %s <-> %s%s: %s; %s" % (a, b, rail, reason, _pair_text(matrix, pair))
+    text = "link %s <-> %s, %s; %s" % (a, b, measured, _pair_text(matrix, pair))
     return [(end, other, "warn", text, dict(facts, attribution="link", link=[a, b]), [a, b])
             for end, other in ((a, b), (b, a)) if end in known]
 

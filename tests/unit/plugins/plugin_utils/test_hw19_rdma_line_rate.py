@@ -101,9 +101,10 @@ def test_a_bad_node_fails_alone_and_its_healthy_peers_pass(tmp_path):
     assert {r["host"] for r in judged if r["status"] == "fail"} == {"n3"}
     assert not [r for r in judged if r["status"] == "warn"]
     bad = next(r for r in judged if r["status"] == "fail")
-    assert bad["reason"] == ("bw 30.746 Gbit/s < 180 Gbit/s expected (90 % of the lower active port rate of both "
-                             "ends, 200 Gbit/s); n3 is the common factor: 3 of 3 of its pairs on mlx5_0 are low or "
-                             "below their floor")
+    assert bad["reason"] == ("%s -> %s on mlx5_0: bw 30.746 Gbit/s < 180 Gbit/s expected (90 %% of the lower active "
+                             "port rate of both ends, 200 Gbit/s); n3 is the common factor: 3 of 3 of its pairs are "
+                             "low or below their floor" % (bad["facts"]["measured_host"], "n3" if bad["facts"][
+                                 "measured_host"] != "n3" else bad["peer"]))
     assert bad["expect"]["bw_avg_gbit_s"]["source"].startswith("derived from the probed port rates: 90 % of the lower")
     assert {tuple(f["hosts"]) for f in findings if f["analysis"] == "hardware"} == {("n3",)}
 
@@ -124,7 +125,8 @@ def test_a_bad_link_warns_both_ends_and_fails_no_host(tmp_path):
     bad = [r for r in done if r["check"] == "rdma.ib_write_bw.hardware" and r["status"] != "pass"]
     assert sorted((r["host"], r["peer"], r["status"]) for r in bad) == [
         ("n1", "n2", "warn"), ("n1", "n2", "warn"), ("n2", "n1", "warn"), ("n2", "n1", "warn")]
-    assert all(r["reason"].startswith("link n1 <-> n2 on mlx5_0: bw 30.746 Gbit/s < 180 Gbit/s") for r in bad)
+    assert all(r["reason"].startswith("link n1 <-> n2, n%d -> n%d on mlx5_0: bw 30.746 Gbit/s < 180 Gbit/s" % (
+        (1, 2) if r["facts"]["measured_host"] == "n1" else (2, 1))) for r in bad)
     assert all("the link (cable, port, switch path) is the suspect" in r["reason"] for r in bad)
     assert [f["hosts"] for f in findings if f["analysis"] == "hardware"] == [["n1", "n2"]]
 
