@@ -9,10 +9,14 @@ argv word) can change the structure of a manifest. Builders:
 - ``pod_spec(pod, containers, ...)``: the pod knobs users need (image pull secrets,
   node pinning by name or by a node list with one pod per node, tolerations,
   hostNetwork + ClusterFirstWithHostNet, runtimeClassName, serviceAccountName,
-  the memory-backed /dev/shm, the code ConfigMap, restartPolicy Never);
+  the memory-backed /dev/shm, the code ConfigMap, restartPolicy Never, DNS search
+  entries);
 - ``container(pod, name, command, gpus)``: image, ``nvidia.com/gpu`` and extended
-  resources with requests = limits, IPC_LOCK, privileged only when asked, NCCL_*
-  env and envFrom ConfigMaps;
+  resources with requests = limits (or requests only, for a launcher), IPC_LOCK,
+  privileged only when asked, NCCL_* env and envFrom ConfigMaps, a tcpSocket
+  readiness probe;
+- every pod template carries the ``annotations`` pod option (Multus
+  ``k8s.v1.cni.cncf.io/networks``, ...);
 - ``job`` (one pod, or Indexed with completions = parallelism), ``headless_service``,
   ``config_map``, ``secret``, ``mpi_job`` (kubeflow.org/v2beta1), ``volcano_job``
   (batch.volcano.sh/v1alpha1).
@@ -40,6 +44,9 @@ RUN_ID_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$")
 RESOURCE_RE = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 QUANTITY_RE = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+# a qualified name (annotation key): an optional DNS-1123 subdomain prefix and '/', then a name of at most 63
+QUALIFIED_RE = re.compile(r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 POD_DEFAULTS = {
     "image": None,
@@ -58,9 +65,10 @@ POD_DEFAULTS = {
     "runtime_class": None,
     "service_account": None,
     "privileged": False,
-    "active_deadline_s": 3600,
+    "active_deadline_s": None,      # None: the plan's (its pods' steps plus start-up; k8s_plan.deadline_of)
     "ttl_after_finished_s": 600,
     "labels": {},
+    "annotations": {},
     "python": "python3",
 }
 
@@ -88,7 +96,35 @@ def pod_options(pod):
     for name in out["env"]:
         if not ENV_NAME_RE.match(str(name)):
             raise AcceptanceError("environment variable name %r is not valid" % (name,))
+    _check_annotations(out["annotations"])
+    if out["active_deadline_s"] is not None and int(out["active_deadline_s"]) < 1:
+        raise AcceptanceError("active_deadline_s must be >= 1 (or unset: the plan's), got %r" % out["active_deadline_s"])
     return out
+
+
+def _check_annotations(annotations):
+    """Annotation keys are qualified names (prefix at most 253 characters); values are strings."""
+    if not isinstance(annotations, dict):
+        raise AcceptanceError("annotations must be a mapping of name to string, got %r" % (annotations,))
+    for key, value in annotations.items():
+        key = str(key)
+        if not QUALIFIED_RE.match(key) or len(key.split("/")[0]) > 253:
+            raise AcceptanceError("annotation name %r is not a qualified name ([prefix/]name, for example "
+                                  "k8s.v1.cni.cncf.io/networks)" % (key,))
+        if not isinstance(value, str):
+            raise AcceptanceError("annotation %s: the value must be a string (JSON as text for Multus), got %r"
+                                  % (key, value))
+
+
+def template_metadata(labels_, pod, node=None):
+    """A pod template's metadata: its labels, the pod option annotations and the node it is pinned to."""
+    md = {"labels": dict(labels_)}
+    annotations = dict((str(k), v) for k, v in (pod.get("annotations") or {}).items())
+    if node:
+        annotations[NODE_ANNOTATION] = node
+    if annotations:
+        md["annotations"] = annotations
+    return md
 
 
 def check_dns_label(name, what="name"):
@@ -133,8 +169,12 @@ def metadata(name, pod, run_id, kind, role=None, node=None):
 
 # --------------------------------------------------------------------------- pod
 
-def container(pod, name, command, gpus=None, extra_env=None, resources=True, mounts=None, ports=None):
-    """One container of the user's image; GPU and extended resources with requests = limits."""
+def container(pod, name, command, gpus=None, extra_env=None, resources=True, mounts=None, ports=None,
+              requests=None, readiness_port=None):
+    """One container of the user's image; GPU and extended resources with requests = limits.
+
+    ``requests``: requests only (no limits), instead of the pod's GPUs and resources: a launcher's cpu and memory.
+    ``readiness_port``: a tcpSocket readiness probe on that port (Ready = a worker's sshd listens)."""
     env = dict((str(k), str(v)) for k, v in (pod.get("env") or {}).items())
     env.update(extra_env or {})
     out = {
@@ -151,7 +191,9 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
     if pod.get("shm_size"):
         out["volumeMounts"].append({"name": "dshm", "mountPath": "/dev/shm"})
     out["volumeMounts"].extend(mounts or [])
-    if resources:
+    if requests:
+        out["resources"] = {"requests": dict((str(k), str(v)) for k, v in requests.items())}
+    elif resources:
         limits = {}
         count = pod["gpus"] if gpus is None else gpus
         if count:
@@ -169,6 +211,9 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
         out["securityContext"] = security
     if ports:
         out["ports"] = [{"containerPort": int(p), "name": n, "protocol": "TCP"} for n, p in ports]
+    if readiness_port:
+        out["readinessProbe"] = {"tcpSocket": {"port": int(readiness_port)}, "periodSeconds": 2,
+                                 "failureThreshold": 3}
     return out
 
 
@@ -179,8 +224,9 @@ def node_affinity(nodes):
 
 
 def pod_spec(pod, containers, code_config_map, code_items, nodes=None, spread_label=None, hostname=None,
-             subdomain=None, volumes=None):
-    """A Job's pod spec: restartPolicy Never, pinned to ``nodes`` (one pod per node when ``spread_label``)."""
+             subdomain=None, volumes=None, dns_searches=None):
+    """A Job's pod spec: restartPolicy Never, pinned to ``nodes`` (one pod per node when ``spread_label``);
+    ``dns_searches``: entries added to the pod's DNS search path (the cluster's own stay)."""
     spec = {
         "restartPolicy": "Never",
         "containers": containers,
@@ -215,6 +261,8 @@ def pod_spec(pod, containers, code_config_map, code_items, nodes=None, spread_la
         spec["hostname"] = check_dns_label(hostname, "pod hostname")
     if subdomain:
         spec["subdomain"] = check_dns_label(subdomain, "pod subdomain")
+    if dns_searches:
+        spec["dnsConfig"] = {"searches": list(dns_searches)}
     return spec
 
 
@@ -223,14 +271,12 @@ def pod_spec(pod, containers, code_config_map, code_items, nodes=None, spread_la
 def job(name, pod, run_id, kind, template_spec, role=None, node=None, indexed_count=None):
     """A batch/v1 Job: backoffLimit 0; Indexed with completions = parallelism = ``indexed_count``."""
     md = metadata(name, pod, run_id, kind, role, node)
-    template_labels = dict(md["labels"])
     spec = {
         "backoffLimit": 0,
-        "activeDeadlineSeconds": int(pod["active_deadline_s"]),
-        "template": {"metadata": {"labels": template_labels}, "spec": template_spec},
+        "template": {"metadata": template_metadata(md["labels"], pod, node), "spec": template_spec},
     }
-    if node:
-        spec["template"]["metadata"]["annotations"] = {NODE_ANNOTATION: node}
+    if pod.get("active_deadline_s") is not None:
+        spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
     if pod.get("ttl_after_finished_s") is not None:
         spec["ttlSecondsAfterFinished"] = int(pod["ttl_after_finished_s"])
     if indexed_count:
@@ -277,10 +323,12 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         return {"replicas": count, "restartPolicy": "Never",
-                "template": {"metadata": {"labels": lab}, "spec": spec}}
+                "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
 
-    run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0,
-                  "activeDeadlineSeconds": int(pod["active_deadline_s"])}
+    # activeDeadlineSeconds: the launcher Job's (mpi-operator copies the run policy's), from the launcher's start
+    run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0}
+    if pod.get("active_deadline_s") is not None:
+        run_policy["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
     if pod.get("ttl_after_finished_s") is not None:
         run_policy["ttlSecondsAfterFinished"] = int(pod["ttl_after_finished_s"])
     return {
@@ -298,14 +346,18 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
 
 
 def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind="nccl-multinode"):
-    """batch.volcano.sh/v1alpha1 Job: mpimaster + mpiworker tasks, gang of all, ssh and svc plugins."""
+    """batch.volcano.sh/v1alpha1 Job: mpimaster + mpiworker tasks, gang of all, ssh and svc plugins.
+
+    With host-network workers, the svc plugin's NetworkPolicy (ingress only from the job's pods, matched by pod
+    labels: a host-network peer has none) would drop the workers' orted connecting back to the pod-network
+    launcher on Calico/Cilium: ``--disable-network-policy=true`` (volcano pkg/controllers/job/plugins/svc)."""
     md = metadata(name, pod, run_id, role_kind)
 
     def task(task_name, spec, count, role):
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         out = {"name": task_name, "replicas": int(count),
-               "template": {"metadata": {"labels": lab}, "spec": spec}}
+               "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
         if role == "launcher":
             out["policies"] = [{"event": "TaskCompleted", "action": "CompleteJob"}]
         return out
@@ -317,7 +369,7 @@ def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind=
             "schedulerName": "volcano",
             "maxRetry": 1,
             "ttlSecondsAfterFinished": int(pod["ttl_after_finished_s"] or 0),
-            "plugins": {"ssh": [], "svc": []},
+            "plugins": {"ssh": [], "svc": ["--disable-network-policy=true"] if pod.get("host_network") else []},
             "policies": [{"event": "PodEvicted", "action": "AbortJob"},
                          {"event": "PodFailed", "action": "AbortJob"}],
             "tasks": [task("mpimaster", master_spec, 1, "launcher"),

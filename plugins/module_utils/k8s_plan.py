@@ -61,14 +61,17 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
 # KUBERNETES_OPTIONS holds those last two (k8s_workload documents them):
 # - env: the pods' default probe groups leave out npu (GPU nodes);
-# - nccl: the indexed launcher's sshd port, its alive port and how long the launcher waits for the workers;
+# - nccl: the workers' sshd port (every launcher), the launcher's alive port, how long the launcher waits for the
+#   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
+#   requests of an operator's launcher pod (it holds no GPU);
 # - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
 #   from the server pods), and the directory of the perftest binaries in the image;
 # - allreduce_multinode: torchrun and its fixed master port, and a longer timeout (the pods' start included).
 KUBERNETES_OPTIONS = {
     "env": {"groups": ["env", "gpu", "rdma", "software"]},
     "gemm": {},
-    "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600},
+    "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
+             "launcher_cpu": "1", "launcher_memory": "1Gi"},
     "perftest": {"test": "ib_write_bw", "devices": [], "peer_rate_gbit_s": [], "binary_dir": None},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout": 1800},
 }
@@ -84,6 +87,23 @@ PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["a
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
             "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS}
 PROBE_RESULT = "/tmp/aifabric-allreduce.json"
+
+
+def _check_kubernetes_options(kind, opts):
+    """The pods' own options of a kind: ports, the DNS domain, the launcher's requests."""
+    if kind not in ("nccl", "nccl_multinode"):
+        return
+    for key in ("ssh_port", "alive_port"):
+        if not 0 < int(opts[key]) < 65536:
+            raise AcceptanceError("nccl: %s %r is not a TCP port" % (key, opts[key]))
+    if opts["ssh_port"] == opts["alive_port"]:
+        raise AcceptanceError("nccl: ssh_port and alive_port must differ, both are %s" % opts["ssh_port"])
+    domain = str(opts["cluster_domain"])
+    if len(domain) > 253 or not all(km.DNS_LABEL_RE.match(part) for part in domain.split(".")):
+        raise AcceptanceError("nccl: cluster_domain %r is not a DNS name (for example cluster.local)" % (domain,))
+    for key in ("launcher_cpu", "launcher_memory"):
+        if not km.QUANTITY_RE.match(str(opts[key])):
+            raise AcceptanceError("nccl: %s %r is not a Kubernetes quantity (for example 1, 500m, 1Gi)" % (key, opts[key]))
 
 
 def options_of(kind, options):
@@ -261,81 +281,136 @@ def _multinode_gpus(tool, pod, nodes, per_gpu):
     return gpus
 
 
+# how each launcher's pods reach one another over ssh: the keys (the per-run Secret on the Indexed path; the keys the
+# operator mounts at /root/.ssh otherwise: mpi-operator's sshAuthMountPath, Volcano's ssh plugin, both id_rsa and
+# authorized_keys) and the DNS names of the workers and the launcher (the operators' hostname.subdomain)
+OPERATOR_KEYS = {"keys_dir": "/root/.ssh", "host_key": "id_rsa", "authorized_keys": "authorized_keys"}
+INDEXED_KEYS = {"keys_dir": km.KEYS_MOUNT, "host_key": "id_ed25519", "authorized_keys": "id_ed25519.pub"}
+# Open MPI (ORTE, 4.x) strips -H/hostfile names at the first '.' unless told not to (mpi-operator sets the same)
+KEEP_FQDN_ENV = {"OMPI_MCA_orte_keep_fqdn_hostnames": "true"}
+# a launcher that holds no GPU sees none through the NVIDIA runtime (mpi-operator's nvidiaDisableEnvVars)
+NO_GPU_ENV = {"NVIDIA_VISIBLE_DEVICES": "", "NVIDIA_DRIVER_CAPABILITIES": ""}
+
+
+def rsh_args(port, key, extra=None):
+    """Open MPI's plm_rsh_args: the workers' sshd port and the key, no host key prompts or known_hosts writes (the
+    image's ssh_config is not relied on), mpi-operator's ConnectionAttempts=10; then the user's own words."""
+    words = ("-p %d -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectionAttempts=10 "
+             "-o LogLevel=ERROR" % (int(port), key))
+    return words + (" " + str(extra) if extra else "")
+
+
+def forwarded_env(pod, opts):
+    """Names mpirun forwards from the launcher's environment with ``-x``: the user's mpirun_env_forward, then every
+    pod env name (ranks that orted starts through sshd get a fresh environment) not already set with NAME=VALUE."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
+    given = set(nccl_run.run_env(opts))
+    names = list(opts.get("mpirun_env_forward") or [])
+    for name in sorted(str(k) for k in pod.get("env") or {}):
+        if name not in given and name not in names:
+            names.append(name)
+    return names
+
+
 def _multinode_steps(plan, pod, nodes, opts, launcher):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
     gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
-    run_id = plan["run_id"]
-    name = km.object_name(run_id, "mn")
-    env = nccl_run.run_env(opts)
-    step = {"name": "mn", "objects": [], "fail_fast": True}
-    mca = dict(opts["mpirun_mca"])
-    params = dict(opts, ranks_per_node=gpus)
+    ctx = {"plan": plan, "pod": pod, "nodes": nodes, "opts": opts, "gpus": gpus,
+           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_run.run_env(opts),
+           "spread": {km.RUN_LABEL: plan["run_id"], km.ROLE_LABEL: "worker"},
+           "search": "%s.%s.svc.%s" % (km.object_name(plan["run_id"], "mn"), pod["namespace"],
+                                       opts["cluster_domain"])}
 
     def nccl(collective):
         return nccl_run.nccl_argv(_bin(opts["binary_dir"], collectives.binary_name(collective)), opts,
                                   gpus_per_process=1)
 
-    spread = {km.RUN_LABEL: run_id, km.ROLE_LABEL: "worker"}
+    def sections_for(hosts, keys, hostfile=None):
+        mca = dict(opts["mpirun_mca"])
+        mca["plm_rsh_args"] = rsh_args(opts["ssh_port"], keys["keys_dir"] + "/" + keys["host_key"],
+                                       mca.get("plm_rsh_args"))
+        launch = dict(opts, ranks_per_node=gpus, hosts=hosts, mpirun_mca=mca,
+                      mpirun_env_forward=forwarded_env(pod, opts))
+        return _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, ctx["env"],
+                                                                  hostfile=hostfile, allow_run_as_root=True), nodes)
+
+    ctx["sections_for"] = sections_for
     if launcher == "indexed":
-        hosts = ["%s-%d.%s" % (name, i, name) for i in range(len(nodes))]
-        mca["plm_rsh_args"] = ("-p %d -i %s/id_ed25519 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                               "-o ConnectionAttempts=10 -o LogLevel=ERROR" % (opts["ssh_port"], km.KEYS_MOUNT))
-        launch = dict(params, hosts=hosts, mpirun_mca=mca)
-        steps, sections = _mpi_sections(
-            opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env, allow_run_as_root=True), nodes)
-        sshd = {"port": opts["ssh_port"], "keys_dir": km.KEYS_MOUNT, "wait_s": pod["active_deadline_s"],
-                "alive": "%s:%d" % (hosts[0], opts["alive_port"])}
-        spec = {"launcher": {"steps": steps, "wait_hosts": hosts[1:], "wait_port": opts["ssh_port"],
-                             "wait_s": opts["wait_workers_s"], "alive_port": opts["alive_port"], "sshd": sshd},
-                "worker": sshd}
-        command = _entry(pod, "indexed", spec)
-        keys = [{"name": "ssh-keys", "secret": {"secretName": plan["secret"], "defaultMode": 0o400}}]
-        spec_pod = km.pod_spec(pod, [km.container(pod, "nccl", command, extra_env=env,
-                                                  mounts=[{"name": "ssh-keys", "mountPath": km.KEYS_MOUNT,
-                                                           "readOnly": True}],
-                                                  ports=[("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])],
-                               plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread,
-                               subdomain=name, volumes=keys)
-        job = km.job(name, pod, run_id, "nccl-multinode", spec_pod, role="worker", indexed_count=len(nodes))
-        _with_template_labels(job, {STEP_LABEL: "mn", km.ROLE_LABEL: "worker"})
-        svc = km.headless_service(name, pod, run_id, "nccl-multinode", {km.RUN_LABEL: run_id, STEP_LABEL: "mn"},
-                                  [("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])
-        step["objects"] = [svc, job]
-        step["slots"] = [{"slot": "mn-launcher", "job": name, "index": 0, "node": None, "role": "launcher",
-                          "peer": None, "sections": sections}]
-        step["expected_pods"] = len(nodes)
-        step["done_selector"] = None
-        return [step]
-    worker_spec = km.pod_spec(pod, [km.container(pod, "worker", ["/usr/sbin/sshd", "-De"], extra_env=env)],
-                              plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread)
-    launcher_pod = dict(pod, host_network=False, resources={})
+        return _indexed_steps(ctx)
+    return _operator_steps(ctx, launcher)
+
+
+def _indexed_steps(ctx):
+    """No operator: an Indexed Job (one pod per node) + headless Service; index 0 serves sshd and launches."""
+    plan, pod, nodes, opts, name = ctx["plan"], ctx["pod"], ctx["nodes"], ctx["opts"], ctx["name"]
+    hosts = ["%s-%d.%s" % (name, i, name) for i in range(len(nodes))]
+    steps, sections = ctx["sections_for"](hosts, INDEXED_KEYS)
+    sshd = dict(INDEXED_KEYS, port=opts["ssh_port"], wait_s=pod["active_deadline_s"],
+                alive="%s:%d" % (hosts[0], opts["alive_port"]))
+    spec = {"launcher": {"steps": steps, "wait_hosts": hosts[1:], "wait_port": opts["ssh_port"],
+                         "wait_s": opts["wait_workers_s"], "alive_port": opts["alive_port"], "sshd": sshd},
+            "worker": sshd}
+    keys = [{"name": "ssh-keys", "secret": {"secretName": plan["secret"], "defaultMode": 0o400}}]
+    spec_pod = km.pod_spec(pod, [km.container(pod, "nccl", _entry(pod, "indexed", spec),
+                                              extra_env=dict(ctx["env"], **KEEP_FQDN_ENV),
+                                              mounts=[{"name": "ssh-keys", "mountPath": km.KEYS_MOUNT,
+                                                       "readOnly": True}],
+                                              ports=[("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])],
+                           plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=ctx["spread"],
+                           subdomain=name, volumes=keys, dns_searches=[ctx["search"]])
+    job = km.job(name, pod, plan["run_id"], "nccl-multinode", spec_pod, role="worker", indexed_count=len(nodes))
+    _with_template_labels(job, {STEP_LABEL: "mn", km.ROLE_LABEL: "worker"})
+    svc = km.headless_service(name, pod, plan["run_id"], "nccl-multinode",
+                              {km.RUN_LABEL: plan["run_id"], STEP_LABEL: "mn"},
+                              [("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])
+    return [{"name": "mn", "objects": [svc, job], "fail_fast": True, "done_selector": None,
+             "expected_pods": len(nodes),
+             "slots": [{"slot": "mn-launcher", "job": name, "index": 0, "node": None, "role": "launcher",
+                        "peer": None, "sections": sections}]}]
+
+
+def _operator_steps(ctx, launcher):
+    """MPIJob (mpi-operator) or Volcano Job: workers serve sshd through the entry program on ssh_port with the keys
+    the operator mounts (Ready once it listens); the launcher, pinned to the run's nodes with cpu/memory requests and
+    no GPU, waits until every worker answers on that port, then runs mpirun (with the workers' names on Volcano,
+    the operator's hostfile on MPIJob), and keeps the alive port open until it ends: the workers' cue to stop."""
+    plan, pod, nodes, opts, name = ctx["plan"], ctx["pod"], ctx["nodes"], ctx["opts"], ctx["name"]
     if launcher == "mpijob":
         hosts = ["%s-worker-%d.%s" % (name, i, name) for i in range(len(nodes))]
-        launch = dict(params, hosts=hosts)
-        steps, sections = _mpi_sections(opts, lambda c: nccl_run.launch_argv(
-            nccl(c), opts["mpirun"], launch, env, hostfile="/etc/mpi/hostfile", allow_run_as_root=True), nodes)
-        launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher",
-                                                                _entry(pod, "run", {"steps": steps}), gpus=0,
-                                                                extra_env=env)],
-                                    plan["code_config_map"], plan["code_items"])
-        obj = km.mpi_job(name, pod, run_id, launcher_spec, worker_spec, len(nodes), gpus)
-    else:  # volcano
+        launcher_host = "%s-launcher.%s" % (name, name)
+        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS, hostfile="/etc/mpi/hostfile")
+        # mpi-operator sets keep_fqdn and the NVIDIA_* blanks on its launcher, the DNS search entry on its workers
+        searches, launcher_env = None, ctx["env"]
+    else:
         hosts = ["%s-mpiworker-%d.%s" % (name, i, name) for i in range(len(nodes))]
-        launch = dict(params, hosts=hosts)
-        steps, sections = _mpi_sections(
-            opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, env, allow_run_as_root=True), nodes)
-        spec = {"steps": steps, "wait_hosts": hosts, "wait_port": 22, "wait_s": opts["wait_workers_s"]}
-        launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher", _entry(pod, "run", spec),
-                                                                gpus=0, extra_env=env)],
-                                    plan["code_config_map"], plan["code_items"])
-        obj = km.volcano_job(name, pod, run_id, launcher_spec, worker_spec, len(nodes))
+        launcher_host = "%s-mpimaster-0.%s" % (name, name)
+        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS)
+        searches, launcher_env = [ctx["search"]], dict(ctx["env"], **dict(KEEP_FQDN_ENV, **NO_GPU_ENV))
+    sshd = dict(OPERATOR_KEYS, port=opts["ssh_port"], wait_s=pod["active_deadline_s"],
+                alive="%s:%d" % (launcher_host, opts["alive_port"]))
+    worker_spec = km.pod_spec(pod, [km.container(pod, "worker", _entry(pod, "sshd", sshd), extra_env=ctx["env"],
+                                                 ports=[("ssh", opts["ssh_port"])], readiness_port=opts["ssh_port"])],
+                              plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=ctx["spread"],
+                              dns_searches=searches)
+    run = {"steps": steps, "wait_hosts": hosts, "wait_port": opts["ssh_port"], "wait_s": opts["wait_workers_s"],
+           "alive_port": opts["alive_port"]}
+    # the launcher holds no GPU and needs no host network; pinned to the run's nodes, where the pod's runtime
+    # class, tolerations and node labels were meant to apply
+    launcher_pod = dict(pod, host_network=False, resources={})
+    requests = {"cpu": str(opts["launcher_cpu"]), "memory": str(opts["launcher_memory"])}
+    launcher_spec = km.pod_spec(launcher_pod, [km.container(launcher_pod, "launcher", _entry(pod, "run", run), gpus=0,
+                                                            extra_env=launcher_env, requests=requests,
+                                                            ports=[("alive", opts["alive_port"])])],
+                                plan["code_config_map"], plan["code_items"], nodes=nodes, dns_searches=searches)
+    if launcher == "mpijob":
+        obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"])
+    else:
+        obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes))
     _with_template_labels(obj, {STEP_LABEL: "mn"})
-    step["objects"] = [obj]
-    step["slots"] = [{"slot": "mn-launcher", "job": name, "node": None, "role": "launcher", "peer": None,
-                      "sections": sections}]
-    step["expected_pods"] = 1
-    step["done_selector"] = "%s=launcher" % km.ROLE_LABEL
-    return [step]
+    return [{"name": "mn", "objects": [obj], "fail_fast": True, "expected_pods": 1,
+             "done_selector": "%s=launcher" % km.ROLE_LABEL,
+             "slots": [{"slot": "mn-launcher", "job": name, "node": None, "role": "launcher", "peer": None,
+                        "sections": sections}]}]
 
 
 def _probe_steps(plan, pod, nodes, opts):
@@ -367,6 +442,59 @@ def _probe_steps(plan, pod, nodes, opts):
                         "peer": None, "sections": sections}]}]
 
 
+# --------------------------------------------------------------------------- limits
+
+# what a pod may spend before its first step (scheduling, image pull, volume mounts), on top of its steps' time in
+# its activeDeadlineSeconds (a Job's deadline counts from its start), and what the module waits on top of that
+START_UP_S = 600
+ENV_PROBE_COMMANDS = 10     # the env probe runs its commands one at a time, each within its ``timeout``
+
+
+def pod_work_s(kind, opts):
+    """(seconds, how) the longest pod of a plan may run its steps, from the options that bound each step."""
+    if kind == "env":
+        return ENV_PROBE_COMMANDS * int(opts["timeout"]), "%d probe commands x timeout %ss" % (
+            ENV_PROBE_COMMANDS, opts["timeout"])
+    if kind in ("gemm", "allreduce_multinode"):
+        return int(opts["timeout"]), "timeout %ss" % opts["timeout"]
+    if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs
+        return int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), "connect_timeout_s %ss + timeout_s %ss" % (
+            opts["connect_timeout_s"], opts["timeout_s"])
+    count = len(opts["collectives"] or [])
+    steps = count * int(opts["timeout"])
+    how = "%d collectives x timeout %ss" % (count, opts["timeout"])
+    if kind == "nccl_multinode":   # the launcher waits for every worker's sshd first
+        return int(opts["wait_workers_s"]) + steps, "wait_workers_s %ss + %s" % (opts["wait_workers_s"], how)
+    return steps, how
+
+
+def deadline_of(kind, pod, opts):
+    """The pods' activeDeadlineSeconds: the pod option, else its steps' time plus START_UP_S. AcceptanceError when
+    an explicit one does not cover the steps (the deadline would kill a pod in the middle of a step)."""
+    work, how = pod_work_s(kind, opts)
+    if pod.get("active_deadline_s") is None:
+        return work + START_UP_S
+    deadline = int(pod["active_deadline_s"])
+    if deadline < work:
+        raise AcceptanceError("active_deadline_s %d does not cover the steps of a %s pod: %s = %d s; give at least %d "
+                              "(better %d, with %d s to start) or leave it unset" % (
+                                  deadline, kind, how, work, work, work + START_UP_S, START_UP_S))
+    return deadline
+
+
+def check_timeout(plan, timeout, explicit_deadline):
+    """The module's wait per step: ``timeout``, else the plan's (its pods' deadline plus start-up). Refused when the
+    user set both and the wait does not cover the deadline plus start-up (the module would stop pods still within
+    their own limits); an explicit wait alone is the user's bound on waiting."""
+    if timeout is None:
+        return plan["timeout_s"]
+    if explicit_deadline and int(timeout) < plan["timeout_s"]:
+        raise AcceptanceError("timeout %s is shorter than active_deadline_s %s plus %d s of start-up (%d): the module "
+                              "would stop pods still within their deadline; raise timeout or leave it unset"
+                              % (timeout, plan["deadline_s"], START_UP_S, plan["timeout_s"]))
+    return int(timeout)
+
+
 def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):
     """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input."""
     if kind not in KINDS:
@@ -379,8 +507,11 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
     if len(set(nodes)) != len(nodes):
         raise AcceptanceError("duplicate node names in %s" % nodes)
     opts = options_of(kind, options)
+    _check_kubernetes_options(kind, opts)
+    pod["active_deadline_s"] = deadline_of(kind, pod, opts)
     code = code_files()
     plan = {"run_id": run_id, "namespace": pod["namespace"], "kind": kind, "launcher": None,
+            "deadline_s": pod["active_deadline_s"], "timeout_s": pod["active_deadline_s"] + START_UP_S,
             "code_config_map": km.object_name(run_id, "code"), "code_items": km.code_volume_items(code),
             "secret": None, "setup": [], "steps": []}
     plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))

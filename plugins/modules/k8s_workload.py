@@ -101,7 +101,14 @@ options:
     type: int
     default: 8
   resources:
-    description: "Extended resources per GPU pod, requests = limits (for example C({rdma/hca_shared_devices_a: 1}))."
+    description:
+      - "Extended resources and cpu/memory per GPU pod, requests = limits (for example
+        C({rdma/hca_shared_devices_a: 1, cpu: 32, memory: 256Gi}))."
+      - Give C(cpu) and C(memory) too. Without them a GPU pod is C(BestEffort) (the first evicted under memory
+        pressure) and a namespace C(ResourceQuota) on cpu or memory rejects it; with them (requests = limits) it is
+        C(Guaranteed).
+      - An operator's launcher pod (V(mpijob), V(volcano)) takes none of these (it holds no GPU); its requests are
+        O(nccl)'s C(launcher_cpu) and C(launcher_memory).
     type: dict
     default: {}
   host_network:
@@ -136,15 +143,28 @@ options:
     description: C(serviceAccountName) of the pods (its token is not mounted).
     type: str
   active_deadline_s:
-    description: C(activeDeadlineSeconds) of every Job.
+    description:
+      - C(activeDeadlineSeconds) of every Job (of the launcher Job on V(mpijob)).
+      - Default is what the pods' steps may take plus 600 s to start (scheduling, image pull) - for example
+        V(nccl) with four collectives, C(4 x nccl.timeout) + 600; V(nccl_multinode) adds the launcher's
+        C(wait_workers_s); V(env) counts 10 probe commands of C(env_probe.timeout); V(perftest)
+        C(connect_timeout_s + timeout_s).
+      - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int
-    default: 3600
   ttl_after_finished_s:
     description: C(ttlSecondsAfterFinished) of every Job (a safety net; the module deletes its objects itself).
     type: int
     default: 600
   labels:
     description: Extra labels on every object and pod.
+    type: dict
+    default: {}
+  annotations:
+    description:
+      - "Annotations of every pod (the pod templates of every Job, MPIJob replica and Volcano task), for example
+        C({k8s.v1.cni.cncf.io/networks: rdma-net}) or Multus' JSON form as a string, to attach SR-IOV or host-device
+        RDMA networks."
+      - Names are qualified names (C([prefix/]name)); values are strings.
     type: dict
     default: {}
   python:
@@ -176,8 +196,16 @@ options:
   nccl:
     description:
       - V(nccl) and V(nccl_multinode) - options of the C(aifabric.acceptance.nccl_test) module (collectives,
-        binary_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus C(ssh_port) (V(2222)),
-        C(alive_port) (V(2223)) and C(wait_workers_s) (V(600)) of the V(indexed) launcher.
+        binary_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
+        sshd port C(ssh_port) (V(2222), every launcher), the launcher's C(alive_port) (V(2223)), how long the
+        launcher waits for every worker's sshd C(wait_workers_s) (V(600)), the cluster's DNS domain
+        C(cluster_domain) (V(cluster.local), for the pods' DNS search entry) and the cpu/memory requests of an
+        operator's launcher pod C(launcher_cpu) (V(1)) and C(launcher_memory) (V(1Gi)).
+      - V(nccl_multinode) - mpirun reaches the workers' sshd with C(-p ssh_port), the run's key,
+        C(StrictHostKeyChecking=no), C(UserKnownHostsFile=/dev/null) and C(ConnectionAttempts=10) (a
+        C(plm_rsh_args) in C(mpirun_mca) is appended), keeps host names whole (C(orte_keep_fqdn_hostnames)) and
+        forwards every name of O(env) to the remote ranks with C(-x) (names of O(env_from_configmaps) only when
+        listed in C(mpirun_env_forward)).
     type: dict
     default: {}
   perftest:
@@ -194,9 +222,12 @@ options:
     type: dict
     default: {}
   timeout:
-    description: Seconds to wait for the pods of one step (one round) before they count as timed out.
+    description:
+      - Seconds to wait for the pods of one step (one round) before they count as timed out.
+      - Default is the pods' deadline (O(active_deadline_s), given or derived) plus 600 s of start-up. Set together
+        with O(active_deadline_s), a value shorter than that is refused; set alone, it is your bound on the wait
+        (pods still running then are stopped and count as timed out).
     type: int
-    default: 3700
   cleanup_timeout:
     description: Seconds to wait for every object of the run to be gone.
     type: int
@@ -313,7 +344,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
 POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
                "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
-               "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "python")
+               "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
+               "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
                 "allreduce_multinode": "allreduce_probe"}
 
@@ -342,9 +374,10 @@ def argument_spec():
         env_from_configmaps=dict(type="list", elements="str", default=[]),
         runtime_class=dict(type="str"),
         service_account=dict(type="str"),
-        active_deadline_s=dict(type="int", default=3600),
+        active_deadline_s=dict(type="int"),
         ttl_after_finished_s=dict(type="int", default=600),
         labels=dict(type="dict", default={}),
+        annotations=dict(type="dict", default={}),
         python=dict(type="str", default="python3"),
         launcher=dict(type="str", choices=list(k8s_plan.LAUNCHERS), default="auto"),
         rounds=dict(type="list", elements="list"),
@@ -353,7 +386,7 @@ def argument_spec():
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
         allreduce_probe=dict(type="dict", default={}),
-        timeout=dict(type="int", default=3700),
+        timeout=dict(type="int"),
         cleanup_timeout=dict(type="int", default=120),
         unschedulable_grace=dict(type="int", default=60),
     )
@@ -418,9 +451,10 @@ def _present(module, p, pod, options, run_id):
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
+    timeout = k8s_plan.check_timeout(plan, p["timeout"], p["active_deadline_s"] is not None)
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
-    records, leftover = k8s_run.execute(api, plan, p["timeout"], p["cleanup_timeout"], p["unschedulable_grace"])
+    records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout"], p["unschedulable_grace"])
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 

@@ -76,8 +76,6 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
         assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 8: a pod's activeDeadlineSeconds (3600 s) does not cover "
-                   "the sum of its steps' timeouts (4 collectives x 1800 s), so the deadline kills it mid-step")
 def test_defect8_active_deadline_covers_the_steps():
     plan = k8s_plan.build("nccl", ["gpu-node-01"], {"image": IMAGE}, "dl8",
                           options={"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})

@@ -133,8 +133,6 @@ def test_defect2_indexed_workers_sshd_on_the_ssh_port():
     assert _ssh_port_problems("indexed") == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 2: with hostNetwork the operator launchers' workers run sshd on "
-                   "port 22 (held by the node's own sshd) and mpirun's plm_rsh_args pass no -p ssh_port")
 @pytest.mark.parametrize("launcher", OPERATOR)
 def test_defect2_operator_workers_sshd_on_the_ssh_port(launcher):
     problems = _ssh_port_problems(launcher)
@@ -143,9 +141,6 @@ def test_defect2_operator_workers_sshd_on_the_ssh_port(launcher):
 
 # --------------------------------------------------------------------------- defect 3
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 3: operator launchers rely on an image prepared like "
-                   "mpi-operator's: no explicit StrictHostKeyChecking/UserKnownHostsFile ssh options, workers start a "
-                   "bare /usr/sbin/sshd instead of the entry program's sshd set-up")
 @pytest.mark.parametrize("launcher", OPERATOR)
 def test_defect3_operator_launchers_set_ssh_options_and_start_sshd_themselves(launcher):
     objects, argvs = multinode(launcher)
@@ -171,8 +166,6 @@ def _forwarded(argv):
     return set(argv[i + 1].split("=", 1)[0] for i, w in enumerate(argv[:-1]) if w == "-x")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 4: the pod env (k8s_pod.env, e.g. NCCL_IB_GID_INDEX) is not "
-                   "forwarded with -x by mpirun, so ranks started through sshd run without it")
 def test_defect4_every_launcher_forwards_the_pod_env_to_remote_ranks():
     problems = []
     for launcher in ("indexed", "mpijob", "volcano"):
@@ -286,8 +279,6 @@ def test_defect9_device_plugin_role_probe_runs_with_the_shipped_settings():
 
 # --------------------------------------------------------------------------- defect 10
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 10: Volcano's svc plugin NetworkPolicy admits only job pods, "
-                   "so host-network workers' orted cannot reach the pod-network launcher")
 def test_defect10_volcano_launcher_reachable_from_host_network_workers():
     objects = multinode("volcano")[0]
     (job,) = [o for o in objects if o["apiVersion"].startswith("batch.volcano.sh/")]

@@ -320,12 +320,7 @@ NCCL_CAPTURE = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "p
                             "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 
 
-@pytest.mark.parametrize("keep_fqdn", [
-    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 22 defect 1: ORTE strips the -H host names at the first '.', so mpirun runs "
-        "'ssh aif-rp-mn-mn-1', a bare pod name no cluster DNS resolves"))),
-    True,
-], ids=["as-shipped", "orte_keep_fqdn_hostnames"])
+@pytest.mark.parametrize("keep_fqdn", [False, True], ids=["as-shipped", "orte_keep_fqdn_hostnames"])
 def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypatch, tmp_path, keep_fqdn):
     """kind nccl_multinode, launcher indexed, 2 nodes x 2 GPUs: the Job's pods (hostnames <job>-<index>, the
     headless Service as subdomain) run the entry program; index 0 waits until index 1's sshd (real OpenSSH, the
@@ -335,8 +330,9 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
     of that capture (import mode) in every field the two share, less the launch's shape (2 nodes here, one node
     in the capture, and the one-node profile's expectations that follow from it).
 
-    As shipped, it fails the way it would on a real cluster (issue 22, defect 1); with
-    OMPI_MCA_orte_keep_fqdn_hostnames=true in the pods' environment (what mpi-operator sets) it runs through."""
+    As shipped, the plan sets OMPI_MCA_orte_keep_fqdn_hostnames=true in the pods' environment (what mpi-operator
+    sets; issue 22, defect 1: without it ORTE cut the names at the first '.' and ssh to a bare pod name failed);
+    set in the kubelet's environment too, it runs the same."""
     from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
     if not (shutil.which("mpirun") and shutil.which("sshd") and shutil.which("ssh")):
         pytest.skip("needs mpirun (Open MPI), sshd and ssh")

@@ -30,9 +30,10 @@ FULL_POD = {
     "env_from_configmaps": ["nccl-env"],
     "runtime_class": "nvidia",
     "service_account": "acceptance",
-    "active_deadline_s": 1800,
+    "active_deadline_s": 7200,      # covers the longest pod here: 2 collectives x 1800 s
     "ttl_after_finished_s": 300,
     "labels": {"team": "infra"},
+    "annotations": {"k8s.v1.cni.cncf.io/networks": "[{\"name\": \"rdma-net\", \"interface\": \"net1\"}]"},
 }
 KEYS = {"id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n",
         "id_ed25519.pub": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI test\n"}

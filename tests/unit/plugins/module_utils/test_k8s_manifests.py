@@ -117,7 +117,9 @@ def test_pod_knobs_reach_the_pod_spec():
     pod = job["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert pod["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0
-    assert job["spec"]["activeDeadlineSeconds"] == 1800 and job["spec"]["ttlSecondsAfterFinished"] == 300
+    assert job["spec"]["activeDeadlineSeconds"] == 7200 and job["spec"]["ttlSecondsAfterFinished"] == 300
+    assert job["spec"]["template"]["metadata"]["annotations"] == dict(cases.FULL_POD["annotations"],
+                                                                      **{km.NODE_ANNOTATION: "gpu-node-01"})
     assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
     assert pod["imagePullSecrets"] == [{"name": "registry-cred"}]
     assert pod["runtimeClassName"] == "nvidia" and pod["serviceAccountName"] == "acceptance"

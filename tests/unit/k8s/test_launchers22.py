@@ -1,0 +1,286 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 22's risky launcher items and the plan side of defects 1 and 8, on the rendered plan: workers Ready only
+once their sshd listens, the MPIJob launcher waiting for the workers as Volcano's does, launcher pods pinned to the
+run's nodes with cpu/memory requests and no GPU, pod annotations (Multus) on every pod template, Open MPI's host
+names kept whole and resolvable, and limits that are consistent by construction (a pod's deadline covers its steps,
+the module's wait covers the deadline, an explicit setting that breaks this is refused). Also the entry program's
+sshd set-up started with an operator's key file names (real OpenSSH sshd)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_manifests as km
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
+
+NODES = ["gpu-node-01", "gpu-node-02"]
+SSH_PORT = k8s_plan.DEFAULTS["nccl_multinode"]["ssh_port"]
+POD = dict(cases.FULL_POD, active_deadline_s=None)
+OPTS = {"collectives": ["all_reduce"], "binary_dir": "/opt/nccl-tests/build"}
+
+
+def multinode(launcher, pod=None, options=None):
+    return k8s_plan.build("nccl_multinode", NODES, dict(POD if pod is None else pod), "l22", dict(OPTS, **(options or {})),
+                          launcher=launcher, ssh_keys=cases.KEYS if launcher == "indexed" else None)
+
+
+def templates(plan):
+    """{role: pod template} of the plan's multi-node object (indexed: the one template, as 'worker')."""
+    out = {}
+    for obj in k8s_plan.objects_of(plan):
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "Job" and "template" in spec:
+            out["worker"] = spec["template"]
+        for name, replica in (spec.get("mpiReplicaSpecs") or {}).items():
+            out["launcher" if name == "Launcher" else "worker"] = replica["template"]
+        for task in spec.get("tasks") or []:
+            out[task["template"]["metadata"]["labels"][km.ROLE_LABEL]] = task["template"]
+    return out
+
+
+def entry_spec(container):
+    command = container["command"]
+    return json.loads(command[command.index("--spec") + 1])
+
+
+def env_of(container):
+    return dict((e["name"], e.get("value")) for e in container.get("env") or [])
+
+
+# --------------------------------------------------------------------------- readiness and the launcher's wait
+
+@pytest.mark.parametrize("launcher", ["mpijob", "volcano"])
+def test_operator_workers_are_ready_only_once_their_sshd_listens(launcher):
+    """mpi-operator's WaitForWorkersReady creates the launcher once the workers are Ready, and its Service publishes
+    only Ready pods: Ready must mean 'sshd answers on ssh_port', not 'container started'."""
+    (worker,) = templates(multinode(launcher))["worker"]["spec"]["containers"]
+    assert worker.get("readinessProbe", {}).get("tcpSocket") == {"port": SSH_PORT}, worker.get("readinessProbe")
+    assert {"containerPort": SSH_PORT, "name": "ssh", "protocol": "TCP"} in worker.get("ports", [])
+
+
+@pytest.mark.parametrize("launcher,worker_name", [("mpijob", "worker"), ("volcano", "mpiworker")])
+def test_operator_launchers_wait_for_every_workers_sshd(launcher, worker_name):
+    """The MPIJob launcher waits for the workers exactly as Volcano's: every worker's DNS name on ssh_port, for
+    wait_workers_s; and it keeps the alive port open, which the workers watch to know when to stop."""
+    plan = multinode(launcher, options={"wait_workers_s": 123})
+    tpl = templates(plan)
+    run = entry_spec(tpl["launcher"]["spec"]["containers"][0])
+    hosts = ["aif-l22-mn-%s-%d.aif-l22-mn" % (worker_name, i) for i in range(len(NODES))]
+    assert (run.get("wait_hosts"), run.get("wait_port"), run.get("wait_s")) == (hosts, SSH_PORT, 123)
+    sshd = entry_spec(tpl["worker"]["spec"]["containers"][0])
+    assert sshd["alive"].endswith(":%d" % run["alive_port"])
+    # the operators mount their keys at /root/.ssh as id_rsa + authorized_keys; mpirun's ssh uses that key
+    assert (sshd["keys_dir"], sshd["host_key"], sshd["authorized_keys"]) == ("/root/.ssh", "id_rsa", "authorized_keys")
+    for section in plan["steps"][0]["slots"][0]["sections"]:
+        argv = section["argv"]
+        assert "-i /root/.ssh/id_rsa" in argv[argv.index("plm_rsh_args") + 1]
+
+
+# --------------------------------------------------------------------------- launcher pods
+
+@pytest.mark.parametrize("launcher", ["mpijob", "volcano"])
+def test_launcher_pods_are_pinned_to_the_runs_nodes_and_hold_no_gpu(launcher):
+    """The launcher keeps the pod's runtime class, tolerations and node labels (meant for the GPU nodes): so it is
+    pinned to the run's nodes, and holds no GPU nor extended resource; on Volcano (the operator does it on MPIJob)
+    the NVIDIA runtime is told to expose none."""
+    spec = templates(multinode(launcher))["launcher"]["spec"]
+    (container,) = spec["containers"]
+    assert spec.get("runtimeClassName") == "nvidia" and spec.get("tolerations")
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": NODES}]}]
+    assert "podAntiAffinity" not in spec["affinity"]
+    assert km.GPU_RESOURCE not in str(container.get("resources")) and "rdma/" not in str(container.get("resources"))
+    assert not spec.get("hostNetwork")
+    if launcher == "volcano":
+        assert env_of(container).get("NVIDIA_VISIBLE_DEVICES") == ""
+
+
+@pytest.mark.parametrize("launcher", ["mpijob", "volcano"])
+def test_launcher_pods_request_cpu_and_memory(launcher):
+    (container,) = templates(multinode(launcher))["launcher"]["spec"]["containers"]
+    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}
+    (container,) = templates(multinode(launcher, options={"launcher_cpu": "250m", "launcher_memory": "2Gi"}))[
+        "launcher"]["spec"]["containers"]
+    assert container["resources"] == {"requests": {"cpu": "250m", "memory": "2Gi"}}
+
+
+@pytest.mark.parametrize("options,needle", [
+    ({"launcher_cpu": "lots"}, "launcher_cpu 'lots' is not a Kubernetes quantity"),
+    ({"launcher_memory": "1 GB"}, "launcher_memory '1 GB' is not a Kubernetes quantity"),
+    ({"ssh_port": 70000}, "ssh_port 70000 is not a TCP port"),
+    ({"alive_port": 2222}, "must differ"),
+    ({"cluster_domain": "Cluster_Local"}, "cluster_domain"),
+])
+def test_bad_launcher_options_are_clear_errors(options, needle):
+    with pytest.raises(AcceptanceError, match=needle):
+        multinode("mpijob", options=options)
+
+
+# --------------------------------------------------------------------------- annotations
+
+def test_pod_annotations_are_on_every_pod_template_of_every_plan():
+    """Multus networks (k8s.v1.cni.cncf.io/networks) are read from the pod's annotations: every pod template of
+    every kind and launcher carries them (the Job's pinning annotation stays)."""
+    wanted = cases.FULL_POD["annotations"]
+    seen = 0
+    for name, plan in cases.plans():
+        for obj in k8s_plan.objects_of(plan):
+            for where, template, _owner in cases._templates(obj):  # pylint: disable=protected-access
+                annotations = (template.get("metadata") or {}).get("annotations") or {}
+                assert dict((k, annotations.get(k)) for k in wanted) == wanted, (name, where, annotations)
+                seen += 1
+    assert seen >= 8
+
+
+@pytest.mark.parametrize("annotations,needle", [
+    ({"k8s.v1.cni.cncf.io networks": "x"}, "not a qualified name"),
+    ({"-bad/name": "x"}, "not a qualified name"),
+    ({"k8s.v1.cni.cncf.io/networks": [{"name": "rdma-net"}]}, "must be a string"),
+    (["k8s.v1.cni.cncf.io/networks"], "must be a mapping"),
+])
+def test_bad_annotations_are_clear_errors(annotations, needle):
+    with pytest.raises(AcceptanceError, match=needle):
+        km.pod_options({"image": "i", "annotations": annotations})
+
+
+def test_the_module_takes_and_documents_annotations():
+    import yaml
+    from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
+    assert k8s_workload.argument_spec()["annotations"] == {"type": "dict", "default": {}}
+    assert "annotations" in k8s_workload.POD_OPTIONS
+    docs = yaml.safe_load(k8s_workload.DOCUMENTATION)["options"]
+    assert "k8s.v1.cni.cncf.io/networks" in " ".join(docs["annotations"]["description"])
+    assert docs["annotations"]["type"] == "dict"
+
+
+# --------------------------------------------------------------------------- defect 1: host names
+
+@pytest.mark.parametrize("launcher", ["indexed", "volcano"])
+def test_open_mpi_keeps_the_workers_names_whole_and_short_names_resolve(launcher):
+    """ORTE cuts -H names at the first '.' unless orte_keep_fqdn_hostnames (what mpi-operator sets on its launcher);
+    and the pods' DNS search path gets <svc>.<ns>.svc.<domain>, so a bare pod name resolves for any MPI."""
+    tpl = templates(multinode(launcher, options={"cluster_domain": "k8s.example"}))
+    role = "worker" if launcher == "indexed" else "launcher"
+    assert env_of(tpl[role]["spec"]["containers"][0]).get("OMPI_MCA_orte_keep_fqdn_hostnames") == "true"
+    for template in tpl.values():
+        assert template["spec"]["dnsConfig"] == {"searches": ["aif-l22-mn.acceptance.svc.k8s.example"]}
+
+
+def test_mpijob_leaves_to_the_operator_what_it_sets_itself():
+    """mpi-operator appends OMPI_MCA_orte_keep_fqdn_hostnames and the NVIDIA_* blanks to its launcher and the DNS
+    search entry to its workers: set them again and the pod has duplicates."""
+    tpl = templates(multinode("mpijob"))
+    names = set(env_of(tpl["launcher"]["spec"]["containers"][0]))
+    assert not names & {"OMPI_MCA_orte_keep_fqdn_hostnames", "NVIDIA_VISIBLE_DEVICES", "OMPI_MCA_plm_rsh_args"}
+    assert "dnsConfig" not in tpl["worker"]["spec"]
+
+
+# --------------------------------------------------------------------------- defect 8: limits
+
+def _steps_of(container):
+    """(sum of step timeouts, wait for workers) of a pod's entry spec."""
+    spec = entry_spec(container)
+    run = spec.get("launcher") or spec
+    total = sum(s["timeout_s"] for s in run.get("steps") or [])
+    if run.get("perftest"):
+        total = run["perftest"]["timeout_s"] + run["perftest"]["connect_timeout_s"]
+    return total + (run.get("wait_s") or 0 if run.get("wait_hosts") else 0)
+
+
+def test_every_pods_deadline_covers_its_steps_and_the_modules_wait_covers_the_deadline():
+    """Defaults, every kind and launcher: activeDeadlineSeconds >= the pod's steps (+ the launcher's wait for the
+    workers) plus start-up; the module's default wait per step >= that deadline plus start-up."""
+    pod = dict(POD)
+    checked = 0
+    for name, plan in cases.plans(pod):
+        assert plan["timeout_s"] == plan["deadline_s"] + k8s_plan.START_UP_S
+        for obj in k8s_plan.objects_of(plan):
+            spec = obj.get("spec") or {}
+            deadline = spec.get("activeDeadlineSeconds", (spec.get("runPolicy") or {}).get("activeDeadlineSeconds"))
+            for where, template, _owner in cases._templates(obj):  # pylint: disable=protected-access
+                if "--spec" not in template["spec"]["containers"][0]["command"] or name == "env":
+                    continue
+                work = _steps_of(template["spec"]["containers"][0])
+                if deadline is not None:
+                    assert deadline >= work + k8s_plan.START_UP_S, (name, where, deadline, work)
+                    checked += 1
+                assert plan["deadline_s"] >= work + k8s_plan.START_UP_S, (name, where, plan["deadline_s"], work)
+    assert checked >= 6
+
+
+def test_four_collectives_get_a_deadline_that_covers_them():
+    plan = k8s_plan.build("nccl", NODES[:1], {"image": "i"}, "d8",
+                          {"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})
+    (job,) = [o for o in k8s_plan.objects_of(plan) if o["kind"] == "Job"]
+    assert job["spec"]["activeDeadlineSeconds"] == 4 * 1800 + k8s_plan.START_UP_S
+    assert plan["timeout_s"] == 4 * 1800 + 2 * k8s_plan.START_UP_S
+
+
+@pytest.mark.parametrize("kind,options,deadline,needle", [
+    ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout 1800s = 3600 s"),
+    ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout 1800s = 2400 s"),
+    ("gemm", {"timeout": 900}, 600, "timeout 900s = 900 s"),
+    ("allreduce_multinode", {}, 60, "timeout 1800s"),
+])
+def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, deadline, needle):
+    with pytest.raises(AcceptanceError, match="active_deadline_s %d does not cover the steps.*%s" % (deadline, needle)):
+        k8s_plan.build(kind, NODES, dict(POD, active_deadline_s=deadline), "d8", options, launcher="volcano")
+
+
+def test_the_modules_wait_defaults_to_the_plans_and_an_explicit_pair_that_breaks_it_is_refused():
+    plan = k8s_plan.build("gemm", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout": 900})
+    assert (plan["deadline_s"], plan["timeout_s"]) == (1000, 1000 + k8s_plan.START_UP_S)
+    assert k8s_plan.check_timeout(plan, None, True) == plan["timeout_s"]
+    assert k8s_plan.check_timeout(plan, 5000, True) == 5000
+    assert k8s_plan.check_timeout(plan, 5, False) == 5          # a wait alone is the user's bound
+    with pytest.raises(AcceptanceError, match="timeout 1500 is shorter than active_deadline_s 1000 plus 600 s"):
+        k8s_plan.check_timeout(plan, 1500, True)
+
+
+def test_the_module_derives_its_limits_unless_given():
+    from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
+    spec = k8s_workload.argument_spec()
+    assert spec["timeout"].get("default") is None and spec["active_deadline_s"].get("default") is None
+
+
+# --------------------------------------------------------------------------- the workers' sshd with an operator's keys
+
+@pytest.mark.skipif(not (shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")) or not shutil.which("ssh-keygen")
+                    or not os.path.isdir("/run/sshd"), reason="needs OpenSSH sshd, ssh-keygen and /run/sshd")
+def test_entry_sshd_starts_with_an_operators_key_file_names(tmp_path):
+    """What a worker of an operator launcher runs: the entry program's sshd set-up with the keys mpi-operator and
+    Volcano mount (id_rsa, authorized_keys), on ssh_port; it answers with an SSH banner (sshd exits at once when its
+    host key is missing)."""
+    keys = tmp_path / "ssh"
+    keys.mkdir()
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(keys / "id_rsa")],
+                   check=True, timeout=60, capture_output=True)
+    shutil.copyfile(str(keys / "id_rsa.pub"), str(keys / "authorized_keys"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = k8s_entry.start_sshd(dict(k8s_plan.OPERATOR_KEYS, keys_dir=str(keys), port=port,
+                                     work_dir=str(tmp_path / "work")))
+    try:
+        banner = b""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not banner and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
+                    banner = conn.recv(64)
+            except OSError:
+                time.sleep(0.2)
+        assert banner.startswith(b"SSH-2.0-"), (banner, proc.poll())
+    finally:
+        k8s_entry._kill(proc)  # pylint: disable=protected-access
+        k8s_entry._CHILDREN.discard(proc)  # pylint: disable=protected-access
