@@ -7,7 +7,9 @@ The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step
 - its servers: one detached server per device (TCP port ``port + i`` for the i-th device, detached.start);
 - ``run_clients`` here starts one client per device at once, waits for all, and
   re-starts a client whose server does not answer yet (perftest's "Couldn't
-  connect" family) until ``connect_timeout_s``; any other failure is final.
+  connect" family) until ``connect_timeout_s`` (longer while ``keep_waiting`` says the server's
+  host is only late: the sweep runner asks that host's runner, see perftest_sweep); any other
+  failure is final.
 
 Records are the tool adapter's (tools/perftest.py, ``records(text, ctx)``): the client side is ``rdma.<test>``
 (host = client, peer = server, target = the client's device); the server side is ``rdma.<test>.server`` (host =
@@ -474,7 +476,8 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
     with every attempt's handle (the sweep runner keeps them to stop them on every path); ``give_up()``, when
     given, is asked before each re-start: True stops the retries (the server's host was found dead);
     ``keep_waiting()``, asked when ``connect_timeout_s`` has passed, True gives another ``connect_timeout_s``
-    (the server's host is alive and still busy with an earlier step); ``ready(wait_s)``, when given, waits at
+    (the server's host is alive and still busy with an earlier step; the caller bounds how often it says so: the
+    sweep runner's LagBound); ``ready(wait_s)``, when given, waits at
     most ``wait_s`` for word that the server listens (True): a refused client then re-starts at once instead of
     after ``retry_delay_s`` (the sweep runner's notice, see perftest_sweep); ``tick()``, when given, is called
     once per poll (the sweep runner checks its lease there: what it raises ends the wait, the caller stops the

@@ -13,7 +13,19 @@ is ``[step, test, round, role, peer]``:
   again while the client's host is alive and still busy with an earlier step);
 - ``client``: perftest_pairs.run_clients (retries while the server does not listen,
   within ``connect_timeout_s``, extended while the server's host is alive and still busy
-  with an earlier step: ``positions.json``, the steps the controller last saw).
+  with an earlier step: what its own runner answers on the position port (PositionServer,
+  PositionWatch; bounded by that step's worst-case duration, LagBound), or ``positions.json``,
+  the steps the controller last saw).
+
+Runners tell each other their position directly: each answers on TCP port ``position_port``
+(default the control port's number, ``port + port_span * len(devices)``; 0: off) of the
+address its peers reach it on (its own entry in ``peers``) with its current step, only while
+it lives (closed on every exit path). A runner whose partner does not come asks the partner's
+runner in a thread (never blocking the runner); an earlier step means "only late" and it keeps
+waiting, at most ``timeout_s + connect_timeout_s + collect_timeout_s`` per step the partner is
+seen at; no answer (dead, silent, filtered), an ended runner, this step or a later one end the
+wait as before. Without the controller's positions (the lease off: fewer forks than hosts) this
+is what keeps a partner delayed by a dead host from being taken for dead.
 
 Pairs synchronise through their own connection: no barrier, no deadlock (each round is
 a matching and each host runs its rounds in order). Faults cost little: a peer that
