@@ -108,7 +108,7 @@ def _check_annotations(annotations):
         raise AcceptanceError("annotations must be a mapping of name to string, got %r" % (annotations,))
     for key, value in annotations.items():
         key = str(key)
-        if not QUALIFIED_RE.match(key) or len(key.split("/")[0]) > 253:
+        if not QUALIFIED_RE.match(key) or len(key.split("/", maxsplit=1)[0]) > 253:
             raise AcceptanceError("annotation name %r is not a qualified name ([prefix/]name, for example "
                                   "k8s.v1.cni.cncf.io/networks)" % (key,))
         if not isinstance(value, str):
