@@ -268,6 +268,15 @@ def pod_spec(pod, containers, code_config_map, code_items, nodes=None, spread_la
 
 # --------------------------------------------------------------------------- objects
 
+def ttl_after_finished(pod):
+    """ttlSecondsAfterFinished of a run's Job, MPIJob or Volcano Job; None keeps a finished one (the module deletes
+    it). Never below the pod's active deadline: the Job of a step that finished first outlives every other Job of
+    the step (none runs longer), or the TTL controller deletes its pod and log before the module reads them."""
+    if pod.get("ttl_after_finished_s") is None:
+        return None
+    return max(int(pod["ttl_after_finished_s"]), int(pod.get("active_deadline_s") or 0))
+
+
 def job(name, pod, run_id, kind, template_spec, role=None, node=None, indexed_count=None):
     """A batch/v1 Job: backoffLimit 0; Indexed with completions = parallelism = ``indexed_count``."""
     md = metadata(name, pod, run_id, kind, role, node)
@@ -277,8 +286,8 @@ def job(name, pod, run_id, kind, template_spec, role=None, node=None, indexed_co
     }
     if pod.get("active_deadline_s") is not None:
         spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
-    if pod.get("ttl_after_finished_s") is not None:
-        spec["ttlSecondsAfterFinished"] = int(pod["ttl_after_finished_s"])
+    if ttl_after_finished(pod) is not None:
+        spec["ttlSecondsAfterFinished"] = ttl_after_finished(pod)
     if indexed_count:
         spec.update({"completionMode": "Indexed", "completions": int(indexed_count),
                      "parallelism": int(indexed_count)})
@@ -329,8 +338,8 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
     run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0}
     if pod.get("active_deadline_s") is not None:
         run_policy["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
-    if pod.get("ttl_after_finished_s") is not None:
-        run_policy["ttlSecondsAfterFinished"] = int(pod["ttl_after_finished_s"])
+    if ttl_after_finished(pod) is not None:
+        run_policy["ttlSecondsAfterFinished"] = ttl_after_finished(pod)
     return {
         "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": md,
         "spec": {
@@ -368,7 +377,7 @@ def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind=
             "minAvailable": int(workers) + 1,
             "schedulerName": "volcano",
             "maxRetry": 1,
-            "ttlSecondsAfterFinished": int(pod["ttl_after_finished_s"] or 0),
+            "ttlSecondsAfterFinished": ttl_after_finished(pod),
             "plugins": {"ssh": [], "svc": ["--disable-network-policy=true"] if pod.get("host_network") else []},
             "policies": [{"event": "PodEvicted", "action": "AbortJob"},
                          {"event": "PodFailed", "action": "AbortJob"}],

@@ -117,7 +117,8 @@ def test_pod_knobs_reach_the_pod_spec():
     pod = job["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert pod["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0
-    assert job["spec"]["activeDeadlineSeconds"] == 7200 and job["spec"]["ttlSecondsAfterFinished"] == 300
+    # a TTL below the deadline is raised to it (issue 22 defect 7: a Job that finished first outlives the step)
+    assert job["spec"]["activeDeadlineSeconds"] == 7200 and job["spec"]["ttlSecondsAfterFinished"] == 7200
     assert job["spec"]["template"]["metadata"]["annotations"] == dict(cases.FULL_POD["annotations"],
                                                                       **{km.NODE_ANNOTATION: "gpu-node-01"})
     assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
