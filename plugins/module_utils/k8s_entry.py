@@ -331,11 +331,37 @@ SSHD_CONFIG = """Port {port}
 HostKey {key}
 AuthorizedKeysFile {authorized}
 PasswordAuthentication no
+KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 StrictModes no
-UsePAM no
+UsePAM {use_pam}
 PidFile {pidfile}
 """
+
+
+def sshd_use_pam(user=None, shadow="/etc/shadow", pam_config="/etc/pam.d/sshd"):
+    """UsePAM of the workers' sshd: ``yes`` when the account's password is locked (a leading '!' in the shadow
+    file, root on RHEL/UBI images) and the image configures PAM for sshd - with UsePAM no OpenSSH refuses every
+    login to a locked account, key logins included (auth.c allowed_user), with PAM a locked password only disables
+    passwords; else ``no`` (no PAM set-up needed). Returns (value, the locked account's name or None)."""
+    import pwd
+    try:
+        name = user or pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:        # a UID the image's passwd does not name: sshd cannot log it in anyway
+        return "no", None
+    locked = False
+    try:
+        with open(shadow) as handle:
+            for line in handle:
+                fields = line.rstrip("\n").split(":")
+                if fields[0] == name and len(fields) > 1:
+                    locked = fields[1].startswith("!")
+                    break
+    except OSError:
+        return "no", None
+    if not locked:
+        return "no", None
+    return ("yes" if os.path.isfile(pam_config) else "no"), name
 
 
 def start_sshd(spec):
@@ -354,8 +380,11 @@ def start_sshd(spec):
     shutil.copyfile(os.path.join(spec["keys_dir"], spec.get("authorized_keys") or "id_ed25519.pub"), authorized)
     os.chmod(authorized, 0o600)
     config = os.path.join(work, "sshd_config")
+    use_pam, locked = sshd_use_pam()
+    if locked:
+        say(NOTE + json.dumps({"sshd_account_locked": locked, "use_pam": use_pam}))
     with open(config, "w") as handle:
-        handle.write(SSHD_CONFIG.format(port=int(spec["port"]), key=key, authorized=authorized,
+        handle.write(SSHD_CONFIG.format(port=int(spec["port"]), key=key, authorized=authorized, use_pam=use_pam,
                                         pidfile=os.path.join(work, "sshd.pid")))
     if not os.path.isdir("/run/sshd"):
         os.makedirs("/run/sshd", 0o755)
