@@ -284,3 +284,22 @@ def test_entry_sshd_starts_with_an_operators_key_file_names(tmp_path):
     finally:
         k8s_entry._kill(proc)  # pylint: disable=protected-access
         k8s_entry._CHILDREN.discard(proc)  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("shadow,pam,expected", [
+    ("root:!locked::0:99999:7:::\n", True, ("yes", "root")),      # RHEL/UBI: root locked, PAM set up for sshd
+    ("root:!!:19000:0:99999:7:::\n", False, ("no", "root")),       # locked, no PAM for sshd: said, cannot help
+    ("root:*:19000:0:99999:7:::\n", True, ("no", None)),           # Debian: no password, not locked
+    ("daemon:!:19000::::::\n", True, ("no", None)),                # another account
+    (None, True, ("no", None)),                                    # no shadow file readable
+])
+def test_the_workers_sshd_uses_pam_only_for_a_locked_account(tmp_path, shadow, pam, expected):
+    """With UsePAM no, OpenSSH refuses every login to an account whose password is locked ('!'), key logins too
+    (auth.c allowed_user): root of RHEL/UBI images. There the entry's sshd uses PAM, which the image then has."""
+    path = tmp_path / "shadow"
+    if shadow is not None:
+        path.write_text(shadow)
+    pam_config = tmp_path / "pam.d-sshd"
+    if pam:
+        pam_config.write_text("account required pam_unix.so\n")
+    assert k8s_entry.sshd_use_pam("root", str(path), str(pam_config)) == expected
