@@ -40,7 +40,7 @@ Public interface:
   exception, KeyboardInterrupt and SIGTERM (raised in the block as ``Terminated``,
   a KeyboardInterrupt); ``.leftover`` afterwards.
 - pure helpers: ``label_object(obj, run_id)`` (the labelling ``create`` applies,
-  for render mode) and ``classify(pod, ...)`` (one pod dict -> outcome; never raises);
+  for render mode), ``pod_templates(obj)`` (the pod templates in a manifest) and ``classify(pod, ...)`` (one pod dict -> outcome; never raises);
   outcome names ``SUCCEEDED`` and ``ERROR_OUTCOMES`` (FAILED, OOM, UNSCHEDULABLE,
   IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED), ``RUNNING``.
 
@@ -92,6 +92,12 @@ LOG_LIMIT_BYTES = 64 << 20          # same ceiling as import mode (imports.MAX_I
 WATCH_ROUND_S = 60                  # longest single watch request; re-established after it ends
 WAIT_SLACK_S = 3                    # a wait's requests may read this long past its deadline, never more
 UNSCHEDULABLE_GRACE_S = 60          # an Unschedulable pod gets this long (autoscalers) before it is an error
+IMAGE_PULL_GRACE_S = 120            # a pod failing to pull its image (ErrImagePull, ImagePullBackOff) gets this long:
+                                    # a registry's 429/5xx or a slow mirror clears within the kubelet's first back-offs
+OWNER_EVENT_POLL_S = 2              # while pods are missing, their owners' FailedCreate events are read this often
+# the Warning reasons a controller records on its object when a pod create is refused: the Kubernetes controllers'
+# and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's "FailedCreatePod"
+FAILED_CREATE_REASONS = ("FailedCreate", "FailedCreatePod")
 
 # Outcome names of ``wait``: terminal (finished by itself) and unrecoverable (will not finish).
 SUCCEEDED = "succeeded"
@@ -102,10 +108,12 @@ IMAGE_PULL = "image_pull"
 CRASH_LOOP = "crash_loop"
 CONFIG_ERROR = "config_error"       # CreateContainerConfigError / CreateContainerError / InvalidImageName
 DELETED = "deleted"                 # the pod vanished before it finished (evicted, preempted, deleted)
+CREATE_FAILED = "create_failed"     # the owner's controller cannot create the pod (admission: PodSecurity, quota, webhook)
 TIMEOUT = "timeout"                 # still pending/running when the wait ran out of time
 ABORTED = "aborted"                 # fail_fast: unfinished when another pod of the gang failed
 RUNNING = "running"                 # not required to finish (done_selector) and still running at the end
-ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED)
+ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED,
+                  CREATE_FAILED)
 
 # Deletion order of ``cleanup``: operators' objects first (they own pods), then Jobs, then the rest.
 # (api_version, kind, plural, namespaced)
@@ -419,7 +427,7 @@ def list_nodes(api, label_selector=None):
 
 # ---------------------------------------------------------------- create
 
-def _pod_templates(obj):
+def pod_templates(obj):
     """The pod-template dicts inside ``obj`` (Job/DaemonSet, MPIJob replicas, Volcano tasks)."""
     spec = obj.get("spec") or {}
     out = []
@@ -438,7 +446,7 @@ def label_object(obj, run_id):
     """A deep copy of manifest ``obj`` with the run label and MANAGED_BY on it and on its pod templates."""
     check_run_id(run_id)
     obj = copy.deepcopy(obj)
-    for holder in [obj] + _pod_templates(obj):
+    for holder in [obj] + pod_templates(obj):
         md = holder.setdefault("metadata", {})
         labels = md.setdefault("labels", {})
         labels[RUN_LABEL] = run_id
@@ -486,6 +494,8 @@ def create(api, objects, run_id, namespace=None):
 
 _IMAGE_REASONS = ("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName",
                   "RegistryUnavailable", "SignatureValidationFailed")
+# the kubelet retries these with back-off (pkg/kubelet/images/image_manager.go): they may clear by themselves
+_TRANSIENT_IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "RegistryUnavailable")
 _CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError",
                    "PreCreateHookError", "PostStartHookError")
 
@@ -531,12 +541,16 @@ def _terminated_summary(pod):
     return first + (False,)
 
 
-def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRACE_S):
+def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRACE_S, pulling_since=None,
+             pull_grace_s=IMAGE_PULL_GRACE_S):
     """(outcome, reason, message, exit_code) of one pod dict; outcome None while it may still finish.
 
     ``unschedulable_since`` is when (time.monotonic) the caller first saw it Unschedulable;
-    the pod is an UNSCHEDULABLE outcome once ``grace_s`` passed since then. Pure; never
-    raises, whatever the dict holds.
+    the pod is an UNSCHEDULABLE outcome once ``grace_s`` passed since then. Likewise
+    ``pulling_since``: when the caller first saw it failing to pull its image with an error the
+    kubelet retries (ErrImagePull, ImagePullBackOff, RegistryUnavailable); it is an IMAGE_PULL
+    outcome once ``pull_grace_s`` passed (without ``pulling_since``, or for a final error such as
+    InvalidImageName, at once). Pure; never raises, whatever the dict holds.
     """
     status = _d(_d(pod).get("status"))
     phase = status.get("phase")
@@ -555,7 +569,10 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
         wreason = waiting.get("reason")
         last = _d(_d(cs.get("lastState")).get("terminated"))
         if wreason in _IMAGE_REASONS:
-            return IMAGE_PULL, wreason, waiting.get("message") or "cannot pull image %s" % cs.get("image"), None
+            if wreason in _TRANSIENT_IMAGE_REASONS and pulling_since is not None and now is not None \
+                    and now - pulling_since < pull_grace_s:
+                continue        # the kubelet retries it: within the grace it may still start
+            return IMAGE_PULL, wreason, _pull_message(cs, waiting, pulling_since, now), None
         if wreason in _CONFIG_REASONS:
             return CONFIG_ERROR, wreason, waiting.get("message"), None
         if last.get("reason") == "OOMKilled":
@@ -570,6 +587,34 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
     return None, None, None, None
 
 
+def _pull_message(cs, waiting, pulling_since, now):
+    """The kubelet's pull error, naming the image (and how long it has failed, past a grace period)."""
+    image = cs.get("image") or "?"
+    message = waiting.get("message") or "cannot pull image %s" % image
+    if image not in message:
+        message = "image %s: %s" % (image, message)
+    if pulling_since is not None and now is not None and now - pulling_since >= 1:
+        message += " (still failing after %d s)" % int(now - pulling_since)
+    return message
+
+
+def _pulling(pod):
+    """The kubelet is retrying an image pull of this pod (a transient pull error, no final one)."""
+    reasons = [_d(_d(cs.get("state")).get("waiting")).get("reason") for cs in _containers(pod)]
+    return any(r in _TRANSIENT_IMAGE_REASONS for r in reasons) and \
+        not any(r in _IMAGE_REASONS and r not in _TRANSIENT_IMAGE_REASONS for r in reasons)
+
+
+def _waiting_why(pod):
+    """``"; <reason>: <message>"`` of the first waiting container with a reason other than ContainerCreating."""
+    for cs in _containers(pod):
+        waiting = _d(_d(cs.get("state")).get("waiting"))
+        if waiting.get("reason") and waiting.get("reason") != "ContainerCreating":
+            return "; %s: %s" % (waiting["reason"], _pull_message(cs, waiting, None, None)
+                                 if waiting["reason"] in _IMAGE_REASONS else waiting.get("message") or "")
+    return ""
+
+
 def _is_unschedulable(pod):
     sched = _condition(pod, "PodScheduled")
     return bool(sched and sched.get("status") == "False" and sched.get("reason") == "Unschedulable")
@@ -580,7 +625,8 @@ def _outcome(pod, outcome, reason, message, exit_code):
     return {"name": md.get("name"), "node": (pod.get("spec") or {}).get("nodeName"),
             "phase": (pod.get("status") or {}).get("phase"), "outcome": outcome, "exit_code": exit_code,
             "reason": reason, "message": message, "labels": dict(md.get("labels") or {}),
-            "annotations": dict(md.get("annotations") or {})}
+            "annotations": dict(md.get("annotations") or {}),
+            "containers": [c.get("name") for c in _dl(_d(pod.get("spec")).get("containers"))]}
 
 
 # ---------------------------------------------------------------- wait
@@ -634,17 +680,24 @@ def _watch_pods(api, namespace, selector, resource_version, seconds):
 
 
 class _PodWatch(object):
-    """The state of one ``wait``: the latest dict of each pod, the outcomes of those that ended, and when each
-    pod was first seen Unschedulable; one method a decision (an event, a list, a round, an API error, the end)."""
+    """The state of one ``wait``: the latest dict of each pod, the outcomes of those that ended, when each
+    pod was first seen Unschedulable or failing to pull its image, and the owners whose pods cannot be created;
+    one method a decision (an event, a list, a round, an API error, the end)."""
 
-    def __init__(self, expected_pods, done_selector, fail_fast, grace_s):
+    def __init__(self, expected_pods, done_selector, fail_fast, grace_s, pull_grace_s=IMAGE_PULL_GRACE_S,
+                 owners=None, on_final=None):
         self.expected_pods = expected_pods
         self.done_selector = done_selector
         self.fail_fast = fail_fast
         self.grace_s = grace_s
+        self.pull_grace_s = pull_grace_s
+        self.owners = [o for o in owners or [] if o.get("name")]
+        self.on_final = on_final
         self.pods = {}          # name -> latest pod dict
         self.final = {}         # name -> outcome dict (terminal or unrecoverable)
         self.unsched = {}       # name -> monotonic time first seen Unschedulable
+        self.pulling = {}       # name -> monotonic time first seen failing to pull its image (a retried error)
+        self.refused = {}       # owner name -> its FailedCreate message (its pods cannot be created)
         self.failures = self.gone = 0   # API errors in a row; 410 Gone in a row
         self.last_error = None          # the error of the last round that failed (not a 410)
 
@@ -668,18 +721,27 @@ class _PodWatch(object):
         outcome, reason, message, code = classify(pod)
         if outcome is None:
             outcome, reason, message = DELETED, "Deleted", "the pod was deleted before it finished"
-        self.final[name] = _outcome(pod, outcome, reason, message, code)
         self.pods.pop(name, None)
+        self._final(name, _outcome(pod, outcome, reason, message, code))
 
     def _seen(self, name, pod, now):
         self.pods[name] = pod
-        if _is_unschedulable(pod):
-            self.unsched.setdefault(name, now)
-        else:
-            self.unsched.pop(name, None)
-        outcome, reason, message, code = classify(pod, self.unsched.get(name), now, self.grace_s)
+        for since, now_in in ((self.unsched, _is_unschedulable(pod)), (self.pulling, _pulling(pod))):
+            if now_in:
+                since.setdefault(name, now)
+            else:
+                since.pop(name, None)
+        outcome, reason, message, code = classify(pod, self.unsched.get(name), now, self.grace_s,
+                                                  self.pulling.get(name), self.pull_grace_s)
         if outcome is not None:
-            self.final[name] = _outcome(pod, outcome, reason, message, code)
+            self._final(name, _outcome(pod, outcome, reason, message, code))
+
+    def _final(self, name, outcome):
+        """A pod's outcome is final: record it, and hand it to ``on_final`` at once (the caller reads its log
+        now, before a TTL controller or the garbage collector removes the pod)."""
+        self.final[name] = outcome
+        if self.on_final is not None:
+            self.on_final(dict(outcome))
 
     def apply_list(self, items):
         """A fresh list: every listed pod is MODIFIED, every unfinished pod it lacks DELETED."""
@@ -691,10 +753,46 @@ class _PodWatch(object):
             self.update("DELETED", self.pods[name])
 
     def recheck_grace(self):
-        """Judge the Unschedulable pods again (their grace may have run out)."""
-        for name in list(self.unsched):
+        """Judge the Unschedulable pods and those failing to pull their image again (their grace may have run out)."""
+        for name in list(self.unsched) + list(self.pulling):
             if name not in self.final and name in self.pods:
                 self.update("MODIFIED", self.pods[name])
+
+    # -- owners whose pods cannot be created
+
+    def pods_missing(self):
+        """Fewer required pods than expected were seen (their owner may be unable to create them)."""
+        done, pending = self._required_state()
+        return bool(self.owners) and len(done) + len(pending) < max(1, self.expected_pods)
+
+    def _owner_of(self, involved):
+        name = involved.get("name") or ""
+        for owner in self.owners:
+            if name == owner["name"] and (not owner.get("uid") or not involved.get("uid")
+                                          or involved["uid"] == owner["uid"]):
+                return owner
+            if name.startswith(owner["name"] + "-"):     # what an operator creates for it (the MPIJob's launcher)
+                return owner
+        return None
+
+    def check_owners(self, api, namespace, read_timeout):
+        """Read the owners' ``FailedCreate`` Warning events (the job controller's, an operator's: pod creation
+        refused by PodSecurity, a ResourceQuota, a webhook; FAILED_CREATE_REASONS) into ``refused``. Events are evidence, not the
+        wait's subject: an API error here is left for the next round."""
+        items = []
+        for reason in FAILED_CREATE_REASONS:
+            try:
+                items.extend(_dl(_call(api, "v1", "Event", "list", namespace, field_selector="reason=%s" % reason,
+                                       _request_timeout=(REQUEST_TIMEOUT[0], read_timeout)).get("items")))
+            except _api_errors():
+                return
+        for event in items:
+            involved = _d(event.get("involvedObject"))
+            if event.get("reason") not in FAILED_CREATE_REASONS or involved.get("kind") == "Pod" \
+                    or not self._owner_of(involved):
+                continue
+            self.refused.setdefault(involved.get("name"), "%s %s: %s" % (
+                involved.get("kind"), involved.get("name"), _one_line(event.get("message"), 600)))
 
     # -- when the wait is over
 
@@ -714,9 +812,11 @@ class _PodWatch(object):
         return len(done) >= max(1, self.expected_pods) and not pending
 
     def finished(self):
-        if self.fail_fast and any(o["outcome"] != SUCCEEDED for o in self.final.values()):
+        if self.fail_fast and (self.refused or any(o["outcome"] != SUCCEEDED for o in self.final.values())):
             return True
         done, pending = self._required_state()
+        if self.refused and not pending:
+            return True         # the pods that could be created ended; the others will not come
         return len(done) >= self.expected_pods and not pending
 
     # -- one round: a list, then one bounded watch
@@ -726,6 +826,10 @@ class _PodWatch(object):
         limit = deadline - time.monotonic()
         for since in self.unsched.values():
             limit = min(limit, since + self.grace_s - time.monotonic())
+        for since in self.pulling.values():
+            limit = min(limit, since + self.pull_grace_s - time.monotonic())
+        if self.pods_missing():
+            limit = min(limit, OWNER_EVENT_POLL_S)
         return max(1, min(round_s, int(math.ceil(limit))))
 
     def one_round(self, api, namespace, selector, deadline, round_s, now):
@@ -733,6 +837,8 @@ class _PodWatch(object):
         items, rv = _list_pods(api, namespace, selector,
                                max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
         self.apply_list(items)
+        if self.pods_missing():
+            self.check_owners(api, namespace, max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
         if self.finished():
             return True
         for kind, pod in _watch_pods(api, namespace, selector, rv, self.round_seconds(deadline, round_s)):
@@ -767,7 +873,10 @@ class _PodWatch(object):
     def outcomes(self, start, deadline):
         """One outcome a pod seen, sorted by name: the ended ones, then each unfinished one as ABORTED (after a
         fail_fast stop), RUNNING (not required, time left) or TIMEOUT."""
-        out = list(self.final.values())
+        out = list(self.final.values()) + [
+            {"name": None, "node": None, "phase": None, "outcome": CREATE_FAILED, "exit_code": None,
+             "reason": "FailedCreate", "message": message, "labels": {}, "annotations": {}, "owner": owner}
+            for owner, message in sorted(self.refused.items())]
         waited = int(round(time.monotonic() - start))
         culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if self.fail_fast else None
         for name, pod in self.pods.items():
@@ -777,24 +886,27 @@ class _PodWatch(object):
 
     def _unfinished(self, pod, culprit, waited, deadline):
         if culprit is not None:
-            return _outcome(pod, ABORTED, "Aborted", "not finished: pod %s of the same run ended %s"
-                            % (culprit["name"], culprit["outcome"]), None)
+            return _outcome(pod, ABORTED, "Aborted", "not finished: %s of the same run ended %s" % (
+                "pod %s" % culprit["name"] if culprit["name"] else culprit.get("owner"), culprit["outcome"]), None)
         if not self.required(pod) and time.monotonic() < deadline:
             return _outcome(pod, RUNNING, None, None, None)
         phase = _d(pod.get("status")).get("phase") or "Pending"
         sched = _condition(pod, "PodScheduled")
         why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
-        return _outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s" % (phase, waited, why), None)
+        return _outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s%s" % (phase, waited, why, _waiting_why(pod)),
+                        None)
 
 
 def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
-         unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S):
+         unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S, image_pull_grace_s=IMAGE_PULL_GRACE_S,
+         owners=None, on_final=None):
     """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
 
     Done when at least ``expected_pods`` pods matching ``done_selector`` (default: every pod
     of ``selector``) were seen and every one of them is terminal (Succeeded/Failed) or
     unrecoverable (Unschedulable for longer than ``unschedulable_grace_s``, image pull
-    errors, CrashLoopBackOff, OOMKilled, container config errors, deleted). Pods outside
+    errors - ErrImagePull/ImagePullBackOff, which the kubelet retries, only after
+    ``image_pull_grace_s`` -, CrashLoopBackOff, OOMKilled, container config errors, deleted). Pods outside
     ``done_selector`` (e.g. MPI workers that only serve the launcher) are watched for
     unrecoverable states but need not finish. With ``fail_fast`` (a gang: one bad pod dooms
     the rest) it returns as soon as any pod failed or is unrecoverable. At ``timeout_s``
@@ -803,10 +915,17 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     K8sError instead. No request of a wait reads longer than WAIT_SLACK_S past the deadline.
 
     Each outcome: ``{name, node, phase, outcome, exit_code, reason, message, labels,
-    annotations}``; ``outcome`` is SUCCEEDED, one of ERROR_OUTCOMES, or RUNNING (a pod
-    outside ``done_selector`` still running at the end). After a ``fail_fast`` return the
+    annotations, containers}`` (``containers``: the pod's container names); ``outcome`` is
+    SUCCEEDED, one of ERROR_OUTCOMES, or RUNNING (a pod outside ``done_selector`` still
+    running at the end). After a ``fail_fast`` return the
     unfinished pods are ABORTED (their message names the pod that ended the wait). Pods that never appeared have no
-    entry: compare with the plan. Watches are bounded (``timeoutSeconds`` and a client read
+    entry: compare with the plan. ``owners`` (refs of the objects that own the pods, as ``create``
+    returns them): while pods are missing, their ``FailedCreate`` events are read every
+    OWNER_EVENT_POLL_S; an owner whose pods are refused (admission: PodSecurity, ResourceQuota,
+    a webhook) gives one CREATE_FAILED outcome (``name`` None, ``owner``, ``message`` the
+    controller's "Error creating: ..."), and the wait ends once the pods that exist ended (at
+    once with ``fail_fast``). ``on_final(outcome)`` is called the moment a pod's outcome is
+    final (read its log then: a TTL controller may delete it soon after). Watches are bounded (``timeoutSeconds`` and a client read
     timeout), re-established when they end, and every round starts from a fresh list, so
     a 410 Gone (expired resourceVersion) costs one relist.
     """
@@ -815,7 +934,8 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
         raise K8sError("wait needs expected_pods >= 0 and timeout_s > 0")
     start = time.monotonic()
     deadline = start + timeout_s
-    watch = _PodWatch(expected_pods, done_selector, fail_fast, unschedulable_grace_s)
+    watch = _PodWatch(expected_pods, done_selector, fail_fast, unschedulable_grace_s, image_pull_grace_s, owners,
+                      on_final)
     errors = _api_errors()
     while True:
         now = time.monotonic()

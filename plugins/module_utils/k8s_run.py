@@ -4,8 +4,12 @@
 
 - ``execute(api, plan, timeout_s, cleanup_timeout_s) -> (records, leftover)``: creates
   the plan's setup objects, then step by step creates the step's objects, waits for its
-  pods (k8s_api.wait: watches with a timeout), reads every planned pod's log and turns
-  it into records (k8s_plan.slot_records); everything runs inside ``k8s_api.guard``, so
+  pods (k8s_api.wait: watches with a timeout), reads each pod's log the moment that pod
+  ends (``PodLogs``: before a TTL controller or the garbage collector can remove it, while
+  other pods of the step still run) and turns the logs into records (k8s_plan.slot_records);
+  a pod that is gone before its log was read says "pod deleted (TTL/GC)"; pods that cannot
+  be created (admission) end the step at once with their owner's FailedCreate message;
+  everything runs inside ``k8s_api.guard``, so
   the run's objects are deleted on success, error, timeout, SIGTERM and Ctrl-C. Every
   planned pod yields records: a pod that did not run gives ``error`` records naming the
   reason (k8s_api.diagnose); a step that could not even be created, or never started
@@ -140,15 +144,102 @@ def _unrun(plan, step, reason, started):
     return out
 
 
-def step_records(api, plan, step, outcomes, started):
-    """Records of every planned pod of a step from k8s_api.wait's outcomes (logs read here)."""
+# the reason of a log that cannot be read because its pod is gone (404): the Job's TTL-after-finished controller or
+# the garbage collector (an owner deleted) removed it - the records say so instead of "log has no output"
+POD_GONE = "pod deleted (TTL/GC)"
+LOG_UNREADABLE = "log_unreadable"       # the outcome a finished pod gets when its log could not be read
+
+
+def _declared_containers(step):
+    """The container names of the step's pod templates (the collection's containers, not injected sidecars)."""
+    names = set()
+    for obj in step.get("objects") or []:
+        for template in k8s_api.pod_templates(obj):
+            names.update(c.get("name") for c in (template.get("spec") or {}).get("containers") or [])
+    return names
+
+
+def read_pod_log(api, namespace, outcome, declared=None):
+    """(log text, None) of the pod of ``outcome``, or ("", why it could not be read): a 404 says POD_GONE.
+    The container is named (the one the plan declared, else the pod's first): a pod with an injected sidecar
+    (Istio, Linkerd) answers 400 without a name."""
+    names = outcome.get("containers") or []
+    container = next((n for n in names if n in (declared or ())), names[0] if names else None)
+    try:
+        return k8s_api.logs(api, namespace, outcome["name"], container=container), None
+    except AcceptanceError as exc:
+        if (getattr(exc, "details", None) or {}).get("status") == 404:
+            return "", "%s before its log was read (%s)" % (POD_GONE, exc)
+        return "", str(exc)
+
+
+class PodLogs(object):
+    """Each pod's log (and, for a pod that did not succeed, its diagnosis) read the moment k8s_api.wait reports it
+    final (``on_final``), not when the whole step ends: a pod of the step that finished early can be deleted by its
+    Job's TTL while another node still runs."""
+
+    def __init__(self, api, namespace, declared=None):
+        self.api, self.namespace, self.declared = api, namespace, declared
+        self.texts = {}         # pod name -> (text, why unreadable or None)
+        self.diagnosis = {}     # pod name -> k8s_api.diagnose line
+
+    def on_final(self, outcome):
+        name = outcome.get("name")
+        if not name or name in self.texts:
+            return
+        self.texts[name] = read_pod_log(self.api, self.namespace, outcome, self.declared)
+        if outcome.get("outcome") != k8s_api.SUCCEEDED:
+            self.diagnosis[name] = k8s_api.diagnose(self.api, self.namespace, name)
+
+    def log_of(self, outcome):
+        if outcome["name"] not in self.texts:
+            self.on_final(outcome)
+        return self.texts[outcome["name"]]
+
+    def diagnose(self, outcome):
+        if outcome["name"] not in self.diagnosis:
+            self.diagnosis[outcome["name"]] = k8s_api.diagnose(self.api, self.namespace, outcome["name"])
+        return self.diagnosis[outcome["name"]]
+
+
+def _refused_for(slot, refused):
+    """The CREATE_FAILED outcome of the slot's owner (its Job, or what its operator created), else any of the step."""
+    own = [o for o in refused if o.get("owner") == slot["job"] or str(o.get("owner")).startswith(slot["job"] + "-")]
+    return (own or refused or [None])[0]
+
+
+def _pod_outcome(logs, slot, outcome, refused):
+    """(outcome, log text) of one planned slot: its log (read early by ``logs``), its diagnosis, or why no pod."""
+    if outcome is not None and outcome.get("name"):
+        text, why = logs.log_of(outcome)
+        if outcome.get("outcome") == k8s_api.SUCCEEDED:
+            if why:
+                outcome = dict(outcome, outcome=LOG_UNREADABLE, message="the pod succeeded but %s" % why)
+        else:       # a log that could not be read matters here only when the pod is gone (else: diagnose says why)
+            gone = why if why and why.startswith(POD_GONE) else None
+            outcome = dict(outcome, message="; ".join(x for x in (logs.diagnose(outcome), gone) if x))
+        return outcome, text
+    if outcome is None:
+        culprit = _refused_for(slot, refused)
+        if culprit is not None:
+            return dict(culprit, node=slot.get("node"), message="its pods cannot be created: %s" % culprit["message"]), ""
+        outcome = {"name": None, "node": slot.get("node"), "outcome": "missing",
+                   "reason": "no pod of %s appeared before the wait ended" % slot["job"]}
+    return outcome, ""
+
+
+def step_records(api, plan, step, outcomes, started, logs=None):
+    """Records of every planned pod of a step from k8s_api.wait's outcomes; the logs ``logs`` (PodLogs) read while
+    the step ran, the others read here."""
     ns = plan["namespace"]
+    logs = logs if logs is not None else PodLogs(api, ns, _declared_containers(step))
     failed_others = []
+    refused = [o for o in outcomes if o.get("outcome") == k8s_api.CREATE_FAILED]
     by_slot = {}
     for outcome in outcomes:
-        slot = k8s_plan.slot_of_outcome(step, outcome)
+        slot = k8s_plan.slot_of_outcome(step, outcome) if outcome.get("name") else None
         if slot is None:
-            if outcome.get("outcome") in k8s_api.ERROR_OUTCOMES:
+            if outcome.get("outcome") in k8s_api.ERROR_OUTCOMES and outcome.get("name"):
                 failed_others.append(outcome)
             continue
         by_slot[slot["slot"]] = outcome
@@ -156,23 +247,10 @@ def step_records(api, plan, step, outcomes, started):
     servers = {}      # perftest: a pair's server records, for its client's bandwidth floor (both ends' port rates)
     slots = sorted(step["slots"], key=lambda s: s["role"] == "client")
     for slot in slots:
-        outcome = by_slot.get(slot["slot"])
-        text = ""
-        if outcome is not None and outcome.get("name"):
-            try:
-                text = k8s_api.logs(api, ns, outcome["name"])
-            except AcceptanceError as exc:
-                text = ""
-                outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), str(exc)) if x))
-            if outcome.get("outcome") != k8s_api.SUCCEEDED:
-                outcome = dict(outcome, message=k8s_api.diagnose(api, ns, outcome["name"]))
-        elif outcome is None:
-            outcome = {"name": None, "node": slot.get("node"), "outcome": "missing",
-                       "reason": "no pod of %s appeared before the wait ended" % slot["job"]}
+        outcome, text = _pod_outcome(logs, slot, by_slot.get(slot["slot"]), refused)
         if failed_others and outcome.get("outcome") != k8s_api.SUCCEEDED:
             why = "; ".join("%s%s: %s" % (o.get("name"), " on %s" % o["node"] if o.get("node") else "",
-                                          k8s_api.diagnose(api, ns, o["name"]) if o.get("name") else o.get("reason"))
-                            for o in failed_others[:4])
+                                          logs.diagnose(o)) for o in failed_others[:4])
             outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), "gang: " + why) if x))
         peer_rates = None
         if slot["role"] == "client":
@@ -185,7 +263,8 @@ def step_records(api, plan, step, outcomes, started):
     return out
 
 
-def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k8s_api.UNSCHEDULABLE_GRACE_S):
+def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k8s_api.UNSCHEDULABLE_GRACE_S,
+            image_pull_grace_s=k8s_api.IMAGE_PULL_GRACE_S):
     """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out."""
     ns = plan["namespace"]
     run_id = plan["run_id"]
@@ -199,11 +278,13 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k
             k8s_api.create(api, plan["setup"], run_id, ns)
             for step in plan["steps"]:
                 started = results.utc_now()
-                k8s_api.create(api, step["objects"], run_id, ns)
+                refs = k8s_api.create(api, step["objects"], run_id, ns)
+                logs = PodLogs(api, ns, _declared_containers(step))
                 outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
                                         done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
-                                        unschedulable_grace_s=unschedulable_grace_s)
-                records.extend(step_records(api, plan, step, outcomes, started))
+                                        unschedulable_grace_s=unschedulable_grace_s,
+                                        image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final)
+                records.extend(step_records(api, plan, step, outcomes, started, logs))
                 done.add(step["name"])
     except KeyboardInterrupt as exc:
         interrupted = "interrupted (%s) before this step finished; the run's objects were deleted" % (

@@ -238,6 +238,13 @@ options:
         record with the scheduler's message.
     type: int
     default: 60
+  image_pull_grace:
+    description:
+      - Seconds a pod may keep failing to pull its image with an error the kubelet retries (C(ErrImagePull),
+        C(ImagePullBackOff) - a registry's rate limit or a slow mirror) before it gives an C(error) record naming
+        the image and the kubelet's message. A final pull error (C(InvalidImageName)) is an error at once.
+    type: int
+    default: 120
 requirements:
   - kubernetes >= 37 (Python client, on the controller; not needed for O(render_dir))
 seealso:
@@ -389,6 +396,7 @@ def argument_spec():
         timeout=dict(type="int"),
         cleanup_timeout=dict(type="int", default=120),
         unschedulable_grace=dict(type="int", default=60),
+        image_pull_grace=dict(type="int", default=120),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -454,7 +462,8 @@ def _present(module, p, pod, options, run_id):
     timeout = k8s_plan.check_timeout(plan, p["timeout"], p["active_deadline_s"] is not None)
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
-    records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout"], p["unschedulable_grace"])
+    records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout"], p["unschedulable_grace"],
+                                        p["image_pull_grace"])
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 

@@ -74,7 +74,7 @@ def test_fleet_exactly_the_bad_nodes_fail(tmp_path):
             with k8s_api.guard(api, "gpu-tests", run, timeout_s=20) as g:
                 k8s_api.create(api, per_node_job("nccl", names), run, namespace="gpu-tests")
                 out = k8s_api.wait(api, "gpu-tests", k8s_api.run_selector(run), len(names), timeout_s=60,
-                                   unschedulable_grace_s=0)
+                                   unschedulable_grace_s=0, image_pull_grace_s=0)
                 by_node = {o["labels"]["aifabric.acceptance/node"]: o for o in out}
                 assert sorted(by_node) == names
                 bad = {n: o["outcome"] for n, o in by_node.items() if o["outcome"] != "succeeded"}

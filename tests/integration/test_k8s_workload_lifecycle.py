@@ -62,7 +62,7 @@ def run(fake_k8s, monkeypatch):
 
     def call(args):
         args = dict({"image": IMAGE, "kubeconfig": fake_k8s.kubeconfig, "unschedulable_grace": 0,
-                     "cleanup_timeout": 30, "timeout": 60}, **args)
+                     "image_pull_grace": 0, "cleanup_timeout": 30, "timeout": 60}, **args)
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()

@@ -185,7 +185,8 @@ def test_image_pull_failure(fake_k8s):
     fake_k8s.server.script("image_pull", node="gpu-node-04")
     job = indexed_job("pull", 2, nodes=["gpu-node-03", "gpu-node-04"], image="registry.example/nccl:missing")
     k8s_api.create(fake_k8s.api, [job], run, namespace=NS)
-    out = {o["node"]: o for o in k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2, timeout_s=30)}
+    out = {o["node"]: o for o in k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 2, timeout_s=30,
+                                              image_pull_grace_s=0)}
     assert out["gpu-node-03"]["outcome"] == "succeeded"
     assert out["gpu-node-04"]["outcome"] == "image_pull"
     assert out["gpu-node-04"]["reason"] in ("ErrImagePull", "ImagePullBackOff")
