@@ -60,9 +60,6 @@ def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, m
         assert statuses == [(n, "pass") for n in NODES], [r.get("reason") for r in res.kwargs.get("results") or []]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 7: ttlSecondsAfterFinished (600 s) deletes a finished Job, "
-                   "its pod and its log while another node of the same step still runs; the module reads logs only "
-                   "when the whole step ends")
 def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
@@ -89,9 +86,6 @@ def test_defect8_active_deadline_covers_the_steps():
             obj["spec"]["activeDeadlineSeconds"], [s["timeout_s"] for s in steps])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 risky item (FailedCreate): pods rejected by admission (PodSecurity "
-                   "baseline rejects IPC_LOCK) make the module wait its whole timeout and say 'no pod appeared' "
-                   "instead of failing fast with the Job's FailedCreate message")
 def test_failed_create_fails_fast_with_the_admission_message(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     with fake_cluster(tmp_path) as fake:
@@ -123,8 +117,6 @@ def test_preflight_reads_the_plugin_log_of_a_multi_container_pod(tmp_path, monke
     assert plugin["status"] == "pass", plugin
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 risky item (ErrImagePull): the first ErrImagePull is treated as "
-                   "final; a registry's transient error (429) that clears a few seconds later fails the check")
 def test_transient_image_pull_error_gets_a_grace_period(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
