@@ -345,5 +345,7 @@ def test_a_client_of_a_dead_host_gives_up_after_connect_timeout_as_before(fake):
     assert out["outcome"] == "finished"
     (rec,) = status(fake, "me")["results"]
     assert rec["status"] == "error" and "Couldn't connect to 127.0.0.2" in rec["reason"]
-    assert took < 3 + 4.0, took         # connect_timeout_s and the runner's own start and end
+    # connect_timeout_s and the runner's own start and end (a loaded machine), far below a wait for a late host
+    # (step_worst_s: 30 + 3 + 60 s)
+    assert took < 3 + 10.0, took
     assert not [e for e in events(fake) if e["role"] == "server"]
