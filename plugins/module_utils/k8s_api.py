@@ -92,8 +92,9 @@ LOG_LIMIT_BYTES = 64 << 20          # same ceiling as import mode (imports.MAX_I
 WATCH_ROUND_S = 60                  # longest single watch request; re-established after it ends
 WAIT_SLACK_S = 3                    # a wait's requests may read this long past its deadline, never more
 UNSCHEDULABLE_GRACE_S = 60          # an Unschedulable pod gets this long (autoscalers) before it is an error
-IMAGE_PULL_GRACE_S = 120            # a pod failing to pull its image (ErrImagePull, ImagePullBackOff) gets this long:
-                                    # a registry's 429/5xx or a slow mirror clears within the kubelet's first back-offs
+# a pod failing to pull its image (ErrImagePull, ImagePullBackOff) gets this long: a registry's 429/5xx or a slow
+# mirror clears within the kubelet's first back-offs
+IMAGE_PULL_GRACE_S = 120
 OWNER_EVENT_POLL_S = 2              # while pods are missing, their owners' FailedCreate events are read this often
 # the Warning reasons a controller records on its object when a pod create is refused: the Kubernetes controllers'
 # and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's "FailedCreatePod"
