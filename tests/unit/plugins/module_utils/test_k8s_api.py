@@ -638,3 +638,22 @@ def test_classify_real_shapes():
                                         None)
     evicted = {"status": {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}}
     assert k8s_api.classify(evicted)[:3] == ("failed", "Evicted", "The node was low on resource: memory.")
+
+
+def test_classify_image_pull_grace():
+    """ErrImagePull/ImagePullBackOff (the kubelet retries them) are final only past the grace; a final pull error
+    (InvalidImageName) at once; the message names the image."""
+    image = "registry.example/nccl:2.17"
+
+    def waiting(reason, message):
+        return {"status": {"phase": "Pending", "containerStatuses": [
+            {"name": "nccl", "image": image, "state": {"waiting": {"reason": reason, "message": message}}}]}}
+    backoff = waiting("ImagePullBackOff", 'Back-off pulling image "%s"' % image)
+    assert k8s_api.classify(backoff, pulling_since=10.0, now=40.0, pull_grace_s=60)[0] is None
+    outcome, reason, message, _code = k8s_api.classify(backoff, pulling_since=10.0, now=75.0, pull_grace_s=60)
+    assert (outcome, reason) == ("image_pull", "ImagePullBackOff")
+    assert image in message and "still failing after 65 s" in message
+    assert k8s_api.classify(backoff)[0] == "image_pull"        # no first-seen time (a deleted pod, diagnose): at once
+    invalid = waiting("InvalidImageName", "couldn't parse image name")
+    outcome, _reason, message, _code = k8s_api.classify(invalid, pulling_since=10.0, now=11.0, pull_grace_s=60)
+    assert outcome == "image_pull" and image in message
