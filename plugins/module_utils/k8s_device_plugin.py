@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_run, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 CHECK = "k8s.rdma_device_plugin"
@@ -52,7 +53,18 @@ CONFIG_MAP = "rdma-devices"
 NAMESPACE = "kube-system"
 IMAGE = "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin"
 TAG = "v1.5.3"
-NFD_LABEL = "feature.node.kubernetes.io/custom-rdma.available"
+# node labels of RDMA-capable nodes, any one of them = "true" places the plugin (a required node affinity, one term
+# each): node-feature-discovery >= v0.14 (source/custom/static_features.go: kernel modules ib_uverbs and rdma_ucm
+# loaded), NFD < v0.14 (the same rule, "custom-" prefixed), and NFD's pci source with network-operator's
+# deviceLabelFields [vendor] (a Mellanox/NVIDIA networking PCI device, vendor 15b3)
+NFD_LABEL = "feature.node.kubernetes.io/rdma.available"
+NFD_LEGACY_LABEL = "feature.node.kubernetes.io/custom-rdma.available"
+PCI_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+RDMA_NODE_LABELS = (NFD_LABEL, NFD_LEGACY_LABEL, PCI_MELLANOX_LABEL)
+CONTAINER = "k8s-rdma-shared-dp-ds"
+CDI_DIR = "/var/run/cdi"
+# pod-spec fields manifests() sets only when asked: a patch must clear them when they are no longer wanted
+OPTIONAL_POD_FIELDS = ("nodeSelector", "affinity", "tolerations", "imagePullSecrets", "priorityClassName")
 CONFIG_DIR = "/k8s-rdma-shared-dev-plugin"
 RESOURCE_NAME = "hca_shared_devices_a"
 RESOURCE_PREFIX = "rdma"
@@ -248,37 +260,60 @@ def resource_names(cfg):
     return ["%s/%s" % (e.get("resourcePrefix") or RESOURCE_PREFIX, e["resourceName"]) for e in cfg["configList"]]
 
 
+def node_affinity(labels):
+    """A required node affinity that accepts a node carrying any of ``labels`` with the value "true" (one
+    nodeSelectorTerm each: terms are ORed), or None for no labels."""
+    labels = [str(k) for k in labels or [] if k]
+    if not labels:
+        return None
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": k, "operator": "In", "values": ["true"]}]} for k in labels]}}}
+
+
 def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=IMAGE, tag=TAG,
               image_pull_policy="IfNotPresent", node_selector=None, tolerations=None,
-              priority_class="system-node-critical", use_cdi=False, image_pull_secrets=None):
-    """[ConfigMap, DaemonSet] of the plugin (plain dicts, upstream deployment/k8s/base plus the knobs)."""
+              priority_class="system-node-critical", use_cdi=False, image_pull_secrets=None,
+              node_labels=RDMA_NODE_LABELS):
+    """[ConfigMap, DaemonSet] of the plugin (plain dicts, upstream deployment/k8s/base plus the knobs).
+
+    Placement: ``node_selector`` (a dict, ``{}`` = every node) when given, else a required node affinity that
+    accepts any of ``node_labels`` = "true" (default: the NFD labels of RDMA nodes, current and legacy).
+    ``use_cdi`` adds ``--use-cdi`` and the ``/var/run/cdi`` hostPath the plugin writes its CDI spec to
+    (upstream deployment/k8s/overlay/cdi.yaml).
+    """
     text = config_json(cfg)
     labels = {k8s_api.MANAGED_BY_KEY: k8s_api.MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT}
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": config_map, "namespace": namespace, "labels": dict(labels)},
           "data": {"config.json": text}}
     container = {
-        "name": "k8s-rdma-shared-dp-ds", "image": "%s:%s" % (image, tag) if tag else image,
+        "name": CONTAINER, "image": "%s:%s" % (image, tag) if tag else image,
         "imagePullPolicy": image_pull_policy, "securityContext": {"privileged": True},
         "volumeMounts": [
             {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
             {"name": "plugins-registry", "mountPath": "/var/lib/kubelet/plugins_registry"},
             {"name": "config", "mountPath": CONFIG_DIR},
             {"name": "devs", "mountPath": "/dev/"}]}
-    if use_cdi:
-        container["args"] = ["--use-cdi"]
     pod_spec = {
-        "hostNetwork": True, "priorityClassName": priority_class, "containers": [container],
+        "hostNetwork": True, "containers": [container],
         "volumes": [
             {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
             {"name": "plugins-registry", "hostPath": {"path": "/var/lib/kubelet/plugins_registry"}},
             {"name": "config", "configMap": {"name": config_map,
                                              "items": [{"key": "config.json", "path": "config.json"}]}},
             {"name": "devs", "hostPath": {"path": "/dev/"}}]}
-    if not priority_class:
-        del pod_spec["priorityClassName"]
-    if node_selector:
-        pod_spec["nodeSelector"] = dict((str(k), str(v)) for k, v in node_selector.items())
+    if use_cdi:
+        container["args"] = ["--use-cdi"]
+        container["volumeMounts"].append({"name": "dynamic-cdi", "mountPath": CDI_DIR})
+        pod_spec["volumes"].append({"name": "dynamic-cdi", "hostPath": {"path": CDI_DIR,
+                                                                        "type": "DirectoryOrCreate"}})
+    if priority_class:
+        pod_spec["priorityClassName"] = priority_class
+    if node_selector is not None:
+        if node_selector:
+            pod_spec["nodeSelector"] = dict((str(k), str(v)) for k, v in node_selector.items())
+    elif node_affinity(node_labels):
+        pod_spec["affinity"] = node_affinity(node_labels)
     if tolerations:
         pod_spec["tolerations"] = [dict(t) for t in tolerations]
     if image_pull_secrets:
@@ -319,6 +354,22 @@ def _read(api, obj):
                             namespace=md["namespace"])
 
 
+def _with_nulls(live, obj):
+    """``obj`` with ``null`` for each optional pod-spec field the live DaemonSet has and ``obj`` does not want, so
+    a merge patch removes it (a nodeSelector replaced by the node affinity, tolerations dropped); other kinds as
+    they are."""
+    if obj["kind"] != "DaemonSet" or live is None:
+        return obj
+    have = ((live.get("spec") or {}).get("template") or {}).get("spec") or {}
+    want = obj["spec"]["template"]["spec"]
+    gone = [k for k in OPTIONAL_POD_FIELDS if k not in want and have.get(k) not in (None, {}, [], "")]
+    if not gone:
+        return obj
+    out = json.loads(json.dumps(obj))
+    out["spec"]["template"]["spec"].update((k, None) for k in gone)
+    return out
+
+
 def _managed(live):
     return ((live.get("metadata") or {}).get("labels") or {}).get(k8s_api.MANAGED_BY_KEY) == k8s_api.MANAGED_BY_VALUE
 
@@ -339,6 +390,7 @@ def apply(api, objects, check_mode=False, adopt=False):
         group = k8s_api._split_gv(obj["apiVersion"])[0]
         plural = k8s_api._plural(obj["kind"])
         live = _read(api, obj)
+        obj = _with_nulls(live, obj)
         if live is not None and not _managed(live) and not adopt:
             raise PluginError("%s exists and is not managed by aifabric.acceptance (deployed by the network operator "
                               "or by hand?): remove it, or set adopt=true to take it over" % ref)
@@ -418,6 +470,12 @@ def node_selected(node, daemonset):
     if missing:
         return "the node lacks label %s of the DaemonSet's nodeSelector (label the node, or let NFD do it)" % (
             ", ".join(missing))
+    terms = ((((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")) or []
+    if terms and not any(_term_matches(t, node) for t in terms):
+        return "the node matches no term of the DaemonSet's required node affinity (%s): none of its labels says " \
+               "RDMA (deploy node-feature-discovery >= v0.14, whose rdma.available needs ib_uverbs and rdma_ucm " \
+               "loaded, or label the node)" % " or ".join(_term_text(t) for t in terms)
     for taint in (node.get("spec") or {}).get("taints") or []:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
@@ -425,6 +483,48 @@ def node_selected(node, daemonset):
             return "the node has taint %s=%s:%s that the DaemonSet does not tolerate (add a toleration)" % (
                 taint.get("key"), taint.get("value", ""), taint.get("effect"))
     return None
+
+
+def _expr_matches(expr, have, present):
+    op, values = expr.get("operator"), [str(v) for v in expr.get("values") or []]
+    if op == "In":
+        return present and have in values
+    if op == "NotIn":
+        return not present or have not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and len(values) == 1:
+        try:
+            return int(have) > int(values[0]) if op == "Gt" else int(have) < int(values[0])
+        except ValueError:
+            return False
+    return False
+
+
+def _term_matches(term, node):
+    """One nodeSelectorTerm (its matchExpressions on labels and matchFields on metadata.name, all ANDed)."""
+    md = node.get("metadata") or {}
+    labels = md.get("labels") or {}
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not exprs and not fields:
+        return False                    # an empty term matches no node
+    for expr in exprs:
+        key = expr.get("key")
+        if not _expr_matches(expr, str(labels.get(key)), key in labels):
+            return False
+    for expr in fields:
+        if expr.get("key") != "metadata.name" or not _expr_matches(expr, str(md.get("name")), True):
+            return False
+    return True
+
+
+def _term_text(term):
+    return " and ".join(" ".join([str(e.get("key")), str(e.get("operator"))] + (
+        [",".join(str(v) for v in e["values"])] if e.get("values") else []))
+        for e in (term.get("matchExpressions") or []) + (term.get("matchFields") or []))
 
 
 def _tolerates(tol, taint):
@@ -444,11 +544,14 @@ def _allocatable(node, resource):
 
 
 def _pod_ready(pod):
+    """Running and ready: every container status ready (they are current; a Ready condition may lag a container
+    that just went into CrashLoopBackOff), or without container statuses the Ready condition."""
     st = pod.get("status") or {}
-    return st.get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or []) or (
-        st.get("phase") == "Running" and bool(st.get("containerStatuses"))
-        and all(c.get("ready") for c in st.get("containerStatuses") or []))
+    if st.get("phase") != "Running":
+        return False
+    if st.get("containerStatuses"):
+        return all(c.get("ready") for c in st["containerStatuses"])
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or [])
 
 
 def _snapshot(api, namespace, name, nodes):
@@ -472,29 +575,45 @@ def _snapshot(api, namespace, name, nodes):
     return ds, by_node, dict((n, known.get(n)) for n in nodes)
 
 
-def _healthy(ds, by_node, nodes, resources):
+def _healthy(ds, by_node, nodes, resources, expected):
+    """Every node selected, its plugin pod (of the current config) ready, and every resource's allocatable the
+    count the config publishes (``expected``: {resource: rdmaHcaMax}; > 0 where unknown): right after a config roll
+    the Node still shows the old count until the kubelet's next node-status update."""
     for node_name, node in nodes.items():
         if node is None or node_selected(node, ds) is not None:
             return False
         pod = by_node.get(node_name)
         if pod is None or not _pod_ready(pod):
             return False
-        if any((_allocatable(node, r) or 0) <= 0 for r in resources):
-            return False
+        for res in resources:
+            value = _allocatable(node, res) or 0
+            if value <= 0 or (expected.get(res) and value != expected[res]):
+                return False
     return True
 
 
-def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, poll_s=1.0, selectors=None):
+def expected_counts(cfg):
+    """{resource: allocatable the plugin publishes on a node where its selectors match}: the plugin registers
+    rdmaHcaMax devices per resource (pkg/resources/server.go)."""
+    return dict(("%s/%s" % (e.get("resourcePrefix") or RESOURCE_PREFIX, e["resourceName"]), e.get("rdmaHcaMax"))
+                for e in cfg["configList"] if isinstance(e.get("rdmaHcaMax"), int) and e["rdmaHcaMax"] > 0)
+
+
+def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, poll_s=1.0, selectors=None,
+           expected=None):
     """Records ``k8s.rdma_device_plugin`` per node and resource once all are healthy or ``timeout_s`` passed.
 
     ``resources``: extended-resource names (``rdma/hca_shared_devices_a``); ``devices``:
     ``devices_from_records`` of the env probe (for the cause of a zero allocatable);
-    ``selectors``: {resource: selectors dict} of the applied config. Never raises for a node's
-    state; an unreadable DaemonSet gives an ``error`` record per node.
+    ``selectors``: {resource: selectors dict} of the applied config; ``expected``: {resource: count} the config
+    publishes (``expected_counts``) - a node still showing another count (the previous config's) is waited for
+    and, at the end, fails. Never raises for a node's state; an unreadable DaemonSet gives an ``error`` record per
+    node.
     """
     k8s_api._require_client()
     devices = devices or {}
     selectors = selectors or {}
+    expected = expected or {}
     started = results.utc_now()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
@@ -506,7 +625,7 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
             return [results.error(CHECK, "cannot read the device plugin DaemonSet %s/%s: %s" % (namespace, name, why),
                                   host=n, target=r, tool=TOOL, started=started,
                                   duration_s=time.monotonic() - t0) for n in nodes for r in resources]
-        if _healthy(ds, by_node, known, resources) or time.monotonic() >= deadline:
+        if _healthy(ds, by_node, known, resources, expected) or time.monotonic() >= deadline:
             break
         time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
     duration = time.monotonic() - t0
@@ -519,16 +638,18 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
         pod = by_node.get(node_name)
         for res in resources:
             st, reason, facts, metrics = _judge(api, namespace, ds, node_name, node, pod, res,
-                                                devices.get(node_name), selectors.get(res), timeout_s)
+                                                devices.get(node_name), selectors.get(res), timeout_s,
+                                                expected.get(res))
             facts.update(daemonset="%s/%s" % (namespace, name), daemonset_status=ds_facts)
+            want = {"equals": expected[res]} if expected.get(res) else {"min": 1}
             out.append(results.make(CHECK, st, reason=reason, host=node_name, target=res, facts=facts,
-                                    metrics=metrics, expect={"allocatable": {"min": 1}}, tool=TOOL,
+                                    metrics=metrics, expect={"allocatable": want}, tool=TOOL,
                                     params={"substrate": "kubernetes", "namespace": namespace, "waited_s": timeout_s},
                                     started=started, duration_s=duration))
     return out
 
 
-def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s):
+def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s, want=None):
     facts, metrics = {}, {}
     if node is None:
         return "error", "node %s is not in the cluster (kubectl get nodes)" % node_name, facts, metrics
@@ -548,18 +669,24 @@ def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s):
         cause = _pod_cause(pod)
         facts["cause"] = "crash_loop" if cause == "is crash-looping" else "pod_not_ready"
         if cause == "is crash-looping":
-            tail = _log_tail(api, namespace, pod["metadata"]["name"], previous=True)
+            tail = _log_tail(api, namespace, pod, previous=True)
             return "fail", "device plugin pod %s is crash-looping (CrashLoopBackOff, %s)%s" % (
                 pod["metadata"]["name"], _last_exit(pod), "; its last log lines: " + tail if tail else
                 "; its log is empty"), facts, metrics
         return "fail", "device plugin pod %s %s: %s" % (
             pod["metadata"]["name"], cause, k8s_api.diagnose(api, namespace, pod["metadata"]["name"])), facts, metrics
+    if value is not None and value > 0 and want and value != want:
+        facts["cause"] = "stale_allocatable"
+        return "fail", "%s allocatable is %d, but the applied config publishes %d (rdmaHcaMax) and the plugin pod %s " \
+                       "of that config is ready: after %d s the node still shows another count (the kubelet has not " \
+                       "updated the node status, or a second plugin publishes the same resource)" % (
+                           res, value, want, pod["metadata"]["name"], timeout_s), facts, metrics
     if value is not None and value > 0:
         return "pass", "%s allocatable %d (plugin pod %s ready)" % (res, value, pod["metadata"]["name"]), facts, metrics
     shown = "absent" if value is None else "0"
     cause, text = explain(devs or [], sel or {})
     facts["cause"] = cause
-    tail = _log_tail(api, namespace, pod["metadata"]["name"])
+    tail = _log_tail(api, namespace, pod)
     if cause == "matched":
         text = ("%s, yet the plugin exposes none: RDMA char devices missing (rdma-core/issm not on the node, "
                 "Mellanox/k8s-rdma-shared-dev-plugin#44, #108) or the kubelet lost the registration (#109; "
@@ -587,15 +714,42 @@ def _last_exit(pod):
     return "no container status"
 
 
+def plugin_container(pod):
+    """The name of the plugin's container in ``pod``: ours (CONTAINER), else the one running the plugin's image,
+    else the first. Always named in a log request: the API answers 400 without it when a sidecar was injected."""
+    containers = [c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict) and c.get("name")]
+    for test in (lambda c: c["name"] == CONTAINER, lambda c: "k8s-rdma-shared-dev-plugin" in str(c.get("image"))):
+        for c in containers:
+            if test(c):
+                return c["name"]
+    return containers[0]["name"] if containers else None
+
+
 def _log_tail(api, namespace, pod, lines=20, previous=False):
     """The plugin's warnings and errors among its last lines (one line), or ''."""
     try:
-        text = k8s_api.logs(api, namespace, pod, limit_bytes=256 << 10, tail_lines=lines, previous=previous)
+        text = k8s_api.logs(api, namespace, pod["metadata"]["name"], container=plugin_container(pod),
+                            limit_bytes=256 << 10, tail_lines=lines, previous=previous)
     except k8s_api.K8sError:
         return ""
     keep = [ln.strip() for ln in text.splitlines()
             if re.search(r"warning|error|exiting|fatal", ln, re.IGNORECASE)]
     return k8s_api._one_line("\n".join(keep[-5:]), 500)
+
+
+def render(objects, directory, write=True):
+    """Render mode: write ``objects`` to ``directory/NN-kind-name.yaml`` (YAML as k8s_workload's render mode writes
+    it; 0600 files, atomically, in a directory of this user nobody else can write - statedir.trusted_dir); returns
+    the paths. Nothing is sent to a cluster."""
+    directory = statedir.trusted_dir(directory, create=write, private=True, what="render_dir")
+    paths = []
+    for i, obj in enumerate(objects):
+        name = "%02d-%s-%s.yaml" % (i, obj["kind"].lower(), obj["metadata"]["name"])
+        statedir.check_name(name, "manifest file name")
+        paths.append(os.path.join(directory, name))
+        if write:
+            statedir.write_file(directory, name, k8s_run._dump(obj), mode=0o600)
+    return paths
 
 
 def objects_ref(objects):

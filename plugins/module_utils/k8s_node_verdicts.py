@@ -10,7 +10,10 @@
 - ``removal_patch(node)`` - removes all of it (None when nothing of ours is there).
 - ``apply(api, verdicts, ...)`` / ``remove(api, nodes)`` - read every node, patch only those of the
   run (the keys of ``verdicts``, or ``nodes``) that differ; never any other node. Check mode
-  returns the same changes and patches nothing.
+  returns the same changes and patches nothing. A merge patch replaces ``spec.taints`` as a whole, so a
+  patch that writes it carries the read node's ``metadata.resourceVersion`` as a precondition: when another
+  controller changed the node meanwhile (a NoExecute taint of the node lifecycle controller, say) the API
+  answers 409 Conflict, and the node is read again and its patch computed anew (``CONFLICT_RETRIES`` times).
 
 Python 3.8 syntax; imports nothing from Ansible.
 """
@@ -25,6 +28,7 @@ RUN_ANNOTATION = "aifabric.io/acceptance-run"
 REPORT_ANNOTATION = "aifabric.io/acceptance-report"
 TAINT_KEY = LABEL
 VERDICTS = ("pass", "warn", "fail", "error", "skip")
+CONFLICT_RETRIES = 5
 
 
 class VerdictError(AcceptanceError):
@@ -80,14 +84,52 @@ def _nodes(api):
     return dict((_d(n.get("metadata")).get("name"), n) for n in k8s_api.list_nodes(api))
 
 
-def _patch(api, name, patch):
+def _read_node(api, name):
+    """The node ``name`` now (a list with a field selector: the rights of extras/k8s/rbac-node-verdicts.yml), or
+    None when it is gone."""
     from kubernetes import client
     try:
+        doc = k8s_api._json(client.CoreV1Api(api).list_node(
+            field_selector="metadata.name=%s" % name, _preload_content=False,
+            _request_timeout=k8s_api.REQUEST_TIMEOUT))
+    except k8s_api._api_errors() as exc:
+        raise k8s_api._fail("cannot read node %s" % name, exc, verb="list", plural="nodes")
+    items = [n for n in doc.get("items") or [] if _d(n.get("metadata")).get("name") == name]
+    return items[0] if items else None
+
+
+def _send(api, name, patch, node):
+    """Send ``patch``; one that writes spec.taints applies only to the version of ``node`` it was computed from.
+    Returns False on 409 Conflict (the node changed since it was read)."""
+    from kubernetes import client
+    body = patch
+    version = _d(node.get("metadata")).get("resourceVersion")
+    if "spec" in patch and version:
+        body = dict(patch, metadata=dict(_d(patch.get("metadata")), resourceVersion=version))
+    try:
         k8s_api._json(client.CoreV1Api(api).patch_node(
-            name, patch, _preload_content=False, _request_timeout=k8s_api.REQUEST_TIMEOUT,
+            name, body, _preload_content=False, _request_timeout=k8s_api.REQUEST_TIMEOUT,
             _content_type="application/merge-patch+json"))
     except k8s_api._api_errors() as exc:
+        if k8s_api._status_of(exc)[0] == 409:
+            return False
         raise k8s_api._fail("cannot patch node %s" % name, exc, verb="patch", plural="nodes")
+    return True
+
+
+def _patch_until_applied(api, name, node, make_patch):
+    """Patch ``node`` with ``make_patch(node)``; on 409 Conflict read it again and retry. Returns the patch sent
+    last (None when nothing was left to change). Raises VerdictError after CONFLICT_RETRIES conflicts."""
+    for _attempt in range(CONFLICT_RETRIES + 1):
+        patch = make_patch(node)
+        if patch is None or _send(api, name, patch, node):
+            return patch
+        node = _read_node(api, name)
+        if node is None:
+            raise VerdictError("node %s was deleted while its verdict was written" % name)
+    raise VerdictError("node %s: 409 Conflict %d times - another controller changes it faster than its taints can be "
+                       "written without losing its change; try again (nothing of ours was written over it)" % (
+                           name, CONFLICT_RETRIES + 1))
 
 
 def apply(api, verdicts, run_id, report=None, taint=False, taint_on=("fail", "error"), check_mode=False):
@@ -98,12 +140,13 @@ def apply(api, verdicts, run_id, report=None, taint=False, taint_on=("fail", "er
         raise VerdictError("not nodes of this cluster: %s (the run's hosts must be node names)" % ", ".join(missing))
     changes = []
     for name in sorted(verdicts):
-        patch = node_patch(known[name], verdicts[name], run_id, report, taint and verdicts[name] in taint_on)
-        if patch is None:
-            continue
-        changes.append({"node": name, "verdict": verdicts[name], "patch": patch})
-        if not check_mode:
-            _patch(api, name, patch)
+        def make(node, name=name):
+            return node_patch(node, verdicts[name], run_id, report, taint and verdicts[name] in taint_on)
+        patch = make(known[name])
+        if patch is not None and not check_mode:
+            patch = _patch_until_applied(api, name, known[name], make)
+        if patch is not None:
+            changes.append({"node": name, "verdict": verdicts[name], "patch": patch})
     return changes
 
 
@@ -117,9 +160,8 @@ def remove(api, nodes=None, check_mode=False):
         if name not in known:
             continue
         patch = removal_patch(known[name])
-        if patch is None:
-            continue
-        changes.append({"node": name, "patch": patch})
-        if not check_mode:
-            _patch(api, name, patch)
+        if patch is not None and not check_mode:
+            patch = _patch_until_applied(api, name, known[name], removal_patch)
+        if patch is not None:
+            changes.append({"node": name, "patch": patch})
     return changes

@@ -33,8 +33,15 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, results
 
 GPU = "nvidia.com/gpu"
-NFD_LABELS = ("feature.node.kubernetes.io/custom-rdma.available", "feature.node.kubernetes.io/custom-rdma.capable",
-              "feature.node.kubernetes.io/network-sriov.capable", "feature.node.kubernetes.io/pci-15b3.present")
+# NFD's RDMA labels: rdma.available/rdma.capable from v0.14 on (source/custom/static_features.go), custom-rdma.*
+# before; the SR-IOV label; the Mellanox PCI label with network-operator's deviceLabelFields [vendor]
+NFD_RDMA_AVAILABLE = ("feature.node.kubernetes.io/rdma.available", "feature.node.kubernetes.io/custom-rdma.available")
+NFD_LABELS = NFD_RDMA_AVAILABLE + ("feature.node.kubernetes.io/rdma.capable",
+                                   "feature.node.kubernetes.io/custom-rdma.capable",
+                                   "feature.node.kubernetes.io/network-sriov.capable",
+                                   "feature.node.kubernetes.io/pci-15b3.present")
+# what places the RDMA shared device plugin by default (k8s_device_plugin.RDMA_NODE_LABELS)
+RDMA_PLACEMENT_LABELS = NFD_RDMA_AVAILABLE + ("feature.node.kubernetes.io/pci-15b3.present",)
 PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
 ENV_PREFIXES = ("NCCL_", "UCX_")
 TOOL = {"name": "k8s-preflight"}
@@ -121,8 +128,9 @@ def _rdma_record(name, allocatable, labels, gpu_node):
             "%s=%d" % (k, rdma[k]) for k in usable), name, facts=rfacts, metrics={"rdma_resources": len(usable)})
     if gpu_node:
         why = ("%s at 0" % ", ".join(sorted(rdma)) if rdma else "no rdma/* resource")
-        hint = ("the NFD RDMA label is missing, so the device plugin is not scheduled here"
-                if not nfd.get(NFD_LABELS[0]) and not rdma else
+        hint = ("no NFD RDMA label (%s), so the device plugin is not scheduled here: deploy node-feature-discovery "
+                "(rdma.available needs the ib_uverbs and rdma_ucm modules loaded)" % " or ".join(RDMA_PLACEMENT_LABELS)
+                if not any(nfd.get(k) == "true" for k in RDMA_PLACEMENT_LABELS) and not rdma else
                 "deploy or fix the RDMA shared device plugin (aifabric.acceptance.rdma_device_plugin verifies it "
                 "and names the cause per node)")
         return _rec("k8s.rdma", "fail", "GPU node without an RDMA resource (%s): multi-node NCCL falls back to "
@@ -154,6 +162,14 @@ NVIDIA_PLUGIN_LABELS = (("name", "nvidia-device-plugin-ds"), ("app.kubernetes.io
                         ("app", "nvidia-device-plugin-daemonset"))
 _LOG_PROBLEM = re.compile(r"(^[EW]\d{4} )|fail|error|could not|cannot|unable|no devices found|not detected",
                           re.IGNORECASE)
+# the plugin prints its configuration at start-up ("Running with config:" and indented JSON, main.go): its keys
+# (failOnInitError, ...) are settings, not problems
+_CONFIG_START = re.compile(r"Running with config:\s*$")
+_JSON_MEMBER = re.compile(r'^\s*"[A-Za-z0-9_.-]+"\s*:')
+# the plugin's container: static manifest and Helm chart, GPU operator (the Helm chart's config-manager
+# sidecar and init container, Istio/Linkerd proxies are other containers of the same pod)
+NVIDIA_PLUGIN_CONTAINERS = ("nvidia-device-plugin-ctr", "nvidia-device-plugin")
+_SIDECAR = re.compile(r"sidecar|config-manager|-init$|istio|linkerd|proxy", re.IGNORECASE)
 
 
 def is_nvidia_plugin_pod(pod):
@@ -172,10 +188,47 @@ def _ready(pod):
     return st.get("phase") == "Running" and bool(statuses) and all(c.get("ready") for c in statuses)
 
 
+def _without_config(lines):
+    """The log lines without the configuration the plugin prints at start-up (``Running with config:`` and its
+    JSON up to the closing brace at the start of a line; JSON member lines of a block cut by tailLines too)."""
+    out, in_config = [], False
+    for line in lines:
+        if in_config:
+            if line.rstrip() == "}":
+                in_config = False
+            continue
+        if _CONFIG_START.search(line):
+            in_config = True
+            continue
+        if _JSON_MEMBER.match(line):
+            continue
+        out.append(line)
+    return out
+
+
 def log_problems(text, limit=5):
-    """The last ``limit`` log lines that report a problem (errors, warnings, NVML failures)."""
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and _LOG_PROBLEM.search(ln.strip())]
+    """The last ``limit`` log lines that report a problem (errors, warnings, NVML failures); the plugin's printed
+    configuration is not read as problems."""
+    lines = [ln.strip() for ln in _without_config((text or "").splitlines())
+             if ln.strip() and _LOG_PROBLEM.search(ln.strip())]
     return lines[-limit:]
+
+
+def plugin_container(pod):
+    """The NVIDIA device plugin's container of ``pod``: by its known names, else the first container that runs
+    ``nvidia-device-plugin``, else the first that is no sidecar, else the first. Always named when reading the log:
+    the API answers 400 without a container name on a pod of several containers."""
+    containers = [c for c in _dl(_d(pod.get("spec")).get("containers")) if isinstance(c.get("name"), str)]
+    for name in NVIDIA_PLUGIN_CONTAINERS:
+        if any(c["name"] == name for c in containers):
+            return name
+    for c in containers:
+        words = [str(w) for w in (c.get("command") or []) + (c.get("args") or [])] if isinstance(
+            c.get("command") or [], list) and isinstance(c.get("args") or [], list) else []
+        if any(w.rsplit("/", 1)[-1] == "nvidia-device-plugin" for w in words):
+            return c["name"]
+    plain = [c["name"] for c in containers if not _SIDECAR.search(c["name"])]
+    return (plain or [c["name"] for c in containers] or [None])[0]
 
 
 def nvidia_plugin_records(node, pod, log_text=None):
@@ -366,7 +419,7 @@ def collect(api, nodes=None, namespace=None, selector=None, expect_gpus=None):
         if pod is not None:
             try:
                 text = k8s_api.logs(api, _d(pod.get("metadata")).get("namespace"), _pod_name(pod),
-                                    limit_bytes=256 << 10, tail_lines=200)
+                                    container=plugin_container(pod), limit_bytes=256 << 10, tail_lines=200)
             except k8s_api.K8sError as exc:
                 text = "error: cannot read the plugin's log: %s" % exc
         out.extend(nvidia_plugin_records(known[name], pod, text))

@@ -18,12 +18,14 @@ description:
     (O(probe_records)) - vendor and device id from C(/sys/class/infiniband/<dev>/device/{vendor,device}), the link
     layer, and per rail (O(per_rail)) the netdev names - so the config selects exactly the ports the nodes have.
   - Then verifies itself (O(verify)) - the DaemonSet is ready on every node of O(nodes) and every node's allocatable
-    shows every resource above 0 - and returns one C(k8s.rdma_device_plugin) record per node and resource
+    shows every resource at the count the config publishes (C(rdmaHcaMax); right after a config change the node
+    still shows the old count for a while, which is waited for) - and returns one C(k8s.rdma_device_plugin) record per node and resource
     (C(host) = node name). A failing record names the likely cause - node missing, node not selected (label or
     taint), no plugin pod, plugin pod crash-looping (with its last log lines), selector matching no device, port in
     the wrong link layer, devices matched but none exposed.
   - The config's SHA-256 is a pod-template annotation, so a changed config rolls the plugin pods (the plugin reads its
     config only at start).
+  - With O(render_dir) the manifests are written as files and nothing is applied (no cluster needed).
   - O(state=absent) deletes the DaemonSet and the ConfigMap, but only objects this collection manages
     (label C(app.kubernetes.io/managed-by=aifabric.acceptance)); an existing plugin deployed by another tool is never
     changed unless O(adopt=true).
@@ -35,7 +37,7 @@ attributes:
     support: full
     details:
       - Reads the live objects and returns what it would create, update or delete (O(state=absent)) and no records;
-        changes nothing.
+        changes nothing. With O(render_dir), returns the files it would write and writes none.
   diff_mode:
     support: none
   idempotent:
@@ -129,9 +131,22 @@ options:
     elements: dict
     default: []
   node_selector:
-    description: C(nodeSelector) of the DaemonSet (default the NFD label of RDMA-capable nodes). V({}) selects every node.
+    description:
+      - C(nodeSelector) of the DaemonSet; replaces the node affinity of O(node_labels). V({}) selects every node.
+      - Omitted - the plugin goes to the nodes carrying any of O(node_labels).
     type: dict
-    default: {feature.node.kubernetes.io/custom-rdma.available: "true"}
+  node_labels:
+    description:
+      - Without O(node_selector), the DaemonSet gets a required node affinity that accepts a node carrying any of these
+        labels with the value V(true) (one C(nodeSelectorTerm) each).
+      - The default accepts node-feature-discovery from v0.14 on (C(feature.node.kubernetes.io/rdma.available) - the
+        kernel modules C(ib_uverbs) and C(rdma_ucm) are loaded), older NFD (C(custom-rdma.available)) and NFD's PCI
+        label of a Mellanox/NVIDIA networking device as network-operator configures it (C(pci-15b3.present)).
+      - V([]) selects every node.
+    type: list
+    elements: str
+    default: [feature.node.kubernetes.io/rdma.available, feature.node.kubernetes.io/custom-rdma.available,
+              feature.node.kubernetes.io/pci-15b3.present]
   tolerations:
     description: Tolerations of the plugin pods (for example of C(nvidia.com/gpu) taints).
     type: list
@@ -142,7 +157,8 @@ options:
     type: str
     default: system-node-critical
   use_cdi:
-    description: Start the plugin with C(--use-cdi) (the upstream CDI overlay).
+    description: Start the plugin with C(--use-cdi) and mount the host's C(/var/run/cdi), where it writes its CDI spec
+      (the upstream CDI overlay, C(deployment/k8s/overlay/cdi.yaml)).
     type: bool
     default: false
   adopt:
@@ -166,6 +182,13 @@ options:
     description: Seconds O(state=absent) waits for the objects to be gone.
     type: int
     default: 60
+  render_dir:
+    description:
+      - Render mode - write the ConfigMap and the DaemonSet as YAML files C(<render_dir>/NN-<kind>-<name>.yaml) (mode
+        0600, in a directory of this user that nobody else can write) and apply nothing; no cluster is contacted, so
+        no check of existing objects and no verification. Needs O(resources) or O(probe_records).
+      - Only with O(state=present).
+    type: path
 requirements:
   - kubernetes >= 37 (Python client, on the controller)
 seealso:
@@ -245,6 +268,11 @@ resources:
   returned: when O(state=present)
   type: list
   elements: str
+files:
+  description: The manifest files written by render mode (or that would be, in check mode).
+  returned: when O(render_dir) is set
+  type: list
+  elements: path
 """
 
 
@@ -276,7 +304,8 @@ def argument_spec():
         rdma_hca_max=dict(type="int", default=dp.HCA_MAX),
         per_rail=dict(type="bool", default=False),
         probe_records=dict(type="list", elements="dict", default=[]),
-        node_selector=dict(type="dict", default={dp.NFD_LABEL: "true"}),
+        node_selector=dict(type="dict"),
+        node_labels=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS)),
         tolerations=dict(type="list", elements="dict", default=[]),
         priority_class=dict(type="str", default="system-node-critical"),
         use_cdi=dict(type="bool", default=False),
@@ -285,6 +314,7 @@ def argument_spec():
         verify=dict(type="bool", default=True),
         verify_timeout=dict(type="int", default=300),
         delete_timeout=dict(type="int", default=60),
+        render_dir=dict(type="path"),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -306,7 +336,7 @@ def build(p):
                            image=p["image"], tag=p["tag"], image_pull_policy=p["image_pull_policy"],
                            node_selector=p["node_selector"], tolerations=p["tolerations"],
                            priority_class=p["priority_class"], use_cdi=p["use_cdi"],
-                           image_pull_secrets=p["image_pull_secrets"])
+                           image_pull_secrets=p["image_pull_secrets"], node_labels=p["node_labels"])
     return cfg, objects
 
 
@@ -317,6 +347,8 @@ def main():
 
 def _state(module):
     p = module.params
+    if p["render_dir"]:
+        return _render(module, p)
     api = k8s_api.connect(p)
     if p["state"] == "absent":
         actions = dp.remove(api, dp.desired_for_removal(p["namespace"], p["name"], p["config_map"]),
@@ -336,8 +368,19 @@ def _state(module):
         selectors = dict((n, e.get("selectors") or {}) for n, e in zip(names, cfg["configList"]))
         records = dp.verify(api, p["namespace"], p["name"], p["nodes"], names,
                             devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout"],
-                            selectors=selectors)
+                            selectors=selectors, expected=dp.expected_counts(cfg))
     return dict(changed=changed, actions=actions, config=cfg, resources=names, results=records)
+
+
+def _render(module, p):
+    """Render mode: the manifests as files, nothing sent to a cluster."""
+    if p["state"] != "present":
+        module.fail_json(msg="render_dir renders the manifests of state=present; state=absent needs a cluster",
+                         results=[])
+    cfg, objects = build(p)
+    files = dp.render(objects, p["render_dir"], write=not module.check_mode)
+    return dict(changed=not module.check_mode, files=files, config=cfg, resources=dp.resource_names(cfg),
+                actions=[{"object": ref, "action": "rendered"} for ref in dp.objects_ref(objects)], results=[])
 
 
 if __name__ == "__main__":

@@ -43,9 +43,6 @@ def workload(fake, args):
                                     "cleanup_timeout": 30, "timeout": 60}, **args))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 5: the device plugin's nodeSelector "
-                   "feature.node.kubernetes.io/custom-rdma.available selects nothing on NFD >= v0.14, which publishes "
-                   "feature.node.kubernetes.io/rdma.available")
 def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     recs = dict((n, cx4_records(tmp_path, n)) for n in NODES)
@@ -97,8 +94,6 @@ def test_failed_create_fails_fast_with_the_admission_message(tmp_path, monkeypat
         assert "violates PodSecurity" in record["reason"], record["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 risky item (preflight logs): the NVIDIA device plugin's log is read "
-                   "without a container name; a real API answers 400 on the Helm chart's two-container pod")
 def test_preflight_reads_the_plugin_log_of_a_multi_container_pod(tmp_path, monkeypatch):
     from kubernetes import client
     patch_exits(monkeypatch)
@@ -127,8 +122,6 @@ def test_transient_image_pull_error_gets_a_grace_period(tmp_path, monkeypatch):
         assert record["status"] == "pass", record.get("reason")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 risky item (stale allocatable): right after a config roll the "
-                   "device plugin's verify reads the Node's allocatable before the kubelet published the new count")
 def test_device_plugin_verify_waits_for_the_new_allocatable(tmp_path, monkeypatch):
     from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_device_plugin_lifecycle import fleet_nodes
     patch_exits(monkeypatch)

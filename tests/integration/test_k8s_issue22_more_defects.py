@@ -178,8 +178,6 @@ def test_defect4_every_launcher_forwards_the_pod_env_to_remote_ranks():
 
 # --------------------------------------------------------------------------- defect 6
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 6: use_cdi: true renders --use-cdi without the /var/run/cdi "
-                   "hostPath mount the plugin writes its CDI spec to")
 def test_defect6_use_cdi_mounts_the_cdi_directory():
     cfg = dp.config([{"resourceName": "hca_shared_devices_a", "resourcePrefix": "rdma", "rdmaHcaMax": 63,
                       "selectors": {"vendors": ["15b3"], "deviceIDs": ["1021"], "linkTypes": ["ether"]}}], 300)
@@ -251,8 +249,6 @@ PROBE_RIGHTS = [("", "configmaps", "create"), ("", "configmaps", "delete"), ("ba
                 ("batch", "jobs", "delete"), ("", "pods", "list"), ("", "pods/log", "get")]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 defect 9: the device-plugin role's probe pod runs with no host network, "
-                   "no tolerations or pull secrets variables, in a namespace the shipped RBAC gives no rights in")
 def test_defect9_device_plugin_role_probe_runs_with_the_shipped_settings():
     args, defaults = _role_probe()
     variables = dict(defaults, ansible_play_hosts_all=NODES, k8s_image="registry.example.com/acceptance/tools:1")

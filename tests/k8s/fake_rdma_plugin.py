@@ -30,7 +30,7 @@ import json
 
 import kmock
 
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import NODES, PODS, _suffix
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import NFD_CURRENT, NODES, PODS, _suffix
 
 DAEMONSETS = kmock.resource("apps", "v1", "daemonsets")
 CONFIGMAPS = kmock.resource("", "v1", "configmaps")
@@ -180,10 +180,10 @@ def install(server):
 
 
 def rdma_node(name, devices, labels=None, taints=None, gpus=8):
-    """A node dict for FakeApiServer(nodes=...) with ``rdma_devices`` and the NFD RDMA label (unless
-    ``labels`` replaces the extra labels)."""
+    """A node dict for FakeApiServer(nodes=...) with ``rdma_devices`` and the RDMA labels current NFD publishes
+    (``NFD_CURRENT``: rdma.capable, rdma.available, pci-15b3.present) unless ``labels`` replaces them."""
     base = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"}
-    base.update({"feature.node.kubernetes.io/custom-rdma.available": "true"} if labels is None else labels)
+    base.update(dict(NFD_CURRENT) if labels is None else labels)
     return {"name": name, "labels": base, "taints": list(taints or []),
             "allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "96", "memory": "1Ti"},
             "rdma_devices": [dict(d) for d in devices]}

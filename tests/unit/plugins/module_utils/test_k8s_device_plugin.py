@@ -144,6 +144,59 @@ def test_node_selected_reasons():
     assert "taint maintenance=yes:NoExecute" in dp.node_selected(node, ds)
 
 
+@pytest.mark.parametrize("labels, selected", [
+    ({"feature.node.kubernetes.io/rdma.available": "true"}, True),            # NFD >= v0.14
+    ({"feature.node.kubernetes.io/custom-rdma.available": "true"}, True),     # NFD < v0.14
+    ({"feature.node.kubernetes.io/pci-15b3.present": "true"}, True),          # network-operator's NFD config
+    ({"feature.node.kubernetes.io/rdma.capable": "true"}, False),             # an HCA, modules not loaded
+    ({"feature.node.kubernetes.io/rdma.available": "false"}, False),
+    ({}, False)])
+def test_default_placement_is_a_node_affinity_accepting_each_nfd_label(labels, selected):
+    _cfg, (_cm, ds) = _objects()
+    spec = ds["spec"]["template"]["spec"]
+    assert "nodeSelector" not in spec
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert [t["matchExpressions"][0]["key"] for t in terms] == list(dp.RDMA_NODE_LABELS)
+    why = dp.node_selected({"metadata": {"name": "n", "labels": labels}, "spec": {}}, ds)
+    assert (why is None) == selected, why
+    if not selected:
+        assert "required node affinity" in why and "feature.node.kubernetes.io/rdma.available In true" in why
+    # an explicit node selector replaces the affinity; {} and node_labels=[] select every node
+    assert "affinity" not in _objects(node_selector={"a": "b"})[1][1]["spec"]["template"]["spec"]
+    for kwargs in ({"node_selector": {}}, {"node_labels": []}):
+        every = _objects(**kwargs)[1][1]["spec"]["template"]["spec"]
+        assert "affinity" not in every and "nodeSelector" not in every
+
+
+def test_use_cdi_mounts_the_cdi_directory_as_upstreams_overlay():
+    _cfg, (_cm, ds) = _objects(use_cdi=True)
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["containers"][0]["args"] == ["--use-cdi"]
+    assert {"name": "dynamic-cdi", "mountPath": "/var/run/cdi"} in spec["containers"][0]["volumeMounts"]
+    assert {"name": "dynamic-cdi", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}} in spec["volumes"]
+    plain = _objects()[1][1]["spec"]["template"]["spec"]
+    assert "args" not in plain["containers"][0] and "dynamic-cdi" not in [v["name"] for v in plain["volumes"]]
+
+
+def test_a_patch_clears_the_placement_fields_no_longer_wanted():
+    """An old DaemonSet with the custom-rdma nodeSelector: the patch sends nodeSelector null (a merge patch keeps
+    what it does not name) next to the affinity, and the live object is then not held."""
+    _cfg, (_cm, old) = _objects(node_selector={dp.NFD_LEGACY_LABEL: "true"},
+                                tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}])
+    _cfg, (_cm, new) = _objects()
+    body = dp._with_nulls(old, new)
+    spec = body["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] is None and spec["tolerations"] is None and spec["affinity"]
+    assert "nodeSelector" not in new["spec"]["template"]["spec"]          # the desired object itself is untouched
+    assert not dp.holds(old, body)
+    assert dp._with_nulls(new, new) is new and dp._with_nulls(None, new) is new
+
+
+def test_expected_counts_are_the_configs_rdma_hca_max():
+    cfg, _objs = _objects()
+    assert dp.expected_counts(cfg) == {"rdma/hca_shared_devices_a": 63}
+
+
 _json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                             lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
                                                                                         max_size=3), max_leaves=12)

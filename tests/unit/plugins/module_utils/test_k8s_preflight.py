@@ -85,7 +85,39 @@ def test_gpu_node_without_rdma():
     assert rec["status"] == "fail" and "no rdma/* resource" in rec["reason"]
     assert "aifabric.acceptance.rdma_device_plugin" in rec["reason"]
     rec = by_check(pf.node_records(node(rdma=None, labels={"feature.node.kubernetes.io/custom-rdma.available": ""})))
-    assert "the NFD RDMA label is missing" in rec["k8s.rdma"]["reason"]
+    assert "no NFD RDMA label (feature.node.kubernetes.io/rdma.available or " in rec["k8s.rdma"]["reason"]
+    assert "so the device plugin is not scheduled here" in rec["k8s.rdma"]["reason"]
+    # NFD >= v0.14 labels the node rdma.available (no custom- prefix): the plugin's placement, not NFD, is at fault
+    for label in ("feature.node.kubernetes.io/rdma.available", "feature.node.kubernetes.io/pci-15b3.present"):
+        rec = by_check(pf.node_records(node(rdma=None, labels={"feature.node.kubernetes.io/custom-rdma.available": "",
+                                                               label: "true"})))["k8s.rdma"]
+        assert "not scheduled here" not in rec["reason"] and "rdma_device_plugin" in rec["reason"], label
+        assert rec["facts"]["nfd_labels"][label] == "true"
+
+
+def test_plugin_config_json_is_not_a_log_problem():
+    """The plugin prints its config at start-up; "failOnInitError" matches 'fail' but is a setting."""
+    text = ('I1129 11:18:42.708036       1 main.go:353] \nRunning with config:\n{\n  "version": "v1",\n'
+            '  "flags": {\n    "failOnInitError": true,\n    "plugin": {\n      "deviceListStrategy": [\n'
+            '        "envvar"\n      ]\n    }\n  }\n}\n'
+            "I1129 11:18:42.712265       1 main.go:381] No devices found. Waiting indefinitely.\n")
+    assert pf.log_problems(text) == ["I1129 11:18:42.712265       1 main.go:381] No devices found. Waiting indefinitely."]
+    # a log cut by tailLines inside the JSON: its member lines are still no problems
+    assert pf.log_problems('    "failOnInitError": false,\n    "mofedEnabled": false\n') == []
+
+
+def test_plugin_container_is_named_in_multi_container_pods():
+    def p(*containers):
+        return {"spec": {"containers": [dict(c) for c in containers]}}
+    helm = p({"name": "nvidia-device-plugin-sidecar", "command": ["config-manager"]},
+             {"name": "nvidia-device-plugin-ctr", "command": ["nvidia-device-plugin"]})
+    assert pf.plugin_container(helm) == "nvidia-device-plugin-ctr"
+    assert pf.plugin_container(p({"name": "istio-proxy"}, {"name": "nvidia-device-plugin"})) == "nvidia-device-plugin"
+    assert pf.plugin_container(p({"name": "linkerd-proxy"}, {"name": "plugin", "command": ["/usr/bin/nvidia-device-plugin"]})) \
+        == "plugin"
+    assert pf.plugin_container(p({"name": "istio-proxy"}, {"name": "gpu"})) == "gpu"
+    assert pf.plugin_container(p({"name": "only"})) == "only"
+    assert pf.plugin_container({"spec": {}}) is None
     rec = by_check(pf.node_records(node(rdma=0)))["k8s.rdma"]
     assert rec["status"] == "fail" and "rdma/hca_shared_devices_a at 0" in rec["reason"]
 
