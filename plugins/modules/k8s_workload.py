@@ -199,7 +199,7 @@ options:
         binary_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
         sshd port C(ssh_port) (V(2222)) on every launcher, the launcher's C(alive_port) (V(2223)), how long the
         launcher waits for every worker's sshd C(wait_workers_s) (V(600)), the cluster's DNS domain
-        C(cluster_domain) (V(cluster.local), for the pods' DNS search entry) and the cpu/memory requests of an
+        C(cluster_domain) (V(cluster.local)) for the pods' DNS search entry and the cpu/memory requests of an
         operator's launcher pod C(launcher_cpu) (V(1)) and C(launcher_memory) (V(1Gi)).
       - V(nccl_multinode) - mpirun reaches the workers' sshd with C(-p ssh_port), the run's key,
         C(StrictHostKeyChecking=no), C(UserKnownHostsFile=/dev/null) and C(ConnectionAttempts=10) (a
