@@ -386,7 +386,9 @@ def _operator_steps(ctx, launcher):
         launcher_host = "%s-mpimaster-0.%s" % (name, name)
         steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS)
         searches, launcher_env = [ctx["search"]], dict(ctx["env"], **dict(KEEP_FQDN_ENV, **NO_GPU_ENV))
-    sshd = dict(OPERATOR_KEYS, port=opts["ssh_port"], wait_s=pod["active_deadline_s"],
+    # the workers start before the launcher (which the operator may create only once they are Ready): they serve
+    # until the launcher's alive port closes, at the latest its deadline plus start-up
+    sshd = dict(OPERATOR_KEYS, port=opts["ssh_port"], wait_s=pod["active_deadline_s"] + START_UP_S,
                 alive="%s:%d" % (launcher_host, opts["alive_port"]))
     worker_spec = km.pod_spec(pod, [km.container(pod, "worker", _entry(pod, "sshd", sshd), extra_env=ctx["env"],
                                                  ports=[("ssh", opts["ssh_port"])], readiness_port=opts["ssh_port"])],
@@ -405,6 +407,10 @@ def _operator_steps(ctx, launcher):
     if launcher == "mpijob":
         obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"])
     else:
+        # a Volcano Job has no deadline of its own: each pod has one (from its start), the workers' past the
+        # launcher's
+        launcher_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
+        worker_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"]) + START_UP_S
         obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes))
     _with_template_labels(obj, {STEP_LABEL: "mn"})
     return [{"name": "mn", "objects": [obj], "fail_fast": True, "expected_pods": 1,

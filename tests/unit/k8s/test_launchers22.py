@@ -303,3 +303,16 @@ def test_the_workers_sshd_uses_pam_only_for_a_locked_account(tmp_path, shadow, p
     if pam:
         pam_config.write_text("account required pam_unix.so\n")
     assert k8s_entry.sshd_use_pam("root", str(path), str(pam_config)) == expected
+
+
+def test_volcano_pods_have_deadlines_and_operator_workers_outlive_their_launcher():
+    """A Volcano Job has no deadline of its own: its launcher pod gets the plan's, its workers (started first) that
+    plus start-up; an operator's workers serve sshd until the launcher ends, at the latest that long."""
+    plan = multinode("volcano")
+    tpl = templates(plan)
+    assert tpl["launcher"]["spec"]["activeDeadlineSeconds"] == plan["deadline_s"]
+    assert tpl["worker"]["spec"]["activeDeadlineSeconds"] == plan["deadline_s"] + k8s_plan.START_UP_S
+    for launcher in ("mpijob", "volcano"):
+        plan = multinode(launcher)
+        sshd = entry_spec(templates(plan)["worker"]["spec"]["containers"][0])
+        assert sshd["wait_s"] == plan["deadline_s"] + k8s_plan.START_UP_S
