@@ -81,15 +81,16 @@ cluster's moving parts for the objects the code under test creates:
   of NFD < v0.14, ``nfd=None`` none.
 
 - **operators**, when the server is started with ``operators=("mpi", "volcano")`` (their CRDs are
-  then served and discovered): an MPIJob ``kubeflow.org/v2beta1`` gets its headless Service,
-  hostfile ConfigMap and worker pods ``<name>-worker-<i>`` (``training.kubeflow.org/job-role``),
-  then - at once, or with ``launcherCreationPolicy: WaitForWorkersReady`` once every worker runs -
-  the launcher Job ``<name>-launcher``; its end sets the MPIJob's Succeeded/Failed condition and
-  deletes the running workers (cleanPodPolicy Running). A Volcano Job gets one pod per task
-  replica (``<job>-<task>-<i>``, ``volcano.sh/task-spec``) and, with the svc plugin, a headless
-  Service; a task with ``TaskCompleted → CompleteJob`` completes the job, ``PodFailed → AbortJob``
-  aborts it. Workers run sshd in real life: unless a rule matches them they ``hang``. Everything
-  an operator creates is owned by its object and garbage-collected with it.
+  then served and discovered): mpi-operator v0.8.2 and Volcano's job controller with its ssh and svc
+  plugins, object by object as upstream makes them (tests/k8s/fake_operators.py: the MPIJob's Service,
+  hostfile ConfigMap, ssh Secret, workers ``<name>-worker-<i>`` and - at once, or with
+  ``launcherCreationPolicy: WaitForWorkersReady`` once every worker is Ready - the launcher Job with
+  the OMPI_MCA_* environment; a vcjob's pods ``<job>-<task>-<i>``, its ssh Secret with the ssh config,
+  the svc plugin's hosts ConfigMap, VC_*_HOSTS env, headless Service and NetworkPolicy). Workers run
+  sshd in real life: unless a rule matches them they ``hang``. Everything an operator creates is
+  owned by its object and garbage-collected with it;
+- **readiness**: a running pod gets the ``Ready`` condition (ContainersReady, Ready) - a ``process``
+  pod once its tcpSocket readiness probes connect - and loses it when it ends.
 
 ``FakeApiServer`` runs all that in a background thread with its own event loop (the
 official client is synchronous), writes a kubeconfig, and lists what is stored
@@ -113,6 +114,8 @@ import kmock
 import yaml
 from kmock._internal import rendering   # private module: kmock is pinned to 0.8 (requirements-test.txt)
 
+from ansible_collections.aifabric.acceptance.tests.k8s import fake_operators
+
 RUN_LABEL = "aifabric.acceptance/run-id"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 # with pod_grace_ticks > 0 every pod carries this finalizer, so a DELETE only marks it (deletionTimestamp)
@@ -135,7 +138,7 @@ KINDS = {
     ("batch", "v1", "jobs"): "Job", ("apps", "v1", "daemonsets"): "DaemonSet",
     ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
     ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node", ("", "v1", "namespaces"): "Namespace",
-    ("", "v1", "resourcequotas"): "ResourceQuota",
+    ("", "v1", "resourcequotas"): "ResourceQuota", ("networking.k8s.io", "v1", "networkpolicies"): "NetworkPolicy",
 }
 
 
@@ -855,123 +858,12 @@ class Controller(object):
         await self._patch(key, {"status": status})
 
     async def _mpi_operator(self):
-        """kubeflow mpi-operator v2beta1: worker pods, then (WaitForWorkersReady) the launcher Job."""
-        for key, obj in self._all(MPIJOBS):
-            mj = obj.raw
-            md, spec, status = mj["metadata"], mj.get("spec") or {}, mj.get("status") or {}
-            if any(c.get("type") in ("Succeeded", "Failed") for c in status.get("conditions") or []):
-                continue
-            ns, name, uid = md["namespace"], md["name"], md["uid"]
-            owner = [{"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "name": name, "uid": uid,
-                      "controller": True, "blockOwnerDeletion": True}]
-            base = {"training.kubeflow.org/job-name": name, "training.kubeflow.org/operator-name": "mpi-operator"}
-            replicas = spec.get("mpiReplicaSpecs") or {}
-            worker = replicas.get("Worker") or {}
-            if not status.get("conditions"):
-                await self._add(kmock.resource("", "v1", "services"), ns, {
-                    "apiVersion": "v1", "kind": "Service",
-                    "metadata": {"name": name, "labels": dict(base), "ownerReferences": owner},
-                    "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                             "selector": dict(base)}})
-                await self._add(kmock.resource("", "v1", "configmaps"), ns, {
-                    "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": name + "-config", "labels": dict(base), "ownerReferences": owner},
-                    "data": {"hostfile": "".join("%s-worker-%d.%s.%s.svc slots=%s\n" % (
-                        name, i, name, ns, spec.get("slotsPerWorker", 1)) for i in range(worker.get("replicas", 0)))}})
-                for i in range(worker.get("replicas", 0)):
-                    await self._add_template_pod(ns, "%s-worker-%d" % (name, i), worker.get("template") or {}, owner,
-                                                 dict(base, **{"training.kubeflow.org/job-role": "worker",
-                                                               "training.kubeflow.org/replica-index": str(i)}),
-                                                 subdomain=name, default="hang")
-                await self._patch(key, {"status": {"conditions": [
-                    {"type": "Created", "status": "True", "reason": "MPIJobCreated", "lastTransitionTime": _now()}],
-                    "startTime": _now()}})
-                continue
-            workers = [(k, p) for k, p in self._owned_pods(uid)
-                       if (p["metadata"].get("labels") or {}).get("training.kubeflow.org/job-role") == "worker"]
-            launcher_key = (JOBS, ns, name + "-launcher")
-            have_launcher = launcher_key in self.emu._objects and not self.emu._objects[launcher_key].deleted
-            ready = len(workers) == worker.get("replicas", 0) and all(
-                (p.get("status") or {}).get("phase") == "Running" for _k, p in workers)
-            wait_ready = spec.get("launcherCreationPolicy", "AtStartup") == "WaitForWorkersReady"
-            if not have_launcher and (ready or not wait_ready):
-                launcher = replicas.get("Launcher") or {}
-                template = json.loads(json.dumps(launcher.get("template") or {}))
-                tmd = template.setdefault("metadata", {})
-                tmd["labels"] = dict(tmd.get("labels") or {}, **dict(base, **{
-                    "training.kubeflow.org/job-role": "launcher"}))
-                run_policy = spec.get("runPolicy") or {}
-                jspec = {"backoffLimit": run_policy.get("backoffLimit", 6), "template": template}
-                if run_policy.get("activeDeadlineSeconds") is not None:
-                    jspec["activeDeadlineSeconds"] = run_policy["activeDeadlineSeconds"]
-                await self._add(JOBS, ns, {"apiVersion": "batch/v1", "kind": "Job",
-                                           "metadata": {"name": name + "-launcher", "labels": dict(tmd["labels"]),
-                                                        "ownerReferences": owner},
-                                           "spec": jspec})
-                continue
-            if have_launcher:
-                jstatus = self.emu._objects[launcher_key].raw.get("status") or {}
-                done = [c for c in jstatus.get("conditions") or [] if c.get("status") == "True"
-                        and c.get("type") in ("Complete", "Failed")]
-                if done:
-                    ok = done[0]["type"] == "Complete"
-                    cond = {"type": "Succeeded" if ok else "Failed", "status": "True",
-                            "reason": "MPIJobSucceeded" if ok else "MPIJobFailed", "lastTransitionTime": _now()}
-                    await self._finish_owner(key, workers, {"conditions": (status.get("conditions") or []) + [cond],
-                                                            "completionTime": _now()})
+        """kubeflow mpi-operator v0.8.2 (tests/k8s/fake_operators.py)."""
+        await fake_operators.mpi_operator(self, JOBS, PODS)
 
     async def _volcano(self):
-        """Volcano vcjob: one pod per task replica (``<job>-<task>-<i>``); CompleteJob / AbortJob policies."""
-        for key, obj in self._all(VCJOBS):
-            vj = obj.raw
-            md, spec, status = vj["metadata"], vj.get("spec") or {}, vj.get("status") or {}
-            phase = (status.get("state") or {}).get("phase")
-            if phase in ("Completed", "Aborted", "Failed"):
-                continue
-            ns, name, uid = md["namespace"], md["name"], md["uid"]
-            owner = [{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": name, "uid": uid,
-                      "controller": True, "blockOwnerDeletion": True}]
-            tasks = spec.get("tasks") or []
-            if not phase:
-                if "svc" in (spec.get("plugins") or {}):
-                    await self._add(kmock.resource("", "v1", "services"), ns, {
-                        "apiVersion": "v1", "kind": "Service",
-                        "metadata": {"name": name, "ownerReferences": owner},
-                        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                                 "selector": {"volcano.sh/job-name": name}}})
-                for task in tasks:
-                    completes = any(p.get("event") == "TaskCompleted" and p.get("action") == "CompleteJob"
-                                    for p in task.get("policies") or [])
-                    for i in range(task.get("replicas", 1)):
-                        await self._add_template_pod(
-                            ns, "%s-%s-%d" % (name, task["name"], i), task.get("template") or {}, owner,
-                            {"volcano.sh/job-name": name, "volcano.sh/job-namespace": ns,
-                             "volcano.sh/task-spec": task["name"]},
-                            subdomain=name, default=None if completes else "hang",
-                            annotations={"volcano.sh/task-index": str(i), "volcano.sh/task-spec": task["name"]})
-                await self._patch(key, {"status": {"state": {"phase": "Pending"}, "minAvailable":
-                                                   spec.get("minAvailable", 0)}})
-                continue
-            owned = self._owned_pods(uid)
-            job_policies = spec.get("policies") or []
-            failed = [p for _k, p in owned if (p.get("status") or {}).get("phase") == "Failed"]
-            if failed and any(p.get("event") == "PodFailed" and p.get("action") == "AbortJob" for p in job_policies):
-                await self._finish_owner(key, owned, {"state": {"phase": "Aborted", "reason": "PodFailed"}})
-                continue
-            for task in tasks:
-                if not any(p.get("event") == "TaskCompleted" and p.get("action") == "CompleteJob"
-                           for p in task.get("policies") or []):
-                    continue
-                mine = [p for _k, p in owned if (p["metadata"].get("labels") or {}).get("volcano.sh/task-spec")
-                        == task["name"]]
-                if mine and len(mine) == task.get("replicas", 1) and all(
-                        (p.get("status") or {}).get("phase") == "Succeeded" for p in mine):
-                    await self._finish_owner(key, owned, {"state": {"phase": "Completed"}})
-                    break
-            else:
-                if phase == "Pending" and owned and all((p.get("status") or {}).get("phase") == "Running"
-                                                        for _k, p in owned):
-                    await self._patch(key, {"status": {"state": {"phase": "Running"}}})
+        """Volcano's job controller with its ssh and svc plugins (tests/k8s/fake_operators.py)."""
+        await fake_operators.volcano(self, PODS)
 
     async def _add_template_pod(self, ns, name, template, owner, labels, subdomain=None, default=None,
                                 annotations=None):
@@ -1002,6 +894,7 @@ class Controller(object):
             node = (pod.get("spec") or {}).get("nodeName")
             if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
+            used.setdefault(("__pods__", node), []).append(pod)
             for res, qty in _requests(pod).items():
                 used[(node, res)] = used.get((node, res), 0) + qty
         return used
@@ -1018,11 +911,34 @@ class Controller(object):
         for taint in node.get("taints") or []:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, spec.get("tolerations")):
                 return "node(s) had untolerated taint {%s: %s}" % (taint["key"], taint.get("value", ""))
+        if not self._anti_affinity_ok(pod, node, used):
+            return "node(s) didn't match pod anti-affinity rules"
         for res, qty in _requests(pod).items():
             have = _quantity((node.get("allocatable") or {}).get(res, 0))
             if used.get((node["name"], res), 0) + qty > have:
                 return "Insufficient %s" % res
         return None
+
+    def _anti_affinity_ok(self, pod, node, used):
+        """Required pod anti-affinity (the scheduler's InterPodAffinity filter): no pod of the term's namespaces
+        (default: the pod's own) that its labelSelector matches may run in the node's topology domain (the nodes
+        with the same value of ``topologyKey``, e.g. kubernetes.io/hostname: the node itself)."""
+        terms = (((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution") or []
+        for term in terms:
+            key = term.get("topologyKey")
+            value = (node.get("labels") or {}).get(key)
+            if value is None:
+                continue
+            namespaces = term.get("namespaces") or [pod["metadata"].get("namespace")]
+            domain = [n["name"] for n in self.nodes if (n.get("labels") or {}).get(key) == value]
+            for name in domain:
+                for other in used.get(("__pods__", name), []):
+                    if other["metadata"].get("namespace") in namespaces and other["metadata"].get("uid") != \
+                            pod["metadata"].get("uid") and _selector_matches(term.get("labelSelector") or {},
+                                                                             other["metadata"].get("labels") or {}):
+                        return False
+        return True
 
     async def _scheduler(self):
         used = self._used()
@@ -1057,6 +973,7 @@ class Controller(object):
             for res, qty in _requests(pod).items():
                 used[(chosen["name"], res)] = used.get((chosen["name"], res), 0) + qty
             bound = dict(pod, spec=dict(pod.get("spec") or {}, nodeName=chosen["name"]))
+            used.setdefault(("__pods__", chosen["name"]), []).append(bound)
             fallback = Behaviour(self.defaults[pod["metadata"]["name"]]) if pod["metadata"]["name"] in self.defaults \
                 else self.default     # operators' workers run sshd: they never finish by themselves
             behaviour = next((r for r in self.rules if r.matches(bound)), fallback)
@@ -1105,8 +1022,10 @@ class Controller(object):
                     self.logs[(ns, name, n)] = b""
                 if b.kind == "process":
                     st["handle"] = b.runner.start(pod)
+                ready = b.kind != "process"     # a process pod: once its readiness probes pass (_process_tick)
+                st["ready"] = ready
                 await self._patch(key, {"status": {"phase": "Running", "startTime": _now(), "containerStatuses": [
-                    _cs(n, image, running=True) for n in names]}})
+                    _cs(n, image, running=True, ready=ready) for n in names], "conditions": _conditions(ready)}})
                 st["stage"], st["ticks"] = "running", 0
             elif st["stage"] == "running" and b.kind == "process":
                 await self._process_tick(key, pod, st, names, image)
@@ -1134,7 +1053,8 @@ class Controller(object):
                 reason = "Completed" if ok else {"oom": "OOMKilled"}.get(b.kind, "Error")
                 phase = "Succeeded" if ok else "Failed"
                 await self._patch(key, {"status": {"phase": phase, "containerStatuses": [
-                    _cs(n, image, terminated=(b.exit_code, reason)) for n in names]}})
+                    _cs(n, image, terminated=(b.exit_code, reason)) for n in names],
+                    "conditions": _conditions(False, "PodCompleted")}})
                 if phase == "Failed" and b.kind == "oom":
                     await self.event(pod, "OOMKilling", "Memory cgroup out of memory: Killed process (%s)"
                                      % names[0], "Warning", "kernel-monitor")
@@ -1168,6 +1088,7 @@ class Controller(object):
             msg = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. Container " \
                   "%s was using 1048576Ki, request is 0, has larger consumption of memory. " % names[0]
             await self._patch(key, {"status": {"phase": "Failed", "reason": "Evicted", "message": msg,
+                                               "conditions": _conditions(False, "PodFailed"),
                                                "containerStatuses": [_cs(n, image, terminated=(137, "Error"))
                                                                      for n in names]}})
             await self.event(pod, "Evicted", msg, "Warning")
@@ -1183,11 +1104,17 @@ class Controller(object):
             self.logs[(ns, name, container)] = data
         ended = b.runner.poll(handle)
         if ended is None:
+            ready = b.runner.is_ready(handle)
+            if ready != st.get("ready"):       # the prober's verdict changed: Ready and the containers' ready flags
+                st["ready"] = ready
+                await self._patch(key, {"status": {"containerStatuses": [
+                    _cs(n, image, running=True, ready=ready) for n in names], "conditions": _conditions(ready)}})
             return
         codes = [ended.get(n, (1, "Error")) for n in names]
         phase = "Succeeded" if all(code == 0 for code, _reason in codes) else "Failed"
         await self._patch(key, {"status": {"phase": phase, "containerStatuses": [
-            _cs(n, image, terminated=(code, reason)) for n, (code, reason) in zip(names, codes)]}})
+            _cs(n, image, terminated=(code, reason)) for n, (code, reason) in zip(names, codes)],
+            "conditions": _conditions(False, "PodCompleted" if phase == "Succeeded" else "PodFailed")}})
         st["stage"] = "done"
 
     def _reap_vanished(self):
@@ -1214,7 +1141,23 @@ class Controller(object):
             b.runner.stop(st["handle"], (pod["metadata"].get("deletionGracePeriodSeconds") or 30))
 
 
-def _cs(name, image, running=False, waiting=None, terminated=None, last=None, restarts=0):
+def _conditions(ready, reason=None):
+    """A scheduled pod's conditions: PodScheduled, Initialized, ContainersReady and Ready (False with ``reason``:
+    PodCompleted once it ended, ContainersNotReady while a probe fails) - what mpi-operator's countReadyWorkerPods
+    and a Service's endpoints (publishNotReadyAddresses false) look at."""
+    status = "True" if ready else "False"
+    reason = None if ready else (reason or "ContainersNotReady")
+    out = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": _now()},
+           {"type": "Initialized", "status": "True", "lastTransitionTime": _now()}]
+    for ctype in ("ContainersReady", "Ready"):
+        cond = {"type": ctype, "status": status, "lastTransitionTime": _now()}
+        if reason:
+            cond["reason"] = reason
+        out.append(cond)
+    return out
+
+
+def _cs(name, image, running=False, waiting=None, terminated=None, last=None, restarts=0, ready=None):
     state = {}
     if running:
         state["running"] = {"startedAt": _now()}
@@ -1223,7 +1166,8 @@ def _cs(name, image, running=False, waiting=None, terminated=None, last=None, re
     if terminated:
         state["terminated"] = {"exitCode": terminated[0], "reason": terminated[1], "startedAt": _now(),
                                "finishedAt": _now()}
-    out = {"name": name, "image": image, "imageID": "", "ready": bool(running), "started": bool(running),
+    out = {"name": name, "image": image, "imageID": "", "ready": bool(running) if ready is None else bool(ready),
+           "started": bool(running),
            "restartCount": restarts, "state": state, "lastState": {}}
     if last:
         out["lastState"] = {"terminated": {"exitCode": last[0], "reason": last[1], "finishedAt": _now()}}
@@ -1336,6 +1280,18 @@ def _quota_missing(pod, hard):
                 if what not in (requests if kind == "requests" else limits):
                     missing.setdefault(name, []).append(c.get("name"))
     return "; ".join("%s for: %s" % (name, ",".join(sorted(missing[name]))) for name in sorted(missing))
+
+
+def _selector_matches(selector, labels):
+    """A metav1.LabelSelector (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist) against labels."""
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        have, values = labels.get(expr.get("key")), expr.get("values") or []
+        if not {"In": have in values, "NotIn": have not in values, "Exists": have is not None,
+                "DoesNotExist": have is None}.get(expr.get("operator"), False):
+            return False
+    return True
 
 
 def _tolerated(taint, tolerations):

@@ -51,6 +51,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -64,16 +65,36 @@ PREFIX = "akp"                       # every link, namespace and directory this 
 STATE_FILE = "kubelet.json"
 TOOLS = ("ip", "unshare")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+DEFAULT_RUN_DIRS = ("sshd", "lock")
+# the node's own sshd on port 22 of its host network (ProcessKubelet(node_sshd=True)): it answers with a node's
+# OpenSSH banner and then closes, so a client (ssh, a wait-for-port) that reaches it talks to the wrong daemon
+_NODE_SSHD = """\
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 22))
+s.listen(64)
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        c.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n")
+        c.recv(4096)
+    except OSError:
+        pass
+    c.close()
+"""
 
 # Runs as PID 1 of the pod's PID namespace, in its private mount and UTS namespaces, before the container's command.
 # The pod gets its own /run (a tmpfs with /run/sshd) and its own /tmp (an overlay of the real one: it reads what is
 # there, what it writes stays its own, so two pods of one machine never share /tmp/aifabric-sshd).
 # $1 hostname, $2 the controller's mount namespace (refuse to mount anything in it), $3 a directory for the
 # overlays' upper layers (a tmpfs mounted here), then (source, target) pairs to bind-mount in order up to "--"
-# (a source "tmpfs:" mounts a fresh tmpfs), then the command.
+# (a source "tmpfs:" mounts a fresh tmpfs), then the command. $4 (before the pairs): the directories the pod's
+# image has under /run, space-separated (e.g. "sshd lock").
 _POD_SETUP_AND_EXEC = """\
 hostname "$1" || exit 1
-controller_mnt="$2"; ovl="$3"; shift 3
+controller_mnt="$2"; ovl="$3"; run_dirs="$4"; shift 4
 if [ "$(readlink /proc/self/ns/mnt)" = "$controller_mnt" ]; then
   echo "refusing to mount: still in the controller's mount namespace" >&2; exit 1
 fi
@@ -81,10 +102,14 @@ mount -t tmpfs -o size=16m akp-ovl "$ovl" || exit 1
 mkdir -p "$ovl/tmp-u" "$ovl/tmp-w" || exit 1
 mount -t overlay akp-tmp -o "lowerdir=/tmp,upperdir=$ovl/tmp-u,workdir=$ovl/tmp-w" /tmp || exit 1
 mount -t tmpfs -o mode=0755,size=64m,nosuid,nodev akp-run /run || exit 1
-mkdir -m 0755 /run/sshd /run/lock || exit 1
-n=0
-while [ "$1" != "--" ]; do
-  src="$1"; dst="$2"; shift 2
+for d in $run_dirs; do mkdir -m 0755 "/run/$d" || exit 1; done
+# first every missing mount point (an overlay of its nearest existing parent), then every mount: an overlay made
+# for a later target (/etc/mpi) would otherwise hide what was bound under it before (/etc/ssh of the image)
+n=0; src=""; half=0
+for arg in "$@"; do
+  [ "$arg" = "--" ] && break
+  if [ "$half" = 0 ]; then src="$arg"; half=1; continue; fi
+  half=0; dst="$arg"
   if [ ! -e "$dst" ]; then
     parent="$dst"
     while [ ! -d "$parent" ]; do parent=$(dirname "$parent"); done
@@ -93,6 +118,9 @@ while [ "$1" != "--" ]; do
     mount -t overlay akp-ovl -o "lowerdir=$parent,upperdir=$ovl/u$n,workdir=$ovl/w$n" "$parent" || exit 1
     if [ -f "$src" ]; then mkdir -p "$(dirname "$dst")" && : > "$dst"; else mkdir -p "$dst"; fi
   fi
+done
+while [ "$1" != "--" ]; do
+  src="$1"; dst="$2"; shift 2
   if [ "$src" = tmpfs: ]; then
     mount -t tmpfs -o size=256m akp-pod "$dst" || exit 1
   else
@@ -147,12 +175,17 @@ class Pod(object):
         self.uid, self.namespace, self.name, self.node = uid, namespace, name, node
         self.hostname, self.subdomain, self.labels = hostname, subdomain, labels
         self.dir, self.host_network = directory, host_network
+        self.spec_hostname = None        # spec.hostname (what the cluster DNS names it by), None if unset
         self.ns = self.ip = self.veth = None
         self.containers = []
         self.deadline = None
         self.result = None
         self.stopping = None             # the thread that stops it
         self.hosts_text = None
+        self.searches = []               # its resolver's search list; cluster_dns: the cluster DNS answers it
+        self.cluster_dns = True
+        self.probes = []                 # (host, port) of its containers' tcpSocket readiness probes
+        self.ready = False
 
     @property
     def hosts_file(self):
@@ -171,13 +204,20 @@ class ProcessKubelet(object):
     """
 
     def __init__(self, server, path=(), python=None, env=None, timeout_s=120, max_grace_s=10, base_dir="/var/tmp",
-                 sysfs=None):
+                 sysfs=None, images=None, node_sshd=False):
         self.server = server
         self.path = [str(p) for p in path]
         self.python = python or "/usr/bin/python3"
         self.env = dict(env or {})
         self.timeout_s, self.max_grace_s = timeout_s, max_grace_s
         self.sysfs = sysfs
+        # image name -> {"mounts": [(source on this machine, path in the pod)], "run_dirs": [names under /run]}: what
+        # an image has that this machine's files do not (e.g. its /etc/ssh); other images: this machine's files
+        # with /run/sshd and /run/lock (DEFAULT_RUN_DIRS)
+        self.images = dict(images or {})
+        # node_sshd: every node's host network has an sshd of its own on port 22 (a stand-in that answers with an
+        # OpenSSH banner and accepts no key), as a real node has: a hostNetwork pod cannot bind port 22 there
+        self.node_sshd = node_sshd
         self.tag = PREFIX + secrets.token_hex(3)
         self.dir = tempfile.mkdtemp(prefix=self.tag + "-", dir=base_dir)
         self.bridge = self.tag + "br"
@@ -187,6 +227,7 @@ class ProcessKubelet(object):
         self.namespaces = []             # every netns made, to delete
         self.links = []
         self.threads = []
+        self.node_daemons = []           # the node sshd stand-ins (Popen), ended with their node's namespace
         self.lock = threading.RLock()
         self.counter = 0
         self.closed = False
@@ -244,6 +285,11 @@ class ProcessKubelet(object):
                     problems.append("pod %s container %s (pid %d) still running" % (pod.name, c.name, c.proc.pid))
         for ns in list(self.namespaces):
             problems.extend(self._delete_netns(ns))
+        for proc in self.node_daemons:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                problems.append("node sshd stand-in (pid %d) still running" % proc.pid)
         if self.links and os.path.exists("/sys/class/net/%s" % self.bridge):
             try:
                 self._ip("link", "del", self.bridge)
@@ -284,6 +330,19 @@ class ProcessKubelet(object):
         self._ip("-n", name, "link", "set", "eth0", "up")
         self._ip("-n", name, "route", "add", "default", "via", self.gateway)
         return name, ip, veth
+
+    def _start_node_sshd(self, node, ns):
+        """The node's own sshd on port 22 of its host network (see _NODE_SSHD); ends with the namespace."""
+        log = open(os.path.join(self.dir, "node-sshd-%s.log" % node), "ab")
+        with log:
+            proc = subprocess.Popen([self.ip_tool, "netns", "exec", ns, self.python, "-S", "-c", _NODE_SSHD],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, close_fds=True)
+        self.node_daemons.append(proc)
+        deadline = time.monotonic() + 10
+        while not _port_open(self.nodes[node][1], 22):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise KubeletError("the sshd stand-in of node %s did not listen on port 22" % node)
+            time.sleep(0.02)
 
     def _delete_netns(self, name):
         """Kill what is left in the namespace (only ever processes of our pods), then delete it."""
@@ -331,6 +390,7 @@ class ProcessKubelet(object):
         hostname = node if host_network else (spec.get("hostname") or md["name"])[:63]
         handle = Pod(md["uid"], md["namespace"], md["name"], node, hostname, spec.get("subdomain"),
                      dict(md.get("labels") or {}), directory, host_network)
+        handle.spec_hostname = spec.get("hostname")
         with self.lock:
             if self.closed:         # the kubelet went down before the server: the pod fails without running
                 handle.deadline = time.monotonic()
@@ -342,9 +402,13 @@ class ProcessKubelet(object):
             with self.lock:
                 if node not in self.nodes:
                     self.nodes[node] = self._new_netns("n")
+                    if self.node_sshd:
+                        self._start_node_sshd(node, self.nodes[node][0])
             handle.ns, handle.ip, _veth = self.nodes[node]
         else:
             handle.ns, handle.ip, handle.veth = self._new_netns("p")
+        self.dns_config(handle, spec)
+        handle.probes = _tcp_probes(spec, handle.ip)
         self._write_etc(handle)
         mounts = self._volume_mounts(handle, spec)
         handle.deadline = time.monotonic() + self.timeout_s
@@ -353,6 +417,8 @@ class ProcessKubelet(object):
         return handle
 
     def poll(self, handle):
+        if handle.result is None and handle.stopping is None and not handle.ready:
+            handle.ready = all(_port_open(host, port) for host, port in handle.probes)
         self.refresh_dns()
         if handle.result is not None:
             return handle.result
@@ -364,6 +430,11 @@ class ProcessKubelet(object):
         if time.monotonic() > handle.deadline:
             self._finish(handle, 0)
         return None
+
+    def is_ready(self, handle):
+        """Whether the pod is Ready: running, and every tcpSocket readiness probe of its containers connects
+        (the kubelet's prober; a pod without probes is Ready once its containers run)."""
+        return bool(handle.ready) and handle.result is None and handle.stopping is None
 
     def logs(self, handle):
         out = {}
@@ -379,10 +450,26 @@ class ProcessKubelet(object):
         self._finish(handle, min(float(grace_s or 0), self.max_grace_s))
 
     # --- starting
+    @staticmethod
+    def dns_config(handle, spec):
+        """The pod's resolver as the kubelet sets it up (pkg/kubelet/network/dns/dns.go ``GetPodDNS``):
+        ``ClusterFirst`` (the default) - the cluster DNS and the search list <ns>.svc.cluster.local svc.cluster.local
+        cluster.local; a hostNetwork pod with ``ClusterFirst`` falls back to ``Default``, the node's own resolver
+        (no cluster names), unless its policy is ``ClusterFirstWithHostNet``; ``None``: only ``dnsConfig``.
+        ``dnsConfig.searches`` are appended (mpi-operator adds <job>.<ns>.svc.cluster.local to its workers)."""
+        policy = spec.get("dnsPolicy") or "ClusterFirst"
+        if handle.host_network and policy == "ClusterFirst":
+            policy = "Default"
+        handle.cluster_dns = policy in ("ClusterFirst", "ClusterFirstWithHostNet", "None")
+        base = ["%s.svc.cluster.local" % handle.namespace, "svc.cluster.local", "cluster.local"] \
+            if policy in ("ClusterFirst", "ClusterFirstWithHostNet") else []
+        wanted = base + [str(d) for d in ((spec.get("dnsConfig") or {}).get("searches") or [])]
+        handle.searches = [d for i, d in enumerate(wanted) if d not in wanted[:i]]
+
     def _write_etc(self, handle):
         with open(os.path.join(handle.dir, "etc", "resolv.conf"), "w") as fh:
-            fh.write("search %s.svc.cluster.local svc.cluster.local cluster.local\nnameserver 127.0.0.1\n"
-                     "options ndots:5 timeout:1 attempts:1\n" % handle.namespace)
+            fh.write("%snameserver 127.0.0.1\noptions ndots:5 timeout:1 attempts:1\n"
+                     % ("search %s\n" % " ".join(handle.searches) if handle.searches else ""))
         with open(os.path.join(handle.dir, "etc", "hostname"), "w") as fh:
             fh.write(handle.hostname + "\n")
         self._write_hosts(handle, self._hosts_text(handle, []))
@@ -433,21 +520,46 @@ class ProcessKubelet(object):
             # what the Job controller adds to every container of an Indexed Job's pod (the fake's leaves it out)
             env["JOB_COMPLETION_INDEX"] = str(index)
         for item in container.get("env") or []:
+            source = item.get("valueFrom") or {}
             if "value" in item:
                 env[item["name"]] = str(item["value"])
-            elif ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath") in fields:
-                env[item["name"]] = fields[item["valueFrom"]["fieldRef"]["fieldPath"]]
+            elif (source.get("fieldRef") or {}).get("fieldPath") in fields:
+                env[item["name"]] = fields[source["fieldRef"]["fieldPath"]]
+            elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
+                env[item["name"]] = self._key_ref(handle, item["name"], source)
         return env
+
+    def _key_ref(self, handle, name, source):
+        """An env value from a ConfigMap's or Secret's key (e.g. the Volcano svc plugin's VC_<TASK>_HOSTS)."""
+        plural = "configmaps" if source.get("configMapKeyRef") else "secrets"
+        ref = source.get("configMapKeyRef") or source.get("secretKeyRef")
+        obj = self._stored_one(plural, handle.namespace, ref.get("name"))
+        data = _volume_data(plural, obj) if obj is not None else {}
+        if ref.get("key") not in data:
+            # the kubelet's CreateContainerConfigError ("configmap "x" not found", "couldn't find key k in ...")
+            raise KubeletError("pod %s: env %s: key %s of %s %s not found (CreateContainerConfigError)"
+                               % (handle.name, name, ref.get("key"), plural[:-1], ref.get("name")))
+        return data[ref["key"]].decode("utf-8", "replace")
 
     def _start_container(self, handle, pod, container, volumes):
         argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
         if not argv:
             raise KubeletError("pod %s container %s: no command (the image's entrypoint cannot be known here)"
                                % (handle.name, container.get("name")))
+        image = self.images.get(container.get("image")) or {}
         pairs = []
+        for source, target in image.get("mounts") or []:
+            pairs += [str(source), str(target)]
         for mount in container.get("volumeMounts") or []:
             if mount["name"] in volumes:
-                pairs += [volumes[mount["name"]], mount["mountPath"]]
+                source = volumes[mount["name"]]
+                if mount.get("subPath"):
+                    if source == "tmpfs:":
+                        raise KubeletError("pod %s: subPath of a memory emptyDir is not supported here" % handle.name)
+                    source = os.path.join(source, mount["subPath"])
+                    if not os.path.exists(source):          # the kubelet makes a missing subPath a directory
+                        os.makedirs(source)
+                pairs += [source, mount["mountPath"]]
         if self.sysfs is not None:
             root = os.path.join(handle.dir, "sysfs")
             if not os.path.isdir(root):
@@ -461,7 +573,8 @@ class ProcessKubelet(object):
         argv = [self.ip_tool, "netns", "exec", handle.ns,
                 self.unshare, "--uts", "--mount", "--propagation", "private", "--pid", "--kill-child",
                 "--mount-proc", "--", "/bin/sh", "-c", _POD_SETUP_AND_EXEC, "sh", handle.hostname,
-                self.controller_mnt, os.path.join(handle.dir, "ovl")] + pairs + ["--"] + argv
+                self.controller_mnt, os.path.join(handle.dir, "ovl"),
+                " ".join(image.get("run_dirs", DEFAULT_RUN_DIRS))] + pairs + ["--"] + argv
         with open(log, "ab") as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     env=self._env(handle, pod, container), close_fds=True, cwd="/")
@@ -488,11 +601,14 @@ class ProcessKubelet(object):
             fh.truncate()
         handle.hosts_text = text
 
-    def dns_names(self, namespace):
-        """[(ip, names)] the cluster DNS answers for in ``namespace``: running pods a headless Service selects."""
+    def dns_records(self, namespace):
+        """[(ip, fqdn)] the cluster DNS answers in ``namespace``: for every headless Service, each running pod it
+        selects whose ``hostname`` is set and whose ``subdomain`` is the Service (the EndpointSlice controller gives
+        an endpoint a hostname only then: endpointslice/utils.go ``ShouldSetHostname``), Ready unless the Service
+        has ``publishNotReadyAddresses``; a hostNetwork pod is answered with its node's IP (its pod IP)."""
         out = []
         running = [p for p in self.pods.values() if p.namespace == namespace and p.result is None
-                   and p.stopping is None and not p.host_network]
+                   and p.stopping is None and p.spec_hostname]
         for svc in self._stored("services", namespace):
             spec = svc.get("spec") or {}
             selector = ",".join("%s=%s" % kv for kv in sorted((spec.get("selector") or {}).items()))
@@ -500,20 +616,45 @@ class ProcessKubelet(object):
                 continue
             name = svc["metadata"]["name"]
             for pod in running:
-                if pod.subdomain == name and match_labels(pod.labels, selector):
-                    out.append((pod.ip, ["%s.%s.%s.svc.cluster.local" % (pod.hostname, name, namespace),
-                                         "%s.%s" % (pod.hostname, name)]))
-        return sorted(out)
+                if pod.subdomain == name and match_labels(pod.labels, selector) and (
+                        pod.ready or spec.get("publishNotReadyAddresses")):
+                    out.append((pod.ip, "%s.%s.%s.svc.cluster.local" % (pod.spec_hostname, name, namespace)))
+        return sorted(set(out))
+
+    @staticmethod
+    def names_for(handle, fqdn):
+        """The names of ``fqdn`` that resolve in the pod: the FQDN, and what its search list makes of shorter
+        names (``w-1.svc`` with the search domain <ns>.svc.cluster.local, ``w-1.svc.<ns>.svc`` with cluster.local,
+        a bare ``w-1`` with mpi-operator's <job>.<ns>.svc.cluster.local); nothing without the cluster DNS."""
+        if not handle.cluster_dns:
+            return []
+        return [fqdn] + [fqdn[:-len(d) - 1] for d in handle.searches if fqdn.endswith("." + d)]
+
+    def dns_names(self, namespace, handle=None):
+        """[(ip, names)] the pod ``handle`` (default: a pod with the cluster's default search list) resolves."""
+        if handle is None:
+            handle = Pod("", namespace, "", None, "", None, {}, "", False)
+            handle.searches = ["%s.svc.cluster.local" % namespace, "svc.cluster.local", "cluster.local"]
+        out = []
+        for ip, fqdn in self.dns_records(namespace):
+            names = self.names_for(handle, fqdn)
+            if names:
+                out.append((ip, names))
+        return out
 
     def refresh_dns(self):
         with self.lock:
             pods = [p for p in self.pods.values() if p.result is None and p.stopping is None]
-            by_ns = {}
+            records = {}
             for pod in pods:
-                if pod.namespace not in by_ns:
-                    by_ns[pod.namespace] = ["%s\t%s" % (ip, " ".join(names)) for ip, names in
-                                            self.dns_names(pod.namespace)]
-                self._write_hosts(pod, self._hosts_text(pod, by_ns[pod.namespace]))
+                if pod.namespace not in records:
+                    records[pod.namespace] = self.dns_records(pod.namespace)
+                entries = []
+                for ip, fqdn in records[pod.namespace]:
+                    names = self.names_for(pod, fqdn)
+                    if names:
+                        entries.append("%s\t%s" % (ip, " ".join(names)))
+                self._write_hosts(pod, self._hosts_text(pod, entries))
 
     # --- stopping
     def _finish(self, handle, grace_s):
@@ -582,6 +723,36 @@ def reap_stale(base_dir):
         shutil.rmtree(os.path.join(base_dir, entry), ignore_errors=True)
         removed.append(state.get("tag"))
     return removed
+
+
+def _tcp_probes(spec, ip):
+    """(host, port) of every container's tcpSocket readiness probe (a named port resolved from the container's
+    ports); other probe kinds (exec, httpGet, grpc) cannot be run here: KubeletError."""
+    out = []
+    for container in spec.get("containers") or []:
+        probe = container.get("readinessProbe")
+        if not probe:
+            continue
+        if "tcpSocket" not in probe:
+            raise KubeletError("container %s: only tcpSocket readiness probes can run here, got %s"
+                               % (container.get("name"), sorted(probe)))
+        port = probe["tcpSocket"].get("port")
+        if isinstance(port, str) and not port.isdigit():
+            named = [p.get("containerPort") for p in container.get("ports") or [] if p.get("name") == port]
+            if not named:
+                raise KubeletError("container %s: readiness probe port %r is no port of it" % (container.get("name"),
+                                                                                            port))
+            port = named[0]
+        out.append((probe["tcpSocket"].get("host") or ip, int(port)))
+    return out
+
+
+def _port_open(host, port):
+    try:
+        with socket.create_connection((host, int(port)), timeout=0.3):
+            return True
+    except OSError:
+        return False
 
 
 def _volume_data(plural, obj):
