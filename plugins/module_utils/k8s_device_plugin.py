@@ -16,22 +16,29 @@ Pure parts (no I/O):
   selection rule (elements of one selector ORed, selectors ANDed; ``devices`` = ifNames).
 - ``config(...)``, ``config_json(config)``, ``manifests(...)`` - the ConfigMap ``config.json``
   and the DaemonSet (upstream ``deployment/k8s/base``, with image/tag, priority class,
-  tolerations, node selector and a pod annotation carrying the config's SHA-256 so a changed
-  config rolls the plugin pods: the plugin reads its config only at start).
+  tolerations, placement and a pod annotation carrying the config's SHA-256 so a changed
+  config rolls the plugin pods: the plugin reads its config only at start). Placement: a required
+  node affinity accepting any of ``RDMA_NODE_LABELS`` (NFD >= v0.14 ``rdma.available``, NFD < v0.14
+  ``custom-rdma.available``, ``pci-15b3.present``) unless a node selector is given; ``use_cdi`` adds
+  ``--use-cdi`` and the ``/var/run/cdi`` hostPath (upstream ``deployment/k8s/overlay``).
 - ``node_selected(node, daemonset)`` - why the DaemonSet does or does not place a pod on a node.
+- ``expected_counts(config)`` - the allocatable count each resource shows where it works (rdmaHcaMax).
 
 API parts (the official client through ``k8s_api``; plain dicts):
 
 - ``apply(api, objects, check_mode, adopt)`` - create or merge-patch each object so that it holds
   the desired fields (idempotent: nothing is sent when the live object already holds them);
   ``remove(api, namespace, names, check_mode)`` - delete them (only objects this collection manages).
-- ``verify(api, namespace, name, nodes, resources, devices, timeout_s)`` - waits until the
-  DaemonSet is ready on every node and every node's allocatable shows every resource > 0, then
+- ``verify(api, namespace, name, nodes, resources, devices, timeout_s, expected=...)`` - waits until the
+  DaemonSet is ready on every node and every node's allocatable shows every resource at the count
+  the config publishes (> 0 where unknown; right after a config roll the Node still shows the old
+  count until the kubelet's next node-status update), then
   returns one ``k8s.rdma_device_plugin`` record per node and resource (``host`` = node,
   ``target`` = the resource); a failing node's record names the likely cause: node missing,
   not selected (label/taint), no plugin pod, plugin pod not running (crash loop, with its last
   log lines), selector matching no device, port in the wrong link layer, or devices matched but
-  nothing exposed (missing RDMA char devices, kubelet registration).
+  nothing exposed (missing RDMA char devices, kubelet registration), or another count than the config's.
+- ``render(objects, directory)`` - render mode: the manifests as YAML files, no API server.
 
 Python 3.8 syntax; imports nothing from Ansible.
 """

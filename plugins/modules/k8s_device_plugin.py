@@ -190,7 +190,7 @@ options:
       - Only with O(state=present).
     type: path
 requirements:
-  - kubernetes >= 37 (Python client, on the controller)
+  - kubernetes >= 37 (Python client, on the controller; not needed for O(render_dir))
 seealso:
   - module: aifabric.acceptance.k8s_workload
   - module: aifabric.acceptance.env_probe
@@ -227,6 +227,16 @@ EXAMPLES = r"""
         rdma_hca_max: 63
         selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
     nodes: [gpu-node-01, gpu-node-02]
+  delegate_to: localhost
+  run_once: true
+
+- name: Render the manifests for review (no cluster needed; kubectl apply -f the directory later)
+  aifabric.acceptance.k8s_device_plugin:
+    resources:
+      - name: hca_shared_devices_a
+        selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
+    use_cdi: true
+    render_dir: /tmp/rdma-device-plugin
   delegate_to: localhost
   run_once: true
 

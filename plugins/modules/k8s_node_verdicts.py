@@ -14,7 +14,10 @@ description:
     V(skip)) and annotates it with the run id (C(aifabric.io/acceptance-run)) and the report path
     (C(aifabric.io/acceptance-report)), so schedulers can keep failed nodes out (a node selector or affinity on the label).
   - With O(taint), nodes whose verdict is in O(taint_on) also get the taint C(aifabric.io/acceptance=<verdict>:NoSchedule);
-    other taints are kept, and a node that is no longer failing loses ours.
+    other taints are kept, and a node that is no longer failing loses ours. A patch that writes the taints carries the
+    node's C(resourceVersion) as a precondition, so a taint another controller adds meanwhile (a NoExecute taint of
+    the node lifecycle controller) is never written over - the API answers 409 Conflict, the node is read again and
+    the patch computed anew (up to 6 attempts, then the task fails naming the node).
   - Patches only the nodes named in O(verdicts) (or O(nodes) for O(state=absent)), and only where something differs.
     O(state=absent) removes the label, the annotations and the taint (by default from every node carrying the label).
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."

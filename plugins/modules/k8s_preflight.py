@@ -13,9 +13,12 @@ description:
   - Reads the cluster (nothing is created or changed) and returns records whose reason says what to do next.
   - Per node (C(host) = node name) - C(k8s.node) Ready, memory/disk/PID pressure and cordon; C(k8s.gpu)
     C(nvidia.com/gpu) capacity vs allocatable (GPUs the device plugin marked unhealthy, a GPU node whose plugin is not
-    registered); C(k8s.rdma) the C(rdma/*) resources and the NFD RDMA/SR-IOV labels, failing a GPU node without any;
+    registered); C(k8s.rdma) the C(rdma/*) resources and the NFD RDMA/SR-IOV labels (C(rdma.available) of NFD from
+    v0.14 on, C(custom-rdma.available) before, C(pci-15b3.present)), failing a GPU node without any;
     C(k8s.nvidia_device_plugin) on GPU nodes, the NVIDIA device plugin's pod there (labels of the static manifest, the
-    Helm chart or the GPU operator, any namespace) and the problems among its recent log lines.
+    Helm chart or the GPU operator, any namespace) and the problems among its recent log lines (the plugin
+    container's log, named in the request - a real API refuses an unnamed one on a pod with a sidecar; the
+    configuration the plugin prints at start-up, C(failOnInitError) and all, is not read as a problem).
   - Per namespace (C(host) = C(namespace/<name>)), with O(namespace) - C(k8s.pending_pod) for every Pending pod with
     the scheduler's message; with O(selector) (the training job's pods) also C(k8s.nccl_env), the C(NCCL_*)/C(UCX_*)
     environment of those pods with every variable that differs across them, and C(k8s.network_policy) for every

@@ -243,6 +243,22 @@ def test_bad_selectors_fail_before_anything_is_sent(tmp_path, run):
 
 # --------------------------------------------------------------------------- RBAC
 
+def _rules(path):
+    """(apiGroup, resource, verb) of every Role/ClusterRole rule of a shipped List (any namespace)."""
+    import yaml
+    with open(path) as handle:
+        docs = yaml.safe_load(handle)["items"]
+    out = set()
+    for doc in docs:
+        if doc["kind"] in ("Role", "ClusterRole"):
+            for rule in doc["rules"]:
+                for group in rule["apiGroups"]:
+                    for res in rule["resources"]:
+                        for verb in rule["verbs"]:
+                            out.add((group, res, verb))
+    return out
+
+
 def rbac_grants(path):
     """{(namespace or None for cluster scope, apiGroup, resource, verb)} the shipped List grants through its bindings
     (a Role in its namespace via a RoleBinding, a ClusterRole cluster-wide via a ClusterRoleBinding)."""
