@@ -22,7 +22,8 @@ pytest.importorskip("kubernetes")
 pytest.importorskip("kmock")
 
 from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_real_pods import (  # noqa: E402,F401
+# the cluster fixture of test_k8s_real_pods (a fake cluster whose kubelet runs every pod for real), used by name
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_real_pods import (  # noqa: E402,F401 pylint: disable=unused-import
     ROOT, WHY_NOT, cluster, comparable, run_module, ssh_path_module)
 
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))

@@ -102,8 +102,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("launcher,image,host_network", CASES)
-def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(operators_cluster, monkeypatch, launcher, image,
-                                                                    host_network):
+def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
+        operators_cluster, monkeypatch, launcher, image, host_network):
     """kind nccl_multinode, 2 nodes x 2 GPUs, through the operator: its launcher pod runs real mpirun, which starts
     orted in both workers over real ssh (the operator's key Secret, its hostfile or the svc plugin's hosts and ssh
     config), and the 4 ranks (the fake all_reduce_perf) run 2 per worker; rank 0 prints the real 2x H200 capture.

@@ -25,7 +25,19 @@ and its kubelet starts it, every container's ``command + args`` runs here as rea
   (``<namespace>.svc.cluster.local``) makes of it on a real cluster; /etc/resolv.conf carries that search path
   and a nameserver nobody answers on.
 
-Every pod also gets its own /run (a tmpfs with /run/sshd) and /tmp (an overlay of the machine's: it reads what is
+The cluster DNS answers only for pods the Service would list: Ready ones (a tcpSocket readiness probe must connect;
+no probe: Ready once started) unless it has ``publishNotReadyAddresses``, with ``spec.hostname`` set; hostNetwork pods
+by their node's IP. Which short names resolve follows each pod's resolver (``dns_config``): the search list of
+``ClusterFirst`` plus ``dnsConfig.searches``; a hostNetwork pod with ``ClusterFirst`` gets the node's resolver (no
+cluster names) unless its policy is ``ClusterFirstWithHostNet``. Volumes: configMap, secret (``subPath`` too),
+emptyDir; env from ``value``, ``fieldRef``, ``configMapKeyRef``/``secretKeyRef``.
+
+Images: ``images={name: {"mounts": [(source, path)], "run_dirs": [...]}}`` lays what an image has that this machine
+lacks over its files (tests/k8s/images.py: a distribution image's /etc/ssh, mpi-operator's base image); the
+directories under /run are the image's (default /run/sshd and /run/lock). ``node_sshd=True``: every node's host
+network has its own sshd on port 22 (a stand-in answering with an OpenSSH banner), as a real node does.
+
+Every pod also gets its own /run (a tmpfs) and /tmp (an overlay of the machine's: it reads what is
 there, what it writes stays its own). For an Indexed Job's pod it sets JOB_COMPLETION_INDEX, as the Job controller
 does. A state file per kubelet lets the next one's ``up()`` remove what a killed test process left (``reap_stale``).
 
@@ -740,8 +752,8 @@ def _tcp_probes(spec, ip):
         if isinstance(port, str) and not port.isdigit():
             named = [p.get("containerPort") for p in container.get("ports") or [] if p.get("name") == port]
             if not named:
-                raise KubeletError("container %s: readiness probe port %r is no port of it" % (container.get("name"),
-                                                                                            port))
+                raise KubeletError("container %s: readiness probe port %r is no port of it"
+                                   % (container.get("name"), port))
             port = named[0]
         out.append((probe["tcpSocket"].get("host") or ip, int(port)))
     return out
