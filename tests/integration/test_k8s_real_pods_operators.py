@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -140,3 +141,33 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
         assert res.kwargs["leftover"] == [] and fake.leftovers(run_id) == []
     finally:
         fake.kubelet.env.pop("FAKE_NCCL_LOG", None)
+
+
+NODE_PORT_22 = """\
+import socket
+c = socket.create_connection(("127.0.0.1", 22), timeout=5)
+print(c.recv(256).decode().strip(), flush=True)
+s = socket.socket()
+s.bind(("0.0.0.0", 22))
+"""
+
+
+def test_a_node_s_own_sshd_holds_port_22_of_its_host_network(operators_cluster):
+    """What defect 2 is about: on the host network of a node, port 22 is the node's own sshd - a hostNetwork pod
+    reaches it there (an OpenSSH banner that is not the run's sshd) and cannot bind that port itself."""
+    from kubernetes import client
+    fake = operators_cluster
+    core = client.CoreV1Api(fake.api)
+    core.create_namespaced_pod("default", {"metadata": {"name": "port22"}, "spec": {
+        "restartPolicy": "Never", "hostNetwork": True, "nodeName": "gpu-node-03",
+        "containers": [{"name": "main", "image": TOOLS, "command": ["python3", "-c", NODE_PORT_22]}]}})
+    deadline = time.monotonic() + 20
+    phase = None
+    while time.monotonic() < deadline and phase not in ("Succeeded", "Failed"):
+        time.sleep(0.1)
+        phase = [(p.get("status") or {}).get("phase") for p in fake.server.pods() if p["metadata"]["name"] == "port22"][0]
+    log = core.read_namespaced_pod_log("port22", "default")
+    core.delete_namespaced_pod("port22", "default", grace_period_seconds=0)
+    fake.server.settle(3)
+    assert phase == "Failed", (phase, log)
+    assert log.startswith("SSH-2.0-OpenSSH_") and "Address already in use" in log, log
