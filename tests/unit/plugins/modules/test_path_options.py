@@ -23,7 +23,8 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import governor, gpu_worker, hccl_run, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.modules import env_probe, k8s_workload, perftest, trusted_path
+from ansible_collections.aifabric.acceptance.plugins.modules import env_probe, k8s_device_plugin, k8s_workload, perftest
+from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -107,6 +108,11 @@ def render_dir(path):
                                                "run_id": "walk"})
 
 
+def device_plugin_render_dir(path):
+    return _module_refuses(k8s_device_plugin.main, {"render_dir": path, "resources": [
+        {"name": "hca_shared_devices_a", "selectors": {"vendors": ["15b3"]}}]})
+
+
 def state_root(path):
     return _module_refuses(perftest.main, {"state": "absent", "state_root": path, "run_id": "walk"})
 
@@ -182,6 +188,7 @@ CLASSIFIED = {
     ("allreduce_probe", "worker_dir"): (WRITE, worker_dir),
     ("gemm_bench", "worker_dir"): (WRITE, worker_dir),
     ("k8s_workload", "render_dir"): (WRITE, render_dir),
+    ("k8s_device_plugin", "render_dir"): (WRITE, device_plugin_render_dir),     # the same statedir.trusted_dir
     ("perftest", "state_root"): (WRITE, state_root),
     ("perftest_sweep", "state_root"): (WRITE, state_root),          # the same PerftestRun.open_state
     ("history", "history_db"): (WRITE, history_db),
