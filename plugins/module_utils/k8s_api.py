@@ -686,7 +686,7 @@ class _PodWatch(object):
     one method a decision (an event, a list, a round, an API error, the end)."""
 
     def __init__(self, expected_pods, done_selector, fail_fast, grace_s, pull_grace_s=IMAGE_PULL_GRACE_S,
-                 owners=None, on_final=None):
+                 owners=None, on_final=None, on_terminating=None):
         self.expected_pods = expected_pods
         self.done_selector = done_selector
         self.fail_fast = fail_fast
@@ -694,6 +694,8 @@ class _PodWatch(object):
         self.pull_grace_s = pull_grace_s
         self.owners = [o for o in owners or [] if o.get("name")]
         self.on_final = on_final
+        self.on_terminating = on_terminating
+        self.terminating = set()    # names of pods seen with a deletionTimestamp (handed to on_terminating once)
         self.pods = {}          # name -> latest pod dict
         self.final = {}         # name -> outcome dict (terminal or unrecoverable)
         self.unsched = {}       # name -> monotonic time first seen Unschedulable
@@ -727,6 +729,10 @@ class _PodWatch(object):
 
     def _seen(self, name, pod, now):
         self.pods[name] = pod
+        if _d(pod.get("metadata")).get("deletionTimestamp") and name not in self.terminating:
+            self.terminating.add(name)
+            if self.on_terminating is not None:     # its containers get SIGTERM now; its log goes with it soon
+                self.on_terminating(_outcome(pod, None, None, None, None))
         for since, now_in in ((self.unsched, _is_unschedulable(pod)), (self.pulling, _pulling(pod))):
             if now_in:
                 since.setdefault(name, now)
@@ -900,7 +906,7 @@ class _PodWatch(object):
 
 def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
          unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S, image_pull_grace_s=IMAGE_PULL_GRACE_S,
-         owners=None, on_final=None):
+         owners=None, on_final=None, on_terminating=None):
     """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
 
     Done when at least ``expected_pods`` pods matching ``done_selector`` (default: every pod
@@ -926,7 +932,9 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     a webhook) gives one CREATE_FAILED outcome (``name`` None, ``owner``, ``message`` the
     controller's "Error creating: ..."), and the wait ends once the pods that exist ended (at
     once with ``fail_fast``). ``on_final(outcome)`` is called the moment a pod's outcome is
-    final (read its log then: a TTL controller may delete it soon after). Watches are bounded (``timeoutSeconds`` and a client read
+    final (read its log then: a TTL controller may delete it soon after); ``on_terminating(outcome)``
+    (``outcome`` None) the moment a pod is seen being deleted (a deadline, an eviction, a
+    preemption: its log is gone with it once it terminated). Watches are bounded (``timeoutSeconds`` and a client read
     timeout), re-established when they end, and every round starts from a fresh list, so
     a 410 Gone (expired resourceVersion) costs one relist.
     """
@@ -936,7 +944,7 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     start = time.monotonic()
     deadline = start + timeout_s
     watch = _PodWatch(expected_pods, done_selector, fail_fast, unschedulable_grace_s, image_pull_grace_s, owners,
-                      on_final)
+                      on_final, on_terminating)
     errors = _api_errors()
     while True:
         now = time.monotonic()

@@ -52,7 +52,7 @@ KILL_GRACE_S = 5
 
 _OUT = threading.RLock()            # one writer at a time: parallel steps print whole sections
 _STOPPING = threading.Event()       # a signal arrived: no step prints any more (its tool was killed, not done)
-_IN_FLIGHT = {}                     # label -> time.monotonic() it started, for the steps running now
+_IN_FLIGHT = {}                     # label -> (time.monotonic() it started, its BEGIN line printed) of running steps
 
 
 def say(text):
@@ -106,17 +106,25 @@ def _on_signal(signum):
     Interrupted: nothing on the way out (the env probe's error handling) may take it for a tool's failure.
 
     The sections of the steps that ended are already in the log (print_section flushed each one when its step
-    ended); each step still running gets its BEGIN line and a line saying it was interrupted, never an END line,
-    so the controller's parser (k8s_plan.split_sections) reads it as cut off while it ran."""
+    ended); each step still running gets a line saying it was interrupted (after its BEGIN line: a step run on its
+    own printed it when it started), never an END line, so the controller's parser (k8s_plan.split_sections)
+    reads it as cut off while it ran."""
     _STOPPING.set()
     for proc in list(_CHILDREN):
         _kill(proc)
     with _OUT:
-        running = sorted(_IN_FLIGHT.items(), key=lambda item: item[1])
+        running = sorted(_IN_FLIGHT.items(), key=lambda item: item[1][0])
+
+        def why(since):
+            return "interrupted by signal %d after %.1f s: this step did not finish" % (signum, time.monotonic() - since)
+        for label, (since, begun) in running:
+            if begun:
+                say(why(since))
         say(NOTE + json.dumps({"interrupted_by_signal": signum}))
-        for label, since in running:
-            say(BEGIN + label)
-            say("interrupted by signal %d after %.1f s: this step did not finish" % (signum, time.monotonic() - since))
+        for label, (since, begun) in running:
+            if not begun:
+                say(BEGIN + label)
+                say(why(since))
     raise SystemExit(128 + signum)
 
 
@@ -232,14 +240,14 @@ def _lines(text):
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def print_section(step, run, attempts):
-    """Print and flush one step's section (and its ``.file`` section) at once, as soon as the step ended: a
-    SIGTERM later (deadline, eviction, the module's cleanup) keeps it in the log. Nothing once a signal arrived:
-    a tool killed by it did not end by itself, its section stays cut off (see _on_signal)."""
+def print_section(step, run, attempts, begun=False):
+    """Print and flush one step's section (and its ``.file`` section) at once, as soon as the step ended (its
+    BEGIN line too unless ``begun``): a SIGTERM later (deadline, eviction, the module's cleanup) keeps it in the
+    log. Nothing once a signal arrived: a tool killed by it did not end by itself, its section stays cut off."""
     info = {"rc": run.rc, "timed_out": run.timed_out, "attempts": attempts, "elapsed_s": round(run.elapsed_s, 3)}
     info.update(step.get("info") or {})
-    parts = [BEGIN + step["label"] + "\n", _lines(run.output), END + step["label"] + " " + json.dumps(info, sort_keys=True)
-             + "\n"]
+    parts = ([] if begun else [BEGIN + step["label"] + "\n"]) + [
+        _lines(run.output), END + step["label"] + " " + json.dumps(info, sort_keys=True) + "\n"]
     if step.get("result_file") and os.path.isfile(step["result_file"]):
         # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
         with open(step["result_file"], "rb") as handle:
@@ -254,16 +262,22 @@ def print_section(step, run, attempts):
     return True
 
 
-def _run_and_print(step):
+def _run_and_print(step, begin=False):
+    """Run one step and print its section; with ``begin`` (a step run on its own) its BEGIN line first, so the log
+    names the running step even before anything stops it (a pod deleted with its log keeps what was read)."""
     with _OUT:
-        _IN_FLIGHT[step["label"]] = time.monotonic()
+        _IN_FLIGHT[step["label"]] = (time.monotonic(), begin)
+        if begin:
+            sys.stdout.write(BEGIN + step["label"] + "\n")
+            sys.stdout.flush()
     run, attempts = run_step(step)
-    print_section(step, run, attempts)
+    print_section(step, run, attempts, begun=begin)
 
 
 def run_steps(steps, parallel=False):
     """Run the steps one after the other (or all at once with ``parallel``); each prints its section when it ends.
-    Parallel steps run in daemon threads: a signal ends the program without waiting for them."""
+    Parallel steps run in daemon threads (a signal ends the program without waiting for them) and print whole
+    sections; a step run on its own prints its BEGIN line when it starts."""
     if parallel and len(steps) > 1:
         threads = [threading.Thread(target=_run_and_print, args=(step,)) for step in steps]
         for thread in threads:
@@ -273,7 +287,7 @@ def run_steps(steps, parallel=False):
             thread.join()
         return
     for step in steps:
-        _run_and_print(step)
+        _run_and_print(step, begin=True)
 
 
 def _alive(port, stop):

@@ -176,18 +176,29 @@ def read_pod_log(api, namespace, outcome, declared=None):
 class PodLogs(object):
     """Each pod's log (and, for a pod that did not succeed, its diagnosis) read the moment k8s_api.wait reports it
     final (``on_final``), not when the whole step ends: a pod of the step that finished early can be deleted by its
-    Job's TTL while another node still runs."""
+    Job's TTL while another node still runs. A pod seen being deleted (``on_terminating``: its deadline, an
+    eviction) has its log read at once too: once it terminated it is gone with its log, and what it printed so far
+    holds the steps it finished (the entry program prints each step's section when the step ends)."""
 
     def __init__(self, api, namespace, declared=None):
         self.api, self.namespace, self.declared = api, namespace, declared
         self.texts = {}         # pod name -> (text, why unreadable or None)
         self.diagnosis = {}     # pod name -> k8s_api.diagnose line
+        self.at_deletion = {}   # pod name -> its log as read when it was seen being deleted
+
+    def on_terminating(self, outcome):
+        text, why = read_pod_log(self.api, self.namespace, outcome, self.declared)
+        if why is None:
+            self.at_deletion[outcome["name"]] = text
 
     def on_final(self, outcome):
         name = outcome.get("name")
         if not name or name in self.texts:
             return
-        self.texts[name] = read_pod_log(self.api, self.namespace, outcome, self.declared)
+        text, why = read_pod_log(self.api, self.namespace, outcome, self.declared)
+        if why and why.startswith(POD_GONE) and name in self.at_deletion:
+            text, why = self.at_deletion[name], None        # all there is: what it printed until it was deleted
+        self.texts[name] = (text, why)
         if outcome.get("outcome") != k8s_api.SUCCEEDED:
             self.diagnosis[name] = k8s_api.diagnose(self.api, self.namespace, name)
 
@@ -283,7 +294,8 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k
                 outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
                                         done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
                                         unschedulable_grace_s=unschedulable_grace_s,
-                                        image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final)
+                                        image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final,
+                                        on_terminating=logs.on_terminating)
                 records.extend(step_records(api, plan, step, outcomes, started, logs))
                 done.add(step["name"])
     except KeyboardInterrupt as exc:

@@ -174,7 +174,8 @@ def test_pod_entry_program_stops_its_children_on_sigterm(tmp_path):
             entry.communicate()
     assert entry.returncode == 128 + signal.SIGTERM, err
     lines = out.decode().splitlines()
-    # the note, then the step that was running: its BEGIN line and why it stops there, never an END line
-    assert lines[:2] == [k8s_entry.NOTE + json.dumps({"interrupted_by_signal": signal.SIGTERM}), k8s_entry.BEGIN + "sleep"]
-    assert len(lines) == 3 and lines[2].startswith("interrupted by signal %d after " % signal.SIGTERM), lines
+    # the running step's BEGIN line (printed when it started), why it stops there (never an END line), the note
+    assert len(lines) == 3 and lines[0] == k8s_entry.BEGIN + "sleep", lines
+    assert lines[1].startswith("interrupted by signal %d after " % signal.SIGTERM), lines
+    assert lines[2] == k8s_entry.NOTE + json.dumps({"interrupted_by_signal": signal.SIGTERM})
     assert not os.path.exists("/proc/%d" % pid)
