@@ -340,9 +340,12 @@ class PositionWatch(object):
             return None
         return item[0]
 
-    def stop(self):
+    def stop(self, wait_s=0.0):
+        """No more questions. Does not wait (unless ``wait_s``): a question in flight to a silent partner ends by
+        itself within POSITION_TIMEOUT_S, and its answer is dropped - the runner goes on at once."""
         self.stop_event.set()
-        self.thread.join(POSITION_TIMEOUT_S + 1.0)
+        if wait_s:
+            self.thread.join(wait_s)
 
 
 class LagBound(object):
