@@ -23,7 +23,12 @@ description:
     all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
     rendezvous on the index-0 pod's DNS name.
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, crashes, is OOM-killed or runs
-    out of time gives an C(error) record naming the reason from its status and events, never a silent gap.
+    out of time gives an C(error) record naming the reason from its status and events, never a silent gap. Pods that
+    cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once with the controller's
+    C(FailedCreate) message.
+  - Each pod's log is read the moment that pod ends (or is seen being deleted), not when the whole step ends, and
+    each step's result is printed by the pod when that step ends (a deadline, an eviction or a SIGTERM during a later
+    step keeps the steps already measured); a log gone with its pod says V(pod deleted (TTL/GC)).
   - Every object carries one run label; they are all deleted when the module ends - on success, failure, timeout,
     SIGTERM and Ctrl-C. O(state=absent) removes what a run id left behind.
   - O(render_dir) writes every manifest it would apply as YAML and applies nothing (no cluster needed).
