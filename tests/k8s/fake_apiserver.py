@@ -607,13 +607,12 @@ class Controller(object):
             # with it (apiserver/pkg/endpoints/handlers/rest AdmissionToValidateObjectFunc: "in case the generated
             # name is populated"; admission/errors.go extractResourceName): 'pods "<job>-<index>-x7k2p" is forbidden'
             denied = self.admit(namespace, body)
-            if denied:       # the controller's create is refused: its FailedCreate event (controller_utils.go
-                # RealPodControl.createPods: Eventf(Warning, "FailedCreate", "Error creating: %v", err)); recorded
-                # once per owner and refusal (the job controller backs off between tries: a test sees one event)
+            if denied:       # the controller's create is refused: its event on the owner (_refusal_event), recorded
+                # once per owner and refusal (the controllers back off between tries: a test sees one event)
                 for ref in owners[:1]:
-                    await self.owner_event(ref, namespace, "FailedCreate", "Error creating: %s" % denied,
-                                           component={"Job": "job-controller", "DaemonSet": "daemonset-controller"}
-                                           .get(ref.get("kind"), "controller"), once_key=denied.replace(md["name"], ""))
+                    reason, message, component = _refusal_event(ref, md["name"], denied)
+                    await self.owner_event(ref, namespace, reason, message, component=component,
+                                           once_key=denied.replace(md["name"], ""))
                 return None
         if resource == PODS and self.grace_ticks:
             md.setdefault("finalizers", []).append(FINALIZER)
@@ -1155,6 +1154,30 @@ def _conditions(ready, reason=None):
             cond["reason"] = reason
         out.append(cond)
     return out
+
+
+def _refusal_event(owner, pod, denied):
+    """(reason, message, component) of the event a controller records on its ``owner`` (an ownerReference) when the
+    API refuses its pod ``pod`` with ``denied`` (the 403's message):
+
+    - Job, DaemonSet (pkg/controller/controller_utils.go RealPodControl.createPods):
+      FailedCreate "Error creating: <err>";
+    - MPIJob (mpi-operator mpi_job_controller.go getOrCreateWorker): MPIJobFailed "worker pod created failed: <err>";
+    - Volcano Job (job_controller_actions.go syncJob): FailedCreate "Error creating pods: [failed to create pod <name>,
+      err: <the StatusError as Go's %#v prints it>]".
+    """
+    kind, group = owner.get("kind"), (owner.get("apiVersion") or "").split("/")[0]
+    if kind == "MPIJob":
+        return "MPIJobFailed", "worker pod created failed: %s" % denied, "mpi-job-controller"
+    if group == "batch.volcano.sh":
+        status = ('&errors.StatusError{ErrStatus:v1.Status{TypeMeta:v1.TypeMeta{Kind:"", APIVersion:""}, '
+                  'ListMeta:v1.ListMeta{SelfLink:"", ResourceVersion:"", Continue:"", RemainingItemCount:(*int64)(nil)}, '
+                  'Status:"Failure", Message:%s, Reason:"Forbidden", Details:(*v1.StatusDetails)(nil), Code:403}}'
+                  % json.dumps(denied))
+        return ("FailedCreate", "Error creating pods: [failed to create pod %s, err: %s]" % (pod, status),
+                "vc-controller-manager")
+    component = {"Job": "job-controller", "DaemonSet": "daemonset-controller"}.get(kind, "controller")
+    return "FailedCreate", "Error creating: %s" % denied, component
 
 
 def _cs(name, image, running=False, waiting=None, terminated=None, last=None, restarts=0, ready=None):

@@ -201,3 +201,26 @@ def test_resolver_rules_search_list_and_dns_policy():
     # hostNetwork: the node's resolver unless ClusterFirstWithHostNet
     assert names(_pod("team", host_network=True), fqdn) == []
     assert "w-1.svc" in names(_pod("team", host_network=True, spec={"dnsPolicy": "ClusterFirstWithHostNet"}), fqdn)
+
+
+def test_operators_record_their_own_event_when_admission_refuses_a_pod(fake_k8s):
+    """mpi-operator: MPIJobFailed "worker pod created failed: <err>"; Volcano: FailedCreate "Error creating pods:
+    [failed to create pod <name>, err: <StatusError>]" - each with the admission's message and the pod's name."""
+    fake_k8s.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
+    custom = client.CustomObjectsApi(fake_k8s.api)
+    custom.create_namespaced_custom_object("kubeflow.org", "v2beta1", "psa", "mpijobs", mpijob("hn", host_network=True))
+    vj = vcjob("vh")
+    host_pod = {"hostNetwork": True, "containers": [container()]}
+    vj["spec"]["tasks"] = [{"name": "w", "replicas": 1, "template": {"spec": host_pod}}]
+    custom.create_namespaced_custom_object("batch.volcano.sh", "v1alpha1", "psa", "jobs", vj)
+
+    def events():
+        return dict((e.involved_object.name, e) for e in client.CoreV1Api(fake_k8s.api).list_namespaced_event("psa").items
+                    if e.reason in ("MPIJobFailed", "FailedCreate"))
+    got = wait(lambda: len(events()) == 2 and events(), what="both refusals")
+    assert got["hn"].reason == "MPIJobFailed" and got["hn"].message.startswith(
+        'worker pod created failed: pods "hn-worker-0" is forbidden: violates PodSecurity "baseline:latest": host '
+        'namespaces (hostNetwork=true)'), got["hn"].message
+    assert got["vh"].reason == "FailedCreate" and got["vh"].message.startswith(
+        'Error creating pods: [failed to create pod vh-w-0, err: &errors.StatusError{'), got["vh"].message
+    assert 'Message:"pods \\"vh-w-0\\" is forbidden: violates PodSecurity' in got["vh"].message
