@@ -96,9 +96,10 @@ UNSCHEDULABLE_GRACE_S = 60          # an Unschedulable pod gets this long (autos
 # mirror clears within the kubelet's first back-offs
 IMAGE_PULL_GRACE_S = 120
 OWNER_EVENT_POLL_S = 2              # while pods are missing, their owners' FailedCreate events are read this often
-# the Warning reasons a controller records on its object when a pod create is refused: the Kubernetes controllers'
-# and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's "FailedCreatePod"
-FAILED_CREATE_REASONS = ("FailedCreate", "FailedCreatePod")
+# the Warning events a controller records on its object when a pod create is refused, reason -> message prefix: the
+# Kubernetes controllers' and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's
+# "FailedCreatePod", mpi-operator's "MPIJobFailed" "worker pod created failed: <err>" (getOrCreateWorker)
+FAILED_CREATE_EVENTS = {"FailedCreate": "", "FailedCreatePod": "", "MPIJobFailed": "worker pod created failed"}
 
 # Outcome names of ``wait``: terminal (finished by itself) and unrecoverable (will not finish).
 SUCCEEDED = "succeeded"
@@ -784,10 +785,10 @@ class _PodWatch(object):
 
     def check_owners(self, api, namespace, read_timeout):
         """Read the owners' ``FailedCreate`` Warning events (the job controller's, an operator's: pod creation
-        refused by PodSecurity, a ResourceQuota, a webhook; FAILED_CREATE_REASONS) into ``refused``. Events are evidence, not the
+        refused by PodSecurity, a ResourceQuota, a webhook; FAILED_CREATE_EVENTS) into ``refused``. Events are evidence, not the
         wait's subject: an API error here is left for the next round."""
         items = []
-        for reason in FAILED_CREATE_REASONS:
+        for reason in sorted(FAILED_CREATE_EVENTS):
             try:
                 items.extend(_dl(_call(api, "v1", "Event", "list", namespace, field_selector="reason=%s" % reason,
                                        _request_timeout=(REQUEST_TIMEOUT[0], read_timeout)).get("items")))
@@ -795,8 +796,9 @@ class _PodWatch(object):
                 return
         for event in items:
             involved = _d(event.get("involvedObject"))
-            if event.get("reason") not in FAILED_CREATE_REASONS or involved.get("kind") == "Pod" \
-                    or not self._owner_of(involved):
+            prefix = FAILED_CREATE_EVENTS.get(event.get("reason"))
+            if prefix is None or not str(event.get("message") or "").startswith(prefix) \
+                    or involved.get("kind") == "Pod" or not self._owner_of(involved):
                 continue
             self.refused.setdefault(involved.get("name"), "%s %s: %s" % (
                 involved.get("kind"), involved.get("name"), _one_line(event.get("message"), 600)))

@@ -292,3 +292,24 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
         assert "the log stops while reduce_scatter ran" in reasons["nccl.reduce_scatter"], reasons
         assert elapsed < 60, elapsed
         assert fake.leftovers("dl8e") == []
+
+
+@pytest.mark.parametrize("launcher", ["mpijob", "volcano", "indexed"])
+def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, launcher):
+    """The FailedCreate event sits on what creates the pods: the MPIJob's launcher Job or the MPIJob (workers), the
+    Volcano Job, the Indexed Job - each is found from the step's objects, and the step ends at once."""
+    fa = _fake()
+    with fa.fake_cluster(tmp_path, operators=("mpi", "volcano")) as fake:
+        fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
+        t0 = time.monotonic()
+        res = _workload(fake, monkeypatch, {"kind": "nccl_multinode", "nodes": ["gpu-node-01", "gpu-node-02"],
+                                            "run_id": "fc" + launcher[:3], "namespace": "psa", "gpus": 2,
+                                            "launcher": launcher, "timeout": 60,
+                                            "nccl": {"collectives": ["all_reduce"]}})
+        elapsed = time.monotonic() - t0
+        records = res.kwargs["results"]
+        assert records and all(r["status"] == "error" for r in records), records
+        assert all("violates PodSecurity" in r["reason"] and "FailedCreate" in r["reason"] for r in records), \
+            [r["reason"] for r in records]
+        assert elapsed < 20, elapsed
+        assert fake.leftovers("fc" + launcher[:3]) == []
