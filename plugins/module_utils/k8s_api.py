@@ -1053,7 +1053,9 @@ def diagnose(api, namespace, pod):
             parts.append("event " + text)
     if outcome in (FAILED, CRASH_LOOP, OOM) or (outcome is None and code not in (0, None)):
         try:
-            tail = logs(api, namespace, pod, limit_bytes=64 << 10, tail_lines=5,
+            # always the container's name: a real API answers 400 without it on a multi-container pod
+            container = _terminated_summary(obj)[3] or (_d(obj.get("spec")).get("containers") or [{}])[0].get("name")
+            tail = logs(api, namespace, pod, container=container, limit_bytes=64 << 10, tail_lines=5,
                         previous=outcome == CRASH_LOOP)
             if tail.strip():
                 parts.append("log: " + _one_line(tail, 300))

@@ -197,6 +197,21 @@ def test_image_pull_failure(fake_k8s):
     assert fake_k8s.leftovers(run) == []
 
 
+def test_diagnose_names_the_container_of_a_multi_container_pod(fake_k8s):
+    """A real API answers a log read without ``container`` on a two-container pod (a sidecar, a service mesh)
+    with 400; the diagnosis names the failed container, so the log tail is kept."""
+    run = "run-crash-2c"
+    fake_k8s.server.script("fail", node="gpu-node-01", log_file=CRASH_LOG, exit_code=9)
+    pod = bare_pod("env-gpu-node-01", "gpu-node-01")
+    pod["spec"]["containers"].append({"name": "sidecar", "image": "python:3.12-slim", "command": ["sleep", "1"]})
+    k8s_api.create(fake_k8s.api, [pod], run, namespace=NS)
+    (bad,) = k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 1, timeout_s=30)
+    line = k8s_api.diagnose(fake_k8s.api, NS, bad["name"])
+    last = [ln for ln in read(CRASH_LOG).splitlines() if ln.strip()][-1].strip()
+    assert last in line, line
+    assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
+
+
 def test_crash_exit_code_and_log_tail(fake_k8s):
     run = "run-crash"
     fake_k8s.server.script("fail", node="gpu-node-01", log_file=CRASH_LOG, exit_code=9)
