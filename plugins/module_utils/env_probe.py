@@ -46,6 +46,13 @@ HCA_FILES = ("node_guid", "sys_image_guid", "fw_ver", "board_id", "hca_type", "n
              "device/device", "device/vendor", "device/subsystem_device", "device/subsystem_vendor")
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
 NET_FILES = ("dev_port", "dev_id", "operstate")
+# The HCA's PCI link, read through <hca>/device (the PCI function): drivers/pci/pci-sysfs.c prints the speeds with
+# pci_speed_string() ("2.5 GT/s PCIe" ... "64.0 GT/s PCIe", "Unknown"; kernels before 5.7 printed "8 GT/s" and
+# "Unknown speed") and the widths as "%u"; a read may fail with EINVAL (config space unreadable).
+PCI_LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
+PCIE_GEN_BY_GT_S = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+_PCIE_SPEED_RE = re.compile(r"^([0-9]{1,3}(?:\.[0-9])?) GT/s(?: PCIe)?$")
+_PCIE_WIDTH_RE = re.compile(r"^[0-9]{1,2}$")
 
 # Runs in the chosen interpreter(s), never in the module's process: importing torch
 # here would load CUDA into Ansible's worker. importlib.metadata needs Python 3.8+.
@@ -1178,9 +1185,47 @@ def probe_rdma(host, params):
     verdicts, expect = _hca_inventory_verdicts(host, params, hcas, nics, metrics)
     status, reason = _fold(verdicts)
     out = [_record("rdma.inventory", status, reason, clock=clock, facts=facts, metrics=metrics, expect=expect)]
+    links = dict((h["name"], hca_pci_link(read_hca_pci_link(host, h["name"]))) for h in hcas)
     for hca, port in ports:
-        out.append(_rdma_port(params, hca, port, _Clock()))
+        out.append(_rdma_port(params, hca, port, _Clock(), links[hca["name"]]))
     return out
+
+
+def read_hca_pci_link(host, name):
+    """{attribute: text or None} of the PCI link of an RDMA device (PCI_LINK_FILES under <hca>/device)."""
+    return dict((attr, host.read("%s/%s/device/%s" % (IB_CLASS, name, attr))) for attr in PCI_LINK_FILES)
+
+
+def pcie_gen(text):
+    """PCIe generation of a sysfs link speed ("32.0 GT/s PCIe" -> 5), None when absent, unknown or unreadable."""
+    match = _PCIE_SPEED_RE.match((text or "").strip())
+    return PCIE_GEN_BY_GT_S.get(float(match.group(1))) if match else None
+
+
+def pcie_width(text):
+    """Lane count of a sysfs link width ("16" -> 16); None when absent, unreadable or 0 (no link trained)."""
+    text = (text or "").strip()
+    return (int(text) or None) if _PCIE_WIDTH_RE.match(text) else None
+
+
+def hca_pci_link(files):
+    """The rdma.port metrics of an HCA's PCI link (pcie_link_{current,max}_{gen,width}): only those readable."""
+    out = {}
+    for when in ("current", "max"):
+        gen, width = pcie_gen(files.get(when + "_link_speed")), pcie_width(files.get(when + "_link_width"))
+        if gen is not None:
+            out["pcie_link_%s_gen" % when] = gen
+        if width is not None:
+            out["pcie_link_%s_width" % when] = width
+    return out
+
+
+def hca_pci_link_verdicts(link):
+    """A link trained narrower than its maximum width (a loose or damaged riser/slot, a bifurcated slot): warn."""
+    cur, top = link.get("pcie_link_current_width"), link.get("pcie_link_max_width")
+    if cur is not None and top is not None and cur < top:
+        return [("warn", "HCA PCIe link x%d below its x%d max" % (cur, top))]
+    return []
 
 
 def _bond_slave(host, address):
@@ -1220,7 +1265,7 @@ def _num(value):
     return ("%.1f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
-def _rdma_port(params, hca, port, clock):
+def _rdma_port(params, hca, port, clock, link=None):
     target = "%s/%d" % (hca["name"], port["port"])
     v2_ipv4 = [g for g in port["gids"] if g["type"] == "RoCE v2" and g["ipv4"]]
     facts = {
@@ -1236,12 +1281,13 @@ def _rdma_port(params, hca, port, clock):
                "roce_v2_gid_count": sum(1 for g in port["gids"] if g["type"] == "RoCE v2")}
     if port["rate_gbit_s"] is not None:
         metrics["rate_gbit_s"] = port["rate_gbit_s"]
+    metrics.update(link or {})
     expect = {}
     if params.get("expect_port_rate_gbit_s") is not None:
         expect["rate_gbit_s"] = {"min": params["expect_port_rate_gbit_s"]}
     if params.get("expect_ports_up"):
         expect["state"] = {"equals": "ACTIVE"}
-    status, reason = _fold(port_verdicts(port, params))
+    status, reason = _fold(port_verdicts(port, params) + hca_pci_link_verdicts(link or {}))
     return _record("rdma.port", status, reason, clock=clock, target=target, facts=facts, metrics=metrics,
                    expect=expect)
 
