@@ -47,7 +47,7 @@ HCA_FILES = ("node_guid", "sys_image_guid", "fw_ver", "board_id", "hca_type", "n
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
 NET_FILES = ("dev_port", "dev_id", "operstate")
 # The HCA's PCI link, read through <hca>/device (the PCI function): drivers/pci/pci-sysfs.c prints the speeds with
-# pci_speed_string() ("2.5 GT/s PCIe" ... "64.0 GT/s PCIe", "Unknown"; kernels before 5.7 printed "8 GT/s" and
+# pci_speed_string() ("2.5 GT/s PCIe" ... "64.0 GT/s PCIe", "Unknown"; older kernels printed "8 GT/s" and
 # "Unknown speed") and the widths as "%u"; a read may fail with EINVAL (config space unreadable).
 PCI_LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
 PCIE_GEN_BY_GT_S = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}

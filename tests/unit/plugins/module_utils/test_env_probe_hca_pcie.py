@@ -29,7 +29,7 @@ GPU_FUNCTION = "0000:00:06.0"
 # drivers/pci/probe.c pci_speed_string(): the PCIe entries of its table, and what it returns past the table's end
 KERNEL_SPEEDS = {"2.5 GT/s PCIe": 1, "5.0 GT/s PCIe": 2, "8.0 GT/s PCIe": 3, "16.0 GT/s PCIe": 4,
                  "32.0 GT/s PCIe": 5, "64.0 GT/s PCIe": 6, "Unknown": None}
-# current_link_speed_show() before pci_speed_string() (kernels up to 5.6: a switch of its own, "Unknown speed")
+# current_link_speed_show() before pci_speed_string() (older kernels: a switch of its own, "Unknown speed")
 OLD_KERNEL_SPEEDS = {"2.5 GT/s": 1, "5 GT/s": 2, "8 GT/s": 3, "16 GT/s": 4, "32 GT/s": 5, "Unknown speed": None}
 
 
