@@ -155,3 +155,19 @@ def test_without_one_ends_hca_link_a_gpudirect_pair_stays_unjudged(tmp_path):
         "not judged from the hardware: a GPUDirect figure (use_cuda) is bounded by min(port rate, the GPU's PCIe "
         "link, the HCA's PCIe link); the probe records give the GPU's (GPU 0: PCIe gen5 x16 = 504.1 Gbit/s) but not "
         "the HCA's (rdma.port carries no PCIe generation or width)")
+
+
+def test_the_named_gpus_link_bounds_its_hosts_gpudirect_pairs(tmp_path):
+    """The test's edit: n1's GPU 0 reports a gen3 x16 link (126.1 Gbit/s, below the 200 Gbit/s ports): n1's
+    GPUDirect pairs (n1 the client, GPU 0 named) are held to 90 % of it; the other pairs keep the port's floor."""
+    fleet = _fleet(tmp_path, HOSTS) + _mesh(HOSTS)
+    for rec in fleet:
+        if rec["check"] == "gpu.device" and rec["host"] == "n1" and str(rec["target"]) == "0":
+            rec["metrics"] = dict(rec["metrics"], pcie_link_max_gen=3, pcie_link_current_gen=3)
+    hosts, done, _findings = LINE._verdicts(fleet)
+    assert hosts == {"n1": "warn", "n2": "warn", "n3": "warn", "n4": "warn"}
+    floors = dict(((r["host"], r["peer"]), r["expect"]["bw_avg_gbit_s"]["min"]) for r in _judged(done))
+    assert {floors[("n1", p)] for p in ("n2", "n3", "n4")} == {113.472}
+    assert {f for (h, _p), f in floors.items() if h != "n1"} == {180.0}
+    one = next(r for r in _judged(done) if r["host"] == "n1")
+    assert one["facts"]["derivation"].endswith("set by the PCIe link of GPU 0 of n1 (gen3 x16 = 126.1 Gbit/s)")
