@@ -23,6 +23,10 @@ waits for the first instead of failing or interleaving.
   ``headline`` (fleet medians of the headline metrics), which ``reports/index.html`` shows.
 - Baselines (:func:`save_baseline`) are frozen copies of one run's values or its fleet medians,
   kept under a name; retention (:func:`prune`) never removes them.
+- The layout of the tables has a version (:data:`STORE_VERSION`), kept in the ``schema_version`` table: opening a
+  store for writing applies the steps of :data:`MIGRATIONS` it lacks, in that write transaction (a store of the
+  layout before versions is recorded as version 1); a store of a later version is refused (HistoryError), for
+  reading too, and never written.
 
 Controller-only (plugin_utils), no Ansible types.
 """
@@ -72,6 +76,20 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_started ON runs (started, seq)",
 )
 BASELINE_KINDS = ("run", "medians")
+# The layout of the store's tables, recorded in its schema_version table (one row per step applied). A store of the
+# layout before versions (runs, results, baselines and no schema_version table) is version 1: opened for writing,
+# it is recorded as such; a store of a later version than this code knows is refused (HistoryError), never written.
+STORE_VERSION = 1
+VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
+        version INTEGER PRIMARY KEY,
+        applied TEXT NOT NULL,
+        note TEXT NOT NULL)"""
+# The migration path: (version, what it does, statements) in order; a store at version v gets every step above v,
+# in the transaction that opens it for writing (all or nothing). Version 1 creates today's tables where they are
+# missing (a new store; a store written before baselines existed) and records a store that has them.
+MIGRATIONS = (
+    (1, "runs, results and baselines (the layout before versions: created where missing, else recorded)", SCHEMA),
+)
 
 
 class HistoryError(Exception):
@@ -167,8 +185,14 @@ class _SQLite:
             raise
 
     def _create(self):
-        for statement in SCHEMA:
-            self.conn.execute(statement)
+        _migrate(self)
+
+    @staticmethod
+    def ddl(statement):
+        return statement
+
+    def has_table(self, name):
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
     def execute(self, sql, params=()):
         return self.conn.execute(sql, params)
@@ -233,12 +257,18 @@ class _Postgres:
             raise
 
     def _create(self):
-        for statement in SCHEMA:
-            self.conn.execute(statement.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
-                              .replace("run_seq INTEGER", "run_seq BIGINT"))
+        _migrate(self)
+
+    @staticmethod
+    def ddl(statement):
+        return statement.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY").replace(
+            "run_seq INTEGER", "run_seq BIGINT")
+
+    def has_table(self, name):
+        return self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
 
     def exists(self):
-        return self.conn.execute("SELECT to_regclass('runs') IS NOT NULL").fetchone()[0]
+        return self.has_table("runs")
 
     @staticmethod
     def _sql(sql):
@@ -268,6 +298,42 @@ class _Postgres:
         self.conn.close()
 
 
+def _stored_version(store):
+    """The layout version a store records; 1 for one of the layout before versions (its tables without a
+    schema_version table), 0 for an empty one."""
+    if store.has_table("schema_version"):
+        row = store.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row is not None and row[0] is not None:
+            return int(row[0])
+    return 1 if store.has_table("runs") else 0
+
+
+def _refuse_newer(store, version):
+    if version > STORE_VERSION:
+        raise HistoryError("history store %s has layout version %d, newer than this collection knows (%d): it was "
+                           "written by a later aifabric.acceptance; use that release (or a later one) with it, or "
+                           "another history_db" % (store.name, version, STORE_VERSION))
+
+
+def _migrate(store):
+    """Bring the store to STORE_VERSION (in the caller's write transaction): record the layout before versions as
+    version 1, apply each later step of MIGRATIONS; HistoryError for a store of a later version."""
+    recorded = store.has_table("schema_version")
+    version = _stored_version(store) if recorded else 0     # not recorded yet: every step runs (they create if missing)
+    _refuse_newer(store, version)
+    store.execute(VERSION_TABLE)
+    for step, note, statements in MIGRATIONS:
+        if step > version:
+            for statement in statements:
+                store.execute(store.ddl(statement))
+            store.execute("INSERT INTO schema_version (version, applied, note) VALUES (?, ?, ?)", (step, _now(), note))
+
+
+def store_version(db):
+    """The layout version of a store (1 for one written before versions), None when it does not exist."""
+    return _using(db, "read", _stored_version, read_only=True)
+
+
 def _open(db, timeout_s=BUSY_TIMEOUT_S, read_only=False):
     """A backend connection, or HistoryError naming the store."""
     try:
@@ -281,18 +347,21 @@ def _open(db, timeout_s=BUSY_TIMEOUT_S, read_only=False):
 
 
 def _read_only(db, timeout_s=BUSY_TIMEOUT_S):
-    """A read-only connection, or None when the store does not exist yet (nothing is created)."""
-    if not is_url(db):
-        if not os.path.isfile(os.path.expanduser(db)):
-            return None
-        return _open(db, timeout_s, read_only=True)
+    """A read-only connection, or None when the store does not exist yet (nothing is created); HistoryError for a
+    store of a later layout version than this code knows."""
+    if not is_url(db) and not os.path.isfile(os.path.expanduser(db)):
+        return None
     store = _open(db, timeout_s, read_only=True)
     try:
-        if store.exists():
+        if not is_url(db) or store.exists():
+            _refuse_newer(store, _stored_version(store))
             return store
     except store.errors as exc:
         store.close()
         raise HistoryError("cannot read history store %s: %s" % (store.name, exc)) from exc
+    except HistoryError:
+        store.close()
+        raise
     store.close()
     return None
 
@@ -640,9 +709,7 @@ def save_baseline(path, name, run_id, kind="medians", timeout_s=BUSY_TIMEOUT_S):
 
 def _has_baselines(store):
     """False for a store written before baselines existed (its first write adds the table)."""
-    if isinstance(store, _Postgres):
-        return store.execute("SELECT to_regclass('baselines') IS NOT NULL").fetchone()[0]
-    return store.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baselines'").fetchone() is not None
+    return store.has_table("baselines")
 
 
 def load_baseline(path, name):
