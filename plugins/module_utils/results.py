@@ -5,7 +5,11 @@
 A record is a plain JSON-able dict (see docs/results.schema.json and design.md):
 
     host, peer, check, target, status, reason, metrics, expect, facts, series,
-    params, tool, started, duration_s, raw
+    params, tool, started, duration_s, raw, schema_version
+
+``schema_version`` (:data:`SCHEMA_VERSION`) names the layout the record was made in; a record without one (an
+old results.json) is version 0. From version 1 a record's ``series`` rows follow the schema of its family
+(:data:`SERIES_FAMILIES`, the mirror of docs/results.schema.json's ``$defs``).
 
 This module is private to the collection (no stable API) and imports nothing
 from Ansible, so parsers, modules, filters and the callback all share it.
@@ -15,6 +19,7 @@ It must run on the oldest target Python (3.8).
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 
@@ -34,10 +39,78 @@ METRIC_UNITS = (
 METRIC_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 FIELDS = (
     "host", "peer", "check", "target", "status", "reason", "metrics", "expect",
-    "facts", "series", "params", "tool", "started", "duration_s", "raw",
+    "facts", "series", "params", "tool", "started", "duration_s", "raw", "schema_version",
 )
+# The record layout this code makes and reads: 1 = the series of each family follow its schema. A record without
+# schema_version is version 0 (results.json written before versions): read and analysed, its series only a list of
+# mappings. A record of a later version than this is refused (its fields may mean what this code does not know).
+SCHEMA_VERSION = 1
 RAW_MAX_CHARS = 4000
 RAW_MAX_LINES = 40
+
+# ---------------------------------------------------------------- series: one schema per record family
+# Each family: the checks it covers (a regular expression on ``check``), the x column (the message size), the
+# columns of a row (name -> (JSON types, required)) and ``plot``: the y columns report.html draws against x, the
+# first one with a number wins (none: the family is not drawn). Units live in the column names, as in metrics.
+# This table mirrors docs/results.schema.json ($defs series_<family>, x-plot); a test holds them equal.
+_INT, _INT_NULL, _NUM_NULL, _STR, _STR_NULL = ("integer",), ("integer", "null"), ("number", "null"), ("string",), (
+    "string", "null")
+
+
+def _collective_columns(extra=()):
+    """nccl-tests' per-size table (collectives.series_rows): out-of-place (oop_) and in-place (ip_) cells."""
+    columns = {"size_bytes": (_INT, True), "count": (_INT_NULL, True), "type": (_STR_NULL, True),
+               "redop": (_STR_NULL, True), "root": (_INT_NULL, True)}
+    for prefix in ("oop_", "ip_"):
+        for name in ("time_us", "algbw_gbyte_s", "busbw_gbyte_s", "wrong"):
+            columns[prefix + name] = (_NUM_NULL, True)
+        for name in ("iter_min_us", "iter_max_us", "iter_p99_us", "iter_cv_pct"):     # '-I 1' runs only
+            columns[prefix + name] = (_NUM_NULL, False)
+    columns.update(extra)
+    return columns
+
+
+_COLLECTIVE_PLOT = ("oop_busbw_gbyte_s", "ip_busbw_gbyte_s", "oop_algbw_gbyte_s", "ip_algbw_gbyte_s")
+SERIES_FAMILIES = {
+    "collective": {
+        "checks": r"^nccl\.", "x": "size_bytes", "plot": _COLLECTIVE_PLOT, "columns": _collective_columns(),
+        "what": "nccl-tests collectives (nccl.<collective>) and the torch all_reduce probe (nccl.torch_all_reduce)"},
+    "hccl": {
+        "checks": r"^hccl\.", "x": "size_bytes", "plot": _COLLECTIVE_PLOT,
+        "columns": _collective_columns({"check_result": (_STR_NULL, False)}),
+        "what": "HCCL Test collectives (hccl.<collective>): nccl-tests' columns and the tool's own check result"},
+    "perftest_bw": {
+        "checks": r"^rdma\.ib_(write|read|send)_bw(\.server)?$", "x": "msg_size_bytes", "plot": ("bw_avg_gbit_s",),
+        "columns": {"msg_size_bytes": (_INT, True), "iterations": (_INT, True), "bw_peak_gbit_s": (_NUM_NULL, True),
+                    "bw_avg_gbit_s": (_NUM_NULL, True), "msg_rate_mpps": (_NUM_NULL, True),
+                    "tool_unit": (_STR_NULL, True), "tool_bw_peak": (_NUM_NULL, True), "tool_bw_avg": (_NUM_NULL, True)},
+        "what": "perftest bandwidth tests (rdma.ib_<verb>_bw, .server: the server side)"},
+    "perftest_lat": {
+        "checks": r"^rdma\.ib_(write|read|send)_lat(\.server)?$", "x": "msg_size_bytes", "plot": (),
+        "columns": dict([("msg_size_bytes", (_INT, True)), ("iterations", (_INT, True))] + [
+            ("lat_%s_us" % name, (_NUM_NULL, True)) for name in ("min", "max", "typical", "avg", "stdev", "p99", "p999")]),
+        "what": "perftest latency tests (rdma.ib_<verb>_lat, .server: the server side); not drawn"},
+}
+_JSON_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "null": (type(None),)}
+# per family: (compiled checks, required columns, {column: exact Python types}) for validate's hot loop
+_SERIES_RULES = dict((name, (re.compile(family["checks"]),
+                             frozenset(c for c, (_t, required) in family["columns"].items() if required),
+                             dict((c, frozenset(t for j in types for t in _JSON_TYPES[j]))
+                                  for c, (types, _r) in family["columns"].items())))
+                     for name, family in SERIES_FAMILIES.items())
+SERIES_PROBLEMS_SHOWN = 3
+_VALID_ROW_SHAPES = {}          # family -> the row shapes (columns, exact value types) found valid: checked once
+_VALID_ROW_SHAPES_MAX = 4096
+
+
+def series_family(check):
+    """The name of the series family of a check (SERIES_FAMILIES), None when its records carry no series."""
+    return _series_family(check) if isinstance(check, str) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _series_family(check):
+    return next((name for name, rule in _SERIES_RULES.items() if rule[0].match(check)), None)
 
 
 class RecordError(ValueError):
@@ -126,6 +199,7 @@ def make(check, status, reason=None, host=None, peer=None, target=None, metrics=
         "started": started or utc_now(),
         "duration_s": None if duration_s is None else round(float(duration_s), 3),
         "raw": trim(raw),
+        "schema_version": SCHEMA_VERSION,
     }
     record = demote_nonfinite(record)
     problems = validate(record)
@@ -197,14 +271,70 @@ def _series_and_duration(record):
     series = record.get("series", [])
     if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
         problems.append("series must be a list of mappings (one per row of the tool's table)")
+    elif series and record_version(record) >= 1:
+        problems.extend(series_problems(record.get("check"), series))
     duration = record.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
         problems.append("duration_s must be a non-negative number or null")
     return problems
 
 
+def record_version(record):
+    """The layout version of a record: its schema_version, 0 when it has none (written before versions)."""
+    version = record.get("schema_version")
+    return version if type(version) is int else 0     # pylint: disable=unidiomatic-typecheck  # not a bool
+
+
+def _schema_version(record):
+    if "schema_version" not in record:
+        return []
+    version = record["schema_version"]
+    if type(version) is not int or version < 0:     # pylint: disable=unidiomatic-typecheck  # a bool is no version
+        return ["schema_version must be a whole number >= 0, not %r" % (version,)]
+    if version > SCHEMA_VERSION:
+        return ["schema_version %d is newer than this collection reads (%d): read it with the aifabric.acceptance "
+                "release that wrote it, or a later one" % (version, SCHEMA_VERSION)]
+    return []
+
+
+def _row_problems(row, required, types):
+    problems = ["missing column %s" % name for name in sorted(required.difference(row))]
+    for name, value in row.items():
+        allowed = types.get(name)
+        if allowed is None:
+            problems.append("unknown column %r" % (name,))
+        elif type(value) not in allowed:     # pylint: disable=unidiomatic-typecheck  # exact JSON types (no bool)
+            problems.append("column %s is %s, not %s" % (name, type(value).__name__, "/".join(sorted(
+                t.__name__.replace("NoneType", "null") for t in allowed))))
+    return problems
+
+
+def series_problems(check, series):
+    """The problems of a series against the schema of its check's family (SERIES_FAMILIES): a check without a
+    family carries no series; every row has its family's required columns, no other columns, each of its type."""
+    family = series_family(check)
+    if family is None:
+        return ["check %s has no series schema (docs/results.schema.json): its series must be empty, got %d rows"
+                % (check, len(series))]
+    _pattern, required, types = _SERIES_RULES[family]
+    valid = _VALID_ROW_SHAPES.setdefault(family, set())
+    problems = []
+    for number, row in enumerate(series, 1):
+        shape = (tuple(row), tuple(map(type, row.values())))     # columns and exact types: few distinct ones per tool
+        if shape in valid:
+            continue
+        found = _row_problems(row, required, types)
+        if not found and len(valid) < _VALID_ROW_SHAPES_MAX:
+            valid.add(shape)
+        problems.extend("series row %d (%s family): %s" % (number, family, p) for p in found)
+    if len(problems) > SERIES_PROBLEMS_SHOWN:
+        problems = problems[:SERIES_PROBLEMS_SHOWN] + ["... %d more series problems" % (len(problems) - SERIES_PROBLEMS_SHOWN)]
+    return problems
+
+
 # validate's field checks in the order their problems are listed: each record -> [problem]
-_FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, _fact_values, _series_and_duration)
+_FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, _fact_values, _schema_version,
+                 _series_and_duration)
 
 
 def validate(record):

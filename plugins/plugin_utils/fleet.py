@@ -22,6 +22,7 @@ import platform
 import re
 import uuid
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import run_store, verdict
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analyses import (  # noqa: F401  pylint: disable=unused-import
     ANALYSES, analysis_entry, analyze, reuse_analysis, strip_analysis)
@@ -96,6 +97,7 @@ def build_report(records, run, config=None, analyses=None, prior=None):
     summary = summarize(records)
     return {
         "format_version": 1,
+        "schema_version": results.SCHEMA_VERSION,      # the record layout this code wrote (docs/results.md)
         "run": run,
         "summary": summary,
         "findings": findings,
@@ -124,6 +126,10 @@ def read_results(path):
         raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
     if not data["run"].get("run_id"):
         raise ValueError("%s has no run.run_id" % path)
+    version = data.get("schema_version", 0)     # none: written before versions (version 0), read as it is
+    if type(version) is not int or not 0 <= version <= results.SCHEMA_VERSION:  # pylint: disable=unidiomatic-typecheck
+        raise ValueError("%s has schema_version %r: this collection reads versions 0 to %d (a later one is read by the "
+                         "aifabric.acceptance release that wrote it, or a later one)" % (path, version, results.SCHEMA_VERSION))
     return data, finite
 
 

@@ -121,6 +121,7 @@ def _completed(rec, started):
     for key in ("metrics", "expect", "facts", "params", "tool"):
         out[key] = out[key] or {}
     out["series"] = out["series"] or []
+    out["schema_version"] = results.record_version(rec)     # none: written before versions (version 0)
     out["started"] = out["started"] or started or results.utc_now()
     return out
 

@@ -33,10 +33,10 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare
 
 STATUS_CODE = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 STATUS_NAMES = ["pass", "skip", "warn", "fail", "error"]
-SERIES_X = ("size_bytes", "msg_size_bytes", "bytes", "size")
-SERIES_Y = ("oop_busbw_gbyte_s", "busbw_gbyte_s", "ip_busbw_gbyte_s", "bus_bw_gbyte_s", "busbw", "bus_bw",
-            "bw_avg_gbit_s", "bw_average_gbit_s", "bw_avg_mbyte_s", "bw_avg_mib_s", "bw_avg", "algbw_gbyte_s",
-            "algbw", "alg_bw", "bw_gbit_s", "bw")
+# The curves: per series family (results.SERIES_FAMILIES, the mirror of docs/results.schema.json's x-plot), its x
+# column and the y columns drawn against it, the first with a number in some row wins: {family: (x, (y, ...))}. A
+# family without y columns (latency) and a check of no family are not drawn.
+SERIES_PLOT = dict((name, (family["x"], tuple(family["plot"]))) for name, family in results.SERIES_FAMILIES.items())
 HEAT_METRICS = ("bw_avg_gbit_s", "busbw_max_gbyte_s", "lat_typical_us")
 HEAT_FULL_MAX = 300          # hosts of a matrix drawn cell by cell; above, hosts are binned (worst pair per block)
 HEAT_BINS = 200
@@ -290,18 +290,13 @@ def _percentile(sorted_values, pct):
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (pos - low)
 
 
-def _series_keys(series):
-    first = series[0] if series and isinstance(series[0], dict) else {}
-    xkey = next((k for k in SERIES_X if _num(first.get(k)) is not None), None)
-    ykey = next((k for k in SERIES_Y if _num(first.get(k)) is not None), None)
-    if xkey and ykey:
-        return xkey, ykey
+def _series_keys(check, series):
+    """(x column, y column) of a record's series, from its family's schema (SERIES_PLOT): the first of the family's
+    y columns with a number in some row; (None, None) for a family that is not drawn, or a series without one."""
+    x_key, y_keys = SERIES_PLOT.get(results.series_family(check), (None, ()))
     rows = [r for r in series if isinstance(r, dict)]
-    xkey = xkey or next((k for k in SERIES_X if any(_num(r.get(k)) is not None for r in rows)), None)
-    ykey = ykey or next((k for k in SERIES_Y if any(_num(r.get(k)) is not None for r in rows)), None)
-    if ykey is None:
-        ykey = next((k for r in rows for k in r if "bw" in k.lower() and _num(r.get(k)) is not None), None)
-    return xkey, ykey
+    ykey = next((k for k in y_keys if any(_num(r.get(k)) is not None for r in rows)), None)
+    return (x_key, ykey) if ykey else (None, None)
 
 
 def _unit(name):
@@ -356,7 +351,7 @@ def _curve_groups(records):
         series = rec.get("series")
         if not series:
             continue
-        xkey, ykey = _series_keys(series)
+        xkey, ykey = _series_keys(rec.get("check"), series)
         if not xkey or not ykey:
             continue
         points = _series_points(series, xkey, ykey)

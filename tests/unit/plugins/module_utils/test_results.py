@@ -31,7 +31,8 @@ def test_make_builds_a_schema_valid_record(validator):
         metrics={"bw_avg_gbit_s": 182.4, "msg_size_bytes": 65536},
         expect={"bw_avg_gbit_s": {"min": 380}}, params={"argv": ["ib_write_bw", "-d", "mlx5_3"]},
         tool={"name": "perftest", "version": "6.06"}, duration_s=12.4,
-        series=[{"bytes": 65536, "bw_avg_gbit_s": 182.4}])
+        series=[{"msg_size_bytes": 65536, "iterations": 5000, "bw_peak_gbit_s": 190.1, "bw_avg_gbit_s": 182.4,
+                 "msg_rate_mpps": 0.35, "tool_unit": "Gb/sec", "tool_bw_peak": 190.1, "tool_bw_avg": 182.4}])
     assert list(validator.iter_errors(record)) == []
     assert record["status"] == "fail"
     assert record["target"] == "mlx5_3"
