@@ -316,7 +316,7 @@ def test_guard_turns_sigterm_into_cleanup_and_restores_handler(fake_k8s):
         with k8s_api.guard(fake_k8s.api, NS, run, timeout_s=10) as g:
             k8s_api.create(fake_k8s.api, [bare_pod("p1", "gpu-node-01")], run, namespace=NS)
             assert fake_k8s.leftovers(run) == ["Pod/default/p1"]
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
     assert g.leftover == []
     assert fake_k8s.leftovers(run) == []
     assert signal.getsignal(signal.SIGTERM) is before

@@ -67,10 +67,10 @@ def test_guard_raises_interrupted_and_restores_the_previous_handler():
     try:
         with pytest.raises(errors.Interrupted) as info:
             with proc.interrupt_guard():
-                os.kill(os.getpid(), signal.SIGHUP)
+                signal.raise_signal(signal.SIGHUP)
                 time.sleep(5)
         assert str(info.value) == "interrupted by signal %d" % signal.SIGHUP and info.value.signum == signal.SIGHUP
-        os.kill(os.getpid(), signal.SIGHUP)
+        signal.raise_signal(signal.SIGHUP)
         assert seen == [signal.SIGHUP]
     finally:
         signal.signal(signal.SIGHUP, previous)
@@ -84,7 +84,7 @@ def test_guard_ignore_lets_cleanup_finish():
     try:
         with proc.interrupt_guard() as guard:
             guard.ignore()
-            os.kill(os.getpid(), signal.SIGTERM)       # ignored: no Interrupted, the cleanup after it still runs
+            signal.raise_signal(signal.SIGTERM)       # ignored: no Interrupted, the cleanup after it still runs
             time.sleep(0.05)
             finished = True
         assert finished and signal.getsignal(signal.SIGTERM) is mine
