@@ -95,7 +95,7 @@ changelog: venv
 	$(BIN)/antsibull-changelog lint
 
 integration: venv stage
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 # molecule scenarios of every role that has a molecule/ directory (default driver, no Docker: rdma_device_plugin runs
 # against the fake Kubernetes API server it starts itself, perftest and nccl_tests on localhost), from the staged copy
