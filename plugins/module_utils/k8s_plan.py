@@ -32,7 +32,7 @@ import copy
 import inspect
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_manifests as km
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_manifests as km
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
@@ -453,14 +453,38 @@ def _probe_steps(plan, pod, nodes, opts):
 # what a pod may spend before its first step (scheduling, image pull, volume mounts), on top of its steps' time in
 # its activeDeadlineSeconds (a Job's deadline counts from its start), and what the module waits on top of that
 START_UP_S = 600
-ENV_PROBE_COMMANDS = 10     # the env probe runs its commands one at a time, each within its ``timeout``
+# The env probe runs its commands one at a time, each within its ``timeout``; its npu group runs
+# len(env_probe.HCCN_QUERIES) hccn_tool queries per NPU that `npu-smi info` lists on the node, a count the plan does
+# not know and env_probe does not bound. The deadline allows for ENV_PROBE_MAX_NPUS: the devices of an Atlas 800T A3
+# node (8 Ascend 910C of 2 dies each, hccn_tool device ids 0-15), the most of any Ascend server so far.
+ENV_PROBE_MAX_NPUS = 16
+
+
+def env_probe_commands(opts, npus=ENV_PROBE_MAX_NPUS):
+    """(count, how): the most commands env_probe.probe runs with ``opts`` on a node of ``npus`` NPUs, group by group
+    as env_probe runs them (env and rdma read files only):
+    - software: the python probe per interpreter (the probe's own, each ``python`` option, python3 on PATH when it
+      is another one), ``ldconfig -p``, and ``pip freeze`` per interpreter with ``pip_freeze``;
+    - gpu: ``nvidia-smi -q -x``, its ``--query-gpu`` fallback, ``nvlink -s``, ``topo -m``;
+    - npu: ``npu-smi info``, then each of env_probe.HCCN_QUERIES per NPU."""
+    groups = opts.get("groups") or list(env_probe.GROUPS)
+    parts = []
+    if "software" in groups:
+        pythons = 2 + len(set(opts.get("python") or []))
+        parts.append(("software", pythons * (2 if opts.get("pip_freeze") else 1) + 1))
+    if "gpu" in groups:
+        parts.append(("gpu", 4))
+    if "npu" in groups:
+        parts.append(("npu %d NPUs" % npus, 1 + len(env_probe.HCCN_QUERIES) * npus))
+    count = sum(n for _g, n in parts)
+    return count, " + ".join("%s %d" % part for part in parts) or "no commands"
 
 
 def pod_work_s(kind, opts):
     """(seconds, how) the longest pod of a plan may run its steps, from the options that bound each step."""
     if kind == "env":
-        return ENV_PROBE_COMMANDS * int(opts["timeout"]), "%d probe commands x timeout %ss" % (
-            ENV_PROBE_COMMANDS, opts["timeout"])
+        count, how = env_probe_commands(opts)
+        return count * int(opts["timeout"]), "%d probe commands (%s) x timeout %ss" % (count, how, opts["timeout"])
     if kind in ("gemm", "allreduce_multinode"):
         return int(opts["timeout"]), "timeout %ss" % opts["timeout"]
     if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs
@@ -489,16 +513,22 @@ def deadline_of(kind, pod, opts):
 
 
 def check_timeout(plan, timeout, explicit_deadline):
-    """The module's wait per step: ``timeout``, else the plan's (its pods' deadline plus start-up). Refused when the
-    user set both and the wait does not cover the deadline plus start-up (the module would stop pods still within
-    their own limits); an explicit wait alone is the user's bound on waiting."""
+    """(wait, warning or None): the module's wait per step, ``timeout``, else the plan's (its pods' deadline plus
+    start-up). Refused when the user set both and the wait does not cover the deadline plus start-up (the module
+    would stop pods still within their own limits); an explicit wait alone is the user's bound on waiting, kept with
+    a warning when it is shorter than the deadline plus start-up."""
     if timeout is None:
-        return plan["timeout_s"]
-    if explicit_deadline and int(timeout) < plan["timeout_s"]:
+        return plan["timeout_s"], None
+    if int(timeout) >= plan["timeout_s"]:
+        return int(timeout), None
+    if explicit_deadline:
         raise AcceptanceError("timeout %s is shorter than active_deadline_s %s plus %d s of start-up (%d): the module "
                               "would stop pods still within their deadline; raise timeout or leave it unset"
                               % (timeout, plan["deadline_s"], START_UP_S, plan["timeout_s"]))
-    return int(timeout)
+    return int(timeout), ("timeout %d is shorter than the pods' deadline %d s plus %d s of start-up (%d s): pods still "
+                          "inside their deadline will be stopped at %d s and count as timed out; raise timeout or "
+                          "leave it unset to wait as long as the pods may run" % (
+                              int(timeout), plan["deadline_s"], START_UP_S, plan["timeout_s"], int(timeout)))
 
 
 def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):

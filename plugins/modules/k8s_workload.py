@@ -152,7 +152,9 @@ options:
       - C(activeDeadlineSeconds) of every Job (of the launcher Job on V(mpijob)).
       - Default is what the pods' steps may take plus 600 s to start (scheduling, image pull) - for example
         V(nccl) with four collectives, C(4 x nccl.timeout) + 600; V(nccl_multinode) adds the launcher's
-        C(wait_workers_s); V(env) counts 10 probe commands of C(env_probe.timeout); V(perftest)
+        C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
+        interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
+        each of up to 16 NPUs) times C(env_probe.timeout); V(perftest)
         C(connect_timeout_s + timeout_s).
       - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int
@@ -230,8 +232,10 @@ options:
     description:
       - Seconds to wait for the pods of one step (one round) before they count as timed out.
       - Default is the pods' deadline (O(active_deadline_s), given or derived) plus 600 s of start-up. Set together
-        with O(active_deadline_s), a value shorter than that is refused; set alone, it is your bound on the wait
-        (pods still running then are stopped and count as timed out).
+        with O(active_deadline_s), a value shorter than that is refused.
+      - Set alone, it is your bound on the wait and is kept even when shorter than the pods' deadline plus start-up;
+        the result then carries a warning naming both figures - pods still inside their deadline will be stopped at
+        O(timeout) seconds and count as timed out.
     type: int
   cleanup_timeout:
     description: Seconds to wait for every object of the run to be gone.
@@ -464,7 +468,9 @@ def _present(module, p, pod, options, run_id):
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
-    timeout = k8s_plan.check_timeout(plan, p["timeout"], p["active_deadline_s"] is not None)
+    timeout, warning = k8s_plan.check_timeout(plan, p["timeout"], p["active_deadline_s"] is not None)
+    if warning:
+        module.warn(warning)
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
     records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout"], p["unschedulable_grace"],

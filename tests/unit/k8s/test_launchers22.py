@@ -240,9 +240,13 @@ def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, d
 def test_the_modules_wait_defaults_to_the_plans_and_an_explicit_pair_that_breaks_it_is_refused():
     plan = k8s_plan.build("gemm", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout": 900})
     assert (plan["deadline_s"], plan["timeout_s"]) == (1000, 1000 + k8s_plan.START_UP_S)
-    assert k8s_plan.check_timeout(plan, None, True) == plan["timeout_s"]
-    assert k8s_plan.check_timeout(plan, 5000, True) == 5000
-    assert k8s_plan.check_timeout(plan, 5, False) == 5          # a wait alone is the user's bound
+    assert k8s_plan.check_timeout(plan, None, True) == (plan["timeout_s"], None)
+    assert k8s_plan.check_timeout(plan, 5000, True) == (5000, None)
+    assert k8s_plan.check_timeout(plan, 1600, False) == (1600, None)
+    wait, warning = k8s_plan.check_timeout(plan, 5, False)      # a wait alone is the user's bound, with a warning
+    assert wait == 5
+    assert warning.startswith("timeout 5 is shorter than the pods' deadline 1000 s plus 600 s of start-up (1600 s): "
+                              "pods still inside their deadline will be stopped at 5 s")
     with pytest.raises(AcceptanceError, match="timeout 1500 is shorter than active_deadline_s 1000 plus 600 s"):
         k8s_plan.check_timeout(plan, 1500, True)
 
