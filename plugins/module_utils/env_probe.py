@@ -51,6 +51,11 @@ NET_FILES = ("dev_port", "dev_id", "operstate")
 # "Unknown speed") and the widths as "%u"; a read may fail with EINVAL (config space unreadable).
 PCI_LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
 PCIE_GEN_BY_GT_S = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+# The port above the HCA (a root port or a switch's downstream port: the parent directory of the PCI function in
+# /sys/devices, as pcie_bandwidth_available() in drivers/pci/pci.c walks up with pci_upstream_bridge()): what the
+# link can reach is the lower of both ends' maxima. Only its maxima are read, prefixed "upstream_".
+PCI_UPSTREAM_FILES = ("max_link_speed", "max_link_width")
+_PCI_FUNCTION_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _PCIE_SPEED_RE = re.compile(r"^([0-9]{1,3}(?:\.[0-9])?) GT/s(?: PCIe)?$")
 _PCIE_WIDTH_RE = re.compile(r"^[0-9]{1,2}$")
 
@@ -1192,8 +1197,16 @@ def probe_rdma(host, params):
 
 
 def read_hca_pci_link(host, name):
-    """{attribute: text or None} of the PCI link of an RDMA device (PCI_LINK_FILES under <hca>/device)."""
-    return dict((attr, host.read("%s/%s/device/%s" % (IB_CLASS, name, attr))) for attr in PCI_LINK_FILES)
+    """{attribute: text or None} of the PCI link of an RDMA device: PCI_LINK_FILES under <hca>/device, and
+    ``upstream_max_link_{speed,width}`` of the port above it (the parent directory of the resolved PCI function,
+    when that is a PCI function itself: not for a function on a root bus, e.g. in a VM)."""
+    files = dict((attr, host.read("%s/%s/device/%s" % (IB_CLASS, name, attr))) for attr in PCI_LINK_FILES)
+    real = host.realpath("%s/%s/device" % (IB_CLASS, name))
+    parent = os.path.dirname(real) if real else ""
+    if _PCI_FUNCTION_RE.match(os.path.basename(parent)):
+        for attr in PCI_UPSTREAM_FILES:
+            files["upstream_" + attr] = host.read("%s/%s" % (parent, attr))
+    return files
 
 
 def pcie_gen(text):
@@ -1209,23 +1222,41 @@ def pcie_width(text):
 
 
 def hca_pci_link(files):
-    """The rdma.port metrics of an HCA's PCI link (pcie_link_{current,max}_{gen,width}): only those readable."""
+    """The rdma.port metrics of an HCA's PCI link, only those readable: pcie_link_{current,max}_{gen,width} (the
+    card's), pcie_link_upstream_max_{gen,width} (the port above it) and pcie_link_effective_max_{gen,width}: what
+    the link can reach, the lower of the card's and the upstream port's maximum (the card's alone where the port's
+    is not readable; absent where the card's is not)."""
     out = {}
-    for when in ("current", "max"):
-        gen, width = pcie_gen(files.get(when + "_link_speed")), pcie_width(files.get(when + "_link_width"))
+    for when in ("current", "max", "upstream_max"):
+        prefix = "upstream_" if when == "upstream_max" else ""
+        gen = pcie_gen(files.get(prefix + ("max" if prefix else when) + "_link_speed"))
+        width = pcie_width(files.get(prefix + ("max" if prefix else when) + "_link_width"))
         if gen is not None:
             out["pcie_link_%s_gen" % when] = gen
         if width is not None:
             out["pcie_link_%s_width" % when] = width
+    for kind in ("gen", "width"):
+        card, port = out.get("pcie_link_max_" + kind), out.get("pcie_link_upstream_max_" + kind)
+        if card is not None:
+            out["pcie_link_effective_max_" + kind] = min(card, port) if port is not None else card
     return out
 
 
 def hca_pci_link_verdicts(link):
-    """A link trained narrower than its maximum width (a loose or damaged riser/slot, a bifurcated slot): warn."""
-    cur, top = link.get("pcie_link_current_width"), link.get("pcie_link_max_width")
-    if cur is not None and top is not None and cur < top:
-        return [("warn", "HCA PCIe link x%d below its x%d max" % (cur, top))]
-    return []
+    """A link trained below what it can reach (pcie_link_effective_max_*): a slower or narrower link than both
+    ends support is a fault (a loose or damaged riser or slot, a card not seated, a retrained link): warn. An x16
+    card in an x8 slot trains at x8 by design and does not warn. Nothing is judged on a missing figure."""
+    low = []
+    for kind, text in (("gen", "gen%d"), ("width", "x%d")):
+        cur, top = link.get("pcie_link_current_" + kind), link.get("pcie_link_effective_max_" + kind)
+        if cur is not None and top is not None and cur < top:
+            basis = ("the lower max of the card (%s) and its upstream port (%s)" % (
+                text % link["pcie_link_max_" + kind], text % link["pcie_link_upstream_max_" + kind])
+                     if "pcie_link_upstream_max_" + kind in link else "the card's max (upstream port's not read)")
+            low.append("%s below %s, %s" % (text % cur, text % top, basis))
+    if not low:
+        return []
+    return [("warn", "HCA PCIe link trained %s: a degraded link (riser, slot, seating)" % "; ".join(low))]
 
 
 def _bond_slave(host, address):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
+import shutil
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -69,6 +70,28 @@ def write_hca_link(root, hca, texts):
             PROBE.put(root, "%s/%s/device/%s" % (env_probe.IB_CLASS, hca, name), text)
 
 
+def put_behind_port(root, hca, port_texts, bridge="0000:00:01.0", function="0000:01:00.0"):
+    """Lay <hca>/device out as the kernel does: a link to the PCI function under its upstream port's directory
+    (/sys/devices/pci0000:00/<bridge>/<function>), and write ``port_texts`` ({attribute: text}) in <bridge>: the
+    upstream port's max_link_speed and max_link_width."""
+    base = os.path.join(str(root), "sys/devices/pci0000:00", bridge)
+    link = os.path.join(str(root), "sys/class/infiniband", hca, "device")
+    target = os.path.join(base, function)
+    os.makedirs(base, exist_ok=True)
+    if os.path.isdir(link) and not os.path.islink(link):
+        shutil.move(link, target)
+    else:
+        os.makedirs(target)
+    os.symlink(target, link)
+    for name, text in port_texts.items():
+        PROBE.put(root, "/sys/devices/pci0000:00/%s/%s" % (bridge, name), text)
+
+
+def port_texts(speed="32.0 GT/s PCIe\n", width="16\n"):
+    """An upstream port's maxima; the defaults are the capture's GPU function's words (gen5 x16)."""
+    return {"max_link_speed": speed, "max_link_width": width}
+
+
 def _ports(root):
     return dict((r["target"], r) for r in env_probe.probe(PROBE.host_for(root), {"groups": ["rdma"]})
                 if r["check"] == "rdma.port")
@@ -80,12 +103,12 @@ def test_the_capture_is_what_nvidia_smi_says_of_the_same_gpu():
     gpu = pci_capture()[GPU_FUNCTION]
     assert gpu["vendor"] == "0x10de\n" and row["pci.bus_id"].lower().endswith(GPU_FUNCTION.lower()[5:])
     link = env_probe.hca_pci_link(gpu)
-    assert link == {"pcie_link_current_gen": int(row["pcie.link.gen.current"]),
-                    "pcie_link_current_width": int(row["pcie.link.width.current"]),
-                    "pcie_link_max_gen": int(row["pcie.link.gen.max"]),
-                    "pcie_link_max_width": int(row["pcie.link.width.max"])}
+    assert dict((k, v) for k, v in link.items() if "effective" not in k) == {
+        "pcie_link_current_gen": int(row["pcie.link.gen.current"]),
+        "pcie_link_current_width": int(row["pcie.link.width.current"]),
+        "pcie_link_max_gen": int(row["pcie.link.gen.max"]), "pcie_link_max_width": int(row["pcie.link.width.max"])}
     assert link == {"pcie_link_current_gen": 5, "pcie_link_current_width": 16, "pcie_link_max_gen": 5,
-                    "pcie_link_max_width": 16}
+                    "pcie_link_max_width": 16, "pcie_link_effective_max_gen": 5, "pcie_link_effective_max_width": 16}
 
 
 def test_functions_without_link_attributes_give_no_link():
@@ -113,7 +136,8 @@ def test_rdma_port_records_carry_the_hca_link(tmp_path):
     for target, rec in after.items():
         assert results.validate(rec) == []
         assert rec["metrics"] == dict(before[target]["metrics"], pcie_link_current_gen=5, pcie_link_current_width=16,
-                                      pcie_link_max_gen=5, pcie_link_max_width=16)
+                                      pcie_link_max_gen=5, pcie_link_max_width=16, pcie_link_effective_max_gen=5,
+                                      pcie_link_effective_max_width=16)
         assert (rec["status"], rec["reason"]) == (before[target]["status"], before[target]["reason"])
     assert "pcie_link_current_gen" not in before["mlx5_0/1"]["metrics"]      # no link files: absent, not an error
 
@@ -127,7 +151,9 @@ def test_a_link_trained_below_its_max_width_warns_on_that_hca(tmp_path):
     assert ports["mlx5_1/1"]["metrics"]["pcie_link_current_width"] == 8
     assert ports["mlx5_1/1"]["metrics"]["pcie_link_max_width"] == 16
     assert ports["mlx5_1/1"]["status"] == "warn"
-    assert ports["mlx5_1/1"]["reason"].split("; ")[-1] == "HCA PCIe link x8 below its x16 max"
+    assert ports["mlx5_1/1"]["reason"].split("; ")[-1] == (
+        "HCA PCIe link trained x8 below x16, the card's max (upstream port's not read): a degraded link (riser, "
+        "slot, seating)")
     assert "HCA PCIe link" not in (ports["mlx5_0/1"]["reason"] or "")
 
 
@@ -140,10 +166,75 @@ def test_unknown_unreadable_and_partial_links_are_absent(tmp_path):
     write_hca_link(root, "mlx5_1", dict(gpu_link_texts(), current_link_width=None))
     ports = _ports(root)
     assert {k: v for k, v in ports["mlx5_0/1"]["metrics"].items() if k.startswith("pcie")} == {
-        "pcie_link_current_width": 16, "pcie_link_max_gen": 5}
+        "pcie_link_current_width": 16, "pcie_link_max_gen": 5, "pcie_link_effective_max_gen": 5}
     assert {k: v for k, v in ports["mlx5_1/1"]["metrics"].items() if k.startswith("pcie")} == {
-        "pcie_link_current_gen": 5, "pcie_link_max_gen": 5, "pcie_link_max_width": 16}
+        "pcie_link_current_gen": 5, "pcie_link_max_gen": 5, "pcie_link_max_width": 16,
+        "pcie_link_effective_max_gen": 5, "pcie_link_effective_max_width": 16}
     assert all(r["status"] in ("pass", "warn") and "HCA PCIe" not in (r["reason"] or "") for r in ports.values())
+
+
+def _pcie(rec):
+    return dict((k, v) for k, v in rec["metrics"].items() if k.startswith("pcie"))
+
+
+def test_an_x16_card_in_an_x8_slot_is_a_design_not_a_fault(tmp_path):
+    """The test's edit: mlx5_0 behind an upstream port whose max_link_width is "8\n"; the card (max x16) trained
+    at x8: the most both ends support, no warn; the effective max says x8."""
+    root = PROBE.cx4_infiniband(tmp_path)
+    write_hca_link(root, "mlx5_0", dict(gpu_link_texts(), current_link_width="8\n"))
+    put_behind_port(root, "mlx5_0", port_texts(width="8\n"))
+    rec = _ports(root)["mlx5_0/1"]
+    assert _pcie(rec) == {"pcie_link_current_gen": 5, "pcie_link_current_width": 8, "pcie_link_max_gen": 5,
+                          "pcie_link_max_width": 16, "pcie_link_upstream_max_gen": 5, "pcie_link_upstream_max_width": 8,
+                          "pcie_link_effective_max_gen": 5, "pcie_link_effective_max_width": 8}
+    assert "HCA PCIe" not in (rec["reason"] or "") and results.validate(rec) == []
+    assert rec["facts"]["pci_address"] == "0000:01:00.0"          # the link the kernel has, resolved
+
+
+def test_a_link_trained_at_x8_in_an_x16_slot_warns(tmp_path):
+    root = PROBE.cx4_infiniband(tmp_path)
+    write_hca_link(root, "mlx5_0", dict(gpu_link_texts(), current_link_width="8\n"))
+    put_behind_port(root, "mlx5_0", port_texts())
+    rec = _ports(root)["mlx5_0/1"]
+    assert _pcie(rec)["pcie_link_effective_max_width"] == 16 and rec["status"] == "warn"
+    assert rec["reason"].split("; ")[-1] == (
+        "HCA PCIe link trained x8 below x16, the lower max of the card (x16) and its upstream port (x16): a degraded "
+        "link (riser, slot, seating)")
+
+
+def test_a_slower_link_than_both_ends_support_warns_a_gen5_card_in_a_gen4_slot_does_not(tmp_path):
+    """The test's edits: "16.0 GT/s PCIe" (the kernel's words for gen4) as the trained speed, and as the upstream
+    port's max speed."""
+    root = PROBE.cx4_infiniband(tmp_path)
+    for hca in ("mlx5_0", "mlx5_1"):
+        write_hca_link(root, hca, dict(gpu_link_texts(), current_link_speed="16.0 GT/s PCIe\n"))
+    put_behind_port(root, "mlx5_0", port_texts())
+    put_behind_port(root, "mlx5_1", port_texts(speed="16.0 GT/s PCIe\n"), bridge="0000:00:02.0",
+                    function="0000:02:00.0")
+    ports = _ports(root)
+    assert ports["mlx5_0/1"]["reason"].split("; ")[-1] == (
+        "HCA PCIe link trained gen4 below gen5, the lower max of the card (gen5) and its upstream port (gen5): a "
+        "degraded link (riser, slot, seating)")
+    assert _pcie(ports["mlx5_1/1"])["pcie_link_effective_max_gen"] == 4
+    assert "HCA PCIe" not in (ports["mlx5_1/1"]["reason"] or "")
+
+
+def test_missing_upstream_attributes_fall_back_to_the_cards_own_max(tmp_path):
+    """An upstream port with no link attributes (as the capture's host bridge: no such file), and a function on the
+    root bus (its parent is pci0000:00, not a PCI function): the card's max is the comparison; nothing missing warns."""
+    root = PROBE.cx4_infiniband(tmp_path)
+    write_hca_link(root, "mlx5_0", dict(gpu_link_texts(), current_link_width="8\n"))
+    put_behind_port(root, "mlx5_0", {})
+    write_hca_link(root, "mlx5_1", dict(gpu_link_texts(), max_link_width=None))
+    put_behind_port(root, "mlx5_1", {}, bridge="", function="0000:00:06.0")
+    PROBE.put(root, "/sys/devices/pci0000:00/max_link_width", "32\n")      # never read: not a PCI function
+    ports = _ports(root)
+    assert "pcie_link_upstream_max_width" not in ports["mlx5_0/1"]["metrics"]
+    assert ports["mlx5_0/1"]["reason"].split("; ")[-1].startswith(
+        "HCA PCIe link trained x8 below x16, the card's max (upstream port's not read)")
+    assert _pcie(ports["mlx5_1/1"]) == {"pcie_link_current_gen": 5, "pcie_link_current_width": 16,
+                                        "pcie_link_max_gen": 5, "pcie_link_effective_max_gen": 5}
+    assert "HCA PCIe" not in (ports["mlx5_1/1"]["reason"] or "")
 
 
 _TEXTS = [text for attrs in pci_capture().values() for text in attrs.values() if text]
@@ -152,14 +243,16 @@ _TEXTS = [text for attrs in pci_capture().values() for text in attrs.values() if
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.fixed_dictionaries(dict((name, st.one_of(st.none(), st.text(max_size=30),
                                                    st.sampled_from(_TEXTS).flatmap(mutated_text)))
-                                  for name in env_probe.PCI_LINK_FILES)))
+                                  for name in env_probe.PCI_LINK_FILES
+                                  + tuple("upstream_" + n for n in env_probe.PCI_UPSTREAM_FILES))))
 def test_fuzzed_link_texts_never_raise(files):
     link = env_probe.hca_pci_link(files)
-    assert set(link) <= {"pcie_link_%s_%s" % (w, k) for w in ("current", "max") for k in ("gen", "width")}
+    assert set(link) <= {"pcie_link_%s_%s" % (w, k) for w in ("current", "max", "upstream_max", "effective_max")
+                         for k in ("gen", "width")}
     assert all(link[k] in range(1, 7) for k in link if k.endswith("_gen"))
     assert all(isinstance(link[k], int) and 0 < link[k] < 100 for k in link if k.endswith("_width"))
     for status, reason in env_probe.hca_pci_link_verdicts(link):
-        assert status == "warn" and reason.startswith("HCA PCIe link x")
+        assert status == "warn" and reason.startswith("HCA PCIe link trained ")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
