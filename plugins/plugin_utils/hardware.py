@@ -22,13 +22,13 @@ a re-analysed old results.json, import mode and the Kubernetes path the same way
 
 RDMA (:func:`rdma_analyze`): a measured pairwise bandwidth record (``rdma.<test>``) with no bandwidth rule of its
 own (import mode, a Kubernetes run without port facts, an old results.json) is held to the rule the SSH sweep's
-module applies (perftest_pairs.default_rules) on the figure of its path: the active port rates of the ``rdma.port``
-records of both ends and, where the probe read them, each end's HCA PCIe link as trained (``pcie_link_current_gen``
-x ``pcie_link_current_width``, thresholds.PCIE_LANE_GBYTE_S); a GPUDirect pair (``facts.memory: gpu``) also the
-PCIe link of the GPU it names (``gpu.device``). Below it, attribution's node/link rule decides whom it blames:
-``fail`` on a suspect node, else a ``warn`` on both ends naming the link. A GPUDirect pair whose HCA link is not in
-the probe records is listed unjudged with that reason, as is every HCCL figure no rule judges (no NPU link rate in
-the probe records: :data:`NPU_UNJUDGED`).
+module applies (perftest_pairs.default_rules) on the active port rates of the ``rdma.port`` records of both ends,
+and only there: where a PCIe link of its path is below the lower port rate (an end's HCA link as it can reach,
+``pcie_link_effective_max_*``, or as trained; for a GPUDirect pair, ``facts.memory: gpu``, also the GPU's
+``gpu.device`` link) the pair is listed unjudged, since no PCIe efficiency is calibrated. A GPUDirect pair whose
+PCIe links are not all in the probe records is listed unjudged too. Below the floor, attribution's node/link rule
+decides whom it blames: ``fail`` on a suspect node, else a ``warn`` on both ends naming the link. Every HCCL figure
+no rule judges is listed unjudged (:data:`NPU_UNJUDGED`).
 
 Controller-only (plugin_utils); imports nothing from Ansible.
 """
@@ -213,9 +213,9 @@ RDMA_PREFIX = "rdma."
 RDMA_METRIC = "bw_avg_gbit_s"
 PERFTEST_DEFAULT_PORT = 1       # perftest's -i default: the port an imported output was measured on, unless told
 GBIT_PER_GBYTE = 8.0
-PCIE_LANE_TEXT = "GB/s per lane and direction after line encoding, thresholds.PCIE_LANE_GBYTE_S, x 8 for Gbit/s"
-NPU_UNJUDGED = ("not judged from the hardware: no NPU link rate in the probe records (npu-smi info and "
-                "hccn_tool -link report no HCCS or RoCE link speed); set a profile or acceptance_expect rule")
+NPU_UNJUDGED = ("not judged from the hardware: no NPU link rate in the probe records (npu-smi and hccn_tool report no "
+                "HCCS link rate; the NPU RoCE port speed, hccn_tool -i N -speed -g, is not probed yet and would bound "
+                "only multi-node runs); set a profile or acceptance_expect rule")
 
 
 def port_rates(records):
@@ -263,33 +263,42 @@ def _device_port(rec):
     return rec.get("target") or facts.get("device_reported"), int(port)
 
 
+def _hca_capacity(metrics):
+    """(gen, width, what) of the most an HCA's PCIe link can carry from its rdma.port metrics: the effective max
+    (the lower of the card's and its upstream port's maximum) or, where the link trained higher than that or no
+    maximum was read, the link as trained (a degraded link is the probe's warn, not a lower bound here)."""
+    found = []
+    for when, what in (("effective_max", "reachable"), ("current", "trained")):
+        gen, width = _num(metrics.get("pcie_link_%s_gen" % when)), _num(metrics.get("pcie_link_%s_width" % when))
+        lane = thresholds.PCIE_LANE_GBYTE_S.get(int(gen)) if gen else None
+        if lane and width:
+            found.append((width * lane * GBIT_PER_GBYTE, int(gen), int(width), what))
+    return max(found, key=lambda f: (f[0], f[3] == "reachable")) if found else None
+
+
 def hca_links(records):
-    """{(host, device): (gen, width, Gbit/s per direction)} of the HCAs' trained PCIe links: the current generation
-    and width the probe read from sysfs into the ``rdma.port`` records (the link as trained, not its maximum)."""
+    """{(host, device): (gen, width, Gbit/s per direction after line encoding, "reachable"|"trained")} of the HCAs'
+    PCIe links from the ``rdma.port`` records (:func:`_hca_capacity`)."""
     out = {}
     for rec in records:
         if rec.get("check") != "rdma.port" or analysis.is_analysis_record(rec) or not rec.get("host"):
             continue
         device = str(rec.get("target") or "").rpartition("/")[0]
-        metrics = rec.get("metrics") or {}
-        gen, width = _num(metrics.get("pcie_link_current_gen")), _num(metrics.get("pcie_link_current_width"))
-        lane = thresholds.PCIE_LANE_GBYTE_S.get(int(gen)) if gen else None
-        if device and lane and width:
-            out[(rec["host"], device)] = (int(gen), int(width), width * lane * GBIT_PER_GBYTE)
+        found = _hca_capacity(rec.get("metrics") or {})
+        if device and found:
+            out[(rec["host"], device)] = (found[1], found[2], found[0], found[3])
     return out
 
 
-def _gpudirect_why(rec, pcie):
-    """Why a GPUDirect figure is not judged: the HCA's PCIe link is not in the probe records."""
-    facts = rec.get("facts") or {}
-    gpu = facts.get("cuda_device")
+def _gpudirect_why(rec, pcie, missing):
+    """Why a GPUDirect figure is not judged: ``missing`` names the PCIe links of its path the probe records lack
+    (an end's HCA link: no pcie_link_* in its rdma.port record; the GPU's: no gpu.device record with one)."""
+    gpu = (rec.get("facts") or {}).get("cuda_device")
     known = pcie.get((rec["host"], str(gpu))) if gpu is not None else None
-    has = ("the GPU's (GPU %s: PCIe gen%d x%d = %s Gbit/s)" % (gpu, known[0], known[1],
-                                                               _fmt(round(known[2] * GBIT_PER_GBYTE, 1)))
-           if known else "no PCIe link of GPU %s either" % gpu)
-    return ("not judged from the hardware: a GPUDirect figure (use_cuda) is bounded by min(port rate, the GPU's "
-            "PCIe link, the HCA's PCIe link); the probe records give %s but not the HCA's (rdma.port carries no "
-            "PCIe generation or width)" % has)
+    has = ("; the GPU's is known (GPU %s: PCIe gen%d x%d = %s Gbit/s)" % (
+        gpu, known[0], known[1], _fmt(round(known[2] * GBIT_PER_GBYTE, 1))) if known else "")
+    return ("not judged from the hardware: a GPUDirect figure (use_cuda) may be bound by the HCAs' or the GPU's PCIe "
+            "link below the port rate, and the probe records lack %s%s" % (" and ".join(missing), has))
 
 
 def _line_rate(rec, rates):
@@ -305,67 +314,55 @@ def _line_rate(rec, rates):
 
 
 def _pcie_bounds(rec, hca, pcie, known):
-    """[(Gbit/s, text, end)] of the PCIe links a pair crosses besides its ports: the HCA link of each end that has a
-    port rate (``known``: those hosts), and for GPUDirect the GPU the record names (its own host's GPU). None for a
-    GPUDirect pair when an end's HCA link is not in the probe records (it cannot be bounded)."""
+    """([(Gbit/s, text)] of the PCIe links a pair crosses besides its ports, [missing links]): the HCA link of each
+    end with a port rate (``known``) and, for GPUDirect, the GPU the record names (on its own host). A host-memory
+    pair's missing HCA link is not listed: the sweep judges it on its port rate alone, and so does this."""
     device, _port = _device_port(rec)
     gpudirect = (rec.get("facts") or {}).get("memory") == "gpu"
-    out = []
+    out, missing = [], []
     for end in known:
         link = hca.get((end, device))
-        if link is None and gpudirect:
-            return None
         if link:
-            out.append((link[2], "HCA PCIe link of %s %s (gen%d x%d = %s Gbit/s)" % (
-                end, device, link[0], link[1], _fmt(round(link[2], 1))), end))
+            out.append((link[2], "the HCA's PCIe link (%s %s, %s gen%d x%d = %s Gbit/s)" % (
+                end, device, link[3], link[0], link[1], _fmt(round(link[2], 1)))))
+        elif gpudirect:
+            missing.append("the HCA PCIe link of %s %s" % (end, device))
     gpu = (rec.get("facts") or {}).get("cuda_device")
     found = pcie.get((rec["host"], str(gpu))) if gpudirect and gpu is not None else None
     if found:
         gbit = found[2] * GBIT_PER_GBYTE
-        out.append((gbit, "PCIe link of GPU %s of %s (gen%d x%d = %s Gbit/s)" % (
-            gpu, rec["host"], found[0], found[1], _fmt(round(gbit, 1))), rec["host"]))
-    return out
-
-
-def _bounded(rec, line, bounds):
-    """(local, peer, lower, where) once the PCIe links are taken in: each end's figure is the lowest of its port and
-    its links; ``where`` names what sets the lower one (the line rate's own wording when no PCIe link is known)."""
-    lower, where, local, peer = line
-    if not bounds:
-        return local, peer, lower, where
-    ends = {rec["host"]: local, rec["peer"]: peer}
-    for gbit, _text, end in bounds:
-        ends[end] = min(r for r in (ends.get(end), gbit) if r)
-    local, peer = ends[rec["host"]], ends[rec["peer"]]
-    lowest = min(r for r in (local, peer) if r)
-    setter = [text for gbit, text, _e in bounds if gbit == lowest] or ["port rate"]
-    where = "min(%s, %s Gbit/s; %s) = %s Gbit/s, set by the %s" % (
-        where, _fmt(lower), "; ".join(text for _g, text, _e in bounds), _fmt(round(lowest, 1)), setter[0])
-    return local, peer, lowest, where
+        out.append((gbit, "the GPU's PCIe link (GPU %s of %s, gen%d x%d = %s Gbit/s)" % (
+            gpu, rec["host"], found[0], found[1], _fmt(round(gbit, 1)))))
+    elif gpudirect:
+        missing.append("the PCIe link of GPU %s of %s" % (gpu, rec["host"]))
+    return out, missing
 
 
 def rdma_judge(rec, rates, pcie, hca=None):
-    """(status, expect, facts, reason) of one pair against the line rate of its path (``skip``: cannot judge).
+    """(status, expect, facts, reason) of one pair against the line rate of its ports (``skip``: cannot judge).
 
-    The path's figure is the lower active port rate of both ends, and below it each end's HCA PCIe link (the trained
-    link the probe read) and, for GPUDirect (``facts.memory: gpu``), the PCIe link of the GPU the record names. The
-    floor is perftest_pairs.default_rules' (the rule the SSH sweep applies in the module) on those figures, so an
-    imported, a Kubernetes or a re-analysed pair is held to the same floor. A GPUDirect pair whose HCA link is not
-    in the probe records is not judged (:func:`_gpudirect_why`)."""
+    The floor is perftest_pairs.default_rules' (the rule the SSH sweep applies in the module) on the port rates of
+    the hosts' own probe records, so an imported, a Kubernetes or a re-analysed pair is held to the same floor. A
+    pair whose path a PCIe link binds (an end's HCA link, for GPUDirect the GPU's, below the lower port rate) is
+    not judged: no PCIe efficiency is calibrated, so no floor is derived from PCIe figures. A GPUDirect pair whose
+    PCIe links are not all in the probe records is not judged either (:func:`_gpudirect_why`)."""
     test = rec["check"][len(RDMA_PREFIX):]
     metrics = rec["metrics"]
     line = _line_rate(rec, rates)
-    known = [h for h, r in ((rec["host"], line and line[2]), (rec["peer"], line and line[3])) if r] or \
-        [rec["host"], rec["peer"]]
-    bounds = _pcie_bounds(rec, hca or {}, pcie, known)
-    if bounds is None:
-        return "skip", None, {}, _gpudirect_why(rec, pcie)
     if line is None:
         device, port = _device_port(rec)
         return "skip", None, {}, ("not judged from the hardware: no active port rate of %s port %d in the rdma.port "
                                   "records of %s or %s (run the environment probe's rdma group in the same run)"
                                   % (device, port, rec["host"], rec["peer"]))
-    local, peer, lower, where = _bounded(rec, line, bounds)
+    lower, where, local, peer = line
+    known = [h for h, r in ((rec["host"], local), (rec["peer"], peer)) if r]
+    bounds, missing = _pcie_bounds(rec, hca or {}, pcie, known)
+    if missing:
+        return "skip", None, {}, _gpudirect_why(rec, pcie, missing)
+    binding = sorted(b for b in bounds if b[0] < lower)
+    if binding:
+        return "skip", None, {}, ("not judged from the hardware: path bound by %s below the port rate %s Gbit/s (%s): "
+                                  "no calibrated PCIe efficiency" % (binding[0][1], _fmt(lower), where))
     argv = (rec.get("params") or {}).get("argv")
     params = {"expect_line_rate_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
               "duration_s": isinstance(argv, list) and "-D" in argv}
@@ -374,25 +371,17 @@ def rdma_judge(rec, rates, pcie, hca=None):
     if not expectations.is_judging(rule):
         return "skip", None, {}, "not judged from the hardware: %s" % ((rule or {}).get("source") or "no floor")
     floor, value = rule["min"], metrics[RDMA_METRIC]
-    bidir = floor > lower
-    derivation = "%s %% of %s%s" % (_fmt(round(100.0 * floor / lower / (2 if bidir else 1), 1)), where if bounds
-                                    else "%s, %s Gbit/s" % (where, _fmt(lower)), ", x2 bidirectional" if bidir else "")
-    facts = {"measured_check": rec["check"], "measured_host": rec["host"], "line_rate_gbit_s": round(lower, 3),
+    derivation = "%s %% of %s, %s Gbit/s%s" % (
+        _fmt(round(100.0 * floor / lower / (2 if floor > lower else 1), 1)), where, _fmt(lower),
+        ", x2 bidirectional" if floor > lower else "")
+    facts = {"measured_check": rec["check"], "measured_host": rec["host"], "line_rate_gbit_s": lower,
              "derivation": derivation}
-    expect = {RDMA_METRIC: {"min": floor, "source": _rdma_source(rule, derivation, bounds)}}
+    if bounds:
+        facts["pcie_links_not_below_port_rate"] = [text for _gbit, text in bounds]
+    expect = {RDMA_METRIC: {"min": floor, "source": "derived from the probed port rates: " + rule["source"]}}
     if value < floor:
         return "fail", expect, facts, "bw %s Gbit/s < %s Gbit/s expected (%s)" % (_fmt(value), _fmt(floor), derivation)
     return "pass", expect, facts, None
-
-
-def _rdma_source(rule, derivation, bounds):
-    """expect.source of a derived RDMA floor: the sweep's rule text, or with PCIe links the derivation and its basis
-    (the rule's own text names only port rates)."""
-    if not bounds:
-        return "derived from the probed port rates: " + rule["source"]
-    basis = rule["source"].partition("; basis: ")[2]
-    return "derived from the probed port rates and PCIe links (lanes x %s): %s%s" % (
-        PCIE_LANE_TEXT, derivation, "; basis: " + basis if basis else "")
 
 
 def rdma_judgements(records):
