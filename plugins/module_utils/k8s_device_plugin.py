@@ -280,11 +280,11 @@ def node_affinity(labels):
 def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=IMAGE, tag=TAG,
               image_pull_policy="IfNotPresent", node_selector=None, tolerations=None,
               priority_class="system-node-critical", use_cdi=False, image_pull_secrets=None,
-              node_labels=RDMA_NODE_LABELS):
+              node_label_keys=RDMA_NODE_LABELS):
     """[ConfigMap, DaemonSet] of the plugin (plain dicts, upstream deployment/k8s/base plus the knobs).
 
     Placement: ``node_selector`` (a dict, ``{}`` = every node) when given, else a required node affinity that
-    accepts any of ``node_labels`` = "true" (default: the NFD labels of RDMA nodes, current and legacy).
+    accepts any of ``node_label_keys`` = "true" (default: the NFD labels of RDMA nodes, current and legacy).
     ``use_cdi`` adds ``--use-cdi`` and the ``/var/run/cdi`` hostPath the plugin writes its CDI spec to
     (upstream deployment/k8s/overlay/cdi.yaml).
     """
@@ -319,8 +319,8 @@ def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=
     if node_selector is not None:
         if node_selector:
             pod_spec["nodeSelector"] = dict((str(k), str(v)) for k, v in node_selector.items())
-    elif node_affinity(node_labels):
-        pod_spec["affinity"] = node_affinity(node_labels)
+    elif node_affinity(node_label_keys):
+        pod_spec["affinity"] = node_affinity(node_label_keys)
     if tolerations:
         pod_spec["tolerations"] = [dict(t) for t in tolerations]
     if image_pull_secrets:

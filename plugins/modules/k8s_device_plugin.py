@@ -132,11 +132,13 @@ options:
     default: []
   node_selector:
     description:
-      - C(nodeSelector) of the DaemonSet; replaces the node affinity of O(node_labels). V({}) selects every node.
-      - Omitted - the plugin goes to the nodes carrying any of O(node_labels).
+      - C(nodeSelector) of the DaemonSet (a mapping); replaces the node affinity of O(node_label_keys). V({}) selects every
+        node.
+      - Omitted - the plugin goes to the nodes carrying any of O(node_label_keys).
     type: dict
-  node_labels:
+  node_label_keys:
     description:
+      - Label keys (a list), any of which places the plugin - not a C(nodeSelector) mapping (that is O(node_selector)).
       - Without O(node_selector), the DaemonSet gets a required node affinity that accepts a node carrying any of these
         labels with the value V(true) (one C(nodeSelectorTerm) each).
       - The default accepts node-feature-discovery from v0.14 on (C(feature.node.kubernetes.io/rdma.available) - the
@@ -315,7 +317,7 @@ def argument_spec():
         per_rail=dict(type="bool", default=False),
         probe_records=dict(type="list", elements="dict", default=[]),
         node_selector=dict(type="dict"),
-        node_labels=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS)),
+        node_label_keys=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS)),
         tolerations=dict(type="list", elements="dict", default=[]),
         priority_class=dict(type="str", default="system-node-critical"),
         use_cdi=dict(type="bool", default=False),
@@ -346,7 +348,7 @@ def build(p):
                            image=p["image"], tag=p["tag"], image_pull_policy=p["image_pull_policy"],
                            node_selector=p["node_selector"], tolerations=p["tolerations"],
                            priority_class=p["priority_class"], use_cdi=p["use_cdi"],
-                           image_pull_secrets=p["image_pull_secrets"], node_labels=p["node_labels"])
+                           image_pull_secrets=p["image_pull_secrets"], node_label_keys=p["node_label_keys"])
     return cfg, objects
 
 

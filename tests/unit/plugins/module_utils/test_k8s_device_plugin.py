@@ -161,9 +161,9 @@ def test_default_placement_is_a_node_affinity_accepting_each_nfd_label(labels, s
     assert (why is None) == selected, why
     if not selected:
         assert "required node affinity" in why and "feature.node.kubernetes.io/rdma.available In true" in why
-    # an explicit node selector replaces the affinity; {} and node_labels=[] select every node
+    # an explicit node selector replaces the affinity; {} and node_label_keys=[] select every node
     assert "affinity" not in _objects(node_selector={"a": "b"})[1][1]["spec"]["template"]["spec"]
-    for kwargs in ({"node_selector": {}}, {"node_labels": []}):
+    for kwargs in ({"node_selector": {}}, {"node_label_keys": []}):
         every = _objects(**kwargs)[1][1]["spec"]["template"]["spec"]
         assert "affinity" not in every and "nodeSelector" not in every
 
