@@ -227,8 +227,21 @@ class ActionModule(ActionBase):
                 out[name] = first + int(item.get("position", 0))
         return out
 
+    def _notes(self, shared, host, progress):
+        """Print once each note of ``host``'s runner (progress ``notes``: what it says of itself, e.g. its position
+        answers off) - a runner under ``async`` has no other way to be heard before it ends."""
+        for index, text in enumerate(progress.get("notes") or []):
+            marker = os.path.join(shared, "noted-%s-%d" % (_safe(host), index))
+            try:
+                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except FileExistsError:
+                continue
+            self._display.warning("rdma sweep: %s: %s" % (host, str(text)[:500]))
+
     def _report(self, shared, args, host, progress, dead):
-        """Write this host's progress; print the line of every round that every live host has passed."""
+        """Write this host's progress (and print its new notes); print the line of every round that every live host
+        has passed."""
+        self._notes(shared, host, progress)
         steps = args.get("rounds") or []
         first = int(args.get("first_step") or 0)
         total_steps = len(steps)

@@ -8,9 +8,10 @@ filter ``sweep_schedule``) and starts one runner per host (module ``perftest_swe
 is ``[step, test, round, role, peer]``:
 
 - ``server``: one detached server per device (TCP port ``port + (step % port_span) *
-  len(devices) + i``: a client that runs ahead can never reach the server of an
-  earlier step), waited for until it ends (at its ``timeout_s`` at the latest; listening
-  again while the client's host is alive and still busy with an earlier step);
+  rails + i``, ``rails`` the most devices of any host of the sweep, sweep_rails: the same on
+  every host; a client that runs ahead can never reach the server of an earlier step), waited
+  for until it ends (at its ``timeout_s`` at the latest; listening again while the client's
+  host is alive and still busy with an earlier step);
 - ``client``: perftest_pairs.run_clients (retries while the server does not listen,
   within ``connect_timeout_s``, extended while the server's host is alive and still busy
   with an earlier step: what its own runner answers on the position port (PositionServer,
@@ -18,14 +19,18 @@ is ``[step, test, round, role, peer]``:
   the steps the controller last saw).
 
 Runners tell each other their position directly: each answers on TCP port ``position_port``
-(default the control port's number, ``port + port_span * len(devices)``; 0: off) of the
-address its peers reach it on (its own entry in ``peers``) with its current step, only while
-it lives (closed on every exit path). A runner whose partner does not come asks the partner's
-runner in a thread (never blocking the runner); an earlier step means "only late" and it keeps
-waiting, at most ``timeout_s + connect_timeout_s + collect_timeout_s`` per step the partner is
-seen at; no answer (dead, silent, filtered), an ended runner, this step or a later one end the
-wait as before. Without the controller's positions (the lease off: fewer forks than hosts) this
-is what keeps a partner delayed by a dead host from being taken for dead.
+(default the control port's number, ``port + port_span * rails``; 0: off) with its current
+step, only while it lives (closed on every exit path). It listens on the wildcard address, as
+perftest's servers do; where the address its peers are given for it is a loopback address it
+listens there only if every peer's is loopback too (one machine), and else answers nothing
+and says so once in its progress (listen_address). One thread serves every question at once
+(a selector, a deadline per connection, POSITION_MAX_CLIENTS at most). A runner whose partner
+does not come asks the partner's runner in a thread (never blocking the runner); an earlier
+step means "only late" and it keeps waiting, at most ``timeout_s + connect_timeout_s +
+collect_timeout_s`` per step the partner is seen at; no answer (dead, silent, filtered), an
+ended runner, this step or a later one end the wait as before. Without the controller's
+positions (the lease off: fewer forks than hosts) this is what keeps a partner delayed by a
+dead host from being taken for dead.
 
 Pairs synchronise through their own connection: no barrier, no deadlock (each round is
 a matching and each host runs its rounds in order). Faults cost little: a peer that
@@ -41,7 +46,7 @@ stops renewing its lease (``lease`` file touched by every ``phase: status``) for
 ``lease_s`` seconds: killing ansible-playbook stops every runner.
 
 Files (all under ``<state_root>/<host id>/<run_id>/sweep-<label>-<host>/``, see
-PerftestRun.open_state): ``progress.json`` (pid, next step, pairs done, failing),
+PerftestRun.open_state): ``progress.json`` (pid, next step, pairs done, failing, notes),
 ``records.json`` (at the end), ``lease``, ``dead.json``; the per-step process directories
 live beside them. Every directory is made (and marked) by the collection; the cleanup
 kills and removes only those (PerftestRun.stop_and_remove).
@@ -52,9 +57,11 @@ from __future__ import annotations
 
 import errno
 import functools
+import ipaddress
 import json
 import os
 import select
+import selectors
 import socket
 import threading
 import time
@@ -80,6 +87,7 @@ POSITION_ASK_S = 0.5   # a runner waiting for its partner asks the partner's run
 POSITION_TIMEOUT_S = 1.0   # one question (connect, ask, answer), and how long an answering runner reads a question
 POSITION_FRESH_S = 3.0     # an answer older than this is not used (the partner stopped answering: as if it never did)
 POSITION_MAX_BYTES = 1024  # a question or an answer is one JSON line of at most this many bytes
+POSITION_MAX_CLIENTS = 32  # questions answered at once; a connection beyond this is closed at once
 
 
 TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"     # the st column of /proc/net/tcp
@@ -147,28 +155,46 @@ def read_json(directory, name):
     return detached._read_json(os.path.join(directory, name))  # pylint: disable=protected-access
 
 
+# ---------------------------------------------------------------- the ports every host of the sweep agrees on
+def sweep_rails(p):
+    """The number of devices the sweep's ports are laid out for, the same on every host whatever its own rail count:
+    O(rails) (the playbook: the most devices of any host of the sweep), else the longest device list of O(peer_rates)
+    (every host's devices, handed alike to every runner), at least this host's own. The step ports, the control port
+    and the position port come from it: a host with one rail and a host with four compute the same ports."""
+    own = len(p.get("devices") or [])
+    if p.get("rails"):
+        rails = int(p["rails"])
+        if rails < own:
+            raise AcceptanceError("rails %d is fewer than the %d devices of this host: give the most devices of any "
+                                  "host of the sweep" % (rails, own))
+        return rails
+    lengths = [len(rates) for rates in (p.get("peer_rates") or {}).values() if isinstance(rates, list)]
+    return max([own, 1] + lengths)
+
+
 # ---------------------------------------------------------------- positions: runners tell each other where they are
-# A runner answers on a TCP port of the address its peers reach it on (O(position_port), by default the number of the
-# control port: O(port) + O(port_span) x devices, the UDP ready notices' number) with the step it is at. A runner whose
-# partner does not come (a client refused, a server nobody connected to) asks the partner's runner: an earlier step
-# means "only late", and it keeps waiting for at most that step's worst-case duration (step_worst_s); anything else -
-# no answer (a dead host, a firewall dropping the port), a runner that ended, this step or a later one - ends the
-# wait as before. The answer is never trusted beyond that bounded wait.
+# A runner answers on a TCP port (O(position_port), by default the number of the control port: O(port) +
+# O(port_span) x sweep_rails, the UDP ready notices' number) with the step it is at, on the wildcard address as
+# perftest's own servers listen (listen_address). A runner whose partner does not come (a client refused, a server
+# nobody connected to) asks the partner's runner: an earlier step means "only late", and it keeps waiting for at most
+# that step's worst-case duration (step_worst_s); anything else - no answer (a dead host, a firewall dropping the
+# port), a runner that ended, this step or a later one - ends the wait as before. The answer is never trusted beyond
+# that bounded wait.
 
 def position_port(p):
     """The TCP port of the position answers (0: off): O(position_port), else the control port's number."""
     if p.get("position_port") is not None:
         return int(p["position_port"])
-    return control_port(p["port"], p["port_span"], len(p.get("devices") or []))
+    return control_port(p["port"], p["port_span"], sweep_rails(p))
 
 
 def check_position_port(p):
     """A position port that is one of the steps' perftest ports is refused (it would take a server's port)."""
     port = position_port(p)
-    first, last = p["port"], control_port(p["port"], p["port_span"], len(p.get("devices") or [])) - 1
+    first, last = p["port"], control_port(p["port"], p["port_span"], sweep_rails(p)) - 1
     if port and first <= port <= last:
         raise AcceptanceError("position_port %d is one of the steps' TCP ports (%d-%d: port + (step mod port_span) x "
-                              "devices + i); choose another, or 0 to turn the position answers off" % (port, first, last))
+                              "rails + i); choose another, or 0 to turn the position answers off" % (port, first, last))
 
 
 def step_worst_s(p):
@@ -178,34 +204,82 @@ def step_worst_s(p):
     return float(p["timeout_s"]) + float(p["connect_timeout_s"]) + float(p["collect_timeout_s"])
 
 
+def is_loopback(address):
+    """True for a loopback address: 127.0.0.0/8, ::1 (or an IPv4-mapped loopback), ``localhost`` and ``*.localhost``
+    (RFC 6761). A name is not resolved: what it resolves to here (Debian's 127.0.1.1 for the host's own name) is not
+    what the peers resolve it to."""
+    text = str(address).strip().lower().rstrip(".")
+    if text == "localhost" or text.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def listen_address(own, peers):
+    """Where a runner's answers listen, from ``own`` (the address its peers are given for this host) and ``peers``
+    (every host's): the wildcard address, as perftest's servers listen (getaddrinfo(NULL, port, AI_PASSIVE)) - of
+    IPv6, dual stack, unless ``own`` is an IPv4 address. A loopback ``own`` is reachable from this machine alone: it
+    is bound itself when every address of ``peers`` is loopback too (a sweep on one machine, several runners each on
+    its own loopback address), else nothing is (AcceptanceError: the peers elsewhere cannot reach it)."""
+    if is_loopback(own):
+        others = [str(a) for a in (peers or {}).values() if not is_loopback(a)]
+        if others or not peers:
+            raise AcceptanceError(
+                "the address the peers are given for this host, %s, is a loopback address: hosts elsewhere (%s) "
+                "cannot reach it; set rdma_server_address (or ansible_host) to an address they reach"
+                % (own, ", ".join(sorted(others)[:3]) or "not known"))
+        text = str(own).strip("[]")
+        return ("127.0.0.1" if text.lower().rstrip(".").endswith("localhost") else text), None
+    try:
+        if ipaddress.ip_address(str(own).strip("[]").split("%", 1)[0]).version == 4:
+            return "0.0.0.0", None
+    except ValueError:
+        pass
+    return "::", "0.0.0.0"       # IPv6 dual stack; IPv4 where this host has no IPv6
+
+
 def _listen(family, sockaddr):
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)      # TIME_WAIT only; never a live listener's port
         if family == socket.AF_INET6:
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0 if sockaddr[0] == "::" else 1)
         sock.bind(sockaddr)
-        sock.listen(16)
+        sock.listen(POSITION_MAX_CLIENTS)
+        sock.setblocking(False)
     except (OSError, socket.error):
         sock.close()
         raise
     return sock
 
 
-def bind_position(address, port):
-    """A listening TCP socket on ``address`` (the address peers reach this host on) and ``port``: (socket, what it is
-    bound to). Where that address is not this host's own (NAT: the peers reach it through a translated address), the
-    wildcard address of its family, as perftest's own servers listen. Raises OSError (the caller turns answers off)."""
-    infos = socket.getaddrinfo(address, port, 0, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
-    for family, _type, _proto, _name, sockaddr in infos:
-        try:
-            return _listen(family, sockaddr), sockaddr[0]
-        except (OSError, socket.error) as exc:
-            if exc.errno != errno.EADDRNOTAVAIL:
-                raise
-    family = infos[0][0]
-    wildcard = ("::", port, 0, 0) if family == socket.AF_INET6 else ("0.0.0.0", port)
-    return _listen(family, wildcard), wildcard[0]
+def bind_position(address, port, peers):
+    """A listening, non-blocking TCP socket for the answers of the host the peers reach at ``address`` (listen_address):
+    (socket, the address it is bound to). Raises AcceptanceError (a loopback address the peers cannot reach) or
+    OSError (the port taken); the caller turns the answers off and says why."""
+    first, fallback = listen_address(address, peers)
+    try:
+        family = socket.AF_INET6 if ":" in first else socket.AF_INET
+        return _listen(family, (first, port)), first
+    except (OSError, socket.error) as exc:
+        if fallback is None or exc.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
+            raise
+    return _listen(socket.AF_INET, (fallback, port)), fallback
+
+
+def _parse_line(data):
+    """The JSON object of the first line of ``data``; None when there is none."""
+    if b"\n" not in data:
+        return None
+    try:
+        item = json.loads(data.split(b"\n", 1)[0].decode("utf-8"))
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) else None
 
 
 def _read_line(conn, deadline):
@@ -220,13 +294,7 @@ def _read_line(conn, deadline):
         if not chunk:
             break
         data += chunk
-    if b"\n" not in data:
-        return None
-    try:
-        item = json.loads(data.split(b"\n", 1)[0].decode("utf-8"))
-    except ValueError:
-        return None
-    return item if isinstance(item, dict) else None
+    return _parse_line(data)
 
 
 def _encode(item):
@@ -254,9 +322,12 @@ def ask_position(address, port, who, timeout_s=POSITION_TIMEOUT_S):
 
 class PositionServer(object):
     """This runner's answers: a thread that answers every question naming this run, label and host with ``where()``
-    (``{"step", "finished"}``). It answers only while the runner lives: close() (every exit path of the runner) ends
-    the thread and closes the socket, and the socket goes with the process however it ends (the supervisors of the
-    perftest processes close what they inherit)."""
+    (``{"step", "finished"}``). One selector loop over non-blocking sockets: each connection has its own deadline
+    (POSITION_TIMEOUT_S from its accept) and is closed when answered, refused or late, so a slow client delays no
+    other; at most POSITION_MAX_CLIENTS at once (one more is closed at once). It answers only while the runner lives:
+    close() (every exit path of the runner) ends the thread, which closes every connection and the socket, and the
+    socket goes with the process however it ends (the supervisors of the perftest processes close what they
+    inherit)."""
 
     def __init__(self, who, where):
         self.who = who
@@ -266,40 +337,89 @@ class PositionServer(object):
         self.stop = threading.Event()
         self.thread = None
 
-    def open(self, address, port):
-        self.sock, self.bound = bind_position(address, port)
+    def open(self, address, port, peers=None):
+        self.sock, self.bound = bind_position(address, port, peers)
         self.thread = threading.Thread(target=self._serve, name="sweep-positions")
         self.thread.daemon = True
         self.thread.start()
         return self
 
     def _serve(self):
-        while not self.stop.is_set():
-            try:
-                readable = select.select([self.sock], [], [], 0.2)[0]
-                if not readable or self.stop.is_set():
-                    continue
-                conn = self.sock.accept()[0]
-            except (OSError, socket.error, ValueError):
-                if self.stop.is_set():
-                    return
-                time.sleep(0.05)
-                continue
-            try:
-                self._answer(conn)
-            except (OSError, socket.error, ValueError):
-                pass
-            finally:
-                conn.close()
+        selector = selectors.DefaultSelector()
+        conns = {}       # socket -> {"deadline", "data" (read), "out" (left to send)}
+        try:
+            selector.register(self.sock, selectors.EVENT_READ)
+            while not self.stop.is_set():
+                now = time.monotonic()
+                wait = min([0.2] + [max(0.0, c["deadline"] - now) for c in conns.values()])
+                for key, _mask in selector.select(wait):
+                    if key.fileobj is self.sock:
+                        self._accept(selector, conns)
+                    elif key.fileobj in conns:
+                        self._step(selector, conns, key.fileobj)
+                now = time.monotonic()
+                for conn in [c for c, state in conns.items() if state["deadline"] <= now]:
+                    self._drop(selector, conns, conn)
+        except (OSError, socket.error, ValueError):
+            pass            # the socket closed under it: answers end (best effort)
+        finally:
+            for conn in list(conns):
+                self._drop(selector, conns, conn)
+            selector.close()
 
-    def _answer(self, conn):
-        """One question, read within POSITION_TIMEOUT_S (a slow or hostile client holds the thread no longer)."""
-        item = _read_line(conn, time.monotonic() + POSITION_TIMEOUT_S)
-        if not item or any(item.get(key) != self.who[key] for key in ("run", "label", "host")):
+    def _accept(self, selector, conns):
+        while True:
+            try:
+                conn = self.sock.accept()[0]
+            except (BlockingIOError, InterruptedError):
+                return
+            except (OSError, socket.error):
+                return      # ECONNABORTED, EMFILE...: the next select tries again
+            if len(conns) >= POSITION_MAX_CLIENTS:
+                conn.close()
+                continue
+            conn.setblocking(False)
+            conns[conn] = {"deadline": time.monotonic() + POSITION_TIMEOUT_S, "data": b"", "out": None}
+            selector.register(conn, selectors.EVENT_READ)
+
+    def _step(self, selector, conns, conn):
+        """Read the question (answer it, or close), or send what is left of the answer (then close)."""
+        state = conns[conn]
+        try:
+            if state["out"] is None:
+                chunk = conn.recv(POSITION_MAX_BYTES - len(state["data"]))
+                state["data"] += chunk
+                if chunk and b"\n" not in state["data"] and len(state["data"]) < POSITION_MAX_BYTES:
+                    return
+                state["out"] = self._answer(_parse_line(state["data"]))
+                if not state["out"]:
+                    self._drop(selector, conns, conn)
+                    return
+                selector.modify(conn, selectors.EVENT_WRITE)
+            sent = conn.send(state["out"])
+            state["out"] = state["out"][sent:]
+        except (BlockingIOError, InterruptedError):
             return
+        except (OSError, socket.error):
+            state["out"] = b""
+        if not state["out"]:
+            self._drop(selector, conns, conn)
+
+    @staticmethod
+    def _drop(selector, conns, conn):
+        conns.pop(conn, None)
+        try:
+            selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        conn.close()
+
+    def _answer(self, item):
+        """The answer to a question (bytes), or b"" for one that does not name this run, label and host."""
+        if not item or any(item.get(key) != self.who[key] for key in ("run", "label", "host")):
+            return b""
         where = self.where()
-        conn.settimeout(POSITION_TIMEOUT_S)
-        conn.sendall(_encode(dict(self.who, step=where.get("step"), finished=bool(where.get("finished")))))
+        return _encode(dict(self.who, step=where.get("step"), finished=bool(where.get("finished"))))
 
     def close(self):
         self.stop.set()
@@ -416,6 +536,7 @@ class Sweep(PerftestRun):
         self.failing = 0
         self.started_pid = os.getpid()
         self.governor_text = "not requested"
+        self.notes = []           # what the runner says once of itself (progress.json: printed by the wait)
         self.lease_touch()
         self.progress(None, 0)
         self.live = []
@@ -575,7 +696,7 @@ class Sweep(PerftestRun):
         p = self.p
         rates = (p["peer_rates"] or {}).get(peer) or []
         return dict(p, test=test, peer=(p["peers"] or {}).get(peer) or peer, peer_name=peer,
-                    port=step_port(p["port"], step, p["port_span"], len(p["devices"])),
+                    port=step_port(p["port"], step, p["port_span"], sweep_rails(p)),
                     peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep", step=step)
 
     def error_records(self, params, plan, role, reason, peer_is_client=False):
@@ -809,12 +930,11 @@ class Sweep(PerftestRun):
         try:
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("0.0.0.0", control_port(p["port"], p["port_span"], len(p["devices"]))))
+            sock.bind(("0.0.0.0", control_port(p["port"], p["port_span"], sweep_rails(p))))
             sock.setblocking(False)
             self.notices = sock
         except (OSError, socket.error) as exc:
-            self.module.warn("ready notices off (%s): refused clients retry every %ss"
-                             % (exc, p["connect_retry_delay_s"]))
+            self.note("ready notices off (%s): refused clients retry every %ss" % (exc, p["connect_retry_delay_s"]))
             self.notices = None
 
     def notify_ready(self, jobs, peer, address, step):
@@ -830,7 +950,7 @@ class Sweep(PerftestRun):
             time.sleep(0.01)
         message = json.dumps({"run": self.p["run_id"], "label": self.p["label"], "from": self.host,
                               "step": step}).encode("utf-8")
-        target = (address, control_port(self.p["port"], self.p["port_span"], len(self.p["devices"])))
+        target = (address, control_port(self.p["port"], self.p["port_span"], sweep_rails(self.p)))
         for _copy in range(2):
             try:
                 self.notices.sendto(message, target)
@@ -896,23 +1016,32 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- position answers (TCP, best effort)
     def open_positions(self):
-        """Answer the peers' runners where this one is (PositionServer) on the address they reach this host on
-        (``peers``). Best effort: without it (off, no address of this host, the port taken) a late partner is only
-        known from the controller's positions, as before."""
+        """Answer the peers' runners where this one is (PositionServer; where it listens: listen_address). Best
+        effort: without it (off, no address of this host, a loopback address the peers cannot reach, the port taken)
+        a late partner is only known from the controller's positions, as before - and the runner says so once
+        (note)."""
         p = self.p
         port = position_port(p)
         address = (p["peers"] or {}).get(self.host)
         if not port:
             return
         if not address:
-            self.module.warn("position answers off: peers gives no address of %s" % self.host)
+            self.note("position answers off: peers gives no address of %s" % self.host)
             return
         try:
-            self.positions = PositionServer(self.who(self.host), lambda: self.where).open(address, port)
-        except (OSError, socket.error) as exc:
-            self.module.warn("position answers off (%s port %s: %s): a late partner is known from the controller "
-                             "alone" % (address, port, exc))
+            self.positions = PositionServer(self.who(self.host), lambda: self.where).open(address, port, p["peers"])
+        except (AcceptanceError, OSError, socket.error) as exc:
+            self.note("position answers off (%s port %s: %s): a late partner is known from the controller alone"
+                      % (address, port, exc))
             self.positions = None
+
+    def note(self, text):
+        """Say ``text`` once: in progress.json (the wait prints each note of a host once) and as a module warning."""
+        if text in self.notes:
+            return
+        self.notes.append(text)
+        self.module.warn(text)
+        self.progress(*self.last_progress)
 
     def who(self, host):
         return {"run": self.p["run_id"], "label": self.p["label"], "host": host}
@@ -944,9 +1073,11 @@ class Sweep(PerftestRun):
                 self.dead[name] = why
 
     def progress(self, step, position, finished=None):
+        self.last_progress = (step, position, finished)
         data = {"pid": self.started_pid, "proc_start_time": detached._proc_start_time(self.started_pid),  # pylint: disable=protected-access
                 "next_step": step, "position": position, "pairs_done": self.pairs_done, "failing": self.failing,
-                "dead": sorted(self.dead), "finished": finished, "time": time.time()}
+                "dead": sorted(self.dead), "finished": finished, "time": time.time(),
+                "notes": list(self.notes)}
         _write_json(self.here, PROGRESS, data)
 
     # ---------------------------------------------------------------- status (controller polls) and absent

@@ -20,7 +20,7 @@ description:
     C(rdma.<test>.server). A missing perftest program, a peer that never answered and a process past its
     O(timeout_s) are C(error) records, not failed tasks.
   - Pairs synchronise through their own connection (a client retries until its server listens, within
-    O(connect_timeout_s)); each step uses its own TCP ports (O(port) + (step mod O(port_span)) x devices + i), so a
+    O(connect_timeout_s)); each step uses its own TCP ports (O(port) + (step mod O(port_span)) x O(rails) + i), so a
     client that runs ahead never reaches the server of an earlier step.
   - A peer that did not answer once (or that the controller declared unreachable) is not waited for
     again; its remaining pairs become C(error) records at once, on the client of each pair.
@@ -141,16 +141,28 @@ options:
     default: 32
   position_port:
     description:
-      - TCP port on which the runner answers the other runners where it is in its schedule (its step), on the address
-        of this host in O(peers) (the address its peers reach it on; the wildcard address where that address is not
-        this host's own, as behind NAT). Default - the number of the control port, O(port) + O(port_span) x devices
-        (the ready notices use it over UDP). V(0) turns the answers off. Every host of a sweep must use the same.
+      - TCP port on which the runner answers the other runners where it is in its schedule (its step). It listens on
+        the wildcard address, as perftest's own servers do - unless this host's address in O(peers) is a loopback
+        address (V(127.0.0.0/8), V(::1), V(localhost)) - then it listens on that address where every host of O(peers)
+        is loopback too (a sweep on one machine), and answers nothing otherwise (hosts elsewhere cannot reach it; the
+        runner says so once in its progress, which O(phase=wait) prints). Default - the number of the control port,
+        O(port) + O(port_span) x O(rails) (the ready notices use it over UDP). V(0) turns the answers off. Every host
+        of a sweep must use the same.
       - A runner whose partner does not come (a client refused for O(connect_timeout_s), a server no client connected
         to) asks the partner's runner; a partner still at an earlier step is waited for, at most the worst-case
         duration of that step (O(timeout_s) + O(connect_timeout_s) + O(collect_timeout_s)) from when it was seen there.
         No answer (a dead host, the port filtered), a runner that ended, or a partner at this step or a later one ends
         the wait as before. The controller's positions (O(phase=wait)) remain a second source.
       - Must be 0 to 65535, and not one of the steps' TCP ports.
+    type: int
+  rails:
+    description:
+      - The number of devices the sweep's ports are laid out for - the most devices of any host of the sweep, the
+        same for every runner (the playbook passes it), so that hosts with different numbers of rails compute the
+        same step ports (O(port) + (step mod O(port_span)) x O(rails) + i), control port and position port.
+      - Default - the longest device list of O(peer_rates) (every host's, handed alike to every runner), at least the
+        number of O(devices).
+      - Must be 1 to 1000, and not fewer than O(devices).
     type: int
   devices:
     description:
@@ -192,7 +204,7 @@ options:
   connect_retry_delay_s:
     description:
       - Pause between two client attempts. The server's runner tells the client's runner (one UDP datagram to the
-        control port O(port) + O(port_span) x devices) as soon as its servers listen, which ends the pause at once;
+        control port O(port) + O(port_span) x O(rails)) as soon as its servers listen, which ends the pause at once;
         the pause is only waited out in full where that datagram does not arrive.
       - Must be 0 or more.
     type: float
@@ -271,7 +283,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import p
 RANGES = dict(perftest_pairs.TEST_RANGES, **{
     "port": argspec.PORT, "connect_timeout_s": argspec.NON_NEGATIVE,
     "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
-    "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000), "position_port": (0, 65535),
+    "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000), "position_port": (0, 65535), "rails": (1, 1000),
 })
 
 
@@ -297,6 +309,7 @@ def argument_spec():
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),
         position_port=dict(type="int"),
+        rails=dict(type="int"),
         gpu_probe=dict(type="list", elements="dict", default=[]),
         out_json=dict(type="bool", default=False),
         connect_retry_delay_s=dict(type="float", default=1.0),

@@ -21,6 +21,8 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_per
     base, ended, events, exits, fake, free_port, run_dir, start_runner, status)
 
 WHO = {"run": "r1", "label": "main", "host": "node2"}
+# a sweep on this machine alone: every runner on its own loopback address (listen_address binds it)
+ON_ONE_MACHINE = {"node1": "127.0.0.2", "node2": "127.0.0.1"}
 
 
 class Where(object):
@@ -36,7 +38,7 @@ class Where(object):
 @pytest.fixture
 def server():
     where = Where(step=3)
-    srv = perftest_sweep.PositionServer(dict(WHO), where).open("127.0.0.1", free_port())
+    srv = perftest_sweep.PositionServer(dict(WHO), where).open("127.0.0.1", free_port(), ON_ONE_MACHINE)
     yield srv, where
     srv.close()
 
@@ -75,13 +77,15 @@ def test_it_binds_the_address_its_peers_reach_it_on_only(server):
     assert perftest_sweep.ask_position("127.0.0.2", port, WHO, timeout_s=1.0) is None
 
 
-def test_an_address_that_is_not_this_hosts_falls_back_to_the_wildcard():
-    """Behind NAT the peers' address of a host is not one of its own: it listens on every address, as perftest's
-    servers do (TEST-NET-1 192.0.2.1 is nobody's address)."""
+@pytest.mark.parametrize("own", ["192.0.2.1", "node2.example"])
+def test_an_address_that_is_not_loopback_listens_on_the_wildcard(own):
+    """As perftest's own servers (getaddrinfo(NULL, port, AI_PASSIVE)): whatever the peers' address of the host (its
+    own, one behind NAT - TEST-NET-1 192.0.2.1 is nobody's address - or a name), every address of the host answers."""
     port = free_port()
-    srv = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("192.0.2.1", port)
+    srv = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open(own, port, {"node1": "10.0.0.1", "node2": own})
     try:
-        assert srv.bound == "0.0.0.0" and srv.sock.getsockname() == ("0.0.0.0", port)
+        assert srv.bound == ("0.0.0.0" if own[0].isdigit() else srv.bound) and srv.bound in ("0.0.0.0", "::")
+        assert srv.sock.getsockname()[:2] == (srv.bound, port)
         assert perftest_sweep.ask_position("127.0.0.1", port, WHO) == {"step": 1, "finished": False}
     finally:
         srv.close()
@@ -89,10 +93,10 @@ def test_an_address_that_is_not_this_hosts_falls_back_to_the_wildcard():
 
 def test_a_port_in_use_is_an_error_for_the_caller():
     port = free_port()
-    first = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("127.0.0.1", port)
+    first = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("127.0.0.1", port, ON_ONE_MACHINE)
     try:
         with pytest.raises(OSError):
-            perftest_sweep.PositionServer(dict(WHO), Where(step=2)).open("127.0.0.1", port)
+            perftest_sweep.PositionServer(dict(WHO), Where(step=2)).open("127.0.0.1", port, ON_ONE_MACHINE)
         # the first one still answers
         assert perftest_sweep.ask_position("127.0.0.1", port, WHO) == {"step": 1, "finished": False}
     finally:
@@ -119,12 +123,12 @@ def test_garbage_gets_no_answer_and_the_runner_keeps_answering(server, data):
     assert perftest_sweep.ask_position("127.0.0.1", port, WHO) == {"step": 3, "finished": False}
 
 
-def test_a_silent_client_holds_the_answers_for_one_question_timeout_at_most(server):
+def test_a_silent_client_is_closed_without_an_answer_at_its_deadline(server):
     srv, _where = server
     port = srv.sock.getsockname()[1]
     with socket.create_connection(("127.0.0.1", port), timeout=5) as hog:
         started = time.monotonic()
-        # the hog says nothing; the thread reads it for POSITION_TIMEOUT_S, then answers the next question
+        # the hog says nothing: the next question is answered meanwhile, the hog closed at its own deadline
         answer = perftest_sweep.ask_position("127.0.0.1", port, WHO, timeout_s=perftest_sweep.POSITION_TIMEOUT_S + 2)
         assert answer == {"step": 3, "finished": False}
         assert time.monotonic() - started < perftest_sweep.POSITION_TIMEOUT_S + 1.5
@@ -134,7 +138,7 @@ def test_a_silent_client_holds_the_answers_for_one_question_timeout_at_most(serv
 def test_closed_answers_are_refused_at_once():
     """A runner that ended (close: every exit path) answers nothing: its port refuses, the thread is gone."""
     port = free_port()
-    srv = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("127.0.0.1", port)
+    srv = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("127.0.0.1", port, ON_ONE_MACHINE)
     srv.close()
     assert not srv.thread.is_alive() and srv.sock is None
     with pytest.raises(ConnectionRefusedError):
@@ -191,7 +195,7 @@ def test_no_answer_costs_one_question_timeout():
 def test_a_watch_follows_the_partner_and_forgets_a_stale_answer():
     where = Where(step=2)
     port = free_port()
-    srv = perftest_sweep.PositionServer(dict(WHO), where).open("127.0.0.1", port)
+    srv = perftest_sweep.PositionServer(dict(WHO), where).open("127.0.0.1", port, ON_ONE_MACHINE)
     watch = perftest_sweep.PositionWatch("127.0.0.1", port, WHO, ask_s=0.05, fresh_s=0.5).start()
     try:
         deadline = time.monotonic() + 5
@@ -370,3 +374,142 @@ def test_a_client_of_a_dead_host_gives_up_after_connect_timeout_as_before(fake):
     # (step_worst_s: 30 + 3 + 60 s)
     assert took < 3 + 10.0, took
     assert not [e for e in events(fake) if e["role"] == "server"]
+
+
+# ---------------------------------------------------------------- review: rails, concurrent answers, loopback
+
+def test_hosts_with_different_rail_counts_agree_on_every_port():
+    """The ports come from what every runner of the sweep is handed alike (peer_rates: every host's devices; the
+    playbook's ``rails``), not from the local device count: a host with one rail and one with four ask and answer on
+    the same position port, notify on the same control port and meet on the same step ports."""
+    rates = {"a": [400.0], "b": [400.0] * 4}
+    one = {"port": 18515, "port_span": 32, "devices": ["mlx5_0"], "position_port": None, "peer_rates": rates}
+    four = dict(one, devices=["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
+    assert perftest_sweep.position_port(one) == perftest_sweep.position_port(four) == 18515 + 32 * 4
+    assert perftest_sweep.sweep_rails(one) == perftest_sweep.sweep_rails(four) == 4
+    assert perftest_sweep.sweep_rails(dict(one, rails=6)) == 6
+    with pytest.raises(AcceptanceError, match="rails 2 is fewer than the 4 devices"):
+        perftest_sweep.sweep_rails(dict(four, rails=2))
+    for p in (one, four):
+        with pytest.raises(AcceptanceError, match="one of the steps' TCP ports"):
+            perftest_sweep.check_position_port(dict(p, position_port=18515 + 32 * 4 - 1))
+        perftest_sweep.check_position_port(p)
+
+
+def test_a_pair_with_different_rail_counts_meets_and_hears_the_late_server(fake):
+    """``other`` (one rail) is late at step 0; ``me`` (two rails) waits for it at step 1 because both compute the
+    same step ports and position port (peer_rates, as the playbook hands them). Before, ``me`` asked and connected
+    on ports laid out for two devices, ``other`` listened on ports laid out for one: "Couldn't connect"."""
+    rates = {"me": [None, None], "other": [None], "third": [None]}
+    servers, clients, _took = late_server_pair(fake, client_extra={"devices": ["mlx5_0", "mlx5_1"],
+                                                                   "peer_rates": rates},
+                                               server_extra={"peer_rates": rates})
+    by_device = dict((r["target"], r) for r in clients)
+    assert by_device["mlx5_0"]["status"] == "pass", by_device["mlx5_0"].get("reason")
+    assert by_device["mlx5_0"]["params"]["attempts"] > 1
+    # the second rail has no server on a one-rail host: an error of that rail alone
+    assert by_device["mlx5_1"]["status"] == "error"
+    assert dict((r["peer"], r["status"]) for r in servers)["me"] == "pass"
+
+
+def test_a_slow_client_does_not_delay_another_answer(server):
+    srv, _where = server
+    port = srv.sock.getsockname()[1]
+    hogs = [socket.create_connection(("127.0.0.1", port), timeout=5) for _i in range(3)]
+    try:
+        hogs[0].sendall(b'{"run": "r1", ')      # half a question, then nothing
+        time.sleep(0.05)
+        started = time.monotonic()
+        assert perftest_sweep.ask_position("127.0.0.1", port, WHO, timeout_s=2.0) == {"step": 3, "finished": False}
+        assert time.monotonic() - started < 0.3
+        # each slow client is closed at its own deadline, without an answer
+        for hog in hogs:
+            assert hog.recv(10) == b""
+    finally:
+        for hog in hogs:
+            hog.close()
+
+
+def test_more_clients_than_the_cap_are_closed_at_once_and_the_answers_go_on(server):
+    srv, _where = server
+    port = srv.sock.getsockname()[1]
+    hogs = [socket.create_connection(("127.0.0.1", port), timeout=5)
+            for _i in range(perftest_sweep.POSITION_MAX_CLIENTS + 3)]
+    try:
+        time.sleep(0.3)
+        closed = 0
+        for hog in hogs:
+            hog.settimeout(0.05)
+            try:
+                closed += hog.recv(10) == b""
+            except socket.timeout:
+                pass
+            except ConnectionResetError:
+                closed += 1
+        assert closed >= 3
+        time.sleep(perftest_sweep.POSITION_TIMEOUT_S + 0.3)   # the others reach their deadline
+        assert perftest_sweep.ask_position("127.0.0.1", port, WHO) == {"step": 3, "finished": False}
+    finally:
+        for hog in hogs:
+            hog.close()
+    srv.close()
+    assert not srv.thread.is_alive() and srv.sock is None
+
+
+def test_a_name_that_resolves_to_loopback_here_listens_on_the_wildcard(monkeypatch):
+    """Debian/Ubuntu map the host's own name to 127.0.1.1: binding what the name resolves to here answered on an
+    address no peer reaches. A name is never resolved to bind: the wildcard address, as perftest's servers."""
+    real = socket.getaddrinfo
+
+    def resolve(host, *args, **kwargs):
+        return real("127.0.1.1" if host == "node2" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    port = free_port()
+    srv = perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open("node2", port, {"node1": "10.0.0.1"})
+    try:
+        assert srv.bound in ("::", "0.0.0.0")
+        assert perftest_sweep.ask_position("127.0.0.1", port, WHO) == {"step": 1, "finished": False}
+    finally:
+        srv.close()
+
+
+@pytest.mark.parametrize("own", ["127.0.0.1", "127.0.1.1", "::1", "localhost"])
+def test_a_loopback_address_that_peers_elsewhere_cannot_reach_answers_nothing(own):
+    with pytest.raises(AcceptanceError, match="loopback"):
+        perftest_sweep.PositionServer(dict(WHO), Where(step=1)).open(own, free_port(), {"node1": "10.0.0.1"})
+
+
+def test_a_runner_given_a_loopback_address_says_once_that_it_answers_nothing(fake):
+    args = base(fake, phase="run", host_name="me", devices=["mlx5_0"], port_span=2, lease_s=0, schedule=[],
+                peers={"me": "127.0.0.1", "other": "192.0.2.1"})
+    out = ended(start_runner(fake, args))
+    assert out["outcome"] == "finished"
+    notes = status(fake, "me")["progress"]["notes"]
+    assert len(notes) == 1 and "position answers off" in notes[0] and "loopback" in notes[0], notes
+
+
+class _Display(object):
+    def __init__(self):
+        self.warnings = []
+
+    def warning(self, text):
+        self.warnings.append(text)
+
+
+def test_the_wait_prints_each_note_of_a_runner_once(tmp_path, monkeypatch):
+    """A runner under async is heard only through its progress: each note (its position answers off) is printed once
+    by the controller's wait, however many polls bring it."""
+    from ansible import constants as C
+    from ansible_collections.aifabric.acceptance.plugins.action.perftest_sweep import ActionModule
+    monkeypatch.setattr(C, "DEFAULT_LOCAL_TMP", str(tmp_path))
+    shared = ActionModule._shared(None, {"run_id": "r1", "label": "main"})
+    action = ActionModule.__new__(ActionModule)
+    action._display = _Display()
+    note = "position answers off (127.0.0.1 port 18547: ... loopback ...)"
+    for _poll in range(3):
+        action._notes(shared, "node1", {"notes": [note]})
+    action._notes(shared, "node2", {"notes": [note, "ready notices off"]})
+    action._notes(shared, "node1", {})
+    assert action._display.warnings == ["rdma sweep: node1: " + note, "rdma sweep: node2: " + note,
+                                        "rdma sweep: node2: ready notices off"]
