@@ -346,8 +346,8 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
     nodes = ["gpu-node-01", "gpu-node-02"]
     res = run_module(cluster, monkeypatch, {
         "kind": "nccl_multinode", "nodes": nodes, "run_id": "rp-mn", "gpus": 2, "launcher": "indexed",
-        "timeout": 240, "nccl": {"binary_dir": bindir, "collectives": ["all_reduce"],
-                                 "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+        "timeout": 240, "env": {"NCCL_IB_GID_INDEX": "3"},
+        "nccl": {"binary_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert [(r["check"], r["status"]) for r in records] == [("nccl.all_reduce", "pass")], \
@@ -356,6 +356,10 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
         ranks = [json.loads(line) for line in handle if line.strip()]
     assert sorted(r["rank"] for r in ranks) == [0, 1, 2, 3]
     assert sorted(set(r["hostname"] for r in ranks)) == ["aif-rp-mn-mn-0", "aif-rp-mn-mn-1"], ranks
+    # issue 22 defect 4: the pod's env (NCCL_IB_GID_INDEX=3) reaches every rank on both pods, index 1's too, which
+    # orted starts through sshd with a fresh environment (only mpirun's -x of every pod env name carries it)
+    assert sorted((r["hostname"], r["rank"], r["env"].get("NCCL_IB_GID_INDEX")) for r in ranks) == [
+        ("aif-rp-mn-mn-0", 0, "3"), ("aif-rp-mn-mn-0", 1, "3"), ("aif-rp-mn-mn-1", 2, "3"), ("aif-rp-mn-mn-1", 3, "3")]
     (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "nccl_test", {"from_output": NCCL_CAPTURE})
     mine = records[0]
     assert mine["metrics"].get("busbw_gbps") or mine["metrics"], mine

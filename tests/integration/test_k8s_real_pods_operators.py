@@ -93,6 +93,8 @@ def _ranks(log):
 # StrictHostKeyChecking=no/UserKnownHostsFile=/dev/null (defect 3) and, with hostNetwork, the workers' sshd wanted
 # port 22, which the node's own sshd holds (defect 2); only the MPIJob on mpi-operator's base image (sshd and ssh on
 # 2222, no host key checking, /run/sshd) ran through.
+# a pod env entry each rank must see (the fake all_reduce_perf logs every NCCL_* name of its environment)
+POD_ENV = {"NCCL_IB_GID_INDEX": "3"}
 CASES = [
     pytest.param("mpijob", MPI_BASE, False, id="mpijob-mpioperator-base-image"),
     pytest.param("mpijob", TOOLS, False, id="mpijob-tools-image"),
@@ -116,7 +118,7 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
     fake.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
     res = run_module(fake, monkeypatch, {
         "kind": "nccl_multinode", "nodes": NODES, "run_id": run_id, "gpus": 2, "launcher": launcher,
-        "image": image, "host_network": host_network, "timeout": 25,
+        "image": image, "host_network": host_network, "timeout": 25, "env": POD_ENV,
         "nccl": {"binary_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     try:
         assert not res.failed, res.kwargs
@@ -125,6 +127,10 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
             (records[0].get("reason"), (records[0].get("raw") or "")[-2000:])
         ranks = _ranks(ranks_log)
         assert sorted(r["rank"] for r in ranks) == [0, 1, 2, 3], ranks
+        # issue 22 defect 4: the pod's env reaches every rank on every worker (orted starts them through sshd, with
+        # a fresh environment: only mpirun's -x of every pod env name carries it)
+        assert [(r["rank"], r["env"].get("NCCL_IB_GID_INDEX")) for r in sorted(ranks, key=lambda r: r["rank"])] == \
+            [(rank, POD_ENV["NCCL_IB_GID_INDEX"]) for rank in range(4)], ranks
         workers = sorted(set(r["hostname"] for r in ranks))
         if not host_network:
             assert len(workers) == 2 and all("-worker-" in h or "-mpiworker-" in h for h in workers), workers
