@@ -1250,9 +1250,10 @@ def hca_pci_link_verdicts(link):
     for kind, text in (("gen", "gen%d"), ("width", "x%d")):
         cur, top = link.get("pcie_link_current_" + kind), link.get("pcie_link_effective_max_" + kind)
         if cur is not None and top is not None and cur < top:
-            basis = ("the lower max of the card (%s) and its upstream port (%s)" % (
-                text % link["pcie_link_max_" + kind], text % link["pcie_link_upstream_max_" + kind])
-                     if "pcie_link_upstream_max_" + kind in link else "the card's max (upstream port's not read)")
+            basis = "the card's max (upstream port's not read)"
+            if "pcie_link_upstream_max_" + kind in link:
+                basis = "the lower max of the card (%s) and its upstream port (%s)" % (
+                    text % link["pcie_link_max_" + kind], text % link["pcie_link_upstream_max_" + kind])
             low.append("%s below %s, %s" % (text % cur, text % top, basis))
     if not low:
         return []

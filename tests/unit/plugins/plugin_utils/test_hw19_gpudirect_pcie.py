@@ -148,9 +148,9 @@ def test_pcie_bound_pairs_are_listed_unjudged_not_failed(tmp_path):
     """The test's design: every host's HCAs (gen5 x16 cards) sit behind gen2 x8 ports ("5.0 GT/s PCIe", "8") and
     trained at gen2 x8, the most both ends support: 32 Gbit/s, below the 200 Gbit/s ports. The pairs (30.7 Gbit/s)
     are not held to any floor derived from the link: each is listed unjudged, naming the link; no host warns."""
-    fleet = _fleet(tmp_path, HOSTS, dict((h, X8_GEN2) for h in HOSTS), dict((h, PCIE.port_texts("5.0 GT/s PCIe\n",
-                                                                                                  "8\n")) for h in HOSTS),
-                   healthy=True) + _mesh(HOSTS, slow=lambda a, b: True)
+    slots = dict((h, PCIE.port_texts("5.0 GT/s PCIe\n", "8\n")) for h in HOSTS)
+    fleet = _fleet(tmp_path, HOSTS, dict((h, X8_GEN2) for h in HOSTS), slots, healthy=True) + \
+        _mesh(HOSTS, slow=lambda a, b: True)
     hosts, done, _findings = LINE._verdicts(fleet)
     assert hosts == PASS and not _judged(done) and _pcie_warns(done) == []
     why = hardware.not_judged(done)         # the fleet's relative rule (attribution) alone judges them
