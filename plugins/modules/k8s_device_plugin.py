@@ -317,7 +317,7 @@ def argument_spec():
         per_rail=dict(type="bool", default=False),
         probe_records=dict(type="list", elements="dict", default=[]),
         node_selector=dict(type="dict"),
-        node_label_keys=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS)),
+        node_label_keys=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS), no_log=False),
         tolerations=dict(type="list", elements="dict", default=[]),
         priority_class=dict(type="str", default="system-node-critical"),
         use_cdi=dict(type="bool", default=False),

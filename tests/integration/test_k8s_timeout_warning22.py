@@ -35,7 +35,7 @@ def test_a_short_timeout_alone_is_kept_with_a_warning_naming_both_figures(tmp_pa
     plan = k8s_plan.build("gemm", NODES, {"image": IMAGE}, "tw4", {})
     with fake_cluster(tmp_path) as fake:
         warnings = _check_mode(fake, timeout=60)
-        assert any(w.startswith("timeout 60 is shorter than the pods' deadline %d s plus 600 s of start-up (%d s): "
+        assert any(w.startswith("timeout 60 is shorter than the pods' deadline %s s plus 600 s of start-up (%s s): "
                                 "pods still inside their deadline will be stopped at 60 s"
                                 % (plan["deadline_s"], plan["timeout_s"])) for w in warnings), warnings
         assert _check_mode(fake) == []

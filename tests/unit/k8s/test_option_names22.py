@@ -36,7 +36,7 @@ def test_node_labels_has_one_type_in_the_kubernetes_modules():
 def test_the_device_plugins_label_keys_option():
     spec = k8s_device_plugin.argument_spec()
     assert "node_labels" not in spec
-    assert spec["node_label_keys"] == dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS))
+    assert spec["node_label_keys"] == dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS), no_log=False)
     assert _shape(spec["node_selector"]) == ("dict", None)
     cfg = dp.config([{"resourceName": "hca", "rdmaHcaMax": 100, "selectors": {"ifNames": ["ib0"]}}], 60)
     daemonset = dp.manifests(cfg, node_label_keys=["example.com/rdma"])[1]
