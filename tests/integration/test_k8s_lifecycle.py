@@ -98,7 +98,10 @@ def test_fleet_exactly_the_bad_nodes_fail(tmp_path):
 
 
 CHILD = textwrap.dedent("""
+    import faulthandler
+    import signal
     import sys
+    faulthandler.register(signal.SIGUSR1)       # the test asks for the stacks when the child does not end
     from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
     api = k8s_api.connect({"kubeconfig": sys.argv[1]})
     run = sys.argv[2]
@@ -141,7 +144,14 @@ def test_signal_to_a_waiting_process_cleans_up(fake_k8s, tmp_path, sig, name):
         assert len(fake_k8s.leftovers(run)) == 4          # ConfigMap, Job, 2 pods
         time.sleep(0.3)                                   # let the child enter its watch
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
+        try:        # the cleanup is bounded by 20 s; the rest is slack for a loaded machine
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)      # faulthandler: every thread's stack on stderr
+            time.sleep(1)
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail("the child did not end within 60 s of %s; its stacks:\n%s\nstdout: %s" % (name, err, out))
     finally:
         if proc.poll() is None:
             proc.kill()
