@@ -130,8 +130,9 @@ def test_signal_to_a_waiting_process_cleans_up(fake_k8s, tmp_path, sig, name):
     script.write_text(CHILD)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     # the child starts as a user's process does, SIGINT at its default (Python then raises KeyboardInterrupt): a
-    # child inherits an ignored SIGINT, and one left ignored in this test process by an earlier test made the child
-    # sleep through the signal in its watch (seen in full runs: its stack showed it blocked in the watch's read)
+    # child inherits an ignored SIGINT, and a test run started in the background by a non-interactive shell
+    # (`make test &`, nohup: SigIgn 0x7, SIGHUP/SIGINT/SIGQUIT) ignores it - the child then slept through the signal
+    # in its watch's read (its stack, in such a run)
     proc = subprocess.Popen([sys.executable, str(script), fake_k8s.kubeconfig, run], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

@@ -231,9 +231,9 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
         return real(report, counted)
 
     monkeypatch.setattr(render, "render_junit", junit_then_ctrl_c)
-    # the handler a user's Ctrl-C meets (Python's own), whatever an earlier test of this process left installed
-    # (the test failed twice in full unit runs, "DID NOT RAISE", never alone; the cause is not known: ``seen``
-    # says which handler publish held the signal with, should it fail again)
+    # the handler a user's Ctrl-C meets (Python's own), whatever this process started with: a test run started in
+    # the background by a non-interactive shell (`make test &`, nohup) has SIGINT ignored, and Python then installs
+    # no handler - publish rightly delivered the held signal to SIG_IGN ("DID NOT RAISE" in such runs)
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
