@@ -320,6 +320,21 @@ NCCL_CAPTURE = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "p
                             "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 
 
+def multinode_diffs(mine, ssh):
+    """field_diffs of a multi-node nccl record and the SSH path's import of the same capture, in every compared
+    field and every fact both have. The launch's shape legitimately differs: the run spans 2 nodes, the capture is
+    of one 2-GPU node (so the import also gets that node's profile expectations, which a 2-node launch does not
+    take)."""
+    assert mine["metrics"].get("busbw_max_gbyte_s"), mine["metrics"]
+    shared_facts = sorted((set(mine["facts"]) & set(ssh["facts"])) - {"nodes", "shape"})
+    assert shared_facts
+    compared = [k for k in IMPORT_COMPARED if k != "expect"]
+    return field_diffs(dict(dict((k, mine.get(k)) for k in compared),
+                            facts=dict((k, mine["facts"][k]) for k in shared_facts)),
+                       dict(dict((k, ssh.get(k)) for k in compared),
+                            facts=dict((k, ssh["facts"][k]) for k in shared_facts)))
+
+
 @pytest.mark.parametrize("keep_fqdn", [False, True], ids=["as-shipped", "orte_keep_fqdn_hostnames"])
 def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypatch, tmp_path, keep_fqdn):
     """kind nccl_multinode, launcher indexed, 2 nodes x 2 GPUs: the Job's pods (hostnames <job>-<index>, the
@@ -361,18 +376,7 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
     assert sorted((r["hostname"], r["rank"], r["env"].get("NCCL_IB_GID_INDEX")) for r in ranks) == [
         ("aif-rp-mn-mn-0", 0, "3"), ("aif-rp-mn-mn-0", 1, "3"), ("aif-rp-mn-mn-1", 2, "3"), ("aif-rp-mn-mn-1", 3, "3")]
     (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "nccl_test", {"from_output": NCCL_CAPTURE})
-    mine = records[0]
-    assert mine["metrics"].get("busbw_gbps") or mine["metrics"], mine
-    # the launch's shape legitimately differs: this run spans 2 nodes, the capture is of one 2-GPU node (so the
-    # import also gets that node's profile expectations, which a 2-node launch does not take)
-    shared_facts = sorted((set(mine["facts"]) & set(ssh["facts"])) - {"nodes", "shape"})
-    assert shared_facts
-    compared = [k for k in IMPORT_COMPARED if k != "expect"]
-    diffs = field_diffs(dict(dict((k, mine.get(k)) for k in compared),
-                             facts=dict((k, mine["facts"][k]) for k in shared_facts)),
-                        dict(dict((k, ssh.get(k)) for k in compared),
-                             facts=dict((k, ssh["facts"][k]) for k in shared_facts)))
-    assert diffs == {}
+    assert multinode_diffs(records[0], ssh) == {}
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-mn") == []
 
 

@@ -30,7 +30,7 @@ pytest.importorskip("kmock")
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_real_pods import (  # noqa: E402
-    IMPORT_COMPARED, NCCL_CAPTURE, WHY_NOT, field_diffs, h200_nvidia_smi, ssh_path_module)
+    NCCL_CAPTURE, WHY_NOT, h200_nvidia_smi, multinode_diffs, ssh_path_module)
 from ansible_collections.aifabric.acceptance.tests.k8s import images, process_kubelet  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import fake_cluster  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
@@ -135,15 +135,7 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
         if not host_network:
             assert len(workers) == 2 and all("-worker-" in h or "-mpiworker-" in h for h in workers), workers
         (ssh,) = ssh_path_module(fake.kubelet, NODES[0], "nccl_test", {"from_output": NCCL_CAPTURE})
-        mine = records[0]
-        shared_facts = sorted((set(mine["facts"]) & set(ssh["facts"])) - {"nodes", "shape"})
-        assert shared_facts
-        compared = [k for k in IMPORT_COMPARED if k != "expect"]
-        diffs = field_diffs(dict(dict((k, mine.get(k)) for k in compared),
-                                 facts=dict((k, mine["facts"][k]) for k in shared_facts)),
-                            dict(dict((k, ssh.get(k)) for k in compared),
-                                 facts=dict((k, ssh["facts"][k]) for k in shared_facts)))
-        assert diffs == {}
+        assert multinode_diffs(records[0], ssh) == {}
         assert res.kwargs["leftover"] == [] and fake.leftovers(run_id) == []
     finally:
         fake.kubelet.env.pop("FAKE_NCCL_LOG", None)

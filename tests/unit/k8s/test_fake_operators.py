@@ -8,7 +8,6 @@ NetworkPolicy. Also the process kubelet's resolver rules (search list, dnsPolicy
 from __future__ import annotations
 
 import base64
-import time
 
 import pytest
 
@@ -20,6 +19,7 @@ from kubernetes import client  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s import fake_operators as ops  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import fake_cluster  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_fake_semantics import wait  # noqa: E402
 
 NS = "default"
 
@@ -28,16 +28,6 @@ NS = "default"
 def fake_k8s(tmp_path):
     with fake_cluster(tmp_path, operators=("mpi", "volcano")) as fake:
         yield fake
-
-
-def wait(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for %s" % what)
 
 
 def stored(fake, plural, name):
