@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
-import base64
 import copy
-import gzip
 import json
 import os
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, fleet, render
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_render import _page_data
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
 
@@ -26,15 +25,6 @@ def _as_host(scenario, host):
             rec["facts"]["hosts"] = [host]
         out.append(rec)
     return out
-
-
-def _page_data(page):
-    rest = page.partition('<script type="application/json" id="report-data" data-mode="')[2]
-    mode, _sep, rest = rest.partition('">')
-    text = rest.split("</script>", 1)[0]
-    if mode == "gzip":
-        return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
-    return json.loads(text)
 
 
 def _report(records):
