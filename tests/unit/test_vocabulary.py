@@ -1,0 +1,148 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One vocabulary (docs/glossary.md): every module option (with its suboptions) and every role variable of the
+collection is a name of the glossary, with the glossary's type; no two modules use one name for two types, and the
+names the glossary retires (``timeout``, ``iters``, ``run_tag``, ``binary_dir``, ``expect_*``, ...) appear nowhere.
+
+Module options are read from each module's DOCUMENTATION with its doc fragments (what ansible-doc shows, the same
+reading as test_tool_option_specs); role variables from every role's meta/argument_specs.yml, each without its
+``<role>_`` prefix."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+import pytest
+import yaml
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)
+GLOSSARY = os.path.join(ROOT, "docs", "glossary.md")
+MODULES = os.path.join(ROOT, "plugins", "modules")
+ROLES = os.path.join(ROOT, "roles")
+_ROW = re.compile(r"^\|\s*`([a-z_][a-z0-9_]*)`\s*\|\s*([a-z]+)\s*\|")
+# names the glossary retired, with what replaced them
+RETIRED = {"timeout": "timeout_s", "iters": "iterations", "warmup_iters": "warmup_iterations",
+           "agg_iters": "agg_iterations", "run_tag": "run_id", "label": "run_id or sweep_name",
+           "binary_dir": "tool_dir", "bin_dir": "tool_dir", "perftest_path": "tool_dir", "check": "verify_data",
+           "devices": "gpu_indices or hcas", "selector": "label_selector", "nodes": "hosts or node_count",
+           "cleanup_timeout": "cleanup_timeout_s", "unschedulable_grace": "unschedulable_grace_s",
+           "image_pull_grace": "image_pull_grace_s", "delete_timeout": "delete_timeout_s",
+           "verify_timeout": "verify_timeout_s", "tool_timeout": "tool_timeout_s",
+           "periodic_update_interval": "periodic_update_interval_s"}
+# the type names of module specs and role specs that mean the same thing
+_TYPE = {"path": "path", "str": "str", "raw": "raw", "int": "int", "float": "float", "bool": "bool",
+         "list": "list", "dict": "dict"}
+
+
+def glossary():
+    """name -> set of types the glossary gives it (a name in two tables with two types is reported by a test)."""
+    names = {}
+    with open(GLOSSARY, encoding="utf-8") as fh:
+        for line in fh:
+            match = _ROW.match(line)
+            if match:
+                names.setdefault(match.group(1), set()).add(match.group(2))
+    return names
+
+
+def _fragment_options(name):
+    parts = name.split(".")[2:]
+    fragment = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.doc_fragments." + parts[0])
+    text = getattr(fragment.ModuleDocFragment, parts[1].upper() if len(parts) > 1 else "DOCUMENTATION")
+    return (yaml.safe_load(text) or {}).get("options") or {}
+
+
+def module_options(name):
+    """The documented options of a module, its doc fragments' included."""
+    module = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.modules." + name)
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    options = {}
+    for fragment in doc.get("extends_documentation_fragment") or []:
+        options.update(_fragment_options(fragment))
+    options.update(doc.get("options") or {})
+    return options
+
+
+def _walk(options, where):
+    for name, spec in sorted((options or {}).items()):
+        spec = spec or {}
+        yield name, spec.get("type", "str"), where
+        yield from _walk(spec.get("suboptions"), "%s.%s" % (where, name))
+
+
+def module_names():
+    return sorted(f[:-3] for f in os.listdir(MODULES) if f.endswith(".py") and not f.startswith("_"))
+
+
+def all_module_options():
+    for module in module_names():
+        yield from _walk(module_options(module), module)
+
+
+def role_names():
+    return sorted(d for d in os.listdir(ROLES) if os.path.isfile(os.path.join(ROLES, d, "meta", "argument_specs.yml")))
+
+
+def role_options(role):
+    """(name without the role's prefix, type, where) of every option of every entry point of a role."""
+    with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as fh:
+        specs = (yaml.safe_load(fh) or {}).get("argument_specs") or {}
+    for entry, spec in sorted(specs.items()):
+        for name, option in sorted(((spec or {}).get("options") or {}).items()):
+            where = "role %s (%s): %s" % (role, entry, name)
+            prefix = role + "_"
+            yield (name[len(prefix):] if name.startswith(prefix) else name), (option or {}).get("type", "str"), where
+            yield from _walk((option or {}).get("options"), where)
+
+
+def _problems(entries, known):
+    found = []
+    for name, kind, where in entries:
+        if name in RETIRED:
+            found.append("%s: %r is retired, use %s" % (where, name, RETIRED[name]))
+        elif name.startswith("expect_"):
+            found.append("%s: %r - expectations go in an expect mapping (docs/glossary.md)" % (where, name))
+        elif name not in known:
+            found.append("%s: %r is not in docs/glossary.md" % (where, name))
+        elif _TYPE.get(kind, kind) not in known[name]:
+            found.append("%s: %r is %s here, %s in docs/glossary.md" % (where, name, kind, "/".join(sorted(known[name]))))
+    return found
+
+
+def test_the_glossary_gives_each_name_one_type():
+    twice = dict((name, kinds) for name, kinds in glossary().items() if len(kinds) > 1)
+    assert not twice, "names with two types in docs/glossary.md: %s" % twice
+
+
+def test_the_glossary_retires_no_name_it_lists():
+    assert not set(RETIRED) & set(glossary())
+
+
+@pytest.mark.parametrize("module", module_names())
+def test_every_module_option_is_in_the_glossary(module):
+    problems = _problems(_walk(module_options(module), module), glossary())
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("role", role_names())
+def test_every_role_variable_is_in_the_glossary(role):
+    problems = _problems(role_options(role), glossary())
+    assert not problems, "\n".join(problems)
+
+
+def test_one_name_has_one_type_across_modules():
+    seen = {}
+    for name, kind, where in all_module_options():
+        seen.setdefault(name, {}).setdefault(kind, []).append(where)
+    mixed = dict((name, kinds) for name, kinds in seen.items() if len(kinds) > 1)
+    assert not mixed, "one name, several types: %s" % mixed
+
+
+def test_the_test_sees_every_module_and_role():
+    """Not vacuous: it reads the modules and roles that exist (one of each kind is named)."""
+    assert {"nccl_test", "perftest", "env_probe", "k8s_workload"} <= set(module_names())
+    assert {"nccl_tests", "perftest", "rdma_device_plugin"} <= set(role_names())
+    assert len(list(all_module_options())) > 200
+    assert len(glossary()) > 150
