@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: acceptance test venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
+.PHONY: acceptance test home-begin venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
 
 acceptance: run-venv
 	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
@@ -35,9 +35,22 @@ acceptance: run-venv
 	@case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; \
 	  *) echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)" ;; esac
 
-test: venv unit sanity lint changelog build integration molecule
+# `make test` runs with a HOME of its own in the checkout (.home/): ansible's ~/.ansible (its local temp, the
+# collection molecule installs there), pip's, ansible-lint's and Chromium's caches stay out of the user's home; git
+# still reads the user's ~/.gitconfig (safe.directory), and the SSH test hosts' Ansible temp is under /tmp. At the
+# end it fails when anything was written to the real home all the same (.ci/home_check.py).
+REAL_HOME := $(HOME)
+TEST_HOME := $(CURDIR)/.home
+test: export HOME := $(TEST_HOME)
+test: export GIT_CONFIG_GLOBAL := $(if $(GIT_CONFIG_GLOBAL),$(GIT_CONFIG_GLOBAL),$(REAL_HOME)/.gitconfig)
+test: export ANSIBLE_REMOTE_TEMP := /tmp/aifabric-ansible-remote-$(UID)
+test: home-begin venv unit sanity lint changelog build integration molecule
 	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
+	@$(BIN)/python .ci/home_check.py $(REAL_HOME) $(TEST_HOME)/.begin $(CURDIR)
 	@echo "make test: all stages passed"
+
+home-begin:
+	@mkdir -p $(TEST_HOME) && touch $(TEST_HOME)/.begin
 
 $(BIN)/python:
 	mkdir -p $(VENV) && flock $(VENV)/.lock sh -c '[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)'
@@ -80,7 +93,8 @@ stage:
 	git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(AT_DIR)
 
 unit: venv stage
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider --junitxml=tests/output/unit.xml tests/unit
+	$(BIN)/python .ci/suite_ran.py unit $(AT_DIR)/tests/output/unit.xml
 
 sanity: venv stage
 	$(BIN)/python .ci/offline_pip_shim.py
@@ -95,7 +109,9 @@ changelog: venv
 	$(BIN)/antsibull-changelog lint
 
 integration: venv stage
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 \
+	  --junitxml=tests/output/integration.xml tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	$(BIN)/python .ci/suite_ran.py integration $(AT_DIR)/tests/output/integration.xml
 
 # molecule scenarios of every role that has a molecule/ directory (default driver, no Docker: rdma_device_plugin runs
 # against the fake Kubernetes API server it starts itself, perftest and nccl_tests on localhost), from the staged copy
@@ -116,4 +132,4 @@ bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/rdma_orchestration.py
 
 clean:
-	rm -rf $(VENV) .collections dist tests/output .pytest_cache
+	rm -rf $(VENV) .collections dist tests/output .pytest_cache .home
