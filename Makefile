@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: acceptance test home-begin venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
+.PHONY: acceptance test home-begin reference venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
 
 acceptance: run-venv
 	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
@@ -104,6 +104,12 @@ sanity: venv stage
 lint: venv
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTION) $(BIN)/ansible-lint --offline --profile production
 	$(BIN)/python .ci/complexity.py plugins
+	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/python .ci/reference.py $(BIN)/ansible-doc docs/reference --check
+
+# the reference (docs/reference/: every module, filter, callback and role) from the docs strings; `make test` fails
+# when it is out of date
+reference: run-venv
+	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/python .ci/reference.py $(BIN)/ansible-doc docs/reference
 
 changelog: venv
 	$(BIN)/antsibull-changelog lint
