@@ -4,7 +4,7 @@
 Their records come from tools.gemm.records and tools.torch_allreduce.records (the one builder each caller uses).
 
 - ``gemm_worker_args(params) -> [str]`` - the worker's arguments (after ``python worker.py``) for the
-  gemm_bench options (dtypes, m, n, k, iters, warmup_iters, warmup_s, devices);
+  gemm_bench options (dtypes, m, n, k, iterations, warmup_iterations, warmup_s, gpu_indices);
 - ``gemm_params(params, argv)`` - a GEMM record's params;
 - ``probe_worker_args(params) -> [str]`` - the all-reduce probe's arguments (before --json-out/--launcher);
 - ``probe_params(params, argv, env, launcher, ranks_per_node, hosts)`` - a probe record's params.
@@ -27,10 +27,10 @@ PROBE_COLLECTIVE = "all_reduce"   # what the probe measures (its JSON document's
 def gemm_worker_args(params):
     """Arguments of the worker's ``gemm`` command."""
     args = ["gemm", "--dtypes", ",".join(params["dtypes"]), "--m", str(params["m"]), "--n", str(params["n"]),
-            "--k", str(params["k"]), "--iters", str(params["iters"]), "--warmup", str(params["warmup_iters"]),
-            "--warmup-s", str(params["warmup_s"])]
-    if params.get("devices"):
-        args += ["--devices", ",".join(str(d) for d in params["devices"])]
+            "--k", str(params["k"]), "--iters", str(params["iterations"]),
+            "--warmup", str(params["warmup_iterations"]), "--warmup-s", str(params["warmup_s"])]
+    if params.get("gpu_indices"):
+        args += ["--devices", ",".join(str(d) for d in params["gpu_indices"])]
     if "tf32" in params["dtypes"]:
         args.append("--allow-tf32")
     return args
@@ -39,21 +39,22 @@ def gemm_worker_args(params):
 def gemm_params(params, argv):
     """The record's params: what ran."""
     return {"argv": argv, "dtypes": params["dtypes"], "m": params["m"], "n": params["n"], "k": params["k"],
-            "iters": params["iters"], "warmup_iters": params["warmup_iters"], "warmup_s": params["warmup_s"]}
+            "iterations": params["iterations"], "warmup_iterations": params["warmup_iterations"],
+            "warmup_s": params["warmup_s"]}
 
 
 # --------------------------------------------------------------------------- torch all-reduce probe
 
 def probe_worker_args(params):
-    """Arguments of the worker's ``allreduce`` command (sizes, iterations, data type, check)."""
+    """Arguments of the worker's ``allreduce`` command (sizes, iterations, data type, data verification)."""
     for key in ("min_bytes", "max_bytes"):
         if not collectives.SIZE_RE.match(str(params[key])):
             raise collectives.OptionError("%s %r is not a size (digits with an optional K, M or G)"
                                           % (key, params[key]))
     return ["allreduce", "--min-bytes", params["min_bytes"], "--max-bytes", params["max_bytes"],
-            "--step-factor", str(params["step_factor"]), "--iters", str(params["iters"]),
-            "--warmup", str(params["warmup_iters"]), "--dtype", params["datatype"],
-            "--check", str(int(params["check"]))]
+            "--step-factor", str(params["step_factor"]), "--iters", str(params["iterations"]),
+            "--warmup", str(params["warmup_iterations"]), "--dtype", params["datatype"],
+            "--check", str(int(params["verify_data"]))]
 
 
 def probe_params(params, argv, env, launcher, ranks_per_node, hosts):
@@ -61,5 +62,5 @@ def probe_params(params, argv, env, launcher, ranks_per_node, hosts):
     env = dict((k, v) for k, v in (env or {}).items() if k != launch.TAG_ENV)   # the run tag is not a parameter
     return {"argv": argv, "env": env, "launcher": launcher, "ranks_per_node": ranks_per_node,
             "hosts": hosts, "min_bytes": params.get("min_bytes"), "max_bytes": params.get("max_bytes"),
-            "iters": params.get("iters"), "warmup_iters": params.get("warmup_iters"),
+            "iterations": params.get("iterations"), "warmup_iterations": params.get("warmup_iterations"),
             "datatype": params.get("datatype")}

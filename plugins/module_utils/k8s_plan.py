@@ -73,7 +73,7 @@ KUBERNETES_OPTIONS = {
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
     "perftest": {"test": "ib_write_bw", "devices": [], "peer_rate_gbit_s": [], "binary_dir": None},
-    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout": 1800},
+    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout_s": 1800},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
 # binary and nccl-tests' -J detection: the image is known)
@@ -182,7 +182,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
         elif kind == "gemm":
             from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
             argv = [pod["python"], WORKER] + gpu_run.gemm_worker_args(opts)
-            command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout"]}]})
+            command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout_s"]}]})
             sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
             gpus = None
         else:  # nccl, single node: every GPU of the node in one process (-g gpus)
@@ -431,7 +431,7 @@ def _probe_steps(plan, pod, nodes, opts):
             "--node-rank", k8s_entry.INDEX_WORD, "--master-addr", master, "--master-port", str(opts["master_port"]),
             WORKER] + gpu_run.probe_worker_args(opts) + ["--launcher", "env", "--json-out", PROBE_RESULT]
     env = dict((str(k), str(v)) for k, v in (opts.get("env") or {}).items())
-    steps = [{"label": "allreduce", "argv": argv, "timeout_s": opts["timeout"], "result_file": PROBE_RESULT}]
+    steps = [{"label": "allreduce", "argv": argv, "timeout_s": opts["timeout_s"], "result_file": PROBE_RESULT}]
     sections = [{"label": "allreduce", "how": "probe", "check": "nccl.torch_all_reduce", "argv": argv,
                  "env": env, "hosts": list(nodes), "ranks_per_node": gpus}]
     spread = {km.RUN_LABEL: run_id, km.ROLE_LABEL: "worker"}
@@ -486,7 +486,7 @@ def pod_work_s(kind, opts):
         count, how = env_probe_commands(opts)
         return count * int(opts["timeout"]), "%d probe commands (%s) x timeout %ss" % (count, how, opts["timeout"])
     if kind in ("gemm", "allreduce_multinode"):
-        return int(opts["timeout"]), "timeout %ss" % opts["timeout"]
+        return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
     if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs
         return int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), "connect_timeout_s %ss + timeout_s %ss" % (
             opts["connect_timeout_s"], opts["timeout_s"])

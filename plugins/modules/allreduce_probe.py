@@ -69,13 +69,13 @@ options:
       - Must be 2 or more.
     type: int
     default: 2
-  iters:
+  iterations:
     description:
       - Timed iterations per size (nccl-tests C(-n)).
       - Must be 1 or more.
     type: int
     default: 20
-  warmup_iters:
+  warmup_iterations:
     description:
       - Untimed iterations per size before timing (nccl-tests C(-w)).
       - Must be 0 or more.
@@ -86,7 +86,7 @@ options:
     type: str
     choices: [float, half, bfloat16, double]
     default: float
-  check:
+  verify_data:
     description: Verify the reduced values once per size (untimed), like nccl-tests C(-c 1); wrong elements fail the check.
     type: bool
     default: true
@@ -123,19 +123,19 @@ options:
     description: Only write the worker into O(worker_dir) and return (prepares every host of a multi-node C(mpirun) run).
     type: bool
     default: false
-  timeout:
+  timeout_s:
     description:
       - Seconds before the whole run is stopped. With O(launcher=mpirun), C(mpirun) gets C(SIGTERM) first (it tears
         down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
-        host that carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
+        host that carries the run id is stopped. The same cleanup runs when the module itself is interrupted.
       - Must be 1 or more.
     type: int
     default: 900
-  run_tag:
+  run_id:
     description:
-      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and (with C(-x)) to every rank on every
-        host, so that M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind.
-        Default an unguessable new tag, returned as C(run_tag).
+      - Identifier of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and (with C(-x)) to every rank on
+        every host, so that M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind.
+        Default an unguessable new identifier, returned as C(run_id).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit.
     type: str
   expect:
@@ -209,8 +209,8 @@ worker:
   description: Path of the staged worker program.
   returned: always
   type: str
-run_tag:
-  description: The run tag every process of the run carried (see O(run_tag)).
+run_id:
+  description: The run id every process of the run carried (see O(run_id)).
   returned: when a process ran
   type: str
 swept:
@@ -257,7 +257,7 @@ def _probe_gpus(module, python, timeout_s):
 
 RANGES = {
     "ranks_per_node": argspec.NON_NEGATIVE, "master_port": (0, 65535), "step_factor": (2, None),
-    "iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "timeout": argspec.POSITIVE,
+    "iterations": argspec.POSITIVE, "warmup_iterations": argspec.NON_NEGATIVE, "timeout_s": argspec.POSITIVE,
 }
 
 
@@ -276,7 +276,7 @@ SPEC = dict(
     tcp_if_include=dict(type="str"),
     worker_dir=dict(type="path"),
     stage_only=dict(type="bool", default=False),
-    run_tag=dict(type="str"),
+    run_id=dict(type="str"),
     **torch_allreduce.OPTIONS,
 )
 
@@ -286,12 +286,12 @@ def main():
     modmain.run(module, "allreduce_probe", lambda module: _run(module, module.params),
                 user_errors=(collectives.OptionError, expectations.ExpectationError),
                 interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
-                               "with the run_tag on the other hosts)")
+                               "with the run_id on the other hosts)")
 
 
 def _run(module, p):
     env = dict((str(k), str(v)) for k, v in p["env"].items())
-    tag = launch.check_tag(p["run_tag"] or launch.new_tag())
+    tag = launch.check_tag(p["run_id"] or launch.new_tag())
     env[launch.TAG_ENV] = tag      # exported to every rank with -x (mpirun) and set for the launcher
     shared = p["stage_only"] or p["launcher"] == "mpirun"      # every host needs the same path
     directory = p["worker_dir"] or (statedir.default_root("worker") if shared else module.tmpdir)
@@ -309,7 +309,7 @@ def _run(module, p):
     worker, _changed = gpu_worker.stage(directory)
     worker_args += ["--json-out", json_out]
     argv, nodes = _launch_argv(module, p, [python_path, worker] + worker_args, env, ranks_per_node, hosts)
-    run, exc, swept = launch.run_tagged(module, argv, p["timeout"], env, tag, foreground=p["launcher"] == "mpirun")
+    run, exc, swept = launch.run_tagged(module, argv, p["timeout_s"], env, tag, foreground=p["launcher"] == "mpirun")
     if exc is not None:
         reason = str(exc)
         if swept:
@@ -317,14 +317,14 @@ def _run(module, p):
         record = results.error(CHECK, reason, raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
                                params=gpu_run.probe_params(p, argv, env, p["launcher"], ranks_per_node, hosts),
                                started=started, tool={"name": TOOL})
-        module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_tag=tag,
+        module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_id=tag,
                          swept=swept, results=[record])
     records = torch_allreduce.records(run.output, Context(
         params=p, document=_read(json_out), rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
         started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
         ranks_per_node=ranks_per_node, hosts=hosts))
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
-                     run_tag=tag, swept=swept, results=records)
+                     run_id=tag, swept=swept, results=records)
 
 
 def _stage_only(module, directory, worker):
@@ -345,7 +345,7 @@ def _python_and_gpus(module, p, worker, started):
         module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
             CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
             started=started)])
-    gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout"])
+    gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout_s"])
     if problem or not gpus:
         why = "PyTorch with CUDA is not usable by %s: %s" % (python_path, problem[0] if problem else "no CUDA device visible")
         module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(CHECK, why, started=started)])

@@ -12,7 +12,7 @@ author:
 description:
   - Multiplies random matrices on every GPU of the host, one GPU after the other, with the host's own Python (the one
     that has PyTorch), and reports the throughput per GPU and data type (2 x M x N x K / time, timed with CUDA events
-    over O(iters) products after O(warmup_iters) untimed ones).
+    over O(iterations) products after O(warmup_iterations) untimed ones).
   - Also reports the SM clock, power draw, temperature and utilisation sampled while the products run, so a low figure
     can be told apart as throttling.
   - Returns one result record C(gpu.gemm_<dtype>) per GPU and data type (target = the GPU index), judged by the
@@ -48,13 +48,13 @@ options:
       - Must be 1 or more.
     type: int
     default: 8192
-  iters:
+  iterations:
     description:
       - Timed products per GPU and data type (200 products of 8192^3 bf16 take about 0.3 s on an H200).
       - Must be 1 or more.
     type: int
     default: 200
-  warmup_iters:
+  warmup_iterations:
     description:
       - Untimed products before timing (at least; see O(warmup_s)).
       - Must be 0 or more.
@@ -66,7 +66,7 @@ options:
       - Must be 0 or more.
     type: float
     default: 1.0
-  devices:
+  gpu_indices:
     description:
       - GPU indices to measure (as PyTorch numbers them). Empty means every GPU.
       - Must be 0 or more.
@@ -81,7 +81,7 @@ options:
         by group or others, and no link on its way could be re-pointed by another user; otherwise the task fails and
         says which rule it breaks.
     type: path
-  timeout:
+  timeout_s:
     description:
       - Seconds before the run is killed.
       - Must be 1 or more.
@@ -147,9 +147,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 
 
 RANGES = {
-    "m": argspec.POSITIVE, "n": argspec.POSITIVE, "k": argspec.POSITIVE, "iters": argspec.POSITIVE,
-    "warmup_iters": argspec.NON_NEGATIVE, "warmup_s": argspec.NON_NEGATIVE, "devices": argspec.NON_NEGATIVE,
-    "timeout": argspec.POSITIVE,
+    "m": argspec.POSITIVE, "n": argspec.POSITIVE, "k": argspec.POSITIVE, "iterations": argspec.POSITIVE,
+    "warmup_iterations": argspec.NON_NEGATIVE, "warmup_s": argspec.NON_NEGATIVE, "gpu_indices": argspec.NON_NEGATIVE,
+    "timeout_s": argspec.POSITIVE,
 }
 
 
@@ -184,7 +184,7 @@ def _run(module, p):
     worker, _changed = gpu_worker.stage(directory)
     argv = [python_path, worker] + worker_args
     try:
-        run = runner.run(module, argv, p["timeout"])
+        run = runner.run(module, argv, p["timeout_s"])
     except ToolTimeout as exc:
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             "gpu.gemm", str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),

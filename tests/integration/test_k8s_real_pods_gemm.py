@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
 
 GEMM_CAPTURE = os.path.join(ROOT, "tests", "unit", "plugins", "modules", "fixtures", "h200x2-proof-1", "gemm_bare.txt")
 # the shape of the captured run: both paths ask for exactly it (the fake answers nothing else)
-SHAPE = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 50, "warmup_iters": 10}
+SHAPE = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 50, "warmup_iterations": 10}
 
 
 def torch_python(directory):
@@ -46,7 +46,7 @@ def test_gemm_pod_runs_the_worker_from_the_code_configmap_and_matches_the_ssh_pa
     output is the real 2x H200 run; the records (one per GPU and dtype) equal gemm_bench's on the same output."""
     torch_python(str(tmp_path / "tools"))           # the cluster fixture's tool directory, first on every PATH
     node = "gpu-node-01"
-    res = run_module(cluster, monkeypatch, {"kind": "gemm", "nodes": [node], "run_id": "rp-gemm", "gpus": 2,
+    res = run_module(cluster, monkeypatch, {"kind": "gemm", "hosts": [node], "run_id": "rp-gemm", "gpus_per_pod": 2,
                                             "gemm": dict(SHAPE)})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]

@@ -6,7 +6,7 @@
 ``ctx.output`` stdout and stderr together (skip and error reasons; default ``text``); ``ctx.python`` the interpreter
 that ran the worker; ``ctx.params`` the gemm_bench options (profile, profiles, expect, ...). Raises
 expectations.ExpectationError only for a bad ``profile`` option, never on tool output. ``OPTIONS``: the shapes,
-dtypes, devices, timeout and judgement of a run (the module adds where its worker runs: ``python``, ``worker_dir``).
+dtypes, GPU indices, time limit and judgement of a run (the module adds where its worker runs: ``python``, ``worker_dir``).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
@@ -20,11 +20,11 @@ OPTIONS = dict(
     m=dict(type="int", default=8192),
     n=dict(type="int", default=8192),
     k=dict(type="int", default=8192),
-    iters=dict(type="int", default=200),
-    warmup_iters=dict(type="int", default=10),
+    iterations=dict(type="int", default=200),
+    warmup_iterations=dict(type="int", default=10),
     warmup_s=dict(type="float", default=1.0),
-    devices=dict(type="list", elements="int", default=[]),
-    timeout=dict(type="int", default=600),
+    gpu_indices=dict(type="list", elements="int", default=[]),
+    timeout_s=dict(type="int", default=600),
     **expectations.PROFILE_SPEC,
     expect=dict(type="dict", default={}),
 )
@@ -86,12 +86,12 @@ def _gemm_records(items, params, started, duration_s, raw, profile, profile_why,
 
 def _missing_results(items, params, run_params, started, raw):
     """An ``error`` record for each asked dtype of a GPU that printed no result line for it (the worker walks GPUs
-    and dtypes in order: a killed worker or a cut output loses the tail), and for each asked GPU (``devices``)
+    and dtypes in order: a killed worker or a cut output loses the tail), and for each asked GPU (``gpu_indices``)
     that printed none."""
     if any("skip" in item for item in items):
         return []
     seen = set((str(item.get("device")), item.get("dtype")) for item in items)
-    devices = [str(d) for d in params.get("devices") or []] or sorted(set(d for d, _dtype in seen), key=str)
+    devices = [str(d) for d in params.get("gpu_indices") or []] or sorted(set(d for d, _dtype in seen), key=str)
     out = []
     for device in devices:
         for dtype in params.get("dtypes") or []:

@@ -229,8 +229,8 @@ def test_four_collectives_get_a_deadline_that_covers_them():
 @pytest.mark.parametrize("kind,options,deadline,needle", [
     ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout 1800s = 3600 s"),
     ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout 1800s = 2400 s"),
-    ("gemm", {"timeout": 900}, 600, "timeout 900s = 900 s"),
-    ("allreduce_multinode", {}, 60, "timeout 1800s"),
+    ("gemm", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
+    ("allreduce_multinode", {}, 60, "timeout_s 1800s"),
 ])
 def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, deadline, needle):
     with pytest.raises(AcceptanceError, match="active_deadline_s %d does not cover the steps.*%s" % (deadline, needle)):
@@ -238,7 +238,7 @@ def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, d
 
 
 def test_the_modules_wait_defaults_to_the_plans_and_an_explicit_pair_that_breaks_it_is_refused():
-    plan = k8s_plan.build("gemm", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout": 900})
+    plan = k8s_plan.build("gemm", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout_s": 900})
     assert (plan["deadline_s"], plan["timeout_s"]) == (1000, 1000 + k8s_plan.START_UP_S)
     assert k8s_plan.check_timeout(plan, None, True) == (plan["timeout_s"], None)
     assert k8s_plan.check_timeout(plan, 5000, True) == (5000, None)

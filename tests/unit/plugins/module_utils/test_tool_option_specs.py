@@ -37,9 +37,9 @@ MODULES = {
 KINDS = {"env": "env", "gemm": "gemm", "nccl": "nccl_tests", "nccl_multinode": "nccl_tests", "perftest": "perftest",
          "allreduce_multinode": "torch_allreduce"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
-KUBERNETES_DIFFERENT = {"env": {"groups"}, "gemm": set(), "nccl": set(), "nccl_multinode": set(),
-                        "perftest": {"test", "devices", "peer_rate_gbit_s"}, "allreduce_multinode": {"timeout"}}
-SPEC_KEYS = ("type", "default", "choices", "elements")
+KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
+                        "perftest": {"test", "devices", "peer_rate_gbit_s"}, "allreduce_multinode": set()}
+SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
 
 class _Built(Exception):
@@ -106,13 +106,18 @@ def test_the_perftest_modules_together_take_every_option_of_the_adapter(monkeypa
 def test_the_modules_document_the_adapters_defaults(monkeypatch, adapter, module, every):
     documented = documented_options(module)
     spec = argument_spec(module, monkeypatch)
-    for name, option in ADAPTERS[adapter].OPTIONS.items():
-        if name not in spec:
-            continue
-        assert name in documented, "%s does not document %s" % (module.__name__, name)
-        assert documented[name].get("default") == option.get("default"), (module.__name__, name)
-        assert documented[name].get("type", "str") == option["type"], (module.__name__, name)
-        assert documented[name].get("choices") == option.get("choices"), (module.__name__, name)
+    _same_documented(module.__name__, documented, dict((k, v) for k, v in ADAPTERS[adapter].OPTIONS.items() if k in spec))
+
+
+def _same_documented(where, documented, options):
+    """Each option (and suboption) documented with the adapter's default, type and choices."""
+    for name, option in options.items():
+        assert name in documented, "%s does not document %s" % (where, name)
+        assert documented[name].get("default") == option.get("default"), (where, name)
+        assert documented[name].get("type", "str") == option["type"], (where, name)
+        assert documented[name].get("choices") == option.get("choices"), (where, name)
+        if option.get("options"):
+            _same_documented("%s.%s" % (where, name), documented[name].get("suboptions") or {}, option["options"])
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

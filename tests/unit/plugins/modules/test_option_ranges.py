@@ -27,7 +27,7 @@ CASES = [
     (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
     (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rate_gbit_s must be >= 0, got -1"),
     (gemm_bench.main, {"m": 0}, "m must be >= 1, got 0"),
-    (gemm_bench.main, {"devices": [0, -2]}, "devices must be >= 0, got -2"),
+    (gemm_bench.main, {"gpu_indices": [0, -2]}, "gpu_indices must be >= 0, got -2"),
     (allreduce_probe.main, {"step_factor": 1}, "step_factor must be >= 2, got 1"),
     (allreduce_probe.main, {"master_port": 70000}, "master_port must be between 0 and 65535"),
     (env_probe.main, {"timeout": 0}, "timeout must be >= 1, got 0"),

@@ -47,7 +47,7 @@ def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, 
         shutil.copyfile(os.path.join(G2, "all_reduce.json"), argv[argv.index("-J") + 1])
         return 0, _read(os.path.join(G2, "all_reduce_g2.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
-    res = _call(nccl_test.main, {"binary_dir": str(bindir), "env": {"NCCL_ALGO": "Ring"}})
+    res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"}})
     (from_module,) = res.kwargs["results"]
     (argv,) = res.kwargs["cmd"]
     # what a pod-log reader calls: the same text and JSON, the same options
@@ -62,14 +62,14 @@ def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path
     (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
     (tmp_path / "all_gather_perf").chmod(0o755)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    args = {"binary_dir": str(tmp_path), "collectives": ["all_gather"], "hosts": ["n1", "n2"], "ranks_per_node": 8,
-            "iters": 5, "split": "AND 0x7"}
+    args = {"tool_dir": str(tmp_path), "collectives": ["all_gather"], "hosts": ["n1", "n2"], "ranks_per_node": 8,
+            "iterations": 5, "split": "AND 0x7"}
     res = _call(nccl_test.main, dict(args, _ansible_check_mode=True))
-    params = {"hosts": ["n1", "n2"], "ranks_per_node": 8, "iters": 5, "split": "AND 0x7", "min_bytes": "8",
+    params = {"hosts": ["n1", "n2"], "ranks_per_node": 8, "iterations": 5, "split": "AND 0x7", "min_bytes": "8",
               "max_bytes": "8G", "step_factor": 2, "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"]}
     env = nccl_run.run_env(params)
     assert env == {"NCCL_TESTS_SPLIT": "AND 0x7"}
-    env["AIFABRIC_RUN_TAG"] = res.kwargs["run_tag"]     # every rank carries the run tag (issue 9 item 2)
+    env["AIFABRIC_RUN_TAG"] = res.kwargs["run_id"]     # every rank carries the run id (issue 9 item 2)
     inner = nccl_run.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
     want = nccl_run.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
                                 allow_run_as_root=os.geteuid() == 0)
@@ -124,8 +124,8 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
     text = _read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
     res = _call(gemm_bench.main, {})
-    params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 200, "warmup_iters": 10,
-              "warmup_s": 1.0, "profile": "auto"}
+    params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
+              "warmup_iterations": 10, "warmup_s": 1.0, "profile": "auto"}
     assert gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][2:]
     from_log = gemm_tool.records(text, Context(rc=0, params=params, argv=res.kwargs["cmd"]))
     assert [_stable(r) for r in from_log] == [_stable(r) for r in res.kwargs["results"]]
@@ -133,7 +133,7 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
 
 
 def test_probe_records_from_output():
-    params = {"min_bytes": "1M", "max_bytes": "8G", "iters": 20, "warmup_iters": 5, "datatype": "float"}
+    params = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_iterations": 5, "datatype": "float"}
     (rec,) = torch_allreduce_tool.records(_read(os.path.join(PROOF, "probe_spawn.txt")), Context(
         document=_read(os.path.join(PROOF, "probe_spawn.json")), rc=0, params=params, gpu_name="NVIDIA H200",
         gpus=2))
