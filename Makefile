@@ -29,7 +29,10 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 acceptance: run-venv
 	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
-	  echo "make acceptance: no inventory at '$(INVENTORY)'. Give the path of yours, e.g.: make acceptance INVENTORY=inventories/example-fleet" >&2; \
+	  echo "make acceptance: no inventory at '$(INVENTORY)'. Give the path of yours (make acceptance INVENTORY=path/to/hosts.yml)," \
+	    "or hosts as a list: make acceptance INVENTORY=node1,node2, ARGS='-e acceptance_hosts=all'. This machine alone:" \
+	    "make acceptance INVENTORY=inventories/localhost. Inventories here: $$(ls -d inventories/*/ 2>/dev/null | tr '\n' ' ')" \
+	    "(inventories/example-fleet is a template: copy it and put your hosts' addresses in)." >&2; \
 	  exit 2; } ;; esac
 	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
 	@case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; \

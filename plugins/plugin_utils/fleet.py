@@ -203,10 +203,12 @@ def run_summary(path, required_checks=None, controller_pid=None, host_required=N
             "stream %s belongs to process %s, another run). Enable it: %s" % (path, owner, ENABLE_LINE))
     if not collected.hosts_targeted:
         raise RunSummaryError(
-            "no host was targeted: the inventory has no host in the plays' host pattern (a wrong -i path, "
-            "an empty group, or a --limit that matches nothing), so there is nothing to report. "
-            "Give an inventory with the hosts, e.g.: ansible-playbook -i inventories/example-fleet ... "
-            "(or: make acceptance INVENTORY=inventories/example-fleet)")
+            "no host was targeted, so there is nothing to report: the plays target the host pattern "
+            "acceptance_hosts (default: the group gpu_nodes; a stage playbook its <stage>_hosts, e.g. rdma_hosts "
+            "default rdma_nodes), and the inventory has no host there - a wrong -i path, an empty group, a --limit "
+            "that matches nothing, or hosts given as -i node1,node2, (those are in no group: add "
+            "-e acceptance_hosts=all). A run that works from the checkout: "
+            "make acceptance INVENTORY=inventories/localhost")
     required = dict(host_required(collected.hosts_targeted) if host_required else {})
     required.update(required_checks or {})
     required = check_required(required)

@@ -245,7 +245,8 @@ def test_a_run_that_targets_no_host_fails_and_writes_nothing(env, tmp_path):
     proc = subprocess.run(argv, env=env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = proc.stdout + proc.stderr
-    assert "no host was targeted" in out and "-i inventories/example-fleet" in out
+    assert "no host was targeted" in out and "-e acceptance_hosts=all" in out and "gpu_nodes" in out
+    assert "make acceptance INVENTORY=inventories/localhost" in out          # a command that works where the user is
     assert os.listdir(str(tmp_path)) == []                                    # no report, no latest, no history
 
 
