@@ -275,6 +275,11 @@ def _expect_count(metrics, name, wanted, verdicts, expect):
         verdicts.append((status, reason))
 
 
+def expectation(params, name):
+    """The expectation ``name`` of the probe's ``expect`` mapping (None: not expected)."""
+    return (params.get("expect") or {}).get(name)
+
+
 def _error_from(check, exc, clock, target=None, raw=None, **kwargs):
     details = getattr(exc, "details", {}) or {}
     raw = raw or details.get("stdout_tail") or details.get("stderr_tail") or details.get("line")
@@ -349,11 +354,11 @@ def _env_governor(host, params, clock):
             value = host.read("/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % name)
             if value is not None:
                 values.append(value)
-    expected = params.get("expect_governor")
+    expected = expectation(params, "governor")
     if not values:
         reason = "no cpufreq scaling_governor in sysfs (virtual machine, or no cpufreq driver)"
         if expected:
-            reason += "; expect_governor %s cannot be checked" % expected
+            reason += "; expect.governor %s cannot be checked" % expected
         return [_record("env.cpu_governor", "skip", reason, clock=clock)]
     governor, counts = system.summarize_values(values)
     facts = {"cpu_governor": governor, "cpu_governor_counts": counts}
@@ -404,7 +409,7 @@ def _env_memlock(host, params, clock):
     if hard >= 0:
         metrics["memlock_hard_bytes"] = hard
     verdicts, expect = [], {}
-    if params.get("expect_memlock_unlimited"):
+    if expectation(params, "memlock_unlimited"):
         expect["memlock_soft"] = {"equals": "unlimited"}
         if soft >= 0:
             verdicts.append(("fail", "ulimit -l (RLIMIT_MEMLOCK) is %d KiB, expected unlimited for RDMA memory "
@@ -463,13 +468,13 @@ def _env_hugepages(host, params, clock):
 def _env_kernel_modules(host, params, clock):
     text = host.read("/proc/modules")
     wanted = list(MODULES_OF_INTEREST)
-    for name in params.get("expect_kernel_modules") or []:
+    for name in expectation(params, "kernel_modules") or []:
         if name not in wanted:
             wanted.append(name)
     if text is None:
         reason = "/proc/modules is absent (kernel built without loadable modules, or a sandbox)"
-        if params.get("expect_kernel_modules"):
-            reason += "; expect_kernel_modules cannot be checked"
+        if expectation(params, "kernel_modules"):
+            reason += "; expect.kernel_modules cannot be checked"
         return [_record("env.kernel_modules", "skip", reason, clock=clock)]
     loaded = system.parse_modules(text)
     state = {}
@@ -481,9 +486,9 @@ def _env_kernel_modules(host, params, clock):
         else:
             state[name] = "absent"
     verdicts, expect = [], {}
-    missing = [n for n in (params.get("expect_kernel_modules") or []) if state.get(n) == "absent"]
-    if params.get("expect_kernel_modules"):
-        expect["kernel_modules"] = {"present": list(params["expect_kernel_modules"])}
+    missing = [n for n in (expectation(params, "kernel_modules") or []) if state.get(n) == "absent"]
+    if expectation(params, "kernel_modules"):
+        expect["kernel_modules"] = {"present": list(expectation(params, "kernel_modules"))}
     if missing:
         verdicts.append(("fail", "kernel module(s) not loaded: %s" % ", ".join(missing)))
     hcas = host.listdir(IB_CLASS)
@@ -528,7 +533,7 @@ def _interpreters(host, params):
             out.append((path, role))
 
     add(host.executable, "the module's interpreter")
-    for path in params.get("python") or []:
+    for path in params.get("pythons") or []:
         add(path, "set in the python option")
     gpu = host.which(GPU_MODULES_PYTHON)
     if gpu:
@@ -543,7 +548,7 @@ def probe_software(host, params):
     for name in params.get("packages") or []:
         if name not in packages:
             packages.append(name)
-    for name in (params.get("expect_packages") or {}):
+    for name in (expectation(params, "package_versions") or {}):
         if name not in packages:
             packages.append(name)
     pythons = []
@@ -553,7 +558,7 @@ def probe_software(host, params):
         label = None if position == 0 else python
         argv = [python, "-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"]
         try:
-            run = host.run(argv, params.get("timeout", 60))
+            run = host.run(argv, params.get("timeout_s", 60))
             if run.rc != 0:
                 raise AcceptanceError("python probe with %s exited %d" % (python, run.rc),
                                       stderr_tail=results.trim(run.output))
@@ -589,7 +594,7 @@ def _elsewhere(name, others):
 
 def _package_records(params, label, python, role, packages, data, clock, others=()):
     out = []
-    expected = params.get("expect_packages") or {}
+    expected = expectation(params, "package_versions") or {}
     user = set(params.get("packages") or []) | set(expected)
     unreadable = (data.get("errors") or {}).get("importlib.metadata")
     for name in packages:
@@ -642,7 +647,7 @@ def _nccl_on_disk(host, params):
             ldconfig = path
     candidates = []
     if ldconfig:
-        run = host.run([ldconfig, "-p"], params.get("timeout", 60))
+        run = host.run([ldconfig, "-p"], params.get("timeout_s", 60))
         if run.rc == 0:
             for lib in system.parse_ldconfig(run.stdout):
                 candidates.append(lib["path"])
@@ -661,7 +666,7 @@ def _nccl_on_disk(host, params):
 
 def _nccl_records(host, params, pythons):
     out = []
-    expected = params.get("expect_nccl_version")
+    expected = expectation(params, "nccl_version")
     clock = _Clock()
     try:
         libs, picked = _nccl_on_disk(host, params)
@@ -716,7 +721,7 @@ def _pip_freeze(host, params, python):
     clock = _Clock()
     argv = [python, "-m", "pip", "freeze", "--all"]
     try:
-        run = host.run(argv, params.get("timeout", 60))
+        run = host.run(argv, params.get("timeout_s", 60))
     except AcceptanceError as exc:
         return _error_from("env.pip_freeze", exc, clock, target=python)
     if run.rc != 0:
@@ -749,7 +754,7 @@ def probe_gpu(host, params):
             return [_unseen_gpus(pci, "nvidia-smi not found on PATH: install the NVIDIA driver utilities or set "
                                       "nvidia_smi_path", clock)]
         return [_absent_gpus(params, "no NVIDIA GPU/driver: nvidia-smi not found", clock)]
-    timeout = params.get("timeout", 60)
+    timeout = params.get("timeout_s", 60)
     try:
         data, source, _run = _gpu_query(host, smi, timeout)
     except _NoGpu as exc:
@@ -861,9 +866,9 @@ def _unseen_gpus(pci, why, clock, raw=None):
 
 def _absent_gpus(params, reason, clock, raw=None):
     """skip on a CPU node; fail when the user expects GPUs there."""
-    want = params.get("expect_gpu_count")
+    want = expectation(params, "gpu_count")
     if want:
-        return _record("gpu.inventory", "fail", "%s, but expect_gpu_count is %d" % (reason, want), clock=clock,
+        return _record("gpu.inventory", "fail", "%s, but expect.gpu_count is %d" % (reason, want), clock=clock,
                        raw=raw, metrics={"gpu_count": 0}, expect={"gpu_count": {"equals": want}})
     return _record("gpu.inventory", "skip", reason, clock=clock, raw=raw)
 
@@ -914,15 +919,15 @@ def _gpu_inventory(params, data, source, clock, tool, pci=None):
     if memories:
         metrics["gpu_memory_total_min_mib"] = min(memories)
     verdicts, expect = [], {}
-    _expect_count(metrics, "gpu_count", params.get("expect_gpu_count"), verdicts, expect)
-    wanted = params.get("expect_gpu_model")
+    _expect_count(metrics, "gpu_count", expectation(params, "gpu_count"), verdicts, expect)
+    wanted = expectation(params, "gpu_model")
     if wanted:
         expect["gpu_model"] = {"contains": wanted}
         odd = ["%s (%s)" % (g["index"], g["name"]) for g in gpus if wanted.lower() not in (g["name"] or "").lower()]
         if odd:
             verdicts.append(("fail", "GPU model does not contain %r on GPU %s" % (wanted, ", ".join(odd))))
-    _expect_version("driver_version", data.get("driver_version"), params.get("expect_driver_version"), verdicts, expect)
-    _expect_version("cuda_version", data.get("cuda_version"), params.get("expect_cuda_version"), verdicts, expect)
+    _expect_version("driver_version", data.get("driver_version"), expectation(params, "driver_version"), verdicts, expect)
+    _expect_version("cuda_version", data.get("cuda_version"), expectation(params, "cuda_version"), verdicts, expect)
     if not gpus:
         verdicts.append(("fail", "nvidia-smi answered but lists no GPU"))
     if pci is not None:
@@ -1010,7 +1015,7 @@ def _nvlink_verdicts(gpu, params):
 
 
 def _persistence_verdicts(gpu, params):
-    want = params.get("expect_persistence_mode")
+    want = expectation(params, "persistence_mode")
     if want is not None and gpu.get("persistence_mode") is not None:
         if (gpu["persistence_mode"] == "Enabled") != bool(want):
             return [("fail", "persistence mode is %s, expected %s" % (
@@ -1071,7 +1076,7 @@ def _gpu_topology(host, smi, params, data, tool, nvlink_error=None):
     clock = _Clock()
     argv = [smi, "topo", "-m"]
     try:
-        run = host.run(argv, params.get("timeout", 60))
+        run = host.run(argv, params.get("timeout_s", 60))
         if run.rc != 0:
             return [_record("gpu.topology", "error", "nvidia-smi topo -m exited %d" % run.rc, clock=clock,
                             raw=run.output, params={"argv": argv}, tool=tool)]
@@ -1142,10 +1147,10 @@ def _no_hca_record(params, files, nics, clock):
             RDMA_NICS, nics, "that %s does not list" % IB_CLASS,
             reason + "; load the RDMA driver stack: mlx5_ib with ib_core and ib_uverbs, RoCE included"),
             clock=clock, metrics={"hca_count": 0, "pci_nic_count": len(nics)})
-    if params.get("expect_hca_count"):
-        return _record("rdma.inventory", "fail", reason + " but expect_hca_count is %d"
-                       % params["expect_hca_count"], clock=clock, metrics={"hca_count": 0},
-                       expect={"hca_count": {"equals": params["expect_hca_count"]}})
+    if expectation(params, "hca_count"):
+        return _record("rdma.inventory", "fail", reason + " but expect.hca_count is %d"
+                       % expectation(params, "hca_count"), clock=clock, metrics={"hca_count": 0},
+                       expect={"hca_count": {"equals": expectation(params, "hca_count")}})
     return _record("rdma.inventory", "skip", reason, clock=clock)
 
 
@@ -1163,7 +1168,7 @@ def _hca_inventory_verdicts(host, params, hcas, nics, metrics):
     Adds pci_nic_count to ``metrics`` when the PCI bus was readable.
     """
     verdicts, expect = [], {}
-    _expect_count(metrics, "hca_count", params.get("expect_hca_count"), verdicts, expect)
+    _expect_count(metrics, "hca_count", expectation(params, "hca_count"), verdicts, expect)
     if nics is not None:
         metrics["pci_nic_count"] = len(nics)
         lost = [f for f in unseen_functions(nics, [h["pci_address"] for h in hcas]) if not _bond_slave(host, f[0])]
@@ -1273,12 +1278,12 @@ def port_verdicts(port, params=None):
     out = []
     up = port["state"] == "ACTIVE" and (port["phys_state"] in (None, "LinkUp"))
     if not up:
-        strict = bool(params.get("expect_ports_up"))
-        note = "" if strict else " (not judged as a failure: expect_ports_up is false)"
+        strict = bool(expectation(params, "ports_up"))
+        note = "" if strict else " (not judged as a failure: expect.ports_up is false)"
         if port["state"] == "INIT" and port["phys_state"] == "LinkUp" and port["link_layer"] == "InfiniBand":
             note = ": the link is up but no subnet manager has configured the port" + note
         out.append(("fail" if strict else "warn", "port is %s/%s%s" % (port["state"], port["phys_state"], note)))
-    want = params.get("expect_port_rate_gbit_s")
+    want = expectation(params, "port_rate_gbit_s")
     if up and want is not None:
         if port["rate_gbit_s"] is None:
             out.append(("error", "port rate is unreadable (%s)" % port.get("rate")))
@@ -1315,9 +1320,9 @@ def _rdma_port(params, hca, port, clock, link=None):
         metrics["rate_gbit_s"] = port["rate_gbit_s"]
     metrics.update(link or {})
     expect = {}
-    if params.get("expect_port_rate_gbit_s") is not None:
-        expect["rate_gbit_s"] = {"min": params["expect_port_rate_gbit_s"]}
-    if params.get("expect_ports_up"):
+    if expectation(params, "port_rate_gbit_s") is not None:
+        expect["rate_gbit_s"] = {"min": expectation(params, "port_rate_gbit_s")}
+    if expectation(params, "ports_up"):
         expect["state"] = {"equals": "ACTIVE"}
     status, reason = _fold(port_verdicts(port, params) + hca_pci_link_verdicts(link or {}))
     return _record("rdma.port", status, reason, clock=clock, target=target, facts=facts, metrics=metrics,
@@ -1349,12 +1354,16 @@ def npu_verdicts(npu):
     return [("warn" if health in thresholds.NPU_HEALTH["warn"] else "fail", "npu-smi health is %s" % health)]
 
 
-def _no_npu_smi_record(pci, clock):
-    """gpu.npu_inventory without npu-smi: error when Ascend NPUs are on the PCI bus, else skip."""
+def _no_npu_smi_record(pci, clock, want=None):
+    """gpu.npu_inventory without npu-smi: error when Ascend NPUs are on the PCI bus, fail when ``want`` (the
+    expected NPU count) is more than 0, else skip."""
     if pci:
         return _record("gpu.npu_inventory", "error", unseen_reason(
             ASCEND_NPUS, pci, "that npu-smi does not see", "npu-smi not found on PATH: install the Ascend driver"),
             clock=clock, metrics={"npu_count": 0, "pci_npu_count": len(pci)}, tool={"name": "npu-smi"})
+    if want:
+        return _record("gpu.npu_inventory", "fail", "no Ascend NPU: npu-smi not found, but expect.npu_count is %d"
+                       % want, clock=clock, metrics={"npu_count": 0}, expect={"npu_count": {"equals": want}})
     return _record("gpu.npu_inventory", "skip", "no Ascend NPU: npu-smi not found", clock=clock)
 
 
@@ -1399,9 +1408,9 @@ def probe_npu(host, params):
     smi = explicit or host.which("npu-smi")
     pci = pci_functions(host, ASCEND_NPUS)
     if not smi:
-        return [_no_npu_smi_record(pci, clock)]
+        return [_no_npu_smi_record(pci, clock, expectation(params, "npu_count"))]
     argv = [smi, "info"]
-    run = host.run(argv, params.get("timeout", 60))
+    run = host.run(argv, params.get("timeout_s", 60))
     tool = {"name": "npu-smi"}
     if run.rc != 0:
         return [_record("gpu.npu_inventory", "error", "npu-smi info exited %d: %s" % (
@@ -1419,9 +1428,11 @@ def probe_npu(host, params):
     hbm = [n["hbm_total_mb"] for n in npus if n.get("hbm_total_mb")]
     if hbm:
         metrics["npu_hbm_total_min_mib"] = min(hbm)
-    status, reason = _fold(_npu_inventory_verdicts(data, pci, metrics))
+    verdicts, expect = _npu_inventory_verdicts(data, pci, metrics), {}
+    _expect_count(metrics, "npu_count", expectation(params, "npu_count"), verdicts, expect)
+    status, reason = _fold(verdicts)
     out = [_record("gpu.npu_inventory", status, reason, clock=clock, facts=facts, metrics=metrics, tool=tool,
-                   params={"argv": argv}, raw=run.output if status != "pass" else None)]
+                   params={"argv": argv}, raw=run.output if status != "pass" else None, expect=expect)]
     for npu in npus:
         out.append(_npu_device(npu, tool))
     if npus:
@@ -1462,7 +1473,7 @@ def probe_npu_network(host, params, npus):
     if not tool_path:
         return [_record("gpu.npu_network", "skip", "hccn_tool not found (PATH, %s): no NPU RoCE port facts"
                         % ", ".join(HCCN_TOOL_PATHS), clock=_Clock())]
-    timeout = params.get("timeout", 60)
+    timeout = params.get("timeout_s", 60)
     out = []
     for npu in npus:
         device = npu.get("device") if npu.get("device") is not None else npu.get("npu")

@@ -222,10 +222,10 @@ def perftest_steps(spec):
     try:
         files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))
         hcas = rdma.build_hcas(files) if files else None
-        plan = perftest_run.device_plan(params["devices"], params, hcas)
+        plan = perftest_run.device_plan(params["hcas"], params, hcas)
     except Exception as exc:  # pylint: disable=broad-except
         return [{"label": d, "argv": [sys.executable, "-c", "import sys; sys.exit(%r)" % ("perftest plan: %s" % exc)],
-                 "timeout_s": 10, "info": {"plan_error": str(exc)}} for d in params["devices"]]
+                 "timeout_s": 10, "info": {"plan_error": str(exc)}} for d in params["hcas"]]
     argvs = perftest_run.argvs_for(spec["binary"], params, plan, spec["side"], peer_address=spec.get("peer_address"))
     steps = []
     for (_index, device, _port, _gid, facts), argv in zip(plan, argvs):

@@ -463,14 +463,14 @@ ENV_PROBE_MAX_NPUS = 16
 def env_probe_commands(opts, npus=ENV_PROBE_MAX_NPUS):
     """(count, how): the most commands env_probe.probe runs with ``opts`` on a node of ``npus`` NPUs, group by group
     as env_probe runs them (env and rdma read files only):
-    - software: the python probe per interpreter (the probe's own, each ``python`` option, python3 on PATH when it
+    - software: the python probe per interpreter (the probe's own, each of ``pythons``, python3 on PATH when it
       is another one), ``ldconfig -p``, and ``pip freeze`` per interpreter with ``pip_freeze``;
     - gpu: ``nvidia-smi -q -x``, its ``--query-gpu`` fallback, ``nvlink -s``, ``topo -m``;
     - npu: ``npu-smi info``, then each of env_probe.HCCN_QUERIES per NPU."""
     groups = opts.get("groups") or list(env_probe.GROUPS)
     parts = []
     if "software" in groups:
-        pythons = 2 + len(set(opts.get("python") or []))
+        pythons = 2 + len(set(opts.get("pythons") or []))
         parts.append(("software", pythons * (2 if opts.get("pip_freeze") else 1) + 1))
     if "gpu" in groups:
         parts.append(("gpu", 4))
@@ -484,7 +484,7 @@ def pod_work_s(kind, opts):
     """(seconds, how) the longest pod of a plan may run its steps, from the options that bound each step."""
     if kind == "env":
         count, how = env_probe_commands(opts)
-        return count * int(opts["timeout"]), "%d probe commands (%s) x timeout %ss" % (count, how, opts["timeout"])
+        return count * int(opts["timeout_s"]), "%d probe commands (%s) x timeout_s %ss" % (count, how, opts["timeout_s"])
     if kind in ("gemm", "allreduce_multinode"):
         return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
     if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs

@@ -266,7 +266,7 @@ def step_records(api, plan, step, outcomes, started, logs=None):
         peer_rates = None
         if slot["role"] == "client":
             peer_rates = k8s_plan.peer_rates_of(servers.get(slot["slot"][:-len("client")]) or [],
-                                                plan["options"]["devices"])
+                                                plan["options"]["hcas"])
         records = k8s_plan.slot_records(plan, slot, outcome, text, started=started, peer_rates=peer_rates)
         if slot["role"] == "server":
             servers[slot["slot"][:-len("server")]] = records

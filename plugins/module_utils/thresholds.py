@@ -167,7 +167,7 @@ PROFILES["ascend-910b-8npu"] = {
 
 # ---------------------------------------------------------------------------------------- RDMA (perftest)
 # Bandwidth floor at the sizes where every real capture is at >= 95 % of line rate, in % of the lower active
-# port rate of both ends (the module option expect_line_rate_pct, user variable rdma_expect_line_rate_pct).
+# port rate of both ends (the module option line_rate_floor_pct, user variable rdma_perftest.line_rate_floor_pct).
 RDMA_LINE_RATE_PCT = {
     "value": 90, "unit": "% of line rate",
     "source": "every real perftest capture on a known port rate measures >= 95 % of line rate at its plateau "
@@ -184,9 +184,9 @@ _HCCN_200G = ("perftest reports of a 200 Gb/s RoCE port of a Huawei NPU host, ru
               "23293.09 MiB/s = 97.7 %)")
 # Bandwidth floors by verb and message size, in % of the lower active port rate of the two ends (unidirectional;
 # bidirectional runs double it, see perftest_pairs.default_rules). Each band is (smallest message size in bytes,
-# floor % or None, source). None at a band means RDMA_LINE_RATE_PCT (the configured expect_line_rate_pct).
+# floor % or None, source). None at a band means RDMA_LINE_RATE_PCT (the configured line_rate_floor_pct).
 # Below the plateau the floor is 90 % of the lowest healthy figure seen in that band, rounded down to a multiple
-# of 5 %, and never above expect_line_rate_pct. Below the smallest band there is no default floor at all: real
+# of 5 %, and never above line_rate_floor_pct. Below the smallest band there is no default floor at all: real
 # captures show healthy links far below line rate there (message rate, not the link, limits small messages), so
 # nothing is judged and the expectation says so (RDMA_NO_FLOOR).
 RDMA_BW_FLOORS = {

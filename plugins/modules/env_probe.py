@@ -66,7 +66,7 @@ options:
     description: Also report a SHA-256 digest of C(pip freeze --all) for each interpreter (to spot drift).
     type: bool
     default: false
-  python:
+  pythons:
     description:
       - More Python interpreters (paths) whose packages to probe, after the module's own interpreter.
       - Each is executed, so it and every directory on its way must be writable by nobody but root and the module's
@@ -81,64 +81,77 @@ options:
       - It is executed, so it and every directory on its way must be writable by nobody but root and the module's
         user; otherwise the task fails and says why.
     type: path
-  timeout:
+  timeout_s:
     description:
       - Time limit of each command, in seconds.
       - Must be 1 or more.
     type: int
     default: 60
-  expect_gpu_count:
+  expect:
     description:
-      - Number of GPUs expected; a different count fails C(gpu.inventory).
-      - Must be 0 or more.
-    type: int
-  expect_gpu_model:
-    description: A case-insensitive substring every GPU's product name must contain, for example V(H100).
-    type: str
-  expect_driver_version:
-    description: Expected NVIDIA driver version; V(580) or V(580.159) match V(580.159.04) (dotted prefix).
-    type: str
-  expect_cuda_version:
-    description: Expected CUDA version reported by the driver (dotted prefix match).
-    type: str
-  expect_nccl_version:
-    description: Expected NCCL version, judged on each C(env.nccl) record (system library, Python's NCCL).
-    type: str
-  expect_persistence_mode:
-    description: When set, every GPU's persistence mode must be enabled (V(true)) or disabled (V(false)).
-    type: bool
-  expect_hca_count:
-    description:
-      - Number of RDMA devices expected under C(/sys/class/infiniband).
-      - Must be 0 or more.
-    type: int
-  expect_port_rate_gbit_s:
-    description:
-      - Minimum rate of every ACTIVE HCA port, in Gbit/s (as in sysfs C(rate), for example V(400)).
-      - Must be 0 or more.
-    type: float
-  expect_ports_up:
-    description: When true, an HCA port that is not ACTIVE/LinkUp fails; when false it is a warning.
-    type: bool
-    default: false
-  expect_memlock_unlimited:
-    description: When true, a limited C(ulimit -l) (RLIMIT_MEMLOCK) fails C(env.memlock).
-    type: bool
-    default: false
-  expect_governor:
-    description: Expected CPU frequency governor of every CPU, for example V(performance).
-    type: str
-  expect_kernel_modules:
-    description: Kernel modules that must be loaded (or built in), for example V(nvidia_peermem).
-    type: list
-    elements: str
-    default: []
-  expect_packages:
-    description:
-      - Python distributions that must be installed, mapped to an expected version (dotted prefix match),
-        or to an empty string to require only their presence.
+      - What the host must have; each key unset is not judged. The keys are those of an inventory's
+        C(acceptance_expect) mapping (the collection's C(docs/glossary.md), Environment expectations).
     type: dict
     default: {}
+    suboptions:
+      gpu_count:
+        description:
+          - Number of NVIDIA GPUs expected; a different count fails C(gpu.inventory).
+          - Must be 0 or more.
+        type: int
+      gpu_model:
+        description: A case-insensitive substring every GPU's product name must contain, for example V(H100).
+        type: str
+      driver_version:
+        description: Expected NVIDIA driver version; V(580) or V(580.159) match V(580.159.04) (dotted prefix).
+        type: str
+      cuda_version:
+        description: Expected CUDA version reported by the driver (dotted prefix match).
+        type: str
+      nccl_version:
+        description: Expected NCCL version, judged on each C(env.nccl) record (system library, Python's NCCL).
+        type: str
+      persistence_mode:
+        description: When set, every GPU's persistence mode must be enabled (V(true)) or disabled (V(false)).
+        type: bool
+      npu_count:
+        description:
+          - Number of Ascend NPUs expected (the C(npu) group); a different count fails C(gpu.npu_inventory), and so
+            does a host without C(npu-smi) when it is more than 0.
+          - Must be 0 or more.
+        type: int
+      hca_count:
+        description:
+          - Number of RDMA devices expected under C(/sys/class/infiniband).
+          - Must be 0 or more.
+        type: int
+      port_rate_gbit_s:
+        description:
+          - Minimum rate of every ACTIVE HCA port, in Gbit/s (as in sysfs C(rate), for example V(400)).
+          - Must be 0 or more.
+        type: float
+      ports_up:
+        description: When true, an HCA port that is not ACTIVE/LinkUp fails; when false it is a warning.
+        type: bool
+        default: false
+      memlock_unlimited:
+        description: When true, a limited C(ulimit -l) (RLIMIT_MEMLOCK) fails C(env.memlock).
+        type: bool
+        default: false
+      governor:
+        description: Expected CPU frequency governor of every CPU, for example V(performance).
+        type: str
+      kernel_modules:
+        description: Kernel modules that must be loaded (or built in), for example V(nvidia_peermem).
+        type: list
+        elements: str
+        default: []
+      package_versions:
+        description:
+          - Python distributions that must be installed, mapped to an expected version (dotted prefix match),
+            or to an empty string to require only their presence.
+        type: dict
+        default: {}
 notes:
   - The memlock limit is read from the module's own process, that is the limits of the Ansible connection; a
     workload started by systemd, Slurm or Kubernetes may run with other limits.
@@ -157,26 +170,28 @@ EXAMPLES = r"""
 
 - name: Probe an 8x H100 node and judge it
   aifabric.acceptance.env_probe:
-    expect_gpu_count: 8
-    expect_gpu_model: H100
-    expect_driver_version: "580.159"
-    expect_hca_count: 8
-    expect_port_rate_gbit_s: 400
-    expect_ports_up: true
-    expect_memlock_unlimited: true
-    expect_governor: performance
-    expect_kernel_modules: [nvidia_peermem]
+    expect:
+      gpu_count: 8
+      gpu_model: H100
+      driver_version: "580.159"
+      hca_count: 8
+      port_rate_gbit_s: 400
+      ports_up: true
+      memlock_unlimited: true
+      governor: performance
+      kernel_modules: [nvidia_peermem]
     env_vars: ["NCCL_*", "UCX_*", "CUDA_*"]
-    python: [/opt/venv/bin/python]
+    pythons: [/opt/venv/bin/python]
     pip_freeze: true
 
 - name: Only the software versions of a training venv
   aifabric.acceptance.env_probe:
     groups: [software]
-    python: [/opt/train/.venv/bin/python]
+    pythons: [/opt/train/.venv/bin/python]
     packages: [transformers, flash-attn]
-    expect_packages:
-      torch: "2.11"
+    expect:
+      package_versions:
+        torch: "2.11"
 """
 
 RETURN = r"""
@@ -208,10 +223,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
 
 
-RANGES = {
-    "timeout": argspec.POSITIVE, "expect_gpu_count": argspec.NON_NEGATIVE, "expect_hca_count": argspec.NON_NEGATIVE,
-    "expect_port_rate_gbit_s": argspec.NON_NEGATIVE,
-}
+RANGES = {"timeout_s": argspec.POSITIVE}
+# the bounds of the expect mapping's keys (checked as expect.<key>)
+EXPECT_RANGES = {"expect.gpu_count": argspec.NON_NEGATIVE, "expect.npu_count": argspec.NON_NEGATIVE,
+                 "expect.hca_count": argspec.NON_NEGATIVE, "expect.port_rate_gbit_s": argspec.NON_NEGATIVE}
 
 
 # the probe's options, all of them (tools/env.py: the single source, the Kubernetes planner's too)
@@ -220,13 +235,17 @@ SPEC = env.OPTIONS
 
 def main():
     module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
+    expect = dict(("expect." + key, value) for key, value in (module.params["expect"] or {}).items())
+    problems = argspec.violations(expect, EXPECT_RANGES)
+    if problems:
+        module.fail_json(msg="invalid option value%s: %s" % ("s" if len(problems) > 1 else "", "; ".join(problems)))
     modmain.run(module, "env_probe", _probe)
 
 
 def _probe(module):
     # the interpreters and nvidia-smi the user names are executed (often as root): each must pass the path rule
     # (statedir.StateError, an AcceptanceError: its message is the failure)
-    for path in module.params["python"] + [module.params["nvidia_smi_path"] or ""]:
+    for path in module.params["pythons"] + [module.params["nvidia_smi_path"] or ""]:
         if path and os.path.lexists(path):
             statedir.trusted_file(os.path.abspath(path), what=path)
     host = env_probe.Host(

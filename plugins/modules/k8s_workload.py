@@ -154,7 +154,7 @@ options:
         V(nccl) with four collectives, C(4 x nccl.timeout) + 600; V(nccl_multinode) adds the launcher's
         C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
         interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
-        each of up to 16 NPUs) times C(env_probe.timeout); V(perftest)
+        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest)
         C(connect_timeout_s + timeout_s).
       - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int

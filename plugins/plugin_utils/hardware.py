@@ -364,7 +364,7 @@ def rdma_judge(rec, rates, pcie, hca=None):
         return "skip", None, {}, ("not judged from the hardware: path bound by %s below the port rate %s Gbit/s (%s): "
                                   "no calibrated PCIe efficiency" % (binding[0][1], _fmt(lower), where))
     argv = (rec.get("params") or {}).get("argv")
-    params = {"expect_line_rate_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
+    params = {"line_rate_floor_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
               "duration_s": isinstance(argv, list) and "-D" in argv}
     rule = perftest_pairs.default_rules(test, metrics, dict(rec.get("facts") or {}, port_rate_gbit_s=local),
                                         params).get(RDMA_METRIC)

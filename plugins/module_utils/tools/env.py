@@ -12,25 +12,34 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 
+# the expectations the probes compare with what they find (unset: not compared); docs/glossary.md's "Environment
+# expectations" table, the keys of an inventory's acceptance_expect
+EXPECT = dict(
+    gpu_count=dict(type="int"),
+    gpu_model=dict(type="str"),
+    driver_version=dict(type="str"),
+    cuda_version=dict(type="str"),
+    nccl_version=dict(type="str"),
+    persistence_mode=dict(type="bool"),
+    npu_count=dict(type="int"),
+    hca_count=dict(type="int"),
+    port_rate_gbit_s=dict(type="float"),
+    ports_up=dict(type="bool", default=False),
+    memlock_unlimited=dict(type="bool", default=False),
+    governor=dict(type="str"),
+    kernel_modules=dict(type="list", elements="str", default=[]),
+    package_versions=dict(type="dict", default={}),
+)
+
 OPTIONS = dict(
     groups=dict(type="list", elements="str", choices=list(env_probe.GROUPS), default=list(env_probe.GROUPS)),
     packages=dict(type="list", elements="str", default=[]),
     env_vars=dict(type="list", elements="str", default=[]),
     pip_freeze=dict(type="bool", default=False),
-    python=dict(type="list", elements="path", default=[]),
+    pythons=dict(type="list", elements="path", default=[]),
     nvidia_smi_path=dict(type="path"),
-    timeout=dict(type="int", default=60),
-    expect_gpu_count=dict(type="int"),
-    # the names and versions the probes compare with what they find (unset: not compared)
-    **{"expect_" + name: dict(type="str") for name in ("gpu_model", "driver_version", "cuda_version", "nccl_version")},
-    expect_persistence_mode=dict(type="bool"),
-    expect_hca_count=dict(type="int"),
-    expect_port_rate_gbit_s=dict(type="float"),
-    expect_ports_up=dict(type="bool", default=False),
-    expect_memlock_unlimited=dict(type="bool", default=False),
-    expect_governor=dict(type="str"),
-    expect_kernel_modules=dict(type="list", elements="str", default=[]),
-    expect_packages=dict(type="dict", default={}),
+    timeout_s=dict(type="int", default=60),
+    expect=dict(type="dict", default={}, options=EXPECT),
 )
 
 records = env_probe.probe

@@ -55,7 +55,7 @@ def _probe(params):
 
 @pytest.mark.parametrize("groups", [None, ["env", "gpu", "rdma", "software"], ["npu"], ["software"]])
 def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups):
-    options = {"timeout": 60, "python": PYTHONS, "pip_freeze": True, "groups": groups or list(env_probe.GROUPS)}
+    options = {"timeout_s": 60, "pythons": PYTHONS, "pip_freeze": True, "groups": groups or list(env_probe.GROUPS)}
     calls = _probe(dict(options))
     assert all(timeout == 60 for _argv, timeout in calls)
     plan = k8s_plan.build("env", NODES, POD, "e1", options)
@@ -65,7 +65,7 @@ def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups):
 
 @pytest.mark.parametrize("pip_freeze", [False, True])
 def test_the_count_is_what_the_probe_runs(pip_freeze):
-    options = {"timeout": 60, "python": PYTHONS, "pip_freeze": pip_freeze, "groups": list(env_probe.GROUPS)}
+    options = {"timeout_s": 60, "pythons": PYTHONS, "pip_freeze": pip_freeze, "groups": list(env_probe.GROUPS)}
     calls = _probe(dict(options))
     hccn = [argv for argv, _t in calls if argv[0] == HCCN]
     assert len(hccn) == len(env_probe.HCCN_QUERIES) * 8
@@ -77,5 +77,5 @@ def test_the_count_is_what_the_probe_runs(pip_freeze):
 
 def test_the_refusal_names_the_probes_commands():
     with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env pod: "
-                                        r"\d+ probe commands \(software \d+ \+ gpu 4\) x timeout 60s"):
-        k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1", {"timeout": 60})
+                                        r"\d+ probe commands \(software \d+ \+ gpu 4\) x timeout_s 60s"):
+        k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1", {"timeout_s": 60})

@@ -43,7 +43,7 @@ def plans(pod=None):
     """(case name, plan) of every kind and launcher."""
     pod = dict(FULL_POD if pod is None else pod)
     out = [
-        ("env", k8s_plan.build("env", NODES, pod, "t1", {"expect_gpu_count": 8})),
+        ("env", k8s_plan.build("env", NODES, pod, "t1", {"expect": {"gpu_count": 8}})),
         ("gemm", k8s_plan.build("gemm", NODES, pod, "t1", {"dtypes": ["bf16"]})),
         ("nccl", k8s_plan.build("nccl", NODES, pod, "t1",
                                 {"collectives": ["all_reduce", "all_gather"], "binary_dir": "/opt/nccl-tests/build"})),

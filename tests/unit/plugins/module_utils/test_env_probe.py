@@ -143,7 +143,7 @@ def by(records, check, target=None):
 
 
 def test_h100_vm_as_captured(tmp_path):
-    records = env_probe.probe(host_for(h100_tree(tmp_path)), {"timeout": 30, "pip_freeze": True})
+    records = env_probe.probe(host_for(h100_tree(tmp_path)), {"timeout_s": 30, "pip_freeze": True})
     for record in records:
         assert results.validate(record) == []
     env_os = by(records, "env.os")
@@ -186,7 +186,7 @@ def test_h100_vm_as_captured(tmp_path):
 
 def test_commands_are_argv_lists_with_the_timeout(tmp_path):
     commands = FakeCommands()
-    env_probe.probe(host_for(h100_tree(tmp_path), commands), {"timeout": 17, "pip_freeze": True})
+    env_probe.probe(host_for(h100_tree(tmp_path), commands), {"timeout_s": 17, "pip_freeze": True})
     assert commands.calls
     for argv, timeout in commands.calls:
         assert isinstance(argv, list) and all(isinstance(a, str) for a in argv)
@@ -204,9 +204,9 @@ def test_cpu_node_without_gpu_or_rdma(tmp_path):
 
 
 def test_expected_gpus_on_a_cpu_node_fail(tmp_path):
-    records = env_probe.probe(host_for(tmp_path, gpu=False), {"groups": ["gpu"], "expect_gpu_count": 8})
+    records = env_probe.probe(host_for(tmp_path, gpu=False), {"groups": ["gpu"], "expect": {"gpu_count": 8}})
     assert records[0]["status"] == "fail"
-    assert records[0]["reason"] == "no NVIDIA GPU/driver: nvidia-smi not found, but expect_gpu_count is 8"
+    assert records[0]["reason"] == "no NVIDIA GPU/driver: nvidia-smi not found, but expect.gpu_count is 8"
 
 
 def test_nvidia_smi_sees_no_gpu(tmp_path):
@@ -243,7 +243,7 @@ def test_nvidia_smi_timeout_is_an_error_record(tmp_path):
     timeout = ToolTimeout("nvidia-smi timed out after 30s on node and was killed",
                           cmd=[SMI, "-q", "-x"], stdout_tail="", stderr_tail="")
     commands = FakeCommands({(SMI, "-q", "-x"): timeout})
-    records = env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"], "timeout": 30})
+    records = env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"], "timeout_s": 30})
     assert records[0]["status"] == "error" and "timed out after 30s" in records[0]["reason"]
     assert records[0]["params"]["argv"] == [SMI, "-q", "-x"]
 
@@ -282,7 +282,7 @@ def test_fabric_state_and_persistence(tmp_path):
                        pm=("<persistence_mode>Enabled</persistence_mode>",
                            "<persistence_mode>Disabled</persistence_mode>"))
     commands = FakeCommands({(SMI, "-q", "-x"): (0, xml)})
-    device = by(env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"], "expect_persistence_mode": True}),
+    device = by(env_probe.probe(host_for(tmp_path, commands), {"groups": ["gpu"], "expect": {"persistence_mode": True}}),
                 "gpu.device", "0")
     assert device["status"] == "fail"
     assert "NVLink fabric state is In Progress" in device["reason"]
@@ -290,8 +290,8 @@ def test_fabric_state_and_persistence(tmp_path):
 
 
 def test_gpu_expectations(tmp_path):
-    params = {"groups": ["gpu"], "expect_gpu_count": 8, "expect_gpu_model": "H200",
-              "expect_driver_version": "580.159", "expect_cuda_version": "12.4"}
+    params = {"groups": ["gpu"], "expect": {"gpu_count": 8, "gpu_model": "H200",
+                                            "driver_version": "580.159", "cuda_version": "12.4"}}
     inventory = by(env_probe.probe(host_for(tmp_path), params), "gpu.inventory")
     assert inventory["status"] == "fail"
     assert "gpu_count is 1, expected 8" in inventory["reason"]
@@ -299,7 +299,7 @@ def test_gpu_expectations(tmp_path):
     assert "cuda_version is 13.0, expected 12.4" in inventory["reason"]
     assert "driver_version" not in inventory["reason"]  # 580.159 is a prefix of 580.159.04
     assert inventory["expect"]["driver_version"] == {"version": "580.159"}
-    ok = by(env_probe.probe(host_for(tmp_path), {"groups": ["gpu"], "expect_gpu_count": 1, "expect_gpu_model": "h100"}),
+    ok = by(env_probe.probe(host_for(tmp_path), {"groups": ["gpu"], "expect": {"gpu_count": 1, "gpu_model": "h100"}}),
             "gpu.inventory")
     assert ok["status"] == "pass"
 
@@ -319,23 +319,23 @@ def test_rdma_ports_from_the_cx4_host(tmp_path):
     ib = by(records, "rdma.port", "mlx5_1/1")
     assert ib["status"] == "warn" and ib["reason"].startswith("port is DOWN/Disabled")
     assert ib["facts"]["gids"][0]["type"] == "IB"
-    strict = env_probe.probe(host_for(root), {"groups": ["rdma"], "expect_ports_up": True, "expect_hca_count": 2,
-                                              "expect_port_rate_gbit_s": 200})
+    strict = env_probe.probe(host_for(root), {"groups": ["rdma"], "expect": {"ports_up": True, "hca_count": 2,
+                                                                                "port_rate_gbit_s": 200}})
     assert by(strict, "rdma.inventory")["status"] == "pass"
     assert by(strict, "rdma.port", "mlx5_1/1")["status"] == "fail"
     assert "port rate 100 Gbit/s < 200 Gbit/s expected" in by(strict, "rdma.port", "mlx5_0/1")["reason"]
 
 
 def test_expected_hcas_on_a_node_without_rdma(tmp_path):
-    records = env_probe.probe(host_for(tmp_path), {"groups": ["rdma"], "expect_hca_count": 8})
-    assert records[0]["status"] == "fail" and "expect_hca_count is 8" in records[0]["reason"]
+    records = env_probe.probe(host_for(tmp_path), {"groups": ["rdma"], "expect": {"hca_count": 8}})
+    assert records[0]["status"] == "fail" and "expect.hca_count is 8" in records[0]["reason"]
 
 
 def test_peer_memory_warning_needs_gpu_driver_and_hcas(tmp_path):
     root = cx4_infiniband(h100_tree(tmp_path))
     modules = by(env_probe.probe(host_for(root), {"groups": ["env"]}), "env.kernel_modules")
     assert modules["status"] == "warn" and "neither nvidia_peermem nor nv_peer_mem" in modules["reason"]
-    required = by(env_probe.probe(host_for(root), {"groups": ["env"], "expect_kernel_modules": ["nvidia_peermem"]}),
+    required = by(env_probe.probe(host_for(root), {"groups": ["env"], "expect": {"kernel_modules": ["nvidia_peermem"]}}),
                   "env.kernel_modules")
     assert required["status"] == "fail" and "kernel module(s) not loaded: nvidia_peermem" in required["reason"]
 
@@ -349,14 +349,14 @@ def test_no_proc_modules_is_a_skip(tmp_path):
 def test_memlock_and_env_vars(tmp_path):
     host = host_for(tmp_path, memlock=(8388608, 8388608),
                     environ={"NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "INFO", "HOME": "/root", "CUDA_HOME": "/usr/local/cuda"})
-    records = env_probe.probe(host, {"groups": ["env"], "expect_memlock_unlimited": True,
+    records = env_probe.probe(host, {"groups": ["env"], "expect": {"memlock_unlimited": True},
                                      "env_vars": ["NCCL_*", "CUDA_HOME"]})
     memlock = by(records, "env.memlock")
     assert memlock["status"] == "fail" and "is 8192 KiB, expected unlimited" in memlock["reason"]
     assert memlock["facts"] == {"memlock_soft": "8388608", "memlock_hard": "8388608"}
     assert by(records, "env.env_vars")["facts"]["env"] == {
         "CUDA_HOME": "/usr/local/cuda", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_0"}
-    unlimited = by(env_probe.probe(host_for(tmp_path), {"groups": ["env"], "expect_memlock_unlimited": True}),
+    unlimited = by(env_probe.probe(host_for(tmp_path), {"groups": ["env"], "expect": {"memlock_unlimited": True}}),
                    "env.memlock")
     assert unlimited["status"] == "pass" and unlimited["facts"]["memlock_soft"] == "unlimited"
 
@@ -364,14 +364,14 @@ def test_memlock_and_env_vars(tmp_path):
 def test_governor_rules(tmp_path):
     for cpu, value in (("cpu0", "performance"), ("cpu1", "powersave")):
         put(tmp_path, "/sys/devices/system/cpu/%s/cpufreq/scaling_governor" % cpu, value + "\n")
-    record = by(env_probe.probe(host_for(tmp_path), {"groups": ["env"], "expect_governor": "performance"}),
+    record = by(env_probe.probe(host_for(tmp_path), {"groups": ["env"], "expect": {"governor": "performance"}}),
                 "env.cpu_governor")
     assert record["status"] == "fail" and "governor is mixed (performance x1, powersave x1)" in record["reason"]
 
 
 def test_software_expectations_and_missing_pip(tmp_path):
     commands = FakeCommands({(PY, "-m", "pip", "freeze", "--all"): (1, "/opt/torch/.venv/bin/python3: No module named pip\n")})
-    params = {"groups": ["software"], "expect_nccl_version": "2.28.9", "expect_packages": {"torch": "2.10", "vllm": ""},
+    params = {"groups": ["software"], "expect": {"nccl_version": "2.28.9", "package_versions": {"torch": "2.10", "vllm": ""}},
               "pip_freeze": True}
     records = env_probe.probe(host_for(h100_tree(tmp_path), commands), params)
     assert by(records, "env.nccl", "python")["status"] == "pass"
@@ -464,7 +464,7 @@ def test_ib_port_without_subnet_manager(tmp_path):
     root = cx4_infiniband(tmp_path)
     put(root, "/sys/class/infiniband/mlx5_1/ports/1/state", "2: INIT\n")
     put(root, "/sys/class/infiniband/mlx5_1/ports/1/phys_state", "5: LinkUp\n")
-    port = by(env_probe.probe(host_for(root), {"groups": ["rdma"], "expect_ports_up": True}), "rdma.port", "mlx5_1/1")
+    port = by(env_probe.probe(host_for(root), {"groups": ["rdma"], "expect": {"ports_up": True}}), "rdma.port", "mlx5_1/1")
     assert port["status"] == "fail"
     assert port["reason"] == "port is INIT/LinkUp: the link is up but no subnet manager has configured the port"
 

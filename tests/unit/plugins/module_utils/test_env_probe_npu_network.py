@@ -141,7 +141,7 @@ def test_unreadable_lines_are_problems_quoting_them(func, text, needle):
 
 def test_healthy_910b_host_gets_one_network_record_per_npu(tmp_path):
     host = _host(tmp_path)
-    records = env_probe.probe(host, {"groups": ["npu"], "timeout": 20})
+    records = env_probe.probe(host, {"groups": ["npu"], "timeout_s": 20})
     assert all(results.validate(r) == [] for r in records)
     net = _network(records)
     assert [(r["target"], r["status"]) for r in net] == [(str(i), "pass") for i in range(8)]

@@ -145,7 +145,7 @@ def test_roce_nics_without_an_rdma_device_are_an_error(tmp_path):
 def test_infiniband_class_without_an_rdma_device_is_an_error(tmp_path):
     sriov_cni_pci(tmp_path, "0x020700")
     os.makedirs(os.path.join(str(tmp_path), "sys/class/infiniband"))
-    record = env_probe.probe(host_for(tmp_path), {"groups": ["rdma"], "expect_hca_count": 2})[0]
+    record = env_probe.probe(host_for(tmp_path), {"groups": ["rdma"], "expect": {"hca_count": 2}})[0]
     assert record["status"] == "error"
     assert record["reason"].startswith(
         "2 Mellanox/NVIDIA network function(s) on the PCI bus that /sys/class/infiniband does not list (no RDMA "

@@ -66,7 +66,7 @@ def test_same_interpreter_is_probed_once(tmp_path):
 
 
 def test_required_package_fails_only_where_it_is_missing_and_says_where_it_is(tmp_path):
-    records, _calls = probe(tmp_path, SYSTEM, VENV, {"expect_packages": {"torch": ""}})
+    records, _calls = probe(tmp_path, SYSTEM, VENV, {"expect": {"package_versions": {"torch": ""}}})
     torch = packages(records, "torch")
     assert torch[VENV]["status"] == "pass"
     assert torch[SYSTEM]["status"] == "fail" and "it is installed for /opt/torch/.venv/bin/python3" in \

@@ -38,7 +38,7 @@ KINDS = {"env": "env", "gemm": "gemm", "nccl": "nccl_tests", "nccl_multinode": "
          "allreduce_multinode": "torch_allreduce"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
 KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
-                        "perftest": {"test", "devices", "peer_rate_gbit_s"}, "allreduce_multinode": set()}
+                        "perftest": {"test", "hcas", "peer_rate_gbit_s"}, "allreduce_multinode": set()}
 SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
 

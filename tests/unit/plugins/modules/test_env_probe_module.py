@@ -81,7 +81,7 @@ def test_gpu_node_from_captures_in_check_mode(module_env):
     """Check mode runs the read-only probes (check_mode support: full)."""
     module_env["bins"]["nvidia-smi"] = "/usr/bin/nvidia-smi"
     module_env["bins"]["ldconfig"] = "/sbin/ldconfig"
-    result = call({"timeout": 25, "expect_gpu_count": 1, "expect_driver_version": "580"}, check_mode=True)
+    result = call({"timeout_s": 25, "expect": {"gpu_count": 1, "driver_version": "580"}}, check_mode=True)
     records = result.kwargs["results"]
     for record in records:
         assert results.validate(record) == []
@@ -100,8 +100,8 @@ def test_gpu_node_from_captures_in_check_mode(module_env):
 
 
 def test_bad_timeout_fails(module_env):
-    result = call({"timeout": 0})
-    assert result.failed and "timeout must be >= 1, got 0" in result.kwargs["msg"]
+    result = call({"timeout_s": 0})
+    assert result.failed and "timeout_s must be >= 1, got 0" in result.kwargs["msg"]
 
 
 def test_bad_group_is_refused_by_the_spec(module_env):

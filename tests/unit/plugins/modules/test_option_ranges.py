@@ -30,8 +30,10 @@ CASES = [
     (gemm_bench.main, {"gpu_indices": [0, -2]}, "gpu_indices must be >= 0, got -2"),
     (allreduce_probe.main, {"step_factor": 1}, "step_factor must be >= 2, got 1"),
     (allreduce_probe.main, {"master_port": 70000}, "master_port must be between 0 and 65535"),
-    (env_probe.main, {"timeout": 0}, "timeout must be >= 1, got 0"),
-    (env_probe.main, {"expect_gpu_count": -1}, "expect_gpu_count must be >= 0, got -1"),
+    (env_probe.main, {"timeout_s": 0}, "timeout_s must be >= 1, got 0"),
+    (env_probe.main, {"expect": {"gpu_count": -1}}, "expect.gpu_count must be >= 0, got -1"),
+    (env_probe.main, {"expect": {"npu_count": -2, "port_rate_gbit_s": -1.5}},
+     "expect.npu_count must be >= 0, got -2; expect.port_rate_gbit_s must be >= 0, got -1.5"),
     (cleanup.main, {"run_tag": "t1", "grace_s": -1.0}, "grace_s must be >= 0, got -1"),
 ]
 
