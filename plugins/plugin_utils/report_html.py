@@ -27,6 +27,7 @@ import math
 import os
 
 from jinja2 import Environment
+from markupsafe import Markup
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, verdict
@@ -669,9 +670,25 @@ def asset(name):
         return handle.read()
 
 
+# what would end (or, for a script, confuse) the raw-text element an asset is written into: a stylesheet goes into
+# <style>, a script into <script> (HTML's "script data" states: "<!--" and "<script" change how "</script>" is found)
+_RAW_TEXT_ENDS = {".css": ("</style",), ".js": ("</script", "<!--", "<script")}
+
+
+def trusted_asset(name, text):
+    """The text of a package asset as markup the template inserts RAW (never autoescaped: an escaped
+    ``"Segoe UI"`` would void the stylesheet's font rule). Only the page's own files are trusted this way; data
+    from a tool or a host never is. ValueError when the text would end the element it is written into."""
+    ends = _RAW_TEXT_ENDS.get(os.path.splitext(name)[1], ())
+    for end in ends:
+        if end in text.lower():
+            raise ValueError("report asset %s holds %r: it would end its element in report.html" % (name, end))
+    return Markup(text)
+
+
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_assets")
-CSS = asset("report.css")
-JS = asset("report.js")    # plain ES2017, no library; data reaches the DOM only through textContent
+CSS = trusted_asset("report.css", asset("report.css"))
+JS = trusted_asset("report.js", asset("report.js"))    # plain ES2017, no library; data reaches the DOM only through textContent
 TEMPLATE = asset("report.html.j2")
 
 _ENV = Environment(autoescape=True, trim_blocks=False)
@@ -734,4 +751,4 @@ def render(report, deltas_text, changes, history_text, counted=None):
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),
         static_problems=static, hosts=hosts, changes=changes, history_text=history_text,
-        data_mode=mode, data_text=text)
+        data_mode=mode, data_text=Markup(text))     # embed() escaped <, > and & for the <script> block

@@ -229,6 +229,9 @@ def test_real_capture_report_in_chromium_shows_a_script_as_text(browser, tmp_pat
     seconds = browser.open(page)
     assert browser.errors() == []
     assert browser.js("window.__pwned === undefined")
+    # the stylesheet applies: an autoescaped '"Segoe UI"' once voided the font rule (serif, 16 px)
+    font = browser.js("(() => {const s = getComputedStyle(document.body); return [s.fontFamily, s.fontSize]})()")
+    assert font == ['system-ui, -apple-system, "Segoe UI", Roboto, sans-serif', "14px"], font
     text = browser.js("document.body.innerText")
     assert "kernel " + EVIL in text                  # the problems list shows it as text
     browser.js("document.querySelector('#hosts tbody a').click()")
