@@ -1,0 +1,154 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""CTRF export: the report as a Common Test Report Format document (ctrf.json), for CI dashboards and tools that
+read CTRF (https://ctrf.io; validated against the schema of ctrf-io/ctrf in the tests).
+
+One test per record, as in junit.xml:
+
+- ``name`` is the host and the record's label (``node1 rdma.ib_write_bw[mlx5_0][node2]``), ``suite`` ``[host]``,
+  ``testId`` the same text (stable across runs, so a dashboard follows one check of one host);
+- ``labels`` hold ``host``, ``check``, ``target``, ``peer`` (those present) and ``family`` (the check's first
+  word: gpu, nccl, rdma, ...); ``tags`` ``[family]``;
+- ``status``: pass -> ``passed``, fail and error -> ``failed``, skip -> ``skipped``, warn -> ``passed`` with
+  ``extra.warning`` (its reason); ``rawStatus`` keeps the record's own status. A pairwise record that attribution
+  judged counts toward no host (docs/results.md): it is ``passed`` with ``extra.pair_status`` and
+  ``extra.judged_by: attribution`` - the verdict is in its ``.node``/``.link`` tests - exactly as junit.xml shows
+  it, so a host has a failed test exactly when its verdict is fail or error;
+- ``message`` the reason, ``trace`` the tool output kept in the record (``raw``), ``duration`` milliseconds;
+- ``extra.metrics`` every metric, ``extra.expect`` the expectation bounds, ``extra.judged_by`` who judged it.
+
+``results.extra`` carries the run id, the run verdict and every host's verdict; ``summary`` the counts and the
+run's start and end in milliseconds. Controller-only (plugin_utils); imports nothing from Ansible.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html
+
+SPEC_VERSION = "0.0.0"      # the specVersion of the ctrf-io/ctrf schema the tests validate against
+TOOL = "aifabric.acceptance"
+STATUS = {"pass": "passed", "fail": "failed", "error": "failed", "skip": "skipped", "warn": "passed"}
+
+
+def _ms(stamp):
+    """Milliseconds since the epoch of an ISO 8601 time (records and runs use UTC ``...Z``), or None."""
+    if not stamp:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def _duration_ms(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return int(round(number * 1000)) if number == number and number >= 0 and number != float("inf") else 0
+
+
+def _plain(value):
+    """A JSON value as the CTRF document keeps it (numbers and text as they are; NaN/inf as text)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    return value
+
+
+def _labels(rec, host):
+    out = {"host": host}
+    for key in ("check", "target", "peer"):
+        if rec.get(key):
+            out[key] = str(rec[key])
+    out["family"] = str(rec.get("check") or "").split(".")[0] or "other"
+    return out
+
+
+def _extra(rec, judged):
+    extra = {}
+    metrics = dict((k, _plain(v)) for k, v in sorted((rec.get("metrics") or {}).items()))
+    if metrics:
+        extra["metrics"] = metrics
+    expect = dict((k, dict((b, _plain(rule[b])) for b in ("min", "max", "equals") if b in rule))
+                  for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict))
+    if any(expect.values()):
+        extra["expect"] = dict((k, v) for k, v in expect.items() if v)
+    status = rec.get("status")
+    if judged and status in ("fail", "error", "warn"):
+        extra["pair_status"] = status
+        extra["judged_by"] = "attribution"
+    elif rec.get("judged_by"):
+        extra["judged_by"] = rec["judged_by"]
+    if status == "warn" and not judged:
+        extra["warning"] = rec.get("reason") or "warn"
+    return extra
+
+
+def _test(rec, host, counted):
+    status = rec.get("status")
+    judged = bool(rec.get("peer")) and id(rec) not in counted and status in ("fail", "error", "warn")
+    name = "%s %s" % (host, report_html.label(rec))
+    test = {"name": name, "testId": name, "status": "passed" if judged else STATUS.get(status, "other"),
+            "rawStatus": str(status), "duration": _duration_ms(rec.get("duration_s")), "suite": [host],
+            "labels": _labels(rec, host), "tags": [_labels(rec, host)["family"]]}
+    start = _ms(rec.get("started"))
+    if start is not None:
+        test["start"] = start
+        test["stop"] = start + test["duration"]
+    if rec.get("reason"):
+        test["message"] = str(rec["reason"])
+    if rec.get("raw") and status in ("fail", "error"):
+        test["trace"] = str(rec["raw"])
+    extra = _extra(rec, judged)
+    if extra:
+        test["extra"] = extra
+    return test
+
+
+def _summary(tests, run):
+    counts = dict((k, 0) for k in ("passed", "failed", "skipped", "pending", "other"))
+    for test in tests:
+        counts[test["status"]] += 1
+    start = _ms(run.get("started"))
+    stop = _ms(run.get("ended") or run.get("finished"))
+    if start is None:
+        start = min([t["start"] for t in tests if "start" in t] or [0])
+    if stop is None or stop < start:
+        stop = max([t.get("stop", start) for t in tests] + [start])
+    return dict(tests=len(tests), suites=len(set(t["suite"][0] for t in tests)), start=start, stop=stop,
+                duration=stop - start, **counts)
+
+
+def document(report, counted=None, version=None):
+    """The CTRF document (a dict) of a report."""
+    records = report.get("records") or []
+    counted = report_html.counted_ids(records) if counted is None else counted
+    run = report.get("run") or {}
+    summary = report.get("summary") or {}
+    tests = [_test(rec, rec.get("host") or "(no host)", counted) for rec in records]
+    tool = {"name": TOOL}
+    version = version or run.get("collection_version")
+    if version:
+        tool["version"] = str(version)
+    doc = {"reportFormat": "CTRF", "specVersion": SPEC_VERSION, "generatedBy": TOOL,
+           "results": {"tool": tool, "summary": _summary(tests, run), "tests": tests,
+                       "extra": {"run_id": run.get("run_id"), "verdict": summary.get("worst_status"),
+                                 "hosts": dict((h["host"], h["status"]) for h in summary.get("hosts") or [])}}}
+    if run.get("run_id"):
+        doc["runId"] = str(run["run_id"])
+    stamp = run.get("ended") or run.get("finished") or run.get("started")
+    if stamp:
+        doc["timestamp"] = str(stamp)
+    return doc
+
+
+def render_ctrf(report, counted=None):
+    """ctrf.json's text (compact, one line, as results.json)."""
+    return json.dumps(document(report, counted), ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                      default=str) + "\n"
