@@ -68,6 +68,9 @@ NFD_LABEL = "feature.node.kubernetes.io/rdma.available"
 NFD_LEGACY_LABEL = "feature.node.kubernetes.io/custom-rdma.available"
 PCI_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 RDMA_NODE_LABELS = (NFD_LABEL, NFD_LEGACY_LABEL, PCI_MELLANOX_LABEL)
+# the default tolerations of the plugin pods: the GPU operator taints GPU nodes nvidia.com/gpu:NoSchedule, and the
+# plugin must run on exactly those nodes (the module's default, which the rdma_device_plugin role repeats)
+GPU_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
 CONTAINER = "k8s-rdma-shared-dp-ds"
 CDI_DIR = "/var/run/cdi"
 # pod-spec fields manifests() sets only when asked: a patch must clear them when they are no longer wanted
@@ -144,7 +147,7 @@ def generate_config_list(devices, resource_name=RESOURCE_NAME, prefix=RESOURCE_P
     seen = [d for devs in (devices or {}).values() for d in devs if d.get("ifName")]
     if not seen:
         raise PluginError("no RDMA port with a network device in the env_probe facts of the nodes (rdma.port records): "
-                          "run the env probe on them first, or give the resources with their selectors")
+                          "run the env probe on them first, or give resource_list (each resource with its selectors)")
 
     def selectors(devs, names):
         sel = {"vendors": _sorted_set(d["vendor"] for d in devs),
@@ -214,7 +217,7 @@ def _dev(d):
 def check_config_list(config_list):
     """The plugin's own start-up checks (ValidateConfigs), so a bad config fails here, not in a crash loop."""
     if not config_list:
-        raise PluginError("no resources: give at least one (or env_probe records to generate them from)")
+        raise PluginError("no resources: give at least one in resource_list (or probe_records to generate them from)")
     names = set()
     for entry in config_list:
         name = entry.get("resourceName")

@@ -14,10 +14,10 @@ description:
     (C(periodicUpdateInterval), C(configList) of C(resourceName), C(resourcePrefix), C(rdmaHcaMax) and C(selectors))
     and a privileged host-network DaemonSet with the device-plugin, plugin-registry and C(/dev) mounts - creating or
     merge-patching each object only where it differs (idempotent).
-  - When O(resources) is empty, the selectors are generated from the env probe's C(rdma.port) records of the nodes
+  - When O(resource_list) is empty, the selectors are generated from the env probe's C(rdma.port) records of the nodes
     (O(probe_records)) - vendor and device id from C(/sys/class/infiniband/<dev>/device/{vendor,device}), the link
     layer, and per rail (O(per_rail)) the netdev names - so the config selects exactly the ports the nodes have.
-  - Then verifies itself (O(verify)) - the DaemonSet is ready on every node of O(nodes) and every node's allocatable
+  - Then verifies itself (O(verify)) - the DaemonSet is ready on every node of O(hosts) and every node's allocatable
     shows every resource at the count the config publishes (C(rdmaHcaMax); right after a config change the node
     still shows the old count for a while, which is waited for) - and returns one C(k8s.rdma_device_plugin) record per node and resource
     (C(host) = node name). A failing record names the likely cause - node missing, node not selected (label or
@@ -79,11 +79,11 @@ options:
     type: list
     elements: str
     default: []
-  periodic_update_interval:
+  periodic_update_interval_s:
     description: C(periodicUpdateInterval) in seconds; V(0) disables the plugin's periodic device re-scan.
     type: int
     default: 60
-  resources:
+  resource_list:
     description:
       - The C(configList) entries. Empty - generate them from O(probe_records).
     type: list
@@ -150,10 +150,12 @@ options:
     default: [feature.node.kubernetes.io/rdma.available, feature.node.kubernetes.io/custom-rdma.available,
               feature.node.kubernetes.io/pci-15b3.present]
   tolerations:
-    description: Tolerations of the plugin pods (for example of C(nvidia.com/gpu) taints).
+    description:
+      - Tolerations of the plugin pods. The default tolerates the GPU operator's C(nvidia.com/gpu) taint of GPU nodes
+        (C(NoSchedule)); V([]) for none.
     type: list
     elements: dict
-    default: []
+    default: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
   priority_class:
     description: C(priorityClassName) of the plugin pods; empty for none.
     type: str
@@ -167,20 +169,20 @@ options:
     description: Take over a ConfigMap/DaemonSet of the same name that another tool created (otherwise the task fails).
     type: bool
     default: false
-  nodes:
+  hosts:
     description: Node names that must expose the resources (the inventory's hosts); verification judges each of them.
     type: list
     elements: str
     default: []
   verify:
-    description: Wait for the plugin on O(nodes) and return the C(k8s.rdma_device_plugin) records.
+    description: Wait for the plugin on O(hosts) and return the C(k8s.rdma_device_plugin) records.
     type: bool
     default: true
-  verify_timeout:
+  verify_timeout_s:
     description: Seconds to wait for the DaemonSet to be ready and the resources to appear (then judge what is there).
     type: int
     default: 300
-  delete_timeout:
+  delete_timeout_s:
     description: Seconds O(state=absent) waits for the objects to be gone.
     type: int
     default: 60
@@ -188,7 +190,7 @@ options:
     description:
       - Render mode - write the ConfigMap and the DaemonSet as YAML files C(<render_dir>/NN-<kind>-<name>.yaml) (mode
         0600, in a directory of this user that nobody else can write) and apply nothing; no cluster is contacted, so
-        no check of existing objects and no verification. Needs O(resources) or O(probe_records).
+        no check of existing objects and no verification. Needs O(resource_list) or O(probe_records).
       - Only with O(state=present).
     type: path
 requirements:
@@ -205,7 +207,7 @@ EXAMPLES = r"""
 - name: Probe the nodes' RDMA ports (the collection's probe code, in a pod per node)
   aifabric.acceptance.k8s_workload:
     kind: env
-    nodes: "{{ ansible_play_hosts_all }}"
+    hosts: "{{ ansible_play_hosts_all }}"
     image: registry.example.com/acceptance/gpu-tools:2026.11
     env_probe: {groups: [rdma]}
   register: rdma_probe
@@ -216,25 +218,23 @@ EXAMPLES = r"""
   aifabric.acceptance.k8s_device_plugin:
     probe_records: "{{ rdma_probe.results }}"
     per_rail: true
-    nodes: "{{ ansible_play_hosts_all }}"
-    tolerations:
-      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+    hosts: "{{ ansible_play_hosts_all }}"
   delegate_to: localhost
   run_once: true
 
 - name: Deploy with explicit selectors (RoCE ports of ConnectX-7)
   aifabric.acceptance.k8s_device_plugin:
-    resources:
+    resource_list:
       - name: hca_shared_devices_a
         rdma_hca_max: 63
         selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
-    nodes: [gpu-node-01, gpu-node-02]
+    hosts: [gpu-node-01, gpu-node-02]
   delegate_to: localhost
   run_once: true
 
 - name: Render the manifests for review (no cluster needed; kubectl apply -f the directory later)
   aifabric.acceptance.k8s_device_plugin:
-    resources:
+    resource_list:
       - name: hca_shared_devices_a
         selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
     use_cdi: true
@@ -251,7 +251,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 results:
-  description: One C(k8s.rdma_device_plugin) record per node of O(nodes) and resource (none in check mode or with
+  description: One C(k8s.rdma_device_plugin) record per node of O(hosts) and resource (none in check mode or with
     O(verify=false)); C(host) = node, C(target) = the resource, C(metrics.allocatable), C(facts.cause) when the
     allocatable is 0.
   returned: always
@@ -304,8 +304,8 @@ def argument_spec():
         tag=dict(type="str", default=dp.TAG),
         image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"], default="IfNotPresent"),
         image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
-        periodic_update_interval=dict(type="int", default=60),
-        resources=dict(type="list", elements="dict", default=[], options=dict(
+        periodic_update_interval_s=dict(type="int", default=60),
+        resource_list=dict(type="list", elements="dict", default=[], options=dict(
             name=dict(type="str", required=True),
             prefix=dict(type="str"),
             rdma_hca_max=dict(type="int"),
@@ -318,14 +318,14 @@ def argument_spec():
         probe_records=dict(type="list", elements="dict", default=[]),
         node_selector=dict(type="dict"),
         node_label_keys=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS), no_log=False),
-        tolerations=dict(type="list", elements="dict", default=[]),
+        tolerations=dict(type="list", elements="dict", default=[dict(t) for t in dp.GPU_TOLERATIONS]),
         priority_class=dict(type="str", default="system-node-critical"),
         use_cdi=dict(type="bool", default=False),
         adopt=dict(type="bool", default=False),
-        nodes=dict(type="list", elements="str", default=[]),
+        hosts=dict(type="list", elements="str", default=[]),
         verify=dict(type="bool", default=True),
-        verify_timeout=dict(type="int", default=300),
-        delete_timeout=dict(type="int", default=60),
+        verify_timeout_s=dict(type="int", default=300),
+        delete_timeout_s=dict(type="int", default=60),
         render_dir=dict(type="path"),
     )
     spec.update(k8s_api.connection_argspec())
@@ -334,16 +334,16 @@ def argument_spec():
 
 def build(p):
     """(config, objects) for the module's parameters (pure; raises PluginError on bad input)."""
-    if p["periodic_update_interval"] < 0:
-        raise dp.PluginError("periodic_update_interval must be >= 0, got %d" % p["periodic_update_interval"])
+    if p["periodic_update_interval_s"] < 0:
+        raise dp.PluginError("periodic_update_interval_s must be >= 0, got %d" % p["periodic_update_interval_s"])
     if p["rdma_hca_max"] < 1:
         raise dp.PluginError("rdma_hca_max must be >= 1, got %d" % p["rdma_hca_max"])
-    if p["resources"]:
-        config_list = dp.normalize_resources(p["resources"], p["resource_prefix"], p["rdma_hca_max"])
+    if p["resource_list"]:
+        config_list = dp.normalize_resources(p["resource_list"], p["resource_prefix"], p["rdma_hca_max"])
     else:
         config_list = dp.generate_config_list(dp.devices_from_records(p["probe_records"]), p["resource_name"],
                                               p["resource_prefix"], p["rdma_hca_max"], p["per_rail"])
-    cfg = dp.config(config_list, p["periodic_update_interval"])
+    cfg = dp.config(config_list, p["periodic_update_interval_s"])
     objects = dp.manifests(cfg, namespace=p["namespace"], name=p["name"], config_map=p["config_map"],
                            image=p["image"], tag=p["tag"], image_pull_policy=p["image_pull_policy"],
                            node_selector=p["node_selector"], tolerations=p["tolerations"],
@@ -364,11 +364,11 @@ def _state(module):
     api = k8s_api.connect(p)
     if p["state"] == "absent":
         actions = dp.remove(api, dp.desired_for_removal(p["namespace"], p["name"], p["config_map"]),
-                            check_mode=module.check_mode, timeout_s=p["delete_timeout"])
+                            check_mode=module.check_mode, timeout_s=p["delete_timeout_s"])
         changed = any(a["action"] == "deleted" for a in actions)
         left = [a["object"] for a in actions if a["action"].startswith("still present")]
         if left:
-            module.fail_json(msg="still present after %d s: %s" % (p["delete_timeout"], ", ".join(left)),
+            module.fail_json(msg="still present after %d s: %s" % (p["delete_timeout_s"], ", ".join(left)),
                              actions=actions, results=[])
         return dict(changed=changed, actions=actions, results=[])
     cfg, objects = build(p)
@@ -376,10 +376,10 @@ def _state(module):
     changed = any(a["action"] != "unchanged" for a in actions)
     names = dp.resource_names(cfg)
     records = []
-    if p["verify"] and p["nodes"] and not module.check_mode:
+    if p["verify"] and p["hosts"] and not module.check_mode:
         selectors = dict((n, e.get("selectors") or {}) for n, e in zip(names, cfg["configList"]))
-        records = dp.verify(api, p["namespace"], p["name"], p["nodes"], names,
-                            devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout"],
+        records = dp.verify(api, p["namespace"], p["name"], p["hosts"], names,
+                            devices=dp.devices_from_records(p["probe_records"]), timeout_s=p["verify_timeout_s"],
                             selectors=selectors, expected=dp.expected_counts(cfg))
     return dict(changed=changed, actions=actions, config=cfg, resources=names, results=records)
 

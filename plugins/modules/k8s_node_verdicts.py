@@ -18,7 +18,7 @@ description:
     node's C(resourceVersion) as a precondition, so a taint another controller adds meanwhile (a NoExecute taint of
     the node lifecycle controller) is never written over - the API answers 409 Conflict, the node is read again and
     the patch computed anew (up to 6 attempts, then the task fails naming the node).
-  - Patches only the nodes named in O(verdicts) (or O(nodes) for O(state=absent)), and only where something differs.
+  - Patches only the nodes named in O(verdicts) (or O(hosts) for O(state=absent)), and only where something differs.
     O(state=absent) removes the label, the annotations and the taint (by default from every node carrying the label).
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._k8s_auth]
@@ -58,7 +58,7 @@ options:
     elements: str
     choices: [pass, warn, fail, error, skip]
     default: [fail, error]
-  nodes:
+  hosts:
     description: With O(state=absent), the nodes to clear; empty - every node carrying the label.
     type: list
     elements: str
@@ -111,7 +111,7 @@ def argument_spec():
         report=dict(type="str"),
         taint=dict(type="bool", default=False),
         taint_on=dict(type="list", elements="str", choices=list(nv.VERDICTS), default=["fail", "error"]),
-        nodes=dict(type="list", elements="str", default=[]),
+        hosts=dict(type="list", elements="str", default=[]),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -130,7 +130,7 @@ def _state(module):
         module.fail_json(msg="unknown verdicts %s (allowed: %s)" % (bad, ", ".join(nv.VERDICTS)), changes=[])
     api = k8s_api.connect(p)
     if p["state"] == "absent":
-        changes = nv.remove(api, p["nodes"], check_mode=module.check_mode)
+        changes = nv.remove(api, p["hosts"], check_mode=module.check_mode)
     else:
         changes = nv.apply(api, p["verdicts"], p["run_id"], p["report"], p["taint"], tuple(p["taint_on"]),
                            check_mode=module.check_mode)

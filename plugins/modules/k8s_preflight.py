@@ -20,7 +20,7 @@ description:
     container's log, named in the request - a real API refuses an unnamed one on a pod with a sidecar; the
     configuration the plugin prints at start-up, C(failOnInitError) and all, is not read as a problem).
   - Per namespace (C(host) = C(namespace/<name>)), with O(namespace) - C(k8s.pending_pod) for every Pending pod with
-    the scheduler's message; with O(selector) (the training job's pods) also C(k8s.nccl_env), the C(NCCL_*)/C(UCX_*)
+    the scheduler's message; with O(label_selector) (the training job's pods) also C(k8s.nccl_env), the C(NCCL_*)/C(UCX_*)
     environment of those pods with every variable that differs across them, and C(k8s.network_policy) for every
     NetworkPolicy that selects them, failing one that restricts traffic without allowing every port between them.
   - "Runs on the controller (C(delegate_to: localhost)) and needs the C(kubernetes) Python client there."
@@ -35,7 +35,7 @@ attributes:
     support: full
     details: Changes nothing.
 options:
-  nodes:
+  hosts:
     description: Node names to judge (the inventory's hosts). Empty - every node of the cluster.
     type: list
     elements: str
@@ -43,12 +43,21 @@ options:
   namespace:
     description: Namespace of the training job (pending pods, env drift, NetworkPolicies). Omit for node records only.
     type: str
-  selector:
-    description: Label selector of the training job's pods (equality terms, for example V(training.kubeflow.org/job-name=llm)).
+  label_selector:
+    description:
+      - Label selector of the training job's pods (equality terms, for example V(training.kubeflow.org/job-name=llm)).
+      - Needs O(namespace).
     type: str
-  expect_gpus:
-    description: GPUs every GPU node must have allocatable (C(k8s.gpu) fails on a node with fewer).
-    type: int
+  expect:
+    description:
+      - Expectations of the environment, with the names of M(aifabric.acceptance.env_probe)'s C(expect) keys (the
+        inventory's C(acceptance_expect)); the preflight judges O(expect.gpu_count) only, and any other key is an error.
+    type: dict
+    default: {}
+    suboptions:
+      gpu_count:
+        description: GPUs every GPU node must have allocatable (C(k8s.gpu) fails on a node with another count).
+        type: int
 requirements:
   - kubernetes >= 37 (Python client, on the controller)
 seealso:
@@ -59,10 +68,10 @@ seealso:
 EXAMPLES = r"""
 - name: Preflight the nodes of the inventory and the job that hangs
   aifabric.acceptance.k8s_preflight:
-    nodes: "{{ ansible_play_hosts_all }}"
+    hosts: "{{ ansible_play_hosts_all }}"
     namespace: training
-    selector: training.kubeflow.org/job-name=llm-70b
-    expect_gpus: 8
+    label_selector: training.kubeflow.org/job-name=llm-70b
+    expect: {gpu_count: 8}
   delegate_to: localhost
   run_once: true
 """
@@ -89,10 +98,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
 
 def argument_spec():
     spec = dict(
-        nodes=dict(type="list", elements="str", default=[]),
+        hosts=dict(type="list", elements="str", default=[]),
         namespace=dict(type="str"),
-        selector=dict(type="str"),
-        expect_gpus=dict(type="int"),
+        label_selector=dict(type="str"),
+        expect=dict(type="dict", default={}, options=dict(gpu_count=dict(type="int"))),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -100,22 +109,23 @@ def argument_spec():
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           required_by={"selector": ("namespace",)})
+                           required_by={"label_selector": ("namespace",)})
     modmain.run(module, "k8s_preflight", _collect, fields={"results": []})
 
 
 def _collect(module):
     p = module.params
     try:
-        k8s_preflight.split_selector(p["selector"])
+        k8s_preflight.split_selector(p["label_selector"])
     except ValueError as exc:
         module.fail_json(msg=str(exc), results=[])
-    if p["expect_gpus"] is not None and p["expect_gpus"] < 0:
-        module.fail_json(msg="expect_gpus must be >= 0, got %d" % p["expect_gpus"], results=[])
+    expect_gpus = (p["expect"] or {}).get("gpu_count")
+    if expect_gpus is not None and expect_gpus < 0:
+        module.fail_json(msg="expect.gpu_count must be >= 0, got %d" % expect_gpus, results=[])
     try:
         api = k8s_api.connect(p)
-        records = k8s_preflight.collect(api, nodes=p["nodes"], namespace=p["namespace"], selector=p["selector"],
-                                        expect_gpus=p["expect_gpus"])
+        records = k8s_preflight.collect(api, nodes=p["hosts"], namespace=p["namespace"], selector=p["label_selector"],
+                                        expect_gpus=expect_gpus)
     except k8s_api._api_errors() as exc:
         module.fail_json(msg=str(k8s_api._fail("cannot read the cluster", exc)), results=[])
     return dict(changed=False, results=records)

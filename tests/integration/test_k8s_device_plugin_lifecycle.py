@@ -60,7 +60,7 @@ def run(monkeypatch):
     patch_exits(monkeypatch)
 
     def call(fake, args, check_mode=False):
-        args = dict({"kubeconfig": fake.kubeconfig, "verify_timeout": 5, "delete_timeout": 10}, **args)
+        args = dict({"kubeconfig": fake.kubeconfig, "verify_timeout_s": 5, "delete_timeout_s": 10}, **args)
         if check_mode:
             args["_ansible_check_mode"] = True
         with patch_module_args(args):
@@ -80,7 +80,7 @@ def test_generated_selectors_healthy_fleet_idempotent_and_removed(tmp_path, run)
     probe = [r for rs in recs.values() for r in rs]
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs)) as fake:
         frp.install(fake.server)
-        args = {"probe_records": probe, "nodes": sorted(recs)}
+        args = {"probe_records": probe, "hosts": sorted(recs)}
         first = run(fake, args)
         assert not first.failed, first.kwargs
         assert first.kwargs["changed"] is True
@@ -118,7 +118,7 @@ def test_check_mode_changes_nothing(tmp_path, run):
     recs = {"gpu-node-01": cx4_records(tmp_path, "gpu-node-01")}
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs)) as fake:
         frp.install(fake.server)
-        args = {"probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01"]}
+        args = {"probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01"]}
         dry = run(fake, args, check_mode=True)
         assert dry.kwargs["changed"] is True and dry.kwargs["results"] == []
         assert [a["action"] for a in dry.kwargs["actions"]] == ["created", "created"]
@@ -139,7 +139,7 @@ def test_changed_config_rolls_the_plugin_pods_and_the_new_count_shows(tmp_path, 
     recs = {"gpu-node-01": cx4_records(tmp_path, "gpu-node-01")}
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs)) as fake:
         frp.install(fake.server)
-        args = {"probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01"]}
+        args = {"probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01"]}
         assert run(fake, args).kwargs["results"][0]["metrics"]["allocatable"] == 1000
         pods = [p for p in plugin_objects(fake) if p.startswith("pods/")]
         res = run(fake, dict(args, rdma_hca_max=63))
@@ -164,9 +164,9 @@ def test_whole_fleet_each_failure_cause_on_its_own_node(tmp_path, run):
         frp.install(fake.server)
         fake.server.script("crash_loop", node="gpu-node-03", pod="rdma-shared-dp-ds-*", log_file=CRASH_LOG)
         res = run(fake, {
-            "resources": [{"name": "hca_shared_devices_a",
-                           "selectors": {"vendors": ["15b3"], "deviceIDs": ["1013"], "linkTypes": ["ether"]}}],
-            "probe_records": [r for rs in recs.values() for r in rs], "nodes": names, "verify_timeout": 3})
+            "resource_list": [{"name": "hca_shared_devices_a",
+                               "selectors": {"vendors": ["15b3"], "deviceIDs": ["1013"], "linkTypes": ["ether"]}}],
+            "probe_records": [r for rs in recs.values() for r in rs], "hosts": names, "verify_timeout_s": 3})
         assert not res.failed, res.kwargs
         by_node = dict((r["host"], r) for r in res.kwargs["results"])
         assert sorted(by_node) == names
@@ -197,8 +197,8 @@ def test_node_missing_from_the_cluster_is_an_error(tmp_path, run):
     recs = {"gpu-node-01": cx4_records(tmp_path, "gpu-node-01")}
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs)) as fake:
         frp.install(fake.server)
-        res = run(fake, {"probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01", "gpu-node-99"],
-                         "verify_timeout": 2})
+        res = run(fake, {"probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01", "gpu-node-99"],
+                         "verify_timeout_s": 2})
         status = dict((r["host"], r["status"]) for r in res.kwargs["results"])
         assert status == {"gpu-node-01": "pass", "gpu-node-99": "error"}
 
@@ -210,7 +210,7 @@ def test_per_rail_resources_one_per_hca(tmp_path, run):
     p["facts"].update(netdevs=[{"name": "ib1", "operstate": "up"}], netdev="ib1", device_id="1013", vendor_id="15b3")
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs)) as fake:
         frp.install(fake.server)
-        res = run(fake, {"probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01"], "per_rail": True})
+        res = run(fake, {"probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01"], "per_rail": True})
         assert res.kwargs["resources"] == ["rdma/hca_shared_devices_a_mlx5_0", "rdma/hca_shared_devices_a_mlx5_1"]
         assert [e["selectors"]["ifNames"] for e in res.kwargs["config"]["configList"]] == [["ens11f0"], ["ib1"]]
         assert sorted((r["target"], r["status"]) for r in res.kwargs["results"]) == [
@@ -224,7 +224,7 @@ def test_foreign_plugin_is_never_touched_without_adopt(tmp_path, run):
         client.CoreV1Api(fake.api).create_namespaced_config_map("kube-system", {
             "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rdma-devices", "namespace": "kube-system"},
             "data": {"config.json": "{}"}})
-        res = run(fake, {"probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01"]})
+        res = run(fake, {"probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01"]})
         assert res.failed and "not managed by aifabric.acceptance" in res.kwargs["msg"]
         gone = run(fake, {"state": "absent"})
         assert not gone.failed
@@ -234,9 +234,9 @@ def test_foreign_plugin_is_never_touched_without_adopt(tmp_path, run):
 
 def test_bad_selectors_fail_before_anything_is_sent(tmp_path, run):
     with fake_cluster(tmp_path, nodes=[frp.rdma_node("gpu-node-01", [])]) as fake:
-        res = run(fake, {"resources": [{"name": "a", "selectors": {"linkTypes": ["Ethernet"]}}]})
+        res = run(fake, {"resource_list": [{"name": "a", "selectors": {"linkTypes": ["Ethernet"]}}]})
         assert res.failed and "linkTypes ['Ethernet']" in res.kwargs["msg"] and "ether" in res.kwargs["msg"]
-        res = run(fake, {"probe_records": [], "nodes": ["gpu-node-01"]})
+        res = run(fake, {"probe_records": [], "hosts": ["gpu-node-01"]})
         assert res.failed and "run the env probe on them first" in res.kwargs["msg"]
         assert plugin_objects(fake) == []
 
@@ -299,7 +299,7 @@ def test_the_shipped_device_plugin_rbac_allows_every_call_and_nothing_more(tmp_p
         frp.install(fake.server)
         fake.server.script("crash_loop", node="gpu-node-02", pod="rdma-shared-dp-ds-*", log_file=CRASH_LOG)
         fake.server.script("image_pull", node="gpu-node-03", pod="rdma-shared-dp-ds-*")
-        args = {"probe_records": [r for rs in recs.values() for r in rs], "nodes": names, "verify_timeout": 2}
+        args = {"probe_records": [r for rs in recs.values() for r in rs], "hosts": names, "verify_timeout_s": 2}
         out = dict((r["host"], r) for r in run(fake, args).kwargs["results"])
         assert [out[n]["status"] for n in names] == ["pass", "fail", "fail"]
         # a pod that cannot start: the diagnosis from its status and events (image pull), not a crash
@@ -353,7 +353,7 @@ def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
                    ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
                    AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                    ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
-        extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout": 3,
+        extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout_s": 3,
                  "rdma_device_plugin_probe_records": [r for rs in recs.values() for r in rs]}
 
         def play(more):
@@ -390,8 +390,8 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
     recs = dict((n, cx4_records(tmp_path, n)) for n in names)
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs, unlabelled=("gpu-node-03",))) as fake:
         frp.install(fake.server)
-        res = run(fake, {"probe_records": [r for rs in recs.values() for r in rs], "nodes": names,
-                         "verify_timeout": 2})
+        res = run(fake, {"probe_records": [r for rs in recs.values() for r in rs], "hosts": names,
+                         "verify_timeout_s": 2})
         assert [r["status"] for r in res.kwargs["results"]] == ["pass", "pass", "fail"]
         resource = res.kwargs["resources"][0]
         # one real ib_write_bw run, both sides (pod_log writes <label>.log: script each before the next overwrites it);
@@ -401,11 +401,11 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         fake.server.script("succeed", pod="aif-e2e-pt-r*-s-*", log_file=pod_log(
             "ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
             tmp_path))
-        args = {"kind": "perftest", "nodes": names, "run_id": "e2e", "gpus": 0, "kubeconfig": fake.kubeconfig,
+        args = {"kind": "perftest", "hosts": names, "run_id": "e2e", "gpus_per_pod": 0, "kubeconfig": fake.kubeconfig,
                 "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
-                "host_network": True, "unschedulable_grace": 0, "timeout": 30, "cleanup_timeout": 30,
+                "host_network": True, "unschedulable_grace_s": 0, "timeout_s": 30, "cleanup_timeout_s": 30,
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
-                "perftest": {"test": "ib_write_bw", "devices": ["ionic_0"]}}
+                "perftest": {"test": "ib_write_bw", "hcas": ["ionic_0"]}}
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()

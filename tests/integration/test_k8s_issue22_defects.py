@@ -39,8 +39,8 @@ def call(module, args):
 
 
 def workload(fake, args):
-    return call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0,
-                                    "cleanup_timeout": 30, "timeout": 60}, **args))
+    return call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0,
+                                    "cleanup_timeout_s": 30, "timeout_s": 60}, **args))
 
 
 def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, monkeypatch):
@@ -51,8 +51,8 @@ def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, m
     nodes = [frp.rdma_node(n, devices.get(n, []), labels=dict(NFD_CURRENT)) for n in NODES]
     with fake_cluster(tmp_path, nodes=nodes) as fake:
         frp.install(fake.server)
-        res = call(k8s_device_plugin, {"kubeconfig": fake.kubeconfig, "verify_timeout": 5, "delete_timeout": 10,
-                                       "probe_records": [r for rs in recs.values() for r in rs], "nodes": NODES})
+        res = call(k8s_device_plugin, {"kubeconfig": fake.kubeconfig, "verify_timeout_s": 5, "delete_timeout_s": 10,
+                                       "probe_records": [r for rs in recs.values() for r in rs], "hosts": NODES})
         statuses = sorted((r["host"], r["status"]) for r in res.kwargs.get("results") or [])
         assert statuses == [(n, "pass") for n in NODES], [r.get("reason") for r in res.kwargs.get("results") or []]
 
@@ -64,7 +64,7 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
     with fake_cluster(tmp_path, clock_scale=600) as fake:
         fake.server.script("succeed", node="gpu-node-01", log_file=log, run_ticks=2)
         fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
-        res = workload(fake, {"kind": "nccl", "nodes": NODES, "run_id": "ttl7", "gpus": 2})
+        res = workload(fake, {"kind": "nccl", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2})
         got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
         reasons = [r.get("reason") for r in res.kwargs["results"]]
         assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
@@ -87,8 +87,8 @@ def test_failed_create_fails_fast_with_the_admission_message(tmp_path, monkeypat
     patch_exits(monkeypatch)
     with fake_cluster(tmp_path) as fake:
         fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
-        res = workload(fake, {"kind": "gemm", "nodes": NODES[:1], "run_id": "psa1", "namespace": "psa",
-                              "timeout": 4})
+        res = workload(fake, {"kind": "gemm", "hosts": NODES[:1], "run_id": "psa1", "namespace": "psa",
+                              "timeout_s": 4})
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
         assert "violates PodSecurity" in record["reason"], record["reason"]
@@ -106,7 +106,7 @@ def test_preflight_reads_the_plugin_log_of_a_multi_container_pod(tmp_path, monke
                 {"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"},
                 {"name": "config-manager", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}})
         fake.server.settle(5)
-        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "nodes": ["gpu-node-01"], "expect_gpus": 8})
+        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "hosts": ["gpu-node-01"], "expect": {"gpu_count": 8}})
     (plugin,) = [r for r in res.kwargs["results"] if r["check"] == "k8s.nvidia_device_plugin"]
     assert "a container name must be specified" not in (plugin.get("reason") or ""), plugin
     assert plugin["status"] == "pass", plugin
@@ -117,7 +117,7 @@ def test_transient_image_pull_error_gets_a_grace_period(tmp_path, monkeypatch):
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
     with fake_cluster(tmp_path) as fake:
         fake.server.script("image_pull_transient", pull_ticks=25, log_file=log)     # ~0.5 s of ErrImagePull
-        res = workload(fake, {"kind": "nccl", "nodes": NODES[:1], "run_id": "pull1", "gpus": 2})
+        res = workload(fake, {"kind": "nccl", "hosts": NODES[:1], "run_id": "pull1", "gpus_per_pod": 2})
         (record,) = res.kwargs["results"]
         assert record["status"] == "pass", record.get("reason")
 
@@ -129,8 +129,8 @@ def test_device_plugin_verify_waits_for_the_new_allocatable(tmp_path, monkeypatc
     # the kubelet's node-status update lags the plugin's registration by 50 ticks (~1 s)
     with fake_cluster(tmp_path, nodes=fleet_nodes(recs), node_status_delay_ticks=50) as fake:
         frp.install(fake.server)
-        args = {"kubeconfig": fake.kubeconfig, "verify_timeout": 10, "delete_timeout": 10,
-                "probe_records": recs["gpu-node-01"], "nodes": ["gpu-node-01"]}
+        args = {"kubeconfig": fake.kubeconfig, "verify_timeout_s": 10, "delete_timeout_s": 10,
+                "probe_records": recs["gpu-node-01"], "hosts": ["gpu-node-01"]}
         first = call(k8s_device_plugin, args)
         assert first.kwargs["results"][0]["metrics"]["allocatable"] == 1000, first.kwargs["results"]
         res = call(k8s_device_plugin, dict(args, rdma_hca_max=63))

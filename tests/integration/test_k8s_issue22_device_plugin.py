@@ -73,7 +73,7 @@ def test_preflight_passes_a_healthy_plugin_whose_config_says_fail_on_init_error(
     assert '"failOnInitError": true,' in text
     with fake_cluster(tmp_path, nodes=gpu_nodes(1)) as fake:
         _plugin_pod(fake, text)
-        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "nodes": ["gpu-node-01"], "expect_gpus": 8})
+        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "hosts": ["gpu-node-01"], "expect": {"gpu_count": 8}})
     (plugin,) = [r for r in res.kwargs["results"] if r["check"] == "k8s.nvidia_device_plugin"]
     assert plugin["status"] == "pass", plugin["reason"]
     assert "log_problems" not in plugin["facts"], plugin["facts"]
@@ -89,7 +89,7 @@ def test_preflight_still_warns_when_the_plugin_found_no_device(tmp_path, monkeyp
     text = "\n".join(keep + ["I1129 11:18:42.712265       1 main.go:381] No devices found. Waiting indefinitely."]) + "\n"
     with fake_cluster(tmp_path, nodes=gpu_nodes(1)) as fake:
         _plugin_pod(fake, text)
-        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "nodes": ["gpu-node-01"]})
+        res = call(k8s_preflight, {"kubeconfig": fake.kubeconfig, "hosts": ["gpu-node-01"]})
     (plugin,) = [r for r in res.kwargs["results"] if r["check"] == "k8s.nvidia_device_plugin"]
     assert plugin["status"] == "warn", plugin
     assert plugin["facts"]["log_problems"] == [
@@ -159,7 +159,7 @@ def test_device_plugin_render_mode_writes_the_manifests_without_a_cluster(tmp_pa
     def no_cluster(*_args, **_kwargs):
         raise AssertionError("render mode must not connect to a cluster")
     monkeypatch.setattr(k8s_api, "connect", no_cluster)
-    args = {"render_dir": str(out), "probe_records": recs, "nodes": ["gpu-node-01"], "use_cdi": True,
+    args = {"render_dir": str(out), "probe_records": recs, "hosts": ["gpu-node-01"], "use_cdi": True,
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
     dry = call(k8s_device_plugin, dict(args, _ansible_check_mode=True))
     assert not dry.failed and dry.kwargs["changed"] is False and not out.exists()
@@ -230,7 +230,7 @@ def test_role_probe_path_runs_with_only_the_shipped_rbac(tmp_path):
                    ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORT_DIR=str(report_dir),
                    AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"), ANSIBLE_NOCOLOR="1",
                    PYTHONDONTWRITEBYTECODE="1")
-        extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout": 10,
+        extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout_s": 10,
                  "k8s_image": "registry.example.com/acceptance/gpu-tools:2026.11"}
 
         def play(more):

@@ -75,8 +75,8 @@ def test_preflight_whole_fleet_and_training_namespace(tmp_path, monkeypatch):
         with open(NVML_LOG, "rb") as handle:
             fake.server.controller.logs[("kube-system", "nvidia-device-plugin-daemonset-03",
                                          "nvidia-device-plugin-ctr")] = handle.read()
-        args = {"kubeconfig": fake.kubeconfig, "nodes": [n["name"] for n in nodes], "namespace": "default",
-                "selector": "job=llm", "expect_gpus": 8}
+        args = {"kubeconfig": fake.kubeconfig, "hosts": [n["name"] for n in nodes], "namespace": "default",
+                "label_selector": "job=llm", "expect": {"gpu_count": 8}}
         first = len(fake.server.requests)
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
