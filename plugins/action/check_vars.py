@@ -24,16 +24,19 @@ class ActionModule(ControllerAction):
     def act(self, args, task_vars, result):
         hostvars = task_vars.get("hostvars") or {}
         hosts = args["hosts"] if args["hosts"] is not None else list(task_vars.get("ansible_play_hosts_all") or [])
-        names = {}
+        names, expects = {}, {}
         for host in hosts:
             if host in hostvars:
                 names[host] = [str(name) for name in hostvars[host]]
+                expects[host] = hostvars[host].get("acceptance_expect")
         found = inventory_vars.unread(names, inventory_vars.known_names(ROOT))
+        for host, entries in inventory_vars.unknown_expect_keys(expects).items():
+            found[host] = found.get(host, []) + entries
         result.update(changed=False, unread={h: [name for name, _close in v] for h, v in found.items()})
         if not found:
             return result
         text = ("variables that look like aifabric.acceptance's but that it does not read (a misspelling, or an "
-                "expectation outside the acceptance_expect mapping): %s" % inventory_vars.message(found))
+                "expectation outside the acceptance_expect mapping or a key of it that is no environment expectation): %s" % inventory_vars.message(found))
         if args["strict"]:
             raise AnsibleActionFail(text + ". Fix or remove them, or set acceptance_strict_vars=false to only warn.")
         self._display.warning(text)

@@ -19,6 +19,10 @@ description:
     C(hccl_), C(k8s_), C(aifabric_)) but that no playbook or role of the collection reads - a misspelling
     (C(gpu_nccl_test_bin_dir)), or an expectation set as a plain host variable (C(expect_gpu_count=1)) where the
     collection reads the C(acceptance_expect) mapping - and fails naming them, with the close names it does read.
+  - It also names each key of a host's C(acceptance_expect) that is no environment expectation (the keys of
+    M(aifabric.acceptance.env_probe)'s O(aifabric.acceptance.env_probe#module:expect) - C(gpu_count), C(hca_count),
+    C(npu_count), ...; for example the old name C(acceptance_expect.expect_gpu_count)), and an C(acceptance_expect)
+    that is not a mapping.
   - The names read are scanned from the installed collection's own playbooks and roles (variables used, role
     argument specs and defaults).
   - Every playbook of the collection runs it first; C(acceptance_strict_vars=false) only warns.
@@ -54,8 +58,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 unread:
-  description: Per host, the variable names that look like the collection's but are not read.
+  description:
+    - Per host, the variable names that look like the collection's but are not read, and the unknown keys of its
+      C(acceptance_expect) (as C(acceptance_expect.<key>)).
   returned: always
   type: dict
-  sample: {gpu-node-01: [expect_gpu_count]}
+  sample: {gpu-node-01: [expect_gpu_count, acceptance_expect.expect_hca_count]}
 """

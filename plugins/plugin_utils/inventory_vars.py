@@ -3,14 +3,17 @@
 """Inventory variables that look like the collection's but that it never reads (issue 19 item 5).
 
 Role argument specs catch a misspelt role parameter, not an inventory variable: ``expect_gpu_count: 1`` in a host's
-variables (the collection reads ``acceptance_expect: {expect_gpu_count: 1}``) or ``gpu_nccl_test_bin_dir`` (for
-``gpu_nccl_tests_bin_dir``) was silently ignored, and a "required" check was never required.
+variables (the collection reads ``acceptance_expect: {gpu_count: 1}``) or ``gpu_nccl_test_bin_dir`` (for
+``gpu_nccl_tests_bin_dir``) was silently ignored, and a "required" check was never required; so was a key of
+``acceptance_expect`` that no probe judges (``acceptance_expect: {expect_gpu_count: 1}``, the old name).
 
 - :func:`known_names` - the variables the collection reads, scanned from its own playbooks and roles: a name with
   one of :data:`PREFIXES` used as a variable (not after ``.`` or ``[``, not as a YAML key, outside comments), plus
   every role's argument-spec options and defaults;
 - :func:`unread` - per host, the variable names with one of PREFIXES that are not known, each with the close
-  known names (``difflib``) as suggestions.
+  known names (``difflib``) as suggestions;
+- :func:`unknown_expect_keys` - per host, the keys of its ``acceptance_expect`` mapping that are not
+  :data:`EXPECT_KEYS` (env_probe's ``expect`` suboptions, docs/glossary.md's environment expectations).
 
 Controller-only (plugin_utils), no Ansible imports; PyYAML (a dependency of ansible-core).
 """
@@ -23,10 +26,14 @@ import re
 
 import yaml
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env as env_tool
+
 PREFIXES = ("expect_", "acceptance_", "gpu_", "nccl_", "rdma_", "hccl_", "k8s_", "aifabric_")
 _NAME = re.compile(r"(?<![\w.\[\]'\"])((?:%s)[a-z0-9_]*)(?![\w])(?!\s*:(?!:))" % "|".join(
     re.escape(p[:-1]) + "_" for p in PREFIXES))
 _COMMENT = re.compile(r"(^|\s)#.*$")
+# the keys of acceptance_expect: env_probe's expect mapping (tools/env.py, the single source)
+EXPECT_KEYS = tuple(env_tool.EXPECT)
 _IS_OURS = re.compile(r"^(?:%s)" % "|".join(re.escape(p) for p in PREFIXES))
 
 
@@ -97,6 +104,40 @@ def unread(host_vars, known):
         if bad:
             out[host] = [(n, difflib.get_close_matches(n, pool, n=2, cutoff=0.75)) for n in bad]
     return out
+
+
+def unknown_expect_keys(expects, keys=EXPECT_KEYS):
+    """{host: [("acceptance_expect.<key>", [suggestions])]} for the keys of each host's acceptance_expect that no
+    probe reads (a value that is not a mapping is named as such).
+
+    ``expects``: {host: the host's acceptance_expect value, None where unset}."""
+    out = {}
+    for host, expect in sorted(expects.items()):
+        if expect is None:
+            continue
+        if not isinstance(expect, dict):
+            out[host] = [("acceptance_expect (a %s, not a mapping)" % _kind(expect), [])]
+            continue
+        bad = [str(key) for key in expect if str(key) not in keys]
+        if bad:
+            out[host] = [("acceptance_expect." + key, ["acceptance_expect." + close for close in _close_keys(key, keys)])
+                         for key in bad]
+    return out
+
+
+def _kind(value):
+    for kind, name in ((bool, "boolean"), (str, "string"), (list, "list"), ((int, float), "number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _close_keys(key, keys):
+    """The expectation a key most likely means: its name without an expect_ prefix, or the close names."""
+    bare = key[len("expect_"):] if key.startswith("expect_") else key
+    if bare in keys:
+        return [bare]
+    return difflib.get_close_matches(bare, list(keys), n=2, cutoff=0.75)
 
 
 def message(found, limit=20):

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Inventory variables the collection does not read fail the run at its start (issue 19 item 5), a real
 ansible-playbook run: ``expect_gpu_count: 1`` as a plain host variable (the collection reads
-``acceptance_expect: {expect_gpu_count: 1}``) and a misspelt ``gpu_nccl_test_bin_dir``."""
+``acceptance_expect: {gpu_count: 1}``), a misspelt ``gpu_nccl_test_bin_dir``, and a key of ``acceptance_expect``
+that is no environment expectation (``acceptance_expect: {expect_gpu_count: 1}``, the old name)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,14 @@ def test_acceptance_strict_vars_false_only_warns(env, tmp_path):  # noqa: F811  
 
 
 def test_the_collection_s_own_variables_pass(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
-    proc = _run(env, tmp_path, {"acceptance_expect": "{expect_gpu_count: 1}", "gpu_python": "/usr/bin/python3",
-                                "rdma_devices": "[mlx5_0]", "aifabric_required_checks": "[env.package]"})
+    proc = _run(env, tmp_path, {"acceptance_expect": "{gpu_count: 1, npu_count: 0}", "gpu_python": "/usr/bin/python3",
+                                "rdma_hosts": "all", "aifabric_required_checks": "[env.package]"})
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+
+
+def test_an_unknown_acceptance_expect_key_fails_the_run_naming_it(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    proc = _run(env, tmp_path, {"acceptance_expect": "{expect_gpu_count: 1, hca_count: 2}"})
+    out = (proc.stdout + proc.stderr).replace("\n", " ")
+    assert proc.returncode == 2, out[-3000:]
+    assert "node1: acceptance_expect.expect_gpu_count (did you mean acceptance_expect.gpu_count?)" in out, out[-3000:]
+    assert "hca_count" not in out.split("does not read", 1)[-1].replace("expect_gpu_count", "")

@@ -19,7 +19,7 @@ def test_variables_read_as_such_are_known_and_option_keys_or_attributes_are_not(
     for name in ("acceptance_expect", "gpu_python", "gpu_nccl_tests_bin_dir", "rdma_devices", "k8s_namespace",
                  "nccl_tests_install_dir", "aifabric_required_checks", "acceptance_fail_on", "acceptance_strict_vars"):
         assert name in KNOWN, name
-    # expect_gpu_count is only read as acceptance_expect.expect_gpu_count and passed as a module option key
+    # gpu_count is only read as acceptance_expect.gpu_count: no expect_* variable is read
     assert "expect_gpu_count" not in KNOWN
     assert "expect_driver_version" not in KNOWN
 
@@ -32,6 +32,16 @@ def test_every_variable_of_the_shipped_inventories_is_read():
         if path.endswith(os.path.join("localhost", "hosts.yml")):    # the walk reaches host variables
             assert {"ansible_connection", "ansible_python_interpreter"} <= names, names
         assert inventory_vars.unread({path: names}, KNOWN) == {}, path
+        assert inventory_vars.unknown_expect_keys(dict((i, e) for i, e in enumerate(_expects(data)))) == {}, path
+
+
+def _expects(group):
+    """Every acceptance_expect value an inventory file sets, at any depth."""
+    for name, sub in (group or {}).items():
+        if name == "acceptance_expect":
+            yield sub
+        elif isinstance(sub, dict):
+            yield from _expects(sub)
 
 
 def _inventory_names(group):
@@ -59,6 +69,31 @@ def test_unread_names_come_with_the_close_names_that_are_read():
 
 def test_comments_yaml_keys_and_attribute_access_are_not_uses():
     text = ("# gpu_in_a_comment is documentation\n"
-            "expect_gpu_count: \"{{ acceptance_expect.expect_gpu_count | default(omit) }}\"\n"
+            "gpu_count: \"{{ acceptance_expect.gpu_count | default(omit) }}\"\n"
             "when: gpu_used_bare | bool and hostvars[h]['gpu_in_brackets']\n")
     assert inventory_vars._used_names(text) == {"acceptance_expect", "gpu_used_bare"}  # pylint: disable=protected-access
+
+
+def test_acceptance_expect_keys_outside_the_environment_expectations_are_named():
+    expects = {"n1": {"gpu_count": 8, "expect_hca_count": 8, "gpu_modle": "H100"}, "n2": {"npu_count": 8},
+               "n3": None}
+    found = inventory_vars.unknown_expect_keys(expects)
+    assert list(found) == ["n1"]
+    assert found["n1"] == [("acceptance_expect.expect_hca_count", ["acceptance_expect.hca_count"]),
+                           ("acceptance_expect.gpu_modle", ["acceptance_expect.gpu_model"])]
+    assert inventory_vars.message(found) == (
+        "n1: acceptance_expect.expect_hca_count (did you mean acceptance_expect.hca_count?), "
+        "acceptance_expect.gpu_modle (did you mean acceptance_expect.gpu_model?)")
+
+
+def test_every_environment_expectation_of_the_glossary_is_a_known_key():
+    with open(os.path.join(ROOT, "docs", "glossary.md"), encoding="utf-8") as fh:
+        table = fh.read().split("## Environment expectations", 1)[1].split("\n## ", 1)[0]
+    keys = set(line.split("`")[1] for line in table.splitlines() if line.startswith("| `"))
+    assert keys == set(inventory_vars.EXPECT_KEYS)
+    assert inventory_vars.unknown_expect_keys({"n1": dict((key, 1) for key in keys)}) == {}
+
+
+def test_acceptance_expect_that_is_not_a_mapping_is_named():
+    found = inventory_vars.unknown_expect_keys({"n1": [8]})
+    assert found == {"n1": [("acceptance_expect (a list, not a mapping)", [])]}
