@@ -102,7 +102,7 @@ def main():
             flags = args.tool_args or ["-b", "8", "-e", "128M", "-f", "2", "-g", "1"]
             bare = [os.path.join(bindir, "%s_perf" % args.collective)] + flags
             opts = dict(zip(flags[0::2], flags[1::2]))
-            module = {"binary_dir": bindir, "collectives": [args.collective], "min_bytes": opts.get("-b", "8"),
+            module = {"tool_dir": bindir, "collectives": [args.collective], "min_bytes": opts.get("-b", "8"),
                       "max_bytes": opts.get("-e", "128M"), "step_factor": int(opts.get("-f", "2")),
                       "gpus_per_process": int(opts.get("-g", "1")), "profile": "none",
                       "env": {"NCCL_NVLS_ENABLE": env["NCCL_NVLS_ENABLE"]}}

@@ -17,15 +17,15 @@ options:
 """
 
     # The options the collective benchmark modules (nccl_test, hccl_test) share: iterations, the mpirun launch of
-    # a multi-node run, its limits and run tag, and import mode (spec: launch.COLLECTIVE_SPEC).
+    # a multi-node run, its limits and run id, and import mode (spec: launch.COLLECTIVE_SPEC).
     DOCUMENTATION = r"""
 options:
-  iters:
+  iterations:
     description:
       - C(-n), timed iterations per size.
       - Must be 1 or more.
     type: int
-  warmup_iters:
+  warmup_iterations:
     description:
       - C(-w), warmup iterations per size.
       - Must be 0 or more.
@@ -52,19 +52,19 @@ options:
   tcp_if_include:
     description: Open MPI only, interface or CIDR for its TCP traffic (C(btl_tcp_if_include), C(oob_tcp_if_include)).
     type: str
-  timeout:
+  timeout_s:
     description:
       - Seconds before one binary's run is stopped. A multi-node run's C(mpirun) gets C(SIGTERM) first (it tears down
         its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this host that
-        carries the run tag is stopped. The same cleanup runs when the module itself is interrupted.
+        carries the run id is stopped. The same cleanup runs when the module itself is interrupted.
       - Must be 1 or more.
     type: int
     default: 1800
-  run_tag:
+  run_id:
     description:
-      - Tag of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and every rank on every host, so that
+      - Identifier of this run, exported as C(AIFABRIC_RUN_TAG) to the launcher and every rank on every host, so that
         M(aifabric.acceptance.cleanup) run on every host can stop whatever the run left behind (a launcher killed
-        outright, a lost controller). Default an unguessable new tag, returned as C(run_tag).
+        outright, a lost controller). Default an unguessable new identifier, returned as C(run_id).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit.
     type: str
   from_output:
@@ -77,7 +77,7 @@ options:
   collective:
     description: Import mode, the collective of O(from_output) when the file does not say.
     type: str
-  nodes:
+  node_count:
     description:
       - Import mode, the number of nodes of the run when the file does not say.
       - Must be 1 or more.

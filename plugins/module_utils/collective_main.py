@@ -6,8 +6,8 @@ Both run one binary per collective over a size sweep, launched by launch.run_mod
 ``OPTIONS`` holds the options of the run (tools/nccl_tests.py, tools/hccl.py, sharing tools/_collective.py's):
 
 - ``SPEC`` - what both modules add to the adapter's ``OPTIONS``: the launch.COLLECTIVE_SPEC options that are
-  the module's plumbing, not the run's (``hosts``, ``run_tag`` and import mode's ``from_output``,
-  ``collective``, ``nodes``; documented in the ``_collective_launch`` doc fragment);
+  the module's plumbing, not the run's (``hosts``, ``run_id`` and import mode's ``from_output``,
+  ``collective``, ``node_count``; documented in the ``_collective_launch`` doc fragment);
 - ``RANGES`` - the ranges of the shared options whose bounds do not differ between the tools;
 - ``module(module_class, spec, ranges)`` - builds the module (argspec.module: ``SPEC`` plus ``spec``, the
   adapter's ``OPTIONS`` and the module's own, every range checked first; import mode and ``hosts`` exclusive);

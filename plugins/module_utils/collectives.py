@@ -50,7 +50,8 @@ def binary_name(collective):
 
 
 def nccl_tests_argv(binary, opts, json_path=None):
-    """argv of one nccl-tests binary. ``opts`` keys as in the nccl_test module (None = tool default)."""
+    """argv of one nccl-tests binary. ``opts`` keys as in the nccl_test module (None = tool default; a bool such as
+    ``verify_data`` is the flag's 1 or 0: nccl-tests checks the data unless told ``-c 0``)."""
     argv = [binary]
     for key, flag in (("min_bytes", "-b"), ("max_bytes", "-e")):
         value = opts.get(key)
@@ -60,8 +61,8 @@ def nccl_tests_argv(binary, opts, json_path=None):
                 raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
             argv += [flag, value]
     for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("gpus_per_process", "-g"),
-                      ("threads", "-t"), ("iters", "-n"), ("warmup_iters", "-w"), ("check", "-c"),
-                      ("root", "-r"), ("agg_iters", "-m"), ("average", "-a"), ("blocking", "-z"),
+                      ("threads", "-t"), ("iterations", "-n"), ("warmup_iterations", "-w"), ("verify_data", "-c"),
+                      ("root", "-r"), ("agg_iterations", "-m"), ("average", "-a"), ("blocking", "-z"),
                       ("cudagraph", "-G"), ("tool_timeout_s", "-T")):
         value = opts.get(key)
         if value is None:

@@ -28,7 +28,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import h
 TOOL = adapter.TOOL
 COLLECTIVES = adapter.COLLECTIVES
 INSTALL_HINT = ("build HCCL Test from the CANN toolkit (<toolkit>/tools/hccl_test, 'make MPI_HOME=... ASCEND_DIR=...') "
-                "and set binary_dir to its bin directory")
+                "and set tool_dir to its bin directory")
 ENV_PASS_RE = re.compile(r"^(HCCL|ASCEND|HCCN)_[A-Za-z0-9_]*$")
 # what a CANN set_env.sh is allowed to hand on (it sets these; anything else it changes is not taken)
 SCRIPT_ENV_RE = re.compile(r"^(PATH|LD_LIBRARY_PATH|PYTHONPATH|ASCEND_[A-Z0-9_]*|TOOLCHAIN_HOME|ASCEND_OPP_PATH|"
@@ -58,8 +58,8 @@ def hccl_argv(binary, params):
             if not collectives.SIZE_RE.match(value):
                 raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
             argv += [flag, value]
-    for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iters", "-n"),
-                      ("warmup_iters", "-w"), ("check", "-c"), ("npus", "-p")):
+    for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iterations", "-n"),
+                      ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus", "-p")):
         value = params.get(key)
         if value is None or (key == "npus" and not value):
             continue
@@ -177,7 +177,7 @@ def run_hccl(module, p, tag=None):
 
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p['if_missing']).
     """
-    tag = launch.check_tag(tag or p.get("run_tag") or launch.new_tag())
+    tag = launch.check_tag(tag or p.get("run_id") or launch.new_tag())
     env = run_env(p)
     script_env = _script_env(module, p["cann_env_script"]) if p.get("cann_env_script") else {}
     launcher_env = dict(script_env)
@@ -208,7 +208,7 @@ def run_hccl(module, p, tag=None):
         cmds.append(argv)
         if module.check_mode:
             continue
-        run, timed_out, swept = launch.run_tagged(module, argv, p["timeout"], launcher_env, tag, foreground=True)
+        run, timed_out, swept = launch.run_tagged(module, argv, p["timeout_s"], launcher_env, tag, foreground=True)
         if timed_out is not None:
             record, entry = nccl_run.timed_out_run(timed_out, swept, collective, check, argv, env, started, TOOL)
             records.append(record)

@@ -190,9 +190,9 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             steps, sections = [], []
             for collective in opts["collectives"]:
                 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
-                argv = nccl_run.nccl_argv(_bin(opts["binary_dir"], collectives.binary_name(collective)), opts,
+                argv = nccl_run.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
                                           gpus_per_process=int(pod["gpus"]) or None)
-                steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout"]})
+                steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
                 sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                                  "collective": collective, "argv": argv, "env": nccl_run.run_env(opts)})
             command = _entry(pod, "run", {"steps": steps})
@@ -264,7 +264,7 @@ def _mpi_sections(opts, argv_of, nodes):
     steps, sections = [], []
     for collective in opts["collectives"]:
         argv = argv_of(collective)
-        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout"]})
+        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
         sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                          "collective": collective, "argv": argv, "env": env, "hosts": list(nodes),
                          "launch": "mpirun"})
@@ -322,7 +322,7 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
                                        opts["cluster_domain"])}
 
     def nccl(collective):
-        return nccl_run.nccl_argv(_bin(opts["binary_dir"], collectives.binary_name(collective)), opts,
+        return nccl_run.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
                                   gpus_per_process=1)
 
     def sections_for(hosts, keys, hostfile=None):
@@ -491,8 +491,8 @@ def pod_work_s(kind, opts):
         return int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), "connect_timeout_s %ss + timeout_s %ss" % (
             opts["connect_timeout_s"], opts["timeout_s"])
     count = len(opts["collectives"] or [])
-    steps = count * int(opts["timeout"])
-    how = "%d collectives x timeout %ss" % (count, opts["timeout"])
+    steps = count * int(opts["timeout_s"])
+    how = "%d collectives x timeout_s %ss" % (count, opts["timeout_s"])
     if kind == "nccl_multinode":   # the launcher waits for every worker's sshd first
         return int(opts["wait_workers_s"]) + steps, "wait_workers_s %ss + %s" % (opts["wait_workers_s"], how)
     return steps, how

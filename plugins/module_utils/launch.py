@@ -44,7 +44,7 @@ def new_tag():
 
 
 def check_tag(tag):
-    return statedir.check_name(tag, "run_tag")
+    return statedir.check_name(tag, "run_id")
 
 
 def _read(path, limit=1 << 20):
@@ -152,22 +152,22 @@ def run_tagged(module, argv, timeout_s, env, tag, foreground=False, grace_s=GRAC
 # The options nccl_test and hccl_test share (documented by the doc fragment aifabric.acceptance._collective_launch);
 # their ranges are in COLLECTIVE_RANGES.
 COLLECTIVE_SPEC = {
-    "iters": {"type": "int"},
-    "warmup_iters": {"type": "int"},
+    "iterations": {"type": "int"},
+    "warmup_iterations": {"type": "int"},
     "extra_args": {"type": "list", "elements": "str", "default": []},
     "hosts": {"type": "list", "elements": "str", "default": []},
     "mpirun": {"type": "str", "default": "mpirun"},
     "mpirun_env_forward": {"type": "list", "elements": "str", "default": ["PATH", "LD_LIBRARY_PATH"]},
     "mpirun_extra_args": {"type": "list", "elements": "str", "default": []},
     "tcp_if_include": {"type": "str"},
-    "timeout": {"type": "int", "default": 1800},
-    "run_tag": {"type": "str"},
+    "timeout_s": {"type": "int", "default": 1800},
+    "run_id": {"type": "str"},
     "from_output": {"type": "path"},
     "collective": {"type": "str"},
-    "nodes": {"type": "int"},
+    "node_count": {"type": "int"},
 }
-COLLECTIVE_RANGES = {"iters": argspec.POSITIVE, "warmup_iters": argspec.NON_NEGATIVE, "nodes": argspec.POSITIVE,
-                     "timeout": argspec.POSITIVE}
+COLLECTIVE_RANGES = {"iterations": argspec.POSITIVE, "warmup_iterations": argspec.NON_NEGATIVE,
+                     "node_count": argspec.POSITIVE, "timeout_s": argspec.POSITIVE}
 
 
 def run_module(module, name, import_records, run, user_errors=()):
@@ -175,19 +175,19 @@ def run_module(module, name, import_records, run, user_errors=()):
 
     ``import_records(path, params)`` serves import mode (``from_output``); ``run(module, params, tag)`` returns
     ``(records, cmds, runs)``. Exits the module (modmain.run): the records, or a failure that says what to do, and
-    after an interrupt which run tag the other hosts' cleanup needs. ``user_errors``: exception types that are bad
+    after an interrupt which run id the other hosts' cleanup needs. ``user_errors``: exception types that are bad
     parameters (their message is the whole answer, no traceback).
     """
     p = module.params
-    tag = p["run_tag"] or new_tag()
+    tag = p["run_id"] or new_tag()
 
     def body(module):
         check_tag(tag)
         if p["from_output"]:
-            return dict(changed=False, cmd=[], run_tag=tag, results=import_records(p["from_output"], p))
+            return dict(changed=False, cmd=[], run_id=tag, results=import_records(p["from_output"], p))
         records, cmds, runs = run(module, p, tag)
-        return dict(changed=False, cmd=cmds, runs=runs, run_tag=tag, results=records)
+        return dict(changed=False, cmd=cmds, runs=runs, run_id=tag, results=records)
 
-    modmain.run(module, name, body, user_errors=user_errors, interrupt_fields={"run_tag": tag},
+    modmain.run(module, name, body, user_errors=user_errors, interrupt_fields={"run_id": tag},
                 interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
-                               "with run_tag %s on the other hosts)" % tag)
+                               "with run_id %s on the other hosts)" % tag)

@@ -29,10 +29,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
 
 TOOL = adapter.TOOL
-INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set binary_dir"
-ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iters",
-                "warmup_iters", "check", "datatype", "op", "root", "agg_iters", "average", "blocking", "cudagraph",
-                "extra_args")
+INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set tool_dir"
+ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iterations",
+                "warmup_iterations", "verify_data", "datatype", "op", "root", "agg_iterations", "average", "blocking",
+                "cudagraph", "tool_timeout_s", "extra_args")
 
 
 # --------------------------------------------------------------------------- pure: argv and environment
@@ -50,7 +50,6 @@ def run_env(params):
 def nccl_argv(binary, params, gpus_per_process=None, json_path=None):
     """argv of one nccl-tests binary from the module's options (gpus_per_process overrides the option)."""
     opts = dict((k, params.get(k)) for k in ARGV_OPTIONS)
-    opts["tool_timeout_s"] = params.get("tool_timeout")
     if params.get("step_bytes") is not None:
         opts["step_factor"] = None
     if gpus_per_process is not None:
@@ -103,13 +102,13 @@ def collective_binary(module, p, name, check, started, tool, hint, records, cmds
     ``skip``/``error`` record (``if_missing``) is added to ``records`` (in check mode, the would-be command
     to ``cmds``)."""
     try:
-        return runner.find_tool(module, name, path=p["binary_dir"], hint=hint)
+        return runner.find_tool(module, name, path=p["tool_dir"], hint=hint)
     except ToolMissing as exc:
         if module.check_mode:
-            cmds.append([os.path.join(p["binary_dir"] or "", name)])
+            cmds.append([os.path.join(p["tool_dir"] or "", name)])
             return None
         maker = results.skip if p["if_missing"] == "skip" else results.error
-        records.append(maker(check, str(exc), params={"binary_dir": p["binary_dir"]}, started=started,
+        records.append(maker(check, str(exc), params={"tool_dir": p["tool_dir"]}, started=started,
                              tool={"name": tool}))
         return None
 
@@ -130,11 +129,11 @@ def timed_out_run(exc, swept, collective, check, argv, env, started, tool):
 def run_collectives(module, p, tag=None):
     """Run every collective of p["collectives"] on this host (mpirun over p["hosts"] when given).
 
-    ``tag``: the run tag every process carries (default p["run_tag"], else a new one).
+    ``tag``: the run tag every process carries (default p["run_id"], else a new one).
 
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p["if_missing"]).
     """
-    tag = tag or p.get("run_tag") or launch.new_tag()
+    tag = tag or p.get("run_id") or launch.new_tag()
     env = run_env(p)
     tagged_env = dict(env)
     tagged_env[launch.TAG_ENV] = launch.check_tag(tag)   # every rank carries it (-x), records do not
@@ -171,7 +170,7 @@ def run_collectives(module, p, tag=None):
         cmds.append(argv)
         if module.check_mode:
             continue
-        run, timed_out, swept = launch.run_tagged(module, argv, p["timeout"], tagged_env, tag, foreground=multi)
+        run, timed_out, swept = launch.run_tagged(module, argv, p["timeout_s"], tagged_env, tag, foreground=multi)
         if timed_out is not None:
             record, entry = timed_out_run(timed_out, swept, collective, check, argv, env, started, TOOL)
             records.append(record)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: cleanup
-short_description: Stop every process a run left on this host, found by its run tag
+short_description: Stop every process a run left on this host, found by its run id
 version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - Every process started by a multi-host launch of the collection (M(aifabric.acceptance.nccl_test),
-    M(aifabric.acceptance.allreduce_probe)) carries C(AIFABRIC_RUN_TAG=<run tag>) in its environment (the
+    M(aifabric.acceptance.allreduce_probe)) carries C(AIFABRIC_RUN_TAG=<run id>) in its environment (the
     launcher gets it from the module and C(mpirun) exports it to every rank with C(-x)).
   - This module finds the live processes of this host whose environment (C(/proc/<pid>/environ)) carries the
-    tag, and stops them - C(SIGTERM) to the launchers (C(mpirun), C(mpiexec), C(orterun), C(prterun),
+    run id, and stops them - C(SIGTERM) to the launchers (C(mpirun), C(mpiexec), C(orterun), C(prterun),
     C(torchrun)) first so that they tear down their own daemons and ranks, then C(SIGTERM) to whatever is left
     and C(SIGKILL) after O(grace_s). A process is only signalled while its start time is still the one seen.
   - Run it on every host of the run after the launch task (C(always:) of a C(block:)), so that a launcher
@@ -30,8 +30,8 @@ attributes:
     support: full
     details: A second run finds nothing left to stop.
 options:
-  run_tag:
-    description: The run tag (the C(run_tag) returned by, or given to, the launching module).
+  run_id:
+    description: The run id (the C(run_id) returned by, or given to, the launching module).
     type: str
     required: true
   grace_s:
@@ -49,12 +49,12 @@ EXAMPLES = r"""
       aifabric.acceptance.nccl_test:
         hosts: "{{ groups['gpu_nodes'] }}"
         ranks_per_node: 8
-        run_tag: "{{ nccl_run_tag }}"
+        run_id: "{{ nccl_run_id }}"
       run_once: true
   always:
     - name: Stop leftovers of the run on every host
       aifabric.acceptance.cleanup:
-        run_tag: "{{ nccl_run_tag }}"
+        run_id: "{{ nccl_run_id }}"
 """
 
 RETURN = r"""
@@ -87,7 +87,7 @@ def main():
     module = argspec.module(
         AnsibleModule, RANGES,
         argument_spec=dict(
-            run_tag=dict(type="str", required=True),
+            run_id=dict(type="str", required=True),
             grace_s=dict(type="float", default=10),
         ),
         supports_check_mode=True,
@@ -97,8 +97,8 @@ def main():
 
 def _cleanup(module):
     p = module.params
-    found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_tag"])]
-    killed = [] if module.check_mode else launch.terminate(p["run_tag"], grace_s=p["grace_s"])
+    found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_id"])]
+    killed = [] if module.check_mode else launch.terminate(p["run_id"], grace_s=p["grace_s"])
     return dict(changed=bool(found), found=found, killed=killed, results=[])
 
 

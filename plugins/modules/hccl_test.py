@@ -37,7 +37,7 @@ options:
     type: list
     elements: str
     default: [all_reduce]
-  binary_dir:
+  tool_dir:
     description: Directory of the HCCL Test binaries (usually C(<toolkit>/tools/hccl_test/bin)); default PATH.
     type: path
   if_missing:
@@ -79,11 +79,11 @@ options:
       - C(-i), add this many bytes between steps (the tool prefers O(step_factor) when both are set).
       - Must be 0 or more.
     type: int
-  check:
+  verify_data:
     description:
-      - C(-c), result check (V(0) off, giving C(NULL); V(1) on, the tool's default; V(2) on with the first wrong element).
-      - Must be between 0 and 2.
-    type: int
+      - C(-c 1) (V(true)) or C(-c 0) (V(false), giving C(NULL)), the tool's result check on or off; unset leaves the
+        tool's default (on). A failed check fails the record.
+    type: bool
   datatype:
     description: C(-d), data type (V(fp32), V(fp16), V(int8), V(bfp16), ...).
     type: str
@@ -134,7 +134,7 @@ seealso:
 EXAMPLES = r"""
 - name: All-reduce and all-gather on the 8 NPUs of this host
   aifabric.acceptance.hccl_test:
-    binary_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
+    tool_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
     cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
     collectives: [all_reduce, all_gather]
     npus: 8
@@ -142,7 +142,7 @@ EXAMPLES = r"""
 
 - name: 4 nodes x 16 NPUs through Open MPI
   aifabric.acceptance.hccl_test:
-    binary_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
+    tool_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
     cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
     hosts: "{{ groups['npu_nodes'] }}"
     npus: 16
@@ -173,8 +173,8 @@ cmd:
   returned: always
   type: list
   elements: list
-run_tag:
-  description: The run tag every process of the run carried.
+run_id:
+  description: The run id every process of the run carried (see O(run_id)).
   returned: always
   type: str
 runs:
@@ -192,7 +192,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import h
 # the run's options (tools/hccl.py: the single source; collective_main.SPEC holds the hosts, run tag and import
 # mode's options) and the ranges
 SPEC = hccl.OPTIONS
-RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "check": (0, 2), "ranks": argspec.POSITIVE}
+RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE}
 
 
 def main():

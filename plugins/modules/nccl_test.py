@@ -14,7 +14,7 @@ description:
     C(nccl.<collective>) per run, with the full per-size table in the record's C(series).
   - B(Single node) (O(hosts) empty) runs the binary on this host with C(-g) GPUs in one process.
     B(Multi-node) (O(hosts) set) runs C(mpirun) on this host (the launcher) over a hostfile built from O(hosts),
-    one rank per GPU (C(-g 1)); the binaries must be built with C(MPI=1) and exist at O(binary_dir) on every host.
+    one rank per GPU (C(-g 1)); the binaries must be built with C(MPI=1) and exist at O(tool_dir) on every host.
   - Prefers the JSON file output (C(-J), nccl-tests 2.18 and later) when the binary's help offers it, and reads the
     text table otherwise (every layout since 2018, Open MPI C([1,0]<stdout>:) prefixes, interleaved NCCL INFO/WARN lines).
   - B(Import mode) (O(from_output)) reads a saved output (text or C(-J) JSON) instead of running anything, so runs made
@@ -34,8 +34,8 @@ options:
       Collectives to run, one binary each (C(<name>_perf)), in this order.
     type: list
     elements: str
-    default: [all_reduce]
-  binary_dir:
+    default: [all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv]
+  tool_dir:
     description: Directory holding the nccl-tests binaries (for example C(/opt/nccl-tests/build)). Default is PATH.
     type: path
   if_missing:
@@ -68,11 +68,11 @@ options:
       - C(-i), fixed increment between sizes (instead of O(step_factor)).
       - Must be 1 or more.
     type: int
-  check:
+  verify_data:
     description:
-      - C(-c), check the results (V(1), the tool's default) or not (V(0)).
-      - Must be 0 or more.
-    type: int
+      - C(-c 1) (V(true)) or C(-c 0) (V(false)), check every result's data or not; unset leaves the tool's default
+        (nccl-tests checks). Wrong elements (C(#wrong)) fail the check.
+    type: bool
   datatype:
     description: C(-d), data type (V(float), V(half), V(bfloat16), V(all), ...).
     type: str
@@ -89,7 +89,7 @@ options:
       - C(-t), threads per process.
       - Must be 1 or more.
     type: int
-  agg_iters:
+  agg_iterations:
     description:
       - C(-m), operations aggregated per iteration.
       - Must be 1 or more.
@@ -109,7 +109,7 @@ options:
       - C(-G), CUDA graph launches.
       - Must be 0 or more.
     type: int
-  tool_timeout:
+  tool_timeout_s:
     description:
       - C(-T), the binary's own timeout in seconds (nccl-tests 2.14 and later).
       - Must be 0 or more.
@@ -160,15 +160,15 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: All collectives on every GPU of this host
+- name: The default collectives on every GPU of this host
   aifabric.acceptance.nccl_test:
-    binary_dir: /opt/nccl-tests/build
-    collectives: [all_reduce, all_gather, reduce_scatter, alltoall]
+    tool_dir: /opt/nccl-tests/build
     max_bytes: 8G
 
 - name: 16 nodes x 8 GPUs, all_reduce through mpirun, one rail at a time
   aifabric.acceptance.nccl_test:
-    binary_dir: /opt/nccl-tests/build
+    tool_dir: /opt/nccl-tests/build
+    collectives: [all_reduce]
     hosts: "{{ groups['gpu_nodes'] }}"
     ranks_per_node: 8
     tcp_if_include: 10.0.0.0/16
@@ -199,8 +199,8 @@ cmd:
   returned: always
   type: list
   elements: list
-run_tag:
-  description: The run tag every process of the run carried (see O(run_tag)).
+run_id:
+  description: The run id every process of the run carried (see O(run_id)).
   returned: always
   type: str
 runs:
@@ -218,12 +218,12 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
 # the run's options (tools/nccl_tests.py: the single source, the Kubernetes planner's too), import mode's format
-# (collective_main.SPEC holds the hosts, run tag and import mode's other options) and the ranges
+# (collective_main.SPEC holds the hosts, run id and import mode's other options) and the ranges
 SPEC = dict(nccl_tests.OPTIONS, from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"))
 RANGES = {
-    "gpus_per_process": argspec.NON_NEGATIVE, "step_bytes": argspec.POSITIVE, "check": argspec.NON_NEGATIVE,
-    "threads": argspec.POSITIVE, "agg_iters": argspec.POSITIVE, "average": (0, 3), "blocking": (0, 1),
-    "cudagraph": argspec.NON_NEGATIVE, "tool_timeout": argspec.NON_NEGATIVE,
+    "gpus_per_process": argspec.NON_NEGATIVE, "step_bytes": argspec.POSITIVE,
+    "threads": argspec.POSITIVE, "agg_iterations": argspec.POSITIVE, "average": (0, 3), "blocking": (0, 1),
+    "cudagraph": argspec.NON_NEGATIVE, "tool_timeout_s": argspec.NON_NEGATIVE,
 }
 
 

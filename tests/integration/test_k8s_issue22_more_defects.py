@@ -34,7 +34,7 @@ OPERATOR = ["mpijob", "volcano"]
 def multinode(launcher, pod=None):
     """The objects and the mpirun argv of every section of an nccl_multinode plan."""
     plan = k8s_plan.build("nccl_multinode", NODES, dict(POD if pod is None else pod), "d22",
-                          {"collectives": ["all_reduce"], "binary_dir": "/opt/nccl-tests/build"}, launcher=launcher,
+                          {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"}, launcher=launcher,
                           ssh_keys=cases.KEYS if launcher == "indexed" else None)
     argvs = [s["argv"] for step in plan["steps"] for slot in step["slots"] for s in slot["sections"]]
     return k8s_plan.objects_of(plan), argvs

@@ -362,7 +362,7 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
     res = run_module(cluster, monkeypatch, {
         "kind": "nccl_multinode", "nodes": nodes, "run_id": "rp-mn", "gpus": 2, "launcher": "indexed",
         "timeout": 240, "env": {"NCCL_IB_GID_INDEX": "3"},
-        "nccl": {"binary_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+        "nccl": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert [(r["check"], r["status"]) for r in records] == [("nccl.all_reduce", "pass")], \

@@ -119,7 +119,7 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
     res = run_module(fake, monkeypatch, {
         "kind": "nccl_multinode", "nodes": NODES, "run_id": run_id, "gpus": 2, "launcher": launcher,
         "image": image, "host_network": host_network, "timeout": 25, "env": POD_ENV,
-        "nccl": {"binary_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+        "nccl": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     try:
         assert not res.failed, res.kwargs
         records = res.kwargs["results"]

@@ -4,7 +4,7 @@
 
 Real Open MPI over real SSH between network-namespace hosts, the stand-in nccl-tests
 (fixtures/fake_nccl_tests) told to hang (FAKE_NCCL_SLEEP), and the nccl_test module's
-``timeout``: after the task returns, no rank may survive on any host. Then the same with the
+``timeout_s``: after the task returns, no rank may survive on any host. Then the same with the
 launcher killed outright (what a lost controller does: the module never gets to clean up),
 where the ``aifabric.acceptance.cleanup`` task on every host must find the ranks by their run
 tag and stop them. (Killing only the launcher is not enough to orphan ranks: Open MPI's daemons
@@ -47,9 +47,9 @@ def _playbook(tmp_path, fleet, bindir, log, tag, timeout_s, cleanup):
     ssh = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key
     first = fleet.hosts[0].name
     run = {
-        "binary_dir": bindir, "hosts": [h.name for h in fleet.hosts], "ranks_per_node": 2,
-        "collectives": ["all_reduce"], "json_output": "never", "timeout": timeout_s,
-        "env": {"FAKE_NCCL_SLEEP": "600", "FAKE_NCCL_LOG": log}, "run_tag": tag,
+        "tool_dir": bindir, "hosts": [h.name for h in fleet.hosts], "ranks_per_node": 2,
+        "collectives": ["all_reduce"], "json_output": "never", "timeout_s": timeout_s,
+        "env": {"FAKE_NCCL_SLEEP": "600", "FAKE_NCCL_LOG": log}, "run_id": tag,
         "mpirun_mca": {"plm_rsh_args": ssh}, "mpirun_extra_args": ["--oversubscribe"],
         "tcp_if_include": fleet.subnet,
     }
@@ -64,7 +64,7 @@ def _playbook(tmp_path, fleet, bindir, log, tag, timeout_s, cleanup):
     }]
     if cleanup:
         plays.append({"name": "cleanup", "hosts": fleet.group, "gather_facts": False,
-                      "tasks": [{"name": "stop what the run left", "aifabric.acceptance.cleanup": {"run_tag": tag},
+                      "tasks": [{"name": "stop what the run left", "aifabric.acceptance.cleanup": {"run_id": tag},
                                  "register": "swept"},
                                 {"name": "save", "ansible.builtin.copy": {
                                     "content": "{{ swept | to_json }}",
@@ -109,7 +109,7 @@ def test_timeout_leaves_no_rank_on_any_host(fleet, controller, tmp_path):
         result = json.load(handle)
     (record,) = result["results"]
     assert record["status"] == "error" and "timed out" in record["reason"], record
-    assert result["run_tag"] == tag
+    assert result["run_id"] == tag
     # every rank of both hosts started (4 log lines) and none is left once the task has returned
     with open(log) as handle:
         hosts = sorted(set(json.loads(ln)["hostname"] for ln in handle if ln.strip()))
@@ -150,7 +150,7 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
     left = _survivors()
     assert left, "nothing survived a SIGKILLed launcher: this test would not prove the cleanup step"
     cleanup = [{"name": "cleanup", "hosts": fleet.group, "gather_facts": False,
-                "tasks": [{"aifabric.acceptance.cleanup": {"run_tag": tag}, "register": "swept"},
+                "tasks": [{"aifabric.acceptance.cleanup": {"run_id": tag}, "register": "swept"},
                           {"ansible.builtin.copy": {"content": "{{ swept | to_json }}",
                                                     "dest": str(tmp_path) + "/swept-{{ inventory_hostname }}.json"},
                            "delegate_to": "localhost"}]}]

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, launch
 
-# launch.COLLECTIVE_SPEC's options that describe the run (the others, hosts, run_tag and import mode's, are the
+# launch.COLLECTIVE_SPEC's options that describe the run (the others, hosts, run_id and import mode's, are the
 # modules' own: collective_main.SPEC)
-LAUNCH_OPTIONS = ("iters", "warmup_iters", "extra_args", "mpirun", "mpirun_env_forward", "mpirun_extra_args",
-                  "tcp_if_include", "timeout")
+LAUNCH_OPTIONS = ("iterations", "warmup_iterations", "extra_args", "mpirun", "mpirun_env_forward", "mpirun_extra_args",
+                  "tcp_if_include", "timeout_s")
 
 OPTIONS = dict(
     collectives=dict(type="list", elements="str", default=["all_reduce"]),
-    binary_dir=dict(type="path"),
+    tool_dir=dict(type="path"),
     if_missing=dict(type="str", choices=["error", "skip"], default="error"),
     step_factor=dict(type="int", default=2),
     step_bytes=dict(type="int"),
-    check=dict(type="int"),
+    verify_data=dict(type="bool"),
     datatype=dict(type="str"),
     op=dict(type="str"),
     root=dict(type="int"),

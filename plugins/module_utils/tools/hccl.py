@@ -10,7 +10,7 @@ mode's options (collective_main.SPEC).
 ``ctx.params`` are the hccl_test module's options (npus, ranks_per_node, ranks, datatype, op, root, profile,
 profiles, expect; defaults apply to missing keys); ``ctx.hosts`` the nodes of a multi-node run. With ``ctx.source``
 (import mode) the collective comes from ``params["collective"]`` or the file name, the node count from
-``params["nodes"]``. Never raises on tool output.
+``params["node_count"]``. Never raises on tool output.
 
 Bus bandwidth: HCCL Test prints only the algorithm bandwidth (bytes per NPU / time, GB/s = 1e9 B/s); busbw is
 algbw x the nccl-tests factor of the collective at n ranks (collectives.BUSBW_FACTORS), so NCCL and HCCL
@@ -188,8 +188,8 @@ def _saved_records(text, path, params, started):
     collective = params.get("collective") or collective_from_name(path)
     parsed = hccl.parse(text)
     hosts = None
-    if params.get("nodes") and params["nodes"] > 1:
-        hosts = ["node%d" % i for i in range(params["nodes"])]   # only their count is used
+    if params.get("node_count") and params["node_count"] > 1:
+        hosts = ["node%d" % i for i in range(params["node_count"])]   # only their count is used
     return [_build_record(parsed, collective, params, hosts=hosts, check="hccl.%s" % (collective or "import"),
                           run_params={"from_output": path}, started=started, raw=text,
                           extra_facts={"imported_from": path})]

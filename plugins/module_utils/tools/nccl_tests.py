@@ -3,8 +3,9 @@
 """nccl-tests' adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
 
 ``OPTIONS``: what a run takes (tools/_collective.py's, shared with HCCL Test, plus the sizes, nccl-tests' own flags,
-``gpus_per_process``, ``json_output`` and NCCL's split and socket interface); the nccl_test module adds the hosts,
-run tag and import mode's options (collective_main.SPEC, ``from_format``).
+``gpus_per_process``, ``json_output`` and NCCL's split and socket interface, and nccl-tests' own default collectives:
+every collective the SSH and Kubernetes paths run unless told otherwise); the nccl_test module adds the hosts,
+run id and import mode's options (collective_main.SPEC, ``from_format``).
 
 ``records`` gives one ``nccl.<collective>`` record of one run from its text output; ``ctx.document`` is the run's
 -J JSON document when it wrote one; ``ctx.params`` the nccl_test module's options (profile, profiles, expect;
@@ -25,13 +26,16 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
 
 TOOL = "nccl-tests"
+# the collectives a run measures when none are named (single and multi node, over SSH and on Kubernetes)
+DEFAULT_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 OPTIONS = dict(
     _collective.OPTIONS,
+    collectives=dict(type="list", elements="str", default=list(DEFAULT_COLLECTIVES)),
     gpus_per_process=dict(type="int", default=0),
     min_bytes=dict(type="str", default="8"),
     max_bytes=dict(type="str", default="8G"),
     # the binary's integer flags -t -m -a -z -G -T, unset by default
-    **{name: dict(type="int") for name in ("threads", "agg_iters", "average", "blocking", "cudagraph", "tool_timeout")},
+    **{name: dict(type="int") for name in ("threads", "agg_iterations", "average", "blocking", "cudagraph", "tool_timeout_s")},
     json_output=dict(type="str", choices=["auto", "always", "never"], default="auto"),
     split=dict(type="str"),
     socket_ifname=dict(type="str"),
@@ -142,5 +146,5 @@ def _saved_records(text, path, params, started):
         run_params["env"] = env
     profiles = expectations.all_profiles(params.get("profiles"))
     return [_build_record(parsed, params, profiles, check=check, params=run_params, tool_name=TOOL, started=started,
-                          raw=text, nodes=params.get("nodes"), algo=env.get("NCCL_ALGO"),
+                          raw=text, nodes=params.get("node_count"), algo=env.get("NCCL_ALGO"),
                           extra_facts={"imported_from": path}, asked_collective=params.get("collective"))]

@@ -26,7 +26,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils imp
 NODES = ["gpu-node-01", "gpu-node-02"]
 SSH_PORT = k8s_plan.DEFAULTS["nccl_multinode"]["ssh_port"]
 POD = dict(cases.FULL_POD, active_deadline_s=None)
-OPTS = {"collectives": ["all_reduce"], "binary_dir": "/opt/nccl-tests/build"}
+OPTS = {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"}
 
 
 def multinode(launcher, pod=None, options=None):
@@ -227,8 +227,8 @@ def test_four_collectives_get_a_deadline_that_covers_them():
 
 
 @pytest.mark.parametrize("kind,options,deadline,needle", [
-    ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout 1800s = 3600 s"),
-    ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout 1800s = 2400 s"),
+    ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout_s 1800s = 3600 s"),
+    ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout_s 1800s = 2400 s"),
     ("gemm", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
     ("allreduce_multinode", {}, 60, "timeout_s 1800s"),
 ])

@@ -31,8 +31,9 @@ def _read(*parts):
 
 def test_nccl_tests_argv_all_flags():
     argv = collectives.nccl_tests_argv("/b/all_reduce_perf", {
-        "min_bytes": "8", "max_bytes": "8G", "step_factor": 2, "gpus_per_process": 8, "threads": 1, "iters": 20,
-        "warmup_iters": 5, "check": 1, "datatype": "bfloat16", "op": "sum", "root": 0, "agg_iters": 1, "average": 1,
+        "min_bytes": "8", "max_bytes": "8G", "step_factor": 2, "gpus_per_process": 8, "threads": 1, "iterations": 20,
+        "warmup_iterations": 5, "verify_data": True, "datatype": "bfloat16", "op": "sum", "root": 0, "agg_iterations": 1,
+        "average": 1,
         "blocking": 0, "cudagraph": 0, "tool_timeout_s": 600, "extra_args": ["-p", "1"]}, json_path="/t/x.json")
     assert argv == ["/b/all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-t", "1", "-n", "20",
                     "-w", "5", "-c", "1", "-r", "0", "-m", "1", "-a", "1", "-z", "0", "-G", "0", "-T", "600",

@@ -80,10 +80,11 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
     (bindir / "all_reduce_perf").chmod(0o755)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
-    ssh = _call(nccl_test.main, {"binary_dir": str(bindir), "json_output": "never", "gpus_per_process": 2})
+    ssh = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
+                               "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
 
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"binary_dir": "/opt/nccl-tests/build"})
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][1:] == ssh.kwargs["cmd"][0][1:]     # the same nccl-tests argv
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
@@ -338,7 +339,8 @@ def test_entry_does_not_retry_other_failures():
 
 
 def test_launcher_reports_workers_that_never_answered():
-    plan = k8s_plan.build("nccl_multinode", ["n1", "n2"], POD, "t1", launcher="indexed", ssh_keys=cases.KEYS)
+    plan = k8s_plan.build("nccl_multinode", ["n1", "n2"], POD, "t1", {"collectives": ["all_reduce"]}, launcher="indexed",
+                          ssh_keys=cases.KEYS)
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "all_reduce", "argv": ["true"], "timeout_s": 5}],
                       wait_hosts=["127.0.0.1"], wait_port=9, wait_s=0.5)

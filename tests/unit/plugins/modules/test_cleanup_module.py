@@ -66,14 +66,14 @@ def test_cleanup_module_check_mode_lists_and_signals_nothing():
     tag = launch.new_tag()
     proc = _start(SLEEP, tag)
     try:
-        out = _call({"run_tag": tag, "_ansible_check_mode": True})
+        out = _call({"run_id": tag, "_ansible_check_mode": True})
         assert not out.failed and out.kwargs["changed"]
         assert [f["pid"] for f in out.kwargs["found"]] == [proc.pid] and out.kwargs["killed"] == []
         assert proc.poll() is None
-        out = _call({"run_tag": tag, "grace_s": 2})
+        out = _call({"run_id": tag, "grace_s": 2})
         assert [k["pid"] for k in out.kwargs["killed"]] == [proc.pid]
         assert proc.wait(5) == -15
-        again = _call({"run_tag": tag})
+        again = _call({"run_id": tag})
         assert not again.kwargs["changed"] and again.kwargs["killed"] == []
     finally:
         if proc.poll() is None:
@@ -84,5 +84,5 @@ def test_cleanup_module_check_mode_lists_and_signals_nothing():
 
 @pytest.mark.parametrize("tag", ["", "..", "a b", "-x", "x" * 200])
 def test_cleanup_module_refuses_bad_tags(tag):
-    out = _call({"run_tag": tag})
-    assert out.failed and "run_tag" in out.kwargs["msg"]
+    out = _call({"run_id": tag})
+    assert out.failed and "run_id" in out.kwargs["msg"]

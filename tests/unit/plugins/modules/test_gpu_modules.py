@@ -240,7 +240,8 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
         shutil.copyfile(os.path.join(g2, "all_reduce.json"), argv[argv.index("-J") + 1])
         return 0, _read(os.path.join(g2, "all_reduce_g2.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
-    res = _call(nccl_test.main, {"binary_dir": str(bindir), "env": {"NCCL_ALGO": "Ring"}, "iters": 20})
+    res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"},
+                                 "iterations": 20})
     (argv,) = res.kwargs["cmd"]
     assert argv[1:11] == ["-b", "8", "-e", "8G", "-f", "2", "-g", "2", "-n", "20"] and argv[11] == "-J"
     (record,) = res.kwargs["results"]
@@ -252,9 +253,9 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
 
 def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    res = _call(nccl_test.main, {"binary_dir": str(tmp_path), "if_missing": "skip"})
+    res = _call(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"], "if_missing": "skip"})
     assert res.kwargs["results"][0]["status"] == "skip"
-    res = _call(nccl_test.main, {"binary_dir": str(tmp_path)})
+    res = _call(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"]})
     assert res.kwargs["results"][0]["status"] == "error"
     assert "aifabric.acceptance.nccl_tests" in res.kwargs["results"][0]["reason"]
 
@@ -268,7 +269,7 @@ def test_nccl_check_mode_runs_nothing(module_env, monkeypatch, tmp_path):
     (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
     (tmp_path / "all_gather_perf").chmod(0o755)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    res = _call(nccl_test.main, {"_ansible_check_mode": True, "binary_dir": str(tmp_path), "collectives": ["all_gather"],
+    res = _call(nccl_test.main, {"_ansible_check_mode": True, "tool_dir": str(tmp_path), "collectives": ["all_gather"],
                                  "hosts": ["n1", "n2"], "ranks_per_node": 8})
     assert module_env == [] and res.kwargs["results"] == []
     argv = res.kwargs["cmd"][0]

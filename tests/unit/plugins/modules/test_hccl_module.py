@@ -66,10 +66,10 @@ def _bindir(tmp_path, *names):
 def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
-    res = _call({"binary_dir": bindir, "max_bytes": "64M", "datatype": "fp32", "op": "sum",
+    res = _call({"tool_dir": bindir, "max_bytes": "64M", "datatype": "fp32", "op": "sum",
                  "env": {"HCCL_CONNECT_TIMEOUT": "600"}})
     (argv,) = res.kwargs["cmd"]
-    assert argv == ["/usr/bin/mpirun", "-n", "8", "-genv", "AIFABRIC_RUN_TAG", res.kwargs["run_tag"],
+    assert argv == ["/usr/bin/mpirun", "-n", "8", "-genv", "AIFABRIC_RUN_TAG", res.kwargs["run_id"],
                     "-genv", "HCCL_CONNECT_TIMEOUT", "600", "-genvlist", "LD_LIBRARY_PATH,PATH",
                     os.path.join(bindir, "all_reduce_test"), "-b", "8K", "-e", "64M", "-f", "2", "-p", "8",
                     "-d", "fp32", "-o", "sum"]
@@ -83,8 +83,8 @@ def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path
 def test_multi_node_openmpi_and_mpich_syntax(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_gather_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
-    common = {"_ansible_check_mode": True, "binary_dir": bindir, "collectives": ["all_gather"], "hosts": ["n1", "n2"],
-              "npus": 16, "run_tag": "t1"}
+    common = {"_ansible_check_mode": True, "tool_dir": bindir, "collectives": ["all_gather"], "hosts": ["n1", "n2"],
+              "npus": 16, "run_id": "t1"}
     res = _call(dict(common, mpi_flavour="openmpi", tcp_if_include="eth0"))
     argv = res.kwargs["cmd"][0]
     assert argv[argv.index("--hostfile") + 1] == str(tmp_path / "hostfile")
@@ -106,30 +106,30 @@ def test_hostfile_syntaxes():
 def test_multi_node_run_writes_hostfile_and_judges_failure(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (1, _read(RETCODE7), "")))
-    res = _call({"binary_dir": bindir, "hosts": ["n1", "n2"], "npus": 8})
+    res = _call({"tool_dir": bindir, "hosts": ["n1", "n2"], "npus": 8})
     assert (tmp_path / "hostfile").read_text() == "n1:8\nn2:8\n"
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "init_hcclComm" in record["reason"]
 
 
 def test_env_outside_hccl_ascend_is_refused(calls, tmp_path):
-    res = _call({"binary_dir": str(tmp_path), "env": {"LD_PRELOAD": "/tmp/x.so"}})
+    res = _call({"tool_dir": str(tmp_path), "env": {"LD_PRELOAD": "/tmp/x.so"}})
     assert res.failed and "LD_PRELOAD" in res.kwargs["msg"]
 
 
 def test_missing_binary_skip_or_error(calls, monkeypatch, tmp_path):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
-    res = _call({"binary_dir": str(tmp_path), "if_missing": "skip"})
+    res = _call({"tool_dir": str(tmp_path), "if_missing": "skip"})
     assert res.kwargs["results"][0]["status"] == "skip"
-    res = _call({"binary_dir": str(tmp_path)})
+    res = _call({"tool_dir": str(tmp_path)})
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "all_reduce_test not found" in record["reason"]
     assert "tools/hccl_test" in record["reason"] and calls == []
 
 
 def test_option_ranges(calls):
-    res = _call({"check": 3, "npus": 0})
-    assert res.failed and "check must be between 0 and 2, got 3" in res.kwargs["msg"]
+    res = _call({"iterations": 0, "npus": 0})
+    assert res.failed and "iterations must be >= 1, got 0" in res.kwargs["msg"]
     assert "npus must be >= 1, got 0" in res.kwargs["msg"]
 
 
@@ -158,7 +158,7 @@ def test_cann_env_script_reaches_launcher_and_ranks(calls, monkeypatch, tmp_path
             return 0, blob, ""
         return 0, _read(DOCS_8NPU), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, handle))
-    res = _call({"binary_dir": bindir, "cann_env_script": str(script), "max_bytes": "64M"})
+    res = _call({"tool_dir": bindir, "cann_env_script": str(script), "max_bytes": "64M"})
     assert calls[0]["argv"] == ["/bin/bash", "-c", '. "$1" >/dev/null 2>&1 && env -0', "aifabric-set-env", str(script)]
     launch = calls[1]
     assert launch["env"]["ASCEND_HOME_PATH"] == "/opt/ascend" and "UNRELATED" not in launch["env"]

@@ -65,8 +65,8 @@ def test_each_kind_of_failure_leaves_the_same_way():
     assert _outcome(lambda module: {"changed": False, "results": []}) == (False, {"changed": False, "results": []})
     interrupted = errors.Interrupted("interrupted by signal 15", signal.SIGTERM)
     assert _outcome(_raise(interrupted), fields={"results": []}, interrupt_note=" (stopped)",
-                    interrupt_fields={"run_tag": "t"}) == (
-        True, {"msg": "thing interrupted by signal 15 (stopped)", "results": [], "run_tag": "t"})
+                    interrupt_fields={"run_id": "t"}) == (
+        True, {"msg": "thing interrupted by signal 15 (stopped)", "results": [], "run_id": "t"})
     assert _outcome(_raise(errors.ToolFailed("it failed", rc=3)), fields={"run_id": "r"}) == (
         True, {"msg": "it failed", "rc": 3, "run_id": "r"})
     assert _outcome(_raise(ValueError("bad option")), user_errors=(ValueError,)) == (True, {"msg": "bad option"})
@@ -89,5 +89,5 @@ def test_a_bug_in_a_module_comes_back_as_its_failure(monkeypatch):
 
 
 def test_cleanup_failure_keeps_the_message():
-    out = run_main(cleanup.main, {"run_tag": "../etc"})
-    assert out.failed and "run_tag" in out.kwargs["msg"]
+    out = run_main(cleanup.main, {"run_id": "../etc"})
+    assert out.failed and "run_id" in out.kwargs["msg"]

@@ -19,9 +19,10 @@ from ansible_collections.aifabric.acceptance.plugins.modules import (
     allreduce_probe, cleanup, env_probe, gemm_bench, nccl_test, perftest, perftest_sweep)
 
 CASES = [
-    (nccl_test.main, {"iters": -5}, "iters must be >= 1, got -5"),
-    (nccl_test.main, {"warmup_iters": -1, "average": 7}, "average must be between 0 and 3, got 7; warmup_iters"),
-    (nccl_test.main, {"timeout": 0}, "timeout must be >= 1, got 0"),
+    (nccl_test.main, {"iterations": -5}, "iterations must be >= 1, got -5"),
+    (nccl_test.main, {"warmup_iterations": -1, "average": 7},
+     "average must be between 0 and 3, got 7; warmup_iterations"),
+    (nccl_test.main, {"timeout_s": 0}, "timeout_s must be >= 1, got 0"),
     (perftest_sweep.main, {"size": -4096, "devices": ["mlx5_0"], "phase": "run"}, "size must be >= 1, got -4096"),
     (perftest_sweep.main, {"port": -1, "devices": ["mlx5_0"], "phase": "run"}, "port must be between 1 and 65535"),
     (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
@@ -34,7 +35,7 @@ CASES = [
     (env_probe.main, {"expect": {"gpu_count": -1}}, "expect.gpu_count must be >= 0, got -1"),
     (env_probe.main, {"expect": {"npu_count": -2, "port_rate_gbit_s": -1.5}},
      "expect.npu_count must be >= 0, got -2; expect.port_rate_gbit_s must be >= 0, got -1.5"),
-    (cleanup.main, {"run_tag": "t1", "grace_s": -1.0}, "grace_s must be >= 0, got -1"),
+    (cleanup.main, {"run_id": "t1", "grace_s": -1.0}, "grace_s must be >= 0, got -1"),
 ]
 
 
@@ -91,7 +92,7 @@ def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test
     for rec in recs:
         assert results.validate(rec) == [] and rec["status"] == "error"
         assert "ib_write_bw not found" in rec["reason"] and "install perftest" in rec["reason"]
-    res = _call(nccl_test.main, {"binary_dir": str(tmp_path)})
+    res = _call(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"]})
     (rec,) = res.kwargs["results"]
     assert not res.failed and rec["status"] == "error" and "not found" in rec["reason"]
     assert module_env == []

@@ -204,8 +204,8 @@ CLASSIFIED = {
     ("perftest_sweep", "cpu_sysfs"): (WRITE, cpu_sysfs),       # the same Governor
     ("env_probe", "python"): (EXEC, probe_exec),
     ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
-    ("nccl_test", "binary_dir"): (EXEC, tool_dir),
-    ("hccl_test", "binary_dir"): (EXEC, tool_dir),
+    ("nccl_test", "tool_dir"): (EXEC, tool_dir),
+    ("hccl_test", "tool_dir"): (EXEC, tool_dir),
     ("perftest", "perftest_path"): (EXEC, tool_dir),
     ("perftest_sweep", "perftest_path"): (EXEC, tool_dir),
     ("allreduce_probe", "python"): (EXEC, tool_file),
@@ -214,7 +214,7 @@ CLASSIFIED = {
     ("nccl_test", "mpirun"): (EXEC, tool_file),
     ("hccl_test", "mpirun"): (EXEC, tool_file),
     ("hccl_test", "cann_env_script"): (EXEC, cann_env_script),
-    ("role:nccl_tests", "nccl_tests_bin_dir"): (EXEC, role_bin_dir),
+    ("role:nccl_tests", "nccl_tests_tool_dir"): (EXEC, role_bin_dir),
     ("role:perftest", "perftest_path"): (EXEC, role_bin_dir),
     # read only: import mode reads a regular file of at most 64 MiB (tests of imports.read_output), the
     # Kubernetes client reads its credentials, the probes read sysfs; the pod's python runs in the user's image

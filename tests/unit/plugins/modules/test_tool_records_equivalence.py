@@ -59,14 +59,14 @@ def _nccl_bindir(tmp_path):
 def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_env, monkeypatch, tmp_path, name):
     fixture = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6", name)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
-    (from_ssh,) = _call(nccl_test.main, {"binary_dir": _nccl_bindir(tmp_path), "json_output": "never",
+    (from_ssh,) = _call(nccl_test.main, {"tool_dir": _nccl_bindir(tmp_path), "collectives": ["all_reduce"], "json_output": "never",
                                          "gpus_per_process": 2}).kwargs["results"]
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"binary_dir": "/opt/nccl-tests/build"})
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot), log)
     (from_import,) = _call(nccl_test.main, {"from_output": fixture, "collective": "all_reduce",
-                                            "nodes": 1}).kwargs["results"]
+                                            "node_count": 1}).kwargs["results"]
     assert rc == 0 and results.validate(from_ssh) == []
     assert _same(from_k8s) == _same(from_ssh)
     assert _same(from_import, facts_too=True) == _same(from_ssh, facts_too=True)
@@ -75,7 +75,7 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
 def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner_hccl(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
-    (from_ssh,) = _call_hccl({"binary_dir": bindir, "npus": 8}).kwargs["results"]
+    (from_ssh,) = _call_hccl({"tool_dir": bindir, "npus": 8}).kwargs["results"]
     (from_import,) = _call_hccl({"from_output": DOCS_8NPU, "npus": 8, "collective": "all_reduce"}).kwargs["results"]
     assert from_ssh["status"] == "pass"
     assert _same(from_import, facts_too=True) == _same(from_ssh, facts_too=True)
