@@ -59,7 +59,7 @@ def test_tarball_install_is_verified_and_idempotent(tmp_path, tarball):
     path, checksum = tarball
     role_vars = {"nccl_tests_source": "tarball", "nccl_tests_tarball": path, "nccl_tests_tarball_checksum": checksum,
                  "nccl_tests_install_dir": str(tmp_path / "opt"),
-                 "nccl_tests_bin_dir": str(tmp_path / "opt" / "nccl-tests" / "build")}
+                 "nccl_tests_tool_dir": str(tmp_path / "opt" / "nccl-tests" / "build")}
     rc, out = _playbook(tmp_path, role_vars)
     assert rc == 0, out
     assert _recap(out)["failed"] == "0"
@@ -79,9 +79,9 @@ def test_checksum_mismatch_is_refused(tmp_path, tarball):
 
 
 def test_missing_binaries_fail_or_are_recorded(tmp_path):
-    rc, out = _playbook(tmp_path, {"nccl_tests_bin_dir": str(tmp_path / "nowhere")})
+    rc, out = _playbook(tmp_path, {"nccl_tests_tool_dir": str(tmp_path / "nowhere")})
     assert rc != 0 and "nccl-tests binaries missing" in out
-    rc, out = _playbook(tmp_path, {"nccl_tests_bin_dir": str(tmp_path / "nowhere"), "nccl_tests_required": False})
+    rc, out = _playbook(tmp_path, {"nccl_tests_tool_dir": str(tmp_path / "nowhere"), "nccl_tests_required": False})
     assert rc == 0, out
     info = json.loads((tmp_path / "info.json").read_text())
     assert info["available"] is False and sorted(info["missing"]) == sorted(BINARIES) and info["version"] is None
