@@ -146,8 +146,9 @@ def generate_config_list(devices, resource_name=RESOURCE_NAME, prefix=RESOURCE_P
     """
     seen = [d for devs in (devices or {}).values() for d in devs if d.get("ifName")]
     if not seen:
-        raise PluginError("no RDMA port with a network device in the env_probe facts of the nodes (rdma.port records): "
-                          "run the env probe on them first, or give resource_list (each resource with its selectors)")
+        raise PluginError("no RDMA port with a network device in probe_records (the env probe's rdma.port records of "
+                          "the nodes): run the env probe on them first, or give resource_list (each resource with its "
+                          "selectors)")
 
     def selectors(devs, names):
         sel = {"vendors": _sorted_set(d["vendor"] for d in devs),
