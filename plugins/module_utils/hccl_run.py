@@ -59,9 +59,9 @@ def hccl_argv(binary, params):
                 raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
             argv += [flag, value]
     for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iterations", "-n"),
-                      ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus", "-p")):
+                      ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus_per_node", "-p")):
         value = params.get(key)
-        if value is None or (key == "npus" and not value):
+        if value is None or (key == "npus_per_node" and not value):
             continue
         argv += [flag, str(int(value))]
     for key, flag in (("datatype", "-d"), ("op", "-o")):
@@ -96,9 +96,9 @@ def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=Fals
     names are passed from the launcher's own environment (MPICH ``-genvlist``, Open MPI ``-x NAME``).
     """
     hosts = params.get("hosts") or []
-    per = int(params.get("ranks_per_node") or params.get("npus") or 0)
+    per = int(params.get("ranks_per_node") or params.get("npus_per_node") or 0)
     if per < 1:
-        raise OptionError("ranks_per_node (or npus) must be >= 1: one rank per NPU")
+        raise OptionError("ranks_per_node (or npus_per_node) must be >= 1: one rank per NPU")
     for host in hosts:
         if not collectives.NAME_RE.match(str(host)):
             raise OptionError("host name %r has characters that cannot reach mpirun" % (host,))
@@ -202,7 +202,7 @@ def run_hccl(module, p, tag=None):
                 hostfile = os.path.join(module.tmpdir, "hostfile")
                 if not module.check_mode:
                     with open(hostfile, "w") as handle:
-                        handle.write(hostfile_text(p["hosts"], p["ranks_per_node"] or p["npus"], p["mpi_flavour"]))
+                        handle.write(hostfile_text(p["hosts"], p["ranks_per_node"] or p["npus_per_node"], p["mpi_flavour"]))
         argv = launch_argv(hccl_argv(binary, p), mpirun, p, rank_env, hostfile=hostfile,
                            allow_run_as_root=os.geteuid() == 0, forward=sorted(script_env))
         cmds.append(argv)

@@ -13,7 +13,7 @@ description:
   - Runs one HCCL Test binary per collective (C(all_reduce_test), C(all_gather_test), C(reduce_scatter_test),
     C(broadcast_test), C(alltoall_test), C(reduce_test), ...) through C(mpirun), one rank per NPU, and returns one
     result record C(hccl.<collective>) per run with the per-size table in the record's C(series).
-  - B(Single node) (O(hosts) empty) runs C(mpirun -n <npus>) on this host. B(Multi-node) (O(hosts) set) runs
+  - B(Single node) (O(hosts) empty) runs C(mpirun -n <npus_per_node>) on this host. B(Multi-node) (O(hosts) set) runs
     C(mpirun) on this host over a hostfile built from O(hosts), with MPICH (C(-f hostfile -n N), hostfile lines
     C(host:N)) or Open MPI (C(--hostfile hostfile -np N), lines C(host slots=N)) syntax (O(mpi_flavour)).
   - HCCL Test prints only the algorithm bandwidth; the record's C(busbw_gbyte_s) is computed with the nccl-tests
@@ -36,10 +36,13 @@ options:
     description: Collectives to run, one binary each (C(<name>_test)), in this order.
     type: list
     elements: str
-    default: [all_reduce]
+    default: [all_reduce, all_gather, reduce_scatter, alltoall]
   tool_dir:
-    description: Directory of the HCCL Test binaries (usually C(<toolkit>/tools/hccl_test/bin)); default PATH.
+    description:
+      - Directory of the HCCL Test binaries (built in C(<toolkit>/tools/hccl_test), into its C(bin)); the default is
+        where a CANN toolkit installed in the standard place has them. V('') looks them up on PATH.
     type: path
+    default: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
   if_missing:
     description: Record when a binary is missing, V(error) (default) or V(skip).
     type: str
@@ -53,8 +56,10 @@ options:
         C(PATH), C(LD_LIBRARY_PATH), C(PYTHONPATH), C(ASCEND_*) and a few toolchain paths become the launcher's
         environment and are forwarded to every rank by name (MPICH C(-genvlist), Open MPI C(-x NAME)).
       - A path that is not a file, a script that fails, or one that sets none of those variables fails the task.
+        V('') applies none (the launcher's environment as it is).
     type: path
-  npus:
+    default: /usr/local/Ascend/ascend-toolkit/set_env.sh
+  npus_per_node:
     description:
       - C(-p), NPUs per node taking part (also the rank count of a single-node run).
       - Must be 1 or more.
@@ -101,7 +106,7 @@ options:
     default: {}
   ranks_per_node:
     description:
-      - Ranks per host of a multi-node run (default O(npus)).
+      - Ranks per host of a multi-node run (default O(npus_per_node)).
       - Must be 0 or more.
     type: int
     default: 0
@@ -137,7 +142,7 @@ EXAMPLES = r"""
     tool_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
     cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
     collectives: [all_reduce, all_gather]
-    npus: 8
+    npus_per_node: 8
     max_bytes: 1G
 
 - name: 4 nodes x 16 NPUs through Open MPI
@@ -145,7 +150,7 @@ EXAMPLES = r"""
     tool_dir: /usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin
     cann_env_script: /usr/local/Ascend/ascend-toolkit/set_env.sh
     hosts: "{{ groups['npu_nodes'] }}"
-    npus: 16
+    npus_per_node: 16
     mpi_flavour: openmpi
     env:
       HCCL_SOCKET_IFNAME: eth0
@@ -192,7 +197,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import h
 # the run's options (tools/hccl.py: the single source; collective_main.SPEC holds the hosts, run tag and import
 # mode's options) and the ranges
 SPEC = hccl.OPTIONS
-RANGES = {"npus": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE}
+RANGES = {"npus_per_node": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE}
 
 
 def main():

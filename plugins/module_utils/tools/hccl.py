@@ -3,11 +3,11 @@
 """HCCL Test's adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
 
 ``OPTIONS``: what a run takes (tools/_collective.py's, shared with nccl-tests, plus the CANN environment script,
-``npus``, the sizes, the mpirun flavour and ``ranks``); the hccl_test module adds the hosts, run tag and import
+``npus_per_node``, the sizes, the mpirun flavour and ``ranks``); the hccl_test module adds the hosts, run tag and import
 mode's options (collective_main.SPEC).
 
 ``records`` gives one ``hccl.<collective>`` record of one run from its output (the launcher's stdout then stderr);
-``ctx.params`` are the hccl_test module's options (npus, ranks_per_node, ranks, datatype, op, root, profile,
+``ctx.params`` are the hccl_test module's options (npus_per_node, ranks_per_node, ranks, datatype, op, root, profile,
 profiles, expect; defaults apply to missing keys); ``ctx.hosts`` the nodes of a multi-node run. With ``ctx.source``
 (import mode) the collective comes from ``params["collective"]`` or the file name, the node count from
 ``params["node_count"]``. Never raises on tool output.
@@ -28,10 +28,14 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
 
 TOOL = "hccl_test"
+# where CANN installs the toolkit (its "latest" link): HCCL Test is built in tools/hccl_test, set_env.sh beside it
+CANN_TOOLKIT = "/usr/local/Ascend/ascend-toolkit"
 OPTIONS = dict(
     _collective.OPTIONS,
-    cann_env_script=dict(type="path"),
-    npus=dict(type="int", default=8),
+    collectives=dict(type="list", elements="str", default=["all_reduce", "all_gather", "reduce_scatter", "alltoall"]),
+    tool_dir=dict(type="path", default=CANN_TOOLKIT + "/latest/tools/hccl_test/bin"),
+    cann_env_script=dict(type="path", default=CANN_TOOLKIT + "/set_env.sh"),
+    npus_per_node=dict(type="int", default=8),
     min_bytes=dict(type="str", default="8K"),
     max_bytes=dict(type="str", default="1G"),
     mpi_flavour=dict(type="str", choices=["mpich", "openmpi"], default="mpich"),
@@ -56,13 +60,13 @@ def from_output(path, params):
 
 
 def ranks_of(params, hosts=None):
-    """Ranks of the run: hosts x ranks_per_node under mpirun, npus on one node, else params['ranks']."""
+    """Ranks of the run: hosts x ranks_per_node under mpirun, npus_per_node on one node, else params['ranks']."""
     if params.get("ranks"):
         return int(params["ranks"])
     if hosts:
-        per = params.get("ranks_per_node") or params.get("npus")
+        per = params.get("ranks_per_node") or params.get("npus_per_node")
         return len(hosts) * int(per) if per else None
-    return int(params["npus"]) if params.get("npus") else None
+    return int(params["npus_per_node"]) if params.get("npus_per_node") else None
 
 
 def busbw_factor(collective, ranks):

@@ -48,6 +48,12 @@ def _runner(calls, handler):
 
 
 def _call(args):
+    """The module with ``args``; cann_env_script '' unless given (this machine has no CANN set_env.sh to source:
+    test_the_defaults_are_where_cann_installs_hccl_test runs with the default)."""
+    return _call_module(dict({"cann_env_script": ""}, **args))
+
+
+def _call_module(args):
     with patch_module_args(args):
         with pytest.raises(Exit) as exc:
             hccl_test.main()
@@ -66,7 +72,7 @@ def _bindir(tmp_path, *names):
 def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
-    res = _call({"tool_dir": bindir, "max_bytes": "64M", "datatype": "fp32", "op": "sum",
+    res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "max_bytes": "64M", "datatype": "fp32", "op": "sum",
                  "env": {"HCCL_CONNECT_TIMEOUT": "600"}})
     (argv,) = res.kwargs["cmd"]
     assert argv == ["/usr/bin/mpirun", "-n", "8", "-genv", "AIFABRIC_RUN_TAG", res.kwargs["run_id"],
@@ -84,7 +90,7 @@ def test_multi_node_openmpi_and_mpich_syntax(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_gather_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
     common = {"_ansible_check_mode": True, "tool_dir": bindir, "collectives": ["all_gather"], "hosts": ["n1", "n2"],
-              "npus": 16, "run_id": "t1"}
+              "npus_per_node": 16, "run_id": "t1"}
     res = _call(dict(common, mpi_flavour="openmpi", tcp_if_include="eth0"))
     argv = res.kwargs["cmd"][0]
     assert argv[argv.index("--hostfile") + 1] == str(tmp_path / "hostfile")
@@ -106,7 +112,7 @@ def test_hostfile_syntaxes():
 def test_multi_node_run_writes_hostfile_and_judges_failure(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (1, _read(RETCODE7), "")))
-    res = _call({"tool_dir": bindir, "hosts": ["n1", "n2"], "npus": 8})
+    res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "hosts": ["n1", "n2"], "npus_per_node": 8})
     assert (tmp_path / "hostfile").read_text() == "n1:8\nn2:8\n"
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "init_hcclComm" in record["reason"]
@@ -120,17 +126,17 @@ def test_env_outside_hccl_ascend_is_refused(calls, tmp_path):
 def test_missing_binary_skip_or_error(calls, monkeypatch, tmp_path):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
     res = _call({"tool_dir": str(tmp_path), "if_missing": "skip"})
-    assert res.kwargs["results"][0]["status"] == "skip"
-    res = _call({"tool_dir": str(tmp_path)})
+    assert [r["status"] for r in res.kwargs["results"]] == ["skip"] * 4   # the default collectives
+    res = _call({"tool_dir": str(tmp_path), "collectives": ["all_reduce"]})
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "all_reduce_test not found" in record["reason"]
     assert "tools/hccl_test" in record["reason"] and calls == []
 
 
 def test_option_ranges(calls):
-    res = _call({"iterations": 0, "npus": 0})
+    res = _call({"iterations": 0, "npus_per_node": 0})
     assert res.failed and "iterations must be >= 1, got 0" in res.kwargs["msg"]
-    assert "npus must be >= 1, got 0" in res.kwargs["msg"]
+    assert "npus_per_node must be >= 1, got 0" in res.kwargs["msg"]
 
 
 def test_import_mode(calls, tmp_path):
@@ -158,7 +164,7 @@ def test_cann_env_script_reaches_launcher_and_ranks(calls, monkeypatch, tmp_path
             return 0, blob, ""
         return 0, _read(DOCS_8NPU), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, handle))
-    res = _call({"tool_dir": bindir, "cann_env_script": str(script), "max_bytes": "64M"})
+    res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "cann_env_script": str(script), "max_bytes": "64M"})
     assert calls[0]["argv"] == ["/bin/bash", "-c", '. "$1" >/dev/null 2>&1 && env -0', "aifabric-set-env", str(script)]
     launch = calls[1]
     assert launch["env"]["ASCEND_HOME_PATH"] == "/opt/ascend" and "UNRELATED" not in launch["env"]
@@ -182,3 +188,26 @@ def test_script_path_is_never_interpreted_by_the_shell(tmp_path):
     changed = hccl_run.env_from_script_output(out, {"PATH": "/usr/bin:/bin"})
     assert changed == {"ASCEND_TOOLKIT_HOME": str(tmp_path), "PATH": "/opt/ascend/bin:/usr/bin:/bin"}
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_the_defaults_are_where_cann_installs_hccl_test(calls, tmp_path):
+    # one default each, in tools/hccl.py's OPTIONS (the hccl role passes none): the toolkit's set_env.sh is
+    # sourced - on this machine, without CANN, the task fails naming it - and the binaries are looked for in the
+    # toolkit's tools/hccl_test/bin, one per default collective (check mode lists the commands it would run)
+    res = _call_module({"tool_dir": str(tmp_path)})
+    assert res.failed and "cann_env_script /usr/local/Ascend/ascend-toolkit/set_env.sh is not a file" in res.kwargs["msg"]
+    res = _call({"_ansible_check_mode": True})
+    assert res.kwargs["cmd"] == [["/usr/local/Ascend/ascend-toolkit/latest/tools/hccl_test/bin/%s_test" % name]
+                                 for name in ("all_reduce", "all_gather", "reduce_scatter", "alltoall")]
+
+
+@pytest.mark.parametrize("verify_data, flag", [(True, ["-c", "1"]), (False, ["-c", "0"]), (None, [])])
+def test_verify_data_is_the_c_flag_or_the_tools_default(calls, tmp_path, verify_data, flag):
+    # HCCL Test checks unless told -c 0 (its check defaults to 1): false must say so, unset says nothing
+    bindir = _bindir(tmp_path, "all_reduce_test")
+    args = {"_ansible_check_mode": True, "tool_dir": bindir, "collectives": ["all_reduce"], "npus_per_node": 2}
+    if verify_data is not None:
+        args["verify_data"] = verify_data
+    (argv,) = _call(args).kwargs["cmd"]
+    words = argv[argv.index(os.path.join(bindir, "all_reduce_test")):]
+    assert words == [os.path.join(bindir, "all_reduce_test"), "-b", "8K", "-e", "1G", "-f", "2"] + flag + ["-p", "2"]

@@ -63,7 +63,7 @@ def test_binary_spelling_aveg_time():
     ("all_reduce", 1.75), ("all_gather", 0.875), ("reduce_scatter", 0.875), ("alltoall", 0.875),
     ("broadcast", 1.0), ("reduce", 1.0)])
 def test_busbw_uses_the_nccl_tests_factor(collective, factor):
-    (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(rc=0, params={"npus": 8}, collective=collective))
+    (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(rc=0, params={"npus_per_node": 8}, collective=collective))
     assert record["status"] == "pass" and record["check"] == "hccl.%s" % collective
     assert record["metrics"]["algbw_max_gbyte_s"] == 23.76245
     assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(23.76245 * factor, rel=1e-6)
@@ -74,7 +74,7 @@ def test_busbw_uses_the_nccl_tests_factor(collective, factor):
 
 
 def test_multi_node_ranks_from_hosts():
-    params = {"npus": 8, "ranks_per_node": 8, "hosts": ["a", "b"]}
+    params = {"npus_per_node": 8, "ranks_per_node": 8, "hosts": ["a", "b"]}
     (record,) = hccl_tool.records(_read(VM_16), Context(rc=0, params=params, hosts=["a", "b"], collective="all_reduce"))
     assert record["metrics"]["ranks"] == 16
     assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(2.09715 * 2 * 15 / 16, rel=1e-6)
@@ -88,7 +88,7 @@ def test_unknown_ranks_leaves_busbw_null():
 
 
 def test_init_hcclcomm_failure_is_error_with_the_tools_message():
-    (record,) = hccl_tool.records(_read(RETCODE7), Context(rc=1, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(_read(RETCODE7), Context(rc=1, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "error"
     assert record["reason"].startswith("HCCL Test failed: hccl interface return err ./common/src/hccl_test_common.cc:538"
                                        ", retcode: 7 (This is an error in init_hcclComm.)")
@@ -96,7 +96,7 @@ def test_init_hcclcomm_failure_is_error_with_the_tools_message():
 
 
 def test_mpich_failure_is_error_with_the_deepest_cause():
-    (record,) = hccl_tool.records(_read(MPICH), Context(rc=1, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(_read(MPICH), Context(rc=1, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "error"
     assert record["reason"] == ("the MPI launcher failed before HCCL Test ran: Fatal error in MPI_Init: Other MPI "
                                 "error, error stack: gethostbyname failed, HW-AI-LC-1-1 (errno 2)")
@@ -112,7 +112,7 @@ def test_failed_check_is_fail_and_keeps_bandwidths():
     # the docs' capture with one row's check word changed to the tool's 'failed' (see PROVENANCE: no public
     # capture of a failed check exists); every figure stays the measured one
     text = _with_lines(_read(DOCS_8NPU), 9, "1048576           |    1778.30    |       0.54916        | failed\n")
-    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "fail" and record["reason"].startswith("check_result failed at 1 of 14 sizes")
     assert record["metrics"]["check_failed_total"] == 1 and record["metrics"]["algbw_max_gbyte_s"] == 23.76245
     assert [r["check_result"] for r in record["series"]].count("failed") == 1
@@ -120,20 +120,20 @@ def test_failed_check_is_fail_and_keeps_bandwidths():
 
 def test_check_off_is_null_not_judged():
     text = "".join(line.replace("| success", "| NULL") for line in _read(DOCS_8NPU).splitlines(True))
-    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "pass"
     assert record["metrics"]["check_null_total"] == 14 and record["metrics"]["check_failed_total"] is None
 
 
 def test_truncated_table_is_error_keeping_rows():
     text = "".join(_read(DOCS_8NPU).splitlines(True)[:10])
-    (record,) = hccl_tool.records(text, Context(rc=None, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(text, Context(rc=None, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "error" and "before the maxbytes 67108864" in record["reason"]
     assert len(record["series"]) == 8 and record["metrics"]["algbw_max_gbyte_s"] == 0.54916
 
 
 def test_nonzero_rc_after_a_full_table_is_error():
-    (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(rc=1, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(rc=1, params={"npus_per_node": 8}, collective="all_reduce"))
     assert record["status"] == "error" and "rc 1" in record["reason"]
 
 
@@ -147,7 +147,7 @@ def test_launcher_prefixes_are_stripped(prefix):
 
 
 def test_profile_rule_applies_to_hccl_records():
-    params = {"npus": 8, "expect": {"hccl.all_reduce": {"busbw_max_gbyte_s": {"min": 100}}}}
+    params = {"npus_per_node": 8, "expect": {"hccl.all_reduce": {"busbw_max_gbyte_s": {"min": 100}}}}
     (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(rc=0, params=params, collective="all_reduce"))
     assert record["status"] == "fail" and "busbw_max_gbyte_s" in record["reason"]
 
@@ -168,7 +168,7 @@ def test_fuzz_never_raises_and_records_stay_valid(name, data):
     text = data.draw(mutated(_read(name)))
     parsed = hccl.parse(text)
     assert isinstance(parsed["rows"], list)
-    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus": 8}, collective="all_reduce"))
+    (record,) = hccl_tool.records(text, Context(rc=0, params={"npus_per_node": 8}, collective="all_reduce"))
     assert results.validate(record) == [] and record["status"] in ("pass", "fail", "error")
     if record["status"] == "pass":
         assert parsed["rows"] and not parsed["failures"]
@@ -181,12 +181,12 @@ def test_parse_of_non_text_is_a_problem_not_an_exception():
 def test_ascend_profile_judges_an_hccl_record():
     # the docs' 8-NPU all-reduce (busbw 41.6 GB/s at 64 MiB) is far below the 910B floor: fail, naming the source
     (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(
-        rc=0, params={"npus": 8, "profile": "ascend-910b-8npu"}, collective="all_reduce"))
+        rc=0, params={"npus_per_node": 8, "profile": "ascend-910b-8npu"}, collective="all_reduce"))
     assert record["status"] == "fail" and record["facts"]["profile"] == "ascend-910b-8npu"
     assert "busbw_max_gbyte_s" in record["reason"] and "HCCS" in record["expect"]["busbw_max_gbyte_s"]["source"]
     # no rule for another collective: pass, with the note
     (record,) = hccl_tool.records(_read(DOCS_8NPU), Context(
-        rc=0, params={"npus": 8, "profile": "ascend-910b-8npu"}, collective="all_gather"))
+        rc=0, params={"npus_per_node": 8, "profile": "ascend-910b-8npu"}, collective="all_gather"))
     assert record["status"] == "pass" and "has no rule for hccl.all_gather" in record["facts"]["profile_note"]
 
 
@@ -196,7 +196,7 @@ def test_fleet_relative_rule_flags_the_slow_npu_host():
     # four hosts with the documentation's 8-NPU run, one with the HCCL-VM all-reduce (busbw 3.7 vs 41.6 GB/s)
     records = []
     for host, name in (("a", DOCS_8NPU), ("b", DOCS_8NPU), ("c", DOCS_8NPU), ("d", DOCS_8NPU), ("e", VM_16)):
-        (record,) = hccl_tool.records(_read(name), Context(rc=0, params={"npus": 8}, collective="all_reduce"))
+        (record,) = hccl_tool.records(_read(name), Context(rc=0, params={"npus_per_node": 8}, collective="all_reduce"))
         records.append(dict(record, host=host))
     new, _findings = fleet_relative.analyze(records, {})
     assert [(r["host"], r["check"], r["status"]) for r in new] == [("e", "hccl.all_reduce.fleet", "fail")]
