@@ -8,9 +8,9 @@ the runner's lease, handing it the hosts found unreachable) until the runner end
 each poll hands the runner (the long poll ``wait_s``, ``dead_hosts``, ``positions``) is the module's one internal
 option ``_poll``, set here alone: the runner's protocol is not a public option of the module.
 Hosts share what they saw through a directory of the controller's local temporary directory (the workers are forks
-of one ansible-playbook): each poll writes the host's progress there, a host whose polls fail ``unreachable_after`` times in a row is written there as
-dead (and every other runner is told at its next poll), and the first worker that sees every host past a round
-prints that round's line (one line per round, created with O_EXCL). The positions handed here are a second source:
+of one ansible-playbook): each poll writes the host's progress there, a host whose polls fail
+``unreachable_after_polls`` times in a row is written there as dead (and every other runner is told at its next
+poll), and the first worker that sees every host past a round prints that round's line (one line per round, created with O_EXCL). The positions handed here are a second source:
 the runners also ask each other directly (module_utils/perftest_sweep.py, position answers), which is what counts
 when this wait does not poll every host at once (fewer forks than hosts).
 
@@ -21,7 +21,7 @@ A call past its bound counts as a failed poll: the processes that hold the other
 controller (its SSH client, and the ControlMaster the client handed its stdin to, where the write of the module
 blocks for good) are killed, so that it ends and the connection is free for the next poll; a call that cannot be
 stopped (no /proc to find them) makes its host unreachable at once. A host that went silent is thus declared
-unreachable after ``unreachable_after`` bounded polls, and no further call is made to it (cleanup included).
+unreachable after ``unreachable_after_polls`` bounded polls, and no further call is made to it (cleanup included).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 KILL_GRACE_S = 5.0      # how long a call past its bound has to end once what it started was killed
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after", "sweep_hosts", "_poll")
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
 
 
 class Silent(Exception):
@@ -193,7 +193,7 @@ class ActionModule(ActionBase):
 
     # ------------------------------------------------------------------ shared controller-side state
     def _shared(self, args):
-        name = "rdma-sweep-%s-%s" % (_safe(args.get("run_id", "default")), _safe(args.get("label", "main")))
+        name = "rdma-sweep-%s-%s" % (_safe(args.get("run_id", "default")), _safe(args.get("sweep_name", "main")))
         # the path rule (statedir.trusted_dir): created 0700, or refused when another user owns or can write it
         return statedir.trusted_dir(os.path.join(C.DEFAULT_LOCAL_TMP, name), what="rdma sweep state")
 
@@ -261,7 +261,7 @@ class ActionModule(ActionBase):
         per_test = {}
         for test, _round, _pairs in steps:
             per_test[test] = per_test.get(test, 0) + 1
-        label = "" if args.get("label", "main") == "main" else " (%s)" % args.get("label")
+        label = "" if args.get("sweep_name", "main") == "main" else " (%s)" % args.get("sweep_name")
         for index in range(min(reached, total_steps)):
             marker = os.path.join(shared, "printed-%d" % index)
             try:
@@ -287,7 +287,7 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, changed=False, results=[], msg=(
                 "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
                 % (args.get("poll_timeout_s"), poll["wait_s"])))
-        limit = int(args.get("unreachable_after") or 2)
+        limit = int(args.get("unreachable_after_polls") or 2)
         failures = 0
         missing_since = None
         try:

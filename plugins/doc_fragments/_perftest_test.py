@@ -116,7 +116,7 @@ options:
     description: Prefix for C(/sys/class/infiniband) (for tests; empty means the real tree).
     type: str
     default: ''
-  perftest_path:
+  tool_dir:
     description: Directory holding the perftest binaries (default from PATH).
     type: path
   expect:
@@ -126,7 +126,7 @@ options:
         C(min), C(max), C(equals), C(warn_below_pct), C(source)."
     type: dict
     default: {}
-  expect_line_rate_pct:
+  line_rate_floor_pct:
     description:
       - Default bandwidth floor, in percent of the lower active port rate of the two ends (read from sysfs,
         for example C(400 Gb/sec (4X NDR))); doubled for bidirectional runs. V(0) turns it off.

@@ -65,14 +65,14 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
 # - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
-#   from the server pods), and the directory of the perftest binaries in the image;
+#   from the server pods);
 # - allreduce_multinode: torchrun and its fixed master port, and a longer timeout (the pods' start included).
 KUBERNETES_OPTIONS = {
     "env": {"groups": ["env", "gpu", "rdma", "software"]},
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "devices": [], "peer_rate_gbit_s": [], "binary_dir": None},
+    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": []},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout_s": 1800},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
@@ -208,16 +208,16 @@ def _per_node_step(plan, pod, kind, nodes, opts):
 
 def _perftest_pod_params(opts):
     """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
-    return dict((k, v) for k, v in opts.items() if k not in ("expect", "expect_line_rate_pct", "peer_rate_gbit_s",
-                                                             "binary_dir", "timeout_s", "connect_timeout_s"))
+    return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rate_gbit_s",
+                                                             "tool_dir", "timeout_s", "connect_timeout_s"))
 
 
 def _perftest_steps(plan, pod, rounds, opts):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
-    if not opts["devices"]:
-        raise AcceptanceError("perftest: devices (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
-    binary = _bin(opts["binary_dir"], opts["test"])
-    device_plan = perftest_run.device_plan(opts["devices"], opts)
+    if not opts["hcas"]:
+        raise AcceptanceError("perftest: hcas (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
+    binary = _bin(opts["tool_dir"], opts["test"])
+    device_plan = perftest_run.device_plan(opts["hcas"], opts)
     ports = [("perftest-%d" % i, tcp_port) for i, _d, tcp_port, _g, _f in device_plan]
     steps = []
     for r, pairs in enumerate(rounds):

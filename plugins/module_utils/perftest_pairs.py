@@ -61,13 +61,13 @@ TEST_SPEC = {
     "cpu_governor": {"type": "str"},
     "cpu_sysfs": {"type": "path", "default": "/sys/devices/system/cpu"},
     "sysfs_root": {"type": "str", "default": ""},
-    "perftest_path": {"type": "path"},
+    "tool_dir": {"type": "path"},
     "expect": {"type": "dict", "default": {}},
-    "expect_line_rate_pct": {"type": "float", "default": thresholds.RDMA_LINE_RATE_PCT["value"]},
+    "line_rate_floor_pct": {"type": "float", "default": thresholds.RDMA_LINE_RATE_PCT["value"]},
 }
 TEST_RANGES = {
     "ib_port": (1, 255), "gid_index": (0, 255), "size": argspec.POSITIVE, "iterations": argspec.POSITIVE,
-    "duration_s": argspec.POSITIVE, "qps": (1, 65536), "timeout_s": argspec.POSITIVE, "expect_line_rate_pct": (0, 100),
+    "duration_s": argspec.POSITIVE, "qps": (1, 65536), "timeout_s": argspec.POSITIVE, "line_rate_floor_pct": (0, 100),
 }
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 VERSION_RE = re.compile(r"Version:\s*(\S+)")
@@ -362,7 +362,7 @@ def bw_floor_pct(test, size, configured_pct):
     """(floor in % of line rate or None, source) for a bandwidth test at message size ``size``."""
     verb = verb_of(test)
     if not configured_pct:
-        return None, "expect_line_rate_pct is 0 (default bandwidth floor turned off)"
+        return None, "line_rate_floor_pct is 0 (default bandwidth floor turned off)"
     for smallest, pct, source in thresholds.RDMA_BW_FLOORS.get(verb, ()):
         if size is not None and size >= smallest:
             return (configured_pct if pct is None else min(pct, configured_pct)), source
@@ -381,7 +381,7 @@ def default_rules(test, metrics, facts, params):
         peer = params.get("peer_rate_gbit_s")
         known = [r for r in (local, peer) if r]
         size = metrics.get("msg_size_bytes")
-        pct, why = bw_floor_pct(test, size, params.get("expect_line_rate_pct"))
+        pct, why = bw_floor_pct(test, size, params.get("line_rate_floor_pct"))
         if known and pct:
             lower = min(known)
             # perftest sums both directions for -b, except ib_send_bw in duration mode, which prints
@@ -398,7 +398,7 @@ def default_rules(test, metrics, facts, params):
                 "source": "%s %% of the %s, %s Gb/s%s, for %s at %s B; basis: %s" % (
                     _num(pct), where, _num(lower), ", x2 bidirectional" if factor == 2 else "", test, size, why),
             }
-        elif known and params.get("expect_line_rate_pct"):
+        elif known and params.get("line_rate_floor_pct"):
             # No floor known for this size: judge nothing, and say so in the record's expect.
             rules["bw_avg_gbit_s"] = {"source": why}
     else:

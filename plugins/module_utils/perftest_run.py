@@ -178,7 +178,7 @@ class PerftestRun(object):
 
     def binary(self, test=None):
         """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
-        return runner.find_tool(self.module, test or self.test(), path=self.p["perftest_path"],
+        return runner.find_tool(self.module, test or self.test(), path=self.p["tool_dir"],
                                 hint=perftest_pairs.INSTALL_HINT)
 
     def version(self, binary):

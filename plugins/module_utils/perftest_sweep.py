@@ -45,7 +45,7 @@ The CPU governor is acquired once for the runner and released on every path
 stops renewing its lease (``lease`` file touched by every ``phase: status``) for
 ``lease_s`` seconds: killing ansible-playbook stops every runner.
 
-Files (all under ``<state_root>/<host id>/<run_id>/sweep-<label>-<host>/``, see
+Files (all under ``<state_root>/<host id>/<run_id>/sweep-<sweep_name>-<host>/``, see
 PerftestRun.open_state): ``progress.json`` (pid, next step, pairs done, failing, notes),
 ``records.json`` (at the end), ``lease``, ``dead.json``; the per-step process directories
 live beside them. Every directory is made (and marked) by the collection; the cleanup
@@ -161,7 +161,7 @@ def sweep_rails(p):
     O(rails) (the playbook: the most devices of any host of the sweep), else the longest device list of O(peer_rates)
     (every host's devices, handed alike to every runner), at least this host's own. The step ports, the control port
     and the position port come from it: a host with one rail and a host with four compute the same ports."""
-    own = len(p.get("devices") or [])
+    own = len(p.get("hcas") or [])
     if p.get("rails"):
         rails = int(p["rails"])
         if rails < own:
@@ -500,12 +500,12 @@ class Sweep(PerftestRun):
     """phase plan / run / status of module perftest_sweep, and its cleanup (PerftestRun gives the state root, binary, sysfs)."""
 
     def sweep_dir(self):
-        statedir.check_name(self.p["label"], "label")
-        return self.inside("sweep-%s-%s" % (self.p["label"], self.host))
+        statedir.check_name(self.p["sweep_name"], "sweep_name")
+        return self.inside("sweep-%s-%s" % (self.p["sweep_name"], self.host))
 
     # ---------------------------------------------------------------- plan (synchronous, before the sweep)
     def plan(self):
-        plan = device_plan(self.p["devices"] or [], self.p, self.hcas())
+        plan = device_plan(self.p["hcas"] or [], self.p, self.hcas())
         cuda_keys = ("memory", "cuda_device", "cuda_link", "cuda_choice")
         return dict(changed=False, results=[], rates=[facts.get("port_rate_gbit_s") for _i, _d, _p, _g, facts in plan],
                     buffers=dict((device, dict((k, facts[k]) for k in cuda_keys if k in facts))
@@ -516,9 +516,9 @@ class Sweep(PerftestRun):
         """phase=run: set up, walk the schedule (run_guarded), then hand the records over (finish)."""
         p = self.p
         self.open_state()
-        if not p["devices"]:
-            raise AcceptanceError("devices is required for phase=run")
-        device_plan(p["devices"], p, None)      # names and port range checked before anything starts
+        if not p["hcas"]:
+            raise AcceptanceError("hcas is required for phase=run")
+        device_plan(p["hcas"], p, None)      # names and port range checked before anything starts
         check_position_port(p)
         steps = p["schedule"] or []
         if self.module.check_mode:
@@ -551,7 +551,7 @@ class Sweep(PerftestRun):
         """The schedule under the interrupt guard: ``finished``, or why it stopped early. Whatever happens, every
         process it started is stopped, the records left are built and the governor is released (tear_down)."""
         p = self.p
-        holder = "sweep:%s:%s:%d" % (p["run_id"], p["label"], os.getpid())
+        holder = "sweep:%s:%s:%d" % (p["run_id"], p["sweep_name"], os.getpid())
         with interrupt_guard() as guard:
             try:
                 timeout_bin, hcas, tools = self.set_up(holder, steps)
@@ -622,7 +622,7 @@ class Sweep(PerftestRun):
         missing program, a peer not waited for again)."""
         step, test, role, peer = entry[0], entry[1], entry[3], entry[4]
         params = self.step_params(step, test, peer)
-        plan = device_plan(self.p["devices"], params, hcas)
+        plan = device_plan(self.p["hcas"], params, hcas)
         if test not in tools:
             tools[test] = self.tool(test)
         binary, version, missing = tools[test]
@@ -655,7 +655,7 @@ class Sweep(PerftestRun):
             self.flush()
         except Exception as exc:  # pylint: disable=broad-except  # keep the records already built
             self.records.append(results.error("rdma.sweep", "could not build records: %s" % exc,
-                                              host=self.host, target=p["label"]))
+                                              host=self.host, target=p["sweep_name"]))
         if p["cpu_governor"]:
             self.governor.release(holder)
             self.governor.reconcile()
@@ -668,7 +668,7 @@ class Sweep(PerftestRun):
         if outcome != "finished":
             self.records.append(results.error(
                 "rdma.sweep", "the schedule of %s stopped early (%s); every process it started was stopped"
-                % (self.host, outcome), host=self.host, target=p["label"]))
+                % (self.host, outcome), host=self.host, target=p["sweep_name"]))
         if outcome.startswith("the controller stopped polling"):
             # nobody will collect: leave nothing behind (processes were stopped above, the governor restored)
             self.cleanup(here)
@@ -736,7 +736,7 @@ class Sweep(PerftestRun):
         jobs = []
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
-            state_dir = self.inside("sweep-%s-%s-s%d-%s" % (p["label"], self.host, step, device))
+            state_dir = self.inside("sweep-%s-%s-s%d-%s" % (p["sweep_name"], self.host, step, device))
             extra = {"device": device, "tcp_port": tcp_port, "index": index, "test": params["test"],
                      "host_name": self.host, "peer_name": params["peer_name"], "tool_version": version,
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
@@ -850,7 +850,7 @@ class Sweep(PerftestRun):
         jobs = []
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
-            state_dir = self.inside("sweep-%s-%s-s%d-c-%s" % (p["label"], self.host, params["step"], device))
+            state_dir = self.inside("sweep-%s-%s-s%d-c-%s" % (p["sweep_name"], self.host, params["step"], device))
             jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
         # the server's notice is usually there already (or comes within the pause): no refused first attempt
         self.heard_ready(params["peer_name"], params["step"], p["connect_retry_delay_s"])
@@ -948,7 +948,7 @@ class Sweep(PerftestRun):
             if any(detached.outcome(job.handle) is not None for job in jobs):
                 break
             time.sleep(0.01)
-        message = json.dumps({"run": self.p["run_id"], "label": self.p["label"], "from": self.host,
+        message = json.dumps({"run": self.p["run_id"], "label": self.p["sweep_name"], "from": self.host,
                               "step": step}).encode("utf-8")
         target = (address, control_port(self.p["port"], self.p["port_span"], sweep_rails(self.p)))
         for _copy in range(2):
@@ -973,7 +973,7 @@ class Sweep(PerftestRun):
                 except ValueError:
                     continue
                 if isinstance(item, dict) and item.get("run") == self.p["run_id"] and \
-                        item.get("label") == self.p["label"]:
+                        item.get("label") == self.p["sweep_name"]:
                     self.heard.add((item.get("from"), item.get("step")))
             if (peer, step) in self.heard:
                 return True
@@ -1044,7 +1044,7 @@ class Sweep(PerftestRun):
         self.progress(*self.last_progress)
 
     def who(self, host):
-        return {"run": self.p["run_id"], "label": self.p["label"], "host": host}
+        return {"run": self.p["run_id"], "label": self.p["sweep_name"], "host": host}
 
     def watch_position(self, peer, step):
         """Start asking ``peer``'s runner its position (once per step; nothing when the answers are off)."""
@@ -1125,7 +1125,7 @@ class Sweep(PerftestRun):
         records = read_json(here, RECORDS)
         if records is None:
             records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
-                                     "what it measured is lost" % self.host, host=self.host, target=p["label"])]
+                                     "what it measured is lost" % self.host, host=self.host, target=p["sweep_name"])]
         removed = self.cleanup(here)
         return dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
 

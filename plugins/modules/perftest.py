@@ -27,7 +27,7 @@ description:
     a killed run could not restore.
   - Bandwidth is reported in Gbit/s. Outputs in C(MB/sec) or C(MiB/sec) are converted with perftest's own definition
     (2^20 bytes/s); the tool's own figures stay in each record's C(series).
-  - Options of the shared perftest documentation that only a live run uses (O(perftest_path), O(timeout_s),
+  - Options of the shared perftest documentation that only a live run uses (O(tool_dir), O(timeout_s),
     O(gid_index), O(extra_args), ...) are accepted and ignored here.
 attributes:
   check_mode:
@@ -55,8 +55,8 @@ options:
     type: str
     choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat]
     aliases: [tool]
-  devices:
-    description: Import mode - the RDMA device the output was measured on (the first one is the record's C(target)).
+  hcas:
+    description: Import mode - the RDMA device (HCA) the output was measured on (the first one is the record's C(target)).
     type: list
     elements: str
   peer_name:
@@ -90,7 +90,7 @@ EXAMPLES = r"""
   aifabric.acceptance.perftest:
     from_output: /var/tmp/ib_write_bw-node7.txt
     side: client
-    devices: [mlx5_3]
+    hcas: [mlx5_3]
     peer_name: gpu-node-12
 
 - name: Remove whatever a broken run left behind
@@ -106,7 +106,7 @@ EXAMPLES = r"""
     schedule: "{{ {'gpu-node-12': [[0, 'ib_write_bw', 0, 'server', 'gpu-node-07']],
                    'gpu-node-07': [[0, 'ib_write_bw', 0, 'client', 'gpu-node-12']]}[inventory_hostname] }}"
     peers: {gpu-node-12: 10.0.0.12, gpu-node-07: 10.0.0.7}
-    devices: [mlx5_0, mlx5_1]
+    hcas: [mlx5_0, mlx5_1]
     host_name: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run }}"
     lease_s: 0
@@ -173,7 +173,7 @@ def argument_spec():
         **perftest_pairs.TEST_SPEC,
         state=dict(type="str", choices=["absent"]),
         test=dict(type="str", choices=list(perftest_pairs.TESTS), aliases=["tool"]),
-        devices=dict(type="list", elements="str"),
+        hcas=dict(type="list", elements="str"),
         peer_name=dict(type="str"),
         peer_rate_gbit_s=dict(type="list", elements="float"),
         from_output=dict(type="path"),

@@ -49,7 +49,7 @@ options:
     type: str
     choices: [plan, run, status, wait]
     default: run
-  label:
+  sweep_name:
     description: Name of this sweep inside the run (V(main), V(confirm)); letters, digits, C(_.:-).
     type: str
     default: main
@@ -110,7 +110,7 @@ options:
         bound is the action's own, whatever the connection settings (SSH keep-alives or not) - a poll that gets no
         answer within it fails, and what holds the other end of its pipes on the controller (its SSH client and
         ControlMaster) is killed.
-        O(unreachable_after) failed polls in a row make the host unreachable.
+        O(unreachable_after_polls) failed polls in a row make the host unreachable.
       - A plan, or the C(async) start of a runner, is bounded the same way at 120 seconds; a host that does not answer
         within it is unreachable.
       - Must be longer than O(poll_s).
@@ -129,7 +129,7 @@ options:
     description: O(phase=wait) - number of the first step of O(rounds).
     type: int
     default: 0
-  unreachable_after:
+  unreachable_after_polls:
     description: O(phase=wait) - consecutive failed polls after which the host is declared unreachable.
     type: int
     default: 2
@@ -161,12 +161,12 @@ options:
         same for every runner (the playbook passes it), so that hosts with different numbers of rails compute the
         same step ports (O(port) + (step mod O(port_span)) x O(rails) + i), control port and position port.
       - Default - the longest device list of O(peer_rates) (every host's, handed alike to every runner), at least the
-        number of O(devices).
-      - Must be 1 to 1000, and not fewer than O(devices).
+        number of O(hcas).
+      - Must be 1 to 1000, and not fewer than O(hcas).
     type: int
-  devices:
+  hcas:
     description:
-      - RDMA devices of this host (C(-d)), tested at once, in rail order - rails are aligned by position, so list
+      - RDMA devices (HCAs) of this host (C(-d)), tested at once, in rail order - rails are aligned by position, so list
         both ends' devices in the same order. The i-th device of a step listens on / connects to the step's TCP port
         + i.
     type: list
@@ -219,7 +219,7 @@ EXAMPLES = r"""
 - name: Port rates of my devices
   aifabric.acceptance.perftest_sweep:
     phase: plan
-    devices: [mlx5_0, mlx5_1]
+    hcas: [mlx5_0, mlx5_1]
   register: plan
 
 - name: Start my runner
@@ -227,7 +227,7 @@ EXAMPLES = r"""
     phase: run
     schedule: "{{ rdma_schedules[inventory_hostname] }}"
     peers: "{{ rdma_addresses }}"
-    devices: [mlx5_0, mlx5_1]
+    hcas: [mlx5_0, mlx5_1]
     host_name: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run }}"
   async: 7200
@@ -291,9 +291,9 @@ def argument_spec():
     return dict(
         **perftest_pairs.TEST_SPEC,
         # the run's options this module takes besides TEST_SPEC's (tools/perftest.py: the single source)
-        **dict((name, perftest.OPTIONS[name]) for name in ("devices", "port", "use_cuda", "connect_timeout_s")),
+        **dict((name, perftest.OPTIONS[name]) for name in ("hcas", "port", "use_cuda", "connect_timeout_s")),
         phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
-        label=dict(type="str", default="main"),
+        sweep_name=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
         peers=dict(type="dict", default={}),
         peer_rates=dict(type="dict", default={}),
@@ -304,7 +304,7 @@ def argument_spec():
         poll_s=dict(type="float", default=5.0),
         poll_timeout_s=dict(type="float"),
         rounds=dict(type="list", elements="raw", default=[]),
-        unreachable_after=dict(type="int", default=2),
+        unreachable_after_polls=dict(type="int", default=2),
         sweep_hosts=dict(type="list", elements="str", default=[]),
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),

@@ -94,7 +94,7 @@ def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-c-*", log_file=client)
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-s-*", log_file=server)
     res = run({"kind": "perftest", "nodes": NODES, "run_id": "pt1", "gpus": 0, "rounds": [[NODES]],
-               "perftest": {"test": "ib_read_bw", "devices": ["mlx5_0"]}})
+               "perftest": {"test": "ib_read_bw", "hcas": ["mlx5_0"]}})
     records = res.kwargs["results"]
     assert [(r["host"], r["peer"], r["check"]) for r in sorted(records, key=lambda r: r["check"])] == [
         ("gpu-node-02", "gpu-node-01", "rdma.ib_read_bw"), ("gpu-node-01", "gpu-node-02", "rdma.ib_read_bw.server")]

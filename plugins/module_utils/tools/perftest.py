@@ -23,10 +23,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 # perftest_pairs.TEST_SPEC's options that describe the run (its others are the modules' plumbing)
 SHARED_OPTIONS = ("ib_port", "gid_index", "size", "all_sizes", "iterations", "duration_s", "qps", "bidirectional",
                   "rdma_cm", "report_gbits", "ignore_cpu_freq", "extra_args", "timeout_s", "expect",
-                  "expect_line_rate_pct")
+                  "line_rate_floor_pct", "tool_dir")
 OPTIONS = dict(
     test=dict(type="str", choices=list(perftest_pairs.TESTS)),
-    devices=dict(type="list", elements="str"),
+    hcas=dict(type="list", elements="str"),
     port=dict(type="int", default=18515),
     use_cuda=dict(type="str"),
     connect_timeout_s=dict(type="int", default=60),
@@ -34,13 +34,13 @@ OPTIONS = dict(
     **dict((name, perftest_pairs.TEST_SPEC[name]) for name in SHARED_OPTIONS),
 )
 DEFAULT_TEST = "ib_write_bw"
-DEFAULT_LINE_RATE_PCT = 90   # the module option's default, for callers that do not pass it
+DEFAULT_LINE_RATE_PCT = perftest_pairs.TEST_SPEC["line_rate_floor_pct"]["default"]   # for callers that do not pass it
 
 
 def rules_params(params, index, test):
     """The params a client of rail ``index`` is judged with: the server's port rate of that rail."""
     rules = dict(params)
-    rules.setdefault("expect_line_rate_pct", DEFAULT_LINE_RATE_PCT)
+    rules.setdefault("line_rate_floor_pct", DEFAULT_LINE_RATE_PCT)
     rates = params.get("peer_rate_gbit_s") or []
     rules["peer_rate_gbit_s"] = rates[index] if index < len(rates) else (rates[0] if len(rates) == 1 else None)
     rules["test"] = test
@@ -73,9 +73,9 @@ def from_output(path, params, host):
         side = side or parsed.get("side")
     except ParseError:
         pass
-    devices = params.get("devices") or [None]
+    hcas = params.get("hcas") or [None]
     return records(text, Context(params=dict(params, test=test or DEFAULT_TEST, timeout_s=None),
-                                 side=side or "client", host=host, target=devices[0], facts={"imported_from": path}))
+                                 side=side or "client", host=host, target=hcas[0], facts={"imported_from": path}))
 
 
 # --------------------------------------------------------------------------- the record of one side

@@ -14,7 +14,7 @@ from ansible import constants as C
 from ansible_collections.aifabric.acceptance.plugins.action.perftest_sweep import ActionModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 
-ARGS = {"run_id": "rdma-1", "label": "main"}
+ARGS = {"run_id": "rdma-1", "sweep_name": "main"}
 
 
 def test_state_directory_created_private_and_refused_when_others_can_write(tmp_path, monkeypatch):

@@ -221,7 +221,7 @@ def test_module_plan_state_reports_the_gpu_of_every_hca(monkeypatch, tmp_path):
         raise _Exit(kwargs)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", exit_json)
-    args = {"phase": "plan", "devices": ["mlx5_0", "mlx5_1", "mlx5_8"], "use_cuda": "auto",
+    args = {"phase": "plan", "hcas": ["mlx5_0", "mlx5_1", "mlx5_8"], "use_cuda": "auto",
             "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "host_name": "gpu-a"}
     with patch_module_args(args):
         with pytest.raises(_Exit) as info:

@@ -90,7 +90,7 @@ def test_build_argv():
 def ctx(test="ib_write_bw", side="client", device="mlx5_0", params=None, timeout_s=None, **kw):
     """The Context of one run of ``test`` (``params``: the module options it is judged with; a client is judged
     against ``peer_rate_gbit_s``, the server's port rate)."""
-    params = dict(params or {"expect_line_rate_pct": 90, "peer_rate_gbit_s": None, "expect": {}})
+    params = dict(params or {"line_rate_floor_pct": 90, "peer_rate_gbit_s": None, "expect": {}})
     rate = params.get("peer_rate_gbit_s")
     params.update(test=test, timeout_s=timeout_s, peer_rate_gbit_s=[rate] if rate is not None else None)
     base = dict(params=params, side=side, host="a", peer="b", target=device, argv=["ib_write_bw"],
@@ -107,7 +107,7 @@ def records(text, rc, context):
 def test_bw_record_converts_units_and_keeps_tool_figures():
     text = fixture("cx7-ndr-ib-send-bw-client-MiB-per-sec-cpufreq-warning.txt")
     rec = records(text, 0, ctx("ib_send_bw", facts={"port_rate_gbit_s": 400.0},
-                               params={"expect_line_rate_pct": 90,
+                               params={"line_rate_floor_pct": 90,
                                        "peer_rate_gbit_s": 400.0}))[0]
     assert results.validate(rec) == []
     assert rec["check"] == "rdma.ib_send_bw" and rec["host"] == "a" and rec["peer"] == "b"
@@ -125,7 +125,7 @@ def test_bw_record_converts_units_and_keeps_tool_figures():
 def test_duration_mode_and_cpu_frequency_warnings_are_facts_not_warn():
     """Every -D run prints 'BW peak won't be measured'; before issue 7 each was judged warn."""
     text = fixture("roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt")
-    rec = records(text, 0, ctx(params={"expect_line_rate_pct": 90, "duration_s": 5,
+    rec = records(text, 0, ctx(params={"line_rate_floor_pct": 90, "duration_s": 5,
                                        "expect": {"bw_avg_gbit_s": {"min": 90}}}))[0]
     assert rec["status"] == "pass" and rec["reason"] is None
     assert rec["facts"]["tool_warnings"] == [
@@ -148,7 +148,7 @@ def test_ndr_read_at_64k_passes_its_size_floor():
     """Real ConnectX-7 NDR ib_read_bw at 64 KiB, 328.6 Gb/s: failed the old 90 % floor (360)."""
     text = fixture("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
     rec = records(text, 0, ctx("ib_read_bw", facts={"port_rate_gbit_s": 400.0},
-                               params={"expect_line_rate_pct": 90,
+                               params={"line_rate_floor_pct": 90,
                                        "peer_rate_gbit_s": 400.0}))[0]
     assert rec["expect"]["bw_avg_gbit_s"]["min"] == 280.0
     assert "ConnectX-7 NDR at 64 KiB" in rec["expect"]["bw_avg_gbit_s"]["source"]
@@ -158,12 +158,12 @@ def test_ndr_read_at_64k_passes_its_size_floor():
 def test_large_message_send_uses_the_line_rate_floor():
     text = fixture("hdr-ib-send-bw-client-a-gbits-1qp.txt")
     ok = records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 200.0},
-                                                   params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 200.0}))[0]
+                                                   params={"line_rate_floor_pct": 90, "peer_rate_gbit_s": 200.0}))[0]
     assert ok["metrics"]["msg_size_bytes"] == 8388608
     assert ok["expect"]["bw_avg_gbit_s"]["min"] == 180.0 and ok["status"] == "pass"
     # the same 196.69 Gb/s on a 400 Gb/s pair is a slow link
     slow = records(text, 0, ctx("ib_send_bw", device="mlx5_2", facts={"port_rate_gbit_s": 400.0},
-                                                     params={"expect_line_rate_pct": 90, "peer_rate_gbit_s": 400.0}))[0]
+                                                     params={"line_rate_floor_pct": 90, "peer_rate_gbit_s": 400.0}))[0]
     assert slow["status"] == "fail" and "196.69 < 360" in slow["reason"]
 
 
@@ -185,12 +185,12 @@ def test_floor_table_by_verb_and_size(verb, size, pct):
 def test_bidirectional_floor_doubles_except_send_in_duration_mode():
     facts = {"port_rate_gbit_s": 100.0, "bidirectional": True}
     metrics = {"msg_size_bytes": 8388608}
-    write = perftest_pairs.default_rules("ib_write_bw", metrics, facts, {"expect_line_rate_pct": 90, "duration_s": 5})
+    write = perftest_pairs.default_rules("ib_write_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
     assert write["bw_avg_gbit_s"]["min"] == 180.0
     # send_bw.c prints only the local side's figure for -b -D (no exchange of reports)
-    send = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"expect_line_rate_pct": 90, "duration_s": 5})
+    send = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
     assert send["bw_avg_gbit_s"]["min"] == 90.0
-    send_n = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"expect_line_rate_pct": 90})
+    send_n = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90})
     assert send_n["bw_avg_gbit_s"]["min"] == 180.0
 
 
@@ -202,7 +202,7 @@ def test_bw_below_line_rate_fails_and_bidirectional_doubles():
     assert rec["status"] == "fail" and "bw_avg_gbit_s 204.59 < 360" in rec["reason"]
     assert rec["metrics"]["msg_size_bytes"] == 8388608 and len(rec["series"]) == 23
     user = records(text, 0, ctx(device="<RDMA-NIC-2>", facts={"port_rate_gbit_s": 200.0},
-                                params={"expect_line_rate_pct": 90,
+                                params={"line_rate_floor_pct": 90,
                                         "expect": {"bw_avg_gbit_s": {"min": 180}}}))[0]
     assert user["status"] == "pass" and user["expect"]["bw_avg_gbit_s"]["source"] == "user expectation"
 

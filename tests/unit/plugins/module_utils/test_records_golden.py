@@ -52,7 +52,7 @@ GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
 PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
                if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
 NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
-PERFTEST_OPTS = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "devices": ["mlx5_0"]}
+PERFTEST_OPTS = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "hcas": ["mlx5_0"]}
 GEMM_OPTS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200, "warmup_iterations": 10,
              "warmup_s": 1.0, "profile": "auto"}
 PROBE_OPTS = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_iterations": 5, "datatype": "float",

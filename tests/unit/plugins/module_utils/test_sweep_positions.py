@@ -303,7 +303,7 @@ def test_step_worst_case_comes_from_the_parameters():
 
 
 def test_the_position_port_default_option_and_checks():
-    p = {"port": 18515, "port_span": 32, "devices": ["mlx5_0", "mlx5_1"], "position_port": None}
+    p = {"port": 18515, "port_span": 32, "hcas": ["mlx5_0", "mlx5_1"], "position_port": None}
     assert perftest_sweep.position_port(p) == 18515 + 64 == perftest_sweep.control_port(18515, 32, 2)
     perftest_sweep.check_position_port(p)
     assert perftest_sweep.position_port(dict(p, position_port=0)) == 0
@@ -320,7 +320,7 @@ def late_server_pair(fake, client_extra=None, server_extra=None):
     never comes: ``other`` is late by its timeout_s); no controller (lease off, no positions). ``me`` (connect_timeout_s
     2 s) reaches step 1 at once. Both on their own loopback address (their position answers do not collide)."""
     peers = {"me": "127.0.0.1", "other": "127.0.0.2", "third": "127.0.0.3"}
-    common = dict(devices=["mlx5_0"], port_span=2, lease_s=0, collect_timeout_s=10, connect_retry_delay_s=0.2,
+    common = dict(hcas=["mlx5_0"], port_span=2, lease_s=0, collect_timeout_s=10, connect_retry_delay_s=0.2,
                   peers=peers)
     server = base(fake, phase="run", host_name="other", timeout_s=5, connect_timeout_s=2,
                   schedule=[[0, "ib_write_bw", 0, "server", "third"], [1, "ib_write_bw", 1, "server", "me"]],
@@ -361,7 +361,7 @@ def test_with_the_answers_off_a_late_server_is_given_up_as_before(fake):
 
 def test_a_client_of_a_dead_host_gives_up_after_connect_timeout_as_before(fake):
     """Nobody answers on the server's address (no runner: a dead host): no slowdown, connect_timeout_s as before."""
-    args = base(fake, phase="run", host_name="me", devices=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
+    args = base(fake, phase="run", host_name="me", hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
                 connect_timeout_s=3, connect_retry_delay_s=0.2, schedule=[[0, "ib_write_bw", 0, "client", "other"]],
                 peers={"me": "127.0.0.1", "other": "127.0.0.2"})
     started = time.monotonic()
@@ -383,8 +383,8 @@ def test_hosts_with_different_rail_counts_agree_on_every_port():
     playbook's ``rails``), not from the local device count: a host with one rail and one with four ask and answer on
     the same position port, notify on the same control port and meet on the same step ports."""
     rates = {"a": [400.0], "b": [400.0] * 4}
-    one = {"port": 18515, "port_span": 32, "devices": ["mlx5_0"], "position_port": None, "peer_rates": rates}
-    four = dict(one, devices=["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
+    one = {"port": 18515, "port_span": 32, "hcas": ["mlx5_0"], "position_port": None, "peer_rates": rates}
+    four = dict(one, hcas=["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
     assert perftest_sweep.position_port(one) == perftest_sweep.position_port(four) == 18515 + 32 * 4
     assert perftest_sweep.sweep_rails(one) == perftest_sweep.sweep_rails(four) == 4
     assert perftest_sweep.sweep_rails(dict(one, rails=6)) == 6
@@ -401,7 +401,7 @@ def test_a_pair_with_different_rail_counts_meets_and_hears_the_late_server(fake)
     same step ports and position port (peer_rates, as the playbook hands them). Before, ``me`` asked and connected
     on ports laid out for two devices, ``other`` listened on ports laid out for one: "Couldn't connect"."""
     rates = {"me": [None, None], "other": [None], "third": [None]}
-    servers, clients, _took = late_server_pair(fake, client_extra={"devices": ["mlx5_0", "mlx5_1"],
+    servers, clients, _took = late_server_pair(fake, client_extra={"hcas": ["mlx5_0", "mlx5_1"],
                                                                    "peer_rates": rates},
                                                server_extra={"peer_rates": rates})
     by_device = dict((r["target"], r) for r in clients)
@@ -481,7 +481,7 @@ def test_a_loopback_address_that_peers_elsewhere_cannot_reach_answers_nothing(ow
 
 
 def test_a_runner_given_a_loopback_address_says_once_that_it_answers_nothing(fake):
-    args = base(fake, phase="run", host_name="me", devices=["mlx5_0"], port_span=2, lease_s=0, schedule=[],
+    args = base(fake, phase="run", host_name="me", hcas=["mlx5_0"], port_span=2, lease_s=0, schedule=[],
                 peers={"me": "127.0.0.1", "other": "192.0.2.1"})
     out = ended(start_runner(fake, args))
     assert out["outcome"] == "finished"
@@ -503,7 +503,7 @@ def test_the_wait_prints_each_note_of_a_runner_once(tmp_path, monkeypatch):
     from ansible import constants as C
     from ansible_collections.aifabric.acceptance.plugins.action.perftest_sweep import ActionModule
     monkeypatch.setattr(C, "DEFAULT_LOCAL_TMP", str(tmp_path))
-    shared = ActionModule._shared(None, {"run_id": "r1", "label": "main"})
+    shared = ActionModule._shared(None, {"run_id": "r1", "sweep_name": "main"})
     action = ActionModule.__new__(ActionModule)
     action._display = _Display()
     note = "position answers off (127.0.0.1 port 18547: ... loopback ...)"

@@ -54,12 +54,12 @@ def test_consumers_hold_no_threshold_of_their_own():
     for module, names in gone.items():
         assert not [n for n in names if hasattr(module, n)], module.__name__
     assert not os.path.exists(os.path.join(PLUGINS, "profiles.py"))
-    assert perftest_pairs.TEST_SPEC["expect_line_rate_pct"]["default"] == thresholds.RDMA_LINE_RATE_PCT["value"]
+    assert perftest_pairs.TEST_SPEC["line_rate_floor_pct"]["default"] == thresholds.RDMA_LINE_RATE_PCT["value"]
 
 
 def _read_bw_64k(rate=400.0):
     ctx = {"test": "ib_read_bw", "side": "client", "host": "a", "peer": "b", "device": "mlx5_0",
-           "params": {"expect_line_rate_pct": 90, "peer_rate_gbit_s": rate, "expect": {}},
+           "params": {"line_rate_floor_pct": 90, "peer_rate_gbit_s": rate, "expect": {}},
            "argv": ["ib_read_bw"], "tool_version": "6.06", "facts": {"port_rate_gbit_s": rate}}
     text = capture("perftest", "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
     return perftest_pairs.build_records(text, 0, ctx)[0]
@@ -80,7 +80,7 @@ def test_rdma_floor_from_the_table_decides_the_verdict(monkeypatch):
 def test_rdma_latency_limit_from_the_table_decides_the_verdict(monkeypatch):
     text = capture("perftest", "dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt")
     ctx = {"test": "ib_write_lat", "side": "client", "host": "a", "peer": "b", "device": "rocep1s0f1",
-           "params": {"expect_line_rate_pct": 90, "peer_rate_gbit_s": None, "expect": {}},
+           "params": {"line_rate_floor_pct": 90, "peer_rate_gbit_s": None, "expect": {}},
            "argv": ["ib_write_lat"], "tool_version": "6.06", "facts": {}}
     before = perftest_pairs.build_records(text, 0, ctx)[0]
     assert before["expect"]["lat_typical_us"]["max"] == thresholds.RDMA_LAT_LIMITS_US["write"]

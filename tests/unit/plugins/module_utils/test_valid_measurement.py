@@ -46,7 +46,7 @@ def changed(text, old, new, count=1):
 
 
 def perftest(text, test, device, rc=0, side="client", port=None):
-    params = {"test": test, "expect_line_rate_pct": 90, "peer_rate_gbit_s": [port] if port else None, "expect": {}}
+    params = {"test": test, "line_rate_floor_pct": 90, "peer_rate_gbit_s": [port] if port else None, "expect": {}}
     (record,) = perftest_tool.records(text, Context(params=params, rc=rc, side=side, host="a", peer="b", target=device,
                                                     argv=[test], facts={"port_rate_gbit_s": port} if port else {}))
     assert results.validate(record) == []
@@ -56,7 +56,7 @@ def perftest(text, test, device, rc=0, side="client", port=None):
 # --------------------------------------------------------------------------- item 2: what was asked
 
 def test_perftest_output_of_another_test_on_another_device_is_an_error():
-    """The issue's case: asked test=ib_write_bw devices=mlx5_0, the output is a Send BW Test on mlx5_2 (a real
+    """The issue's case: asked test=ib_write_bw hcas=mlx5_0, the output is a Send BW Test on mlx5_2 (a real
     HDR capture). Before: pass."""
     text = read(PERFTEST, "hdr-ib-send-bw-client-a-gbits-1qp.txt")
     assert perftest(text, "ib_send_bw", "mlx5_2", port=200.0)["status"] == "pass"

@@ -89,7 +89,7 @@ def test_render_other_launchers_and_kinds(module, tmp_path):
             assert yaml.safe_load(handle)["kind"] == kind
     res = call({"kind": "perftest", "nodes": NODES, "image": IMAGE, "render_dir": str(tmp_path), "run_id": "pt",
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-03", "gpu-node-01"]]],
-                "perftest": {"devices": ["mlx5_0"]}, "gpus": 0, "host_network": True})
+                "perftest": {"hcas": ["mlx5_0"]}, "gpus": 0, "host_network": True})
     names = [os.path.basename(f) for f in res.kwargs["files"]]
     assert names[1:] == ["01-service-aif-pt-pt-r0.yaml", "02-job-aif-pt-pt-r0-p0-s.yaml",
                          "03-job-aif-pt-pt-r0-p0-c.yaml", "04-service-aif-pt-pt-r1.yaml",
@@ -108,7 +108,7 @@ def test_check_mode_render_writes_nothing(module, tmp_path):
     ({"kind": "env", "nodes": NODES}, "image"),
     ({"state": "absent"}, "run_id"),
     ({"kind": "env", "image": IMAGE, "render_dir": "/tmp/x", "node_selector": "a=b"}, "render mode needs nodes"),
-    ({"kind": "perftest", "image": IMAGE, "nodes": NODES, "render_dir": "/tmp/x", "perftest": {"devices": ["m"]}},
+    ({"kind": "perftest", "image": IMAGE, "nodes": NODES, "render_dir": "/tmp/x", "perftest": {"hcas": ["m"]}},
      "needs rounds"),
     ({"kind": "env", "image": IMAGE, "nodes": NODES, "render_dir": "/tmp/x", "run_id": "Bad_Id"}, "run_id"),
     ({"kind": "gemm", "image": IMAGE, "nodes": NODES, "render_dir": "/tmp/x", "gemm": {"dtype": ["bf16"]}},

@@ -82,7 +82,7 @@ def fake(tmp_path, monkeypatch):
 
 
 def base(fake, **kw):
-    args = {"perftest_path": fake["dir"], "state_root": fake["state"], "run_id": "r1", "port": fake["port"],
+    args = {"tool_dir": fake["dir"], "state_root": fake["state"], "run_id": "r1", "port": fake["port"],
             "host_name": "me", "sysfs_root": "/nonexistent"}
     args.update(kw)
     return args
@@ -103,7 +103,7 @@ def events(fake):
 
 def runner_args(fake, host, role, peer, steps=1, **kw):
     """perftest_sweep phase=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
-    args = base(fake, phase="run", host_name=host, devices=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
+    args = base(fake, phase="run", host_name=host, hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
                 connect_timeout_s=20, connect_retry_delay_s=0.3,
                 schedule=[[step, "ib_write_bw", step, role, peer] for step in range(steps)],
                 peers={peer: "127.0.0.1"})
@@ -128,7 +128,7 @@ def ended(proc, timeout=120):
 
 def status(fake, host, **kw):
     """phase=status once the runner ended: its records, and its files removed."""
-    out = call(base(fake, phase="status", host_name=host, devices=["mlx5_0"], **kw), module=perftest_sweep)
+    out = call(base(fake, phase="status", host_name=host, hcas=["mlx5_0"], **kw), module=perftest_sweep)
     assert out["finished"], out
     return out
 
@@ -154,7 +154,7 @@ def run_dir(fake):
 
 
 def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
-    servers, clients = pair(fake, server={"devices": ["mlx5_0", "mlx5_1"]}, client={"devices": ["mlx5_0", "mlx5_1"]})
+    servers, clients = pair(fake, server={"hcas": ["mlx5_0", "mlx5_1"]}, client={"hcas": ["mlx5_0", "mlx5_1"]})
     assert [r["check"] for r in clients] == ["rdma.ib_write_bw", "rdma.ib_write_bw"]
     assert [r["target"] for r in clients] == ["mlx5_0", "mlx5_1"]
     for rec in clients:
@@ -211,12 +211,12 @@ def test_a_server_nobody_used_ends_at_its_timeout(fake):
 
 def test_missing_binary_and_bad_device_name(fake):
     # a missing binary is the documented error record on each end (issue 9 item 7), not a failed task
-    servers, clients = pair(fake, server={"perftest_path": "/nonexistent"}, client={"perftest_path": "/nonexistent"})
+    servers, clients = pair(fake, server={"tool_dir": "/nonexistent"}, client={"tool_dir": "/nonexistent"})
     for rec, check in ((servers[0], "rdma.ib_write_bw.server"), (clients[0], "rdma.ib_write_bw")):
         assert rec["check"] == check and rec["status"] == "error"
         assert "ib_write_bw not found" in rec["reason"] and "install perftest" in rec["reason"]
     assert events(fake) == []
-    bad = call(runner_args(fake, "me", "client", "other", devices=["mlx5_0;reboot"]), expect=Fail,
+    bad = call(runner_args(fake, "me", "client", "other", hcas=["mlx5_0;reboot"]), expect=Fail,
                module=perftest_sweep)
     assert "not a valid name" in bad["msg"] and not os.path.exists(run_dir(fake))
 
@@ -259,13 +259,13 @@ def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
                       "gids/1": "0000:0000:0000:0000:0000:ffff:0a00:0002", "gid_attrs/types/1": "RoCE v2"}.items():
         (port / rel).parent.mkdir(parents=True, exist_ok=True)
         (port / rel).write_text(text + "\n")
-    plan = call(base(fake, phase="plan", devices=["mlx5_0"], sysfs_root=str(tmp_path / "root")),
+    plan = call(base(fake, phase="plan", hcas=["mlx5_0"], sysfs_root=str(tmp_path / "root")),
                 module=perftest_sweep)
     assert plan["rates"] == [400.0]
     # what the runner plans for each step (the same sysfs reading, Sweep.hcas)
     params = dict(perftest_sweep.argument_spec(), **{})
     params = dict((k, v.get("default")) for k, v in params.items())
-    params.update(base(fake, devices=["mlx5_0"], sysfs_root=str(tmp_path / "root"), test="ib_write_bw"))
+    params.update(base(fake, hcas=["mlx5_0"], sysfs_root=str(tmp_path / "root"), test="ib_write_bw"))
     sweep = Sweep(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     (step,) = device_plan(["mlx5_0"], params, sweep.hcas())
     assert step[3] == 1 and step[4]["gid_choice"].startswith("RoCE v2 GID 1")
@@ -275,7 +275,7 @@ def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
 
 def test_import_mode():
     out = call({"from_output": os.path.join(FIXTURES, "rxe-softroce-ib-send-lat-server-glued-columns.txt"),
-                "devices": ["rxe0"], "peer_name": "n1", "host_name": "n2"})
+                "hcas": ["rxe0"], "peer_name": "n1", "host_name": "n2"})
     rec = out["results"][0]
     assert rec["check"] == "rdma.ib_send_lat.server" and rec["status"] == "pass"
     assert rec["metrics"]["lat_p99_us"] == 1216.65 and rec["facts"]["imported_from"].endswith(".txt")
@@ -290,7 +290,7 @@ def test_the_old_verbs_are_gone():
     """One RDMA protocol (issue 20): perftest runs nothing itself; pairs are the sweep runner's (a schedule of one
     step). A task still written for the 3-step protocol fails and says so, before anything runs."""
     for verb in ("server", "client", "collect"):
-        out = call({"state": verb, "devices": ["mlx5_0"]}, expect=Fail)
+        out = call({"state": verb, "hcas": ["mlx5_0"]}, expect=Fail)
         assert "state" in out["msg"] and "absent" in out["msg"]
     out = call({}, expect=Fail)
     assert "from_output" in out["msg"] and "state" in out["msg"]
@@ -344,7 +344,7 @@ def test_absent_during_a_run_stops_it_and_leaves_nothing(fake):
                     reason="needs Debian's perftest on a host without RDMA devices")
 @pytest.mark.parametrize("test", ["ib_write_bw", "ib_read_lat"])
 def test_real_perftest_without_device_is_skip_with_the_tool_message(fake, test):
-    real = {"perftest_path": None, "schedule": None}
+    real = {"tool_dir": None, "schedule": None}
     servers, clients = pair(fake, server=dict(real, connect_timeout_s=5, collect_timeout_s=10,
                                               schedule=[[0, test, 0, "server", "me"]]),
                             client=dict(real, connect_timeout_s=5, schedule=[[0, test, 0, "client", "other"]]))

@@ -77,7 +77,7 @@ def fake(tmp_path, monkeypatch):
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    return {"perftest_path": FAKE_DIR, "port": port, "host_name": "me", "peer_name": "other",
+    return {"tool_dir": FAKE_DIR, "port": port, "host_name": "me", "peer_name": "other",
             "sysfs_root": "/nonexistent", "timeout_s": 30}
 
 
@@ -201,7 +201,7 @@ def test_absent_never_takes_a_world_writable_directory_as_its_run(tmp_path, host
 
 
 UNTRUSTED = ("unmarked_dir", "group_writable", "foreign_owner")     # the others: a handle of ours, a stale pid
-STEP_DIR = "sweep-main-me-s0-mlx5_0"       # the runner's server of step 0 on mlx5_0 (label main, host me)
+STEP_DIR = "sweep-main-me-s0-mlx5_0"       # the runner's server of step 0 on mlx5_0 (sweep_name main, host me)
 
 
 def leftover_server(fake, root):
@@ -240,7 +240,7 @@ def _clean(how, fake, root, monkeypatch):
         return out, out.kwargs.get("left", [])
     warned = []
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, message: warned.append(message))
-    args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+    args = dict(fake, state_root=str(root), run_id="r1", sweep_name="main", hcas=["mlx5_0"], lease_s=0)
     del args["peer_name"]
     assert not call(perftest_sweep, dict(args, phase="run", schedule=[])).failed
     out = call(perftest_sweep, dict(args, phase="status"))
@@ -274,7 +274,7 @@ def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, monkeypatch, h
 
 def test_sweep_cleanup_leaves_what_it_did_not_create(tmp_path, host, sleeper, fake):
     root = tmp_path / "state"
-    args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+    args = dict(fake, state_root=str(root), run_id="r1", sweep_name="main", hcas=["mlx5_0"], lease_s=0)
     del args["peer_name"]
     run = call(perftest_sweep, dict(args, phase="run", schedule=[]))
     assert not run.failed, run.kwargs
@@ -295,10 +295,10 @@ def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fak
     handle = leftover_server(fake, root)
     try:
         host["id"] = "hostB"
-        args = dict(fake, state_root=str(root), run_id="r1", label="main", devices=["mlx5_0"], lease_s=0)
+        args = dict(fake, state_root=str(root), run_id="r1", sweep_name="main", hcas=["mlx5_0"], lease_s=0)
         del args["peer_name"]
         assert not call(perftest_sweep, dict(args, phase="run", schedule=[])).failed
-        other = call(perftest_sweep, dict(args, phase="status"))      # host B's runner is "me" too (same label)
+        other = call(perftest_sweep, dict(args, phase="status"))      # host B's runner is "me" too (same sweep_name)
         assert not other.failed, other.kwargs
         assert handle["state_dir"] not in other.kwargs["removed"], "host B's sweep cleanup took host A's server"
         gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "host_name": "b"})

@@ -157,7 +157,7 @@ def test_the_sweeps_own_floor_wins_and_nothing_is_added(tmp_path):
         if rec["check"] == "rdma.ib_write_bw":
             # the rule the sweep's module computes with both ends' port rates (perftest_run's planner facts)
             rec["expect"] = perftest_pairs.default_rules("ib_write_bw", rec["metrics"], dict(
-                rec["facts"], port_rate_gbit_s=200.0), {"expect_line_rate_pct": 90, "peer_rate_gbit_s": 200.0})
+                rec["facts"], port_rate_gbit_s=200.0), {"line_rate_floor_pct": 90, "peer_rate_gbit_s": 200.0})
             assert rec["expect"]["bw_avg_gbit_s"]["min"] == 180.0
     _hosts, done, _findings = _verdicts(fleet)
     assert not [r for r in done if r["check"] == "rdma.ib_write_bw.hardware"]
