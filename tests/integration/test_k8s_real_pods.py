@@ -208,7 +208,7 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     device = "ionic_0"                  # the device of the captures
     res = run_module(cluster, monkeypatch, {"kind": "perftest", "nodes": nodes, "run_id": "rp-pt",
                                             "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
-                                                                              "devices": [device]}})
+                                                                              "hcas": [device]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted((r["host"], r["peer"], r["check"], r["status"]) for r in records) == [
@@ -224,7 +224,7 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     for side, capture, check in (("client", CLIENT_CAPTURE, "rdma.ib_write_bw"),
                                  ("server", SERVER_CAPTURE, "rdma.ib_write_bw.server")):
         (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "perftest", {
-            "from_output": os.path.join(PERFTEST, capture), "side": side, "devices": [device],
+            "from_output": os.path.join(PERFTEST, capture), "side": side, "hcas": [device],
             "test": "ib_write_bw", "peer_name": "peer"})
         mine = by_check[check]
         assert mine["metrics"].get("bw_avg_gbit_s"), mine

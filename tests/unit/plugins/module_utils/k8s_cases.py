@@ -48,7 +48,7 @@ def plans(pod=None):
         ("nccl", k8s_plan.build("nccl", NODES, pod, "t1",
                                 {"collectives": ["all_reduce", "all_gather"], "tool_dir": "/opt/nccl-tests/build"})),
         ("perftest", k8s_plan.build("perftest", NODES, dict(pod, gpus=0), "t1",
-                                    {"devices": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
+                                    {"hcas": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
     ]
     out.append(("allreduce_multinode", k8s_plan.build("allreduce_multinode", NODES, pod, "t1", {"max_bytes": "1G"})))
     for launcher in ("indexed", "mpijob", "volcano"):

@@ -115,7 +115,7 @@ def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, mon
     ("perftest-client-failed-to-modify-qp-to-rts.txt", "perftest-ib-write-bw-server-couldnt-create-ib-resources.txt"),
 ])
 def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
-    opts = {"devices": ["mlx5_0"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
+    opts = {"hcas": ["mlx5_0"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
     plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", opts, rounds=[[["n1", "n2"]]])
     step = plan["steps"][0]
     by_role = dict((s["role"], s) for s in step["slots"])
@@ -147,7 +147,7 @@ def _perftest_pod(tmp_path, options, role="client"):
     tool.write_text("#!/bin/sh\ncat %s\n" % os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT))
     tool.chmod(0o755)
     plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1",
-                          dict(options, devices=[device], binary_dir=str(tmp_path)), rounds=[[["n1", "n2"]]])
+                          dict(options, hcas=[device], tool_dir=str(tmp_path)), rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == role)
     job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
     spec = json.loads(job["spec"]["template"]["spec"]["containers"][0]["command"][4])
@@ -165,7 +165,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     floor is then the lower port rate of both ends (the server pod's rates), as on the SSH path."""
     plan, slot, log, device, hcas = _perftest_pod(tmp_path, {"gid_index": 1})
     _text, info = k8s_plan.split_sections(log)[0][device]
-    params = dict(k8s_plan.options_of("perftest", {"gid_index": 1}), devices=[device])
+    params = dict(k8s_plan.options_of("perftest", {"gid_index": 1}), hcas=[device])
     want = perftest_run.device_plan([device], params, hcas)
     assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
@@ -287,7 +287,7 @@ def test_succeeded_pod_without_output_is_an_error_not_a_pass():
 
 
 def test_tool_timeout_in_the_pod_is_an_error_record():
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", {"devices": ["mlx5_0"]},
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", {"hcas": ["mlx5_0"]},
                           rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == "server")
     rc, log = pod_log([{"label": "mlx5_0", "argv": ["sleep", "30"], "timeout_s": 0.5}])
@@ -413,10 +413,10 @@ def test_operator_launchers():
     (("bogus", ["n1"]), "kind 'bogus'"),
     (("env", []), "no nodes selected"),
     (("env", ["n1", "n1"]), "duplicate node names"),
-    (("perftest", ["n1", "n2"], {"devices": ["mlx5_0"]}), "needs rounds"),
-    (("perftest", ["n1", "n2"], {"devices": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
-    (("perftest", ["n1", "n2", "n3"], {"devices": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
-    (("perftest", ["n1", "n2"], {}, [[["n1", "n2"]]]), "devices"),
+    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}), "needs rounds"),
+    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
+    (("perftest", ["n1", "n2", "n3"], {"hcas": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
+    (("perftest", ["n1", "n2"], {}, [[["n1", "n2"]]]), "hcas"),
     (("nccl_multinode", ["n1"]), "at least 2 nodes"),
     (("nccl", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
 ])

@@ -23,9 +23,9 @@ CASES = [
     (nccl_test.main, {"warmup_iterations": -1, "average": 7},
      "average must be between 0 and 3, got 7; warmup_iterations"),
     (nccl_test.main, {"timeout_s": 0}, "timeout_s must be >= 1, got 0"),
-    (perftest_sweep.main, {"size": -4096, "devices": ["mlx5_0"], "phase": "run"}, "size must be >= 1, got -4096"),
-    (perftest_sweep.main, {"port": -1, "devices": ["mlx5_0"], "phase": "run"}, "port must be between 1 and 65535"),
-    (perftest_sweep.main, {"timeout_s": -5, "devices": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
+    (perftest_sweep.main, {"size": -4096, "hcas": ["mlx5_0"], "phase": "run"}, "size must be >= 1, got -4096"),
+    (perftest_sweep.main, {"port": -1, "hcas": ["mlx5_0"], "phase": "run"}, "port must be between 1 and 65535"),
+    (perftest_sweep.main, {"timeout_s": -5, "hcas": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
     (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rate_gbit_s must be >= 0, got -1"),
     (gemm_bench.main, {"m": 0}, "m must be >= 1, got 0"),
     (gemm_bench.main, {"gpu_indices": [0, -2]}, "gpu_indices must be >= 0, got -2"),
@@ -69,7 +69,7 @@ def _free_port():
 
 def _sweep(tmp_path, **kw):
     """perftest_sweep phase=run for one host (lease off: it ends with its schedule), then its records (phase=status)."""
-    common = {"devices": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "host_name": "me",
+    common = {"hcas": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "host_name": "me",
               "port": _free_port(), "port_span": 1, "peers": {"other": "10.0.0.2"}}
     res = _call(perftest_sweep.main, dict(common, phase="run", **kw))
     if res.failed or kw.get("_ansible_check_mode"):
@@ -82,7 +82,7 @@ def _sweep(tmp_path, **kw):
 def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test(module_env, monkeypatch, tmp_path):
     """A pair's server step and client step (the one RDMA protocol, module perftest_sweep) with no perftest."""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
-    res = _sweep(tmp_path, perftest_path=str(tmp_path), schedule=[[0, "ib_write_bw", 0, "server", "other"],
+    res = _sweep(tmp_path, tool_dir=str(tmp_path), schedule=[[0, "ib_write_bw", 0, "server", "other"],
                                                                   [1, "ib_write_bw", 1, "client", "other"]])
     assert not res.failed, res.kwargs
     recs = res.kwargs["results"]
@@ -111,5 +111,5 @@ def test_governor_untouched_when_perftest_stops_early(module_env, monkeypatch, t
     for args in ({"run_id": ".."}, {"timeout_s": 0}):
         assert _sweep(tmp_path, **dict(common, **args)).failed
         assert (cpu / "scaling_governor").read_text() == "schedutil\n", args     # never written
-    _sweep(tmp_path, **dict(common, perftest_path=str(tmp_path)))
+    _sweep(tmp_path, **dict(common, tool_dir=str(tmp_path)))
     assert (cpu / "scaling_governor").read_text().strip() == "schedutil"          # restored

@@ -206,8 +206,8 @@ CLASSIFIED = {
     ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
     ("nccl_test", "tool_dir"): (EXEC, tool_dir),
     ("hccl_test", "tool_dir"): (EXEC, tool_dir),
-    ("perftest", "perftest_path"): (EXEC, tool_dir),
-    ("perftest_sweep", "perftest_path"): (EXEC, tool_dir),
+    ("perftest", "tool_dir"): (EXEC, tool_dir),
+    ("perftest_sweep", "tool_dir"): (EXEC, tool_dir),
     ("allreduce_probe", "python"): (EXEC, tool_file),
     ("gemm_bench", "python"): (EXEC, tool_file),
     ("allreduce_probe", "mpirun"): (EXEC, tool_file),
@@ -215,7 +215,7 @@ CLASSIFIED = {
     ("hccl_test", "mpirun"): (EXEC, tool_file),
     ("hccl_test", "cann_env_script"): (EXEC, cann_env_script),
     ("role:nccl_tests", "nccl_tests_tool_dir"): (EXEC, role_bin_dir),
-    ("role:perftest", "perftest_path"): (EXEC, role_bin_dir),
+    ("role:perftest", "perftest_tool_dir"): (EXEC, role_bin_dir),
     # read only: import mode reads a regular file of at most 64 MiB (tests of imports.read_output), the
     # Kubernetes client reads its credentials, the probes read sysfs; the pod's python runs in the user's image
     ("nccl_test", "from_output"): (READ, None),

@@ -89,14 +89,14 @@ def test_nccl_records_from_output_never_raise_on_garbage():
 ])
 def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
     path = os.path.join(PERFTEST_FIXTURES, name)
-    args = {"from_output": path, "devices": ["mlx5_0"], "peer_name": "n1", "host_name": "n2",
+    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1", "host_name": "n2",
             "expect": {"bw_avg_gbit_s": {"min": 100}}}
     if side:
         args["side"] = side
     res = _call(perftest.main, args)
     assert not res.failed
     from_module = res.kwargs["results"]
-    params = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "devices": ["mlx5_0"], "side": side}
+    params = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "hcas": ["mlx5_0"], "side": side}
     from_log = perftest_tool.from_output(path, params, "n2")
     assert [_stable(r) for r in from_log] == [_stable(r) for r in from_module]
     # the pure entry point a pod-log reader calls gives the same record
