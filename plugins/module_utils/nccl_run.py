@@ -78,6 +78,19 @@ def _gpu_count(module):
     return len([ln for ln in run.stdout.splitlines() if ln.startswith("GPU ")]) or None
 
 
+def _ranks_per_node(module, asked):
+    """The ranks per host of a run over hosts: ``asked``, or with 0 one per GPU of this host (the launcher; every
+    host of the run is taken to have as many), counted with nvidia-smi -L - a read-only query, run in check mode too
+    (the argv shown is the one that would run). OptionError when they cannot be counted."""
+    if asked:
+        return asked
+    gpus = _gpu_count(module)
+    if not gpus:
+        raise collectives.OptionError("ranks_per_node 0 means one rank per GPU of this host, and nvidia-smi -L found "
+                                      "none here (or is missing): set ranks_per_node (>= 1) with hosts")
+    return gpus
+
+
 def _supports_json(module, binary, mode):
     if mode == "never":
         return False
@@ -138,8 +151,8 @@ def run_collectives(module, p, tag=None):
     tagged_env = dict(env)
     tagged_env[launch.TAG_ENV] = launch.check_tag(tag)   # every rank carries it (-x), records do not
     multi = bool(p["hosts"])
-    if multi and p["ranks_per_node"] < 1:
-        raise collectives.OptionError("ranks_per_node is required (>= 1) with hosts (one rank per GPU)")
+    if multi:
+        p = dict(p, ranks_per_node=_ranks_per_node(module, p["ranks_per_node"]))
     records, cmds, runs = [], [], []
     mpirun = None
     hostfile = None

@@ -133,7 +133,9 @@ options:
     type: str
   ranks_per_node:
     description:
-      - MPI ranks per host (usually the GPUs per host). Required with O(hosts).
+      - MPI ranks per host of a run over O(hosts), one per GPU. V(0) means as many as this host (the launcher) has
+        GPUs (C(nvidia-smi -L)), every host of the run taken to have as many; without C(nvidia-smi) the task fails
+        and asks for a number. That query is read-only and runs in check mode too.
       - Must be 0 or more.
     type: int
     default: 0
