@@ -109,7 +109,7 @@ def render_dir(path):
 
 
 def device_plugin_render_dir(path):
-    return _module_refuses(k8s_device_plugin.main, {"render_dir": path, "resources": [
+    return _module_refuses(k8s_device_plugin.main, {"render_dir": path, "resource_list": [
         {"name": "hca_shared_devices_a", "selectors": {"vendors": ["15b3"]}}]})
 
 
