@@ -60,11 +60,11 @@ def collective_default():
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
 EXPECTED = {
     ("acceptance_ssh.yml", "Probe OS, CPU, memory, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    ("gpu.yml", "Probe OS, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    ("gpu.yml", "Measure GEMM throughput on every GPU"): module_default("gemm_bench", "timeout") + KILL + MARGIN,
-    ("gpu.yml", "Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)"): ALLREDUCE + MARGIN,
+    ("gpu.yml", "aifabric.acceptance.gpu : Probe OS, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    ("gpu.yml", "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU"): module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
+    ("gpu.yml", "aifabric.acceptance.gpu : Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)"): ALLREDUCE + MARGIN,
     # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
-    ("gpu.yml", "Run nccl-tests collectives on every GPU of the host"):
+    ("gpu.yml", "aifabric.acceptance.gpu : Run nccl-tests collectives on every GPU of the host"):
         7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
     ("hccl.yml", "Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
     # set_env.sh, then 4 collectives, each: the run, its kill-after, the cleanup

@@ -1,0 +1,67 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: tool_options
+short_description: The options a tool's module runs with - the given mapping over the module's own defaults
+version_added: 1.1.0
+author: aifabric.acceptance contributors (@aifabric)
+description:
+  - Takes a mapping of a module's options (a stage role's option group, for example C(gpu_gemm)) and gives it back
+    completed with the defaults of every option of the tool's run that it does not set - the defaults of the tool
+    adapter's option spec (C(plugins/module_utils/tools/<tool>.py) C(OPTIONS)), the one place they are defined.
+  - The stage roles use it to compute a task's time limit from the limit the module will really apply (its
+    C(timeout_s)), whether the user set it or not, without repeating the module's default.
+  - Keys the adapter does not know (a module's own plumbing, such as C(python) or C(launcher)) are kept as given.
+options:
+  _input:
+    description: The options given (a mapping of option names; empty or null means none).
+    type: dict
+    required: true
+  tool:
+    description: The tool adapter whose defaults complete the mapping.
+    type: str
+    required: true
+    choices: [env, gemm, hccl, nccl_tests, perftest, torch_allreduce]
+"""
+
+EXAMPLES = r"""
+- name: The GEMM task's limit, from the options it runs with
+  ansible.builtin.debug:
+    msg: "{{ ({'iterations': 50} | aifabric.acceptance.tool_options('gemm')).timeout_s }}"
+  # 600 - gemm_bench's default timeout_s
+"""
+
+RETURN = r"""
+_value:
+  description: The mapping given, with every option of the tool's adapter it does not set at its default.
+  type: dict
+"""
+
+import importlib
+
+from ansible.errors import AnsibleFilterError
+
+TOOLS = ("env", "gemm", "hccl", "nccl_tests", "perftest", "torch_allreduce")
+
+
+def tool_options(given, tool):
+    """``given`` over the defaults of ``tool``'s adapter OPTIONS (deep copies: the caller may change them)."""
+    if tool not in TOOLS:
+        raise AnsibleFilterError("tool_options: unknown tool %r (one of %s)" % (tool, ", ".join(TOOLS)))
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise AnsibleFilterError("tool_options: the options of %s must be a mapping, got %s: %r"
+                                 % (tool, type(given).__name__, given))
+    tools = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.module_utils.tools")
+    adapter = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.module_utils.tools." + tool)
+    out = tools.defaults(adapter.OPTIONS)
+    out.update(given)
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"tool_options": tool_options}

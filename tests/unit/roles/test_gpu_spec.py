@@ -1,0 +1,131 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpu role's variables (issue 23): one default each, and its option groups are the modules' options.
+
+- meta/argument_specs.yml's ``default:`` is defaults/main.yml's value, for every variable;
+- each option group (gpu_gemm, gpu_allreduce_probe, gpu_nccl) defaults to ``{}`` - the module's own defaults, the
+  tool adapter's OPTIONS, apply - and declares as suboptions exactly the module's documented options less those the
+  role sets itself (python, env, profile, profiles, expect: from gpu_python, gpu_env, ...) and those that are not a
+  single-node stage's (import mode, the multi-node hosts, staging), with the module's type, elements and choices and
+  no default of its own;
+- each module task gets its group whole, combined with the keys the role adds, which are module options the group
+  does not accept (so one value has one place);
+- the tool_options filter the tasks' time limits use gives the adapter's defaults under what is given.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aifabric.acceptance.plugins.filter.tool_options import tool_options
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm, nccl_tests, torch_allreduce
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLE = os.path.join(ROOT, "roles", "gpu")
+sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
+import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
+
+# option group -> (module, its task's FQCN, the options the role sets itself, the options that are not this stage's)
+GROUPS = {
+    "gpu_gemm": ("gemm_bench", {"python", "profile", "profiles", "expect"}, set()),
+    "gpu_allreduce_probe": ("allreduce_probe", {"python", "env", "profile", "profiles", "expect"},
+                            {"hosts", "stage_only"}),
+    "gpu_nccl": ("nccl_test", {"if_missing", "env", "profile", "profiles", "expect"},
+                 {"hosts", "node_count", "from_output", "from_format", "collective"}),
+}
+# if_missing is both added by the role (skip) and accepted in gpu_nccl (the user's wins): the one exception
+ADDED_AND_ACCEPTED = {"gpu_nccl": {"if_missing"}}
+
+
+def _load(*parts):
+    with open(os.path.join(ROLE, *parts), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def role_spec():
+    return _load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+
+
+def role_tasks():
+    return dict((task["name"], task) for task in _load("tasks", "main.yml"))
+
+
+def _module_task(module):
+    found = [t for t in role_tasks().values() if "aifabric.acceptance." + module in t]
+    assert len(found) == 1, "expected one %s task in roles/gpu/tasks/main.yml, found %d" % (module, len(found))
+    return found[0]
+
+
+def test_the_argument_spec_defaults_are_defaults_main_yml():
+    spec, defaults = role_spec(), _load("defaults", "main.yml")
+    assert sorted(spec) == sorted(defaults), "variables in only one of the two: %s" % sorted(set(spec) ^ set(defaults))
+    differ = dict((name, (spec[name].get("default"), defaults[name])) for name in spec
+                  if spec[name].get("default") != defaults[name])
+    assert not differ, "argument_specs.yml default != defaults/main.yml: %s" % differ
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_an_option_group_defaults_to_the_modules_defaults(group):
+    spec = role_spec()[group]
+    assert spec["type"] == "dict" and spec["default"] == {} and _load("defaults", "main.yml")[group] == {}
+    with_default = sorted(name for name, option in spec["options"].items() if "default" in option)
+    assert not with_default, "%s: suboptions with a default of the role's own: %s" % (group, with_default)
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_an_option_group_is_the_modules_options_less_what_the_role_sets(group):
+    module, role_sets, not_stage = GROUPS[group]
+    documented = test_vocabulary.module_options(module)
+    suboptions = role_spec()[group]["options"]
+    want = set(documented) - (role_sets - ADDED_AND_ACCEPTED.get(group, set())) - not_stage
+    assert set(suboptions) == want, "%s: only in the role %s, only in the module %s" % (
+        group, sorted(set(suboptions) - want), sorted(want - set(suboptions)))
+    for name, option in suboptions.items():
+        theirs = documented[name]
+        for key in ("elements", "choices"):
+            assert option.get(key) == theirs.get(key), (group, name, key)
+        assert option.get("type", "str") == theirs.get("type", "str"), (group, name)
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
+    module, role_sets, _not_stage = GROUPS[group]
+    task = _module_task(module)
+    assert task["aifabric.acceptance." + module] is None       # no option given key by key
+    assert task["args"].replace(" ", "") == "{{__gpu_added|combine(%s)}}" % group
+    added = set(task["vars"]["__gpu_added"])
+    assert added == role_sets, (group, sorted(added))
+    assert added <= set(test_vocabulary.module_options(module))
+    # the group's own keys come last: what the user gives wins; the role's keys are not accepted in the group
+    assert not (added - ADDED_AND_ACCEPTED.get(group, set())) & set(role_spec()[group]["options"])
+
+
+def test_the_checks_are_the_tasks():
+    spec = role_spec()["gpu_checks"]
+    assert spec["choices"] == spec["default"] == ["gemm", "allreduce_probe", "nccl"]
+    whens = [task.get("when") for task in role_tasks().values()]
+    assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:]
+    assert whens[0] == "gpu_run_probe"
+
+
+@pytest.mark.parametrize("tool, adapter", [("gemm", gemm), ("torch_allreduce", torch_allreduce),
+                                           ("nccl_tests", nccl_tests)])
+def test_tool_options_fills_in_the_adapters_defaults(tool, adapter):
+    assert tool_options({}, tool)["timeout_s"] == adapter.OPTIONS["timeout_s"]["default"]
+    assert tool_options(None, tool) == tool_options({}, tool)
+    got = tool_options({"timeout_s": 5, "python": "/opt/py"}, tool)
+    assert got["timeout_s"] == 5 and got["python"] == "/opt/py"
+    assert set(got) == set(adapter.OPTIONS) | {"python"}
+
+
+def test_tool_options_refuses_what_it_cannot_complete():
+    with pytest.raises(AnsibleFilterError, match="unknown tool 'gemm_bench'"):
+        tool_options({}, "gemm_bench")
+    with pytest.raises(AnsibleFilterError, match="options of gemm must be a mapping, got list"):
+        tool_options(["timeout_s"], "gemm")
