@@ -85,15 +85,21 @@ def role_names():
     return sorted(d for d in os.listdir(ROLES) if os.path.isfile(os.path.join(ROLES, d, "meta", "argument_specs.yml")))
 
 
+# the stage roles whose variables another role may read under the same names (the k8s role reads probe_options,
+# gpu_checks, nccl_options, rdma_perftest, ...: one name per setting on both substrates)
+STAGE_PREFIXES = ("probe_", "gpu_", "nccl_", "hccl_", "rdma_")
+
+
 def role_options(role):
-    """(name without the role's prefix, type, where) of every option of every entry point of a role."""
+    """(name without the role's prefix - or the stage's whose variable it reads -, type, where) of every option of
+    every entry point of a role."""
     with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as fh:
         specs = (yaml.safe_load(fh) or {}).get("argument_specs") or {}
     for entry, spec in sorted(specs.items()):
         for name, option in sorted(((spec or {}).get("options") or {}).items()):
             where = "role %s (%s): %s" % (role, entry, name)
-            prefix = role + "_"
-            yield (name[len(prefix):] if name.startswith(prefix) else name), (option or {}).get("type", "str"), where
+            prefix = next((p for p in (role + "_",) + STAGE_PREFIXES if name.startswith(p)), "")
+            yield name[len(prefix):], (option or {}).get("type", "str"), where
             yield from _walk((option or {}).get("options"), where)
 
 
