@@ -70,7 +70,7 @@ def measure(server, client, truth, args, rng):
 
 def schedule(hosts, args, seed):
     if args.mode == "random":
-        return pairings(hosts, mode="random", rounds=args.rounds, seed=seed)
+        return pairings(hosts, mode="random", random_rounds=args.rounds, seed=seed)
     return pairings(hosts, mode=args.mode)
 
 

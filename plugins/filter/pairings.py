@@ -16,7 +16,7 @@ description:
     a virtual host, giving N rounds with one host idle per round.
   - V(ring) pairs host i with host i+1 (and the last with the first); the ring's edges are split into
     2 rounds for even N (3 for odd N, since an odd cycle needs 3 colours).
-  - V(random) gives O(rounds) random perfect matchings (seeded, so the same seed gives the same
+  - V(random) gives O(random_rounds) random perfect matchings (seeded, so the same seed gives the same
     rounds). With odd N one random host idles in each round.
   - V(star) tests every host against one reference host (O(reference), default the first host),
     one pair per round because the reference can run one test at a time.
@@ -45,10 +45,12 @@ options:
         tends to put the same host on the same side). Applies to every mode but V(star).
     type: bool
     default: true
-  rounds:
-    description: Number of random matchings for O(mode=random).
+  random_rounds:
+    description:
+      - Number of random matchings for O(mode=random). The one default of the collection's random rounds, over SSH
+        (role aifabric.acceptance.rdma) and on Kubernetes alike.
     type: int
-    default: 1
+    default: 3
   seed:
     description: Seed for O(mode=random). The same hosts, rounds and seed always give the same result.
     type: int
@@ -70,7 +72,7 @@ EXAMPLES = r"""
 
 - name: Three random matchings (screening a large fleet cheaply)
   ansible.builtin.set_fact:
-    rdma_rounds: "{{ groups['rdma_nodes'] | aifabric.acceptance.pairings(mode='random', rounds=3, seed=42) }}"
+    rdma_rounds: "{{ groups['rdma_nodes'] | aifabric.acceptance.pairings(mode='random', random_rounds=3, seed=42) }}"
 
 - name: Cross-rack pairs only, racks from a host variable
   ansible.builtin.set_fact:
@@ -146,7 +148,7 @@ def ring_rounds(hosts):
     return [edges[0:n - 1:2], edges[1:n - 1:2], [edges[n - 1]]]
 
 
-def random_rounds(hosts, rounds, seed):
+def random_matchings(hosts, rounds, seed):
     rng = _random.Random(seed)
     out = []
     for unused_index in range(rounds):
@@ -194,7 +196,7 @@ def _balance(rounds):
     return out
 
 
-def pairings(hosts, mode="all", directed=False, alternate=True, rounds=1, seed=0, reference=None, groups=None):
+def pairings(hosts, mode="all", directed=False, alternate=True, random_rounds=3, seed=0, reference=None, groups=None):
     """Rounds of [server, client] pairs; see DOCUMENTATION."""
     hosts = _check_hosts(hosts)
     if mode not in MODES:
@@ -205,12 +207,12 @@ def pairings(hosts, mode="all", directed=False, alternate=True, rounds=1, seed=0
         out = ring_rounds(hosts)
     elif mode == "random":
         try:
-            rounds = int(rounds)
+            count = int(random_rounds)
         except (TypeError, ValueError):
-            _fail("rounds must be an integer, got %r" % (rounds,))
-        if rounds < 1:
-            _fail("rounds must be at least 1, got %d" % rounds)
-        out = random_rounds(hosts, rounds, seed)
+            _fail("random_rounds must be an integer, got %r" % (random_rounds,))
+        if count < 1:
+            _fail("random_rounds must be at least 1, got %d" % count)
+        out = random_matchings(hosts, count, seed)
     elif mode == "star":
         out = star_rounds(hosts, reference)
     else:

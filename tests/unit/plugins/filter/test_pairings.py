@@ -66,18 +66,28 @@ def test_ring(n, expected_rounds):
 
 
 def test_random_is_seeded_and_perfect():
-    a = pairings(hosts(10), mode="random", rounds=3, seed=7)
-    b = pairings(hosts(10), mode="random", rounds=3, seed=7)
-    c = pairings(hosts(10), mode="random", rounds=3, seed=8)
+    a = pairings(hosts(10), mode="random", random_rounds=3, seed=7)
+    b = pairings(hosts(10), mode="random", random_rounds=3, seed=7)
+    c = pairings(hosts(10), mode="random", random_rounds=3, seed=8)
     assert a == b and a != c
     assert len(a) == 3
     assert_disjoint(a)
     for rnd in a:
         assert sorted(h for p in rnd for h in p) == hosts(10)
-    odd = pairings(hosts(7), mode="random", rounds=2, seed=1)
+    odd = pairings(hosts(7), mode="random", random_rounds=2, seed=1)
     for rnd in odd:
         assert len(rnd) == 3
 
+
+
+def test_random_rounds_default_is_three_and_rounds_is_not_an_argument():
+    """The one default of the random rounds (issue 23: 3 over SSH, 1 on Kubernetes before) is the filter's; the
+    retired argument name is refused, not silently ignored."""
+    assert len(pairings(hosts(8), mode="random")) == 3
+    with pytest.raises(TypeError):
+        pairings(hosts(8), mode="random", rounds=1)  # pylint: disable=unexpected-keyword-arg
+    with pytest.raises(AnsibleFilterError, match="random_rounds must be at least 1"):
+        pairings(hosts(8), mode="random", random_rounds=0)
 
 def test_star():
     rounds = pairings(hosts(4), mode="star", reference="node02")
@@ -102,8 +112,8 @@ def test_groups_cross_only():
 
 @pytest.mark.parametrize("kwargs,needle", [
     ({"mode": "mesh"}, "mode must be one of"),
-    ({"mode": "random", "rounds": 0}, "at least 1"),
-    ({"mode": "random", "rounds": "x"}, "integer"),
+    ({"mode": "random", "random_rounds": 0}, "at least 1"),
+    ({"mode": "random", "random_rounds": "x"}, "integer"),
     ({"mode": "groups"}, "mapping"),
 ])
 def test_errors_name_the_filter(kwargs, needle):

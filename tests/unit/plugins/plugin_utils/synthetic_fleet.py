@@ -57,7 +57,7 @@ class Fleet:
         self.rng = random.Random(seed)
         self.node_factor, self.link_factor, self.noise = node_factor, link_factor, noise
         if mode == "random":
-            self.rounds = pairings(self.hosts, mode="random", rounds=random_rounds, seed=seed, directed=directed)
+            self.rounds = pairings(self.hosts, mode="random", random_rounds=random_rounds, seed=seed, directed=directed)
         else:
             self.rounds = pairings(self.hosts, mode=mode, directed=directed)
         pairs = [frozenset(p) for rnd in self.rounds for p in rnd]
