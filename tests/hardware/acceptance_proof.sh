@@ -26,7 +26,7 @@ localhost_inventory /tmp/acceptance-inventory.yml "$PY" "$NGPU"
 t0=$(date +%s)
 AIFABRIC_REPORT_DIR=$OUTDIR/reports timeout 900 "$PY" /tmp/site/bin/ansible-playbook -i /tmp/acceptance-inventory.yml \
   "$ROOT/playbooks/acceptance.yml" -e "{\"gpu_python\": \"$PY\", \"gpu_env\": {\"NCCL_NVLS_ENABLE\": \"0\"},
-  \"gpu_nccl_tests_bin_dir\": \"$NCCL_TESTS\", \"gpu_nccl_tests_max_bytes\": \"1G\", \"gpu_nccl_tests_required\": true}" \
+  \"gpu_nccl\": {\"tool_dir\": \"$NCCL_TESTS\", \"max_bytes\": \"1G\", \"if_missing\": \"error\"}}" \
   > "$OUTDIR/acceptance_playbook.txt" 2>&1
 echo "acceptance.yml rc=$? wall_s=$(( $(date +%s) - t0 ))" | tee -a "$OUTDIR/timeline.txt"
 latest=$(readlink -f "$OUTDIR/reports/latest")

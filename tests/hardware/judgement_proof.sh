@@ -57,8 +57,8 @@ for scenario in $SCENARIOS; do
   t0=$(date +%s)
   AIFABRIC_REPORT_DIR=$WORK/$scenario timeout 540 "$PY" /tmp/site/bin/ansible-playbook -i "$WORK/inventory.yml" \
     "$ROOT/playbooks/acceptance.yml" -e "{\"gpu_python\": \"$PY\", \"gpu_env\": $env_json,
-    \"gpu_nccl_tests_bin_dir\": \"$NCCL_TESTS\", \"gpu_nccl_tests_max_bytes\": \"$MAX_BYTES\",
-    \"gpu_nccl_tests_required\": true}" > "$WORK/$scenario.playbook.txt" 2>&1
+    \"gpu_nccl\": {\"tool_dir\": \"$NCCL_TESTS\", \"max_bytes\": \"$MAX_BYTES\", \"if_missing\": \"error\"}}" \
+    > "$WORK/$scenario.playbook.txt" 2>&1
   rc=$?
   [ -n "$LOADER" ] && kill "$LOADER" 2>/dev/null && wait "$LOADER" 2>/dev/null
   echo "$rc" > "$OUTDIR/$scenario.rc"

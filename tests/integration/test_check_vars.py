@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Inventory variables the collection does not read fail the run at its start (issue 19 item 5), a real
 ansible-playbook run: ``expect_gpu_count: 1`` as a plain host variable (the collection reads
-``acceptance_expect: {gpu_count: 1}``), a misspelt ``gpu_nccl_test_bin_dir``, and a key of ``acceptance_expect``
+``acceptance_expect: {gpu_count: 1}``), a misspelt ``gpu_gem`` (gpu_gemm), and a key of ``acceptance_expect``
 that is no environment expectation (``acceptance_expect: {expect_gpu_count: 1}``, the old name)."""
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ def _run(env, tmp_path, host_vars, *extra):  # noqa: F811  pylint: disable=redef
 
 
 def test_unread_variables_fail_the_run_naming_them(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
-    proc = _run(env, tmp_path, {"expect_gpu_count": 1, "gpu_nccl_test_bin_dir": "/opt/nccl-tests/build",
+    proc = _run(env, tmp_path, {"expect_gpu_count": 1, "gpu_gem": "{iterations: 5}",
                                 "gpu_python": "/usr/bin/python3", "my_own_var": 1})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out[-3000:]
-    assert ("node1: expect_gpu_count, gpu_nccl_test_bin_dir (did you mean gpu_nccl_tests_bin_dir or nccl_tests_bin_dir?)" in out
+    assert ("node1: expect_gpu_count, gpu_gem (did you mean gpu_gemm?)" in out
             .replace("\n", " ")), out[-3000:]
     assert "after the check" not in out
     assert "gpu_python" not in out.split("does not read", 1)[-1].split("acceptance_strict_vars", 1)[0]

@@ -7,7 +7,7 @@ The inventory sets its own ``ansible_ssh_common_args`` without ServerAlive optio
 inventory does), so SSH alone never notices a host whose link went down. On one host the GPU stage's Python is a
 stand-in that says it started and then runs for FAKE_RUN_S (a GEMM run); while it runs, that host's link goes down.
 The module there ends (the tool's own timeout), but its answer never reaches the controller: only the task's own
-``timeout:`` (gpu_gemm_timeout_s + the kill-after + aifabric_task_margin_s) ends the wait. The play then goes on
+``timeout:`` (gpu_gemm's timeout_s + the kill-after + aifabric_task_margin_s) ends the wait. The play then goes on
 with the other hosts: their verdicts are what they are without the silent host (every check ran, none is an
 error), and the silent host is an error in the report. The limit on ansible-playbook is the hang detector (before
 every remote task had its own timeout, the gemm task was still waiting on the silent host at that limit), not a
@@ -32,7 +32,7 @@ PLAYBOOK = "playbooks/gpu.yml"
 SILENT = "node2"
 HANG_LIMIT_S = 180
 FAKE_RUN_S = 20         # the stand-in GEMM run: it ends by itself, but its answer never arrives
-GEMM_TIMEOUT_S = 5      # gpu_gemm_timeout_s: the module kills the stand-in after this
+GEMM_TIMEOUT_S = 5      # gpu_gemm: {timeout_s}: the module kills the stand-in after this
 MARGIN_S = 10           # aifabric_task_margin_s
 KILL_AFTER_S = 10       # runner.KILL_AFTER_S: SIGKILL this long after the timeout's SIGTERM
 BOUND_S = GEMM_TIMEOUT_S + KILL_AFTER_S + MARGIN_S      # the gemm task's timeout: 25 s
@@ -76,7 +76,7 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     fake, started_file = stand_in_python(fleet, SILENT)
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars={SILENT: {"gpu_python": fake}})
     without_keepalives(inventory)
-    variables = {"gpu_hosts": fleet.group, "gpu_gemm_timeout_s": GEMM_TIMEOUT_S, "aifabric_task_margin_s": MARGIN_S}
+    variables = {"gpu_hosts": fleet.group, "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S}
     env = controller.env(fleet, report_dir)
     if config == "none":
         empty = tmp_path / "ansible.cfg"
