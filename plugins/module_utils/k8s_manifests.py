@@ -55,7 +55,7 @@ POD_DEFAULTS = {
     "namespace": "default",
     "tolerations": [],
     "node_labels": {},
-    "gpus": 8,
+    "gpus_per_pod": 8,
     "resources": {},
     "host_network": False,
     "ipc_lock": True,
@@ -84,8 +84,8 @@ def pod_options(pod):
     if not out["image"]:
         raise AcceptanceError("image is required: the user's image with the tools (nccl-tests, perftest, python3)")
     check_dns_label(out["namespace"], "namespace")
-    if int(out["gpus"]) < 0:
-        raise AcceptanceError("gpus must be >= 0, got %r" % out["gpus"])
+    if int(out["gpus_per_pod"]) < 0:
+        raise AcceptanceError("gpus_per_pod must be >= 0, got %r" % out["gpus_per_pod"])
     for name, qty in out["resources"].items():
         if not RESOURCE_RE.match(str(name)):
             raise AcceptanceError("resource name %r is not a valid Kubernetes resource name" % (name,))
@@ -195,7 +195,7 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
         out["resources"] = {"requests": dict((str(k), str(v)) for k, v in requests.items())}
     elif resources:
         limits = {}
-        count = pod["gpus"] if gpus is None else gpus
+        count = pod["gpus_per_pod"] if gpus is None else gpus
         if count:
             limits[GPU_RESOURCE] = str(int(count))
         for key, qty in (pod.get("resources") or {}).items():

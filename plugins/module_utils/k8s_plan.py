@@ -60,20 +60,23 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
 # KUBERNETES_OPTIONS holds those last two (k8s_workload documents them):
-# - env: the pods' default probe groups leave out npu (GPU nodes);
+# - env, gemm: none (the adapters' defaults, as over SSH: every probe group, npu included - a node without npu-smi
+#   gives the same gpu.npu_inventory skip record as an SSH host does);
 # - nccl: the workers' sshd port (every launcher), the launcher's alive port, how long the launcher waits for the
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
 # - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
 #   from the server pods);
-# - allreduce_multinode: torchrun and its fixed master port, and a longer timeout (the pods' start included).
+# - allreduce_multinode: torchrun and its fixed master port (the pods' Service and container port name it; the
+#   allreduce_probe module's default 0 picks a random one per run). Its timeout_s is the adapter's (900): the pods'
+#   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout.
 KUBERNETES_OPTIONS = {
-    "env": {"groups": ["env", "gpu", "rdma", "software"]},
+    "env": {},
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
     "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": []},
-    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500, "timeout_s": 1800},
+    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
 # binary and nccl-tests' -J detection: the image is known)
@@ -191,7 +194,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             for collective in opts["collectives"]:
                 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
                 argv = nccl_run.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
-                                          gpus_per_process=int(pod["gpus"]) or None)
+                                          gpus_per_process=int(pod["gpus_per_pod"]) or None)
                 steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
                 sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                                  "collective": collective, "argv": argv, "env": nccl_run.run_env(opts)})
@@ -275,9 +278,9 @@ def _multinode_gpus(tool, pod, nodes, per_gpu):
     """GPUs per node of a multi-node run; AcceptanceError with fewer than 2 nodes or no GPU per node."""
     if len(nodes) < 2:
         raise AcceptanceError("%s needs at least 2 nodes, got %d" % (tool, len(nodes)))
-    gpus = int(pod["gpus"])
+    gpus = int(pod["gpus_per_pod"])
     if gpus < 1:
-        raise AcceptanceError("%s needs gpus >= 1 per node (%s)" % (tool, per_gpu))
+        raise AcceptanceError("%s needs gpus_per_pod >= 1 (%s)" % (tool, per_gpu))
     return gpus
 
 

@@ -68,13 +68,15 @@ options:
         directory is used only when it is owned by the module's user, not writable by group or others, and no link on
         its way could be re-pointed by another user; otherwise the task fails and says which rule it breaks.
     type: path
-  nodes:
-    description: Node names to run on (the inventory's hosts). With O(node_selector), only the matching ones of these.
+  hosts:
+    description: Node names to run on (the inventory's hosts). With O(label_selector), only the matching ones of these.
     type: list
     elements: str
     default: []
-  node_selector:
-    description: Label selector of the nodes to run on (for example V(nvidia.com/gpu.present=true)). Needs the cluster.
+  label_selector:
+    description:
+      - Label selector of the nodes to run on (for example V(nvidia.com/gpu.present=true)). Needs the cluster.
+      - Text; the C(nodeSelector) mapping every pod must match is O(node_labels).
     type: str
   namespace:
     description: Namespace of every object.
@@ -98,10 +100,10 @@ options:
     elements: dict
     default: []
   node_labels:
-    description: C(nodeSelector) labels every pod must match (on top of the pinning to O(nodes)).
+    description: C(nodeSelector) labels every pod must match (on top of the pinning to O(hosts)).
     type: dict
     default: {}
-  gpus:
+  gpus_per_pod:
     description: C(nvidia.com/gpu) per pod (requests = limits); use every GPU of a node.
     type: int
     default: 8
@@ -151,7 +153,7 @@ options:
     description:
       - C(activeDeadlineSeconds) of every Job (of the launcher Job on V(mpijob)).
       - Default is what the pods' steps may take plus 600 s to start (scheduling, image pull) - for example
-        V(nccl) with four collectives, C(4 x nccl.timeout) + 600; V(nccl_multinode) adds the launcher's
+        V(nccl) with four collectives, C(4 x nccl.timeout_s) + 600; V(nccl_multinode) adds the launcher's
         C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
         interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
         each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest)
@@ -197,13 +199,13 @@ options:
     type: dict
     default: {}
   gemm:
-    description: V(gemm) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iters, expect, ...).
+    description: V(gemm) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iterations, expect, ...).
     type: dict
     default: {}
   nccl:
     description:
       - V(nccl) and V(nccl_multinode) - options of the C(aifabric.acceptance.nccl_test) module (collectives,
-        binary_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
+        tool_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
         sshd port C(ssh_port) (V(2222)) on every launcher, the launcher's C(alive_port) (V(2223)), how long the
         launcher waits for every worker's sshd C(wait_workers_s) (V(600)), the cluster's DNS domain
         C(cluster_domain) (V(cluster.local)) for the pods' DNS search entry and the cpu/memory requests of an
@@ -217,37 +219,37 @@ options:
     default: {}
   perftest:
     description:
-      - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, devices, port, gid_index,
-        duration_s, expect, ...), plus C(binary_dir) and C(connect_timeout_s).
+      - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
+        duration_s, expect, ...), plus C(tool_dir) and C(connect_timeout_s).
     type: dict
     default: {}
   allreduce_probe:
     description:
       - V(allreduce_multinode) - options of the C(aifabric.acceptance.allreduce_probe) module (min_bytes, max_bytes,
-        step_factor, iters, warmup_iters, datatype, check, env, expect, ...), plus C(torchrun) (V(torchrun)) and
+        step_factor, iterations, warmup_iterations, datatype, verify_data, env, expect, ...), plus C(torchrun) (V(torchrun)) and
         C(master_port) (V(29500)).
     type: dict
     default: {}
-  timeout:
+  timeout_s:
     description:
       - Seconds to wait for the pods of one step (one round) before they count as timed out.
       - Default is the pods' deadline (O(active_deadline_s), given or derived) plus 600 s of start-up. Set together
         with O(active_deadline_s), a value shorter than that is refused.
       - Set alone, it is your bound on the wait and is kept even when shorter than the pods' deadline plus start-up;
         the result then carries a warning naming both figures - pods still inside their deadline will be stopped at
-        O(timeout) seconds and count as timed out.
+        O(timeout_s) seconds and count as timed out.
     type: int
-  cleanup_timeout:
+  cleanup_timeout_s:
     description: Seconds to wait for every object of the run to be gone.
     type: int
     default: 120
-  unschedulable_grace:
+  unschedulable_grace_s:
     description:
       - Seconds a pod may stay C(Unschedulable) (a cluster autoscaler may still add a node) before it gives an C(error)
         record with the scheduler's message.
     type: int
     default: 60
-  image_pull_grace:
+  image_pull_grace_s:
     description:
       - Seconds a pod may keep failing to pull its image with an error the kubelet retries (C(ErrImagePull),
         C(ImagePullBackOff) - a registry's rate limit or a slow mirror) before it gives an C(error) record naming
@@ -266,7 +268,7 @@ EXAMPLES = r"""
 - name: Environment probe on two nodes, in the user's image
   aifabric.acceptance.k8s_workload:
     kind: env
-    nodes: [gpu-node-01, gpu-node-02]
+    hosts: [gpu-node-01, gpu-node-02]
     image: nvcr.io/nvidia/pytorch:25.01-py3
     namespace: acceptance
   delegate_to: localhost
@@ -276,26 +278,26 @@ EXAMPLES = r"""
 - name: Pairwise ib_write_bw on every rail, rounds from the pairings filter
   aifabric.acceptance.k8s_workload:
     kind: perftest
-    nodes: "{{ groups['gpu_nodes'] }}"
+    hosts: "{{ groups['gpu_nodes'] }}"
     rounds: "{{ groups['gpu_nodes'] | aifabric.acceptance.pairings(mode='all') }}"
     image: registry.example.com/acceptance/perftest:6.22
     host_network: true
     resources: {rdma/hca_shared_devices_a: 1}
-    gpus: 0
+    gpus_per_pod: 0
     perftest:
       test: ib_write_bw
-      devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]
+      hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]
   delegate_to: localhost
   run_once: true
 
 - name: Multi-node all_reduce, launcher chosen by API discovery
   aifabric.acceptance.k8s_workload:
     kind: nccl_multinode
-    nodes: "{{ groups['gpu_nodes'] }}"
+    hosts: "{{ groups['gpu_nodes'] }}"
     image: registry.example.com/acceptance/nccl-tests:2.17-mpi
     nccl:
       collectives: [all_reduce]
-      binary_dir: /opt/nccl-tests/build
+      tool_dir: /opt/nccl-tests/build
       env: {NCCL_IB_HCA: "=mlx5_0,mlx5_1"}
   delegate_to: localhost
   run_once: true
@@ -303,7 +305,7 @@ EXAMPLES = r"""
 - name: Write every manifest, apply nothing
   aifabric.acceptance.k8s_workload:
     kind: nccl
-    nodes: [gpu-node-01]
+    hosts: [gpu-node-01]
     image: registry.example.com/acceptance/nccl-tests:2.17-mpi
     render_dir: /tmp/k8s-manifests
 
@@ -358,7 +360,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
-POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus",
+POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus_per_pod",
                "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
@@ -372,15 +374,15 @@ def argument_spec():
         state=dict(type="str", choices=["present", "absent"], default="present"),
         run_id=dict(type="str"),
         render_dir=dict(type="path"),
-        nodes=dict(type="list", elements="str", default=[]),
-        node_selector=dict(type="str"),
+        hosts=dict(type="list", elements="str", default=[]),
+        label_selector=dict(type="str"),
         namespace=dict(type="str", default="default"),
         image=dict(type="str"),
         image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
         image_pull_secrets=dict(type="list", elements="str", default=[], no_log=False),
         tolerations=dict(type="list", elements="dict", default=[]),
         node_labels=dict(type="dict", default={}),
-        gpus=dict(type="int", default=8),
+        gpus_per_pod=dict(type="int", default=8),
         resources=dict(type="dict", default={}),
         host_network=dict(type="bool", default=False),
         ipc_lock=dict(type="bool", default=True),
@@ -402,10 +404,10 @@ def argument_spec():
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
         allreduce_probe=dict(type="dict", default={}),
-        timeout=dict(type="int"),
-        cleanup_timeout=dict(type="int", default=120),
-        unschedulable_grace=dict(type="int", default=60),
-        image_pull_grace=dict(type="int", default=120),
+        timeout_s=dict(type="int"),
+        cleanup_timeout_s=dict(type="int", default=120),
+        unschedulable_grace_s=dict(type="int", default=60),
+        image_pull_grace_s=dict(type="int", default=120),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -436,15 +438,15 @@ def _absent(module, p, run_id):
     api = k8s_api.connect(p)
     if module.check_mode:
         module.exit_json(changed=False, run_id=run_id, results=[], objects=[], leftover=[])
-    leftover = k8s_api.cleanup(api, p["namespace"], run_id, timeout_s=p["cleanup_timeout"])
+    leftover = k8s_api.cleanup(api, p["namespace"], run_id, timeout_s=p["cleanup_timeout_s"])
     module.exit_json(changed=True, run_id=run_id, results=[], objects=[], leftover=leftover)
 
 
 def _render(module, p, pod, options, run_id):
-    if p["node_selector"] and not p["nodes"]:
-        module.fail_json(msg="render mode needs nodes (it does not ask a cluster which nodes match node_selector)")
+    if p["label_selector"] and not p["hosts"]:
+        module.fail_json(msg="render mode needs hosts (it does not ask a cluster which nodes match label_selector)")
     launcher = "indexed" if p["launcher"] == "auto" else p["launcher"]
-    plan = k8s_plan.build(p["kind"], p["nodes"], pod, run_id, options, rounds=p["rounds"], launcher=launcher,
+    plan = k8s_plan.build(p["kind"], p["hosts"], pod, run_id, options, rounds=p["rounds"], launcher=launcher,
                           ssh_keys=k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed"
                           else None)
     directory = os.path.join(p["render_dir"], statedir.check_name(run_id, "run_id"))
@@ -458,7 +460,7 @@ def _render(module, p, pod, options, run_id):
 
 def _present(module, p, pod, options, run_id):
     api = k8s_api.connect(p)
-    nodes = k8s_run.select_nodes(api, p["nodes"], p["node_selector"])
+    nodes = k8s_run.select_nodes(api, p["hosts"], p["label_selector"])
     launcher = p["launcher"]
     if p["kind"] == "nccl_multinode" and launcher == "auto":
         launcher = k8s_run.choose_launcher(api)
@@ -468,13 +470,13 @@ def _present(module, p, pod, options, run_id):
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
-    timeout, warning = k8s_plan.check_timeout(plan, p["timeout"], p["active_deadline_s"] is not None)
+    timeout, warning = k8s_plan.check_timeout(plan, p["timeout_s"], p["active_deadline_s"] is not None)
     if warning:
         module.warn(warning)
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
-    records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout"], p["unschedulable_grace"],
-                                        p["image_pull_grace"])
+    records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout_s"], p["unschedulable_grace_s"],
+                                        p["image_pull_grace_s"])
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 

@@ -78,4 +78,13 @@ def test_the_count_is_what_the_probe_runs(pip_freeze):
 def test_the_refusal_names_the_probes_commands():
     with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env pod: "
                                         r"\d+ probe commands \(software \d+ \+ gpu 4\) x timeout_s 60s"):
+        k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1",
+                       {"timeout_s": 60, "groups": ["env", "gpu", "rdma", "software"]})
+
+
+def test_the_pods_probe_the_groups_the_ssh_path_probes():
+    """One default (issue 23): the env pods run env_probe's own default groups, npu included (a GPU node without
+    npu-smi gives the same gpu.npu_inventory skip record as over SSH), and their deadline counts the npu group."""
+    assert k8s_plan.DEFAULTS["env"]["groups"] == list(env_probe.GROUPS)
+    with pytest.raises(Exception, match=r"\(software \d+ \+ gpu 4 \+ npu 16 NPUs 65\) x timeout_s 60s"):
         k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1", {"timeout_s": 60})

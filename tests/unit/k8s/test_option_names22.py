@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One option name, one meaning across the Kubernetes modules and the device-plugin role (issue 22, review item 2):
 ``node_labels`` is k8s_workload's nodeSelector mapping; the device plugin's list of any-of label keys is
-``node_label_keys`` (its mapping form is ``node_selector``, as in k8s_workload)."""
+``node_label_keys`` (its mapping form is ``node_selector``); k8s_workload's text selector of nodes is ``label_selector``."""
 
 from __future__ import annotations
 
@@ -27,10 +27,12 @@ def test_node_labels_has_one_type_in_the_kubernetes_modules():
         for name, spec in module.argument_spec().items() if hasattr(module, "argument_spec") else ():
             seen.setdefault(name, {})[module.__name__.rsplit(".", 1)[-1]] = _shape(spec)
     mixed = dict((name, by) for name, by in seen.items() if len(set(by.values())) > 1)
-    # node_selector (k8s_workload: a label selector string choosing the nodes; k8s_device_plugin: the DaemonSet's
-    # nodeSelector mapping) and resources (extended resources per pod; the plugin's resource pools) differ in form
-    # too; they are reported on issue 22, not renamed here
+    # resources (extended resources per pod; the plugin's resource pools) differs in form; node_selector is a
+    # nodeSelector mapping wherever it is an option (k8s_workload's node-choosing text is label_selector, issue 23)
     assert "node_labels" not in mixed, mixed["node_labels"]
+    assert "node_selector" not in mixed, mixed["node_selector"]
+    assert "node_selector" not in k8s_workload.argument_spec()
+    assert k8s_workload.argument_spec()["label_selector"] == dict(type="str")
 
 
 def test_the_device_plugins_label_keys_option():

@@ -22,7 +22,7 @@ FULL_POD = {
     "namespace": "acceptance",
     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     "node_labels": {"nvidia.com/gpu.present": "true"},
-    "gpus": 8,
+    "gpus_per_pod": 8,
     "resources": {"rdma/hca_shared_devices_a": 1},
     "host_network": True,
     "shm_size": "32Gi",
@@ -47,7 +47,7 @@ def plans(pod=None):
         ("gemm", k8s_plan.build("gemm", NODES, pod, "t1", {"dtypes": ["bf16"]})),
         ("nccl", k8s_plan.build("nccl", NODES, pod, "t1",
                                 {"collectives": ["all_reduce", "all_gather"], "tool_dir": "/opt/nccl-tests/build"})),
-        ("perftest", k8s_plan.build("perftest", NODES, dict(pod, gpus=0), "t1",
+        ("perftest", k8s_plan.build("perftest", NODES, dict(pod, gpus_per_pod=0), "t1",
                                     {"hcas": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
     ]
     out.append(("allreduce_multinode", k8s_plan.build("allreduce_multinode", NODES, pod, "t1", {"max_bytes": "1G"})))

@@ -84,7 +84,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
                                "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
 
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][1:] == ssh.kwargs["cmd"][0][1:]     # the same nccl-tests argv
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
@@ -116,7 +116,7 @@ def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, mon
 ])
 def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
     opts = {"hcas": ["mlx5_0"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", opts, rounds=[[["n1", "n2"]]])
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
     step = plan["steps"][0]
     by_role = dict((s["role"], s) for s in step["slots"])
     assert by_role["server"]["node"] == "n1" and by_role["client"]["node"] == "n2"
@@ -146,7 +146,7 @@ def _perftest_pod(tmp_path, options, role="client"):
     tool = tmp_path / "ib_write_bw"
     tool.write_text("#!/bin/sh\ncat %s\n" % os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT))
     tool.chmod(0o755)
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1",
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1",
                           dict(options, hcas=[device], tool_dir=str(tmp_path)), rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == role)
     job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
@@ -222,7 +222,7 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
 
 def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_path):
     """Every pod runs torchrun with its own node rank; rank 0's JSON document comes back framed in the log."""
-    plan = k8s_plan.build("allreduce_multinode", ["n1", "n2"], dict(POD, gpus=2), "t1")
+    plan = k8s_plan.build("allreduce_multinode", ["n1", "n2"], dict(POD, gpus_per_pod=2), "t1")
     (step,) = plan["steps"]
     svc, job = step["objects"]
     assert job["spec"]["completionMode"] == "Indexed" and svc["metadata"]["name"] == "aif-t1-ar"
@@ -287,7 +287,7 @@ def test_succeeded_pod_without_output_is_an_error_not_a_pass():
 
 
 def test_tool_timeout_in_the_pod_is_an_error_record():
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", {"hcas": ["mlx5_0"]},
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", {"hcas": ["mlx5_0"]},
                           rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == "server")
     rc, log = pod_log([{"label": "mlx5_0", "argv": ["sleep", "30"], "timeout_s": 0.5}])

@@ -104,7 +104,7 @@ def worker_dir(path):
 
 
 def render_dir(path):
-    return _module_refuses(k8s_workload.main, {"kind": "env", "nodes": ["n1"], "image": "img:1", "render_dir": path,
+    return _module_refuses(k8s_workload.main, {"kind": "env", "hosts": ["n1"], "image": "img:1", "render_dir": path,
                                                "run_id": "walk"})
 
 
