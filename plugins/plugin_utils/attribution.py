@@ -33,7 +33,13 @@ Verdicts:
   confirmation pass (``playbooks/rdma.yml`` ``rdma_confirm: true``) pairs every
   suspect with known-good hosts and re-runs the analysis on all records.
 
-Findings: ``{"kind": "node"|"link", "hosts": [...], "target": <rail>, "check": ...,
+- **group**: suspect nodes that are fine with each other and low with everyone else (a component of suspects
+  joined by good pairs, each good with most of the others it was measured with): they share a bad path - a
+  switch, its uplink, a rack - and are one ``group`` finding, their hosts ``warn``, never N bad nodes. Two bad
+  nodes are low with each other too, so they never form a group; a bad node behind a bad switch is low with its
+  switch-mates and stays a node. Needs at least one measured pair inside the group per member.
+
+Findings: ``{"kind": "node"|"group"|"link", "hosts": [...], "target": <rail>, "check": ...,
 "evidence": {...}}``.
 
 Records added (never rewriting measured ones), tool ``{name: fleet-analysis,
@@ -42,7 +48,7 @@ least two measured pairs); they are the HOST verdicts of the pairwise check
 (docs/results.md, "Verdicts"):
 
 - ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
-  when none of its pairs measured anything: the check could not run there),
+  when none of its pairs measured anything: the check could not run there), ``warn`` for a member of a group,
   ``warn`` "needs confirmation" for an end of a low pair that cannot be
   attributed yet, ``pass`` otherwise (its pairs are good, or their fault is a
   suspect node or a suspect link elsewhere);
@@ -180,12 +186,62 @@ def score(group, low_pct, mad_k=4.0):
     return edges, median, bound, low
 
 
-def attribute(edges, low, min_edges, node_fraction):
-    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)]).
+def _components(hosts, incident, low):
+    """Connected components of ``hosts`` through their good (not low) pairs with each other."""
+    left, out = set(hosts), []
+    while left:
+        start = min(left)
+        seen, todo = {start}, [start]
+        while todo:
+            host = todo.pop()
+            for pair in incident[host]:
+                other = next(iter(pair - {host}))
+                if not low[pair] and other in left and other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        left -= seen
+        out.append(seen)
+    return out
 
-    A link is confirmed when both ends are healthy elsewhere and the pair was
-    measured (an edge that only ever errored is never a confirmed link verdict:
-    re-testing the pair itself tells a transient failure from a broken path).
+
+def _shared_path(members, incident, low, node_fraction):
+    """Evidence that ``members`` (2 hosts or more) share a bad path: each is good with most of the others it was
+    measured with, and low with more than ``node_fraction`` of the hosts outside; None when they do not."""
+    inside_good = inside = outside_low = outside = 0
+    for host in members:
+        mine = [p for p in incident[host] if next(iter(p - {host})) in members]
+        theirs = [p for p in incident[host] if next(iter(p - {host})) not in members]
+        good = sum(1 for p in mine if not low[p])
+        bad = sum(1 for p in theirs if low[p])
+        if not mine or good * 2 <= len(mine) or not theirs or bad <= node_fraction * len(theirs):
+            return None
+        inside_good, inside = inside_good + good, inside + len(mine)
+        outside_low, outside = outside_low + bad, outside + len(theirs)
+    return {"inside_good": inside_good // 2, "inside": inside // 2, "outside_low": outside_low, "outside": outside}
+
+
+def groups_of(nodes, incident, low, node_fraction):
+    """Suspect nodes that are one suspect: hosts fine with each other and low to everyone else share a path (a
+    switch, its uplink, a rack), which N bad nodes would not (two bad nodes are low with each other too).
+    [(sorted members, evidence)] for every component of 2 or more suspects joined by good pairs that passes
+    :func:`_shared_path`."""
+    found = []
+    for members in _components(nodes, incident, low):
+        if len(members) < 2:
+            continue
+        evidence = _shared_path(members, incident, low, node_fraction)
+        if evidence is not None:
+            found.append((sorted(members), evidence))
+    return sorted(found)
+
+
+def attribute(edges, low, min_edges, node_fraction):
+    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)], groups [(hosts, evidence)]).
+
+    A group (:func:`groups_of`) replaces its members as suspect nodes, and its pairs to the rest of the fleet are
+    explained by it, as a suspect node's are. A link is confirmed when both ends are healthy elsewhere and the pair
+    was measured (an edge that only ever errored is never a confirmed link verdict: re-testing the pair itself tells
+    a transient failure from a broken path).
     """
     incident = {}
     for pair in edges:
@@ -196,13 +252,18 @@ def attribute(edges, low, min_edges, node_fraction):
         bad = sum(1 for p in pairs if low[p])
         if len(pairs) >= min_edges and bad > node_fraction * len(pairs):
             nodes[host] = (bad, len(pairs))
+    groups = groups_of(nodes, incident, low, node_fraction)
+    explained = set(nodes)
+    for members, _evidence in groups:
+        for host in members:
+            nodes.pop(host, None)
     links = []
-    for pair in sorted((p for p in edges if low[p] and not any(h in nodes for h in p)), key=sorted):
+    for pair in sorted((p for p in edges if low[p] and not any(h in explained for h in p)), key=sorted):
         healthy_elsewhere = all(
-            any(not low[p] for p in incident[h] if p != pair and not any(x in nodes for x in p - {h}))
+            any(not low[p] for p in incident[h] if p != pair and not any(x in explained for x in p - {h}))
             for h in pair)
         links.append((pair, healthy_elsewhere and edges[pair] is not None))
-    return nodes, links
+    return nodes, links, groups
 
 
 class Matrix:
@@ -215,7 +276,9 @@ class Matrix:
         self.metric, self.direction = group["metric"], group["direction"]
         self.entries = group["edges"]               # pair -> the measurements of the pair (collect_edges)
         self.edges, self.median, self.limit, self.low = scored      # see score()
-        self.nodes, self.links = attributed         # see attribute()
+        self.nodes, self.links, self.groups = attributed        # see attribute()
+        self.group_of = dict((host, members) for members, _evidence in self.groups for host in members)
+        self.group_evidence = dict((tuple(members), evidence) for members, evidence in self.groups)
         self.failed = dict((pair, _failed(self.entries[pair], value)) for pair, value in self.edges.items())
         self.incident = {}                          # host -> its pairs
         for pair in self.edges:
@@ -241,7 +304,10 @@ class Matrix:
 
     def verdict(self, host):
         """``node`` (a suspect node), ``error`` (a suspect node none of whose pairs measured anything: the check
-        could not run there), ``node_or_link`` (an end of a low pair not attributed yet) or ``healthy``."""
+        could not run there), ``group`` (a member of a group of hosts sharing a bad path), ``node_or_link`` (an end
+        of a low pair not attributed yet) or ``healthy``."""
+        if host in self.group_of:
+            return "group"
         if host in self.nodes:
             return "error" if all(self.edges[p] is None for p in self.incident[host]) else "node"
         return "node_or_link" if host in self.pending else "healthy"
@@ -327,8 +393,22 @@ def _healthy_reason(m, host):
     explained = m.peers(host, low=True)
     if not explained:
         return None
-    return ("%d of %d pairs of %s%s are low; each is explained by a suspect node or a suspect "
-            "link (%s)" % (m.low_count(host), len(m.incident[host]), host, _rail(m.target), ", ".join(explained[:5])))
+    return ("%d of %d pairs of %s%s are low; each is explained by a suspect node%s or a suspect "
+            "link (%s)" % (m.low_count(host), len(m.incident[host]), host, _rail(m.target),
+                           ", a suspect group" if m.groups else "", ", ".join(explained[:5])))
+
+
+def _names(hosts, limit=8):
+    return ", ".join(hosts[:limit]) + (" and %d more" % (len(hosts) - limit) if len(hosts) > limit else "")
+
+
+def _group_reason(m, members, evidence):
+    return ("%d hosts of %s%s share a bad path: %s are fine with each other (%d of %d pairs good) and low with the "
+            "rest of the fleet (%d of %d pairs %s) - suspect what they share (a switch, its uplink, the rack), "
+            "not %d bad nodes" % (len(members), m.check, _rail(m.target), _names(members), evidence["inside_good"],
+                                  evidence["inside"], evidence["outside_low"], evidence["outside"],
+                                  "below" if m.direction == "higher" else "above", len(members))
+            + (" (low = %s)" % _bound(m) if m.limit is not None else ""))
 
 
 # --- the records and findings of a Matrix ---
@@ -343,6 +423,11 @@ def _node_finding(m, host):
         "good_peers": m.peers(host, low=False)[:MAX_EVIDENCE_PEERS],
     }
     return analysis.finding("node", m.check, [host], target=m.target, evidence=evidence)
+
+
+def _group_finding(m, members, evidence, reason):
+    evidence = dict(evidence, metric=m.metric, fleet_median=m.median, limit=m.limit, low_pct=m.low_pct, text=reason)
+    return analysis.finding("group", m.check, list(members), target=m.target, evidence=evidence)
 
 
 def _link_finding(m, pair, confirmed):
@@ -379,6 +464,10 @@ def _host_record(m, host, link_reasons):
             status, reason = "error", _error_reason(m, host)
         else:
             status, reason = "fail", _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m))
+    elif verdict == "group":
+        members = m.group_of[host]
+        status, reason = "warn", _group_reason(m, members, m.group_evidence[tuple(members)])
+        facts.update({"attribution": "group", "group": members[:MAX_EVIDENCE_PEERS]})
     elif verdict == "node_or_link":
         status, reason = "warn", _pending_reason(m, host, link_reasons)
         others = sorted(set(other for other, _pair in m.pending[host]))
@@ -394,6 +483,8 @@ def _matrix_output(m):
     """(records, findings) of one judged matrix: a node finding per suspect node, a link finding per low pair
     left, a ``.node`` record per host, then the ``.link`` records of the confirmed links."""
     findings = [_node_finding(m, host) for host in sorted(m.nodes)]
+    findings.extend(_group_finding(m, members, evidence, _group_reason(m, members, evidence))
+                    for members, evidence in m.groups)
     link_reasons, link_records = {}, []
     for pair, confirmed in m.links:
         link_reasons[pair] = _link_reason(m, pair, confirmed)
