@@ -27,8 +27,10 @@ def test_node_labels_has_one_type_in_the_kubernetes_modules():
         for name, spec in module.argument_spec().items() if hasattr(module, "argument_spec") else ():
             seen.setdefault(name, {})[module.__name__.rsplit(".", 1)[-1]] = _shape(spec)
     mixed = dict((name, by) for name, by in seen.items() if len(set(by.values())) > 1)
-    # resources (extended resources per pod; the plugin's resource pools) differs in form; node_selector is a
-    # nodeSelector mapping wherever it is an option (k8s_workload's node-choosing text is label_selector, issue 23)
+    # node_selector is a nodeSelector mapping wherever it is an option (k8s_workload's node-choosing text is
+    # label_selector), resources the extended resources of a pod (the device plugin's resource pools are its
+    # resource_list) and hosts the node names (issue 23)
+    assert not mixed, mixed
     assert "node_labels" not in mixed, mixed["node_labels"]
     assert "node_selector" not in mixed, mixed["node_selector"]
     assert "node_selector" not in k8s_workload.argument_spec()
