@@ -75,8 +75,8 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
 def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner_hccl(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
-    (from_ssh,) = _call_hccl({"tool_dir": bindir, "npus": 8}).kwargs["results"]
-    (from_import,) = _call_hccl({"from_output": DOCS_8NPU, "npus": 8, "collective": "all_reduce"}).kwargs["results"]
+    (from_ssh,) = _call_hccl({"tool_dir": bindir, "npus_per_node": 8, "collectives": ["all_reduce"]}).kwargs["results"]
+    (from_import,) = _call_hccl({"from_output": DOCS_8NPU, "npus_per_node": 8, "collective": "all_reduce"}).kwargs["results"]
     assert from_ssh["status"] == "pass"
     assert _same(from_import, facts_too=True) == _same(from_ssh, facts_too=True)
 
