@@ -1,0 +1,135 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Group-testing screen simulator: how many multi-node collective runs, rounds and how much wall time does the
+screen -> bisect -> confirm cycle of plugin_utils/group_screen.py take for N nodes with d bad ones, and which faults
+does it miss?
+
+For N = 8 ... 1000 and d = 0 ... 5 bad nodes placed at random (``--trials`` seeds each), the real planner
+(group_screen.plan) is driven round by round; a test fails when it holds a bad node (a slow or broken node slows
+every collective it takes part in). Printed per (N, d): the mean and worst number of collective runs, of rounds
+(the tests of one round run in parallel, on disjoint nodes), the wall time, and whether every bad node was found
+and no good one named.
+
+Wall time of one round = launch + the collective over the round's largest group, modelled from a REAL capture:
+the per-size times of nccl-tests all_reduce_perf on 2x H200 (tests/unit/plugins/plugin_utils/fixtures/
+h200x2-judgement/healthy.results.json, 8 B .. 1 GiB, -n 20 -w 1 as run there), each size taking the longer of
+the capture's own time and the time the size needs at ``--busbw`` GB/s of bus bandwidth between nodes (ring
+all-reduce: 2 (g-1)/g x size / busbw), in and out of place; ``--launch-s`` for mpirun's start over SSH.
+
+What a group test cannot see: a bad LINK between two nodes slows a ring collective only when the two nodes are
+neighbours in its ring. ``--links`` injects one bad link per trial (no bad node) and prints the share the screen
+finds (the two ends in a failing test whose bisection names one of them) - the false-negative rate the pairwise RDMA
+sweep is for.
+
+Run from the collection root with the collection importable:
+
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py              # the table in docs/group-screen.md
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --links
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURE = os.path.join(HERE, os.pardir, "tests", "unit", "plugins", "plugin_utils", "fixtures", "h200x2-judgement",
+                       "healthy.results.json")
+SIZES = (8, 16, 32, 64, 128, 232, 256, 512, 1000)
+BAD = (0, 1, 2, 3, 5)
+
+
+def capture_times():
+    """[(size_bytes, out-of-place us, in-place us)] of the real all_reduce capture, and its iteration counts."""
+    with open(CAPTURE, encoding="utf-8") as handle:
+        report = json.load(handle)
+    rec = next(r for r in report["records"] if r["check"] == "nccl.all_reduce")
+    rows = [(row["size_bytes"], row["oop_time_us"], row["ip_time_us"]) for row in rec["series"]]
+    return rows, rec["duration_s"]
+
+
+def collective_s(group, rows, busbw_gbyte_s, iterations=20, warmup=1):
+    """Seconds of one all_reduce_perf sweep over ``group`` nodes (see the module docstring)."""
+    factor = 2.0 * (group - 1) / group if group > 1 else 0.0
+    total_us = 0.0
+    for size, oop_us, ip_us in rows:
+        need_us = factor * size / (busbw_gbyte_s * 1e3)        # bytes / (GB/s) = ns; / 1e3 -> us
+        total_us += (iterations + warmup) * (max(oop_us, need_us) + max(ip_us, need_us))
+    return total_us / 1e6
+
+
+def trial(n, d, seed, group_size=None):
+    rng = random.Random(seed)
+    hosts = ["n%04d" % i for i in range(n)]
+    bad = set(rng.sample(hosts, d))
+
+    def measure(tests):
+        return [not (set(t["hosts"]) & bad) for t in tests]
+
+    result = group_screen.run(hosts, measure, group_size=group_size)
+    exact = set(result["bad"]) == bad and not result["unresolved"]
+    largest = [max(len(t["hosts"]) for t in rnd) for rnd in result["rounds"]]
+    return {"runs": sum(len(r) for r in result["rounds"]), "rounds": len(result["rounds"]), "largest": largest,
+            "exact": exact}
+
+
+def wall_s(largest, rows, busbw, launch_s):
+    return sum(launch_s + collective_s(g, rows, busbw) for g in largest)
+
+
+def link_trial(n, seed, group_size=None):
+    """One bad link, no bad node: does the screen notice it (a failing test) and name an end?"""
+    rng = random.Random(seed)
+    hosts = ["n%04d" % i for i in range(n)]
+    a, b = rng.sample(hosts, 2)
+
+    def measure(tests):
+        out = []
+        for test in tests:
+            ring = test["hosts"]
+            adjacent = any({ring[i], ring[(i + 1) % len(ring)]} == {a, b} for i in range(len(ring))) and len(ring) > 1
+            out.append(not adjacent)
+        return out
+
+    result = group_screen.run(hosts, measure, group_size=group_size)
+    return bool(set(result["bad"]) & {a, b})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--busbw", type=float, default=360.0,
+                        help="bus bandwidth between nodes, GB/s (8 x 400 Gb/s NDR rails: 400 GB/s line rate)")
+    parser.add_argument("--launch-s", type=float, default=15.0, help="mpirun start over SSH, per run")
+    parser.add_argument("--links", action="store_true", help="the bad-link false-negative rate instead")
+    args = parser.parse_args()
+    rows, duration = capture_times()
+    print("capture: %s (all_reduce_perf 8 B..1 GiB on 2x H200, %.1f s as run); busbw %.0f GB/s, launch %.0f s"
+          % (os.path.relpath(CAPTURE), duration, args.busbw, args.launch_s))
+    if args.links:
+        print("%6s %10s" % ("N", "links found"))
+        for n in SIZES:
+            found = [link_trial(n, seed) for seed in range(args.trials * 5)]
+            print("%6d %9.0f %%" % (n, 100.0 * sum(found) / len(found)))
+        return
+    print("%6s %3s %7s %6s %7s %6s %9s %9s %s" % ("N", "d", "runs", "max", "rounds", "max", "wall min", "max min",
+                                                 "exact"))
+    for n in SIZES:
+        for d in BAD:
+            if d >= n:
+                continue
+            runs = [trial(n, d, seed) for seed in range(args.trials)]
+            walls = [wall_s(r["largest"], rows, args.busbw, args.launch_s) / 60.0 for r in runs]
+            print("%6d %3d %7.1f %6d %7.1f %6d %9.1f %9.1f %s" % (
+                n, d, statistics.mean(r["runs"] for r in runs), max(r["runs"] for r in runs),
+                statistics.mean(r["rounds"] for r in runs), max(r["rounds"] for r in runs),
+                statistics.mean(walls), max(walls), all(r["exact"] for r in runs)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The group-testing screen (plugin_utils/group_screen.py) on whole simulated fleets: bad nodes among healthy ones,
+some hosts behind a shared bad switch (a leaf whose uplink is slow: any collective that crosses it is slow). The
+screen names exactly the bad nodes - never a host of the bad switch when the topology is given - every other host
+is known good, and every round's tests run on disjoint hosts."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
+
+
+def leaf_fleet(leaves=8, per_leaf=8):
+    hosts = ["l%dh%d" % (leaf, i) for leaf in range(leaves) for i in range(per_leaf)]
+    return hosts, dict((h, "leaf%d" % int(h[1:h.index("h")])) for h in hosts)
+
+
+def measurer(bad_nodes, topology=None, bad_leaf=None, rounds_seen=None):
+    """A test fails when it holds a bad node or crosses the bad leaf's uplink; records every round it is given."""
+    def measure(tests):
+        if rounds_seen is not None:
+            rounds_seen.append(tests)
+        out = []
+        for test in tests:
+            members = set(test["hosts"])
+            leaves = set(topology[h] for h in members) if topology else set()
+            crosses = bad_leaf is not None and bad_leaf in leaves and len(leaves) > 1
+            out.append(not (members & set(bad_nodes)) and not crosses)
+        return out
+    return measure
+
+
+def test_bad_nodes_and_a_bad_switch_exactly_the_bad_nodes_are_named():
+    hosts, topology = leaf_fleet()
+    bad_nodes = ["l1h3", "l6h0"]
+    seen = []
+    result = group_screen.run(hosts, measurer(bad_nodes, topology, bad_leaf="leaf4", rounds_seen=seen),
+                              group_size=8, topology=topology)
+    assert result["bad"] == sorted(bad_nodes)
+    assert result["unresolved"] == []
+    assert sorted(result["good"]) == sorted(set(hosts) - set(bad_nodes))      # the bad leaf's hosts included
+    assert [t["purpose"] for t in seen[0]] == ["screen"] * 8
+    assert all(len(set(topology[h] for h in t["hosts"] if h not in result["good"] or t["purpose"] == "screen")) == 1
+               for t in seen[0])
+    for tests in seen:                                                          # one collective per host per round
+        members = [h for t in tests for h in t["hosts"]]
+        assert len(members) == len(set(members))
+    runs = sum(len(r) for r in seen)
+    assert runs < len(hosts) and len(seen) <= 6
+
+
+@pytest.mark.parametrize("n, d", [(8, 1), (37, 2), (100, 3), (250, 5), (1000, 5)])
+def test_random_bad_nodes_are_found_exactly(n, d):
+    rng = random.Random(n * 10 + d)
+    hosts = ["n%04d" % i for i in range(n)]
+    bad = rng.sample(hosts, d)
+    result = group_screen.run(hosts, measurer(bad))
+    assert result["bad"] == sorted(bad) and result["unresolved"] == []
+    assert set(result["good"]) == set(hosts) - set(bad)
+
+
+def test_a_healthy_fleet_is_one_round_of_screen_groups():
+    hosts = ["n%03d" % i for i in range(100)]
+    seen = []
+    result = group_screen.run(hosts, measurer([], rounds_seen=seen))
+    assert result["bad"] == [] and len(seen) == 1 and len(seen[0]) == 10
+    assert sorted(len(t["hosts"]) for t in seen[0]) == [10] * 10
+
+
+def test_state_after_a_failing_screen_and_a_passing_half():
+    hosts = ["a", "b", "c", "d", "e", "f"]
+    outcomes = [(["a", "b", "c", "d"], False), (["e", "f"], True), (["a", "b"], True)]
+    good, bad, pools, unknown = group_screen.state(hosts, outcomes)
+    assert good == {"a", "b", "e", "f"} and bad == set() and pools == [["c", "d"]] and unknown == set()
+    assert group_screen.plan(hosts, outcomes) == [{"hosts": ["c", "a"], "purpose": "confirm"}]
+
+
+def test_a_confirmed_bad_host_makes_its_tests_uninformative_and_the_rest_is_screened_again():
+    hosts = ["a", "b", "c", "d", "e", "f"]
+    outcomes = [(["a", "b", "c", "d"], False), (["e", "f"], True), (["a", "b"], False), (["a", "e"], False)]
+    good, bad, pools, unknown = group_screen.state(hosts, outcomes)
+    assert bad == {"a"} and pools == [] and unknown == {"b", "c", "d"}
+    assert group_screen.plan(hosts, outcomes, group_size=4) == [{"hosts": ["b", "c", "d"], "purpose": "rescreen"}]
+
+
+def test_a_single_suspect_without_a_known_good_host_stays_unresolved():
+    """Every group failed: nothing is known good, a lone suspect cannot be tested alone - unresolved, never bad."""
+    hosts = ["a", "b", "c"]
+    result = group_screen.run(hosts, measurer(["a", "b", "c"]), group_size=3)
+    assert result["bad"] == [] and sorted(result["unresolved"]) == hosts
