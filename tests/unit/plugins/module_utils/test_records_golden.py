@@ -87,12 +87,12 @@ def _cases():
         cases.append(("nccl-records-json", rel, lambda rel=rel, c=collective: nccl_tests.records(
             _nccl_json_text(rel), Context(rc=0, params=NCCL_OPTS, collective=c, document=_read(rel),
                                           hosts=["a", "b"], launch="mpirun"))))
-        cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, dict(NCCL_OPTS, nodes=1))))
+        cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, dict(NCCL_OPTS, node_count=1))))
     for rel in HCCL_TEXTS:
         collective = hccl.collective_from_name(rel) or "all_reduce"
         cases.append(("hccl-records", rel, lambda rel=rel, c=collective: hccl.records(
             _read(rel), Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
-        cases.append(("hccl-import", rel, lambda rel=rel: hccl.from_output(rel, {"nodes": 2})))
+        cases.append(("hccl-import", rel, lambda rel=rel: hccl.from_output(rel, {"node_count": 2})))
     for rel in PERFTEST_TEXTS:
         test, side, device = _perftest_run_of(_read(rel))
         cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: perftest.records(
