@@ -319,10 +319,11 @@ def test_nccl_standalone_every_host_gets_the_verdict_of_its_collectives(fleet, c
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
     ssh_args = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key
     variables = {
-        "nccl_hosts": fleet.group, "nccl_bin_dir": bindir, "nccl_ranks_per_node": 1,
-        "nccl_collectives": ["all_reduce"], "nccl_env": {"FAKE_NCCL_LOG": os.path.join(fleet.dir, "fake_nccl.log")},
-        "nccl_tcp_if_include": fleet.subnet, "nccl_mpirun_mca": {"plm_rsh_args": ssh_args},
-        "nccl_mpirun_extra_args": ["--oversubscribe"], "nccl_probe": False,
+        "nccl_hosts": fleet.group, "nccl_checks": ["nccl"],
+        "nccl_options": {"tool_dir": bindir, "ranks_per_node": 1, "collectives": ["all_reduce"],
+                         "tcp_if_include": fleet.subnet, "mpirun_mca": {"plm_rsh_args": ssh_args},
+                         "mpirun_extra_args": ["--oversubscribe"]},
+        "nccl_env": {"FAKE_NCCL_LOG": os.path.join(fleet.dir, "fake_nccl.log")},
     }
     report_dir = tmp_path / "report"
     log = str(tmp_path / "ansible.log")

@@ -54,7 +54,7 @@ def module_default(module, option):
 
 
 def collective_default():
-    return launch.COLLECTIVE_SPEC["timeout"]["default"]
+    return launch.COLLECTIVE_SPEC["timeout_s"]["default"]
 
 
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
@@ -74,12 +74,14 @@ EXPECTED = {
     ("hccl.yml", "Run HCCL Test across the hosts through mpirun"):
         hccl_run.SCRIPT_TIMEOUT_S + KILL + 4 * (collective_default() + KILL + CLEANUP) + MARGIN,
     ("hccl.yml", "Stop whatever of the run is left on every host"): CLEANUP + MARGIN,
-    ("nccl.yml", "Stage the all-reduce probe's worker at the same path on every host"): MARGIN,
-    # 4 collectives across the hosts, each: -h, the run, its kill-after, the cleanup (no nvidia-smi -L: one GPU a rank)
-    ("nccl.yml", "Run nccl-tests across the hosts through mpirun"):
-        4 * (QUERY + KILL + collective_default() + KILL + CLEANUP) + MARGIN,
-    ("nccl.yml", "Run the all-reduce probe across the hosts through mpirun"): ALLREDUCE + MARGIN,
-    ("nccl.yml", "Stop whatever of the run is left on every host (timeouts, failures, interrupts)"): CLEANUP + MARGIN,
+    ("nccl.yml", "aifabric.acceptance.nccl : Stage the all-reduce probe's worker at the same path on every host"): MARGIN,
+    # nvidia-smi -L once (ranks_per_node 0: one rank per GPU of the launcher), then 7 collectives across the hosts,
+    # each: -h, the run, its kill-after, the cleanup
+    ("nccl.yml", "aifabric.acceptance.nccl : Run nccl-tests across the hosts through mpirun"):
+        QUERY + KILL + 7 * (QUERY + KILL + collective_default() + KILL + CLEANUP) + MARGIN,
+    ("nccl.yml", "aifabric.acceptance.nccl : Run the all-reduce probe across the hosts through mpirun"): ALLREDUCE + MARGIN,
+    ("nccl.yml", "aifabric.acceptance.nccl : Stop whatever of the run is left on every host (timeouts, failures, interrupts)"):
+        CLEANUP + MARGIN,
     # rdma_devices not given and no use_cuda: the rdma group only, which reads sysfs
     ("rdma.yml", "Probe the RDMA ports (where rdma_devices is not given) and the GPU topology (use_cuda auto)"): MARGIN,
     ("rdma.yml", "Read the port rate of every device (the bandwidth floor of its peers' clients)"): 180,

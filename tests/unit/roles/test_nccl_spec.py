@@ -1,0 +1,84 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nccl role's variables (issue 23): its argument spec's ``default:`` is the value of defaults/main.yml; the
+option groups default to {} (the modules' own defaults apply: one place, the tool adapters); each group's
+suboptions are the module's options (same type, elements, choices), less those the role sets itself - and the role
+sets exactly those, so that together they are every option of the module's run (import mode's aside)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_tool_option_specs import documented_options
+from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, nccl_test
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLE = os.path.join(ROOT, "roles", "nccl")
+# option group -> (module, the role's vars/main.yml mapping of what it sets itself, options the stage never passes)
+GROUPS = {
+    "nccl_options": (nccl_test, "__nccl_test_added", {"from_output", "collective", "node_count", "from_format"}),
+    "nccl_allreduce_probe": (allreduce_probe, "__nccl_probe_added", {"stage_only"}),
+}
+
+
+def _load(*parts):
+    with open(os.path.join(ROLE, *parts), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def role_spec():
+    return _load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+
+
+def test_the_argument_spec_defaults_are_defaults_main_yml():
+    spec, defaults = role_spec(), _load("defaults", "main.yml")
+    assert sorted(spec) == sorted(defaults), "variables in only one of the two: %s" % sorted(set(spec) ^ set(defaults))
+    differ = dict((name, (spec[name].get("default"), defaults[name])) for name in spec
+                  if spec[name].get("default") != defaults[name])
+    assert not differ, "argument_specs.yml default != defaults/main.yml: %s" % differ
+
+
+def test_every_variable_is_typed_and_described():
+    for name, option in role_spec().items():
+        assert option.get("type") and option.get("description"), name
+        for sub, suboption in (option.get("options") or {}).items():
+            assert suboption.get("type") and suboption.get("description"), (name, sub)
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_an_option_group_defaults_to_the_modules_own_defaults(group):
+    assert role_spec()[group]["default"] == {} and _load("defaults", "main.yml")[group] == {}
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_the_groups_options_are_the_modules(group):
+    module, _added, _never = GROUPS[group]
+    documented = documented_options(module)
+    suboptions = role_spec()[group]["options"]
+    assert set(suboptions) <= set(documented), set(suboptions) - set(documented)
+    for name, option in suboptions.items():
+        mine = dict((k, option.get(k)) for k in ("type", "elements", "choices"))
+        theirs = dict((k, documented[name].get(k)) for k in ("type", "elements", "choices"))
+        theirs["type"] = theirs["type"] or "str"
+        assert mine == theirs, (group, name)
+        assert "default" not in option, "%s.%s: a default in the role would be a second one" % (group, name)
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_the_role_sets_exactly_the_options_the_group_leaves_out(group):
+    module, added, never = GROUPS[group]
+    role_sets = set(_load("vars", "main.yml")[added])
+    suboptions = set(role_spec()[group]["options"])
+    assert not role_sets & suboptions, "set by the role and offered in %s: %s" % (group, role_sets & suboptions)
+    assert role_sets | suboptions | never == set(documented_options(module))
+
+
+def test_the_checks_are_the_tasks():
+    checks = role_spec()["nccl_checks"]
+    assert checks["choices"] == checks["default"] == ["nccl", "allreduce_probe"]
+    text = open(os.path.join(ROLE, "tasks", "main.yml"), encoding="utf-8").read()
+    for check in checks["choices"]:
+        assert "'%s' in nccl_checks" % check in text
