@@ -16,7 +16,7 @@ tends to 1 for real sweeps (nccl-tests -b 8 -e 8G on 8 GPUs runs for a minute or
 Usage (from the collection root, seen through a path ending in ansible_collections/aifabric/acceptance):
 
   # nccl-tests, real binaries on a GPU host:
-  python bench/nccl_overhead.py --binary-dir /opt/nccl-tests/build -- -b 8 -e 8G -f 2 -g 8
+  python bench/nccl_overhead.py --tool-dir /opt/nccl-tests/build -- -b 8 -e 8G -f 2 -g 8
   # the stand-in binary of the tests (no GPU needed; measures the pure overhead):
   python bench/nccl_overhead.py --stand-in
   # the torch all-reduce probe (host python with torch):
@@ -70,7 +70,7 @@ def module_result(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary-dir")
+    parser.add_argument("--tool-dir")
     parser.add_argument("--stand-in", action="store_true", help="use the tests' stand-in nccl-tests binary")
     parser.add_argument("--collective", default="all_reduce")
     parser.add_argument("--probe", action="store_true", help="measure allreduce_probe against its bare worker")
@@ -92,7 +92,7 @@ def main():
             module = {"python": args.python, "env": {"NCCL_NVLS_ENABLE": env["NCCL_NVLS_ENABLE"]}}
             name = "aifabric.acceptance.allreduce_probe"
         else:
-            bindir = args.binary_dir
+            bindir = args.tool_dir
             if args.stand_in or not bindir:
                 bindir = os.path.join(tmp, "bin")
                 os.makedirs(bindir)

@@ -32,7 +32,7 @@ shared nodes, every step here assumes a hostile local user:
   created ``0700`` (``private``) or ``0755`` (report directories, readable by design); raises
   StateError saying which component breaks which rule;
 - ``trusted_file(path, what) -> realpath`` - the same walk for a file the collection executes or
-  sources (``binary_dir``, ``tool_dir``, ``python``, ``cann_env_script``): its directories are
+  sources (``tool_dir``, ``python``, ``cann_env_script``): its directories are
   trusted as above and the file is owned by root or the user and not writable by group or others;
 - ``check_file(path, what) -> exists`` - a file written in place (a database): absent, or a real file
   owned by the user (or root) and not writable by group or others;
