@@ -14,6 +14,7 @@ import yaml
 
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_tool_option_specs import documented_options
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, nccl_test
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import inventory_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "nccl")
@@ -82,3 +83,13 @@ def test_the_checks_are_the_tasks():
     text = open(os.path.join(ROLE, "tasks", "main.yml"), encoding="utf-8").read()
     for check in checks["choices"]:
         assert "'%s' in nccl_checks" % check in text
+
+
+def test_check_vars_knows_the_roles_variables_and_names_the_old_ones():
+    """acceptance_strict_vars keeps working through the move: every variable of the role is read; the playbook's
+    old variables (now keys of an option group) are named at the start of a run."""
+    known = inventory_vars.known_names(ROOT)
+    assert set(role_spec()) <= known
+    old = ["nccl_bin_dir", "nccl_ranks_per_node", "nccl_collectives", "nccl_timeout_s", "nccl_probe", "nccl_run_tag"]
+    found = dict(inventory_vars.unread({"n1": old + ["nccl_options"]}, known)["n1"])
+    assert sorted(found) == sorted(old)
