@@ -153,3 +153,120 @@ def coverage(records):
                              "why": why or "no profile, user, hardware or fleet rule covers it"})
     return {"headline_total": total, "judged": total - len(unjudged), "unjudged_total": len(unjudged),
             "by_judge": dict(sorted(by_judge.items())), "unjudged": unjudged[:MAX_LISTED], "judged_by": judged_by}
+
+
+# ---------------------------------------------------------------- which stages ran
+
+# The stages of a run (playbooks/acceptance_ssh.yml), for the report's header: the probe records that say whether a
+# host has the stage's hardware, and the checks the stage measures. A stage ran on a host with one of its measurements
+# that is not a skip. ``always``: listed even when no host has a record of it (else only when one has).
+STAGES = (
+    {"title": "Probe", "probe": (), "measure": ("env.*",), "always": True},
+    {"title": "GPU", "probe": ("gpu.inventory",), "measure": ("gpu.gemm_*", "nccl.*"), "always": True},
+    {"title": "HCCL", "probe": ("gpu.npu_inventory",), "measure": ("hccl.*",), "always": False},
+    {"title": "RDMA", "probe": ("rdma.inventory",), "measure": ("rdma.ib_*", "rdma.sweep*"), "always": True},
+    {"title": "Kubernetes", "probe": (), "measure": ("k8s.*",), "always": False},
+)
+# the run's bookkeeping (normalize, verdict): about a host or a task, not a measurement of any stage
+BOOKKEEPING = ("env.reachable", "env.task", "env.coverage", "env.required")
+STAGE_REASONS_SHOWN = 3
+STAGE_CHECKS_SHOWN = 6
+STAGE_REASON_CHARS = 160
+
+
+def _matches(check, patterns):
+    return any(fnmatch.fnmatchcase(check, p) for p in patterns)
+
+
+def _stage_host(recs, stage):
+    """What one host's records say of a stage: ("ran", {reason: [checks skipped]}) | ("skipped", reasons) |
+    ("found", ()) (the probe found its hardware, the stage left no record) | ("none", ()) (no record of it)."""
+    measured = [r for r in recs if _matches(r.get("check") or "", stage["measure"])]
+    probed = [r for r in recs if r.get("check") in stage["probe"]]
+    skipped = {}
+    for rec in measured:
+        if rec.get("status") == "skip":
+            skipped.setdefault(str(rec.get("reason") or "no reason given"), []).append(rec.get("check"))
+    if any(r.get("status") != "skip" for r in measured):
+        return "ran", skipped
+    if measured:
+        return "skipped", skipped
+    if probed and all(r.get("status") == "skip" for r in probed):
+        return "skipped", dict((str(r.get("reason") or "no reason given"), [r.get("check")]) for r in probed)
+    return ("found", {}) if probed else ("none", {})
+
+
+def _reason_groups(per_host):
+    """[(reason, [hosts])] most hosts first, from {host: {reason: checks}}."""
+    groups = {}
+    for host, reasons in per_host.items():
+        for reason in reasons:
+            groups.setdefault(reason, []).append(host)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _hosts_named(hosts, total):
+    """" (a, b)" when some of the fleet's hosts (at most 3 named), "" when all of them."""
+    if len(hosts) == total:
+        return ""
+    return " (%s%s)" % (", ".join(hosts[:3]), ", ..." if len(hosts) > 3 else "")
+
+
+def _skips_text(per_host, total, plural):
+    """'skipped on 2 hosts: no GPU; on 1 host (c): ...' from {host: {reason: checks}}."""
+    parts = []
+    groups = _reason_groups(per_host)
+    for reason, hosts in groups[:STAGE_REASONS_SHOWN]:
+        if len(reason) > STAGE_REASON_CHARS:
+            reason = reason[:STAGE_REASON_CHARS - 3] + "..."
+        parts.append("%s%s: %s" % (plural(len(hosts), "host"), _hosts_named(hosts, total), reason))
+    if len(groups) > STAGE_REASONS_SHOWN:
+        parts.append("%s more" % plural(len(groups) - STAGE_REASONS_SHOWN, "reason"))
+    return "; ".join(parts)
+
+
+def _stage_text(by_state, total, plural):
+    """(state, sentence) of one stage from {state: {host: {reason: [checks]}}}."""
+    ran, skipped, found = by_state.get("ran", {}), by_state.get("skipped", {}), by_state.get("found", {})
+    parts = []
+    if ran:
+        parts.append("ran on %s" % (plural(len(ran), "host") if len(ran) == total else "%d of %s" % (
+            len(ran), plural(total, "host"))))
+        checks = sorted(set(c for reasons in ran.values() for checks in reasons.values() for c in checks))
+        if checks:      # their reasons are in the hosts' records (the drill-down)
+            parts.append("%s skipped (%s%s)" % (plural(len(checks), "check"), ", ".join(checks[:STAGE_CHECKS_SHOWN]),
+                                                 ", ..." if len(checks) > STAGE_CHECKS_SHOWN else ""))
+    if skipped:
+        parts.append("skipped on %s" % _skips_text(skipped, total, plural))
+    if found:
+        parts.append("not run on %s%s although the probe found its hardware" % (
+            plural(len(found), "host"), _hosts_named(sorted(found), total)))
+    none = by_state.get("none", {})
+    if none and (ran or skipped or found):
+        parts.append("no record of it on %s%s" % (plural(len(none), "host"), _hosts_named(sorted(none), total)))
+    if not ran:
+        return "not run", "; ".join(parts) or "no record of this stage on any host"
+    return ("ran" if len(ran) == total else "partly"), "; ".join(parts)
+
+
+def stages(records, hosts, plural):
+    """Which stages of the run ran, and where and why the others did not, from the records alone:
+    [{title, state: "ran" | "partly" | "not run", ran_hosts, text}] in STAGES order, for ``hosts`` (the hosts with
+    a verdict); ``text``: "ran on 2 hosts; ...", or for a stage that did not run, why ("skipped on 2 hosts: no
+    NVIDIA GPU/driver: nvidia-smi not found", "no record of this stage on any host"). ``plural(count, noun)``
+    writes the counts. An analysis' records and the run's bookkeeping (BOOKKEEPING) are no stage's."""
+    by_host = dict((h, []) for h in hosts)
+    for rec in records:
+        if rec.get("host") in by_host and not analysis.is_analysis_record(rec) and rec.get("check") not in BOOKKEEPING:
+            by_host[rec["host"]].append(rec)
+    out = []
+    for stage in STAGES:
+        by_state = {}
+        for host in hosts:
+            state, reasons = _stage_host(by_host[host], stage)
+            by_state.setdefault(state, {})[host] = reasons
+        if not stage["always"] and set(by_state) <= {"none"}:
+            continue
+        state, text = _stage_text(by_state, len(hosts), plural)
+        out.append({"title": stage["title"], "state": state, "ran_hosts": len(by_state.get("ran", {})), "text": text})
+    return out

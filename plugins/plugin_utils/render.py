@@ -145,6 +145,7 @@ def write_report_dir(report, directory, formats=None):
 
 
 label = report_html.label     # check[target][peer]: the name of a record in junit and tables (one definition)
+plural = report_html.plural   # "1 host", "2 hosts": every count the reports print
 
 
 def _key(record):
@@ -224,9 +225,14 @@ def _md_header(report):
         out.append("> **Interrupted run** (%s): the records measured before it stopped; the checks after "
                    "that point did not run." % _md(run.get("interrupt_reason") or "interrupted"))
         out.append("")
-    out.append("**%s** — %d hosts (targeted %s, inventory %s), %d records" % (
-        summary["worst_status"].upper(), summary["hosts_total"], run.get("hosts_targeted_count", "?"),
-        run.get("inventory_host_count", "?"), summary["records_total"]))
+    out.append("**%s** — %s (targeted %s, inventory %s), %s" % (
+        summary["worst_status"].upper(), plural(summary["hosts_total"], "host"), run.get("hosts_targeted_count", "?"),
+        run.get("inventory_host_count", "?"), plural(summary["records_total"], "record")))
+    out.append("")
+    stages, not_covered = report_html.stage_lines(report)
+    out += ["- **%s**: %s%s" % (s["title"], "not run - " if s["state"] == "not run" else "", _md(s["text"])) for s in stages]
+    if not_covered:
+        out += ["", "> %s" % not_covered]
     out.append("")
     out.append("| | " + " | ".join(STATUS_ORDER) + " |")
     out.append("|---|" + "---|" * len(STATUS_ORDER))
@@ -260,8 +266,8 @@ def _md_judgement(summary):
     if not given.get("headline_total"):
         return []
     judges = ", ".join("%s %d" % (k, v) for k, v in sorted((given.get("by_judge") or {}).items()))
-    out = ["## Judgement", "", "%d of %d headline figures judged (%s); **%d unjudged**." % (
-        given["judged"], given["headline_total"], judges or "none", given["unjudged_total"]), ""]
+    out = ["## Judgement", "", "%d of %s judged (%s); **%d unjudged**." % (
+        given["judged"], plural(given["headline_total"], "headline figure"), judges or "none", given["unjudged_total"]), ""]
     if given.get("unjudged"):
         out += ["| host | check | target | why not judged |", "|---|---|---|---|"]
         out += ["| %s | %s | %s | %s |" % (
@@ -309,7 +315,8 @@ def _md_changes(report, deltas):
     if not deltas:
         return out + ["No earlier run of these hosts in %s." % _md(history.get("db")), ""]
     new = sum(1 for d in deltas.values() if d.get("new"))
-    out.append("%d status changes, %d new checks (history: %s)." % (len(changed), new, _md(history.get("db"))))
+    out.append("%s, %s (history: %s)." % (plural(len(changed), "status change"), plural(new, "new check"),
+                                          _md(history.get("db"))))
     out.append("")
     if changed:
         out += ["| host | check | before | now | metrics |", "|---|---|---|---|---|"]
@@ -472,7 +479,7 @@ def render_html(report, counted=None):
                if d.get("status_changed") and not d.get("new")]
     history = report.get("history") or {}
     if history.get("db"):
-        history_text = "%s (%d records compared with an earlier run)" % (history["db"], len(deltas))
+        history_text = "%s (%s compared with an earlier run)" % (history["db"], plural(len(deltas), "record"))
     else:
         history_text = history.get("error") or "off"
     return report_html.render(report, lambda rec: describe_delta(deltas.get(_key(rec))) if deltas else "",

@@ -104,6 +104,14 @@ def human_bytes(value):
     return str(value)
 
 
+def plural(count, word):
+    """``1 host``, ``2 hosts``, ``3 status changes``, ``2 matches``: a count and its noun (the last word takes the
+    ending: +es after s, x, ch or sh, else +s). Every count the report prints goes through here."""
+    if count == 1:
+        return "%s %s" % (count, word)
+    return "%s %s%s" % (count, word, "es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def label(record):
     """check[target][peer]: the name of a record in tables, junit and the drill-down."""
     name = record.get("check") or "?"
@@ -139,9 +147,14 @@ def _pairs_text(mapping, limit=6):
     return text + (" ..." if len(items) > limit else "")
 
 
+def _count(value, word):
+    """A count from an analysis' evidence with its noun (a count that is not an int is shown as it is)."""
+    return plural(value, word) if isinstance(value, int) and not isinstance(value, bool) else "%s %ss" % (fmt(value), word)
+
+
 def _node_text(ev, _hosts):
-    text = "suspect node: %s of %s pairs low (%s failed); %s fleet median %s, limit %s" % (
-        fmt(ev.get("low_pairs")), fmt(ev.get("pairs")), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
+    text = "suspect node: %s of %s low (%s failed); %s fleet median %s, limit %s" % (
+        fmt(ev.get("low_pairs")), _count(ev.get("pairs"), "pair"), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
         fmt(ev.get("fleet_median")), fmt(ev.get("limit")))
     if ev.get("low_peers"):
         text += "; low with: " + _pairs_text(ev["low_peers"])
@@ -169,16 +182,16 @@ def _drift_text(ev, _hosts):
     others = [(value, sizes.get(value, 0), (ev.get("groups") or {}).get(value) or [])
               for value in sizes if value != expected]
     others.sort(key=lambda x: x[1])
-    return "%s: expected %s (%s, %s of %s hosts); %s" % (
+    return "%s: expected %s (%s, %s of %s); %s" % (
         ev.get("subject") or ev.get("fact"), fmt(expected), ev.get("source") or "majority",
-        fmt(sizes.get(expected)) if expected in sizes else "0", total,
-        "; ".join("%s on %d host%s (%s)" % (fmt(v), n, "" if n == 1 else "s", _hosts_text(hs, 5))
+        fmt(sizes.get(expected)) if expected in sizes else "0", plural(total, "host"),
+        "; ".join("%s on %s (%s)" % (fmt(v), plural(n, "host"), _hosts_text(hs, 5))
                   for v, n, hs in others[:5]) or "no deviating host")
 
 
 def _outlier_text(ev, _hosts):
-    return "%s below the fleet: median %s, limit %s (%s samples%s)" % (
-        ev.get("metric") or "", fmt(ev.get("median")), fmt(ev.get("limit")), fmt(ev.get("samples")),
+    return "%s below the fleet: median %s, limit %s (%s%s)" % (
+        ev.get("metric") or "", fmt(ev.get("median")), fmt(ev.get("limit")), _count(ev.get("samples"), "sample"),
         (", %s" % ev["shape"]) if ev.get("shape") else "")
 
 
@@ -404,7 +417,8 @@ def _plot(check, target, ykey, items, rec_index, strings):
     return {"check": check, "target": target, "x": items[0][1], "y": ykey, "n": len(items),
             "sizes": [rnd(x) for x in sizes], "med": med, "p10": p10, "p90": p90,
             "floor": rnd(floor) if floor is not None else None,
-            "floorAt": [[rnd(x), rnd(v)] for x, v in points if x in col],
+            # at the size as the page has it (rnd(8589934592.0) would be 8.59e9, a size the axis does not have)
+            "floorAt": [[rnd(sizes[col[x]]), rnd(v)] for x, v in points if x in col],
             "flagged": [rec_index[id(it[0])] for it in flagged], "curves": curves}
 
 
@@ -692,7 +706,28 @@ JS = trusted_asset("report.js", asset("report.js"))    # plain ES2017, no librar
 TEMPLATE = asset("report.html.j2")
 
 _ENV = Environment(autoescape=True, trim_blocks=False)
+_ENV.filters["plural"] = plural
 _TEMPLATE = _ENV.from_string(TEMPLATE)
+
+
+def stage_lines(report):
+    """(the stages of coverage.stages for the report's hosts, the sentence that says what the verdict does not
+    cover, or None when every stage that is listed ran somewhere)."""
+    summary = report["summary"]
+    listed = coverage.stages(report["records"], [h["host"] for h in summary["hosts"]], plural)
+    missing = [s["title"] for s in listed if s["state"] == "not run"]
+    if not missing:
+        return listed, None
+    ran = [s["title"] for s in listed if s["state"] != "not run"]
+    verdict_word = summary["worst_status"].upper()
+    if not ran:
+        return listed, "No stage ran on any host: this %s says nothing about the hardware." % verdict_word
+    return listed, "This %s covers the %s %s only: %s did not run on any host." % (
+        verdict_word, _and(ran), "stage" if len(ran) == 1 else "stages", _and(missing))
+
+
+def _and(words):
+    return words[0] if len(words) == 1 else "%s and %s" % (", ".join(words[:-1]), words[-1])
 
 
 def render(report, deltas_text, changes, history_text, counted=None):
@@ -745,8 +780,9 @@ def render(report, deltas_text, changes, history_text, counted=None):
                       "lists": [("Regressions (worst first)", rows(given.get("regressions"))),
                                 ("Improvements", rows(given.get("improvements"))),
                                 ("Status changes", rows(given.get("status_changes")))]}
+    stages, not_covered = stage_lines(report)
     return _TEMPLATE.render(
-        comparison=comparison, css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
+        stages=stages, not_covered=not_covered, comparison=comparison, css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),

@@ -246,3 +246,39 @@ def test_real_capture_report_in_chromium_shows_a_script_as_text(browser, tmp_pat
     shots.append(browser.screenshot(str(tmp_path / "real-plots.png")))
     assert browser.errors() == [] and browser.js("window.__pwned === undefined")
     _shots(tmp_path, "real-capture", shots, {"interactive_s": round(seconds, 2)})
+
+
+def test_charts_name_their_axes_curves_and_points_in_chromium(browser, tmp_path):
+    """The 2x H200 capture plus a synthetic 8-host RDMA ring (the golden report's case), one GEMM record failed on
+    purpose: heat map axes and cell unit named, the expectation drawn in its own style, the lowest-host dot red
+    where it failed, the drill-down table within its box, counts in the singular where they are one."""
+    from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import test_report_golden
+    report = test_report_golden.report_of("h200x2-ring8")
+    gemm = [r for r in report["records"] if r["check"] == "gpu.gemm_bf16" and r.get("target") == "1"][0]
+    gemm["status"], gemm["reason"] = "fail", "tflops below the floor (set by this test)"
+    page = _publish(report, tmp_path)
+    browser.open(page)
+    assert browser.errors() == []
+    stages = browser.js("Array.from(document.querySelectorAll('#stages li')).map(li => li.innerText)")
+    assert any(s.startswith("RDMA: ran on 8 of 9 hosts") for s in stages), stages
+    heat = browser.js("document.querySelector('#heat .card').innerText")
+    assert "Row: the client (the record's host); column: the server (its peer)" in heat, heat
+    assert "Cell: bw_avg_gbit_s as % of the expectation 360 Gbit/s" in heat and "≥100 %" in browser.js(
+        "document.querySelector('#heat .card svg').textContent")
+    # the expectation line is not drawn in any curve's or dot's colour
+    expect = browser.js("Array.from(document.querySelectorAll('#plots line[stroke-dasharray], #gemm line[stroke-dasharray]'))"
+                        ".map(l => l.getAttribute('stroke'))")
+    assert expect and set(expect) == {"#1f2937"}, expect
+    dots = browser.js("Array.from(document.querySelectorAll('#gemm circle')).map(c => [c.textContent, c.getAttribute('fill')])")
+    by_status = dict((text.rsplit("(", 1)[1].rstrip(")"), fill) for text, fill in dots if "(" in text)
+    assert by_status == {"fail": "#c0392b", "warn": "#e0a030", "pass": "#374151"}, dots
+    assert "per GPU over 1 host (TFLOP/s)" in browser.js("document.getElementById('gemm').innerText")
+    # the drill-down's table fits its box at 1366 px: nothing cut off on the right
+    browser.js("document.querySelector('#hosts a[data-host]').click()")
+    width = browser.js("(() => {const w = document.querySelector('#detail .wrap'); return [w.scrollWidth, w.clientWidth]})()")
+    assert width[0] <= width[1], width
+    shots = [browser.screenshot(str(tmp_path / "ring8-drilldown.png"))]
+    browser.js("document.getElementById('heat').scrollIntoView()")
+    shots.append(browser.screenshot(str(tmp_path / "ring8-heatmap.png")))
+    assert browser.errors() == []
+    _shots(tmp_path, "ring8-charts", shots, {})

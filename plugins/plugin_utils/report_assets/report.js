@@ -69,6 +69,30 @@ function judgeCell(r){const j=S(r[13]||0);return el("td",{cls:"j"+(j==="unjudged
 title:j==="unjudged"?"a headline figure nothing held to an expectation: not a pass":"what judged this record's status"});}
 function hostLink(h){return el("a",{text:HN(h),onclick:(e)=>{e.preventDefault();openHost(h);}});}
 // ---------------------------------------------------------------- plots
+function pl(n,w){return n+" "+(n===1?w:/(s|x|ch|sh)$/.test(w)?w+"es":w+"s");}
+const UNITS=[["_gbyte_s","GB/s"],["_gbit_s","Gbit/s"],["_mbyte_s","MB/s"],["_mib_s","MiB/s"],["_us","µs"],["_tflops","TFLOP/s"]];
+function unitOf(name){const u=UNITS.find(([s])=>(name||"").endsWith(s));return u?u[1]:"";}
+function withUnit(name){const u=unitOf(name);return u?name+" ("+u+")":name;}
+// the expectation: its own colour and dash-dot pattern (the curves of failing hosts are drawn in the palette below)
+const EXPECT={stroke:"#1f2937","stroke-width":1.5,"stroke-dasharray":"9 3 2 3"};
+// a named curve: its colour says its status (reds: fail/error, oranges: warn, greens/greys: pass), its dash pattern
+// and marker (one per curve) tell overlapping curves apart
+const PALETTES=[["#2ca02c","#17becf","#7f7f7f","#0e7c61"],["#7f7f7f","#999"],["#ff7f0e","#b8860b","#d4a017"],
+ ["#d62728","#9467bd","#8c564b","#e377c2"],["#9467bd","#d62728","#8c564b"]];
+const DASHES=["","7 3","2 3","10 3 2 3","4 2 1 2 1 2"];
+const MARKERS=["circle","square","triangle","diamond","cross"];
+function curveStyle(k,st){const pal=PALETTES[st]||PALETTES[3];return {color:pal[k%pal.length],dash:DASHES[k%DASHES.length],marker:MARKERS[k%MARKERS.length]};}
+function marker(kind,x,y,color){const r=3.4;
+ if(kind==="circle")return sv("circle",{cx:x,cy:y,r:r,fill:"#fff",stroke:color,"stroke-width":1.5});
+ const d=kind==="square"?"M"+(x-r)+" "+(y-r)+"h"+2*r+"v"+2*r+"h"+(-2*r)+"z":kind==="triangle"?"M"+x+" "+(y-r-1)+"L"+(x+r+0.5)+" "+(y+r)+"L"+(x-r-0.5)+" "+(y+r)+"z":
+ kind==="diamond"?"M"+x+" "+(y-r-1)+"L"+(x+r+1)+" "+y+"L"+x+" "+(y+r+1)+"L"+(x-r-1)+" "+y+"z":"M"+(x-r)+" "+(y-r)+"L"+(x+r)+" "+(y+r)+"M"+(x+r)+" "+(y-r)+"L"+(x-r)+" "+(y+r);
+ return sv("path",{d:d,fill:kind==="cross"?"none":"#fff",stroke:color,"stroke-width":1.5});}
+function swatch(item){const s=sv("svg",{width:30,height:12,style:"vertical-align:middle;margin:0 4px 0 12px"});
+ if(item.fill){s.appendChild(sv("rect",{x:2,y:2,width:26,height:8,fill:item.fill,opacity:item.opacity||1}));return s;}
+ s.appendChild(sv("line",Object.assign({x1:1,x2:29,y1:6,y2:6,stroke:item.color,"stroke-width":item.width||1.6},item.dash?{"stroke-dasharray":item.dash}:{})));
+ if(item.marker)s.appendChild(marker(item.marker,15,6,item.color));return s;}
+function legendBox(items){const lg=el("div",{cls:"legend"});
+ for(const it of items)lg.appendChild(el("span",{cls:"li"},swatch(it),it.name));return lg;}
 function niceTicks(max,n){if(!(max>0))max=1;const raw=max/n;
  const p=Math.pow(10,Math.floor(Math.log10(raw)));const m=[1,2,2.5,5,10].find(x=>x*p>=raw)*p;
  const top=Math.ceil(max/m-1e-9)*m;const out=[];for(let k=0;k*m<=top+m*1e-6;k++)out.push(k*m);return out;}
@@ -87,69 +111,96 @@ function curveChart(p,extra,small){
 stroke:"#444"}));s.appendChild(sv("text",{x:X(i),y:H-B+16,"text-anchor":"middle"},p.x.indexOf("bytes")>=0||p.x==="size"?bytes(v):num(v)));});
  s.appendChild(sv("line",{x1:L,x2:W-R,y1:H-B,y2:H-B,stroke:"#444"}));s.appendChild(sv("line",{x1:L,x2:L,y1:T,y2:H-B,stroke:"#444"}));
  s.appendChild(sv("text",{x:(L+W-R)/2,y:H-8,"text-anchor":"middle"},"message size (log2 axis)"));
- s.appendChild(sv("text",{x:12,y:(T+H-B)/2,"text-anchor":"middle",transform:"rotate(-90 12 "+((T+H-B)/2)+")"},p.y));
+ s.appendChild(sv("text",{x:12,y:(T+H-B)/2,"text-anchor":"middle",transform:"rotate(-90 12 "+((T+H-B)/2)+")"},withUnit(p.y)));
  const band=[];p.p90.forEach((v,i)=>{if(v!=null)band.push(X(i)+","+Y(v));});
  for(let i=p.p10.length-1;i>=0;i--)if(p.p10[i]!=null)band.push(X(i)+","+Y(p.p10[i]));
  if(p.n>1)s.appendChild(sv("polygon",{points:band.join(" "),fill:"#9cc3f0",opacity:"0.45"}));
  const line=(ys,attrs,title)=>{const pts=[];ys.forEach((v,i)=>{if(v!=null)pts.push(X(i).toFixed(1)+","+Y(v).toFixed(1));});
- const pl=sv("polyline",Object.assign({points:pts.join(" "),fill:"none"},attrs));if(title)pl.appendChild(sv("title",{},title));s.appendChild(pl);};
- line(p.med,{stroke:"#1457b8","stroke-width":2},"fleet median");
- if(p.floor!=null&&p.floor<=ymax){s.appendChild(sv("line",{x1:L,x2:W-R,y1:Y(p.floor),y2:Y(p.floor),stroke:"#c0392b","stroke-dasharray":"6 4"}));
- s.appendChild(sv("text",{x:W-R-2,y:Y(p.floor)-4,"text-anchor":"end",fill:"#c0392b"},"expected min "+num(p.floor)));}
- for(const [x,v] of p.floorAt||[]){const i=p.sizes.indexOf(x);if(i>=0)s.appendChild(sv("circle",{cx:X(i),cy:Y(v),r:4,fill:"none",stroke:"#c0392b"}));}
- const colors=["#d62728","#ff7f0e","#9467bd","#8c564b","#e377c2","#bcbd22","#17becf","#7f7f7f","#2ca02c","#1f77b4"];
- const legend=[["#1457b8","fleet median ("+p.n+")"],["#9cc3f0","p10-p90"]];if(p.floor!=null)legend.push(["#c0392b","expected min"]);
- (extra||[]).forEach((c,k)=>{line(c.ys,{stroke:c.color||colors[k%colors.length],"stroke-width":1.6},
-c.name);legend.push([c.color||colors[k%colors.length],c.name]);});
- const box=el("div",{cls:"card"},el("div",{text:p.check+(p.target?" ["+p.target+"]":"")+": "+p.y}),s);
- const lg=el("div",{cls:"muted"});legend.forEach(([c,n])=>{lg.appendChild(el("span",
-{style:"display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;background:"+c}));lg.appendChild(document.createTextNode(n));});
- box.appendChild(lg);
+ const poly=sv("polyline",Object.assign({points:pts.join(" "),fill:"none"},attrs));if(title)poly.appendChild(sv("title",{},title));s.appendChild(poly);};
+ line(p.med,{stroke:"#1457b8","stroke-width":2.5},"fleet median");
+ const legend=[{color:"#1457b8",width:2.5,name:"fleet median ("+pl(p.n,"curve")+")"}];if(p.n>1)legend.push({fill:"#9cc3f0",opacity:0.45,name:"p10-p90"});
+ if(p.floor!=null&&p.floor<=ymax){s.appendChild(sv("line",Object.assign({x1:L,x2:W-R,y1:Y(p.floor),y2:Y(p.floor)},EXPECT)));
+ s.appendChild(sv("text",{x:L+4,y:Y(p.floor)-4,"text-anchor":"start",fill:EXPECT.stroke},"expected min "+num(p.floor)));}
+ for(const [x,v] of p.floorAt||[]){const i=p.sizes.indexOf(x);if(i>=0)s.appendChild(marker("diamond",X(i),Y(v),EXPECT.stroke));}
+ if(p.floor!=null||(p.floorAt||[]).length)legend.push(Object.assign({color:EXPECT.stroke,dash:EXPECT["stroke-dasharray"],width:1.5,
+name:"expected min"},(p.floorAt||[]).length?{marker:"diamond"}:{}));
+ // markers on every few points, staggered from curve to curve: curves that lie on one another still show each marker
+ const every=Math.max(Math.ceil(p.sizes.length/16),Math.min((extra||[]).length,5),1);
+ (extra||[]).forEach((c,k)=>{const st=curveStyle(k,c.st);line(c.ys,Object.assign({stroke:st.color,"stroke-width":1.6},st.dash?{"stroke-dasharray":st.dash}:{}),c.name);
+  c.ys.forEach((v,i)=>{if(v!=null&&(i%every===k%every||i===lastI))s.appendChild(marker(st.marker,X(i),Y(v),st.color));});
+  legend.push({color:st.color,dash:st.dash,marker:st.marker,name:c.name});});
+ const box=el("div",{cls:"card"},el("div",{text:p.check+(p.target?" ["+p.target+"]":"")+": "+withUnit(p.y)}),s);
+ box.appendChild(legendBox(legend));
  return box;
 }
 function curveOf(p,ri){const c=p.curves.find(c=>c[0]===ri);return c?parse(c[1]):null;}
+function curveName(r){return HN(r[0])+(r[3]>=0?" -> "+HN(r[3]):"")+" ("+ST[r[4]]+")";}
 function renderPlots(){
  const box=$("plots");box.textContent="";
  if(!D.plots.length){box.appendChild(el("p",{cls:"muted",text:"No record has a per-size series."}));return;}
  for(const p of D.plots){const extra=[];for(const ri of p.flagged){
- const ys=curveOf(p,ri);const r=D.recs[ri];if(ys)extra.push({ys:ys,name:HN(r[0])+(r[3]>=0?" -> "+HN(r[3]):"")+" ("+ST[r[4]]+")"});}
+ const ys=curveOf(p,ri);const r=D.recs[ri];if(ys)extra.push({ys:ys,name:curveName(r),st:r[4]});}
   box.appendChild(curveChart(p,extra));}
 }
 // ---------------------------------------------------------------- heat maps
 function heatColor(ratio,st){if(st===4&&ratio<0)return "#8e44ad";if(ratio<0)return "#ccc";const r=ratio/1000;
  if(r>=1)return "hsl(130,55%,"+(r>1.1?48:58)+"%)";if(r>=0.95)return "hsl(75,70%,55%)";
  const t=Math.max(0,Math.min(1,(r-0.5)/0.45));return "hsl("+Math.round(45*t)+",80%,"+Math.round(45+10*t)+"%)";}
+// which end of a pair the record's host is: a perftest record's host is the client, a .server record's the server
+function heatRoles(m){return m.check.endsWith(".server")?["server","client"]:["client","server"];}
+function heatScale(){
+ const W=330,s=sv("svg",{width:W+230,height:34,role:"img"});const X=(r)=>10+(r-0.45)/0.55*W;
+ for(let k=0;k<55;k++){const r=0.45+k*0.01;s.appendChild(sv("rect",{x:X(r),y:4,width:W/55+0.5,height:12,fill:heatColor(Math.round(r*1000),0)}));}
+ s.appendChild(sv("rect",{x:X(1)+2,y:4,width:34,height:12,fill:heatColor(1000,0)}));
+ for(const [r,t] of [[0.5,"≤50 %"],[0.75,"75 %"],[0.95,"95 %"]]){
+  s.appendChild(sv("line",{x1:X(r),x2:X(r),y1:16,y2:20,stroke:"#444"}));s.appendChild(sv("text",{x:X(r),y:31,"text-anchor":"middle"},t));}
+ s.appendChild(sv("text",{x:X(1)+19,y:31,"text-anchor":"middle"},"≥100 %"));
+ [["#ccc","no value"],["#8e44ad","error"]].forEach(([c,t],k)=>{s.appendChild(sv("rect",{x:X(1)+56+k*80,y:4,width:12,height:12,fill:c}));
+  s.appendChild(sv("text",{x:X(1)+72+k*80,y:14},t));});
+ return s;}
+function heatCanvas(m){
+ const n=m.axis.length,cell=Math.max(2,Math.min(28,Math.floor(460/n)));
+ const name=(a)=>m.bin>1?HN(a[0])+" .. "+HN(a[1]):HN(a);const short=(a)=>{const t=m.bin>1?HN(a[0]):HN(a);return t.length>18?t.slice(0,17)+"…":t;};
+ const lab=Math.min(130,8+6.6*Math.max(4,...m.axis.map(a=>short(a).length)));const every=Math.max(1,Math.ceil(13/cell));
+ const padL=lab+22,padT=lab+22,size=n*cell;const c=el("canvas",{width:padL+size+8,height:padT+size+8});const g=c.getContext("2d");
+ g.fillStyle="#fff";g.fillRect(0,0,c.width,c.height);g.fillStyle="#f3f4f6";g.fillRect(padL,padT,size,size);
+ const [rowRole,colRole]=heatRoles(m);
+ g.fillStyle="#333";g.font="11px system-ui,sans-serif";g.textBaseline="middle";
+ for(let i=0;i<n;i+=every){g.textAlign="right";g.fillText(short(m.axis[i]),padL-4,padT+i*cell+cell/2);
+  g.save();g.translate(padL+i*cell+cell/2,padT-4);g.rotate(-Math.PI/2);g.textAlign="left";g.fillText(short(m.axis[i]),0,0);g.restore();}
+ g.font="600 11px system-ui,sans-serif";g.textAlign="center";g.fillText(colRole+" (peer) →",padL+size/2,9);
+ g.save();g.translate(9,padT+size/2);g.rotate(-Math.PI/2);g.fillText(rowRole+" (host) →",0,0);g.restore();
+ const grid=new Map();
+ for(let k=0;k<m.cells.length;k+=4){const i=m.cells[k],j=m.cells[k+1],ratio=m.cells[k+2],st=m.cells[k+3];grid.set(i*n+j,[ratio,st]);
+  g.fillStyle=heatColor(ratio,st);g.fillRect(padL+j*cell,padT+i*cell,cell,cell);
+  if(st>=3&&cell>=4){g.strokeStyle="#000";g.lineWidth=1;g.strokeRect(padL+j*cell+0.5,padT+i*cell+0.5,cell-1,cell-1);}}
+ if(cell<8){for(let k=0;k<m.cells.length;k+=4){const ratio=m.cells[k+2],st=m.cells[k+3];if(st<3&&!(ratio>=0&&ratio<950))continue;
+  const x=padL+m.cells[k+1]*cell+cell/2,y=padT+m.cells[k]*cell+cell/2;g.fillStyle=heatColor(ratio,st);g.strokeStyle="#000";g.lineWidth=1.5;
+  g.beginPath();g.arc(x,y,5,0,2*Math.PI);g.fill();g.stroke();}}
+ const at=(ev)=>{const b=c.getBoundingClientRect();return [Math.floor((ev.clientY-b.top-padT)/cell),Math.floor((ev.clientX-b.left-padL)/cell)];};
+ const unit=unitOf(m.metric);
+ const value=(ratio)=>ratio<=0||!m.ref?"":" ≈ "+num(m.lower?m.ref*1000/ratio:m.ref*ratio/1000)+(unit?" "+unit:"")+",";
+ c.addEventListener("mousemove",(ev)=>{const [i,j]=at(ev);if(i<0||j<0||i>=n||j>=n){hideTip();return;}const v=grid.get(i*n+j);
+  showTip(ev,rowRole+" "+name(m.axis[i])+" -> "+colRole+" "+name(m.axis[j])+": "+(v?(v[0]<0?"no value":value(v[0])+" "+Math.round(v[0]/10)+
+" % of "+m.refKind)+" ("+ST[v[1]]+")":"not measured")+(m.bin>1?" [worst pair of the block]":""));});
+ c.addEventListener("mouseleave",hideTip);
+ c.addEventListener("click",(ev)=>{const [i]=at(ev);if(i>=0&&i<n)openHost(m.bin>1?m.axis[i][0]:m.axis[i]);});
+ return [c,cell];
+}
 function renderHeat(){
  const box=$("heat");box.textContent="";
  if(!D.heat.length){box.appendChild(el("p",{cls:"muted",text:"No pairwise records."}));return;}
  for(const m of D.heat){
-  const n=m.axis.length,cell=Math.max(2,Math.min(16,Math.floor(460/n))),pad=6,size=n*cell;
-  const c=el("canvas",{width:size+2*pad,height:size+2*pad});const g=c.getContext("2d");g.fillStyle="#f3f4f6";g.fillRect(0,0,size+2*pad,size+2*pad);
-  const grid=new Map();
-  for(let k=0;k<m.cells.length;k+=4){const i=m.cells[k],j=m.cells[k+1],ratio=m.cells[k+2],st=m.cells[k+3];grid.set(i*n+j,[ratio,st]);
-   g.fillStyle=heatColor(ratio,st);g.fillRect(pad+j*cell,pad+i*cell,cell,cell);
-   if(st>=3&&cell>=4){g.strokeStyle="#000";g.lineWidth=1;g.strokeRect(pad+j*cell+0.5,pad+i*cell+0.5,cell-1,cell-1);}}
-  if(cell<8){for(let k=0;k<m.cells.length;k+=4){const ratio=m.cells[k+2],st=m.cells[k+3];if(st<3&&!(ratio>=0&&ratio<950))continue;
-   const x=pad+m.cells[k+1]*cell+cell/2,y=pad+m.cells[k]*cell+cell/2;g.fillStyle=heatColor(ratio,st);g.strokeStyle="#000";g.lineWidth=1.5;
-   g.beginPath();g.arc(x,y,5,0,2*Math.PI);g.fill();g.stroke();}}
-  const name=(a)=>m.bin>1?HN(a[0])+" .. "+HN(a[1]):HN(a);
-  c.addEventListener("mousemove",(ev)=>{const b=c.getBoundingClientRect();const j=Math.floor((ev.clientX-b.left-pad)/cell),
-i=Math.floor((ev.clientY-b.top-pad)/cell);
-   if(i<0||j<0||i>=n||j>=n){hideTip();return;}const v=grid.get(i*n+j);
-   showTip(ev,
-name(m.axis[i])+" -> "+name(m.axis[j])+": "+(v?(v[0]<0?"no value":Math.round(v[0]/10)+" % of "+m.refKind)+" ("+ST[v[1]]+")":"not measured")+
-(m.bin>1?" [worst pair of the block]":""));
- });
-  c.addEventListener("mouseleave",hideTip);
-  c.addEventListener("click",
-(ev)=>{const b=c.getBoundingClientRect();const i=Math.floor((ev.clientY-b.top-pad)/cell);if(i>=0&&i<n)openHost(m.bin>1?m.axis[i][0]:m.axis[i]);});
-  const card=el("div",{cls:"card"},el("div",{text:m.check+(m.target?" ["+m.target+"]":"")+": "+(m.metric||"status only")}),
+  const [c,cell]=heatCanvas(m);const [rowRole,colRole]=heatRoles(m);const unit=unitOf(m.metric);
+  const card=el("div",{cls:"card"},el("div",{text:m.check+(m.target?" ["+m.target+"]":"")+": "+(m.metric?withUnit(m.metric):"status only")}),
    el("div",{cls:"muted",
-text:m.n+" hosts, "+m.pairs+" pairs; colour = value vs "+m.refKind+" "+num(m.ref)+(m.lower?" (lower is better)":"")+"; fleet median "+num(m.median)+
-(m.bin>1?"; "+m.bin+" hosts per row/column, each block shows its worst pair":"")+". Row: host (client), column: peer; black outline: failed pair"+
-(cell<8?"; circled: pairs below 95 % or failed":"")+". Hover for names, click for the host."}),
-   el("div",{cls:"wrap"},c));
-  if(m.worst.length){const t=el("table",null,el("thead",null,el("tr",null,el("th",{text:"host"}),el("th",{text:"peer"}),el("th",{text:m.metric}),
+text:pl(m.n,"host")+", "+pl(m.pairs,"pair")+". Row: the "+rowRole+" (the record's host); column: the "+colRole+" (its peer). "+
+"Cell: "+(m.metric?m.metric+" as % of the "+m.refKind+" "+num(m.ref)+(unit?" "+unit:"")+(m.lower?" (lower is better: the ratio is inverted)":""):"status")+
+"; fleet median "+num(m.median)+(unit?" "+unit:"")+
+(m.bin>1?"; "+pl(m.bin,"host")+" per row/column, each block shows its worst pair":"")+"; black outline: failed pair"+
+(cell<8?"; circled: pairs below 95 % or failed":"")+". Hover for names and values, click a row for its host."}),
+   el("div",{cls:"wrap"},c),heatScale());
+  if(m.worst.length){const t=el("table",null,el("thead",null,el("tr",null,el("th",{text:rowRole}),el("th",{text:colRole}),el("th",{text:withUnit(m.metric)}),
 el("th",{text:"status"}))),el("tbody"));
    for(const w of m.worst)t.tBodies[0].appendChild(el("tr",null,el("td",{cls:"h"},hostLink(w[0])),el("td",{cls:"h"},hostLink(w[1])),el("td",{cls:"n",
 text:num(w[2])}),el("td",null,badge(ST[w[3]]))));
@@ -157,36 +208,46 @@ text:num(w[2])}),el("td",null,badge(ST[w[3]]))));
   box.appendChild(card);}
 }
 // ---------------------------------------------------------------- GEMM and latency
-function bars(title,items,floor,unit){
- const W=Math.max(260,60+items.length*46),H=240,L=50,B=34,T=14;let ymax=Math.max(floor||0,...items.map(b=>b.hi!=null?b.hi:b.v));
+// the dot of the lowest host: red when it failed (or errored), amber when it warned, dark grey when it passed
+function dotColor(st){return st>=3?"#c0392b":st===2?"#e0a030":"#374151";}
+function bars(title,items,floor,unit,note){
+ const subs=Math.max(0,...items.map(b=>(b.sub||[]).length));
+ const W=Math.max(260,60+items.length*56),H=240+12*subs,L=50,B=34+12*subs,T=14;let ymax=Math.max(floor||0,...items.map(b=>b.hi!=null?b.hi:b.v));
  const ticks=niceTicks(ymax||1,4);ymax=ticks[ticks.length-1]||1;
  const Y=(v)=>H-B-(H-T-B)*v/ymax;const s=sv("svg",{width:W,height:H,role:"img"});s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
  for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-6,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));
  s.appendChild(sv("text",{x:L-5,y:Y(t)+4,"text-anchor":"end"},num(t)));}
- items.forEach((b,k)=>{const x=L+8+k*46;const r=sv("rect",{x:x,y:Y(b.v),width:30,height:Math.max(0,H-B-Y(b.v)),
+ items.forEach((b,k)=>{const x=L+12+k*56;const r=sv("rect",{x:x,y:Y(b.v),width:30,height:Math.max(0,H-B-Y(b.v)),
 fill:b.color||"#5b8fd6"});r.appendChild(sv("title",{},b.title));s.appendChild(r);
   if(b.lo!=null){s.appendChild(sv("line",{x1:x+15,x2:x+15,y1:Y(b.lo),y2:Y(b.hi),stroke:"#222"}));}
-  if(b.min!=null){const c=sv("circle",{cx:x+15,cy:Y(b.min),r:3.5,fill:b.minColor||"#c0392b"});
+  if(b.min!=null){const c=sv("circle",{cx:x+15,cy:Y(b.min),r:4.5,fill:b.minColor||dotColor(4),stroke:"#fff","stroke-width":1});
  c.appendChild(sv("title",{},b.minTitle||""));s.appendChild(c);}
   s.appendChild(sv("text",{x:x+15,y:H-B+14,"text-anchor":"middle"},b.label));
- if(b.sub)s.appendChild(sv("text",{x:x+15,y:H-B+27,"text-anchor":"middle",style:"font-size:9px"},b.sub));});
+  (b.sub||[]).forEach((t,i)=>s.appendChild(sv("text",{x:x+15,y:H-B+27+12*i,"text-anchor":"middle",style:"font-size:9px"},t)));});
  s.appendChild(sv("line",{x1:L,x2:W-6,y1:H-B,y2:H-B,stroke:"#444"}));
- if(floor!=null){s.appendChild(sv("line",{x1:L,x2:W-6,y1:Y(floor),y2:Y(floor),stroke:"#c0392b","stroke-dasharray":"6 4"}));
- s.appendChild(sv("text",{x:W-8,y:Y(floor)-4,"text-anchor":"end",fill:"#c0392b"},"expected min "+num(floor)));}
- return el("div",{cls:"card"},el("div",{text:title+(unit?" ("+unit+")":"")}),s);
+ if(floor!=null){s.appendChild(sv("line",Object.assign({x1:L,x2:W-6,y1:Y(floor),y2:Y(floor)},EXPECT)));
+ s.appendChild(sv("text",{x:W-8,y:Y(floor)-4,"text-anchor":"end",fill:EXPECT.stroke},"expected min "+num(floor)));}
+ const card=el("div",{cls:"card"},el("div",{text:title+(unit?" ("+unit+")":"")}),s);
+ if(note)card.appendChild(note);
+ return card;
 }
+function gemmLegend(floor){const items=[{fill:"#5b8fd6",name:"fleet median"},{color:"#222",width:1.2,name:"p10-p90"}];
+ for(const [st,n] of [[3,"lowest host: failed"],[2,"warned"],[0,"passed"]])items.push({color:dotColor(st),marker:"dot",name:n});
+ if(floor!=null)items.push({color:EXPECT.stroke,dash:EXPECT["stroke-dasharray"],width:1.5,name:"expected min"});
+ const lg=legendBox([]);for(const it of items){const sw=it.marker==="dot"?sv("svg",{width:16,height:12,style:"vertical-align:middle;margin:0 2px 0 10px"}):swatch(it);
+ if(it.marker==="dot")sw.appendChild(sv("circle",{cx:8,cy:6,r:4.5,fill:it.color}));lg.appendChild(el("span",{cls:"li"},sw,it.name));}
+ return lg;}
 function renderGemm(){
  const box=$("gemm");box.textContent="";
- for(const g of D.gemm){box.appendChild(bars(g.check+": per GPU, fleet median with p10-p90, red dot = lowest host",g.bars.map(b=>({v:b.med,lo:b.p10,
+ for(const g of D.gemm){box.appendChild(bars(g.check+": per GPU over "+pl(Math.max(...g.bars.map(b=>b.n)),"host"),g.bars.map(b=>({v:b.med,lo:b.p10,
 hi:b.p90,min:b.min,label:"GPU "+b.gpu,
-  title:"GPU "+b.gpu+": median "+num(b.med)+" over "+b.n+" hosts",minTitle:"lowest: "+HN(b.minHost)+" "+num(b.min)+" ("+ST[b.minStatus]+")",
-minColor:b.minStatus>=2?"#c0392b":"#555"}
- )),g.floor,"TFLOP/s"));}
+  title:"GPU "+b.gpu+": median "+num(b.med)+" over "+pl(b.n,"host"),minTitle:"lowest: "+HN(b.minHost)+" "+num(b.min)+" ("+ST[b.minStatus]+")",
+minColor:dotColor(b.minStatus)})),g.floor,"TFLOP/s",gemmLegend(g.floor)));}
  for(const l of D.lat){const v=l.values,lo=v[0],hi=v[v.length-1],nb=Math.min(30,Math.max(5,Math.ceil(Math.sqrt(v.length))));
  const w=(hi-lo)/nb||1;const cnt=new Array(nb).fill(0);
   for(const x of v)cnt[Math.min(nb-1,Math.floor((x-lo)/w))]++;
-  box.appendChild(bars(l.check+(l.target?" ["+l.target+"]":"")+": distribution of "+l.metric+" over "+v.length+" records",cnt.map((c,i)=>({v:c,
-label:num(lo+i*w),title:c+" records in "+num(lo+i*w)+" .. "+num(lo+(i+1)*w)})),null,"records"));
+  box.appendChild(bars(l.check+(l.target?" ["+l.target+"]":"")+": distribution of "+withUnit(l.metric)+" over "+pl(v.length,"record"),cnt.map((c,i)=>({v:c,
+label:num(lo+i*w),title:pl(c,"record")+" in "+num(lo+i*w)+" .. "+num(lo+(i+1)*w)})),null,"records"));
  }
  if(!D.gemm.length&&!D.lat.length)box.appendChild(el("p",{cls:"muted",text:"No GEMM or latency records."}));
 }
@@ -200,7 +261,7 @@ function openHost(h){
  const box=$("detail");box.textContent="";box.style.display="block";
  const a=D.starts[h],b=D.starts[h+1];const st=D.hosts[h][1];
  box.appendChild(el("h3",null,"Host ",el("span",{cls:"h",text:HN(h)})," ",st>=0?badge(ST[st]):el("span",{cls:"muted",text:"(peer only)"}),el("span",
-{cls:"muted",text:"  "+(b-a)+" records"+(D.unlisted[h]?", "+D.unlisted[h]+" passing pairs not listed (see the heat map)":"")}),
+{cls:"muted",text:"  "+pl(b-a,"record")+(D.unlisted[h]?", "+pl(D.unlisted[h],"passing pair")+" not listed (see the heat map)":"")}),
   " ",el("a",{text:"[close]",onclick:()=>{box.style.display="none";}})));
  const extra=[];const gemm=[];
  const t=el("table",null,el("thead",null,el("tr",null,...["check","status","judged by","reason","metrics","expect","facts","since last run"].map(x=>el("th",
@@ -214,19 +275,18 @@ text:S(r[10])}));
   if(!r[11]&&r[3]>=0)tr.title="a pairwise record judged by attribution: it counts toward no host (see the .node/.link records)";
   t.tBodies[0].appendChild(tr);
   const m=parse(r[6]);if(m&&!r[12]&&S(r[1]).startsWith("gpu.gemm")&&typeof m.tflops==="number")gemm.push({check:S(r[1]),v:m.tflops,label:"GPU "+S(r[2]),
-sub:(m.sm_clock_mhz!=null?num(m.sm_clock_mhz)+" MHz ":"")+(m.power_w!=null?num(m.power_w)+" W":""),
+sub:[m.sm_clock_mhz!=null?num(m.sm_clock_mhz)+" MHz":null,m.power_w!=null?num(m.power_w)+" W":null].filter(x=>x),
 color:r[4]>=3?"#c0392b":r[4]===2?"#e0a030":"#5b8fd6",title:recLabel(r)+": "+num(m.tflops)+" TFLOP/s"});
  }
  const charts=el("div",{cls:"grid"});const mineAll=[];
  for(const p of D.plots){const mine=p.curves.filter(c=>c[0]>=a&&c[0]<b);
  if(mine.length)mineAll.push([Math.max(...mine.map(c=>D.recs[c[0]][4])),p,mine]);}
  mineAll.sort((x,y)=>y[0]-x[0]);
- for(const [_w,p,mine] of mineAll){const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",
-color:r[4]>=3?"#d62728":r[4]===2?"#ff7f0e":undefined};});
+ for(const [_w,p,mine] of mineAll){const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",st:r[4]};});
  charts.appendChild(curveChart(p,ex,true));}
  const checks=[...new Set(gemm.map(g=>g.check))];for(const c of checks){
  const fl=(D.gemm.find(g=>g.check===c)||{}).floor;charts.appendChild(bars(c+" on "+HN(h),gemm.filter(g=>g.check===c),fl,"TFLOP/s"));}
- box.appendChild(el("div",{cls:"wrap scroll"},t));box.appendChild(charts);
+ t.className="detail";box.appendChild(el("div",{cls:"wrap scroll"},t));box.appendChild(charts);
  box.scrollIntoView({behavior:"auto",block:"start"});
 }
 // ---------------------------------------------------------------- start
