@@ -28,9 +28,9 @@ PERFTEST = os.path.join(PARSERS, "perftest")
 NCCL = os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.6")
 HCCL = os.path.join(PARSERS, "hccl_test", "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt")
 PROOF = os.path.join(HERE, "..", "modules", "fixtures", "h200x2-proof-1")
-GEMM_PARAMS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iters": 50, "warmup_iters": 10,
-               "warmup_s": 1.0, "profile": "none"}
-PROBE_PARAMS = {"min_bytes": "1M", "max_bytes": "8G", "iters": 20, "warmup_iters": 5, "datatype": "float",
+GEMM_PARAMS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 50,
+               "warmup_iterations": 10, "warmup_s": 1.0, "profile": "none"}
+PROBE_PARAMS = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_iterations": 5, "datatype": "float",
                 "profile": "none"}
 
 
@@ -138,7 +138,7 @@ def test_gemm_output_without_every_asked_dtype_is_an_error():
     missing = [r for r in records if r["status"] == "error"]
     assert [(r["check"], r["target"]) for r in missing] == [("gpu.gemm_fp16", "1")]
     assert "no GEMM fp16 result for GPU 1" in missing[0]["reason"]
-    asked = gemm_tool.records(text, Context(rc=0, params=dict(GEMM_PARAMS, devices=[0, 1, 2])))
+    asked = gemm_tool.records(text, Context(rc=0, params=dict(GEMM_PARAMS, gpu_indices=[0, 1, 2])))
     assert [(r["check"], r["target"]) for r in asked if r["status"] == "error"] == [
         ("gpu.gemm_bf16", "2"), ("gpu.gemm_fp16", "2")]
     assert all(r["status"] == "pass" for r in gemm_tool.records(text, Context(rc=0, params=GEMM_PARAMS)))
