@@ -53,6 +53,9 @@ def module_default(module, option):
     return yaml.safe_load(doc)["options"][option]["default"]
 
 
+HCCL_COLLECTIVES = len(hccl_run.adapter.OPTIONS["collectives"]["default"])     # hccl_test's default collectives
+
+
 def collective_default():
     return launch.COLLECTIVE_SPEC["timeout_s"]["default"]
 
@@ -66,14 +69,14 @@ EXPECTED = {
     # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
     ("gpu.yml", "aifabric.acceptance.gpu : Run nccl-tests collectives on every GPU of the host"):
         7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
-    ("hccl.yml", "Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
-    # set_env.sh, then 4 collectives, each: the run, its kill-after, the cleanup
-    ("hccl.yml", "Run the collectives on one node"):
-        hccl_run.SCRIPT_TIMEOUT_S + KILL + 4 * (collective_default() + KILL + CLEANUP) + MARGIN,
-    ("hccl.yml", "Stop whatever of the single-node run is left on this host"): CLEANUP + MARGIN,
-    ("hccl.yml", "Run HCCL Test across the hosts through mpirun"):
-        hccl_run.SCRIPT_TIMEOUT_S + KILL + 4 * (collective_default() + KILL + CLEANUP) + MARGIN,
-    ("hccl.yml", "Stop whatever of the run is left on every host"): CLEANUP + MARGIN,
+    ("hccl.yml", "aifabric.acceptance.hccl : Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
+    # set_env.sh, then the 4 default collectives, each: the run, its kill-after, the cleanup
+    ("hccl.yml", "aifabric.acceptance.hccl : Run the collectives on one node"):
+        hccl_run.SCRIPT_TIMEOUT_S + KILL + HCCL_COLLECTIVES * (collective_default() + KILL + CLEANUP) + MARGIN,
+    ("hccl.yml", "aifabric.acceptance.hccl : Stop whatever of the single-node run is left on this host"): CLEANUP + MARGIN,
+    ("hccl.yml", "aifabric.acceptance.hccl : Run HCCL Test across the hosts through mpirun"):
+        hccl_run.SCRIPT_TIMEOUT_S + KILL + HCCL_COLLECTIVES * (collective_default() + KILL + CLEANUP) + MARGIN,
+    ("hccl.yml", "aifabric.acceptance.hccl : Stop whatever of the run is left on every host"): CLEANUP + MARGIN,
     ("nccl.yml", "aifabric.acceptance.nccl : Stage the all-reduce probe's worker at the same path on every host"): MARGIN,
     # nvidia-smi -L once (ranks_per_node 0: one rank per GPU of the launcher), then 7 collectives across the hosts,
     # each: -h, the run, its kill-after, the cleanup
