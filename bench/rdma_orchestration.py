@@ -61,7 +61,7 @@ def one(n, duration, devices, forks, poll_s=None):
     with netns.Fleet(n) as fleet:
         inventory, extra, log = prepare(fleet, work, {"default": {"duration_s": duration}},
                                         devices=["mlx5_%d" % i for i in range(devices)],
-                                        extra_vars={} if poll_s is None else {"rdma_poll_s": poll_s})
+                                        perftest={} if poll_s is None else {"poll_s": poll_s})
         out = os.path.join(work, "ansible-playbook.log")
         env = controller.env(fleet, os.path.join(work, "reports"), extra={"ANSIBLE_FORKS": str(forks)})
         started = time.monotonic()
@@ -103,7 +103,7 @@ def one(n, duration, devices, forks, poll_s=None):
         tasks = len(re.findall(r"^TASK \[", text, flags=re.M))
         progress = len(re.findall(r"^rdma ib_write_bw round \d+/\d+: ", text, flags=re.M))
     return {
-        "hosts": n, "devices_per_host": devices, "forks": forks, "test_duration_s": duration, "rdma_poll_s": poll_s,
+        "hosts": n, "devices_per_host": devices, "forks": forks, "test_duration_s": duration, "poll_s": poll_s,
         "rounds": rounds, "controller_tasks": tasks, "progress_lines": progress, "pairs_measured": len(clients),
         "last_fake_finished_s": None if not servers or not finished else round(max(finished) - min(servers), 1),
         "pairs_pass": sum(1 for r in clients if r["status"] == "pass"),
@@ -126,7 +126,7 @@ def main(argv=None):
     parser.add_argument("--duration", type=float, default=3.0, help="fake test duration T in seconds")
     parser.add_argument("--devices", type=int, default=1, help="rails per host (run at once)")
     parser.add_argument("--forks", type=int, default=50)
-    parser.add_argument("--poll", type=float, default=None, help="rdma_poll_s (default: the playbook's)")
+    parser.add_argument("--poll", type=float, default=None, help="rdma_perftest.poll_s (default: the module's)")
     args = parser.parse_args(argv)
     for n in args.hosts:
         result = one(n, args.duration, args.devices, args.forks, args.poll)

@@ -29,6 +29,13 @@ options:
     description: Number of the first step (a second sweep of the same run continues the numbering).
     type: int
     default: 0
+  perftest:
+    description:
+      - The options the runners of the sweep get (M(aifabric.acceptance.perftest_sweep)'s names, for example the
+        stage role's C(rdma_perftest)); only its limits are read, for C(_step_s). What it does not set has the
+        module's own default (read from the module, never repeated here).
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -40,15 +47,46 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: Host name to its steps, plus C(_steps) - C([test, round, pairs]) of every step (for progress lines).
+  description:
+    - Host name to its steps, plus C(_steps) - C([test, round, pairs]) of every step (for progress lines) - and
+      C(_step_s) - the longest one step may take on a host with the options of O(perftest) - C(timeout_s) +
+      C(connect_timeout_s) + C(collect_timeout_s) + 30 s (its kills and records): the task time limits of the sweep
+      are counted in it.
   type: dict
 """
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
-def sweep_schedule(rounds, tests=None, first_step=0):
-    tests = list(tests or ["ib_write_bw"])
+STEP_MARGIN_S = 30      # a step's kills (SIGTERM, 3 s, SIGKILL) and its records, beyond its processes' limits
+LIMITS = ("timeout_s", "connect_timeout_s", "collect_timeout_s")
+
+
+def step_s(options):
+    """The longest one step of the sweep may take on a host with the runner options ``options`` (the defaults of
+    module perftest_sweep for those it does not set)."""
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise AnsibleFilterError("sweep_schedule: perftest must be a mapping of perftest_sweep options, got %r"
+                                 % (options,))
+    # the module's argument spec: the adapter's OPTIONS and the sweep's own options, defaults included
+    from ansible_collections.aifabric.acceptance.plugins.modules.perftest_sweep import argument_spec
+    spec = argument_spec()
+    total = STEP_MARGIN_S
+    for name in LIMITS:
+        value = options.get(name)
+        value = spec[name]["default"] if value is None else value
+        try:
+            total += int(value)
+        except (TypeError, ValueError):
+            raise AnsibleFilterError("sweep_schedule: perftest.%s must be a number of seconds, got %r" % (name, value))
+    return total
+
+
+def sweep_schedule(rounds, tests=None, first_step=0, perftest=None):
+    tests = list(tests or [adapter.DEFAULT_TEST])
     if not isinstance(rounds, list):
         raise AnsibleFilterError("sweep_schedule: the rounds must be a list of rounds, got %r" % (rounds,))
     out = {}
@@ -71,6 +109,7 @@ def sweep_schedule(rounds, tests=None, first_step=0):
             steps.append([test, index, len(pairs)])
             step += 1
     out["_steps"] = steps
+    out["_step_s"] = step_s(perftest)
     return out
 
 

@@ -7,7 +7,7 @@ namespace only): the /sys/class/infiniband of the real CX-4 host (test_env_probe
 from its ibstat and show_gids captures, plus the PCI ids its CA type MT4115 implies and the IPv4-mapped GIDs
 the kernel adds once the RoCE netdev has an address, here the host's own; mlx5_0 is an ACTIVE 100 Gb/s RoCE
 port, mlx5_1 an InfiniBand port that is DOWN) and a cpufreq tree under
-/sys/devices/system/cpu/cpu*/ (governor powersave). No rdma_devices, no rdma_state_root, no rdma_cpu_sysfs:
+/sys/devices/system/cpu/cpu*/ (governor powersave). No rdma_hcas, no rdma_state_root, no rdma_cpu_sysfs:
 the probe finds mlx5_0 on every host, perftest_sweep reads its port rate from the same sysfs, the runners use
 the default state root and the default cpufreq tree. The fake ib_write_bw (tests/integration/fake_perftest)
 prints real perftest captures; a "degraded" node prints a real, slower capture in every pair it is in.
@@ -116,9 +116,9 @@ def default_paths_inventory(inventory):
     """Drop what prepare() gives every host: the device list, the state root and the cpufreq tree."""
     with open(inventory) as handle:
         text = handle.read()
-    for var in ("rdma_devices", "rdma_state_root", "rdma_cpu_sysfs"):
+    for var in ("rdma_hcas", "rdma_state_root", "rdma_cpu_sysfs"):
         text = re.sub(r" %s=\S+" % var, "", text)
-    assert "rdma_devices" not in text and "rdma_state_root" not in text and "rdma_cpu_sysfs" not in text, text
+    assert "rdma_hcas" not in text and "rdma_state_root" not in text and "rdma_cpu_sysfs" not in text, text
     with open(inventory, "w") as handle:
         handle.write(text)
 
@@ -210,7 +210,7 @@ def test_rdma_discovers_devices_and_sweeps_on_default_paths(fleet, controller, t
     assert ".." not in run_id
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
-        extra_vars={"rdma_run_id": run_id, "rdma_poll_s": 1})
+        extra_vars={"rdma_run_id": run_id}, perftest={"poll_s": 1})
     default_paths_inventory(inventory)
     assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
@@ -305,7 +305,7 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
     inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 0.3}},
-                                    extra_vars={"rdma_poll_s": 1, "rdma_confirm": True})
+                                    extra_vars={"rdma_confirm": True}, perftest={"poll_s": 1})
     default_paths_inventory(inventory)
     assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
@@ -359,7 +359,7 @@ def test_rdma_default_paths_host_killed_and_host_silenced(fleet, controller, tmp
     lease_s = 12
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 1.5}},
-        extra_vars={"rdma_connect_timeout_s": 8, "rdma_lease_s": lease_s, "rdma_poll_s": 1})
+        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1})
     default_paths_inventory(inventory)
     assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),

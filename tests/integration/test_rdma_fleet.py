@@ -8,6 +8,7 @@ orchestration can tell: the server listens on its TCP port and waits, the client
 connected for the test's duration, and both print REAL captured perftest outputs. It is
 put first on the hosts' PATH through rdma_environment. Each host gets a fake cpufreq tree
 (rdma_cpu_sysfs) so the governor is set and restored for real, and its own state root.
+The role's variables (roles/rdma): rdma_perftest gets the runners' options, rdma_pairings the pairings.
 
 1. mode all on 4 hosts x 2 rails with forks=2: every pair and rail measured, both rails
    of a pair at once, no deadlock, governors restored, nothing left running.
@@ -54,8 +55,14 @@ def state_left(state):
     return left
 
 
-def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None, devices=("mlx5_0", "mlx5_1")):
-    """Fake perftest on PATH, fake cpufreq per host, inventory; returns (inventory, -e JSON, log path)."""
+# the runners' options of every test here (rdma_perftest): the governor set for real, short process limits
+PERFTEST = {"cpu_governor": "performance", "timeout_s": 60, "connect_timeout_s": 20, "collect_timeout_s": 30,
+            "port": 18515}
+
+
+def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None, devices=("mlx5_0", "mlx5_1"), perftest=None):
+    """Fake perftest on PATH, fake cpufreq per host, inventory; returns (inventory, -e JSON, log path).
+    ``perftest``: rdma_perftest keys over PERFTEST."""
     bindir = os.path.join(fleet.dir, "bin")
     os.makedirs(bindir, exist_ok=True)
     shutil.copy(FAKE, os.path.join(bindir, "ib_write_bw"))
@@ -78,15 +85,13 @@ def prepare(fleet, tmp_path, settings, extra_vars=None, host_vars=None, devices=
             with open(os.path.join(d, "scaling_available_governors"), "w") as handle:
                 handle.write("performance powersave\n")
         per_host[host.name] = {"rdma_cpu_sysfs": cpu, "rdma_state_root": os.path.join(host.workdir, "perftest"),
-                               "rdma_devices": json.dumps(list(devices)).replace(" ", "")}
+                               "rdma_hcas": json.dumps(list(devices)).replace(" ", "")}
         per_host[host.name].update((host_vars or {}).get(host.name, {}))
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=per_host)
     variables = {
         "rdma_hosts": fleet.group,
-        "rdma_cpu_governor": "performance",
         "rdma_environment": {"PATH": bindir + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
-        "rdma_timeout_s": 60, "rdma_connect_timeout_s": 20, "rdma_collect_timeout_s": 30,
-        "rdma_port": 18515,
+        "rdma_perftest": dict(PERFTEST, **(perftest or {})),
     }
     variables.update(extra_vars or {})
     return inventory, json.dumps(variables), log
@@ -209,7 +214,7 @@ def test_rdma_server_host_dies_mid_round(fleet, controller, tmp_path):
     victim = fleet.host("node2")
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 4}},
-        extra_vars={"rdma_mode": "star", "rdma_reference": "node2", "rdma_connect_timeout_s": 6})
+        extra_vars={"rdma_pairings": {"mode": "star", "reference": "node2"}}, perftest={"connect_timeout_s": 6})
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     deadline = time.monotonic() + 120
@@ -254,7 +259,7 @@ def test_rdma_random_screening_then_confirmation_names_the_bad_node(fleet, contr
     out = str(tmp_path / "ansible-playbook.log")
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
-        extra_vars={"rdma_mode": "random", "rdma_random_rounds": 1, "rdma_seed": 5, "rdma_confirm": True},
+        extra_vars={"rdma_pairings": {"mode": "random", "random_rounds": 1, "seed": 5}, "rdma_confirm": True},
         devices=("mlx5_0",))
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)

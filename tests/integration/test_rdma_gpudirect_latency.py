@@ -47,8 +47,8 @@ def test_rdma_latency_tails_and_use_cuda_auto_without_gpus(fleet, controller, tm
                 "node3": {"degraded": True}}
     inventory, extra, log = prepare(
         fleet, tmp_path, settings, devices=("mlx5_0",),
-        extra_vars={"rdma_tests": ["ib_write_lat"], "rdma_test_args": {"use_cuda": "auto"},
-                    "rdma_expect": {"lat_p99_us": {"max": 2.0}, "lat_p999_us": {"max": 4.0}}})
+        perftest={"use_cuda": "auto"},
+        extra_vars={"rdma_tests": ["ib_write_lat"], "rdma_expect": {"lat_p99_us": {"max": 2.0}, "lat_p999_us": {"max": 4.0}}})
     bindir = os.path.join(fleet.dir, "bin")
     shutil.copy(os.path.join(bindir, "ib_write_bw"), os.path.join(bindir, "ib_write_lat"))
     os.chmod(os.path.join(bindir, "ib_write_lat"), 0o755)
@@ -107,7 +107,7 @@ def test_rdma_use_cuda_auto_gives_each_rail_its_closest_gpu(fleet, controller, t
     out = str(tmp_path / "ansible-playbook.log")
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 0.3}}, devices=("mlx5_0", "mlx5_1"),
-        extra_vars={"rdma_test_args": {"use_cuda": "auto"}})
+        perftest={"use_cuda": "auto"})
     bindir = os.path.join(fleet.dir, "bin")
     captures = os.path.join(bindir, "smi-captures")
     os.makedirs(captures)

@@ -70,7 +70,7 @@ def test_rdma_sweep_silent_host_without_keepalives(fleet, controller, tmp_path, 
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
     inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 1.5}},
-                                    extra_vars={"rdma_connect_timeout_s": 8}, devices=("mlx5_0",))
+                                    perftest={"connect_timeout_s": 8}, devices=("mlx5_0",))
     without_keepalives(inventory)
     env = controller.env(fleet, report_dir)
     if config == "none":

@@ -11,7 +11,7 @@
    rdma_state_root, no rdma_cpu_sysfs), ansible-playbook interrupted with SIGINT mid-sweep: every runner
    stops within its lease, and the run leaves nothing behind on any host.
 
-The device list is still given here (rdma_devices): these hosts see the controller's /sys, which has no
+The device list is still given here (rdma_hcas): these hosts see the controller's /sys, which has no
 /sys/class/infiniband to discover. test_rdma_discovery.py gives each host its own /sys/class/infiniband
 (netns.Fleet(sysfs=...)) and runs the same faults on the default paths with device discovery.
 """
@@ -114,7 +114,7 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     lease_s = 12
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 1.5}},
-        extra_vars={"rdma_connect_timeout_s": 8, "rdma_lease_s": lease_s, "rdma_poll_s": 1}, devices=("mlx5_0",))
+        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1}, devices=("mlx5_0",))
     started = time.monotonic()
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
@@ -155,7 +155,7 @@ def test_rdma_sweep_interrupted_on_default_paths_leaves_nothing(fleet, controlle
     assert ".." not in run_id
     inventory, extra, log = prepare(
         fleet, tmp_path, {"default": {"duration_s": 3}},
-        extra_vars={"rdma_lease_s": lease_s, "rdma_poll_s": 1, "rdma_run_id": run_id},
+        perftest={"lease_s": lease_s, "poll_s": 1}, extra_vars={"rdma_run_id": run_id},
         devices=("mlx5_0",))
     # default state root and default cpufreq tree: drop the per-host overrides
     with open(inventory) as handle:

@@ -30,7 +30,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_ru
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 TAIL = ("ansible_collections", "aifabric", "acceptance")
-INCLUDED = ("playbooks/tasks/rdma_sweep.yml", "playbooks/tasks/run_summary.yml", "roles/perftest/tasks",
+INCLUDED = ("roles/rdma/tasks/sweep.yml", "playbooks/tasks/run_summary.yml", "roles/perftest/tasks",
             "roles/nccl_tests/tasks")
 
 MARGIN = 60                                  # aifabric_task_margin_s
@@ -85,11 +85,11 @@ EXPECTED = {
     ("nccl.yml", "aifabric.acceptance.nccl : Run the all-reduce probe across the hosts through mpirun"): ALLREDUCE + MARGIN,
     ("nccl.yml", "aifabric.acceptance.nccl : Stop whatever of the run is left on every host (timeouts, failures, interrupts)"):
         CLEANUP + MARGIN,
-    # rdma_devices not given and no use_cuda: the rdma group only, which reads sysfs
-    ("rdma.yml", "Probe the RDMA ports (where rdma_devices is not given) and the GPU topology (use_cuda auto)"): MARGIN,
-    ("rdma.yml", "Read the port rate of every device (the bandwidth floor of its peers' clients)"): 180,
+    # rdma_hcas not given and no use_cuda: the rdma group only, which reads sysfs
+    ("rdma.yml", "aifabric.acceptance.rdma : Probe the RDMA ports (where rdma_hcas is not given) and the GPU topology (use_cuda auto)"): MARGIN,
+    ("rdma.yml", "aifabric.acceptance.rdma : Read the port rate of every device (the bandwidth floor of its peers' clients)"): 180,
     # no device found: nothing can be running
-    ("rdma.yml", "Remove whatever the run left behind"): MARGIN,
+    ("rdma.yml", "aifabric.acceptance.rdma : Remove whatever the run left behind"): MARGIN,
 }
 
 LOADER = r'''

@@ -30,6 +30,7 @@ def test_sweep_schedule_gives_every_host_its_rounds_in_order(n):
     rounds = pairings(hosts, mode="all")
     out = sweep_schedule(rounds, tests=["ib_write_bw", "ib_write_lat"])
     steps = out.pop("_steps")
+    out.pop("_step_s")
     assert len(steps) == 2 * len(rounds)
     assert [s[0] for s in steps] == ["ib_write_bw"] * len(rounds) + ["ib_write_lat"] * len(rounds)
     seen = {}
@@ -61,6 +62,22 @@ def test_sweep_schedule_numbers_a_second_sweep_after_the_first():
     assert out["a"] == [[7, "ib_write_bw", 0, "server", "b"]]
     assert out["b"] == [[7, "ib_write_bw", 0, "client", "a"]]
 
+
+def test_sweep_schedule_gives_the_longest_step_from_the_options_and_the_module_defaults():
+    """_step_s (the sweep tasks' time limits count in it): the options' limits where given, else perftest_sweep's own
+    defaults (read from the module: timeout_s 120, connect_timeout_s 60, collect_timeout_s 60), plus the margin."""
+    from ansible_collections.aifabric.acceptance.plugins.modules.perftest_sweep import argument_spec
+    spec = argument_spec()
+    defaults = sum(spec[name]["default"] for name in ("timeout_s", "connect_timeout_s", "collect_timeout_s"))
+    assert defaults == 240
+    assert sweep_schedule([[["a", "b"]]])["_step_s"] == defaults + 30
+    assert sweep_schedule([[["a", "b"]]], perftest={"timeout_s": 10, "size": 4096})["_step_s"] == 10 + 60 + 60 + 30
+    assert sweep_schedule([[["a", "b"]]], perftest={"timeout_s": 5, "connect_timeout_s": 6,
+                                                    "collect_timeout_s": "7"})["_step_s"] == 5 + 6 + 7 + 30
+    with pytest.raises(AnsibleFilterError, match="perftest.timeout_s must be a number"):
+        sweep_schedule([[["a", "b"]]], perftest={"timeout_s": "soon"})
+    with pytest.raises(AnsibleFilterError, match="must be a mapping"):
+        sweep_schedule([[["a", "b"]]], perftest=["timeout_s"])
 
 def test_step_ports_differ_between_neighbouring_steps():
     ports = [perftest_sweep.step_port(18515, step, 32, 2) for step in range(64)]

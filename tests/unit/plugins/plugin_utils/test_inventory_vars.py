@@ -16,7 +16,7 @@ KNOWN = inventory_vars.known_names(ROOT)
 
 
 def test_variables_read_as_such_are_known_and_option_keys_or_attributes_are_not():
-    for name in ("acceptance_expect", "gpu_python", "gpu_nccl", "rdma_devices", "k8s_namespace",
+    for name in ("acceptance_expect", "gpu_python", "gpu_nccl", "rdma_hcas", "rdma_perftest", "k8s_namespace",
                  "nccl_tests_install_dir", "aifabric_required_checks", "acceptance_fail_on", "acceptance_strict_vars"):
         assert name in KNOWN, name
     # gpu_count is only read as acceptance_expect.gpu_count: no expect_* variable is read
@@ -24,6 +24,10 @@ def test_variables_read_as_such_are_known_and_option_keys_or_attributes_are_not(
     assert "expect_driver_version" not in KNOWN
     # the GPU stage's variables before its role (issue 23): an inventory that still sets them is told at the start
     for name in ("gpu_gemm_timeout_s", "gpu_gemm_dtypes", "gpu_probe_iters", "gpu_nccl_tests_bin_dir", "gpu_nccl_tests"):
+        assert name not in KNOWN, name
+    # the RDMA stage's variables before its role (issue 23): rdma_perftest, rdma_pairings and rdma_hcas hold them now
+    for name in ("rdma_devices", "rdma_test_args", "rdma_mode", "rdma_random_rounds", "rdma_timeout_s", "rdma_lease_s",
+                 "rdma_perftest_path", "rdma_expect_line_rate_pct", "rdma_expect_hca_count"):
         assert name not in KNOWN, name
 
 
