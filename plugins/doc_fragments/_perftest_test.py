@@ -19,7 +19,7 @@ options:
         stay apart).
       - 1-128 letters, digits, V(_), V(.), V(:) or V(-), starting with a letter or digit (never V(..), never a
         V(/)); anything else fails the task before any file is touched.
-      - Give each run an unguessable id (C(playbooks/rdma.yml) adds 128 random bits to its timestamp).
+      - Give each run an unguessable id (the role aifabric.acceptance.rdma adds 128 random bits to its timestamp).
     type: str
     default: default
   state_root:

@@ -12,7 +12,7 @@ description:
     the tests to run, and gives every host its own part, in order - one C([step, test, round, role, peer]) per step
     in which the host takes part (C(role) V(server) or V(client)). Steps are the rounds of the first test, then
     those of the next test, and so on; C(step) counts them from O(first_step).
-  - Used by C(playbooks/rdma.yml) with M(aifabric.acceptance.perftest_sweep) (one runner per host). Linear in the
+  - Used by the role aifabric.acceptance.rdma with M(aifabric.acceptance.perftest_sweep) (one runner per host). Linear in the
     number of pairs.
 options:
   _input:

@@ -200,7 +200,7 @@ def check_position_port(p):
 def step_worst_s(p):
     """The longest a step of a partner may legitimately last: its client retries for connect_timeout_s, then runs
     for at most timeout_s, then its server is collected within collect_timeout_s (a server step is shorter). The same
-    allowance per step as the runner's own limit (``async`` in playbooks/tasks/rdma_sweep.yml)."""
+    allowance per step as the runner's own limit (``async`` in roles/rdma/tasks/sweep.yml)."""
     return float(p["timeout_s"]) + float(p["connect_timeout_s"]) + float(p["collect_timeout_s"])
 
 

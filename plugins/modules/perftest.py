@@ -96,7 +96,7 @@ EXAMPLES = r"""
 - name: Remove whatever a broken run left behind
   aifabric.acceptance.perftest:
     state: absent
-    run_id: "{{ rdma_run }}"
+    run_id: "{{ rdma_run_id }}"
 
 # A single pair (gpu-node-12 serves, gpu-node-07 connects) is a schedule of one step of the sweep runner:
 # [step, test, round, role, peer] per host. Run it on both hosts, then collect each runner's records.
@@ -108,7 +108,7 @@ EXAMPLES = r"""
     peers: {gpu-node-12: 10.0.0.12, gpu-node-07: 10.0.0.7}
     hcas: [mlx5_0, mlx5_1]
     host_name: "{{ inventory_hostname }}"
-    run_id: "{{ rdma_run }}"
+    run_id: "{{ rdma_run_id }}"
     lease_s: 0
   async: 600
   poll: 0
@@ -120,7 +120,7 @@ EXAMPLES = r"""
     rounds: [[ib_write_bw, 0, 1]]
     sweep_hosts: [gpu-node-12, gpu-node-07]
     host_name: "{{ inventory_hostname }}"
-    run_id: "{{ rdma_run }}"
+    run_id: "{{ rdma_run_id }}"
   register: pair
   when: inventory_hostname in ['gpu-node-12', 'gpu-node-07']
 """

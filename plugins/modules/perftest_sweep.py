@@ -229,7 +229,7 @@ EXAMPLES = r"""
     peers: "{{ rdma_addresses }}"
     hcas: [mlx5_0, mlx5_1]
     host_name: "{{ inventory_hostname }}"
-    run_id: "{{ rdma_run }}"
+    run_id: "{{ rdma_run_id }}"
   async: 7200
   poll: 0
 
@@ -237,7 +237,7 @@ EXAMPLES = r"""
   aifabric.acceptance.perftest_sweep:
     phase: wait
     host_name: "{{ inventory_hostname }}"
-    run_id: "{{ rdma_run }}"
+    run_id: "{{ rdma_run_id }}"
 """
 
 RETURN = r"""
