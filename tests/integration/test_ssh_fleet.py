@@ -283,7 +283,7 @@ def test_acceptance_with_gpu_expectations_on_gpu_less_hosts(fleet, controller, c
     with open(gpu_python, "w") as handle:
         handle.write('#!/bin/sh\nexec /usr/bin/python3 "$@"\n')
     os.chmod(gpu_python, 0o755)
-    variables = {"acceptance_hosts": fleet.group, "acceptance_expect": {"expect_gpu_count": 8},
+    variables = {"acceptance_hosts": fleet.group, "acceptance_expect": {"gpu_count": 8},
                  "acceptance_rdma_stage": False, "gpu_python": gpu_python}
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", json.dumps(variables)),
                  controller.env(fleet, report_dir), log, controller.repo)
@@ -295,7 +295,7 @@ def test_acceptance_with_gpu_expectations_on_gpu_less_hosts(fleet, controller, c
     assert gpu_stage == [], gpu_stage
     inventory_records = dict((r["host"], r) for r in records if r["check"] == "gpu.inventory")
     assert sorted(inventory_records) == ["node1", "node2", "node3"]
-    assert all(r["status"] == "fail" and "expect_gpu_count is 8" in r["reason"] for r in inventory_records.values())
+    assert all(r["status"] == "fail" and "expect.gpu_count is 8" in r["reason"] for r in inventory_records.values())
     nvidia = ["gpu.device", "gpu.gemm_*", "gpu.inventory", "nccl.*"]     # the NVIDIA checks, not the NPU probe (issue 19)
     assert report["run"]["required_checks"] == {"node1": nvidia, "node2": nvidia}
     # the package check probed the Python the GPU stage runs (gpu_python), on every host

@@ -62,7 +62,8 @@ def collective_default():
 
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
 EXPECTED = {
-    ("acceptance_ssh.yml", "Probe OS, CPU, memory, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    ("acceptance_ssh.yml", "aifabric.acceptance.probe : Probe OS, CPU, memory, GPUs, RDMA and software"):
+        ALL_COMMANDS * PROBE_COMMAND + MARGIN,
     ("gpu.yml", "aifabric.acceptance.gpu : Probe OS, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
     ("gpu.yml", "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU"): module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
     ("gpu.yml", "aifabric.acceptance.gpu : Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)"): ALLREDUCE + MARGIN,
