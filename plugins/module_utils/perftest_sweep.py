@@ -700,8 +700,13 @@ class Sweep(PerftestRun):
                     peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep", step=step)
 
     def error_records(self, params, plan, role, reason, peer_is_client=False):
+        """Every rail's error record of a step that cannot run; a client's step counts as one pair done and failing
+        (the progress counts pairs, as the schedule's steps do, not rails)."""
         test = params["test"]
         out = []
+        if role == "client" and not peer_is_client and plan:
+            self.failing += 1
+            self.pairs_done += 1
         for _index, device, tcp_port, _gid, facts in plan:
             facts = dict(facts, side="client", cpu_governor=self.governor_text)
             if peer_is_client:
@@ -714,8 +719,6 @@ class Sweep(PerftestRun):
             else:
                 out.append(results.error("rdma.%s" % test, reason, host=self.host, peer=params["peer_name"],
                                          target=device, facts=facts, tool={"name": "perftest"}))
-                self.failing += 1
-                self.pairs_done += 1
         return out
 
     def run_servers(self, params, plan, binary, timeout_bin, version, step):
@@ -890,7 +893,9 @@ class Sweep(PerftestRun):
         self.flush()
 
     def client_records(self, params, jobs, version):
+        """The records of a client step's rails; the step is one pair done (failing when a rail failed)."""
         refused = 0
+        failed = False
         for job in jobs:
             text, rc, timed_out = job.result
             duration_s = None
@@ -902,13 +907,14 @@ class Sweep(PerftestRun):
                 argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
                 duration_s=duration_s, attempts=job.attempts))
             self.records.extend(recs)
-            self.pairs_done += 1
-            if any(r.get("status") in ("fail", "error") for r in recs):
-                self.failing += 1
+            failed = failed or any(r.get("status") in ("fail", "error") for r in recs)
             if any((r.get("facts") or {}).get("error_kind") == "connect" for r in recs):
                 refused += 1
             if not self.p["keep_state"]:
                 self.remove(job.state_dir)
+        if jobs:
+            self.pairs_done += 1
+            self.failing += 1 if failed else 0
         return refused
 
     def server_records(self, text, ctx, where):

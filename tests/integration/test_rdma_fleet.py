@@ -182,6 +182,8 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     for rec in servers:
         assert rec["status"] == "pass" and rec["metrics"]["bw_avg_gbit_s"] == pytest.approx(159.756258)
     assert report.get("findings") == [], report.get("findings")
+    # the progress counts pairs, not rails (it said "12/6 pairs done")
+    assert "rdma ib_write_bw round 3/3: 6/6 pairs done, 0 failing" in open(out).read(), tail(out)
     # both rails of a pair ran at the same time, on distinct ports
     evs = events(log)
     by_client = {}

@@ -170,6 +170,23 @@ def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
     assert not os.path.exists(run_dir(fake))
 
 
+
+def test_the_progress_counts_pairs_not_rails(fake):
+    """The wait's progress line says "<done>/<total> pairs done" with the total in pairs (sweep_schedule's steps):
+    a pair on two rails is one pair done (it was two: "12/6 pairs done" for 6 pairs on 2 rails), and it fails once
+    when both its rails fail."""
+    procs = [start_runner(fake, runner_args(fake, "other", "server", "me", hcas=["mlx5_0", "mlx5_1"])),
+             start_runner(fake, runner_args(fake, "me", "client", "other", hcas=["mlx5_0", "mlx5_1"]))]
+    assert [ended(proc).get("outcome") for proc in procs] == ["finished", "finished"]
+    progress = status(fake, "me")["progress"]
+    assert (progress["pairs_done"], progress["failing"]) == (1, 0), progress
+    # both rails of the pair fail (no server at all): one failing pair
+    alone = start_runner(fake, runner_args(fake, "me", "client", "other", hcas=["mlx5_0", "mlx5_1"], run_id="r2",
+                                           connect_timeout_s=1))
+    assert ended(alone).get("outcome") == "finished"
+    progress = status(fake, "me", run_id="r2")["progress"]
+    assert (progress["pairs_done"], progress["failing"]) == (1, 1), progress
+
 def test_consecutive_rounds_of_a_pair_use_their_own_ports(fake):
     """What ``state: server`` with the previous round's handles did: round after round on one pair (each step on
     its own ports, so a client that runs ahead never reaches the previous step's server)."""
