@@ -234,8 +234,8 @@ def _stage_text(by_state, total, plural):
             len(ran), plural(total, "host"))))
         checks = sorted(set(c for reasons in ran.values() for checks in reasons.values() for c in checks))
         if checks:      # their reasons are in the hosts' records (the drill-down)
-            parts.append("%s skipped (%s%s)" % (plural(len(checks), "check"), ", ".join(checks[:STAGE_CHECKS_SHOWN]),
-                                                 ", ..." if len(checks) > STAGE_CHECKS_SHOWN else ""))
+            more = ", ..." if len(checks) > STAGE_CHECKS_SHOWN else ""
+            parts.append("%s skipped (%s%s)" % (plural(len(checks), "check"), ", ".join(checks[:STAGE_CHECKS_SHOWN]), more))
     if skipped:
         parts.append("skipped on %s" % _skips_text(skipped, total, plural))
     if found:

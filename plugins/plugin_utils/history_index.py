@@ -23,7 +23,7 @@ import os
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, history, render, report_html
 
 INDEX_FILE = "index.html"
-INDEX_PAGE = report_html.asset("index.html")    # the page, a %-format of (runs, store, trend table, rows)
+INDEX_PAGE = report_html.asset("index.html")    # the page, a %-format of ("2 runs", store, trend table, rows)
 STATUS_ORDER = ("error", "fail", "warn", "pass", "skip")
 COLORS = {"error": "#7b1fa2", "fail": "#c62828", "warn": "#ef6c00", "pass": "#2e7d32", "skip": "#757575"}
 SPARK_W, SPARK_H = 240, 40
@@ -115,7 +115,7 @@ def _trend_table(entries):
 def render_index(entries, reports_dir=None, store=None):
     """The HTML of the index for history.run_index() entries (oldest first); the table is newest first."""
     rows = [_run_row(entry, reports_dir) for entry in reversed(entries)]
-    return INDEX_PAGE % (len(entries), _e(store or ""), _trend_table(entries), "\n".join(rows))
+    return INDEX_PAGE % (report_html.plural(len(entries), "run"), _e(store or ""), _trend_table(entries), "\n".join(rows))
 
 
 def write_index(history_db, reports_dir, path=None):

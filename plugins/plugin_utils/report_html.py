@@ -782,7 +782,8 @@ def render(report, deltas_text, changes, history_text, counted=None):
                                 ("Status changes", rows(given.get("status_changes")))]}
     stages, not_covered = stage_lines(report)
     return _TEMPLATE.render(
-        stages=stages, not_covered=not_covered, comparison=comparison, css=CSS, js=JS, run=run, summary=summary, statuses=order, verdict_word=summary["worst_status"].upper(),
+        stages=stages, not_covered=not_covered, comparison=comparison, css=CSS, js=JS, run=run, summary=summary,
+        statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),

@@ -158,3 +158,12 @@ def test_a_per_size_expectation_is_placed_at_a_size_of_the_axis():
     data = report_html.build_data(report, lambda rec: "")
     plot = [p for p in data["plots"] if p["check"] == "nccl.torch_all_reduce"][0]
     assert plot["floorAt"] == [[8589934592, 310]] and 8589934592 in plot["sizes"]
+
+
+def test_the_history_index_counts_one_run_in_the_singular(tmp_path):
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import history, history_index
+    report = _cpu_only()
+    db = str(tmp_path / "h.sqlite")
+    history.record_run(db, report["run"], report["records"])
+    page = history_index.render_index(history.run_index(db), None, "h.sqlite")
+    assert "1 run in the history store h.sqlite" in page and "1 runs" not in page
