@@ -23,7 +23,7 @@ localhost_inventory() {
     printf 'all:\n  children:\n    gpu_nodes:\n      hosts:\n        localhost:\n'
     printf '          ansible_connection: local\n          ansible_python_interpreter: %s\n' "$py"
     if [ -n "$ngpu" ]; then
-      printf '          acceptance_expect:\n            expect_gpu_count: %s\n' "$ngpu"
+      printf '          acceptance_expect:\n            gpu_count: %s\n' "$ngpu"
     fi
   } > "$path"
 }
