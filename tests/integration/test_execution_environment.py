@@ -67,15 +67,18 @@ def _isolated_env(collections_path):
 
 @pytest.fixture(scope="module")
 def ee(tmp_path_factory):
-    """The tarball and the build context, made with the commands of docs/awx.md (in a copy of extras/ee)."""
+    """The tarball and the build context, made with the commands of docs/awx.md: the tarball from the checkout,
+    ansible-builder from a directory laid out as the checkout (extras/ee/ with its collections/ beside the
+    definition; the image build itself is ``ansible-builder build`` with the same -f and -c)."""
     builder, galaxy = _tool("ansible-builder"), _tool("ansible-galaxy")
     top = tmp_path_factory.mktemp("ee")
-    work = top / "ee"
-    work.mkdir()
+    checkout = top / "checkout"
+    work = checkout / "extras" / "ee"
+    work.mkdir(parents=True)
     shutil.copy(EE_FILE, str(work / "execution-environment.yml"))
     _run([galaxy, "collection", "build", "--force", "--output-path", str(work / "collections"), "."], cwd=REPO)
-    _run([builder, "create", "-f", "execution-environment.yml", "-c", "context", "--output-filename", "Containerfile"],
-         cwd=str(work))
+    _run([builder, "create", "-f", "extras/ee/execution-environment.yml", "-c", "extras/ee/context",
+          "--output-filename", "Containerfile"], cwd=str(checkout))
     with open(EE_FILE, encoding="utf-8") as handle:
         definition = yaml.safe_load(handle)
     tarball = "aifabric-acceptance-%s.tar.gz" % _version()
