@@ -226,6 +226,7 @@ CLASSIFIED = {
     ("perftest", "sysfs_root"): (READ, None),
     ("perftest_sweep", "sysfs_root"): (READ, None),
     ("k8s_workload", "python"): (READ, None),
+    ("role:nccl", "nccl_profiles_file"): (READ, None),     # read on the controller (a lookup)
 }
 for _plugin in ("k8s_workload", "k8s_preflight", "k8s_device_plugin", "k8s_node_verdicts"):
     for _name in ("kubeconfig", "ca_cert", "client_cert", "client_key", "api_key"):
