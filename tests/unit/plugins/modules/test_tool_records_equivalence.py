@@ -61,7 +61,7 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
     (from_ssh,) = _call(nccl_test.main, {"tool_dir": _nccl_bindir(tmp_path), "collectives": ["all_reduce"], "json_output": "never",
                                          "gpus_per_process": 2}).kwargs["results"]
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
+    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot), log)
