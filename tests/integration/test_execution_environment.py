@@ -3,7 +3,8 @@
 """The AWX execution environment of docs/awx.md: extras/ee/execution-environment.yml.
 
 There is no container runtime here, so the image itself is not built. What is real: the collection
-tarball built from the checkout with the command docs/awx.md gives, ansible-builder's own ``create``
+tarball built from the checkout with the command docs/awx.md gives (read from the page), ansible-builder's
+own ``create`` with the -f and -c of the page's ``ansible-builder build``
 (which validates the definition against its schema and writes the build context and Containerfile),
 ansible-builder's ``introspect`` on the installed tarball (what the image build's builder stage runs
 to find the collection's Python and system dependencies), bindep's own rule evaluation of those
@@ -16,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,20 +67,39 @@ def _isolated_env(collections_path):
     return env
 
 
+def _documented_commands():
+    """The ``ansible-galaxy collection build`` and ``ansible-builder build`` command lines of docs/awx.md."""
+    with open(os.path.join(REPO, "docs", "awx.md"), encoding="utf-8") as handle:
+        text = handle.read().replace("\\\n", " ")
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)
+    lines = [shlex.split(line) for block in blocks for line in block.splitlines() if line.strip()]
+    build = [argv for argv in lines if argv[:3] == ["ansible-galaxy", "collection", "build"]]
+    image = [argv for argv in lines if argv[:2] == ["ansible-builder", "build"]]
+    assert len(build) == 1 and len(image) == 1, blocks
+    return build[0], image[0]
+
+
 @pytest.fixture(scope="module")
 def ee(tmp_path_factory):
     """The tarball and the build context, made with the commands of docs/awx.md: the tarball from the checkout,
     ansible-builder from a directory laid out as the checkout (extras/ee/ with its collections/ beside the
     definition; the image build itself is ``ansible-builder build`` with the same -f and -c)."""
     builder, galaxy = _tool("ansible-builder"), _tool("ansible-galaxy")
+    build, image = _documented_commands()
+    assert build == ["ansible-galaxy", "collection", "build", "--force", "--output-path", "extras/ee/collections", "."]
+    assert image[:2] == ["ansible-builder", "build"] and "-t" in image, image
+    options = dict(zip(image[2::2], image[3::2]))
+    assert options["-f"] == "extras/ee/execution-environment.yml" and options["-c"] == "extras/ee/context", image
     top = tmp_path_factory.mktemp("ee")
     checkout = top / "checkout"
     work = checkout / "extras" / "ee"
     work.mkdir(parents=True)
     shutil.copy(EE_FILE, str(work / "execution-environment.yml"))
-    _run([galaxy, "collection", "build", "--force", "--output-path", str(work / "collections"), "."], cwd=REPO)
-    _run([builder, "create", "-f", "extras/ee/execution-environment.yml", "-c", "extras/ee/context",
-          "--output-filename", "Containerfile"], cwd=str(checkout))
+    # the documented build, its output in the copy rather than in the checkout
+    _run([galaxy] + build[1:5] + [str(checkout / build[5]), build[6]], cwd=REPO)
+    # `create` is what `build` runs before the container runtime: the same -f and -c
+    _run([builder, "create", "-f", options["-f"], "-c", options["-c"], "--output-filename", "Containerfile"],
+         cwd=str(checkout))
     with open(EE_FILE, encoding="utf-8") as handle:
         definition = yaml.safe_load(handle)
     tarball = "aifabric-acceptance-%s.tar.gz" % _version()
