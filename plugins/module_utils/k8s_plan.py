@@ -117,7 +117,18 @@ def options_of(kind, options):
             raise AcceptanceError("%s: unknown option %r (known: %s)" % (kind, key, ", ".join(sorted(out))))
         if value is not None:
             out[key] = value
+    if kind == "env":
+        _check_env_expect(out["expect"])
     return out
+
+
+def _check_env_expect(expect):
+    """env_probe's expect mapping takes the module's keys only (its argument spec refuses others over SSH)."""
+    if not isinstance(expect, dict):
+        raise AcceptanceError("env: expect must be a mapping, got %s" % type(expect).__name__)
+    for key in sorted(expect, key=str):
+        if key not in env.EXPECT:
+            raise AcceptanceError("env: unknown expect key %r (known: %s)" % (key, ", ".join(sorted(env.EXPECT))))
 
 
 # --------------------------------------------------------------------------- the code ConfigMap

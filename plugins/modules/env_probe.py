@@ -213,6 +213,7 @@ counts:
   sample: {pass: 12, warn: 0, fail: 0, skip: 3, error: 0}
 """
 
+import copy
 import os
 import sys
 
@@ -234,7 +235,8 @@ SPEC = env.OPTIONS
 
 
 def main():
-    module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
+    # a copy: AnsibleModule fills the expect mapping's suboption defaults into the default mapping it was given
+    module = argspec.module(AnsibleModule, RANGES, argument_spec=copy.deepcopy(SPEC), supports_check_mode=True)
     expect = dict(("expect." + key, value) for key, value in (module.params["expect"] or {}).items())
     problems = argspec.violations(expect, EXPECT_RANGES)
     if problems:

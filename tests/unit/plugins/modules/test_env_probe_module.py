@@ -8,6 +8,7 @@ are answered from captured outputs (parsers/fixtures/, see the PROVENANCE.md fil
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 
@@ -18,6 +19,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe as probe_utils
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,3 +109,11 @@ def test_bad_timeout_fails(module_env):
 def test_bad_group_is_refused_by_the_spec(module_env):
     result = call({"groups": ["nccl"]})
     assert result.failed and "groups" in result.kwargs["msg"]
+
+
+def test_a_run_leaves_the_adapters_option_spec_as_it_was(module_env):
+    """AnsibleModule fills the expect mapping's suboption defaults into the default it is given: the module hands it
+    a copy, so tools/env.py OPTIONS (the k8s planner's defaults too) keep expect's default {}."""
+    before = copy.deepcopy(env.OPTIONS)
+    call({"groups": ["env"]})
+    assert env.OPTIONS == before and env.OPTIONS["expect"]["default"] == {}
