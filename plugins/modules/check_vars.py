@@ -22,7 +22,8 @@ description:
   - It also names each key of a host's C(acceptance_expect) that is no environment expectation (the keys of
     M(aifabric.acceptance.env_probe)'s O(aifabric.acceptance.env_probe#module:expect) - C(gpu_count), C(hca_count),
     C(npu_count), ...; for example the old name C(acceptance_expect.expect_gpu_count)), and an C(acceptance_expect)
-    that is not a mapping.
+    that is not a mapping, and an C(acceptance_substrate) that is neither V(ssh) nor V(kubernetes) (such a host
+    would be tested on no substrate).
   - The names read are scanned from the installed collection's own playbooks and roles (variables used, role
     argument specs and defaults).
   - Every playbook of the collection runs it first; C(acceptance_strict_vars=false) only warns.

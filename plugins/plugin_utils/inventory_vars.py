@@ -13,7 +13,8 @@ variables (the collection reads ``acceptance_expect: {gpu_count: 1}``) or ``gpu_
 - :func:`unread` - per host, the variable names with one of PREFIXES that are not known, each with the close
   known names (``difflib``) as suggestions;
 - :func:`unknown_expect_keys` - per host, the keys of its ``acceptance_expect`` mapping that are not
-  :data:`EXPECT_KEYS` (env_probe's ``expect`` suboptions, docs/glossary.md's environment expectations).
+  :data:`EXPECT_KEYS` (env_probe's ``expect`` suboptions, docs/glossary.md's environment expectations);
+- :func:`unknown_substrates` - the hosts whose ``acceptance_substrate`` is neither ssh nor kubernetes.
 
 Controller-only (plugin_utils), no Ansible imports; PyYAML (a dependency of ansible-core).
 """
@@ -123,6 +124,18 @@ def unknown_expect_keys(expects, keys=EXPECT_KEYS):
             out[host] = [("acceptance_expect." + key, ["acceptance_expect." + close for close in _close_keys(key, keys)])
                          for key in bad]
     return out
+
+
+SUBSTRATES = ("ssh", "kubernetes")
+
+
+def unknown_substrates(substrates):
+    """{host: [("acceptance_substrate <value> (ssh or kubernetes)", [])]} for each host whose acceptance_substrate is
+    neither: acceptance.yml would test it on no substrate, and the run would end without its verdict.
+
+    ``substrates``: {host: the host's acceptance_substrate, None where unset}."""
+    return dict((host, [("acceptance_substrate %s (%s)" % (value, " or ".join(SUBSTRATES)), [])])
+                for host, value in sorted(substrates.items()) if value is not None and value not in SUBSTRATES)
 
 
 def _kind(value):

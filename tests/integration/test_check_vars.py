@@ -53,3 +53,12 @@ def test_an_unknown_acceptance_expect_key_fails_the_run_naming_it(env, tmp_path)
     assert proc.returncode == 2, out[-3000:]
     assert "node1: acceptance_expect.expect_gpu_count (did you mean acceptance_expect.gpu_count?)" in out, out[-3000:]
     assert "hca_count" not in out.split("does not read", 1)[-1].replace("expect_gpu_count", "")
+
+
+def test_an_unknown_substrate_fails_the_run_naming_it(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    """acceptance.yml tests each host on its acceptance_substrate; a host on neither (a typo) would be tested by no
+    play, and the run would end without a verdict."""
+    proc = _run(env, tmp_path, {"acceptance_substrate": "k8s"})
+    out = (proc.stdout + proc.stderr).replace("\n", " ")
+    assert proc.returncode == 2, out[-3000:]
+    assert "node1: acceptance_substrate k8s (ssh or kubernetes)" in out, out[-3000:]

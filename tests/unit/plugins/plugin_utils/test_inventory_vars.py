@@ -104,3 +104,8 @@ def test_every_environment_expectation_of_the_glossary_is_a_known_key():
 def test_acceptance_expect_that_is_not_a_mapping_is_named():
     found = inventory_vars.unknown_expect_keys({"n1": [8]})
     assert found == {"n1": [("acceptance_expect (a list, not a mapping)", [])]}
+
+
+def test_a_substrate_that_is_neither_ssh_nor_kubernetes_is_named():
+    found = inventory_vars.unknown_substrates({"n1": "ssh", "n2": "kubernetes", "n3": None, "n4": "k8s"})
+    assert found == {"n4": [("acceptance_substrate k8s (ssh or kubernetes)", [])]}
