@@ -16,7 +16,7 @@ ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
     "dest": {"type": "path", "required": True},
     "formats": {"type": "list", "elements": "str", "choices": sorted(render.FORMATS),
-                "default": ["json", "md", "html", "junit"]},
+                "default": ["json", "md", "html", "junit", "ctrf"]},
     "history_db": {"type": "str"},
     "drift_pins": {"type": "dict", "default": {}},
     "compare_with": {"type": "str"},

@@ -22,7 +22,7 @@ description:
     analysis later added to the pipeline), appends the run to a SQLite history store and shows, per check,
     the change since the previous run of the same host.
   - Writes one directory per run, C(<output_dir>/<UTC timestamp>-<run id>/), with C(results.json),
-    C(summary.md), C(junit.xml) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
+    C(summary.md), C(junit.xml), C(ctrf.json) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
     and prints a short summary at the end of the play.
   - Appends every record to the run's record stream as it arrives, as the task returned it (a JSON-lines file in a private
     C(mkdtemp) directory, registered in the run store under the ansible-playbook process id, where the run's steps
@@ -78,7 +78,7 @@ options:
     description: Report files to write.
     type: list
     elements: str
-    default: [json, md, html, junit]
+    default: [json, md, html, junit, ctrf]
     env:
       - name: AIFABRIC_REPORT_FORMATS
     ini:

@@ -16,7 +16,7 @@ author:
 description:
   - Reads a C(results.json) written by the P(aifabric.acceptance.fleet_report#callback) callback (or by this
     module), drops the records and findings that the fleet analyses added, runs the analysis pipeline again
-    on the measured records, and writes C(results.json), C(summary.md), C(junit.xml) and C(report.html)
+    on the measured records, and writes C(results.json), C(summary.md), C(junit.xml), C(ctrf.json) and C(report.html)
     into O(dest).
   - Measured records are never rewritten, so re-analysing the same input gives the same report.
   - Runs on the controller. Used by the C(aifabric.acceptance.report) playbook.
@@ -47,8 +47,8 @@ options:
     description: Report files to write.
     type: list
     elements: str
-    choices: [json, md, html, junit]
-    default: [json, md, html, junit]
+    choices: [json, md, html, junit, ctrf]
+    default: [json, md, html, junit, ctrf]
   history_db:
     description:
       - History store to compare with, a SQLite file or a PostgreSQL URL V(postgresql://user@host/dbname) (needs

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Report writers: results.json, summary.md, junit.xml and one self-contained report.html.
+"""Report writers: results.json, summary.md, junit.xml, ctrf.json (plugin_utils/ctrf.py) and one self-contained report.html.
 
 Input is the report structure of ``fleet.build_report`` (run, summary, findings,
 problems, history, records). Every file is written to a temporary name and moved into
@@ -27,10 +27,10 @@ import time
 import xml.sax.saxutils
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import ctrf, report_html
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare
 
-FORMATS = {"json": "results.json", "md": "summary.md", "junit": "junit.xml", "html": "report.html"}
+FORMATS = {"json": "results.json", "md": "summary.md", "junit": "junit.xml", "ctrf": "ctrf.json", "html": "report.html"}
 STATUS_ORDER = tuple(sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True))   # worst first
 _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -89,12 +89,11 @@ def write_report(report, directory, formats=None, check_mode=False):
     """
     if not check_mode:
         directory = statedir.trusted_dir(directory, private=False, what="report directory")
-    writers = {"json": render_json, "md": render_md, "junit": render_junit, "html": render_html}
     files, changed = {}, []
     counted = report_html.counted_ids(report["records"])    # the records that count toward a host, for every writer
     for fmt in formats or list(FORMATS):
         path = os.path.join(directory, FORMATS[fmt])
-        text = writers[fmt](report, counted)
+        text = WRITERS[fmt](report, counted)
         files[fmt] = path
         if _same_content(path, text):
             continue
@@ -484,3 +483,7 @@ def render_html(report, counted=None):
         history_text = history.get("error") or "off"
     return report_html.render(report, lambda rec: describe_delta(deltas.get(_key(rec))) if deltas else "",
                               sorted(changes, key=lambda d: (d["host"], d["label"])), history_text, counted)
+
+
+# format -> its writer (report, counted) -> text; FORMATS names their files
+WRITERS = {"json": render_json, "md": render_md, "junit": render_junit, "ctrf": ctrf.render_ctrf, "html": render_html}

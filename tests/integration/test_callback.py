@@ -77,7 +77,7 @@ def load(run_dir, name):
 
 def test_every_file_is_written_and_lists_every_targeted_host(first_run):
     _report_dir, run_dir, proc = first_run
-    assert sorted(os.listdir(run_dir)) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(run_dir)) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     data = json.loads(load(run_dir, "results.json"))
     assert sorted(set(r["host"] for r in data["records"])) == HOSTS
     assert data["run"]["hosts_targeted"] == ["node1", "node2", "node3", "node4", "dead"]

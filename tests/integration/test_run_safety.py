@@ -99,7 +99,7 @@ def test_an_interrupted_run_keeps_what_was_measured(tmp_path, signum, rc_want):
     assert len(runs) == 1 and not runs[0].startswith("."), entries       # one complete directory, no temp dir
     run_dir = os.path.join(str(report_dir), runs[0])
     assert os.path.realpath(str(report_dir / "latest")) == run_dir
-    assert sorted(os.listdir(run_dir)) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(run_dir)) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert not glob.glob(os.path.join(str(report_dir), "**", "*.tmp-*"), recursive=True)
     with open(os.path.join(run_dir, "results.json")) as handle:
         data = json.load(handle)

@@ -336,10 +336,10 @@ def test_publish_writes_one_directory_per_run_and_latest(tmp_path):
     report = fleet.build_report(_drifting_fleet(), _run())
     out = fleet.publish(report, output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
     assert os.path.basename(out["dir"]) == "20261122T100000Z-1a2b3c4d"
-    assert sorted(os.listdir(out["dir"])) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert os.path.realpath(str(tmp_path / "latest")) == out["dir"]
     assert (tmp_path / "LATEST").read_text().strip() == "20261122T100000Z-1a2b3c4d"
-    assert sorted(out["changed"]) == ["html", "json", "junit", "md"]
+    assert sorted(out["changed"]) == ["ctrf", "html", "json", "junit", "md"]
 
 
 def test_publish_survives_a_broken_history_store(tmp_path):

@@ -108,7 +108,7 @@ def test_a_latest_that_cannot_be_updated_is_a_warning_not_a_lost_report(tmp_path
     monkeypatch.setattr(render, "point_latest", disk_full)
     db = str(tmp_path / "h.sqlite")
     out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
-    assert sorted(os.listdir(out["dir"])) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert stored_runs(db) == ["0123456789abcdef"]
     assert out["warnings"] == ["the report is written in %s, but %s could not point at it: [Errno 28] %s" % (
         out["dir"], tmp_path / "latest", os.strerror(errno.ENOSPC))]

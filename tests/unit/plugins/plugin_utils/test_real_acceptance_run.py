@@ -47,6 +47,6 @@ def test_reanalysis_is_idempotent_and_renders(data, tmp_path):
     # the analyses of today add the peers records (4: each GPU's GEMM within its sibling's)
     assert first["summary"]["counts"] == {"pass": 24, "warn": 1, "fail": 0, "skip": 12, "error": 0}
     out = fleet.publish(first, dest=str(tmp_path / "rerun"))
-    assert sorted(out["files"]) == ["html", "json", "junit", "md"]
+    assert sorted(out["files"]) == ["ctrf", "html", "json", "junit", "md"]
     cases = ET.parse(out["files"]["junit"]).getroot().iter("testcase")
     assert len(list(cases)) == len(first["records"])

@@ -43,9 +43,7 @@ def report_of(case):
 
 def rendered(case):
     report = report_of(case)
-    writers = {"json": render.render_json, "md": render.render_md, "junit": render.render_junit,
-               "html": render.render_html}
-    return dict((fmt, writers[fmt](report)) for fmt in sorted(render.FORMATS))
+    return dict((fmt, render.WRITERS[fmt](report)) for fmt in sorted(render.FORMATS))
 
 
 def _golden_path(case, fmt):

@@ -212,7 +212,7 @@ def stored_runs(db):
 
 def test_publish_writes_the_directory_whole_then_latest(tmp_path):
     out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
-    assert sorted(os.listdir(out["dir"])) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert os.path.realpath(str(tmp_path / "latest")) == out["dir"]
     assert not [n for n in os.listdir(str(tmp_path)) if n.startswith(".")]
     assert stored_runs(str(tmp_path / "h.sqlite")) == ["0123456789abcdef"]
@@ -230,7 +230,7 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
         signal.raise_signal(signal.SIGINT)
         return real(report, counted)
 
-    monkeypatch.setattr(render, "render_junit", junit_then_ctrl_c)
+    monkeypatch.setitem(render.WRITERS, "junit", junit_then_ctrl_c)
     # the handler a user's Ctrl-C meets (Python's own), whatever this process started with: a test run started in
     # the background by a non-interactive shell (`make test &`, nohup) has SIGINT ignored, and Python then installs
     # no handler - publish rightly delivered the held signal to SIG_IGN ("DID NOT RAISE" in such runs)
@@ -243,7 +243,7 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
         signal.signal(signal.SIGINT, before)
     assert seen and seen[0] is not signal.default_int_handler, seen       # held while writing
     run_dir = os.path.realpath(str(tmp_path / "latest"))
-    assert sorted(os.listdir(run_dir)) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(os.listdir(run_dir)) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert stored_runs(str(tmp_path / "h.sqlite")) == ["0123456789abcdef"]
     assert not glob.glob(str(tmp_path / "**" / "*.tmp-*"), recursive=True)
 
@@ -252,7 +252,7 @@ def test_a_report_that_cannot_be_written_leaves_no_directory_and_no_history_row(
     def broken(_report, _counted=None):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(render, "render_html", broken)
+    monkeypatch.setitem(render.WRITERS, "html", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         fleet.publish(report_of(), output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
     assert sorted(os.listdir(str(tmp_path))) in (["h.sqlite"], ["h.sqlite", "h.sqlite-shm", "h.sqlite-wal"])
