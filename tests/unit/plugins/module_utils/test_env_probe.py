@@ -319,8 +319,8 @@ def test_rdma_ports_from_the_cx4_host(tmp_path):
     ib = by(records, "rdma.port", "mlx5_1/1")
     assert ib["status"] == "warn" and ib["reason"].startswith("port is DOWN/Disabled")
     assert ib["facts"]["gids"][0]["type"] == "IB"
-    strict = env_probe.probe(host_for(root), {"groups": ["rdma"], "expect": {"ports_up": True, "hca_count": 2,
-                                                                                "port_rate_gbit_s": 200}})
+    expect = {"ports_up": True, "hca_count": 2, "port_rate_gbit_s": 200}
+    strict = env_probe.probe(host_for(root), {"groups": ["rdma"], "expect": expect})
     assert by(strict, "rdma.inventory")["status"] == "pass"
     assert by(strict, "rdma.port", "mlx5_1/1")["status"] == "fail"
     assert "port rate 100 Gbit/s < 200 Gbit/s expected" in by(strict, "rdma.port", "mlx5_0/1")["reason"]
