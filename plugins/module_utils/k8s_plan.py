@@ -536,12 +536,12 @@ def check_timeout(plan, timeout, explicit_deadline):
     if int(timeout) >= plan["timeout_s"]:
         return int(timeout), None
     if explicit_deadline:
-        raise AcceptanceError("timeout %s is shorter than active_deadline_s %s plus %d s of start-up (%d): the module "
-                              "would stop pods still within their deadline; raise timeout or leave it unset"
+        raise AcceptanceError("timeout_s %s is shorter than active_deadline_s %s plus %d s of start-up (%d): the module "
+                              "would stop pods still within their deadline; raise timeout_s or leave it unset"
                               % (timeout, plan["deadline_s"], START_UP_S, plan["timeout_s"]))
-    return int(timeout), ("timeout %d is shorter than the pods' deadline %d s plus %d s of start-up (%d s): pods still "
-                          "inside their deadline will be stopped at %d s and count as timed out; raise timeout or "
-                          "leave it unset to wait as long as the pods may run" % (
+    return int(timeout), ("timeout_s %d is shorter than the pods' deadline %d s plus %d s of start-up (%d s): pods "
+                          "still inside their deadline will be stopped at %d s and count as timed out; raise timeout_s "
+                          "or leave it unset to wait as long as the pods may run" % (
                               int(timeout), plan["deadline_s"], START_UP_S, plan["timeout_s"], int(timeout)))
 
 

@@ -64,7 +64,8 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
     with fake_cluster(tmp_path, clock_scale=600) as fake:
         fake.server.script("succeed", node="gpu-node-01", log_file=log, run_ticks=2)
         fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
-        res = workload(fake, {"kind": "nccl", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2})
+        res = workload(fake, {"kind": "nccl", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2,
+                              "nccl": {"collectives": ["all_reduce"]}})
         got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
         reasons = [r.get("reason") for r in res.kwargs["results"]]
         assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
@@ -117,7 +118,8 @@ def test_transient_image_pull_error_gets_a_grace_period(tmp_path, monkeypatch):
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
     with fake_cluster(tmp_path) as fake:
         fake.server.script("image_pull_transient", pull_ticks=25, log_file=log)     # ~0.5 s of ErrImagePull
-        res = workload(fake, {"kind": "nccl", "hosts": NODES[:1], "run_id": "pull1", "gpus_per_pod": 2})
+        res = workload(fake, {"kind": "nccl", "hosts": NODES[:1], "run_id": "pull1", "gpus_per_pod": 2,
+                              "nccl": {"collectives": ["all_reduce"]}})
         (record,) = res.kwargs["results"]
         assert record["status"] == "pass", record.get("reason")
 

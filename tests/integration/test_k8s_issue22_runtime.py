@@ -71,7 +71,7 @@ def _hang_argv(marker):
 
 
 def test_sigterm_during_step_3_keeps_the_results_of_steps_1_and_2(tmp_path):
-    plan = k8s_plan.build("nccl", [NODE], {"image": IMAGE, "gpus": 2}, "sig8",
+    plan = k8s_plan.build("nccl", [NODE], {"image": IMAGE, "gpus_per_pod": 2}, "sig8",
                           options={"collectives": ["all_reduce", "all_gather", "reduce_scatter"]})
     step, spec = _nccl_job_spec(plan)
     marker = str(tmp_path / "step3-started")
@@ -175,8 +175,8 @@ def _workload(fake, monkeypatch, args):
     from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
     from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
     patch_exits(monkeypatch)
-    args = dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0, "cleanup_timeout": 30,
-                 "timeout": 60}, **args)
+    args = dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0, "cleanup_timeout_s": 30,
+                 "timeout_s": 60}, **args)
     with patch_module_args(args):
         with pytest.raises(Exit) as exc:
             k8s_workload.main()
@@ -189,8 +189,8 @@ def test_resource_quota_rejection_fails_fast_with_its_message(tmp_path, monkeypa
         fake.server.namespace("quota")
         fake.server.quota("quota", {"requests.cpu": "64", "requests.memory": "256Gi"})
         t0 = time.monotonic()
-        res = _workload(fake, monkeypatch, {"kind": "gemm", "nodes": [NODE], "run_id": "rq1", "namespace": "quota",
-                                            "timeout": 30})
+        res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "rq1", "namespace": "quota",
+                                            "timeout_s": 30})
         elapsed = time.monotonic() - t0
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
@@ -228,8 +228,8 @@ def test_image_pull_error_past_its_grace_names_the_image(tmp_path, monkeypatch):
     with fa.fake_cluster(tmp_path) as fake:
         fake.server.script("image_pull")
         t0 = time.monotonic()
-        res = _workload(fake, monkeypatch, {"kind": "gemm", "nodes": [NODE], "run_id": "pull2", "image_pull_grace": 1,
-                                            "timeout": 30})
+        res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "pull2", "image_pull_grace_s": 1,
+                                            "timeout_s": 30})
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
         assert IMAGE in record["reason"] and "ImagePullBackOff" in record["reason"], record["reason"]
@@ -279,9 +279,9 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
                                             timeout_s=120) as kubelet:
             fake.server.script("process", runner=kubelet)
             t0 = time.monotonic()
-            res = _workload(fake, monkeypatch, {"kind": "nccl", "nodes": [NODE], "run_id": "dl8e", "gpus": 2,
-                                                "timeout": 120,
-                                                "nccl": {"timeout": 30, "collectives": ["all_reduce", "all_gather",
+            res = _workload(fake, monkeypatch, {"kind": "nccl", "hosts": [NODE], "run_id": "dl8e", "gpus_per_pod": 2,
+                                                "timeout_s": 120,
+                                                "nccl": {"timeout_s": 30, "collectives": ["all_reduce", "all_gather",
                                                                                         "reduce_scatter"]}})
             elapsed = time.monotonic() - t0
         got = dict((r["check"], r) for r in res.kwargs["results"])
@@ -302,9 +302,9 @@ def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, la
     with fa.fake_cluster(tmp_path, operators=("mpi", "volcano")) as fake:
         fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
         t0 = time.monotonic()
-        res = _workload(fake, monkeypatch, {"kind": "nccl_multinode", "nodes": ["gpu-node-01", "gpu-node-02"],
-                                            "run_id": "fc" + launcher[:3], "namespace": "psa", "gpus": 2,
-                                            "launcher": launcher, "timeout": 60,
+        res = _workload(fake, monkeypatch, {"kind": "nccl_multinode", "hosts": ["gpu-node-01", "gpu-node-02"],
+                                            "run_id": "fc" + launcher[:3], "namespace": "psa", "gpus_per_pod": 2,
+                                            "launcher": launcher, "timeout_s": 60,
                                             "nccl": {"collectives": ["all_reduce"]}})
         elapsed = time.monotonic() - t0
         records = res.kwargs["results"]

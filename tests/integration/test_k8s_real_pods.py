@@ -75,8 +75,8 @@ def cluster(tmp_path):
 
 def run_module(fake, monkeypatch, args):
     patch_exits(monkeypatch)
-    args = dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0, "cleanup_timeout": 30,
-                 "timeout": 120, "gpus": 0}, **args)
+    args = dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0, "cleanup_timeout_s": 30,
+                 "timeout_s": 120, "gpus_per_pod": 0}, **args)
     with patch_module_args(args):
         with pytest.raises(Exit) as exc:
             k8s_workload.main()
@@ -147,14 +147,14 @@ def test_env_probe_pods_really_run_the_code_configmap_and_match_the_ssh_path(clu
     nvidia-smi replaying the 2x H200 captures, and its records equal the SSH path's env_probe module's field by
     field."""
     nodes = ["gpu-node-01", "gpu-node-02"]
-    res = run_module(cluster, monkeypatch, {"kind": "env", "nodes": nodes, "run_id": "rp-env"})
+    res = run_module(cluster, monkeypatch, {"kind": "env", "hosts": nodes, "run_id": "rp-env"})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted(set(r["host"] for r in records)) == nodes
     gpu = [r for r in records if r["check"] == "gpu.inventory"]
     assert [(r["host"], r["status"]) for r in gpu] == [(n, "pass") for n in nodes], gpu
-    ssh = comparable(ssh_path_module(cluster.kubelet, nodes[0], "env_probe",
-                                     {"groups": ["env", "gpu", "rdma", "software"]}))
+    # the same options over SSH: the adapter's defaults (every probe group) on both substrates
+    ssh = comparable(ssh_path_module(cluster.kubelet, nodes[0], "env_probe", {}))
     for node in nodes:
         mine = comparable([r for r in records if r["host"] == node])
         assert sorted(mine) == sorted(ssh)
@@ -206,7 +206,7 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     fake_perftest(str(tmp_path / "tools"), log)
     nodes = ["gpu-node-01", "gpu-node-02"]
     device = "ionic_0"                  # the device of the captures
-    res = run_module(cluster, monkeypatch, {"kind": "perftest", "nodes": nodes, "run_id": "rp-pt",
+    res = run_module(cluster, monkeypatch, {"kind": "perftest", "hosts": nodes, "run_id": "rp-pt",
                                             "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
                                                                               "hcas": [device]}})
     assert not res.failed, res.kwargs
@@ -360,8 +360,8 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
         cluster.kubelet.env["OMPI_MCA_orte_keep_fqdn_hostnames"] = "true"
     nodes = ["gpu-node-01", "gpu-node-02"]
     res = run_module(cluster, monkeypatch, {
-        "kind": "nccl_multinode", "nodes": nodes, "run_id": "rp-mn", "gpus": 2, "launcher": "indexed",
-        "timeout": 240, "env": {"NCCL_IB_GID_INDEX": "3"},
+        "kind": "nccl_multinode", "hosts": nodes, "run_id": "rp-mn", "gpus_per_pod": 2, "launcher": "indexed",
+        "timeout_s": 240, "env": {"NCCL_IB_GID_INDEX": "3"},
         "nccl": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]

@@ -73,7 +73,7 @@ def operators_cluster(tmp_path_factory):
 
 def run_module(fake, monkeypatch, args):
     patch_exits(monkeypatch)
-    args = dict({"kubeconfig": fake.kubeconfig, "unschedulable_grace": 0, "cleanup_timeout": 30}, **args)
+    args = dict({"kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0, "cleanup_timeout_s": 30}, **args)
     with patch_module_args(args):
         with pytest.raises(Exit) as exc:
             k8s_workload.main()
@@ -117,8 +117,8 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
     ranks_log = os.path.join(fake.kubelet.dir, "ranks-%s.log" % run_id)
     fake.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
     res = run_module(fake, monkeypatch, {
-        "kind": "nccl_multinode", "nodes": NODES, "run_id": run_id, "gpus": 2, "launcher": launcher,
-        "image": image, "host_network": host_network, "timeout": 25, "env": POD_ENV,
+        "kind": "nccl_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": launcher,
+        "image": image, "host_network": host_network, "timeout_s": 25, "env": POD_ENV,
         "nccl": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     try:
         assert not res.failed, res.kwargs

@@ -24,7 +24,7 @@ NODES = ["gpu-node-01", "gpu-node-02"]
 
 def _check_mode(fake, **args):
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
-    res = call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "kind": "gemm", "nodes": NODES,
+    res = call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "kind": "gemm", "hosts": NODES,
                                    "run_id": "tw4", "_ansible_check_mode": True}, **args))
     assert not res.kwargs.get("failed"), res.kwargs
     return [str(w) for w in ansible_warnings.get_warning_messages()]
@@ -34,9 +34,9 @@ def test_a_short_timeout_alone_is_kept_with_a_warning_naming_both_figures(tmp_pa
     patch_exits(monkeypatch)
     plan = k8s_plan.build("gemm", NODES, {"image": IMAGE}, "tw4", {})
     with fake_cluster(tmp_path) as fake:
-        warnings = _check_mode(fake, timeout=60)
-        assert any(w.startswith("timeout 60 is shorter than the pods' deadline %s s plus 600 s of start-up (%s s): "
+        warnings = _check_mode(fake, timeout_s=60)
+        assert any(w.startswith("timeout_s 60 is shorter than the pods' deadline %s s plus 600 s of start-up (%s s): "
                                 "pods still inside their deadline will be stopped at 60 s"
                                 % (plan["deadline_s"], plan["timeout_s"])) for w in warnings), warnings
         assert _check_mode(fake) == []
-        assert _check_mode(fake, timeout=plan["timeout_s"]) == []
+        assert _check_mode(fake, timeout_s=plan["timeout_s"]) == []

@@ -37,6 +37,8 @@ NCCL_TEXT = os.path.join(UNIT, "module_utils", "parsers", "fixtures", "nccl_test
 PERFTEST = os.path.join(UNIT, "module_utils", "parsers", "fixtures", "perftest")
 IMAGE = "registry.example.com/acceptance/nccl-tests:2.17-mpi"
 NODES = ["gpu-node-01", "gpu-node-02"]
+# one collective (the captured log is all_reduce's; the default runs nccl_test's seven)
+ONE = {"collectives": ["all_reduce"]}
 
 
 def pod_log(label, path, tmp_path):
@@ -61,8 +63,8 @@ def run(fake_k8s, monkeypatch):
     patch_exits(monkeypatch)
 
     def call(args):
-        args = dict({"image": IMAGE, "kubeconfig": fake_k8s.kubeconfig, "unschedulable_grace": 0,
-                     "image_pull_grace": 0, "cleanup_timeout": 30, "timeout": 60}, **args)
+        args = dict({"image": IMAGE, "kubeconfig": fake_k8s.kubeconfig, "unschedulable_grace_s": 0,
+                     "image_pull_grace_s": 0, "cleanup_timeout_s": 30, "timeout_s": 60}, **args)
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()
@@ -76,7 +78,7 @@ def by_check(records):
 
 def test_success_records_host_is_the_node_and_nothing_remains(fake_k8s, run, tmp_path):
     fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    res = run({"kind": "nccl", "nodes": NODES, "run_id": "ok1", "gpus": 2})
+    res = run({"kind": "nccl", "hosts": NODES, "run_id": "ok1", "gpus_per_pod": 2, "nccl": ONE})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert by_check(records) == [("gpu-node-01", "nccl.all_reduce", "pass"), ("gpu-node-02", "nccl.all_reduce", "pass")]
@@ -93,7 +95,7 @@ def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
     server = pod_log("mlx5_0", os.path.join(PERFTEST, "rxe-softroce-ib-send-lat-server-glued-columns.txt"), tmp_path)
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-c-*", log_file=client)
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-s-*", log_file=server)
-    res = run({"kind": "perftest", "nodes": NODES, "run_id": "pt1", "gpus": 0, "rounds": [[NODES]],
+    res = run({"kind": "perftest", "hosts": NODES, "run_id": "pt1", "gpus_per_pod": 0, "rounds": [[NODES]],
                "perftest": {"test": "ib_read_bw", "hcas": ["mlx5_0"]}})
     records = res.kwargs["results"]
     assert [(r["host"], r["peer"], r["check"]) for r in sorted(records, key=lambda r: r["check"])] == [
@@ -108,7 +110,7 @@ def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
 ])
 def test_pod_failures_are_error_records_naming_the_reason(fake_k8s, run, script, needle):
     fake_k8s.server.script(script.pop("kind"), **script)
-    res = run({"kind": "nccl", "nodes": NODES, "run_id": "bad1", "nccl": {"collectives": ["all_reduce", "all_gather"]}})
+    res = run({"kind": "nccl", "hosts": NODES, "run_id": "bad1", "nccl": {"collectives": ["all_reduce", "all_gather"]}})
     records = res.kwargs["results"]
     assert by_check(records) == [(n, c, "error") for n in NODES for c in ("nccl.all_gather", "nccl.all_reduce")]
     assert all(needle in r["reason"] for r in records), [r["reason"] for r in records]
@@ -117,7 +119,7 @@ def test_pod_failures_are_error_records_naming_the_reason(fake_k8s, run, script,
 
 
 def test_unschedulable_names_the_scheduler_message(fake_k8s, run):
-    res = run({"kind": "env", "nodes": NODES, "run_id": "uns1", "gpus": 16})
+    res = run({"kind": "env", "hosts": NODES, "run_id": "uns1", "gpus_per_pod": 16})
     records = res.kwargs["results"]
     assert by_check(records) == [(n, "env.probe", "error") for n in NODES]
     assert all("Insufficient nvidia.com/gpu" in r["reason"] for r in records), [r["reason"] for r in records]
@@ -127,7 +129,7 @@ def test_unschedulable_names_the_scheduler_message(fake_k8s, run):
 
 def test_timeout_is_an_error_record_and_the_run_is_removed(fake_k8s, run):
     fake_k8s.server.script("hang")
-    res = run({"kind": "gemm", "nodes": NODES[:1], "run_id": "slow1", "timeout": 2})
+    res = run({"kind": "gemm", "hosts": NODES[:1], "run_id": "slow1", "timeout_s": 2})
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "timeout" in record["reason"] and record["host"] == NODES[0]
     assert fake_k8s.leftovers("slow1") == []
@@ -139,7 +141,7 @@ def test_sigterm_interrupt_cleans_up_and_still_reports(fake_k8s, run):
     previous = signal.getsignal(signal.SIGTERM)
     timer.start()
     try:
-        res = run({"kind": "nccl", "nodes": NODES, "run_id": "int1", "timeout": 60})
+        res = run({"kind": "nccl", "hosts": NODES, "run_id": "int1", "timeout_s": 60, "nccl": ONE})
     finally:
         timer.cancel()
         signal.signal(signal.SIGTERM, previous)
@@ -152,7 +154,7 @@ def test_sigterm_interrupt_cleans_up_and_still_reports(fake_k8s, run):
 
 def test_indexed_multinode_launch(fake_k8s, run, tmp_path):
     fake_k8s.server.script("succeed", pod="aif-mn1-mn-0-*", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    res = run({"kind": "nccl_multinode", "nodes": NODES, "run_id": "mn1", "launcher": "indexed"})
+    res = run({"kind": "nccl_multinode", "hosts": NODES, "run_id": "mn1", "launcher": "indexed", "nccl": ONE})
     assert res.kwargs["launcher"] == "indexed"
     (record,) = res.kwargs["results"]
     assert record["check"] == "nccl.all_reduce" and record["host"] in NODES
@@ -172,7 +174,7 @@ def test_torch_probe_across_nodes(fake_k8s, run, tmp_path, monkeypatch):
     log.write_bytes(subprocess.run([sys.executable, k8s_entry.__file__, "run", "--spec", json.dumps(spec)],
                                    capture_output=True, timeout=60, check=True).stdout)
     fake_k8s.server.script("succeed", pod="aif-ar1-ar-0-*", log_file=str(log))
-    res = run({"kind": "allreduce_multinode", "nodes": NODES, "run_id": "ar1", "gpus": 2})
+    res = run({"kind": "allreduce_multinode", "hosts": NODES, "run_id": "ar1", "gpus_per_pod": 2})
     (record,) = res.kwargs["results"]
     assert record["check"] == "nccl.torch_all_reduce" and record["status"] == "pass", record["reason"]
     assert record["host"] in NODES and record["params"]["hosts"] == NODES
@@ -183,7 +185,7 @@ def test_launcher_chosen_by_api_discovery(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     for operators, want in (((), "indexed"), (("volcano",), "volcano"), (("mpi", "volcano"), "mpijob")):
         with FakeApiServer(operators=operators) as server:
-            args = {"kind": "nccl_multinode", "nodes": NODES, "image": IMAGE, "run_id": "disc",
+            args = {"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "run_id": "disc",
                     "kubeconfig": server.write_kubeconfig(str(tmp_path / "kc")), "_ansible_check_mode": True}
             with patch_module_args(args):
                 with pytest.raises(Exit) as exc:
@@ -243,8 +245,8 @@ def _request_permission(method, path, params):
 def test_the_shipped_rbac_role_allows_every_call_and_nothing_more(fake_k8s, run, tmp_path):
     fake_k8s.server.script("fail", pod="aif-rb1-nccl-1-*", log="boom\n")
     fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    run({"kind": "nccl", "nodes": NODES, "run_id": "rb1", "node_selector": "nvidia.com/gpu.present=true"})
-    run({"kind": "nccl_multinode", "nodes": NODES, "run_id": "rb2", "launcher": "indexed"})
+    run({"kind": "nccl", "hosts": NODES, "run_id": "rb1", "label_selector": "nvidia.com/gpu.present=true"})
+    run({"kind": "nccl_multinode", "hosts": NODES, "run_id": "rb2", "launcher": "indexed"})
     run({"state": "absent", "run_id": "rb1"})
     used = set(filter(None, (_request_permission(m, p, q) for m, p, q in fake_k8s.server.requests)))
     allowed = _rbac_rules()
@@ -274,9 +276,9 @@ def test_env_probe_on_a_real_cluster(request, monkeypatch):
         node = k8s_run.select_nodes(api, [], "kubernetes.io/os=linux")[0]
     namespace = os.environ.get("AIFABRIC_K8S_TEST_NAMESPACE", "default")
     run_id = "ct" + os.urandom(4).hex()
-    args = {"kind": "env", "nodes": [node], "run_id": run_id, "gpus": 0, "shm_size": "", "ipc_lock": False,
+    args = {"kind": "env", "hosts": [node], "run_id": run_id, "gpus_per_pod": 0, "shm_size": "", "ipc_lock": False,
             "namespace": namespace, "image": os.environ.get("AIFABRIC_K8S_TEST_IMAGE", "python:3.12-slim"),
-            "kubeconfig": os.environ["KUBECONFIG"], "timeout": 600, "env_probe": {"groups": ["env"]}}
+            "kubeconfig": os.environ["KUBECONFIG"], "timeout_s": 600, "env_probe": {"groups": ["env"]}}
     with patch_module_args(args):
         with pytest.raises(Exit) as exc:
             k8s_workload.main()
@@ -339,7 +341,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     extra = {"k8s_run_id": "e2e", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
-             "k8s_launcher": "indexed", "k8s_pod": {"gpus": 2}}
+             "k8s_launcher": "indexed", "k8s_pod": {"gpus_per_pod": 2}, "gpu_nccl": ONE, "nccl_options": ONE}
     proc = subprocess.run([playbook_bin, "-i", str(inventory), "aifabric.acceptance.k8s_acceptance",
                            "-e", json.dumps(extra)], env=env, capture_output=True, text=True, timeout=600,
                           check=False, cwd=str(tmp_path))
@@ -383,7 +385,7 @@ def test_ctrl_c_of_ansible_playbook_removes_every_object(fake_k8s, tmp_path):
                AIFABRIC_REPORT_DIR=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     extra = {"k8s_run_id": "cc", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
-             "k8s_gemm": False, "k8s_nccl": False, "k8s_multinode": False, "k8s_allreduce": False, "k8s_timeout": 300}
+             "gpu_checks": [], "nccl_checks": [], "k8s_timeout_s": 300}
     proc = subprocess.Popen([playbook_bin, "-i", str(inventory), "aifabric.acceptance.k8s_acceptance",
                              "-e", json.dumps(extra)], env=env, cwd=str(tmp_path), start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -415,8 +417,9 @@ def test_operator_launchers_end_to_end(tmp_path, monkeypatch, launcher, operator
     patch_exits(monkeypatch)
     with fake_cluster(tmp_path, operators=operators) as fake:
         fake.server.script("succeed", pod=launcher_pod, log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-        args = {"kind": "nccl_multinode", "nodes": NODES, "run_id": "op1", "image": IMAGE, "launcher": "auto",
-                "kubeconfig": fake.kubeconfig, "unschedulable_grace": 0, "cleanup_timeout": 30, "timeout": 60}
+        args = {"kind": "nccl_multinode", "hosts": NODES, "run_id": "op1", "image": IMAGE, "launcher": "auto",
+                "kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0, "cleanup_timeout_s": 30, "timeout_s": 60,
+                "nccl": ONE}
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()

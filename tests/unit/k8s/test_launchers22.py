@@ -245,9 +245,9 @@ def test_the_modules_wait_defaults_to_the_plans_and_an_explicit_pair_that_breaks
     assert k8s_plan.check_timeout(plan, 1600, False) == (1600, None)
     wait, warning = k8s_plan.check_timeout(plan, 5, False)      # a wait alone is the user's bound, with a warning
     assert wait == 5
-    assert warning.startswith("timeout 5 is shorter than the pods' deadline 1000 s plus 600 s of start-up (1600 s): "
+    assert warning.startswith("timeout_s 5 is shorter than the pods' deadline 1000 s plus 600 s of start-up (1600 s): "
                               "pods still inside their deadline will be stopped at 5 s")
-    with pytest.raises(AcceptanceError, match="timeout 1500 is shorter than active_deadline_s 1000 plus 600 s"):
+    with pytest.raises(AcceptanceError, match="timeout_s 1500 is shorter than active_deadline_s 1000 plus 600 s"):
         k8s_plan.check_timeout(plan, 1500, True)
 
 
