@@ -31,6 +31,7 @@ from markupsafe import Markup
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import plural
 
 STATUS_CODE = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
 STATUS_NAMES = ["pass", "skip", "warn", "fail", "error"]
@@ -104,12 +105,6 @@ def human_bytes(value):
     return str(value)
 
 
-def plural(count, word):
-    """``1 host``, ``2 hosts``, ``3 status changes``, ``2 matches``: a count and its noun (the last word takes the
-    ending: +es after s, x, ch or sh, else +s). Every count the report prints goes through here."""
-    if count == 1:
-        return "%s %s" % (count, word)
-    return "%s %s%s" % (count, word, "es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 
 def label(record):

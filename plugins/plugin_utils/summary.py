@@ -17,11 +17,19 @@ def _rank(entry):
     return (-results.SEVERITY.get(entry["status"], 0), -c["error"], -c["fail"], -c["warn"], entry["host"])
 
 
+def plural(count, word):
+    """``1 host``, ``2 hosts``, ``3 status changes``, ``2 matches``: a count and its noun (the last word takes the
+    ending: +es after s, x, ch or sh, else +s). Every count the report prints goes through here."""
+    if count == 1:
+        return "%s %s" % (count, word)
+    return "%s %s%s" % (count, word, "es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def verdict_line(summary):
     """The run verdict with the host counts behind it, e.g. ``FAIL: 24 hosts: 1 fail, 2 warn, 21 pass``."""
     counts = summary["hosts_by_status"]
     order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
-    return "%s: %d hosts: %s" % (summary["worst_status"].upper(), summary["hosts_total"],
+    return "%s: %s: %s" % (summary["worst_status"].upper(), plural(summary["hosts_total"], "host"),
                                  ", ".join("%d %s" % (counts[s], s) for s in order if counts.get(s)) or "none")
 
 
