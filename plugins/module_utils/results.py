@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The result record: the one contract between every part of the collection.
 
-A record is a plain JSON-able dict (see docs/results.schema.json and design.md):
+A record is a plain JSON-able dict (see docs/results.md and docs/results.schema.json):
 
     host, peer, check, target, status, reason, metrics, expect, facts, series,
     params, tool, started, duration_s, raw, schema_version
@@ -31,7 +31,7 @@ SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
 JUDGED = ("pass", "warn", "fail")    # statuses that claim a measurement was judged
 FAMILIES = ("env", "gpu", "nccl", "hccl", "rdma", "k8s")
 CHECK_RE = re.compile(r"^(env|gpu|nccl|hccl|rdma|k8s)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
-# Metric names carry their unit (design.md); a few unit-less counters are allowed.
+# Metric names carry their unit (docs/results.md); a few unit-less counters are allowed.
 METRIC_UNITS = (
     "_gbit_s", "_gbyte_s", "_us", "_ms", "_s", "_tflops", "_bytes", "_pct", "_mib",
     "_mhz", "_w", "_c", "_mpps", "_count", "_total", "_gen", "_width",
