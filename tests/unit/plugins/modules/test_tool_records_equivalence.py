@@ -101,7 +101,7 @@ def test_perftest_planner_and_import_mode_give_the_same_client_record(module_env
     fixture = os.path.join(PERFTEST_FIXTURES, name)
     header = perftest_parser.parse(_read(fixture))
     opts = {"hcas": [header["header"]["Device"]], "test": header["tool"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus=0), "t1", opts, rounds=[[["n1", "n2"]]])
+    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
     slot = [s for s in plan["steps"][0]["slots"] if s["role"] == "client"][0]
     rc, log = pod_log([{"label": opts["hcas"][0], "argv": ["cat", fixture], "timeout_s": 30}], parallel=True)
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log)
