@@ -110,3 +110,15 @@ def test_the_shared_stage_variables_reach_the_manifests(env, tmp_path):
         specs = [j["spec"]["template"]["spec"] for j in jobs]
         assert all(not s.get("hostNetwork") for s in specs)
         assert all("nvidia.com/gpu" not in (s["containers"][0].get("resources") or {}).get("limits", {}) for s in specs)
+
+
+def test_a_run_without_an_image_fails_at_the_start_saying_what_it_needs(env, tmp_path):
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text("[gpu_nodes]\n%s\n" % "\n".join(NODES), encoding="utf-8")
+    argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(REPO, "playbooks", "k8s_acceptance.yml")]
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "k8s_image is required" in out, out[-3000:]
+    assert "Environment probe on every node" not in out          # no workload started
