@@ -34,7 +34,7 @@ PRUNE_AGE_S = 3600
 
 
 KEY_RE = re.compile(r"^[0-9a-f]{16}$")
-NOT_SHIPPED = {".git", ".venv", ".collections", ".cache", ".whl", ".gl", "dist", "reports", "__pycache__",
+NOT_SHIPPED = {".git", ".venv", ".collections", ".cache", ".whl", ".gl", ".home", ".carry", "dist", "reports", "__pycache__",
                ".pytest_cache", ".hypothesis", ".ansible", os.path.join("tests", "output"),
                os.path.join("bench", "results")}
 
@@ -95,8 +95,11 @@ def build(bindir, files, final):
         subprocess.run([galaxy, "collection", "build", "--output-path", os.path.join(tmp, "dist"), src],
                        check=True, timeout=STEP_TIMEOUT_S, stdout=subprocess.DEVNULL)
         tarballs = glob.glob(os.path.join(tmp, "dist", "*.tar.gz"))
+        # the install directory is the collections path of this install (ansible-galaxy warns otherwise that the
+        # collection "will not be picked up": the make targets put it on ANSIBLE_COLLECTIONS_PATH themselves)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(tmp, "install"))
         subprocess.run([galaxy, "collection", "install", "--force", "-p", os.path.join(tmp, "install")] + tarballs,
-                       check=True, timeout=STEP_TIMEOUT_S, stdout=subprocess.DEVNULL)
+                       check=True, timeout=STEP_TIMEOUT_S, stdout=subprocess.DEVNULL, env=env)
         for tarball in tarballs:
             shutil.move(tarball, os.path.join(tmp, "install"))
         os.rename(os.path.join(tmp, "install"), final)       # one step: absent, or complete

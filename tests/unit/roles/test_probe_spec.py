@@ -6,7 +6,7 @@
 - probe_options defaults to ``{}`` (the tool adapter's OPTIONS apply) and declares as suboptions exactly env_probe's
   options less ``expect`` (the role sets it from acceptance_expect), with the adapter's type, elements and choices
   and no default of its own;
-- the probe task gets its options whole (``args:``), and the role sets the facts and groups later stages read.
+- the probe task gets its options whole (the task's ``module_defaults`` for env_probe), and the role sets the facts and groups later stages read.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_the_probe_task_gets_its_options_whole_and_the_role_sets_the_facts_and_g
     block = _load("tasks", "main.yml")[0]
     probe = [t for t in block["block"] if "aifabric.acceptance.env_probe" in t]
     assert len(probe) == 1 and probe[0]["aifabric.acceptance.env_probe"] is None
-    assert probe[0]["args"] == "{{ __probe_options }}"
+    assert probe[0]["module_defaults"] == {"aifabric.acceptance.env_probe": "{{ __probe_options }}"}
     assert "probe_options" in block["vars"]["__probe_options"] and "acceptance_expect" in block["vars"]["__probe_options"]
     facts = set()
     groups = []
