@@ -358,8 +358,9 @@ def test_rdma_default_paths_host_killed_and_host_silenced(fleet, controller, tmp
     out = str(tmp_path / "ansible-playbook.log")
     lease_s = 12
     inventory, extra, log = prepare(
-        fleet, tmp_path, {"default": {"duration_s": 1.5}},
-        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1})
+        fleet, tmp_path, {"default": {"duration_s": 1.5, "stall_s": 8}},    # see test_rdma_silent_host
+        # poll_timeout_s: the silenced host is declared unreachable after two bounded polls (not the bound's default)
+        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1, "poll_timeout_s": 10})
     default_paths_inventory(inventory)
     assert_cpufreq_faked(fleet)
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),

@@ -215,8 +215,12 @@ def test_rdma_server_host_dies_mid_round(fleet, controller, tmp_path):
     out = str(tmp_path / "ansible-playbook.log")
     victim = fleet.host("node2")
     inventory, extra, log = prepare(
-        fleet, tmp_path, {"default": {"duration_s": 4}},
-        extra_vars={"rdma_pairings": {"mode": "star", "reference": "node2"}}, perftest={"connect_timeout_s": 6})
+        # stall_s: node1's client, connected to node2 when it dies, gives up 8 s after the test (the fake's
+        # default is 30 s, what a tool left alone waits; not what is tested here)
+        fleet, tmp_path, {"default": {"duration_s": 4, "stall_s": 8}},
+        extra_vars={"rdma_pairings": {"mode": "star", "reference": "node2"}},
+        # short polls and poll bound: the dead host is found by the polls (their defaults are not what is tested)
+        perftest={"connect_timeout_s": 6, "poll_s": 1, "poll_timeout_s": 10})
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)
     deadline = time.monotonic() + 120

@@ -69,8 +69,12 @@ def test_rdma_sweep_silent_host_without_keepalives(fleet, controller, tmp_path, 
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
-    inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 1.5}},
-                                    perftest={"connect_timeout_s": 8}, devices=("mlx5_0",))
+    # the bound is what is tested, not its default (poll_s 5 + 20 s a poll, two in a row: about 50 s of waiting):
+    # 10 s a poll, with 1 s long polls
+    # stall_s: a perftest whose peer went silent mid-test gives up 8 s after the test's duration (not 30)
+    inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 1.5, "stall_s": 8}},
+                                    perftest={"connect_timeout_s": 8, "poll_s": 1, "poll_timeout_s": 10},
+                                    devices=("mlx5_0",))
     without_keepalives(inventory)
     env = controller.env(fleet, report_dir)
     if config == "none":

@@ -113,8 +113,10 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     out = str(tmp_path / "ansible-playbook.log")
     lease_s = 12
     inventory, extra, log = prepare(
-        fleet, tmp_path, {"default": {"duration_s": 1.5}},
-        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1}, devices=("mlx5_0",))
+        fleet, tmp_path, {"default": {"duration_s": 1.5, "stall_s": 8}},    # see test_rdma_silent_host
+        # poll_timeout_s: the silenced host is declared unreachable after two bounded polls (the bound's default,
+        # poll_s + 20 s, is not what this test is about)
+        perftest={"connect_timeout_s": 8, "lease_s": lease_s, "poll_s": 1, "poll_timeout_s": 10}, devices=("mlx5_0",))
     started = time.monotonic()
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
                  controller.env(fleet, report_dir), out, controller.repo)

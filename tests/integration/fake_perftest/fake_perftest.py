@@ -22,7 +22,9 @@ fake_perftest.json next to this script (hosts share a filesystem in the netns
 harness, so settings are keyed by hostname):
   {"default": {"duration_s": 0.5, "client_output": "...", "server_output": "..."},
    "node2": {"duration_s": 3, "degraded": true}}
-("fixtures" may name the directory of the captures when this script is copied elsewhere.)
+("fixtures" may name the directory of the captures when this script is copied elsewhere; "stall_s" is how long
+either side waits beyond the test's duration for a peer that went silent mid-test before it prints the exchange
+failure - 30 s, as a tool left alone would wait; fault tests lower it, what they test is not that wait.)
 Every run is also logged (one JSON line: host, pid, argv, role, outcome) to
 "log" in that file's settings, for the tests to assert on concurrency.
 """
@@ -46,6 +48,7 @@ DEFAULTS = {
     # a "bad node": every pair it takes part in prints this (real, slower) client capture instead
     "degraded": False,
     "degraded_output": "mlx4-ib-write-bw-client-a-all-sizes-MB.txt",
+    "stall_s": 30,
 }
 BANNER = ("************************************\n"
           "* Waiting for client to connect... *\n"
@@ -121,7 +124,7 @@ def server(conf, port, device):
     listener.close()
     log(conf, role="server", event="accepted", port=port, device=device)
     conn.sendall(b"go degraded\n" if conf.get("degraded") else b"go\n")
-    conn.settimeout(conf["duration_s"] + 30)
+    conn.settimeout(conf["duration_s"] + conf["stall_s"])
     try:
         done = conn.recv(16)
     except socket.timeout:
@@ -147,7 +150,7 @@ def client(conf, address, port, device):
         log(conf, role="client", event="refused", port=port, device=device, address=address)
         return 1
     log(conf, role="client", event="connected", port=port, device=device, address=address)
-    conn.settimeout(conf["duration_s"] + 30)
+    conn.settimeout(conf["duration_s"] + conf["stall_s"])
     try:
         greeting = conn.recv(32)
         if not greeting.startswith(b"go"):
