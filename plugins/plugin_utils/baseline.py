@@ -18,7 +18,7 @@ Configuration (the ``baseline`` key of the analysis config)::
 non-pairwise record with a baseline value of a metric with a direction
 (:func:`compare.direction`), it adds one record ``<check>.baseline`` (``pass`` or ``fail``)
 with the floor (or ceiling) in its ``expect`` and reason. Pairwise records measure links:
-attribution judges those, never this analysis.
+attribution judges those, never this analysis; nor the group screen's records (a group, not a host).
 
 Controller-only (plugin_utils); imports nothing from Ansible.
 """
@@ -26,7 +26,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, compare, history
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, compare, group_screen, history
 
 NAME = "baseline"
 DEFAULT_MIN_PCT = thresholds.BASELINE_MIN_PCT
@@ -85,8 +85,8 @@ def analyze(records, config):
     added, failing = [], []
     for rec in records:
         if (analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer")
-                or not rec.get("host")):
-            continue
+                or not rec.get("host") or group_screen.is_screen_record(rec)):
+            continue    # the group screen's records measure a group, not their launcher (the screen analysis's)
         values = compare.baseline_reference(base, rec) or {}
         metrics, expect, bad = {}, {}, []
         for metric, ref in sorted(values.items()):

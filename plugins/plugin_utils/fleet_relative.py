@@ -19,7 +19,8 @@ the median and the margin in its reason. Measured records are never rewritten.
 Pairwise records (those with a ``peer``: perftest between two hosts) measure a link, not
 a host: the attribution analysis owns their verdicts (node or link, over the whole
 matrix), so this analysis never judges them; a pairwise rule here would make every host
-that happened to be paired with a slow node a fleet outlier.
+that happened to be paired with a slow node a fleet outlier. Nor the group screen's records
+(a collective over a group measures the group, not its launcher: the screen analysis's).
 
 Configuration (the ``fleet_relative`` key of the analysis config; all optional):
 
@@ -40,7 +41,7 @@ import collections
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen
 
 NAME = "fleet_relative"
 MAD_SCALE = 1.4826
@@ -106,8 +107,10 @@ def _samples(records, rules):
     """{(check, shape, gpu model, metric, better): [(record, value)]} of the judged, non-pairwise records."""
     samples = {}
     for rec in records:
-        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer"):
-            continue    # analysis records, unjudged records, and pairwise records (attribution owns them)
+        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer") \
+                or group_screen.is_screen_record(rec):
+            continue    # analysis records, unjudged records, pairwise records (attribution owns them) and the
+            #             group screen's (a group's measurement: the screen analysis owns them)
         for rule in rules:
             if not fnmatch.fnmatchcase(str(rec.get("check")), rule["check"]):
                 continue

@@ -150,3 +150,83 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
     unresolved = sorted(set(h for p in pools for h in p) | unknown)
     return {"good": sorted(good), "bad": sorted(bad), "unresolved": unresolved, "rounds": rounds,
             "outcomes": outcomes}
+
+
+# ------------------------------------------------------------------ the screen's records (a playbook's rounds)
+#
+# A screen test is one multi-node run launched from the first host of its group. Its record (nccl.<collective>)
+# is the launcher's, and nothing in a measured record names the group by inventory name (params.argv holds the
+# mpirun argv with a hostfile, facts.hosts the node names the tool printed). The screen therefore exports one
+# environment variable to every rank of the run, MARKER_ENV = "round=<n> purpose=<purpose> hosts=<h1> <h2> ...",
+# which the record carries in params.env like the rest of the run's environment: the test's round, purpose and
+# hosts (inventory names, never containing a space). No module option and no record field is added for it.
+
+MARKER_ENV = "AIFABRIC_SCREEN"
+PURPOSES = ("screen", "bisect", "confirm", "rescreen")
+OUTCOME = {"pass": True, "warn": True, "fail": False, "error": False}      # skip: not an outcome
+
+
+def marker(round_index, purpose, hosts):
+    """The MARKER_ENV value of one test. ValueError on a host name that cannot be carried."""
+    hosts = [str(h) for h in hosts]
+    if purpose not in PURPOSES:
+        raise ValueError("purpose must be one of %s, got %r" % (", ".join(PURPOSES), purpose))
+    if len(hosts) < 2 or any(not h or any(c.isspace() for c in h) for h in hosts):
+        raise ValueError("a screen test needs two hosts or more, named without spaces, got %r" % (hosts,))
+    return "round=%d purpose=%s hosts=%s" % (int(round_index), purpose, " ".join(hosts))
+
+
+def parse_marker(value):
+    """{round, purpose, hosts} of a MARKER_ENV value, or None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    words = value.split()
+    if len(words) < 4 or not words[0].startswith("round=") or not words[1].startswith("purpose=") \
+            or not words[2].startswith("hosts="):
+        return None
+    try:
+        round_index = int(words[0][len("round="):])
+    except ValueError:
+        return None
+    purpose = words[1][len("purpose="):]
+    hosts = [words[2][len("hosts="):]] + words[3:]
+    if purpose not in PURPOSES or round_index < 0 or not all(hosts) or len(hosts) < 2:
+        return None
+    return {"round": round_index, "purpose": purpose, "hosts": hosts}
+
+
+def screen_of(record):
+    """The screen test a measured record belongs to ({round, purpose, hosts}), or None."""
+    if not isinstance(record, dict):
+        return None
+    params = record.get("params")
+    env = params.get("env") if isinstance(params, dict) else None
+    return parse_marker(env.get(MARKER_ENV)) if isinstance(env, dict) else None
+
+
+def is_screen_record(record):
+    """True for the measured record of a screen test (it measures a group, not its host)."""
+    tool = record.get("tool") if isinstance(record, dict) else None
+    measured = not (isinstance(tool, dict) and tool.get("name") == "fleet-analysis")
+    return measured and screen_of(record) is not None
+
+
+def screen_outcomes(records, check=None):
+    """[(hosts, passed)] of the screen records (of ``check`` when given), in record order: pass and warn pass,
+    fail and error fail (a run that could not finish holds a node that cannot run it), skip is no outcome."""
+    out = []
+    for rec in records or []:
+        test = screen_of(rec) if is_screen_record(rec) else None
+        if test is None or (check is not None and rec.get("check") != check):
+            continue
+        passed = OUTCOME.get(rec.get("status"))
+        if passed is not None:
+            out.append((test["hosts"], passed))
+    return out
+
+
+def max_rounds(count, group_size=None, extra=5):
+    """The bound on a screen's rounds: one screen round, binary splitting of the largest group (log2 of it),
+    one confirmation, and ``extra`` rounds for the rescreens that follow a confirmed bad node."""
+    size = min(max(count, 2), group_size or default_group_size(count))
+    return 2 + int(math.ceil(math.log(max(size, 2), 2))) + extra

@@ -14,6 +14,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (
     MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, raw_text, shorten, extract_records, failure_message, loads_finite,
     normalize, plain)
@@ -343,19 +344,48 @@ def _participants(records):
     return out
 
 
+def _screened(records):
+    """host -> the group screen's records of the tests it was in without launching them."""
+    out = {}
+    for rec in records:
+        test = group_screen.screen_of(rec) if group_screen.is_screen_record(rec) else None
+        for host in (test or {}).get("hosts") or []:
+            if host != rec.get("host"):
+                out.setdefault(host, []).append(rec)
+    return out
+
+
+def _screened_record(host, runs):
+    """The env.coverage record of a host that only took part in screen tests others launched."""
+    checks = sorted(set(str(r.get("check")) for r in runs))
+    launchers = sorted(set(str(r.get("host")) for r in runs))
+    reason = shorten("no record of its own: took part in %d test(s) of the group screen launched from %s (%s); its "
+                     "verdict is the screen analysis's (%s)" % (len(runs), ", ".join(launchers), ", ".join(checks),
+                                                                 ", ".join(c + ".screen" for c in checks)))
+    return results.make(MISSING_CHECK, "skip", reason=reason, host=host, facts={"launchers": launchers})
+
+
 def missing_host_records(records, hosts, status="error", events=None):
     """A record for each host of ``hosts`` that has no record at all.
 
     A host named in the ``params.hosts`` of another host's record (a multi-node run launched
     elsewhere) is accounted for by an ``env.coverage`` record that says so: ``pass`` when every
     such run passed, ``skip`` when they all skipped, else ``warn`` (a failing collective does not
-    say which of its hosts is bad).
+    say which of its hosts is bad). A host of the group screen's tests (group_screen.screen_of) that
+    has no record of its own gets a ``skip`` one that says so: its verdict is the screen analysis's
+    ``<check>.screen`` record.
     """
     seen = set(r.get("host") for r in records)
     took_part = _participants(records)
+    tested = _screened(records)
     out = []
     for host in hosts or []:
         if host in seen:
+            continue
+        screened = tested.get(host)
+        if screened and not took_part.get(host):
+            out.append(_screened_record(host, screened))
+            seen.add(host)
             continue
         runs = took_part.get(host)
         if runs:

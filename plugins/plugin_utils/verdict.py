@@ -17,6 +17,11 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   pairs, or a check attribution does not know) counts toward BOTH ends with its own
   status: one pair cannot tell node from link, so neither end is accepted on it (the
   peer only when it is a host of the run: a peer given as an address is not a host).
+- a record of the group-testing screen (a multi-node collective over a group, its test named in
+  ``params.env.AIFABRIC_SCREEN``: group_screen.screen_of) measures a GROUP, not its launcher: when the screen
+  analysis judged its check, it counts toward no host (the ``<check>.screen`` records carry the host
+  verdicts: a confirmed bad node fails, known-good hosts pass, unresolved ones warn); otherwise it counts
+  toward its launcher, like any record.
 
 Required checks (:func:`analyze_required`, an analysis of ``analyses.ANALYSES``): config
 ``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
@@ -24,7 +29,7 @@ Required checks (:func:`analyze_required`, an analysis of ``analyses.ANALYSES``)
 pattern matches must have run: a matched check with only ``skip`` records, or a pattern
 that matched no measured record at all, adds an ``env.required`` ``fail`` record to that
 host naming the pattern, the skipped checks and their skip reasons. A pairwise record counts as run on both
-of its ends. Only hosts that have a record are judged (the report accounts for every targeted
+of its ends, a screen record as run on every host of its group. Only hosts that have a record are judged (the report accounts for every targeted
 host: one that returned nothing already has an ``env.coverage`` record). A malformed
 ``required_checks`` gives every host an ``env.required`` ``error`` (never a silent pass). The playbooks fill ``required_checks`` from the host variable
 ``aifabric_required_checks``.
@@ -37,7 +42,7 @@ from __future__ import annotations
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, screen_analysis
 
 NAME = "required"
 ATTRIBUTION = "attribution"
@@ -81,11 +86,14 @@ def host_records(records):
     still listed, with an empty list.
     """
     judged = judged_matrices(records)
+    screened = screen_analysis.judged_checks(records)
     known = set(r.get("host") for r in records)
     out = {}
     for rec in records:
         host = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else None
         mine = out.setdefault(host, [])
+        if rec.get("check") in screened and group_screen.is_screen_record(rec):
+            continue                     # a group's measurement: the screen analysis's records judge its hosts
         if not is_pairwise(rec):
             mine.append(rec)
         elif matrix_key(rec) not in judged:
@@ -133,6 +141,9 @@ def _ran_by_host(records):
             continue
         entry = (str(rec.get("check")), rec.get("status"), rec.get("reason"))
         ends = [rec.get("host")] + ([rec["peer"]] if is_pairwise(rec) else [])
+        test = group_screen.screen_of(rec)
+        if test is not None:
+            ends = ends + [h for h in test["hosts"] if h not in ends]
         for host in ends:
             if isinstance(host, str) and host:
                 out.setdefault(host, []).append(entry)

@@ -1,0 +1,146 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: group_screen
+short_description: The next round of the collective group-testing screen (screen, bisect, confirm)
+version_added: 1.0.0
+author: aifabric.acceptance contributors (@aifabric)
+description:
+  - Plans the next round of the group-testing screen (C(docs/group-screen.md)) from the screen's result records so
+    far, as the C(screen) entry point of the role aifabric.acceptance.nccl does round after round.
+  - A screen test's record is the C(nccl.<collective>) record of one multi-node run; it names its round, purpose
+    and hosts in C(params.env.AIFABRIC_SCREEN) (the marker the role exports to every rank of the test, see
+    RV(_value[].marker)). Its outcome is V(pass) for a C(pass) or C(warn) record, a failure for C(fail) or
+    C(error); a C(skip) record is no outcome. Other records are ignored.
+  - Round 0 splits the hosts into groups of about O(group_size) (inside the topology groups of O(topology));
+    the next rounds test the first half of each failing group (bisect), a single suspect with a known-good host
+    (confirm), and screen again what a confirmed bad host left unknown (rescreen). An empty list means every host
+    is known good or bad (or can no longer be told apart).
+  - Thin wrapper of C(plugins/plugin_utils/group_screen.py) (the same code drives the simulation
+    C(bench/group_screen_sim.py)).
+options:
+  _input:
+    description: The hosts of the screen (inventory names, in the order groups are cut from).
+    type: list
+    elements: str
+    required: true
+  records:
+    description: Result records so far (any records; only the screen's own count).
+    type: list
+    elements: dict
+    default: []
+  group_size:
+    description: Hosts per screen group. V(0) means about the square root of the number of hosts (at least 2).
+    type: int
+    default: 0
+  topology:
+    description: "Host to its leaf switch, rack or clique (C({node1: leaf1, node2: leaf1, ...})): screen groups stay
+      inside one. Hosts it does not name share one group of their own."
+    type: dict
+    default: {}
+  check:
+    description: Only the records of this check count (for example V(nccl.all_reduce)); V('') means every screen record.
+    type: str
+    default: ""
+  round:
+    description: The index of the round being planned (it goes into each test's marker).
+    type: int
+    default: 0
+"""
+
+EXAMPLES = r"""
+- name: Plan the next round of the screen
+  ansible.builtin.set_fact:
+    screen_tests: >-
+      {{ ansible_play_hosts | aifabric.acceptance.group_screen(records=screen_records, group_size=8,
+         topology=leaf_of_host, check='nccl.all_reduce', round=screen_round) }}
+  run_once: true
+"""
+
+RETURN = r"""
+_value:
+  description: The next round's tests, on disjoint hosts; empty when the screen is over.
+  type: list
+  elements: dict
+  contains:
+    hosts:
+      description: The hosts of the test; the first one launches it.
+      type: list
+      elements: str
+    purpose:
+      description: V(screen), V(bisect), V(confirm) or V(rescreen).
+      type: str
+    round:
+      description: The round index given.
+      type: int
+    index:
+      description: The test's place in the round (0, 1, ...), for a run id of its own.
+      type: int
+    marker:
+      description: The value of C(AIFABRIC_SCREEN) for the test's environment (its round, purpose and hosts), which its
+        record then carries in C(params.env).
+      type: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
+
+
+def _int(name, value, minimum):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: %s must be an integer, got %r" % (name, value))
+    if number < minimum:
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: %s must be >= %d, got %d" % (name, minimum, number))
+    return number
+
+
+def _hosts(hosts):
+    if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) and h and not any(c.isspace() for c in h)
+                                                          for h in hosts):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: input must be a list of host names (no spaces), "
+                                 "got %r" % (hosts,))
+    if len(set(hosts)) != len(hosts):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: a host is listed twice in %r" % (hosts,))
+    return [str(h) for h in hosts]
+
+
+def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0):  # pylint: disable=redefined-builtin
+    """The next round of the screen; see DOCUMENTATION."""
+    hosts = _hosts(hosts)
+    if records is None:
+        records = []
+    if not isinstance(records, (list, tuple)):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: records must be a list of result records")
+    if topology is None:
+        topology = {}
+    if not isinstance(topology, dict):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: topology must map a host to its leaf, rack or clique")
+    size = _int("group_size", group_size, 0)
+    round_index = _int("round", round, 0)
+    if size == 1:
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: group_size must be 0 (about the square root of the "
+                                 "number of hosts) or 2 or more: a collective needs two nodes")
+    known = set(hosts)
+    outcomes = [(tested, ok) for tested, ok in planner.screen_outcomes([r for r in records if isinstance(r, dict)],
+                                                                      check=check or None)
+                if set(tested) <= known]
+    tests = planner.plan(hosts, outcomes, group_size=size or None, topology=dict(topology) or None)
+    out = []
+    for test in tests:
+        if len(test["hosts"]) < 2:     # a lone host without a known-good one to test it with: not testable
+            continue
+        out.append({"hosts": list(test["hosts"]), "purpose": test["purpose"], "round": round_index, "index": len(out),
+                    "marker": planner.marker(round_index, test["purpose"], test["hosts"])})
+    return out
+
+
+class FilterModule(object):
+    """aifabric.acceptance.group_screen"""
+
+    def filters(self):
+        return {"group_screen": group_screen}

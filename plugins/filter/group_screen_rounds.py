@@ -1,0 +1,61 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: group_screen_rounds
+short_description: The most rounds the collective group-testing screen takes over a number of hosts
+version_added: 1.0.0
+author: aifabric.acceptance contributors (@aifabric)
+description:
+  - The bound on the rounds of the group-testing screen (C(docs/group-screen.md)) over O(_input) hosts - one screen
+    round, the binary splitting of the largest group (the base-2 logarithm of its size, rounded up), one
+    confirmation and five rounds for the rescreens that follow confirmed bad nodes - so that a playbook can loop
+    over the rounds a bounded number of times (the C(screen) entry point of the role aifabric.acceptance.nccl).
+  - In simulation (C(bench/group_screen_sim.py)) up to 1000 hosts with up to 5 bad ones need at most this many
+    rounds; hosts still unresolved at the bound are reported as such (C(warn)), never guessed.
+options:
+  _input:
+    description: The number of hosts.
+    type: int
+    required: true
+  group_size:
+    description: Hosts per screen group; V(0) means about the square root of the number of hosts.
+    type: int
+    default: 0
+"""
+
+EXAMPLES = r"""
+- name: At most this many rounds
+  ansible.builtin.debug:
+    msg: "{{ ansible_play_hosts | length | aifabric.acceptance.group_screen_rounds(group_size=8) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The number of rounds.
+  type: int
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
+
+
+def group_screen_rounds(count, group_size=0):
+    """The bound on the screen's rounds; see DOCUMENTATION."""
+    try:
+        count, group_size = int(count), int(group_size or 0)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: the number of hosts and group_size must be "
+                                 "integers, got %r and %r" % (count, group_size))
+    if count < 0 or group_size < 0:
+        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: negative number of hosts or group_size")
+    return planner.max_rounds(count, group_size or None)
+
+
+class FilterModule(object):
+    """aifabric.acceptance.group_screen_rounds"""
+
+    def filters(self):
+        return {"group_screen_rounds": group_screen_rounds}
