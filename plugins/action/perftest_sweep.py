@@ -10,9 +10,10 @@ option ``_poll``, set here alone: the runner's protocol is not a public option o
 Hosts share what they saw through a directory of the controller's local temporary directory (the workers are forks
 of one ansible-playbook): each poll writes the host's progress there, a host whose polls fail
 ``unreachable_after_polls`` times in a row is written there as dead (and every other runner is told at its next
-poll), and the first worker that sees every host past a round prints that round's line (one line per round, created with O_EXCL). The positions handed here are a second source:
-the runners also ask each other directly (module_utils/perftest_sweep.py, position answers), which is what counts
-when this wait does not poll every host at once (fewer forks than hosts).
+poll), and the first worker that sees every host past a round prints that round's line (one line per round, created
+with O_EXCL). The positions handed here are a second source: the runners also ask each other directly
+(module_utils/perftest_sweep.py, position answers), which is what counts when this wait does not poll every host at
+once (fewer forks than hosts).
 
 Every call this action makes to a host is bounded here, whatever the connection settings (no SSH keep-alive is
 needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible.cfg): a poll gets ``poll_timeout_s``

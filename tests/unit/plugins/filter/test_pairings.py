@@ -79,7 +79,6 @@ def test_random_is_seeded_and_perfect():
         assert len(rnd) == 3
 
 
-
 def test_random_rounds_default_is_three_and_rounds_is_not_an_argument():
     """The one default of the random rounds (issue 23: 3 over SSH, 1 on Kubernetes before) is the filter's; the
     retired argument name is refused, not silently ignored."""
@@ -88,6 +87,7 @@ def test_random_rounds_default_is_three_and_rounds_is_not_an_argument():
         pairings(hosts(8), mode="random", rounds=1)  # pylint: disable=unexpected-keyword-arg
     with pytest.raises(AnsibleFilterError, match="random_rounds must be at least 1"):
         pairings(hosts(8), mode="random", random_rounds=0)
+
 
 def test_star():
     rounds = pairings(hosts(4), mode="star", reference="node02")

@@ -79,6 +79,7 @@ def test_sweep_schedule_gives_the_longest_step_from_the_options_and_the_module_d
     with pytest.raises(AnsibleFilterError, match="must be a mapping"):
         sweep_schedule([[["a", "b"]]], perftest=["timeout_s"])
 
+
 def test_step_ports_differ_between_neighbouring_steps():
     ports = [perftest_sweep.step_port(18515, step, 32, 2) for step in range(64)]
     for step in range(63):

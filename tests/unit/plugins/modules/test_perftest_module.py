@@ -170,7 +170,6 @@ def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
     assert not os.path.exists(run_dir(fake))
 
 
-
 def test_the_progress_counts_pairs_not_rails(fake):
     """The wait's progress line says "<done>/<total> pairs done" with the total in pairs (sweep_schedule's steps):
     a pair on two rails is one pair done (it was two: "12/6 pairs done" for 6 pairs on 2 rails), and it fails once
@@ -186,6 +185,7 @@ def test_the_progress_counts_pairs_not_rails(fake):
     assert ended(alone).get("outcome") == "finished"
     progress = status(fake, "me", run_id="r2")["progress"]
     assert (progress["pairs_done"], progress["failing"]) == (1, 1), progress
+
 
 def test_consecutive_rounds_of_a_pair_use_their_own_ports(fake):
     """What ``state: server`` with the previous round's handles did: round after round on one pair (each step on
