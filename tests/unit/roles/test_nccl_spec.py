@@ -30,16 +30,35 @@ def _load(*parts):
         return yaml.safe_load(fh)
 
 
-def role_spec():
-    return _load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+def role_spec(entry="main"):
+    return _load("meta", "argument_specs.yml")["argument_specs"][entry]["options"]
 
 
 def test_the_argument_spec_defaults_are_defaults_main_yml():
-    spec, defaults = role_spec(), _load("defaults", "main.yml")
+    """Every variable of every entry point (main, screen) is in defaults/main.yml with its spec's default."""
+    entries = _load("meta", "argument_specs.yml")["argument_specs"]
+    assert sorted(entries) == ["main", "screen"]
+    spec = {}
+    for entry in entries:
+        spec.update(role_spec(entry))
+    defaults = _load("defaults", "main.yml")
     assert sorted(spec) == sorted(defaults), "variables in only one of the two: %s" % sorted(set(spec) ^ set(defaults))
-    differ = dict((name, (spec[name].get("default"), defaults[name])) for name in spec
-                  if spec[name].get("default") != defaults[name])
-    assert not differ, "argument_specs.yml default != defaults/main.yml: %s" % differ
+    for entry in entries:
+        differ = dict((name, (option.get("default"), defaults[name])) for name, option in role_spec(entry).items()
+                      if option.get("default") != defaults[name])
+        assert not differ, "argument_specs.yml (%s) default != defaults/main.yml: %s" % (entry, differ)
+
+
+def test_the_screen_shares_the_main_entry_points_variables():
+    """The screen entry point reads nccl_options, nccl_env, ... as the main one does (one definition, a YAML alias);
+    its own are nccl_screen_*."""
+    main, screen = role_spec(), role_spec("screen")
+    shared = set(main) & set(screen)
+    assert shared == {"nccl_options", "nccl_install", "nccl_env", "nccl_profile", "nccl_profiles_file", "nccl_expect",
+                      "nccl_run_id"}
+    assert all(main[name] == screen[name] for name in shared)
+    assert sorted(set(screen) - shared) == ["nccl_screen_collective", "nccl_screen_group_size", "nccl_screen_max_rounds",
+                                            "nccl_screen_topology_var"]
 
 
 def test_every_variable_is_typed_and_described():
@@ -89,7 +108,7 @@ def test_check_vars_knows_the_roles_variables_and_names_the_old_ones():
     """acceptance_strict_vars keeps working through the move: every variable of the role is read; the playbook's
     old variables (now keys of an option group) are named at the start of a run."""
     known = inventory_vars.known_names(ROOT)
-    assert set(role_spec()) <= known
+    assert set(role_spec()) | set(role_spec("screen")) <= known
     old = ["nccl_bin_dir", "nccl_ranks_per_node", "nccl_collectives", "nccl_timeout_s", "nccl_probe", "nccl_run_tag"]
     found = dict(inventory_vars.unread({"n1": old + ["nccl_options"]}, known)["n1"])
     assert sorted(found) == sorted(old)
