@@ -11,15 +11,25 @@ rounds of a ring (each host against its next two neighbours), whose per-size ser
 capture. About 100 records per host. Injected: one slow node (all its pairs at 45 %), one slow link,
 one host with an old driver (drift). ``--mesh`` instead makes a full mesh of one rail: n*(n-1)/2 pairs,
 one client record each at one message size (1000 hosts: 499,500 pair records), and no host records.
+``--source PATH`` (or ``--source real``: the judgement run of tests/unit/plugins/plugin_utils/fixtures/h200x2-judgement
+with the most records per host) instead replicates a results.json a real run wrote to N hosts, every record and
+per-size series kept, renamed per host; the input is then the results.json the report writes of those records
+(summary, findings and analysis records of N hosts, as a run of N hosts would have written it).
 
 Modes (each measured in a fresh child process, so peak RSS is that of the mode alone):
 - ``baseline``: json.load + json.dump of the input results.json;
 - ``reanalyze``: fleet.load_results + fleet.reanalyze + fleet.publish (what playbooks/report.yml runs);
+- ``playbook``: what a user runs, ``ansible-playbook playbooks/report.yml -e report_input=<input> -e report_dir=<dir>``
+  from the checkout (its ansible.cfg), process start included; ANSIBLE_COLLECTIONS_PATH (``--collections-path``)
+  must find this collection. Its CPU time and peak RSS are those of ansible-playbook and its workers
+  (RUSAGE_CHILDREN of the child that runs it);
 - ``callback``: the live callback's path: Collector with its record stream and progress tally, one task
   per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
   the stream, fleet.build_report + publish (the end of the run).
 
     cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh] [--repeat 3]
+    cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --source real --hosts 1000 \
+        --modes baseline reanalyze playbook --collections-path /tmp/aif-dev --repeat 3
 
 Each mode's wall time and CPU time (user + sys of its process) are compared with the baseline of the same
 round; on a shared machine the CPU-time ratio is the steadier one.
@@ -42,7 +52,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FIXTURE = os.path.join(ROOT, "tests", "unit", "plugins", "plugin_utils", "fixtures", "h200x2-acceptance-results.json")
+FIXTURES = os.path.join(ROOT, "tests", "unit", "plugins", "plugin_utils", "fixtures")
+FIXTURE = os.path.join(FIXTURES, "h200x2-acceptance-results.json")
+JUDGEMENT = os.path.join(FIXTURES, "h200x2-judgement")
+PLAYBOOK = os.path.join(ROOT, "playbooks", "report.yml")
 PARSERS = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures")
 NCCL_DIR = os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.6")
 PERFTEST = os.path.join(PARSERS, "perftest", "hdr-ib-send-bw-client-a-gbits-1qp.txt")
@@ -147,11 +160,94 @@ def fleet_results(hosts, mesh=False):
             "records": records}
 
 
+def real_source():
+    """The judgement run (tests/unit/plugins/plugin_utils/fixtures/h200x2-judgement) with the most records per host."""
+    best = None
+    for name in sorted(os.listdir(JUDGEMENT)):
+        if not name.endswith(".results.json"):
+            continue
+        path = os.path.join(JUDGEMENT, name)
+        data = json.loads(_read(path))
+        per_host = len(data["records"]) / max(1, len(set(r.get("host") for r in data["records"])))
+        rank = (per_host, os.path.getsize(path))     # the most records per host, then the most bytes (series)
+        if best is None or rank > best[0]:
+            best = (rank, path)
+    if best is None:
+        raise SystemExit("no *.results.json in %s" % JUDGEMENT)
+    return best[1]
+
+
+def replicated_results(source, hosts, workdir):
+    """A results.json of ``hosts`` hosts made of the records of the real run ``source``: each host of the source
+    replicated (records, per-size series and all, with host and peer renamed), then analysed and written by the
+    report (fleet.reanalyze + fleet.publish, json only), as a run of that many hosts would have written it.
+    Returns its path."""
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+    real = fleet.load_results(source)
+    measured = [r for r in real["records"] if not str(r.get("check", "")).startswith("analysis.")]
+    src_hosts = sorted(set(r["host"] for r in measured if isinstance(r.get("host"), str)))
+    if not src_hosts:
+        raise SystemExit("%s has no host records" % source)
+    names = ["gpu%04d" % i for i in range(hosts)]
+    width = len(src_hosts)
+    records = []
+    for block in range(0, hosts, width):
+        rename = dict((h, names[(block + j) % hosts]) for j, h in enumerate(src_hosts))
+        for rec in measured:
+            if rec.get("host") not in rename or rename[rec["host"]] not in names[block:block + width]:
+                continue
+            rec = copy.deepcopy(rec)
+            rec["host"] = rename[rec["host"]]
+            if rec.get("peer") in rename:
+                rec["peer"] = rename[rec["peer"]]
+            records.append(rec)
+    run = dict(real["run"], run_id="bench%06dreal" % hosts, hosts_targeted=names, hosts_targeted_count=hosts,
+               inventory_host_count=hosts)
+    required = run.get("required_checks") or {}     # a source host's required checks are its replicas'
+    run["required_checks"] = dict((names[i], required[src_hosts[i % width]]) for i in range(hosts)
+                                  if src_hosts[i % width] in required)
+    if "*" in required:
+        run["required_checks"]["*"] = required["*"]
+    report = fleet.reanalyze({"run": run, "records": records})
+    out = os.path.join(workdir, "source-report")
+    fleet.publish(report, dest=out, formats=["json"])
+    return os.path.join(out, "results.json")
+
+
 def _rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def child(mode, path, outdir):
+def run_playbook(path, outdir, collections_path):
+    """``ansible-playbook playbooks/report.yml`` as a user runs it, from the checkout: (result dict of the child)."""
+    playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    if not os.path.exists(playbook_bin):
+        playbook_bin = shutil.which("ansible-playbook")
+    if not playbook_bin:
+        raise SystemExit("ansible-playbook not found next to %s nor on PATH" % sys.executable)
+    env = dict(os.environ)
+    if collections_path:
+        env["ANSIBLE_COLLECTIONS_PATH"] = collections_path
+    started = time.perf_counter()
+    proc = subprocess.run([playbook_bin, PLAYBOOK, "-e", "report_input=%s" % path, "-e", "report_dir=%s" % outdir],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    total = time.perf_counter() - started
+    if proc.returncode:
+        print(proc.stdout[-4000:], proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit("ansible-playbook failed (exit %d)" % proc.returncode)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sizes = dict((name, os.path.getsize(os.path.join(outdir, name))) for name in sorted(os.listdir(outdir))
+                 if os.path.isfile(os.path.join(outdir, name)))
+    return {"mode": "playbook", "total_s": round(total, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1),
+            "sizes": {"html": sizes.get("report.html", 0), "json": sizes.get("results.json", 0),
+                      "junit": sizes.get("junit.xml", 0), "ctrf": sizes.get("ctrf.json", 0)}}
+
+
+def child(mode, path, outdir, collections_path=None):
+    if mode == "playbook":
+        print(json.dumps(run_playbook(path, outdir, collections_path)))
+        return
     from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
     started = time.perf_counter()
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -218,34 +314,74 @@ def child(mode, path, outdir):
     print(json.dumps(out))
 
 
+def _median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
+
+
+def medians(rows):
+    """One line per mode: the median over the rounds of its ratio to the baseline (wall and CPU) and its peak RSS;
+    ``reanalyze`` is the in-process ratio, ``playbook`` the user's command."""
+    label = {"reanalyze": "in-process (fleet.reanalyze + publish)", "playbook": "user's command (ansible-playbook)",
+             "callback": "callback path"}
+    lines = ["load average at the end: %s" % " ".join("%.2f" % v for v in os.getloadavg())]
+    for mode in ("reanalyze", "playbook", "callback"):
+        mine = [r for r in rows if r["mode"] == mode and "x_baseline" in r]
+        if mine:
+            lines.append("%s: median %.2f x the JSON load+dump (CPU %.2f x) over %d round(s), %.2f s vs %.2f s; "
+                         "peak RSS %.0f MiB" % (
+                             label[mode], _median([r["x_baseline"] for r in mine]),
+                             _median([r["x_baseline_cpu"] for r in mine]), len(mine),
+                             _median([r["total_s"] for r in mine]),
+                             _median([r["total_s"] / r["x_baseline"] for r in mine]),
+                             max(r["peak_rss_mib"] for r in mine)))
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--mesh", action="store_true", help="a full mesh of one rail instead of the ring + host records")
-    parser.add_argument("--modes", nargs="+", default=["baseline", "reanalyze", "callback"])
+    parser.add_argument("--modes", nargs="+", default=["baseline", "reanalyze", "callback"],
+                        choices=["baseline", "reanalyze", "playbook", "callback"])
+    parser.add_argument("--source", help="replicate this results.json (a real run's) to --hosts hosts instead of the "
+                        "synthetic fleet; 'real': the h200x2-judgement run with the most records per host")
+    parser.add_argument("--collections-path", default=os.environ.get("ANSIBLE_COLLECTIONS_PATH"),
+                        help="ANSIBLE_COLLECTIONS_PATH of the playbook mode (must find this collection)")
     parser.add_argument("--keep", help="write the input results.json here and keep the report directories")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the modes this many times, interleaved (a shared machine's load moves)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "INPUT", "OUTDIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, collections_path=args.collections_path)
         return
     work = args.keep or tempfile.mkdtemp(prefix="report-scale-")
     os.makedirs(work, exist_ok=True)
-    path = os.path.join(work, "input-results.json")
-    data = fleet_results(args.hosts, mesh=args.mesh)
-    records = len(data["records"])
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    del data
+    if args.source:
+        source = real_source() if args.source == "real" else args.source
+        path = replicated_results(source, args.hosts, work)
+        with open(path, encoding="utf-8") as handle:
+            records = len(json.load(handle)["records"])
+        print("input: %s replicated to %d hosts: %d records, %.1f MB" % (
+            os.path.relpath(source, ROOT), args.hosts, records, os.path.getsize(path) / 1e6))
+    else:
+        path = os.path.join(work, "input-results.json")
+        data = fleet_results(args.hosts, mesh=args.mesh)
+        records = len(data["records"])
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        del data
     rows = []
     for round_no in range(args.repeat):
         for mode in args.modes:
             outdir = os.path.join(work, "%s-%d" % (mode, round_no))
             os.makedirs(outdir, exist_ok=True)
-            proc = subprocess.run([sys.executable, __file__, "--child", mode, path, outdir], capture_output=True,
-                                  text=True, timeout=3600, check=False)
+            argv = [sys.executable, __file__, "--child", mode, path, outdir]
+            if args.collections_path:
+                argv += ["--collections-path", args.collections_path]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False)
             if proc.returncode:
                 print(proc.stderr[-4000:], file=sys.stderr)
                 raise SystemExit("mode %s failed (exit %d)" % (mode, proc.returncode))
@@ -266,8 +402,10 @@ def main():
                       row["mode"], row["round"], row["total_s"], row["x_baseline"], base["total_s"], row["cpu_s"],
                       row["x_baseline_cpu"], base["cpu_s"], row["peak_rss_mib"],
                       row["sizes"].get("html", 0) / 1e6, row["sizes"].get("json", 0) / 1e6))
+    for line in medians(rows):
+        print(line)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    name = "report_scale%s.json" % ("_mesh" if args.mesh else "")
+    name = "report_scale%s.json" % ("_mesh" if args.mesh else "_real" if args.source else "")
     with open(os.path.join(HERE, "results", name), "w", encoding="utf-8") as handle:
         json.dump(rows, handle, indent=2)
     if not args.keep:

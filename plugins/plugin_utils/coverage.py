@@ -178,11 +178,10 @@ def _matches(check, patterns):
     return any(fnmatch.fnmatchcase(check, p) for p in patterns)
 
 
-def _stage_host(recs, stage):
-    """What one host's records say of a stage: ("ran", {reason: [checks skipped]}) | ("skipped", reasons) |
-    ("found", ()) (the probe found its hardware, the stage left no record) | ("none", ()) (no record of it)."""
-    measured = [r for r in recs if _matches(r.get("check") or "", stage["measure"])]
-    probed = [r for r in recs if r.get("check") in stage["probe"]]
+def _stage_host(measured, probed):
+    """What one host's records of a stage say of it (``measured``: its records whose check the stage measures,
+    ``probed``: its probe records of the stage's hardware): ("ran", {reason: [checks skipped]}) | ("skipped",
+    reasons) | ("found", ()) (the probe found its hardware, the stage left no record) | ("none", ()) (no record)."""
     skipped = {}
     for rec in measured:
         if rec.get("status") == "skip":
@@ -194,6 +193,17 @@ def _stage_host(recs, stage):
     if probed and all(r.get("status") == "skip" for r in probed):
         return "skipped", dict((str(r.get("reason") or "no reason given"), [r.get("check")]) for r in probed)
     return ("found", {}) if probed else ("none", {})
+
+
+def _stage_roles(check):
+    """[(stage index, "measure" | "probe")] of a check: the stages whose measurements or probe it is."""
+    roles = []
+    for index, stage in enumerate(STAGES):
+        if _matches(check or "", stage["measure"]):
+            roles.append((index, 0))
+        if check in stage["probe"]:
+            roles.append((index, 1))
+    return roles
 
 
 def _reason_groups(per_host):
@@ -255,15 +265,25 @@ def stages(records, hosts, plural):
     a verdict); ``text``: "ran on 2 hosts; ...", or for a stage that did not run, why ("skipped on 2 hosts: no
     NVIDIA GPU/driver: nvidia-smi not found", "no record of this stage on any host"). ``plural(count, noun)``
     writes the counts. An analysis' records and the run's bookkeeping (BOOKKEEPING) are no stage's."""
-    by_host = dict((h, []) for h in hosts)
+    by_host = dict((h, [([], []) for _stage in STAGES]) for h in hosts)    # per stage: (measured, probed)
+    roles = {}      # check -> its stages (a fleet has few distinct checks: each is matched once)
     for rec in records:
-        if rec.get("host") in by_host and not analysis.is_analysis_record(rec) and rec.get("check") not in BOOKKEEPING:
-            by_host[rec["host"]].append(rec)
+        per_stage = by_host.get(rec.get("host"))
+        if per_stage is None or analysis.is_analysis_record(rec):
+            continue
+        check = rec.get("check")
+        if check in BOOKKEEPING:
+            continue
+        key = check if isinstance(check, str) else None
+        if key not in roles:
+            roles[key] = _stage_roles(key)
+        for index, role in roles[key]:
+            per_stage[index][role].append(rec)
     out = []
-    for stage in STAGES:
+    for index, stage in enumerate(STAGES):
         by_state = {}
         for host in hosts:
-            state, reasons = _stage_host(by_host[host], stage)
+            state, reasons = _stage_host(*by_host[host][index])
             by_state.setdefault(state, {})[host] = reasons
         if not stage["always"] and set(by_state) <= {"none"}:
             continue

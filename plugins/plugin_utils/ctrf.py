@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import report_html
 
@@ -56,7 +57,7 @@ def _duration_ms(value):
 
 def _plain(value):
     """A JSON value as the CTRF document keeps it (numbers and text as they are; NaN/inf as text)."""
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+    if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
 
@@ -64,21 +65,28 @@ def _plain(value):
 def _labels(rec, host):
     out = {"host": host}
     for key in ("check", "target", "peer"):
-        if rec.get(key):
-            out[key] = str(rec[key])
-    out["family"] = str(rec.get("check") or "").split(".")[0] or "other"
+        value = rec.get(key)
+        if value:
+            out[key] = str(value)
+    out["family"] = str(rec.get("check") or "").split(".", 1)[0] or "other"
     return out
 
 
 def _extra(rec, judged):
     extra = {}
-    metrics = dict((k, _plain(v)) for k, v in sorted((rec.get("metrics") or {}).items()))
+    metrics = {k: _plain(v) for k, v in sorted((rec.get("metrics") or {}).items())}
     if metrics:
         extra["metrics"] = metrics
-    expect = dict((k, dict((b, _plain(rule[b])) for b in ("min", "max", "equals") if b in rule))
-                  for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict))
-    if any(expect.values()):
-        extra["expect"] = dict((k, v) for k, v in expect.items() if v)
+    rules = rec.get("expect")
+    if rules:
+        expect = {}
+        for key, rule in sorted(rules.items()):
+            if isinstance(rule, dict):
+                bounds = {b: _plain(rule[b]) for b in ("min", "max", "equals") if b in rule}
+                if bounds:
+                    expect[key] = bounds
+        if expect:
+            extra["expect"] = expect
     status = rec.get("status")
     if judged and status in ("fail", "error", "warn"):
         extra["pair_status"] = status
@@ -94,9 +102,10 @@ def _test(rec, host, counted):
     status = rec.get("status")
     judged = bool(rec.get("peer")) and id(rec) not in counted and status in ("fail", "error", "warn")
     name = "%s %s" % (host, report_html.label(rec))
+    labels = _labels(rec, host)
     test = {"name": name, "testId": name, "status": "passed" if judged else STATUS.get(status, "other"),
             "rawStatus": str(status), "duration": _duration_ms(rec.get("duration_s")), "suite": [host],
-            "labels": _labels(rec, host), "tags": [_labels(rec, host)["family"]]}
+            "labels": labels, "tags": [labels["family"]]}
     start = _ms(rec.get("started"))
     if start is not None:
         test["start"] = start

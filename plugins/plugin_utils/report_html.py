@@ -268,7 +268,26 @@ def finding_rows(findings):
 # ---------------------------------------------------------------- the embedded data
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _one_encoder(encoder):
+    """``encoder.encode`` made once: JSONEncoder.encode builds a new C encoder on every call, which cost more
+    than the encoding itself for the ~100,000 small values of a 1000-host page. The same C encoder, built here
+    once (no circular check: the values are records read from JSON), or ``encoder.encode`` where there is none."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    basestring = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or basestring is None:
+        return encoder.encode
+    c_encode = make(None, encoder.default, basestring, None, encoder.key_separator, encoder.item_separator,
+                    encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+
+    def encode(value):
+        return "".join(c_encode(value, 0))
+    return encode
+
+
+_ENCODE = _one_encoder(_ENCODER)
 
 
 class _Table:
