@@ -100,8 +100,9 @@ def _int(name, value, minimum):
 
 
 def _hosts(hosts):
-    if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) and h and not any(c.isspace() for c in h)
-                                                          for h in hosts):
+    named = isinstance(hosts, (list, tuple)) and all(
+        isinstance(h, str) and h and not any(c.isspace() for c in h) for h in hosts)
+    if not named:
         raise AnsibleFilterError("aifabric.acceptance.group_screen: input must be a list of host names (no spaces), "
                                  "got %r" % (hosts,))
     if len(set(hosts)) != len(hosts):
@@ -126,9 +127,8 @@ def group_screen(hosts, records=None, group_size=0, topology=None, check="", rou
         raise AnsibleFilterError("aifabric.acceptance.group_screen: group_size must be 0 (about the square root of the "
                                  "number of hosts) or 2 or more: a collective needs two nodes")
     known = set(hosts)
-    outcomes = [(tested, ok) for tested, ok in planner.screen_outcomes([r for r in records if isinstance(r, dict)],
-                                                                      check=check or None)
-                if set(tested) <= known]
+    measured = planner.screen_outcomes([r for r in records if isinstance(r, dict)], check=check or None)
+    outcomes = [(tested, ok) for tested, ok in measured if set(tested) <= known]
     tests = planner.plan(hosts, outcomes, group_size=size or None, topology=dict(topology) or None)
     out = []
     for test in tests:

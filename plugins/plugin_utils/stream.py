@@ -359,9 +359,9 @@ def _screened_record(host, runs):
     """The env.coverage record of a host that only took part in screen tests others launched."""
     checks = sorted(set(str(r.get("check")) for r in runs))
     launchers = sorted(set(str(r.get("host")) for r in runs))
+    judged = ", ".join(c + ".screen" for c in checks)
     reason = shorten("no record of its own: took part in %d test(s) of the group screen launched from %s (%s); its "
-                     "verdict is the screen analysis's (%s)" % (len(runs), ", ".join(launchers), ", ".join(checks),
-                                                                 ", ".join(c + ".screen" for c in checks)))
+                     "verdict is the screen analysis's (%s)" % (len(runs), ", ".join(launchers), ", ".join(checks), judged))
     return results.make(MISSING_CHECK, "skip", reason=reason, host=host, facts={"launchers": launchers})
 
 
