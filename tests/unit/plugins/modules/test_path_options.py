@@ -216,6 +216,10 @@ CLASSIFIED = {
     ("hccl_test", "cann_env_script"): (EXEC, cann_env_script),
     ("role:nccl_tests", "nccl_tests_tool_dir"): (EXEC, role_bin_dir),
     ("role:perftest", "perftest_tool_dir"): (EXEC, role_bin_dir),
+    # the rdma role hands these to the modules' own options (the same code as above)
+    ("role:rdma", "rdma_state_root"): (WRITE, state_root),
+    ("role:rdma", "rdma_cpu_sysfs"): (WRITE, cpu_sysfs),
+    ("role:rdma", "rdma_nvidia_smi_path"): (EXEC, probe_smi),
     # read only: import mode reads a regular file of at most 64 MiB (tests of imports.read_output), the
     # Kubernetes client reads its credentials, the probes read sysfs; the pod's python runs in the user's image
     ("nccl_test", "from_output"): (READ, None),
@@ -225,6 +229,7 @@ CLASSIFIED = {
     ("history", "reports_dir"): (READ, None),
     ("perftest", "sysfs_root"): (READ, None),
     ("perftest_sweep", "sysfs_root"): (READ, None),
+    ("role:rdma", "rdma_sysfs_root"): (READ, None),
     ("k8s_workload", "python"): (READ, None),
     ("role:nccl", "nccl_profiles_file"): (READ, None),     # read on the controller (a lookup)
 }
