@@ -28,7 +28,7 @@ controller's /run would share (each would take the others' hold for its own and 
    controller's own /sys is unchanged afterwards.
 2. a mixed fleet with the confirmation pass: a host without RDMA device (the first host of the play) and a host
    whose ports are all down take no part, each with a verdict that says why; the one remaining pair is measured.
-   Failed before the fix of playbooks/tasks/rdma_sweep.yml: a run_once step of the sweep was skipped for every
+   Failed before the fix of the sweep tasks (now roles/rdma/tasks/sweep.yml): a run_once step of the sweep was skipped for every
    host when the first host took no part, and every testable host ended with an env.task error (rc 2).
 3. 6 hosts, node2 killed and node5 silenced mid-sweep: rc 4, the survivors' pairs pass, the lost hosts' pairs
    are error edges, nobody else is blamed; node5's runner ends with its lease and restores its governors.
