@@ -50,7 +50,7 @@ _value:
   description:
     - Host name to its steps, plus C(_steps) - C([test, round, pairs]) of every step (for progress lines) - and
       C(_step_s) - the longest one step may take on a host with the options of O(perftest) - C(timeout_s) +
-      C(connect_timeout_s) + C(collect_timeout_s) + 30 s (its kills and records): the task time limits of the sweep
+      C(connect_timeout_s) + C(collect_timeout_s) + 30 s (its kills and records); the task time limits of the sweep
       are counted in it.
   type: dict
 """
