@@ -189,11 +189,18 @@ summary:
   sample: {worst_status: fail, counts: {pass: 40, warn: 1, fail: 2, skip: 6, error: 1}, hosts_total: 8,
            failed_hosts: [gpu-node-07], failed_hosts_total: 1}
 findings:
-  description: The findings of the analyses (kind, check, target, hosts, evidence).
+  description:
+    - The findings of the analyses (kind, check, target, hosts, evidence), the first 100 (all of them are in
+      C(results.json), key C(findings); their number is RV(findings_total)).
   returned: success
   type: list
   elements: dict
   sample: [{kind: drift, check: env.nvidia, target: null, hosts: [gpu-node-07], evidence: {fact: driver_version}}]
+findings_total:
+  description: The number of findings (RV(findings) lists the first 100).
+  returned: success
+  type: int
+  sample: 1
 run_id:
   description: Run id of the re-analysed run.
   returned: success

@@ -28,7 +28,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analyses impor
     ANALYSES, analysis_entry, analyze, reuse_analysis, strip_analysis)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (  # noqa: F401  pylint: disable=unused-import
     MISSING_CHECK, NO_HOST, REASON_MAX, TASK_CHECK, UNREACHABLE_CHECK, extract_records, failure_message, loads_finite,
-    normalize, plain)
+    no_cyclic_gc, normalize, plain, without_cyclic_gc)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import publish  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.stream import (  # noqa: F401  pylint: disable=unused-import
     NAMESPACE_HOST_RE, VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
@@ -82,6 +82,7 @@ def run_metadata(run_id, started, ended, hosts_targeted, inventory_host_count=No
     return plain(meta)
 
 
+@without_cyclic_gc
 def build_report(records, run, config=None, analyses=None, prior=None):
     """Analyse and summarise: the report structure that results.json holds.
 
@@ -114,6 +115,7 @@ def load_results(path):
     return read_results(path)[0]
 
 
+@without_cyclic_gc
 def read_results(path):
     """:func:`load_results`, and whether its records are plain JSON already (parsed without a NaN/Infinity
     constant: :func:`reanalyze` with ``plain_json=True`` need not copy them again)."""
@@ -147,6 +149,7 @@ def stream_results(path):
     return {"run": run, "records": collected.records(), "config": dict(collected.config)}
 
 
+@without_cyclic_gc
 def reanalyze(data, config=None, analyses=None, plain_json=False):
     """The report of an existing results.json, analysed again from its measured records.
 

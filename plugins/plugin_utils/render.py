@@ -29,6 +29,7 @@ import xml.sax.saxutils
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import ctrf, report_html
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import without_cyclic_gc
 
 FORMATS = {"json": "results.json", "md": "summary.md", "junit": "junit.xml", "ctrf": "ctrf.json", "html": "report.html"}
 STATUS_ORDER = tuple(sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True))   # worst first
@@ -82,6 +83,7 @@ def _same_content(path, text):
         return False
 
 
+@without_cyclic_gc
 def write_report(report, directory, formats=None, check_mode=False):
     """Write the chosen formats into directory (a file whose content is unchanged is left alone).
 

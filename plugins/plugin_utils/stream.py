@@ -17,7 +17,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (
     MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, raw_text, shorten, extract_records, failure_message, loads_finite,
-    normalize, plain)
+    normalize, plain, without_cyclic_gc)
 
 # what k8s_preflight names the host of a namespace's records: "namespace/" + a Kubernetes namespace (DNS-1123 label)
 NAMESPACE_HOST_RE = re.compile(r"namespace/[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -87,6 +87,7 @@ class Collector:
             self._stream = None
 
     @classmethod
+    @without_cyclic_gc
     def load(cls, path):
         """A collector rebuilt from a stream file. A line that cannot be read (the last line of a
         run killed mid-write) is skipped and named in :attr:`problems`. Raises OSError."""
