@@ -117,15 +117,19 @@ def test_the_runner_tasks_get_rdma_perftest_whole_with_what_the_role_adds():
     tasks = _load("tasks", "main.yml")
     plan = [t for t in tasks[0]["block"] if "aifabric.acceptance.perftest_sweep" in t]
     assert len(plan) == 1 and plan[0]["aifabric.acceptance.perftest_sweep"] is None
-    assert plan[0]["args"].replace(" ", "").startswith("{{rdma_perftest|combine(__rdma_paths,")
+    plan_defaults = plan[0]["module_defaults"]["aifabric.acceptance.perftest_sweep"]   # the group whole, as defaults
+    assert plan_defaults.replace(" ", "").startswith("{{rdma_perftest|combine(__rdma_paths,")
     sweep = [t for t in _load("tasks", "sweep.yml") if "block" in t]
     assert len(sweep) == 1
-    defaults = sweep[0]["module_defaults"]["aifabric.acceptance.perftest_sweep"]
+    assert sweep[0]["module_defaults"]["aifabric.acceptance.perftest_sweep"] == "{{ __rdma_sweep_defaults }}"
+    defaults = sweep[0]["vars"]["__rdma_sweep_defaults"]
     assert "| combine(rdma_perftest, __rdma_paths, {" in " ".join(defaults.split())
     runner_tasks = [t for t in sweep[0]["block"] if "aifabric.acceptance.perftest_sweep" in t]
     assert len(runner_tasks) == 2
-    added = _added_keys(plan[0]["args"]) | _added_keys(defaults) | set(runner_tasks[1]["aifabric.acceptance.perftest_sweep"])
-    added |= _added_keys(runner_tasks[0]["args"])
+    added = _added_keys(plan_defaults) | _added_keys(defaults) | set(runner_tasks[1]["aifabric.acceptance.perftest_sweep"])
+    runner = runner_tasks[0]["module_defaults"]["aifabric.acceptance.perftest_sweep"]
+    assert " ".join(runner.split()).startswith("{{ __rdma_sweep_defaults | combine(")   # the block's, then its own
+    added |= _added_keys(runner)
     added -= {"lease_s"}      # the role's lease (0 with fewer forks than hosts), under rdma_perftest's own
     assert added <= ROLE_SETS, sorted(added - ROLE_SETS)
     assert not added & set(role_spec()["rdma_perftest"]["options"])
