@@ -54,12 +54,22 @@ options:
   size:
     description:
       - Message size in bytes (C(-s)). Ignored with O(all_sizes).
+      - Not passed to C(ib_atomic_bw) and C(ib_atomic_lat) - perftest fixes their size at 8 bytes and refuses C(-s).
       - Must be 1 or more.
     type: int
   all_sizes:
-    description: Run every message size from 2 bytes to 8 MiB (C(-a)); records keep every size in C(series).
+    description:
+      - Run every message size from 2 bytes to 8 MiB (C(-a)); records keep every size in C(series).
+      - Not passed to C(ib_atomic_bw) and C(ib_atomic_lat) (one size, 8 bytes).
     type: bool
     default: false
+  atomic_operation:
+    description:
+      - The atomic operation of C(ib_atomic_bw) and C(ib_atomic_lat) (C(-A), passed to both sides); unset leaves
+        perftest's own default (V(FETCH_AND_ADD)). The other tests ignore it.
+      - The record's C(facts.atomic_operation) is the operation the output's title names.
+    type: str
+    choices: [FETCH_AND_ADD, CMP_AND_SWAP]
   iterations:
     description:
       - Iterations per size (C(-n)).

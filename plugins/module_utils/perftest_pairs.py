@@ -36,7 +36,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS
 
-TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_bw",
+         "ib_atomic_lat")
+# perftest's atomic operations (-A, perftest_parameters.c atomicTypesStr; FETCH_AND_ADD when -A is not given)
+ATOMIC_OPERATIONS = ("FETCH_AND_ADD", "CMP_AND_SWAP")
 DEFAULT_PORT = 18515
 # The options the perftest and perftest_sweep modules share (documented by the doc fragment
 # aifabric.acceptance._perftest_test), and their ranges
@@ -56,6 +59,7 @@ TEST_SPEC = {
     "rdma_cm": {"type": "bool", "default": False},
     "report_gbits": {"type": "bool", "default": True},
     "ignore_cpu_freq": {"type": "bool", "default": False},
+    "atomic_operation": {"type": "str", "choices": list(ATOMIC_OPERATIONS)},
     "extra_args": {"type": "list", "elements": "str", "default": []},
     "timeout_s": {"type": "int", "default": 120},
     "cpu_governor": {"type": "str"},
@@ -84,6 +88,11 @@ def kind_of(test):
 
 def verb_of(test):
     return test.split("_")[1]
+
+
+# The tests whose bandwidth is a share of the line rate (the hardware-ceiling analysis judges them): not the atomic
+# tests, whose 8-byte operations make their bandwidth a message rate
+LINE_RATE_TESTS = tuple(test for test in TESTS if verb_of(test) != "atomic")
 
 
 def check_name(name, what):
@@ -317,7 +326,12 @@ def build_argv(binary, params, device, tcp_port, gid_index, side, peer_address=N
     argv = [binary, "-d", device, "-i", str(params["ib_port"]), "-p", str(tcp_port)]
     if gid_index is not None:
         argv += ["-x", str(gid_index)]
-    if params.get("all_sizes"):
+    if verb_of(test) == "atomic":
+        # perftest fixes the atomic tests' size at 8 bytes and exits on -s ("Message size cannot be changed for
+        # Atomic tests", perftest_parameters.c); -A is theirs alone (the other tests refuse it)
+        if params.get("atomic_operation"):
+            argv += ["-A", params["atomic_operation"]]
+    elif params.get("all_sizes"):
         argv.append("-a")
     elif params.get("size"):
         argv += ["-s", str(params["size"])]
@@ -363,6 +377,9 @@ def bw_floor_pct(test, size, configured_pct):
     verb = verb_of(test)
     if not configured_pct:
         return None, "line_rate_floor_pct is 0 (default bandwidth floor turned off)"
+    if verb == "atomic":
+        return None, ("no default floor for %s: an atomic moves 8 bytes, so its bandwidth is a message rate, not a "
+                      "share of line rate, and no source gives an atomic message-rate floor" % test)
     for smallest, pct, source in thresholds.RDMA_BW_FLOORS.get(verb, ()):
         if size is not None and size >= smallest:
             return (configured_pct if pct is None else min(pct, configured_pct)), source

@@ -80,13 +80,13 @@ SERIES_FAMILIES = {
         "columns": _collective_columns({"check_result": (_STR_NULL, False)}),
         "what": "HCCL Test collectives (hccl.<collective>): nccl-tests' columns and the tool's own check result"},
     "perftest_bw": {
-        "checks": r"^rdma\.ib_(write|read|send)_bw(\.server)?$", "x": "msg_size_bytes", "plot": ("bw_avg_gbit_s",),
+        "checks": r"^rdma\.ib_(write|read|send|atomic)_bw(\.server)?$", "x": "msg_size_bytes", "plot": ("bw_avg_gbit_s",),
         "columns": {"msg_size_bytes": (_INT, True), "iterations": (_INT, True), "bw_peak_gbit_s": (_NUM_NULL, True),
                     "bw_avg_gbit_s": (_NUM_NULL, True), "msg_rate_mpps": (_NUM_NULL, True),
                     "tool_unit": (_STR_NULL, True), "tool_bw_peak": (_NUM_NULL, True), "tool_bw_avg": (_NUM_NULL, True)},
         "what": "perftest bandwidth tests (rdma.ib_<verb>_bw, .server: the server side)"},
     "perftest_lat": {
-        "checks": r"^rdma\.ib_(write|read|send)_lat(\.server)?$", "x": "msg_size_bytes", "plot": (),
+        "checks": r"^rdma\.ib_(write|read|send|atomic)_lat(\.server)?$", "x": "msg_size_bytes", "plot": (),
         "columns": dict([("msg_size_bytes", (_INT, True)), ("iterations", (_INT, True))] + [
             ("lat_%s_us" % name, (_NUM_NULL, True)) for name in ("min", "max", "typical", "avg", "stdev", "p99", "p999")]),
         "what": "perftest latency tests (rdma.ib_<verb>_lat, .server: the server side); not drawn"},

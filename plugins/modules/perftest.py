@@ -10,8 +10,9 @@ version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - O(from_output) imports a saved output of C(ib_write_bw), C(ib_read_bw), C(ib_send_bw), C(ib_write_lat),
-    C(ib_read_lat) or C(ib_send_lat) (either side of a pair) and returns its result record, judged as a live run's
-    would be (import mode; nothing runs).
+    C(ib_read_lat), C(ib_send_lat), C(ib_atomic_bw) or C(ib_atomic_lat) (either side of a pair) and returns its
+    result record, judged as a live run's would be (import mode; nothing runs). An atomic test's record names its
+    operation (C(facts.atomic_operation), V(FETCH_AND_ADD) or V(CMP_AND_SWAP), from the output's title).
   - O(state=absent) kills and removes everything the run O(run_id) left on this host (servers, clients, a sweep
     runner's step directories), as far as the collection created it.
   - Running perftest pairs is the job of M(aifabric.acceptance.perftest_sweep), the collection's one RDMA protocol - a
@@ -53,7 +54,7 @@ options:
       - Import mode - the perftest program, used only when the text does not tell (the program named by the output
         itself wins). Defaults to V(ib_write_bw).
     type: str
-    choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat]
+    choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat, ib_atomic_bw, ib_atomic_lat]
     aliases: [tool]
   hcas:
     description: Import mode - the RDMA device (HCA) the output was measured on (the first one is the record's C(target)).

@@ -12,7 +12,7 @@ description:
   - The collection's one RDMA protocol. One runner per host walks that host's part of the schedule (from the
     P(aifabric.acceptance.sweep_schedule#filter) filter) in order - per step its role (server or client), the peer
     and the perftest program (C(ib_write_bw), C(ib_read_bw), C(ib_send_bw), C(ib_write_lat), C(ib_read_lat),
-    C(ib_send_lat)) on every device of the host at once. The controller pays a constant number of tasks per sweep
+    C(ib_send_lat), C(ib_atomic_bw), C(ib_atomic_lat)) on every device of the host at once. The controller pays a constant number of tasks per sweep
     whatever the number of rounds (C(playbooks/rdma.yml)). A single pair is a schedule of one step (one host
     C(server), the other C(client); see the examples of M(aifabric.acceptance.perftest)).
   - Records come from the one perftest record builder (the one M(aifabric.acceptance.perftest)'s import mode uses) -

@@ -249,7 +249,7 @@ def rdma_candidates(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
         if (analysis.is_analysis_record(rec) or not check.startswith(RDMA_PREFIX)
-                or check[len(RDMA_PREFIX):] not in perftest_pairs.TESTS or perftest_pairs.kind_of(check) != "bw"
+                or check[len(RDMA_PREFIX):] not in perftest_pairs.LINE_RATE_TESTS or perftest_pairs.kind_of(check) != "bw"
                 or not rec.get("host") or not rec.get("peer") or rec.get("peer") == rec.get("host")
                 or rec.get("status") not in JUDGED or _num(metrics.get(RDMA_METRIC)) is None
                 or expectations.is_judging((rec.get("expect") or {}).get(RDMA_METRIC))):

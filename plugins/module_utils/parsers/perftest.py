@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parse the text output of perftest (ib_{write,read,send}_{bw,lat}) - pure, no I/O (private).
+"""Parse the text output of perftest (ib_{write,read,send,atomic}_{bw,lat}) - pure, no I/O (private).
 
 ``parse(text)`` returns a plain dict; it keeps the tool's own units (``MB/sec``,
 ``MiB/sec``, ``Gb/sec``, ``usec``) and the tool's own figures. Converting to the
@@ -16,7 +16,9 @@ factor, only the label was corrected) are 2**20 bytes/s, and ``Gb/sec``
 
 What is recognised (see the fixtures' README for every variation):
 - the header block (``Key : value`` pairs, one or two per line, tabs or spaces,
-  optional reST indentation), the test title (``RDMA_Write Bidirectional BW Test``);
+  optional reST indentation), the test title (``RDMA_Write Bidirectional BW Test``; the atomic tests name
+  their operation: ``Atomic FETCH_AND_ADD BW Test``, ``Atomic CMP_AND_SWAP Latency Test``; their tables are
+  the bandwidth and latency tables of the other verbs, at perftest's fixed 8-byte size);
 - bandwidth tables (5 columns, optional CPU_Util column; perftest 1.x: 4 columns, no MsgRate)
   and latency tables (9 columns; two columns glued together by the tool's printf are split
   back; duration mode ``-D``: 4 columns ``t_avg[usec]`` and ``tps average``);
@@ -42,9 +44,13 @@ BYTES_PER_UNIT = {"MB/sec": 1048576.0, "MiB/sec": 1048576.0}
 GBIT_UNITS = ("Gb/sec",)
 
 SEPARATOR_RE = re.compile(r"^\s*-{20,}\s*$")
+# The atomic tests name their operation after the verb (perftest_parameters.c ctx_print_test_info prints
+# atomicTypesStr[user_param->atomicType] after "Atomic"): "Atomic FETCH_AND_ADD BW Test", "Atomic CMP_AND_SWAP
+# Latency Test".
+ATOMIC_OPERATIONS = ("FETCH_AND_ADD", "CMP_AND_SWAP")
 TITLE_RE = re.compile(
-    r"^\s*(?P<verb>RDMA_Write|RDMA_Read|Send|Atomic|RDMA_Write_Imm)\s*(?P<bidir>Bidirectional\s+)?"
-    r"(?P<kind>BW|Latency)\s+Test\s*$")
+    r"^\s*(?P<verb>RDMA_Write|RDMA_Read|Send|Atomic|RDMA_Write_Imm)\s*(?:(?P<atomic>FETCH_AND_ADD|CMP_AND_SWAP)\s+)?"
+    r"(?P<bidir>Bidirectional\s+)?(?P<kind>BW|Latency)\s+Test\s*$")
 # perftest 1.x (OFED 1.5, MLNX_OFED 1.5.3) prints no MsgRate column: its rows have 4 fields.
 BW_HEADER_RE = re.compile(
     r"^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[A-Za-z/]+)\]\s+BW average\[(?P<unit2>[A-Za-z/]+)\]"
@@ -332,7 +338,7 @@ def _structural_kind(line, first):
     title = TITLE_RE.match(line) if first in "RSA" else None
     if title:
         return TITLE, (VERBS[title.group("verb")], "bw" if title.group("kind") == "BW" else "lat",
-                       bool(title.group("bidir")))
+                       bool(title.group("bidir")), title.group("atomic"))
     return None
 
 
@@ -375,7 +381,7 @@ def classify_line(line):
 # --- the state machine: the kinds, in order, build the blocks ---------------------------------------------------
 
 BLOCK_INHERITED = ("title", "header", "local", "remote", "side")
-TEST_KEYS = ("verb", "kind", "bidirectional")
+TEST_KEYS = ("verb", "kind", "bidirectional", "atomic_operation")
 TABLE_KEYS = TEST_KEYS + ("table", "unit", "extra_columns", "header", "msgrate", "duration")
 
 
@@ -434,7 +440,7 @@ class _Reader:
             current["title"] = line.strip()
         else:
             current = self._open(_new_block(line.strip()))
-        current["verb"], current["kind"], current["bidirectional"] = value
+        current["verb"], current["kind"], current["bidirectional"], current["atomic_operation"] = value
         self._take_server(current)
         self.in_header = True
 
@@ -554,6 +560,8 @@ def _result(reader, main, tables):
         "verb": verb,
         "kind": kind,
         "bidirectional": bool(main.get("bidirectional")),
+        # the atomic tests' operation as the title names it (FETCH_AND_ADD or CMP_AND_SWAP); None for other verbs
+        "atomic_operation": main.get("atomic_operation"),
         "tool": "ib_%s_%s" % (verb, kind) if verb in ("write", "read", "send", "atomic") and kind else None,
         "side": main.get("side"),
         "header": dict(main.get("header") or {}),
@@ -581,8 +589,9 @@ def _result(reader, main, tables):
 def parse(text):
     """Parse one perftest output (stdout and stderr together) into a dict.
 
-    Keys: ``test`` (title), ``verb`` (write/read/send/...), ``kind`` (bw/lat or None),
-    ``bidirectional``, ``tool`` (ib_<verb>_<kind>, None when unknown), ``side``
+    Keys: ``test`` (title), ``verb`` (write/read/send/atomic/...), ``kind`` (bw/lat or None),
+    ``bidirectional``, ``atomic_operation`` (FETCH_AND_ADD/CMP_AND_SWAP for the atomic tests, else None),
+    ``tool`` (ib_<verb>_<kind>, None when unknown), ``side``
     (server/client/None), ``header`` (mapping of the header block), ``unit``
     (bandwidth unit as printed), ``rows`` (the table of the main block, tool units),
     ``blocks`` (number of tables seen), ``complete`` (the main table was closed, see below), ``errors`` (perftest
@@ -602,6 +611,21 @@ def parse(text):
         reader.feed(raw_line.rstrip())
     main, tables = _main_block(reader, text)
     return _result(reader, main, tables)
+
+
+def tool_named(text):
+    """The perftest program (``ib_<verb>_<kind>``) the first test title of ``text`` names, or None: for an output
+    ``parse`` cannot read (a server that prints no table, a cut capture), which still says what ran. Never raises."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    for line in (text or "").splitlines():
+        title = TITLE_RE.match(line) if line.lstrip()[:1] in ("R", "S", "A") else None
+        if title:
+            verb = VERBS[title.group("verb")]
+            if verb in ("write", "read", "send", "atomic"):
+                return "ib_%s_%s" % (verb, "bw" if title.group("kind") == "BW" else "lat")
+            return None
+    return None
 
 
 def doubtful_warnings(parsed):

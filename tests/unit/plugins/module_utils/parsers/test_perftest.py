@@ -40,6 +40,18 @@ TABLES = {
         ("ib_send_bw", None, "MiB/sec", False, 1, 1, "mlx5_0", (65536, 46567.34, 46557.03), None),
     "dgx-spark-cx7-ib-write-lat-client-rdma-cm-force-link-ib.txt":
         ("ib_write_lat", None, None, False, 1, 1, "rocep1s0f1", (2, 1.47, 1.93), None),
+    "k8s-mlx5-roce-ib-atomic-lat-client-rdma-cm-tab-padded.txt":
+        ("ib_atomic_lat", None, None, False, 1, 1, "mlx5_0", (8, 2.65, 5.01), None),
+    "mlx4-ib-atomic-bw-client-fetch-and-add-MB-cpufreq.txt":
+        ("ib_atomic_bw", None, "MB/sec", False, 1, 1, "mlx4_0", (8, 18.79, 18.67), None),
+    "mlx4-ib-atomic-lat-client-fetch-and-add-cpufreq.txt":
+        ("ib_atomic_lat", None, None, False, 1, 1, "mlx4_0", (8, 2.34, 10.20), None),
+    "pib-perftest2.0-ib-atomic-bw-client-cmp-and-swap-MB.txt":
+        ("ib_atomic_bw", None, "MB/sec", False, 1, 1, "pib_1", (8, 1.70, 1.67), None),
+    "rxe-softroce-ib-atomic-bw-client-fetch-and-add.txt":
+        ("ib_atomic_bw", None, "MB/sec", False, 1, 1, "rxe0", (8, 0.06, 0.06), None),
+    "rxe-softroce-ib-atomic-bw-server-banner-fetch-and-add.txt":
+        ("ib_atomic_bw", "server", "MB/sec", False, 1, 1, "rxe0", (8, 0.06, 0.06), None),
     "hdr-ib-send-bw-client-a-gbits-1qp.txt":
         ("ib_send_bw", None, "Gb/sec", False, 23, 1, "mlx5_2", (2, 0.052812, 0.050794), (8388608, 196.69, 196.69)),
     "mlx4-ib-read-lat-client-a-all-sizes.txt":
@@ -84,6 +96,13 @@ FAILURES = {
 }
 
 
+# name: the first words of the ParseError (an output without a table or a failure line: a server that prints no
+# report, see tools/perftest.py _SILENT_SERVERS)
+NO_TABLE = {
+    "pib-perftest2.0-ib-atomic-bw-server-fetch-and-add-no-table.txt": "no perftest result table",
+}
+
+
 def _pair(row, kind):
     if kind == "bw":
         return (row["size_bytes"], row["bw_peak"], row["bw_avg"])
@@ -91,7 +110,14 @@ def _pair(row, kind):
 
 
 def test_every_fixture_is_covered():
-    assert sorted(list(TABLES) + list(FAILURES)) == ALL
+    assert sorted(list(TABLES) + list(FAILURES) + list(NO_TABLE)) == ALL
+
+
+@pytest.mark.parametrize("name", sorted(NO_TABLE), ids=sorted(NO_TABLE))
+def test_outputs_without_a_table(name):
+    with pytest.raises(ParseError) as info:
+        perftest.parse(_read(name))
+    assert str(info.value).startswith(NO_TABLE[name])
 
 
 @pytest.mark.parametrize("name", sorted(TABLES), ids=sorted(TABLES))
