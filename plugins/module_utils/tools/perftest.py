@@ -192,13 +192,14 @@ def header_facts(parsed):
     header = parsed["header"]
     facts = {
         "test": parsed.get("test"), "tool_unit": parsed.get("unit"),
-        "atomic_operation": parsed.get("atomic_operation"),
         "bidirectional": parsed.get("bidirectional"),
         "link_type": header.get("Link type"), "transport": header.get("Transport type"),
         "mtu": header.get("Mtu"), "qps": header.get("Number of qps"),
         "gid_index_used": header.get("GID index"), "connection": header.get("Connection type"),
         "device_reported": header.get("Device"),
     }
+    if parsed.get("atomic_operation"):
+        facts["atomic_operation"] = parsed["atomic_operation"]     # the atomic tests only (the other records unchanged)
     if parsed["warnings"]:
         facts["tool_warnings"] = parsed["warnings"]
     if parsed["blocks"] > 1:

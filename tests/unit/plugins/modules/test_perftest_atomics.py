@@ -171,3 +171,12 @@ def test_the_modules_accept_the_atomic_tests_and_operations():
     out = call({"from_output": os.path.join(FIXTURES, "mlx4-ib-atomic-bw-client-fetch-and-add-MB-cpufreq.txt"),
                 "atomic_operation": "ADD"}, expect=Fail)
     assert "atomic_operation" in out["msg"]
+
+
+def test_a_message_rate_expectation_judges_an_atomic_bw_client():
+    """docs/rdma.md's example: with no default floor, a user rule on msg_rate_mpps is what judges the atomics."""
+    name = "mlx4-ib-atomic-bw-client-fetch-and-add-MB-cpufreq.txt"
+    low = imported(name, expect={"rdma.ib_atomic_bw": {"msg_rate_mpps": {"min": 3.0}}})
+    assert low["status"] == "fail" and low["expect"]["msg_rate_mpps"]["min"] == 3.0
+    ok = imported(name, expect={"rdma.ib_atomic_bw": {"msg_rate_mpps": {"min": 2.0}}})
+    assert ok["status"] == "pass"

@@ -83,7 +83,10 @@ def test_classify_line_kinds(line, kind):
 
 
 def test_classify_line_values():
-    assert perftest.classify_line(" RDMA_Read Bidirectional BW Test") == (perftest.TITLE, ("read", "bw", True))
+    assert perftest.classify_line(" RDMA_Read Bidirectional BW Test") == (perftest.TITLE, ("read", "bw", True, None))
+    # the atomic tests name their operation after the verb (perftest_parameters.c ctx_print_test_info)
+    assert perftest.classify_line("                    Atomic CMP_AND_SWAP Latency Test") == (
+        perftest.TITLE, ("atomic", "lat", False, "CMP_AND_SWAP"))
     assert perftest.classify_line(BW_HEADING.rstrip()) == (
         perftest.HEADING, {"table": "bw", "unit": "MB/sec", "msgrate": True, "extra_columns": []})
     assert perftest.classify_line("IB device mlx5_9 not found") == (perftest.ERROR, "no_device")
