@@ -108,7 +108,8 @@ def side_records(text, rc, fields):
         return [side.unreadable(exc)]
     if not parsed["rows"]:
         return [side.failed(parsed)]
-    mismatch = not_what_was_asked(parsed, side.test, fields.get("device"))
+    mismatch = not_what_was_asked(parsed, side.test, fields.get("device")) or other_operation(
+        parsed, side.test, (fields.get("params") or {}).get("atomic_operation"))
     if mismatch:
         side.facts.update({"test": parsed.get("test"), "device_reported": parsed["header"].get("Device")})
         return [side.error(mismatch)]
@@ -285,6 +286,16 @@ def not_what_was_asked(parsed, test, device):
     return ("asked for %s on %s, but the output is of %r on %s: another test's or another device's output, not a "
             "measurement of what was asked" % (test, device or "(any device)", printed,
                                                device_printed or "(device not printed)"))
+
+
+def other_operation(parsed, test, asked):
+    """Why the output of an atomic test is not of the operation asked (``-A``, the title names the one that ran), or
+    None; nothing is compared where either is not known (no option given: perftest's default ran)."""
+    printed = parsed.get("atomic_operation")
+    if perftest_pairs.verb_of(test) != "atomic" or not asked or not printed or printed == asked:
+        return None
+    return ("asked for %s with atomic_operation %s, but the output's title names %s: another operation's output, "
+            "not a measurement of what was asked" % (test, asked, printed))
 
 
 def incomplete_run(parsed, what, rc):

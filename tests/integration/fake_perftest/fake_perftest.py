@@ -89,7 +89,7 @@ def log(conf, **event):
 def parse(argv):
     port, address, device = 18515, None, None
     i = 0
-    takes_value = {"-d", "-i", "-p", "-x", "-s", "-n", "-D", "-q"}
+    takes_value = {"-d", "-i", "-p", "-x", "-s", "-n", "-D", "-q", "-A"}
     while i < len(argv):
         arg = argv[i]
         if arg == "-p":
@@ -185,7 +185,7 @@ def main():
         return 0
     if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:
         sys.stdout.write("Usage: ib_write_bw [options] [server address] (aifabric integration stand-in; "
-                         "-d -i -p -x -s -n -D -q and a server address are understood)\n")
+                         "-d -i -p -x -s -n -D -q -A and a server address are understood)\n")
         return 0
     port, address, device = parse(sys.argv[1:])
     if address:

@@ -10,7 +10,11 @@ no default floor judges an atomic test (no source gives one).
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
 
 import pytest
 from ansible.module_utils import basic
@@ -180,3 +184,68 @@ def test_a_message_rate_expectation_judges_an_atomic_bw_client():
     assert low["status"] == "fail" and low["expect"]["msg_rate_mpps"]["min"] == 3.0
     ok = imported(name, expect={"rdma.ib_atomic_bw": {"msg_rate_mpps": {"min": 2.0}}})
     assert ok["status"] == "pass"
+
+
+def test_an_output_of_another_operation_is_not_what_was_asked():
+    name = "mlx4-ib-atomic-bw-client-fetch-and-add-MB-cpufreq.txt"
+    record = imported(name, atomic_operation="CMP_AND_SWAP")
+    assert record["status"] == "error"
+    assert "atomic_operation CMP_AND_SWAP" in record["reason"] and "FETCH_AND_ADD" in record["reason"]
+    assert imported(name, atomic_operation="FETCH_AND_ADD")["status"] == "pass"
+    assert imported("pib-perftest2.0-ib-atomic-bw-client-cmp-and-swap-MB.txt",
+                    atomic_operation="CMP_AND_SWAP")["status"] == "pass"
+
+
+# --------------------------------------------------------------------------- a live pair through the sweep runner
+
+def test_a_pair_of_atomic_bw_runs_through_the_sweep_runner(tmp_path, monkeypatch):
+    """perftest_sweep runs ib_atomic_bw like the other tests: the integration stand-in (fake_perftest, which prints
+    only real captures - here the Soft-RoCE fetch-and-add pair) as both ends, -A passed, no size passed."""
+    fake_dir = os.path.join(HERE, "..", "..", "..", "integration", "fake_perftest")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    os.symlink(os.path.abspath(os.path.join(fake_dir, "ib_write_bw")), str(tools / "ib_atomic_bw"))
+    conf = tmp_path / "fake.json"
+    conf.write_text(json.dumps({"default": {
+        "duration_s": 0.2, "client_output": "rxe-softroce-ib-atomic-bw-client-fetch-and-add.txt",
+        "server_output": "rxe-softroce-ib-atomic-bw-server-banner-fetch-and-add.txt"}}))
+    monkeypatch.setenv("FAKE_PERFTEST_CONFIG", str(conf))
+    port = _free_port()
+
+    def runner(host, role, peer):
+        args = {"tool_dir": str(tools), "state_root": str(tmp_path / "state"), "run_id": "r1", "port": port,
+                "host_name": host, "sysfs_root": "/nonexistent", "phase": "run", "hcas": ["rxe0"], "port_span": 2,
+                "lease_s": 0, "timeout_s": 30, "connect_timeout_s": 20, "connect_retry_delay_s": 0.3,
+                "schedule": [[0, "ib_atomic_bw", 0, role, peer]], "peers": {peer: "127.0.0.1"},
+                "atomic_operation": "FETCH_AND_ADD", "size": 65536}
+        path = tmp_path / ("args-%s.json" % host)
+        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+        return subprocess.Popen([sys.executable, perftest_sweep.__file__, str(path)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+
+    procs = [runner("other", "server", "me"), runner("me", "client", "other")]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert json.loads(out.strip().splitlines()[-1]).get("outcome") == "finished", err[-3000:]
+    records = {}
+    for host in ("other", "me"):
+        out = call({"state_root": str(tmp_path / "state"), "run_id": "r1", "port": port, "host_name": host,
+                    "phase": "status", "hcas": ["rxe0"]}, module=perftest_sweep)
+        records[host], = out["results"]
+    client, server = records["me"], records["other"]
+    assert client["check"] == "rdma.ib_atomic_bw" and client["status"] == "pass", client
+    assert server["check"] == "rdma.ib_atomic_bw.server" and server["status"] == "pass", server
+    for record in (client, server):
+        argv = record["params"]["argv"]
+        assert argv[argv.index("-A") + 1] == "FETCH_AND_ADD" and "-s" not in argv and "-a" not in argv
+        assert record["facts"]["atomic_operation"] == "FETCH_AND_ADD"
+        assert record["metrics"]["msg_rate_mpps"] == 0.008390 and record["metrics"]["msg_size_bytes"] == 8
+
+
+def _free_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
