@@ -20,6 +20,10 @@ FINDING_KEYS = ("kind", "hosts", "target", "check", "evidence")
 
 def is_analysis_record(record):
     """True for records an analysis added (they are dropped before a re-analysis)."""
+    if type(record) is dict:    # pylint: disable=unidiomatic-typecheck  # the common case first (asked ~25 times a record)
+        tool = record.get("tool")
+        if type(tool) is dict:  # pylint: disable=unidiomatic-typecheck
+            return tool.get("name") == TOOL_NAME
     tool = record.get("tool") if isinstance(record, dict) else None
     return isinstance(tool, dict) and tool.get("name") == TOOL_NAME
 

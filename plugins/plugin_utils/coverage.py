@@ -19,6 +19,7 @@ Those with no judge are *unjudged*: the summary counts and lists them and the re
 from __future__ import annotations
 
 import fnmatch
+import functools
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, hardware, verdict
@@ -34,8 +35,13 @@ MAX_LISTED = 2000
 
 def headline_metric(check):
     """The headline metric of a check, or None (a check with no headline figure: probes, analyses)."""
+    return _headline_metric(check or "")
+
+
+@functools.lru_cache(maxsize=4096)      # a fleet has few distinct checks; every record of it asks, several times
+def _headline_metric(check):
     for pattern, metric in HEADLINE:
-        if fnmatch.fnmatchcase(check or "", pattern):
+        if fnmatch.fnmatchcase(check, pattern):
             return metric
     return None
 
