@@ -1,0 +1,525 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""From inventory to verdict at 1000 nodes: each stage's fixed and per-host cost, measured, fitted, projected.
+
+For N in --sizes (default 8 16 24) the bench brings up N fake bare hosts (network namespaces with their own sshd,
+tests/integration/netns.py) and runs every stage as a user runs it, one ``ansible-playbook`` each, with the
+collection's playbooks, over real SSH, once with --forks (default 5, ansible-core's own default) and once with
+forks = N:
+
+  probe    playbooks/acceptance.yml --tags probe     (env_probe runs for real on the hosts)
+  gpu      playbooks/gpu.yml, gpu_run_probe: false  (as acceptance.yml runs it; the hosts have no GPU, so the
+           stage's tasks run and record skips: the orchestration cost, not the tools')
+  rdma     playbooks/rdma.yml, rdma_pairings {mode: random, random_rounds: 3, seed: 1}, rdma_confirm: true,
+           FAKE ib_write_bw (tests/integration/fake_perftest: real TCP server/client, captured outputs) of
+           --pair-s seconds a test
+  screen   playbooks/nccl_screen.yml (the collective group screen), real Open MPI mpirun over SSH, FAKE
+           all_reduce_perf (tests/integration/fixtures/fake_nccl_tests: replays a captured H200 run at once)
+  report   playbooks/report.yml on the rdma run's results.json (re-analysis and every report file)
+
+Each run's wall time (process start to exit) is split by a bench-only callback (bench/callback_plugins/e2e_timer.py)
+into process start, the variables' check, the stage's own plays, the run summary (the fleet_report callback's
+results.json and report files) and the exit. The fakes' own time is taken out (the rdma rounds' span from the fake's
+log; the fake nccl-tests' runtime is inside the launch), then per stage
+
+    T(N, f) = a + b * N + c * ceil(N / f)        (least squares over the 2 x len(sizes) runs)
+
+a: fixed (process start, variables' check, plays), b: per host (the controller's serial work per host: templating,
+results, the summary), c: per wave of f hosts (one task's remote round trip, module start on the host).
+The projection at --project nodes adds the REAL tools' time, from real runs:
+
+  probe    + ceil(N/f) x (real probe's tool time per host - the fleet's)   (h200x2-judgement healthy run)
+  gpu      + ceil(N/f) x the GPU stage's tool time per host                 (idem: GEMM, all-reduce probe, nccl-tests)
+  rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
+             rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
+  screen   + the screen's rounds x the collective's time over the round's largest group  (bench/group_screen_sim.py)
+  report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
+
+Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
+
+    PYTHONPATH=/tmp/aif-dev .venv/bin/python bench/e2e_model.py            # about 12 minutes on 2 CPUs
+Prints the measured runs, the fit and the projection; writes bench/results/e2e_model.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+from ansible_collections.aifabric.acceptance.tests.integration import netns
+from ansible_collections.aifabric.acceptance.tests.integration.conftest import Controller
+from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
+from ansible_collections.aifabric.acceptance.tests.integration.test_rdma_fleet import events, prepare
+from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import finish, load_report, start
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+STAGES = ("probe", "gpu", "rdma", "screen", "report")
+FIXTURES = os.path.join(REPO, "tests", "unit", "plugins", "plugin_utils", "fixtures")
+# real acceptance runs (probe + GPU stage) on one GPU host each: the 2x H200 fixture, and 4x H100 captured for this
+# bench (tests/hardware/judgement_proof.sh, SCENARIOS=healthy, on the lent nvidia-h100-x4 machine; docs/scale-model.md)
+GPU_RUNS = (os.path.join(HERE, "e2e_inputs", "h100x4-acceptance-healthy.results.json"),
+            os.path.join(FIXTURES, "h200x2-judgement", "healthy.results.json"))
+RDMA_RUN = os.path.join(FIXTURES, "golden", "h200x2-ring8.results.json")
+PLAY_CHECK = "Check the inventory's variables (names like the collection's that it does not read)"  # check_vars.yml
+PLAY_SUMMARY = "Publish the run summary"
+RUN_TIMEOUT_S = 600
+PERFTEST_PORT = 18515
+
+
+class _Path(str):
+    """Enough of pathlib for prepare(): tmp_path / "name"."""
+
+    def __truediv__(self, other):
+        return _Path(os.path.join(self, other))
+
+
+# ---------------------------------------------------------------- the real tools' times (inputs)
+
+# checks whose records come from one tool run and carry its duration: counted once per host
+ONE_RUN = (("gpu.gemm_", "gemm"), ("env.python", "python"), ("env.package", "python"))
+
+
+def _run_key(check):
+    for prefix, key in ONE_RUN:
+        if check.startswith(prefix):
+            return key
+    return check
+
+
+def _distinct_durations(records, prefixes):
+    """Per host, the tool time of its records of these check families: each run counted once (GEMM's bf16 and fp16
+    records of every GPU share one run's duration, as do the probe's Python and package records)."""
+    per_host = {}
+    for rec in records:
+        if rec["check"].startswith(prefixes) and isinstance(rec.get("duration_s"), (int, float)):
+            per_host.setdefault(rec["host"], set()).add((_run_key(rec["check"]), rec["duration_s"]))
+    return dict((host, sum(d for _k, d in pairs)) for host, pairs in per_host.items())
+
+
+def gpu_run_summary(path):
+    with open(path, encoding="utf-8") as handle:
+        run = json.load(handle)
+    gpu = _distinct_durations(run["records"], ("gpu.", "nccl."))
+    probe = _distinct_durations(run["records"], ("env.",))
+    models = sorted(set(str((r.get("facts") or {}).get("name") or (r.get("facts") or {}).get("model") or "")
+                        for r in run["records"] if r["check"] == "gpu.device") - {""})
+    return {"run": os.path.relpath(path, REPO), "gpus": sum(1 for r in run["records"] if r["check"] == "gpu.device"),
+            "gpu_models": models, "gpu_stage_tool_s": round(max(gpu.values()), 1),
+            "probe_tool_s": round(max(probe.values()), 2), "acceptance_wall_s": _wall(run["run"])}
+
+
+def real_inputs(pair_override=None, gpu_override=None):
+    """The real tools' times: the GPU stage's and the probe's per host (the first of GPU_RUNS: the most GPUs), and
+    perftest's per-pair time (the longest real record of RDMA_RUN)."""
+    gpu_runs = [gpu_run_summary(path) for path in GPU_RUNS if os.path.exists(path)]
+    with open(RDMA_RUN, encoding="utf-8") as handle:
+        rdma_run = json.load(handle)
+    pairs = [r["duration_s"] for r in rdma_run["records"] if re.match(r"^rdma\.ib_\w+(\.server)?$", r["check"])
+             and isinstance(r.get("duration_s"), (int, float))]
+    return {
+        "gpu_stage_tool_s_per_host": gpu_override if gpu_override else gpu_runs[0]["gpu_stage_tool_s"],
+        "probe_tool_s_per_host": gpu_runs[0]["probe_tool_s"],
+        "gpu_runs": gpu_runs,
+        "perftest_pair_s": pair_override if pair_override else max(pairs),
+        "perftest_run": os.path.relpath(RDMA_RUN, REPO),
+    }
+
+
+def _wall(run):
+    try:
+        fmt = "%Y-%m-%dT%H:%M:%SZ"
+        return time.mktime(time.strptime(run["ended"], fmt)) - time.mktime(time.strptime(run["started"], fmt))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def screen_model(n, trials, busbw, launch_s, bad):
+    """Rounds and wall time of the group screen at n nodes with ``bad`` bad nodes (bench/group_screen_sim.py)."""
+    sys.path.insert(0, HERE)
+    import group_screen_sim  # pylint: disable=import-outside-toplevel
+    rows, _duration = group_screen_sim.capture_times()
+    runs = [group_screen_sim.trial(n, bad, seed) for seed in range(trials)]
+    collective = [sum(group_screen_sim.collective_s(g, rows, busbw) for g in r["largest"]) for r in runs]
+    return {"bad_nodes": bad, "rounds_mean": statistics.mean(r["rounds"] for r in runs),
+            "rounds_max": max(r["rounds"] for r in runs), "largest_group": max(max(r["largest"]) for r in runs),
+            "collective_s_mean": statistics.mean(collective), "collective_s_max": max(collective),
+            "launch_s_per_round": launch_s,
+            "wall_s_mean": statistics.mean(c + launch_s * r["rounds"] for c, r in zip(collective, runs)),
+            "wall_s_max": max(c + launch_s * r["rounds"] for c, r in zip(collective, runs))}
+
+
+# ---------------------------------------------------------------- one ansible-playbook run, timed
+
+def phases(timer_log, launched, exited):
+    """Split one run into process start, variables' check, stage, summary and exit (seconds)."""
+    with open(timer_log, encoding="utf-8") as handle:
+        evs = [json.loads(line) for line in handle if line.strip()]
+    out = {"start": 0.0, "check_vars": 0.0, "stage": 0.0, "summary": 0.0, "exit": 0.0}
+    tasks = {}
+    if not evs:
+        out["stage"] = exited - launched
+        return out, []
+    out["start"] = evs[0]["time"] - launched
+    ends = [e["time"] for e in evs[1:]] + [exited]
+    for ev, end in zip(evs, ends):
+        if ev["kind"] == "end":
+            out["exit"] += end - ev["time"]
+            continue
+        name = ev.get("play") or ""
+        key = "check_vars" if name == PLAY_CHECK else "summary" if name == PLAY_SUMMARY else "stage"
+        out[key] += end - ev["time"]
+        if ev["kind"] == "task":
+            tasks[ev["task"]] = tasks.get(ev["task"], 0.0) + end - ev["time"]
+    slowest = sorted(tasks.items(), key=lambda kv: -kv[1])[:5]
+    return dict((k, round(v, 2)) for k, v in out.items()), [[name[:70], round(t, 2)] for name, t in slowest]
+
+
+def hosts_cpu_s(fleet):
+    """CPU seconds used so far by the hosts: every live process in the fleet's network namespaces (sshd, its
+    sessions, the modules, mpirun), its own time and that of its reaped children. A process that ends moves its time
+    into its parent's (an sshd of the host), so differences of two readings count it; an async runner, which
+    daemonizes (its parent becomes init), is not counted."""
+    total = 0
+    for pid in netns.procs_in_netns([host.ns_id for host in fleet.hosts]):
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(v) for v in fields[11:15])     # utime, stime, cutime, cstime (fields 14-17 of stat)
+    return total / float(os.sysconf("SC_CLK_TCK"))
+
+
+def controller_cpu_s():
+    """CPU seconds of this process's reaped children: ansible-playbook and its workers (ssh clients included,
+    except ControlMaster processes still alive)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_playbook(fleet, controller, work, name, playbook, inventory, variables, forks, extra_argv=()):
+    report_dir = os.path.join(work, name, "reports")
+    os.makedirs(report_dir)
+    timer = os.path.join(work, name, "timer.jsonl")
+    out = os.path.join(work, name, "ansible-playbook.log")
+    env = controller.env(fleet, report_dir, callbacks=("aifabric.acceptance.fleet_report", "e2e_timer"), extra={
+        "ANSIBLE_FORKS": str(forks), "ANSIBLE_CALLBACK_PLUGINS": os.path.join(HERE, "callback_plugins"),
+        "AIFABRIC_E2E_TIMER_LOG": timer, "AIFABRIC_FAIL_ON": "never"})
+    argv = controller.playbook_argv(playbook, inventory, *extra_argv)
+    if variables is not None:
+        argv += ["-e", json.dumps(variables)]
+    cpu0, hosts0 = controller_cpu_s(), hosts_cpu_s(fleet)
+    launched = time.time()
+    proc = start(fleet, argv, env, out, REPO)
+    rc = finish(proc, RUN_TIMEOUT_S, out)
+    exited = time.time()
+    cpu1, hosts1 = controller_cpu_s(), hosts_cpu_s(fleet)
+    if rc != 0:
+        with open(out, encoding="utf-8", errors="replace") as handle:
+            raise SystemExit("%s: ansible-playbook rc %d, see %s\n%s" % (name, rc, out, handle.read()[-3000:]))
+    split, slowest = phases(timer, launched, exited)
+    result = {"wall_s": round(exited - launched, 2), "phases": split, "slowest_tasks": slowest,
+              "controller_cpu_s": round(cpu1 - cpu0, 2), "hosts_cpu_s": round(hosts1 - hosts0, 2)}
+    if name.endswith("report"):
+        return result, None
+    run_dir, report = load_report(report_dir, out)
+    result["records"] = len(report["records"])
+    return result, os.path.join(run_dir, "results.json")
+
+
+def rdma_span(log, pair_s):
+    """Rounds run and the span of the fake tests (first server listening to last test finished)."""
+    evs = events(log)
+    servers = [e["time"] for e in evs if e["role"] == "server" and e["event"] == "listening"]
+    finished = [e["time"] for e in evs if e["event"] == "finished"]
+    steps = set(e["port"] for e in evs if e["role"] == "client" and e["event"] == "connected")
+    if not servers or not finished:
+        return {"rounds": 0, "span_s": 0.0, "overhead_per_round_s": None}
+    span = max(finished) - min(servers)
+    rounds = len(steps)
+    return {"rounds": rounds, "span_s": round(span, 2),
+            "overhead_per_round_s": round((span - rounds * pair_s) / rounds, 3) if rounds else None}
+
+
+def one_size(controller, n, forks_list, pair_s):
+    work = _Path(tempfile.mkdtemp(prefix="e2e-model-%d-" % n))
+    rows = []
+    with netns.Fleet(n) as fleet:
+        inventory, rdma_extra, perftest_log = prepare(fleet, work, {"default": {"duration_s": pair_s}},
+                                                      devices=["mlx5_0"])
+        nccl_bin = os.path.join(fleet.dir, "nccl-tests")
+        os.makedirs(nccl_bin)
+        fake_perf.install(nccl_bin, ["all_reduce_perf"])
+        ssh = ("-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+               % fleet.key)
+        screen_vars = {
+            "nccl_hosts": fleet.group,
+            "nccl_options": {"tool_dir": nccl_bin, "ranks_per_node": 1, "tcp_if_include": fleet.subnet,
+                             "timeout_s": 120, "mpirun_mca": {"plm_rsh_args": ssh},
+                             "mpirun_extra_args": ["--oversubscribe"]},
+            "nccl_env": {"FAKE_NCCL_LOG": os.path.join(fleet.dir, "fake_nccl.log")},
+            "nccl_profile": "none",
+        }
+        rdma_vars = dict(json.loads(rdma_extra), rdma_pairings={"mode": "random", "random_rounds": 3, "seed": 1},
+                         rdma_confirm=True)
+        for forks in forks_list:
+            load = os.getloadavg()
+            tag = "f%d" % forks
+            row = {"hosts": n, "forks": forks, "loadavg_before": [round(x, 2) for x in load], "stages": {}}
+            res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml", inventory,
+                                      {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
+            with open(probe_results, encoding="utf-8") as handle:
+                probe_tool = _distinct_durations(json.load(handle)["records"], ("env.",))
+            res["tool_s_per_host"] = round(max(probe_tool.values()), 3) if probe_tool else 0.0
+            row["stages"]["probe"] = res
+            res, _path = run_playbook(fleet, controller, work, tag + "-gpu", "playbooks/gpu.yml", inventory,
+                                      {"gpu_hosts": fleet.group, "gpu_run_probe": False}, forks)
+            row["stages"]["gpu"] = res
+            if os.path.exists(perftest_log):
+                os.unlink(perftest_log)
+            res, rdma_results = run_playbook(fleet, controller, work, tag + "-rdma", "playbooks/rdma.yml", inventory,
+                                             rdma_vars, forks)
+            res["fake"] = rdma_span(perftest_log, pair_s)
+            row["stages"]["rdma"] = res
+            res, _path = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
+                                      inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+            row["stages"]["screen"] = res
+            res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
+                                      {"report_input": rdma_results,
+                                       "report_dir": os.path.join(work, tag + "-report", "out")}, forks)
+            row["stages"]["report"] = res
+            rows.append(row)
+            print(json.dumps(row, sort_keys=True))
+            sys.stdout.flush()
+    shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+# ---------------------------------------------------------------- the fit
+
+def lstsq(xs, ys):
+    """Ordinary least squares (normal equations, Gauss-Jordan): coefficients of ys ~ xs (rows of features)."""
+    k = len(xs[0])
+    ata = [[sum(x[i] * x[j] for x in xs) for j in range(k)] for i in range(k)]
+    aty = [sum(x[i] * y for x, y in zip(xs, ys)) for i in range(k)]
+    m = [row + [v] for row, v in zip(ata, aty)]
+    for col in range(k):
+        pivot = max(range(col, k), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-12:
+            raise SystemExit("the fit is singular: too few distinct sizes/forks")
+        m[col], m[pivot] = m[pivot], m[col]
+        m[col] = [v / m[col][col] for v in m[col]]
+        for r in range(k):
+            if r != col:
+                m[r] = [a - m[r][col] * b for a, b in zip(m[r], m[col])]
+    return [m[i][k] for i in range(k)]
+
+
+def orchestration_s(stage, res):
+    """The stage's wall time less the fakes' own test time (only the rdma fake takes measurable time)."""
+    wall = res["wall_s"]
+    if stage == "rdma":
+        wall -= res["fake"]["span_s"]
+    return wall
+
+
+def features(n, forks):
+    return [1.0, float(n), float(math.ceil(n / forks))]
+
+
+def _fit_stage(xs, ys):
+    coef = lstsq(xs, ys)
+    pred = [sum(c * x for c, x in zip(coef, f)) for f in xs]
+    return coef, round(max(abs(p - y) for p, y in zip(pred, ys)), 2)
+
+
+def fit(rows):
+    """Per stage: the wall-time fit a + b N + c ceil(N/f) on this machine, and the CPU fits (controller and hosts,
+    each fixed + per host) the real-fleet model uses."""
+    model = {}
+    for stage in STAGES:
+        coef, resid = _fit_stage([features(r["hosts"], r["forks"]) for r in rows],
+                                 [orchestration_s(stage, r["stages"][stage]) for r in rows])
+        ctl, ctl_resid = _fit_stage([[1.0, float(r["hosts"])] for r in rows],
+                                    [r["stages"][stage]["controller_cpu_s"] for r in rows])
+        hosts, hosts_resid = _fit_stage([[1.0, float(r["hosts"])] for r in rows],
+                                        [r["stages"][stage]["hosts_cpu_s"] for r in rows])
+        model[stage] = {"fixed_s": round(coef[0], 3), "per_host_s": round(coef[1], 4), "per_wave_s": round(coef[2], 3),
+                        "max_abs_residual_s": resid,
+                        "controller_cpu_fixed_s": round(ctl[0], 3), "controller_cpu_per_host_s": round(ctl[1], 4),
+                        "controller_cpu_max_abs_residual_s": ctl_resid,
+                        "host_cpu_fixed_s": round(hosts[0], 3), "host_cpu_per_host_s": round(hosts[1], 4),
+                        "host_cpu_max_abs_residual_s": hosts_resid}
+    overhead = [r["stages"]["rdma"]["fake"]["overhead_per_round_s"] for r in rows
+                if r["stages"]["rdma"]["fake"]["overhead_per_round_s"] is not None]
+    model["rdma"]["overhead_per_round_s"] = round(max(overhead), 3) if overhead else 0.0
+    return model
+
+
+def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
+    """The real tools' time at n nodes (what the fakes do not take), per stage."""
+    waves = math.ceil(n / forks)
+    return {
+        "probe": waves * max(0.0, inputs["probe_tool_s_per_host"] - fleet_probe_tool_s),
+        "gpu": waves * inputs["gpu_stage_tool_s_per_host"],
+        "rdma": rdma_rounds * (inputs["perftest_pair_s"] + model["rdma"]["overhead_per_round_s"]),
+        # the fleet's screen runs already hold one mpirun launch per round (real Open MPI over SSH): only the
+        # collective's own time is added (a launch over a group of ~32 nodes, not ~5, is not modelled)
+        "screen": screen["collective_s_max"],
+        "report": 0.0,
+    }
+
+
+def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s):
+    """Two projections of the wall time at n nodes with forks f.
+
+    box:   the wall-time fit of this machine, where the hosts' own work runs on the controller's CPUs too (an
+           upper bound nobody meets on a real fleet), plus the real tools' time.
+    fleet: a real fleet, where each host does its own work on its own CPUs: the controller's CPU (fixed + per host,
+           serially on one core: ansible-playbook's strategy loop and its workers, no overlap counted) plus, per wave
+           of f hosts, one host's own CPU for the stage (module starts, the probe's reading) and the tools' time.
+    """
+    waves = math.ceil(n / forks)
+    tools = tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s)
+    box, fleet = {}, {}
+    for s in STAGES:
+        m = model[s]
+        box[s] = m["fixed_s"] + m["per_host_s"] * n + m["per_wave_s"] * waves + tools[s]
+        ctl = m["controller_cpu_fixed_s"] + m["controller_cpu_per_host_s"] * n
+        fleet[s] = ctl + waves * max(0.0, m["host_cpu_per_host_s"]) + tools[s]
+    if report_1000_s and n >= 1000:
+        box["report"] = max(box["report"], report_1000_s)
+        fleet["report"] = max(fleet["report"], report_1000_s)
+    return {"nodes": n, "forks": forks, "rdma_rounds": rdma_rounds,
+            "tools_s": dict((s, round(v, 1)) for s, v in tools.items()),
+            "box_stage_s": dict((s, round(v, 1)) for s, v in box.items()),
+            "fleet_stage_s": dict((s, round(v, 1)) for s, v in fleet.items()),
+            "box_total_min": round(sum(box.values()) / 60.0, 1),
+            "fleet_total_min": round(sum(fleet.values()) / 60.0, 1)}
+
+
+# ---------------------------------------------------------------- main
+
+def print_tables(rows, model, projections, inputs, screens):
+    print("\nmeasured (wall s of each ansible-playbook; rdma: fake tests' span / rounds in brackets)")
+    print("%5s %5s %17s %7s %7s %16s %7s %7s" % ("hosts", "forks", "loadavg", "probe", "gpu", "rdma", "screen",
+                                                  "report"))
+    for r in rows:
+        st = r["stages"]
+        fake = st["rdma"]["fake"]
+        print("%5d %5d %17s %7.1f %7.1f %7.1f [%4.1f/%d] %7.1f %7.1f" % (
+            r["hosts"], r["forks"], "/".join("%.2f" % x for x in r["loadavg_before"]), st["probe"]["wall_s"],
+            st["gpu"]["wall_s"], st["rdma"]["wall_s"], fake["span_s"], fake["rounds"], st["screen"]["wall_s"],
+            st["report"]["wall_s"]))
+    print("\nphases (s: start, check_vars, stage, summary, exit) at the largest fleet, default forks")
+    big = max((r for r in rows if r["forks"] == rows[0]["forks"]), key=lambda r: r["hosts"])
+    for stage in STAGES:
+        print("  %-7s %s" % (stage, " ".join("%s=%.1f" % kv for kv in big["stages"][stage]["phases"].items())))
+        print("          slowest tasks: %s" % "; ".join("%s %.1f" % (name, t) for name, t in
+                                                      big["stages"][stage].get("slowest_tasks", [])))
+    print("\nCPU seconds per run (controller: ansible-playbook and its workers; hosts: every sshd's sessions) and "
+          "(controller + hosts) / wall: about 2 = both CPUs of this machine busy")
+    for r in rows:
+        print("  %3d hosts f=%-3d %s" % (r["hosts"], r["forks"], "  ".join(
+            "%s %.1f+%.1f (%.2f)" % (s, r["stages"][s]["controller_cpu_s"], r["stages"][s]["hosts_cpu_s"],
+                                     (r["stages"][s]["controller_cpu_s"] + r["stages"][s]["hosts_cpu_s"])
+                                     / r["stages"][s]["wall_s"]) for s in STAGES)))
+    print("\nfit (least squares over the runs above; the fakes' test time taken out)")
+    print("  wall on this machine: T(N, f) = a + b*N + c*ceil(N/f); CPU: fixed + per host")
+    print("%-7s %8s %9s %9s %7s | %9s %9s %7s | %9s %9s %7s" % (
+        "stage", "a s", "b s/host", "c s/wave", "resid", "ctl fix", "ctl /host", "resid", "host fix", "host/host",
+        "resid"))
+    for stage in STAGES:
+        m = model[stage]
+        print("%-7s %8.2f %9.4f %9.3f %7.2f | %9.3f %9.4f %7.2f | %9.3f %9.4f %7.2f" % (
+            stage, m["fixed_s"], m["per_host_s"], m["per_wave_s"], m["max_abs_residual_s"],
+            m["controller_cpu_fixed_s"], m["controller_cpu_per_host_s"], m["controller_cpu_max_abs_residual_s"],
+            m["host_cpu_fixed_s"], m["host_cpu_per_host_s"], m["host_cpu_max_abs_residual_s"]))
+    print("rdma per-round overhead (measured, max): %.3f s" % model["rdma"]["overhead_per_round_s"])
+    print("\ninputs (real tools): %s" % json.dumps(inputs, sort_keys=True))
+    for s in screens:
+        print("screen at %d nodes, %d bad: %s" % (projections[0]["nodes"], s["bad_nodes"], json.dumps(s, sort_keys=True)))
+    for kind, title in (("fleet", "a real fleet (controller CPU serial + per wave one host's own CPU + real tools)"),
+                        ("box", "this machine's wall fit + real tools (hosts' work on the controller's CPUs)")):
+        print("\nprojection, %s: minutes" % title)
+        print("%6s %5s %-12s %6s %6s %6s %6s %6s %7s" % ("nodes", "forks", "rdma", "probe", "gpu", "rdma", "screen",
+                                                         "report", "total"))
+        for p in projections:
+            st = p[kind + "_stage_s"]
+            print("%6d %5d %-12s %6.1f %6.1f %6.1f %6.1f %6.1f %7.1f" % (
+                p["nodes"], p["forks"], p["label"], st["probe"] / 60, st["gpu"] / 60, st["rdma"] / 60,
+                st["screen"] / 60, st["report"] / 60, p[kind + "_total_min"]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 24])
+    parser.add_argument("--forks", type=int, default=5, help="the default forks line (ansible-core's default: 5)")
+    parser.add_argument("--pair-s", type=float, default=1.0, help="the fake ib_write_bw's test time, seconds")
+    parser.add_argument("--project", type=int, default=1000, help="nodes to project to")
+    parser.add_argument("--project-forks", type=int, nargs="+", default=[5, 50, 100])
+    parser.add_argument("--perftest-pair-s", type=float, default=None,
+                        help="perftest's per-pair time (default: the longest real record of %s)" % os.path.basename(RDMA_RUN))
+    parser.add_argument("--gpu-s-per-host", type=float, default=None,
+                        help="the GPU stage's tool time per host (default: the 4x H100 run of bench/e2e_inputs)")
+    parser.add_argument("--busbw", type=float, default=360.0, help="the screen's bus bandwidth between nodes, GB/s")
+    parser.add_argument("--bad", type=int, default=5, help="bad nodes for the screen's worst case")
+    parser.add_argument("--confirm-rounds", type=int, default=4,
+                        help="confirmation rounds after the random screen when it has suspects (docs/rdma.md)")
+    parser.add_argument("--rows-from", default=None,
+                        help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
+    parser.add_argument("--report-1000-s", type=float, default=10.1,
+                        help="report.yml at 1000 hosts x 101 records, measured for issue 26 item 3")
+    args = parser.parse_args(argv)
+    started = time.time()
+    if args.rows_from:
+        with open(args.rows_from, encoding="utf-8") as handle:
+            earlier = json.load(handle)
+        rows, args.pair_s = earlier["rows"], earlier["pair_s_fake"]
+    else:
+        controller = Controller()
+        problems = controller.problems() + netns.missing_prerequisites()
+        if not os.access("/usr/bin/mpirun", os.X_OK):
+            problems.append("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
+        if problems:
+            raise SystemExit("cannot run: " + "; ".join(problems))
+        rows = []
+        for n in args.sizes:
+            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s))
+    model = fit(rows)
+    inputs = real_inputs(args.perftest_pair_s, args.gpu_s_per_host)
+    fleet_probe = max(r["stages"]["probe"].get("tool_s_per_host", 0.0) for r in rows)
+    screens = [screen_model(args.project, 10, args.busbw, 15.0, bad) for bad in (0, args.bad)]
+    projections = []
+    n = args.project
+    for forks in args.project_forks:
+        for label, rounds in (("random+conf", 3 + args.confirm_rounds), ("all", n - 1 if n % 2 == 0 else n)):
+            p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe)
+            p["label"] = label
+            projections.append(p)
+    print_tables(rows, model, projections, inputs, screens)
+    out_name = "e2e_model.refit.json" if args.rows_from else "e2e_model.json"
+    result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
+              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+              "pair_s_fake": args.pair_s, "fleet_probe_tool_s_per_host": fleet_probe, "rows": rows, "model": model,
+              "inputs": inputs, "screens": screens, "projections": projections}
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", out_name), "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=1, sort_keys=True)
+    print("\nbench wall %d s; written bench/results/%s" % (result["bench_wall_s"], out_name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
