@@ -201,6 +201,18 @@ def hosts_cpu_s(fleet):
     return total / float(os.sysconf("SC_CLK_TCK"))
 
 
+def _own_cpu_s(pid, last):
+    """utime + stime of one live process (its own, not its children's), or ``last`` once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return last
+    if fields[0] == b"Z":
+        return last
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
 def controller_cpu_s():
     """CPU seconds of this process's reaped children: ansible-playbook and its workers (ssh clients included,
     except ControlMaster processes still alive)."""
@@ -222,7 +234,11 @@ def run_playbook(fleet, controller, work, name, playbook, inventory, variables, 
     cpu0, hosts0 = controller_cpu_s(), hosts_cpu_s(fleet)
     launched = time.time()
     proc = start(fleet, argv, env, out, REPO)
-    rc = finish(proc, RUN_TIMEOUT_S, out)
+    main_cpu = 0.0
+    while proc.poll() is None and time.time() - launched < RUN_TIMEOUT_S:
+        main_cpu = _own_cpu_s(proc.pid, main_cpu)
+        time.sleep(0.1)
+    rc = finish(proc, 30, out)
     exited = time.time()
     cpu1, hosts1 = controller_cpu_s(), hosts_cpu_s(fleet)
     if rc != 0:
@@ -230,7 +246,10 @@ def run_playbook(fleet, controller, work, name, playbook, inventory, variables, 
             raise SystemExit("%s: ansible-playbook rc %d, see %s\n%s" % (name, rc, out, handle.read()[-3000:]))
     split, slowest = phases(timer, launched, exited)
     result = {"wall_s": round(exited - launched, 2), "phases": split, "slowest_tasks": slowest,
-              "controller_cpu_s": round(cpu1 - cpu0, 2), "hosts_cpu_s": round(hosts1 - hosts0, 2)}
+              "controller_cpu_s": round(cpu1 - cpu0, 2), "hosts_cpu_s": round(hosts1 - hosts0, 2),
+              # ansible-playbook's own process (the strategy loop, the callbacks, the summary: one core) and its
+              # workers (the forks: SSH, module transfer; they run in parallel)
+              "main_cpu_s": round(main_cpu, 2), "workers_cpu_s": round(max(0.0, cpu1 - cpu0 - main_cpu), 2)}
     if name.endswith("report"):
         return result, None
     run_dir, report = load_report(report_dir, out)
@@ -352,13 +371,16 @@ def fit(rows):
         coef, resid = _fit_stage([features(r["hosts"], r["forks"]) for r in rows],
                                  [orchestration_s(stage, r["stages"][stage]) for r in rows])
         ctl, ctl_resid = _fit_stage([[1.0, float(r["hosts"])] for r in rows],
-                                    [r["stages"][stage]["controller_cpu_s"] for r in rows])
+                                    [r["stages"][stage]["main_cpu_s"] for r in rows])
+        workers, _w_resid = _fit_stage([[1.0, float(r["hosts"])] for r in rows],
+                                       [r["stages"][stage]["workers_cpu_s"] for r in rows])
         hosts, hosts_resid = _fit_stage([[1.0, float(r["hosts"])] for r in rows],
                                         [r["stages"][stage]["hosts_cpu_s"] for r in rows])
         model[stage] = {"fixed_s": round(coef[0], 3), "per_host_s": round(coef[1], 4), "per_wave_s": round(coef[2], 3),
                         "max_abs_residual_s": resid,
                         "controller_cpu_fixed_s": round(ctl[0], 3), "controller_cpu_per_host_s": round(ctl[1], 4),
                         "controller_cpu_max_abs_residual_s": ctl_resid,
+                        "workers_cpu_fixed_s": round(workers[0], 3), "workers_cpu_per_host_s": round(workers[1], 4),
                         "host_cpu_fixed_s": round(hosts[0], 3), "host_cpu_per_host_s": round(hosts[1], 4),
                         "host_cpu_max_abs_residual_s": hosts_resid}
     overhead = [r["stages"]["rdma"]["fake"]["overhead_per_round_s"] for r in rows
@@ -381,14 +403,15 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
     }
 
 
-def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s):
+def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s, cores):
     """Two projections of the wall time at n nodes with forks f.
 
     box:   the wall-time fit of this machine, where the hosts' own work runs on the controller's CPUs too (an
            upper bound nobody meets on a real fleet), plus the real tools' time.
-    fleet: a real fleet, where each host does its own work on its own CPUs: the controller's CPU (fixed + per host,
-           serially on one core: ansible-playbook's strategy loop and its workers, no overlap counted) plus, per wave
-           of f hosts, one host's own CPU for the stage (module starts, the probe's reading) and the tools' time.
+    fleet: a real fleet, where each host does its own work on its own CPUs: the controller's CPU (ansible-playbook's
+           own process, fixed + per host, on one core; its workers' fixed + per host over min(f, cores) cores) plus,
+           per wave of f hosts, one host's own CPU for the stage (module starts, the probe's reading) and the tools'
+           time; no overlap between the controller's and the hosts' work is counted (an upper bound).
     """
     waves = math.ceil(n / forks)
     tools = tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s)
@@ -396,7 +419,8 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
     for s in STAGES:
         m = model[s]
         box[s] = m["fixed_s"] + m["per_host_s"] * n + m["per_wave_s"] * waves + tools[s]
-        ctl = m["controller_cpu_fixed_s"] + m["controller_cpu_per_host_s"] * n
+        ctl = (m["controller_cpu_fixed_s"] + m["controller_cpu_per_host_s"] * n
+               + max(0.0, m["workers_cpu_fixed_s"] + m["workers_cpu_per_host_s"] * n) / min(forks, cores))
         fleet[s] = ctl + waves * max(0.0, m["host_cpu_per_host_s"]) + tools[s]
     if report_1000_s and n >= 1000:
         box["report"] = max(box["report"], report_1000_s)
@@ -436,21 +460,24 @@ def print_tables(rows, model, projections, inputs, screens):
                                      (r["stages"][s]["controller_cpu_s"] + r["stages"][s]["hosts_cpu_s"])
                                      / r["stages"][s]["wall_s"]) for s in STAGES)))
     print("\nfit (least squares over the runs above; the fakes' test time taken out)")
-    print("  wall on this machine: T(N, f) = a + b*N + c*ceil(N/f); CPU: fixed + per host")
-    print("%-7s %8s %9s %9s %7s | %9s %9s %7s | %9s %9s %7s" % (
-        "stage", "a s", "b s/host", "c s/wave", "resid", "ctl fix", "ctl /host", "resid", "host fix", "host/host",
-        "resid"))
+    print("  wall on this machine: T(N, f) = a + b*N + c*ceil(N/f); CPU seconds: fixed + per host, of")
+    print("  ansible-playbook's own process (main), its workers, and the hosts")
+    print("%-7s %7s %8s %8s %6s | %8s %8s %6s | %8s %8s | %8s %8s %6s" % (
+        "stage", "a s", "b s/host", "c s/wave", "resid", "main fix", "main/h", "resid", "work fix", "work/h",
+        "host fix", "host/h", "resid"))
     for stage in STAGES:
         m = model[stage]
-        print("%-7s %8.2f %9.4f %9.3f %7.2f | %9.3f %9.4f %7.2f | %9.3f %9.4f %7.2f" % (
+        print("%-7s %7.2f %8.4f %8.3f %6.2f | %8.3f %8.4f %6.2f | %8.3f %8.4f | %8.3f %8.4f %6.2f" % (
             stage, m["fixed_s"], m["per_host_s"], m["per_wave_s"], m["max_abs_residual_s"],
             m["controller_cpu_fixed_s"], m["controller_cpu_per_host_s"], m["controller_cpu_max_abs_residual_s"],
+            m["workers_cpu_fixed_s"], m["workers_cpu_per_host_s"],
             m["host_cpu_fixed_s"], m["host_cpu_per_host_s"], m["host_cpu_max_abs_residual_s"]))
     print("rdma per-round overhead (measured, max): %.3f s" % model["rdma"]["overhead_per_round_s"])
     print("\ninputs (real tools): %s" % json.dumps(inputs, sort_keys=True))
     for s in screens:
         print("screen at %d nodes, %d bad: %s" % (projections[0]["nodes"], s["bad_nodes"], json.dumps(s, sort_keys=True)))
-    for kind, title in (("fleet", "a real fleet (controller CPU serial + per wave one host's own CPU + real tools)"),
+    for kind, title in (("fleet", "a real fleet (main CPU + workers' CPU / min(forks, cores) + per wave one host's "
+                                  "own CPU + real tools)"),
                         ("box", "this machine's wall fit + real tools (hosts' work on the controller's CPUs)")):
         print("\nprojection, %s: minutes" % title)
         print("%6s %5s %-12s %6s %6s %6s %6s %6s %7s" % ("nodes", "forks", "rdma", "probe", "gpu", "rdma", "screen",
@@ -477,6 +504,8 @@ def main(argv=None):
     parser.add_argument("--bad", type=int, default=5, help="bad nodes for the screen's worst case")
     parser.add_argument("--confirm-rounds", type=int, default=4,
                         help="confirmation rounds after the random screen when it has suspects (docs/rdma.md)")
+    parser.add_argument("--controller-cores", type=int, default=8,
+                        help="CPU cores of the controller of the real fleet (its workers' share)")
     parser.add_argument("--rows-from", default=None,
                         help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
     parser.add_argument("--report-1000-s", type=float, default=10.1,
@@ -505,14 +534,15 @@ def main(argv=None):
     n = args.project
     for forks in args.project_forks:
         for label, rounds in (("random+conf", 3 + args.confirm_rounds), ("all", n - 1 if n % 2 == 0 else n)):
-            p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe)
+            p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe,
+                        args.controller_cores)
             p["label"] = label
             projections.append(p)
     print_tables(rows, model, projections, inputs, screens)
     out_name = "e2e_model.refit.json" if args.rows_from else "e2e_model.json"
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-              "pair_s_fake": args.pair_s, "fleet_probe_tool_s_per_host": fleet_probe, "rows": rows, "model": model,
+              "pair_s_fake": args.pair_s, "controller_cores": args.controller_cores, "fleet_probe_tool_s_per_host": fleet_probe, "rows": rows, "model": model,
               "inputs": inputs, "screens": screens, "projections": projections}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", out_name), "w", encoding="utf-8") as handle:
