@@ -18,13 +18,15 @@ OWN = {"fleet_report_disabled", "fleet_report_targets", "aifabric_report_skip"}
 
 
 def playbook_variables():
-    """Every name used inside a Jinja2 expression or a when: of the collection's playbooks."""
+    """Every name used inside a Jinja2 expression or a when: of the collection's playbooks and roles."""
     names = set()
-    for path in glob.glob(os.path.join(ROOT, "playbooks", "**", "*.yml"), recursive=True):
+    paths = glob.glob(os.path.join(ROOT, "playbooks", "**", "*.yml"), recursive=True)
+    for path in paths + glob.glob(os.path.join(ROOT, "roles", "*", "tasks", "*.yml")):
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
         for expr in re.findall(r"\{\{(.*?)\}\}", text, re.S) + re.findall(r"^\s*when:\s*(.+)$", text, re.M):
-            names.update(re.findall(r"\b([a-z][a-z0-9]*_[a-z0-9_]+)\b", expr))
+            expr = re.sub(r"'[^']*'|\"[^\"]*\"", "", expr)      # quoted text (a mapping's keys) names no variable
+            names.update(re.findall(r"(?<![.\w])([a-z][a-z0-9]*_[a-z0-9_]+)\b", expr))     # not an attribute
     return names
 
 

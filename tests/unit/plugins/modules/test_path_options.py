@@ -29,7 +29,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FOREIGN = 65534
-PATHY = re.compile(r"(_dir|_path|_root|_db|_file|_script|^dest$|^src$|^python$|^mpirun$|_cert$|_key$|kubeconfig|"
+PATHY = re.compile(r"(_dir|_path|_root|_db|_file|_script|^dest$|^src$|^pythons?$|^mpirun$|_cert$|_key$|kubeconfig|"
                    r"from_output)")
 
 
@@ -168,7 +168,7 @@ cpu_sysfs.prepare = _fake_cpufreq
 
 
 def probe_exec(path):
-    return _module_refuses(env_probe.main, {"groups": ["software"], "python": [_exe(path, "python3")]})
+    return _module_refuses(env_probe.main, {"groups": ["software"], "pythons": [_exe(path, "python3")]})
 
 
 def probe_smi(path):
@@ -202,7 +202,7 @@ CLASSIFIED = {
     ("trusted_path", "path"): (WRITE, role_install_dir),
     ("perftest", "cpu_sysfs"): (WRITE, cpu_sysfs),
     ("perftest_sweep", "cpu_sysfs"): (WRITE, cpu_sysfs),       # the same Governor
-    ("env_probe", "python"): (EXEC, probe_exec),
+    ("env_probe", "pythons"): (EXEC, probe_exec),
     ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
     ("nccl_test", "tool_dir"): (EXEC, tool_dir),
     ("hccl_test", "tool_dir"): (EXEC, tool_dir),
@@ -232,6 +232,9 @@ CLASSIFIED = {
     ("role:rdma", "rdma_sysfs_root"): (READ, None),
     ("k8s_workload", "python"): (READ, None),
     ("role:nccl", "nccl_profiles_file"): (READ, None),     # read on the controller (a lookup)
+    ("role:gpu", "gpu_profiles_file"): (READ, None),       # the same
+    ("role:hccl", "hccl_profiles_file"): (READ, None),     # the same
+    ("role:k8s", "k8s_render_dir"): (WRITE, render_dir),   # handed to k8s_workload's render_dir as it is
 }
 for _plugin in ("k8s_workload", "k8s_preflight", "k8s_device_plugin", "k8s_node_verdicts"):
     for _name in ("kubeconfig", "ca_cert", "client_cert", "client_key", "api_key"):
