@@ -41,6 +41,7 @@ Results are printed and written to bench/results/report_scale.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -260,7 +261,7 @@ def child(mode, path, outdir, collections_path=None):
         with open(os.path.join(outdir, "copy.json"), "w", encoding="utf-8") as handle:
             json.dump(data, handle)
     elif mode == "reanalyze":       # what the report action does (plugins/action/report.py), in this process
-        with fleet.no_cyclic_gc():
+        with getattr(fleet, "no_cyclic_gc", contextlib.nullcontext)():     # (a checkout before it: measured as is)
             data, plain_json = fleet.read_results(path)
             report = fleet.reanalyze(data, {"drift_pins": {}}, plain_json=plain_json)
             report["compare_margin_pct"] = 5.0     # the input stays referenced while the files are written, as in
@@ -349,6 +350,7 @@ def main():
                         choices=["baseline", "reanalyze", "playbook", "callback"])
     parser.add_argument("--source", help="replicate this results.json (a real run's) to --hosts hosts instead of the "
                         "synthetic fleet; 'real': the h200x2-judgement run with the most records per host")
+    parser.add_argument("--input", help="measure this results.json as it is (e.g. one --source made and --keep kept)")
     parser.add_argument("--collections-path", default=os.environ.get("ANSIBLE_COLLECTIONS_PATH"),
                         help="ANSIBLE_COLLECTIONS_PATH of the playbook mode (must find this collection)")
     parser.add_argument("--keep", help="write the input results.json here and keep the report directories")
@@ -361,7 +363,11 @@ def main():
         return
     work = args.keep or tempfile.mkdtemp(prefix="report-scale-")
     os.makedirs(work, exist_ok=True)
-    if args.source:
+    if args.input:
+        path = os.path.abspath(args.input)
+        with open(path, encoding="utf-8") as handle:
+            records = len(json.load(handle)["records"])
+    elif args.source:
         source = real_source() if args.source == "real" else args.source
         path = replicated_results(source, args.hosts, work)
         with open(path, encoding="utf-8") as handle:
@@ -411,7 +417,7 @@ def main():
     with open(os.path.join(HERE, "results", name), "w", encoding="utf-8") as handle:
         json.dump(rows, handle, indent=2)
     if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)     # (never --input's file: it is not under work)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def _duration_ms(value):
         number = float(value)
     except (TypeError, ValueError):
         return 0
-    return int(round(number * 1000)) if number == number and number >= 0 and number != float("inf") else 0
+    return int(round(number * 1000)) if math.isfinite(number) and number >= 0 else 0
 
 
 def _plain(value):

@@ -20,6 +20,7 @@ MISSING_CHECK = "env.coverage"      # a targeted host that produced no record at
 UNREACHABLE_CHECK = "env.reachable"
 TASK_CHECK = "env.task"             # a failed task that returned no records
 REASON_MAX = 600
+NO_HOST = "(no host)"
 
 
 @contextlib.contextmanager
@@ -46,7 +47,6 @@ def without_cyclic_gc(func):
         with no_cyclic_gc():
             return func(*args, **kwargs)
     return wrapper
-NO_HOST = "(no host)"
 
 
 def plain(value):

@@ -105,8 +105,6 @@ def human_bytes(value):
     return str(value)
 
 
-
-
 def label(record):
     """check[target][peer]: the name of a record in tables, junit and the drill-down."""
     name = record.get("check") or "?"
