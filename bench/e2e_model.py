@@ -296,8 +296,8 @@ def one_size(controller, n, forks_list, pair_s):
             load = os.getloadavg()
             tag = "f%d" % forks
             row = {"hosts": n, "forks": forks, "loadavg_before": [round(x, 2) for x in load], "stages": {}}
-            res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml", inventory,
-                                      {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
+            res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml",
+                                              inventory, {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
             with open(probe_results, encoding="utf-8") as handle:
                 probe_tool = _distinct_durations(json.load(handle)["records"], ("env.",))
             res["tool_s_per_host"] = round(max(probe_tool.values()), 3) if probe_tool else 0.0
@@ -438,7 +438,7 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
 def print_tables(rows, model, projections, inputs, screens):
     print("\nmeasured (wall s of each ansible-playbook; rdma: fake tests' span / rounds in brackets)")
     print("%5s %5s %17s %7s %7s %16s %7s %7s" % ("hosts", "forks", "loadavg", "probe", "gpu", "rdma", "screen",
-                                                  "report"))
+                                                 "report"))
     for r in rows:
         st = r["stages"]
         fake = st["rdma"]["fake"]
@@ -450,8 +450,8 @@ def print_tables(rows, model, projections, inputs, screens):
     big = max((r for r in rows if r["forks"] == rows[0]["forks"]), key=lambda r: r["hosts"])
     for stage in STAGES:
         print("  %-7s %s" % (stage, " ".join("%s=%.1f" % kv for kv in big["stages"][stage]["phases"].items())))
-        print("          slowest tasks: %s" % "; ".join("%s %.1f" % (name, t) for name, t in
-                                                      big["stages"][stage].get("slowest_tasks", [])))
+        slowest = big["stages"][stage].get("slowest_tasks", [])
+        print("          slowest tasks: %s" % "; ".join("%s %.1f" % (name, t) for name, t in slowest))
     print("\nCPU seconds per run (controller: ansible-playbook and its workers; hosts: every sshd's sessions) and "
           "(controller + hosts) / wall: about 2 = both CPUs of this machine busy")
     for r in rows:
