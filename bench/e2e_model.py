@@ -32,7 +32,9 @@ The projection at --project nodes adds the REAL tools' time, from real runs:
   gpu      + ceil(N/f) x the GPU stage's tool time per host                 (idem: GEMM, all-reduce probe, nccl-tests)
   rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
              rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
-  screen   + the screen's rounds x the collective's time over the round's largest group  (bench/group_screen_sim.py)
+  screen   + the collective's time over each round's largest group, + a launch for each round after the first
+             (bench/group_screen_sim.py, --bad bad nodes); its per-host terms x the bound of rounds at 1000 over
+             that at the largest fleet (the round loop's tasks run, or are skipped, on every host up to the bound)
   report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
 
 Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
@@ -56,6 +58,7 @@ import sys
 import tempfile
 import time
 
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.integration.conftest import Controller
 from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
@@ -396,14 +399,15 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
         "probe": waves * max(0.0, inputs["probe_tool_s_per_host"] - fleet_probe_tool_s),
         "gpu": waves * inputs["gpu_stage_tool_s_per_host"],
         "rdma": rdma_rounds * (inputs["perftest_pair_s"] + model["rdma"]["overhead_per_round_s"]),
-        # the fleet's screen runs already hold one mpirun launch per round (real Open MPI over SSH): only the
-        # collective's own time is added (a launch over a group of ~32 nodes, not ~5, is not modelled)
-        "screen": screen["collective_s_max"],
+        # the fleet's screen runs (no bad node: one round) already hold one round's mpirun launch (real Open MPI
+        # over SSH): added are the collective's own time and the launches of the further rounds (the simulator's)
+        "screen": screen["collective_s_max"] + screen["launch_s_per_round"] * max(0, screen["rounds_max"] - 1),
         "report": 0.0,
     }
 
 
-def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s, cores):
+def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s, cores,
+            bound_ratio=1.0):
     """Two projections of the wall time at n nodes with forks f.
 
     box:   the wall-time fit of this machine, where the hosts' own work runs on the controller's CPUs too (an
@@ -418,10 +422,13 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
     box, fleet = {}, {}
     for s in STAGES:
         m = model[s]
-        box[s] = m["fixed_s"] + m["per_host_s"] * n + m["per_wave_s"] * waves + tools[s]
-        ctl = (m["controller_cpu_fixed_s"] + m["controller_cpu_per_host_s"] * n
-               + max(0.0, m["workers_cpu_fixed_s"] + m["workers_cpu_per_host_s"] * n) / min(forks, cores))
-        fleet[s] = ctl + waves * max(0.0, m["host_cpu_per_host_s"]) + tools[s]
+        # the screen's tasks run once per round up to its bound of rounds (the rounds after the last one are
+        # skipped on every host, which the controller still evaluates): its per-host terms grow with the bound
+        grow = bound_ratio if s == "screen" else 1.0
+        box[s] = m["fixed_s"] + grow * (m["per_host_s"] * n + m["per_wave_s"] * waves) + tools[s]
+        ctl = (m["controller_cpu_fixed_s"] + grow * m["controller_cpu_per_host_s"] * n
+               + max(0.0, m["workers_cpu_fixed_s"] + grow * m["workers_cpu_per_host_s"] * n) / min(forks, cores))
+        fleet[s] = ctl + grow * waves * max(0.0, m["host_cpu_per_host_s"]) + tools[s]
     if report_1000_s and n >= 1000:
         box["report"] = max(box["report"], report_1000_s)
         fleet["report"] = max(fleet["report"], report_1000_s)
@@ -474,6 +481,10 @@ def print_tables(rows, model, projections, inputs, screens):
             m["host_cpu_fixed_s"], m["host_cpu_per_host_s"], m["host_cpu_max_abs_residual_s"]))
     print("rdma per-round overhead (measured, max): %.3f s" % model["rdma"]["overhead_per_round_s"])
     print("\ninputs (real tools): %s" % json.dumps(inputs, sort_keys=True))
+    print("screen's rounds bound: %d at %d nodes, %d at %d (its per-host terms x %.2f)" % (
+        group_screen.max_rounds(projections[0]["nodes"]), projections[0]["nodes"],
+        group_screen.max_rounds(max(r["hosts"] for r in rows)), max(r["hosts"] for r in rows),
+        float(group_screen.max_rounds(projections[0]["nodes"])) / group_screen.max_rounds(max(r["hosts"] for r in rows))))
     for s in screens:
         print("screen at %d nodes, %d bad: %s" % (projections[0]["nodes"], s["bad_nodes"], json.dumps(s, sort_keys=True)))
     for kind, title in (("fleet", "a real fleet (main CPU + workers' CPU / min(forks, cores) + per wave one host's "
@@ -532,10 +543,11 @@ def main(argv=None):
     screens = [screen_model(args.project, 10, args.busbw, 15.0, bad) for bad in (0, args.bad)]
     projections = []
     n = args.project
+    bound_ratio = float(group_screen.max_rounds(n)) / group_screen.max_rounds(max(r["hosts"] for r in rows))
     for forks in args.project_forks:
         for label, rounds in (("random+conf", 3 + args.confirm_rounds), ("all", n - 1 if n % 2 == 0 else n)):
             p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe,
-                        args.controller_cores)
+                        args.controller_cores, bound_ratio)
             p["label"] = label
             projections.append(p)
     print_tables(rows, model, projections, inputs, screens)
