@@ -21,16 +21,15 @@ Modes (each measured in a fresh child process, so peak RSS is that of the mode a
 - ``reanalyze``: fleet.read_results + fleet.reanalyze + fleet.publish, in process (what the report action of
   playbooks/report.yml runs);
 - ``playbook``: what a user runs, ``ansible-playbook playbooks/report.yml -e report_input=<input> -e report_dir=<dir>``
-  from the checkout (its ansible.cfg), process start included; ANSIBLE_COLLECTIONS_PATH (``--collections-path``)
-  must find this collection. Its CPU time and peak RSS are those of ansible-playbook and its workers
+  from the checkout (its ansible.cfg), process start included; ANSIBLE_COLLECTIONS_PATH is ``--collections-path``
+  (default: a link to this checkout in the work directory, never another installed copy). Its CPU time and peak RSS are those of ansible-playbook and its workers
   (RUSAGE_CHILDREN of the child that runs it);
 - ``callback``: the live callback's path: Collector with its record stream and progress tally, one task
   per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
   the stream, fleet.build_report + publish (the end of the run).
 
     cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh] [--repeat 3]
-    cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --source real --hosts 1000 \
-        --modes baseline reanalyze playbook --collections-path /tmp/aif-dev --repeat 3
+    cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --source real --hosts 1000 --repeat 3
 
 Each mode's wall time and CPU time (user + sys of its process) are compared with the baseline of the same
 round; on a shared machine the CPU-time ratio is the steadier one.
@@ -228,8 +227,13 @@ def run_playbook(path, outdir, collections_path):
     if not playbook_bin:
         raise SystemExit("ansible-playbook not found next to %s nor on PATH" % sys.executable)
     env = dict(os.environ)
-    if collections_path:
-        env["ANSIBLE_COLLECTIONS_PATH"] = collections_path
+    if not collections_path:    # this checkout, never another copy of the collection installed elsewhere
+        collections_path = os.path.join(os.path.dirname(os.path.abspath(outdir)), "collections")
+        link = os.path.join(collections_path, "ansible_collections", "aifabric", "acceptance")
+        if not os.path.lexists(link):
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(ROOT, link)
+    env["ANSIBLE_COLLECTIONS_PATH"] = collections_path
     started = time.perf_counter()
     proc = subprocess.run([playbook_bin, PLAYBOOK, "-e", "report_input=%s" % path, "-e", "report_dir=%s" % outdir],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
@@ -346,13 +350,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--mesh", action="store_true", help="a full mesh of one rail instead of the ring + host records")
-    parser.add_argument("--modes", nargs="+", default=["baseline", "reanalyze", "callback"],
-                        choices=["baseline", "reanalyze", "playbook", "callback"])
+    parser.add_argument("--modes", nargs="+", choices=["baseline", "reanalyze", "playbook", "callback"],
+                        help="default: baseline reanalyze playbook with --source or --input, else baseline reanalyze "
+                        "callback")
     parser.add_argument("--source", help="replicate this results.json (a real run's) to --hosts hosts instead of the "
                         "synthetic fleet; 'real': the h200x2-judgement run with the most records per host")
     parser.add_argument("--input", help="measure this results.json as it is (e.g. one --source made and --keep kept)")
     parser.add_argument("--collections-path", default=os.environ.get("ANSIBLE_COLLECTIONS_PATH"),
-                        help="ANSIBLE_COLLECTIONS_PATH of the playbook mode (must find this collection)")
+                        help="ANSIBLE_COLLECTIONS_PATH of the playbook mode (must find this collection; default: a "
+                        "link to this checkout made in the work directory)")
     parser.add_argument("--keep", help="write the input results.json here and keep the report directories")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the modes this many times, interleaved (a shared machine's load moves)")
@@ -361,6 +367,8 @@ def main():
     if args.child:
         child(*args.child, collections_path=args.collections_path)
         return
+    if not args.modes:
+        args.modes = ["baseline", "reanalyze"] + (["playbook"] if args.source or args.input else ["callback"])
     work = args.keep or tempfile.mkdtemp(prefix="report-scale-")
     os.makedirs(work, exist_ok=True)
     if args.input:
