@@ -21,8 +21,9 @@ Modes (each measured in a fresh child process, so peak RSS is that of the mode a
 - ``reanalyze``: fleet.read_results + fleet.reanalyze + fleet.publish, in process (what the report action of
   playbooks/report.yml runs);
 - ``playbook``: what a user runs, ``ansible-playbook playbooks/report.yml -e report_input=<input> -e report_dir=<dir>``
-  from the checkout (its ansible.cfg), process start included; ANSIBLE_COLLECTIONS_PATH is ``--collections-path``
-  (default: a link to this checkout in the work directory, never another installed copy). Its CPU time and peak RSS are those of ansible-playbook and its workers
+  from the checkout (its ansible.cfg), process start included; ANSIBLE_COLLECTIONS_PATH is
+  ``--collections-path`` (default: a link to this checkout in the work directory, never another installed copy). Its
+  CPU time and peak RSS are those of ansible-playbook and its workers
   (RUSAGE_CHILDREN of the child that runs it);
 - ``callback``: the live callback's path: Collector with its record stream and progress tally, one task
   per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
