@@ -310,7 +310,7 @@ def test_the_shipped_device_plugin_rbac_allows_every_call_and_nothing_more(tmp_p
         assert run(fake, {"state": "absent"}).kwargs["changed"] is True
         used = set(filter(None, (request_grant(m, p, q) for m, p, q in fake.server.requests)))
     # granted in the namespace each call was made in (kube-system) or cluster-wide; every such grant is used (the
-    # probe namespace's grants: test_k8s_issue22_device_plugin.py's role test)
+    # probe namespace's grants: test_k8s_device_plugin_preflight.py's role test)
     allowed = set(g for g in rbac_grants(os.path.join(ROOT, "extras", "k8s", "rbac-device-plugin.yml"))
                   if g[0] in ("kube-system", None))
     assert used - allowed == set()

@@ -1,7 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 23 item 3: the history store's schema-version table and migration path (SQLite; PostgreSQL in
-tests/integration/test_schema23_history_postgres.py).
+tests/integration/test_history_postgres_versions.py).
 
 TODAY_SQL (fixtures/schema23-history-before-versions.sql) is a store in the layout before versions, exactly: written
 by history.record_run and save_baseline of the code before this change (commit 4807bd0) and dumped with sqlite3's

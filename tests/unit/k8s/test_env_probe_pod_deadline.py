@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
-from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_launchers22 import NODES, POD
+from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_launcher_plan import NODES, POD
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe_npu_network as tnpu
 

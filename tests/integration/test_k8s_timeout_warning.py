@@ -14,7 +14,7 @@ pytest.importorskip("kmock")
 from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_issue22_defects import call  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_cluster_semantics import call  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import IMAGE  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import fake_cluster  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits  # noqa: E402

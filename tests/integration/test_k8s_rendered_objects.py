@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The defects of issue 22 ("Kubernetes that works on a real cluster") that tests/integration/test_k8s_issue22_defects.py
+"""The defects of issue 22 ("Kubernetes that works on a real cluster") that tests/integration/test_k8s_cluster_semantics.py
 does not show: 2, 3, 4, 6, 9 and 10. Each is a test of what a correct implementation must render (the plan's objects,
 the device plugin's manifests, the rdma_device_plugin role with its defaults and shipped RBAC), run against today's
 code and expected to fail (strict) with the defect named, until issue 22 fixes it; the fix flips it to a pass, and

@@ -8,7 +8,7 @@ port rate; where one is, the pair is listed unjudged (no PCIe efficiency is cali
 it can reach is the probe's warn on that host's rdma.port, never a lower floor.
 
 - ``rdma.port`` records: the environment probe run on the CX-4 host's sysfs tree (test_env_probe.cx4_infiniband,
-  mlx5_0's rate set to the HDR port the perftest captures were measured on, as test_hw19_rdma_line_rate does), each
+  mlx5_0's rate set to the HDR port the perftest captures were measured on, as test_fleet_rdma_line_rate does), each
   RDMA device given the PCI link attribute texts of the GPU function of the real H100 sysfs capture ("32.0 GT/s
   PCIe", "16": test_env_probe_hca_pcie.gpu_link_texts), and where a test says so, laid out behind an upstream port
   (test_env_probe_hca_pcie.put_behind_port) with that port's maxima. The narrower or slower links and ports are the
@@ -42,7 +42,7 @@ def _load(name, path):
     return module
 
 
-LINE = _load("hw19_pcie_line_rate_tests", os.path.join(HERE, "test_hw19_rdma_line_rate.py"))
+LINE = _load("hw19_pcie_line_rate_tests", os.path.join(HERE, "test_fleet_rdma_line_rate.py"))
 PCIE = _load("hw19_pcie_probe_tests", os.path.join(HERE, "..", "module_utils", "test_env_probe_hca_pcie.py"))
 HOSTS = ["n1", "n2", "n3", "n4"]
 X8_GEN2 = {"current_link_speed": "5.0 GT/s PCIe\n", "current_link_width": "8\n"}
