@@ -10,13 +10,14 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import listing
 
 jsonschema = pytest.importorskip("jsonschema")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTPUTS = os.path.join(HERE, "fixtures", "env_probe")
 SCHEMA = os.path.join(HERE, "..", "..", "..", "..", "docs", "results.schema.json")
-FILES = sorted(n for n in os.listdir(OUTPUTS) if n.endswith(".json"))
+FILES = listing(OUTPUTS, ".json")
 
 
 def load(name):

@@ -202,11 +202,13 @@ def test_gemm_without_torch_is_skip(module_env, monkeypatch):
 # ------------------------------------------------------------------ nccl_test
 
 def test_nccl_import_every_fixture_never_raises(module_env):
+    imported = 0
     for root, dirs, files in os.walk(NCCL_FIXTURES):
         dirs[:] = [d for d in dirs if d != "golden"]
         for name in files:
             if not name.endswith((".txt", ".json")):
                 continue
+            imported += 1
             res = _call(nccl_test.main, {"from_output": os.path.join(root, name)})
             assert not res.failed, (name, res.kwargs)
             (record,) = res.kwargs["results"]
@@ -214,6 +216,7 @@ def test_nccl_import_every_fixture_never_raises(module_env):
             if "fragment" in name or "failure" in name or "toomany" in name:
                 assert record["status"] == "error", name
                 assert record["reason"] and record["raw"], name
+    assert imported >= 20, "%d nccl-tests captures under %s: the walk must see the real ones" % (imported, NCCL_FIXTURES)
 
 
 def test_nccl_import_names_old_layouts_by_file_name(module_env):

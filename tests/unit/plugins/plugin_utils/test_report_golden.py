@@ -20,6 +20,7 @@ import tarfile
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, history, history_index, render, report_html
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import listing
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,7 +89,7 @@ def test_the_built_collection_ships_the_report_assets(tmp_path):
                    capture_output=True, timeout=300)
     with tarfile.open(glob.glob(str(tmp_path / "*.tar.gz"))[0]) as tar:
         names = set(tar.getnames())
-    for name in sorted(os.listdir(report_html.ASSETS)):
+    for name in listing(report_html.ASSETS):
         assert "plugins/plugin_utils/report_assets/" + name in names
 
 

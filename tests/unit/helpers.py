@@ -1,0 +1,61 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What unit tests share: reading fixture files, where the fixture trees are, AnsibleModule stand-ins.
+
+Import as ``from ansible_collections.aifabric.acceptance.tests.unit.helpers import read, parser_fixture``
+(the way `make unit` and a plain ``PYTHONPATH=<dir above ansible_collections> pytest tests/unit`` both see it).
+"""
+
+from __future__ import annotations
+
+import os
+
+UNIT = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(UNIT, os.pardir, os.pardir))
+PARSER_FIXTURES = os.path.join(UNIT, "plugins", "module_utils", "parsers", "fixtures")
+MODULE_FIXTURES = os.path.join(UNIT, "plugins", "modules", "fixtures")
+
+
+def read(*parts):
+    """The text (UTF-8) of the file at ``os.path.join(*parts)``."""
+    with open(os.path.join(*parts), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def parser_fixture(*parts):
+    """A path under tests/unit/plugins/module_utils/parsers/fixtures (captured tool output)."""
+    return os.path.join(PARSER_FIXTURES, *parts)
+
+
+def module_fixture(*parts):
+    """A path under tests/unit/plugins/modules/fixtures."""
+    return os.path.join(MODULE_FIXTURES, *parts)
+
+
+def listing(directory, suffix=""):
+    """The sorted names in ``directory`` ending in ``suffix``; fails when there is none, so that a test looping
+    over a fixture directory cannot pass vacuously on an empty or missing one."""
+    names = sorted(name for name in os.listdir(directory) if name.endswith(suffix))
+    assert names, f"no *{suffix} file in {directory}"
+    return names
+
+
+class Exit(Exception):
+    """AnsibleModule.exit_json called; ``args[0]`` is its result."""
+
+
+class Fail(Exception):
+    """AnsibleModule.fail_json called; ``args[0]`` is its result."""
+
+
+def raise_on_exit(monkeypatch):
+    """Patch AnsibleModule: exit_json raises Exit, fail_json raises Fail (each with the kwargs)."""
+    from ansible.module_utils import basic
+
+    def exit_json(self, **kwargs):
+        raise Exit(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise Fail(kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
