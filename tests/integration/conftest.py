@@ -35,6 +35,27 @@ def pytest_configure(config):
     os.environ.setdefault("AIFABRIC_FAIL_ON", "never")
     config.addinivalue_line("markers", "fleet(n=3): number of hosts of the `fleet` fixture")
     config.addinivalue_line("markers", "cluster: needs a real Kubernetes cluster; runs only with -m cluster and KUBECONFIG set")
+    config.addinivalue_line("markers", "slow: takes over ~20 s (SLOW_FILES); `-m 'not slow'` leaves it out of a quick loop")
+
+
+# Files whose tests took over ~20 s each in `make integration`'s --durations output (a loaded 2-CPU machine). The
+# marker only selects: `make test` runs them all; `pytest -m "not slow" tests/integration` is the quick loop.
+SLOW_FILES = ("test_acceptance_tags.py", "test_k8s_real_pods.py", "test_k8s_real_pods_gemm.py",
+              "test_k8s_real_pods_operators.py", "test_nccl_screen.py", "test_rdma_discovery.py", "test_rdma_fleet.py",
+              "test_rdma_silent_host.py", "test_rdma_sweep_faults.py", "test_ssh_fleet.py")
+
+
+def _unknown_slow_files():
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [name for name in SLOW_FILES if not os.path.isfile(os.path.join(here, name))]
+
+
+def pytest_collection_modifyitems(config, items):
+    if _unknown_slow_files():    # a renamed file would silently lose its marker
+        raise pytest.UsageError("SLOW_FILES names no file here: %s" % ", ".join(_unknown_slow_files()))
+    for item in items:
+        if os.path.basename(str(item.fspath)) in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 def collections_path():
