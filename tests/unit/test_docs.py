@@ -13,6 +13,7 @@ import re
 import sys
 
 import pytest
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
 DOCS = os.path.join(ROOT, "docs")
@@ -43,11 +44,6 @@ def linked_pages():
     return pages
 
 
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
 def prose_lines(text, blank_code=True):
     """(line number, line) of the text outside code blocks, code spans blanked (``blank_code``)."""
     fence = None
@@ -76,7 +72,7 @@ def slug(heading):
 def anchors(path):
     """Every anchor of a Markdown page: its headings' slugs (GitHub numbers repeated ones -1, -2, ...), <a id>."""
     seen, found = {}, set()
-    for _number, line in prose_lines(_read(path), blank_code=False):
+    for _number, line in prose_lines(read(path), blank_code=False):
         match = _HEADING.match(line)
         if match:
             base = slug(match.group(2))
@@ -90,7 +86,7 @@ def anchors(path):
 def links(path):
     """(line number, target) of every relative link of a page (URLs and mail addresses aside)."""
     out = []
-    for number, line in prose_lines(_read(path)):
+    for number, line in prose_lines(read(path)):
         targets = _INLINE_LINK.findall(line) + _REF_LINK.findall(line)
         for target in targets:
             if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
@@ -119,7 +115,7 @@ def broken_links(path):
 def issue_citations(path):
     """(line number, text) of every citation of the project's issues in a page (code included: a page is read)."""
     found = []
-    for number, line in enumerate(_read(path).splitlines(), 1):
+    for number, line in enumerate(read(path).splitlines(), 1):
         found.extend((number, m.group(0)) for m in ISSUE_WORD.finditer(line))
         found.extend((number, m.group(0)) for m in ISSUE_HASH.finditer(line))
     return found

@@ -15,15 +15,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NCCL = os.path.join(HERE, "parsers", "fixtures", "nccl_tests")
 PROOF = os.path.join(HERE, "..", "modules", "fixtures")
-
-
-def _read(*parts):
-    with open(os.path.join(*parts), encoding="utf-8") as handle:
-        return handle.read()
 
 
 # ------------------------------------------------------------------ argv
@@ -73,7 +69,7 @@ def test_busbw_factor_matches_nccl_tests():
     # all_reduce 2(n-1)/n; all_gather (n-1)/n -- check against the H200 capture's own columns.
     assert collectives.busbw_factor("all_reduce", 2) == 1.0
     assert collectives.busbw_factor("all_reduce", 8) == pytest.approx(1.75)
-    parsed = nccl_tests.parse(_read(NCCL, "h200x2-nccl-tests-2.19.6", "all_gather.json"))
+    parsed = nccl_tests.parse(read(NCCL, "h200x2-nccl-tests-2.19.6", "all_gather.json"))
     last = parsed["rows"][-1]["out_of_place"]
     assert last["busbw_gbyte_s"] == pytest.approx(last["algbw_gbyte_s"] * collectives.busbw_factor("all_gather", 2))
 
@@ -88,7 +84,7 @@ def _record(text, host=None, collective="all_reduce", **params):
 
 
 def test_record_of_the_h200_all_reduce():
-    rec = _record(_read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt"), host="h")
+    rec = _record(read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt"), host="h")
     assert results.validate(rec) == []
     assert rec["status"] == "pass" and rec["check"] == "nccl.all_reduce"
     m = rec["metrics"]
@@ -100,18 +96,18 @@ def test_record_of_the_h200_all_reduce():
 
 
 def test_wrong_elements_fail_and_old_error_column_is_kept():
-    text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
+    text = read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
     # The same real run with one #wrong cell set (there is no public new-layout capture with #wrong > 0).
     line = [ln for ln in text.splitlines() if ln.strip().startswith("1048576 ")][0]
     bad = line[:-1] + "7"
     rec = _record(text.replace(line, bad))
     assert rec["status"] == "fail" and "7 wrong elements" in rec["reason"] and rec["raw"]
-    old = _record(_read(NCCL, "issue104-sendrecv-old-error-col-3e+02-inplace-fragment.txt"), collective="sendrecv")
+    old = _record(read(NCCL, "issue104-sendrecv-old-error-col-3e+02-inplace-fragment.txt"), collective="sendrecv")
     assert old["status"] == "error" and old["metrics"]["error_max"] == 300.0
 
 
 def test_profile_and_user_rules_in_records():
-    text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_debug.txt")  # one 64 MiB row only
+    text = read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_debug.txt")  # one 64 MiB row only
     rec = _record(text, profile="h200-sxm-8gpu")
     assert rec["status"] == "fail"
     assert "busbw_max_gbyte_s 261.75 < 310 expected minimum (profile h200-sxm-8gpu (2 GPUs)" in rec["reason"]
@@ -186,7 +182,7 @@ def test_every_builtin_profile_rule_is_valid_and_sourced():
 @pytest.mark.parametrize("rel", ["h200x2-proof-1/gemm_bare.txt", "h200x2-proof-2/gemm_bare.txt",
                                  "h200x2-proof-3/gemm_burst_bare.txt"])
 def test_parse_gemm_real_captures(rel):
-    items = gpu_worker.parse_gemm(_read(PROOF, rel))
+    items = gpu_worker.parse_gemm(read(PROOF, rel))
     assert [(i["device"], i["dtype"]) for i in items] == [(0, "bf16"), (0, "fp16"), (1, "bf16"), (1, "fp16")]
     assert all(i["gpu_name"] == "NVIDIA H200" and i["tflops"] > 500 for i in items)
 
@@ -203,7 +199,7 @@ def test_parse_gemm_errors():
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_fuzz_parse_gemm(data):
-    lines = _read(PROOF, "h200x2-proof-2", "gemm_bare.txt").splitlines()
+    lines = read(PROOF, "h200x2-proof-2", "gemm_bare.txt").splitlines()
     for _step in range(data.draw(st.integers(1, 4))):
         if not lines:
             break
@@ -240,8 +236,8 @@ PROBE_RUNS = ["h200x2-proof-%d/probe_%s" % (n, kind) for n in (1, 2, 4) for kind
 @pytest.mark.parametrize("stem", PROBE_RUNS)
 def test_probe_text_and_json_agree(stem):
     """The probe's own table (nccl-tests text layout) and its -J shaped document say the same."""
-    text = nccl_tests.parse_text(_read(PROOF, stem + ".txt"))
-    doc = nccl_tests.parse_json(_read(PROOF, stem + ".json"))
+    text = nccl_tests.parse_text(read(PROOF, stem + ".txt"))
+    doc = nccl_tests.parse_json(read(PROOF, stem + ".json"))
     assert text["complete"] and doc["complete"] and text["ranks"] == doc["ranks"] == 2
     assert [r["size"] for r in text["rows"]] == [r["size"] for r in doc["rows"]] == [2 ** i for i in range(20, 34)]
     for a, b in zip(text["rows"], doc["rows"]):
@@ -258,7 +254,7 @@ def test_probe_text_and_json_agree(stem):
 def test_one_rank_is_skip_not_pass_real_h100x1_capture():
     """all_reduce_perf -g 1 on a real H100 (busbw 0.00 on every row, in-place rows are no-ops): the run worked,
     but nothing between GPUs was measured, so the record is skip (figures kept), never pass."""
-    text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
+    text = read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
     rec = _record(text, host="vm")
     assert rec["status"] == "skip", rec["reason"]
     assert "1 rank" in rec["reason"] and "no interconnect" in rec["reason"]
@@ -269,12 +265,12 @@ def test_one_rank_is_skip_not_pass_real_h100x1_capture():
 
 def test_one_rank_keeps_its_error_and_fail_verdicts():
     """The rule only turns a pass into skip: a truncated 1-rank output is still error."""
-    text = _read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
+    text = read(PROOF, "h100x1-proof", "all_reduce_g1.txt")
     cut = "\n".join(line for line in text.splitlines() if "Avg bus bandwidth" not in line)
     assert _record(cut)["status"] == "error"
 
 
 def test_two_ranks_are_still_judged_real_h200x2_capture():
-    text = _read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
+    text = read(NCCL, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
     rec = _record(text)
     assert rec["status"] == "pass" and rec["metrics"]["busbw_max_gbyte_s"] > 100

@@ -16,17 +16,13 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import drift
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "parsers", "fixtures", "npu_smi")
 SMI = "/usr/local/sbin/npu-smi"
 B910 = "vllm-ascend-issue362-npu-smi-23.0.7-8x910B2-info.txt"
 B310 = "davinci-mini-310B4-npu-smi-23.0.rc3-info-memory-no-hbm.txt"
 INFO = "vllm-ascend-issue362-cann-8.0.0-ascend_toolkit_install.info"
-
-
-def _read(name):
-    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
-        return handle.read()
 
 
 def _host(root, text=None, rc=0, smi=True):
@@ -43,12 +39,12 @@ def _host(root, text=None, rc=0, smi=True):
 def _cann(root):
     base = root / "usr/local/Ascend/ascend-toolkit/latest/aarch64-linux"
     base.mkdir(parents=True)
-    (base / "ascend_toolkit_install.info").write_text(_read(INFO))
+    (base / "ascend_toolkit_install.info").write_text(read(FIXTURES, INFO))
 
 
 def test_910b_node_as_captured(tmp_path):
     _cann(tmp_path)
-    host = _host(tmp_path, _read(B910))
+    host = _host(tmp_path, read(FIXTURES, B910))
     records = env_probe.probe(host, {"groups": ["npu"]})
     assert host.calls == [[SMI, "info"]] and all(results.validate(r) == [] for r in records)
     inventory = records[0]
@@ -65,7 +61,7 @@ def test_910b_node_as_captured(tmp_path):
 
 
 def test_310b_board_without_hbm_column(tmp_path):
-    parsed = npu_smi.parse_info(_read(B310))
+    parsed = npu_smi.parse_info(read(FIXTURES, B310))
     assert parsed["version"] == "23.0.rc3" and parsed["problems"] == []
     (npu,) = parsed["npus"]
     assert (npu["name"], npu["power_w"], npu["temp_c"], npu["memory_used_mb"], npu["memory_total_mb"]) == (
@@ -94,7 +90,7 @@ def test_health_word_decides(health, status):
 def test_npu_facts_drift_across_a_fleet(tmp_path):
     # the same real capture on three hosts, one of them with an older driver banner
     records = []
-    for host, text in (("a", _read(B910)), ("b", _read(B910)), ("c", _read(B910).replace("23.0.7", "23.0.6"))):
+    for host, text in (("a", read(FIXTURES, B910)), ("b", read(FIXTURES, B910)), ("c", read(FIXTURES, B910).replace("23.0.7", "23.0.6"))):
         root = tmp_path / host
         root.mkdir()
         records.extend(results.with_host(env_probe.probe(_host(root, text), {"groups": ["npu"]}), host))
@@ -108,5 +104,5 @@ def test_npu_facts_drift_across_a_fleet(tmp_path):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzz_never_raises(name, data):
-    parsed = npu_smi.parse_info(data.draw(mutated(_read(name))))
+    parsed = npu_smi.parse_info(data.draw(mutated(read(FIXTURES, name))))
     assert isinstance(parsed["npus"], list) and isinstance(parsed["problems"], list)

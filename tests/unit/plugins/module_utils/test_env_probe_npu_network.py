@@ -21,6 +21,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import drift, fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HCCN = os.path.join(HERE, "parsers", "fixtures", "hccn_tool")
@@ -38,13 +39,8 @@ TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 SMI = "/usr/local/sbin/npu-smi"
 
 
-def _read(name, where=HCCN):
-    with open(os.path.join(where, name), encoding="utf-8") as handle:
-        return handle.read()
-
-
 def _per_device(name, lines_per_device):
-    lines = _read(name).splitlines(True)
+    lines = read(HCCN, name).splitlines(True)
     return ["".join(lines[i:i + lines_per_device]) for i in range(0, len(lines), lines_per_device)]
 
 
@@ -56,7 +52,7 @@ def _outputs():
         out[(device, "-ip")] = (0, ip)
         out[(device, "-gateway")] = (0, gw)
         out[(device, "-lldp")] = (0, lldp)
-        out[(device, "-link")] = (0, _read(UP))
+        out[(device, "-link")] = (0, read(HCCN, UP))
     return out
 
 
@@ -71,7 +67,7 @@ def _host(root, outputs=None, smi_text=None, on_path=False, install=True):
     def run(argv, timeout_s):
         calls.append((list(argv), timeout_s))
         if argv[0] == SMI:
-            return Run(list(argv), 0, smi_text or _read(B910, NPU_SMI), "", 0.01)
+            return Run(list(argv), 0, smi_text or read(NPU_SMI, B910), "", 0.01)
         answer = outputs[(int(argv[2]), argv[3])]
         if isinstance(answer, Exception):
             raise answer
@@ -94,15 +90,15 @@ def test_ip_of_every_device_as_captured():
     parsed = [hccn_tool.parse_ip(text) for text in _per_device(IP_LOOP, 2)]
     assert [(p["ipaddr"], p["netmask"]) for p in parsed] == [("11.12.165.8%d" % i, "255.255.255.0") for i in range(8)]
     assert all(p["problems"] == [] for p in parsed)
-    assert hccn_tool.parse_ip(_read(IP3)) == {"ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "problems": []}
+    assert hccn_tool.parse_ip(read(HCCN, IP3)) == {"ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "problems": []}
 
 
 def test_gateway_link_and_grep_filtered_lldp():
     gateways = [hccn_tool.parse_gateway(t) for t in _per_device(GW_LOOP, 1)]
     assert [(g["gateway"], g["gateway_iface"], g["problems"]) for g in gateways] == [
         ("11.12.165.1", "eth%d" % i, []) for i in range(8)]
-    assert hccn_tool.parse_link(_read(UP)) == {"link_status": "UP", "problems": []}
-    assert hccn_tool.parse_link(_read(DOWN)) == {"link_status": "DOWN", "problems": []}
+    assert hccn_tool.parse_link(read(HCCN, UP)) == {"link_status": "UP", "problems": []}
+    assert hccn_tool.parse_link(read(HCCN, DOWN)) == {"link_status": "DOWN", "problems": []}
     ports = [hccn_tool.parse_lldp(t) for t in _per_device(LLDP_LOOP, 1)]
     assert [(p["port_id"], p["port_id_subtype"], p["neighbor"]) for p in ports][:3] == [
         ("400GE1/1/5:1", "Ifname", True), ("400GE1/1/5:2", "Ifname", True), ("400GE1/2/5:1", "Ifname", True)]
@@ -110,7 +106,7 @@ def test_gateway_link_and_grep_filtered_lldp():
 
 
 def test_full_lldp_output_of_a_huawei_switch():
-    got = hccn_tool.parse_lldp(_read(LLDP_FULL))
+    got = hccn_tool.parse_lldp(read(HCCN, LLDP_FULL))
     assert got["tlvs"] == ["Chassis ID TLV", "Port ID TLV", "System Description TLV", "System Capabilities TLV",
                            "Management Address TLV", "Maximum Frame Size TLV", "End of LLDPDU TLV"]
     assert (got["port_id"], got["port_id_subtype"], got["max_frame_size"]) == ("400GE1/1/20:2", "Ifname", 9216)
@@ -198,7 +194,7 @@ def test_a_failing_query_is_an_error_of_that_device_only(tmp_path):
 
 
 def test_310b_board_has_no_roce_port_tool(tmp_path):
-    records = env_probe.probe(_host(tmp_path, smi_text=_read(B310, NPU_SMI), install=False), {"groups": ["npu"]})
+    records = env_probe.probe(_host(tmp_path, smi_text=read(NPU_SMI, B310), install=False), {"groups": ["npu"]})
     (net,) = _network(records)
     assert net["status"] == "skip"
 
@@ -218,7 +214,7 @@ def _fleet_records(tmp_path, bad=None):
 
 
 def test_fleet_with_one_npu_port_down_fails_exactly_that_host(tmp_path):
-    records = _fleet_records(tmp_path, {"npu-c": {(5, "-link"): (0, _read(DOWN))}})
+    records = _fleet_records(tmp_path, {"npu-c": {(5, "-link"): (0, read(HCCN, DOWN))}})
     report = fleet.build_report(records, {"run_id": "npu-net", "started": "2026-11-23T15:00:00Z",
                                           "ended": "2026-11-23T15:01:00Z"})
     hosts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
@@ -230,7 +226,7 @@ def test_fleet_with_one_npu_port_down_fails_exactly_that_host(tmp_path):
 
 def test_port_facts_drift_across_the_fleet_when_asked(tmp_path):
     # npu-c's device 3 answers with another real capture (a /16 network): its netmask differs from the fleet's
-    records = _fleet_records(tmp_path, {"npu-c": {(3, "-ip"): (0, _read(IP3))}})
+    records = _fleet_records(tmp_path, {"npu-c": {(3, "-ip"): (0, read(HCCN, IP3))}})
     assert drift.analyze(records, {})[0] == []          # addresses and masks are not compared unless asked
     new, findings = drift.analyze(records, {"drift_facts": [r"^netmask$", r"^lldp_max_frame_size$"]})
     assert [(r["host"], r["check"], r["target"], r["status"]) for r in new] == [
@@ -251,7 +247,7 @@ PARSERS = [(hccn_tool.parse_ip, IP_LOOP), (hccn_tool.parse_ip, IP3), (hccn_tool.
 @given(case=st.sampled_from(PARSERS), data=st.data())
 def test_fuzz_parsers_never_raise(case, data):
     func, name = case
-    got = func(data.draw(mutated(_read(name))))
+    got = func(data.draw(mutated(read(HCCN, name))))
     assert isinstance(got["problems"], list) and len(got["problems"]) <= hccn_tool.MAX_PROBLEMS
 
 

@@ -22,6 +22,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
@@ -29,11 +30,6 @@ PARSERS = os.path.join("tests", "unit", "plugins", "module_utils", "parsers", "f
 MODULES = os.path.join("tests", "unit", "plugins", "modules", "fixtures")
 GOLDEN = os.path.join(HERE, "fixtures", "records_golden")
 VOLATILE = ("started", "duration_s")
-
-
-def _read(rel):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as handle:
-        return handle.read()
 
 
 def _files(*patterns):
@@ -61,7 +57,7 @@ PROBE_OPTS = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_it
 
 def _nccl_json_text(rel):
     """The text output of the run that wrote a -J document (all_reduce.json -> all_reduce_g2.txt)."""
-    return _read(rel[:-len(".json")] + "_g2.txt")
+    return read(ROOT, rel[:-len(".json")] + "_g2.txt")
 
 
 def _perftest_run_of(text):
@@ -79,33 +75,33 @@ def _cases():
     for rel in NCCL_TEXTS:
         collective = nccl_tests.collective_from_name(rel)
         cases.append(("nccl-records", rel, lambda rel=rel, c=collective: nccl_tests.records(
-            _read(rel), Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
+            read(ROOT, rel), Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
                                 env={"NCCL_ALGO": "Ring"}))))
         cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, NCCL_OPTS)))
     for rel in NCCL_JSONS:
         collective = nccl_tests.collective_from_name(rel)
         cases.append(("nccl-records-json", rel, lambda rel=rel, c=collective: nccl_tests.records(
-            _nccl_json_text(rel), Context(rc=0, params=NCCL_OPTS, collective=c, document=_read(rel),
+            _nccl_json_text(rel), Context(rc=0, params=NCCL_OPTS, collective=c, document=read(ROOT, rel),
                                           hosts=["a", "b"], launch="mpirun"))))
         cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, dict(NCCL_OPTS, node_count=1))))
     for rel in HCCL_TEXTS:
         collective = hccl.collective_from_name(rel) or "all_reduce"
         cases.append(("hccl-records", rel, lambda rel=rel, c=collective: hccl.records(
-            _read(rel), Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
+            read(ROOT, rel), Context(rc=0, params={"ranks": 8}, collective=c, hosts=["a", "b"], argv=["mpirun"]))))
         cases.append(("hccl-import", rel, lambda rel=rel: hccl.from_output(rel, {"node_count": 2})))
     for rel in PERFTEST_TEXTS:
-        test, side, device = _perftest_run_of(_read(rel))
+        test, side, device = _perftest_run_of(read(ROOT, rel))
         cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: perftest.records(
-            _read(rel), Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
+            read(ROOT, rel), Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
                                 argv=[t, "-d", d], attempts=2, facts={"port_rate_gbit_s": 100.0}))))
         cases.append(("perftest-import", rel, lambda rel=rel: perftest.from_output(rel, PERFTEST_OPTS, "n2")))
     for rel in GEMM_TEXTS:
         cases.append(("gemm-records", rel, lambda rel=rel: gemm.records(
-            _read(rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
+            read(ROOT, rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
     for rel in PROBE_JSONS:
         cases.append(("probe-records", rel, lambda rel=rel: torch_allreduce.records(
-            _read(rel[:-len(".json")] + ".txt"), Context(
-                rc=0, params=PROBE_OPTS, document=_read(rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
+            read(ROOT, rel[:-len(".json")] + ".txt"), Context(
+                rc=0, params=PROBE_OPTS, document=read(ROOT, rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
                 env={"NCCL_ALGO": "Ring"}))))
     return cases
 

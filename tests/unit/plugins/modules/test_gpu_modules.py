@@ -19,15 +19,11 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROOF = os.path.join(HERE, "fixtures", "h200x2-proof-1")
 NCCL_FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests")
-
-
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
 
 
 @pytest.fixture
@@ -57,7 +53,7 @@ _call = run_main
 # ------------------------------------------------------------------ allreduce_probe
 
 def _smi_list():
-    lines = _read(os.path.join(HERE, "fixtures", "h200x2-env.txt")).splitlines()
+    lines = read(os.path.join(HERE, "fixtures", "h200x2-env.txt")).splitlines()
     return "\n".join(ln for ln in lines if ln.startswith("GPU ")) + "\n"
 
 
@@ -67,7 +63,7 @@ def _probe_handler(json_name, txt_name):
             return 0, _smi_list(), ""
         out = argv[argv.index("--json-out") + 1]
         shutil.copyfile(os.path.join(PROOF, json_name), out)
-        return 0, _read(os.path.join(PROOF, txt_name)), ""
+        return 0, read(os.path.join(PROOF, txt_name)), ""
     return handle
 
 
@@ -143,7 +139,7 @@ def test_probe_without_nvidia_smi_asks_torch(module_env, monkeypatch):
         if "-c" in argv:
             return 0, "2 | NVIDIA H200\n", ""
         shutil.copyfile(os.path.join(PROOF, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
-        return 0, _read(os.path.join(PROOF, "probe_spawn.txt")), ""
+        return 0, read(os.path.join(PROOF, "probe_spawn.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {})
     assert res.kwargs["results"][0]["status"] == "pass"
@@ -154,7 +150,7 @@ def test_probe_crash_is_error_with_output(module_env, monkeypatch):
     def handle(argv):
         if argv[-1] == "-L":
             return 0, _smi_list(), ""
-        text = _read(os.path.join(PROOF, "probe_spawn.txt")).splitlines()[:8]
+        text = read(os.path.join(PROOF, "probe_spawn.txt")).splitlines()[:8]
         return 1, "\n".join(text), "torch.distributed.DistBackendError: NCCL error in: ...\n"
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {})
@@ -167,7 +163,7 @@ def test_probe_crash_is_error_with_output(module_env, monkeypatch):
 
 def test_gemm_records_from_real_capture(module_env, monkeypatch):
     def handle(argv):
-        return 0, _read(os.path.join(PROOF, "gemm_bare.txt")), ""
+        return 0, read(os.path.join(PROOF, "gemm_bare.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 100}}}})
     recs = res.kwargs["results"]
@@ -241,7 +237,7 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
         if argv[-1] == "-L":
             return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
         shutil.copyfile(os.path.join(g2, "all_reduce.json"), argv[argv.index("-J") + 1])
-        return 0, _read(os.path.join(g2, "all_reduce_g2.txt")), ""
+        return 0, read(os.path.join(g2, "all_reduce_g2.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"},
                                  "iterations": 20})
@@ -280,5 +276,5 @@ def test_nccl_check_mode_runs_nothing(module_env, monkeypatch, tmp_path):
 
 
 def test_probe_json_doc_is_the_nccl_tests_shape():
-    doc = json.loads(_read(os.path.join(PROOF, "probe_spawn.json")))
+    doc = json.loads(read(os.path.join(PROOF, "probe_spawn.json")))
     assert doc["results"][-1]["size"] == 8589934592 and doc["results"][-1]["out_of_place"] is None

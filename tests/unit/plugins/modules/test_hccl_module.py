@@ -16,16 +16,12 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run
 from ansible_collections.aifabric.acceptance.plugins.modules import hccl_test
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "hccl_test")
 DOCS_8NPU = os.path.join(FIXTURES, "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt")
 RETCODE7 = os.path.join(FIXTURES, "oam-tools-faq-retcode7-init-hcclcomm-failure.txt")
-
-
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
 
 
 @pytest.fixture
@@ -71,7 +67,7 @@ def _bindir(tmp_path, *names):
 
 def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, read(DOCS_8NPU), "")))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "max_bytes": "64M", "datatype": "fp32", "op": "sum",
                  "env": {"HCCL_CONNECT_TIMEOUT": "600"}})
     (argv,) = res.kwargs["cmd"]
@@ -111,7 +107,7 @@ def test_hostfile_syntaxes():
 
 def test_multi_node_run_writes_hostfile_and_judges_failure(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (1, _read(RETCODE7), "")))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (1, read(RETCODE7), "")))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "hosts": ["n1", "n2"], "npus_per_node": 8})
     assert (tmp_path / "hostfile").read_text() == "n1:8\nn2:8\n"
     (record,) = res.kwargs["results"]
@@ -141,7 +137,7 @@ def test_option_ranges(calls):
 
 def test_import_mode(calls, tmp_path):
     path = tmp_path / "reduce_scatter.log"
-    path.write_text(_read(DOCS_8NPU))
+    path.write_text(read(DOCS_8NPU))
     res = _call({"from_output": str(path), "ranks": 8, "_ansible_check_mode": True})
     (record,) = res.kwargs["results"]
     assert record["check"] == "hccl.reduce_scatter" and record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(
@@ -162,7 +158,7 @@ def test_cann_env_script_reaches_launcher_and_ranks(calls, monkeypatch, tmp_path
     def handle(argv):
         if argv[0] == "/bin/bash":
             return 0, blob, ""
-        return 0, _read(DOCS_8NPU), ""
+        return 0, read(DOCS_8NPU), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, handle))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "cann_env_script": str(script), "max_bytes": "64M"})
     assert calls[0]["argv"] == ["/bin/bash", "-c", '. "$1" >/dev/null 2>&1 && env -0', "aifabric-set-env", str(script)]

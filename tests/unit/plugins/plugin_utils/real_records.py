@@ -18,6 +18,7 @@ import os
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 PARSER_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "parsers", "fixtures")
 NCCL_DIR = os.path.join(PARSER_FIXTURES, "nccl_tests", "h200x2-nccl-tests-2.19.6")
@@ -29,21 +30,16 @@ GBITS_CAPTURES = (
 )
 
 
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
 def nccl_records(host="h200-a"):
     """One record per collective of the real H200 run (json files), with series."""
     out = []
     for name in sorted(os.listdir(NCCL_DIR)):
         if name.endswith(".json"):
             # the -J document with the text output of the same run, as the SSH module reads them
-            text = _read(os.path.join(NCCL_DIR, name[:-len(".json")] + "_g2.txt"))
+            text = read(os.path.join(NCCL_DIR, name[:-len(".json")] + "_g2.txt"))
             out += nccl_tests.records(text, Context(params={"profile": "none"}, host=host,
                                                     collective=nccl_tests.collective_from_name(name),
-                                                    document=_read(os.path.join(NCCL_DIR, name))))
+                                                    document=read(os.path.join(NCCL_DIR, name))))
     return out
 
 
@@ -51,7 +47,7 @@ def perftest_client(name, host, peer, min_gbit_s=None):
     """The client record of one real capture through perftest's adapter (tools.perftest.records, what the module
     returns), for the test the capture is of: its metrics, facts and series are production's. ``min_gbit_s``: a
     user expectation on bw_avg_gbit_s, judged by the adapter."""
-    text = _read(os.path.join(PERFTEST_DIR, name))
+    text = read(os.path.join(PERFTEST_DIR, name))
     params = {"test": perftest.parse(text)["tool"]}
     if min_gbit_s is not None:
         params["expect"] = {"bw_avg_gbit_s": {"min": min_gbit_s}}

@@ -17,6 +17,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -24,13 +25,8 @@ A3MEGA = os.path.join(FIXTURES, "nccl_tests_layouts", "dstack-a3mega-2node-16xH1
 OLD = os.path.join(FIXTURES, "nccl_tests", "superbench-all-gather-8xA100-old-no-redop-no-root.txt")
 
 
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
 def test_header_and_footer_without_hash_as_published():
-    parsed = nccl_tests.parse(_read(A3MEGA))
+    parsed = nccl_tests.parse(read(A3MEGA))
     assert parsed["layout_assumed"] is False and parsed["wrong_kind"] == "count" and parsed["complete"] is True
     assert parsed["params"]["iters"] == 200 and parsed["params"]["min_bytes"] == 8388608
     assert len(parsed["rows"]) == 11
@@ -43,7 +39,7 @@ def test_header_and_footer_without_hash_as_published():
 
 
 def test_the_record_is_judged_like_any_complete_run():
-    (record,) = nccl_tool.records(_read(A3MEGA), Context(rc=0, params={}, collective="all_gather"))
+    (record,) = nccl_tool.records(read(A3MEGA), Context(rc=0, params={}, collective="all_gather"))
     assert record["status"] == "pass" and record["metrics"]["busbw_max_gbyte_s"] == 188.37
     assert record["metrics"]["busbw_avg_gbyte_s"] == 125.436 and len(record["series"]) == 11
 
@@ -51,7 +47,7 @@ def test_the_record_is_judged_like_any_complete_run():
 def test_an_old_column_set_reads_the_same_without_its_hashes():
     # the 8x A100 pre-2.11 capture (no redop/root, 'error' column) with every leading '#' removed, as the A3 Mega
     # copy lost them: the same rows and footer (no public capture of an old build printed this way was found)
-    text = _read(OLD)
+    text = read(OLD)
     stripped = re.sub(r"(?m)^#", "", text)
     assert stripped != text
     plain, bare = nccl_tests.parse(text), nccl_tests.parse(stripped)
@@ -61,14 +57,14 @@ def test_an_old_column_set_reads_the_same_without_its_hashes():
 
 def test_text_that_only_starts_like_a_header_is_not_one():
     # 'size' followed by words that are not column names stays noise (the rows then need a real header)
-    text = "size of the fleet: 16 nodes\n" + _read(A3MEGA)
-    assert nccl_tests.parse(text)["rows"] == nccl_tests.parse(_read(A3MEGA))["rows"]
+    text = "size of the fleet: 16 nodes\n" + read(A3MEGA)
+    assert nccl_tests.parse(text)["rows"] == nccl_tests.parse(read(A3MEGA))["rows"]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzz_only_parse_error_escapes(data):
-    text = data.draw(mutated(_read(data.draw(st.sampled_from([A3MEGA, OLD])))))
+    text = data.draw(mutated(read(data.draw(st.sampled_from([A3MEGA, OLD])))))
     try:
         nccl_tests.parse(text)
     except ParseError as exc:

@@ -13,6 +13,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import collect
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "nccl_tests")
@@ -20,14 +21,9 @@ PER_ITER = os.path.join(FIXTURES, "h100x1-nccl-tests-2.19.6-per-iteration")
 H200 = os.path.join(FIXTURES, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 
 
-def _read(path):
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
 @pytest.mark.parametrize("prefix", [" 0: ", "15: ", "[1,0]<stdout>:", "(head, rank=0, pid=3808) [1,0]<stdout>:"])
 def test_launcher_prefixes_keep_the_table(prefix):
-    plain = _read(H200)
+    plain = read(H200)
     prefixed = "".join(prefix + line for line in plain.splitlines(True))
     assert nccl_tests.parse_text(prefixed)["rows"] == nccl_tests.parse_text(plain)["rows"]
     (record,) = nccl_tool.records(prefixed, Context(rc=0, params={}, collective="all_reduce"))
@@ -35,7 +31,7 @@ def test_launcher_prefixes_keep_the_table(prefix):
 
 
 def test_per_iteration_columns_read_by_eye():
-    parsed = nccl_tests.parse_text(_read(os.path.join(PER_ITER, "all_reduce_I1_g1.txt")))
+    parsed = nccl_tests.parse_text(read(os.path.join(PER_ITER, "all_reduce_I1_g1.txt")))
     assert parsed["per_iteration"] is True and parsed["version"] == "2.19.6" and len(parsed["rows"]) == 12
     last = parsed["rows"][-1]
     assert last["size"] == 33554432
@@ -46,12 +42,12 @@ def test_per_iteration_columns_read_by_eye():
 
 
 def test_per_iteration_alltoall_in_place_wrong_is_na():
-    parsed = nccl_tests.parse_text(_read(os.path.join(PER_ITER, "alltoall_I1_g1.txt")))
+    parsed = nccl_tests.parse_text(read(os.path.join(PER_ITER, "alltoall_I1_g1.txt")))
     assert parsed["rows"][0]["in_place"]["wrong"] is None and parsed["rows"][0]["in_place"]["iter_cv_pct"] == 21.08
 
 
 def test_per_iteration_series_keeps_p99_and_cv_and_one_rank_stays_skip():
-    (record,) = nccl_tool.records(_read(os.path.join(PER_ITER, "all_reduce_I1_g1.txt")), Context(rc=0, params={}))
+    (record,) = nccl_tool.records(read(os.path.join(PER_ITER, "all_reduce_I1_g1.txt")), Context(rc=0, params={}))
     assert record["status"] == "skip"          # 1 rank measures no interconnect, jitter or not
     assert record["series"][-1]["oop_iter_p99_us"] == 34.24 and record["series"][-1]["ip_iter_cv_pct"] == 120.15
     assert record["metrics"]["iter_cv_max_pct"] == 129.33
@@ -60,7 +56,7 @@ def test_per_iteration_series_keeps_p99_and_cv_and_one_rank_stays_skip():
 
 def test_high_jitter_warns_on_a_multi_rank_run():
     # the same real table judged as a 2-rank run (the rule is about the columns, not the rank count)
-    parsed = nccl_tests.parse_text(_read(os.path.join(PER_ITER, "all_gather_I1_g1.txt")))
+    parsed = nccl_tests.parse_text(read(os.path.join(PER_ITER, "all_gather_I1_g1.txt")))
     parsed["ranks"] = 2
     record = collectives.to_record(parsed)
     assert record["status"] == "warn"
@@ -68,26 +64,26 @@ def test_high_jitter_warns_on_a_multi_rank_run():
 
 
 def test_no_jitter_columns_no_jitter_metric():
-    (record,) = nccl_tool.records(_read(H200), Context(rc=0, params={}, collective="all_reduce"))
+    (record,) = nccl_tool.records(read(H200), Context(rc=0, params={}, collective="all_reduce"))
     assert "iter_cv_max_pct" not in record["metrics"] and "oop_iter_cv_pct" not in record["series"][0]
 
 
 def test_failed_data_check_with_nonzero_exit_is_fail_keeping_bandwidths():
     # nccl-tests returns non-zero after a failed check (src/common.cu: 'if (errors[0] ...) return testNumResults');
     # the footer of the real H200 run with its count changed to the FAILED form the tool prints
-    text = _read(H200).replace("# Out of bounds values : 0 OK", "# Out of bounds values : 3 FAILED")
+    text = read(H200).replace("# Out of bounds values : 0 OK", "# Out of bounds values : 3 FAILED")
     (record,) = nccl_tool.records(text, Context(rc=1, params={}, collective="all_reduce"))
     assert record["status"] == "fail" and "Out of bounds values : 3 FAILED" in record["reason"]
     assert record["metrics"]["busbw_max_gbyte_s"] == 345.69 and len(record["series"]) == 31
 
 
 def test_nonzero_exit_without_a_failed_check_stays_error():
-    (record,) = nccl_tool.records(_read(H200), Context(rc=1, params={}, collective="all_reduce"))
+    (record,) = nccl_tool.records(read(H200), Context(rc=1, params={}, collective="all_reduce"))
     assert record["status"] == "error" and "rc 1" in record["reason"]
 
 
 def test_rccl_tests_output_imports_with_the_same_metrics():
-    text = _read(os.path.join(FIXTURES, "rocm-issue5571-rccl-tests-2node-r9700-all-reduce-version-line-no-hash.txt"))
+    text = read(os.path.join(FIXTURES, "rocm-issue5571-rccl-tests-2node-r9700-all-reduce-version-line-no-hash.txt"))
     (record,) = nccl_tool.records(text, Context(rc=0, params={}, collective="all_reduce"))
     assert record["status"] == "pass" and record["facts"]["gpu_models"] == ["AMD Radeon AI PRO R9700"]
     assert record["metrics"]["busbw_max_gbyte_s"] == 10.77 and record["metrics"]["busbw_avg_gbyte_s"] == 3.51213

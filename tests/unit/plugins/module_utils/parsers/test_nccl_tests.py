@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "nccl_tests")
@@ -34,18 +35,13 @@ def _fixture_files():
 FILES = _fixture_files()
 
 
-def _read(rel):
-    with open(os.path.join(FIXTURES, rel), encoding="utf-8") as handle:
-        return handle.read()
-
-
 def _golden_path(rel):
     return os.path.join(GOLDEN, rel + ".parsed.json")
 
 
 def _parse_or_error(rel):
     try:
-        return nccl_tests.parse(_read(rel))
+        return nccl_tests.parse(read(FIXTURES, rel))
     except ParseError as exc:
         return {"parse_error": str(exc)}
 
@@ -94,7 +90,7 @@ HAND_READ = {
 @pytest.mark.parametrize("rel", sorted(HAND_READ), ids=sorted(HAND_READ))
 def test_hand_read_figures(rel):
     want = HAND_READ[rel]
-    got = nccl_tests.parse(_read(rel))
+    got = nccl_tests.parse(read(FIXTURES, rel))
     assert got["version"] == want["version"]
     assert got["nccl_version"] == want["nccl"]
     assert got["collective"] == want["coll"]
@@ -109,8 +105,8 @@ def test_hand_read_figures(rel):
 
 def test_text_and_json_of_the_same_run_agree():
     for coll in ("all_reduce", "all_gather", "alltoall", "reduce_scatter"):
-        text = nccl_tests.parse(_read("h200x2-nccl-tests-2.19.6/%s_g2.txt" % coll))
-        doc = nccl_tests.parse(_read("h200x2-nccl-tests-2.19.6/%s.json" % coll))
+        text = nccl_tests.parse(read(FIXTURES, "h200x2-nccl-tests-2.19.6/%s_g2.txt" % coll))
+        doc = nccl_tests.parse(read(FIXTURES, "h200x2-nccl-tests-2.19.6/%s.json" % coll))
         assert [r["size"] for r in text["rows"]] == [r["size"] for r in doc["rows"]]
         for a, b in zip(text["rows"], doc["rows"]):
             # The text rounds to 2 decimals (or fewer digits for big times).
@@ -120,43 +116,43 @@ def test_text_and_json_of_the_same_run_agree():
 
 
 def test_failure_lines_and_warnings_are_kept():
-    got = nccl_tests.parse(_read("issue166-2node-shm-nccl-warn-test-failure-interleaved-fragment.txt"))
+    got = nccl_tests.parse(read(FIXTURES, "issue166-2node-shm-nccl-warn-test-failure-interleaved-fragment.txt"))
     assert got["failures"][0].startswith("ubuntu: Test NCCL failure common.cu:958")
     assert got["failures"][1] == ".. ubuntu pid 9621: Test failure common.cu:842"
     assert "NCCL WARN Error while creating shared memory segment" in got["warnings"][0]
     assert got["rows"] == []
-    toomany = nccl_tests.parse(_read("h200x2-nccl-tests-2.19.6/all_reduce_toomany.txt"))
+    toomany = nccl_tests.parse(read(FIXTURES, "h200x2-nccl-tests-2.19.6/all_reduce_toomany.txt"))
     assert toomany["failures"][0] == "Invalid number of GPUs: 3 requested but only 2 were found."
     assert toomany["params"]["ngpus"] == 3 and toomany["complete"] is False
 
 
 def test_duplicated_headers_of_a_non_mpi_build():
-    got = nccl_tests.parse(_read("issue107-mpirun-without-MPI-build-duplicated-headers-rank0-twice-fragment.txt"))
+    got = nccl_tests.parse(read(FIXTURES, "issue107-mpirun-without-MPI-build-duplicated-headers-rank0-twice-fragment.txt"))
     assert got["duplicate_ranks"] == [0]
     assert got["duplicate_headers"] == 1
     assert [d["host"] for d in got["devices"]] == ["ip-172-31-20-228", "ip-172-31-22-230"]
 
 
 def test_oldest_layout_and_versions():
-    got = nccl_tests.parse(_read("issue5-2018-nccl1-old-header-bytes-N-res-nccl-failure.txt"))
+    got = nccl_tests.parse(read(FIXTURES, "issue5-2018-nccl1-old-header-bytes-N-res-nccl-failure.txt"))
     assert got["nccl_version"] == "1.0" and got["wrong_kind"] == "max_error"
     assert got["params"]["ngpus"] == 8 and got["ranks"] == 8
     assert got["devices"][0]["pid"] is None and got["devices"][0]["host"] == "node03"
-    bcast = nccl_tests.parse(_read("issue82-broadcast-mpirun-2node-nccl-warn-before-header-fragment.txt"))
+    bcast = nccl_tests.parse(read(FIXTURES, "issue82-broadcast-mpirun-2node-nccl-warn-before-header-fragment.txt"))
     assert bcast["nccl_version"] == "2.9.6"
     assert bcast["rows"][0]["root"] == 0 and bcast["rows"][0]["redop"] is None
     assert len(bcast["warnings"]) == 2
 
 
 def test_mpi_tag_output_prefixes_are_stripped():
-    text = _read("h200x2-nccl-tests-2.19.6/all_reduce_g2.txt")
+    text = read(FIXTURES, "h200x2-nccl-tests-2.19.6/all_reduce_g2.txt")
     tagged = "\n".join("[1,0]<stdout>:" + line for line in text.splitlines())
     plain = nccl_tests.parse(text)
     assert nccl_tests.parse(tagged)["rows"] == plain["rows"]
 
 
 def test_truncated_run_keeps_its_rows_and_says_incomplete():
-    lines = _read("h200x2-nccl-tests-2.19.6/all_reduce_g2.txt").splitlines()
+    lines = read(FIXTURES, "h200x2-nccl-tests-2.19.6/all_reduce_g2.txt").splitlines()
     cut = nccl_tests.parse("\n".join(lines[:20]))
     assert cut["complete"] is False and len(cut["rows"]) == 8
 
@@ -170,7 +166,7 @@ def test_unreadable_output_raises_parse_error(bad):
 
 
 def test_bad_row_quotes_the_line():
-    text = _read("h200x2-nccl-tests-2.19.6/all_reduce_g2.txt").replace(
+    text = read(FIXTURES, "h200x2-nccl-tests-2.19.6/all_reduce_g2.txt").replace(
         "    67108864      16777216     float     sum      -1   257.67",
         "    67108864      16777216     float     sum      -1   25x.67")
     with pytest.raises(ParseError) as err:
@@ -182,7 +178,7 @@ def test_bad_row_quotes_the_line():
 
 @st.composite
 def mutated(draw):
-    return draw(mutated_text(_read(draw(st.sampled_from(FILES)))))
+    return draw(mutated_text(read(FIXTURES, draw(st.sampled_from(FILES)))))
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -210,7 +206,7 @@ def test_fuzz_random_text(text):
     (("results", 0, "out_of_place"), [1]), (("config", "devices"), [3]), (("results", 0, "size"), True),
 ])
 def test_json_odd_values_are_none_or_parse_error(path, value):
-    doc = json.loads(_read("h200x2-nccl-tests-2.19.6/all_reduce.json"))
+    doc = json.loads(read(FIXTURES, "h200x2-nccl-tests-2.19.6/all_reduce.json"))
     target = doc
     for key in path[:-1]:
         target = target[key]
@@ -233,7 +229,7 @@ JSON_VALUES = st.recursive(
 @given(st.data())
 def test_fuzz_json_structure(data):
     """Real -J documents with fields replaced by arbitrary JSON values: only ParseError may escape."""
-    doc = json.loads(_read("h200x2-nccl-tests-2.19.6/%s.json" % data.draw(
+    doc = json.loads(read(FIXTURES, "h200x2-nccl-tests-2.19.6/%s.json" % data.draw(
         st.sampled_from(["all_reduce", "all_gather", "alltoall", "reduce_scatter"]))))
     for _step in range(data.draw(st.integers(1, 4))):
         where = data.draw(st.sampled_from(["top", "config", "row", "cell", "device"]))

@@ -13,13 +13,9 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
-
-
-def _read(name):
-    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
-        return handle.read()
 
 
 ALL = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".txt"))
@@ -116,14 +112,14 @@ def test_every_fixture_is_covered():
 @pytest.mark.parametrize("name", sorted(NO_TABLE), ids=sorted(NO_TABLE))
 def test_outputs_without_a_table(name):
     with pytest.raises(ParseError) as info:
-        perftest.parse(_read(name))
+        perftest.parse(read(FIXTURES, name))
     assert str(info.value).startswith(NO_TABLE[name])
 
 
 @pytest.mark.parametrize("name", sorted(TABLES), ids=sorted(TABLES))
 def test_tables(name):
     tool, side, unit, bidir, nrows, nblocks, device, first, last = TABLES[name]
-    parsed = perftest.parse(_read(name))
+    parsed = perftest.parse(read(FIXTURES, name))
     assert parsed["tool"] == tool
     assert parsed["side"] == side
     assert parsed["unit"] == unit
@@ -144,14 +140,14 @@ def test_tables(name):
 @pytest.mark.parametrize("name", sorted(FAILURES), ids=sorted(FAILURES))
 def test_failures(name):
     kind, first = FAILURES[name]
-    parsed = perftest.parse(_read(name))
+    parsed = perftest.parse(read(FIXTURES, name))
     assert parsed["rows"] == []
     assert parsed["error_kind"] == kind
     assert parsed["errors"][0] == first
 
 
 def test_header_details():
-    parsed = perftest.parse(_read("amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt"))
+    parsed = perftest.parse(read(FIXTURES, "amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt"))
     header = parsed["header"]
     assert header["Number of qps"] == "4"
     assert header["Link type"] == "Ethernet"
@@ -162,7 +158,7 @@ def test_header_details():
     assert parsed["local"][0]["gid"] == "253:147:22:211:89:182:01:80:06:144:129:255:254:54:91:176"
     assert parsed["local"][0]["qpn"] == "0x0800"
     # tab-separated two-column header lines, key with a tab before the colon
-    cx7 = perftest.parse(_read("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"))
+    cx7 = perftest.parse(read(FIXTURES, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"))
     assert cx7["header"]["Outstand reads"] == "16"
     assert cx7["header"]["rdma_cm QPs"] == "OFF"
     assert cx7["header"]["Transport type"] == "IB"
@@ -170,7 +166,7 @@ def test_header_details():
                                "CPU Frequency is not max."]
     assert cx7["local"][0]["lid"] == "0x01"
     # glued rxe server header keys "Device: rxe0"
-    rxe = perftest.parse(_read("rxe-softroce-ib-send-lat-server-glued-columns.txt"))
+    rxe = perftest.parse(read(FIXTURES, "rxe-softroce-ib-send-lat-server-glued-columns.txt"))
     assert rxe["header"]["Transport type"] == "IB" and rxe["header"]["Using SRQ"] == "OFF"
     assert rxe["rows"][0]["t_stdev"] == 2465.90 and rxe["rows"][0]["p99"] == 1216.65
 
@@ -178,33 +174,33 @@ def test_header_details():
 def test_warnings_split_into_facts_and_doubts():
     """Duration mode's 'BW peak' warning and the CPU-frequency warning cast no doubt on BW average;
     the PCIe relaxed-ordering advisory does (perftest_parameters.c, see parsers/perftest.py)."""
-    both = perftest.parse(_read("roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt"))
+    both = perftest.parse(read(FIXTURES, "roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt"))
     assert both["warnings"] == ["WARNING: BW peak won't be measured in this run.",
                                 "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. "
                                 "CPU Frequency is not max."]
     assert perftest.doubtful_warnings(both) == []
     assert perftest.peak_measured(both) is False
-    cx7 = perftest.parse(_read("cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"))
+    cx7 = perftest.parse(read(FIXTURES, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"))
     assert perftest.doubtful_warnings(cx7) == [] and perftest.peak_measured(cx7) is True
-    ro = perftest.parse(_read("sriov-t4-cuda-ib-write-bw-client-pcie-relaxed-ordering-warning.txt"))
+    ro = perftest.parse(read(FIXTURES, "sriov-t4-cuda-ib-write-bw-client-pcie-relaxed-ordering-warning.txt"))
     assert perftest.doubtful_warnings(ro) == [
         "WARNING: CPU is not PCIe relaxed ordering compliant.",
         "WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` for both server and client."]
 
 
 def test_run_time_and_notes():
-    parsed = perftest.parse(_read("amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"))
+    parsed = perftest.parse(read(FIXTURES, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"))
     assert parsed["run_time_s"] == 5.459
     assert any(n.startswith("Using ROCm Device") for n in parsed["notes"])
 
 
 def test_interleaved_repeat_is_noted_not_counted():
-    parsed = perftest.parse(_read("superbench-ib-write-bw-loopback-all-sizes-interleaved.txt"))
+    parsed = perftest.parse(read(FIXTURES, "superbench-ib-write-bw-loopback-all-sizes-interleaved.txt"))
     assert any("repeated after the table" in n for n in parsed["notes"])
 
 
 def test_concatenated_blocks_pick_first_and_count_both():
-    text = _read("superbench-ib-write-bw-loopback-8M-server-client-concat.txt")
+    text = read(FIXTURES, "superbench-ib-write-bw-loopback-8M-server-client-concat.txt")
     parsed = perftest.parse(text)
     assert parsed["blocks"] == 2
     # the server half alone is recognised as the server side
@@ -245,7 +241,7 @@ def test_parse_errors_quote_the_line(text, needle):
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(ALL), data=st.data())
 def test_fuzz_only_parse_error_escapes(name, data):
-    text = data.draw(mutated_text(_read(name)))
+    text = data.draw(mutated_text(read(FIXTURES, name)))
     try:
         parsed = perftest.parse(text)
     except ParseError:

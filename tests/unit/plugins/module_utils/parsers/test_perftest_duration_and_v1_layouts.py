@@ -16,6 +16,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import perftes
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "perftest_layouts")
@@ -38,11 +39,6 @@ NO_MSGRATE = {
 }
 
 
-def _read(name, where=FIXTURES):
-    with open(os.path.join(where, name), encoding="utf-8") as handle:
-        return handle.read()
-
-
 PEAK_0 = "mofed44-ib-write-bw-client-D300-peak-0-no-warning-line-rdma-cm.txt"
 
 
@@ -52,12 +48,12 @@ def test_every_fixture_is_covered():
 
 def test_duration_bandwidth_without_the_warning_line_as_captured():
     # a real -D 300 run whose perftest printed BW peak 0.00 and no "BW peak won't be measured" line: not measured
-    parsed = perftest.parse(_read(PEAK_0))
+    parsed = perftest.parse(read(FIXTURES, PEAK_0))
     (row,) = parsed["rows"]
     assert (row["bw_peak"], row["bw_avg"], row["msg_rate_mpps"], row["iterations"]) == (0.0, 10322.23, 0.165156,
                                                                                         24777100)
     assert not any("BW peak" in w for w in parsed["warnings"]) and perftest.peak_measured(parsed) is False
-    (record,) = perftest_pairs.build_records(_read(PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
+    (record,) = perftest_pairs.build_records(read(FIXTURES, PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
                                                                 "peer": "b", "device": "mlx5_0", "params": {}})
     assert record["metrics"]["bw_peak_gbit_s"] is None and record["metrics"]["bw_avg_gbit_s"] == pytest.approx(
         10322.23 * 1048576 * 8 / 1e9, abs=1e-6)
@@ -66,7 +62,7 @@ def test_duration_bandwidth_without_the_warning_line_as_captured():
 @pytest.mark.parametrize("name", sorted(DURATION_LAT))
 def test_duration_mode_latency_table(name):
     tool, device, (size, iters, t_avg, tps) = DURATION_LAT[name]
-    parsed = perftest.parse(_read(name))
+    parsed = perftest.parse(read(FIXTURES, name))
     assert parsed["tool"] == tool and parsed["kind"] == "lat" and parsed["header"]["Device"] == device
     assert parsed["lat_duration_mode"] is True and parsed["msgrate_column"] is None
     (row,) = parsed["rows"]
@@ -79,14 +75,14 @@ def test_duration_mode_latency_table(name):
 
 
 def test_duration_mode_noise_of_a_modified_libibverbs_is_kept_as_notes():
-    parsed = perftest.parse(_read("freeflow-mlx4-ib-send-lat-client-D20-duration-tavg-tps.txt"))
+    parsed = perftest.parse(read(FIXTURES, "freeflow-mlx4-ib-send-lat-client-D20-duration-tavg-tps.txt"))
     assert "### FreeFlow ###" in parsed["notes"] and "[INFO] Succeed to mount shm ctrlshm-qp8" in parsed["notes"]
 
 
 @pytest.mark.parametrize("name", sorted(NO_MSGRATE))
 def test_perftest_1x_bandwidth_table_without_msgrate(name):
     size, iters, peak, avg = NO_MSGRATE[name]
-    parsed = perftest.parse(_read(name))
+    parsed = perftest.parse(read(FIXTURES, name))
     assert parsed["tool"] == "ib_write_bw" and parsed["unit"] == "MB/sec" and parsed["msgrate_column"] is False
     assert parsed["lat_duration_mode"] is None
     (row,) = parsed["rows"]
@@ -98,29 +94,29 @@ def test_perftest_1x_bandwidth_table_without_msgrate(name):
 def test_perftest_1x_timestamp_warning_casts_doubt():
     # MLNX_OFED 1.5.3 perftest: "Test integrity may be harmed !" after each CPU-frequency line, then a warning
     # that the measured timestamp frequency differs from the nominal one: the figure is doubtful (warn)
-    parsed = perftest.parse(_read("perftest1x-mlnx-ofed153-ib-write-bw-client-no-msgrate-cpufreq-integrity.txt"))
+    parsed = perftest.parse(read(FIXTURES, "perftest1x-mlnx-ofed153-ib-write-bw-client-no-msgrate-cpufreq-integrity.txt"))
     assert perftest.doubtful_warnings(parsed) == [
         "Warning: measured timestamp frequency 3092.95 differs from nominal 3300 MHz"]
     assert parsed["notes"].count("Test integrity may be harmed !") == 3
 
 
 def test_iteration_tables_keep_their_layout_flags():
-    lat = perftest.parse(_read("mlx4-ib-send-lat-client-a-all-sizes.txt", OLD_FIXTURES))
+    lat = perftest.parse(read(OLD_FIXTURES, "mlx4-ib-send-lat-client-a-all-sizes.txt"))
     assert lat["lat_duration_mode"] is False and lat["rows"][0]["tps_avg"] is None
     assert lat["rows"][0]["t_typical"] == 1.07
-    bw = perftest.parse(_read("mlx4-ib-write-bw-client-a-all-sizes-MB.txt", OLD_FIXTURES))
+    bw = perftest.parse(read(OLD_FIXTURES, "mlx4-ib-write-bw-client-a-all-sizes-MB.txt"))
     assert bw["msgrate_column"] is True and bw["rows"][0]["msg_rate_mpps"] is not None
 
 
 def test_records_of_the_new_layouts_keep_what_was_measured():
     ctx = {"side": "client", "host": "a", "peer": "b", "device": "mlx5_0", "params": {}}
     (lat,) = perftest_pairs.build_records(
-        _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt"), 0,
+        read(FIXTURES, "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt"), 0,
         dict(ctx, test="ib_write_lat"))
     assert lat["metrics"]["lat_avg_us"] == 1.28 and lat["metrics"]["lat_typical_us"] is None
     assert lat["metrics"]["iterations_count"] == 58732912
     (bw,) = perftest_pairs.build_records(
-        _read("perftest1x-ofed15-ib-write-bw-client-no-msgrate-wrapped-vaddr.txt"), 0, dict(ctx, test="ib_write_bw"))
+        read(FIXTURES, "perftest1x-ofed15-ib-write-bw-client-no-msgrate-wrapped-vaddr.txt"), 0, dict(ctx, test="ib_write_bw"))
     assert bw["status"] == "pass" and bw["metrics"]["msg_rate_mpps"] is None
     # 939.37 MB/sec (perftest's 2**20 bytes) = 7.880 Gbit/s
     assert bw["metrics"]["bw_avg_gbit_s"] == pytest.approx(939.37 * 1048576 * 8 / 1e9, abs=1e-6)
@@ -142,7 +138,7 @@ def test_malformed_rows_quote_the_line(bad, needle):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(ALL), data=st.data())
 def test_fuzz_only_parse_error_escapes(name, data):
-    text = data.draw(mutated(_read(name)))
+    text = data.draw(mutated(read(FIXTURES, name)))
     try:
         parsed = perftest.parse(text)
     except ParseError as exc:
@@ -154,7 +150,7 @@ def test_fuzz_only_parse_error_escapes(name, data):
 def test_duration_latency_is_judged_on_the_average():
     # duration mode (-D) prints only t_avg: the default small-message limit applies to lat_avg_us (its source
     # says so), never an error for the typical latency the tool did not print; a user rule still wins
-    text = _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
+    text = read(FIXTURES, "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
     ctx = {"test": "ib_write_lat", "side": "client", "device": "mlx5_0"}
 
     def judged(params):
@@ -179,7 +175,7 @@ def test_fleet_of_duration_latency_runs_names_the_slow_node_and_the_slow_link():
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
     from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
-    text = _read("mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
+    text = read(FIXTURES, "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")
     row = " 2             58732912            1.28           391518.70"
     assert row in text
     hosts = ["d%02d" % i for i in range(8)]

@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
 CAPTURE = "mlx4-ib-write-bw-client-a-all-sizes-MB.txt"
@@ -25,11 +26,6 @@ LONG = 100000
 MB1 = 1 << 20
 TITLE = " RDMA_Write BW Test\n"
 BW_HEADING = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
-
-
-def _read(name):
-    with open(os.path.join(FIX, name), encoding="utf-8") as handle:
-        return handle.read()
 
 
 def _fill(piece, size=LONG):
@@ -140,7 +136,7 @@ def test_hostile_input_is_refused(text, needle):
 
 
 def test_long_garbage_line_in_a_capture_is_a_note():
-    capture = _read(CAPTURE)
+    capture = read(FIX, CAPTURE)
     garbage = _garbage(LONG).replace(":", ";")
     lines = capture.splitlines(True)
     at = next(i for i, line in enumerate(lines) if "remote address" in line)
@@ -151,7 +147,7 @@ def test_long_garbage_line_in_a_capture_is_a_note():
 
 
 def test_long_header_line_in_a_capture_keeps_its_first_pairs():
-    capture = _read(CAPTURE)
+    capture = read(FIX, CAPTURE)
     long_pairs = _fill(" Extra key : 1\t\tOther key : 2") + " Last : end"
     parsed = perftest.parse(capture.replace(" TX depth        : 128\n", " TX depth        : 128\n" + long_pairs + "\n"))
     assert parsed["header"]["Extra key"] == "1" and parsed["header"]["Other key"] == "2"
