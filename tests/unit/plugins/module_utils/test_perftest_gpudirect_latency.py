@@ -15,7 +15,6 @@ import random
 import re
 
 import pytest
-from ansible.module_utils import basic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ansible.module_utils.testing import patch_module_args
@@ -30,6 +29,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest_sweep as sweep_module
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "parsers", "fixtures")
@@ -212,19 +212,12 @@ def test_given_index_and_no_cuda():
                                   "server")
 
 
-class _Exit(Exception):
-    pass
-
-
 def test_module_plan_state_reports_the_gpu_of_every_hca(monkeypatch, tmp_path):
-    def exit_json(self, **kwargs):
-        raise _Exit(kwargs)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", exit_json)
+    raise_on_exit(monkeypatch)    # a fail_json raises Fail: the test fails on it
     args = {"phase": "plan", "hcas": ["mlx5_0", "mlx5_1", "mlx5_8"], "use_cuda": "auto",
             "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "host_name": "gpu-a"}
     with patch_module_args(args):
-        with pytest.raises(_Exit) as info:
+        with pytest.raises(Exit) as info:
             sweep_module.main()
     out = info.value.args[0]
     assert not out.get("failed"), out

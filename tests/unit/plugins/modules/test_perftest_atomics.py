@@ -17,34 +17,20 @@ import subprocess
 import sys
 
 import pytest
-from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, results
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "perftest")
 MB = 1048576 * 8 / 1e9     # perftest's MB/sec (format_factor 0x100000) in Gbit/s
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
 def exits(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise Exit(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Fail(kwargs)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    raise_on_exit(monkeypatch)
 
 
 def call(args, expect=Exit, module=perftest):

@@ -25,36 +25,22 @@ import time
 import types
 
 import pytest
-from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun, argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE_DIR = os.path.join(HERE, "..", "..", "..", "integration", "fake_perftest")
 FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "perftest")
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
 def exits(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise Exit(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Fail(kwargs)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    raise_on_exit(monkeypatch)
 
 
 def call(args, expect=Exit, module=perftest):
