@@ -15,10 +15,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NCCL = os.path.join(HERE, "parsers", "fixtures", "nccl_tests")
+NCCL = parser_fixture("nccl_tests")
 PROOF = os.path.join(HERE, "..", "modules", "fixtures")
 
 

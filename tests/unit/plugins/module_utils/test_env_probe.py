@@ -18,9 +18,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "parsers", "fixtures")
+FIXTURES = parser_fixture()
 SMI = "/usr/bin/nvidia-smi"
 PY = "/opt/torch/.venv/bin/python3"
 

@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PCI = os.path.join(HERE, "parsers", "fixtures", "pci_sysfs")
+PCI = parser_fixture("pci_sysfs")
 CAPTURE = os.path.join(PCI, "h100-kernel618-sysfs-pci-links.txt")
 SMI_CSV = os.path.join(PCI, "h100-driver580-nvidia-smi-pcie.csv")
 GPU_FUNCTION = "0000:00:06.0"

@@ -5,7 +5,6 @@ health verdicts, fuzzed npu-smi output, and drift of the NPU facts across a flee
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,9 +15,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import drift
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "parsers", "fixtures", "npu_smi")
+FIXTURES = parser_fixture("npu_smi")
 SMI = "/usr/local/sbin/npu-smi"
 B910 = "vllm-ascend-issue362-npu-smi-23.0.7-8x910B2-info.txt"
 B310 = "davinci-mini-310B4-npu-smi-23.0.rc3-info-memory-no-hbm.txt"

@@ -21,11 +21,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import drift, fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HCCN = os.path.join(HERE, "parsers", "fixtures", "hccn_tool")
-NPU_SMI = os.path.join(HERE, "parsers", "fixtures", "npu_smi")
+HCCN = parser_fixture("hccn_tool")
+NPU_SMI = parser_fixture("npu_smi")
 B910 = "vllm-ascend-issue362-npu-smi-23.0.7-8x910B2-info.txt"
 B310 = "davinci-mini-310B4-npu-smi-23.0.rc3-info-memory-no-hbm.txt"
 IP_LOOP = "deepseekv3-910b3-8npu-hccn-tool-ip-g-loop-i0-7.txt"

@@ -20,11 +20,12 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
     FakeApiServer, api_client, fake_cluster)
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NCCL_LOG = os.path.join(HERE, "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
-CRASH_LOG = os.path.join(HERE, "parsers", "fixtures", "failures", "nvidia-smi-couldnt-communicate-with-driver.txt")
-PERFTEST = os.path.join(HERE, "parsers", "fixtures", "perftest")
+NCCL_LOG = parser_fixture("nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
+CRASH_LOG = parser_fixture("failures", "nvidia-smi-couldnt-communicate-with-driver.txt")
+PERFTEST = parser_fixture("perftest")
 PT_SERVER = os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt")
 PT_CLIENT = os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt")
 NS = "default"

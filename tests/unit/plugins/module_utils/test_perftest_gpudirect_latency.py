@@ -29,10 +29,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest_sweep as sweep_module
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, raise_on_exit
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, parser_fixture, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "parsers", "fixtures")
+FIXTURES = parser_fixture()
 SMI = "/usr/bin/nvidia-smi"
 TOPO_8GPU_10NIC = "nvidia_smi/topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt"
 TOPO_1GPU_3NIC_OLD = "nvidia_smi/topo-m-old-driver-nic-columns-named-mlx5-legend-switch-wording.txt"

@@ -17,8 +17,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.governor impor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "parsers", "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 TIMEOUT = "/usr/bin/timeout"
 
 

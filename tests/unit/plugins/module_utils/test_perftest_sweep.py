@@ -19,9 +19,10 @@ from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pair
 from ansible_collections.aifabric.acceptance.plugins.filter.sweep_schedule import sweep_schedule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "parsers", "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 
 
 @pytest.mark.parametrize("n", [2, 5, 8])

@@ -15,9 +15,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import (
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import (
     SMI, FakeCommands, by, host_for, read)
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "parsers", "fixtures")
+FIXTURES = parser_fixture()
 PLUGINS = os.path.join(HERE, "..", "..", "..", "..", "plugins", "module_utils")
 # what a test file's name looks like inside a sentence: the word fixture(s), a tests/ path, a capture's file name
 TEST_FILE = re.compile(r"fixture|tests/|\.(txt|json|log|xml|csv)\b", re.IGNORECASE)

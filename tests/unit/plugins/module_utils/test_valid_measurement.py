@@ -21,9 +21,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import h
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARSERS = os.path.join(HERE, "parsers", "fixtures")
+PARSERS = parser_fixture()
 PERFTEST = os.path.join(PARSERS, "perftest")
 NCCL = os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.6")
 HCCL = os.path.join(PARSERS, "hccl_test", "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt")

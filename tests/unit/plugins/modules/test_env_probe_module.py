@@ -21,9 +21,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures")
+FIXTURES = parser_fixture()
 
 
 def read(rel):

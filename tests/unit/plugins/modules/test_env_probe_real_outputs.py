@@ -10,12 +10,12 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import listing
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import listing, module_fixture
 
 jsonschema = pytest.importorskip("jsonschema")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUTPUTS = os.path.join(HERE, "fixtures", "env_probe")
+OUTPUTS = module_fixture("env_probe")
 SCHEMA = os.path.join(HERE, "..", "..", "..", "..", "docs", "results.schema.json")
 FILES = listing(OUTPUTS, ".json")
 

@@ -20,9 +20,10 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NVIDIA = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nvidia_smi")
+NVIDIA = parser_fixture("nvidia_smi")
 CAPTURES = {"-q": "driver580-h100-80gb-hbm3-q-x.xml", "topo": "driver580-h100-topo-m-1gpu.txt",
             "nvlink": "driver580-h100-nvlink-s-empty.txt"}
 NAME = b"<product_name>NVIDIA H100 80GB HBM3</product_name>"

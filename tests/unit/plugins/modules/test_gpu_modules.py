@@ -19,11 +19,11 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROOF = os.path.join(HERE, "fixtures", "h200x2-proof-1")
-NCCL_FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests")
+PROOF = module_fixture("h200x2-proof-1")
+NCCL_FIXTURES = parser_fixture("nccl_tests")
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ _call = run_main
 # ------------------------------------------------------------------ allreduce_probe
 
 def _smi_list():
-    lines = read(os.path.join(HERE, "fixtures", "h200x2-env.txt")).splitlines()
+    lines = read(module_fixture("h200x2-env.txt")).splitlines()
     return "\n".join(ln for ln in lines if ln.startswith("GPU ")) + "\n"
 
 

@@ -16,10 +16,10 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run
 from ansible_collections.aifabric.acceptance.plugins.modules import hccl_test
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "hccl_test")
+FIXTURES = parser_fixture("hccl_test")
 DOCS_8NPU = os.path.join(FIXTURES, "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt")
 RETCODE7 = os.path.join(FIXTURES, "oam-tools-faq-retcode7-init-hcclcomm-failure.txt")
 

@@ -21,10 +21,10 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, results
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, raise_on_exit
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 MB = 1048576 * 8 / 1e9     # perftest's MB/sec (format_factor 0x100000) in Gbit/s
 
 

@@ -31,11 +31,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import detache
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun, argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, raise_on_exit
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE_DIR = os.path.join(HERE, "..", "..", "..", "integration", "fake_perftest")
-FIXTURES = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 
 
 @pytest.fixture(autouse=True)

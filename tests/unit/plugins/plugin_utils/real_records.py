@@ -18,9 +18,9 @@ import os
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
-PARSER_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "parsers", "fixtures")
+PARSER_FIXTURES = parser_fixture()
 NCCL_DIR = os.path.join(PARSER_FIXTURES, "nccl_tests", "h200x2-nccl-tests-2.19.6")
 PERFTEST_DIR = os.path.join(PARSER_FIXTURES, "perftest")
 GBITS_CAPTURES = (

@@ -24,9 +24,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, hccl
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, hardware, summary
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARSERS = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures")
+PARSERS = parser_fixture()
 PERFTEST = os.path.join(PARSERS, "perftest")
 GOOD = ("superbench-ib-write-bw-loopback-8M-server-client-concat.txt",
         "superbench-ib-write-bw-loopback-all-sizes-interleaved.txt")

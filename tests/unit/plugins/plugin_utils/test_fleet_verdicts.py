@@ -23,6 +23,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 H200_RUN = os.path.join(HERE, "fixtures", "h200x2-acceptance-results.json")
@@ -335,7 +336,7 @@ def test_any_fleet_gets_a_consistent_verdict(records, required):
 # ---------------------------------------------------------------- one-GPU hosts in a fleet (the one-rank rule)
 
 ONE_GPU = os.path.join(HERE, "..", "modules", "fixtures", "h100x1-proof", "all_reduce_g1.txt")
-TWO_GPU = os.path.join(HERE, "..", "module_utils", "parsers", "fixtures", "nccl_tests", "h200x2-nccl-tests-2.19.6",
+TWO_GPU = parser_fixture("nccl_tests", "h200x2-nccl-tests-2.19.6",
                        "all_reduce_g2.txt")
 
 

@@ -15,10 +15,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures", "hccl_test")
+FIXTURES = parser_fixture("hccl_test")
 GOLDEN = os.path.join(FIXTURES, "golden")
 FILES = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".txt"))
 DOCS_8NPU = "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt"

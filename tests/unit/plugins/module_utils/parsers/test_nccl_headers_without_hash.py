@@ -17,10 +17,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures")
+FIXTURES = parser_fixture()
 A3MEGA = os.path.join(FIXTURES, "nccl_tests_layouts", "dstack-a3mega-2node-16xH100-all-gather-tcpxo-no-hash-header-footer.txt")
 OLD = os.path.join(FIXTURES, "nccl_tests", "superbench-all-gather-8xA100-old-no-redop-no-root.txt")
 

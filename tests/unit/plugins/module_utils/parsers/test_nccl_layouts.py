@@ -13,10 +13,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import collect
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures", "nccl_tests")
+FIXTURES = parser_fixture("nccl_tests")
 PER_ITER = os.path.join(FIXTURES, "h100x1-nccl-tests-2.19.6-per-iteration")
 H200 = os.path.join(FIXTURES, "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
 

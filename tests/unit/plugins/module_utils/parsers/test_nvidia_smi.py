@@ -12,9 +12,10 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures", "nvidia_smi")
+FIXTURES = parser_fixture("nvidia_smi")
 GOLDEN = os.path.join(FIXTURES, "golden")
 # The 15 fields of driver580-h100-query-gpu-noheader-nounits.csv (see PROVENANCE.md).
 H100_15_FIELDS = (

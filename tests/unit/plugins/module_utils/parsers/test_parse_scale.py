@@ -20,8 +20,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_wor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import (
     hccl, hccn_tool, nccl_tests, npu_smi, nvidia_smi, perftest, rdma, system)
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+FIX = parser_fixture()
 GEMM = os.path.join(os.path.dirname(__file__), "..", "..", "modules", "fixtures", "h200x2-proof-1", "gemm_bare.txt")
 LONG = 200000
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 
 
 ALL = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".txt"))

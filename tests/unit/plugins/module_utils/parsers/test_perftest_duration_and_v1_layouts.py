@@ -16,11 +16,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import perftes
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures", "perftest_layouts")
-OLD_FIXTURES = os.path.join(HERE, "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest_layouts")
+OLD_FIXTURES = parser_fixture("perftest")
 ALL = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".txt"))
 
 # name: (tool, device, (size, iterations, t_avg, tps)) - read off each capture by eye

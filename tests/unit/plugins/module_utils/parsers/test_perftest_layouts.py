@@ -5,12 +5,11 @@ an unmeasured peak. Each test failed before the change it covers."""
 
 from __future__ import annotations
 
-import os
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perftest")
+FIXTURES = parser_fixture("perftest")
 PORT_DOWN = "perftest-ib-send-lat-port-down-couldnt-set-link-layer.txt"
 D5 = "roce100g-ib-write-bw-client-bidir-D5-gbits-peak-and-cpufreq-warnings.txt"
 TABLE = "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"

@@ -10,7 +10,6 @@ minutes, so a regression shows as a test run that does not end.
 from __future__ import annotations
 
 import functools
-import os
 import random
 import string
 
@@ -18,9 +17,9 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
+FIX = parser_fixture("perftest")
 CAPTURE = "mlx4-ib-write-bw-client-a-all-sizes-MB.txt"
 LONG = 100000
 MB1 = 1 << 20

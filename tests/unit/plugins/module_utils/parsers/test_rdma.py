@@ -12,9 +12,10 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, "fixtures")
+FIXTURES = parser_fixture()
 PARSERS = {
     "ibv_devinfo": rdma.parse_ibv_devinfo,
     "show_gids": rdma.parse_show_gids,

@@ -10,9 +10,10 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import system
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MISC = os.path.join(HERE, "fixtures", "misc")
+MISC = parser_fixture("misc")
 
 
 def read(name):
