@@ -14,6 +14,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import 
 from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_launcher_plan import NODES, POD
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe_npu_network as tnpu
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 PYTHONS = ["/opt/a/bin/python3", "/opt/b/bin/python3"]
 PATH_PYTHON = "/usr/bin/python3"
@@ -27,7 +28,7 @@ class WorstNode(tep.FakeCommands):
 
     def __init__(self):
         overrides = {(tep.SMI, "-q", "-x"): (9, "NVIDIA-SMI has failed\n"),
-                     (NPU_SMI, "info"): (0, tnpu._read(tnpu.B910, tnpu.NPU_SMI))}
+                     (NPU_SMI, "info"): (0, read(tnpu.NPU_SMI, tnpu.B910))}
         for python in PYTHONS + [PATH_PYTHON]:
             overrides[(python, "-m", "pip", "freeze", "--all")] = (0, tep.read("misc/ubuntu2404-h100vm-pip-freeze.txt"))
         super().__init__(overrides)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 
-from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe_npu import B910, _host, _read
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe_npu import B910, FIXTURES, _host
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 
 def _inventory(tmp_path, expect, smi=True):
-    records = env_probe.probe(_host(tmp_path, _read(B910), smi=smi), {"groups": ["npu"], "expect": expect})
+    records = env_probe.probe(_host(tmp_path, read(FIXTURES, B910), smi=smi), {"groups": ["npu"], "expect": expect})
     assert all(results.validate(r) == [] for r in records)
     return records[0]
 

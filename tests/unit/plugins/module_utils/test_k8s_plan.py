@@ -18,7 +18,8 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # pylint: disable=unused-import
-    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+    NCCL_FIXTURES, PROOF, _call, _runner, module_env)  # noqa: F401 - module_env is a fixture
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 from hypothesis import example, given, settings, strategies as st
@@ -79,7 +80,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     bindir.mkdir()
     (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
     (bindir / "all_reduce_perf").chmod(0o755)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(fixture), "")))
     ssh = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
                                "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
@@ -98,7 +99,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
 
 
 def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, monkeypatch):
-    text = _read(os.path.join(PROOF, "gemm_bare.txt"))
+    text = read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
     ssh = _call(gemm_bench.main, {})
     plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
@@ -126,7 +127,7 @@ def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
         rc, log = pod_log([{"label": "mlx5_0", "argv": ["cat", os.path.join(PERFTEST_FIXTURES, name)],
                             "timeout_s": 30}], parallel=True)
         from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, node), log)
-        text = _read(os.path.join(PERFTEST_FIXTURES, name))
+        text = read(os.path.join(PERFTEST_FIXTURES, name))
         from_ssh = perftest_tool.records(text, Context(
             params=dict(params, peer_name=peer), rc=0, side=role, host=node, target="mlx5_0", index=0,
             facts=slot["sections"][0]["facts"]))
@@ -170,7 +171,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])
-    (from_ssh,) = perftest_tool.records(_read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), Context(
+    (from_ssh,) = perftest_tool.records(read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), Context(
         params=dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
         index=0, facts=info["facts"]))
     assert _stable(record) == _stable(from_ssh)
@@ -244,8 +245,8 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
     os.unlink(k8s_plan.PROBE_RESULT)
     (record,) = k8s_plan.slot_records(plan, slot, dict(ok(slot, "n2"), labels={}), log)
     params = k8s_plan.options_of("allreduce_multinode", {})
-    (from_ssh,) = torch_allreduce_tool.records(_read(text_path) + "0\n", Context(
-        document=_read(json_path), rc=0, params=params, nodes=2, launcher="torchrun", ranks_per_node=2,
+    (from_ssh,) = torch_allreduce_tool.records(read(text_path) + "0\n", Context(
+        document=read(json_path), rc=0, params=params, nodes=2, launcher="torchrun", ranks_per_node=2,
         hosts=["n1", "n2"]))
     assert record["status"] == "pass" and record["check"] == "nccl.torch_all_reduce"
     assert _stable(record) == _stable(from_ssh)
@@ -268,7 +269,7 @@ def test_unschedulable_pod_gives_an_error_record_per_check_naming_the_reason():
 def test_log_cut_inside_a_tool_run_is_an_error_with_the_partial_output():
     plan = k8s_plan.build("nccl", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
     (slot,) = plan["steps"][0]["slots"]
-    head = "\n".join(_read(os.path.join(G2, "all_reduce_g2.txt")).splitlines()[:20])
+    head = "\n".join(read(os.path.join(G2, "all_reduce_g2.txt")).splitlines()[:20])
     log = k8s_entry.BEGIN + "all_reduce\n" + head + "\n"
     outcome = {"name": "p", "node": "gpu-node-01", "outcome": "oom_killed", "reason": "OOMKilled",
                "message": "container nccl was OOMKilled (exit 137)", "exit_code": 137}
@@ -327,7 +328,7 @@ def test_entry_retries_a_client_while_its_server_is_not_up(tmp_path):
                         "retry_until_s": 60, "retry_delay_s": 0.05}])
     sections, _notes = k8s_plan.split_sections(log)
     text, info = sections["mlx5_0"]
-    assert info["attempts"] == 3 and info["rc"] == 0 and text == _read(good)
+    assert info["attempts"] == 3 and info["rc"] == 0 and text == read(good)
 
 
 def test_entry_does_not_retry_other_failures():

@@ -11,7 +11,8 @@ import shutil
 import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
-    NCCL_FIXTURES, PROOF, _call, _read, _runner)
+    NCCL_FIXTURES, PROOF, _call, _runner)
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import module_env  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
@@ -45,15 +46,15 @@ def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, 
         if argv[-1] == "-L":
             return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
         shutil.copyfile(os.path.join(G2, "all_reduce.json"), argv[argv.index("-J") + 1])
-        return 0, _read(os.path.join(G2, "all_reduce_g2.txt")), ""
+        return 0, read(os.path.join(G2, "all_reduce_g2.txt")), ""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
     res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"}})
     (from_module,) = res.kwargs["results"]
     (argv,) = res.kwargs["cmd"]
     # what a pod-log reader calls: the same text and JSON, the same options
-    (from_log,) = nccl_tool.records(_read(os.path.join(G2, "all_reduce_g2.txt")), Context(
+    (from_log,) = nccl_tool.records(read(os.path.join(G2, "all_reduce_g2.txt")), Context(
         rc=0, params={"env": {"NCCL_ALGO": "Ring"}}, collective="all_reduce",
-        document=_read(os.path.join(G2, "all_reduce.json")), argv=argv, env={"NCCL_ALGO": "Ring"}))
+        document=read(os.path.join(G2, "all_reduce.json")), argv=argv, env={"NCCL_ALGO": "Ring"}))
     assert from_module["status"] == "pass" and results.validate(from_log) == []
     assert _stable(from_log) == _stable(from_module)
 
@@ -100,7 +101,7 @@ def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
     from_log = perftest_tool.from_output(path, params, "n2")
     assert [_stable(r) for r in from_log] == [_stable(r) for r in from_module]
     # the pure entry point a pod-log reader calls gives the same record
-    text = _read(path)
+    text = read(path)
     test = from_module[0]["check"].split(".")[1]
     direct = perftest_tool.records(text, Context(
         params=dict(params, test=test), rc=None, side=from_module[0]["facts"]["side"], host="n2", target="mlx5_0",
@@ -121,7 +122,7 @@ def test_perftest_device_plan_and_argvs_are_pure():
 
 
 def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
-    text = _read(os.path.join(PROOF, "gemm_bare.txt"))
+    text = read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
     res = _call(gemm_bench.main, {})
     params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
@@ -134,8 +135,8 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
 
 def test_probe_records_from_output():
     params = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_iterations": 5, "datatype": "float"}
-    (rec,) = torch_allreduce_tool.records(_read(os.path.join(PROOF, "probe_spawn.txt")), Context(
-        document=_read(os.path.join(PROOF, "probe_spawn.json")), rc=0, params=params, gpu_name="NVIDIA H200",
+    (rec,) = torch_allreduce_tool.records(read(os.path.join(PROOF, "probe_spawn.txt")), Context(
+        document=read(os.path.join(PROOF, "probe_spawn.json")), rc=0, params=params, gpu_name="NVIDIA H200",
         gpus=2))
     assert rec["check"] == "nccl.torch_all_reduce" and rec["status"] == "pass" and rec["metrics"]["ranks"] == 2
     (skip,) = torch_allreduce_tool.records("ModuleNotFoundError: No module named 'torch'\n", Context(

@@ -24,7 +24,8 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_k8s_plan import POD, ok, pod_log
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # pylint: disable=unused-import
-    NCCL_FIXTURES, PROOF, _call, _read, _runner, module_env)  # noqa: F401 - module_env is a fixture
+    NCCL_FIXTURES, PROOF, _call, _runner, module_env)  # noqa: F401 - module_env is a fixture
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_hccl_module import (  # pylint: disable=unused-import
     DOCS_8NPU, _bindir, calls)  # noqa: F401 - calls is a fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_hccl_module import (
@@ -58,7 +59,7 @@ def _nccl_bindir(tmp_path):
 @pytest.mark.parametrize("name", ["all_reduce_g2.txt", "all_reduce_debug.txt", "all_reduce_toomany.txt"])
 def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_env, monkeypatch, tmp_path, name):
     fixture = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6", name)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, _read(fixture), "")))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(fixture), "")))
     (from_ssh,) = _call(nccl_test.main, {"tool_dir": _nccl_bindir(tmp_path), "collectives": ["all_reduce"], "json_output": "never",
                                          "gpus_per_process": 2}).kwargs["results"]
     plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
@@ -74,7 +75,7 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
 
 def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner_hccl(calls, lambda argv: (0, _read(DOCS_8NPU), "")))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner_hccl(calls, lambda argv: (0, read(DOCS_8NPU), "")))
     (from_ssh,) = _call_hccl({"tool_dir": bindir, "npus_per_node": 8, "collectives": ["all_reduce"]}).kwargs["results"]
     (from_import,) = _call_hccl({"from_output": DOCS_8NPU, "npus_per_node": 8, "collective": "all_reduce"}).kwargs["results"]
     assert from_ssh["status"] == "pass"
@@ -82,7 +83,7 @@ def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatc
 
 
 def test_gemm_module_and_planner_give_the_same_records(module_env, monkeypatch):
-    text = _read(os.path.join(PROOF, "gemm_bare.txt"))
+    text = read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
     from_ssh = _call(gemm_bench.main, {}).kwargs["results"]
     plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
@@ -99,7 +100,7 @@ def test_perftest_planner_and_import_mode_give_the_same_client_record(module_env
     """The sweep runner (the one RDMA run path) builds its client records with the same call (tools.perftest.records, shown
     by the golden test and the sweep's own tests); here the planner's pod log and the module's import mode."""
     fixture = os.path.join(PERFTEST_FIXTURES, name)
-    header = perftest_parser.parse(_read(fixture))
+    header = perftest_parser.parse(read(fixture))
     opts = {"hcas": [header["header"]["Device"]], "test": header["tool"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
     plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
     slot = [s for s in plan["steps"][0]["slots"] if s["role"] == "client"][0]
