@@ -82,7 +82,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     (bindir / "all_reduce_perf").chmod(0o755)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(fixture), "")))
     ssh = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
-                               "gpus_per_process": 2})
+                                 "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
 
     plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})

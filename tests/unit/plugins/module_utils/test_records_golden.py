@@ -76,7 +76,7 @@ def _cases():
         collective = nccl_tests.collective_from_name(rel)
         cases.append(("nccl-records", rel, lambda rel=rel, c=collective: nccl_tests.records(
             read(ROOT, rel), Context(rc=0, params=NCCL_OPTS, collective=c, argv=["all_reduce_perf"],
-                                env={"NCCL_ALGO": "Ring"}))))
+                                     env={"NCCL_ALGO": "Ring"}))))
         cases.append(("nccl-import", rel, lambda rel=rel: nccl_tests.from_output(rel, NCCL_OPTS)))
     for rel in NCCL_JSONS:
         collective = nccl_tests.collective_from_name(rel)
@@ -93,7 +93,7 @@ def _cases():
         test, side, device = _perftest_run_of(read(ROOT, rel))
         cases.append(("perftest-records", rel, lambda rel=rel, t=test, s=side, d=device: perftest.records(
             read(ROOT, rel), Context(rc=0, params=dict(PERFTEST_OPTS, test=t), side=s, host="n2", target=d,
-                                argv=[t, "-d", d], attempts=2, facts={"port_rate_gbit_s": 100.0}))))
+                                     argv=[t, "-d", d], attempts=2, facts={"port_rate_gbit_s": 100.0}))))
         cases.append(("perftest-import", rel, lambda rel=rel: perftest.from_output(rel, PERFTEST_OPTS, "n2")))
     for rel in GEMM_TEXTS:
         cases.append(("gemm-records", rel, lambda rel=rel: gemm.records(

@@ -337,7 +337,7 @@ def test_any_fleet_gets_a_consistent_verdict(records, required):
 
 ONE_GPU = os.path.join(HERE, "..", "modules", "fixtures", "h100x1-proof", "all_reduce_g1.txt")
 TWO_GPU = parser_fixture("nccl_tests", "h200x2-nccl-tests-2.19.6",
-                       "all_reduce_g2.txt")
+                         "all_reduce_g2.txt")
 
 
 def _nccl_record(path, host):
