@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
     if _unknown_slow_files():    # a renamed file would silently lose its marker
         raise pytest.UsageError("SLOW_FILES names no file here: %s" % ", ".join(_unknown_slow_files()))
     for item in items:
-        if os.path.basename(str(item.fspath)) in SLOW_FILES:
+        if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
 
 
