@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fail a test stage whose pytest run measured nothing: no test collected, or every test skipped.
