@@ -49,7 +49,8 @@ CURVES_PER_GROUP = 20000      # above this many curves in a group, only the band
 COMPRESS_ABOVE = 1500000      # bytes of JSON above which the data is embedded gzip + base64
 FINDINGS_SHOWN = 300
 PROBLEMS_STATIC = 100
-KIND_ORDER = {"node": 0, "link": 1, "peers": 2, "hardware": 3, "required_not_run": 4, "drift": 5, "fleet_outlier": 6}
+KIND_ORDER = {"node": 0, "group": 1, "link": 2, "peers": 3, "hardware": 4, "required_not_run": 5, "drift": 6,
+              "fleet_outlier": 7}
 
 
 _NUMBERS = (int, float)
@@ -213,6 +214,7 @@ _FINDING_KINDS = {
     "required_not_run": ("fail", _evidence_text),
     "hardware": (lambda ev: ev.get("status") or "fail", _hardware_text),
     "peers": (lambda ev: ev.get("status") or "fail", _peers_text),
+    "group": ("warn", _peers_text),       # attribution's shared-path finding: its sentence is in the evidence
 }
 _OTHER_KIND = ("warn", _evidence_text)
 
