@@ -66,8 +66,8 @@ def ansible_doc(binary, kind, plugins):
     data = json.loads(done.stdout or "{}")
     missing = [f for f in fqcns if f not in data]
     if missing:
-        raise RuntimeError("ansible-doc -t %s gave no documentation for %s: %s" % (kind, ", ".join(missing),
-                                                                                  done.stderr.strip()[-2000:]))
+        raise RuntimeError("ansible-doc -t %s gave no documentation for %s: %s"
+                           % (kind, ", ".join(missing), done.stderr.strip()[-2000:]))
     return data
 
 
@@ -85,8 +85,8 @@ def _options_table(options, prefix=""):
             extra.append("default: `%s`" % json.dumps(spec["default"]))
         if spec.get("choices"):
             extra.append("choices: %s" % ", ".join("`%s`" % c for c in spec["choices"]))
-        rows.append("| `%s%s` | %s | %s%s |" % (prefix, name, kind, text(spec.get("description")),
-                                              (" (" + "; ".join(extra) + ")") if extra else ""))
+        notes = (" (" + "; ".join(extra) + ")") if extra else ""
+        rows.append("| `%s%s` | %s | %s%s |" % (prefix, name, kind, text(spec.get("description")), notes))
         rows.extend(_options_table(spec.get("suboptions") or spec.get("options"), prefix + name + "."))
     return rows
 

@@ -101,7 +101,7 @@ def link_trial(n, seed, group_size=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--busbw", type=float, default=360.0,
                         help="bus bandwidth between nodes, GB/s (8 x 400 Gb/s NDR rails: 400 GB/s line rate)")
@@ -117,8 +117,8 @@ def main():
             found = [link_trial(n, seed) for seed in range(args.trials * 5)]
             print("%6d %9.0f %%" % (n, 100.0 * sum(found) / len(found)))
         return
-    print("%6s %3s %7s %6s %7s %6s %9s %9s %s" % ("N", "d", "runs", "max", "rounds", "max", "wall min", "max min",
-                                                 "exact"))
+    columns = ("N", "d", "runs", "max", "rounds", "max", "wall min", "max min", "exact")
+    print("%6s %3s %7s %6s %7s %6s %9s %9s %s" % columns)
     for n in SIZES:
         for d in BAD:
             if d >= n:

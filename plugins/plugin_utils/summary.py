@@ -29,8 +29,8 @@ def verdict_line(summary):
     """The run verdict with the host counts behind it, e.g. ``FAIL: 24 hosts: 1 fail, 2 warn, 21 pass``."""
     counts = summary["hosts_by_status"]
     order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
-    return "%s: %s: %s" % (summary["worst_status"].upper(), plural(summary["hosts_total"], "host"),
-                                 ", ".join("%d %s" % (counts[s], s) for s in order if counts.get(s)) or "none")
+    by_status = ", ".join("%d %s" % (counts[s], s) for s in order if counts.get(s)) or "none"
+    return "%s: %s: %s" % (summary["worst_status"].upper(), plural(summary["hosts_total"], "host"), by_status)
 
 
 def summarize(records, max_hosts=10):

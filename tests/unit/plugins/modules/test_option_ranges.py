@@ -83,7 +83,7 @@ def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test
     """A pair's server step and client step (the one RDMA protocol, module perftest_sweep) with no perftest."""
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
     res = _sweep(tmp_path, tool_dir=str(tmp_path), schedule=[[0, "ib_write_bw", 0, "server", "other"],
-                                                                  [1, "ib_write_bw", 1, "client", "other"]])
+                                                             [1, "ib_write_bw", 1, "client", "other"]])
     assert not res.failed, res.kwargs
     recs = res.kwargs["results"]
     assert [(r["check"], r["target"]) for r in recs] == [
