@@ -40,13 +40,15 @@ acceptance: run-venv
 
 # `make test` runs with a HOME of its own in the checkout (.home/): ansible's ~/.ansible (its local temp, the
 # collection molecule installs there), pip's, ansible-lint's and Chromium's caches stay out of the user's home; git
-# still reads the user's ~/.gitconfig (safe.directory), and the SSH test hosts' Ansible temp is under /tmp. At the
+# still reads the user's ~/.gitconfig (safe.directory), and the SSH test hosts' Ansible temp and async job files
+# (the RDMA runners) are under /tmp. At the
 # end it fails when anything was written to the real home all the same (.ci/home_check.py).
 REAL_HOME := $(HOME)
 TEST_HOME := $(CURDIR)/.home
 test: export HOME := $(TEST_HOME)
 test: export GIT_CONFIG_GLOBAL := $(if $(GIT_CONFIG_GLOBAL),$(GIT_CONFIG_GLOBAL),$(REAL_HOME)/.gitconfig)
 test: export ANSIBLE_REMOTE_TEMP := /tmp/aifabric-ansible-remote-$(UID)
+test: export ANSIBLE_ASYNC_DIR := /tmp/aifabric-ansible-async-$(UID)
 test: home-begin venv unit sanity lint changelog build integration molecule
 	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
 	@$(BIN)/python .ci/home_check.py $(REAL_HOME) $(TEST_HOME)/.begin $(CURDIR)
