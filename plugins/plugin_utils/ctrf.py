@@ -100,7 +100,7 @@ def _extra(rec, judged):
 
 def _test(rec, host, counted):
     status = rec.get("status")
-    judged = bool(rec.get("peer")) and id(rec) not in counted and status in ("fail", "error", "warn")
+    judged = report_html.judged_pair(rec, counted) and status in ("fail", "error", "warn")
     name = "%s %s" % (host, report_html.label(rec))
     labels = _labels(rec, host)
     test = {"name": name, "testId": name, "status": "passed" if judged else STATUS.get(status, "other"),

@@ -371,9 +371,7 @@ def _properties(out, indent, items):
         out.append("%s</properties>" % indent)
 
 
-def _judged(rec, counted):
-    """A pairwise record that attribution judged: it counts toward no host (docs/results.md)."""
-    return bool(rec.get("peer")) and id(rec) not in counted
+_judged = report_html.judged_pair     # one rule for junit.xml and ctrf.json
 
 
 def _tally(recs, counted):

@@ -118,6 +118,12 @@ def label(record):
     return name
 
 
+def judged_pair(rec, counted):
+    """A pairwise record that attribution judged: it counts toward no host (docs/results.md); junit.xml and ctrf.json
+    show its fail/error/warn as a passing case that names its pair status."""
+    return bool(rec.get("peer")) and id(rec) not in counted
+
+
 def counted_ids(records):
     """ids of the records that count toward a host's verdict (verdict.host_records), for the records
     list of the report being rendered (render.write_report computes them once and gives them to its writers)."""

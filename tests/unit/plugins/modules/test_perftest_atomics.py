@@ -17,27 +17,19 @@ import subprocess
 import sys
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, results
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import Fail, parser_fixture
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules import test_perftest_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = parser_fixture("perftest")
 MB = 1048576 * 8 / 1e9     # perftest's MB/sec (format_factor 0x100000) in Gbit/s
 
 
-@pytest.fixture(autouse=True)
-def exits(monkeypatch):
-    raise_on_exit(monkeypatch)
-
-
-def call(args, expect=Exit, module=perftest):
-    with patch_module_args(args):
-        with pytest.raises(expect) as info:
-            module.main()
-    return info.value.args[0]
+exits = test_perftest_module.exits      # the perftest module tests' stand-in exits (autouse) and module call
+call = test_perftest_module.call
 
 
 def imported(name, **args):
