@@ -29,8 +29,8 @@ STATUSES = ("pass", "warn", "fail", "skip", "error")
 # when nothing ran on it (docs/results.md, "Verdicts").
 SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
 JUDGED = ("pass", "warn", "fail")    # statuses that claim a measurement was judged
-FAMILIES = ("env", "gpu", "nccl", "hccl", "rdma", "k8s")
-CHECK_RE = re.compile(r"^(env|gpu|nccl|hccl|rdma|k8s)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
+FAMILIES = ("env", "gpu", "nccl", "hccl", "rdma", "k8s", "net")
+CHECK_RE = re.compile(r"^(env|gpu|nccl|hccl|rdma|k8s|net)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
 # Metric names carry their unit (docs/results.md); a few unit-less counters are allowed.
 METRIC_UNITS = (
     "_gbit_s", "_gbyte_s", "_us", "_ms", "_s", "_tflops", "_bytes", "_pct", "_mib",
