@@ -37,7 +37,11 @@ Verdicts:
   joined by good pairs, each good with most of the others it was measured with): they share a bad path - a
   switch, its uplink, a rack - and are one ``group`` finding, their hosts ``warn``, never N bad nodes. Two bad
   nodes are low with each other too, so they never form a group; a bad node behind a bad switch is low with its
-  switch-mates and stays a node. Needs at least one measured pair inside the group per member.
+  switch-mates and stays a node. Needs at least one measured pair inside the group per member. Where the
+  hosts' ``net.topology`` records (topology.py) know the members' switches on the matrix's rail, the finding's
+  ``evidence`` carries ``switches`` ({switch: [hosts]}) and ``ports`` ({host: "<switch> <switch port>"}), and its
+  sentence names the switch (all of its hosts in the matrix, or only a part: a port group, a line card), or which
+  hosts are behind which switch when they are several; the members' records carry ``facts.switch``.
 
 Findings: ``{"kind": "node"|"group"|"link", "hosts": [...], "target": <rail>, "check": ...,
 "evidence": {...}}``.
@@ -68,7 +72,7 @@ import collections
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds, topology
 
 NAME = "attribution"
 # the first that a record measured (not null) is its metric: lat_avg_us for latency in duration mode (-D), which
@@ -402,13 +406,86 @@ def _names(hosts, limit=8):
     return ", ".join(hosts[:limit]) + (" and %d more" % (len(hosts) - limit) if len(hosts) > limit else "")
 
 
-def _group_reason(m, members, evidence):
-    return ("%d hosts of %s%s share a bad path: %s are fine with each other (%d of %d pairs good) and low with the "
-            "rest of the fleet (%d of %d pairs %s) - suspect what they share (a switch, its uplink, the rack), "
-            "not %d bad nodes" % (len(members), m.check, _rail(m.target), _names(members), evidence["inside_good"],
-                                  evidence["inside"], evidence["outside_low"], evidence["outside"],
-                                  "below" if m.direction == "higher" else "above", len(members))
-            + (" (low = %s)" % _bound(m) if m.limit is not None else ""))
+def _pairs_part(m, evidence):
+    return ("are fine with each other (%d of %d pairs good) and low with the rest of the fleet (%d of %d pairs %s)"
+            % (evidence["inside_good"], evidence["inside"], evidence["outside_low"], evidence["outside"],
+               "below" if m.direction == "higher" else "above"))
+
+
+def _low_part(m):
+    return " (low = %s)" % _bound(m) if m.limit is not None else ""
+
+
+def switch_info(members, where):
+    """What the topology says of a group's ``members`` (``where``: {host: topology.Placement} of the matrix's
+    hosts): {"switches": {switch: [hosts]}, "ports": {host: "<switch> <switch port>"}, "no_topology": [hosts]},
+    or None when no member's switch is known."""
+    known = [h for h in members if h in (where or {})]
+    if not known:
+        return None
+    switches, ports = {}, {}
+    for host in known:
+        place = where[host]
+        switches.setdefault(place.switch, []).append(host)
+        ports[host] = "%s %s" % (place.switch, place.switch_port) if place.switch_port else place.switch
+    return {"switches": switches, "ports": ports, "no_topology": [h for h in members if h not in where]}
+
+
+def _scope(m, switch, hosts, where):
+    """(which part of ``switch``'s hosts in the matrix the group's ``hosts`` behind it are, True when all of them
+    or all but suspect nodes): ``all 8 hosts of leaf-07``, ``6 of the 8 hosts of leaf-07 (not a, b: ...)``."""
+    fleet = sorted(h for h, place in where.items() if place.switch == switch)
+    rest = [h for h in fleet if h not in hosts]
+    if not rest:
+        return "all %d hosts of %s" % (len(fleet), switch), True
+    head = "%d of the %d hosts of %s" % (len(hosts), len(fleet), switch)
+    if all(h in m.nodes for h in rest):
+        return "%s (the other%s, %s, %s a suspect node)" % (
+            head, "s" if len(rest) > 1 else "", _names(rest), "are each" if len(rest) > 1 else "is"), True
+    return ("%s (not %s: a port group or line card of %s rather than the whole switch)"
+            % (head, _names(rest), switch), False)
+
+
+def _switch_ports(switch, hosts, where):
+    ports = topology.port_ranges([where[h].switch_port for h in hosts])
+    return " (port%s %s)" % ("s" if len(hosts) > 1 else "", ports) if ports else ""
+
+
+def _one_switch_reason(m, members, evidence, where, switch):
+    scope, whole = _scope(m, switch, members, where)
+    return ("%d hosts of %s%s behind switch %s%s share a bad path: %s (%s) %s - suspect %s, its uplink or the "
+            "rack, not %d bad nodes%s" % (
+                len(members), m.check, _rail(m.target), switch, _switch_ports(switch, members, where), scope,
+                _names(members), _pairs_part(m, evidence),
+                "the switch %s" % switch if whole else "that part of switch %s (a port group, a line card)" % switch,
+                len(members), _low_part(m)))
+
+
+def _switches_reason(m, members, evidence, where, info):
+    behind = "; ".join("%s: %s (%s)%s" % (switch, _scope(m, switch, hosts, where)[0], _names(hosts),
+                                         _switch_ports(switch, hosts, where))
+                       for switch, hosts in sorted(info["switches"].items()))
+    unknown = "; switch not known for %s" % _names(info["no_topology"]) if info["no_topology"] else ""
+    return ("%d hosts of %s%s share a bad path: %s %s - behind %d switch%s: %s%s - suspect what they share (%s, the "
+            "rack), not %d bad nodes%s" % (
+                len(members), m.check, _rail(m.target), _names(members), _pairs_part(m, evidence),
+                len(info["switches"]), "es" if len(info["switches"]) > 1 else "", behind, unknown,
+                "the uplinks of %s, a switch between them and the rest of the fleet" % " and ".join(
+                    sorted(info["switches"])) if len(info["switches"]) > 1 else
+                "the switch %s, its uplink" % next(iter(info["switches"])), len(members), _low_part(m)))
+
+
+def group_reason(m, members, evidence, where=None):
+    """The sentence of a group finding (and of its members' ``.node`` records); ``where`` ({host:
+    topology.Placement} of the matrix's hosts) names the switch(es) behind which the members are, when known."""
+    info = switch_info(members, where)
+    if info is None:
+        return ("%d hosts of %s%s share a bad path: %s %s - suspect what they share (a switch, its uplink, the "
+                "rack), not %d bad nodes%s" % (len(members), m.check, _rail(m.target), _names(members),
+                                                _pairs_part(m, evidence), len(members), _low_part(m)))
+    if len(info["switches"]) == 1 and not info["no_topology"]:
+        return _one_switch_reason(m, members, evidence, where, next(iter(info["switches"])))
+    return _switches_reason(m, members, evidence, where, info)
 
 
 # --- the records and findings of a Matrix ---
@@ -425,8 +502,13 @@ def _node_finding(m, host):
     return analysis.finding("node", m.check, [host], target=m.target, evidence=evidence)
 
 
-def _group_finding(m, members, evidence, reason):
+def _group_finding(m, members, evidence, reason, where=None):
     evidence = dict(evidence, metric=m.metric, fleet_median=m.median, limit=m.limit, low_pct=m.low_pct, text=reason)
+    info = switch_info(members, where)
+    if info is not None:
+        evidence.update(switches=info["switches"], ports=info["ports"])
+        if info["no_topology"]:
+            evidence["no_topology"] = info["no_topology"]
     return analysis.finding("group", m.check, list(members), target=m.target, evidence=evidence)
 
 
@@ -449,8 +531,9 @@ def _link_records(m, pair, reason):
             for end, other in ((a, b), (b, a))]
 
 
-def _host_record(m, host, link_reasons):
-    """The ``<check>.node`` record of one host of the matrix: its verdict for the check and rail."""
+def _host_record(m, host, link_reasons, where=None):
+    """The ``<check>.node`` record of one host of the matrix: its verdict for the check and rail (``where``: the
+    switches of the matrix's hosts, {host: topology.Placement}, named in a group member's record)."""
     metrics = {"low_pairs_count": m.low_count(host), "pairs_count": len(m.incident[host]),
                "fleet_median_" + m.metric: m.median}
     facts = {"measured_check": m.check}
@@ -466,8 +549,10 @@ def _host_record(m, host, link_reasons):
             status, reason = "fail", _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m))
     elif verdict == "group":
         members = m.group_of[host]
-        status, reason = "warn", _group_reason(m, members, m.group_evidence[tuple(members)])
+        status, reason = "warn", group_reason(m, members, m.group_evidence[tuple(members)], where)
         facts.update({"attribution": "group", "group": members[:MAX_EVIDENCE_PEERS]})
+        if host in (where or {}):
+            facts.update({"switch": where[host].switch, "switch_port": where[host].switch_port})
     elif verdict == "node_or_link":
         status, reason = "warn", _pending_reason(m, host, link_reasons)
         others = sorted(set(other for other, _pair in m.pending[host]))
@@ -479,11 +564,12 @@ def _host_record(m, host, link_reasons):
                            facts=facts)
 
 
-def _matrix_output(m):
-    """(records, findings) of one judged matrix: a node finding per suspect node, a link finding per low pair
-    left, a ``.node`` record per host, then the ``.link`` records of the confirmed links."""
+def _matrix_output(m, where=None):
+    """(records, findings) of one judged matrix: a node finding per suspect node, a group finding per group (naming
+    its switches where ``where``, {host: topology.Placement}, knows them), a link finding per low pair left, a
+    ``.node`` record per host, then the ``.link`` records of the confirmed links."""
     findings = [_node_finding(m, host) for host in sorted(m.nodes)]
-    findings.extend(_group_finding(m, members, evidence, _group_reason(m, members, evidence))
+    findings.extend(_group_finding(m, members, evidence, group_reason(m, members, evidence, where), where)
                     for members, evidence in m.groups)
     link_reasons, link_records = {}, []
     for pair, confirmed in m.links:
@@ -491,7 +577,7 @@ def _matrix_output(m):
         findings.append(_link_finding(m, pair, confirmed))
         if confirmed:
             link_records.extend(_link_records(m, pair, link_reasons[pair]))
-    new_records = [_host_record(m, host, link_reasons) for host in sorted(m.incident)]
+    new_records = [_host_record(m, host, link_reasons, where) for host in sorted(m.incident)]
     return new_records + link_records, findings
 
 
@@ -502,12 +588,14 @@ def analyze(records, config):
     verdict for that check and rail) and both ends of every suspect link a ``<check>.link`` warn.
     """
     opts = settings(config)
+    switches = topology.read(records)
     new_records, findings = [], []
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(group["edges"]) < 2:
             continue  # one pair cannot be compared with a fleet: its records judge both ends (fleet.summarize)
-        matrix_records, matrix_findings = _matrix_output(judge(check, target, group, opts))
+        m = judge(check, target, group, opts)
+        matrix_records, matrix_findings = _matrix_output(m, topology.placements(switches, m.incident, target))
         new_records.extend(matrix_records)
         findings.extend(matrix_findings)
     return new_records, findings

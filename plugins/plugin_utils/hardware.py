@@ -26,8 +26,10 @@ module applies (perftest_pairs.default_rules) on the active port rates of the ``
 and only there: where a PCIe link of its path is below the lower port rate (an end's HCA link as it can reach,
 ``pcie_link_effective_max_*``, or as trained; for a GPUDirect pair, ``facts.memory: gpu``, also the GPU's
 ``gpu.device`` link) the pair is listed unjudged, since no PCIe efficiency is calibrated. A GPUDirect pair whose
-PCIe links are not all in the probe records is listed unjudged too. Below the floor, attribution's node/link rule
-decides whom it blames: ``fail`` on a suspect node, else a ``warn`` on both ends naming the link. Every HCCL figure
+PCIe links are not all in the probe records is listed unjudged too. Below the floor, attribution's node/group/link
+rule decides whom it blames: ``fail`` on a suspect node; a ``warn`` on the member end of a pair that touches a
+group (hosts fine with each other and low with the rest: a switch, its uplink; one finding for the group, naming the
+switch where ``net.topology`` records know it); else a ``warn`` on both ends naming the link. Every HCCL figure
 no rule judges is listed unjudged (:data:`NPU_UNJUDGED`).
 
 Controller-only (plugin_utils); imports nothing from Ansible.
@@ -36,7 +38,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, perftest_pairs, thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, topology
 
 NAME = "hardware"
 SUFFIX = ".hardware"
@@ -423,13 +425,32 @@ def _pair_text(matrix, pair):
     return "an end has no other good pair: node or link cannot be told apart yet (run the confirmation pass)"
 
 
-def _rdma_records(rec, status, facts, reason, matrix, known):
-    """The ``<check>.hardware`` records of one judged pair and its findings: on the host for a pass; below the floor
-    on the end the fleet's other pairs implicate (attribution's suspect node), else a warn on both ends naming the
-    link; only on ends that are hosts of the run (``known``: a peer given as an address gets no record).
-    [(host, peer, status, reason, facts, finding hosts or None)]."""
+def _group_records(pair, measured, facts, matrix, where):
+    """The warns of a pair below its floor that touches a group of attribution (hosts fine with each other and low
+    with the rest: a switch, its uplink, the rack): on its member end(s) only, naming the group (and its switch,
+    where the topology knows it), with the group's sentence as the finding's text; the other end's pair is explained
+    by the group, as a suspect node's peer's is."""
+    out = []
+    for end in sorted(h for h in pair if h in matrix.group_of):
+        members = matrix.group_of[end]
+        text = attribution.group_reason(matrix, members, matrix.group_evidence[tuple(members)], where)
+        more = dict(facts, attribution="group", group=members[:attribution.MAX_EVIDENCE_PEERS])
+        if end in where:
+            more.update(switch=where[end].switch, switch_port=where[end].switch_port)
+        out.append((end, next(iter(pair - {end})), "warn", "%s; %s" % (measured, text), more, members, text))
+    return out
+
+
+def _rdma_records(rec, judged, matrix, known, where=None):
+    """The ``<check>.hardware`` records of one judged pair (``judged``: its (status, facts, reason)) and its
+    findings: on the host for a pass; below the floor on the end the fleet's other pairs implicate (attribution's
+    suspect node), else on the member end(s) of a group of attribution (:func:`_group_records`; ``where``: the
+    switches of the matrix's hosts, {host: topology.Placement}), else a warn on both ends naming the link; only on
+    ends that are hosts of the run (``known``: a peer given as an address gets no record).
+    [(host, peer, status, reason, facts, finding hosts or None, finding text)]."""
+    status, facts, reason = judged
     if status == "pass":
-        return [(rec["host"], rec["peer"], "pass", None, dict(facts, attribution="healthy"), None)]
+        return [(rec["host"], rec["peer"], "pass", None, dict(facts, attribution="healthy"), None, None)]
     pair = frozenset((rec["host"], rec["peer"]))
     rail = " on %s" % rec.get("target") if rec.get("target") else ""
     nodes = [h for h in sorted(pair) if matrix is not None and h in matrix.nodes and h in known]
@@ -437,10 +458,12 @@ def _rdma_records(rec, status, facts, reason, matrix, known):
     if nodes:
         return [(node, next(iter(pair - {node})), "fail", "%s; %s is the common factor: %d of %d of its pairs are "
                  "low or below their floor" % ((measured, node) + matrix.nodes[node]),
-                 dict(facts, attribution="node"), [node]) for node in nodes]
+                 dict(facts, attribution="node"), [node], None) for node in nodes]
+    if matrix is not None and any(h in matrix.group_of for h in pair):
+        return [item for item in _group_records(pair, measured, facts, matrix, where or {}) if item[0] in known]
     a, b = sorted(pair)
     text = "link %s <-> %s, %s; %s" % (a, b, measured, _pair_text(matrix, pair))
-    return [(end, other, "warn", text, dict(facts, attribution="link", link=[a, b]), [a, b])
+    return [(end, other, "warn", text, dict(facts, attribution="link", link=[a, b]), [a, b], None)
             for end, other in ((a, b), (b, a)) if end in known]
 
 
@@ -451,17 +474,30 @@ def rdma_analyze(records, config):
     if not judged:
         return [], []
     matrices = _matrices(records, judged, config)
+    switches = topology.read(records)
+    where = dict((key, topology.placements(switches, m.incident, key[1])) for key, m in matrices.items())
     known = set(rec.get("host") for rec in records if not analysis.is_analysis_record(rec))
     added, findings = [], {}
     for rec, status, expect, facts, reason in judged:
-        matrix = matrices.get((rec["check"], rec.get("target")))
-        for host, peer, verdict, text, more, hosts in _rdma_records(rec, status, facts, reason, matrix, known):
+        key = (rec["check"], rec.get("target"))
+        for host, peer, verdict, text, more, hosts, summary in _rdma_records(
+                rec, (status, facts, reason), matrices.get(key), known, where.get(key)):
             added.append(analysis.record(
                 NAME, rec["check"] + SUFFIX, verdict, host, reason=text, target=rec.get("target"), peer=peer,
                 metrics={RDMA_METRIC: rec["metrics"][RDMA_METRIC]}, expect=expect, facts=more))
             if hosts:
-                findings.setdefault((tuple(hosts), rec["check"], rec.get("target")), analysis.finding(
-                    NAME, rec["check"], hosts, target=rec.get("target"), evidence={
-                        RDMA_METRIC: rec["metrics"][RDMA_METRIC], "expected_min": expect[RDMA_METRIC]["min"],
-                        "derivation": facts["derivation"], "status": verdict, "text": text}))
+                findings.setdefault((tuple(hosts), rec["check"], rec.get("target")), _rdma_finding(
+                    rec, expect, facts, verdict, hosts, summary or text, more.get("attribution")))
     return added, list(findings.values())
+
+
+def _rdma_finding(rec, expect, facts, verdict, hosts, text, blamed):
+    """The finding of the first pair below its floor that names these hosts (a node, a link, a group: one finding
+    for all the pairs a group explains, whose text is the group's sentence and the floor's derivation)."""
+    evidence = {RDMA_METRIC: rec["metrics"][RDMA_METRIC], "expected_min": expect[RDMA_METRIC]["min"],
+                "derivation": facts["derivation"], "status": verdict, "text": text}
+    if blamed == "group":
+        evidence.update(attribution="group", text="%s; pairs across it are below the floor derived from the probed "
+                                                  "port rates (%s)" % (text, facts["derivation"]))
+        evidence.pop(RDMA_METRIC)       # one pair's figure would stand for all the pairs the group explains
+    return analysis.finding(NAME, rec["check"], hosts, target=rec.get("target"), evidence=evidence)

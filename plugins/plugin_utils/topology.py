@@ -1,0 +1,122 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which switch a host's port is cabled to, from the ``net.topology`` records (issue 25, switch attribution).
+
+One ``net.topology`` record per host (target None) carries ``facts.ports``: port name -> ``{"switch": str,
+"switch_port": str or None, "source": "lldp" | "declared" | "ibnetdiscover", "netdev": str or None,
+"chassis_id": str or None}``. The port name is the RDMA device (``mlx5_0``, what the perftest records carry as
+``target``) or a netdev name (then ``netdev`` equals it).
+
+- A record whose status is ``skip`` or ``error`` says nothing (the probe could not learn the topology); ``pass``
+  and ``warn`` (a port cabled against the declared plan is still cabled somewhere) do. A port entry without a
+  switch name gives nothing.
+- A host with several usable records (runs merged into one report): the one with the latest ``started`` wins,
+  and of records started at the same time the last one in the records, as the other analyses read a host's
+  probe records (hardware.port_rates: the last one wins).
+
+:func:`placement` answers "the switch of host H for a matrix on target T": the port whose name or netdev is T;
+for target None, or where no port of the host is T, the one switch all the host's ports share, else unknown.
+
+Controller-only (plugin_utils), no Ansible types.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+CHECK = "net.topology"
+USABLE = ("pass", "warn")
+FIELDS = ("switch_port", "source", "netdev", "chassis_id")
+
+# the switch of a host on a rail: ``port`` the host's port (None when the switch is the one all its ports share
+# and they are several), ``switch_port`` the switch's port(s) it is cabled to (None when unknown)
+Placement = collections.namedtuple("Placement", "switch port switch_port")
+
+
+def _text(value):
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _ports(record):
+    """{port: {"switch": ..., "switch_port": ..., ...}} of one usable record (entries without a switch dropped)."""
+    ports = (record.get("facts") or {}).get("ports")
+    out = {}
+    for name, entry in (ports.items() if isinstance(ports, dict) else ()):
+        if not _text(name) or not isinstance(entry, dict) or not _text(entry.get("switch")):
+            continue
+        out[name] = dict((key, _text(entry.get(key))) for key in FIELDS)
+        out[name]["switch"] = entry["switch"].strip()
+    return out
+
+
+def read(records):
+    """{host: {port: {"switch", "switch_port", "source", "netdev", "chassis_id"}}} from the ``net.topology``
+    records (the latest usable record of each host; see the module docstring). Hosts without one are absent."""
+    latest = {}
+    for index, rec in enumerate(records or ()):
+        if not isinstance(rec, dict) or rec.get("check") != CHECK or rec.get("status") not in USABLE:
+            continue
+        host = _text(rec.get("host"))
+        if host is None:
+            continue
+        key = (str(rec.get("started") or ""), index)
+        if host not in latest or key >= latest[host][0]:
+            latest[host] = (key, rec)
+    out = {}
+    for host, (_key, rec) in latest.items():
+        ports = _ports(rec)
+        if ports:
+            out[host] = ports
+    return out
+
+
+def placement(ports, target):
+    """The :data:`Placement` of a host (its ``ports`` from :func:`read`) for a matrix on ``target``, or None when
+    it is unknown (no port is the target and the host's ports are on several switches, or no ports at all)."""
+    if not ports:
+        return None
+    if target is not None:
+        for name in sorted(ports):
+            entry = ports[name]
+            if target in (name, entry.get("netdev")):
+                return Placement(entry["switch"], name, entry.get("switch_port"))
+    switches = set(entry["switch"] for entry in ports.values())
+    if len(switches) != 1:
+        return None
+    if len(ports) == 1:
+        name, entry = next(iter(ports.items()))
+        return Placement(entry["switch"], name, entry.get("switch_port"))
+    known = sorted(set(e["switch_port"] for e in ports.values() if e.get("switch_port")), key=_port_key)
+    return Placement(switches.pop(), None, ",".join(known) or None)
+
+
+def placements(topology, hosts, target):
+    """{host: Placement} of the ``hosts`` whose switch on ``target`` is known (``topology`` from :func:`read`)."""
+    out = {}
+    for host in hosts:
+        where = placement(topology.get(host), target)
+        if where is not None:
+            out[host] = where
+    return out
+
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _port_key(name):
+    found = _NUMBERED.match(name)
+    return (found.group(1), int(found.group(2)), name) if found else (name, -1, name)
+
+
+def port_ranges(names):
+    """Switch port names, runs of consecutive numbers with the same prefix joined: ``Eth1/1-8``, ``swp3, swp5``."""
+    runs = []
+    for name in sorted(set(n for n in names if n), key=_port_key):
+        prefix, number, _name = _port_key(name)
+        last = runs[-1] if runs else None
+        if last and number >= 0 and last[0] == prefix and last[2] == number - 1:
+            last[2] = number
+        else:
+            runs.append([prefix, number, number, name])
+    return ", ".join(run[3] if run[1] == run[2] else "%s%d-%d" % (run[0], run[1], run[2]) for run in runs)
