@@ -1,0 +1,269 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: fabric_topology
+short_description: Learn which switch and switch port each fabric port of a host is cabled to
+version_added: 1.1.0
+author: aifabric.acceptance contributors (@aifabric)
+description:
+  - Makes one C(net.topology) record per host whose C(facts.ports) maps each port of the host (the RDMA device name,
+    for example C(mlx5_0), when the network interface belongs to one, else the interface name) to the switch and
+    switch port it is cabled to, and where that was learnt (C(source) C(lldp), C(declared) or C(ibnetdiscover)).
+    The fleet analysis reads these records to name a switch whose links are bad (docs/topology.md).
+  - "LLDP (O(lldp)): runs C(lldpctl -f json) (lldpd) on the host. The switch is the neighbour's system name (else
+    its chassis ID); the switch port is the neighbour's port ID when it is an interface name or a local name,
+    else its port description (lldpd's default MAC port ID puts the interface name there). A host without
+    C(lldpctl) gives nothing from this source and the record says so."
+  - "Declared (O(declared)): the ports the user says this host has, C({port: {switch, switch_port}}). A port both
+    declared and seen by LLDP on another switch or switch port is a miscabling: the record is C(warn) and lists it
+    in C(facts.mismatches) (what LLDP sees is what the port reports)."
+  - "InfiniBand (O(from_output)): a saved C(ibnetdiscover) output, read once for the hosts of O(hosts) (run it with
+    C(run_once)). A CA is matched to a host by its node description C(<host> <hca>) (C(node01 mlx5_0),
+    C(node24 HCA-1)); the inventory name or its first label must equal C(<host>). A host the file does not name
+    gets a C(skip) record. A CA whose description is not C(<host> <hca>) (a firmware default such as
+    C(MT25408 ConnectX Mellanox Technologies)) names no host and is only counted."
+  - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything,
+    C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
+    C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
+  - It only reads (sysfs, C(lldpctl), a file): it runs the same in check mode.
+extends_documentation_fragment:
+  - aifabric.acceptance._attributes
+attributes:
+  check_mode:
+    support: full
+    details: It only reads; check mode runs it in full.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details: It changes nothing.
+options:
+  lldp:
+    description:
+      - Read the LLDP neighbours with C(lldpctl -f json) (lldpd) when C(lldpctl) is installed.
+      - Not used with O(from_output).
+    type: bool
+    default: true
+  declared:
+    description:
+      - This host's declared ports, C({port: {switch, switch_port}}). The port is an RDMA device name or a network
+        interface name (an interface of an RDMA device is read as that device). C(switch) is a non-empty string;
+        C(switch_port) a string, an integer or absent.
+      - Not used with O(from_output).
+    type: dict
+    default: {}
+  from_output:
+    description:
+      - Import mode, a saved C(ibnetdiscover) output (a file on the host the module runs on) to make the records of
+        O(hosts) from.
+    type: path
+  hosts:
+    description:
+      - With O(from_output), the hosts to make records for (the play's hosts); each gets one record.
+    type: list
+    elements: str
+    default: []
+  timeout_s:
+    description:
+      - Seconds C(lldpctl) may run before it is killed.
+      - Must be 1 or more.
+    type: int
+    default: 30
+"""
+
+EXAMPLES = r"""
+- name: Learn the topology from LLDP and what the inventory declares
+  aifabric.acceptance.fabric_topology:
+    declared:
+      mlx5_0: {switch: leaf-01, switch_port: Ethernet1/1}
+      mlx5_1: {switch: leaf-02, switch_port: Ethernet1/1}
+
+- name: Read a saved ibnetdiscover output for every host of the play
+  aifabric.acceptance.fabric_topology:
+    from_output: /var/tmp/ibnetdiscover.txt
+    hosts: "{{ ansible_play_hosts_all }}"
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+results:
+  description:
+    - The C(net.topology) records (docs/results.md), one per host; C(facts.ports) maps a port to C(switch),
+      C(switch_port), C(source), C(netdev) and C(chassis_id); C(facts.mismatches) lists the miscabled ports
+      (C(port), C(declared), C(observed)); C(metrics.ports_count).
+    - Without O(from_output) the record's C(host) is empty (the callback fills in the inventory host); with it,
+      each record names its host.
+  returned: always
+  type: list
+  elements: dict
+counts:
+  description: Records per status.
+  returned: always
+  type: dict
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, imports, modmain, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import topology
+
+CHECK = "net.topology"
+IB_CLASS = "/sys/class/infiniband"
+RANGES = {"timeout_s": argspec.POSITIVE}
+SPEC = dict(
+    lldp=dict(type="bool", default=True),
+    declared=dict(type="dict", default={}),
+    from_output=dict(type="path"),
+    hosts=dict(type="list", elements="str", default=[]),
+    timeout_s=dict(type="int", default=30),
+)
+
+
+def rdma_netdevs(host):
+    """{netdev: RDMA device} from sysfs (<IB_CLASS>/<dev>/device/net/<netdev>), read through ``host``'s root."""
+    found = {}
+    for dev in host.listdir(IB_CLASS) or []:
+        for netdev in host.listdir("%s/%s/device/net" % (IB_CLASS, dev)) or []:
+            found.setdefault(netdev, dev)
+    return found
+
+
+def _same(declared, observed):
+    """Case-insensitive equality; a switch name without a domain equals the first label of one with it."""
+    if declared is None or observed is None:
+        return True
+    one, two = str(declared).lower(), str(observed).lower()
+    return one == two or ("." in one) != ("." in two) and one.split(".")[0] == two.split(".")[0]
+
+
+def lldp_ports(host, timeout_s):
+    """(ports, note, error, raw): the LLDP source. note says why there is nothing; error why it failed."""
+    lldpctl = host.which("lldpctl")
+    if not lldpctl:
+        return {}, "lldpctl is not installed (no LLDP source)", None, None
+    argv = [lldpctl, "-f", "json"]
+    try:
+        run = host.run(argv, timeout_s)
+    except ToolTimeout as exc:
+        return {}, None, str(exc), None
+    if run.rc != 0:
+        return {}, None, "lldpctl -f json exited with %d: %s" % (run.rc, (run.stderr or run.stdout).strip()[-300:]), run.output
+    parsed = topology.parse_lldpctl_json(run.stdout)
+    if parsed["error"]:
+        return {}, None, parsed["error"], run.output
+    names = rdma_netdevs(host)
+    ports = {}
+    for netdev, seen in sorted(parsed["neighbors"].items()):
+        ports[names.get(netdev, netdev)] = {"switch": seen["switch"], "switch_port": seen["switch_port"], "source": "lldp",
+                                            "netdev": netdev, "chassis_id": seen["chassis_id"]}
+    note = None if ports else "lldpctl saw no LLDP neighbour"
+    return ports, note, None, None
+
+
+def declared_to_ports(declared, names):
+    """The declared ports keyed like LLDP's: a netdev of an RDMA device is read as the device."""
+    netdevs = dict((dev, netdev) for netdev, dev in names.items())
+    ports = {}
+    for port, entry in declared.items():
+        name = names.get(port, port)
+        ports[name] = {"switch": entry["switch"], "switch_port": entry["switch_port"], "source": "declared",
+                       "netdev": port if port in names else netdevs.get(port), "chassis_id": None}
+    return ports
+
+
+def merge(declared, observed):
+    """(ports, mismatches): LLDP's ports over the declared ones; a declared port LLDP sees elsewhere is a mismatch."""
+    ports, mismatches = dict(declared), []
+    for port, seen in observed.items():
+        want = declared.get(port)
+        if want and not (_same(want["switch"], seen["switch"]) and _same(want["switch_port"], seen["switch_port"])):
+            mismatches.append({"port": port, "declared": {"switch": want["switch"], "switch_port": want["switch_port"]},
+                               "observed": {"switch": seen["switch"], "switch_port": seen["switch_port"]}})
+        ports[port] = seen
+    return ports, mismatches
+
+
+def host_record(host, params, started):
+    """The one record of this host (LLDP and declared)."""
+    declared, errors = topology.declared_ports(params["declared"], "declared")
+    if errors:
+        return results.error(CHECK, "declared topology: %s" % "; ".join(errors), started=started)
+    began = time.monotonic()
+    observed, note, failure, raw = ({}, "LLDP not read (lldp: false)", None, None)
+    if params["lldp"]:
+        observed, note, failure, raw = lldp_ports(host, params["timeout_s"])
+    ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host)), observed)
+    kwargs = dict(facts={"ports": ports, "mismatches": mismatches}, metrics={"ports_count": len(ports)},
+                  params={"lldp": params["lldp"], "declared_ports": sorted(declared)}, started=started,
+                  duration_s=time.monotonic() - began, tool={"name": "lldpctl"} if params["lldp"] else {})
+    if failure:
+        return results.make(CHECK, "error", reason=failure, raw=raw, **kwargs)
+    if mismatches:
+        return results.make(CHECK, "warn", reason="; ".join(
+            "%s is cabled to %s port %s, declared %s port %s" % (m["port"], m["observed"]["switch"],
+                                                                 m["observed"]["switch_port"], m["declared"]["switch"],
+                                                                 m["declared"]["switch_port"]) for m in mismatches), **kwargs)
+    if not ports:
+        return results.make(CHECK, "skip", reason="no topology known: %s and nothing declared for this host" % note, **kwargs)
+    return results.make(CHECK, "pass", **kwargs)
+
+
+def _short(name):
+    return name.split(".")[0].lower()
+
+
+def ib_records(text, hosts, started):
+    """One record per host of ``hosts`` from an ibnetdiscover output."""
+    parsed = topology.parse_ibnetdiscover(text)
+    if parsed["error"]:
+        return [results.error(CHECK, "ibnetdiscover output: %s" % parsed["error"], raw=text, host=name, started=started)
+                for name in hosts]
+    by_host = topology.ibnetdiscover_hosts(parsed)
+    short = {}
+    for name in by_host:
+        short.setdefault(_short(name), name)
+    records = []
+    params = {"source": "ibnetdiscover", "switches_count": len(parsed["switches"]), "unnamed_links": parsed["unnamed"]}
+    for name in hosts:
+        found = by_host.get(name) or by_host.get(short.get(_short(name), ""))
+        if not found:
+            records.append(results.skip(CHECK, "the ibnetdiscover output names no CA of %s (no node description "
+                                        "'%s <hca>'; %d CA link(s) without a host name)" % (name, _short(name), parsed["unnamed"]),
+                                        host=name, params=params, started=started))
+            continue
+        ports = dict((hca, {"switch": link["switch"], "switch_port": link["switch_port"], "source": "ibnetdiscover",
+                            "netdev": None, "chassis_id": "S-%s" % link["switch_guid"]}) for hca, link in found.items())
+        reason = None if not parsed["problems"] else "; ".join(parsed["problems"])
+        records.append(results.make(CHECK, "pass", reason=reason, host=name, facts={"ports": ports, "mismatches": []},
+                                    metrics={"ports_count": len(ports)}, params=params, started=started))
+    return records
+
+
+def _topology(module):
+    params = module.params
+    started = results.utc_now()
+    if params["from_output"]:
+        if not params["hosts"]:
+            module.fail_json(msg="from_output needs hosts (the hosts to make records for)", results=[])
+        records = ib_records(imports.read_output(params["from_output"]), params["hosts"], started)
+    else:
+        host = env_probe.Host(run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
+                              which=lambda name: module.get_bin_path(name, required=False))
+        records = [host_record(host, params, started)]
+    return dict(changed=False, results=records, counts=results.count(records))
+
+
+def main():
+    module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
+    modmain.run(module, "fabric_topology", _topology, fields={"results": []})
+
+
+if __name__ == "__main__":
+    main()
