@@ -335,3 +335,36 @@ def test_a_bad_switch_on_the_line_rate_path_is_one_group_not_a_link_per_pair(cab
                                            != "l3h0" else member["peer"], "%g" % member["metrics"]["bw_avg_gbit_s"]))
     # the pairs a group explains give its outside ends no record: they pass
     assert not [r for r in judged if r["host"] not in group + BAD_LINK + (BAD_NODE,) and r["status"] != "pass"]
+
+
+@pytest.mark.parametrize("leaves,per_leaf,uplink,named", [
+    (16, 2, 0.55, True), (8, 4, 0.85, True), (4, 8, 0.0, True), (8, 4, 0.93, False)])
+def test_sensitivity_which_switches_are_named(leaves, per_leaf, uplink, named):
+    """A leaf of 2 hosts is named as surely as one of 8, at any uplink below the low bound (85 %: below 90 % of the
+    fleet median; 0: the uplink is down, every pair across it measures next to nothing); at 93 % nothing is low."""
+    hosts = hosts_of(leaves, per_leaf)
+    bad = tuple(h for h in hosts if leaf_of(h) == 1)
+    report, status = report_of(measure(hosts, faults(bad_leaves=(1,), uplink=uplink or 0.01, bad_node=None,
+                                                     bad_link=None)) + leaf_topology(hosts))
+    if named:
+        assert found(report) == [("group", bad, "mlx5_0")]
+        assert status == expected_status(hosts, bad, fail=(), warn=())
+        assert "behind switch leaf-01 (ports Eth1/1-%d) share a bad path: all %d hosts of leaf-01 " % (
+            per_leaf, per_leaf) in group_finding(report)["evidence"]["text"]
+    else:
+        assert not [f for f in report["findings"] if f["kind"] == "group"]
+        assert "fail" not in status.values()
+
+
+def test_a_fleet_cut_in_two_halves_names_both_switches():
+    """Two leaves of 8, the path between them at 55 %: each host's 8 pairs across are most of its 15, so each half is
+    a group behind its own switch; both warn, none fails (the path between the two switches is the suspect)."""
+    hosts = hosts_of(2, 8)
+    report, status = report_of(measure(hosts, faults(bad_leaves=(1,), bad_node=None, bad_link=None))
+                               + leaf_topology(hosts))
+    halves = [tuple(h for h in hosts if leaf_of(h) == leaf) for leaf in (0, 1)]
+    assert found(report) == [("group", halves[0], "mlx5_0"), ("group", halves[1], "mlx5_0")]
+    assert set(status.values()) == {"warn"}
+    texts = sorted(f["evidence"]["text"] for f in report["findings"] if f["kind"] == "group")
+    assert [t[:t.index(" share")] for t in texts] == [
+        "8 hosts of rdma.ib_write_bw on mlx5_0 behind switch leaf-0%d (ports Eth1/1-8)" % leaf for leaf in (0, 1)]
