@@ -462,17 +462,23 @@ def _one_switch_reason(m, members, evidence, where, switch):
 
 
 def _switches_reason(m, members, evidence, where, info):
-    behind = "; ".join("%s: %s (%s)%s" % (switch, _scope(m, switch, hosts, where)[0], _names(hosts),
-                                         _switch_ports(switch, hosts, where))
-                       for switch, hosts in sorted(info["switches"].items()))
+    switches = sorted(info["switches"])
+    parts = []
+    for switch in switches:
+        hosts = info["switches"][switch]
+        parts.append("%s: %s (%s)%s" % (switch, _scope(m, switch, hosts, where)[0], _names(hosts),
+                                        _switch_ports(switch, hosts, where)))
+    behind = "; ".join(parts)
     unknown = "; switch not known for %s" % _names(info["no_topology"]) if info["no_topology"] else ""
+    if len(switches) > 1:
+        suspect = "the uplinks of %s, a switch between them and the rest of the fleet" % " and ".join(switches)
+    else:
+        suspect = "the switch %s, its uplink" % switches[0]
     return ("%d hosts of %s%s share a bad path: %s %s - behind %d switch%s: %s%s - suspect what they share (%s, the "
             "rack), not %d bad nodes%s" % (
                 len(members), m.check, _rail(m.target), _names(members), _pairs_part(m, evidence),
-                len(info["switches"]), "es" if len(info["switches"]) > 1 else "", behind, unknown,
-                "the uplinks of %s, a switch between them and the rest of the fleet" % " and ".join(
-                    sorted(info["switches"])) if len(info["switches"]) > 1 else
-                "the switch %s, its uplink" % next(iter(info["switches"])), len(members), _low_part(m)))
+                len(switches), "es" if len(switches) > 1 else "", behind, unknown, suspect, len(members),
+                _low_part(m)))
 
 
 def group_reason(m, members, evidence, where=None):
@@ -481,8 +487,9 @@ def group_reason(m, members, evidence, where=None):
     info = switch_info(members, where)
     if info is None:
         return ("%d hosts of %s%s share a bad path: %s %s - suspect what they share (a switch, its uplink, the "
-                "rack), not %d bad nodes%s" % (len(members), m.check, _rail(m.target), _names(members),
-                                                _pairs_part(m, evidence), len(members), _low_part(m)))
+                "rack), not %d bad nodes%s" % (
+                    len(members), m.check, _rail(m.target), _names(members), _pairs_part(m, evidence), len(members),
+                    _low_part(m)))
     if len(info["switches"]) == 1 and not info["no_topology"]:
         return _one_switch_reason(m, members, evidence, where, next(iter(info["switches"])))
     return _switches_reason(m, members, evidence, where, info)
