@@ -18,6 +18,10 @@ description:
     2 rounds for even N (3 for odd N, since an odd cycle needs 3 colours).
   - V(random) gives O(random_rounds) random perfect matchings (seeded, so the same seed gives the same
     rounds). With odd N one random host idles in each round.
+  - "V(auto) (the default) is V(all) up to O(all_pairs_max_hosts) hosts and V(random) above - every pair where that
+    takes at most O(all_pairs_max_hosts) - 1 rounds, O(random_rounds) matchings on a large fleet (N - 1 rounds of
+    every pair would take hours at 1000 nodes). A random matching cannot tell a bad link from a bad node by itself;
+    run the confirmation pass after it (role aifabric.acceptance.rdma's C(rdma_confirm), on by default)."
   - V(star) tests every host against one reference host (O(reference), default the first host),
     one pair per round because the reference can run one test at a time.
   - V(groups) pairs only hosts of different groups (racks, leaf switches), for cross-switch coverage;
@@ -31,8 +35,13 @@ options:
   mode:
     description: How to pair the hosts.
     type: str
-    choices: [all, ring, random, star, groups]
-    default: all
+    choices: [auto, all, ring, random, star, groups]
+    default: auto
+  all_pairs_max_hosts:
+    description:
+      - For O(mode=auto), the most hosts whose every pair is tested (V(all)); above it, V(random).
+    type: int
+    default: 32
   directed:
     description:
       - Cover both orientations of every pair (A serves B, then B serves A). Doubles the rounds.
@@ -93,7 +102,7 @@ import random as _random
 from ansible.errors import AnsibleFilterError
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.rounds import pack_rounds
 
-MODES = ("all", "ring", "random", "star", "groups")
+MODES = ("auto", "all", "ring", "random", "star", "groups")
 
 
 def _fail(message):
@@ -196,11 +205,26 @@ def _balance(rounds):
     return out
 
 
-def pairings(hosts, mode="all", directed=False, alternate=True, random_rounds=3, seed=0, reference=None, groups=None):
-    """Rounds of [server, client] pairs; see DOCUMENTATION."""
-    hosts = _check_hosts(hosts)
+def resolved_mode(count, mode="auto", all_pairs_max_hosts=32):
+    """The mode ``mode`` means for ``count`` hosts: ``auto`` is ``all`` up to ``all_pairs_max_hosts``, else ``random``."""
     if mode not in MODES:
         _fail("mode must be one of %s, got %r" % (", ".join(MODES), mode))
+    if mode != "auto":
+        return mode
+    try:
+        limit = int(all_pairs_max_hosts)
+    except (TypeError, ValueError):
+        limit = -1
+    if isinstance(all_pairs_max_hosts, bool) or limit < 2:
+        _fail("all_pairs_max_hosts must be an integer of at least 2, got %r" % (all_pairs_max_hosts,))
+    return "all" if count <= limit else "random"
+
+
+def pairings(hosts, mode="auto", directed=False, alternate=True, random_rounds=3, seed=0, reference=None, groups=None,
+             all_pairs_max_hosts=32):
+    """Rounds of [server, client] pairs; see DOCUMENTATION."""
+    hosts = _check_hosts(hosts)
+    mode = resolved_mode(len(hosts), mode, all_pairs_max_hosts)
     if mode == "all":
         out = circle_rounds(hosts)
     elif mode == "ring":

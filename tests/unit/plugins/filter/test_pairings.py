@@ -24,7 +24,7 @@ def assert_disjoint(rounds):
 
 @pytest.mark.parametrize("n", list(range(2, 18)) + [31, 64, 101])
 def test_all_is_a_one_factorisation(n):
-    rounds = pairings(hosts(n))
+    rounds = pairings(hosts(n), mode="all")
     assert_disjoint(rounds)
     assert len(rounds) == (n - 1 if n % 2 == 0 else n)
     covered = [frozenset(p) for rnd in rounds for p in rnd]
@@ -37,7 +37,7 @@ def test_all_is_a_one_factorisation(n):
 
 @pytest.mark.parametrize("n", [4, 8, 16, 9])
 def test_all_balances_roles(n):
-    rounds = pairings(hosts(n), alternate=True)
+    rounds = pairings(hosts(n), mode="all", alternate=True)
     counts = dict((h, 0) for h in hosts(n))
     for rnd in rounds:
         for server, client in rnd:
@@ -48,7 +48,7 @@ def test_all_balances_roles(n):
 
 
 def test_directed_covers_both_orientations():
-    rounds = pairings(hosts(6), directed=True)
+    rounds = pairings(hosts(6), mode="all", directed=True)
     assert len(rounds) == 10
     assert_disjoint(rounds)
     ordered = [tuple(p) for rnd in rounds for p in rnd]
@@ -115,11 +115,26 @@ def test_groups_cross_only():
     ({"mode": "random", "random_rounds": 0}, "at least 1"),
     ({"mode": "random", "random_rounds": "x"}, "integer"),
     ({"mode": "groups"}, "mapping"),
+    ({"all_pairs_max_hosts": 1}, "at least 2"),
+    ({"all_pairs_max_hosts": "x"}, "all_pairs_max_hosts must be an integer"),
+    ({"all_pairs_max_hosts": True}, "all_pairs_max_hosts must be an integer"),
 ])
 def test_errors_name_the_filter(kwargs, needle):
     with pytest.raises(AnsibleFilterError) as info:
         pairings(hosts(4), **kwargs)
     assert "aifabric.acceptance.pairings" in str(info.value) and needle in str(info.value)
+
+
+@pytest.mark.parametrize("n,limit,expect", [
+    (2, 32, "all"), (32, 32, "all"), (33, 32, "random"), (1000, 32, "random"), (9, 8, "random"), (8, 8, "all")])
+def test_auto_is_every_pair_up_to_the_limit_then_random(n, limit, expect):
+    """The default mode: every pair while that takes at most limit - 1 rounds, the random matchings above."""
+    auto = pairings(hosts(n), all_pairs_max_hosts=limit, seed=3)
+    assert auto == pairings(hosts(n), mode=expect, seed=3)
+    assert auto == pairings(hosts(n), mode="auto", all_pairs_max_hosts=limit, seed=3)
+    assert len(auto) == ((n - 1 if n % 2 == 0 else n) if expect == "all" else 3)
+    if n == 1000:
+        assert len(auto) == 3 and all(len(rnd) == 500 for rnd in auto)    # 3 rounds of 500 pairs, not 999 rounds
 
 
 def test_input_errors_and_trivial():
