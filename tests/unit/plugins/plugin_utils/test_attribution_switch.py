@@ -17,15 +17,20 @@ playbooks/report.yml runs it. Every test asserts the verdict of EVERY host.
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, topology
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+IBNETDISCOVER = os.path.join(HERE, os.pardir, os.pardir, "fixtures", "topology",
+                             "ibnetdiscover-ompi-users-2009-infiniscale-iii-hca-1.txt")
 RUN = {"run_id": "switch", "started": synthetic_fleet.STARTED, "ended": "2026-11-22T10:30:00Z"}
 NODE_CHECK = synthetic_fleet.CHECK + ".node"
 BAD_NODE, BAD_LINK = "l6h2", ("l1h0", "l5h7")
@@ -368,3 +373,28 @@ def test_a_fleet_cut_in_two_halves_names_both_switches():
     texts = sorted(f["evidence"]["text"] for f in report["findings"] if f["kind"] == "group")
     assert [t[:t.index(" share")] for t in texts] == [
         "8 hosts of rdma.ib_write_bw on mlx5_0 behind switch leaf-0%d (ports Eth1/1-8)" % leaf for leaf in (0, 1)]
+
+
+def test_the_topology_module_s_records_of_a_real_ibnetdiscover_capture_name_the_switch():
+    """The records fabric_topology's import mode makes of a real ibnetdiscover output (24 hosts node1..node24 on one
+    24-port InfiniScale III switch, port N to nodeN): hosts 1-6 slow to everyone but each other are 6 of the 24
+    hosts of that switch, named with their switch ports (the port is the CA's, HCA-1: the one switch of the host)."""
+    hosts = ["node%d" % i for i in range(1, 25)]
+    with open(IBNETDISCOVER, encoding="utf-8") as handle:
+        cabling = fabric_topology.ib_records(handle.read(), hosts, synthetic_fleet.STARTED)
+    slow = tuple(hosts[:6])
+
+    def factor(server, client, _rail):
+        return 0.55 if (server in slow) != (client in slow) else 1.0
+    report, status = report_of(measure(hosts, factor) + cabling)
+    assert status == dict((h, "warn" if h in slow else "pass") for h in hosts)
+    assert found(report) == [("group", tuple(sorted(slow)), "mlx5_0")]
+    evidence = group_finding(report)["evidence"]
+    switch = "MT47396 Infiniscale-III Mellanox Technologies"
+    assert evidence["switches"] == {switch: sorted(slow)}
+    assert evidence["ports"] == dict((h, "%s %s" % (switch, h[4:])) for h in slow)
+    assert evidence["text"].startswith(
+        "6 hosts of rdma.ib_write_bw on mlx5_0 behind switch %s (ports 1-6) share a bad path: 6 of the 24 hosts of %s "
+        "(not node10, node11, node12, node13, node14, node15, node16, node17 and 10 more: a port group or line card of "
+        "%s rather than the whole switch) (node1, node2, node3, node4, node5, node6) are fine with each other"
+        % (switch, switch, switch))
