@@ -28,7 +28,7 @@ description:
   - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything,
     C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
     C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
-  - It only reads (sysfs, C(lldpctl), a file): it runs the same in check mode.
+  - It only reads (sysfs, C(lldpctl), a file), so it runs the same in check mode.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
 attributes:
@@ -49,11 +49,12 @@ options:
     default: true
   declared:
     description:
-      - This host's declared ports, C({port: {switch, switch_port}}). The port is an RDMA device name or a network
+      - "This host's declared ports, C({port: {switch, switch_port}}). The port is an RDMA device name or a network
         interface name (an interface of an RDMA device is read as that device). C(switch) is a non-empty string;
-        C(switch_port) a string, an integer or absent.
+        C(switch_port) a string, an integer or absent."
+      - Anything else (not a mapping, a missing C(switch), an unknown key) makes the record C(error) and says where.
       - Not used with O(from_output).
-    type: dict
+    type: raw
     default: {}
   from_output:
     description:
@@ -119,7 +120,7 @@ IB_CLASS = "/sys/class/infiniband"
 RANGES = {"timeout_s": argspec.POSITIVE}
 SPEC = dict(
     lldp=dict(type="bool", default=True),
-    declared=dict(type="dict", default={}),
+    declared=dict(type="raw", default={}),
     from_output=dict(type="path"),
     hosts=dict(type="list", elements="str", default=[]),
     timeout_s=dict(type="int", default=30),

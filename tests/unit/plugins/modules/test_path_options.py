@@ -225,6 +225,7 @@ CLASSIFIED = {
     ("nccl_test", "from_output"): (READ, None),
     ("hccl_test", "from_output"): (READ, None),
     ("perftest", "from_output"): (READ, None),
+    ("fabric_topology", "from_output"): (READ, None),
     ("report", "src"): (READ, None),
     ("history", "reports_dir"): (READ, None),
     ("perftest", "sysfs_root"): (READ, None),
@@ -233,6 +234,8 @@ CLASSIFIED = {
     ("k8s_workload", "python"): (READ, None),
     ("role:nccl", "nccl_profiles_file"): (READ, None),     # read on the controller (a lookup)
     ("role:gpu", "gpu_profiles_file"): (READ, None),       # the same
+    ("role:probe", "probe_topology_file"): (READ, None),   # the same
+    ("role:probe", "probe_ibnetdiscover_file"): (READ, None),  # read on the controller (fabric_topology, delegated)
     ("role:hccl", "hccl_profiles_file"): (READ, None),     # the same
     ("role:k8s", "k8s_render_dir"): (WRITE, render_dir),   # handed to k8s_workload's render_dir as it is
 }
