@@ -141,7 +141,9 @@ def _same(declared, observed):
     if declared is None or observed is None:
         return True
     one, two = str(declared).lower(), str(observed).lower()
-    return one == two or ("." in one) != ("." in two) and one.split(".")[0] == two.split(".")[0]
+    if one == two:
+        return True
+    return ("." in one) != ("." in two) and one.split(".", maxsplit=1)[0] == two.split(".", maxsplit=1)[0]
 
 
 def lldp_ports(host, timeout_s):
