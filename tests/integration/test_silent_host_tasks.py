@@ -35,7 +35,9 @@ FAKE_RUN_S = 20         # the stand-in GEMM run: it ends by itself, but its answ
 GEMM_TIMEOUT_S = 5      # gpu_gemm: {timeout_s}: the module kills the stand-in after this
 MARGIN_S = 10           # aifabric_task_margin_s
 KILL_AFTER_S = 10       # runner.KILL_AFTER_S: SIGKILL this long after the timeout's SIGTERM
-BOUND_S = GEMM_TIMEOUT_S + KILL_AFTER_S + MARGIN_S      # the gemm task's timeout: 25 s
+BOUND_S = GEMM_TIMEOUT_S + KILL_AFTER_S + MARGIN_S      # the gemm task's timeout: 25 s (gpu_async: false)
+POLL_BOUND_S = max(MARGIN_S, 30)        # gpu_async: each poll of the GEMM job: the margin, at least 30 s
+GEMM_TASK = "Measure GEMM throughput on every GPU"
 
 FAKE_PYTHON = """#!/bin/sh
 # aifabric.acceptance integration test (throwaway): the GPU stage's Python on {host}: it started, then it runs
@@ -65,18 +67,24 @@ def wait_started(proc, started, out, limit_s=120):
     pytest.fail("the GEMM run never started on %s:\n%s" % (SILENT, tail(out)))
 
 
-@pytest.mark.parametrize("config", ["repo", "none"])
-def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, config):
+@pytest.mark.parametrize("config, gpu_async", [("repo", True), ("none", True), ("repo", False)])
+def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, config, gpu_async):
     """config repo: the repository's ansible.cfg (its keep-alives replaced by the inventory's ssh args, task_timeout
     7200 s); none: no ansible.cfg at all, as an installed collection runs (pipelining comes from the playbook: without
-    it, ansible-core's removal of the timed-out module's temporary directory would wait on the silent host)."""
+    it, ansible-core's removal of the timed-out module's temporary directory would wait on the silent host).
+
+    gpu_async (the role's default): the GEMM runs as a job on every host; the silent host's next poll of it hangs,
+    and the poll's own timeout (POLL_BOUND_S) fails the host, in the task that carries the check's name. Without it
+    the GEMM task itself waits until its timeout (BOUND_S); that task is the check's start task."""
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
     fake, started_file = stand_in_python(fleet, SILENT)
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars={SILENT: {"gpu_python": fake}})
     without_keepalives(inventory)
-    variables = {"gpu_hosts": fleet.group, "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S}
+    variables = {"gpu_hosts": fleet.group, "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S,
+                 "gpu_async": gpu_async}
+    bound_s, task = (POLL_BOUND_S, GEMM_TASK) if gpu_async else (BOUND_S, "Start - " + GEMM_TASK)
     env = controller.env(fleet, report_dir)
     if config == "none":
         empty = tmp_path / "ansible.cfg"
@@ -90,14 +98,15 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     rc = finish(proc, HANG_LIMIT_S, out)
     ended = time.monotonic()
     assert rc == 2, "ansible-playbook must end with rc 2 (a host failed), got %d:\n%s" % (rc, tail(out))
-    assert ended - silenced >= BOUND_S - 5, "the gemm task ended before its bound: %.1f s" % (ended - silenced)
+    assert ended - silenced >= bound_s - 5, "the gemm task ended before its bound: %.1f s" % (ended - silenced)
 
     report = load_report(report_dir, out)[1]
     records = records_of(report)
     assert_valid_records(records, validator)
     silent = [r for r in records if r["host"] == SILENT]
-    timed_out = [r for r in silent if r["status"] == "error" and "Timed out after %d second(s)" % BOUND_S in r["reason"]]
+    timed_out = [r for r in silent if r["status"] == "error" and "Timed out after %d second(s)" % bound_s in r["reason"]]
     assert timed_out, silent
+    assert timed_out[0]["params"]["task"] == "aifabric.acceptance.gpu : " + task, timed_out
     assert not [r for r in silent if r["check"].startswith("gpu.gemm")], silent     # its answer never arrived
     for name in sorted(h.name for h in fleet.hosts if h.name != SILENT):
         mine = [r for r in records if r["host"] == name]
@@ -108,6 +117,6 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
     assert verdicts[SILENT] == "error" and report["summary"]["failed_hosts"] == [SILENT], report["summary"]
     assert_set_stats_agree(report)
-    print("gpu.yml, 3 hosts, ansible.cfg %s, no keep-alives, %s silenced during its GEMM run: ended %.1f s after "
-          "the silence (gemm task bound %d s)" % (config, SILENT, ended - silenced, BOUND_S))
+    print("gpu.yml, 3 hosts, ansible.cfg %s, gpu_async %s, no keep-alives, %s silenced during its GEMM run: ended "
+          "%.1f s after the silence (bound %d s)" % (config, gpu_async, SILENT, ended - silenced, bound_s))
     assert_nothing_left(fleet)

@@ -61,16 +61,24 @@ def collective_default():
     return launch.COLLECTIVE_SPEC["timeout_s"]["default"]
 
 
+# the GPU stage's checks -> their worst case with every variable at its default, from the modules' own limits
+GPU_LIMITS = {
+    "Probe OS, GPUs, RDMA and software": ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    "Measure GEMM throughput on every GPU": module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
+    "Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)": ALLREDUCE + MARGIN,
+    # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
+    "Run nccl-tests collectives on every GPU of the host":
+        7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
+}
+
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
 EXPECTED = {
     ("acceptance_ssh.yml", "aifabric.acceptance.probe : Probe OS, CPU, memory, GPUs, RDMA and software"):
         ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    ("gpu.yml", "aifabric.acceptance.gpu : Probe OS, GPUs, RDMA and software"): ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    ("gpu.yml", "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU"): module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
-    ("gpu.yml", "aifabric.acceptance.gpu : Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)"): ALLREDUCE + MARGIN,
-    # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
-    ("gpu.yml", "aifabric.acceptance.gpu : Run nccl-tests collectives on every GPU of the host"):
-        7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
+    # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and each poll of its job
+    # (the margin, at least 30 s); the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
+    **dict((("gpu.yml", "aifabric.acceptance.gpu : Start - " + name), 60 + MARGIN) for name in GPU_LIMITS),
+    **dict((("gpu.yml", "aifabric.acceptance.gpu : " + name), max(MARGIN, 30)) for name in GPU_LIMITS),
     ("hccl.yml", "aifabric.acceptance.hccl : Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
     # set_env.sh, then the 4 default collectives, each: the run, its kill-after, the cleanup
     ("hccl.yml", "aifabric.acceptance.hccl : Run the collectives on one node"):
@@ -98,6 +106,7 @@ LOADER = r'''
 import json, sys
 from ansible.plugins.loader import init_plugin_loader, action_loader
 collections, repo, playbooks, included = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+extra_vars = json.loads(sys.argv[5])
 init_plugin_loader([collections])
 import os
 from ansible.inventory.manager import InventoryManager
@@ -115,6 +124,7 @@ INCLUDES = C._ACTION_ALL_INCLUDE_IMPORT_TASKS + C._ACTION_ALL_PROPER_INCLUDE_IMP
 loader = DataLoader()
 inventory = InventoryManager(loader=loader, sources="node1,")
 manager = VariableManager(loader=loader, inventory=inventory)
+manager._extra_vars = extra_vars      # as -e gives them
 host = inventory.get_host("node1")
 
 
@@ -147,9 +157,15 @@ def resolved(templar, values):
     return out
 
 
-def row(source, play, task, value):
-    return {"source": source, "play": play.get_name(), "task": task.get_name(), "action": task.action,
-            "on_host": on_host(play, task), "timeout": value}
+def row(source, play, task, value, more=None):
+    return dict({"source": source, "play": play.get_name(), "task": task.get_name(), "action": task.action,
+                 "on_host": on_host(play, task), "timeout": value}, **(more or {}))
+
+
+def bounds(templar, task):
+    """A polled task's other limits (async, retries x delay), as they template before the run."""
+    got = resolved(templar, {"async": task.async_val, "poll": task.poll, "retries": task.retries, "delay": task.delay})
+    return dict((key, got.get(key, "unresolved")) for key in ("async", "poll", "retries", "delay"))
 
 
 out = []
@@ -160,7 +176,8 @@ for name in playbooks:
             templar = Templar(loader=loader, variables=dict(manager.get_vars(play=play, host=host, task=task), **facts))
             if task.action in C._ACTION_SET_FACT:
                 facts.update(resolved(templar, task.args))
-            out.append(row(name, play, task, resolved(templar, {"timeout": task.timeout}).get("timeout", "unresolved")))
+            out.append(row(name, play, task, resolved(templar, {"timeout": task.timeout}).get("timeout", "unresolved"),
+                           bounds(templar, task)))
 host_play = Play.load({"hosts": "node1", "gather_facts": False}, variable_manager=manager, loader=loader)
 for path in included:
     data = loader.load_from_file(os.path.join(repo, path))
@@ -181,7 +198,7 @@ def collections_path():
     return os.sep.join(parts[:-3])
 
 
-def load_tasks():
+def load_tasks(extra_vars=None):
     playbooks = sorted(name for name in os.listdir(os.path.join(REPO, "playbooks")) if name.endswith(".yml"))
     included = []
     for path in INCLUDED:
@@ -193,8 +210,8 @@ def load_tasks():
         open(config, "w").close()
         env = dict(os.environ, ANSIBLE_CONFIG=config, ANSIBLE_LOCAL_TEMP=tmp, ANSIBLE_HOME=tmp)
         done = subprocess.run([sys.executable, "-c", LOADER, collections_path(), REPO, json.dumps(playbooks),
-                               json.dumps(included)], env=env, capture_output=True, text=True, timeout=300,
-                              check=False)
+                               json.dumps(included), json.dumps(extra_vars or {})], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -227,3 +244,28 @@ def test_timeouts_with_the_defaults_cover_the_modules_own_limits():
     wrong = dict((key, (sorted(found.get(key, [])), want)) for key, want in EXPECTED.items()
                  if found.get(key) != {want})
     assert not wrong, "task -> (timeouts found, expected):\n" + "\n".join("%s: %s" % item for item in wrong.items())
+
+
+def _gpu_rows(rows):
+    return dict((r["task"].split(" : ", 1)[1], r) for r in rows
+                if r["source"] == "gpu.yml" and r["task"].startswith("aifabric.acceptance.gpu : "))
+
+
+def test_gpu_checks_run_as_bounded_jobs():
+    """gpu_async (the default): each check's job may run for the check's worst case (async:, past its tools' limits
+    by the margin: the module's own kill and cleanup come first), and its polls go on for at least that long + 30 s;
+    each start and each poll has its own, short, timeout (the rows of EXPECTED)."""
+    rows = _gpu_rows(ROWS)
+    for name, limit in GPU_LIMITS.items():
+        start, wait = rows["Start - " + name], rows[name]
+        assert (start["async"], start["poll"]) == (limit, 0), (name, start)
+        assert wait["action"] == "ansible.builtin.async_status" and wait["delay"] == 5, (name, wait)
+        assert limit + 30 <= wait["retries"] * wait["delay"] < limit + 30 + wait["delay"], (name, wait)
+
+
+def test_gpu_checks_without_async_have_their_worst_case_as_timeout():
+    """gpu_async: false: the start is the run itself (async 0), limited by the check's worst case, as before."""
+    rows = _gpu_rows(load_tasks({"gpu_async": False}))
+    for name, limit in GPU_LIMITS.items():
+        start = rows["Start - " + name]
+        assert (start["timeout"], start["async"]) == (limit, 0), (name, start)

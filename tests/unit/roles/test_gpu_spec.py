@@ -52,8 +52,23 @@ def role_spec():
     return _load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
 
 
+def _walk(tasks):
+    for task in tasks:
+        yield task
+        for part in ("block", "rescue", "always"):
+            yield from _walk(task.get(part) or [])
+
+
 def role_tasks():
-    return dict((task["name"], task) for task in _load("tasks", "main.yml"))
+    """Every task and block of tasks/main.yml by name (blocks included: a check is a block of its start and wait)."""
+    return dict((task["name"], task) for task in _walk(_load("tasks", "main.yml")))
+
+
+def check_blocks():
+    """The blocks of the checks, in order: the one block of the stage holds one block per check."""
+    stage = _load("tasks", "main.yml")
+    assert len(stage) == 1 and "block" in stage[0], "tasks/main.yml: one block of the stage's checks"
+    return stage[0]["block"]
 
 
 def _module_task(module):
@@ -110,7 +125,7 @@ def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
 def test_the_checks_are_the_tasks():
     spec = role_spec()["gpu_checks"]
     assert spec["choices"] == spec["default"] == ["gemm", "allreduce_probe", "nccl"]
-    whens = [task.get("when") for task in role_tasks().values()]
+    whens = [block.get("when") for block in check_blocks()]
     assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:]
     assert whens[0] == "gpu_run_probe"
 
@@ -130,3 +145,36 @@ def test_tool_options_refuses_what_it_cannot_complete():
         tool_options({}, "gemm_bench")
     with pytest.raises(AnsibleFilterError, match="options of gemm must be a mapping, got list"):
         tool_options(["timeout_s"], "gemm")
+
+
+def test_every_check_is_started_as_a_job_and_waited_for():
+    """gpu_async: each check's block starts its module with async + poll 0 and waits for it with async_status under
+    the check's own name (the records come from that task: the same name as without async); the jobs the waits
+    saw finish are forgotten in the stage's always: (a failed check included)."""
+    stage = _load("tasks", "main.yml")[0]
+    waited, started = [], []
+    for block in check_blocks():
+        start, wait = block["block"]
+        module = [key for key in start if key.startswith("aifabric.acceptance.")]
+        assert len(module) == 1, start
+        assert start["name"] == "Start - " + wait["name"], (start["name"], wait["name"])
+        assert (start["async"], start["poll"], start["timeout"]) == (
+            "{{ __gpu_async_s }}", 0, "{{ __gpu_start_timeout_s }}"), start["name"]
+        assert "__gpu_limit_s" in block["vars"], block["name"]     # each check's worst case, used by async and the polls
+        job = start["register"]
+        assert wait["ansible.builtin.async_status"] == {"jid": "{{ %s.ansible_job_id }}" % job}
+        assert wait["when"] == "%s.ansible_job_id is defined" % job         # without async: the start was the run
+        assert wait["until"] == "%s.finished | default(false)" % wait["register"]
+        assert (wait["retries"], wait["delay"], wait["timeout"]) == (
+            "{{ __gpu_poll_retries }}", "{{ __gpu_poll_s }}", "{{ __gpu_poll_timeout_s }}")
+        waited.append(wait["register"])
+        started.append(job)
+    cleanup, = stage["always"]
+    assert cleanup["ansible.builtin.async_status"]["mode"] == "cleanup" and cleanup["failed_when"] is False
+    assert cleanup["timeout"] == "{{ __gpu_poll_timeout_s }}"
+    results = cleanup["vars"]["__gpu_results"]
+    for register in waited + started:
+        assert "{{ %s | default({}) }}" % register in results, register
+    assert "__gpu_results | selectattr('finished', 'defined') | selectattr('finished')" in cleanup["loop"]
+    # a job whose result never came back is not asked for, nor anything on a host that went silent
+    assert cleanup["when"] == "__gpu_results | select('timedout') | list | length == 0"
