@@ -114,3 +114,26 @@ def test_gpu_async_gives_the_records_of_the_plain_run(fleet, controller, tmp_pat
     left = os.listdir(async_dir) if os.path.isdir(async_dir) else []
     assert not left, "job files left in ANSIBLE_ASYNC_DIR: %s" % left      # every finished job forgotten
     assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=2)
+def test_gpu_async_in_check_mode_runs_each_check_in_its_start_task(fleet, controller, tmp_path):
+    """ansible-playbook --check: no job (async is 0 in check mode, whatever the ansible-core: before 2.17 async and
+    check mode on one task failed it); each module answers in its start task what it would run, the waits skip."""
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    async_dir = os.path.join(fleet.dir, "async-jobs")
+    report_dir = tmp_path / "check"
+    out = str(tmp_path / "check.log")
+    env = controller.env(fleet, report_dir, extra={"ANSIBLE_ASYNC_DIR": async_dir, "AIFABRIC_FAIL_ON": "never"})
+    argv = controller.playbook_argv(PLAYBOOK, inventory, "--check", "-e", json.dumps({"gpu_hosts": fleet.group}))
+    rc = finish(start(fleet, argv, env, out, controller.repo), RUN_LIMIT_S, out)
+    assert rc == 0, "ansible-playbook --check rc %d:\n%s" % (rc, tail(out))
+    with open(out) as handle:
+        log = handle.read()
+    for check in ("Measure GEMM throughput on every GPU", "Run nccl-tests collectives on every GPU of the host"):
+        started = log.split("TASK [aifabric.acceptance.gpu : Start - %s]" % check, 1)[1].split("TASK [", 1)[0]
+        waited = log.split("TASK [aifabric.acceptance.gpu : %s]" % check, 1)[1].split("TASK [", 1)[0]
+        assert "ok: [node1]" in started and "ok: [node2]" in started, started
+        assert "skipping: [node1]" in waited and "skipping: [node2]" in waited, waited
+    assert not os.path.exists(async_dir) or not os.listdir(async_dir)
+    assert_nothing_left(fleet)
