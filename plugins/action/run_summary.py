@@ -80,7 +80,7 @@ class ActionModule(ActionBase):
         if args["confirm_hosts"] is not None:     # from the report's own attribution: the analyses ran once
             result["confirmation_rounds"] = attribution.plan_confirmation(
                 report["findings"], args["confirm_hosts"], per_suspect=args["confirm_per_suspect"],
-                check=args["confirm_check"])
+                check=args["confirm_check"], records=report["records"])
         self._fail_on_verdict(result, path, collected, report, args["fail_on"])
         return result
 

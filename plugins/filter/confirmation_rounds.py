@@ -13,6 +13,9 @@ description:
     and returns rounds of C([server, client]) pairs that settle what it could not - every suspect host
     against O(per_suspect) known-good hosts, and every pair whose link finding needs confirmation measured
     again.
+  - The suspect nodes are also paired with each other, in a ring ordered by switch where C(net.topology) records
+    among the input say it (else by name) - hosts behind one slow switch uplink are fine with each other (one group
+    finding), bad nodes are not; random rounds alone almost never pair two hosts of one leaf.
   - Returns an empty list when nothing is suspect.
 options:
   _input:
@@ -65,7 +68,7 @@ def confirmation_rounds(records, hosts, per_suspect=2, check=None):
         raise AnsibleFilterError("aifabric.acceptance.confirmation_rounds: per_suspect must be an integer")
     records = [dict(r) for r in records if isinstance(r, dict)]
     findings = (attribution.analyze(records, {}))[1]
-    return attribution.plan_confirmation(findings, hosts, per_suspect=per_suspect, check=check)
+    return attribution.plan_confirmation(findings, hosts, per_suspect=per_suspect, check=check, records=records)
 
 
 class FilterModule(object):

@@ -239,6 +239,21 @@ def groups_of(nodes, incident, low, node_fraction):
     return sorted(found)
 
 
+def _explained_away(nodes, incident, low, min_edges, node_fraction):
+    """The suspect nodes that stay suspects once their pairs with the other suspects are set aside: a host whose
+    low pairs were with bad nodes (a random round drew two of them; the confirmation pass paired it with other
+    suspects) is judged again on its pairs with hosts that are not suspects, where it has ``min_edges`` of them, and
+    is no suspect when those are mostly good. A bad node is low with the healthy hosts too; a host that has too few
+    pairs outside the suspects is kept as it was judged."""
+    out = {}
+    for host, counts in nodes.items():
+        rest = [p for p in incident[host] if next(iter(p - {host})) not in nodes]
+        if len(rest) >= min_edges and sum(1 for p in rest if low[p]) <= node_fraction * len(rest):
+            continue
+        out[host] = counts
+    return out
+
+
 def attribute(edges, low, min_edges, node_fraction):
     """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)], groups [(hosts, evidence)]).
 
@@ -256,6 +271,7 @@ def attribute(edges, low, min_edges, node_fraction):
         bad = sum(1 for p in pairs if low[p])
         if len(pairs) >= min_edges and bad > node_fraction * len(pairs):
             nodes[host] = (bad, len(pairs))
+    nodes = _explained_away(nodes, incident, low, min_edges, node_fraction)
     groups = groups_of(nodes, incident, low, node_fraction)
     explained = set(nodes)
     for members, _evidence in groups:
@@ -633,20 +649,43 @@ def suspects(findings, check=None):
     return sorted(out)
 
 
-def plan_confirmation(findings, hosts, per_suspect=2, check=None):
+def plan_confirmation(findings, hosts, per_suspect=2, check=None, records=None):
     """The confirmation pass of a first pass's attribution ``findings`` (a report's findings: those of other
     analyses are ignored): rounds of [server, client] pairs among ``hosts`` (see :func:`confirmation_rounds`).
-    The one rule behind the ``confirmation_rounds`` filter and ``run_summary``'s ``confirm_hosts``."""
+    ``records``: the report's records, for the ``net.topology`` ones (the suspect nodes are paired with each other
+    switch by switch where it is known). The one rule behind the ``confirmation_rounds`` filter and
+    ``run_summary``'s ``confirm_hosts``."""
     findings = [f for f in findings or [] if f.get("analysis", NAME) == NAME]
     hosts = [str(h) for h in hosts]
     suspect_hosts = [h for h in suspects(findings, check=check) if h in hosts]
     retest = [p for p in retest_pairs(findings, check=check) if p[0] in hosts and p[1] in hosts]
-    return confirmation_rounds(hosts, suspect_hosts, per_suspect=per_suspect, retest=retest)
+    return confirmation_rounds(hosts, suspect_hosts, per_suspect=per_suspect, retest=retest,
+                               node_suspects=_node_suspects_by_switch(findings, hosts, check, records))
 
 
-def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
-    """Rounds pairing every suspect with ``per_suspect`` known-good hosts (never two suspects together),
-    plus the ``retest`` pairs themselves (the unconfirmed links, measured again).
+def _node_suspects_by_switch(findings, hosts, check, records):
+    """The hosts of the node findings among ``hosts``, ordered by their switch on the finding's rail (where the
+    ``net.topology`` records say it; hosts without one after them), then by name."""
+    known = topology.read(records) if records else {}
+    order = {}
+    for item in findings:
+        if item.get("kind") != "node" or (check and item.get("check") != check):
+            continue
+        for host in item.get("hosts") or []:
+            if host in hosts and host not in order:
+                where = topology.placement(known.get(host), item.get("target"))
+                order[host] = (where is None, where.switch if where else "", host)
+    return sorted(order, key=order.get)
+
+
+def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None, node_suspects=None):
+    """Rounds pairing every suspect with ``per_suspect`` known-good hosts, plus the ``retest`` pairs themselves
+    (the unconfirmed links, measured again), plus a ring over the suspect nodes ``node_suspects`` in the order
+    given (each with the next; never an end of an unconfirmed link: their own pairs say more).
+
+    The ring is what tells a bad switch from bad nodes: random matchings almost never pair two hosts behind one
+    leaf, so after them every host behind a slow leaf uplink is low with all its peers, like a bad node. Hosts
+    behind one bad path are fine with each other; two bad nodes are low with each other too.
 
     Each round is a list of [server, client] pairs, disjoint. Good hosts are used
     round-robin so the load spreads over the fleet.
@@ -654,11 +693,18 @@ def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None):
     suspect_set = set(suspect_hosts)
     good = [h for h in hosts if h not in suspect_set]
     wanted = [list(pair) for pair in (retest or [])]
-    if not good and not wanted:
+    ring = [h for h in dict.fromkeys(node_suspects or ()) if h in suspect_set]
+    if not good and not wanted and len(ring) < 2:
         return []
     cursor = 0
     for suspect in sorted(suspect_set) if good else []:
         for unused_index in range(min(per_suspect, len(good))):
             wanted.append([good[cursor % len(good)], suspect])
             cursor += 1
+    seen = set(frozenset(pair) for pair in wanted)
+    for index in range(len(ring) if len(ring) > 2 else len(ring) - 1):
+        pair = [ring[index], ring[(index + 1) % len(ring)]]
+        if frozenset(pair) not in seen:
+            seen.add(frozenset(pair))
+            wanted.append(pair)
     return rounds.pack_rounds(wanted)
