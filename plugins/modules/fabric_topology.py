@@ -31,6 +31,7 @@ description:
   - It only reads (sysfs, C(lldpctl), a file), so it runs the same in check mode.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
+  - aifabric.acceptance._attributes.results
 attributes:
   check_mode:
     support: full
