@@ -109,9 +109,18 @@ def plugin_page(kind, name, entry):
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def entry_points(name, entry):
+    """A role's entry points from ``ansible-doc --json -t role`` (top-level ``entry_points``); a role without one
+    is an error: its page would be a title only."""
+    points = entry.get("entry_points") or {}
+    if not points:
+        raise SystemExit("reference: ansible-doc gave no entry point of role %s (no meta/argument_specs.yml?)" % name)
+    return points
+
+
 def role_page(name, entry):
     lines = ["# %s.%s (role)" % (COLLECTION, name), ""]
-    for point, spec in sorted(((entry.get("doc") or {}).get("entry_points") or {}).items()):
+    for point, spec in sorted(entry_points(name, entry).items()):
         lines += ["## Entry point `%s`" % point, "", text(spec.get("short_description")), "",
                   text(spec.get("description")), ""]
         if spec.get("options"):
@@ -140,7 +149,7 @@ def pages(binary):
     for name in roles:
         entry = data["%s.%s" % (COLLECTION, name)]
         out["role_%s.md" % name] = role_page(name, entry)
-        main = ((entry.get("doc") or {}).get("entry_points") or {}).get("main") or {}
+        main = entry_points(name, entry).get("main") or {}
         index.append("- [%s](role_%s.md) - %s" % (name, name, text(main.get("short_description"))))
     out["README.md"] = "\n".join(index).rstrip("\n") + "\n"
     return out
