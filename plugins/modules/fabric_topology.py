@@ -25,7 +25,8 @@ description:
     C(node24 HCA-1)); the inventory name or its first label must equal C(<host>). A host the file does not name
     gets a C(skip) record. A CA whose description is not C(<host> <hca>) (a firmware default such as
     C(MT25408 ConnectX Mellanox Technologies)) names no host and is only counted."
-  - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything,
+  - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything
+    (C(lldpctl) not installed, or installed with no C(lldpd) running, and nothing declared),
     C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
     C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
   - It only reads (sysfs, C(lldpctl), a file), so it runs the same in check mode.
@@ -147,6 +148,10 @@ def _same(declared, observed):
     return ("." in one) != ("." in two) and one.split(".", maxsplit=1)[0] == two.split(".", maxsplit=1)[0]
 
 
+# what lldpctl 1.0.16 prints when no lldpd answers on its socket (tests/unit/fixtures/topology/lldpctl-*-no-daemon.txt)
+NO_DAEMON = "unable to connect to socket"
+
+
 def lldp_ports(host, timeout_s):
     """(ports, note, error, raw): the LLDP source. note says why there is nothing; error why it failed."""
     lldpctl = host.which("lldpctl")
@@ -157,8 +162,12 @@ def lldp_ports(host, timeout_s):
         run = host.run(argv, timeout_s)
     except ToolTimeout as exc:
         return {}, None, str(exc), None
+    said = (run.stderr or run.stdout).strip()[-300:]
+    if run.rc != 0 and NO_DAEMON in said:
+        # installed, its daemon not running: the topology cannot be learned here, nothing is wrong with the host
+        return {}, "lldpd is not running (lldpctl: %s)" % said.splitlines()[-1], None, None
     if run.rc != 0:
-        return {}, None, "lldpctl -f json exited with %d: %s" % (run.rc, (run.stderr or run.stdout).strip()[-300:]), run.output
+        return {}, None, "lldpctl -f json exited with %d: %s" % (run.rc, said), run.output
     parsed = topology.parse_lldpctl_json(run.stdout)
     if parsed["error"]:
         return {}, None, parsed["error"], run.output

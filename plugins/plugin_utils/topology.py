@@ -10,9 +10,10 @@ One ``net.topology`` record per host (target None) carries ``facts.ports``: port
 - A record whose status is ``skip`` or ``error`` says nothing (the probe could not learn the topology); ``pass``
   and ``warn`` (a port cabled against the declared plan is still cabled somewhere) do. A port entry without a
   switch name gives nothing.
-- A host with several usable records (runs merged into one report): the one with the latest ``started`` wins,
-  and of records started at the same time the last one in the records, as the other analyses read a host's
-  probe records (hardware.port_rates: the last one wins).
+- A host with several usable records (LLDP or the declared plan, and an ibnetdiscover import; runs merged into one
+  report) has the ports of all of them; of a port in several, the entry of the latest ``started`` wins, and of
+  records started at the same time the last one in the records, as the other analyses read a host's probe records
+  (hardware.port_rates: the last one wins).
 
 :func:`placement` answers "the switch of host H for a matrix on target T": the port whose name or netdev is T;
 for target None, or where no port of the host is T, the one switch all the host's ports share, else unknown.
@@ -52,22 +53,21 @@ def _ports(record):
 
 def read(records):
     """{host: {port: {"switch", "switch_port", "source", "netdev", "chassis_id"}}} from the ``net.topology``
-    records (the latest usable record of each host; see the module docstring). Hosts without one are absent."""
-    latest = {}
+    records: every usable record of a host adds its ports (a host has one from LLDP or the declared plan and one
+    from an ibnetdiscover import); of a port in several, the latest record's entry wins (see the module
+    docstring). Hosts without a port are absent."""
+    usable = []
     for index, rec in enumerate(records or ()):
         if not isinstance(rec, dict) or rec.get("check") != CHECK or rec.get("status") not in USABLE:
             continue
         host = _text(rec.get("host"))
-        if host is None:
-            continue
-        key = (str(rec.get("started") or ""), index)
-        if host not in latest or key >= latest[host][0]:
-            latest[host] = (key, rec)
+        if host is not None:
+            usable.append(((str(rec.get("started") or ""), index), host, rec))
     out = {}
-    for host, (_key, rec) in latest.items():
+    for _key, host, rec in sorted(usable, key=lambda item: item[0]):
         ports = _ports(rec)
         if ports:
-            out[host] = ports
+            out.setdefault(host, {}).update(ports)
     return out
 
 

@@ -90,18 +90,31 @@ def test_bad_declared_types_are_an_error_record(fake_lldpctl, declared, message)
     assert (record["status"], record["reason"]) == ("error", message)
 
 
+def test_lldpctl_without_its_daemon_is_no_source_not_a_host_error(fake_lldpctl):
+    """The real message of lldpctl 1.0.16 when no lldpd runs: the host gets a skip (or its declared ports), never
+    an error - an installed but stopped lldpd says nothing about the node."""
+    fake_lldpctl(os.path.join(FIXTURES, "lldpctl-1.0.16-no-daemon.txt"), rc=1)
+    (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
+    assert record["status"] == "skip"
+    assert record["reason"].startswith("no topology known: lldpd is not running (lldpctl: ")
+    assert "unable to connect to socket /run/lldpd.socket.aif-absent" in record["reason"]
+    (record,) = run_main(fabric_topology.main, {"declared": {"eth0": {"switch": "leaf1", "switch_port": "swp1"}}}
+                         ).kwargs["results"]
+    assert record["status"] == "pass" and record["facts"]["ports"]["eth0"]["source"] == "declared"
+
+
 def test_lldpctl_failing_or_printing_garbage_is_an_error_with_its_output(fake_lldpctl, tmp_path):
     garbage = tmp_path / "garbage.txt"
-    garbage.write_text("lldpctl: unable to connect to socket /run/lldpd.socket\n")
+    garbage.write_text("lldpctl: invalid option -- 'f'\n")
     fake_lldpctl(str(garbage), rc=1)
     (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
     assert record["status"] == "error"
-    assert record["reason"] == "lldpctl -f json exited with 1: lldpctl: unable to connect to socket /run/lldpd.socket"
-    assert "unable to connect" in record["raw"]
+    assert record["reason"] == "lldpctl -f json exited with 1: lldpctl: invalid option -- 'f'"
+    assert "invalid option" in record["raw"]
     fake_lldpctl(str(garbage))
     (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
     assert record["status"] == "error" and record["reason"].startswith("lldpctl's output is not JSON")
-    assert "unable to connect" in record["raw"]
+    assert "invalid option" in record["raw"]
 
 
 def _host(root="", capture=None, calls=None):

@@ -398,3 +398,17 @@ def test_the_topology_module_s_records_of_a_real_ibnetdiscover_capture_name_the_
         "(not node10, node11, node12, node13, node14, node15, node16, node17 and 10 more: a port group or line card of "
         "%s rather than the whole switch) (node1, node2, node3, node4, node5, node6) are fine with each other"
         % (switch, switch, switch))
+
+
+def test_a_hosts_lldp_and_ibnetdiscover_records_add_up_port_by_port():
+    """The probe gives a host two net.topology records when an ibnetdiscover file is imported: its Ethernet ports
+    (LLDP) and its InfiniBand HCAs (ibnetdiscover). Both count; a port in both takes the later record's entry."""
+    lldp = topology_record("n1", {"eth0": port("mgmt-sw", "swp3"), "mlx5_0": port("leaf-old", "Eth2/1")},
+                           started="2026-11-22T09:00:00Z")
+    ib = topology_record("n1", {"mlx5_0": port("leaf-07", "12"), "mlx5_1": port("leaf-08", "12")},
+                         started="2026-11-22T09:00:01Z")
+    known = topology.read([ib, lldp])
+    assert sorted(known["n1"]) == ["eth0", "mlx5_0", "mlx5_1"]
+    assert (known["n1"]["eth0"]["switch"], known["n1"]["mlx5_0"]["switch"], known["n1"]["mlx5_1"]["switch"]) == (
+        "mgmt-sw", "leaf-07", "leaf-08")
+    assert topology.placement(known["n1"], "mlx5_1").switch == "leaf-08"
