@@ -18,6 +18,11 @@ description:
     the next rounds test the first half of each failing group (bisect), a single suspect with a known-good host
     (confirm), and screen again what a confirmed bad host left unknown (rescreen). An empty list means every host
     is known good or bad (or can no longer be told apart).
+  - With O(topology), a suspect is confirmed with a known-good host of its own topology group (a failure with hosts
+    of other groups only does not make it bad: a slow uplink would look the same), and V(span) tests of one
+    known-good host per group screen the paths between the groups; each test's marker then names each host's group
+    (C(groups=), URL-quoted), from which the report's screen analysis names a group slow to the rest (a C(group)
+    finding, its hosts C(warn)).
   - Thin wrapper of C(plugins/plugin_utils/group_screen.py) (the same code drives the simulation
     C(bench/group_screen_sim.py)).
 options:
@@ -37,7 +42,8 @@ options:
     default: 0
   topology:
     description: "Host to its leaf switch, rack or clique (C({node1: leaf1, node2: leaf1, ...})): screen groups stay
-      inside one. Hosts it does not name share one group of their own."
+      inside one, and a suspect is confirmed inside its own. Hosts it does not name share one screen group of their
+      own and are judged against any known-good host."
     type: dict
     default: {}
   check:
@@ -70,7 +76,7 @@ _value:
       type: list
       elements: str
     purpose:
-      description: V(screen), V(bisect), V(confirm) or V(rescreen).
+      description: V(screen), V(bisect), V(confirm), V(rescreen) or V(span) (across topology groups).
       type: str
     round:
       description: The round index given.
@@ -134,8 +140,9 @@ def group_screen(hosts, records=None, group_size=0, topology=None, check="", rou
     for test in tests:
         if len(test["hosts"]) < 2:     # a lone host without a known-good one to test it with: not testable
             continue
+        groups = [topology.get(h) for h in test["hosts"]] if topology else None
         out.append({"hosts": list(test["hosts"]), "purpose": test["purpose"], "round": round_index, "index": len(out),
-                    "marker": planner.marker(round_index, test["purpose"], test["hosts"])})
+                    "marker": planner.marker(round_index, test["purpose"], test["hosts"], groups)})
     return out
 
 

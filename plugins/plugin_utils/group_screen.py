@@ -24,14 +24,25 @@ The planner is stateless: each round's tests follow from the outcomes so far, ``
   never tested) are screened again, in groups;
 - tests of one round never share a host; known-good fillers are spread over the tests.
 
-``plan(hosts, outcomes, ...)`` -> the next round: ``[{"hosts": [...], "purpose": screen|bisect|confirm|rescreen}]``,
-empty when every host is known good or bad. ``state(hosts, outcomes)`` -> ``(good, bad, pools, unknown)``.
+With a topology, a host is judged inside its own group (a leaf whose uplink is slow must not be reported as bad
+nodes, issue 25): every screen, bisect and rescreen test stays inside one group, a single suspect is confirmed with
+a known-good host of its own group first, and a failing test whose only not-known-good host met known-good hosts of
+other groups only does not confirm it (the uplink could be what is slow): it is a pool of one, confirmed inside its
+group once a host there is known good (a host alone in its group is judged across). The paths BETWEEN the groups
+are screened the same way one level up: **span** tests of one known-good host per group (groups of about the
+square root of the groups, bisected, a single group confirmed with known-good groups), in the same rounds as the
+rest on hosts the round does not use; a group confirmed slow to the rest is ``group_verdicts``' slow group.
+
+``plan(hosts, outcomes, ...)`` -> the next round: ``[{"hosts": [...], "purpose": screen|bisect|confirm|rescreen|span}]``,
+empty when every host (and group) is known good or bad. ``state(hosts, outcomes, topology)`` -> ``(good, bad, pools,
+unknown)``; ``group_verdicts(hosts, outcomes, topology)`` -> ``(slow groups, unresolved groups)``.
 Controller-only (plugin_utils), pure, no Ansible imports.
 """
 
 from __future__ import annotations
 
 import math
+from urllib.parse import quote, unquote
 
 FILLER = 1            # known-good hosts added to a single suspect: a collective needs two nodes or more
 
@@ -41,9 +52,27 @@ def default_group_size(count):
     return max(2, int(round(math.sqrt(max(count, 1)))))
 
 
-def state(hosts, outcomes):
+def _key(topology, host):
+    """The topology group of a host (its leaf, rack or clique), None when the topology does not name one."""
+    value = (topology or {}).get(host)
+    return None if value is None or str(value) == "" else str(value)
+
+
+def _conclusive(host, tested, topology, hosts):
+    """A failing test whose only host not known good is ``host`` confirms it bad - unless the topology says a slow
+    path can explain it: the host has a topology group with other hosts, and no known-good host of the test is in
+    it (the test crossed an uplink, whose slowness would look the same)."""
+    key = _key(topology, host)
+    if key is None or any(h != host and _key(topology, h) == key for h in tested):
+        return True
+    return not any(h != host and _key(topology, h) == key for h in hosts)
+
+
+def state(hosts, outcomes, topology=None):
     """(good, bad, pools, unknown) after the outcomes: sets of hosts, and the pools as a list of sorted lists (the
-    smallest pools only: a pool holding a smaller one is answered by it)."""
+    smallest pools only: a pool holding a smaller one is answered by it). With a ``topology``, a host that failed
+    only with known-good hosts of other topology groups is a pool of one (a suspect to confirm inside its group),
+    not bad."""
     hosts = list(hosts)
     good, bad = set(), set()
     for tested, passed in outcomes:
@@ -54,7 +83,7 @@ def state(hosts, outcomes):
         changed = False
         for tested, passed in outcomes:
             rest = set(tested) - good
-            if not passed and len(rest) == 1 and not rest & bad:
+            if not passed and len(rest) == 1 and not rest & bad and _conclusive(min(rest), tested, topology, hosts):
                 bad.update(rest)
                 changed = True
     pools = []
@@ -62,7 +91,7 @@ def state(hosts, outcomes):
         if passed or set(tested) & bad:
             continue
         pool = frozenset(set(tested) - good)
-        if len(pool) >= 2 and pool not in pools:
+        if pool and pool not in pools:
             pools.append(pool)
     smallest = [p for p in pools if not any(q < p for q in pools)]
     # two pools may overlap (a rescreen group with a pool's host): keep them disjoint, the smaller first
@@ -102,15 +131,69 @@ def _screen_groups(members, size, topology):
     return out
 
 
-def _with_fillers(test, good, used, order):
-    """A test of one host gets known-good fillers not used elsewhere in the round (None when there is none)."""
+def _with_fillers(test, good, used, order, topology=None):
+    """A test of one host gets known-good fillers not used elsewhere in the round, of its own topology group first
+    (a suspect confirmed across an uplink could be failed by the uplink); a suspect that already failed across one
+    (``inside``) only gets fillers of its own group. None when there is none."""
     if len(test["hosts"]) >= 2:
         return test
-    spare = [h for h in order if h in good and h not in used][:FILLER]
+    key = _key(topology, test["hosts"][0])
+    free = [h for h in order if h in good and h not in used]
+    mates = [h for h in free if key is not None and _key(topology, h) == key]
+    spare = (mates or ([] if test.get("inside") else free))[:FILLER]
     if not spare:
         return None
     used.update(spare)
-    return dict(test, hosts=test["hosts"] + spare, purpose="confirm")
+    return {"hosts": test["hosts"] + spare, "purpose": "confirm"}
+
+
+def group_outcomes(hosts, outcomes, topology, good=None):
+    """The screen at the level of the topology groups: (groups, outcomes). ``groups``: the groups with a known-good
+    host, in the hosts' order; ``outcomes``: [(groups, passed)] of every test across two groups or more whose hosts
+    are all known good (a span test, or a confirmation across an uplink whose suspect was cleared) - its outcome
+    is the paths' between the groups, as a test's outcome is its hosts'."""
+    if good is None:
+        good = state(hosts, outcomes, topology)[0]
+    groups = []
+    for host in hosts:
+        key = _key(topology, host)
+        if key is not None and host in good and key not in groups:
+            groups.append(key)
+    out = []
+    for tested, passed in outcomes:
+        keys = [_key(topology, h) for h in tested]
+        if None in keys or not set(tested) <= good:
+            continue
+        distinct = [k for i, k in enumerate(keys) if k not in keys[:i]]
+        if len(distinct) >= 2:
+            out.append((distinct, passed))
+    return groups, out
+
+
+def group_verdicts(hosts, outcomes, topology):
+    """(slow, unresolved): the topology groups confirmed slow to the rest (a span test failing with known-good
+    groups only: the group's uplink), and those a failing span test left unresolved; sorted lists."""
+    groups, outs = group_outcomes(hosts, outcomes, topology)
+    if len(groups) < 2:
+        return [], []
+    _good, slow, pools, _unknown = state(groups, outs)
+    return sorted(slow), sorted(set(g for pool in pools for g in pool))
+
+
+def _span_tests(order, outcomes, good, topology, used):
+    """The tests across the topology groups (one known-good host of each, not used elsewhere in the round), planned
+    like the hosts' screen one level up: groups of groups, bisected and confirmed against groups known good."""
+    groups, outs = group_outcomes(order, outcomes, topology, good)
+    if len(groups) < 2:
+        return []
+    out = []
+    for test in plan(groups, outs):
+        reps = [next((h for h in order if h in good and h not in used and _key(topology, h) == key), None)
+                for key in test["hosts"]]
+        if None not in reps:
+            used.update(reps)
+            out.append({"hosts": reps, "purpose": "span"})
+    return out
 
 
 def plan(hosts, outcomes, group_size=None, topology=None):
@@ -119,25 +202,28 @@ def plan(hosts, outcomes, group_size=None, topology=None):
     size = group_size or default_group_size(len(order))
     if not outcomes:
         return [{"hosts": g, "purpose": "screen"} for g in _screen_groups(order, size, topology)]
-    good, _bad, pools, unknown = state(order, outcomes)
+    good, _bad, pools, unknown = state(order, outcomes, topology)
     tests = []
     for pool in pools:
         half = pool[:int(math.ceil(len(pool) / 2.0))]
-        tests.append({"hosts": half, "purpose": "bisect"})
+        tests.append({"hosts": half, "purpose": "bisect", "inside": len(pool) == 1})
     left = [h for h in order if h in unknown]
     tests.extend({"hosts": g, "purpose": "rescreen"} for g in _screen_groups(left, size, topology))
     used = set(h for t in tests for h in t["hosts"])
     out = []
     for test in tests:
-        ready = _with_fillers(test, good, used, order)
+        ready = _with_fillers(test, good, used, order, topology)
         if ready is not None:
-            out.append(ready)
+            out.append({"hosts": ready["hosts"], "purpose": ready["purpose"]})
+    if topology:
+        out.extend(_span_tests(order, outcomes, good, topology, used))
     return out
 
 
 def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
     """Drive the screen to the end with ``measure(round_tests) -> [passed, ...]`` (a simulation, or a test's
-    stand-in). Returns {"good", "bad", "unresolved", "rounds": [[test, ...], ...], "outcomes"}."""
+    stand-in). Returns {"good", "bad", "unresolved", "slow_groups", "unresolved_groups", "rounds": [[test, ...],
+    ...], "outcomes"}."""
     outcomes, rounds = [], []
     for _index in range(max_rounds):
         tests = plan(hosts, outcomes, group_size=group_size, topology=topology)
@@ -146,10 +232,11 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
         results = measure(tests)
         rounds.append(tests)
         outcomes.extend((t["hosts"], bool(ok)) for t, ok in zip(tests, results))
-    good, bad, pools, unknown = state(hosts, outcomes)
+    good, bad, pools, unknown = state(hosts, outcomes, topology)
     unresolved = sorted(set(h for p in pools for h in p) | unknown)
-    return {"good": sorted(good), "bad": sorted(bad), "unresolved": unresolved, "rounds": rounds,
-            "outcomes": outcomes}
+    slow, groups_unresolved = group_verdicts(hosts, outcomes, topology) if topology else ([], [])
+    return {"good": sorted(good), "bad": sorted(bad), "unresolved": unresolved, "slow_groups": slow,
+            "unresolved_groups": groups_unresolved, "rounds": rounds, "outcomes": outcomes}
 
 
 # ------------------------------------------------------------------ the screen's records (a playbook's rounds)
@@ -162,22 +249,36 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
 # hosts (inventory names, never containing a space). No module option and no record field is added for it.
 
 MARKER_ENV = "AIFABRIC_SCREEN"
-PURPOSES = ("screen", "bisect", "confirm", "rescreen")
+PURPOSES = ("screen", "bisect", "confirm", "rescreen", "span")
 OUTCOME = {"pass": True, "warn": True, "fail": False, "error": False}      # skip: not an outcome
 
 
-def marker(round_index, purpose, hosts):
-    """The MARKER_ENV value of one test. ValueError on a host name that cannot be carried."""
+def _group_word(group):
+    """A topology group as one word of the marker: URL-quoted, ``-`` for none (a group named ``-`` is ``%2D``)."""
+    if group is None or str(group) == "":
+        return "-"
+    return "%2D" if str(group) == "-" else quote(str(group), safe="")
+
+
+def marker(round_index, purpose, hosts, groups=None):
+    """The MARKER_ENV value of one test; ``groups``: each host's topology group (None where it has none), given
+    when the screen has a topology. ValueError on a host name that cannot be carried."""
     hosts = [str(h) for h in hosts]
     if purpose not in PURPOSES:
         raise ValueError("purpose must be one of %s, got %r" % (", ".join(PURPOSES), purpose))
-    if len(hosts) < 2 or any(not h or any(c.isspace() for c in h) for h in hosts):
+    if len(hosts) < 2 or any(not h or any(c.isspace() for c in h) or h.startswith("groups=") for h in hosts):
         raise ValueError("a screen test needs two hosts or more, named without spaces, got %r" % (hosts,))
-    return "round=%d purpose=%s hosts=%s" % (int(round_index), purpose, " ".join(hosts))
+    text = "round=%d purpose=%s hosts=%s" % (int(round_index), purpose, " ".join(hosts))
+    if groups is not None:
+        if len(groups) != len(hosts):
+            raise ValueError("a screen test's groups must name one group per host, got %r for %r" % (groups, hosts))
+        text += " groups=" + " ".join(_group_word(g) for g in groups)
+    return text
 
 
 def parse_marker(value):
-    """{round, purpose, hosts} of a MARKER_ENV value, or None when it is not one."""
+    """{round, purpose, hosts, groups} of a MARKER_ENV value (groups: {host: topology group} of the hosts that
+    have one, {} when the marker names none), or None when it is not one."""
     if not isinstance(value, str):
         return None
     words = value.split()
@@ -189,10 +290,17 @@ def parse_marker(value):
     except ValueError:
         return None
     purpose = words[1][len("purpose="):]
-    hosts = [words[2][len("hosts="):]] + words[3:]
+    rest = [words[2][len("hosts="):]] + words[3:]
+    cut = next((i for i, w in enumerate(rest) if w.startswith("groups=")), len(rest))
+    hosts, groups = rest[:cut], {}
+    if cut < len(rest):
+        named = [rest[cut][len("groups="):]] + rest[cut + 1:]
+        if len(named) != len(hosts):
+            return None
+        groups = dict((h, unquote(g)) for h, g in zip(hosts, named) if g != "-")
     if purpose not in PURPOSES or round_index < 0 or not all(hosts) or len(hosts) < 2:
         return None
-    return {"round": round_index, "purpose": purpose, "hosts": hosts}
+    return {"round": round_index, "purpose": purpose, "hosts": hosts, "groups": groups}
 
 
 def screen_of(record):
@@ -225,8 +333,13 @@ def screen_outcomes(records, check=None):
     return out
 
 
-def max_rounds(count, group_size=None, extra=5):
+def max_rounds(count, group_size=None, extra=5, groups=0):
     """The bound on a screen's rounds: one screen round, binary splitting of the largest group (log2 of it),
-    one confirmation, and ``extra`` rounds for the rescreens that follow a confirmed bad node."""
+    one confirmation, and ``extra`` rounds for the rescreens that follow a confirmed bad node; with ``groups``
+    topology groups (2 or more), as many again for the span tests across them (they start once a group has a
+    known-good host, in parallel with the rest)."""
     size = min(max(count, 2), group_size or default_group_size(count))
-    return 2 + int(math.ceil(math.log(max(size, 2), 2))) + extra
+    bound = 2 + int(math.ceil(math.log(max(size, 2), 2))) + extra
+    if groups >= 2:
+        bound += 2 + int(math.ceil(math.log(default_group_size(groups), 2)))
+    return bound

@@ -85,23 +85,67 @@ def _other_host(check, host, tests, good):
     return analysis.record(NAME, check + SUFFIX, status, host, reason=reason, facts=facts)
 
 
+def _topology(tests):
+    """{host: topology group} the screen's markers name (empty when the screen had no topology)."""
+    out = {}
+    for test in tests:
+        out.update(test.get("groups") or {})
+    return out
+
+
+def _slow_groups(check, hosts, tests, outcomes, topology):
+    """{host: reason} of the hosts of each topology group confirmed slow to the rest, and one ``group`` finding per
+    group (in the shape of attribution's: its hosts, the switch, the failing span tests)."""
+    slow, _unresolved = group_screen.group_verdicts(hosts, outcomes, topology)
+    reasons, findings = {}, []
+    for group in slow:
+        members = sorted(h for h in hosts if topology.get(h) == group)
+        failed = [t for t in tests if t["purpose"] == "span" and group_screen.OUTCOME.get(t["status"]) is False
+                  and group in t["groups"].values()]
+        passed = [t for t in tests if t["purpose"] == "span" and group_screen.OUTCOME.get(t["status"])]
+        text = ("%s is slow to the rest: its hosts pass with each other, and %d test(s) across it with known-good "
+                "hosts of other groups failed (%s) - a switch or uplink suspect, not %d bad nodes"
+                % (group, len(failed), "; ".join(_label(t) for t in failed[:3]), len(members)))
+        evidence = {"switches": [group], "text": text, "failed_tests": [_evidence(t) for t in failed[:MAX_EVIDENCE]],
+                    "passed_span_tests": len(passed)}
+        findings.append(analysis.finding("group", check, members, evidence=evidence))
+        reasons.update((h, text) for h in members)
+    return reasons, findings
+
+
+def _check_output(check, tests):
+    """The records and findings of one check's screen."""
+    hosts = []
+    for test in tests:
+        hosts.extend(h for h in test["hosts"] if h not in hosts)
+    outcomes = [(t["hosts"], group_screen.OUTCOME[t["status"]]) for t in tests
+                if group_screen.OUTCOME.get(t["status"]) is not None]
+    topology = _topology(tests)
+    good, bad, _pools, _unknown = group_screen.state(hosts, outcomes, topology or None)
+    slow, findings = _slow_groups(check, hosts, tests, outcomes, topology) if topology else ({}, [])
+    new = []
+    for host in hosts:
+        if host in bad:
+            rec, found = _bad_host(check, host, tests, good)
+            new.append(rec)
+            findings.append(found)
+        elif host in slow and host in good:
+            new.append(analysis.record(NAME, check + SUFFIX, "warn", host, reason=slow[host], facts={
+                "measured_check": check, "attribution": "group", "group": topology[host],
+                "tests": [_evidence(t) for t in tests if host in t["hosts"]][:MAX_EVIDENCE]}))
+        else:
+            new.append(_other_host(check, host, tests, good))
+    return new, findings
+
+
 def analyze(records, config=None):  # pylint: disable=unused-argument
-    """One ``<check>.screen`` record per host the screen tested, one ``node`` finding per confirmed bad host."""
+    """One ``<check>.screen`` record per host the screen tested, one ``node`` finding per confirmed bad host, one
+    ``group`` finding per topology group confirmed slow to the rest (its hosts warn)."""
     new, findings = [], []
     for check, tests in sorted(_tests(records).items()):
-        hosts = []
-        for test in tests:
-            hosts.extend(h for h in test["hosts"] if h not in hosts)
-        outcomes = [(t["hosts"], group_screen.OUTCOME[t["status"]]) for t in tests
-                    if group_screen.OUTCOME.get(t["status"]) is not None]
-        good, bad, _pools, _unknown = group_screen.state(hosts, outcomes)
-        for host in hosts:
-            if host in bad:
-                rec, found = _bad_host(check, host, tests, good)
-                new.append(rec)
-                findings.append(found)
-            else:
-                new.append(_other_host(check, host, tests, good))
+        more, found = _check_output(check, tests)
+        new.extend(more)
+        findings.extend(found)
     return new, findings
 
 

@@ -142,7 +142,7 @@ def test_topology_keeps_groups_inside_a_leaf():
 
 def test_only_measured_records_with_a_marker_are_screen_records():
     marker = group_screen.marker(2, "bisect", ["a", "b"])
-    assert group_screen.parse_marker(marker) == {"round": 2, "purpose": "bisect", "hosts": ["a", "b"]}
+    assert group_screen.parse_marker(marker) == {"round": 2, "purpose": "bisect", "hosts": ["a", "b"], "groups": {}}
     for value in ("", "round=x purpose=bisect hosts=a b", "round=1 purpose=guess hosts=a b", "round=1 purpose=screen hosts=a",
                   None, 3):
         assert group_screen.parse_marker(value) is None
