@@ -9,7 +9,8 @@ forks = N:
 
   probe    playbooks/acceptance.yml --tags probe     (env_probe runs for real on the hosts)
   gpu      playbooks/gpu.yml, gpu_run_probe: false  (as acceptance.yml runs it; the hosts have no GPU, so the
-           stage's tasks run and record skips: the orchestration cost, not the tools')
+           stage's tasks run and record skips: the orchestration cost, not the tools'), gpu_async: true (the
+           role's default: each check started on every host as a job and polled)
   rdma     playbooks/rdma.yml, rdma_pairings {mode: random, random_rounds: 3, seed: 1}, rdma_confirm: true,
            FAKE ib_write_bw (tests/integration/fake_perftest: real TCP server/client, captured outputs) of
            --pair-s seconds a test
@@ -29,7 +30,8 @@ results, the summary), c: per wave of f hosts (one task's remote round trip, mod
 The projection at --project nodes adds the REAL tools' time, from real runs:
 
   probe    + ceil(N/f) x (real probe's tool time per host - the fleet's)   (h200x2-judgement healthy run)
-  gpu      + ceil(N/f) x the GPU stage's tool time per host                 (idem: GEMM, all-reduce probe, nccl-tests)
+  gpu      + the GPU stage's tool time per host, once with gpu_async (every host's tools run at the same time;
+             rows measured before it, without a gpu_async key: ceil(N/f) x)  (idem: GEMM, all-reduce probe, nccl-tests)
   rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
              rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
   screen   + the collective's time over each round's largest group, + a launch for each round after the first
@@ -41,6 +43,9 @@ Needs root (network namespaces), Open MPI's mpirun. Run from the collection root
 
     PYTHONPATH=/tmp/aif-dev .venv/bin/python bench/e2e_model.py            # about 12 minutes on 2 CPUs
 Prints the measured runs, the fit and the projection; writes bench/results/e2e_model.json.
+--stages gpu (for example) measures those stages only and writes bench/results/e2e_model.<stages>.json; then
+--rows-from bench/results/e2e_model.json --stage-rows-from bench/results/e2e_model.gpu.json fits and projects the
+earlier rows with those stages' rows replaced by the new ones (same hosts and forks).
 """
 
 from __future__ import annotations
@@ -274,7 +279,7 @@ def rdma_span(log, pair_s):
             "overhead_per_round_s": round((span - rounds * pair_s) / rounds, 3) if rounds else None}
 
 
-def one_size(controller, n, forks_list, pair_s):
+def one_size(controller, n, forks_list, pair_s, stages=STAGES):
     work = _Path(tempfile.mkdtemp(prefix="e2e-model-%d-" % n))
     rows = []
     with netns.Fleet(n) as fleet:
@@ -299,33 +304,79 @@ def one_size(controller, n, forks_list, pair_s):
             load = os.getloadavg()
             tag = "f%d" % forks
             row = {"hosts": n, "forks": forks, "loadavg_before": [round(x, 2) for x in load], "stages": {}}
-            res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml",
-                                              inventory, {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
-            with open(probe_results, encoding="utf-8") as handle:
-                probe_tool = _distinct_durations(json.load(handle)["records"], ("env.",))
-            res["tool_s_per_host"] = round(max(probe_tool.values()), 3) if probe_tool else 0.0
-            row["stages"]["probe"] = res
-            res, _path = run_playbook(fleet, controller, work, tag + "-gpu", "playbooks/gpu.yml", inventory,
-                                      {"gpu_hosts": fleet.group, "gpu_run_probe": False}, forks)
-            row["stages"]["gpu"] = res
-            if os.path.exists(perftest_log):
-                os.unlink(perftest_log)
-            res, rdma_results = run_playbook(fleet, controller, work, tag + "-rdma", "playbooks/rdma.yml", inventory,
-                                             rdma_vars, forks)
-            res["fake"] = rdma_span(perftest_log, pair_s)
-            row["stages"]["rdma"] = res
-            res, _path = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
-                                      inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
-            row["stages"]["screen"] = res
-            res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
-                                      {"report_input": rdma_results,
-                                       "report_dir": os.path.join(work, tag + "-report", "out")}, forks)
-            row["stages"]["report"] = res
+            if "probe" in stages:
+                _probe_stage(fleet, controller, work, tag, inventory, forks, row)
+            if "gpu" in stages:
+                res, _path = run_playbook(fleet, controller, work, tag + "-gpu", "playbooks/gpu.yml", inventory,
+                                          {"gpu_hosts": fleet.group, "gpu_run_probe": False, "gpu_async": True}, forks)
+                res["gpu_async"] = True
+                row["stages"]["gpu"] = res
+            if set(stages) & {"rdma", "screen", "report"}:
+                more = (rdma_vars, perftest_log, pair_s, screen_vars, n)
+                _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, more)
             rows.append(row)
             print(json.dumps(row, sort_keys=True))
             sys.stdout.flush()
     shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def _probe_stage(fleet, controller, work, tag, inventory, forks, row):
+    """acceptance.yml --tags probe; the probe's own tool time per host (the fleet's Python and packages)."""
+    res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml",
+                                      inventory, {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
+    with open(probe_results, encoding="utf-8") as handle:
+        probe_tool = _distinct_durations(json.load(handle)["records"], ("env.",))
+    res["tool_s_per_host"] = round(max(probe_tool.values()), 3) if probe_tool else 0.0
+    row["stages"]["probe"] = res
+
+
+def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, more):
+    """rdma.yml (random + confirmation, the fake perftest), nccl_screen.yml, report.yml on the rdma run's results."""
+    rdma_vars, perftest_log, pair_s, screen_vars, n = more
+    if os.path.exists(perftest_log):
+        os.unlink(perftest_log)
+    res, rdma_results = run_playbook(fleet, controller, work, tag + "-rdma", "playbooks/rdma.yml", inventory,
+                                     rdma_vars, forks)
+    res["fake"] = rdma_span(perftest_log, pair_s)
+    row["stages"]["rdma"] = res
+    res, _path = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
+                              inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+    row["stages"]["screen"] = res
+    res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
+                              {"report_input": rdma_results,
+                               "report_dir": os.path.join(work, tag + "-report", "out")}, forks)
+    row["stages"]["report"] = res
+
+
+def _merged(rows, path):
+    """The rows with the stages of ``path``'s rows (same hosts and forks) put in place of theirs."""
+    with open(path, encoding="utf-8") as handle:
+        newer = dict(((r["hosts"], r["forks"]), r) for r in json.load(handle)["rows"])
+    missing = [(r["hosts"], r["forks"]) for r in rows if (r["hosts"], r["forks"]) not in newer]
+    if missing:
+        raise SystemExit("%s has no row for (hosts, forks) %s" % (path, missing))
+    return [dict(r, stages=dict(r["stages"], **newer[(r["hosts"], r["forks"])]["stages"]),
+                 stage_rows_from={"path": os.path.relpath(path, REPO),
+                                  "stages": sorted(newer[(r["hosts"], r["forks"])]["stages"]),
+                                  "loadavg_before": newer[(r["hosts"], r["forks"])]["loadavg_before"]})
+            for r in rows]
+
+
+def _write_partial(rows, args, started):
+    """Some stages only: their rows (no fit: the model needs every stage), for --stage-rows-from."""
+    name = "e2e_model.%s.json" % "-".join(s for s in STAGES if s in args.stages)
+    result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
+              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+              "stages": list(args.stages), "rows": rows}
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", name), "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=1, sort_keys=True)
+    for r in rows:
+        print("%5d hosts forks %-3d %s" % (r["hosts"], r["forks"], "  ".join(
+            "%s %.1f s" % (s, r["stages"][s]["wall_s"]) for s in STAGES if s in r["stages"])))
+    print("\nbench wall %d s; written bench/results/%s" % (result["bench_wall_s"], name))
+    return 0
 
 
 # ---------------------------------------------------------------- the fit
@@ -389,6 +440,9 @@ def fit(rows):
     overhead = [r["stages"]["rdma"]["fake"]["overhead_per_round_s"] for r in rows
                 if r["stages"]["rdma"]["fake"]["overhead_per_round_s"] is not None]
     model["rdma"]["overhead_per_round_s"] = round(max(overhead), 3) if overhead else 0.0
+    # the GPU stage measured with gpu_async: each host's tools start with its job, all at once (rows without the key
+    # were measured before the role had it: the tools ran forks hosts at a time)
+    model["gpu"]["async"] = all(r["stages"]["gpu"].get("gpu_async", False) for r in rows)
     return model
 
 
@@ -397,7 +451,7 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
     waves = math.ceil(n / forks)
     return {
         "probe": waves * max(0.0, inputs["probe_tool_s_per_host"] - fleet_probe_tool_s),
-        "gpu": waves * inputs["gpu_stage_tool_s_per_host"],
+        "gpu": (1 if model["gpu"].get("async") else waves) * inputs["gpu_stage_tool_s_per_host"],
         "rdma": rdma_rounds * (inputs["perftest_pair_s"] + model["rdma"]["overhead_per_round_s"]),
         # the fleet's screen runs (no bad node: one round) already hold one round's mpirun launch (real Open MPI
         # over SSH): added are the collective's own time and the launches of the further rounds (the simulator's)
@@ -519,6 +573,10 @@ def main(argv=None):
                         help="CPU cores of the controller of the real fleet (its workers' share)")
     parser.add_argument("--rows-from", default=None,
                         help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
+                        help="the stages to measure (a subset writes e2e_model.<stages>.json, no fit)")
+    parser.add_argument("--stage-rows-from", default=None,
+                        help="with --rows-from: the stages these rows hold replace the earlier rows' (same hosts, forks)")
     parser.add_argument("--report-1000-s", type=float, default=10.1,
                         help="report.yml at 1000 hosts x 101 records, measured for issue 26 item 3")
     args = parser.parse_args(argv)
@@ -527,6 +585,8 @@ def main(argv=None):
         with open(args.rows_from, encoding="utf-8") as handle:
             earlier = json.load(handle)
         rows, args.pair_s = earlier["rows"], earlier["pair_s_fake"]
+        if args.stage_rows_from:
+            rows = _merged(rows, args.stage_rows_from)
     else:
         controller = Controller()
         problems = controller.problems() + netns.missing_prerequisites()
@@ -536,7 +596,9 @@ def main(argv=None):
             raise SystemExit("cannot run: " + "; ".join(problems))
         rows = []
         for n in args.sizes:
-            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s))
+            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s, args.stages))
+        if set(args.stages) != set(STAGES):
+            return _write_partial(rows, args, started)
     model = fit(rows)
     inputs = real_inputs(args.perftest_pair_s, args.gpu_s_per_host)
     fleet_probe = max(r["stages"]["probe"].get("tool_s_per_host", 0.0) for r in rows)

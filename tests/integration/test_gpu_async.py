@@ -91,7 +91,8 @@ def test_gpu_async_gives_the_records_of_the_plain_run(fleet, controller, tmp_pat
     validator = schema_validator(controller)
     inventory, variables = scenario(fleet, tmp_path)
     async_dir = os.path.join(fleet.dir, "async-jobs")
-    plain, _, plain_rc = run_stage(fleet, controller, tmp_path, inventory, dict(variables, gpu_async=False), "plain", async_dir)
+    plain, _log, plain_rc = run_stage(fleet, controller, tmp_path, inventory, dict(variables, gpu_async=False), "plain",
+                                      async_dir)
     assert not os.path.exists(async_dir) or not os.listdir(async_dir)      # no job without async
     jobs, out, rc = run_stage(fleet, controller, tmp_path, inventory, variables, "async", async_dir)
     assert rc == plain_rc, (rc, plain_rc)
