@@ -44,6 +44,8 @@ from __future__ import annotations
 import math
 from urllib.parse import quote, unquote
 
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fabric
+
 FILLER = 1            # known-good hosts added to a single suspect: a collective needs two nodes or more
 
 
@@ -237,6 +239,44 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
     slow, groups_unresolved = group_verdicts(hosts, outcomes, topology) if topology else ([], [])
     return {"good": sorted(good), "bad": sorted(bad), "unresolved": unresolved, "slow_groups": slow,
             "unresolved_groups": groups_unresolved, "rounds": rounds, "outcomes": outcomes}
+
+
+# ------------------------------------------------------------------ the topology the probe learned
+#
+# Where the user names no topology (nccl_screen_topology_var), the screen groups by the switches the net.topology
+# records (module fabric_topology: LLDP, the declared plan, an ibnetdiscover import) give each host's fabric ports.
+
+
+def fabric_ports(ports):
+    """A host's fabric ports: those named as an RDMA device (the port is not its own network interface: ``mlx5_0``,
+    a declared port without an interface) where it has any - LLDP also names the switch of a management interface
+    (``eno1`` on the management switch), which carries no collective - else all of them."""
+    rdma = dict((name, entry) for name, entry in ports.items() if entry.get("netdev") != name)
+    return rdma or dict(ports)
+
+
+def switch_group(ports):
+    """The screen's topology group of a host from its ports (topology.read): the one switch all its fabric ports
+    share; where they are on several (a rail-optimized fabric: each rail on its own leaf), the set of them,
+    ``leaf-01 + leaf-02``: hosts cabled to the same leaves keep a collective inside them on every rail, where the
+    first port's switch alone would group hosts whose other rails cross an uplink. None when no port is known."""
+    ports = fabric_ports(ports or {})
+    where = fabric.placement(ports, None)
+    if where is not None:
+        return where.switch
+    switches = sorted(set(entry["switch"] for entry in ports.values()))
+    return " + ".join(switches) or None
+
+
+def switch_groups(records, hosts):
+    """{host: its switch group} of the ``hosts`` whose switch the ``net.topology`` records know."""
+    learned = fabric.read(records)
+    out = {}
+    for host in hosts:
+        group = switch_group(learned.get(host))
+        if group is not None:
+            out[host] = group
+    return out
 
 
 # ------------------------------------------------------------------ the screen's records (a playbook's rounds)

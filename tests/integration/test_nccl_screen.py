@@ -7,8 +7,14 @@ is, the captured 345 GB/s H200 run otherwise; nccl_expect's floor of 100 GB/s th
 
 Two leafs of four (nccl_screen_topology_var), groups of 4, the fifth host bad: the screen round runs one test per
 leaf at once ([h0..h3] passes, [h4..h7] fails), the bisect round tests [h4, h5] (fails), the confirm round tests h4
-with the known-good h0 (passes: h5 is confirmed bad) and screens h6, h7 again (pass). Exactly the bad host fails;
-h4, which launched both failing tests, passes."""
+with the known-good h0 (passes: h5 is confirmed bad; no host of leafB is known good yet, so h0 of leafA, and the test
+crossing the leaves passing clears the path between them too) and screens h6, h7 again (pass). Exactly the bad host fails;
+h4, which launched both failing tests, passes.
+
+Without nccl_screen_topology_var, the screen learns each host's switch with fabric_topology from the declared topology
+file (probe_topology_file: the even hosts on leaf-even, the odd ones on leaf-odd, across the inventory's order) and
+its groups follow the switches: [h0, h2, h4, h6] passes, [h1, h3, h5, h7] fails, [h1, h3] passes, h5 fails with the
+known-good h1 of its own leaf while a span test [h0, h3] crosses the two leaves (passes), and h7 passes with h1."""
 
 from __future__ import annotations
 
@@ -24,12 +30,10 @@ from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet im
 MARKER = "AIFABRIC_SCREEN"
 
 
-@pytest.mark.fleet(n=8)
-def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_path):
+def _setup(fleet, bad):
+    """The stand-in nccl-tests, the bad host's marker file and the screen's variables (topology aside)."""
     if not os.access("/usr/bin/mpirun", os.X_OK):
         pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
-    names = [h.name for h in fleet.hosts]
-    bad = names[5]
     bindir = os.path.join(fleet.dir, "nccl-tests")
     os.makedirs(bindir)
     fake_perf.install(bindir, ["all_reduce_perf"])
@@ -38,19 +42,41 @@ def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_pa
     with open(os.path.join(bad_dir, bad), "w") as handle:
         handle.write("slow\n")
     log = os.path.join(fleet.dir, "fake_nccl.log")
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
-        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
     ssh = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key
     variables = {
         "nccl_hosts": fleet.group,
         "nccl_screen_group_size": 4,
-        "nccl_screen_topology_var": "leaf",
         "nccl_options": {"tool_dir": bindir, "ranks_per_node": 1, "tcp_if_include": fleet.subnet, "timeout_s": 120,
                          "mpirun_mca": {"plm_rsh_args": ssh}, "mpirun_extra_args": ["--oversubscribe"]},
         "nccl_env": {"FAKE_NCCL_BAD_DIR": bad_dir, "FAKE_NCCL_LOG": log},
         "nccl_profile": "none",
         "nccl_expect": {"nccl.all_reduce": {"busbw_max_gbyte_s": {"min": 100}}},
     }
+    return variables, log
+
+
+def _rounds(tests, names):
+    """{round: sorted [(purpose, [host index...], status)]} of the screen's records, from their markers."""
+    rounds = {}
+    for rec in tests:
+        words = rec["params"]["env"][MARKER].split()
+        test_round, purpose = int(words[0].split("=")[1]), words[1].split("=")[1]
+        hosts = [words[2].split("=")[1]] + words[3:]
+        if "groups=" in " ".join(hosts):
+            hosts = hosts[:[h.startswith("groups=") for h in hosts].index(True)]
+        assert rec["host"] == hosts[0]                                   # launched from the test's first host
+        rounds.setdefault(test_round, []).append((purpose, [names.index(h) for h in hosts], rec["status"]))
+    return dict((k, sorted(v)) for k, v in rounds.items())
+
+
+@pytest.mark.fleet(n=8)
+def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_path):
+    names = [h.name for h in fleet.hosts]
+    bad = names[5]
+    variables, log = _setup(fleet, bad)
+    variables["nccl_screen_topology_var"] = "leaf"
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
+        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
     report_dir = tmp_path / "report"
     out = str(tmp_path / "ansible.log")
     argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
@@ -62,14 +88,7 @@ def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_pa
     assert_valid_records(records, schema_validator(controller))
 
     tests = [r for r in records if r["check"] == "nccl.all_reduce"]
-    rounds = {}
-    for rec in tests:
-        words = rec["params"]["env"][MARKER].split()
-        test_round, purpose = int(words[0].split("=")[1]), words[1].split("=")[1]
-        hosts = [words[2].split("=")[1]] + words[3:]
-        assert rec["host"] == hosts[0]                                   # launched from the test's first host
-        rounds.setdefault(test_round, []).append((purpose, [names.index(h) for h in hosts], rec["status"]))
-    assert dict((k, sorted(v)) for k, v in rounds.items()) == {
+    assert _rounds(tests, names) == {
         0: [("screen", [0, 1, 2, 3], "pass"), ("screen", [4, 5, 6, 7], "fail")],
         1: [("bisect", [4, 5], "fail")],
         2: [("confirm", [4, 0], "pass"), ("rescreen", [6, 7], "pass")],
@@ -91,4 +110,53 @@ def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_pa
     with open(out) as handle:
         text = handle.read()
     assert "Stop whatever of the test is left" in text
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=8)
+def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, controller, tmp_path):
+    names = [h.name for h in fleet.hosts]
+    bad = names[5]
+    variables, log = _setup(fleet, bad)
+    leaf = dict((name, "leaf-even" if index % 2 == 0 else "leaf-odd") for index, name in enumerate(names))
+    declared = tmp_path / "topology.yml"
+    declared.write_text(json.dumps(dict((name, {"mlx5_0": {"switch": leaf[name], "switch_port": "swp%d" % (index + 1)}})
+                                        for index, name in enumerate(names))))
+    variables.update(probe_topology_file=str(declared), probe_lldp=False)     # no nccl_screen_topology_var
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    assert finish(proc, 240, out) == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+
+    learned = [r for r in records if r["check"] == "net.topology"]         # in the report like every module's records
+    assert sorted((r["host"], r["status"], r["facts"]["ports"]["mlx5_0"]["switch"], r["facts"]["ports"]["mlx5_0"]["source"])
+                  for r in learned) == sorted((name, "pass", leaf[name], "declared") for name in names)
+    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert _rounds(tests, names) == {
+        0: [("screen", [0, 2, 4, 6], "pass"), ("screen", [1, 3, 5, 7], "fail")],    # one group per switch
+        1: [("bisect", [1, 3], "pass")],
+        2: [("confirm", [5, 1], "fail"), ("span", [0, 3], "pass")],               # h5 with h1 of its own leaf
+        3: [("confirm", [7, 1], "pass")],
+    }, tail(out)
+    for rec in tests:                                                     # each marker names each host's switch
+        words = rec["params"]["env"][MARKER].split()
+        cut = [w.startswith("groups=") for w in words].index(True)
+        hosts = [words[2].split("=")[1]] + words[3:cut]
+        assert [words[cut].split("=")[1]] + words[cut + 1:] == [leaf[h] for h in hosts]
+
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert verdicts == dict((n, "fail" if n == bad else "pass") for n in names), verdicts
+    screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
+    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 2 confirm")
+    findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
+    assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
+    with open(log) as handle:
+        ranks = [json.loads(line) for line in handle if line.strip()]
+    assert len(ranks) == 4 + 4 + 2 + 2 + 2 + 2
     assert_nothing_left(fleet)
