@@ -133,16 +133,19 @@ def _screen_groups(members, size, topology):
     return out
 
 
-def _with_fillers(test, good, used, order, topology=None):
+def _with_fillers(test, good, used, order, topology=None, paths=None):
     """A test of one host gets known-good fillers not used elsewhere in the round, of its own topology group first
-    (a suspect confirmed across an uplink could be failed by the uplink); a suspect that already failed across one
-    (``inside``) only gets fillers of its own group. None when there is none."""
+    (a suspect confirmed across an uplink could be failed by the uplink), else of the groups whose paths are known
+    good, then of those not known slow (``paths``: {group: 0 good, 2 slow}); a suspect that already failed across
+    one (``inside``) only gets fillers of its own group. None when there is none."""
     if len(test["hosts"]) >= 2:
         return test
     key = _key(topology, test["hosts"][0])
     free = [h for h in order if h in good and h not in used]
     mates = [h for h in free if key is not None and _key(topology, h) == key]
-    spare = (mates or ([] if test.get("inside") else free))[:FILLER]
+    rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
+    across = sorted((h for h in free if rank[h] < 2), key=lambda h: rank[h])      # stable: the hosts' order within
+    spare = (mates or ([] if test.get("inside") else across))[:FILLER]
     if not spare:
         return None
     used.update(spare)
@@ -182,6 +185,15 @@ def group_verdicts(hosts, outcomes, topology):
     return sorted(slow), sorted(set(g for pool in pools for g in pool))
 
 
+def _paths(hosts, outcomes, topology, good):
+    """{group: 0 when its paths to the rest are known good, 2 when it is confirmed slow to the rest}."""
+    groups, outs = group_outcomes(hosts, outcomes, topology, good)
+    if len(groups) < 2:
+        return {}
+    fine, slow, _pools, _unknown = state(groups, outs)
+    return dict([(g, 0) for g in fine] + [(g, 2) for g in slow])
+
+
 def _span_tests(order, outcomes, good, topology, used):
     """The tests across the topology groups (one known-good host of each, not used elsewhere in the round), planned
     like the hosts' screen one level up: groups of groups, bisected and confirmed against groups known good."""
@@ -192,7 +204,7 @@ def _span_tests(order, outcomes, good, topology, used):
     for test in plan(groups, outs):
         reps = [next((h for h in order if h in good and h not in used and _key(topology, h) == key), None)
                 for key in test["hosts"]]
-        if None not in reps:
+        if None not in reps and len(reps) >= 2:        # a lone group waits for a known-good one to test it with
             used.update(reps)
             out.append({"hosts": reps, "purpose": "span"})
     return out
@@ -213,8 +225,9 @@ def plan(hosts, outcomes, group_size=None, topology=None):
     tests.extend({"hosts": g, "purpose": "rescreen"} for g in _screen_groups(left, size, topology))
     used = set(h for t in tests for h in t["hosts"])
     out = []
+    paths = _paths(order, outcomes, topology, good) if topology else {}
     for test in tests:
-        ready = _with_fillers(test, good, used, order, topology)
+        ready = _with_fillers(test, good, used, order, topology, paths)
         if ready is not None:
             out.append({"hosts": ready["hosts"], "purpose": ready["purpose"]})
     if topology:
