@@ -85,7 +85,8 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     variables = {"gpu_hosts": fleet.group, "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S,
                  "gpu_async": gpu_async}
     bound_s, task = (POLL_BOUND_S, GEMM_TASK) if gpu_async else (BOUND_S, "Start - " + GEMM_TASK)
-    env = controller.env(fleet, report_dir)
+    # the jobs' files (gpu_async) in the fleet's directory: the silenced host's are never forgotten (it does not answer)
+    env = controller.env(fleet, report_dir, extra={"ANSIBLE_ASYNC_DIR": os.path.join(fleet.dir, "async-jobs")})
     if config == "none":
         empty = tmp_path / "ansible.cfg"
         empty.write_text("")
