@@ -25,6 +25,7 @@ Run from the collection root with the collection importable:
 
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py              # the table in docs/group-screen.md
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --links
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf   # with a topology, one slow leaf uplink
 """
 
 from __future__ import annotations
@@ -78,6 +79,33 @@ def trial(n, d, seed, group_size=None):
             "exact": exact}
 
 
+def slow_leaf_trial(n, per_leaf, d, seed):
+    """The topology-aware screen on ``n`` hosts on leaves of ``per_leaf`` (cabled in a random order), one leaf's
+    uplink slow (a test across it fails) and ``d`` bad nodes elsewhere: exact when the bad nodes fail, nothing else,
+    and the slow leaf is named (the group finding)."""
+    rng = random.Random(seed)
+    hosts = ["n%04d" % i for i in range(n)]
+    cabled = list(hosts)
+    rng.shuffle(cabled)
+    topology = dict((h, "leaf-%d" % (i // per_leaf)) for i, h in enumerate(cabled))
+    slow = topology[cabled[0]]
+    bad = set(rng.sample([h for h in hosts if topology[h] != slow], d))
+
+    def measure(tests):
+        out = []
+        for test in tests:
+            leaves = set(topology[h] for h in test["hosts"])
+            out.append(not (set(test["hosts"]) & bad) and not (slow in leaves and len(leaves) > 1))
+        return out
+
+    groups = len(set(topology.values()))
+    result = group_screen.run(hosts, measure, topology=topology, max_rounds=group_screen.max_rounds(n, groups=groups))
+    exact = set(result["bad"]) == bad and not result["unresolved"] and result["slow_groups"] == [slow]
+    largest = [max(len(t["hosts"]) for t in rnd) for rnd in result["rounds"]]
+    return {"runs": sum(len(r) for r in result["rounds"]), "rounds": len(result["rounds"]), "largest": largest,
+            "exact": exact, "false_fail": bool(set(result["bad"]) - bad)}
+
+
 def wall_s(largest, rows, busbw, launch_s):
     return sum(launch_s + collective_s(g, rows, busbw) for g in largest)
 
@@ -107,6 +135,8 @@ def main():
                         help="bus bandwidth between nodes, GB/s (8 x 400 Gb/s NDR rails: 400 GB/s line rate)")
     parser.add_argument("--launch-s", type=float, default=15.0, help="mpirun start over SSH, per run")
     parser.add_argument("--links", action="store_true", help="the bad-link false-negative rate instead")
+    parser.add_argument("--slow-leaf", action="store_true",
+                        help="with a topology: one leaf's uplink slow and d bad nodes elsewhere, instead")
     args = parser.parse_args()
     rows, duration = capture_times()
     print("capture: %s (all_reduce_perf 8 B..1 GiB on 2x H200, %.1f s as run); busbw %.0f GB/s, launch %.0f s"
@@ -116,6 +146,19 @@ def main():
         for n in SIZES:
             found = [link_trial(n, seed) for seed in range(args.trials * 5)]
             print("%6d %9.0f %%" % (n, 100.0 * sum(found) / len(found)))
+        return
+    if args.slow_leaf:
+        columns = ("N", "leaf", "d", "runs", "max", "rounds", "max", "wall min", "exact of %d" % args.trials,
+                   "healthy host failed")
+        print("%6s %5s %3s %7s %6s %7s %6s %9s %s %s" % columns)
+        for n, per_leaf in ((64, 8), (256, 16), (1000, 32)):
+            for d in (0, 1, 5):
+                runs = [slow_leaf_trial(n, per_leaf, d, seed) for seed in range(args.trials)]
+                walls = [wall_s(r["largest"], rows, args.busbw, args.launch_s) / 60.0 for r in runs]
+                print("%6d %5d %3d %7.1f %6d %7.1f %6d %9.1f %s %s" % (
+                    n, per_leaf, d, statistics.mean(r["runs"] for r in runs), max(r["runs"] for r in runs),
+                    statistics.mean(r["rounds"] for r in runs), max(r["rounds"] for r in runs), statistics.mean(walls),
+                    sum(r["exact"] for r in runs), any(r["false_fail"] for r in runs)))
         return
     columns = ("N", "d", "runs", "max", "rounds", "max", "wall min", "max min", "exact")
     print("%6s %3s %7s %6s %7s %6s %9s %9s %s" % columns)

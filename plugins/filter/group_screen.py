@@ -19,7 +19,7 @@ description:
     (confirm), and screen again what a confirmed bad host left unknown (rescreen). An empty list means every host
     is known good or bad (or can no longer be told apart).
   - With O(topology), a suspect is confirmed with a known-good host of its own topology group (a failure with hosts
-    of other groups only does not make it bad: a slow uplink would look the same), and V(span) tests of one
+    of other groups only does not make it bad - a slow uplink would look the same), and V(span) tests of one
     known-good host per group screen the paths between the groups; each test's marker then names each host's group
     (C(groups=), URL-quoted), from which the report's screen analysis names a group slow to the rest (a C(group)
     finding, its hosts C(warn)).

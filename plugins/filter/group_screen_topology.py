@@ -21,8 +21,8 @@ description:
 options:
   _input:
     description:
-      - Each host's own C(net.topology) records, C({host: [record, ...]}) (the registered C(results) of its
-        M(aifabric.acceptance.fabric_topology) run: a record that names no host is the host's it is listed under).
+      - "Each host's own C(net.topology) records, C({host: [record, ...]}) (the registered C(results) of its
+        M(aifabric.acceptance.fabric_topology) run; a record that names no host is the host's it is listed under)."
     type: dict
     required: true
   hosts:

@@ -156,6 +156,13 @@ def test_the_filters_carry_the_groups():
     assert group_screen.parse_marker(tests[0]["marker"])["groups"] == {"a": "leaf 1", "b": "leaf 1"}
 
 
+def _measurer(topology, slow, bad):
+    def measure(tests):
+        crossing = [set(topology[h] for h in t["hosts"]) for t in tests]
+        return [not set(t["hosts"]) & bad and not (slow in c and len(c) > 1) for t, c in zip(tests, crossing)]
+    return measure
+
+
 def test_random_fleets_with_a_slow_leaf_never_fail_a_healthy_host():
     """80 random fleets (4 to 16 leaves of uneven size, hosts shuffled, one slow leaf, 0 to 3 bad nodes elsewhere):
     no healthy host - of the slow leaf or any other - is ever confirmed bad; every bad node is bad or unresolved."""
@@ -170,11 +177,7 @@ def test_random_fleets_with_a_slow_leaf_never_fail_a_healthy_host():
         slow = rng.choice(sorted(set(topology.values())))
         bad = set(rng.sample([h for h in hosts if topology[h] != slow], rng.choice([0, 1, 2, 3])))
 
-        def measure(tests, topology=topology, slow=slow, bad=bad):
-            crossing = [set(topology[h] for h in t["hosts"]) for t in tests]
-            return [not set(t["hosts"]) & bad and not (slow in c and len(c) > 1) for t, c in zip(tests, crossing)]
-
-        result = group_screen.run(hosts, measure, topology=topology,
+        result = group_screen.run(hosts, _measurer(topology, slow, bad), topology=topology,
                                   max_rounds=group_screen.max_rounds(len(hosts), groups=len(set(topology.values()))))
         assert set(result["bad"]) <= bad, (seed, result["bad"], sorted(bad))
         assert bad <= set(result["bad"]) | set(result["unresolved"]), seed
