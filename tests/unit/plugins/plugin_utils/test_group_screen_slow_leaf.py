@@ -18,7 +18,7 @@ slow) and one bad node elsewhere (n13, on leaf-5). The screen is driven round by
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.filter.group_screen import group_screen as plan_round
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen, report_html
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_screen_analysis import (
     CHECK, report_of, screen_record, verdicts)
 
@@ -91,6 +91,8 @@ def test_report_with_topology_one_node_fail_one_group_warn():
     group = [f for f in report["findings"] if f["kind"] == "group" and f["analysis"] == "screen"][0]
     assert group["evidence"]["switches"] == ["leaf-0"]
     assert group["evidence"]["failed_tests"] and all(t["purpose"] == "span" for t in group["evidence"]["failed_tests"])
+    row = report_html.finding_row(group)                                 # the report's sentence: one warn, the leaf
+    assert row["status"] == "warn" and row["text"].startswith("leaf-0 is slow to the rest: its hosts pass with each other")
     assert len(rounds) <= group_screen.max_rounds(len(HOSTS), groups=8)
 
 
