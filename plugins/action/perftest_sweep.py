@@ -21,8 +21,9 @@ needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible
 A call past its bound counts as a failed poll: the processes that hold the other end of its pipes on the
 controller (its SSH client, and the ControlMaster the client handed its stdin to, where the write of the module
 blocks for good) are killed, so that it ends and the connection is free for the next poll; a call that cannot be
-stopped (no /proc to find them) makes its host unreachable at once. A host that went silent is thus declared
-unreachable after ``unreachable_after_polls`` bounded polls, and no further call is made to it (cleanup included).
+stopped (no /proc to find them) makes its host unreachable at once (the bound: plugin_utils/bounded_call.py). A
+host that went silent is thus declared unreachable after ``unreachable_after_polls`` bounded polls, and no further
+call is made to it (cleanup included).
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import signal
-import threading
 import time
 
 from ansible import constants as C
@@ -40,96 +39,14 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import Silent, bounded
 
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
-KILL_GRACE_S = 5.0      # how long a call past its bound has to end once what it started was killed
 WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
-
-
-class Silent(Exception):
-    """A call to a host got no answer within its bound. ``stuck``: it could not be stopped (the connection is still
-    in use by it: no further call may be made)."""
-
-    def __init__(self, limit_s, stuck):
-        super().__init__("no answer within %.0f s%s" % (limit_s, " (the call could not be stopped)" if stuck else ""))
-        self.stuck = stuck
-
-
-def _pipes(pid):
-    """The pipes a process has open (``pipe:[inode]``; Linux /proc, none where it cannot be read)."""
-    out = set()
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except OSError:
-        return out
-    for fd in fds:
-        try:
-            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-        except OSError:
-            continue        # closed meanwhile
-        if target.startswith("pipe:"):
-            out.add(target)
-    return out
-
-
-def holders(pipes):
-    """The processes, this one aside, that hold one of ``pipes``: the other ends of a call's pipes are its SSH
-    client, and the SSH ControlMaster the client handed its stdin/stdout/stderr to."""
-    found = set()
-    if not pipes:
-        return found
-    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if name.isdigit() and int(name) != os.getpid() and _pipes(int(name)) & pipes:
-            found.add(int(name))
-    return found
-
-
-def _stop(done, before):
-    """Kill whatever holds the other end of the pipes the call opened (those of this process that were not there
-    before it), until the call is ``done`` or KILL_GRACE_S passed: a write to a silent host's SSH connection, blocked
-    for good, then fails at once."""
-    deadline = time.monotonic() + KILL_GRACE_S
-    while not done.is_set() and time.monotonic() < deadline:
-        for pid in holders(_pipes(os.getpid()) - before):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass        # ended meanwhile
-        done.wait(0.2)
-
-
-def bounded(limit_s, func):
-    """``func()`` if it answers within ``limit_s`` seconds (its exception if it raises); else raise Silent, once the
-    processes at the other end of its pipes (the SSH client and ControlMaster of a silent host) were killed so that
-    it ends. (An Event, not Thread.join: after a join interrupted by a signal, Python 3.11 takes the running thread
-    for stopped.)"""
-    before = _pipes(os.getpid())
-    box = {}
-    done = threading.Event()
-
-    def call():
-        try:
-            box["value"] = func()
-        except BaseException as exc:  # handed to the caller as it is
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=call, name="aifabric-bounded-call", daemon=True).start()
-    try:
-        late = not done.wait(limit_s)
-    finally:
-        if not done.is_set():       # late, or this thread was interrupted (task timeout, Ctrl-C)
-            _stop(done, before)
-    if late:
-        raise Silent(limit_s, not done.is_set())
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def _safe(name):

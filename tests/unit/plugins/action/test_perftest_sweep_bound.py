@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.action.perftest_sweep import KILL_GRACE_S, Silent, bounded, holders
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import KILL_GRACE_S, Silent, bounded, holders
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
 
