@@ -1,0 +1,130 @@
+#!/usr/bin/python
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# This is a virtual module: it is entirely implemented as an action plugin (plugins/action/job_wait.py), which
+# polls ansible.builtin.async_status's module on the host from the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: job_wait
+short_description: Wait for a host's async job quietly, each poll bounded, and return the job's result
+version_added: 1.2.0
+author:
+  - aifabric.acceptance contributors (@aifabric)
+description:
+  - Waits for the async job O(jid) (started by an earlier task with C(async) and C(poll=0)) on the host, and returns
+    the finished job's result as its own - what M(ansible.builtin.async_status) returns once the job finished: the
+    module's C(results) records, C(failed), C(msg), C(changed), with C(ansible_job_id), C(started) and C(finished).
+    A job that failed fails this task the same way.
+  - One task per host, one line of output per host - unlike M(ansible.builtin.async_status) in an C(until) loop,
+    which prints one C(FAILED - RETRYING) line per poll that finds the job still running. The polls are the
+    action's own, on the controller - the C(async_status) module every O(poll_s) seconds (C(-vvv) shows them), with
+    the job directory of the shell's C(async_dir) (C(ANSIBLE_ASYNC_DIR)), as M(ansible.builtin.async_status) does.
+  - Each call to the host is bounded by O(poll_timeout_s) whatever the connection settings (an inventory's own
+    C(ansible_ssh_common_args) may leave out SSH keep-alives) - a poll that gets no answer within it is stopped (the
+    SSH client and ControlMaster of the call are killed) and counts as a failed poll, as does a connection failure.
+    O(unreachable_after_polls) failed polls in a row make the host unreachable, and no further call is made to it.
+  - A job that has not finished after O(wait_timeout_s) fails the task, saying so (the job goes on until its own
+    C(async) limit). The action returns within O(wait_timeout_s) plus twice (O(poll_timeout_s) + 6 s) - its last
+    poll and the removal of the job's file - so a task C(timeout) above that lets the action's own deadline and
+    message come first.
+  - With O(cleanup), the job's file is removed once the job finished (M(ansible.builtin.async_status) with
+    C(mode=cleanup)); not in check mode, not on a host found unreachable.
+  - Runs on the controller; the host needs what M(ansible.builtin.async_status) needs (Python).
+extends_documentation_fragment: [aifabric.acceptance._attributes]
+attributes:
+  check_mode:
+    support: full
+    details: Polls the job (reading its file only); the job's file is not removed.
+  diff_mode:
+    support: none
+  idempotent:
+    support: N/A
+    details: Returns the job's result; the job's own module decides C(changed).
+options:
+  jid:
+    description: The job's id, C(ansible_job_id) of the task that started it (C(async), C(poll=0)).
+    type: str
+    required: true
+  wait_timeout_s:
+    description:
+      - Seconds to wait for the job, its polls included; past it the task fails. Set it above the job's C(async)
+        limit to see the job's own end (C(async_wrapper)'s C(Timeout exceeded) included).
+      - Must be 0 or more (0 - one poll).
+    type: float
+    default: 3600
+  poll_s:
+    description: Seconds between two polls. Must be more than 0.
+    type: float
+    default: 5
+  poll_timeout_s:
+    description:
+      - The longest one call to the host may take (a poll, the removal of the job's file, the removal of the remote
+        temporary directory); a call past it fails, and the processes that hold its connection on the controller are
+        killed. Must be more than 0.
+    type: float
+    default: 30
+  unreachable_after_polls:
+    description: Failed polls in a row (no answer within O(poll_timeout_s), or a connection failure) after which the
+      host is declared unreachable. Must be 1 or more.
+    type: int
+    default: 2
+  cleanup:
+    description: Remove the job's file once the job finished (its result came back).
+    type: bool
+    default: true
+seealso:
+  - module: ansible.builtin.async_status
+notes:
+  - This module returns no result records of its own - those of the job's module, when it returns them.
+"""
+
+EXAMPLES = r"""
+- name: Start - Measure GEMM throughput on every GPU
+  aifabric.acceptance.gemm_bench:
+    dtypes: [bf16]
+  async: 1000
+  poll: 0
+  register: gemm_job
+
+- name: Measure GEMM throughput on every GPU
+  aifabric.acceptance.job_wait:
+    jid: "{{ gemm_job.ansible_job_id }}"
+    wait_timeout_s: 1030
+    poll_s: 5
+    poll_timeout_s: 30
+  timeout: 1100      # above wait_timeout_s + 2 x (poll_timeout_s + 6)
+  when: gemm_job.ansible_job_id is defined
+"""
+
+RETURN = r"""
+ansible_job_id:
+  description: The job's id (O(jid)).
+  returned: always
+  type: str
+  sample: "j512186146478.4137"
+started:
+  description: Whether the job started (M(ansible.builtin.async_status)'s).
+  returned: success
+  type: bool
+  sample: true
+finished:
+  description: Whether the job finished (false - it did not finish within O(wait_timeout_s)).
+  returned: success
+  type: bool
+  sample: true
+results:
+  description: The result records of the job's module, when it returns them (every other key of its result comes
+    back too).
+  returned: when the job's module returns them
+  type: list
+  elements: dict
+  sample: [{check: gpu.gemm_bf16, status: pass, host: gpu-node-01, target: "GPU0"}]
+results_file:
+  description: The job's file on the host.
+  returned: success
+  type: str
+  sample: /root/.ansible_async/j512186146478.4137
+"""

@@ -1,0 +1,309 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The job_wait action: it polls a host's async job on the controller, each poll bounded, and returns the finished
+job's result as its own.
+
+The host side is real where it can be: each poll runs ansible-core's own async_status module (the one behind
+ansible.builtin.async_status) against a job directory of the test's, in which the "job" writes what async_wrapper
+writes (the running status, then the module's result, or "Timeout exceeded"). A host that goes silent is a call
+blocked reading from a process that never answers (the SSH client of a silent host), as in the bound's own tests
+(test_perftest_sweep_bound.py). The records go through the fleet_report callback's collector, as in a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import pytest
+from ansible.errors import AnsibleConnectionFailure
+
+from ansible_collections.aifabric.acceptance.plugins.action import job_wait
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import stream
+
+JID = "j123456789.4242"
+TASK = "Measure GEMM throughput on every GPU"
+RUNNING = {"started": 1, "finished": 0, "ansible_job_id": JID}         # what async_wrapper writes first
+
+
+def gemm_result():
+    """What a module of the collection returns: its records (one per GPU) and the rest of its result."""
+    recs = [results.make("gpu.gemm_bf16", "pass", host="node1", target="GPU%d" % i, metrics={"tflops": 700.0 + i})
+            for i in range(2)]
+    return {"changed": False, "results": recs, "invocation": {"module_args": {"dtypes": ["bf16"]}}}
+
+
+class Host:
+    """A host's job directory, polled with the real async_status module. ``job``: what the job file holds at each
+    status poll (a list: one entry per poll, the last one stays; "": an empty file, None: no file)."""
+
+    def __init__(self, tmp_path, job):
+        self.dir = tmp_path / "ansible_async"
+        self.dir.mkdir()
+        self.args_dir = tmp_path / "args"
+        self.args_dir.mkdir()
+        self.job = list(job)
+        self.calls = []
+
+    @property
+    def job_file(self):
+        return self.dir / JID
+
+    def statuses(self):
+        return [c for c in self.calls if c.get("mode", "status") == "status"]
+
+    def execute(self, module_name=None, module_args=None, task_vars=None, **_kw):
+        assert module_name == "ansible.legacy.async_status", module_name
+        self.calls.append(dict(module_args))
+        if module_args.get("mode", "status") == "status":
+            content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
+            if content is not None:
+                self.job_file.write_text(json.dumps(content) if content != "" else "")
+        return self.run_module(module_args)
+
+    def run_module(self, module_args):
+        path = self.args_dir / ("%d.json" % len(self.calls))
+        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+        proc = subprocess.run([sys.executable, "-m", "ansible.modules.async_status", str(path)],
+                              capture_output=True, text=True, timeout=60, check=False)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class Shown:
+    """The action's display: what it prints (nothing per poll at normal verbosity)."""
+
+    def __init__(self):
+        self.lines = []
+
+    def display(self, msg, *_a, **_kw):
+        self.lines.append(("display", msg))
+
+    def warning(self, msg, *_a, **_kw):
+        self.lines.append(("warning", msg))
+
+    def vvv(self, msg, *_a, **_kw):
+        pass        # -vvv only
+
+
+def action_for(host, check_mode=False, tmpdir=None, **args):
+    task = types.SimpleNamespace(args=dict({"jid": JID, "poll_s": 0.05, "poll_timeout_s": 10}, **args),
+                                 async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait")
+    shell = types.SimpleNamespace(tmpdir=tmpdir, join_path=posixpath.join)
+    connection = types.SimpleNamespace(_shell=shell)
+    action = job_wait.ActionModule(task, connection, None, None, None, None)
+    action._execute_module = host.execute
+    action._remote_expand_user = lambda path: path.replace("~/.ansible_async", str(host.dir))
+    action.get_shell_option = lambda option, default=None: default if option == "async_dir" else None
+    action._display = Shown()
+    return action
+
+
+def collected(result, failed=False):
+    """The records the fleet_report callback's collector makes of this task result on node1."""
+    collector = stream.Collector()
+    collector.target(["node1"])
+    if failed:
+        collector.task_failed("node1", "uuid-1", TASK, result)
+    else:
+        collector.task_ok("node1", "uuid-1", TASK, result)
+    return [r for r in collector.records() if r["host"] == "node1"]
+
+
+def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_removed(tmp_path):
+    job = gemm_result()
+    host = Host(tmp_path, [job])
+    action = action_for(host)
+    out = action.run(task_vars={"inventory_hostname": "node1"})
+    assert out["results"] == job["results"] and out["changed"] is False and not out.get("failed"), out
+    assert (out["started"], out["finished"], out["ansible_job_id"]) == (True, True, JID), out
+    assert out["results_file"] == str(host.job_file)
+    assert [c.get("mode", "status") for c in host.calls] == ["status", "cleanup"]
+    assert not host.job_file.exists()                      # cleanup: the job's file is gone
+    assert action._display.lines == []
+    # the callback collects the job's records as the module returned them
+    assert [(r["check"], r["target"], r["status"]) for r in collected(out)] == [
+        ("gpu.gemm_bf16", "GPU0", "pass"), ("gpu.gemm_bf16", "GPU1", "pass")]
+
+
+def test_a_job_that_finishes_after_some_polls_is_waited_for_quietly(tmp_path):
+    host = Host(tmp_path, ["", RUNNING, RUNNING, RUNNING, gemm_result()])       # "": a file not written yet
+    action = action_for(host, poll_s=0.1)
+    t0 = time.monotonic()
+    out = action.run(task_vars={"inventory_hostname": "node1"})
+    assert len(host.statuses()) == 5 and out["finished"] is True and len(out["results"]) == 2, (host.calls, out)
+    assert time.monotonic() - t0 >= 4 * 0.1                 # poll_s between two polls
+    assert action._display.lines == []                     # no line per poll ("FAILED - RETRYING")
+    assert not host.job_file.exists()
+
+
+def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
+    host = Host(tmp_path, [RUNNING])
+    action = action_for(host, wait_timeout_s=1.0, poll_s=0.2)
+    t0 = time.monotonic()
+    out = action.run(task_vars={"inventory_hostname": "node1"})
+    took = time.monotonic() - t0
+    assert out["failed"] is True and out["finished"] is False and "results" not in out, out
+    assert "job %s did not finish within wait_timeout_s=1.0" % JID in out["msg"], out["msg"]
+    assert 1.0 <= took < 1.0 + 10, took                     # the last poll at the deadline, then no more
+    assert 2 <= len(host.statuses()) <= 1.0 / 0.2 + 2, host.calls
+    assert host.job_file.exists()                          # still running: not removed
+    # the callback's record of it: an env.task error that says why (async_status in until said "no message")
+    recs = collected(out, failed=True)
+    assert [(r["check"], r["status"]) for r in recs] == [(stream.TASK_CHECK, "error")], recs
+    assert "did not finish within wait_timeout_s=1.0" in recs[0]["reason"], recs[0]["reason"]
+
+
+def test_a_job_killed_at_its_async_limit_fails_with_its_message(tmp_path):
+    """async_wrapper's kill at the job's async: limit leaves "Timeout exceeded": the task fails with it."""
+    host = Host(tmp_path, [RUNNING, {"msg": "Timeout exceeded", "failed": True, "child_pid": 4242}])
+    out = action_for(host).run(task_vars={})
+    assert out["failed"] is True and out["msg"] == "Timeout exceeded" and out["finished"] is True, out
+    assert not host.job_file.exists()
+    assert "Timeout exceeded" in collected(out, failed=True)[0]["reason"]
+
+
+def test_a_failed_module_keeps_its_records(tmp_path):
+    job = dict(gemm_result(), failed=True, msg="one GPU below its expectation")
+    host = Host(tmp_path, [job])
+    out = action_for(host).run(task_vars={})
+    assert out["failed"] is True and out["results"] == job["results"], out
+    assert len(collected(out, failed=True)) == 2            # the records, not an env.task error
+
+
+def test_a_job_that_is_not_there_fails_at_once(tmp_path):
+    host = Host(tmp_path, [None])
+    out = action_for(host).run(task_vars={})
+    assert out["failed"] is True and out["msg"] == "could not find job", out
+    assert len(host.calls) == 1                            # no cleanup of a job that is not there
+
+
+def test_without_cleanup_or_in_check_mode_the_file_stays(tmp_path):
+    host = Host(tmp_path, [gemm_result()])
+    assert action_for(host, cleanup=False).run(task_vars={})["finished"] is True
+    assert host.job_file.exists() and len(host.calls) == 1
+    assert action_for(host, check_mode=True).run(task_vars={})["finished"] is True
+    assert host.job_file.exists() and len(host.calls) == 2
+
+
+def test_a_cleanup_that_fails_is_a_warning(tmp_path):
+    host = Host(tmp_path, [gemm_result()])
+    action = action_for(host)
+    real = host.execute
+
+    def execute(module_name=None, module_args=None, task_vars=None, **kw):
+        if module_args.get("mode") == "cleanup":
+            raise AnsibleConnectionFailure("ssh: connection reset")
+        return real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
+
+    action._execute_module = execute
+    out = action.run(task_vars={})
+    assert not out.get("failed") and len(out["results"]) == 2, out
+    assert out["warnings"] == ["job %s: its file was not removed: ssh: connection reset" % JID], out
+
+
+def hanging(started):
+    """A call blocked reading from a client that never answers (the SSH client of a silent host)."""
+    def call(module_name=None, module_args=None, task_vars=None, **_kw):
+        proc = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)
+        started.append(proc.pid)
+        try:
+            return proc.stdout.read()
+        finally:
+            proc.stdout.close()
+            proc.wait()
+    return call
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().split(") ", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_polls_that_hang_are_bounded_and_the_host_unreachable_after_k(tmp_path):
+    host = Host(tmp_path, [RUNNING])
+    started = []
+    action = action_for(host, poll_timeout_s=0.5, poll_s=0.05, unreachable_after_polls=3, wait_timeout_s=600)
+    action._execute_module = hanging(started)
+    t0 = time.monotonic()
+    out = action.run(task_vars={})
+    took = time.monotonic() - t0
+    assert out.get("unreachable") is True and not out.get("failed"), out
+    assert "3 failed polls in a row (no answer from the host: no answer within" in out["msg"], out["msg"]
+    assert len(started) == 3 and 3 * 0.5 <= took < 3 * (0.5 + 5) + 2, (started, took)
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in started)          # each blocked call was stopped
+    action._remove_tmp_path = lambda *_a, **_kw: pytest.fail("a call to a silent host")
+    action._connection._shell.tmpdir = "/tmp/ansible-tmp-1-2"
+    action.cleanup()                                        # nothing more goes to it
+    assert len(started) == 3
+    # the callback: an unreachable host at this task
+    collector = stream.Collector()
+    collector.target(["node1"])
+    collector.task_unreachable("node1", "uuid-1", TASK, out)
+    recs = [r for r in collector.records() if r["host"] == "node1"]
+    assert [r["check"] for r in recs] == [stream.UNREACHABLE_CHECK] and "3 failed polls" in recs[0]["reason"], recs
+
+
+def test_a_failed_poll_then_an_answer_starts_the_count_again(tmp_path):
+    host = Host(tmp_path, [RUNNING, RUNNING, RUNNING, gemm_result()])
+    real = host.execute
+    calls = {"n": 0}
+
+    def flaky(module_name=None, module_args=None, task_vars=None, **kw):
+        calls["n"] += 1
+        if calls["n"] in (1, 3):         # every other poll fails: never 2 in a row
+            raise AnsibleConnectionFailure("Failed to connect to the host via ssh")
+        return real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
+
+    action = action_for(host, unreachable_after_polls=2)
+    action._execute_module = flaky
+    out = action.run(task_vars={})
+    assert out["finished"] is True and not out.get("unreachable"), out
+
+
+def test_a_call_that_cannot_be_stopped_makes_the_host_unreachable_at_once(tmp_path):
+    """No process to kill (blocked on nothing a process holds): the connection is still in use, no further call."""
+    host = Host(tmp_path, [RUNNING])
+    never = threading.Event()
+    action = action_for(host, poll_timeout_s=0.3, unreachable_after_polls=5)
+    calls = []
+
+    def stuck(**_kw):
+        calls.append(1)
+        never.wait()
+
+    action._execute_module = stuck
+    out = action.run(task_vars={})
+    never.set()
+    assert out.get("unreachable") is True and len(calls) == 1 and "could not be stopped" in out["msg"], out
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"poll_s": 0}, "poll_s must be more than 0"),
+    ({"poll_timeout_s": -1}, "poll_timeout_s must be more than 0"),
+    ({"wait_timeout_s": -5}, "wait_timeout_s must be 0 or more"),
+    ({"unreachable_after_polls": 0}, "unreachable_after_polls must be 1 or more"),
+    ({"jid": " "}, "jid is empty"),
+])
+def test_bad_arguments_fail_clearly_without_a_call(tmp_path, args, message):
+    host = Host(tmp_path, [RUNNING])
+    out = action_for(host, **args).run(task_vars={})
+    assert out["failed"] is True and message in out["msg"], out
+    assert host.calls == []
+
+
+def test_worst_case_covers_the_last_poll_and_the_removal():
+    assert job_wait.worst_case_s(100, 30) == 100 + 2 * (30 + job_wait.KILL_GRACE_S + 1)
