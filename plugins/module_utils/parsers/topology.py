@@ -15,8 +15,9 @@ text cannot be read at all) and ``problems`` (parts that could not be read; the 
 - ``parse_ibnetdiscover(text)``: infiniband-diags' topology file. Each ``Switch`` block's port lines toward a CA
   (``[3]\t"H-0002c9..."[1](2c9...)\t\t# "node01 mlx5_0" lid 5 4xEDR``) give a link: switch (its node description,
   or ``S-<guid>`` when it has none; a description several switches share gets `` [S-<guid>]`` appended so that
-  distinct switches keep distinct names), switch port, the CA's node description, and the host and HCA read from
-  it (``host_and_hca``).
+  distinct switches keep distinct names), switch port (with ``switch_ext_port``, its external number of ``-g``'s
+  ``[ext N]``, or None), the CA's node description, and the host and HCA read from it (``host_and_hca``). Port
+  lines toward switches and routers (with the remote's ``[ext N]`` under ``-g``) are read and give no link.
 - ``declared_ports(value, where)``: a user's declared ports of one host ``{port: {switch, switch_port}}``.
 - ``declared_fleet(value, where)``: a whole declared topology ``{host: {port: {switch, switch_port}}}``.
 """
@@ -27,12 +28,13 @@ import json
 import re
 
 MAX_PROBLEMS = 10
-# A switch port line of ibnetdiscover (rdma-core infiniband-diags/ibnetdiscover.c out_switch_port): the local port
-# (with "[ext N]" when grouping), the remote node type and GUID, the remote port, the remote port GUID (CAs and
-# routers), then "# "<remote node description>" lid N <width><speed>".
+# A switch port line of ibnetdiscover (rdma-core infiniband-diags/ibnetdiscover.c out_switch_port): "[%d]" the local
+# port, "[ext %d]" its external (front-panel) number when grouping (-g) and it has one, "\t" the remote node type and
+# GUID ('"H-<guid>"'), "[%d]" the remote port, "[ext %d]" the REMOTE port's external number (-g), "(%x) " the remote
+# port GUID (CAs and routers), then "\t\t# "<remote node description>" lid N <width><speed>".
 SWITCH_RE = re.compile(r'^Switch\s+(?P<ports>\d+)\s+"S-(?P<guid>[0-9A-Fa-f]+)"\s*#\s*"(?P<desc>.*?)"(?:\s+(?P<rest>.*))?$')
-PORT_RE = re.compile(r'^\[(?P<port>\d+)\](?:\[ext \d+\])?\s*"(?P<type>[HSR])-(?P<guid>[0-9A-Fa-f]+)"\[(?P<rport>\d+)\]'
-                     r'(?:\((?P<pguid>[0-9A-Fa-fx]+)\))?\s*#\s*"(?P<desc>.*?)"(?:\s+lid\s+(?P<lid>\d+))?')
+PORT_RE = re.compile(r'^\[(?P<port>\d+)\](?:\[ext (?P<ext>\d+)\])?\s*"(?P<type>[HSR])-(?P<guid>[0-9A-Fa-f]+)"\[(?P<rport>\d+)\]'
+                     r'(?:\[ext (?P<rext>\d+)\])?\s*(?:\((?P<pguid>[0-9A-Fa-fx]+)\))?\s*#\s*"(?P<desc>.*?)"(?:\s+lid\s+(?P<lid>\d+))?')
 NODE_RE = re.compile(r"^(Switch|Ca|Rt)\s")
 # "<host> <hca>": two words, the second an RDMA device name (mlx5_0, HCA-1, hfi1_0, irdma0, bnxt_re1, qib0)
 HCA_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*[0-9]$")
@@ -56,6 +58,14 @@ def _str(value):
 
 
 # ---------------------------------------------------------------- lldpctl -f json
+
+def _snippet(value):
+    """The start of a JSON value as text, for a problem (a value nested too deep to print is said so)."""
+    try:
+        return json.dumps(value, default=str)[:200]
+    except (ValueError, RecursionError):
+        return "(a value nested too deep to print)"
+
 
 def _entries(interfaces):
     """[(interface name, body)] of lldpd's "interface" value (a mapping, or a list of one-key mappings)."""
@@ -111,6 +121,9 @@ def parse_lldpctl_json(text):
     except ValueError as exc:
         out["error"] = "lldpctl's output is not JSON: %s" % exc
         return out
+    except RecursionError:
+        out["error"] = "lldpctl's output is JSON nested deeper than can be read: %s" % text.strip()[:200]
+        return out
     if not isinstance(data, dict) or not isinstance(data.get("lldp", {}), (dict, list)):
         out["error"] = "lldpctl's JSON has no lldp object: %s" % text.strip()[:200]
         return out
@@ -119,7 +132,7 @@ def parse_lldpctl_json(text):
         lldp = lldp[0] if lldp and isinstance(lldp[0], dict) else {}
     for name, body in _entries(lldp.get("interface") or []):
         if not isinstance(name, str) or not isinstance(body, dict):
-            _problem(out, "an interface entry that is not {name: {...}}: %s" % json.dumps(body, default=str)[:200])
+            _problem(out, "an interface entry that is not {name: {...}}: %s" % _snippet(body))
             continue
         switch, chassis_id = _chassis(body.get("chassis"))
         switch_port, port_id, subtype = _port(body.get("port"))
@@ -192,31 +205,36 @@ def parse_ibnetdiscover(text):
         if not match:
             _problem(out, "line %d: a switch port line that cannot be read: %r" % (number, line[:200]))
         elif match.group("type") == "H":
-            raw_links.append((current, int(match.group("port")), match.group("guid").lower(),
+            raw_links.append((current, int(match.group("port")), match.group("ext"), match.group("guid").lower(),
                               int(match.group("rport")), match.group("desc")))
     if not nodes:
         out["error"] = "no Switch or Ca line: not an ibnetdiscover topology (%r)" % text.strip()[:200]
         return out
     names = _switch_names(descriptions)
     out["switches"] = names
-    for guid, port, ca_guid, ca_port, desc in raw_links:
+    for guid, port, ext, ca_guid, ca_port, desc in raw_links:
         host, hca = host_and_hca(desc)
         out["unnamed"] += host is None
-        out["links"].append({"switch": names[guid], "switch_guid": guid, "switch_port": str(port), "ca_guid": ca_guid,
-                             "ca_port": ca_port, "description": desc, "host": host, "hca": hca})
+        out["links"].append({"switch": names[guid], "switch_guid": guid, "switch_port": str(port), "switch_ext_port": ext,
+                             "ca_guid": ca_guid, "ca_port": ca_port, "description": desc, "host": host, "hca": hca})
     return out
 
 
 def ibnetdiscover_hosts(parsed):
-    """{host: {hca: link}} of the links whose CA description names a host and an HCA; a CA with several ports
-    cabled keeps its first port's link under the HCA name and each further one under ``<hca>/<port>``."""
+    """{host: {hca: link}} of the links whose CA description names a host and an HCA. A CA with several ports cabled
+    (a dual-port mlx4 device: one RDMA device, ``ca_port`` 1 and 2) keeps its lowest port's link under the HCA name
+    (``mlx4_0``, what the RDMA tools name the device by; its port 1) and each other one under ``<hca>/<port>``
+    (``mlx4_0/2``), whatever the order of the switch blocks; of links to one CA port, the first is kept."""
+    named = [link for link in parsed.get("links") or [] if link.get("host")]
+    lowest = {}
+    for link in named:
+        key = (link["host"], link["hca"])
+        lowest[key] = min(lowest.get(key, link["ca_port"]), link["ca_port"])
     hosts = {}
-    for link in parsed.get("links") or []:
-        if not link.get("host"):
-            continue
+    for link in named:
         ports = hosts.setdefault(link["host"], {})
-        name = link["hca"] if link["hca"] not in ports else "%s/%d" % (link["hca"], link["ca_port"])
-        ports.setdefault(name, link)
+        bare = link["ca_port"] == lowest[(link["host"], link["hca"])]
+        ports.setdefault(link["hca"] if bare else "%s/%d" % (link["hca"], link["ca_port"]), link)
     return hosts
 
 

@@ -82,7 +82,9 @@ def test_lldpd_reference_shape_chassis_without_name_and_no_neighbour():
     assert topology.parse_lldpctl_json('{"lldp": {}}') == {"neighbors": {}, "error": None, "problems": []}
 
 
-@pytest.mark.parametrize("text", ["", "   ", "lldpctl: unable to connect", '["lldp"]', '{"lldp": 3}', b"\xff"])
+@pytest.mark.parametrize("text", ["", "   ", "lldpctl: unable to connect", '["lldp"]', '{"lldp": 3}', b"\xff",
+                                  "[" * 100000 + "]" * 100000, ('{"lldp": ' + "[" * 50000 + "]" * 50000 + "}").encode(),
+                                  '{"lldp": {"interface": ' + '{"a": ' * 60000 + "1" + "}" * 60000 + "}}"])
 def test_unreadable_lldp_output_is_an_error_value(text):
     assert topology.parse_lldpctl_json(text)["error"]
 
@@ -97,7 +99,7 @@ def test_ompi_capture_names_24_hosts_on_one_switch():
     assert sorted(hosts) == sorted("node%d" % i for i in range(1, 25))
     assert hosts["node24"] == {"HCA-1": {
         "switch": "MT47396 Infiniscale-III Mellanox Technologies", "switch_guid": "000b8cffff002347", "switch_port": "24",
-        "ca_guid": "0002c90200267924", "ca_port": 1, "description": "node24 HCA-1", "host": "node24", "hca": "HCA-1"}}
+        "switch_ext_port": None, "ca_guid": "0002c90200267924", "ca_port": 1, "description": "node24 HCA-1", "host": "node24", "hca": "HCA-1"}}
     assert hosts["node21"]["HCA-1"]["switch_port"] == "21"
     assert hosts["node1"]["HCA-1"]["switch_port"] == "1"
 
@@ -114,6 +116,57 @@ def test_psmn_capture_has_no_host_names_and_shared_switch_descriptions_stay_dist
     first = parsed["links"][0]
     assert (first["switch_guid"], first["switch_port"], first["ca_guid"], first["description"]) == (
         "0008f10500200b50", "4", "003048c749cd0000", "MT25408 ConnectX Mellanox Technologies")
+
+
+def _ompi_rows(*hosts):
+    """The Switch line and the named hosts' switch port lines of the OMPI capture (rows copied, for editing)."""
+    lines = read(OMPI).splitlines()
+    switch = next(line for line in lines if line.startswith("Switch"))
+    rows = dict((line.split('# "')[1].split()[0], line) for line in lines if line.startswith("[") and '"H-' in line)
+    return switch, [rows[h] for h in hosts]
+
+
+def test_a_dual_port_hca_s_lowest_port_gets_the_bare_name_whatever_the_block_order():
+    """One CA (one device, two ports: ConnectX-3/mlx4 style, ca_port 1 and 2) cabled to two switches, the switch of
+    its port 2 printed first. Built from the OMPI capture's rows (copied and edited: a second switch, node24's CA on
+    port 2 of it); the real capture is untouched."""
+    switch, (row,) = _ompi_rows("node24")
+    second = switch.replace("000b8cffff002347", "000b8cffff00aaaa").replace("Infiniscale-III", "Infiniscale-III B")
+    text = "\n".join([second, row.replace('[1]\t', '[2]\t', 1).replace('"[1]', '"[2]'), "", switch, row]) + "\n"
+    parsed = topology.parse_ibnetdiscover(text)
+    assert parsed["problems"] == [] and [link["ca_port"] for link in parsed["links"]] == [2, 1]
+    ports = topology.ibnetdiscover_hosts(parsed)["node24"]
+    assert sorted(ports) == ["HCA-1", "HCA-1/2"]
+    assert (ports["HCA-1"]["switch"], ports["HCA-1"]["ca_port"]) == ("MT47396 Infiniscale-III Mellanox Technologies", 1)
+    assert (ports["HCA-1/2"]["switch"], ports["HCA-1/2"]["ca_port"]) == ("MT47396 Infiniscale-III B Mellanox Technologies", 2)
+
+
+# rdma-core infiniband-diags/ibnetdiscover.c (github.com/linux-rdma/rdma-core), out_switch_port:
+#   "%s[%d]" (prefix, local port), then out_ext_port(port) "[ext %d]" when grouping (-g) and the port has an external
+#   number, "\t%s[%d]%s" (node_name: '"S-<guid>' / '"H-<guid>' with the closing quote, remote port, the remote's
+#   "[ext %d]"), "(%" PRIx64 ") " (remote port GUID, not for a switch), "\t\t# \"%s\" lid %d %s%s" (description,
+#   lid, width, speed)
+def _upstream_switch_port(port, rtype, rguid, rport, desc, ext=None, rext=None, pguid=None):
+    line = "[%d]" % port + ("[ext %d]" % ext if ext else "")
+    line += '\t"%s-%s"[%d]%s' % (rtype, rguid, rport, "[ext %d]" % rext if rext else "")
+    line += "(%x) " % pguid if pguid is not None else ""
+    return line + '\t\t# "%s" lid %d %s%s' % (desc, 3, "4x", "SDR")
+
+
+def test_ibnetdiscover_g_ext_ports_of_both_ends_are_read():
+    switch = 'Switch\t24 "S-0008f10400411a08"\t\t# "ISR9288/ISR9096 Voltaire sLB-24" base port 0 lid 2 lmc 0'
+    text = "\n".join([
+        switch,
+        _upstream_switch_port(1, "S", "0008f10400411b10", 13, "ISR9288 Voltaire sFB-12", ext=1, rext=7),
+        _upstream_switch_port(2, "H", "0002c90200267924", 1, "node24 mlx4_0", ext=2, pguid=0x2c90200267925),
+        _upstream_switch_port(3, "H", "0002c90200267930", 1, "node25 mlx4_0", pguid=0x2c90200267931),
+        _upstream_switch_port(4, "S", "0008f10400411b10", 14, "ISR9288 Voltaire sFB-12", rext=8)]) + "\n"
+    parsed = topology.parse_ibnetdiscover(text)
+    assert parsed["error"] is None and parsed["problems"] == []
+    links = dict((link["host"], link) for link in parsed["links"])
+    assert (links["node24"]["switch_port"], links["node24"]["switch_ext_port"]) == ("2", "2")
+    assert (links["node25"]["switch_port"], links["node25"]["switch_ext_port"]) == ("3", None)
+    assert links["node24"]["ca_guid"] == "0002c90200267924" and links["node24"]["hca"] == "mlx4_0"
 
 
 @pytest.mark.parametrize("description, expected", [
@@ -188,3 +241,15 @@ def test_any_json_never_raises(value):
         assert out["error"] is None or isinstance(out["error"], str)
     hosts, errors = topology.declared_fleet(value)
     assert isinstance(hosts, dict) and isinstance(errors, list)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=120000), st.sampled_from(["[", '{"a": ', '{"lldp": {"interface": [']),
+       st.booleans())
+def test_deeply_nested_json_never_raises(depth, opener, closed):
+    """Nesting past the interpreter's recursion limit (json raises RecursionError, not ValueError) is an error value."""
+    closer = {"[": "]", '{"a": ': "}", '{"lldp": {"interface": [': "]}}"}[opener]
+    text = opener * depth + "1" + (closer * depth if closed else "")
+    out = topology.parse_lldpctl_json(text)
+    assert out["error"] is None or isinstance(out["error"], str)
+    assert isinstance(out["problems"], list)
