@@ -47,6 +47,7 @@ import warnings
 
 PREFIX = "aft"                      # every name this module creates starts with it
 SUBNET_BASE = "10.213"              # fleets live in 10.213.X.0/24, X random
+XDIST_SLICES = 8                    # pytest -n: worker gwN takes the X with X % 8 == N % 8 (_free_subnet)
 TOOLS = ("ip", "unshare", "sshd", "ssh", "ssh-keygen")
 CMD_TIMEOUT_S = 15                  # any one ip/ssh-keygen/ssh -O call
 SSHD_READY_TIMEOUT_S = 10
@@ -914,6 +915,11 @@ def _free_subnet():
     ip = find_tool("ip") or "ip"
     used = _run([ip, "-4", "-o", "addr", "show"]).stdout + _run([ip, "-4", "route", "show", "table", "all"]).stdout
     candidates = list(range(1, 255))
+    # parallel workers of one pytest run (pytest -n: PYTEST_XDIST_WORKER gw0, gw1, ...) pick from disjoint thirds,
+    # so two fleets brought up at the same moment never both take the subnet that was free when each looked
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        candidates = [third for third in candidates if third % XDIST_SLICES == int(worker[2:]) % XDIST_SLICES]
     random.shuffle(candidates)
     for third in candidates:
         if "%s.%d." % (SUBNET_BASE, third) not in used:

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("kubernetes")
 pytest.importorskip("kmock")
 
+from ansible.module_utils import _internal as ansible_internal  # noqa: E402
 from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan  # noqa: E402
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
@@ -32,6 +33,10 @@ def _check_mode(fake, **args):
 
 def test_a_short_timeout_alone_is_kept_with_a_warning_naming_both_figures(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
+    # the module's side, as on a managed host: once anything in this process imported Ansible's controller code
+    # (another test file before this one, as under pytest -n), warn() goes to the controller's display instead of
+    # the module result
+    monkeypatch.setattr(ansible_internal, "is_controller", False)
     plan = k8s_plan.build("gemm", NODES, {"image": IMAGE}, "tw4", {})
     with fake_cluster(tmp_path) as fake:
         warnings = _check_mode(fake, timeout_s=60)

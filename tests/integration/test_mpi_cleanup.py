@@ -27,8 +27,15 @@ from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet im
 FAKE = "fake_perf.py"
 
 
-def _survivors():
-    return [netns._describe(pid) for pid in netns.procs_mentioning(FAKE)]
+def _on_fleet(fleet, text):
+    """Live PIDs on the fleet's hosts (their network namespaces) whose command line contains text: never a process
+    of another test or of another run on this machine (tests may run in parallel: pytest -n)."""
+    here = set(netns.procs_in_netns([h.ns_id for h in fleet.hosts]))
+    return [pid for pid in netns.procs_mentioning(text) if pid in here]
+
+
+def _survivors(fleet):
+    return [netns._describe(pid) for pid in _on_fleet(fleet, FAKE)]
 
 
 def _ppid(pid):
@@ -36,11 +43,11 @@ def _ppid(pid):
         return int(handle.read().rsplit(")", 1)[1].split()[1])
 
 
-def _wait_gone(limit_s):
+def _wait_gone(fleet, limit_s):
     deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline and _survivors():
+    while time.monotonic() < deadline and _survivors(fleet):
         time.sleep(0.2)
-    return _survivors()
+    return _survivors(fleet)
 
 
 def _playbook(tmp_path, fleet, bindir, log, tag, timeout_s, cleanup):
@@ -114,7 +121,7 @@ def test_timeout_leaves_no_rank_on_any_host(fleet, controller, tmp_path):
     with open(log) as handle:
         hosts = sorted(set(json.loads(ln)["hostname"] for ln in handle if ln.strip()))
     assert hosts == sorted(h.name for h in fleet.hosts)
-    assert _wait_gone(5) == []
+    assert _wait_gone(fleet, 5) == []
 
 
 @pytest.mark.fleet(n=2)
@@ -130,11 +137,11 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
         assert _ranks_started(log, 4), "the ranks did not start:\n%s" % tail(out)
         # everything but the ranks dies at once, with no chance to clean up (OOM killer, kill -9, a lost
         # controller): the module, its timeout wrapper, mpirun and the Open MPI daemons on both hosts
-        module = [_ppid(pid) for pid in netns.procs_mentioning("all_reduce_perf")
+        module = [_ppid(pid) for pid in _on_fleet(fleet, "all_reduce_perf")
                   if os.path.basename(netns._cmdline(pid).split(" ")[0]) == "timeout"]
-        launchers = [pid for pid in netns.procs_mentioning("mpirun") if "all_reduce_perf" in netns._cmdline(pid)]
-        daemons = netns.procs_mentioning("orted")
-        assert module and launchers and daemons, _survivors()
+        launchers = [pid for pid in _on_fleet(fleet, "mpirun") if "all_reduce_perf" in netns._cmdline(pid)]
+        daemons = _on_fleet(fleet, "orted")
+        assert module and launchers and daemons, _survivors(fleet)
         for pid in module + launchers + daemons:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -147,7 +154,7 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     time.sleep(1)
-    left = _survivors()
+    left = _survivors(fleet)
     assert left, "nothing survived a SIGKILLed launcher: this test would not prove the cleanup step"
     cleanup = [{"name": "cleanup", "hosts": fleet.group, "gather_facts": False,
                 "tasks": [{"aifabric.acceptance.cleanup": {"run_id": tag}, "register": "swept"},
@@ -160,7 +167,7 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
     proc2 = start(fleet, controller.playbook_argv(str(path), inventory), controller.env(fleet, tmp_path / "r2", callbacks=("ansible.builtin.default",)), out2,
                   controller.repo)
     assert finish(proc2, 120, out2) == 0, tail(out2)
-    assert _wait_gone(5) == []
+    assert _wait_gone(fleet, 5) == []
     killed = 0
     for host in fleet.hosts:
         with open(str(tmp_path / ("swept-%s.json" % host.name))) as handle:
@@ -181,10 +188,10 @@ def test_interrupted_module_stops_every_rank_on_every_host(fleet, controller, tm
     proc = start(fleet, controller.playbook_argv(playbook, inventory), controller.env(
         fleet, tmp_path / "r", callbacks=("ansible.builtin.default",)), out, controller.repo)
     assert _ranks_started(log, 4), "the ranks did not start:\n%s" % tail(out)
-    module = [_ppid(pid) for pid in netns.procs_mentioning("all_reduce_perf")
+    module = [_ppid(pid) for pid in _on_fleet(fleet, "all_reduce_perf")
               if os.path.basename(netns._cmdline(pid).split(" ")[0]) == "timeout"]
-    assert len(module) == 1, _survivors()
+    assert len(module) == 1, _survivors(fleet)
     os.kill(module[0], signal.SIGTERM)
     rc = finish(proc, 120, out)
     assert rc != 0 and "interrupted by signal 15" in tail(out), tail(out)
-    assert _wait_gone(5) == []
+    assert _wait_gone(fleet, 5) == []
