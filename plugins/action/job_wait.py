@@ -31,7 +31,7 @@ NOT_FOUND = "could not find job"                # its answer where the job has n
 
 ARGUMENT_SPEC = {
     "jid": {"type": "str", "required": True},
-    "wait_timeout_s": {"type": "float", "default": 3600.0},
+    "wait_timeout_s": {"type": "int", "default": 3600},
     "poll_s": {"type": "float", "default": 5.0},
     "poll_timeout_s": {"type": "float", "default": 30.0},
     "unreachable_after_polls": {"type": "int", "default": 2},

@@ -15,8 +15,8 @@ author:
   - aifabric.acceptance contributors (@aifabric)
 description:
   - Waits for the async job O(jid) (started by an earlier task with C(async) and C(poll=0)) on the host, and returns
-    the finished job's result as its own - what M(ansible.builtin.async_status) returns once the job finished: the
-    module's C(results) records, C(failed), C(msg), C(changed), with C(ansible_job_id), C(started) and C(finished).
+    the finished job's result as its own - what M(ansible.builtin.async_status) returns once the job finished (the
+    module's C(results) records, C(failed), C(msg), C(changed), with C(ansible_job_id), C(started) and C(finished)).
     A job that failed fails this task the same way.
   - One task per host, one line of output per host - unlike M(ansible.builtin.async_status) in an C(until) loop,
     which prints one C(FAILED - RETRYING) line per poll that finds the job still running. The polls are the
@@ -53,7 +53,7 @@ options:
       - Seconds to wait for the job, its polls included; past it the task fails. Set it above the job's C(async)
         limit to see the job's own end (C(async_wrapper)'s C(Timeout exceeded) included).
       - Must be 0 or more (0 - one poll).
-    type: float
+    type: int
     default: 3600
   poll_s:
     description: Seconds between two polls. Must be more than 0.

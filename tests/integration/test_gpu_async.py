@@ -1,7 +1,8 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """playbooks/gpu.yml with gpu_async (each check started on every host as an async job and waited for with
-async_status) gives the same records as without it (each check one task per host, forks hosts at a time).
+aifabric.acceptance.job_wait) gives the same records as without it (each check one task per host, forks hosts at a
+time), and its waits print no "FAILED - RETRYING" line per poll.
 
 Four hosts, one scenario each, with the stand-in nccl-tests (tests/integration/fixtures/fake_nccl_tests: replays a
 captured H200 run) and the hosts' own python3 (no PyTorch: the GEMM and the all-reduce probe say so):
@@ -100,6 +101,13 @@ def test_gpu_async_gives_the_records_of_the_plain_run(fleet, controller, tmp_pat
     with open(out) as handle:
         log = handle.read()
     assert "Start - Run nccl-tests collectives on every GPU of the host" in log     # it did run as jobs
+    # the waits (job_wait) poll quietly: no "FAILED - RETRYING" line per poll of a job still running, and one line per
+    # host and wait
+    assert "FAILED - RETRYING" not in log, [line for line in log.splitlines() if "FAILED - RETRYING" in line][:5]
+    wait = log.split("TASK [aifabric.acceptance.gpu : Run nccl-tests collectives on every GPU of the host]", 1)[1]
+    wait = wait.split("TASK [", 1)[0]
+    assert sorted(re.findall(r"^(?:ok|changed|failed|fatal): \[(node\d)\]", wait, re.M)) == [
+        "node1", "node2", "node3", "node4"], wait
 
     by = dict((name, dict((r["check"], r["status"]) for r in jobs if r["host"] == name and r["check"].startswith("nccl.all")))
               for name in ("node1", "node2", "node3", "node4"))

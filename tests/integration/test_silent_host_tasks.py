@@ -7,7 +7,8 @@ The inventory sets its own ``ansible_ssh_common_args`` without ServerAlive optio
 inventory does), so SSH alone never notices a host whose link went down. On one host the GPU stage's Python is a
 stand-in that says it started and then runs for FAKE_RUN_S (a GEMM run); while it runs, that host's link goes down.
 The module there ends (the tool's own timeout), but its answer never reaches the controller: only the task's own
-``timeout:`` (gpu_gemm's timeout_s + the kill-after + aifabric_task_margin_s) ends the wait. The play then goes on
+``timeout:`` (gpu_gemm's timeout_s + the kill-after + aifabric_task_margin_s) ends the wait, or, with gpu_async, the
+wait's own bound on each poll (the action job_wait). The play then goes on
 with the other hosts: their verdicts are what they are without the silent host (every check ran, none is an
 error), and the silent host is an error in the report. The limit on ansible-playbook is the hang detector (before
 every remote task had its own timeout, the gemm task was still waiting on the silent host at that limit), not a
@@ -37,6 +38,7 @@ MARGIN_S = 10           # aifabric_task_margin_s
 KILL_AFTER_S = 10       # runner.KILL_AFTER_S: SIGKILL this long after the timeout's SIGTERM
 BOUND_S = GEMM_TIMEOUT_S + KILL_AFTER_S + MARGIN_S      # the gemm task's timeout: 25 s (gpu_async: false)
 POLL_BOUND_S = max(MARGIN_S, 30)        # gpu_async: each poll of the GEMM job: the margin, at least 30 s
+UNREACHABLE_AFTER_POLLS = 2             # gpu_async: failed polls in a row that make the host unreachable
 GEMM_TASK = "Measure GEMM throughput on every GPU"
 
 FAKE_PYTHON = """#!/bin/sh
@@ -73,9 +75,11 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     7200 s); none: no ansible.cfg at all, as an installed collection runs (pipelining comes from the playbook: without
     it, ansible-core's removal of the timed-out module's temporary directory would wait on the silent host).
 
-    gpu_async (the role's default): the GEMM runs as a job on every host; the silent host's next poll of it hangs,
-    and the poll's own timeout (POLL_BOUND_S) fails the host, in the task that carries the check's name. Without it
-    the GEMM task itself waits until its timeout (BOUND_S); that task is the check's start task."""
+    gpu_async (the role's default): the GEMM runs as a job on every host; the silent host's next poll of it hangs
+    until the wait's own bound on it (POLL_BOUND_S, the action job_wait's, whatever the SSH options), and after
+    UNREACHABLE_AFTER_POLLS failed polls the host is unreachable (rc 4), in the task that carries the check's name.
+    Without it the GEMM task itself waits until its timeout (BOUND_S) and fails (rc 2); that task is the check's start
+    task."""
     validator = schema_validator(controller)
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
@@ -98,14 +102,19 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     silence(fleet, SILENT)
     rc = finish(proc, HANG_LIMIT_S, out)
     ended = time.monotonic()
-    assert rc == 2, "ansible-playbook must end with rc 2 (a host failed), got %d:\n%s" % (rc, tail(out))
+    want_rc = 4 if gpu_async else 2     # a host unreachable (the wait), or failed (the task's timeout)
+    assert rc == want_rc, "ansible-playbook must end with rc %d, got %d:\n%s" % (want_rc, rc, tail(out))
     assert ended - silenced >= bound_s - 5, "the gemm task ended before its bound: %.1f s" % (ended - silenced)
 
     report = load_report(report_dir, out)[1]
     records = records_of(report)
     assert_valid_records(records, validator)
     silent = [r for r in records if r["host"] == SILENT]
-    timed_out = [r for r in silent if r["status"] == "error" and "Timed out after %d second(s)" % bound_s in r["reason"]]
+    if gpu_async:       # the wait's bounded polls: "2 failed polls in a row (no answer from the host: ...)"
+        why = "%d failed polls in a row" % UNREACHABLE_AFTER_POLLS
+        timed_out = [r for r in silent if r["status"] == "error" and r["check"] == "env.reachable" and why in r["reason"]]
+    else:
+        timed_out = [r for r in silent if r["status"] == "error" and "Timed out after %d second(s)" % bound_s in r["reason"]]
     assert timed_out, silent
     assert timed_out[0]["params"]["task"] == "aifabric.acceptance.gpu : " + task, timed_out
     assert not [r for r in silent if r["check"].startswith("gpu.gemm")], silent     # its answer never arrived

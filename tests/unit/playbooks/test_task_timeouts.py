@@ -26,6 +26,7 @@ import tempfile
 
 import yaml
 
+from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,14 +72,24 @@ GPU_LIMITS = {
         7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
 }
 
+GPU_POLL_BOUND = max(MARGIN, 30)     # the bound of each call of the GPU stage's wait for a job (job_wait)
+
+
+def gpu_wait_timeout(limit):
+    """The timeout of the GPU stage's wait for a job: wait_timeout_s (the job's limit + 30 s), then 2 bounded calls
+    (the last poll, the removal of the job's file: the bound + 6 s each), + 30 s."""
+    return limit + 30 + 2 * (GPU_POLL_BOUND + 6) + 30
+
+
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
 EXPECTED = {
     ("acceptance_ssh.yml", "aifabric.acceptance.probe : Probe OS, CPU, memory, GPUs, RDMA and software"):
         ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and each poll of its job
-    # (the margin, at least 30 s); the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
+    # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and the wait for its job (the
+    # wait, then its last poll and the job file's removal, each bounded by the margin, at least 30 s, + 6 s; + 30 s);
+    # the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
     **dict((("gpu.yml", "aifabric.acceptance.gpu : Start - " + name), 60 + MARGIN) for name in GPU_LIMITS),
-    **dict((("gpu.yml", "aifabric.acceptance.gpu : " + name), max(MARGIN, 30)) for name in GPU_LIMITS),
+    **dict((("gpu.yml", "aifabric.acceptance.gpu : " + name), gpu_wait_timeout(limit)) for name, limit in GPU_LIMITS.items()),
     ("hccl.yml", "aifabric.acceptance.hccl : Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
     # set_env.sh, then the 4 default collectives, each: the run, its kill-after, the cleanup
     ("hccl.yml", "aifabric.acceptance.hccl : Run the collectives on one node"):
@@ -165,7 +176,10 @@ def row(source, play, task, value, more=None):
 def bounds(templar, task):
     """A polled task's other limits (async, retries x delay), as they template before the run."""
     got = resolved(templar, {"async": task.async_val, "poll": task.poll, "retries": task.retries, "delay": task.delay})
-    return dict((key, got.get(key, "unresolved")) for key in ("async", "poll", "retries", "delay"))
+    out = dict((key, got.get(key, "unresolved")) for key in ("async", "poll", "retries", "delay"))
+    if task.action == "aifabric.acceptance.job_wait":       # its bounds are its arguments
+        out["args"] = resolved(templar, task.args)
+    return out
 
 
 out = []
@@ -253,14 +267,18 @@ def _gpu_rows(rows):
 
 def test_gpu_checks_run_as_bounded_jobs():
     """gpu_async (the default): each check's job may run for the check's worst case (async:, past its tools' limits
-    by the margin: the module's own kill and cleanup come first), and its polls go on for at least that long + 30 s;
-    each start and each poll has its own, short, timeout (the rows of EXPECTED)."""
+    by the margin: the module's own kill and cleanup come first), and its wait (job_wait) goes on for that long + 30 s,
+    each poll bounded by the margin (at least 30 s); the wait task's own timeout lies past the action's worst case (its
+    deadline and message come first); each start has its own, short, timeout (the rows of EXPECTED)."""
     rows = _gpu_rows(ROWS)
     for name, limit in GPU_LIMITS.items():
         start, wait = rows["Start - " + name], rows[name]
         assert (start["async"], start["poll"]) == (limit, 0), (name, start)
-        assert wait["action"] == "ansible.builtin.async_status" and wait["delay"] == 5, (name, wait)
-        assert limit + 30 <= wait["retries"] * wait["delay"] < limit + 30 + wait["delay"], (name, wait)
+        assert wait["action"] == "aifabric.acceptance.job_wait", (name, wait)
+        args = wait["args"]
+        assert (args["wait_timeout_s"], args["poll_s"], args["poll_timeout_s"], args["unreachable_after_polls"],
+                args["cleanup"]) == (limit + 30, 5, GPU_POLL_BOUND, 2, True), (name, args)
+        assert wait["timeout"] > job_wait.worst_case_s(args["wait_timeout_s"], args["poll_timeout_s"]), (name, wait)
 
 
 def test_gpu_checks_without_async_have_their_worst_case_as_timeout():

@@ -148,11 +148,10 @@ def test_tool_options_refuses_what_it_cannot_complete():
 
 
 def test_every_check_is_started_as_a_job_and_waited_for():
-    """gpu_async: each check's block starts its module with async + poll 0 and waits for it with async_status under
-    the check's own name (the records come from that task: the same name as without async); the jobs the waits
-    saw finish are forgotten in the stage's always: (a failed check included)."""
+    """gpu_async: each check's block starts its module with async + poll 0 and waits for it with job_wait under the
+    check's own name (the records come from that task: the same name as without async; one task, no line per poll),
+    with the role's bounds; each wait removes its finished job's file (cleanup)."""
     stage = _load("tasks", "main.yml")[0]
-    waited, started = [], []
     for block in check_blocks():
         start, wait = block["block"]
         module = [key for key in start if key.startswith("aifabric.acceptance.")]
@@ -160,21 +159,13 @@ def test_every_check_is_started_as_a_job_and_waited_for():
         assert start["name"] == "Start - " + wait["name"], (start["name"], wait["name"])
         assert (start["async"], start["poll"], start["timeout"]) == (
             "{{ __gpu_async_s }}", 0, "{{ __gpu_start_timeout_s }}"), start["name"]
-        assert "__gpu_limit_s" in block["vars"], block["name"]     # each check's worst case, used by async and the polls
+        assert "__gpu_limit_s" in block["vars"], block["name"]     # each check's worst case, used by async and the wait
         job = start["register"]
-        assert wait["ansible.builtin.async_status"] == {"jid": "{{ %s.ansible_job_id }}" % job}
+        assert wait["aifabric.acceptance.job_wait"] == {
+            "jid": "{{ %s.ansible_job_id }}" % job, "wait_timeout_s": "{{ __gpu_wait_timeout_s }}",
+            "poll_s": "{{ __gpu_poll_s }}", "poll_timeout_s": "{{ __gpu_poll_timeout_s }}",
+            "unreachable_after_polls": "{{ __gpu_unreachable_after_polls }}", "cleanup": True}, wait["name"]
         assert wait["when"] == "%s.ansible_job_id is defined" % job         # without async: the start was the run
-        assert wait["until"] == "%s.finished | default(false)" % wait["register"]
-        assert (wait["retries"], wait["delay"], wait["timeout"]) == (
-            "{{ __gpu_poll_retries }}", "{{ __gpu_poll_s }}", "{{ __gpu_poll_timeout_s }}")
-        waited.append(wait["register"])
-        started.append(job)
-    cleanup, = stage["always"]
-    assert cleanup["ansible.builtin.async_status"]["mode"] == "cleanup" and cleanup["failed_when"] is False
-    assert cleanup["timeout"] == "{{ __gpu_poll_timeout_s }}"
-    results = cleanup["vars"]["__gpu_results"]
-    for register in waited + started:
-        assert "{{ %s | default({}) }}" % register in results, register
-    assert "__gpu_results | selectattr('finished', 'defined') | selectattr('finished')" in cleanup["loop"]
-    # a job whose result never came back is not asked for, nor anything on a host that went silent
-    assert cleanup["when"] == "__gpu_results | select('timedout') | list | length == 0"
+        assert wait["timeout"] == "{{ __gpu_wait_task_timeout_s }}"
+        assert not [key for key in wait if key in ("until", "retries", "delay", "async_status")], wait
+    assert "always" not in stage        # the waits remove their jobs' files themselves

@@ -145,19 +145,19 @@ def test_a_job_that_finishes_after_some_polls_is_waited_for_quietly(tmp_path):
 
 def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
     host = Host(tmp_path, [RUNNING])
-    action = action_for(host, wait_timeout_s=1.0, poll_s=0.2)
+    action = action_for(host, wait_timeout_s=1, poll_s=0.2)
     t0 = time.monotonic()
     out = action.run(task_vars={"inventory_hostname": "node1"})
     took = time.monotonic() - t0
     assert out["failed"] is True and out["finished"] is False and "results" not in out, out
-    assert "job %s did not finish within wait_timeout_s=1.0" % JID in out["msg"], out["msg"]
+    assert "job %s did not finish within wait_timeout_s=1" % JID in out["msg"], out["msg"]
     assert 1.0 <= took < 1.0 + 10, took                     # the last poll at the deadline, then no more
     assert 2 <= len(host.statuses()) <= 1.0 / 0.2 + 2, host.calls
     assert host.job_file.exists()                          # still running: not removed
     # the callback's record of it: an env.task error that says why (async_status in until said "no message")
     recs = collected(out, failed=True)
     assert [(r["check"], r["status"]) for r in recs] == [(stream.TASK_CHECK, "error")], recs
-    assert "did not finish within wait_timeout_s=1.0" in recs[0]["reason"], recs[0]["reason"]
+    assert "did not finish within wait_timeout_s=1" in recs[0]["reason"], recs[0]["reason"]
 
 
 def test_a_job_killed_at_its_async_limit_fails_with_its_message(tmp_path):
