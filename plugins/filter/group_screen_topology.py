@@ -14,10 +14,11 @@ description:
     aifabric.acceptance.nccl does where C(nccl_screen_topology_var) is empty.
   - A host's group is the one switch all its fabric ports share; where its fabric ports are on several switches (a
     rail-optimized fabric, each rail on its own leaf), the set of them (V(leaf-01 + leaf-02)), so that a group
-    stays inside one switch on every rail. Its fabric ports are those named as an RDMA device (not their own
-    network interface) where it has any, else all its ports (LLDP also sees a management interface's switch).
+    stays inside one switch on every rail. Its fabric ports are its RDMA devices (a port named as an RDMA device,
+    not as its own network interface); a port named as a network interface (LLDP also sees a management or storage
+    NIC's switch, V(eno1) on a management switch) is never used, and a host with no fabric port has no group.
   - Records that are not usable C(net.topology) records (C(skip), C(error), another check) are ignored; a host none
-    names is left out (it forms no topology group).
+    names, or whose known ports are no RDMA device, is left out (it forms no topology group).
 options:
   _input:
     description:

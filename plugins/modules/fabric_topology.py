@@ -52,7 +52,8 @@ options:
   declared:
     description:
       - "This host's declared ports, C({port: {switch, switch_port}}). The port is an RDMA device name or a network
-        interface name (an interface of an RDMA device is read as that device). C(switch) is a non-empty string;
+        interface name (an interface of an RDMA device is read as that device; an interface of none, a management NIC,
+        stays an interface, which the fleet analyses never take for a fabric port). C(switch) is a non-empty string;
         C(switch_port) a string, an integer or absent."
       - Anything else (not a mapping, a missing C(switch), an unknown key) makes the record C(error) and says where.
       - Not used with O(from_output).
@@ -119,6 +120,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 
 CHECK = "net.topology"
 IB_CLASS = "/sys/class/infiniband"
+NET_CLASS = "/sys/class/net"
 RANGES = {"timeout_s": argspec.POSITIVE}
 SPEC = dict(
     lldp=dict(type="bool", default=True),
@@ -180,14 +182,20 @@ def lldp_ports(host, timeout_s):
     return ports, note, None, None
 
 
-def declared_to_ports(declared, names):
-    """The declared ports keyed like LLDP's: a netdev of an RDMA device is read as the device."""
+def declared_to_ports(declared, names, interfaces=()):
+    """The declared ports keyed like LLDP's: a netdev of an RDMA device is read as the device; a network interface
+    of the host (``interfaces``, /sys/class/net) that is no RDMA device's keeps its name and is its own netdev (a
+    management NIC: the fleet analyses read only RDMA ports as fabric ports, plugin_utils/topology.fabric_ports)."""
     netdevs = dict((dev, netdev) for netdev, dev in names.items())
     ports = {}
     for port, entry in declared.items():
         name = names.get(port, port)
+        if port in names:
+            netdev = port
+        else:
+            netdev = netdevs.get(port) or (port if port in interfaces else None)
         ports[name] = {"switch": entry["switch"], "switch_port": entry["switch_port"], "source": "declared",
-                       "netdev": port if port in names else netdevs.get(port), "chassis_id": None}
+                       "netdev": netdev, "chassis_id": None}
     return ports
 
 
@@ -212,7 +220,8 @@ def host_record(host, params, started):
     observed, note, failure, raw = ({}, "LLDP not read (lldp: false)", None, None)
     if params["lldp"]:
         observed, note, failure, raw = lldp_ports(host, params["timeout_s"])
-    ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host)), observed)
+    interfaces = set(host.listdir(NET_CLASS) or []) if declared else set()
+    ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host), interfaces), observed)
     kwargs = dict(facts={"ports": ports, "mismatches": mismatches}, metrics={"ports_count": len(ports)},
                   params={"lldp": params["lldp"], "declared_ports": sorted(declared)}, started=started,
                   duration_s=time.monotonic() - began, tool={"name": "lldpctl"} if params["lldp"] else {})

@@ -260,20 +260,14 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64):
 # records (module fabric_topology: LLDP, the declared plan, an ibnetdiscover import) give each host's fabric ports.
 
 
-def fabric_ports(ports):
-    """A host's fabric ports: those named as an RDMA device (the port is not its own network interface: ``mlx5_0``,
-    a declared port without an interface) where it has any - LLDP also names the switch of a management interface
-    (``eno1`` on the management switch), which carries no collective - else all of them."""
-    rdma = dict((name, entry) for name, entry in ports.items() if entry.get("netdev") != name)
-    return rdma or dict(ports)
-
-
 def switch_group(ports):
     """The screen's topology group of a host from its ports (topology.read): the one switch all its fabric ports
     share; where they are on several (a rail-optimized fabric: each rail on its own leaf), the set of them,
     ``leaf-01 + leaf-02``: hosts cabled to the same leaves keep a collective inside them on every rail, where the
-    first port's switch alone would group hosts whose other rails cross an uplink. None when no port is known."""
-    ports = fabric_ports(ports or {})
+    first port's switch alone would group hosts whose other rails cross an uplink. None when no fabric port is
+    known (topology.fabric_ports: a management or storage NIC's switch is never the group - it would put hosts of
+    several leaves in one group and confirm them across a slow uplink)."""
+    ports = fabric.fabric_ports(ports)
     where = fabric.placement(ports, None)
     if where is not None:
         return where.switch

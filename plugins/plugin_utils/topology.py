@@ -15,8 +15,10 @@ One ``net.topology`` record per host (target None) carries ``facts.ports``: port
   records started at the same time the last one in the records, as the other analyses read a host's probe records
   (hardware.port_rates: the last one wins).
 
-:func:`placement` answers "the switch of host H for a matrix on target T": the port whose name or netdev is T;
-for target None, or where no port of the host is T, the one switch all the host's ports share, else unknown.
+:func:`placement` answers "the switch of host H for a matrix on target T": the port whose name or netdev is T,
+else unknown (never the switch the host's other ports share: that may be a management or storage switch); for
+target None, the one switch all the ports given share, else unknown. :func:`fabric_ports` are a host's RDMA
+ports (the screen's topology groups by them).
 
 Controller-only (plugin_utils), no Ansible types.
 """
@@ -72,8 +74,9 @@ def read(records):
 
 
 def placement(ports, target):
-    """The :data:`Placement` of a host (its ``ports`` from :func:`read`) for a matrix on ``target``, or None when
-    it is unknown (no port is the target and the host's ports are on several switches, or no ports at all)."""
+    """The :data:`Placement` of a host (its ``ports`` from :func:`read`) for a matrix on ``target``: the port whose
+    name or netdev is ``target``; for ``target`` None, the one switch all the ``ports`` share. None when it is
+    unknown (no port is the target; for None, ports on several switches; no ports at all)."""
     if not ports:
         return None
     if target is not None:
@@ -81,6 +84,10 @@ def placement(ports, target):
             entry = ports[name]
             if target in (name, entry.get("netdev")):
                 return Placement(entry["switch"], name, entry.get("switch_port"))
+        # no port is the target: unknown. The switch the host's other ports share is not the target's: on an
+        # InfiniBand host running lldpd the only neighbour LLDP sees is the management NIC's switch (IB ports send
+        # no LLDP), which would be named for an mlx5_0 matrix
+        return None
     switches = set(entry["switch"] for entry in ports.values())
     if len(switches) != 1:
         return None
@@ -89,6 +96,15 @@ def placement(ports, target):
         return Placement(entry["switch"], name, entry.get("switch_port"))
     known = sorted(set(e["switch_port"] for e in ports.values() if e.get("switch_port")), key=_port_key)
     return Placement(switches.pop(), None, ",".join(known) or None)
+
+
+def fabric_ports(ports):
+    """A host's fabric ports (``ports`` from :func:`read`): those that are an RDMA device - the port's name is not its
+    own network interface (the module keys an interface of an RDMA device by the device, ``mlx5_0`` with netdev
+    ``ens1f0``; an ibnetdiscover HCA or a declared device has no netdev). A port keyed by its interface name is
+    no RDMA device (``eno1`` on the management switch, a storage NIC): it carries no RDMA collective, and a
+    host without an RDMA port has no fabric port at all."""
+    return dict((name, entry) for name, entry in (ports or {}).items() if entry.get("netdev") != name)
 
 
 def placements(topology, hosts, target):

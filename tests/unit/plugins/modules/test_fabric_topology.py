@@ -166,6 +166,21 @@ def test_a_netdev_of_an_rdma_device_is_named_by_the_device(tmp_path):
         "mlx5_1": {"switch": "leaf9", "switch_port": "9", "source": "declared", "netdev": "eth7", "chassis_id": None}}
 
 
+def test_a_declared_network_interface_that_is_no_rdma_device_keeps_its_interface(tmp_path):
+    """A declared eno1 (the host's management NIC, no RDMA device: /sys/class/net/eno1, not under
+    /sys/class/infiniband) is keyed and marked as its interface (netdev eno1), so that the fleet analyses never read it
+    as a fabric port; a declared RDMA device without an interface (an IB port without IPoIB) keeps netdev None."""
+    (tmp_path / "sys/class/infiniband/mlx5_0/device").mkdir(parents=True)
+    for netdev in ("eno1", "lo"):
+        (tmp_path / "sys/class/net" / netdev).mkdir(parents=True)
+    declared = {"eno1": {"switch": "mgmt-7", "switch_port": "ge-0/0/1"}, "mlx5_0": {"switch": "leaf-1", "switch_port": 3}}
+    record = fabric_topology.host_record(_host(tmp_path), dict(PARAMS, lldp=False, declared=declared), results.utc_now())
+    assert record["status"] == "pass"
+    assert record["facts"]["ports"] == {
+        "eno1": {"switch": "mgmt-7", "switch_port": "ge-0/0/1", "source": "declared", "netdev": "eno1", "chassis_id": None},
+        "mlx5_0": {"switch": "leaf-1", "switch_port": "3", "source": "declared", "netdev": None, "chassis_id": None}}
+
+
 # ---------------------------------------------------------------- import mode: ibnetdiscover
 
 def test_ibnetdiscover_import_one_record_per_host(monkeypatch):

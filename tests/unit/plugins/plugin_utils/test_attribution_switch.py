@@ -275,9 +275,45 @@ def test_placement_reads_the_port_the_netdev_or_the_one_shared_switch():
     assert topology.placement(ports, None) is None and topology.placement(ports, "mlx5_2") is None
     same = {"ens1": {"switch": "a", "switch_port": "swp2", "netdev": "ens1"},
             "ens2": {"switch": "a", "switch_port": "swp1", "netdev": "ens2"}}
-    assert topology.placement(same, "mlx5_0") == topology.Placement("a", None, "swp1,swp2")
+    # a target no port is: unknown, never the switch the other ports share (a management switch: see below)
+    assert topology.placement(same, "mlx5_0") is None
+    assert topology.placement(same, None) == topology.Placement("a", None, "swp1,swp2")
     assert topology.port_ranges(["Eth1/3", "Eth1/1", "Eth1/2", "Eth1/10", "swp1", None, "mgmt"]) == \
         "Eth1/1-3, Eth1/10, mgmt, swp1"
+
+
+def mgmt_switch(host):
+    """The management switch of a host's eno1 (no RDMA device): racks of 4 hosts, cutting across the leaves of 8."""
+    leaf, index = leaf_of(host), int(host.split("h")[1])
+    return "mgmt-%02d" % (2 * leaf + index // 4 + 1) if leaf != 3 else "mgmt-%02d" % (index % 2)
+
+
+def test_a_management_switch_is_never_taken_for_the_fabric_leaf():
+    """An InfiniBand fleet running lldpd for its management NIC: every host's eno1 (no RDMA device) is seen on its
+    management switch by LLDP; the mlx5_0 leaf comes from an ibnetdiscover import for most hosts. The group names
+    the leaf from mlx5_0, never a management switch; hosts whose only known port is eno1 get no switch on mlx5_0."""
+    hosts = hosts_of()
+    only_mgmt = ("l3h2", "l3h5", "l0h0", "l6h6")
+    lldp = [topology_record(h, {"eno1": port(mgmt_switch(h), "ge-0/0/%s" % h.split("h")[1], netdev="eno1")},
+                            started="2026-11-22T09:00:00Z") for h in hosts]
+    ib = [topology_record(h, {"mlx5_0": port(leaf_name(leaf_of(h)), "Eth1/%d" % (int(h.split("h")[1]) + 1),
+                                             source="ibnetdiscover")}) for h in hosts if h not in only_mgmt]
+    group = tuple(h for h in hosts if leaf_of(h) == 3)
+    report, status = report_of(measure(hosts, faults()) + lldp + ib)
+    assert status == expected_status(hosts, group)
+    assert found(report) == sorted([("group", group, "mlx5_0"), ("node", (BAD_NODE,), "mlx5_0"),
+                                    ("link", BAD_LINK, "mlx5_0")])
+    evidence = group_finding(report)["evidence"]
+    known = [h for h in group if h not in only_mgmt]
+    assert evidence["switches"] == {"leaf-03": known} and evidence["no_topology"] == ["l3h2", "l3h5"]
+    assert "mgmt-" not in evidence["text"] and "mgmt-" not in str(evidence)
+    nodes = node_records(report)
+    assert all(nodes[(h, "mlx5_0")]["facts"].get("switch") in (None, leaf_name(leaf_of(h))) for h in hosts)
+    assert all("switch" not in nodes[(h, "mlx5_0")]["facts"] for h in only_mgmt)
+    # only the management neighbours known (IB ports send no LLDP): no host has a switch on mlx5_0
+    plain, plain_status = report_of(measure(hosts, faults()) + lldp)
+    assert plain_status == status and "mgmt-" not in str(group_finding(plain)["evidence"])
+    assert not any("switch" in r["facts"] for r in node_records(plain).values())
 
 
 def test_read_drops_what_the_contract_does_not_allow():
@@ -378,7 +414,8 @@ def test_a_fleet_cut_in_two_halves_names_both_switches():
 def test_the_topology_module_s_records_of_a_real_ibnetdiscover_capture_name_the_switch():
     """The records fabric_topology's import mode makes of a real ibnetdiscover output (24 hosts node1..node24 on one
     24-port InfiniScale III switch, port N to nodeN): hosts 1-6 slow to everyone but each other are 6 of the 24
-    hosts of that switch, named with their switch ports (the port is the CA's, HCA-1: the one switch of the host)."""
+    hosts of that switch, named with their switch ports. The matrix is on the CA the capture names (HCA-1, its node
+    description's device name); on a device no record names (mlx5_0), the switch is not known."""
     hosts = ["node%d" % i for i in range(1, 25)]
     with open(IBNETDISCOVER, encoding="utf-8") as handle:
         cabling = fabric_topology.ib_records(handle.read(), hosts, synthetic_fleet.STARTED)
@@ -386,18 +423,22 @@ def test_the_topology_module_s_records_of_a_real_ibnetdiscover_capture_name_the_
 
     def factor(server, client, _rail):
         return 0.55 if (server in slow) != (client in slow) else 1.0
-    report, status = report_of(measure(hosts, factor) + cabling)
+    report, status = report_of(measure(hosts, factor, rails=("HCA-1",)) + cabling)
     assert status == dict((h, "warn" if h in slow else "pass") for h in hosts)
-    assert found(report) == [("group", tuple(sorted(slow)), "mlx5_0")]
+    assert found(report) == [("group", tuple(sorted(slow)), "HCA-1")]
     evidence = group_finding(report)["evidence"]
     switch = "MT47396 Infiniscale-III Mellanox Technologies"
     assert evidence["switches"] == {switch: sorted(slow)}
     assert evidence["ports"] == dict((h, "%s %s" % (switch, h[4:])) for h in slow)
     assert evidence["text"].startswith(
-        "6 hosts of rdma.ib_write_bw on mlx5_0 behind switch %s (ports 1-6) share a bad path: 6 of the 24 hosts of %s "
+        "6 hosts of rdma.ib_write_bw on HCA-1 behind switch %s (ports 1-6) share a bad path: 6 of the 24 hosts of %s "
         "(not node10, node11, node12, node13, node14, node15, node16, node17 and 10 more: a port group or line card of "
         "%s rather than the whole switch) (node1, node2, node3, node4, node5, node6) are fine with each other"
         % (switch, switch, switch))
+    # the same fleet measured on mlx5_0, a device the capture does not name: the same finding, no switch named
+    other, other_status = report_of(measure(hosts, factor) + cabling)
+    assert other_status == status and found(other) == [("group", tuple(sorted(slow)), "mlx5_0")]
+    assert "switches" not in group_finding(other)["evidence"] and switch not in group_finding(other)["evidence"]["text"]
 
 
 def test_a_hosts_lldp_and_ibnetdiscover_records_add_up_port_by_port():
