@@ -15,7 +15,8 @@ description:
     The fleet analysis reads these records to name a switch whose links are bad (docs/topology.md).
   - "LLDP (O(lldp)): runs C(lldpctl -f json) (lldpd) on the host. The switch is the neighbour's system name (else
     its chassis ID); the switch port is the neighbour's port ID when it is an interface name or a local name,
-    else its port description (lldpd's default MAC port ID puts the interface name there). A host without
+    else its port description (lldpd's default MAC port ID puts the interface name there; a locally assigned
+    port ID that is a number, the interface index Junos sends, gives way to the port description too). A host without
     C(lldpctl) gives nothing from this source and the record says so."
   - "Declared (O(declared)): the ports the user says this host has, C({port: {switch, switch_port}}). A port both
     declared and seen by LLDP on another switch or switch port is a miscabling: the record is C(warn) and lists it

@@ -10,8 +10,11 @@ text cannot be read at all) and ``problems`` (parts that could not be read; the 
   (lldpd's JSON writer folds a one-element list into the element). No neighbour: ``{"lldp": {}}`` (or ``{}``).
   A chassis with a system name is ``{"<name>": {"id": {"type", "value"}, ...}}``, without one ``{"id": ...}``.
   The switch is the system name, else the chassis ID. The switch port is the port ID when its subtype is
-  ``ifname`` or ``local`` (what switches send: Ethernet1/1, swp3), else the port description (lldpd's default
-  ``mac`` port ID puts the interface name there), else the port ID as sent.
+  ``ifname`` or ``local`` (what switches send: Ethernet1/1, swp3), except a ``local`` ID that is a number where a
+  port description exists (Junos sends its interface index, 159, and the interface name, xe-0/1/0.0, as the
+  description), else the port description (lldpd's default ``mac`` port ID puts the interface name there), else
+  the port ID as sent. lldpd prints the subtypes ifname, ifalias, local, mac, ip and unhandled
+  (src/lib/atoms/port.c).
 - ``parse_ibnetdiscover(text)``: infiniband-diags' topology file. Each ``Switch`` block's port lines toward a CA
   (``[3]\t"H-0002c9..."[1](2c9...)\t\t# "node01 mlx5_0" lid 5 4xEDR``) give a link: switch (its node description,
   or ``S-<guid>`` when it has none; a description several switches share gets `` [S-<guid>]`` appended so that
@@ -103,6 +106,9 @@ def _port(port):
     subtype = _str(ident.get("type")) if isinstance(ident, dict) else None
     value = _str(ident.get("value")) if isinstance(ident, dict) else _str(ident)
     descr = _str(port.get("descr"))
+    if subtype == "local" and value and value.strip().isdigit() and descr:
+        # a locally assigned number (Junos sends its interface index, its port description the interface name)
+        return descr, value, subtype
     if subtype in SUBTYPES_AS_NAME and value:
         return value, value, subtype
     return descr or value, value, subtype

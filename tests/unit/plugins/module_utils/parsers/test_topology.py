@@ -49,6 +49,36 @@ def test_one_neighbour_is_a_mapping_and_a_mac_port_id_takes_the_port_description
         "port_id_subtype": "mac", "port_descr": "swp3"}}
 
 
+def _local_port_id(value, descr):
+    """The lldpd capture node2-one-port-portid-ifname.json with its neighbour's port ID edited to subtype ``local``
+    (lldpd src/lib/atoms/port.c port_id_subtype_map: LLDP_PORTID_SUBTYPE_LOCAL prints "local", the ID as sent)."""
+    data = json.loads(read("lldpd-1.0.16-node2-one-port-portid-ifname.json"))
+    port = data["lldp"]["interface"]["eth0"]["port"]
+    port["id"] = {"type": "local", "value": value}
+    if descr is None:
+        port.pop("descr")
+    else:
+        port["descr"] = descr
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("value, descr, switch_port", [
+    # Juniper EX3200 (JUNOS 10.0S1.1) as a neighbour, github.com/nocproject/noc sa/profiles/Juniper/JUNOS/tests/
+    # Juniper_ex3200_24t_10_0S1_1_get_lldp_neighbors_0001.py (commit 76d601ed570b1f0969aefc40a0bf80b7cf693daf):
+    # "Port type: Locally assigned / Port ID: 159 / Port description: xe-0/1/0.0", and that switch's own
+    # "show lldp local-information" lists xe-0/1/0.0 with "Interface ID 159" (an interface number, not a name)
+    ("159", "xe-0/1/0.0", "xe-0/1/0.0"),
+    ("159", None, "159"),                   # a number with no description: the ID as sent, nothing better
+    ("swp3", "uplink to node2", "swp3"),    # a locally assigned name is the port
+])
+def test_a_numeric_locally_assigned_port_id_takes_the_port_description(value, descr, switch_port):
+    parsed = topology.parse_lldpctl_json(_local_port_id(value, descr))
+    assert parsed["error"] is None and parsed["problems"] == []
+    seen = parsed["neighbors"]["eth0"]
+    assert (seen["switch_port"], seen["port_id"], seen["port_id_subtype"], seen["port_descr"]) == (
+        switch_port, value, "local", descr)
+
+
 def test_the_two_port_mac_capture():
     parsed = topology.parse_lldpctl_json(read("lldpd-1.0.16-node1-two-ports-portid-mac.json"))
     assert [(k, v["switch"], v["switch_port"], v["port_id"]) for k, v in sorted(parsed["neighbors"].items())] == [
