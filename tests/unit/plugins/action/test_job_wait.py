@@ -154,7 +154,7 @@ def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
     assert 1.0 <= took < 1.0 + 10, took                     # the last poll at the deadline, then no more
     assert 2 <= len(host.statuses()) <= 1.0 / 0.2 + 2, host.calls
     assert host.job_file.exists()                          # still running: not removed
-    # the callback's record of it: an env.task error that says why (async_status in until said "no message")
+    # the callback's record of it: an env.task error that says why (async_status in until: "Action failed: Unknown error.")
     recs = collected(out, failed=True)
     assert [(r["check"], r["status"]) for r in recs] == [(stream.TASK_CHECK, "error")], recs
     assert "did not finish within wait_timeout_s=1" in recs[0]["reason"], recs[0]["reason"]
