@@ -903,7 +903,8 @@ class Sweep(PerftestRun):
             if ended.get("ended"):
                 duration_s = max(0.0, ended["ended"] - job.handle["started"])
             recs = adapter.records(text, Context(
-                params=params, rc=rc, side="client", host=self.host, target=job.device, index=job.index,
+                params=dict(params, sweep_name=self.p["sweep_name"]), rc=rc, side="client", host=self.host,
+                target=job.device, index=job.index,
                 argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
                 duration_s=duration_s, attempts=job.attempts))
             self.records.extend(recs)

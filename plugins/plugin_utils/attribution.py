@@ -113,6 +113,12 @@ def _usable(record):
     return record.get("status") != "skip"
 
 
+# the sweep name of the confirmation pass (role aifabric.acceptance.rdma runs it as perftest_sweep sweep_name
+# "confirm"; its records carry it in params.sweep_name): its pairs are chosen to be low (suspects), so they are judged
+# against the fleet's bound but never set it
+CONFIRM_SWEEP = "confirm"
+
+
 def collect_edges(records, config=None):
     """{(check, target): {"metric":, "direction":, "edges": {frozenset(a, b): [entries]}}}."""
     overrides = (config or {}).get("attribution_metrics") or {}
@@ -132,7 +138,8 @@ def collect_edges(records, config=None):
             continue
         group["edges"].setdefault(frozenset((record["host"], record["peer"])), []).append(
             {"value": value, "status": record.get("status"), "host": record["host"], "peer": record["peer"],
-             "reason": record.get("reason")})
+             "reason": record.get("reason"),
+             "confirm": (record.get("params") or {}).get("sweep_name") == CONFIRM_SWEEP})
     return groups
 
 
@@ -168,7 +175,11 @@ def score(group, low_pct, mad_k=4.0):
     for pair, entries in group["edges"].items():
         edges[pair] = _worse([e["value"] for e in entries], direction)
         failed[pair] = _failed(entries, edges[pair])
-    measured = [v for v in edges.values() if v is not None]
+    # the fleet's own pairs set the median and the spread: not the confirmation pass's (chosen among suspects, most
+    # of them low: with many suspects they would pull the median down to them), unless there is nothing else
+    measured = [v for pair, v in edges.items()
+                if v is not None and not all(e.get("confirm") for e in group["edges"][pair])]
+    measured = measured or [v for v in edges.values() if v is not None]
     median = statistics.median(measured) if measured else None
     bound = None
     if median is not None:
@@ -660,7 +671,26 @@ def plan_confirmation(findings, hosts, per_suspect=2, check=None, records=None):
     suspect_hosts = [h for h in suspects(findings, check=check) if h in hosts]
     retest = [p for p in retest_pairs(findings, check=check) if p[0] in hosts and p[1] in hosts]
     return confirmation_rounds(hosts, suspect_hosts, per_suspect=per_suspect, retest=retest,
-                               node_suspects=_node_suspects_by_switch(findings, hosts, check, records))
+                               node_suspects=_node_suspects_by_switch(findings, hosts, check, records),
+                               partners=_clean_hosts(records, check))
+
+
+def _clean_hosts(records, check):
+    """The hosts whose every ``<check>.node`` verdict (of this analysis, in ``records``) is a pass with at least
+    two pairs and no low pair: the known-good partners that say something (a host with one low pair of two, next to
+    a bad node, would be one more suspect). None when ``records`` hold no verdict at all."""
+    verdicts = {}
+    for rec in records or ():
+        if not (isinstance(rec, dict) and analysis.is_analysis_record(rec)
+                and (rec.get("tool") or {}).get("version") == NAME and str(rec.get("check", "")).endswith(".node")):
+            continue
+        if check and rec.get("check") != check + ".node":
+            continue
+        metrics = rec.get("metrics") or {}
+        clean = (rec.get("status") == "pass" and metrics.get("low_pairs_count") == 0
+                 and (metrics.get("pairs_count") or 0) >= 2)
+        verdicts[rec.get("host")] = verdicts.get(rec.get("host"), True) and clean
+    return set(host for host, clean in verdicts.items() if clean) if verdicts else None
 
 
 def _node_suspects_by_switch(findings, hosts, check, records):
@@ -678,20 +708,23 @@ def _node_suspects_by_switch(findings, hosts, check, records):
     return sorted(order, key=order.get)
 
 
-def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None, node_suspects=None):
+def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None, node_suspects=None, partners=None):
     """Rounds pairing every suspect with ``per_suspect`` known-good hosts, plus the ``retest`` pairs themselves
     (the unconfirmed links, measured again), plus a ring over the suspect nodes ``node_suspects`` in the order
-    given (each with the next; never an end of an unconfirmed link: their own pairs say more).
+    given (each with the next two; never an end of an unconfirmed link: their own pairs say more).
 
     The ring is what tells a bad switch from bad nodes: random matchings almost never pair two hosts behind one
     leaf, so after them every host behind a slow leaf uplink is low with all its peers, like a bad node. Hosts
     behind one bad path are fine with each other; two bad nodes are low with each other too.
 
-    Each round is a list of [server, client] pairs, disjoint. Good hosts are used
-    round-robin so the load spreads over the fleet.
+    ``partners``: the hosts clean enough to be known-good (:func:`_clean_hosts`); with fewer than ``per_suspect`` of
+    them, every host that is no suspect. Each round is a list of [server, client] pairs, disjoint. Good hosts are
+    used round-robin so the load spreads over the fleet.
     """
     suspect_set = set(suspect_hosts)
     good = [h for h in hosts if h not in suspect_set]
+    if partners is not None:    # the clean ones when there are enough of them, else every host that is no suspect
+        good = [h for h in good if h in partners] if len(partners & set(good)) >= per_suspect else good
     wanted = [list(pair) for pair in (retest or [])]
     ring = [h for h in dict.fromkeys(node_suspects or ()) if h in suspect_set]
     if not good and not wanted and len(ring) < 2:
@@ -702,9 +735,11 @@ def confirmation_rounds(hosts, suspect_hosts, per_suspect=2, retest=None, node_s
             wanted.append([good[cursor % len(good)], suspect])
             cursor += 1
     seen = set(frozenset(pair) for pair in wanted)
-    for index in range(len(ring) if len(ring) > 2 else len(ring) - 1):
-        pair = [ring[index], ring[(index + 1) % len(ring)]]
-        if frozenset(pair) not in seen:
-            seen.add(frozenset(pair))
-            wanted.append(pair)
+    # each with the next and the one after it: a bad node between two switch-mates does not cut them apart
+    for step in (1, 2):
+        for index in range(len(ring)):
+            pair = [ring[index], ring[(index + step) % len(ring)]]
+            if pair[0] != pair[1] and frozenset(pair) not in seen:
+                seen.add(frozenset(pair))
+                wanted.append(pair)
     return rounds.pack_rounds(wanted)

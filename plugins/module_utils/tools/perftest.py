@@ -131,6 +131,9 @@ class _Side(object):
                            started=fields.get("started"), duration_s=fields.get("duration_s"),
                            params={"argv": fields.get("argv"), "attempts": fields.get("attempts", 1),
                                    "timeout_s": fields.get("timeout_s")})
+        sweep = (fields.get("params") or {}).get("sweep_name")
+        if sweep:       # which sweep of a run measured it (perftest_sweep: main, confirm); attribution reads it
+            self.common["params"]["sweep_name"] = sweep
         self.facts = dict(fields.get("facts") or {})
         self.facts["side"] = self.side
 

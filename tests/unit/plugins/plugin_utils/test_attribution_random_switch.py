@@ -114,3 +114,57 @@ def test_the_suspect_ring_pairs_only_suspect_nodes_never_a_links_ends():
     assert ["b", "c"] in pairs and ["d", "e"] in pairs
     assert not [p for p in pairs if set(p) & {"d", "e"} and set(p) & {"b", "c"}]
     assert len(pairs) == len(set(map(tuple, pairs))) == 1 + 1 + 4
+
+
+def _random_fleet(seed):
+    """40 to 128 hosts on leaves of 8, 1 to 6 bad nodes (half rate), half of the fleets with one slow leaf uplink
+    (60 %); the rounds of the default pairing (auto: random above 32 hosts), the confirmation rounds planned from the
+    report's findings and verdicts, measured as the RDMA role's confirm sweep records them (params.sweep_name)."""
+    rnd = random.Random(seed)
+    count = rnd.choice([40, 64, 96, 128])
+    hosts = ["h%03d" % i for i in range(count)]
+    leaf = dict((h, "leaf-%02d" % (i // 8)) for i, h in enumerate(hosts))
+    bad = set(rnd.sample(hosts, rnd.randint(1, 6)))
+    slow = "leaf-%02d" % rnd.randrange(count // 8) if rnd.random() < 0.5 else None
+
+    def measure(rounds, sweep):
+        out = []
+        for rnd_pairs in rounds:
+            for server, client in rnd_pairs:
+                value = synthetic_fleet.HEALTHY_GBIT_S * rnd.uniform(0.98, 1.0)
+                value *= 0.5 if bad & {server, client} else 1.0
+                value *= 0.6 if slow and (leaf[server] == slow) != (leaf[client] == slow) else 1.0
+                out.append(results.make(synthetic_fleet.CHECK, "pass", host=client, peer=server, target="mlx5_0",
+                                        metrics={"bw_avg_gbit_s": value}, params={"sweep_name": sweep}))
+        return out
+
+    first = [results.make("net.topology", "pass", host=h, facts={"ports": {"mlx5_0": {
+        "switch": leaf[h], "switch_port": None, "source": "ibnetdiscover", "netdev": None, "chassis_id": None}}})
+        for h in hosts] + measure(pairings(hosts, seed=seed), "main")
+    new, findings = attribution.analyze(first, {})
+    measured = measure(attribution.plan_confirmation(findings, hosts, records=first + new), "confirm")
+    new, _findings = attribution.analyze(first + measured, {})
+    status = dict((r["host"], r["status"]) for r in new if r["check"].endswith(".node"))
+    low_share = sum(1 for r in first if r["check"] == synthetic_fleet.CHECK
+                    and r["metrics"]["bw_avg_gbit_s"] < 0.9 * synthetic_fleet.HEALTHY_GBIT_S) / (count // 2 * 3)
+    return hosts, bad, dict((h, leaf[h] == slow) for h in hosts), status, low_share
+
+
+def test_random_fleets_under_the_defaults_fail_no_healthy_host():
+    """60 random fleets through the default pairing and the confirmation pass. Before: 13 healthy hosts failed in 100
+    fleets (a 'known-good' partner that had a low pair with a bad node became a suspect when paired with a second
+    one), and 17 bad nodes passed (the confirmation pairs, most of them low, pulled the fleet median down to them).
+    Now no healthy host fails, and every bad node fails unless a third of the first pass is low (the sample's median
+    is not the healthy rate any more: there, each pair's own line-rate floor is what judges it)."""
+    healthy_failed, bad_passed, slow_failed, slow_hosts = [], [], [], 0
+    for seed in range(60):
+        hosts, bad, behind_slow, status, low_share = _random_fleet(seed)
+        healthy_failed += [(seed, h) for h in hosts if h not in bad and not behind_slow[h] and status.get(h) == "fail"]
+        if low_share < 1 / 3.0:
+            bad_passed += [(seed, h) for h in bad if status.get(h) != "fail"]
+        slow_hosts += sum(1 for h in hosts if behind_slow[h] and h not in bad)
+        slow_failed += [(seed, h) for h in hosts if behind_slow[h] and h not in bad and status.get(h) == "fail"]
+    assert healthy_failed == [] and bad_passed == []
+    # the limit stated in docs/attribution.md: a host behind the slow leaf whose switch-mates the rounds did not
+    # join to it (a bad node between them in the ring) can still fail
+    assert len(slow_failed) <= 0.03 * slow_hosts, (len(slow_failed), slow_hosts)
