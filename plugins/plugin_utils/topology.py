@@ -75,8 +75,9 @@ def read(records):
 
 def placement(ports, target):
     """The :data:`Placement` of a host (its ``ports`` from :func:`read`) for a matrix on ``target``: the port whose
-    name or netdev is ``target``; for ``target`` None, the one switch all the ``ports`` share. None when it is
-    unknown (no port is the target; for None, ports on several switches; no ports at all)."""
+    name or netdev is ``target``; for ``target`` None, the one switch all the host's fabric ports share
+    (:func:`fabric_ports`). None when it is unknown (no port is the target; for None, no fabric port or fabric ports
+    on several switches; no ports at all)."""
     if not ports:
         return None
     if target is not None:
@@ -87,6 +88,9 @@ def placement(ports, target):
         # no port is the target: unknown. The switch the host's other ports share is not the target's: on an
         # InfiniBand host running lldpd the only neighbour LLDP sees is the management NIC's switch (IB ports send
         # no LLDP), which would be named for an mlx5_0 matrix
+        return None
+    ports = fabric_ports(ports)         # a matrix without a rail measured the fabric: never the management NIC's switch
+    if not ports:
         return None
     switches = set(entry["switch"] for entry in ports.values())
     if len(switches) != 1:

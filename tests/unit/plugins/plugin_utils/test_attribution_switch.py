@@ -277,7 +277,12 @@ def test_placement_reads_the_port_the_netdev_or_the_one_shared_switch():
             "ens2": {"switch": "a", "switch_port": "swp1", "netdev": "ens2"}}
     # a target no port is: unknown, never the switch the other ports share (a management switch: see below)
     assert topology.placement(same, "mlx5_0") is None
-    assert topology.placement(same, None) == topology.Placement("a", None, "swp1,swp2")
+    # a matrix without a rail: the switch the host's fabric ports (RDMA devices) share, never its plain interfaces'
+    assert topology.placement(same, None) is None
+    fabric = {"mlx5_0": {"switch": "a", "switch_port": "swp2", "netdev": "ens1"},
+              "mlx5_1": {"switch": "a", "switch_port": "swp1", "netdev": "ens2"},
+              "eno1": {"switch": "mgmt", "switch_port": "ge-0/0/1", "netdev": "eno1"}}
+    assert topology.placement(fabric, None) == topology.Placement("a", None, "swp1,swp2")
     assert topology.port_ranges(["Eth1/3", "Eth1/1", "Eth1/2", "Eth1/10", "swp1", None, "mgmt"]) == \
         "Eth1/1-3, Eth1/10, mgmt, swp1"
 
