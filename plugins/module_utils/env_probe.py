@@ -1440,7 +1440,8 @@ def probe_npu(host, params):
     return out
 
 
-def _hccn_tool(host):
+def hccn_tool_path(host):
+    """hccn_tool's path: PATH first, then where the Ascend driver installs it (HCCN_TOOL_PATHS); None when absent."""
     found = host.which("hccn_tool")
     if found:
         return found
@@ -1466,17 +1467,22 @@ def npu_network_verdicts(facts):
     return []
 
 
+def npu_device_id(npu):
+    """The id ``hccn_tool -i`` takes for an NPU of ``npu-smi info``: its Device column where printed, else the NPU id."""
+    return npu.get("device") if npu.get("device") is not None else npu.get("npu")
+
+
 def probe_npu_network(host, params, npus):
     """gpu.npu_network per NPU device: hccn_tool's view of its RoCE port (link, IPv4 address, netmask, gateway, LLDP
     neighbour). One ``skip`` record where hccn_tool is absent (NPUs without RoCE ports, such as 310B boards)."""
-    tool_path = _hccn_tool(host)
+    tool_path = hccn_tool_path(host)
     if not tool_path:
         return [_record("gpu.npu_network", "skip", "hccn_tool not found (PATH, %s): no NPU RoCE port facts"
                         % ", ".join(HCCN_TOOL_PATHS), clock=_Clock())]
     timeout = params.get("timeout_s", 60)
     out = []
     for npu in npus:
-        device = npu.get("device") if npu.get("device") is not None else npu.get("npu")
+        device = npu_device_id(npu)
         clock = _Clock()
         facts = {"device_id": device}
         verdicts = []

@@ -8,10 +8,8 @@ None when absent) and ``problems``: lines that could not be read or values that 
 - ``parse_ip(text)``      ``hccn_tool -i N -ip -g``:      ``ipaddr:29.1.112.213`` / ``netmask:255.255.0.0``
 - ``parse_link(text)``    ``hccn_tool -i N -link -g``:    ``link status: UP``
 - ``parse_gateway(text)`` ``hccn_tool -i N -gateway -g``: ``default gateway:11.12.165.1, Iface:eth0``
-- ``parse_lldp(text)``    ``hccn_tool -i N -lldp -g``:    the neighbour's TLVs as lldptool prints them, a TLV name on
-  its own line (``Port ID TLV``) and its values on the following, tab-indented lines (``Ifname: 400GE1/1/20:2``); a
-  value may run over several lines (the System Description of a Huawei VRP switch). An empty output means no LLDP
-  neighbour was heard. Output filtered by ``grep Ifname`` (only the value lines) is read too.
+- ``parse_lldp(text)``    ``hccn_tool -i N -lldp -g``:    the neighbour's TLVs as lldptool prints them, read by the
+  one parser of that format, ``lldptool.parse_tlvs`` (also open-lldp's ``lldptool -t -n -i <netdev>``).
 
 Layouts and their public sources: tests/unit/plugins/module_utils/parsers/fixtures/hccn_tool/PROVENANCE.md.
 """
@@ -20,11 +18,13 @@ from __future__ import annotations
 
 import re
 
-IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
-# The key and the value each end on a non-blank character, so a run of blanks is read once (linear; a lazy
-# group before "\s*" re-read the run from each of its characters).
-KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 _-]*?[A-Za-z0-9_-])??)\s*:\s*((?:.*\S)?)\s*$")
-TLV_RE = re.compile(r"^(\S.*\bTLV)\s*$")
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import lldptool
+
+# the lldptool layout is shared with open-lldp's lldptool: one parser (parsers/lldptool.py), also the key: value lines
+KV_RE = lldptool.KV_RE
+is_ipv4 = lldptool.is_ipv4
+parse_lldp = lldptool.parse_tlvs
+
 GATEWAY_RE = re.compile(r"^\s*default gateway\s*:\s*(?P<gw>[^,\s]+)(?:\s*,\s*Iface\s*:\s*(?P<iface>\S+))?\s*$", re.I)
 LINK_RE = re.compile(r"^\s*link status\s*:\s*(?P<status>\S+)\s*$", re.I)
 MAX_PROBLEMS = 10
@@ -34,12 +34,6 @@ def _text(text):
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return text if isinstance(text, str) else ""
-
-
-def is_ipv4(value):
-    """True for a dotted-quad IPv4 address."""
-    match = IPV4_RE.match(value or "")
-    return bool(match) and all(int(part) <= 255 for part in match.groups())
 
 
 def _problem(out, message):
@@ -91,64 +85,4 @@ def parse_gateway(text):
             out["gateway"], out["gateway_iface"] = match.group("gw"), match.group("iface")
         else:
             _problem(out, "line %d: not a default gateway line: %r" % (number, line.strip()[:200]))
-    return out
-
-
-def parse_lldp(text):
-    """``-lldp -g`` -> the neighbour: {"neighbor": bool, "chassis_id", "port_id", "port_id_subtype",
-    "system_name", "system_description", "mgmt_ipv4", "max_frame_size", "tlvs": [names in order], "problems"}."""
-    out = {"neighbor": False, "chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None,
-           "system_description": None, "mgmt_ipv4": None, "max_frame_size": None, "tlvs": [], "problems": []}
-    values = {}          # TLV name -> value lines (stripped), first occurrence of a name wins
-    current = None
-    loose = []           # value lines before any TLV name (output filtered by grep)
-    for _number, line in _lines(text):
-        heading = TLV_RE.match(line)
-        if heading and not line[0].isspace():
-            current = heading.group(1)
-            out["tlvs"].append(current)
-            values.setdefault(current, [])
-            continue
-        (values[current] if current is not None else loose).append(line.strip())
-    out["neighbor"] = bool(out["tlvs"]) or bool(loose)
-
-    def first(name):
-        got = values.get(name) or []
-        return got[0] if got else None
-
-    def keyed(lines, wanted=None):
-        for line in lines:
-            match = KV_RE.match(line)
-            if match and (wanted is None or match.group(1).lower() == wanted):
-                return match.group(1), match.group(2)
-        return None, None
-
-    chassis = first("Chassis ID TLV")
-    if chassis is not None:
-        key, value = keyed([chassis])
-        out["chassis_id"] = value if key else chassis
-    subtype, port = keyed(values.get("Port ID TLV") or [])
-    if subtype is None:
-        subtype, port = keyed(loose, "ifname")
-    if subtype is None and first("Port ID TLV"):
-        port = first("Port ID TLV")
-    out["port_id"], out["port_id_subtype"] = port, subtype
-    out["system_name"] = first("System Name TLV")
-    description = [v for v in values.get("System Description TLV") or [] if v]
-    out["system_description"] = " ".join(description) or None
-    _key, ipv4 = keyed(values.get("Management Address TLV") or [], "ipv4")
-    if ipv4 is not None and not is_ipv4(ipv4):
-        _problem(out, "Management Address TLV: IPv4 %r is not an IPv4 address" % ipv4[:100])
-        ipv4 = None
-    out["mgmt_ipv4"] = ipv4
-    frame = first("Maximum Frame Size TLV")
-    if frame is not None:
-        if frame.isdigit():
-            out["max_frame_size"] = int(frame)
-        else:
-            _problem(out, "Maximum Frame Size TLV is not a number: %r" % frame[:100])
-    if loose and out["tlvs"]:
-        _problem(out, "value line before the first TLV name: %r" % loose[0][:200])
-    if out["neighbor"] and out["port_id"] is None:
-        _problem(out, "no Port ID in the LLDP output")
     return out

@@ -15,6 +15,11 @@ text cannot be read at all) and ``problems`` (parts that could not be read; the 
   description), else the port description (lldpd's default ``mac`` port ID puts the interface name there), else
   the port ID as sent. lldpd prints the subtypes ifname, ifalias, local, mac, ip and unhandled
   (src/lib/atoms/port.c).
+- ``parse_lldptool(text)``: one interface's neighbour as open-lldp's ``lldptool -t -n -i <netdev>`` prints it, and
+  Huawei's ``hccn_tool -i N -lldp -g`` (the same layout, read by ``lldptool.parse_tlvs``). The switch and the switch
+  port follow the rule of ``parse_lldpctl_json``; the port ID subtype is lldptool's word in lldpd's spelling
+  (``Ifname`` -> ``ifname``, ``Interface Alias`` -> ``ifalias``, ``IPv4``/``IPv6`` -> ``ip``). An empty output is
+  no neighbour.
 - ``parse_ibnetdiscover(text)``: infiniband-diags' topology file. Each ``Switch`` block's port lines toward a CA
   (``[3]\t"H-0002c9..."[1](2c9...)\t\t# "node01 mlx5_0" lid 5 4xEDR``) give a link: switch (its node description,
   or ``S-<guid>`` when it has none; a description several switches share gets `` [S-<guid>]`` appended so that
@@ -29,6 +34,8 @@ from __future__ import annotations
 
 import json
 import re
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import lldptool
 
 MAX_PROBLEMS = 10
 # A switch port line of ibnetdiscover (rdma-core infiniband-diags/ibnetdiscover.c out_switch_port): "[%d]" the local
@@ -105,13 +112,17 @@ def _port(port):
     ident = port.get("id")
     subtype = _str(ident.get("type")) if isinstance(ident, dict) else None
     value = _str(ident.get("value")) if isinstance(ident, dict) else _str(ident)
-    descr = _str(port.get("descr"))
+    return port_name(subtype, value, _str(port.get("descr"))), value, subtype
+
+
+def port_name(subtype, value, descr):
+    """The switch port of a neighbour's port ID (``value`` of lldpd's ``subtype``) and port description."""
     if subtype == "local" and value and value.strip().isdigit() and descr:
         # a locally assigned number (Junos sends its interface index, its port description the interface name)
-        return descr, value, subtype
+        return descr
     if subtype in SUBTYPES_AS_NAME and value:
-        return value, value, subtype
-    return descr or value, value, subtype
+        return value
+    return descr or value
 
 
 def parse_lldpctl_json(text):
@@ -153,6 +164,34 @@ def parse_lldpctl_json(text):
                                   "port_id": port_id, "port_id_subtype": subtype,
                                   "port_descr": _str(body.get("port", {}).get("descr")) if isinstance(
                                       body.get("port"), dict) else None}
+    return out
+
+
+# ---------------------------------------------------------------- lldptool (lldpad) and hccn_tool -lldp
+
+# lldptool's word for a port ID subtype (lldp_mand_clif.c) in lldpd's spelling (src/lib/atoms/port.c)
+LLDPTOOL_SUBTYPES = {"ifname": "ifname", "local": "local", "mac": "mac", "interface alias": "ifalias", "ipv4": "ip",
+                     "ipv6": "ip"}
+
+
+def parse_lldptool(text):
+    """``lldptool -t -n -i <netdev>`` or ``hccn_tool -i N -lldp -g`` -> {"neighbor": None (none heard) or {"switch",
+    "switch_port", "chassis_id", "port_id", "port_id_subtype", "port_descr"}, "error", "problems"}."""
+    tlvs = lldptool.parse_tlvs(text)
+    out = {"neighbor": None, "error": None, "problems": list(tlvs["problems"])}
+    if not tlvs["neighbor"]:
+        return out
+    switch = tlvs["system_name"] or tlvs["chassis_id"]
+    subtype = tlvs["port_id_subtype"]
+    subtype = LLDPTOOL_SUBTYPES.get(subtype.lower(), subtype.lower()) if subtype else None
+    switch_port = port_name(subtype, tlvs["port_id"], tlvs["port_description"])
+    if not switch:
+        out["error"] = "a neighbour without a System Name or Chassis ID TLV (TLVs: %s)" % (", ".join(tlvs["tlvs"]) or "none")
+    elif not switch_port:
+        out["error"] = "a neighbour (%s) without a Port ID or Port Description TLV" % switch
+    else:
+        out["neighbor"] = {"switch": switch, "switch_port": switch_port, "chassis_id": tlvs["chassis_id"],
+                           "port_id": tlvs["port_id"], "port_id_subtype": subtype, "port_descr": tlvs["port_description"]}
     return out
 
 
