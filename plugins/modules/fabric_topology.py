@@ -27,7 +27,7 @@ description:
     gets a C(skip) record. A CA whose description is not C(<host> <hca>) (a firmware default such as
     C(MT25408 ConnectX Mellanox Technologies)) names no host and is only counted."
   - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything
-    (C(lldpctl) not installed, or installed with no C(lldpd) running, and nothing declared),
+    (no LLDP tool installed, or installed with no C(lldpd)/C(lldpad) running, and nothing declared),
     C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
     C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
   - It only reads (sysfs, C(lldpctl), a file), so it runs the same in check mode.
@@ -111,13 +111,14 @@ counts:
   type: dict
 """
 
+import math
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, imports, modmain, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi, topology
 
 CHECK = "net.topology"
 IB_CLASS = "/sys/class/infiniband"
@@ -151,18 +152,45 @@ def _same(declared, observed):
     return ("." in one) != ("." in two) and one.split(".", maxsplit=1)[0] == two.split(".", maxsplit=1)[0]
 
 
+class Budget(object):
+    """``timeout_s`` for all the commands of one host together: each gets what is left (at least 1 s), so that the
+    role's task timeout (one lldpctl's, timeout_s and its kill-after) holds however many interfaces and NPUs it has."""
+
+    def __init__(self, timeout_s):
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+
+    def left(self):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ToolTimeout("the LLDP commands of this host ran past timeout_s (%d s) together" % self.timeout_s)
+        return max(1, int(math.ceil(left)))
+
+
 # what lldpctl 1.0.16 prints when no lldpd answers on its socket (tests/unit/fixtures/topology/lldpctl-*-no-daemon.txt)
 NO_DAEMON = "unable to connect to socket"
+# what open-lldp's lldptool prints when no lldpad answers (lldptool.c main: perror("Failed to connect to lldpad -
+# clif_open"), exit status 255; tests/unit/fixtures/topology/lldpad-1.1-lldptool-t-n-i-eth0-no-daemon.txt)
+LLDPAD_DOWN = "Failed to connect to lldpad"
+# lldpad's answer for an interface it runs no LLDP agent on (lldptool_cmds.c print_status: cmd_device_not_found,
+# cmd_agent_not_found; exit status 1): that interface has no neighbour to read, nothing failed
+LLDPAD_NOT_MANAGED = ("Device not found or inactive", "Agent instance for device not found")
 
 
-def lldp_ports(host, timeout_s):
-    """(ports, note, error, raw): the LLDP source. note says why there is nothing; error why it failed."""
-    lldpctl = host.which("lldpctl")
-    if not lldpctl:
-        return {}, "lldpctl is not installed (no LLDP source)", None, None
+def _port(seen, netdev, source="lldp"):
+    return {"switch": seen["switch"], "switch_port": seen["switch_port"], "source": source, "netdev": netdev,
+            "chassis_id": seen["chassis_id"]}
+
+
+def _last_line(text):
+    return (text.strip().splitlines() or [""])[-1][:300]
+
+
+def lldpctl_ports(host, lldpctl, budget):
+    """(ports, note, error, raw) from lldpd: ``lldpctl -f json``. note says why there is nothing; error why it failed."""
     argv = [lldpctl, "-f", "json"]
     try:
-        run = host.run(argv, timeout_s)
+        run = host.run(argv, budget.left())
     except ToolTimeout as exc:
         return {}, None, str(exc), None
     said = (run.stderr or run.stdout).strip()[-300:]
@@ -175,12 +203,101 @@ def lldp_ports(host, timeout_s):
     if parsed["error"]:
         return {}, None, parsed["error"], run.output
     names = rdma_netdevs(host)
-    ports = {}
-    for netdev, seen in sorted(parsed["neighbors"].items()):
-        ports[names.get(netdev, netdev)] = {"switch": seen["switch"], "switch_port": seen["switch_port"], "source": "lldp",
-                                            "netdev": netdev, "chassis_id": seen["chassis_id"]}
-    note = None if ports else "lldpctl saw no LLDP neighbour"
-    return ports, note, None, None
+    ports = dict((names.get(netdev, netdev), _port(seen, netdev)) for netdev, seen in sorted(parsed["neighbors"].items()))
+    return ports, None if ports else "lldpctl saw no LLDP neighbour", None, None
+
+
+def physical_netdevs(host, names):
+    """The interfaces lldptool is asked about: each of /sys/class/net with a device (a NIC port, not a bridge, veth,
+    bond or lo: LLDP is per cable), and every interface of an RDMA device (``names``)."""
+    found = [netdev for netdev in host.listdir(NET_CLASS) or [] if host.exists("%s/%s/device" % (NET_CLASS, netdev))]
+    return sorted(set(found) | set(names))
+
+
+def lldptool_ports(host, lldptool, budget):
+    """(ports, note, error, raw) from lldpad: ``lldptool -t -n -i <netdev>`` (the neighbour's TLVs) per interface."""
+    names = rdma_netdevs(host)
+    netdevs = physical_netdevs(host, names)
+    ports, unmanaged = {}, []
+    for netdev in netdevs:
+        command = "lldptool -t -n -i %s" % netdev
+        try:
+            run = host.run([lldptool, "-t", "-n", "-i", netdev], budget.left())
+        except ToolTimeout as exc:
+            return {}, None, str(exc), None
+        if run.rc != 0 and LLDPAD_DOWN in run.output:
+            return {}, "lldpad is not running (lldptool: %s)" % _last_line(run.output), None, None
+        if run.rc != 0 and any(word in run.output for word in LLDPAD_NOT_MANAGED):
+            unmanaged.append(netdev)
+            continue
+        if run.rc != 0:
+            return {}, None, "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)), run.output
+        parsed = topology.parse_lldptool(run.stdout)
+        if parsed["error"]:
+            return {}, None, "%s: %s" % (command, parsed["error"]), run.output
+        if parsed["neighbor"]:
+            ports[names.get(netdev, netdev)] = _port(parsed["neighbor"], netdev)
+    if ports or not netdevs:
+        return ports, None if ports else "no network interface with a device to ask lldptool about", None, None
+    return ports, "lldptool saw no LLDP neighbour on %s%s" % (", ".join(netdevs), " (lldpad manages no LLDP agent on %s)"
+                                                               % ", ".join(unmanaged) if unmanaged else ""), None, None
+
+
+def lldp_ports(host, budget):
+    """(ports, note, error, raw, tool): the LLDP source of the host's interfaces - lldpd's lldpctl where installed and
+    its daemon runs, else open-lldp's lldptool (lldpad). note says why there is nothing; error why it failed."""
+    lldpctl, lldptool = host.which("lldpctl"), host.which("lldptool")
+    note = None
+    if lldpctl:
+        ports, note, error, raw = lldpctl_ports(host, lldpctl, budget)
+        if not lldptool or ports or error or not note.startswith("lldpd is not running"):
+            return ports, note, error, raw, "lldpctl"
+    if lldptool:
+        ports, also, error, raw = lldptool_ports(host, lldptool, budget)
+        return ports, "; ".join(n for n in (note, also) if n) or None, error, raw, "lldptool"
+    return {}, "neither lldpctl (lldpd) nor lldptool (lldpad) is installed (no LLDP source)", None, None, None
+
+
+def npu_ports(host, budget):
+    """(ports, note, error, raw) of the host's Ascend NPUs: ``hccn_tool -i <device> -lldp -g`` for each NPU
+    ``npu-smi info`` lists (the device ids and hccn_tool as env_probe finds them), port ``npu<device>``; nothing to
+    say (all None) on a host without npu-smi."""
+    smi = host.which("npu-smi")
+    if not smi:
+        return {}, None, None, None
+    try:
+        run = host.run([smi, "info"], budget.left())
+        if run.rc != 0:
+            return {}, None, "npu-smi info exited with %d: %s" % (run.rc, _last_line(run.output)), run.output
+        devices = [env_probe.npu_device_id(npu) for npu in npu_smi.parse_info(run.stdout)["npus"]]
+        tool = env_probe.hccn_tool_path(host)
+        if not devices or not tool:
+            return {}, "npu-smi info lists no NPU" if not devices else "hccn_tool not found (PATH, %s): no NPU LLDP source" % (
+                ", ".join(env_probe.HCCN_TOOL_PATHS)), None, None
+        ports = {}
+        for device in devices:
+            command = "hccn_tool -i %s -lldp -g" % device
+            run = host.run([tool, "-i", str(device), "-lldp", "-g"], budget.left())
+            if run.rc != 0:
+                return {}, None, "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)), run.output
+            parsed = topology.parse_lldptool(run.stdout)
+            if parsed["error"]:
+                return {}, None, "%s: %s" % (command, parsed["error"]), run.output
+            if parsed["neighbor"]:
+                ports["npu%s" % device] = _port(parsed["neighbor"], None)
+    except ToolTimeout as exc:
+        return {}, None, str(exc), None
+    return ports, None if ports else "hccn_tool saw no LLDP neighbour on NPU device(s) %s" % ", ".join(map(str, devices)), None, None
+
+
+def observed_ports(host, timeout_s):
+    """(ports, note, error, raw, tools) of every LLDP source of the host: its interfaces' and its NPUs'."""
+    budget = Budget(timeout_s)
+    ports, note, error, raw, tool = lldp_ports(host, budget)
+    npu, npu_note, npu_error, npu_raw = npu_ports(host, budget)
+    ports.update(npu)
+    tools = [name for name, used in ((tool, tool), ("hccn_tool", npu or npu_note or npu_error)) if used]
+    return ports, "; ".join(n for n in (note, npu_note) if n) or None, error or npu_error, raw if error else npu_raw, tools
 
 
 def declared_to_ports(declared, names, interfaces=()):
@@ -218,14 +335,14 @@ def host_record(host, params, started):
     if errors:
         return results.error(CHECK, "declared topology: %s" % "; ".join(errors), started=started)
     began = time.monotonic()
-    observed, note, failure, raw = ({}, "LLDP not read (lldp: false)", None, None)
+    observed, note, failure, raw, tools = ({}, "LLDP not read (lldp: false)", None, None, [])
     if params["lldp"]:
-        observed, note, failure, raw = lldp_ports(host, params["timeout_s"])
+        observed, note, failure, raw, tools = observed_ports(host, params["timeout_s"])
     interfaces = set(host.listdir(NET_CLASS) or []) if declared else set()
     ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host), interfaces), observed)
     kwargs = dict(facts={"ports": ports, "mismatches": mismatches}, metrics={"ports_count": len(ports)},
-                  params={"lldp": params["lldp"], "declared_ports": sorted(declared)}, started=started,
-                  duration_s=time.monotonic() - began, tool={"name": "lldpctl"} if params["lldp"] else {})
+                  params={"lldp": params["lldp"], "declared_ports": sorted(declared), "lldp_tools": tools},
+                  started=started, duration_s=time.monotonic() - began, tool={"name": tools[0]} if tools else {})
     if failure:
         return results.make(CHECK, "error", reason=failure, raw=raw, **kwargs)
     if mismatches:

@@ -38,6 +38,10 @@ def fake_lldpctl(tmp_path, monkeypatch):
         script.chmod(script.stat().st_mode | stat.S_IXUSR)
         return tmp_path / "argv"
     monkeypatch.setenv("PATH", "%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", "")))
+    # the other LLDP sources stay absent whatever this machine has installed (test_fabric_topology_lldptool_npu.py)
+    real = basic.AnsibleModule.get_bin_path
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: None if name in (
+        "lldptool", "npu-smi", "hccn_tool") else real(self, name, *a, **k))
     patch_exits(monkeypatch)
     return use
 
@@ -123,7 +127,7 @@ def _host(root="", capture=None, calls=None):
         with open(capture, encoding="utf-8") as handle:
             return Run(argv, 0, handle.read(), "", 0.01)
     return env_probe.Host(run=run if capture else None, root=str(root),
-                          which=lambda name: "/usr/sbin/lldpctl" if capture else None)
+                          which=lambda name: "/usr/sbin/lldpctl" if capture and name == "lldpctl" else None)
 
 
 PARAMS = {"lldp": True, "declared": {}, "timeout_s": 7}
@@ -132,7 +136,9 @@ PARAMS = {"lldp": True, "declared": {}, "timeout_s": 7}
 def test_missing_lldpctl_and_nothing_declared_is_a_skip():
     record = fabric_topology.host_record(_host(), PARAMS, results.utc_now())
     assert record["status"] == "skip"
-    assert record["reason"] == "no topology known: lldpctl is not installed (no LLDP source) and nothing declared for this host"
+    assert record["reason"] == ("no topology known: neither lldpctl (lldpd) nor lldptool (lldpad) is installed (no LLDP "
+                                "source) and nothing declared for this host")
+    assert record["tool"] == {} and record["params"]["lldp_tools"] == []
     assert record["metrics"] == {"ports_count": 0}
 
 
@@ -227,10 +233,11 @@ def test_timeout_s_must_be_positive(monkeypatch):
 
 
 def test_get_bin_path_is_what_finds_lldpctl(monkeypatch):
-    """No lldpctl anywhere: the module says so in a skip record (main, not only host_record)."""
+    """No lldpctl, lldptool or npu-smi anywhere: the module says so in a skip record (main, not only host_record)."""
     patch_exits(monkeypatch)
     real = basic.AnsibleModule.get_bin_path
+    hidden = ("lldpctl", "lldptool", "npu-smi")
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
-                        lambda self, name, *a, **k: None if name == "lldpctl" else real(self, name, *a, **k))
+                        lambda self, name, *a, **k: None if name in hidden else real(self, name, *a, **k))
     (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
-    assert record["status"] == "skip" and "lldpctl is not installed" in record["reason"]
+    assert record["status"] == "skip" and "neither lldpctl (lldpd) nor lldptool (lldpad) is installed" in record["reason"]

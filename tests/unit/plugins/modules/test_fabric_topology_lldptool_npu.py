@@ -1,0 +1,248 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""aifabric.acceptance.fabric_topology's other LLDP sources, through main with fake executables on PATH that print
+REAL captures: open-lldp's lldptool (lldpad 1.1 against lldpd; without lldpad; an interface lldpad does not
+manage) and an Ascend host's npu-smi + hccn_tool -lldp -g (a real 8x 910B2 npu-smi info, a real hccn_tool LLDP
+output); miscabling against the declared ports, missing tools. sysfs is a test tree (NET_CLASS, IB_CLASS)."""
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+
+import pytest
+from ansible.module_utils import basic
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
+from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "fixtures", "topology")
+TOOLS = ("lldpctl", "lldptool", "npu-smi", "hccn_tool")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, "lldpad-1.1-lldptool-t-n-i-%s.txt" % name)
+
+
+NPU_SMI = parser_fixture("npu_smi", "vllm-ascend-issue362-npu-smi-23.0.7-8x910B2-info.txt")
+HCCN_FULL = parser_fixture("hccn_tool", "arthurchiao-910b1-hccn-tool-i3-lldp-g-huawei-vrp-switch.txt")
+HCCN_GREP = parser_fixture("hccn_tool", "deepseekv3-910b3-8npu-hccn-tool-lldp-g-grep-ifname-loop-i0-7.txt")
+EMPTY = fixture("eth2-no-neighbour")
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    """A host: fake tools in a bin directory (the only place get_bin_path finds TOOLS) and a sysfs test tree with
+    eth0 (mlx5_0's interface), eth1, eth2 (NICs: a device link), lo and docker0 (no device)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for netdev in ("eth0", "eth1", "eth2"):
+        (tmp_path / "sys/class/net" / netdev / "device").mkdir(parents=True)
+    for netdev in ("lo", "docker0"):
+        (tmp_path / "sys/class/net" / netdev).mkdir(parents=True)
+    (tmp_path / "sys/class/infiniband/mlx5_0/device/net/eth0").mkdir(parents=True)
+    monkeypatch.setattr(fabric_topology, "NET_CLASS", str(tmp_path / "sys/class/net"))
+    monkeypatch.setattr(fabric_topology, "IB_CLASS", str(tmp_path / "sys/class/infiniband"))
+    monkeypatch.setattr(env_probe, "HCCN_TOOL_PATHS", (str(tmp_path / "Ascend/driver/tools/hccn_tool"),))
+    real = basic.AnsibleModule.get_bin_path
+
+    def get_bin_path(self, name, *args, **kwargs):
+        if name in TOOLS:
+            return str(bindir / name) if (bindir / name).exists() else None
+        return real(self, name, *args, **kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    patch_exits(monkeypatch)
+    log = tmp_path / "argv"
+
+    def tool(name, by_arg=None, default=(EMPTY, 0), arg=4):
+        """``name`` prints the capture of its ``arg``-th argument (``by_arg``: {value: (file, rc)}), else ``default``;
+        rc 255 writes to stderr (lldptool's perror), other statuses to stdout (its printf). Logs each argv."""
+        cases = "".join("  %s) cat %s%s; exit %d;;\n" % (shlex.quote(str(value)), shlex.quote(path),
+                                                         " >&2" if rc == 255 else "", rc)
+                        for value, (path, rc) in sorted((by_arg or {}).items()))
+        path, rc = default
+        script = bindir / name
+        script.write_text("#!/bin/sh\necho %s \"$@\" >> %s\ncase \"$%d\" in\n%s  *) cat %s%s; exit %d;;\nesac\n" % (
+            name, shlex.quote(str(log)), arg, cases, shlex.quote(path), " >&2" if rc == 255 else "", rc))
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        return log
+    return tool
+
+
+def calls(log):
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def record_of(params=None):
+    out = run_main(fabric_topology.main, params or {})
+    assert not out.failed, out.kwargs
+    (record,) = out.kwargs["results"]
+    assert results.validate(record) == []
+    return record
+
+
+# ---------------------------------------------------------------- lldptool (lldpad)
+
+def test_lldptool_reads_each_nic_and_names_an_rdma_interface_by_its_device(host):
+    log = host("lldptool", {"eth0": (fixture("eth0"), 0), "eth1": (fixture("eth1"), 0)})
+    record = record_of()
+    assert calls(log) == [["lldptool", "-t", "-n", "-i", netdev] for netdev in ("eth0", "eth1", "eth2")]  # no lo, docker0
+    assert (record["status"], record["reason"]) == ("pass", None)
+    assert record["facts"]["ports"] == {
+        "mlx5_0": {"switch": "leaf1", "switch_port": "swp1", "source": "lldp", "netdev": "eth0",
+                   "chassis_id": "86:46:14:1f:76:4c"},
+        "eth1": {"switch": "leaf1", "switch_port": "swp2", "source": "lldp", "netdev": "eth1",
+                 "chassis_id": "86:46:14:1f:76:4c"}}
+    assert record["tool"] == {"name": "lldptool"} and record["params"]["lldp_tools"] == ["lldptool"]
+    # eth1 is no RDMA device's: never a fabric port
+    assert sorted(fleet_topology.fabric_ports(record["facts"]["ports"])) == ["mlx5_0"]
+
+
+def test_lldptool_against_the_declared_ports_finds_the_miscabling(host):
+    host("lldptool", {"eth0": (fixture("eth0"), 0)})
+    record = record_of({"declared": {"mlx5_0": {"switch": "leaf1", "switch_port": "swp3"}}})
+    assert record["status"] == "warn"
+    assert record["reason"] == "mlx5_0 is cabled to leaf1 port swp1, declared leaf1 port swp3"
+    assert record["facts"]["mismatches"] == [{"port": "mlx5_0", "declared": {"switch": "leaf1", "switch_port": "swp3"},
+                                              "observed": {"switch": "leaf1", "switch_port": "swp1"}}]
+
+
+def test_lldptool_without_lldpad_is_no_source_not_a_host_error(host):
+    """The real output of lldptool with no lldpad (exit 255): a skip, or the declared ports - never an error."""
+    log = host("lldptool", default=(fixture("eth0-no-daemon"), 255))
+    record = record_of()
+    assert calls(log) == [["lldptool", "-t", "-n", "-i", "eth0"]]      # the first answer says it all
+    assert record["status"] == "skip"
+    assert record["reason"] == ("no topology known: lldpad is not running (lldptool: Failed to connect to lldpad - "
+                                "clif_open: Invalid argument) and nothing declared for this host")
+    record = record_of({"declared": {"eth0": {"switch": "leaf1", "switch_port": "swp1"}}})
+    assert record["status"] == "pass" and record["facts"]["ports"]["mlx5_0"]["source"] == "declared"
+
+
+def test_interfaces_lldpad_does_not_manage_have_no_neighbour(host):
+    """'Device not found or inactive' (exit 1, the real answer for lo and a missing interface) is no neighbour."""
+    host("lldptool", {"eth1": (fixture("eth1"), 0)}, default=(fixture("nosuch0"), 1))
+    record = record_of()
+    assert record["status"] == "pass" and sorted(record["facts"]["ports"]) == ["eth1"]
+    host("lldptool", default=(fixture("lo"), 1))
+    record = record_of()
+    assert record["status"] == "skip"
+    assert record["reason"] == ("no topology known: lldptool saw no LLDP neighbour on eth0, eth1, eth2 (lldpad manages "
+                                "no LLDP agent on eth0, eth1, eth2) and nothing declared for this host")
+
+
+def test_no_neighbour_anywhere_is_a_skip(host):
+    host("lldptool")
+    record = record_of()
+    assert record["status"] == "skip"
+    assert record["reason"] == "no topology known: lldptool saw no LLDP neighbour on eth0, eth1, eth2 and nothing declared for this host"
+
+
+def test_lldptool_failing_otherwise_is_an_error_with_its_output(host, tmp_path):
+    bad = tmp_path / "bad-params.txt"
+    bad.write_text("Invalid parameters eth0\n")         # lldptool_cmds.c print_status(cmd_bad_params) + the interface
+    host("lldptool", {"eth0": (str(bad), 1)})
+    record = record_of()
+    assert (record["status"], record["reason"]) == ("error", "lldptool -t -n -i eth0 exited with 1: Invalid parameters eth0")
+    assert "Invalid parameters" in record["raw"]
+    host("lldptool", {"eth0": (HCCN_GREP, 0)})          # TLV values without a TLV naming the switch
+    record = record_of()
+    assert record["status"] == "error"
+    assert record["reason"] == "lldptool -t -n -i eth0: a neighbour without a System Name or Chassis ID TLV (TLVs: none)"
+    assert "Ifname: 400GE1/1/5:1" in record["raw"]
+
+
+def test_lldpctl_without_lldpd_gives_way_to_lldptool(host):
+    """Both agents' tools installed, lldpd stopped and lldpad running: lldptool answers."""
+    host("lldpctl", default=(os.path.join(FIXTURES, "lldpctl-1.0.16-no-daemon.txt"), 1), arg=1)
+    host("lldptool", {"eth0": (fixture("eth0"), 0)})
+    record = record_of()
+    assert record["status"] == "pass" and record["tool"] == {"name": "lldptool"}
+    assert record["facts"]["ports"]["mlx5_0"]["switch_port"] == "swp1"
+    host("lldptool", default=(fixture("eth0-no-daemon"), 255))
+    record = record_of()
+    assert record["status"] == "skip"
+    assert record["reason"].startswith("no topology known: lldpd is not running (lldpctl: ")
+    assert "; lldpad is not running (lldptool: Failed to connect to lldpad" in record["reason"]
+
+
+# ---------------------------------------------------------------- Ascend NPUs: npu-smi + hccn_tool -lldp -g
+
+def test_each_npu_s_roce_port_is_npu_device(host):
+    host("npu-smi", default=(NPU_SMI, 0), arg=1)
+    log = host("hccn_tool", default=(HCCN_FULL, 0), arg=2)
+    record = record_of()
+    assert [c for c in calls(log) if c[0] == "hccn_tool"] == [
+        ["hccn_tool", "-i", str(device), "-lldp", "-g"] for device in range(8)]
+    assert record["status"] == "pass" and record["params"]["lldp_tools"] == ["hccn_tool"]
+    assert sorted(record["facts"]["ports"]) == ["npu%d" % device for device in range(8)]
+    # the published capture elides the switch's MAC ("MAC: ...") and sends no System Name: the switch as printed
+    assert record["facts"]["ports"]["npu3"] == {"switch": "...", "switch_port": "400GE1/1/20:2", "source": "lldp",
+                                               "netdev": None, "chassis_id": "..."}
+    assert record["reason"] is None
+    # an NPU port is a fabric port (its name is not a host interface)
+    assert len(fleet_topology.fabric_ports(record["facts"]["ports"])) == 8
+
+
+def test_an_npu_port_cabled_elsewhere_than_declared_is_a_warn(host):
+    host("npu-smi", default=(NPU_SMI, 0), arg=1)
+    host("hccn_tool", default=(HCCN_FULL, 0), arg=2)
+    record = record_of({"declared": {"npu3": {"switch": "...", "switch_port": "400GE1/1/20:1"},
+                                     "npu4": {"switch": "...", "switch_port": "400GE1/1/20:2"}}})
+    assert record["status"] == "warn"
+    assert [m["port"] for m in record["facts"]["mismatches"]] == ["npu3"]
+
+
+def test_npu_sources_that_give_nothing_or_fail(host, tmp_path):
+    host("npu-smi", default=(NPU_SMI, 0), arg=1)
+    record = record_of()                                # no hccn_tool
+    assert record["status"] == "skip"
+    assert "hccn_tool not found (PATH, %s/Ascend/driver/tools/hccn_tool): no NPU LLDP source" % tmp_path in record["reason"]
+    host("hccn_tool", arg=2)                            # an empty output: no neighbour on any NPU
+    record = record_of()
+    assert record["status"] == "skip"
+    assert "hccn_tool saw no LLDP neighbour on NPU device(s) 0, 1, 2, 3, 4, 5, 6, 7" in record["reason"]
+    host("hccn_tool", {"0": (HCCN_GREP, 0)}, arg=2)     # the port without the switch: cannot be read
+    record = record_of()
+    assert (record["status"], record["reason"]) == (
+        "error", "hccn_tool -i 0 -lldp -g: a neighbour without a System Name or Chassis ID TLV (TLVs: none)")
+    assert "400GE1/1/5:1" in record["raw"]
+
+
+def test_npu_and_lldptool_ports_together(host):
+    host("npu-smi", default=(NPU_SMI, 0), arg=1)
+    host("hccn_tool", default=(HCCN_FULL, 0), arg=2)
+    host("lldptool", {"eth0": (fixture("eth0"), 0)})
+    record = record_of()
+    assert record["status"] == "pass" and record["params"]["lldp_tools"] == ["lldptool", "hccn_tool"]
+    assert sorted(record["facts"]["ports"]) == ["mlx5_0"] + ["npu%d" % device for device in range(8)]
+
+
+# ---------------------------------------------------------------- one time budget for all of a host's commands
+
+def test_timeout_s_bounds_all_the_commands_of_a_host_together(tmp_path, monkeypatch):
+    """Each command gets what is left of timeout_s (the role's task timeout allows one lldpctl's): 12 s per call on
+    30 s gives 30, 18, 6; a 4th interface finds nothing left, an error that says so."""
+    clock = [1000.0]
+    monkeypatch.setattr(fabric_topology.time, "monotonic", lambda: clock[0])
+    given = []
+
+    def run(argv, timeout_s):
+        given.append(timeout_s)
+        clock[0] += 12
+        return Run(argv, 0, "", "", 12.0)
+    for netdev in ("eth0", "eth1", "eth2"):
+        (tmp_path / "sys/class/net" / netdev / "device").mkdir(parents=True)
+    host = env_probe.Host(run=run, root=str(tmp_path), which=lambda name: "/usr/sbin/lldptool" if name == "lldptool" else None)
+    params = {"lldp": True, "declared": {}, "timeout_s": 30}
+    record = fabric_topology.host_record(host, params, results.utc_now())
+    assert given == [30, 18, 6] and record["status"] == "skip"
+    (tmp_path / "sys/class/net/eth3/device").mkdir(parents=True)
+    given[:] = []
+    record = fabric_topology.host_record(host, params, results.utc_now())
+    assert given == [30, 18, 6]
+    assert (record["status"], record["reason"]) == ("error", "the LLDP commands of this host ran past timeout_s (30 s) together")
