@@ -16,8 +16,17 @@ description:
   - "LLDP (O(lldp)): runs C(lldpctl -f json) (lldpd) on the host. The switch is the neighbour's system name (else
     its chassis ID); the switch port is the neighbour's port ID when it is an interface name or a local name,
     else its port description (lldpd's default MAC port ID puts the interface name there; a locally assigned
-    port ID that is a number, the interface index Junos sends, gives way to the port description too). A host without
-    C(lldpctl) gives nothing from this source and the record says so."
+    port ID that is a number, the interface index Junos sends, gives way to the port description too). Where
+    C(lldpctl) is not installed, or its C(lldpd) is not running, and open-lldp's C(lldptool) is (C(lldpad)), it runs
+    C(lldptool -t -n -i <interface>) (the neighbour's TLVs) for each network interface with a device (a NIC port; not
+    C(lo), a bridge, a veth or a bond) and each interface of an RDMA device, and reads the switch and switch port by
+    the same rules; an interface C(lldpad) runs no agent on (C(Device not found or inactive)) has no neighbour. A host
+    with neither tool gives nothing from this source and the record says so."
+  - "Ascend NPUs (also O(lldp)): on a host where C(npu-smi info) lists NPUs, runs C(hccn_tool -i <device> -lldp -g)
+    for each (the device id and C(hccn_tool) as C(env_probe) finds them: PATH, then the Ascend driver's
+    C(/usr/local/Ascend/driver/tools/hccn_tool)); the NPU's RoCE port is the port C(npu<device>) (C(npu0) ...,
+    C(netdev) null: the port is on the NPU, not a host interface), a fabric port. C(hccn_tool) prints the TLVs as
+    C(lldptool) does and one parser reads both."
   - "Declared (O(declared)): the ports the user says this host has, C({port: {switch, switch_port}}). A port both
     declared and seen by LLDP on another switch or switch port is a miscabling: the record is C(warn) and lists it
     in C(facts.mismatches) (what LLDP sees is what the port reports)."
@@ -30,7 +39,7 @@ description:
     (no LLDP tool installed, or installed with no C(lldpd)/C(lldpad) running, and nothing declared),
     C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
     C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
-  - It only reads (sysfs, C(lldpctl), a file), so it runs the same in check mode.
+  - It only reads (sysfs, C(lldpctl), C(lldptool), C(npu-smi), C(hccn_tool), a file), so it runs the same in check mode.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
   - aifabric.acceptance._attributes.results
@@ -46,7 +55,8 @@ attributes:
 options:
   lldp:
     description:
-      - Read the LLDP neighbours with C(lldpctl -f json) (lldpd) when C(lldpctl) is installed.
+      - Read the LLDP neighbours of the host's interfaces with C(lldpctl -f json) (lldpd), else C(lldptool -t -n -i
+        <interface>) (lldpad), where installed; and of its Ascend NPUs' RoCE ports with C(hccn_tool -i <device> -lldp -g).
       - Not used with O(from_output).
     type: bool
     default: true
@@ -73,7 +83,8 @@ options:
     default: []
   timeout_s:
     description:
-      - Seconds C(lldpctl) may run before it is killed.
+      - Seconds the commands of a host (C(lldpctl), C(lldptool) per interface, C(npu-smi), C(hccn_tool) per NPU) may
+        run together; each gets what is left and is killed at it.
       - Must be 1 or more.
     type: int
     default: 30
@@ -99,7 +110,8 @@ results:
   description:
     - The C(net.topology) records (docs/results.md), one per host; C(facts.ports) maps a port to C(switch),
       C(switch_port), C(source), C(netdev) and C(chassis_id); C(facts.mismatches) lists the miscabled ports
-      (C(port), C(declared), C(observed)); C(metrics.ports_count).
+      (C(port), C(declared), C(observed)); C(metrics.ports_count); C(params.lldp_tools) the LLDP tools read
+      (C(lldpctl), C(lldptool), C(hccn_tool)).
     - Without O(from_output) the record's C(host) is empty (the callback fills in the inventory host); with it,
       each record names its host.
   returned: always
