@@ -251,8 +251,8 @@ def lldptool_ports(host, lldptool, budget):
             ports[names.get(netdev, netdev)] = _port(parsed["neighbor"], netdev)
     if ports or not netdevs:
         return ports, None if ports else "no network interface with a device to ask lldptool about", None, None
-    return ports, "lldptool saw no LLDP neighbour on %s%s" % (", ".join(netdevs), " (lldpad manages no LLDP agent on %s)"
-                                                               % ", ".join(unmanaged) if unmanaged else ""), None, None
+    why = " (lldpad manages no LLDP agent on %s)" % ", ".join(unmanaged) if unmanaged else ""
+    return ports, "lldptool saw no LLDP neighbour on %s%s" % (", ".join(netdevs), why), None, None
 
 
 def lldp_ports(host, budget):

@@ -181,8 +181,8 @@ def test_each_npu_s_roce_port_is_npu_device(host):
     assert record["status"] == "pass" and record["params"]["lldp_tools"] == ["hccn_tool"]
     assert sorted(record["facts"]["ports"]) == ["npu%d" % device for device in range(8)]
     # the published capture elides the switch's MAC ("MAC: ...") and sends no System Name: the switch as printed
-    assert record["facts"]["ports"]["npu3"] == {"switch": "...", "switch_port": "400GE1/1/20:2", "source": "lldp",
-                                               "netdev": None, "chassis_id": "..."}
+    assert record["facts"]["ports"]["npu3"] == {
+        "switch": "...", "switch_port": "400GE1/1/20:2", "source": "lldp", "netdev": None, "chassis_id": "..."}
     assert record["reason"] is None
     # an NPU port is a fabric port (its name is not a host interface)
     assert len(fleet_topology.fabric_ports(record["facts"]["ports"])) == 8

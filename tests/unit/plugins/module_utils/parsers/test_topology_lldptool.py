@@ -106,8 +106,8 @@ def test_port_id_subtypes_follow_the_lldpctl_rule(port_line, descr, switch_port,
 
 
 def test_a_neighbour_without_port_id_or_description_is_an_error_value():
-    lines = [line for line in read(ETH0).splitlines() if line not in ("Port ID TLV", "\tIfname: swp1",
-                                                                    "Port Description TLV", "\tswp1")]
+    removed = ("Port ID TLV", "\tIfname: swp1", "Port Description TLV", "\tswp1")
+    lines = [line for line in read(ETH0).splitlines() if line not in removed]
     parsed = topology.parse_lldptool("\n".join(lines))
     assert parsed["neighbor"] is None
     assert parsed["error"] == "a neighbour (leaf1) without a Port ID or Port Description TLV"
