@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The GPU stage's wall time against ceil(N / forks), with and without gpu_async (docs/scale-model.md).
