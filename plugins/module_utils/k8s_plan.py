@@ -49,7 +49,8 @@ LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
 CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
-                "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/rdma", "parsers/system", "parsers/perftest",
+                "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/lldptool", "parsers/rdma", "parsers/system",
+                "parsers/perftest",
                 # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
                 "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports",
                 # perftest_run builds its records with its tool adapter
