@@ -47,6 +47,7 @@ from urllib.parse import quote, unquote
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fabric
 
 FILLER = 1            # known-good hosts added to a single suspect: a collective needs two nodes or more
+TRIES = 2             # groups a host without a topology group is tried with before it is left unresolved
 
 
 def default_group_size(count):
@@ -60,12 +61,22 @@ def _key(topology, host):
     return None if value is None or str(value) == "" else str(value)
 
 
+def _in_use(topology, hosts):
+    """True when the screen uses a topology: some host has a group."""
+    return any(_key(topology, h) is not None for h in hosts)
+
+
 def _conclusive(host, tested, topology, hosts):
     """A failing test whose only host not known good is ``host`` confirms it bad - unless the topology says a slow
     path can explain it: the host has a topology group with other hosts, and no known-good host of the test is in
-    it (the test crossed an uplink, whose slowness would look the same)."""
+    it (the test crossed an uplink, whose slowness would look the same); or the host has no group (its switch is
+    unknown) in a screen that uses a topology: no test of it is known to stay inside its switch, so none confirms
+    it (it is tried with other groups, ``_loose_fillers``, and a pass clears it). Without a topology in the screen
+    the failure confirms it (the known weakness, docs/group-screen.md)."""
     key = _key(topology, host)
-    if key is None or any(h != host and _key(topology, h) == key for h in tested):
+    if key is None:
+        return not _in_use(topology, hosts)
+    if any(h != host and _key(topology, h) == key for h in tested):
         return True
     return not any(h != host and _key(topology, h) == key for h in hosts)
 
@@ -142,6 +153,8 @@ def _with_fillers(test, good, used, order, topology=None, paths=None):
         return test
     key = _key(topology, test["hosts"][0])
     free = [h for h in order if h in good and h not in used]
+    if key is None and _in_use(topology, order):
+        return _loose_fillers(test, free, used, topology, paths)
     mates = [h for h in free if key is not None and _key(topology, h) == key]
     rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
     across = sorted((h for h in free if rank[h] < 2), key=lambda h: rank[h])      # stable: the hosts' order within
@@ -150,6 +163,31 @@ def _with_fillers(test, good, used, order, topology=None, paths=None):
         return None
     used.update(spare)
     return {"hosts": test["hosts"] + spare, "purpose": "confirm"}
+
+
+def _loose_fillers(test, free, used, topology, paths):
+    """The confirmation of a host without a topology group in a screen that uses one: with a known-good host of a
+    group it has not failed with yet (``tried``: the groups of the known-good hosts it failed with, None for hosts
+    without a group) - hosts without a group first (they may share its unknown switch), then groups whose paths are
+    known good, not known, known slow. None once it has failed with ``TRIES`` groups (it stays unresolved)."""
+    tried = test.get("tried") or set()
+    if len(tried) >= TRIES:
+        return None
+    rank = dict((h, -1 if _key(topology, h) is None else (paths or {}).get(_key(topology, h), 1)) for h in free)
+    spare = sorted((h for h in free if _key(topology, h) not in tried), key=lambda h: rank[h])[:FILLER]
+    if not spare:
+        return None
+    used.update(spare)
+    return {"hosts": test["hosts"] + spare, "purpose": "confirm"}
+
+
+def tried_groups(host, outcomes, good, topology):
+    """The topology groups (None: no group) of the known-good hosts ``host`` failed with, alone not known good."""
+    out = set()
+    for tested, passed in outcomes:
+        if not passed and host in tested and set(tested) - good == {host}:
+            out.update(_key(topology, h) for h in tested if h != host)
+    return out
 
 
 def group_outcomes(hosts, outcomes, topology, good=None):
@@ -220,7 +258,10 @@ def plan(hosts, outcomes, group_size=None, topology=None):
     tests = []
     for pool in pools:
         half = pool[:int(math.ceil(len(pool) / 2.0))]
-        tests.append({"hosts": half, "purpose": "bisect", "inside": len(pool) == 1})
+        test = {"hosts": half, "purpose": "bisect", "inside": len(pool) == 1}
+        if len(pool) == 1 and _key(topology, pool[0]) is None and topology:
+            test["tried"] = tried_groups(pool[0], outcomes, good, topology)
+        tests.append(test)
     left = [h for h in order if h in unknown]
     tests.extend({"hosts": g, "purpose": "rescreen"} for g in _screen_groups(left, size, topology))
     used = set(h for t in tests for h in t["hosts"])

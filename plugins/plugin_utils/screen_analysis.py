@@ -66,7 +66,17 @@ def _bad_host(check, host, tests, good):
     return rec, analysis.finding("node", check, [host], evidence=evidence)
 
 
-def _other_host(check, host, tests, good):
+def _switch_unknown(host, failed, good):
+    """The warn reason of a host without a topology group in a screen that has one, left unresolved: its failing
+    tests with known-good hosts only could have crossed an uplink (group_screen._conclusive)."""
+    across = [t for t in failed if set(t["hosts"]) - good == {host}] or failed
+    return ("unresolved: its switch is not known (no topology group: its net.topology record was skip or error, or "
+            "no fabric port is known), so no test of it is known to stay inside its switch - it failed %d test(s) "
+            "with known-good hosts only (%s), which a slow uplink would explain as well as a bad node; not failed"
+            % (len(across), "; ".join(_label(t) for t in across[:3])))
+
+
+def _other_host(check, host, tests, good, topology=None):
     """The pass, warn or skip record of a host the screen did not name bad."""
     mine = [t for t in tests if host in t["hosts"]]
     judged = [t for t in mine if group_screen.OUTCOME.get(t["status"]) is not None]
@@ -78,7 +88,8 @@ def _other_host(check, host, tests, good):
             "%s: %s" % (_label(t), t.get("reason") or "skipped") for t in mine[:3])
     else:
         failed = [t for t in judged if not group_screen.OUTCOME[t["status"]]]
-        status, reason = "warn", ("unresolved: in %d failing group test(s) (%s) that no later test cleared or "
+        status, reason = "warn", (_switch_unknown(host, failed, good) if topology and host not in topology else
+                                  "unresolved: in %d failing group test(s) (%s) that no later test cleared or "
                                   "confirmed - the rounds ran out, or no known-good host was left to test it with"
                                   % (len(failed), "; ".join(_label(t) for t in failed[:3])))
     facts = {"measured_check": check, "tests": [_evidence(t) for t in mine[:MAX_EVIDENCE]]}
@@ -134,7 +145,7 @@ def _check_output(check, tests):
                 "measured_check": check, "attribution": "group", "group": topology[host],
                 "tests": [_evidence(t) for t in tests if host in t["hosts"]][:MAX_EVIDENCE]}))
         else:
-            new.append(_other_host(check, host, tests, good))
+            new.append(_other_host(check, host, tests, good, topology))
     return new, findings
 
 
