@@ -26,6 +26,7 @@ Run from the collection root with the collection importable:
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py              # the table in docs/group-screen.md
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --links
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf   # with a topology, one slow leaf uplink
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf --unknown 4   # 4 hosts' switches unknown
 """
 
 from __future__ import annotations
@@ -79,10 +80,11 @@ def trial(n, d, seed, group_size=None):
             "exact": exact}
 
 
-def slow_leaf_trial(n, per_leaf, d, seed):
+def slow_leaf_trial(n, per_leaf, d, seed, unknown=0):
     """The topology-aware screen on ``n`` hosts on leaves of ``per_leaf`` (cabled in a random order), one leaf's
     uplink slow (a test across it fails) and ``d`` bad nodes elsewhere: exact when the bad nodes fail, nothing else,
-    and the slow leaf is named (the group finding)."""
+    and the slow leaf is named (the group finding). ``unknown``: that many hosts' switches are not known to the
+    planner (one bad node among them when d > 0, the rest at random): they have no topology group."""
     rng = random.Random(seed)
     hosts = ["n%04d" % i for i in range(n)]
     cabled = list(hosts)
@@ -90,6 +92,9 @@ def slow_leaf_trial(n, per_leaf, d, seed):
     topology = dict((h, "leaf-%d" % (i // per_leaf)) for i, h in enumerate(cabled))
     slow = topology[cabled[0]]
     bad = set(rng.sample([h for h in hosts if topology[h] != slow], d))
+    hidden = set(sorted(bad)[:1]) if unknown else set()
+    hidden |= set(rng.sample(sorted(set(hosts) - hidden), max(0, unknown - len(hidden))))
+    known = dict((h, g) for h, g in topology.items() if h not in hidden)
 
     def measure(tests):
         out = []
@@ -98,12 +103,14 @@ def slow_leaf_trial(n, per_leaf, d, seed):
             out.append(not (set(test["hosts"]) & bad) and not (slow in leaves and len(leaves) > 1))
         return out
 
-    groups = len(set(topology.values()))
-    result = group_screen.run(hosts, measure, topology=topology, max_rounds=group_screen.max_rounds(n, groups=groups))
+    groups = len(set(known.values()))
+    result = group_screen.run(hosts, measure, topology=known, max_rounds=group_screen.max_rounds(n, groups=groups))
     exact = set(result["bad"]) == bad and not result["unresolved"] and result["slow_groups"] == [slow]
     largest = [max(len(t["hosts"]) for t in rnd) for rnd in result["rounds"]]
     return {"runs": sum(len(r) for r in result["rounds"]), "rounds": len(result["rounds"]), "largest": largest,
-            "exact": exact, "false_fail": bool(set(result["bad"]) - bad)}
+            "exact": exact, "false_fail": bool(set(result["bad"]) - bad),
+            "named": bad <= set(result["bad"]) | set(result["unresolved"]), "slow_named": result["slow_groups"] == [slow],
+            "healthy_unresolved": len(set(result["unresolved"]) - bad)}
 
 
 def wall_s(largest, rows, busbw, launch_s):
@@ -128,6 +135,23 @@ def link_trial(n, seed, group_size=None):
     return bool(set(result["bad"]) & {a, b})
 
 
+def slow_leaf_unknown(args, rows):
+    """The --slow-leaf table with ``args.unknown`` hosts' switches unknown: no healthy host may fail; a bad node is
+    failed or unresolved (named); the healthy hosts left unresolved and the slow leaf named, counted."""
+    columns = ("N", "leaf", "d", "runs", "max", "rounds", "max", "wall min", "bad named", "slow named",
+               "healthy unresolved", "healthy host failed")
+    print("%6s %5s %3s %7s %6s %7s %6s %9s %s %s %s %s" % columns)
+    for n, per_leaf in ((64, 8), (256, 16), (1000, 32)):
+        for d in (0, 1, 5):
+            runs = [slow_leaf_trial(n, per_leaf, d, seed, args.unknown) for seed in range(args.trials)]
+            walls = [wall_s(r["largest"], rows, args.busbw, args.launch_s) / 60.0 for r in runs]
+            print("%6d %5d %3d %7.1f %6d %7.1f %6d %9.1f %9d %10d %18.2f %s" % (
+                n, per_leaf, d, statistics.mean(r["runs"] for r in runs), max(r["runs"] for r in runs),
+                statistics.mean(r["rounds"] for r in runs), max(r["rounds"] for r in runs), statistics.mean(walls),
+                sum(r["named"] for r in runs), sum(r["slow_named"] for r in runs),
+                statistics.mean(r["healthy_unresolved"] for r in runs), any(r["false_fail"] for r in runs)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--trials", type=int, default=20)
@@ -137,6 +161,9 @@ def main():
     parser.add_argument("--links", action="store_true", help="the bad-link false-negative rate instead")
     parser.add_argument("--slow-leaf", action="store_true",
                         help="with a topology: one leaf's uplink slow and d bad nodes elsewhere, instead")
+    parser.add_argument("--unknown", type=int, default=0,
+                        help="with --slow-leaf: this many hosts' switches unknown (no topology group; 2 or more: "
+                             "run() would measure a round-0 test of one such host alone)")
     args = parser.parse_args()
     rows, duration = capture_times()
     print("capture: %s (all_reduce_perf 8 B..1 GiB on 2x H200, %.1f s as run); busbw %.0f GB/s, launch %.0f s"
@@ -146,6 +173,13 @@ def main():
         for n in SIZES:
             found = [link_trial(n, seed) for seed in range(args.trials * 5)]
             print("%6d %9.0f %%" % (n, 100.0 * sum(found) / len(found)))
+        return
+    if args.unknown and not args.slow_leaf:
+        parser.error("--unknown needs --slow-leaf")
+    if args.unknown == 1 or args.unknown < 0:
+        parser.error("--unknown must be 0 or 2 or more")
+    if args.slow_leaf and args.unknown:
+        slow_leaf_unknown(args, rows)
         return
     if args.slow_leaf:
         columns = ("N", "leaf", "d", "runs", "max", "rounds", "max", "wall min", "exact of %d" % args.trials,
