@@ -28,7 +28,9 @@ With a topology, a host is judged inside its own group (a leaf whose uplink is s
 nodes, issue 25): every screen, bisect and rescreen test stays inside one group, a single suspect is confirmed with
 a known-good host of its own group first, and a failing test whose only not-known-good host met known-good hosts of
 other groups only does not confirm it (the uplink could be what is slow): it is a pool of one, confirmed inside its
-group once a host there is known good (a host alone in its group is judged across). The paths BETWEEN the groups
+group once a host there is known good (a host alone in its group is judged across). A host without a group (its
+switch unknown) in a screen where others have one is never confirmed bad: it is tried with known-good hosts of
+``TRIES`` groups it has not failed with (a pass clears it), then left unresolved. The paths BETWEEN the groups
 are screened the same way one level up: **span** tests of one known-good host per group (groups of about the
 square root of the groups, bisected, a single group confirmed with known-good groups), in the same rounds as the
 rest on hosts the round does not use; a group confirmed slow to the rest is ``group_verdicts``' slow group.
