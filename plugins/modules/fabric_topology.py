@@ -37,8 +37,10 @@ description:
     C(MT25408 ConnectX Mellanox Technologies)) names no host and is only counted."
   - "The record: C(pass) when at least one port is known, C(skip) (with the reason) when no source gave anything
     (no LLDP tool installed, or installed with no C(lldpd)/C(lldpad) running, and nothing declared),
-    C(warn) for a miscabling, C(error) when a tool failed or printed what cannot be read (its output kept in
-    C(raw)) or O(declared) is not the right shape. C(skip) never changes a host's verdict."
+    C(warn) for a miscabling, or when a command failed, printed what cannot be read (its output kept in C(raw)),
+    or was not run for lack of time (see O(timeout_s)): every port read and every declared port is kept, and the
+    reason names the interfaces and NPUs not read and why. C(error) when such a failure leaves no port known at
+    all, or O(declared) is not the right shape. C(skip) never changes a host's verdict."
   - It only reads (sysfs, C(lldpctl), C(lldptool), C(npu-smi), C(hccn_tool), a file), so it runs the same in check mode.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
@@ -83,8 +85,12 @@ options:
     default: []
   timeout_s:
     description:
-      - Seconds the commands of a host (C(lldpctl), C(lldptool) per interface, C(npu-smi), C(hccn_tool) per NPU) may
-        run together; each gets what is left and is killed at it.
+      - Seconds each command (C(lldpctl), C(lldptool) per interface, C(npu-smi), C(hccn_tool) per NPU) may run; it
+        is killed at it.
+      - All of a host's commands together run at most 2 x O(timeout_s) (C(lldpctl), C(npu-smi info)) plus 5 s for
+        each interface and NPU asked, at most 48 of them (those over it are not asked); a command is given at
+        most what is left, and those not run for lack of time are named in the record's reason. The probe role's
+        task timeout covers the worst case with the default (docs/topology.md).
       - Must be 1 or more.
     type: int
     default: 30
@@ -123,6 +129,7 @@ counts:
   type: dict
 """
 
+import collections
 import math
 import time
 
@@ -164,19 +171,62 @@ def _same(declared, observed):
     return ("." in one) != ("." in two) and one.split(".", maxsplit=1)[0] == two.split(".", maxsplit=1)[0]
 
 
+# the host's commands: one listing command per source (lldpctl, npu-smi info) with timeout_s each, and PER_PORT_S
+# more for each interface (lldptool) and NPU (hccn_tool) asked, at most MAX_ASKED of them (the rest are not asked,
+# and the record says so): the worst case, which the probe role's task timeout covers (roles/probe/tasks/topology.yml),
+# is FIXED_COMMANDS * timeout_s + PER_PORT_S * MAX_ASKED and the last command's kill-after
+FIXED_COMMANDS = 2
+PER_PORT_S = 5
+MAX_ASKED = 48
+
+
 class Budget(object):
-    """``timeout_s`` for all the commands of one host together: each gets what is left (at least 1 s), so that the
-    role's task timeout (one lldpctl's, timeout_s and its kill-after) holds however many interfaces and NPUs it has."""
+    """The time of one host's commands: each runs at most ``timeout_s`` (killed at it), all of them together at most
+    ``FIXED_COMMANDS * timeout_s`` + ``PER_PORT_S`` per interface or NPU asked (:meth:`allow`)."""
 
     def __init__(self, timeout_s):
         self.timeout_s = timeout_s
-        self.deadline = time.monotonic() + timeout_s
+        self.began = time.monotonic()
+        self.total_s = FIXED_COMMANDS * timeout_s
+        self.asked = 0
+
+    def allow(self, names):
+        """(asked, not asked) of ``names``: at most MAX_ASKED in all; each asked one adds PER_PORT_S to the budget."""
+        room = max(0, MAX_ASKED - self.asked)
+        asked = list(names)[:room]
+        self.asked += len(asked)
+        self.total_s += PER_PORT_S * len(asked)
+        return asked, list(names)[room:]
 
     def left(self):
-        left = self.deadline - time.monotonic()
+        """The limit of the next command (at least 1 s, at most timeout_s), None when the budget is spent."""
+        left = self.began + self.total_s - time.monotonic()
         if left <= 0:
-            raise ToolTimeout("the LLDP commands of this host ran past timeout_s (%d s) together" % self.timeout_s)
-        return max(1, int(math.ceil(left)))
+            return None
+        return max(1, min(self.timeout_s, int(math.ceil(left))))
+
+    def spent(self):
+        return "not run: the host's LLDP time (%d s: %d x timeout_s %d s + %d s per interface or NPU asked) was spent " \
+            "after %d s" % (self.total_s, FIXED_COMMANDS, self.timeout_s, PER_PORT_S, time.monotonic() - self.began)
+
+
+def ask(host, argv, command, budget):
+    """(run, problem): ``argv`` run within the budget; problem (run None) says why it gave nothing."""
+    limit = budget.left()
+    if limit is None:
+        return None, budget.spent()
+    try:
+        return host.run(argv, limit), None
+    except ToolTimeout as exc:
+        return None, "%s ran past its limit of %d s and was killed (%s)" % (command, limit, exc)
+
+
+def unread(problems):
+    """One sentence of the interfaces/NPUs not read, [(name, why)], those with the same why together."""
+    by_why = collections.OrderedDict()
+    for name, why in problems:
+        by_why.setdefault(why, []).append(name)
+    return "not read: " + "; ".join("%s (%s)" % (", ".join(names), why) for why, names in by_why.items())
 
 
 # what lldpctl 1.0.16 prints when no lldpd answers on its socket (tests/unit/fixtures/topology/lldpctl-*-no-daemon.txt)
@@ -198,25 +248,43 @@ def _last_line(text):
     return (text.strip().splitlines() or [""])[-1][:300]
 
 
-def lldpctl_ports(host, lldpctl, budget):
-    """(ports, note, error, raw) from lldpd: ``lldpctl -f json``. note says why there is nothing; error why it failed."""
+class Source(object):
+    """What one host's LLDP sources gave: ports, notes (why there is nothing), problems ([(name, why)] of what was
+    not read: a failed or unrun command), raw (the first unreadable output), tools (those read)."""
+
+    def __init__(self):
+        self.ports, self.notes, self.problems, self.raw, self.tools = {}, [], [], None, []
+
+    def failed(self, name, why, raw=None):
+        self.problems.append((name, why))
+        if self.raw is None and raw:
+            self.raw = raw
+
+
+def lldpctl_ports(host, lldpctl, budget, out):
+    """lldpd's neighbours (``lldpctl -f json``) into ``out``; True when lldpd is not running (lldptool may answer)."""
     argv = [lldpctl, "-f", "json"]
-    try:
-        run = host.run(argv, budget.left())
-    except ToolTimeout as exc:
-        return {}, None, str(exc), None
+    run, problem = ask(host, argv, "lldpctl -f json", budget)
+    if problem:
+        out.failed("the host's interfaces", problem)
+        return False
     said = (run.stderr or run.stdout).strip()[-300:]
     if run.rc != 0 and NO_DAEMON in said:
         # installed, its daemon not running: the topology cannot be learned here, nothing is wrong with the host
-        return {}, "lldpd is not running (lldpctl: %s)" % said.splitlines()[-1], None, None
+        out.notes.append("lldpd is not running (lldpctl: %s)" % said.splitlines()[-1])
+        return True
     if run.rc != 0:
-        return {}, None, "lldpctl -f json exited with %d: %s" % (run.rc, said), run.output
+        out.failed("the host's interfaces", "lldpctl -f json exited with %d: %s" % (run.rc, said), run.output)
+        return False
     parsed = topology.parse_lldpctl_json(run.stdout)
     if parsed["error"]:
-        return {}, None, parsed["error"], run.output
+        out.failed("the host's interfaces", parsed["error"], run.output)
+        return False
     names = rdma_netdevs(host)
-    ports = dict((names.get(netdev, netdev), _port(seen, netdev)) for netdev, seen in sorted(parsed["neighbors"].items()))
-    return ports, None if ports else "lldpctl saw no LLDP neighbour", None, None
+    out.ports.update((names.get(netdev, netdev), _port(seen, netdev)) for netdev, seen in sorted(parsed["neighbors"].items()))
+    if not parsed["neighbors"]:
+        out.notes.append("lldpctl saw no LLDP neighbour")
+    return False
 
 
 def physical_netdevs(host, names):
@@ -226,90 +294,105 @@ def physical_netdevs(host, names):
     return sorted(set(found) | set(names))
 
 
-def lldptool_ports(host, lldptool, budget):
-    """(ports, note, error, raw) from lldpad: ``lldptool -t -n -i <netdev>`` (the neighbour's TLVs) per interface."""
+def lldptool_ports(host, lldptool, budget, out):
+    """lldpad's neighbours (``lldptool -t -n -i <netdev>``, the neighbour's TLVs, per interface) into ``out``; an
+    interface whose command failed or was not run (the budget spent, MAX_ASKED) is a problem, the others are read."""
     names = rdma_netdevs(host)
-    netdevs = physical_netdevs(host, names)
-    ports, unmanaged = {}, []
+    netdevs, over = budget.allow(physical_netdevs(host, names))
+    for netdev in over:
+        out.failed(netdev, "not asked: at most %d interfaces and NPUs are asked" % MAX_ASKED)
+    unmanaged, found = [], len(out.ports)
     for netdev in netdevs:
         command = "lldptool -t -n -i %s" % netdev
-        try:
-            run = host.run([lldptool, "-t", "-n", "-i", netdev], budget.left())
-        except ToolTimeout as exc:
-            return {}, None, str(exc), None
-        if run.rc != 0 and LLDPAD_DOWN in run.output:
-            return {}, "lldpad is not running (lldptool: %s)" % _last_line(run.output), None, None
-        if run.rc != 0 and any(word in run.output for word in LLDPAD_NOT_MANAGED):
+        run, problem = ask(host, [lldptool, "-t", "-n", "-i", netdev], command, budget)
+        if problem:
+            out.failed(netdev, problem)
+        elif run.rc != 0 and LLDPAD_DOWN in run.output:
+            out.notes.append("lldpad is not running (lldptool: %s)" % _last_line(run.output))
+            return
+        elif run.rc != 0 and any(word in run.output for word in LLDPAD_NOT_MANAGED):
             unmanaged.append(netdev)
-            continue
-        if run.rc != 0:
-            return {}, None, "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)), run.output
-        parsed = topology.parse_lldptool(run.stdout)
-        if parsed["error"]:
-            return {}, None, "%s: %s" % (command, parsed["error"]), run.output
-        if parsed["neighbor"]:
-            ports[names.get(netdev, netdev)] = _port(parsed["neighbor"], netdev)
-    if ports or not netdevs:
-        return ports, None if ports else "no network interface with a device to ask lldptool about", None, None
-    why = " (lldpad manages no LLDP agent on %s)" % ", ".join(unmanaged) if unmanaged else ""
-    return ports, "lldptool saw no LLDP neighbour on %s%s" % (", ".join(netdevs), why), None, None
-
-
-def lldp_ports(host, budget):
-    """(ports, note, error, raw, tool): the LLDP source of the host's interfaces - lldpd's lldpctl where installed and
-    its daemon runs, else open-lldp's lldptool (lldpad). note says why there is nothing; error why it failed."""
-    lldpctl, lldptool = host.which("lldpctl"), host.which("lldptool")
-    note = None
-    if lldpctl:
-        ports, note, error, raw = lldpctl_ports(host, lldpctl, budget)
-        if not lldptool or ports or error or not note.startswith("lldpd is not running"):
-            return ports, note, error, raw, "lldpctl"
-    if lldptool:
-        ports, also, error, raw = lldptool_ports(host, lldptool, budget)
-        return ports, "; ".join(n for n in (note, also) if n) or None, error, raw, "lldptool"
-    return {}, "neither lldpctl (lldpd) nor lldptool (lldpad) is installed (no LLDP source)", None, None, None
-
-
-def npu_ports(host, budget):
-    """(ports, note, error, raw) of the host's Ascend NPUs: ``hccn_tool -i <device> -lldp -g`` for each NPU
-    ``npu-smi info`` lists (the device ids and hccn_tool as env_probe finds them), port ``npu<device>``; nothing to
-    say (all None) on a host without npu-smi."""
-    smi = host.which("npu-smi")
-    if not smi:
-        return {}, None, None, None
-    try:
-        run = host.run([smi, "info"], budget.left())
-        if run.rc != 0:
-            return {}, None, "npu-smi info exited with %d: %s" % (run.rc, _last_line(run.output)), run.output
-        devices = [env_probe.npu_device_id(npu) for npu in npu_smi.parse_info(run.stdout)["npus"]]
-        tool = env_probe.hccn_tool_path(host)
-        if not devices or not tool:
-            return {}, "npu-smi info lists no NPU" if not devices else "hccn_tool not found (PATH, %s): no NPU LLDP source" % (
-                ", ".join(env_probe.HCCN_TOOL_PATHS)), None, None
-        ports = {}
-        for device in devices:
-            command = "hccn_tool -i %s -lldp -g" % device
-            run = host.run([tool, "-i", str(device), "-lldp", "-g"], budget.left())
-            if run.rc != 0:
-                return {}, None, "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)), run.output
+        elif run.rc != 0:
+            out.failed(netdev, "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)), run.output)
+        else:
             parsed = topology.parse_lldptool(run.stdout)
             if parsed["error"]:
-                return {}, None, "%s: %s" % (command, parsed["error"]), run.output
-            if parsed["neighbor"]:
-                ports["npu%s" % device] = _port(parsed["neighbor"], None)
-    except ToolTimeout as exc:
-        return {}, None, str(exc), None
-    return ports, None if ports else "hccn_tool saw no LLDP neighbour on NPU device(s) %s" % ", ".join(map(str, devices)), None, None
+                out.failed(netdev, "%s: %s" % (command, parsed["error"]), run.output)
+            elif parsed["neighbor"]:
+                out.ports[names.get(netdev, netdev)] = _port(parsed["neighbor"], netdev)
+    if not netdevs and not over:
+        out.notes.append("no network interface with a device to ask lldptool about")
+    elif len(out.ports) == found:
+        why = " (lldpad manages no LLDP agent on %s)" % ", ".join(unmanaged) if unmanaged else ""
+        out.notes.append("lldptool saw no LLDP neighbour on %s%s" % (", ".join(netdevs), why))
+
+
+def lldp_ports(host, budget, out):
+    """The LLDP source of the host's interfaces into ``out``: lldpd's lldpctl where installed and its daemon runs,
+    else open-lldp's lldptool (lldpad)."""
+    lldpctl, lldptool = host.which("lldpctl"), host.which("lldptool")
+    if lldpctl and not (lldpctl_ports(host, lldpctl, budget, out) and lldptool):
+        out.tools.append("lldpctl")
+        return
+    if lldptool:
+        out.tools.append("lldptool")
+        lldptool_ports(host, lldptool, budget, out)
+        return
+    out.notes.append("neither lldpctl (lldpd) nor lldptool (lldpad) is installed (no LLDP source)")
+
+
+def npu_devices(host, budget, out):
+    """(devices, hccn_tool) of the host's Ascend NPUs (``npu-smi info``, the ids and hccn_tool as env_probe finds
+    them); ([], None) with a note or problem in ``out`` where there is nothing to ask."""
+    smi = host.which("npu-smi")
+    if not smi:
+        return [], None
+    out.tools.append("hccn_tool")
+    run, problem = ask(host, [smi, "info"], "npu-smi info", budget)
+    if problem or run.rc != 0:
+        out.failed("the NPUs", problem or "npu-smi info exited with %d: %s" % (run.rc, _last_line(run.output)),
+                   None if problem else run.output)
+        return [], None
+    devices = [env_probe.npu_device_id(npu) for npu in npu_smi.parse_info(run.stdout)["npus"]]
+    tool = env_probe.hccn_tool_path(host)
+    if not devices:
+        out.notes.append("npu-smi info lists no NPU")
+    elif not tool:
+        out.notes.append("hccn_tool not found (PATH, %s): no NPU LLDP source" % ", ".join(env_probe.HCCN_TOOL_PATHS))
+    return (devices, tool) if tool else ([], None)
+
+
+def npu_ports(host, budget, out):
+    """The neighbours of the host's Ascend NPUs' RoCE ports into ``out``: ``hccn_tool -i <device> -lldp -g`` for
+    each NPU, port ``npu<device>``; an NPU whose command failed or was not run is a problem, the others are read."""
+    devices, tool = npu_devices(host, budget, out)
+    asked, over = budget.allow(devices)
+    for device in over:
+        out.failed("npu%s" % device, "not asked: at most %d interfaces and NPUs are asked" % MAX_ASKED)
+    found = 0
+    for device in asked:
+        command = "hccn_tool -i %s -lldp -g" % device
+        run, problem = ask(host, [tool, "-i", str(device), "-lldp", "-g"], command, budget)
+        if problem or run.rc != 0:
+            out.failed("npu%s" % device, problem or "%s exited with %d: %s" % (command, run.rc, _last_line(run.output)),
+                       None if problem else run.output)
+            continue
+        parsed = topology.parse_lldptool(run.stdout)
+        if parsed["error"]:
+            out.failed("npu%s" % device, "%s: %s" % (command, parsed["error"]), run.output)
+        elif parsed["neighbor"]:
+            out.ports["npu%s" % device] = _port(parsed["neighbor"], None)
+            found += 1
+    if asked and not found:
+        out.notes.append("hccn_tool saw no LLDP neighbour on NPU device(s) %s" % ", ".join(map(str, asked)))
 
 
 def observed_ports(host, timeout_s):
-    """(ports, note, error, raw, tools) of every LLDP source of the host: its interfaces' and its NPUs'."""
-    budget = Budget(timeout_s)
-    ports, note, error, raw, tool = lldp_ports(host, budget)
-    npu, npu_note, npu_error, npu_raw = npu_ports(host, budget)
-    ports.update(npu)
-    tools = [name for name, used in ((tool, tool), ("hccn_tool", npu or npu_note or npu_error)) if used]
-    return ports, "; ".join(n for n in (note, npu_note) if n) or None, error or npu_error, raw if error else npu_raw, tools
+    """The :class:`Source` of every LLDP source of the host: its interfaces' and its NPUs'."""
+    budget, out = Budget(timeout_s), Source()
+    lldp_ports(host, budget, out)
+    npu_ports(host, budget, out)
+    return out
 
 
 def declared_to_ports(declared, names, interfaces=()):
@@ -342,27 +425,33 @@ def merge(declared, observed):
 
 
 def host_record(host, params, started):
-    """The one record of this host (LLDP and declared)."""
+    """The one record of this host (LLDP and declared): every port read is kept, a command that failed or was not
+    run makes it ``warn`` naming what was not read and why; ``error`` only when that leaves no port at all."""
     declared, errors = topology.declared_ports(params["declared"], "declared")
     if errors:
         return results.error(CHECK, "declared topology: %s" % "; ".join(errors), started=started)
     began = time.monotonic()
-    observed, note, failure, raw, tools = ({}, "LLDP not read (lldp: false)", None, None, [])
+    out = Source()
     if params["lldp"]:
-        observed, note, failure, raw, tools = observed_ports(host, params["timeout_s"])
+        out = observed_ports(host, params["timeout_s"])
+    else:
+        out.notes.append("LLDP not read (lldp: false)")
     interfaces = set(host.listdir(NET_CLASS) or []) if declared else set()
-    ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host), interfaces), observed)
+    ports, mismatches = merge(declared_to_ports(declared, rdma_netdevs(host), interfaces), out.ports)
     kwargs = dict(facts={"ports": ports, "mismatches": mismatches}, metrics={"ports_count": len(ports)},
-                  params={"lldp": params["lldp"], "declared_ports": sorted(declared), "lldp_tools": tools},
-                  started=started, duration_s=time.monotonic() - began, tool={"name": tools[0]} if tools else {})
-    if failure:
-        return results.make(CHECK, "error", reason=failure, raw=raw, **kwargs)
-    if mismatches:
-        return results.make(CHECK, "warn", reason="; ".join(
-            "%s is cabled to %s port %s, declared %s port %s" % (m["port"], m["observed"]["switch"],
-                                                                 m["observed"]["switch_port"], m["declared"]["switch"],
-                                                                 m["declared"]["switch_port"]) for m in mismatches), **kwargs)
+                  params={"lldp": params["lldp"], "declared_ports": sorted(declared), "lldp_tools": out.tools},
+                  started=started, duration_s=time.monotonic() - began, tool={"name": out.tools[0]} if out.tools else {})
+    reasons = ["%s is cabled to %s port %s, declared %s port %s" % (
+        m["port"], m["observed"]["switch"], m["observed"]["switch_port"], m["declared"]["switch"],
+        m["declared"]["switch_port"]) for m in mismatches]
+    if out.problems:
+        reasons.append(unread(out.problems))
+    if out.problems and not ports:
+        return results.make(CHECK, "error", reason="; ".join(reasons), raw=out.raw, **kwargs)
+    if reasons:
+        return results.make(CHECK, "warn", reason="; ".join(reasons), raw=out.raw, **kwargs)
     if not ports:
+        note = "; ".join(out.notes) or "no LLDP neighbour"
         return results.make(CHECK, "skip", reason="no topology known: %s and nothing declared for this host" % note, **kwargs)
     return results.make(CHECK, "pass", **kwargs)
 

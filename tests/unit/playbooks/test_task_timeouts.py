@@ -28,6 +28,7 @@ import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
+from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -55,6 +56,10 @@ def module_default(module, option):
     return yaml.safe_load(doc)["options"][option]["default"]
 
 
+# fabric_topology: every command at most timeout_s, all of a host's together 2 x timeout_s (lldpctl, npu-smi info) +
+# PER_PORT_S for each interface and NPU asked, at most MAX_ASKED; then the last command's kill-after
+TOPOLOGY = (fabric_topology.FIXED_COMMANDS * module_default("fabric_topology", "timeout_s")
+            + fabric_topology.PER_PORT_S * fabric_topology.MAX_ASKED + KILL)
 HCCL_COLLECTIVES = len(hccl_run.adapter.OPTIONS["collectives"]["default"])     # hccl_test's default collectives
 
 
@@ -85,6 +90,8 @@ def gpu_wait_timeout(limit):
 EXPECTED = {
     ("acceptance_ssh.yml", "aifabric.acceptance.probe : Probe OS, CPU, memory, GPUs, RDMA and software"):
         ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    ("acceptance_ssh.yml", "aifabric.acceptance.probe : Learn the fabric topology of this host (its LLDP neighbours, its declared ports)"):
+        TOPOLOGY + MARGIN,
     # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and the wait for its job (the
     # wait, then its last poll and the job file's removal, each bounded by the margin, at least 30 s, + 6 s; + 30 s);
     # the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)

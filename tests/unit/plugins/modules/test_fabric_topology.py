@@ -15,6 +15,7 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "fixtures", "topology")
@@ -113,12 +114,27 @@ def test_lldpctl_failing_or_printing_garbage_is_an_error_with_its_output(fake_ll
     fake_lldpctl(str(garbage), rc=1)
     (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
     assert record["status"] == "error"
-    assert record["reason"] == "lldpctl -f json exited with 1: lldpctl: invalid option -- 'f'"
+    assert record["reason"] == "not read: the host's interfaces (lldpctl -f json exited with 1: lldpctl: invalid option -- 'f')"
     assert "invalid option" in record["raw"]
     fake_lldpctl(str(garbage))
     (record,) = run_main(fabric_topology.main, {}).kwargs["results"]
-    assert record["status"] == "error" and record["reason"].startswith("lldpctl's output is not JSON")
+    assert record["status"] == "error" and record["reason"].startswith("not read: the host's interfaces (lldpctl's output is not JSON")
     assert "invalid option" in record["raw"]
+
+
+def test_declared_ports_are_kept_when_the_lldp_source_fails(fake_lldpctl, tmp_path):
+    """lldpctl failing no longer throws the declared ports away (an error record, which the fleet analyses do not
+    read): the record is a warn that says what was not read, and the fleet reads the declared switch."""
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("lldpctl: invalid option -- 'f'\n")
+    fake_lldpctl(str(garbage), rc=1)
+    declared = {"mlx5_0": {"switch": "leaf1", "switch_port": "swp1"}}
+    (record,) = run_main(fabric_topology.main, {"declared": declared}).kwargs["results"]
+    assert record["status"] == "warn" and results.validate(record) == []
+    assert record["reason"] == "not read: the host's interfaces (lldpctl -f json exited with 1: lldpctl: invalid option -- 'f')"
+    assert record["facts"]["ports"]["mlx5_0"]["source"] == "declared" and "invalid option" in record["raw"]
+    record["host"] = "node1"
+    assert fleet_topology.read([record])["node1"]["mlx5_0"]["switch"] == "leaf1"
 
 
 def _host(root="", capture=None, calls=None):

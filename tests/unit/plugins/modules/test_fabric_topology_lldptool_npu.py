@@ -14,6 +14,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
@@ -147,12 +148,13 @@ def test_lldptool_failing_otherwise_is_an_error_with_its_output(host, tmp_path):
     bad.write_text("Invalid parameters eth0\n")         # lldptool_cmds.c print_status(cmd_bad_params) + the interface
     host("lldptool", {"eth0": (str(bad), 1)})
     record = record_of()
-    assert (record["status"], record["reason"]) == ("error", "lldptool -t -n -i eth0 exited with 1: Invalid parameters eth0")
+    assert (record["status"], record["reason"]) == (
+        "error", "not read: eth0 (lldptool -t -n -i eth0 exited with 1: Invalid parameters eth0)")
     assert "Invalid parameters" in record["raw"]
     host("lldptool", {"eth0": (HCCN_GREP, 0)})          # TLV values without a TLV naming the switch
     record = record_of()
     assert record["status"] == "error"
-    assert record["reason"] == "lldptool -t -n -i eth0: a neighbour without a System Name or Chassis ID TLV (TLVs: none)"
+    assert record["reason"] == "not read: eth0 (lldptool -t -n -i eth0: a neighbour without a System Name or Chassis ID TLV (TLVs: none))"
     assert "Ifname: 400GE1/1/5:1" in record["raw"]
 
 
@@ -209,7 +211,7 @@ def test_npu_sources_that_give_nothing_or_fail(host, tmp_path):
     host("hccn_tool", {"0": (HCCN_GREP, 0)}, arg=2)     # the port without the switch: cannot be read
     record = record_of()
     assert (record["status"], record["reason"]) == (
-        "error", "hccn_tool -i 0 -lldp -g: a neighbour without a System Name or Chassis ID TLV (TLVs: none)")
+        "error", "not read: npu0 (hccn_tool -i 0 -lldp -g: a neighbour without a System Name or Chassis ID TLV (TLVs: none))")
     assert "400GE1/1/5:1" in record["raw"]
 
 
@@ -222,27 +224,94 @@ def test_npu_and_lldptool_ports_together(host):
     assert sorted(record["facts"]["ports"]) == ["mlx5_0"] + ["npu%d" % device for device in range(8)]
 
 
-# ---------------------------------------------------------------- one time budget for all of a host's commands
+def test_a_failing_npu_among_several_loses_only_its_own_port(host, tmp_path):
+    """hccn_tool failing on NPU 3 used to throw away the 7 ports read and make the record an error."""
+    bad = tmp_path / "hccn-bad.txt"
+    bad.write_text("Command execution failed. device id 3\n")
+    host("npu-smi", default=(NPU_SMI, 0), arg=1)
+    host("hccn_tool", {"3": (str(bad), 1)}, default=(HCCN_FULL, 0), arg=2)
+    record = record_of()
+    assert sorted(record["facts"]["ports"]) == ["npu%d" % device for device in (0, 1, 2, 4, 5, 6, 7)]
+    assert (record["status"], record["reason"]) == (
+        "warn", "not read: npu3 (hccn_tool -i 3 -lldp -g exited with 1: Command execution failed. device id 3)")
+    assert "Command execution failed" in record["raw"]
 
-def test_timeout_s_bounds_all_the_commands_of_a_host_together(tmp_path, monkeypatch):
-    """Each command gets what is left of timeout_s (the role's task timeout allows one lldpctl's): 12 s per call on
-    30 s gives 30, 18, 6; a 4th interface finds nothing left, an error that says so."""
+
+# ---------------------------------------------------------------- the time of all of a host's commands
+
+def _clocked_host(tmp_path, monkeypatch, nics, answer_s, given, npu=False):
+    """A host with ``nics`` NICs (ens0.., the first 8 of RDMA devices mlx5_0..) whose lldptool answers each in
+    ``answer_s`` (virtual time) with a real lldpad capture, or runs past its limit when that is shorter; with
+    ``npu``, npu-smi is installed too (a real 8-NPU listing, hccn_tool a real capture)."""
     clock = [1000.0]
     monkeypatch.setattr(fabric_topology.time, "monotonic", lambda: clock[0])
-    given = []
+    edge = open(fixture("eth0"), encoding="utf-8").read()
+    outputs = {"npu-smi": open(NPU_SMI, encoding="utf-8").read(), "hccn_tool": open(HCCN_FULL, encoding="utf-8").read()}
 
     def run(argv, timeout_s):
-        given.append(timeout_s)
-        clock[0] += 12
-        return Run(argv, 0, "", "", 12.0)
-    for netdev in ("eth0", "eth1", "eth2"):
-        (tmp_path / "sys/class/net" / netdev / "device").mkdir(parents=True)
-    host = env_probe.Host(run=run, root=str(tmp_path), which=lambda name: "/usr/sbin/lldptool" if name == "lldptool" else None)
-    params = {"lldp": True, "declared": {}, "timeout_s": 30}
-    record = fabric_topology.host_record(host, params, results.utc_now())
-    assert given == [30, 18, 6] and record["status"] == "skip"
-    (tmp_path / "sys/class/net/eth3/device").mkdir(parents=True)
-    given[:] = []
-    record = fabric_topology.host_record(host, params, results.utc_now())
-    assert given == [30, 18, 6]
-    assert (record["status"], record["reason"]) == ("error", "the LLDP commands of this host ran past timeout_s (30 s) together")
+        given.append((os.path.basename(argv[0]), argv[2] if "hccn_tool" in argv[0] else argv[-1], timeout_s))
+        if answer_s > timeout_s:
+            clock[0] += timeout_s
+            raise ToolTimeout("%s timed out after %ds on node1 and was killed" % (os.path.basename(argv[0]), timeout_s))
+        clock[0] += answer_s
+        return Run(argv, 0, outputs.get(os.path.basename(argv[0]), edge), "", answer_s)
+    for index in range(nics):
+        (tmp_path / ("sys/class/net/ens%d/device" % index)).mkdir(parents=True)
+    for index in range(min(nics, 8)):
+        (tmp_path / ("sys/class/infiniband/mlx5_%d/device/net/ens%d" % (index, index))).mkdir(parents=True)
+    tools = {"lldptool": "/usr/sbin/lldptool", "npu-smi": "/usr/sbin/npu-smi" if npu else None,
+             "hccn_tool": "/usr/sbin/hccn_tool" if npu else None}
+    return env_probe.Host(run=run, root=str(tmp_path), which=tools.get)
+
+
+def test_a_slow_lldpad_on_many_nics_is_read_within_the_time_each_interface_adds(tmp_path, monkeypatch):
+    """12 NICs whose lldpad answers in 3 s each: 36 s in all used to run past a 30 s budget for every command together
+    (an error record, the 9 ports read dropped, the declared ports too); each interface now adds PER_PORT_S."""
+    given = []
+    host = _clocked_host(tmp_path, monkeypatch, 12, 3, given)
+    declared = dict(("mlx5_%d" % index, {"switch": "leaf1", "switch_port": "swp1"}) for index in range(8))
+    record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 30}, results.utc_now())
+    assert [limit for _, _, limit in given] == [30] * 12
+    assert record["status"] == "pass" and len(record["facts"]["ports"]) == 12
+
+
+def test_a_spent_budget_keeps_every_port_read_and_names_those_not_read(tmp_path, monkeypatch):
+    """lldpad answering in 8 s, timeout_s 10: 2 x 10 s + 5 s per interface = 80 s for 12 NICs, 10 of them read; the
+    last two and the NPUs are not asked. The record is a warn with the 10 ports and the declared ones, which the
+    fleet reads (the host keeps its switch)."""
+    given = []
+    host = _clocked_host(tmp_path, monkeypatch, 12, 8, given, npu=True)
+    declared = {"ens9": {"switch": "leaf1", "switch_port": "swp9"}}      # not read: the declared entry stays
+    record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 10}, results.utc_now())
+    assert [name for _, name, _ in given] == ["ens0", "ens1", "ens10", "ens11", "ens2", "ens3", "ens4", "ens5", "ens6", "ens7"]
+    assert record["status"] == "warn" and results.validate(record) == []
+    assert record["reason"] == (
+        "not read: ens8, ens9, the NPUs (not run: the host's LLDP time (80 s: 2 x timeout_s 10 s + 5 s per interface "
+        "or NPU asked) was spent after 80 s)")
+    assert sorted(record["facts"]["ports"]) == ["ens10", "ens11", "ens9"] + ["mlx5_%d" % index for index in range(8)]
+    assert record["facts"]["ports"]["ens9"]["source"] == "declared"
+    record["host"] = "node1"
+    assert sorted(fleet_topology.read([record])["node1"]) == sorted(record["facts"]["ports"])
+
+
+def test_a_command_past_its_limit_is_named_with_its_limit_and_the_rest_are_read(tmp_path, monkeypatch):
+    """Each command runs at most timeout_s; one that runs past it loses its own port only."""
+    given = []
+    host = _clocked_host(tmp_path, monkeypatch, 2, 20, given)
+    record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 15}, results.utc_now())
+    assert [limit for _, _, limit in given] == [15, 15]
+    assert (record["status"], record["reason"]) == ("error", (
+        "not read: ens0 (lldptool -t -n -i ens0 ran past its limit of 15 s and was killed (lldptool timed out after 15s "
+        "on node1 and was killed)); ens1 (lldptool -t -n -i ens1 ran past its limit of 15 s and was killed (lldptool "
+        "timed out after 15s on node1 and was killed))"))
+
+
+def test_at_most_max_asked_interfaces_and_npus_are_asked(tmp_path, monkeypatch):
+    """The role's task timeout holds for MAX_ASKED interfaces and NPUs: those over it are not asked, and said so."""
+    monkeypatch.setattr(fabric_topology, "MAX_ASKED", 10)
+    given = []
+    host = _clocked_host(tmp_path, monkeypatch, 4, 1, given, npu=True)
+    record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 30}, results.utc_now())
+    assert [name for tool, name, _ in given if tool == "hccn_tool"] == [str(device) for device in range(6)]
+    assert record["status"] == "warn"
+    assert record["reason"] == "not read: npu6, npu7 (not asked: at most 10 interfaces and NPUs are asked)"
