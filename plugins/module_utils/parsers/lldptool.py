@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import re
 
-IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
+
+# ASCII digits only: "\d" matches any Unicode decimal digit, which int() reads (Arabic-Indic digits as a number)
+IPV4_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$")
 # The key and the value each end on a non-blank character, so a run of blanks is read once (linear; a lazy
 # group before "\s*" re-read the run from each of its characters).
 KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 _-]*?[A-Za-z0-9_-])??)\s*:\s*((?:.*\S)?)\s*$")
@@ -103,7 +106,7 @@ def parse_tlvs(text):
     out["mgmt_ipv4"] = ipv4
     frame = first("Maximum Frame Size TLV")
     if frame is not None:
-        if frame.isdigit():
+        if is_uint(frame):
             out["max_frame_size"] = int(frame)
         else:
             _problem(out, "Maximum Frame Size TLV is not a number: %r" % frame[:100])

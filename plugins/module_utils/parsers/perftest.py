@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
 
 # perftest's unit definitions (see module docstring).
 BYTES_PER_UNIT = {"MB/sec": 1048576.0, "MiB/sec": 1048576.0}
@@ -333,7 +334,7 @@ def _structural_kind(line, first):
     if first == "#":
         layout = _heading_layout(line)
         return (HEADING, layout) if layout else None
-    if first.isdigit():
+    if is_uint(first):
         return (ROW, None) if ROW_START_RE.match(line) else None
     title = TITLE_RE.match(line) if first in "RSA" else None
     if title:

@@ -36,6 +36,7 @@ import json
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import lldptool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
 
 MAX_PROBLEMS = 10
 # A switch port line of ibnetdiscover (rdma-core infiniband-diags/ibnetdiscover.c out_switch_port): "[%d]" the local
@@ -117,7 +118,7 @@ def _port(port):
 
 def port_name(subtype, value, descr):
     """The switch port of a neighbour's port ID (``value`` of lldpd's ``subtype``) and port description."""
-    if subtype == "local" and value and value.strip().isdigit() and descr:
+    if subtype == "local" and value and is_uint(value.strip()) and descr:
         # a locally assigned number (Junos sends its interface index, its port description the interface name)
         return descr
     if subtype in SUBTYPES_AS_NAME and value:

@@ -6,6 +6,7 @@ real hccn_tool -lldp -g captures (the same layout), values as printed; fuzzed wi
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -141,3 +142,24 @@ def test_mutated_captures_never_raise(text):
 def test_any_input_never_raises(value):
     out = topology.parse_lldptool(value)
     assert out["error"] is None or isinstance(out["error"], str)
+
+
+NON_ASCII_DIGITS = ("\u00b2", "\u0663", "\uff11", "\u00b9")      # superscript two, Arabic-Indic three, fullwidth one, superscript one
+
+
+@pytest.mark.parametrize("digit", NON_ASCII_DIGITS)
+def test_a_non_ascii_digit_in_the_frame_size_is_a_problem_not_a_crash(digit):
+    """"\u00b2".isdigit() is True and int() rejects it: the parser raised (its contract: never). Non-ASCII digits
+    are no number lldptool prints, "\u0663" (which int() reads as 3) included."""
+    text = read(HUAWEI)
+    frame = re.search(r"Maximum Frame Size TLV\n\t([0-9]+)", text)
+    edited = text[:frame.start(1)] + frame.group(1)[:-1] + digit + text[frame.end(1):]
+    tlvs = lldptool.parse_tlvs(edited)
+    assert tlvs["max_frame_size"] is None
+    assert any(problem.startswith("Maximum Frame Size TLV is not a number") for problem in tlvs["problems"])
+
+
+@pytest.mark.parametrize("digit", NON_ASCII_DIGITS)
+def test_a_local_port_id_of_non_ascii_digits_is_a_name_not_a_number(digit):
+    assert topology.port_name("local", "15" + digit, "xe-0/1/0.0") == "15" + digit
+    assert topology.port_name("local", "159", "xe-0/1/0.0") == "xe-0/1/0.0"
