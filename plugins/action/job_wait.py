@@ -12,7 +12,14 @@ records, ``failed``, ``msg``, ...), and removes the job's file (``cleanup``, mod
 Every call to the host is bounded here whatever the connection settings (plugin_utils/bounded_call.py): a poll that
 does not answer within ``poll_timeout_s`` is stopped and counts as a failed poll, as does a connection failure;
 ``unreachable_after_polls`` failed polls in a row make the host unreachable (no further call is made to it, the
-removals included). A job that has not finished when ``wait_timeout_s`` has passed fails the task, saying so.
+removals included). A poll whose status module ran but gave no result - an answer that could not be parsed (the
+module killed, e.g. for memory: "Module result deserialization failed") or an error other than a connection failure
+- is polled again, as ansible-core's own async poll does (task_executor ``_poll_async_result``);
+``status_errors_after_polls`` of them in a row fail the task (the host answers: it is not unreachable), the job left
+running and its file in place. The two kinds are counted apart. No job file within ``NOT_STARTED_S`` of the wait's
+start is a job not started yet (async_wrapper returns before its child wrote the file on a loaded host); after it,
+async_status's "could not find job" fails the task. A job that has not finished when ``wait_timeout_s`` has passed
+fails the task, saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import functools
 import time
 
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
@@ -28,6 +35,11 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call i
 
 STATUS_MODULE = "ansible.legacy.async_status"   # the module behind ansible.builtin.async_status
 NOT_FOUND = "could not find job"                # its answer where the job has no file
+# How long after the wait's start a poll that finds no job file means "not started yet". async_wrapper's parent
+# returns (the start task's answer) once its daemonized child has written the job file (before the module runs), or
+# after 2.5 s without that notice: on a loaded host the file may come later. 10 s is 4x that wait; a poll begun
+# within it that finds no file is polled again, the next one (whenever poll_s brings it) decides.
+NOT_STARTED_S = 10.0
 
 ARGUMENT_SPEC = {
     "jid": {"type": "str", "required": True},
@@ -35,6 +47,7 @@ ARGUMENT_SPEC = {
     "poll_s": {"type": "float", "default": 5.0},
     "poll_timeout_s": {"type": "float", "default": 30.0},
     "unreachable_after_polls": {"type": "int", "default": 2},
+    "status_errors_after_polls": {"type": "int", "default": 3},
     "cleanup": {"type": "bool", "default": True},
 }
 
@@ -58,7 +71,38 @@ def _problem(args):
         return "poll_timeout_s must be more than 0, got %s" % args["poll_timeout_s"]
     if args["unreachable_after_polls"] < 1:
         return "unreachable_after_polls must be 1 or more, got %s" % args["unreachable_after_polls"]
+    if args["status_errors_after_polls"] < 1:
+        return "status_errors_after_polls must be 1 or more, got %s" % args["status_errors_after_polls"]
     return None
+
+
+def _kind(out):
+    """What one poll's answer says: "unreachable" (no answer, a connection failure), "error" (the status module gave
+    no result: output that could not be parsed, an error of its run), "absent" (no job file), "done" (the job's
+    result, a failure of the module on a job file included), "running"."""
+    if out.get("unreachable"):
+        return "unreachable"
+    if out.get("status_error") or (out.get("failed") and out.get("_ansible_parsed") is False):
+        return "error"
+    if out.get("failed") and out.get("msg") == NOT_FOUND:
+        return "absent"
+    if out.get("finished") or out.get("failed"):
+        return "done"
+    return "running"
+
+
+def _plural(count, word):
+    return "%d %s%s" % (count, word, "" if count == 1 else "s")
+
+
+def _why_not_read(out):
+    """The last failed status poll, for the task's message: its error, rc and stderr where it has them."""
+    why = str(out.get("msg") or "")[:300]
+    if out.get("rc") is not None:
+        why += "; rc %s" % out["rc"]
+    if out.get("module_stderr"):
+        why += "; stderr: %s" % str(out["module_stderr"]).strip()[:300]
+    return why
 
 
 class ActionModule(ActionBase):
@@ -93,24 +137,30 @@ class ActionModule(ActionBase):
 
     # ------------------------------------------------------------------ the wait
     def _wait(self, args, task_vars, result):
-        jid, limit = args["jid"], args["unreachable_after_polls"]
-        deadline = time.monotonic() + args["wait_timeout_s"]
-        polls = failures = 0
-        out = {}
+        jid = args["jid"]
+        start = time.monotonic()
+        deadline = start + args["wait_timeout_s"]
+        polls = 0
+        runs = {"unreachable": 0, "error": 0}     # failed polls in a row, of each kind
         while True:
+            began = time.monotonic()
             out = self._call(jid, "status", task_vars, args["poll_timeout_s"])
             polls += 1
-            if out.get("unreachable"):
-                failures += 1
-                if failures >= limit or self._silent:
-                    self._silent = True
-                    return dict(result, unreachable=True, changed=False, ansible_job_id=jid, msg=(
-                        "job %s: the host is unreachable: %d failed poll%s in a row (%s)" % (
-                            jid, failures, "" if failures == 1 else "s", str(out.get("msg") or "")[:300])))
-            else:
-                failures = 0
-                if out.get("finished") or out.get("failed"):
-                    return self._finished(args, task_vars, result, out)
+            kind = _kind(out)
+            for key in runs:
+                runs[key] = runs[key] + 1 if kind == key else 0
+            if kind == "unreachable" and (runs[kind] >= args["unreachable_after_polls"] or self._silent):
+                self._silent = True
+                return dict(result, unreachable=True, changed=False, ansible_job_id=jid, msg=(
+                    "job %s: the host is unreachable: %s in a row (%s)" % (
+                        jid, _plural(runs[kind], "failed poll"), str(out.get("msg") or "")[:300])))
+            if kind == "error" and runs[kind] >= args["status_errors_after_polls"]:
+                return dict(result, failed=True, changed=False, ansible_job_id=jid, started=True, finished=False, msg=(
+                    "job %s: its status could not be read: %s in a row of the async_status module (last: %s); the "
+                    "job may still be running, its file is left on the host" % (
+                        jid, _plural(runs[kind], "failed poll"), _why_not_read(out))))
+            if kind == "done" or (kind == "absent" and began - start >= NOT_STARTED_S):
+                return self._finished(args, task_vars, result, out)
             left = deadline - time.monotonic()
             if left <= 0:
                 return self._late(args, result, polls, out)
@@ -133,9 +183,13 @@ class ActionModule(ActionBase):
     def _late(args, result, polls, out):
         """A job still running (or a host whose last polls failed) when wait_timeout_s has passed: failed, saying
         so; the job goes on until its own limit (async:)."""
-        why = ""
-        if out.get("unreachable"):
+        why, kind = "", _kind(out)
+        if kind == "unreachable":
             why = "; the last poll failed: %s" % str(out.get("msg") or "")[:300]
+        elif kind == "error":
+            why = "; the last poll failed: %s" % _why_not_read(out)
+        elif kind == "absent":
+            why = "; the job's file was never found (%s): the job did not start" % NOT_FOUND
         return dict(result, failed=True, changed=False, ansible_job_id=args["jid"], started=True, finished=False,
                     msg="job %s did not finish within wait_timeout_s=%s (%d poll%s, every %s s)%s" % (
                         args["jid"], args["wait_timeout_s"], polls, "" if polls == 1 else "s", args["poll_s"], why))
@@ -147,6 +201,8 @@ class ActionModule(ActionBase):
             return bounded(limit_s, functools.partial(self._status, jid, mode, task_vars))
         except AnsibleConnectionFailure as exc:
             return {"unreachable": True, "msg": str(exc)}
+        except AnsibleError as exc:         # e.g. the module's transfer failed: polled again, as ansible-core does
+            return {"status_error": True, "failed": True, "msg": str(exc)}
         except Silent as exc:
             self._silent = self._silent or exc.stuck
             return {"unreachable": True, "msg": "no answer from the host: %s" % exc}

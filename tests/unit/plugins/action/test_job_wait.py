@@ -22,7 +22,7 @@ import time
 import types
 
 import pytest
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
@@ -177,11 +177,102 @@ def test_a_failed_module_keeps_its_records(tmp_path):
     assert len(collected(out, failed=True)) == 2            # the records, not an env.task error
 
 
-def test_a_job_that_is_not_there_fails_at_once(tmp_path):
+def test_a_job_that_is_not_there_fails_once_its_start_window_passed(tmp_path, monkeypatch):
+    monkeypatch.setattr(job_wait, "NOT_STARTED_S", 0.3)
     host = Host(tmp_path, [None])
-    out = action_for(host).run(task_vars={})
+    t0 = time.monotonic()
+    out = action_for(host, poll_s=0.1).run(task_vars={})
     assert out["failed"] is True and out["msg"] == "could not find job", out
-    assert len(host.calls) == 1                            # no cleanup of a job that is not there
+    assert time.monotonic() - t0 >= 0.3 and len(host.statuses()) >= 2, host.calls
+    assert len(host.calls) == len(host.statuses())         # no cleanup of a job that is not there
+
+
+def test_a_job_file_not_written_yet_is_a_job_not_started_yet(tmp_path):
+    """async_wrapper's parent returns once its child wrote the job file, or after 2.5 s without it (a loaded host):
+    the first polls may find no file. Within NOT_STARTED_S of the wait's start that is a job not started yet."""
+    host = Host(tmp_path, [None, None, RUNNING, gemm_result()])
+    out = action_for(host, poll_s=0.1).run(task_vars={})
+    assert out["finished"] is True and not out.get("failed") and len(out["results"]) == 2, out
+    assert len(host.statuses()) == 4 and not host.job_file.exists(), host.calls
+
+
+def test_a_job_not_there_by_wait_timeout_says_so(tmp_path):
+    host = Host(tmp_path, [None])
+    out = action_for(host, wait_timeout_s=0, poll_s=0.1).run(task_vars={})
+    assert out["failed"] is True and out["finished"] is False, out
+    assert "did not finish within wait_timeout_s=0" in out["msg"] and "could not find job" in out["msg"], out
+
+
+def killed_poll(action):
+    """What ansible-core's _execute_module returns for a module whose process was killed (OOM: no output, rc 137):
+    its own parse of that output (failed, unparsed)."""
+    proc = subprocess.run([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    return action._parse_returned_data({"rc": 128 - proc.returncode, "stdout": proc.stdout, "stderr": "Killed"},
+                                       "legacy")
+
+
+def failing_polls(host, action, which, failure):
+    """The host's execute, with the status polls numbered in ``which`` answered by ``failure(action)`` instead."""
+    real = host.execute
+    calls = {"n": 0}
+
+    def execute(module_name=None, module_args=None, task_vars=None, **kw):
+        if module_args.get("mode", "status") == "status":
+            calls["n"] += 1
+            if which is None or calls["n"] in which:
+                host.calls.append(dict(module_args))
+                return failure(action)
+        return real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
+    return execute
+
+
+def raise_transfer_error(_action):
+    raise AnsibleError("failed to transfer file to /root/.ansible/tmp/async_status.py: No space left on device")
+
+
+@pytest.mark.parametrize("failure", [killed_poll, raise_transfer_error], ids=["unparsed", "ansible-error"])
+def test_a_poll_whose_status_module_fails_is_polled_again(tmp_path, failure):
+    """ansible-core's own async poll (task_executor _poll_async_result) retries an unparsed answer and an error."""
+    host = Host(tmp_path, [RUNNING, RUNNING, gemm_result()])
+    action = action_for(host)
+    action._execute_module = failing_polls(host, action, {1, 3}, failure)
+    out = action.run(task_vars={})
+    assert out["finished"] is True and not out.get("failed") and len(out["results"]) == 2, out
+    assert not host.job_file.exists()
+
+
+@pytest.mark.parametrize("failure", [killed_poll, raise_transfer_error], ids=["unparsed", "ansible-error"])
+def test_status_polls_failing_in_a_row_fail_the_task_not_the_host(tmp_path, failure):
+    """A host that answers but whose status module keeps failing: the task fails, the host stays reachable, the job
+    and its file are left."""
+    host = Host(tmp_path, [RUNNING])
+    host.job_file.write_text(json.dumps(RUNNING))
+    action = action_for(host, status_errors_after_polls=3, unreachable_after_polls=1)
+    action._execute_module = failing_polls(host, action, None, failure)
+    out = action.run(task_vars={})
+    assert out["failed"] is True and not out.get("unreachable") and out["finished"] is False, out
+    assert "job %s: its status could not be read: 3 failed polls in a row" % JID in out["msg"], out["msg"]
+    assert ("No start of json char found" if failure is killed_poll else "No space left") in out["msg"], out
+    assert len(host.statuses()) == 3 and len(host.calls) == 3 and host.job_file.exists(), host.calls
+    assert not action._silent
+    recs = collected(out, failed=True)
+    assert [(r["check"], r["status"]) for r in recs] == [(stream.TASK_CHECK, "error")], recs
+
+
+def test_connection_failures_and_status_errors_are_counted_apart(tmp_path):
+    """Neither kind twice in a row: the wait goes on."""
+    host = Host(tmp_path, [RUNNING, RUNNING, RUNNING, RUNNING, gemm_result()])
+    action = action_for(host, status_errors_after_polls=2, unreachable_after_polls=2)
+
+    def failure(act):
+        if len(host.calls) % 2:
+            raise AnsibleConnectionFailure("ssh: connection reset")
+        return killed_poll(act)
+
+    action._execute_module = failing_polls(host, action, {1, 2, 3, 4}, failure)
+    out = action.run(task_vars={})
+    assert out["finished"] is True and len(out["results"]) == 2, out
 
 
 def test_without_cleanup_or_in_check_mode_the_file_stays(tmp_path):
@@ -296,6 +387,7 @@ def test_a_call_that_cannot_be_stopped_makes_the_host_unreachable_at_once(tmp_pa
     ({"poll_timeout_s": -1}, "poll_timeout_s must be more than 0"),
     ({"wait_timeout_s": -5}, "wait_timeout_s must be 0 or more"),
     ({"unreachable_after_polls": 0}, "unreachable_after_polls must be 1 or more"),
+    ({"status_errors_after_polls": 0}, "status_errors_after_polls must be 1 or more"),
     ({"jid": " "}, "jid is empty"),
 ])
 def test_bad_arguments_fail_clearly_without_a_call(tmp_path, args, message):
