@@ -271,7 +271,7 @@ def test_a_slow_lldpad_on_many_nics_is_read_within_the_time_each_interface_adds(
     host = _clocked_host(tmp_path, monkeypatch, 12, 3, given)
     declared = dict(("mlx5_%d" % index, {"switch": "leaf1", "switch_port": "swp1"}) for index in range(8))
     record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 30}, results.utc_now())
-    assert [limit for _, _, limit in given] == [30] * 12
+    assert [call[2] for call in given] == [30] * 12
     assert record["status"] == "pass" and len(record["facts"]["ports"]) == 12
 
 
@@ -283,7 +283,7 @@ def test_a_spent_budget_keeps_every_port_read_and_names_those_not_read(tmp_path,
     host = _clocked_host(tmp_path, monkeypatch, 12, 8, given, npu=True)
     declared = {"ens9": {"switch": "leaf1", "switch_port": "swp9"}}      # not read: the declared entry stays
     record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 10}, results.utc_now())
-    assert [name for _, name, _ in given] == ["ens0", "ens1", "ens10", "ens11", "ens2", "ens3", "ens4", "ens5", "ens6", "ens7"]
+    assert [call[1] for call in given] == ["ens0", "ens1", "ens10", "ens11", "ens2", "ens3", "ens4", "ens5", "ens6", "ens7"]
     assert record["status"] == "warn" and results.validate(record) == []
     assert record["reason"] == (
         "not read: ens8, ens9, the NPUs (not run: the host's LLDP time (80 s: 2 x timeout_s 10 s + 5 s per interface "
@@ -299,7 +299,7 @@ def test_a_command_past_its_limit_is_named_with_its_limit_and_the_rest_are_read(
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 2, 20, given)
     record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 15}, results.utc_now())
-    assert [limit for _, _, limit in given] == [15, 15]
+    assert [call[2] for call in given] == [15, 15]
     assert (record["status"], record["reason"]) == ("error", (
         "not read: ens0 (lldptool -t -n -i ens0 ran past its limit of 15 s and was killed (lldptool timed out after 15s "
         "on node1 and was killed)); ens1 (lldptool -t -n -i ens1 ran past its limit of 15 s and was killed (lldptool "
@@ -312,6 +312,6 @@ def test_at_most_max_asked_interfaces_and_npus_are_asked(tmp_path, monkeypatch):
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 4, 1, given, npu=True)
     record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 30}, results.utc_now())
-    assert [name for tool, name, _ in given if tool == "hccn_tool"] == [str(device) for device in range(6)]
+    assert [call[1] for call in given if call[0] == "hccn_tool"] == [str(device) for device in range(6)]
     assert record["status"] == "warn"
     assert record["reason"] == "not read: npu6, npu7 (not asked: at most 10 interfaces and NPUs are asked)"
