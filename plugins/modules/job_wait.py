@@ -26,6 +26,14 @@ description:
     C(ansible_ssh_common_args) may leave out SSH keep-alives) - a poll that gets no answer within it is stopped (the
     SSH client and ControlMaster of the call are killed) and counts as a failed poll, as does a connection failure.
     O(unreachable_after_polls) failed polls in a row make the host unreachable, and no further call is made to it.
+  - A poll whose C(async_status) module runs but gives no result - output that cannot be parsed (the module killed,
+    for example for memory) or an error other than a connection failure (a failed transfer) - is polled again, as
+    ansible-core's own C(async) polling does. O(status_errors_after_polls) of them in a row fail the task, saying so
+    with the last error; the host answers, so it is not declared unreachable, and the job and its file are left.
+    The two kinds of failed poll are counted apart.
+  - A poll within the first 10 s of the wait that finds no job file (C(could not find job)) is a job not started yet
+    - the task that started it returns after at most 2.5 s even when the job's file is not written yet - and is polled
+    again; a later one fails the task with that message.
   - A job that has not finished after O(wait_timeout_s) fails the task, saying so (the job goes on until its own
     C(async) limit). The action returns within O(wait_timeout_s) plus twice (O(poll_timeout_s) + 6 s) - its last
     poll and the removal of the job's file - so a task C(timeout) above that lets the action's own deadline and
@@ -71,6 +79,13 @@ options:
       host is declared unreachable. Must be 1 or more.
     type: int
     default: 2
+  status_errors_after_polls:
+    description:
+      - Polls in a row whose C(async_status) module gave no result (output that could not be parsed, an error other
+        than a connection failure) after which the task fails. The job may still be running; its file is left.
+      - Must be 1 or more.
+    type: int
+    default: 3
   cleanup:
     description: Remove the job's file once the job finished (its result came back).
     type: bool
