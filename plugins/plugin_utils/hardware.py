@@ -229,7 +229,7 @@ def port_rates(records):
             continue
         device, _sep, port = str(rec.get("target") or "").rpartition("/")
         rate = _num((rec.get("metrics") or {}).get("rate_gbit_s"))
-        if device and port.isdigit() and rate and (rec.get("facts") or {}).get("state") == "ACTIVE":
+        if device and port.isascii() and port.isdigit() and rate and (rec.get("facts") or {}).get("state") == "ACTIVE":
             out[(rec["host"], device, int(port))] = rate
     return out
 

@@ -25,7 +25,7 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, hardware, topology
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -458,3 +458,13 @@ def test_a_hosts_lldp_and_ibnetdiscover_records_add_up_port_by_port():
     assert (known["n1"]["eth0"]["switch"], known["n1"]["mlx5_0"]["switch"], known["n1"]["mlx5_1"]["switch"]) == (
         "mgmt-sw", "leaf-07", "leaf-08")
     assert topology.placement(known["n1"], "mlx5_1").switch == "leaf-08"
+
+
+def test_port_rates_take_ascii_port_numbers_only():
+    """A port number that is a digit only outside ASCII ("²": isdigit() is True, int() raises) is no port: the
+    analysis used to stop on it."""
+    recs = [{"check": "rdma.port", "host": "a", "target": "mlx5_0/\u00b2", "metrics": {"rate_gbit_s": 400.0},
+             "facts": {"state": "ACTIVE"}},
+            {"check": "rdma.port", "host": "a", "target": "mlx5_0/1", "metrics": {"rate_gbit_s": 400.0},
+             "facts": {"state": "ACTIVE"}}]
+    assert hardware.port_rates(recs) == {("a", "mlx5_0", 1): 400.0}
