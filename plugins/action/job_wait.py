@@ -31,7 +31,7 @@ from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import KILL_GRACE_S, Silent, bounded
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import KILL_GRACE_S, Silent, bounded, status_unreadable
 
 STATUS_MODULE = "ansible.legacy.async_status"   # the module behind ansible.builtin.async_status
 NOT_FOUND = "could not find job"                # its answer where the job has no file
@@ -82,7 +82,7 @@ def _kind(out):
     result, a failure of the module on a job file included), "running"."""
     if out.get("unreachable"):
         return "unreachable"
-    if out.get("status_error") or (out.get("failed") and out.get("_ansible_parsed") is False):
+    if status_unreadable(out):
         return "error"
     if out.get("failed") and out.get("msg") == NOT_FOUND:
         return "absent"

@@ -34,16 +34,24 @@ import os
 import time
 
 from ansible import constants as C
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import Silent, bounded
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import Silent, bounded, status_unreadable
 
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
+STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
+
+
+def _unreadable(result, host, count, out):
+    """The task's failure once ``count`` polls in a row gave no status (the host answers: it is not unreachable)."""
+    return dict(result, failed=True, changed=False, results=[], msg=(
+        "the status of the runner of %s could not be read: %d failed polls in a row (last: %s); the runner may still "
+        "be running" % (host, count, str(out.get("msg") or "")[:300])))
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
@@ -206,7 +214,7 @@ class ActionModule(ActionBase):
                 "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
                 % (args.get("poll_timeout_s"), poll["wait_s"])))
         limit = int(args.get("unreachable_after_polls") or 2)
-        failures = 0
+        failures = unreadable = 0
         missing_since = None
         try:
             while True:
@@ -217,14 +225,17 @@ class ActionModule(ActionBase):
                 out = self._poll(status_args, task_vars, poll_limit)
                 if out.get("unreachable"):
                     failures += 1
-                    if failures >= limit or self._silent:
-                        why = "%d failed poll%s in a row: %s" % (
-                            failures, "" if failures == 1 else "s", (out.get("msg") or "")[:200])
-                        self._silent = True
-                        self._declare_dead(shared, host, why)
-                        return dict(result, unreachable=True, changed=False, msg="runner unreachable: %s" % why)
+                    ended = self._unreachable(shared, host, out, failures, limit, result)
+                    if ended:
+                        return ended
+                elif status_unreadable(out):
+                    failures, unreadable = 0, unreadable + 1
+                    if unreadable >= STATUS_ERRORS_AFTER:
+                        return _unreadable(result, host, unreadable, out)
+                    time.sleep(min(poll["wait_s"], 5.0))
+                    continue
                 else:
-                    failures = 0
+                    failures = unreadable = 0
                     if out.get("failed"):
                         return merge_hash(result, out)
                     if out.get("missing"):
@@ -248,6 +259,16 @@ class ActionModule(ActionBase):
         finally:
             self._forget_tmp()
 
+    def _unreachable(self, shared, host, out, failures, limit, result):
+        """The task's result once ``failures`` polls in a row got no answer (``limit`` of them, or a call that could
+        not be stopped): the host is declared unreachable to the other runners. None while it may still answer."""
+        if failures < limit and not self._silent:
+            return None
+        why = "%d failed poll%s in a row: %s" % (failures, "" if failures == 1 else "s", (out.get("msg") or "")[:200])
+        self._silent = True
+        self._declare_dead(shared, host, why)
+        return dict(result, unreachable=True, changed=False, msg="runner unreachable: %s" % why)
+
     def _poll(self, status_args, task_vars, limit_s):
         """One phase=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
         try:
@@ -255,6 +276,8 @@ class ActionModule(ActionBase):
                 self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))
         except AnsibleConnectionFailure as exc:
             return {"unreachable": True, "msg": str(exc)}
+        except AnsibleError as exc:         # e.g. the module's transfer failed: polled again, as ansible-core does
+            return {"status_error": True, "failed": True, "msg": str(exc)}
         except Silent as exc:
             # stopped: the next poll may go; stuck: the connection is still held by the call, no further call
             self._silent = self._silent or exc.stuck

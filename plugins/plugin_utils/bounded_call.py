@@ -103,3 +103,11 @@ def bounded(limit_s, func):
     if "error" in box:
         raise box["error"]
     return box.get("value")
+
+
+def status_unreadable(out):
+    """True for a poll's answer that carries no status at all: the status module's output could not be parsed (it
+    was killed, for example for memory: ansible-core marks it ``_ansible_parsed: False``) or its call raised an error
+    other than a connection failure (``status_error``, set by the caller). The job or runner may be running well:
+    such a poll is made again, as ansible-core's own async poll loop does, up to a bound of the caller's."""
+    return bool(out.get("status_error") or (out.get("failed") and out.get("_ansible_parsed") is False))
