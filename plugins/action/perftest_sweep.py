@@ -45,6 +45,9 @@ MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
+CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
+CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
 
 
 def _unreadable(result, host, count, out):
@@ -52,9 +55,6 @@ def _unreadable(result, host, count, out):
     return dict(result, failed=True, changed=False, results=[], msg=(
         "the status of the runner of %s could not be read: %d failed polls in a row (last: %s); the runner may still "
         "be running" % (host, count, str(out.get("msg") or "")[:300])))
-CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
-CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
 
 
 def _safe(name):
