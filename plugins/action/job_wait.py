@@ -27,11 +27,11 @@ from __future__ import annotations
 import functools
 import time
 
-from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import KILL_GRACE_S, Silent, bounded, status_unreadable
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
+    KILL_GRACE_S, Silent, bounded, bounded_poll, status_unreadable)
 
 STATUS_MODULE = "ansible.legacy.async_status"   # the module behind ansible.builtin.async_status
 NOT_FOUND = "could not find job"                # its answer where the job has no file
@@ -197,15 +197,9 @@ class ActionModule(ActionBase):
     def _call(self, jid, mode, task_vars, limit_s):
         """One call of the async_status module, bounded by ``limit_s``; a connection failure or no answer in time is
         ``unreachable`` (a call that could not be stopped: the host is silent, no further call)."""
-        try:
-            return bounded(limit_s, functools.partial(self._status, jid, mode, task_vars))
-        except AnsibleConnectionFailure as exc:
-            return {"unreachable": True, "msg": str(exc)}
-        except AnsibleError as exc:         # e.g. the module's transfer failed: polled again, as ansible-core does
-            return {"status_error": True, "failed": True, "msg": str(exc)}
-        except Silent as exc:
-            self._silent = self._silent or exc.stuck
-            return {"unreachable": True, "msg": "no answer from the host: %s" % exc}
+        out, stuck = bounded_poll(limit_s, functools.partial(self._status, jid, mode, task_vars))
+        self._silent = self._silent or stuck
+        return out
 
     def _status(self, jid, mode, task_vars):
         """What ansible.builtin.async_status returns for ``jid`` (its action: the module, with the job directory of

@@ -34,12 +34,12 @@ import os
 import time
 
 from ansible import constants as C
-from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import Silent, bounded, status_unreadable
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
+    Silent, bounded, bounded_poll, status_unreadable)
 
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
@@ -271,14 +271,8 @@ class ActionModule(ActionBase):
 
     def _poll(self, status_args, task_vars, limit_s):
         """One phase=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
-        try:
-            return bounded(limit_s, functools.partial(
-                self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))
-        except AnsibleConnectionFailure as exc:
-            return {"unreachable": True, "msg": str(exc)}
-        except AnsibleError as exc:         # e.g. the module's transfer failed: polled again, as ansible-core does
-            return {"status_error": True, "failed": True, "msg": str(exc)}
-        except Silent as exc:
-            # stopped: the next poll may go; stuck: the connection is still held by the call, no further call
-            self._silent = self._silent or exc.stuck
-            return {"unreachable": True, "msg": str(exc)}
+        out, stuck = bounded_poll(limit_s, functools.partial(
+            self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))
+        # stuck: the connection is still held by the call, no further call
+        self._silent = self._silent or stuck
+        return out

@@ -20,6 +20,8 @@ import signal
 import threading
 import time
 
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
+
 KILL_GRACE_S = 5.0      # how long a call past its bound has to end once what it started was killed
 
 
@@ -111,3 +113,18 @@ def status_unreadable(out):
     other than a connection failure (``status_error``, set by the caller). The job or runner may be running well:
     such a poll is made again, as ansible-core's own async poll loop does, up to a bound of the caller's."""
     return bool(out.get("status_error") or (out.get("failed") and out.get("_ansible_parsed") is False))
+
+
+def bounded_poll(limit_s, func):
+    """(answer, stuck): one poll of a host, ``func()``, bounded by ``limit_s``, as a poll loop reads it. A connection
+    failure (``AnsibleConnectionFailure``) or no answer in time is ``{"unreachable": True, "msg"}``; another
+    ``AnsibleError`` (the module's transfer failed, ...) is a status error (:func:`status_unreadable`), polled again.
+    ``stuck``: the call could not be stopped - the connection is still held by it, make no further call."""
+    try:
+        return bounded(limit_s, func), False
+    except AnsibleConnectionFailure as exc:
+        return {"unreachable": True, "msg": str(exc)}, False
+    except AnsibleError as exc:
+        return {"status_error": True, "failed": True, "msg": str(exc)}, False
+    except Silent as exc:
+        return {"unreachable": True, "msg": "no answer from the host: %s" % exc}, exc.stuck

@@ -59,3 +59,12 @@ def raise_on_exit(monkeypatch):
         raise Fail(kwargs)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+
+
+def alive(pid):
+    """True while process ``pid`` exists and is not a zombie (Linux /proc)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().split(") ", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

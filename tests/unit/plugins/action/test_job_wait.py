@@ -27,6 +27,7 @@ from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import stream
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import alive
 
 JID = "j123456789.4242"
 TASK = "Measure GEMM throughput on every GPU"
@@ -310,14 +311,6 @@ def hanging(started):
             proc.stdout.close()
             proc.wait()
     return call
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().split(") ", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")

@@ -19,18 +19,11 @@ import time
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import KILL_GRACE_S, Silent, bounded, holders
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import alive
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
 
 BIG = b"x" * (4 << 20)      # far more than a pipe holds: the write blocks while nobody reads
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().split(") ", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def gone_within(pid, limit_s=5):
