@@ -17,3 +17,21 @@ def is_uint(text):
     Not ``str.isdigit()``: that is also true for superscripts such as '¹', which ``int()`` rejects.
     """
     return bool(text) and text.isascii() and text.isdigit()
+
+
+def as_text(text):
+    """Tool output as text: bytes decoded (bad bytes replaced), anything else not a string is empty."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return text if isinstance(text, str) else ""
+
+
+def numbered_lines(text):
+    """[(line number, line)] of the non-blank lines, carriage returns dropped."""
+    return [(i + 1, line.rstrip("\r")) for i, line in enumerate(as_text(text).splitlines()) if line.strip()]
+
+
+def add_problem(out, message, limit=10):
+    """Append ``message`` to ``out["problems"]`` while it holds fewer than ``limit``."""
+    if len(out["problems"]) < limit:
+        out["problems"].append(message)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import lldptool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import add_problem, numbered_lines
 
 # the lldptool layout is shared with open-lldp's lldptool: one parser (parsers/lldptool.py), also the key: value lines
 KV_RE = lldptool.KV_RE
@@ -27,62 +28,46 @@ parse_lldp = lldptool.parse_tlvs
 
 GATEWAY_RE = re.compile(r"^\s*default gateway\s*:\s*(?P<gw>[^,\s]+)(?:\s*,\s*Iface\s*:\s*(?P<iface>\S+))?\s*$", re.I)
 LINK_RE = re.compile(r"^\s*link status\s*:\s*(?P<status>\S+)\s*$", re.I)
-MAX_PROBLEMS = 10
-
-
-def _text(text):
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return text if isinstance(text, str) else ""
-
-
-def _problem(out, message):
-    if len(out["problems"]) < MAX_PROBLEMS:
-        out["problems"].append(message)
-
-
-def _lines(text):
-    return [(i + 1, line.rstrip("\r")) for i, line in enumerate(_text(text).splitlines()) if line.strip()]
 
 
 def parse_ip(text):
     """``-ip -g`` -> {"ipaddr", "netmask", "problems"}."""
     out = {"ipaddr": None, "netmask": None, "problems": []}
-    for number, line in _lines(text):
+    for number, line in numbered_lines(text):
         match = KV_RE.match(line)
         key = match.group(1).lower() if match else None
         if key in ("ipaddr", "netmask"):
             value = match.group(2)
             if out[key] is not None:
-                _problem(out, "line %d: %s printed twice: %r" % (number, key, line.strip()[:200]))
+                add_problem(out, "line %d: %s printed twice: %r" % (number, key, line.strip()[:200]))
             elif not is_ipv4(value):
-                _problem(out, "line %d: %s %r is not an IPv4 address" % (number, key, value[:100]))
+                add_problem(out, "line %d: %s %r is not an IPv4 address" % (number, key, value[:100]))
             else:
                 out[key] = value
         else:
-            _problem(out, "line %d: not an ipaddr/netmask line: %r" % (number, line.strip()[:200]))
+            add_problem(out, "line %d: not an ipaddr/netmask line: %r" % (number, line.strip()[:200]))
     return out
 
 
 def parse_link(text):
     """``-link -g`` -> {"link_status": "UP" | "DOWN" | other word as printed | None, "problems"}."""
     out = {"link_status": None, "problems": []}
-    for number, line in _lines(text):
+    for number, line in numbered_lines(text):
         match = LINK_RE.match(line)
         if match and out["link_status"] is None:
             out["link_status"] = match.group("status").upper()
         else:
-            _problem(out, "line %d: not a single link status line: %r" % (number, line.strip()[:200]))
+            add_problem(out, "line %d: not a single link status line: %r" % (number, line.strip()[:200]))
     return out
 
 
 def parse_gateway(text):
     """``-gateway -g`` -> {"gateway", "gateway_iface", "problems"}."""
     out = {"gateway": None, "gateway_iface": None, "problems": []}
-    for number, line in _lines(text):
+    for number, line in numbered_lines(text):
         match = GATEWAY_RE.match(line)
         if match and out["gateway"] is None and is_ipv4(match.group("gw")):
             out["gateway"], out["gateway_iface"] = match.group("gw"), match.group("iface")
         else:
-            _problem(out, "line %d: not a default gateway line: %r" % (number, line.strip()[:200]))
+            add_problem(out, "line %d: not a default gateway line: %r" % (number, line.strip()[:200]))
     return out

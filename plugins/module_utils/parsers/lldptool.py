@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import (
+    add_problem, is_uint, numbered_lines)
 
 # ASCII digits only: "\d" matches any Unicode decimal digit, which int() reads (Arabic-Indic digits as a number)
 IPV4_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$")
@@ -30,28 +31,12 @@ IPV4_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$"
 # group before "\s*" re-read the run from each of its characters).
 KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 _-]*?[A-Za-z0-9_-])??)\s*:\s*((?:.*\S)?)\s*$")
 TLV_RE = re.compile(r"^(\S.*\bTLV)\s*$")
-MAX_PROBLEMS = 10
-
-
-def _text(text):
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return text if isinstance(text, str) else ""
 
 
 def is_ipv4(value):
     """True for a dotted-quad IPv4 address."""
     match = IPV4_RE.match(value or "")
     return bool(match) and all(int(part) <= 255 for part in match.groups())
-
-
-def _problem(out, message):
-    if len(out["problems"]) < MAX_PROBLEMS:
-        out["problems"].append(message)
-
-
-def _lines(text):
-    return [(i + 1, line.rstrip("\r")) for i, line in enumerate(_text(text).splitlines()) if line.strip()]
 
 
 def parse_tlvs(text):
@@ -64,7 +49,7 @@ def parse_tlvs(text):
     values = {}          # TLV name -> value lines (stripped), first occurrence of a name wins
     current = None
     loose = []           # value lines before any TLV name (output filtered by grep)
-    for _number, line in _lines(text):
+    for _number, line in numbered_lines(text):
         heading = TLV_RE.match(line)
         if heading and not line[0].isspace():
             current = heading.group(1)
@@ -101,7 +86,7 @@ def parse_tlvs(text):
     out["system_description"] = " ".join(description) or None
     _key, ipv4 = keyed(values.get("Management Address TLV") or [], "ipv4")
     if ipv4 is not None and not is_ipv4(ipv4):
-        _problem(out, "Management Address TLV: IPv4 %r is not an IPv4 address" % ipv4[:100])
+        add_problem(out, "Management Address TLV: IPv4 %r is not an IPv4 address" % ipv4[:100])
         ipv4 = None
     out["mgmt_ipv4"] = ipv4
     frame = first("Maximum Frame Size TLV")
@@ -109,9 +94,9 @@ def parse_tlvs(text):
         if is_uint(frame):
             out["max_frame_size"] = int(frame)
         else:
-            _problem(out, "Maximum Frame Size TLV is not a number: %r" % frame[:100])
+            add_problem(out, "Maximum Frame Size TLV is not a number: %r" % frame[:100])
     if loose and out["tlvs"]:
-        _problem(out, "value line before the first TLV name: %r" % loose[0][:200])
+        add_problem(out, "value line before the first TLV name: %r" % loose[0][:200])
     if out["neighbor"] and out["port_id"] is None:
-        _problem(out, "no Port ID in the LLDP output")
+        add_problem(out, "no Port ID in the LLDP output")
     return out

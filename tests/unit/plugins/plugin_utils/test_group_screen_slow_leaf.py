@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.filter.group_screen import group_screen as plan_round
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen, report_html
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_group_screen_no_group import drive as drive_screen
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_screen_analysis import (
-    CHECK, report_of, screen_record, verdicts)
+    CHECK, report_of, verdicts)
 
 HOSTS = ["n%02d" % i for i in range(64)]
 TOPOLOGY = dict((h, "leaf-%d" % (i % 8)) for i, h in enumerate(HOSTS))
@@ -36,16 +37,7 @@ def passes(hosts):
 
 def drive(topology):
     """Run the screen as playbooks/nccl_screen.yml does (the filter plans each round from the records so far)."""
-    records, rounds = [], []
-    for index in range(group_screen.max_rounds(len(HOSTS), groups=len(set((topology or {}).values())))):
-        tests = plan_round(HOSTS, records=records, topology=topology or {}, check=CHECK, round=index)
-        if not tests:
-            break
-        rounds.append(tests)
-        for test in tests:
-            ok = passes(test["hosts"])
-            records.append(screen_record(test, "pass" if ok else "fail", 345.7 if ok else 120.4))
-    return records, rounds
+    return drive_screen(HOSTS, topology or {}, passes)
 
 
 def test_planner_with_topology_fails_the_bad_node_only_and_names_the_slow_leaf():
