@@ -91,13 +91,15 @@ class Switch(object):
         config = os.path.join(self.sockdir, "switch-lldpd.conf")
         with open(config, "w") as handle:
             handle.write("configure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n")
-        if not os.path.isdir("/run/lldpd"):      # lldpd's privilege-separation chroot (its package's path)
-            os.makedirs("/run/lldpd", 0o755)
         log = open(os.path.join(self.workdir, "switch-lldpd.log"), "wb")
         try:
             proc = subprocess.Popen(
-                [ip, "netns", "exec", self.ns, netns.find_tool("unshare"), "--uts", "--", "sh", "-c",
-                 'hostname "$1" && shift && exec "$@"', "sh", self.name,
+                # its own UTS and mount namespaces, with a /run of its own (a tmpfs): lldpd's privilege-separation
+                # chroot /run/lldpd and its pid file are made there, never in the machine's /run
+                [ip, "netns", "exec", self.ns, netns.find_tool("unshare"), "--uts", "--mount", "--propagation",
+                 "private", "--", "sh", "-c",
+                 'mount -t tmpfs -o mode=0755 aif-run /run && mkdir -p /run/lldpd && hostname "$1" && shift && exec "$@"',
+                 "sh", self.name,
                  LLDPD, "-d", "-u", os.path.join(self.sockdir, "switch.sock"), "-O", config,
                  "-I", ",".join(port for _n, _r, port in RAILS)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
