@@ -1,6 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action behind the aifabric.acceptance.check_vars module: inventory variables the collection would not read."""
+"""Action behind the aifabric.acceptance.check_vars module: the user's words and the run's configuration, checked
+before anything runs (plugins/plugin_utils/inventory_vars.py holds the vocabulary and the rules)."""
 
 from __future__ import annotations
 
@@ -8,40 +9,192 @@ import os
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import inventory_vars
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, inventory_vars, run_store
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
 # plugins/action/check_vars.py -> the collection's root (its playbooks/ and roles/ are scanned)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# tags that select by themselves (ansible-playbook's special tags)
+SPECIAL_TAGS = ("all", "always", "never", "tagged", "untagged")
+GROUP_VARS_EXTENSIONS = (".yml", ".yaml", ".json")
+
+
+def _groups_of(hostvars, task_vars, targets):
+    """({group: [names it sets itself]}, {group: [its hosts]}) for the groups that hold none of ``targets``: the
+    inventory's groups (their inventory vars and group_vars files), and the names of group_vars files next to the
+    inventory or the playbook that name no group of the inventory. ({}, {}) where the inventory is not reachable."""
+    inventory = getattr(hostvars, "_inventory", None)
+    loader = getattr(hostvars, "_loader", None)
+    if inventory is None or loader is None:
+        return {}, {}
+    from ansible.inventory.group import Group   # pylint: disable=import-outside-toplevel
+    from ansible.vars import plugins as vars_plugins    # pylint: disable=import-outside-toplevel
+    sources = [s for s in (task_vars.get("ansible_inventory_sources") or []) if isinstance(s, str) and os.path.exists(s)]
+    bases = [s if os.path.isdir(s) else os.path.dirname(s) for s in sources]
+    playbook_dir = task_vars.get("playbook_dir")
+    groups = dict(inventory.groups)
+    for base in bases + ([playbook_dir] if playbook_dir else []):
+        for name in _group_vars_names(base):
+            groups.setdefault(name, None)
+    names, members = {}, {}
+    for name, group in sorted(groups.items()):
+        hosts = [h.name for h in group.get_hosts()] if group is not None else []
+        if set(hosts) & targets or name in ("all", "ungrouped"):
+            continue
+        entity = group if group is not None else Group(name)
+        found = set(entity.get_vars() if group is not None else {})
+        try:
+            # the stages of ansible.cfg's run_vars_plugins: 'start' loads at "inventory", 'demand' at "task"
+            for stage in ("inventory", "task"):
+                found.update(vars_plugins.get_vars_from_inventory_sources(loader, sources, [entity], stage) or {})
+                if playbook_dir:
+                    found.update(vars_plugins.get_vars_from_path(loader, playbook_dir, [entity], stage) or {})
+        except Exception as exc:  # pylint: disable=broad-except  # a file that does not load: Ansible says so itself
+            found.add("(its variables could not be read: %s)" % exc)
+        names[name], members[name] = sorted(str(n) for n in found), hosts
+    return names, members
+
+
+def _group_vars_names(base):
+    """The group names of the entries of ``base``/group_vars (a file name without its extension, a directory)."""
+    try:
+        entries = os.listdir(os.path.join(base, "group_vars"))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        if entry.startswith("."):
+            continue
+        stem, ext = os.path.splitext(entry)
+        out.append(stem if ext in GROUP_VARS_EXTENSIONS else entry)
+    return out
+
+
+def _tag_problem(run_tags, stage_tags, substrates):
+    """Why the --tags of this run select no stage, or None. ``stage_tags``: {substrate or "any": [tags]}."""
+    asked = [str(t) for t in run_tags or ["all"]]
+    if not stage_tags or "all" in asked:
+        return None
+    own = set()
+    for substrate, tags in stage_tags.items():
+        if substrate == "any" or substrate in substrates:
+            own.update(str(t) for t in tags or [])
+    wrong = [t for t in asked if t not in own and t not in SPECIAL_TAGS]
+    if not wrong:
+        return None
+    every = sorted(set(str(t) for tags in stage_tags.values() for t in tags or []))
+    parts = []
+    for tag in wrong:
+        elsewhere = sorted(s for s, tags in stage_tags.items() if tag in (tags or []))
+        if elsewhere:
+            parts.append("%s is a stage only over %s" % (tag, " and ".join(elsewhere)))
+        else:
+            close = inventory_vars.near_misses(tag, sorted(own))
+            parts.append("%s%s" % (tag, " (did you mean %s?)" % " or ".join(close) if close else ""))
+    where = " over %s" % " and ".join(sorted(substrates)) if "any" not in stage_tags else ""
+    return ("--tags %s selects no stage of this playbook%s: %s. Its stages%s: %s" % (
+        ",".join(asked), where, "; ".join(parts), where, ", ".join(sorted(own)) or ", ".join(every)))
+
+
+def _fail_on_problem(value, source):
+    if value is None or str(value) in fleet.FAIL_ON:
+        return None
+    return "%s=%s is not one of %s (the verdict that fails the run)" % (source, value, ", ".join(fleet.FAIL_ON))
+
+
+def _report_problem():
+    """Why this run would have no report (the callback not enabled, or its configuration refused), or None."""
+    try:
+        run_store.find(os.getppid())
+    except run_store.RunSummaryError as exc:
+        return str(exc)
+    return None
 
 
 class ActionModule(ControllerAction):
     ARGUMENT_SPEC = {
         "strict": {"type": "bool", "default": True},
         "hosts": {"type": "list", "elements": "str"},
+        "targets": {"type": "list", "elements": "str"},
+        "pattern": {"type": "str"},
+        "stage_tags": {"type": "dict"},
+        "report": {"type": "bool", "default": False},
+        "fail_on": {"type": "str"},
+        "fail_on_source": {"type": "str", "default": "acceptance_fail_on"},
     }
 
     def act(self, args, task_vars, result):
         hostvars = task_vars.get("hostvars") or {}
         hosts = args["hosts"] if args["hosts"] is not None else list(task_vars.get("ansible_play_hosts_all") or [])
-        names, expects, substrates = {}, {}, {}
+        vocabulary = inventory_vars.Vocabulary(ROOT)
+        found = self._variables(vocabulary, hostvars, hosts)
+        result.update(changed=False, unread={h: [name for name, _close in v] for h, v in found.items()})
+        words = []
+        if found:
+            words.append("variables that aifabric.acceptance does not read (a misspelling, an expectation outside the "
+                         "acceptance_expect mapping, a key no option of the mapping has, an acceptance_substrate that "
+                         "is neither ssh nor kubernetes): %s" % inventory_vars.message(found))
+        targets = args["targets"]
+        if targets:
+            stray = inventory_vars.untargeted(*_groups_of(hostvars, task_vars, set(targets)), targets, vocabulary)
+            result["untargeted"] = dict(stray)
+            shown = ", ".join(sorted(targets)[:5]) + (", ..." if len(targets) > 5 else "")
+            inventory_groups = task_vars.get("groups") or {}
+            for group, names in stray:
+                where = ("holds none of the %d hosts this run targets (%s)" % (len(targets), shown)
+                         if group in inventory_groups else
+                         "is no group of the inventory (group_vars/%s names it), so they apply to no host" % group)
+                words.append("the group %s sets %s, but %s: put the hosts tested in the group, or the variables in a "
+                             "group that holds them" % (group, ", ".join(names), where))
+        problems = self._configuration(args, task_vars, hostvars, targets)
+        result["problems"] = problems + words
+        if problems or (words and args["strict"]):
+            hint = " Fix or remove them, or set acceptance_strict_vars=false to only warn." if words else ""
+            raise AnsibleActionFail("the run stops before any stage: %s.%s" % ("; ".join(problems + words), hint))
+        for text in words:
+            self._display.warning(text)
+        result["warnings"] = words
+        return result
+
+    @staticmethod
+    def _variables(vocabulary, hostvars, hosts):
+        names, values, substrates = {}, {}, {}
         for host in hosts:
-            if host in hostvars:
-                names[host] = [str(name) for name in hostvars[host]]
-                expects[host] = hostvars[host].get("acceptance_expect")
-                substrates[host] = hostvars[host].get("acceptance_substrate")
-        found = inventory_vars.unread(names, inventory_vars.known_names(ROOT))
-        for more in (inventory_vars.unknown_expect_keys(expects), inventory_vars.unknown_substrates(substrates)):
+            if host not in hostvars:
+                continue
+            own = hostvars[host]
+            names[host] = [str(name) for name in own]
+            values[host] = {}
+            for name in names[host]:
+                if (vocabulary.specs.get(name) or {}).get("options"):
+                    try:
+                        values[host][name] = own.get(name)
+                    except Exception:  # pylint: disable=broad-except  # a template that fails: the role says so
+                        continue
+            substrates[host] = own.get("acceptance_substrate")
+        found = vocabulary.unread(names)
+        for more in (inventory_vars.unknown_keys(values, vocabulary), inventory_vars.unknown_substrates(substrates)):
             for host, entries in more.items():
                 found[host] = found.get(host, []) + entries
-        result.update(changed=False, unread={h: [name for name, _close in v] for h, v in found.items()})
-        if not found:
-            return result
-        text = ("variables that look like aifabric.acceptance's but that it does not read (a misspelling, or an "
-                "expectation outside the acceptance_expect mapping or a key of it that is no environment expectation, or an "
-                "acceptance_substrate that is neither ssh nor kubernetes): %s" % inventory_vars.message(found))
-        if args["strict"]:
-            raise AnsibleActionFail(text + ". Fix or remove them, or set acceptance_strict_vars=false to only warn.")
-        self._display.warning(text)
-        result["warnings"] = [text]
-        return result
+        return found
+
+    @staticmethod
+    def _configuration(args, task_vars, hostvars, targets):
+        """The run's configuration errors: none of them is a matter of strictness."""
+        problems = []
+        if targets is not None and not targets:
+            inventory = sorted(g for g in (task_vars.get("groups") or {}) if g not in ("all", "ungrouped"))
+            problems.append("the host pattern %s matches no host of the inventory (%d hosts; groups: %s): set "
+                            "acceptance_hosts to a group or host pattern that holds your hosts" % (
+                                args["pattern"] or "of this playbook", len((task_vars.get("groups") or {}).get("all") or []),
+                                ", ".join(inventory) or "none"))
+        substrates = set()
+        for host in targets or []:
+            if host in hostvars:
+                substrates.add(str(hostvars[host].get("acceptance_substrate") or "ssh"))
+        for problem in (_fail_on_problem(args["fail_on"], args["fail_on_source"]),
+                        _tag_problem(task_vars.get("ansible_run_tags"), args["stage_tags"], substrates or {"ssh"}),
+                        _report_problem() if args["report"] else None):
+            if problem:
+                problems.append(problem)
+        return problems

@@ -202,6 +202,7 @@ class CallbackModule(CallbackBase):
         self.published = False      # the report (and its history row) is written
         self.lost = None            # why the report of this run could not be written (the stream is then kept)
         self.interrupted = None
+        self.stopped_by = None      # the message of the check before the run that stopped it (check_vars)
         self.pid = os.getpid()
         self.store = run_store.RunStore(self.run_id, self.pid)     # the run's stream, found by the run's steps
 
@@ -231,6 +232,8 @@ class CallbackModule(CallbackBase):
                 "drift_pins": pins,
             }
             self.collector.missing_status = "error" if self.get_option("fail_on_missing_host") else "skip"
+            if not self._check_mode():
+                fleet.check_destinations(output_dir, history_db)    # refused now, not after the whole run
             self._open_stream()
         except Exception as exc:  # pylint: disable=broad-except  # bad configuration: disable, never break the play
             message = "aifabric.acceptance.fleet_report is disabled: bad configuration: %s" % exc
@@ -333,6 +336,8 @@ class CallbackModule(CallbackBase):
             self.skip_report = True     # e.g. report.yml, which writes a report itself
         inventory = getattr(manager, "_inventory", None)
         self.progress.play(self._batch(play, inventory))
+        if inventory is not None:
+            self.inventory_host_count = len(inventory.hosts)
         if not boolean(play_vars.get("fleet_report_targets", True), strict=False):
             return                      # a bookkeeping play (the final set_stats on localhost)
         hosts = None
@@ -404,6 +409,9 @@ class CallbackModule(CallbackBase):
 
     def _on_failed(self, result, ignore_errors):
         host, uuid, name, data = self._parts(result)
+        action = str(getattr(_public(result, "task"), "action", "") or "")
+        if action.endswith("check_vars") and not ignore_errors:
+            self.stopped_by = str(data.get("msg") or "the check of the inventory's variables failed")
         self.collector.task_failed(host, uuid, name, data, ignore_errors=bool(ignore_errors),
                                    started=self.task_started.get(uuid), participants=self._participants(uuid))
         self._show_progress(self.progress.take())
@@ -501,9 +509,13 @@ class CallbackModule(CallbackBase):
     def _write(self, stats):
         collected = self._collected()
         if not collected.hosts_targeted:
-            self._display.warning(
-                "aifabric.acceptance.fleet_report: no host was targeted (the inventory, --limit or the plays' "
-                "host pattern matched nothing): no report and no history row written")
+            if self.stopped_by:
+                why = ("the run stopped at its first step, the check of its variables and configuration, before any "
+                       "stage (its message above says what to fix)")
+            else:
+                why = ("no host was targeted (the inventory has no host that --limit and the plays' host patterns "
+                       "select: %d hosts in the inventory)" % (self.inventory_host_count or 0))
+            self._display.warning("aifabric.acceptance.fleet_report: %s: no report and no history row written" % why)
             return
         per_host = {}
         for host in sorted(getattr(stats, "processed", {}) or {}):

@@ -29,7 +29,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analyses impor
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (  # noqa: F401  pylint: disable=unused-import
     MISSING_CHECK, NO_HOST, REASON_MAX, TASK_CHECK, UNREACHABLE_CHECK, extract_records, failure_message, loads_finite,
     no_cyclic_gc, normalize, plain, without_cyclic_gc)
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import publish  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import check_destinations, publish  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.stream import (  # noqa: F401  pylint: disable=unused-import
     NAMESPACE_HOST_RE, VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import (  # noqa: F401  pylint: disable=unused-import

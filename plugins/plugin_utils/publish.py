@@ -64,6 +64,22 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
     return {"dir": directory, "files": writer.files, "changed": writer.changed, "warnings": warnings}
 
 
+def check_destinations(output_dir, history_db=None):
+    """Refuse, before a run starts (the callback's configuration), a report directory or history file that the path
+    rule refuses or that cannot be made: what exists of each path is checked as publish would use it, and its nearest
+    existing directory must be writable. Raises statedir.StateError naming the path and why."""
+    paths = [(output_dir, "report directory")]
+    if history_db and not history.is_url(history_db):
+        paths.append((os.path.dirname(os.path.abspath(os.path.expanduser(history_db))), "history database directory"))
+    for path, what in paths:
+        real = statedir.trusted_dir(os.path.abspath(os.path.expanduser(path)), create=False, private=False, what=what)
+        existing = real
+        while not os.path.isdir(existing) and os.path.dirname(existing) != existing:
+            existing = os.path.dirname(existing)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise statedir.StateError("cannot use %s %s: %s is not writable by this user" % (what, path, existing))
+
+
 class _ReportWriter:
     """The report files of :func:`publish`, written with a given history section (again, after a failed commit)."""
 

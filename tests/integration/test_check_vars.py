@@ -28,7 +28,7 @@ def test_unread_variables_fail_the_run_naming_them(env, tmp_path):  # noqa: F811
                                 "gpu_python": "/usr/bin/python3", "my_own_var": 1})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out[-3000:]
-    assert ("node1: expect_gpu_count, gpu_gem (did you mean gpu_gemm?)" in out
+    assert ("node1: expect_gpu_count (did you mean acceptance_expect: {gpu_count: ...}?), gpu_gem (did you mean gpu_gemm?)" in out
             .replace("\n", " ")), out[-3000:]
     assert "after the check" not in out
     assert "gpu_python" not in out.split("does not read", 1)[-1].split("acceptance_strict_vars", 1)[0]

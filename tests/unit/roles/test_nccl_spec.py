@@ -108,8 +108,8 @@ def test_the_checks_are_the_tasks():
 def test_check_vars_knows_the_roles_variables_and_names_the_old_ones():
     """acceptance_strict_vars keeps working through the move: every variable of the role is read; the playbook's
     old variables (now keys of an option group) are named at the start of a run."""
-    known = inventory_vars.known_names(ROOT)
-    assert set(role_spec()) | set(role_spec("screen")) <= known
+    vocabulary = inventory_vars.Vocabulary(ROOT)
+    assert set(role_spec()) | set(role_spec("screen")) <= vocabulary.names
     old = ["nccl_bin_dir", "nccl_ranks_per_node", "nccl_collectives", "nccl_timeout_s", "nccl_probe", "nccl_run_tag"]
-    found = dict(inventory_vars.unread({"n1": old + ["nccl_options"]}, known)["n1"])
+    found = dict(vocabulary.unread({"n1": old + ["nccl_options"]})["n1"])
     assert sorted(found) == sorted(old)
