@@ -116,9 +116,9 @@ class ActionModule(ControllerAction):
         "strict": {"type": "bool", "default": True},
         "hosts": {"type": "list", "elements": "str"},
         "targets": {"type": "list", "elements": "str"},
-        "pattern": {"type": "str"},
+        "host_pattern": {"type": "str"},
         "stage_tags": {"type": "dict"},
-        "report": {"type": "bool", "default": False},
+        "require_report": {"type": "bool", "default": False},
         "fail_on": {"type": "str"},
         "fail_on_source": {"type": "str", "default": "acceptance_fail_on"},
     }
@@ -186,7 +186,7 @@ class ActionModule(ControllerAction):
             inventory = sorted(g for g in (task_vars.get("groups") or {}) if g not in ("all", "ungrouped"))
             problems.append("the host pattern %s matches no host of the inventory (%d hosts; groups: %s): set "
                             "acceptance_hosts to a group or host pattern that holds your hosts" % (
-                                args["pattern"] or "of this playbook", len((task_vars.get("groups") or {}).get("all") or []),
+                                args["host_pattern"] or "of this playbook", len((task_vars.get("groups") or {}).get("all") or []),
                                 ", ".join(inventory) or "none"))
         substrates = set()
         for host in targets or []:
@@ -194,7 +194,7 @@ class ActionModule(ControllerAction):
                 substrates.add(str(hostvars[host].get("acceptance_substrate") or "ssh"))
         for problem in (_fail_on_problem(args["fail_on"], args["fail_on_source"]),
                         _tag_problem(task_vars.get("ansible_run_tags"), args["stage_tags"], substrates or {"ssh"}),
-                        _report_problem() if args["report"] else None):
+                        _report_problem() if args["require_report"] else None):
             if problem:
                 problems.append(problem)
         return problems

@@ -9,24 +9,31 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: check_vars
-short_description: Fail on inventory variables that look like the collection's but that it does not read
+short_description: Check the user's words and the run's configuration before anything runs
 version_added: 1.0.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:
-  - Role argument specs catch a misspelt role parameter, not an inventory variable. This step lists, for each host,
-    the variables whose names start like the collection's (C(expect_), C(acceptance_), C(gpu_), C(nccl_), C(rdma_),
-    C(hccl_), C(k8s_), C(aifabric_)) but that no playbook or role of the collection reads - a misspelling
-    (C(gpu_nccl_test_bin_dir)), or an expectation set as a plain host variable (C(expect_gpu_count=1)) where the
-    collection reads the C(acceptance_expect) mapping - and fails naming them, with the close names it does read.
-  - It also names each key of a host's C(acceptance_expect) that is no environment expectation (the keys of
-    M(aifabric.acceptance.env_probe)'s O(aifabric.acceptance.env_probe#module:expect) - C(gpu_count), C(hca_count),
-    C(npu_count), ...; for example the old name C(acceptance_expect.expect_gpu_count)), and an C(acceptance_expect)
-    that is not a mapping, and an C(acceptance_substrate) that is neither V(ssh) nor V(kubernetes) (such a host
-    would be tested on no substrate).
-  - The names read are scanned from the installed collection's own playbooks and roles (variables used, role
-    argument specs and defaults).
-  - Every playbook of the collection runs it first; C(acceptance_strict_vars=false) only warns.
+  - "The first step of every playbook of the collection. It fails, naming each with what it probably meant, on every
+    word of the inventory the collection would not read: a variable with one of its prefixes (C(acceptance_),
+    C(aifabric_), C(expect_) and its roles' names - C(probe_), C(gpu_), C(nccl_), C(nccl_tests_), C(hccl_), C(rdma_),
+    C(perftest_), C(k8s_), ...) that it does not read, a near-miss of a name it reads whatever its prefix (one or two
+    letters changed, missing, doubled or transposed, a plural or singular: C(acceptence_expect)), and a key of a
+    mapping it reads that none of its options has, at any depth (C(probe_options.packges),
+    C(acceptance_expect.gpu_cnt)). Variables from group_vars and host_vars files, inventory vars and C(-e) alike;
+    names of Ansible's own (C(ansible_*), magic variables) and names that are near none of the collection's are
+    someone else's and pass."
+  - "The vocabulary is read from the installed collection itself: every role's argument specs (options and
+    suboptions), defaults and vars, the variables its playbooks and roles use, and for C(acceptance_expect)
+    M(aifabric.acceptance.env_probe)'s O(aifabric.acceptance.env_probe#module:expect) keys."
+  - A group that sets the collection's variables but holds none of the O(targets) (or that a C(group_vars) file
+    names but the inventory does not have) fails the check too, naming the group, its variables and the targets.
+  - These fail only as warnings with O(strict=false) (C(acceptance_strict_vars=false)).
+  - "The run's configuration errors always fail it, before any stage: O(targets) empty (the host pattern matches no
+    host), C(--tags) that select none of O(stage_tags), an O(fail_on) out of its choices, and, with
+    O(require_report), a run that would have no report (the C(aifabric.acceptance.fleet_report) callback not
+    enabled, or its configuration refused - a report directory or history store that the path rule refuses)."
+  - Also names an C(acceptance_substrate) that is neither V(ssh) nor V(kubernetes).
   - Runs on the controller.
 extends_documentation_fragment: [aifabric.acceptance._attributes]
 attributes:
@@ -39,30 +46,71 @@ attributes:
     support: full
 options:
   strict:
-    description: Fail when a variable is not read (V(false) - only warn).
+    description: Fail on the inventory's words (V(false) - only warn); configuration errors fail whatever it says.
     type: bool
     default: true
   hosts:
     description: The hosts whose variables are checked (default the play's hosts, C(ansible_play_hosts_all)).
     type: list
     elements: str
+  targets:
+    description:
+      - The hosts the run targets (its host pattern resolved, C(--limit) aside); empty fails the run. Unset - no
+        host pattern check, no group check.
+    type: list
+    elements: str
+  host_pattern:
+    description: The host pattern O(targets) come from, to name in the message.
+    type: str
+  stage_tags:
+    description:
+      - The tags that select a stage of the playbook, per substrate (V(ssh), V(kubernetes)) or V(any); a C(--tags)
+        value that is none of them (for the targets' substrates) fails the run, with the close tags. Unset - not
+        checked.
+    type: dict
+  require_report:
+    description: The playbook ends with the run summary - fail when the run would have no report.
+    type: bool
+    default: false
+  fail_on:
+    description: The verdict that fails the run (C(acceptance_fail_on), else C(AIFABRIC_FAIL_ON)), as the user wrote it.
+    type: str
+  fail_on_source:
+    description: Where O(fail_on) came from, to name in the message.
+    type: str
+    default: acceptance_fail_on
 notes:
   - This module returns no result records (it measures nothing).
 """
 
 EXAMPLES = r"""
-- name: Check the inventory's variables before anything runs
+- name: Check the inventory's variables and the run's configuration before anything runs
   aifabric.acceptance.check_vars:
     strict: "{{ acceptance_strict_vars | default(true) | bool }}"
+    targets: "{{ query('ansible.builtin.inventory_hostnames', acceptance_hosts | default('gpu_nodes')) }}"
+    host_pattern: "{{ acceptance_hosts | default('gpu_nodes') }}"
+    stage_tags: {ssh: [probe, gpu, hccl, rdma]}
+    require_report: true
+    fail_on: "{{ acceptance_fail_on | default('fail') }}"
   run_once: true
 """
 
 RETURN = r"""
 unread:
   description:
-    - Per host, the variable names that look like the collection's but are not read, and the unknown keys of its
-      C(acceptance_expect) (as C(acceptance_expect.<key>)).
+    - Per host, the variable names the collection does not read (a near-miss, a name with its prefixes) and the
+      unknown keys of its mappings (as C(<variable>.<key>)).
   returned: always
   type: dict
-  sample: {gpu-node-01: [expect_gpu_count, acceptance_expect.expect_hca_count]}
+  sample: {gpu-node-01: [acceptence_expect, probe_options.packges]}
+untargeted:
+  description: Per group that holds none of the targets, the collection's variables it sets.
+  returned: when targets is set
+  type: dict
+  sample: {gpu_nodes: [acceptance_expect]}
+problems:
+  description: Every finding, one sentence each (configuration errors first).
+  returned: always
+  type: list
+  elements: str
 """
