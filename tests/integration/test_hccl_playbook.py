@@ -113,10 +113,11 @@ def test_fleet_with_a_healthy_and_a_failing_npu_host(env, tmp_path):
 
 
 def test_a_misspelt_option_fails_at_the_start_naming_it(env, tmp_path):
-    # hccl_options' keys are the module's options: the old name npus is refused by the role's argument spec
-    # before anything runs on a host
+    # hccl_options' keys are the module's options: the old name npus is refused by the first play's check of every
+    # mapping's keys (issue 33), before anything runs on a host
     inventory = _inventory(tmp_path, {"npus": 8}, {"npus": 8})
     proc, _reports = _run(env, tmp_path, inventory)
     assert proc.returncode != 0
-    assert "hccl_options.npus. Supported parameters include" in proc.stdout, proc.stdout[-4000:]
+    assert "node-a, node-b: hccl_options.npus" in proc.stdout, proc.stdout[-4000:]
+    assert "the run stops before any stage" in proc.stdout
     assert "Probe the NPUs" not in proc.stdout
