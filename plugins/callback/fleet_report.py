@@ -19,7 +19,7 @@ description:
     A record naming any other host (outside the inventory, or another host of the run) is replaced by an
     C(env.task) C(error) record of the host that returned it, naming the refused host and why.
   - A record speaks only for what the controller planned (the task's own arguments, as the controller templated
-    them): a group-screen record only from the task given that screen test, a pairwise record only for a pair of
+    them) - a group-screen record only from the task given that screen test, a pairwise record only for a pair of
     the sender's sweep schedule or import task, with a C(peer) that is a host of this run; any other becomes an
     C(env.task) C(error) record of the host that returned it (see the collection's C(docs/security.md)).
   - Runs the fleet analyses (fleet drift of driver, CUDA, NCCL, package and firmware versions, and any
