@@ -37,7 +37,8 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     Silent, bounded, bounded_poll, status_unreadable)
 
@@ -57,6 +58,19 @@ def _unreadable(result, host, count, out):
         "be running" % (host, count, str(out.get("msg") or "")[:300])))
 
 
+def _bad_peers(peers):
+    """Why ``peers`` ({host: address}) holds an address that is neither an IP address nor a host name, or None
+    (perftest_pairs.check_peer_address, the one check of a peer address)."""
+    if not isinstance(peers, dict):
+        return None     # the module's own argument check says what is wrong with its type
+    for host, address in sorted(peers.items(), key=lambda kv: str(kv[0])):
+        try:
+            perftest_pairs.check_peer_address(address, "peers[%s]" % str(host)[:200])
+        except AcceptanceError as exc:
+            return str(exc)
+    return None
+
+
 def _safe(name):
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name))[:200]
 
@@ -71,6 +85,9 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
+        bad = _bad_peers(args.get("peers"))
+        if bad:     # before anything reaches the host: a peer address becomes perftest's argv there
+            return dict(result, failed=True, changed=False, results=[], msg=bad)
         if args.get("phase") != "wait":
             return self._call(args, task_vars, result)
         if self._task.check_mode:

@@ -18,6 +18,10 @@ description:
     or, from such a task, for a Kubernetes namespace (C(namespace/<name>), M(aifabric.acceptance.k8s_preflight)).
     A record naming any other host (outside the inventory, or another host of the run) is replaced by an
     C(env.task) C(error) record of the host that returned it, naming the refused host and why.
+  - A record speaks only for what the controller planned (the task's own arguments, as the controller templated
+    them) - a group-screen record only from the task given that screen test, a pairwise record only for a pair of
+    the sender's sweep schedule or import task, with a C(peer) that is a host of this run; any other becomes an
+    C(env.task) C(error) record of the host that returned it (see the collection's C(docs/security.md)).
   - Runs the fleet analyses (fleet drift of driver, CUDA, NCCL, package and firmware versions, and any
     analysis later added to the pipeline), appends the run to a SQLite history store and shows, per check,
     the change since the previous run of the same host.
@@ -140,6 +144,7 @@ import json
 import os
 import signal
 import traceback
+from collections.abc import Mapping
 
 from ansible import context
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -166,6 +171,16 @@ def _exit_status(stats):
     if getattr(stats, "dark", None):
         status |= 4
     return status
+
+
+def _planned(result):
+    """(action, args) of the task as the controller templated them for this host (the worker's copy of the task:
+    ``task_fields``), never what the host returned: what the controller planned (plugin_utils/admission.py)."""
+    fields = _public(result, "task_fields")
+    if not isinstance(fields, Mapping):
+        return None, None
+    args = fields.get("args")
+    return fields.get("action"), (fleet.plain(dict(args)) if isinstance(args, Mapping) else None)
 
 
 def _public(result, name):
@@ -400,8 +415,9 @@ class CallbackModule(CallbackBase):
         stats = (data.get("ansible_stats") or {}).get("data") if isinstance(data.get("ansible_stats"), dict) else None
         if isinstance(stats, dict) and stats.get(SKIP_KEY):
             self.nothing_measured = str(stats[SKIP_KEY])
+        action, args = _planned(result)
         self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid),
-                               participants=self._participants(uuid))
+                               participants=self._participants(uuid), args=args, action=action)
         self._show_progress(self.progress.take())
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
@@ -409,11 +425,12 @@ class CallbackModule(CallbackBase):
 
     def _on_failed(self, result, ignore_errors):
         host, uuid, name, data = self._parts(result)
-        action = str(getattr(_public(result, "task"), "action", "") or "")
-        if action.endswith("check_vars") and not ignore_errors:
+        action, args = _planned(result)
+        if str(action or "").endswith("check_vars") and not ignore_errors:
             self.stopped_by = str(data.get("msg") or "the check of the inventory's variables failed")
         self.collector.task_failed(host, uuid, name, data, ignore_errors=bool(ignore_errors),
-                                   started=self.task_started.get(uuid), participants=self._participants(uuid))
+                                   started=self.task_started.get(uuid), participants=self._participants(uuid),
+                                   args=args, action=action)
         self._show_progress(self.progress.take())
 
     def v2_runner_on_unreachable(self, result):
@@ -429,7 +446,8 @@ class CallbackModule(CallbackBase):
 
     def _on_skipped(self, result):
         host, uuid, name, data = self._parts(result)
-        self.collector.task_skipped(host, uuid, name, data, participants=self._participants(uuid))
+        self.collector.task_skipped(host, uuid, name, data, participants=self._participants(uuid),
+                                    args=_planned(result)[1])
         self._show_progress(self.progress.take())
 
     def v2_playbook_on_stats(self, stats):

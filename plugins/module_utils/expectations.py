@@ -428,26 +428,88 @@ def _outside(name, value):
     return None
 
 
+def _number(value):
+    return None if isinstance(value, bool) or not isinstance(value, (int, float)) else value
+
+
+def _implausible(figures):
+    """Why the figures of one measurement (a record's metrics, or one series row) cannot be measured together: a
+    figure that is not a number, a figure of thresholds.PLAUSIBLE_POSITIVE at 0 or below, figures out of the order of
+    thresholds.PLAUSIBLE_ORDER (checked where all of them are above 0: a 0.00 peak is perftest's "not measured")."""
+    found = []
+    for name, value in sorted(figures.items()):
+        if _number(value) is not None and isinstance(value, float) and not math.isfinite(value) \
+                and physical_range(name) is None:
+            found.append("%s is not a finite number" % name)
+    for name, why in thresholds.PLAUSIBLE_POSITIVE:
+        value = _number(figures.get(name))
+        if value is not None and value <= 0:
+            found.append("%s %s is not above 0 (%s)" % (name, _fmt(value), why))
+    for names, why in thresholds.PLAUSIBLE_ORDER:
+        values = [_number(figures.get(n)) for n in names]
+        if any(v is None or not math.isfinite(v) or v <= 0 for v in values):
+            continue
+        for (low_name, low), (high_name, high) in zip(zip(names, values), zip(names[1:], values[1:])):
+            if low > high + thresholds.PLAUSIBLE_ORDER_SLACK:
+                found.append("%s %s > %s %s (%s)" % (low_name, _fmt(low), high_name, _fmt(high), why))
+    return found
+
+
 def out_of_range(metrics, series=()):
-    """Every figure of ``metrics`` and of the ``series`` rows outside its physical range, as reasons."""
-    found = [why for why in (_outside(n, v) for n, v in sorted((metrics or {}).items())) if why]
+    """Every figure of ``metrics`` and of the ``series`` rows outside its physical range, or implausible with the
+    other figures of its measurement (:func:`_implausible`), as reasons."""
+    metrics = metrics or {}
+    found = [why for why in (_outside(n, v) for n, v in sorted(metrics.items())) if why] + _implausible(metrics)
     for number, row in enumerate(series or [], 1):
         if not isinstance(row, dict):
             continue
         size = row.get("size_bytes", row.get("msg_size_bytes"))
         where = "series row %d%s: " % (number, "" if size is None else " (%s B)" % size)
         found.extend(where + why for why in (_outside(n, v) for n, v in sorted(row.items())) if why)
+        found.extend(where + why for why in _implausible(row))
     return found
 
 
-def physical_check(record, raw=None):
-    """The record, ``error`` when a figure of its metrics or series is outside its physical range.
+def gemm_implausible(metrics, dtype, gpu_name):
+    """Why a GEMM's figures were not measured: its TFLOP/s does not follow from its printed time and matrix size
+    (2*m*n*k / time, within thresholds.GEMM_RECOMPUTE_TOLERANCE_PCT), or is above the dense datasheet peak of its GPU
+    model and dtype (thresholds.GEMM_PEAK_TFLOPS, plus GEMM_PEAK_MARGIN_PCT). [] when nothing says so."""
+    printed = _number(metrics.get("tflops"))
+    size = [_number(metrics.get(k)) for k in ("m", "n", "k")]
+    time_ms = _number(metrics.get("time_ms"))
+    if printed is None or not math.isfinite(printed):
+        return []
+    if time_ms is None or not math.isfinite(time_ms) or time_ms <= 0 or any(v is None or v <= 0 for v in size):
+        return ["tflops %s without a time and a size it follows from (time_ms %s, %sx%sx%s)" % (
+            _fmt(printed), _fmt(time_ms), size[0], size[1], size[2])]
+    derived = 2.0 * size[0] * size[1] * size[2] / (time_ms / 1e3) / 1e12
+    found = []
+    if abs(printed - derived) > derived * thresholds.GEMM_RECOMPUTE_TOLERANCE_PCT / 100.0:
+        found.append("tflops %s is not 2*m*n*k/time = %s TFLOP/s (%s)" % (
+            _fmt(round(printed, 3)), _fmt(round(derived, 3)), thresholds.GEMM_RECOMPUTE_SOURCE))
+    gpu = parse_gpu_name(gpu_name)
+    peaks, source = thresholds.GEMM_PEAK_TFLOPS.get((gpu["model"], gpu["form_factor"]), ({}, None))
+    peak = peaks.get(dtype)
+    if peak is not None:
+        limit = peak * (1.0 + thresholds.GEMM_PEAK_MARGIN_PCT / 100.0)
+        for name, value in (("tflops", printed), ("2*m*n*k/time", derived)):
+            if value > limit:
+                found.append("%s %s > the %s %s %s dense peak %s TFLOP/s + %s %% (%s)" % (
+                    name, _fmt(round(value, 3)), gpu["model"], gpu["form_factor"], dtype, _fmt(peak),
+                    _fmt(thresholds.GEMM_PEAK_MARGIN_PCT), source))
+                break
+    return found
+
+
+def physical_check(record, raw=None, extra=()):
+    """The record, ``error`` when a figure of its metrics or series is outside its physical range (or ``extra``, the
+    reasons a check of its own found, such as :func:`gemm_implausible`'s).
 
     Only a record that claims a judged measurement (pass, warn, fail) changes; the figures stay as printed (the
     report shows what the tool said) and ``raw`` (the tool's output) is kept. Applying it twice changes nothing
     more. Returns a new dict.
     """
-    found = out_of_range(record.get("metrics"), record.get("series"))
+    found = out_of_range(record.get("metrics"), record.get("series")) + list(extra)
     if not found or record.get("status") not in results.JUDGED:
         return record
     record = dict(record)

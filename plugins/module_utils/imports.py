@@ -5,6 +5,8 @@
 The one reader every module with ``from_output`` uses, and the one a second
 substrate (Kubernetes pod logs saved to a file) uses:
 
+- ``bounded(records, max_rows=MAX_IMPORT_SERIES_ROWS)`` - the records of an import with every ``series`` cut to
+  ``max_rows`` rows, each cut record saying so in its facts (what import mode returns is bounded, whatever the file).
 - ``read_output(path, limit=MAX_IMPORT_BYTES) -> str`` - the text of a regular
   file of at most ``limit`` bytes (decoded UTF-8, bad bytes replaced); raises
   ``ImportRefused`` (an AcceptanceError) saying why otherwise: missing,
@@ -25,6 +27,10 @@ import stat
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 MAX_IMPORT_BYTES = 64 << 20   # 64 MiB: the largest all-sizes nccl-tests run with NCCL_DEBUG=INFO is ~10 MiB
+# The most per-size rows a record of an import keeps: an all-sizes run (-b 8 -e 16G -f 2) has 32, one with -f 1.1
+# about 250; a file of 100,000 rows (a 13 MB import gave a 29 MB task result, issue 34) keeps the first ones, and its
+# record says how many it had (facts.series_rows_total, facts.series_cut)
+MAX_IMPORT_SERIES_ROWS = 4096
 
 
 class ImportRefused(AcceptanceError):
@@ -74,3 +80,18 @@ def read_output(path, limit=MAX_IMPORT_BYTES):
     finally:
         os.close(fd)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def bounded(records, max_rows=MAX_IMPORT_SERIES_ROWS):
+    """``records`` with each ``series`` cut to its first ``max_rows`` rows; a cut record's facts say how many rows
+    it had (``series_rows_total``) and why (``series_cut``). The headline metrics were read from every row."""
+    out = []
+    for rec in records:
+        series = rec.get("series") if isinstance(rec, dict) else None
+        if isinstance(series, list) and len(series) > max_rows:
+            facts = dict(rec.get("facts") or {}, series_rows_total=len(series), series_cut=(
+                "import mode returns at most %d series rows: kept the first %d of %d (the metrics were read from "
+                "every row)" % (max_rows, max_rows, len(series))))
+            rec = dict(rec, series=series[:max_rows], facts=facts)
+        out.append(rec)
+    return out

@@ -95,6 +95,32 @@ def verb_of(test):
 LINE_RATE_TESTS = tuple(test for test in TESTS if verb_of(test) != "atomic")
 
 
+# A peer address as perftest's client takes it (its last argv word, resolved with getaddrinfo): an IP address or a
+# DNS host name (RFC 1123 labels; "_" too, as inventory names and Kubernetes service names have it) - never a word
+# that starts with "-", which perftest would read as one of its options (issue 34).
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+HOST_NAME_RE = re.compile(r"(?=.{1,253}\Z)%s(?:\.%s)*\.?\Z" % (_LABEL, _LABEL))
+
+
+def check_peer_address(value, what="peer address"):
+    """``value`` when it is an IP address or a host name (HOST_NAME_RE), else AcceptanceError saying why: the one
+    check of every address that reaches perftest's argv (the sweep's ``peers`` on the controller, every client argv
+    of the SSH runner and of the Kubernetes planner and pod entry, build_argv)."""
+    import ipaddress
+
+    if not isinstance(value, str) or not value:
+        raise AcceptanceError("%s %r must be an IP address or a host name" % (what, value))
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    if not HOST_NAME_RE.match(value):
+        raise AcceptanceError("%s %r is neither an IP address nor a host name (letters, digits, '-' and '_' in "
+                              "dot-separated labels, none starting with '-')" % (what, value[:200]))
+    return value
+
+
 def check_name(name, what):
     if name is None:
         return None
@@ -359,7 +385,7 @@ def build_argv(binary, params, device, tcp_port, gid_index, side, peer_address=N
         argv += ["--out_json", "--out_json_file=%s" % json_file]
     argv += list(params.get("extra_args") or [])
     if side == "client":
-        argv.append(peer_address)
+        argv.append(check_peer_address(peer_address))
     return argv
 
 

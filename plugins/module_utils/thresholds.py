@@ -302,6 +302,56 @@ PHYSICAL_RANGES = (
 )
 
 
+# Relations between the figures of one measurement (issue 34 rule 5): a record (or a series row) whose figures break
+# one is ``error``, as a figure outside its range is. ``PLAUSIBLE_POSITIVE``: figures that are never 0 (a time below
+# the tool's resolution is not a measurement); ``PLAUSIBLE_ORDER``: figures that can only come in this order (each
+# <= the next), checked where every one of them was measured (a 0.00 BW peak is perftest's "not measured").
+_PERFTEST_LAT_SOURCE = ("perftest's latency tests print microseconds with two decimals (perftest_parameters.h "
+                        "REPORT_FMT_LAT): a round trip over a wire takes time, so 0.00 is below the resolution, not a "
+                        "measured latency")
+PLAUSIBLE_POSITIVE = (
+    ("lat_min_us", _PERFTEST_LAT_SOURCE), ("lat_typical_us", _PERFTEST_LAT_SOURCE),
+    ("lat_avg_us", _PERFTEST_LAT_SOURCE), ("lat_max_us", _PERFTEST_LAT_SOURCE),
+)
+PLAUSIBLE_ORDER = (
+    (("bw_avg_gbit_s", "bw_peak_gbit_s"),
+     "perftest's BW average is the bytes over the whole run's time, its BW peak the bytes over the fastest interval "
+     "(perftest_parameters.c, print_report_bw): an average above the peak was not measured"),
+    (("lat_min_us", "lat_typical_us", "lat_max_us"),
+     "perftest's t_typical is the median of the sorted samples, t_min the first and t_max the last (print_report_lat)"),
+    (("lat_min_us", "lat_avg_us", "lat_max_us"), "an average of samples lies between their least and greatest"),
+    (("lat_min_us", "lat_p99_us", "lat_p999_us", "lat_max_us"),
+     "perftest's 99 % and 99.9 % percentiles are samples of the sorted list between its first and last (print_report_lat)"),
+)
+PLAUSIBLE_ORDER_SLACK = 0.01    # the last printed digit: perftest rounds each figure to two decimals on its own
+
+# A GEMM's TFLOP/s is recomputed from its printed time and matrix size (2*m*n*k / time: a multiply and an add per
+# term; torch_worker.py) and held to the dense peak of the GPU model's datasheet for its dtype: a figure above it
+# was not measured. Keyed by expectations.parse_gpu_name's (model, form factor); dense (no 2:4 sparsity) figures,
+# at boost clock. A model or form factor not listed is held to PHYSICAL_RANGES' tflops bound only.
+GEMM_PEAK_MARGIN_PCT = 5.0
+GEMM_PEAK_MARGIN_SOURCE = ("estimate: datasheet peaks are rounded boost-clock figures; a healthy H100 SXM bf16 8192^3 "
+                           "GEMM measures about 700-800 TFLOP/s, far below; 5 % above the peak is never measured")
+GEMM_RECOMPUTE_TOLERANCE_PCT = 1.0
+GEMM_RECOMPUTE_SOURCE = ("torch_worker.py prints time_ms and tflops = 2*m*n*k/time as floats of the same run: they "
+                         "agree to rounding; 1 % apart, the figure does not follow from the time and size printed")
+_H100_SXM = "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column, dense (half the 'with sparsity' figures)"
+_H100_PCIE = "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column, dense (half the 'with sparsity' figures)"
+_H100_NVL = "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 NVL column, dense (half the 'with sparsity' figures)"
+_H200_SXM = "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column, dense (half the 'with sparsity' figures)"
+_H200_NVL = "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 NVL column, dense (half the 'with sparsity' figures)"
+_A100 = "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB SXM and PCIe columns, dense"
+GEMM_PEAK_TFLOPS = {
+    ("H100", "SXM"): ({"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp32": 66.9, "fp8": 1978.9}, _H100_SXM),
+    ("H100", "PCIe"): ({"bf16": 756.0, "fp16": 756.0, "tf32": 378.0, "fp32": 51.2, "fp8": 1513.0}, _H100_PCIE),
+    ("H100", "NVL"): ({"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0, "fp8": 1670.5}, _H100_NVL),
+    ("H200", "SXM"): ({"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp32": 66.9, "fp8": 1978.9}, _H200_SXM),
+    ("H200", "NVL"): ({"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0, "fp8": 1670.5}, _H200_NVL),
+    ("A100", "SXM"): ({"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}, _A100),
+    ("A100", "PCIe"): ({"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}, _A100),
+}
+
+
 # ---------------------------------------------------------------------------------------- hardware-derived floors
 # The "hardware" analysis (plugins/plugin_utils/hardware.py) judges a collective's busbw against the links the
 # host's own probe found, at any GPU or rank count: floor = link figure x HEALTHY_EFFICIENCY[collective] x
@@ -394,6 +444,11 @@ def sources():
     found.extend(("GPU_ECC_RULES/%s" % key, rule["source"]) for key, rule in sorted(GPU_ECC_RULES.items()))
     found.extend(("GPU_CLOCK_EVENT_REASONS/%s" % r[0], r[2]) for r in GPU_CLOCK_EVENT_REASONS)
     found.extend(("PHYSICAL_RANGES/%s" % r[0], r[3]) for r in PHYSICAL_RANGES)
+    found.extend(("PLAUSIBLE_POSITIVE/%s" % name, why) for name, why in PLAUSIBLE_POSITIVE)
+    found.extend(("PLAUSIBLE_ORDER/%s" % "<=".join(names), why) for names, why in PLAUSIBLE_ORDER)
+    found.extend(("GEMM_PEAK_TFLOPS/%s/%s" % key, value[1]) for key, value in sorted(GEMM_PEAK_TFLOPS.items()))
+    found.extend([("GEMM_PEAK_MARGIN_PCT", GEMM_PEAK_MARGIN_SOURCE), ("GEMM_RECOMPUTE_TOLERANCE_PCT",
+                                                                      GEMM_RECOMPUTE_SOURCE)])
     found.extend(("HEALTHY_EFFICIENCY/%s" % k, v[1]) for k, v in sorted(HEALTHY_EFFICIENCY.items()))
     found.extend([("HARDWARE_MARGIN", HARDWARE_MARGIN_SOURCE), ("PCIE_EFFICIENCY", PCIE_EFFICIENCY[1]),
                   ("PEERS", PEERS_SOURCE)])

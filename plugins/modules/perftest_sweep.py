@@ -59,7 +59,10 @@ options:
     type: list
     elements: raw
   peers:
-    description: Address of every peer (inventory name to the address clients connect to).
+    description:
+      - Address of every peer (inventory name to the address clients connect to).
+      - Each an IP address or a host name (never a word starting with C(-), which perftest would take for an option);
+        another value fails the task before anything reaches the host.
     type: dict
     default: {}
   peer_rates:

@@ -54,8 +54,9 @@ least two measured pairs); they are the HOST verdicts of the pairwise check
 - ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
   when none of its pairs measured anything: the check could not run there), ``warn`` for a member of a group,
   ``warn`` "needs confirmation" for an end of a low pair that cannot be
-  attributed yet, ``pass`` otherwise (its pairs are good, or their fault is a
-  suspect node or a suspect link elsewhere);
+  attributed yet, ``warn`` "none of its pairs measured anything" for a host whose every pair errored and is
+  explained by a suspect elsewhere (issue 34: its peer's blame does not make it healthy), ``pass`` otherwise (its
+  pairs are good, or their fault is a suspect node or a suspect link elsewhere);
 - ``<check>.link``, ``warn``, one on EACH end of a suspect link (``peer`` = the
   other end), naming the link: the node is fine, the cable/port/switch path is not.
 
@@ -336,12 +337,16 @@ class Matrix:
     def verdict(self, host):
         """``node`` (a suspect node), ``error`` (a suspect node none of whose pairs measured anything: the check
         could not run there), ``group`` (a member of a group of hosts sharing a bad path), ``node_or_link`` (an end
-        of a low pair not attributed yet) or ``healthy``."""
+        of a low pair not attributed yet), ``unmeasured`` (none of its pairs measured anything, and a verdict
+        elsewhere explains them: its own health is not known) or ``healthy``."""
         if host in self.group_of:
             return "group"
+        unmeasured = all(self.edges[p] is None for p in self.incident[host])
         if host in self.nodes:
-            return "error" if all(self.edges[p] is None for p in self.incident[host]) else "node"
-        return "node_or_link" if host in self.pending else "healthy"
+            return "error" if unmeasured else "node"
+        if host in self.pending:
+            return "node_or_link"
+        return "unmeasured" if unmeasured else "healthy"
 
 
 Settings = collections.namedtuple("Settings", "low_pct min_edges node_fraction mad_k")
@@ -418,6 +423,12 @@ def _pending_reason(m, host, link_reasons):
         "; ".join(link_reasons[pair] for _other, pair in m.pending[host][:3]),
         "re-test %s and %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)"
         % (host, ", ".join(others[:MAX_EVIDENCE_PEERS])))
+
+
+def _unmeasured_reason(m, host):
+    return ("none of the %d pairs of %s%s measured anything (with %s): they are explained by a suspect elsewhere, but "
+            "nothing shows this host is healthy; re-test it with known-good peers (playbooks/rdma.yml rdma_confirm: "
+            "true)" % (len(m.incident[host]), host, _rail(m.target), ", ".join(m.peers(host)[:MAX_EVIDENCE_PEERS])))
 
 
 def _healthy_reason(m, host):
@@ -587,6 +598,9 @@ def _host_record(m, host, link_reasons, where=None):
         facts.update({"attribution": "group", "group": members[:MAX_EVIDENCE_PEERS]})
         if host in (where or {}):
             facts.update({"switch": where[host].switch, "switch_port": where[host].switch_port})
+    elif verdict == "unmeasured":
+        status, reason = "warn", _unmeasured_reason(m, host)
+        facts.update({"attribution": "unmeasured", "suspect_pairs": m.peers(host)[:MAX_EVIDENCE_PEERS]})
     elif verdict == "node_or_link":
         status, reason = "warn", _pending_reason(m, host, link_reasons)
         others = sorted(set(other for other, _pair in m.pending[host]))

@@ -14,7 +14,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import admission, group_screen
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (
     MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, raw_text, shorten, extract_records, failure_message, loads_finite,
     normalize, plain, without_cyclic_gc)
@@ -71,6 +71,7 @@ class Collector:
         #                              entry changed the records (the callback then publishes nothing else)
         self.analysis = None         # read back: a run_summary step's analysis entry, while no later entry changed
         self._reported = set()       # read back: hosts that have a record (or an unreachable one)
+        self.plans = admission.Plans()   # what the controller planned (live only: records are admitted as they come)
 
     # stream
     def open_stream(self, path, run=None, config=None):
@@ -226,46 +227,57 @@ class Collector:
             entry["unreachable"] = unreachable
         self._apply(entry)
 
-    def _admitted(self, host, task_name, records, participants, started):
+    def _admitted(self, host, task_name, records, participants, started, args=None):
         """The records a task result of ``host`` may add: each names ``host`` (or no host: then it is
         ``host``'s), or, for a run_once task (``participants``: the hosts of its play), one of those hosts or a
         Kubernetes namespace (``namespace/<name>``: k8s_preflight's records of what belongs to a namespace).
 
         A pairwise record whose ``peer`` is ``host`` may name the other end of that link, a host of this run.
+        Every record then passes admission.Plans.refusal against what the controller planned (``args``: the task's
+        own arguments as the controller templated them): a screen, pair or edge record only for a test the
+        controller gave this task and host, a ``peer`` only a host of this run.
 
         A run_once task acts for every host of its play (as Ansible applies a run_once result to all of
         them): a multi-node run's record names them in ``params.hosts``. A record that names any other host
-        (an outsider, or a fellow host of the run from a task that does not act for it) becomes an ``error``
-        record of ``host`` saying which host it named and why it was refused: one node, or a module, never
-        adds records, or hosts, for others.
+        (an outsider, or a fellow host of the run from a task that does not act for it), or that admission refuses,
+        becomes an ``error`` record of ``host`` saying which host it named and why it was refused: one node, or a
+        module, never adds records, or hosts, for others.
         """
         allowed = set(participants or ())
         on_behalf = [str(h) for h in participants] if len(allowed) > 1 else None
         out = []
         for rec in records:
             named = rec.get("host")
+            why = None
             if isinstance(named, str) and named and named != host and named not in allowed \
                     and not (allowed and NAMESPACE_HOST_RE.match(named)) and not self._edge_of(host, named, rec):
-                rec = self._refused(host, task_name, rec, named, started)
-            elif on_behalf:
-                params = rec.get("params")
-                if params is None or (isinstance(params, dict) and not params.get("hosts")):
-                    rec = dict(rec, params=dict(params or {}, hosts=on_behalf))
+                why = self._why_not_host(named)
+            elif isinstance(rec, dict):
+                why = self.plans.refusal(host, rec, args, self._targeted, participants)
+                if why is None and on_behalf:
+                    params = rec.get("params")
+                    if params is None or (isinstance(params, dict) and not params.get("hosts")):
+                        rec = dict(rec, params=dict(params or {}, hosts=on_behalf))
+            if why is not None:
+                rec = self._refused(host, task_name, rec, named if isinstance(named, str) and named else host,
+                                    started, why)
             out.append(rec)
         return out
 
     def _edge_of(self, host, named, rec):
         """A pairwise record of a link ``host`` is one end of (its ``peer``), named for the other end, a host of this
-        run: the sweep's record of the pair a dead or silent client never measured. A link's records count toward no
-        host by themselves: attribution judges them over the whole matrix."""
+        run: the sweep's record of the pair a dead or silent client never measured (admission then holds it to the
+        sender's schedule). A link's records count toward no host by themselves: attribution judges them over the
+        whole matrix."""
         return rec.get("peer") == host and named in self._targeted
 
-    def _refused(self, host, task_name, rec, named, started):
+    def _why_not_host(self, named):
         if named in self._targeted:
-            why = "it is another host of this run, and only a run_once task returns records for the hosts of its play"
-        else:
-            why = "it is not a host this run targets"
-        check = rec.get("check") if isinstance(rec.get("check"), str) else None
+            return "it is another host of this run, and only a run_once task returns records for the hosts of its play"
+        return "it is not a host this run targets"
+
+    def _refused(self, host, task_name, rec, named, started, why):
+        check = rec.get("check") if isinstance(rec, dict) and isinstance(rec.get("check"), str) else None
         return results.error(
             TASK_CHECK, shorten("task %r on %s returned a %s record for host %r, refused: %s" % (
                 task_name or "?", host, check or "(no check)", named[:200], why)),
@@ -273,20 +285,25 @@ class Collector:
             params={"task": task_name, "refused_host": named[:200], "refused_check": check}, started=started)
 
     # events
-    def task_ok(self, host, task_uuid, task_name, result, started=None, participants=None):
+    def task_ok(self, host, task_uuid, task_name, result, started=None, participants=None, args=None, action=None):
+        """``args``/``action``: the task's own arguments and action as the controller templated them (what it
+        planned: admission.Plans), never what the host returned."""
+        self.plans.learn(host, action, args)
         records, _failed = extract_records(result, host, started, task_name, normalized=False)
-        self._task(host, task_uuid, task_name, "ok", self._admitted(host, task_name, records, participants, started),
-                   started=started)
+        self._task(host, task_uuid, task_name, "ok",
+                   self._admitted(host, task_name, records, participants, started, args), started=started)
 
-    def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None):
+    def task_failed(self, host, task_uuid, task_name, result, ignore_errors=False, started=None, participants=None,
+                    args=None, action=None):
         """A failed task keeps its records; without records it is an ``env.task`` error
         (unless ignore_errors: then it is not a host error). The run_summary step that fails the run on its verdict
         (its result carries VERDICT_FAILED, acceptance_fail_on) is no host's error: it adds nothing."""
         if isinstance(result, dict) and result.get(VERDICT_FAILED):
             self._task(host, task_uuid, task_name, "ok", [], started=started)
             return
+        self.plans.learn(host, action, args)
         records, failed_items = extract_records(result, host, started, task_name, normalized=False)
-        records = self._admitted(host, task_name, records, participants, started)
+        records = self._admitted(host, task_name, records, participants, started, args)
         if ignore_errors:
             self._task(host, task_uuid, task_name, "ignored", records, started=started)
             return
@@ -313,11 +330,11 @@ class Collector:
                 host=host, raw=raw_text(result), params={"task": task_name}, started=started)
         self._task(host, task_uuid, task_name, "unreachable", unreachable=record)
 
-    def task_skipped(self, host, task_uuid, task_name, result=None, participants=None):
+    def task_skipped(self, host, task_uuid, task_name, result=None, participants=None, args=None):
         records = []
         if isinstance(result, dict):     # a loop with every item skipped may still carry records
             records, _failed = extract_records(result, host, None, task_name, normalized=False)
-            records = self._admitted(host, task_name, records, participants, None)
+            records = self._admitted(host, task_name, records, participants, None, args)
         self._task(host, task_uuid, task_name, "skipped", records)
 
     # out

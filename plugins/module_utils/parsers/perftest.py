@@ -63,7 +63,9 @@ LAT_HEADER_RE = re.compile(
 # average and the transactions per second (perftest_parameters.c print_report_lat_duration).
 LAT_DURATION_HEADER_RE = re.compile(r"^\s*#bytes\s+#iterations\s+t_avg\[usec\]\s+tps average\s*$")
 ANY_TABLE_HEADER_RE = re.compile(r"^\s*#bytes\b")
-ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[-+0-9.]")
+# a row: size, iterations, then a figure - or what C's printf makes of a NaN or an infinity ("nan", "inf", "-nan"):
+# such a row is read, and refused as a non-numeric field (issue 34), never skipped as if it were not a row
+ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+(?:[-+0-9.]|(?i:nan|inf)\b)")
 # A header pair is ``Key : value``: a key of words of [A-Za-z0-9_.*-] joined by single spaces (its first character a
 # letter), then a colon, then the value (one run of non-blank characters). header_pairs() reads them in one pass.
 KEY_TAIL_RE = re.compile(r"[A-Za-z0-9_.*\-]+(?: [A-Za-z0-9_.*\-]+)*")   # matched on the reversed text before a colon

@@ -80,7 +80,8 @@ def _gemm_records(items, params, started, duration_s, raw, profile, profile_why,
             metrics, expectations.merge_rules(metric_rules, expectations.rules_for_check(rules, check)))
         record = results.make(check, status, reason=reason, target=target, metrics=metrics, expect=expect,
                               facts=facts, params=params, tool=tool, started=started, duration_s=duration_s)
-        out.append(expectations.physical_check(record, raw=raw))
+        out.append(expectations.physical_check(
+            record, raw=raw, extra=expectations.gemm_implausible(metrics, dtype, item.get("gpu_name"))))
     return out
 
 

@@ -56,7 +56,7 @@ def records(text, ctx):
 def from_output(path, params):
     """Import mode: the record of a saved output."""
     started = results.utc_now()
-    return records(imports.read_output(path), Context(params=params, source=path, started=started))
+    return imports.bounded(records(imports.read_output(path), Context(params=params, source=path, started=started)))
 
 
 def ranks_of(params, hosts=None):

@@ -75,8 +75,9 @@ def from_output(path, params, host):
         # no table to read (a server that prints none, a cut capture): the title still names the program
         test = parser.tool_named(text) or test
     hcas = params.get("hcas") or [None]
-    return records(text, Context(params=dict(params, test=test or DEFAULT_TEST, timeout_s=None),
-                                 side=side or "client", host=host, target=hcas[0], facts={"imported_from": path}))
+    return imports.bounded(records(text, Context(params=dict(params, test=test or DEFAULT_TEST, timeout_s=None),
+                                                 side=side or "client", host=host, target=hcas[0],
+                                                 facts={"imported_from": path})))
 
 
 # --------------------------------------------------------------------------- the record of one side

@@ -17,6 +17,7 @@ options:
   records: {description: Records to return., type: list, elements: dict, default: []}
   fail: {description: Fail the task., type: bool, default: false}
   msg: {description: Failure message., type: str, default: test failure}
+  env: {description: Ignored; what a collective module's C(env) would carry (a group-screen marker)., type: dict}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -28,6 +29,7 @@ def main():
             records=dict(type="list", elements="dict", default=[]),
             fail=dict(type="bool", default=False),
             msg=dict(type="str", default="test failure"),
+            env=dict(type="dict"),
         ),
         supports_check_mode=True,
     )

@@ -48,10 +48,13 @@ def test_records_for_an_outsider_and_for_a_fellow_host_are_errors_of_the_sender(
 
 def test_a_pair_record_of_the_senders_link_may_name_the_other_end_of_this_run():
     """The RDMA sweep's record of a pair whose client died (host = the dead client, peer = the server that wrote
-    it) is kept: it is the link's record, and the dead host gets its error. A pair record naming an outsider, or a
-    link the sender is no end of, is still refused."""
+    it) is kept when the controller scheduled that pair with the sender as its server (issue 34): it is the link's
+    record, and the dead host gets its error. A pair record naming an outsider, or a link the sender is no end of, is
+    still refused."""
     col = fleet.Collector()
     col.target(["n1", "n2", "n3"])
+    col.task_ok("n1", "t0", "start", {}, action="aifabric.acceptance.perftest_sweep",
+                args={"phase": "run", "run_id": "r1", "schedule": [[0, "ib_write_bw", 0, "server", "n3"]]})
     edge = dict(rec("n3", "rdma.ib_write_bw", "error"), peer="n1", target="mlx5_0")
     not_mine = dict(rec("n3", "rdma.ib_write_bw", "error"), peer="n2", target="mlx5_0")
     outsider = dict(rec("intruder-9", "rdma.ib_write_bw", "error"), peer="n1", target="mlx5_0")
