@@ -139,6 +139,36 @@ def test_a_stage_with_no_record_says_so_and_the_hccl_and_kubernetes_lines_only_a
     assert "> This PASS covers the RDMA stage only: Probe and GPU did not run on any host.\n" in md
 
 
+def test_a_failed_inventory_is_not_found_hardware():
+    """A host whose gpu.inventory failed (nvidia-smi not found, the inventory says 8 GPUs) had no GPU to run on: its
+    GPU line says the probe did not find it (it said "not run although the probe found its hardware"); a host whose
+    probe passed and whose stage left no record still says so."""
+    found = "no NVIDIA GPU/driver: nvidia-smi not found, but expect.gpu_count is 8"
+    recs = [results.make("env.os", "pass", host=h) for h in ("a", "b", "c")] + [
+        results.make("gpu.inventory", "fail", host="a", reason=found, metrics={"gpu_count": 0}),
+        results.make("gpu.inventory", "error", host="b", reason="nvidia-smi -q -x exited 9: no"),
+        results.make("gpu.inventory", "pass", host="c", metrics={"gpu_count": 8})]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], fleet.run_metadata(
+        "0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", ["a", "b", "c"], inventory_host_count=3))
+    gpu = _stages(render.render_html(report))["GPU"]
+    assert gpu == (' <span class="stage notrun">not run</span> not found by the probe on 1 host (a): ' + found
+                   + "; 1 host (b): nvidia-smi -q -x exited 9: no"
+                   + "; not run on 1 host (c) although the probe found its hardware"), gpu
+    assert "found its hardware" not in gpu.split("; not run on")[0]
+
+
+def test_a_gemm_that_skipped_as_a_whole_is_the_gpu_stage_s_record():
+    """gemm_bench's one skip record is ``gpu.gemm`` (no torch, no GPU): the GPU line says why (it said "no record of
+    this stage on any host")."""
+    why = "PyTorch is not importable by /usr/bin/python3: ModuleNotFoundError: No module named 'torch'"
+    recs = [results.make("env.os", "pass", host="a"), results.make("gpu.gemm", "skip", host="a", reason=why)]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], fleet.run_metadata(
+        "0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", ["a"], inventory_host_count=1))
+    gpu = _stages(render.render_html(report))["GPU"]
+    assert gpu.endswith("not run</span> skipped on 1 host: PyTorch is not importable by /usr/bin/python3: "
+                        "ModuleNotFoundError: No module named &#39;torch&#39;"), gpu
+
+
 def test_every_stage_that_ran_leaves_no_banner():
     recs = [results.make("env.os", "pass", host="a"),
             results.make("gpu.gemm_bf16", "pass", host="a", target="0", metrics={"tflops": 650.0}),
