@@ -231,7 +231,7 @@ def _reason_groups(per_host):
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _hosts_named(hosts, total):
+def hosts_named(hosts, total):
     """" (a, b)" when some of the fleet's hosts (at most 3 named), "" when all of them."""
     if len(hosts) == total:
         return ""
@@ -245,7 +245,7 @@ def _skips_text(per_host, total, plural):
     for reason, hosts in groups[:STAGE_REASONS_SHOWN]:
         if len(reason) > STAGE_REASON_CHARS:
             reason = reason[:STAGE_REASON_CHARS - 3] + "..."
-        parts.append("%s%s: %s" % (plural(len(hosts), "host"), _hosts_named(hosts, total), reason))
+        parts.append("%s%s: %s" % (plural(len(hosts), "host"), hosts_named(hosts, total), reason))
     if len(groups) > STAGE_REASONS_SHOWN:
         parts.append("%s more" % plural(len(groups) - STAGE_REASONS_SHOWN, "reason"))
     return "; ".join(parts)
@@ -268,10 +268,10 @@ def _stage_text(by_state, total, plural):
         parts.append("not found by the probe on %s" % _skips_text(by_state["notfound"], total, plural))
     if found:
         parts.append("not run on %s%s although the probe found its hardware" % (
-            plural(len(found), "host"), _hosts_named(sorted(found), total)))
+            plural(len(found), "host"), hosts_named(sorted(found), total)))
     none = by_state.get("none", {})
     if none and (ran or skipped or found or by_state.get("notfound")):
-        parts.append("no record of it on %s%s" % (plural(len(none), "host"), _hosts_named(sorted(none), total)))
+        parts.append("no record of it on %s%s" % (plural(len(none), "host"), hosts_named(sorted(none), total)))
     if not ran:
         return "not run", "; ".join(parts) or "no record of this stage on any host"
     return ("ran" if len(ran) == total else "partly"), "; ".join(parts)

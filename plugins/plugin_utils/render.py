@@ -234,6 +234,10 @@ def _md_header(report):
     out += ["- **%s**: %s%s" % (s["title"], "not run - " if s["state"] == "not run" else "", _md(s["text"])) for s in stages]
     if not_covered:
         out += ["", "> %s" % not_covered]
+    required = report_html.required_lines(report.get("run") or {})
+    if required:
+        out += ["", "Required checks (a host where one did not run fails):", ""]
+        out += ["- %s on %s" % (_md(checks), _md(hosts)) for checks, hosts in required]
     out.append("")
     out.append("| | " + " | ".join(STATUS_ORDER) + " |")
     out.append("|---|" + "---|" * len(STATUS_ORDER))

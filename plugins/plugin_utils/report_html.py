@@ -746,6 +746,26 @@ def stage_lines(report):
         verdict_word, _and(ran), "stage" if len(ran) == 1 else "stages", _and(missing))
 
 
+def required_lines(run):
+    """[(the checks, comma-separated, "every host" | "39 hosts (a, b, c, ...)")] of the run's required checks,
+    the hosts with the same list together: those of every host ("*") first, then most hosts first."""
+    try:
+        wanted = verdict.required_patterns({"required_checks": run.get("required_checks")})
+    except ValueError as exc:
+        return [("unreadable", str(exc))]
+    groups = {}
+    for host, patterns in wanted.items():
+        groups.setdefault(", ".join(patterns), []).append(host)
+    out = []
+    for checks, hosts in sorted(groups.items(), key=lambda item: ("*" not in item[1], -len(item[1]), item[0])):
+        named = sorted(h for h in hosts if h != "*")
+        if "*" in hosts:
+            out.append((checks, "every host"))
+        if named:
+            out.append((checks, plural(len(named), "host") + coverage.hosts_named(named, -1)))
+    return out
+
+
 def _and(words):
     return words[0] if len(words) == 1 else "%s and %s" % (", ".join(words[:-1]), words[-1])
 
@@ -780,8 +800,6 @@ def render(report, deltas_text, changes, history_text, counted=None):
             ("python", run.get("python_version")), ("controller", run.get("controller"))]
     if run.get("check_mode"):
         meta.append(("check mode", "yes"))
-    if run.get("required_checks"):
-        meta.append(("required checks", fmt(run["required_checks"])[:300]))
     comparison = None
     given = report.get("comparison")
     if isinstance(given, dict) and isinstance(given.get("totals"), dict):
@@ -807,5 +825,5 @@ def render(report, deltas_text, changes, history_text, counted=None):
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),
-        static_problems=static, hosts=hosts, changes=changes, history_text=history_text,
+        static_problems=static, hosts=hosts, changes=changes, history_text=history_text, required=required_lines(run),
         data_mode=mode, data_text=Markup(text))     # embed() escaped <, > and & for the <script> block

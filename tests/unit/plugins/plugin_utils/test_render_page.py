@@ -197,3 +197,29 @@ def test_the_history_index_counts_one_run_in_the_singular(tmp_path):
     history.record_run(db, report["run"], report["records"])
     page = history_index.render_index(history.run_index(db), None, "h.sqlite")
     assert "1 run in the history store h.sqlite" in page and "1 runs" not in page
+
+
+def test_required_checks_are_a_readable_list_of_every_host_s_checks():
+    """The header lists the required checks, hosts with the same list together (it printed the mapping as JSON cut
+    at 300 characters: on a fleet, a few hosts' lists and the rest lost)."""
+    gpu = ["gpu.inventory", "gpu.device", "gpu.gemm_*", "nccl.*", "rdma.*"]
+    hosts = ["gpu-%03d" % i for i in range(40)]
+    required = dict((h, gpu) for h in hosts[:39])
+    required.update({hosts[39]: ["rdma.*"], "*": ["env.os"]})
+    run = dict(fleet.run_metadata("0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", hosts,
+                                  inventory_host_count=40), required_checks=required)
+    recs = [results.make("env.os", "pass", host=h) for h in hosts]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], run)
+    page = render.render_html(report)
+    assert "required checks: <strong>{" not in page
+    items = _between(page, '<ul id="required">', "</ul>").split("</li>")[:-1]
+    assert [item.strip() for item in items] == [
+        "<li><strong>env.os</strong> on every host",
+        "<li><strong>gpu.inventory, gpu.device, gpu.gemm_*, nccl.*, rdma.*</strong> on 39 hosts "
+        "(gpu-000, gpu-001, gpu-002, ...)",
+        "<li><strong>rdma.*</strong> on 1 host (gpu-039)"], items
+    md = render.render_md(report)
+    assert ("Required checks (a host where one did not run fails):\n\n"
+            "- env.os on every host\n"
+            "- gpu.inventory, gpu.device, gpu.gemm\\_\\*, nccl.\\*, rdma.\\* on 39 hosts (gpu-000, gpu-001, gpu-002, ...)\n"
+            "- rdma.\\* on 1 host (gpu-039)\n") in md, md[:3000]
