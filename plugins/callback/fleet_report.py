@@ -202,6 +202,7 @@ class CallbackModule(CallbackBase):
         self.published = False      # the report (and its history row) is written
         self.lost = None            # why the report of this run could not be written (the stream is then kept)
         self.interrupted = None
+        self.in_flight = {"task": None, "play": None}   # the last task and play started: where an interrupt stops
         self.pid = os.getpid()
         self.store = run_store.RunStore(self.run_id, self.pid)     # the run's stream, found by the run's steps
 
@@ -322,6 +323,7 @@ class CallbackModule(CallbackBase):
 
     def _on_play_start(self, play):
         self._show_progress(self.progress.flush())
+        self.in_flight = {"task": None, "play": play.get_name()}
         play_vars = play.get_vars() or {}
         self.play_hosts = []
         manager = play.get_variable_manager()
@@ -365,6 +367,7 @@ class CallbackModule(CallbackBase):
             self._show_progress(self.progress.flush())
         uuid = str(getattr(task, "_uuid", id(task)))
         self.task_started[uuid] = _now()
+        self.in_flight["task"] = task.get_name()
         try:
             self.task_run_once[uuid] = boolean(getattr(task, "run_once", False) or False, strict=True)
         except TypeError:
@@ -511,8 +514,11 @@ class CallbackModule(CallbackBase):
         custom = fleet.plain(getattr(stats, "custom", {}) or {})
         check_mode = self._check_mode()
         extra = {"interrupted": bool(self.interrupted)}
+        stopped = None
         if self.interrupted:
             extra["interrupt_reason"] = self.interrupted
+            stopped = dict(self.in_flight, reason=self.interrupted)
+            extra["interrupted_in"] = dict(self.in_flight)
         run = fleet.run_metadata(
             self.run_id, self.started, _now(), collected.hosts_targeted,
             inventory_host_count=self.inventory_host_count, playbooks=self.playbooks,
@@ -522,7 +528,7 @@ class CallbackModule(CallbackBase):
         config["drift_pins"] = self.config["drift_pins"]
         run["required_checks"] = fleet.plain(config.get("required_checks") or {})
         # a run_summary step's analysis of the same records and config is taken, not made again
-        report = fleet.build_report(collected.records(), run, config, prior=collected.analysis)
+        report = fleet.build_report(collected.records(stopped), run, config, prior=collected.analysis)
         report["problems"].extend(collected.problems)
         self._display.banner("FLEET REPORT (INTERRUPTED: the records measured so far)" if self.interrupted
                              else "FLEET REPORT")

@@ -224,7 +224,7 @@ def _md_header(report):
     out.append("")
     if run.get("interrupted"):
         out.append("> **Interrupted run** (%s): the records measured before it stopped; the checks after "
-                   "that point did not run." % _md(run.get("interrupt_reason") or "interrupted"))
+                   "that point did not run." % _md(report_html.interrupted_text(run)))
         out.append("")
     out.append("**%s** — %s (targeted %s, inventory %s), %s" % (
         summary["worst_status"].upper(), plural(summary["hosts_total"], "host"), run.get("hosts_targeted_count", "?"),

@@ -746,6 +746,17 @@ def stage_lines(report):
         verdict_word, _and(ran), "stage" if len(ran) == 1 else "stages", _and(missing))
 
 
+def interrupted_text(run):
+    """"SIGINT, during task 'x' of play 'y'" for an interrupted run's banner (the callback's run.interrupted_in)."""
+    text = str(run.get("interrupt_reason") or "interrupted")
+    where = run.get("interrupted_in") if isinstance(run.get("interrupted_in"), dict) else {}
+    if where.get("task"):
+        text += ", during task %r" % str(where["task"])
+    if where.get("play"):
+        text += "%s play %r" % (" of" if where.get("task") else ", in", str(where["play"]))
+    return text
+
+
 def required_lines(run):
     """[(the checks, comma-separated, "every host" | "39 hosts (a, b, c, ...)")] of the run's required checks,
     the hosts with the same list together: those of every host ("*") first, then most hosts first."""
@@ -826,4 +837,5 @@ def render(report, deltas_text, changes, history_text, counted=None):
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),
         static_problems=static, hosts=hosts, changes=changes, history_text=history_text, required=required_lines(run),
+        interrupted=interrupted_text(run),
         data_mode=mode, data_text=Markup(text))     # embed() escaped <, > and & for the <script> block
