@@ -123,8 +123,8 @@ options:
     description:
       - 'Pinned values for fleet drift, as a JSON object C({"fact_or_subject": "value"}).'
       - A key is a fact name (V(driver_version), applies to every check reporting it) or a subject
-        C(check[target].fact) (V(env.package[torch].version)). A host with another value gets a C(fail)
-        record; without a pin, hosts that differ from the fleet majority get a C(warn) record.
+        C(check[target].fact) (V(env.package[/usr/bin/python3:torch].version)). A host with another value gets a
+        C(fail) record; without a pin, hosts that differ from the fleet majority get a C(warn) record.
     type: str
     default: "{}"
     env:
