@@ -563,12 +563,14 @@ def _gemm(records, host_idx):
     out = []
     for check, items in sorted(groups.items()):
         per_gpu = {}
-        floors = []
+        floors, softs = [], []
         for rec, value in items:
             per_gpu.setdefault(str(rec.get("target") or "-"), []).append((value, rec))
             rule = (rec.get("expect") or {}).get("tflops")
             if isinstance(rule, dict) and _num(rule.get("min")) is not None:
                 floors.append(rule["min"])
+                if _num(rule.get("warn_below_pct")):     # the soft floor (expectations.judge_value): warn below it
+                    softs.append(rule["min"] * 100.0 / rule["warn_below_pct"])
         bars = []
         for gpu in sorted(per_gpu, key=lambda g: (len(g), g)):
             vals = sorted(per_gpu[gpu], key=lambda x: x[0])
@@ -577,7 +579,8 @@ def _gemm(records, host_idx):
             bars.append({"gpu": gpu, "n": len(vals), "med": rnd(_percentile(only, 50)), "p10": rnd(_percentile(only, 10)),
                          "p90": rnd(_percentile(only, 90)), "min": rnd(low_value),
                          "minHost": host_idx.get(low_rec.get("host"), -1), "minStatus": STATUS_CODE.get(low_rec.get("status"), 4)})
-        out.append({"check": check, "bars": bars, "floor": rnd(sorted(floors)[len(floors) // 2]) if floors else None})
+        out.append({"check": check, "bars": bars, "floor": rnd(sorted(floors)[len(floors) // 2]) if floors else None,
+                    "soft": rnd(sorted(softs)[len(softs) // 2]) if softs else None})
     return out
 
 

@@ -223,3 +223,13 @@ def test_required_checks_are_a_readable_list_of_every_host_s_checks():
             "- env.os on every host\n"
             "- gpu.inventory, gpu.device, gpu.gemm\\_\\*, nccl.\\*, rdma.\\* on 39 hosts (gpu-000, gpu-001, gpu-002, ...)\n"
             "- rdma.\\* on 1 host (gpu-039)\n") in md, md[:3000]
+
+
+def test_a_gemm_chart_has_its_soft_floor():
+    """The fp16 GEMM of GPU 0 warned (603.5 TFLOP/s: above the floor 575, below the soft floor 575 / 95 %): the chart
+    data carries the soft floor, so the page draws the line it warned against (it drew only the floor)."""
+    with open(REAL, encoding="utf-8") as handle:
+        report = fleet.reanalyze(json.load(handle))
+    data = report_html.build_data(report, lambda rec: "")
+    fp16 = [g for g in data["gemm"] if g["check"] == "gpu.gemm_fp16"][0]
+    assert (fp16["floor"], fp16["soft"]) == (575, 605.3)     # rounded to 4 digits, as every figure of the page
