@@ -127,8 +127,8 @@ options:
     description:
       - 'Pinned values for fleet drift, as a JSON object C({"fact_or_subject": "value"}).'
       - A key is a fact name (V(driver_version), applies to every check reporting it) or a subject
-        C(check[target].fact) (V(env.package[torch].version)). A host with another value gets a C(fail)
-        record; without a pin, hosts that differ from the fleet majority get a C(warn) record.
+        C(check[target].fact) (V(env.package[/usr/bin/python3:torch].version)). A host with another value gets a
+        C(fail) record; without a pin, hosts that differ from the fleet majority get a C(warn) record.
     type: str
     default: "{}"
     env:
@@ -218,6 +218,7 @@ class CallbackModule(CallbackBase):
         self.lost = None            # why the report of this run could not be written (the stream is then kept)
         self.interrupted = None
         self.stopped_by = None      # the message of the check before the run that stopped it (check_vars)
+        self.in_flight = {"task": None, "play": None}   # the last task and play started: where an interrupt stops
         self.pid = os.getpid()
         self.store = run_store.RunStore(self.run_id, self.pid)     # the run's stream, found by the run's steps
 
@@ -340,6 +341,7 @@ class CallbackModule(CallbackBase):
 
     def _on_play_start(self, play):
         self._show_progress(self.progress.flush())
+        self.in_flight = {"task": None, "play": play.get_name()}
         play_vars = play.get_vars() or {}
         self.play_hosts = []
         manager = play.get_variable_manager()
@@ -385,6 +387,7 @@ class CallbackModule(CallbackBase):
             self._show_progress(self.progress.flush())
         uuid = str(getattr(task, "_uuid", id(task)))
         self.task_started[uuid] = _now()
+        self.in_flight["task"] = task.get_name()
         try:
             self.task_run_once[uuid] = boolean(getattr(task, "run_once", False) or False, strict=True)
         except TypeError:
@@ -541,8 +544,11 @@ class CallbackModule(CallbackBase):
         custom = fleet.plain(getattr(stats, "custom", {}) or {})
         check_mode = self._check_mode()
         extra = {"interrupted": bool(self.interrupted)}
+        stopped = None
         if self.interrupted:
             extra["interrupt_reason"] = self.interrupted
+            stopped = dict(self.in_flight, reason=self.interrupted)
+            extra["interrupted_in"] = dict(self.in_flight)
         run = fleet.run_metadata(
             self.run_id, self.started, _now(), collected.hosts_targeted,
             inventory_host_count=self.inventory_host_count, playbooks=self.playbooks,
@@ -552,7 +558,7 @@ class CallbackModule(CallbackBase):
         config["drift_pins"] = self.config["drift_pins"]
         run["required_checks"] = fleet.plain(config.get("required_checks") or {})
         # a run_summary step's analysis of the same records and config is taken, not made again
-        report = fleet.build_report(collected.records(), run, config, prior=collected.analysis)
+        report = fleet.build_report(collected.records(stopped), run, config, prior=collected.analysis)
         report["problems"].extend(collected.problems)
         self._display.banner("FLEET REPORT (INTERRUPTED: the records measured so far)" if self.interrupted
                              else "FLEET REPORT")

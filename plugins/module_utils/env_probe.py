@@ -553,9 +553,8 @@ def probe_software(host, params):
             packages.append(name)
     pythons = []
     probed = []
-    for position, (python, role) in enumerate(interpreters):
+    for python, role in interpreters:
         clock = _Clock()
-        label = None if position == 0 else python
         argv = [python, "-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"]
         try:
             run = host.run(argv, params.get("timeout_s", 60))
@@ -566,8 +565,8 @@ def probe_software(host, params):
         except (AcceptanceError, ParseError) as exc:
             out.append(_error_from("env.python", exc, clock, target=python))
             continue
-        pythons.append((label, python, data))
-        probed.append((label, python, role, data, clock))
+        pythons.append((python, data))
+        probed.append((python, role, data, clock))
         facts = {"python_version": data["python_version"], "python_executable": data.get("executable"),
                  "python_implementation": data.get("implementation"), "python_role": role}
         verdicts = [("warn", "%s: %s" % (k, v)) for k, v in sorted((data.get("errors") or {}).items())
@@ -575,12 +574,12 @@ def probe_software(host, params):
         status, reason = _fold(verdicts)
         out.append(_record("env.python", status, reason, clock=clock, target=python, facts=facts,
                            params={"argv": [python, "-c", "<probe>"] + packages}))
-    for label, python, role, data, clock in probed:
-        others = [(p, r, d) for _l, p, r, d, _c in probed if p != python]
-        out.extend(_package_records(params, label, python, role, packages, data, clock, others))
+    for python, role, data, clock in probed:
+        others = [(p, r, d) for p, r, d, _c in probed if p != python]
+        out.extend(_package_records(params, python, role, packages, data, clock, others))
     out.extend(_nccl_records(host, params, pythons))
     if params.get("pip_freeze"):
-        for _label, python, _data in pythons:
+        for python, _data in pythons:
             out.append(_pip_freeze(host, params, python))
     return out
 
@@ -592,15 +591,16 @@ def _elsewhere(name, others):
     return "; it is installed for %s" % ", ".join(found) if found else ""
 
 
-def _package_records(params, label, python, role, packages, data, clock, others=()):
+def _package_records(params, python, role, packages, data, clock, others=()):
     out = []
     expected = expectation(params, "package_versions") or {}
     user = set(params.get("packages") or []) | set(expected)
     unreadable = (data.get("errors") or {}).get("importlib.metadata")
     for name in packages:
         version = data["packages"].get(name)
-        target = name if label is None else "%s:%s" % (label, name)
-        facts = {"version": version, "python": python, "python_role": role}
+        # one form for every interpreter's packages (env.python's target, then the package): a host probes several
+        target = "%s:%s" % (python, name)
+        facts = {"version": version, "package": name, "python": python, "python_role": role}
         installed_elsewhere = dict((p, d["packages"].get(name)) for p, _r, d in others if d["packages"].get(name))
         if installed_elsewhere:
             facts["installed_for"] = installed_elsewhere
@@ -690,9 +690,9 @@ def _nccl_records(host, params, pythons):
             status, reason = _fold(verdicts)
             out.append(_record("env.nccl", status, reason, clock=clock, target="system", facts=facts, expect=expect,
                                tool={"name": "nccl", "version": version} if version else None))
-    for label, python, data in pythons:
+    for python, data in pythons:
         clock = _Clock()
-        target = "python" if label is None else "python:%s" % label
+        target = "python:%s" % python       # one form for every probed interpreter (was "python" for the first)
         wheels = dict((n, data["packages"].get(n)) for n in NCCL_WHEELS if data["packages"].get(n))
         version, source = data.get("torch_nccl_version"), "torch.cuda.nccl.version()"
         if not version and wheels:

@@ -102,7 +102,7 @@ options:
   drift_pins:
     description:
       - "Pinned values for fleet drift, C({fact_or_subject: value}). A key is a fact name (V(driver_version))
-        or a subject C(check[target].fact) (V(env.package[torch].version))."
+        or a subject C(check[target].fact) (V(env.package[/usr/bin/python3:torch].version))."
       - A host with another value gets a C(fail) record; without pins, hosts that differ from the fleet
         majority get a C(warn) record.
     type: dict

@@ -168,7 +168,8 @@ def coverage(records):
 # that is not a skip. ``always``: listed even when no host has a record of it (else only when one has).
 STAGES = (
     {"title": "Probe", "probe": (), "measure": ("env.*",), "always": True},
-    {"title": "GPU", "probe": ("gpu.inventory",), "measure": ("gpu.gemm_*", "nccl.*"), "always": True},
+    # gpu.gemm: the GEMM's one record when it skipped or failed as a whole (no PyTorch, no GPU)
+    {"title": "GPU", "probe": ("gpu.inventory",), "measure": ("gpu.gemm", "gpu.gemm_*", "nccl.*"), "always": True},
     {"title": "HCCL", "probe": ("gpu.npu_inventory",), "measure": ("hccl.*",), "always": False},
     {"title": "RDMA", "probe": ("rdma.inventory",), "measure": ("rdma.ib_*", "rdma.sweep*"), "always": True},
     {"title": "Kubernetes", "probe": (), "measure": ("k8s.*",), "always": False},
@@ -184,10 +185,16 @@ def _matches(check, patterns):
     return any(fnmatch.fnmatchcase(check, p) for p in patterns)
 
 
+def _by_reason(recs):
+    return dict((str(r.get("reason") or "no reason given"), [r.get("check")]) for r in recs)
+
+
 def _stage_host(measured, probed):
     """What one host's records of a stage say of it (``measured``: its records whose check the stage measures,
     ``probed``: its probe records of the stage's hardware): ("ran", {reason: [checks skipped]}) | ("skipped",
-    reasons) | ("found", ()) (the probe found its hardware, the stage left no record) | ("none", ()) (no record)."""
+    reasons) | ("notfound", reasons) (no measurement, and a probe record failed: the hardware the inventory expects
+    is not there, or its tool could not read it) | ("found", ()) (the probe found its hardware, the stage left no
+    record) | ("none", ()) (no record)."""
     skipped = {}
     for rec in measured:
         if rec.get("status") == "skip":
@@ -196,8 +203,11 @@ def _stage_host(measured, probed):
         return "ran", skipped
     if measured:
         return "skipped", skipped
+    failed = [r for r in probed if r.get("status") in ("fail", "error")]
+    if failed:
+        return "notfound", _by_reason(failed)
     if probed and all(r.get("status") == "skip" for r in probed):
-        return "skipped", dict((str(r.get("reason") or "no reason given"), [r.get("check")]) for r in probed)
+        return "skipped", _by_reason(probed)
     return ("found", {}) if probed else ("none", {})
 
 
@@ -221,7 +231,7 @@ def _reason_groups(per_host):
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _hosts_named(hosts, total):
+def hosts_named(hosts, total):
     """" (a, b)" when some of the fleet's hosts (at most 3 named), "" when all of them."""
     if len(hosts) == total:
         return ""
@@ -235,7 +245,7 @@ def _skips_text(per_host, total, plural):
     for reason, hosts in groups[:STAGE_REASONS_SHOWN]:
         if len(reason) > STAGE_REASON_CHARS:
             reason = reason[:STAGE_REASON_CHARS - 3] + "..."
-        parts.append("%s%s: %s" % (plural(len(hosts), "host"), _hosts_named(hosts, total), reason))
+        parts.append("%s%s: %s" % (plural(len(hosts), "host"), hosts_named(hosts, total), reason))
     if len(groups) > STAGE_REASONS_SHOWN:
         parts.append("%s more" % plural(len(groups) - STAGE_REASONS_SHOWN, "reason"))
     return "; ".join(parts)
@@ -254,12 +264,14 @@ def _stage_text(by_state, total, plural):
             parts.append("%s skipped (%s%s)" % (plural(len(checks), "check"), ", ".join(checks[:STAGE_CHECKS_SHOWN]), more))
     if skipped:
         parts.append("skipped on %s" % _skips_text(skipped, total, plural))
+    if by_state.get("notfound"):
+        parts.append("not found by the probe on %s" % _skips_text(by_state["notfound"], total, plural))
     if found:
         parts.append("not run on %s%s although the probe found its hardware" % (
-            plural(len(found), "host"), _hosts_named(sorted(found), total)))
+            plural(len(found), "host"), hosts_named(sorted(found), total)))
     none = by_state.get("none", {})
-    if none and (ran or skipped or found):
-        parts.append("no record of it on %s%s" % (plural(len(none), "host"), _hosts_named(sorted(none), total)))
+    if none and (ran or skipped or found or by_state.get("notfound")):
+        parts.append("no record of it on %s%s" % (plural(len(none), "host"), hosts_named(sorted(none), total)))
     if not ran:
         return "not run", "; ".join(parts) or "no record of this stage on any host"
     return ("ran" if len(ran) == total else "partly"), "; ".join(parts)
@@ -269,7 +281,8 @@ def stages(records, hosts, plural):
     """Which stages of the run ran, and where and why the others did not, from the records alone:
     [{title, state: "ran" | "partly" | "not run", ran_hosts, text}] in STAGES order, for ``hosts`` (the hosts with
     a verdict); ``text``: "ran on 2 hosts; ...", or for a stage that did not run, why ("skipped on 2 hosts: no
-    NVIDIA GPU/driver: nvidia-smi not found", "no record of this stage on any host"). ``plural(count, noun)``
+    NVIDIA GPU/driver: nvidia-smi not found", "not found by the probe on 1 host (a): no NVIDIA GPU/driver:
+    nvidia-smi not found, but expect.gpu_count is 8", "no record of this stage on any host"). ``plural(count, noun)``
     writes the counts. An analysis' records and the run's bookkeeping (BOOKKEEPING) are no stage's."""
     by_host = dict((h, [([], []) for _stage in STAGES]) for h in hosts)    # per stage: (measured, probed)
     roles = {}      # check -> its stages (a fleet has few distinct checks: each is matched once)

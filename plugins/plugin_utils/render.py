@@ -224,7 +224,7 @@ def _md_header(report):
     out.append("")
     if run.get("interrupted"):
         out.append("> **Interrupted run** (%s): the records measured before it stopped; the checks after "
-                   "that point did not run." % _md(run.get("interrupt_reason") or "interrupted"))
+                   "that point did not run." % _md(report_html.interrupted_text(run)))
         out.append("")
     out.append("**%s** — %s (targeted %s, inventory %s), %s" % (
         summary["worst_status"].upper(), plural(summary["hosts_total"], "host"), run.get("hosts_targeted_count", "?"),
@@ -234,6 +234,10 @@ def _md_header(report):
     out += ["- **%s**: %s%s" % (s["title"], "not run - " if s["state"] == "not run" else "", _md(s["text"])) for s in stages]
     if not_covered:
         out += ["", "> %s" % not_covered]
+    required = report_html.required_lines(report.get("run") or {})
+    if required:
+        out += ["", "Required checks (a host where one did not run fails):", ""]
+        out += ["- %s on %s" % (_md(checks), _md(hosts)) for checks, hosts in required]
     out.append("")
     out.append("| | " + " | ".join(STATUS_ORDER) + " |")
     out.append("|---|" + "---|" * len(STATUS_ORDER))

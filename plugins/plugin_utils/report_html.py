@@ -563,12 +563,14 @@ def _gemm(records, host_idx):
     out = []
     for check, items in sorted(groups.items()):
         per_gpu = {}
-        floors = []
+        floors, softs = [], []
         for rec, value in items:
             per_gpu.setdefault(str(rec.get("target") or "-"), []).append((value, rec))
             rule = (rec.get("expect") or {}).get("tflops")
             if isinstance(rule, dict) and _num(rule.get("min")) is not None:
                 floors.append(rule["min"])
+                if _num(rule.get("warn_below_pct")):     # the soft floor (expectations.judge_value): warn below it
+                    softs.append(rule["min"] * 100.0 / rule["warn_below_pct"])
         bars = []
         for gpu in sorted(per_gpu, key=lambda g: (len(g), g)):
             vals = sorted(per_gpu[gpu], key=lambda x: x[0])
@@ -577,7 +579,8 @@ def _gemm(records, host_idx):
             bars.append({"gpu": gpu, "n": len(vals), "med": rnd(_percentile(only, 50)), "p10": rnd(_percentile(only, 10)),
                          "p90": rnd(_percentile(only, 90)), "min": rnd(low_value),
                          "minHost": host_idx.get(low_rec.get("host"), -1), "minStatus": STATUS_CODE.get(low_rec.get("status"), 4)})
-        out.append({"check": check, "bars": bars, "floor": rnd(sorted(floors)[len(floors) // 2]) if floors else None})
+        out.append({"check": check, "bars": bars, "floor": rnd(sorted(floors)[len(floors) // 2]) if floors else None,
+                    "soft": rnd(sorted(softs)[len(softs) // 2]) if softs else None})
     return out
 
 
@@ -746,6 +749,37 @@ def stage_lines(report):
         verdict_word, _and(ran), "stage" if len(ran) == 1 else "stages", _and(missing))
 
 
+def interrupted_text(run):
+    """"SIGINT, during task 'x' of play 'y'" for an interrupted run's banner (the callback's run.interrupted_in)."""
+    text = str(run.get("interrupt_reason") or "interrupted")
+    where = run.get("interrupted_in") if isinstance(run.get("interrupted_in"), dict) else {}
+    if where.get("task"):
+        text += ", during task %r" % str(where["task"])
+    if where.get("play"):
+        text += "%s play %r" % (" of" if where.get("task") else ", in", str(where["play"]))
+    return text
+
+
+def required_lines(run):
+    """[(the checks, comma-separated, "every host" | "39 hosts (a, b, c, ...)")] of the run's required checks,
+    the hosts with the same list together: those of every host ("*") first, then most hosts first."""
+    try:
+        wanted = verdict.required_patterns({"required_checks": run.get("required_checks")})
+    except ValueError as exc:
+        return [("unreadable", str(exc))]
+    groups = {}
+    for host, patterns in wanted.items():
+        groups.setdefault(", ".join(patterns), []).append(host)
+    out = []
+    for checks, hosts in sorted(groups.items(), key=lambda item: ("*" not in item[1], -len(item[1]), item[0])):
+        named = sorted(h for h in hosts if h != "*")
+        if "*" in hosts:
+            out.append((checks, "every host"))
+        if named:
+            out.append((checks, plural(len(named), "host") + coverage.hosts_named(named, -1)))
+    return out
+
+
 def _and(words):
     return words[0] if len(words) == 1 else "%s and %s" % (", ".join(words[:-1]), words[-1])
 
@@ -780,8 +814,6 @@ def render(report, deltas_text, changes, history_text, counted=None):
             ("python", run.get("python_version")), ("controller", run.get("controller"))]
     if run.get("check_mode"):
         meta.append(("check mode", "yes"))
-    if run.get("required_checks"):
-        meta.append(("required checks", fmt(run["required_checks"])[:300]))
     comparison = None
     given = report.get("comparison")
     if isinstance(given, dict) and isinstance(given.get("totals"), dict):
@@ -807,5 +839,6 @@ def render(report, deltas_text, changes, history_text, counted=None):
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
         judgement=summary.get("judgement") or {}, unjudged=unjudged_rows(summary.get("judgement")),
-        static_problems=static, hosts=hosts, changes=changes, history_text=history_text,
+        static_problems=static, hosts=hosts, changes=changes, history_text=history_text, required=required_lines(run),
+        interrupted=interrupted_text(run),
         data_mode=mode, data_text=Markup(text))     # embed() escaped <, > and & for the <script> block

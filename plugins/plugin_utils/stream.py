@@ -338,15 +338,16 @@ class Collector:
         self._task(host, task_uuid, task_name, "skipped", records)
 
     # out
-    def records(self):
-        """Every record, in a stable order, plus the records that account for every host."""
+    def records(self, interrupted=None):
+        """Every record, in a stable order, plus the records that account for every host (``interrupted``: where an
+        interrupted run stopped, {reason, task, play}: what a host without records was doing)."""
         if self._lines is not None:
-            return self.read_back().records()
+            return self.read_back().records(interrupted)
         out = []
         for (_host, _uuid), recs in self._by_key.items():
             out.extend(recs)
         out.extend(self._unreachable.values())
-        out.extend(missing_host_records(out, self.hosts_targeted, self.missing_status, self._events))
+        out.extend(missing_host_records(out, self.hosts_targeted, self.missing_status, self._events, interrupted))
         return out
 
 
@@ -383,7 +384,7 @@ def _screened_record(host, runs):
     return results.make(MISSING_CHECK, "skip", reason=reason, host=host, facts={"launchers": launchers})
 
 
-def missing_host_records(records, hosts, status="error", events=None):
+def missing_host_records(records, hosts, status="error", events=None, interrupted=None):
     """A record for each host of ``hosts`` that has no record at all.
 
     A host named in the ``params.hosts`` of another host's record (a multi-node run launched
@@ -391,7 +392,8 @@ def missing_host_records(records, hosts, status="error", events=None):
     such run passed, ``skip`` when they all skipped, else ``warn`` (a failing collective does not
     say which of its hosts is bad). A host of the group screen's tests (group_screen.screen_of) that
     has no record of its own gets a ``skip`` one that says so: its verdict is the screen analysis's
-    ``<check>.screen`` record.
+    ``<check>.screen`` record. Any other host's record says which tasks ran on it (``events``: {host: {"ok": n, ...}})
+    and, in an interrupted run (``interrupted``: {reason, task, play}), where the run stopped.
     """
     seen = set(r.get("host") for r in records)
     took_part = _participants(records)
@@ -417,12 +419,23 @@ def missing_host_records(records, hosts, status="error", events=None):
                                     facts={"launchers": sorted(set(str(r.get("host")) for r in runs))}))
             seen.add(host)
             continue
-        counts = (events or {}).get(host) or {}
-        what = ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items())) or "no task ran on it"
-        reason = "host was targeted but no task returned a result record for it (tasks: %s)" % what
-        out.append(results.make(MISSING_CHECK, status, reason=reason, host=host))
+        out.append(_no_record(host, status, (events or {}).get(host) or {}, interrupted))
         seen.add(host)
     return out
+
+
+def _no_record(host, status, counts, interrupted):
+    """The env.coverage record of a host that returned no record (``counts``: its tasks by outcome)."""
+    what = ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items()))
+    if not interrupted:
+        reason = "host was targeted but no task returned a result record for it (tasks: %s)" % (what or "no task ran on it")
+        return results.make(MISSING_CHECK, status, reason=reason, host=host)
+    reason = shorten("interrupted (%s) during task %r of play %r, before this host returned a result record (%s)" % (
+        interrupted.get("reason") or "interrupted", str(interrupted.get("task") or "(none started)"),
+        str(interrupted.get("play") or "(none started)"), "tasks done on it: " + what if what else "no task done on it"))
+    facts = {"interrupted": interrupted.get("reason") or "interrupted", "task": interrupted.get("task"),
+             "play": interrupted.get("play")}
+    return results.make(MISSING_CHECK, status, reason=reason, host=host, facts=facts)
 
 
 def append_config(path, **config):

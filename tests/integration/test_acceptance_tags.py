@@ -174,3 +174,28 @@ def test_a_misspelt_probe_option_fails_at_the_role_start(env, tmp_path):  # noqa
     assert proc.returncode == 2, out[-4000:]
     assert "Validating arguments against arg spec 'main'" in out and "timeout" in out
     assert "Probe OS, CPU, memory" not in out
+
+
+def _stage_lines(tmp_path):
+    """{stage title: its line} of the run's summary.md (the report header's stage lines)."""
+    import glob  # pylint: disable=import-outside-toplevel
+    (summary,) = glob.glob(str(tmp_path / "reports" / "2*" / "summary.md"))
+    with open(summary, encoding="utf-8") as handle:
+        text = handle.read()
+    return dict(re.findall(r"^- \*\*(\w+)\*\*: (.*)$", text, re.M))
+
+
+@pytest.mark.parametrize("tag", ["gpu", "hccl", "rdma"])
+def test_tags_of_a_stage_on_a_host_without_its_hardware_skip_it_cleanly(env, tmp_path, tag):  # noqa: F811  pylint: disable=redefined-outer-name
+    """``--tags hccl`` on a host without NPUs skips the stage as ``--tags gpu`` and ``--tags rdma`` do (it gave
+    ERROR, rc 2, and no HCCL stage line): the run passes and the report's line of the stage says why it did not run."""
+    proc, out = _run(env, tmp_path, {"node1": {}}, ACCEPTANCE, "--tags", tag, "-e", '{"gpu_checks": ["gemm"]}')
+    assert proc.returncode == 0, out[-6000:]
+    title = {"gpu": "GPU", "hccl": "HCCL", "rdma": "RDMA"}[tag]
+    lines = _stage_lines(tmp_path)
+    assert lines[title].startswith("not run - skipped on 1 host: "), lines
+    if tag == "hccl":
+        assert lines[title] == "not run - skipped on 1 host: no Ascend NPU: npu-smi not found", lines
+        (hccl,) = _by_name(out, "HCCL Test on the NPUs")
+        assert "aifabric.acceptance.hccl : Probe the NPUs" in hccl
+        assert "ok: [node1]" not in hccl.split("Run the collectives on one node")[1].split("TASK [")[0], hccl

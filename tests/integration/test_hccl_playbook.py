@@ -83,9 +83,11 @@ def test_fleet_with_a_healthy_and_a_failing_npu_host(env, tmp_path):
     bad = _stand_in(tmp_path, "mpirun-bad", "oam-tools-faq-retcode7-init-hcclcomm-failure.txt", 1)
     common = {"tool_dir": _inside(tmp_path, bindir), "cann_env_script": "", "collectives": ["all_reduce"],
               "max_bytes": "64M"}
-    # node-a: no NPU count anywhere (its probe skips: no npu-smi), the module's default 8; node-b: the probe
-    # stage's fact probe_npu_count (as the probe role sets it) wins over its own probe's nothing
-    inventory = _inventory(tmp_path, dict(common, mpirun=good), dict(common, mpirun=bad), {"probe_npu_count": 4})
+    # node-a: its probe finds no NPU (no npu-smi) and hccl_options says 8 per node (a host with no NPU count runs
+    # nothing: test_a_host_without_npus_runs_no_collective); node-b: the probe stage's fact probe_npu_count (as the
+    # probe role sets it) wins over its own probe's nothing
+    inventory = _inventory(tmp_path, dict(common, mpirun=good, npus_per_node=8), dict(common, mpirun=bad),
+                           {"probe_npu_count": 4})
     proc, reports = _run(env, tmp_path, inventory, "-e", "hccl_multi_node=true")
     out = proc.stdout + proc.stderr
     assert "PLAY RECAP" in proc.stdout, out[-4000:]
@@ -110,6 +112,28 @@ def test_fleet_with_a_healthy_and_a_failing_npu_host(env, tmp_path):
     assert multi["host"] == "node-a" and multi["params"]["argv"][:5] == [good, "-f", multi["params"]["argv"][2], "-n", "16"]
     assert multi["metrics"]["ranks"] == 16 and multi["facts"]["profile_choice"] == "no profile (profile: none)"
     assert "TASK [aifabric.acceptance.hccl : Stop whatever of the run is left on every host]" in proc.stdout
+
+
+def test_a_host_without_npus_runs_no_collective(env, tmp_path):
+    """A host whose probe found no NPU runs no collective (it was an error: the CANN environment script is absent), the
+    probe's skip record says why, and a multi-node run over it does not start; a host with NPUs still runs."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_test").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    (bindir / "all_reduce_test").chmod(0o755)
+    good = _stand_in(tmp_path, "mpirun-good", "oam-tools-docs-all-reduce-8npu-8K-64M-avg-time-header.txt", 0)
+    common = {"tool_dir": _inside(tmp_path, bindir), "cann_env_script": "", "collectives": ["all_reduce"],
+              "max_bytes": "64M", "mpirun": good}
+    inventory = _inventory(tmp_path, common, common, {"probe_npu_count": 8})
+    proc, reports = _run(env, tmp_path, inventory, "-e", "hccl_multi_node=true")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    with open(os.path.join(reports, "latest", "results.json"), encoding="utf-8") as handle:
+        records = json.load(handle)["records"]
+    runs = [(r["host"], r["facts"]["launch"]) for r in records if r["check"] == "hccl.all_reduce"]
+    assert runs == [("node-b", "single-node")], runs
+    (probe,) = [r for r in records if r["check"] == "gpu.npu_inventory" and r["host"] == "node-a"]
+    assert probe["status"] == "skip" and probe["reason"] == "no Ascend NPU: npu-smi not found"
 
 
 def test_a_misspelt_option_fails_at_the_start_naming_it(env, tmp_path):

@@ -282,3 +282,75 @@ def test_charts_name_their_axes_curves_and_points_in_chromium(browser, tmp_path)
     shots.append(browser.screenshot(str(tmp_path / "ring8-heatmap.png")))
     assert browser.errors() == []
     _shots(tmp_path, "ring8-charts", shots, {})
+
+
+def _gemm_report():
+    """The 2x H200 capture plus the synthetic ring, GPU 1's bf16 GEMM failed on purpose (fp16 GPU 0 warned in the
+    capture), a targeted host that returned nothing before the run was interrupted, required checks."""
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import stream
+    from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import test_report_golden
+    report = test_report_golden.report_of("h200x2-ring8")
+    data = json.loads(json.dumps({"run": report["run"], "records": [
+        r for r in report["records"] if (r.get("tool") or {}).get("name") != "fleet-analysis"]}))
+    gemm = [r for r in data["records"] if r["check"] == "gpu.gemm_bf16" and r.get("target") == "1"][0]
+    gemm["status"], gemm["reason"], gemm["metrics"]["tflops"] = "fail", "tflops 540.2 < 600 (set by this test)", 540.2
+    run = data["run"]
+    run["hosts_targeted"] = run["hosts_targeted"] + ["gpu-int"]
+    stopped = {"task": "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU", "play": "GPU acceptance"}
+    run.update(interrupted=True, interrupt_reason="SIGINT", interrupted_in=stopped,
+               required_checks={"*": ["env.os"], "h200x2": ["gpu.gemm_*", "nccl.*"]})
+    data["records"] += stream.missing_host_records([], ["gpu-int"], "error", {"gpu-int": {"ok": 1}},
+                                                   dict(stopped, reason="SIGINT"))
+    return fleet.reanalyze(data)
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_report_fits_its_width_and_draws_what_judged_the_gemm(tmp_path, width):
+    """At 1400 and 800 px: the drill-down table within its box (at 800 px it was 999 px wide in a 730 px box), its
+    "judged by" text inside its own column (it ran into the reason), the findings and problems tables within the
+    page, the GEMM charts drawing the soft floor as well as the floor (a warned dot sat above the only line drawn),
+    their labels beside the bars, never over them; a report with no problem says so instead of an empty table."""
+    browser = Browser(str(tmp_path), width=width, height=1000)
+    try:
+        browser.open(_publish(_gemm_report(), tmp_path))
+        assert browser.errors() == []
+        for table in ("findings", "problems"):
+            box = browser.js("(() => {const t = document.getElementById(%r); const b = t.closest('.wrap, .scroll');"
+                             " return [t.offsetWidth, b.clientWidth]})()" % table)
+            assert box[0] <= box[1], (table, box)
+        browser.js("document.querySelector('#hosts a[data-host]').click()")
+        box = browser.js("(() => {const w = document.querySelector('#detail .wrap'); return [w.scrollWidth, w.clientWidth]})()")
+        assert box[0] <= box[1], box
+        # every judged-by text ends left of its row's reason cell
+        overlaps = browser.js("""(() => Array.from(document.querySelectorAll('#detail tbody tr, #problems tbody tr')).map(tr => {
+            const j = tr.querySelector('td.j'); const range = document.createRange(); range.selectNodeContents(j);
+            const text = range.getBoundingClientRect(); const next = j.nextElementSibling.getBoundingClientRect();
+            return [j.textContent, text.right, next.left]}).filter(x => x[1] > x[2] + 0.5))()""")
+        assert overlaps == [], overlaps
+        shots = [browser.screenshot(str(tmp_path / ("layout-%d-drilldown.png" % width)))]
+        # GEMM: the floor and the soft floor drawn; fp16 GPU 0 warned: its dot lies between them
+        charts = browser.js("""(() => Array.from(document.querySelectorAll('#gemm .card')).map(card => {
+            const y = (k) => {const l = card.querySelector('line[data-line=' + k + ']'); return l ? +l.getAttribute('y1') : null};
+            const bars = Array.from(card.querySelectorAll('rect[width="30"]')).map(r => r.getBoundingClientRect());
+            const labels = Array.from(card.querySelectorAll('text[data-label]')).map(t => t.getBoundingClientRect());
+            const dots = Array.from(card.querySelectorAll('circle')).map(c => [c.textContent, +c.getAttribute('cy')]);
+            return {title: card.firstChild.textContent, min: y('min'), soft: y('soft'), dots: dots,
+                    clear: labels.length === 2 && labels.every(l => bars.every(b => l.left >= b.right)),
+                    apart: labels.length === 2 && (labels[0].bottom <= labels[1].top || labels[1].bottom <= labels[0].top)}}))()""")
+        fp16 = [c for c in charts if c["title"].startswith("gpu.gemm_fp16")][0]
+        assert all(c["min"] is not None and c["soft"] is not None and c["soft"] < c["min"] for c in charts), charts
+        assert all(c["clear"] and c["apart"] for c in charts), charts
+        (warned,) = [cy for text, cy in fp16["dots"] if text.endswith("(warn)")]
+        assert fp16["soft"] < warned < fp16["min"], fp16
+        browser.js("document.getElementById('gemm').scrollIntoView()")
+        shots.append(browser.screenshot(str(tmp_path / ("layout-%d-gemm.png" % width))))
+        # no problem at all: a sentence, not an empty table
+        clean = fleet.build_report([fleet.normalize(results.make("env.os", "pass", host="a"), "a")], fleet.run_metadata(
+            "0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", ["a"], inventory_host_count=1))
+        browser.open(_publish(clean, tmp_path / "clean"))
+        assert browser.js("document.getElementById('noproblems').innerText").startswith("None: no record")
+        assert browser.js("document.getElementById('problemsbox').offsetHeight") == 0
+        assert browser.errors() == []
+        _shots(tmp_path, "layout-%d" % width, shots, {})
+    finally:
+        browser.close()

@@ -73,7 +73,7 @@ def _tail(path):
 def test_an_interrupted_run_keeps_what_was_measured(tmp_path, signum, rc_want):
     report_dir = tmp_path / "reports"
     log = str(tmp_path / "ansible-playbook.log")
-    argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), "--limit", "node1,node2",
+    argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), "--limit", "node1,node2,node3",
             "slow_run.yml"]
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, env=_env(report_dir, tmp_path), cwd=PLAYBOOKS, stdin=subprocess.DEVNULL,
@@ -106,9 +106,18 @@ def test_an_interrupted_run_keeps_what_was_measured(tmp_path, signum, rc_want):
     assert data["run"]["interrupted"] is True and data["run"]["interrupt_reason"] == signal.Signals(signum).name
     measured = sorted((r["host"], r["check"], r["status"]) for r in data["records"] if r["check"] == "env.os")
     assert measured == [("node1", "env.os", "pass"), ("node2", "env.os", "pass")]
-    for name in ("summary.md", "report.html"):
+    # node3 returned no record: its reason says where the run stopped (it said "tasks: 1 skipped")
+    where = "task 'Slow step (interrupted by the test)' of play 'Measure, then block'"
+    assert data["run"]["interrupted_in"] == {"task": "Slow step (interrupted by the test)", "play": "Measure, then block"}
+    (quiet,) = [r for r in data["records"] if r["host"] == "node3"]
+    assert quiet["check"] == "env.coverage" and quiet["reason"] == (
+        "interrupted (%s) during %s, before this host returned a result record (tasks done on it: 1 skipped)"
+        % (signal.Signals(signum).name, where)), quiet
+    for name, start in (("summary.md", "**Interrupted run** ("), ("report.html", "Interrupted run (")):
         with open(os.path.join(run_dir, name)) as handle:
-            assert "interrupted" in handle.read().lower(), name
+            text = handle.read()
+        banner = "%s%s, during %s)" % (start, signal.Signals(signum).name, where)
+        assert (banner if name == "summary.md" else banner.replace("'", "&#39;")) in text, name
     conn = sqlite3.connect(str(report_dir / "history.sqlite"))
     try:
         stored = conn.execute("SELECT run_id FROM runs").fetchall()

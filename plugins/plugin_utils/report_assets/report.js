@@ -63,6 +63,7 @@ function renderProblems(){
  for(const i of out){const r=D.recs[i];body.appendChild(el("tr",null,el("td",{cls:"h"},hostLink(r[0])),el("td",null,badge(ST[r[4]])),el("td",{cls:"h",
 text:recLabel(r)}),judgeCell(r),el("td",{cls:"t",text:S(r[5])}),el("td",{cls:"t",text:S(r[10])})));
  }
+ if(!total&&list.length)body.appendChild(el("tr",null,el("td",{cls:"muted",colspan:6,text:"No problem matches this filter."})));
  $("pcount").textContent=total+" matching"+(total>out.length?" (first "+out.length+" shown: filter to narrow)":"");
 }
 function judgeCell(r){const j=S(r[13]||0);return el("td",{cls:"j"+(j==="unjudged"?" unj":""),text:j||"-",
@@ -210,12 +211,20 @@ text:num(w[2])}),el("td",null,badge(ST[w[3]]))));
 // ---------------------------------------------------------------- GEMM and latency
 // the dot of the lowest host: red when it failed (or errored), amber when it warned, dark grey when it passed
 function dotColor(st){return st>=3?"#c0392b":st===2?"#e0a030":"#374151";}
-function bars(title,items,floor,unit,note){
- const subs=Math.max(0,...items.map(b=>(b.sub||[]).length));
- const W=Math.max(260,60+items.length*56),H=240+12*subs,L=50,B=34+12*subs,T=14;let ymax=Math.max(floor||0,...items.map(b=>b.hi!=null?b.hi:b.v));
+// the expectation lines of a GEMM chart: the floor (fail below) and the soft floor (warn below), each labelled
+const SOFT={stroke:"#1f2937","stroke-width":1.5,"stroke-dasharray":"2 3"};
+function floorLines(g){const out=[];if(!g)return out;
+ if(g.floor!=null)out.push({v:g.floor,kind:"min",style:EXPECT,text:"fail below "+num(g.floor)});
+ if(g.soft!=null)out.push({v:g.soft,kind:"soft",style:SOFT,text:"warn below "+num(g.soft)});return out;}
+// bars with whiskers and a dot each; ``lines``: floorLines(), drawn across the plot and labelled in a right margin of
+// their own (never over a bar), labels kept apart
+function bars(title,items,lines,unit,note){
+ lines=lines||[];const subs=Math.max(0,...items.map(b=>(b.sub||[]).length));
+ const R=lines.length?104:6,W=Math.max(260,60+items.length*56)+R-6,H=240+12*subs,L=50,B=34+12*subs,T=14;
+ let ymax=Math.max(0,...lines.map(l=>l.v),...items.map(b=>b.hi!=null?b.hi:b.v));
  const ticks=niceTicks(ymax||1,4);ymax=ticks[ticks.length-1]||1;
  const Y=(v)=>H-B-(H-T-B)*v/ymax;const s=sv("svg",{width:W,height:H,role:"img"});s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
- for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-6,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));
+ for(const t of ticks){s.appendChild(sv("line",{x1:L,x2:W-R,y1:Y(t),y2:Y(t),stroke:"#eceef1"}));
  s.appendChild(sv("text",{x:L-5,y:Y(t)+4,"text-anchor":"end"},num(t)));}
  items.forEach((b,k)=>{const x=L+12+k*56;const r=sv("rect",{x:x,y:Y(b.v),width:30,height:Math.max(0,H-B-Y(b.v)),
 fill:b.color||"#5b8fd6"});r.appendChild(sv("title",{},b.title));s.appendChild(r);
@@ -224,16 +233,19 @@ fill:b.color||"#5b8fd6"});r.appendChild(sv("title",{},b.title));s.appendChild(r)
  c.appendChild(sv("title",{},b.minTitle||""));s.appendChild(c);}
   s.appendChild(sv("text",{x:x+15,y:H-B+14,"text-anchor":"middle"},b.label));
   (b.sub||[]).forEach((t,i)=>s.appendChild(sv("text",{x:x+15,y:H-B+27+12*i,"text-anchor":"middle",style:"font-size:9px"},t)));});
- s.appendChild(sv("line",{x1:L,x2:W-6,y1:H-B,y2:H-B,stroke:"#444"}));
- if(floor!=null){s.appendChild(sv("line",Object.assign({x1:L,x2:W-6,y1:Y(floor),y2:Y(floor)},EXPECT)));
- s.appendChild(sv("text",{x:W-8,y:Y(floor)-4,"text-anchor":"end",fill:EXPECT.stroke},"expected min "+num(floor)));}
+ s.appendChild(sv("line",{x1:L,x2:W-R,y1:H-B,y2:H-B,stroke:"#444"}));
+ let last=1e9;for(const l of lines.slice().sort((a,b)=>a.v-b.v)){
+  s.appendChild(sv("line",Object.assign({x1:L,x2:W-R,y1:Y(l.v),y2:Y(l.v),"data-line":l.kind},l.style)));
+  const y=Math.min(Y(l.v)+4,last-14);last=y;     // upwards from the lowest line, a line of text apart at least
+  s.appendChild(sv("text",{x:W-R+4,y:y,"text-anchor":"start",fill:l.style.stroke,"data-label":l.kind},l.text));}
  const card=el("div",{cls:"card"},el("div",{text:title+(unit?" ("+unit+")":"")}),s);
  if(note)card.appendChild(note);
  return card;
 }
-function gemmLegend(floor){const items=[{fill:"#5b8fd6",name:"fleet median"},{color:"#222",width:1.2,name:"p10-p90"}];
+function gemmLegend(g){const items=[{fill:"#5b8fd6",name:"fleet median"},{color:"#222",width:1.2,name:"p10-p90"}];
  for(const [st,n] of [[3,"lowest host: failed"],[2,"warned"],[0,"passed"]])items.push({color:dotColor(st),marker:"dot",name:n});
- if(floor!=null)items.push({color:EXPECT.stroke,dash:EXPECT["stroke-dasharray"],width:1.5,name:"expected min"});
+ for(const l of floorLines(g))items.push({color:l.style.stroke,dash:l.style["stroke-dasharray"],width:1.5,
+name:l.kind==="min"?"expected min (fail below)":"soft floor (warn below)"});
  const lg=legendBox([]);for(const it of items){const sw=it.marker==="dot"?sv("svg",{width:16,height:12,style:"vertical-align:middle;margin:0 2px 0 10px"}):swatch(it);
  if(it.marker==="dot")sw.appendChild(sv("circle",{cx:8,cy:6,r:4.5,fill:it.color}));lg.appendChild(el("span",{cls:"li"},sw,it.name));}
  return lg;}
@@ -242,7 +254,7 @@ function renderGemm(){
  for(const g of D.gemm){box.appendChild(bars(g.check+": per GPU over "+pl(Math.max(...g.bars.map(b=>b.n)),"host"),g.bars.map(b=>({v:b.med,lo:b.p10,
 hi:b.p90,min:b.min,label:"GPU "+b.gpu,
   title:"GPU "+b.gpu+": median "+num(b.med)+" over "+pl(b.n,"host"),minTitle:"lowest: "+HN(b.minHost)+" "+num(b.min)+" ("+ST[b.minStatus]+")",
-minColor:dotColor(b.minStatus)})),g.floor,"TFLOP/s",gemmLegend(g.floor)));}
+minColor:dotColor(b.minStatus)})),floorLines(g),"TFLOP/s",gemmLegend(g)));}
  for(const l of D.lat){const v=l.values,lo=v[0],hi=v[v.length-1],nb=Math.min(30,Math.max(5,Math.ceil(Math.sqrt(v.length))));
  const w=(hi-lo)/nb||1;const cnt=new Array(nb).fill(0);
   for(const x of v)cnt[Math.min(nb-1,Math.floor((x-lo)/w))]++;
@@ -285,7 +297,7 @@ color:r[4]>=3?"#c0392b":r[4]===2?"#e0a030":"#5b8fd6",title:recLabel(r)+": "+num(
  for(const [_w,p,mine] of mineAll){const ex=mine.slice(0,8).map(c=>{const r=D.recs[c[0]];return {ys:parse(c[1]),name:recLabel(r)+" ("+ST[r[4]]+")",st:r[4]};});
  charts.appendChild(curveChart(p,ex,true));}
  const checks=[...new Set(gemm.map(g=>g.check))];for(const c of checks){
- const fl=(D.gemm.find(g=>g.check===c)||{}).floor;charts.appendChild(bars(c+" on "+HN(h),gemm.filter(g=>g.check===c),fl,"TFLOP/s"));}
+ const fl=floorLines(D.gemm.find(g=>g.check===c));charts.appendChild(bars(c+" on "+HN(h),gemm.filter(g=>g.check===c),fl,"TFLOP/s"));}
  t.className="detail";box.appendChild(el("div",{cls:"wrap scroll"},t));box.appendChild(charts);
  box.scrollIntoView({behavior:"auto",block:"start"});
 }

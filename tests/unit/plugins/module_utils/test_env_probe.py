@@ -164,11 +164,11 @@ def test_h100_vm_as_captured(tmp_path):
     system_nccl = by(records, "env.nccl", "system")
     assert system_nccl["facts"]["nccl_version"] == "2.28.3"
     assert system_nccl["facts"]["nccl_libraries"] == {"/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3": "2.28.3"}
-    python_nccl = by(records, "env.nccl", "python")
+    python_nccl = by(records, "env.nccl", "python:" + PY)
     assert python_nccl["facts"]["nccl_version"] == "2.28.9"
     assert python_nccl["facts"]["nccl_source"] == "torch.cuda.nccl.version()"
-    assert by(records, "env.package", "torch")["facts"]["version"] == "2.11.0"
-    assert by(records, "env.package", "vllm")["status"] == "skip"
+    assert by(records, "env.package", PY + ":torch")["facts"]["version"] == "2.11.0"
+    assert by(records, "env.package", PY + ":vllm")["status"] == "skip"
     assert by(records, "env.pip_freeze")["metrics"]["package_count"] == 196
     inventory = by(records, "gpu.inventory")
     assert inventory["status"] == "pass"
@@ -375,13 +375,13 @@ def test_software_expectations_and_missing_pip(tmp_path):
     params = {"groups": ["software"], "expect": {"nccl_version": "2.28.9", "package_versions": {"torch": "2.10", "vllm": ""}},
               "pip_freeze": True}
     records = env_probe.probe(host_for(h100_tree(tmp_path), commands), params)
-    assert by(records, "env.nccl", "python")["status"] == "pass"
+    assert by(records, "env.nccl", "python:" + PY)["status"] == "pass"
     system_nccl = by(records, "env.nccl", "system")
     assert system_nccl["status"] == "fail" and "nccl_version is 2.28.3, expected 2.28.9" in system_nccl["reason"]
-    assert "torch version is 2.11.0, expected 2.10" in by(records, "env.package", "torch")["reason"]
-    assert by(records, "env.package", "torch")["expect"] == {"version": {"version": "2.10"}}
-    assert by(records, "env.package", "vllm")["status"] == "fail"
-    assert by(records, "env.package", "vllm")["expect"] == {"version": {"present": True}}
+    assert "torch version is 2.11.0, expected 2.10" in by(records, "env.package", PY + ":torch")["reason"]
+    assert by(records, "env.package", PY + ":torch")["expect"] == {"version": {"version": "2.10"}}
+    assert by(records, "env.package", PY + ":vllm")["status"] == "fail"
+    assert by(records, "env.package", PY + ":vllm")["expect"] == {"version": {"present": True}}
     assert by(records, "env.pip_freeze")["status"] == "skip"
 
 
@@ -397,9 +397,9 @@ def test_old_interpreter_without_importlib_metadata(tmp_path):
     old = read("misc/debian12-testbed-pyenv-3.7.16-python-probe.txt")  # pyenv's Python 3.7.16
     records = env_probe.probe(host_for(tmp_path, FakeCommands({"probe": (0, old)})), {"groups": ["software"]})
     assert by(records, "env.python")["status"] == "warn"
-    torch = by(records, "env.package", "torch")
+    torch = by(records, "env.package", PY + ":torch")
     assert torch["status"] == "error" and "needs Python 3.8+" in torch["reason"]
-    assert "cannot be read" in by(records, "env.nccl", "python")["reason"]
+    assert "cannot be read" in by(records, "env.nccl", "python:" + PY)["reason"]
 
 
 def failure_text(rel):

@@ -40,7 +40,7 @@ def probe(root, executable, path_python, params=None):
 
 def packages(records, name):
     return dict((r["facts"]["python"], r) for r in records if r["check"] == "env.package"
-                and r["target"].split(":")[-1] == name)
+                and r["facts"]["package"] == name)
 
 
 def test_the_gpu_modules_python_is_probed_and_the_missing_package_names_where_it_is(tmp_path):
@@ -57,12 +57,15 @@ def test_the_gpu_modules_python_is_probed_and_the_missing_package_names_where_it
     assert system["facts"]["installed_for"] == {VENV: "2.11.0"}
     pythons = [r for r in records if r["check"] == "env.python"]
     assert [r["target"] for r in pythons] == [SYSTEM, VENV] and all(r["status"] == "pass" for r in pythons)
+    # one form of target for every interpreter's packages, the module's own too (it was "torch" for the module's
+    # interpreter and "/opt/torch/.venv/bin/python3:torch" for the others)
+    assert (system["target"], torch[VENV]["target"]) == (SYSTEM + ":torch", VENV + ":torch")
 
 
 def test_same_interpreter_is_probed_once(tmp_path):
     records, calls = probe(tmp_path, VENV, VENV)
     assert [c[0] for c in calls] == [VENV]
-    assert packages(records, "torch")[VENV]["target"] == "torch"
+    assert packages(records, "torch")[VENV]["target"] == VENV + ":torch"
 
 
 def test_required_package_fails_only_where_it_is_missing_and_says_where_it_is(tmp_path):

@@ -165,6 +165,25 @@ def test_targeted_host_without_records_is_an_error_or_skip():
     assert [r for r in col.records() if r["host"] == "quiet"][0]["status"] == "skip"
 
 
+def test_a_host_without_records_in_an_interrupted_run_says_where_the_run_stopped():
+    """Its reason says the run was interrupted and in which task of which play (it said "tasks: 1 ok" and no more)."""
+    col = fleet.Collector()
+    col.target(["a", "quiet"])
+    col.task_ok("a", "t1", "probe", {"results": [synthetic()]})
+    col.task_ok("quiet", "t1", "probe", {})
+    stopped = {"reason": "SIGINT", "task": "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU",
+               "play": "GPU acceptance of every host, one node at a time"}
+    rec = [r for r in col.records(interrupted=stopped) if r["host"] == "quiet"][0]
+    assert (rec["check"], rec["status"]) == ("env.coverage", "error")
+    assert rec["reason"] == ("interrupted (SIGINT) during task 'aifabric.acceptance.gpu : Measure GEMM throughput on "
+                             "every GPU' of play 'GPU acceptance of every host, one node at a time', before this host "
+                             "returned a result record (tasks done on it: 1 ok)"), rec["reason"]
+    assert rec["facts"] == {"interrupted": "SIGINT", "task": stopped["task"], "play": stopped["play"]}
+    # not interrupted: what it was
+    rec = [r for r in col.records() if r["host"] == "quiet"][0]
+    assert rec["reason"] == "host was targeted but no task returned a result record for it (tasks: 1 ok)"
+
+
 def test_invalid_record_becomes_an_error_record_not_dropped():
     col = fleet.Collector()
     col.task_ok("a", "t1", "probe", {"results": [synthetic("env.os", "fail")]})   # fail without a reason

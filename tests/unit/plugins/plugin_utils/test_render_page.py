@@ -139,6 +139,36 @@ def test_a_stage_with_no_record_says_so_and_the_hccl_and_kubernetes_lines_only_a
     assert "> This PASS covers the RDMA stage only: Probe and GPU did not run on any host.\n" in md
 
 
+def test_a_failed_inventory_is_not_found_hardware():
+    """A host whose gpu.inventory failed (nvidia-smi not found, the inventory says 8 GPUs) had no GPU to run on: its
+    GPU line says the probe did not find it (it said "not run although the probe found its hardware"); a host whose
+    probe passed and whose stage left no record still says so."""
+    found = "no NVIDIA GPU/driver: nvidia-smi not found, but expect.gpu_count is 8"
+    recs = [results.make("env.os", "pass", host=h) for h in ("a", "b", "c")] + [
+        results.make("gpu.inventory", "fail", host="a", reason=found, metrics={"gpu_count": 0}),
+        results.make("gpu.inventory", "error", host="b", reason="nvidia-smi -q -x exited 9: no"),
+        results.make("gpu.inventory", "pass", host="c", metrics={"gpu_count": 8})]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], fleet.run_metadata(
+        "0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", ["a", "b", "c"], inventory_host_count=3))
+    gpu = _stages(render.render_html(report))["GPU"]
+    assert gpu == (' <span class="stage notrun">not run</span> not found by the probe on 1 host (a): ' + found
+                   + "; 1 host (b): nvidia-smi -q -x exited 9: no"
+                   + "; not run on 1 host (c) although the probe found its hardware"), gpu
+    assert "found its hardware" not in gpu.split("; not run on")[0]
+
+
+def test_a_gemm_that_skipped_as_a_whole_is_the_gpu_stage_s_record():
+    """gemm_bench's one skip record is ``gpu.gemm`` (no torch, no GPU): the GPU line says why (it said "no record of
+    this stage on any host")."""
+    why = "PyTorch is not importable by /usr/bin/python3: ModuleNotFoundError: No module named 'torch'"
+    recs = [results.make("env.os", "pass", host="a"), results.make("gpu.gemm", "skip", host="a", reason=why)]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], fleet.run_metadata(
+        "0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", ["a"], inventory_host_count=1))
+    gpu = _stages(render.render_html(report))["GPU"]
+    assert gpu.endswith("not run</span> skipped on 1 host: PyTorch is not importable by /usr/bin/python3: "
+                        "ModuleNotFoundError: No module named &#39;torch&#39;"), gpu
+
+
 def test_every_stage_that_ran_leaves_no_banner():
     recs = [results.make("env.os", "pass", host="a"),
             results.make("gpu.gemm_bf16", "pass", host="a", target="0", metrics={"tflops": 650.0}),
@@ -167,3 +197,39 @@ def test_the_history_index_counts_one_run_in_the_singular(tmp_path):
     history.record_run(db, report["run"], report["records"])
     page = history_index.render_index(history.run_index(db), None, "h.sqlite")
     assert "1 run in the history store h.sqlite" in page and "1 runs" not in page
+
+
+def test_required_checks_are_a_readable_list_of_every_host_s_checks():
+    """The header lists the required checks, hosts with the same list together (it printed the mapping as JSON cut
+    at 300 characters: on a fleet, a few hosts' lists and the rest lost)."""
+    gpu = ["gpu.inventory", "gpu.device", "gpu.gemm_*", "nccl.*", "rdma.*"]
+    hosts = ["gpu-%03d" % i for i in range(40)]
+    required = dict((h, gpu) for h in hosts[:39])
+    required.update({hosts[39]: ["rdma.*"], "*": ["env.os"]})
+    run = dict(fleet.run_metadata("0123456789abcdef", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", hosts,
+                                  inventory_host_count=40), required_checks=required)
+    recs = [results.make("env.os", "pass", host=h) for h in hosts]
+    report = fleet.build_report([fleet.normalize(r, r["host"]) for r in recs], run)
+    page = render.render_html(report)
+    assert "required checks: <strong>{" not in page
+    items = _between(page, '<ul id="required">', "</ul>").split("</li>")[:-1]
+    assert [item.strip() for item in items] == [
+        "<li><strong>env.os</strong> on every host",
+        "<li><strong>gpu.inventory, gpu.device, gpu.gemm_*, nccl.*, rdma.*</strong> on 39 hosts "
+        "(gpu-000, gpu-001, gpu-002, ...)",
+        "<li><strong>rdma.*</strong> on 1 host (gpu-039)"], items
+    md = render.render_md(report)
+    assert ("Required checks (a host where one did not run fails):\n\n"
+            "- env.os on every host\n"
+            "- gpu.inventory, gpu.device, gpu.gemm\\_\\*, nccl.\\*, rdma.\\* on 39 hosts (gpu-000, gpu-001, gpu-002, ...)\n"
+            "- rdma.\\* on 1 host (gpu-039)\n") in md, md[:3000]
+
+
+def test_a_gemm_chart_has_its_soft_floor():
+    """The fp16 GEMM of GPU 0 warned (603.5 TFLOP/s: above the floor 575, below the soft floor 575 / 95 %): the chart
+    data carries the soft floor, so the page draws the line it warned against (it drew only the floor)."""
+    with open(REAL, encoding="utf-8") as handle:
+        report = fleet.reanalyze(json.load(handle))
+    data = report_html.build_data(report, lambda rec: "")
+    fp16 = [g for g in data["gemm"] if g["check"] == "gpu.gemm_fp16"][0]
+    assert (fp16["floor"], fp16["soft"]) == (575, 605.3)     # rounded to 4 digits, as every figure of the page
