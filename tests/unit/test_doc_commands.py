@@ -371,8 +371,7 @@ def other_names():
         names.update(os.path.splitext(f)[0] for f in os.listdir(os.path.join(ROOT, "plugins", sub)))
     names.update(os.listdir(os.path.join(ROOT, "roles")))
     names.update(os.path.splitext(f)[0] for f in os.listdir(os.path.join(ROOT, "playbooks")))
-    for module in test_vocabulary.module_names():
-        names.update(name for name, _kind, _where in test_vocabulary._walk(test_vocabulary.module_options(module), module))
+    names.update(name for name, _kind, _where in test_vocabulary.all_module_options())
     for path in glob.glob(os.path.join(ROOT, "inventories", "*", "hosts.yml")):
         names.update(_groups(yaml.safe_load(read(path)).get("all") or {}))
     for path in glob.glob(os.path.join(ROOT, "playbooks", "**", "*.yml"), recursive=True) + \
