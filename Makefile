@@ -24,19 +24,26 @@ COLLECTION = $$($(BIN)/python .ci/collection.py $(BIN))
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
+export INVENTORY
 
 .PHONY: acceptance test home-begin reference venv run-venv collection stage unit sanity lint changelog build integration molecule bench clean
 
+# INVENTORY: any path (absolute, or relative to this checkout; spaces allowed) or a comma list of hosts. The line
+# "Report:" names the run directory this run wrote (reports/latest when it moved), and nothing when it wrote none (a
+# check-mode run, playbooks/report.yml, which says where it wrote, or a run that failed before its report).
 acceptance: run-venv
-	@case "$(INVENTORY)" in *,*) ;; *) [ -e "$(INVENTORY)" ] || { \
-	  echo "make acceptance: no inventory at '$(INVENTORY)'. Give the path of yours (make acceptance INVENTORY=path/to/hosts.yml)," \
-	    "or hosts as a list: make acceptance INVENTORY=node1,node2, ARGS='-e acceptance_hosts=all'. This machine alone:" \
-	    "make acceptance INVENTORY=inventories/localhost. Inventories here: $$(ls -d inventories/*/ 2>/dev/null | tr '\n' ' ')" \
-	    "(inventories/example-fleet is a template: copy it and put your hosts' addresses in)." >&2; \
+	@case "$$INVENTORY" in *,*) ;; *) [ -e "$$INVENTORY" ] || { \
+	  echo "make acceptance: no inventory at '$$INVENTORY'. Give the path of yours (make acceptance INVENTORY=path/to/hosts.yml;" \
+	    "a relative path is from this checkout), or hosts as a list: make acceptance INVENTORY=node1,node2, ARGS='-e acceptance_hosts=all'." \
+	    "This machine alone: make acceptance INVENTORY=inventories/localhost. Inventories here: $$(ls -d inventories/*/ 2>/dev/null | tr '\n' ' ')" \
+	    "(inventories/example-fleet is a template: copy it, outside this checkout, and put your hosts' addresses in)." >&2; \
 	  exit 2; } ;; esac
-	cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i $(INVENTORY) $(PLAYBOOK) $(ARGS)
-	@case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; \
-	  *) echo "Report: $$(readlink -f $(REPORT_DIR)/latest)/ (report.html, summary.md, results.json, junit.xml)" ;; esac
+	@before="$$(readlink -f "$$AIFABRIC_REPORT_DIR/latest" 2>/dev/null)"; \
+	  cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i "$$INVENTORY" $(PLAYBOOK) $(ARGS); \
+	  rc=$$?; after="$$(readlink -f "$$AIFABRIC_REPORT_DIR/latest" 2>/dev/null)"; \
+	  if [ -n "$$after" ] && [ "$$after" != "$$before" ]; then \
+	    echo "Report: $$after/ (report.html, summary.md, results.json, junit.xml)"; \
+	  else case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; esac; fi; exit $$rc
 
 # `make test` runs with a HOME of its own in the checkout (.home/): ansible's ~/.ansible (its local temp, the
 # collection molecule installs there), pip's, ansible-lint's and Chromium's caches stay out of the user's home; git

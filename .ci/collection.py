@@ -3,7 +3,9 @@
 """Build and install this checkout's collection once per content, safely from concurrent `make` runs.
 
 Prints the directory to use as ANSIBLE_COLLECTIONS_PATH: ``.collections/<content hash>``. The hash
-covers every file git would ship (tracked and untracked-not-ignored, path and content). When that
+covers every file git would ship (tracked and untracked-not-ignored, path and content) that the build keeps
+(galaxy.yml's build_ignore, read as ansible-galaxy reads it): a site's inventory under inventories/, which the
+build leaves out, neither changes the hash nor goes into the copy that is built. When that
 directory exists it is used as is; else, under an exclusive lock, the files are copied into a private
 temporary directory, built and installed there, and the result renamed into place in one step, so a
 concurrent run never sees a half-installed collection and never has one removed under it (before:
@@ -16,6 +18,7 @@ Usage: python collection.py BINDIR    (BINDIR holds ansible-galaxy)
 from __future__ import annotations
 
 import fcntl
+import fnmatch
 import glob
 import hashlib
 import os
@@ -26,8 +29,11 @@ import sys
 import tempfile
 import time
 
+import yaml
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORE = os.path.join(ROOT, ".collections")
+GALAXY = os.path.join(ROOT, "galaxy.yml")
 LOCK_TIMEOUT_S = 900
 STEP_TIMEOUT_S = 600
 PRUNE_AGE_S = 3600
@@ -54,7 +60,23 @@ def shipped_files():
                        and d not in NOT_SHIPPED]
             names.extend(os.path.normpath(os.path.join(rel_top, f)) for f in files
                          if not f.endswith((".pyc", ".tar.gz")))
-    return sorted(p for p in names if p and os.path.isfile(os.path.join(ROOT, p)))
+    patterns = build_ignore()
+    return sorted(p for p in names if p and os.path.isfile(os.path.join(ROOT, p)) and not build_ignored(p, patterns))
+
+
+def build_ignore():
+    """galaxy.yml's build_ignore patterns."""
+    with open(GALAXY, encoding="utf-8") as handle:
+        return [str(p) for p in (yaml.safe_load(handle) or {}).get("build_ignore") or []]
+
+
+def build_ignored(rel, patterns):
+    """True when `ansible-galaxy collection build` leaves the file ``rel`` (a path relative to the collection, with /)
+    out: a pattern matches its path, or the path of a directory above it (the build's walk does not enter a
+    directory whose path matches; fnmatch, whose * also matches /)."""
+    parts = rel.split("/")
+    return any(fnmatch.fnmatch("/".join(parts[:depth]), pattern)
+               for depth in range(1, len(parts) + 1) for pattern in patterns)
 
 
 def content_key(files):

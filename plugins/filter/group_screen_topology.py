@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: group_screen_topology
 short_description: Each host's switch, from the net.topology records, as the group-testing screen's topology
-version_added: 1.0.0
+version_added: 1.1.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - Reads the C(net.topology) records of M(aifabric.acceptance.fabric_topology) (LLDP, the declared plan, an

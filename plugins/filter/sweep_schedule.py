@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: sweep_schedule
 short_description: Split the rounds of a pairwise sweep into each host's own schedule
-version_added: 1.1.0
+version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - Takes the rounds of the P(aifabric.acceptance.pairings#filter) filter (the single source of the schedule) and

@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: tool_options
 short_description: The options a tool's module runs with - the given mapping over the module's own defaults
-version_added: 1.1.0
+version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - Takes a mapping of a module's options (a stage role's option group, for example C(gpu_gemm)) and gives it back

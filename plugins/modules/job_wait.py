@@ -10,7 +10,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: job_wait
 short_description: Wait for a host's async job quietly, each poll bounded, and return the job's result
-version_added: 1.2.0
+version_added: 1.1.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:

@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: k8s_device_plugin
 short_description: Deploy the RDMA shared device plugin on Kubernetes and verify that every node exposes its resource
-version_added: 1.2.0
+version_added: 1.0.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:

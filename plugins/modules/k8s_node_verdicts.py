@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: k8s_node_verdicts
 short_description: Put acceptance verdicts on Kubernetes nodes (label, annotations, optional NoSchedule taint)
-version_added: 1.2.0
+version_added: 1.0.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:

@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: k8s_preflight
 short_description: Quick Kubernetes diagnosis for distributed training, as result records per node and per namespace
-version_added: 1.2.0
+version_added: 1.0.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:

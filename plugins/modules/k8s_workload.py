@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: k8s_workload
 short_description: Run one acceptance check as Kubernetes workloads and return the same result records as the SSH path
-version_added: 1.1.0
+version_added: 1.0.0
 author:
   - aifabric.acceptance contributors (@aifabric)
 description:

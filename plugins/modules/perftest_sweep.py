@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: perftest_sweep
 short_description: Run perftest pairs - a host's whole perftest schedule, on the host itself (RDMA sweeps)
-version_added: 1.1.0
+version_added: 1.0.0
 author: aifabric.acceptance contributors (@aifabric)
 description:
   - The collection's one RDMA protocol. One runner per host walks that host's part of the schedule (from the

@@ -138,3 +138,46 @@ def test_make_creates_the_test_copy_base_private(checkout, tmp_path):
                          env=_env(), capture_output=True, text=True, timeout=120, check=False)
     assert "refusing" not in run.stderr
     assert oct(os.stat(str(base)).st_mode & 0o777) == oct(0o700)
+
+
+def _make(checkout, tmp_path, *args, timeout=300):
+    done = subprocess.run(["make", "--no-print-directory", "acceptance"] + list(args), cwd=str(checkout), env=_env(),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    return done, done.stdout + done.stderr
+
+
+def _report_line(out):
+    lines = [line for line in out.splitlines() if line.startswith("Report: ")]
+    return lines[-1][len("Report: "):].split("/ (")[0] if lines else None
+
+
+def test_make_acceptance_takes_an_inventory_anywhere_and_never_builds_it(checkout, tmp_path):
+    """The README's advice: keep the site's inventory outside the checkout. `make acceptance INVENTORY=` takes it by
+    an absolute path (with a space in it) and by a relative one (from the checkout, here leading out of it); editing
+    it installs the collection no second time; the line "Report:" names the run each time, and no run where none was
+    written (playbooks/report.yml writes where it is told, and says so: before, the line named reports/latest)."""
+    site = tmp_path / "site inventories" / "my site"
+    shutil.copytree(str(checkout / "inventories" / "localhost"), str(site))
+    reports = tmp_path / "reports"
+    done, out = _make(checkout, tmp_path, "INVENTORY=%s" % (site / "hosts.yml"), "REPORT_DIR=%s" % reports)
+    assert done.returncode == 0, out[-4000:]
+    first = _report_line(out)
+    assert first and os.path.dirname(first) == str(reports) and os.path.isfile(os.path.join(first, "results.json"))
+    with open(os.path.join(first, "results.json")) as handle:
+        assert json.load(handle)["summary"]["hosts_total"] == 1
+    installs = sorted(n for n in os.listdir(str(checkout / ".collections")) if not n.startswith("."))
+    with open(str(site / "hosts.yml"), "a") as handle:
+        handle.write("# edited by the site\n")
+    relative = os.path.relpath(str(site / "hosts.yml"), str(checkout))
+    assert relative.startswith("..")
+    done, out = _make(checkout, tmp_path, "INVENTORY=%s" % relative, "REPORT_DIR=%s" % reports)
+    assert done.returncode == 0, out[-4000:]
+    second = _report_line(out)
+    assert second and second != first and os.path.isfile(os.path.join(second, "results.json"))
+    assert sorted(n for n in os.listdir(str(checkout / ".collections")) if not n.startswith(".")) == installs
+    rerun = tmp_path / "rerun"
+    done, out = _make(checkout, tmp_path, "PLAYBOOK=playbooks/report.yml", "REPORT_DIR=%s" % reports,
+                      "ARGS=-e report_input=%s/results.json -e report_dir=%s" % (second, rerun))
+    assert done.returncode == 0, out[-4000:]
+    assert _report_line(out) is None and "report: %s" % (rerun / "report.html") in " ".join(out.split())
+    assert os.path.isfile(str(rerun / "report.html"))
