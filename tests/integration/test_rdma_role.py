@@ -26,7 +26,13 @@ ON_GPU_NODES = ["-e", "rdma_hosts=gpu_nodes"]
 
 def test_a_misspelt_key_of_an_option_group_fails_at_the_roles_start(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
     for variable, bad in (("rdma_perftest", '{"timout_s": 5}'), ("rdma_pairings", '{"mode": "random", "rounds": 3}')):
+        # the first play refuses it (issue 33) ...
         proc, out = _run(env, tmp_path, HOSTS, RDMA, *ON_GPU_NODES, "-e", '{"%s": %s}' % (variable, bad))
+        assert proc.returncode != 0 and "the run stops before any stage" in out, out[-4000:]
+        assert not _by_name(out, STAGE), out[-4000:]
+        # ... and with acceptance_strict_vars=false (a warning there), the role's own argument spec still does
+        proc, out = _run(env, tmp_path, HOSTS, RDMA, *ON_GPU_NODES, "-e", '{"%s": %s}' % (variable, bad),
+                         "-e", "acceptance_strict_vars=false")
         assert proc.returncode != 0, out[-4000:]
         (stage,) = _by_name(out, STAGE)
         assert tasks(stage) == ["aifabric.acceptance.rdma : Validating arguments against arg spec 'main' - RDMA fabric "
