@@ -105,7 +105,7 @@ EXAMPLES = r"""
 
 - name: Read a saved ibnetdiscover output for every host of the play
   aifabric.acceptance.fabric_topology:
-    from_output: /var/tmp/ibnetdiscover.txt
+    from_output: /srv/aifabric/captures/ibnetdiscover.txt
     hosts: "{{ ansible_play_hosts_all }}"
   run_once: true
   delegate_to: localhost
