@@ -6,12 +6,25 @@
 PYTHON ?= python3
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
-# ansible-test must run from a path ending in ansible_collections/aifabric/acceptance. Default: a copy
-# private to this `make` (its pid), removed at the end of `make test`; pass AT_BASE=DIR to choose it.
+# Every `make` that tests gets one private directory of its own (RUN_TMP: mktemp -d, 0700, a random name nobody can
+# take first - never a fixed name in the shared temporary directory), removed at the end of `make test`: the staged
+# copy of the collection (ansible-test must run from a path ending in ansible_collections/aifabric/acceptance; pass
+# AT_BASE=DIR to choose it) and the SSH test hosts' Ansible temporary and async job directories live in it.
 UID := $(shell id -u)
+TESTING_GOALS := test unit sanity integration molecule bench stage
 ifeq ($(origin AT_BASE), undefined)
-AT_BASE := /tmp/aifabric-ansible-test-$(UID)-$(shell echo $$PPID)
-AT_PRIVATE := 1
+NEEDS_RUN_TMP := $(filter $(TESTING_GOALS),$(MAKECMDGOALS))
+else
+NEEDS_RUN_TMP := $(filter test,$(MAKECMDGOALS))
+endif
+ifneq ($(NEEDS_RUN_TMP),)
+RUN_TMP := $(shell mktemp -d -t aifabric-make-$(UID)-$$PPID-XXXXXXXXXX)
+ifeq ($(RUN_TMP),)
+$(error cannot make a private temporary directory (mktemp -d))
+endif
+endif
+ifeq ($(origin AT_BASE), undefined)
+AT_BASE := $(RUN_TMP)/at
 endif
 AT_DIR := $(AT_BASE)/ansible_collections/aifabric/acceptance
 INVENTORY ?= inventories/localhost
@@ -48,16 +61,16 @@ acceptance: run-venv
 # `make test` runs with a HOME of its own in the checkout (.home/): ansible's ~/.ansible (its local temp, the
 # collection molecule installs there), pip's, ansible-lint's and Chromium's caches stay out of the user's home; git
 # still reads the user's ~/.gitconfig (safe.directory), and the SSH test hosts' Ansible temp and async job files
-# (the RDMA runners) are under /tmp. At the
+# (the RDMA runners) are in this make's private RUN_TMP. At the
 # end it fails when anything was written to the real home all the same (.ci/home_check.py).
 REAL_HOME := $(HOME)
 TEST_HOME := $(CURDIR)/.home
 test: export HOME := $(TEST_HOME)
 test: export GIT_CONFIG_GLOBAL := $(if $(GIT_CONFIG_GLOBAL),$(GIT_CONFIG_GLOBAL),$(REAL_HOME)/.gitconfig)
-test: export ANSIBLE_REMOTE_TEMP := /tmp/aifabric-ansible-remote-$(UID)
-test: export ANSIBLE_ASYNC_DIR := /tmp/aifabric-ansible-async-$(UID)
+test: export ANSIBLE_REMOTE_TEMP := $(RUN_TMP)/remote
+test: export ANSIBLE_ASYNC_DIR := $(RUN_TMP)/async
 test: home-begin venv unit sanity lint changelog build integration molecule
-	@if [ -n "$(AT_PRIVATE)" ]; then rm -rf $(AT_BASE); fi
+	@rm -rf $(RUN_TMP)
 	@$(BIN)/python .ci/home_check.py $(REAL_HOME) $(TEST_HOME)/.begin $(CURDIR)
 	@echo "make test: all stages passed"
 
@@ -89,14 +102,14 @@ build: collection
 # ansible-test only runs from a real (not symlinked: it uses getcwd) path ending in
 # ansible_collections/aifabric/acceptance: stage a copy of the tree git would ship
 # (tracked and untracked-not-ignored files) there, and run every test stage from it.
-# Private copies of `make` runs that have ended are removed first.
+# The private directories of `make` runs that have ended (ours, by the make's pid in their name) are removed first.
 # The private copy's base is made 0700 by this make, or reused only when it is a real directory of ours that nobody
 # else can write:
 # Python runs with it on PYTHONPATH, so a directory another user made first (a planted sitecustomize.py) is refused.
 stage:
-	@for d in /tmp/aifabric-ansible-test-$(UID)-*; do \
-	  [ -d "$$d" ] && [ ! -L "$$d" ] && [ "$$(stat -c %u "$$d")" = "$(UID)" ] && [ "$$d" != "$(AT_BASE)" ] && \
-	  ! kill -0 "$${d##*-}" 2>/dev/null && rm -rf "$$d"; done; true
+	@for d in "$${TMPDIR:-/tmp}"/aifabric-make-$(UID)-*; do p=$${d##*/aifabric-make-$(UID)-}; p=$${p%%-*}; \
+	  [ -d "$$d" ] && [ ! -L "$$d" ] && [ "$$(stat -c %u "$$d")" = "$(UID)" ] && [ "$$d" != "$(RUN_TMP)" ] && \
+	  ! kill -0 "$$p" 2>/dev/null && rm -rf "$$d"; done; true
 	@mkdir -m 0700 $(AT_BASE) 2>/dev/null || { [ -d $(AT_BASE) ] && [ ! -L $(AT_BASE) ] && \
 	  [ "$$(stat -c %u $(AT_BASE))" = "$(UID)" ] && [ -z "$$(find $(AT_BASE) -maxdepth 0 -perm /022)" ]; } || { \
 	  echo "make: refusing $(AT_BASE): not a directory of uid $(UID) that only it can write (another user may" \

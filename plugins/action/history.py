@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 
 from ansible.errors import AnsibleActionFail
 
@@ -30,11 +31,20 @@ REQUIRED = {"index": ("dest",), "export": ("dest",), "prune": (), "freeze": ("na
 
 
 def _changed(path, text):
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read() != text
-    except OSError:
+    """Whether the file the action writes at ``path`` would change. The path rule comes BEFORE anything is opened:
+    its directory passes statedir.trusted_dir and what is at the name is absent or a regular file of ours or root's
+    writable by nobody else (statedir.check_file: a FIFO, a device or a link is refused); it is then opened
+    non-blocking, never through a link, and checked again on the descriptor (a FIFO put there meanwhile never
+    hangs the play)."""
+    directory = statedir.trusted_dir(os.path.dirname(path), create=False, private=False, what="dest directory")
+    name = os.path.join(directory, os.path.basename(path))
+    if not statedir.check_file(name, "dest"):
         return True
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise statedir.StateError("dest %s is not a regular file" % name)
+        return handle.read().decode("utf-8", "surrogateescape") != text
 
 
 class ActionModule(ControllerAction):

@@ -261,7 +261,16 @@ class CallbackModule(CallbackBase):
         """The run-scoped record stream (a private 0700 directory of the run store) that run_summary reads too."""
         if self.store.directory is not None:
             return
-        path = self.store.open()
+        try:
+            path = self.store.open()
+        except (OSError, run_store.statedir.StateError) as exc:
+            if self.store.stream_path is None:
+                raise
+            # refused and said, never a silently disabled callback: the report is still written at the end
+            path = self.store.stream_path
+            self._display.error("aifabric.acceptance.fleet_report: the run registry is refused: %s. This run's report "
+                                "is still written at its end, but its run_summary and history steps cannot find its "
+                                "records (they fail saying so)." % exc, wrap_text=False)
         run = {"run_id": self.run_id, "started": self.started, "controller_pid": self.pid,
                "output_dir": os.path.abspath(self.config["output_dir"]), "formats": self.config["formats"],
                "history_db": self.config["history_db"], "check_mode": self._check_mode()}

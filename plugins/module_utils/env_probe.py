@@ -20,7 +20,7 @@ import re
 import time
 import traceback
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner, statedir, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.expectations import judge
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccn_tool, npu_smi, nvidia_smi, rdma, system
@@ -182,6 +182,13 @@ class Host(object):
 
     def which(self, name):
         return self._which(name) if self._which else None
+
+    def trusted_exec(self, path, what):
+        """The path to run for ``path``, a file the probe executes (statedir.trusted_file, the rule for every file
+        the collection executes: resolved, then checked, then run by that path); StateError when it breaks it."""
+        real = statedir.trusted_file(runner.absolute(self.path(path)), what=what)
+        base = os.path.realpath(self.root) if self.root else ""
+        return real[len(base):] if base and real.startswith(base + os.sep) else real
 
     def run(self, argv, timeout_s):
         if self._run is None:
@@ -555,7 +562,7 @@ def probe_software(host, params):
     probed = []
     for python, role in interpreters:
         clock = _Clock()
-        argv = [python, "-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"]
+        argv = runner.python_argv(python, ["-c", PYTHON_PROBE] + packages + list(NCCL_WHEELS) + ["--torch-nccl"])
         try:
             run = host.run(argv, params.get("timeout_s", 60))
             if run.rc != 0:
@@ -573,7 +580,7 @@ def probe_software(host, params):
                     if k != "torch"]
         status, reason = _fold(verdicts)
         out.append(_record("env.python", status, reason, clock=clock, target=python, facts=facts,
-                           params={"argv": [python, "-c", "<probe>"] + packages}))
+                           params={"argv": runner.python_argv(python, ["-c", "<probe>"] + packages)}))
     for python, role, data, clock in probed:
         others = [(p, r, d) for p, r, d, _c in probed if p != python]
         out.extend(_package_records(params, python, role, packages, data, clock, others))
@@ -719,7 +726,7 @@ def _nccl_records(host, params, pythons):
 
 def _pip_freeze(host, params, python):
     clock = _Clock()
-    argv = [python, "-m", "pip", "freeze", "--all"]
+    argv = runner.python_argv(python, ["-m", "pip", "freeze", "--all"])
     try:
         run = host.run(argv, params.get("timeout_s", 60))
     except AcceptanceError as exc:
@@ -1441,11 +1448,10 @@ def probe_npu(host, params):
 
 
 def hccn_tool_path(host):
-    """hccn_tool's path: PATH first, then where the Ascend driver installs it (HCCN_TOOL_PATHS); None when absent."""
-    found = host.which("hccn_tool")
-    if found:
-        return found
-    return next((path for path in HCCN_TOOL_PATHS if host.exists(path)), None)
+    """hccn_tool's path to run: PATH first, then where the Ascend driver installs it (HCCN_TOOL_PATHS), either one
+    passing the path rule (Host.trusted_exec; StateError otherwise); None when absent."""
+    found = host.which("hccn_tool") or next((path for path in HCCN_TOOL_PATHS if host.exists(path)), None)
+    return host.trusted_exec(found, "hccn_tool") if found else None
 
 
 # (hccn_tool option, parser, required): a device whose link or address cannot be read is an error; the gateway
@@ -1475,7 +1481,10 @@ def npu_device_id(npu):
 def probe_npu_network(host, params, npus):
     """gpu.npu_network per NPU device: hccn_tool's view of its RoCE port (link, IPv4 address, netmask, gateway, LLDP
     neighbour). One ``skip`` record where hccn_tool is absent (NPUs without RoCE ports, such as 310B boards)."""
-    tool_path = hccn_tool_path(host)
+    try:
+        tool_path = hccn_tool_path(host)
+    except statedir.StateError as exc:      # root runs only what root could have written alone
+        return [_record("gpu.npu_network", "error", "hccn_tool not run: %s" % exc, clock=_Clock())]
     if not tool_path:
         return [_record("gpu.npu_network", "skip", "hccn_tool not found (PATH, %s): no NPU RoCE port facts"
                         % ", ".join(HCCN_TOOL_PATHS), clock=_Clock())]

@@ -161,7 +161,7 @@ def _script_env(module, path):
     """The environment of O(cann_env_script); raises OptionError naming the problem."""
     if not os.path.isfile(path):
         raise OptionError("cann_env_script %s is not a file (CANN installs it as <toolkit>/set_env.sh)" % path)
-    path = statedir.trusted_file(os.path.abspath(path), what="cann_env_script")     # bash sources it: runs it
+    path = statedir.trusted_file(runner.absolute(path), what="cann_env_script")     # bash sources it: runs it
     bash = runner.find_tool(module, "bash", hint="install bash")
     run = runner.run(module, script_argv(bash, path), SCRIPT_TIMEOUT_S)
     if run.rc != 0:

@@ -182,7 +182,7 @@ def connection_argspec():
     (as kubernetes.core does) so that the module documentation can say so once.
     """
     return dict(
-        kubeconfig=dict(type="raw"),
+        kubeconfig=dict(type="raw", no_log=True),     # an inline kubeconfig holds tokens and keys: never logged
         context=dict(type="str"),
         host=dict(type="str"),
         api_key=dict(type="str", no_log=True),

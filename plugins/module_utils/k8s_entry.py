@@ -39,6 +39,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -188,12 +189,28 @@ def _retryable(text):
 
 
 INDEX_WORD = "{JOB_COMPLETION_INDEX}"
+RESULT_WORD = "{RESULT_DIR}"
+_RESULT_DIR = []
+
+
+def result_dir():
+    """This program's private directory for the files its tools write (``tempfile.mkdtemp``: 0700, a random name,
+    never a fixed name in a shared directory), made on first use, removed when ``cmd_run`` ends."""
+    if not _RESULT_DIR:
+        _RESULT_DIR.append(tempfile.mkdtemp(prefix="aifabric-"))
+    return _RESULT_DIR[0]
+
+
+def expand(word):
+    """``word`` with ``{JOB_COMPLETION_INDEX}`` replaced by this Indexed Job pod's index and ``{RESULT_DIR}`` by
+    result_dir()."""
+    word = str(word).replace(INDEX_WORD, os.environ.get("JOB_COMPLETION_INDEX", "0"))
+    return word.replace(RESULT_WORD, result_dir()) if RESULT_WORD in word else word
 
 
 def step_argv(step):
-    """The step's argv with ``{JOB_COMPLETION_INDEX}`` words replaced by this Indexed Job pod's index."""
-    index = os.environ.get("JOB_COMPLETION_INDEX", "0")
-    return [str(w).replace(INDEX_WORD, index) for w in step["argv"]]
+    """The step's argv, each word expanded (``expand``)."""
+    return [expand(w) for w in step["argv"]]
 
 
 def run_step(step):
@@ -248,9 +265,10 @@ def print_section(step, run, attempts, begun=False):
     info.update(step.get("info") or {})
     parts = ([] if begun else [BEGIN + step["label"] + "\n"]) + [
         _lines(run.output), END + step["label"] + " " + json.dumps(info, sort_keys=True) + "\n"]
-    if step.get("result_file") and os.path.isfile(step["result_file"]):
+    result_file = expand(step["result_file"]) if step.get("result_file") else None
+    if result_file and os.path.isfile(result_file):
         # a document the tool wrote (the probe's -J style JSON): framed as <label>.file
-        with open(step["result_file"], "rb") as handle:
+        with open(result_file, "rb") as handle:
             text = handle.read(16 << 20).decode("utf-8", "replace")
         parts.extend([BEGIN + step["label"] + ".file\n", _lines(text), END + step["label"] + ".file {}\n"])
     with _OUT:
@@ -337,6 +355,8 @@ def cmd_run(spec):
         stop.set()
         if alive is not None:
             alive.join(2)
+        if _RESULT_DIR:
+            shutil.rmtree(_RESULT_DIR.pop(), ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- sshd (multi-node workers)
@@ -383,7 +403,7 @@ def start_sshd(spec):
 
     ``spec``: ``port``, ``keys_dir``, and the file names there of the private key (``host_key``, it serves as the
     host key too) and of the authorized keys (``authorized_keys``); default the Secret's id_ed25519(.pub)."""
-    work = spec.get("work_dir") or "/tmp/aifabric-sshd"
+    work = spec.get("work_dir") or tempfile.mkdtemp(prefix="aifabric-sshd-")    # private: 0700, a random name
     if not os.path.isdir(work):
         os.makedirs(work, 0o700)
     key = os.path.join(work, "host_key")

@@ -33,7 +33,7 @@ import inspect
 import json
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_manifests as km
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
@@ -90,7 +90,7 @@ PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perft
 PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_multinode"])
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
             "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS}
-PROBE_RESULT = "/tmp/aifabric-allreduce.json"
+PROBE_RESULT = "{RESULT_DIR}/allreduce.json"     # the entry program's private directory (k8s_entry.expand)
 
 
 def _check_kubernetes_options(kind, opts):
@@ -196,7 +196,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             gpus = None
         elif kind == "gemm":
             from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
-            argv = [pod["python"], WORKER] + gpu_run.gemm_worker_args(opts)
+            argv = runner.python_argv(pod["python"], [WORKER] + gpu_run.gemm_worker_args(opts))    # as gemm_bench
             command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout_s"]}]})
             sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
             gpus = None

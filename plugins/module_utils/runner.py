@@ -67,11 +67,26 @@ class Run(object):
         return self.stdout or ""
 
 
-def find_tool(module, name, path=None, hint=None, required=True):
-    """Absolute path of a tool: an explicit path (file or directory) wins, else PATH.
+def absolute(path):
+    """``path`` made absolute against the working directory WITHOUT lexical normalisation: a ``..`` in it is left
+    for statedir's walk to resolve as the kernel does (``os.path.abspath`` would drop ``link/..`` unresolved)."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
-    An explicit path must pass statedir.trusted_file (StateError otherwise); it is returned as given (absolute),
-    links not resolved.
+
+def python_argv(python, args):
+    """The argv of a child Python: isolated (``-I``: neither the working directory nor the script's directory on
+    ``sys.path``, no ``PYTHON*`` variables, no user site directory), so it imports only from the interpreter's
+    own installation, never from a directory it did not choose (a ``platform.py`` planted in the cwd)."""
+    return [python, "-I"] + list(args)
+
+
+def find_tool(module, name, path=None, hint=None, required=True, keep_name=False):
+    """Absolute path of a tool to run: an explicit path (file or directory) wins, else PATH.
+
+    An explicit path must pass statedir.trusted_file (StateError otherwise), and what it returns is what runs:
+    the resolved path (``..`` and links resolved as the kernel does). ``keep_name`` (interpreters): the name as
+    given in its resolved directory - a virtualenv's python is a link to the system interpreter, and started by
+    the resolved path it loses the virtualenv (its site-packages); the links from that name were checked.
 
     Returns None when absent and not required; raises ToolMissing (with the hint) otherwise.
     """
@@ -80,10 +95,7 @@ def find_tool(module, name, path=None, hint=None, required=True):
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             # a path the user names is executed (often as root): it and every directory on its way must be
             # writable by nobody but root and the user (statedir.trusted_file; StateError says which rule)
-            # The path as given is returned, not the resolved one: a virtualenv's python is a link to the system
-            # interpreter, and run through the resolved path it loses the virtualenv (its site-packages)
-            statedir.trusted_file(os.path.abspath(candidate), what=name)
-            return os.path.abspath(candidate)
+            return statedir.trusted_file(absolute(candidate), what=name, keep_name=keep_name)
         if required:
             raise ToolMissing("%s not found or not executable at %s%s" % (name, candidate, _hint(hint)))
         return None

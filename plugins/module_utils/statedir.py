@@ -31,9 +31,12 @@ shared nodes, every step here assumes a hostile local user:
   link), owned by the effective user, not writable by group or others. Missing components are
   created ``0700`` (``private``) or ``0755`` (report directories, readable by design); raises
   StateError saying which component breaks which rule;
-- ``trusted_file(path, what) -> realpath`` - the same walk for a file the collection executes or
-  sources (``tool_dir``, ``python``, ``cann_env_script``): its directories are
-  trusted as above and the file is owned by root or the user and not writable by group or others;
+- ``trusted_file(path, what, keep_name) -> realpath`` - the same walk for EVERY file the collection executes
+  or sources (a tool in ``tool_dir``, ``python``, ``mpirun``, ``cann_env_script``, ``hccn_tool``'s fallback
+  path, the roles' tool binaries): its directories are trusted as above and the file is a regular file owned by
+  root or the user and not writable by group or others. It returns the path to run (links and ``..``
+  resolved as the kernel does: ``a/../b`` is the parent of where the link ``a`` points); callers execute that
+  path, never the one they were given. Both walks resolve ``..`` on descriptors, never lexically;
 - ``check_file(path, what) -> exists`` - a file written in place (a database): absent, or a real file
   owned by the user (or root) and not writable by group or others;
 - ``write_file(directory, name, data, mode) -> path`` - atomic write into a trusted directory:
@@ -145,7 +148,8 @@ def _follow_link(parent_fd, parent, name, rest, what):
         raise StateError("cannot use %s: %s is a symbolic link owned by uid %d (another user could re-point it)"
                          % (what, os.path.join(parent, name), info.st_uid))
     target = os.readlink(name, dir_fd=parent_fd)
-    return os.path.normpath(os.path.join(parent, target, *rest))
+    # never normalised here: a ``..`` after a link is the link target's parent, as the kernel resolves it (_walk)
+    return os.path.join(parent, target, *rest)
 
 
 class _Link(Exception):
@@ -177,16 +181,23 @@ def _open_child(fd, real, name, create, mode, what):
 
 def _walk(path, create, mode, what, follow_last=False):
     """(descriptor of the directory, its real path, []) or (None, would-be real path, missing components) when
-    absent and not created - see trusted_dir. Trusted links on the way restart the walk at their target."""
+    absent and not created - see trusted_dir. Trusted links on the way restart the walk at their target.
+
+    ``..`` is resolved as the kernel resolves it, never lexically: the parent of the directory reached so far
+    (after the links before it were followed), opened relative to its descriptor; ``.`` stays where it is."""
     if not isinstance(path, str) or not path or not os.path.isabs(path) or "\0" in path:
         raise StateError("%s must be an absolute path, got %r" % (what, path))
-    path = os.path.normpath(path)
     for _hop in range(_MAX_LINKS):
-        parts = [p for p in path.split(os.sep) if p]
+        parts = [p for p in path.split(os.sep) if p and p != os.curdir]
         fd, real, target = os.open(os.sep, _DIR_FLAGS), os.sep, None
         try:
             for i, name in enumerate(parts):
                 _check_ancestor(real, os.fstat(fd), what)
+                if name == os.pardir:
+                    child, real = os.open(os.pardir, _DIR_FLAGS, dir_fd=fd), os.path.dirname(real)
+                    os.close(fd)
+                    fd = child
+                    continue
                 try:
                     child = _open_child(fd, real, name, create, mode, what)
                 except _Link:
@@ -197,7 +208,7 @@ def _walk(path, create, mode, what, follow_last=False):
                     break
                 if child is None:
                     os.close(fd)
-                    return None, os.path.join(real, *parts[i:]), parts[i:]
+                    return None, os.path.normpath(os.path.join(real, *parts[i:])), parts[i:]
                 os.close(fd)
                 fd, real = child, os.path.join(real, name)
         except BaseException:
@@ -227,16 +238,25 @@ def trusted_dir(path, create=True, private=True, what="directory", exec_only=Fal
     return real
 
 
-def trusted_file(path, what="file"):
-    """The real path of a file that is safe to execute or source (see the module docstring)."""
+def trusted_file(path, what="file", keep_name=False):
+    """The real path of a regular file that is safe to execute or source (see the module docstring): the path
+    to run, so that what runs is what was checked (``..`` and links resolved as the kernel resolves them).
+
+    ``keep_name``: the real path of its directory joined with the name as given, for an interpreter whose
+    identity is the name it is started by (a virtualenv's ``bin/python``, a link to the system interpreter:
+    started by the resolved path, it loses the virtualenv); every link from that name on was checked as above.
+    """
     if not isinstance(path, str) or not os.path.isabs(path or ""):
         raise StateError("%s must be an absolute path, got %r" % (what, path))
-    path = os.path.normpath(path)
+    named = None
     for _hop in range(_MAX_LINKS):
-        fd, real, _missing = _walk(os.path.dirname(path), False, 0o700, what, follow_last=True)
+        directory, name = os.path.split(path)
+        if name in ("", os.curdir, os.pardir):
+            raise StateError("%s %s is a directory, not a file" % (what, path))
+        fd, real, _missing = _walk(directory, False, 0o700, what, follow_last=True)
         if fd is None:
             raise StateError("%s %s does not exist" % (what, path))
-        name = os.path.basename(path)
+        named = named or os.path.join(real, name)
         try:
             _check_ancestor(real, os.fstat(fd), what)
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -249,7 +269,9 @@ def trusted_file(path, what="file"):
         finally:
             os.close(fd)
         _check_final(os.path.join(real, name), info, what)
-        return os.path.join(real, name)
+        if not stat.S_ISREG(info.st_mode):
+            raise StateError("%s %s is not a regular file" % (what, os.path.join(real, name)))
+        return named if keep_name else os.path.join(real, name)
     raise StateError("cannot use %s %s: too many symbolic links" % (what, path))
 
 

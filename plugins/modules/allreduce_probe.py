@@ -244,7 +244,7 @@ def _probe_gpus(module, python, timeout_s):
         if run.rc == 0 and names:
             return len(names), names[0], None
     code = "import torch; print(torch.cuda.device_count(), '|', torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
-    run = runner.run(module, [python, "-c", code], min(timeout_s, 120))
+    run = runner.run(module, runner.python_argv(python, ["-c", code]), min(timeout_s, 120))
     if run.rc != 0:
         return None, None, (run.stderr or run.stdout).strip().splitlines()[-1:] or ["rc %d" % run.rc]
     text = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
@@ -302,13 +302,13 @@ def _run(module, p):
     worker_args = gpu_run.probe_worker_args(p)
     json_out = os.path.join(module.tmpdir, "probe.json")
     if module.check_mode:
-        module.exit_json(changed=False, worker=worker, cmd=[p["python"], worker] + worker_args, results=[])
+        module.exit_json(changed=False, worker=worker, cmd=runner.python_argv(p["python"], [worker] + worker_args), results=[])
     python_path, gpus, gpu_name = _python_and_gpus(module, p, worker, started)
     ranks_per_node = p["ranks_per_node"] or gpus
     hosts = p["hosts"] or ["localhost"]
     worker, _changed = gpu_worker.stage(directory)
     worker_args += ["--json-out", json_out]
-    argv, nodes = _launch_argv(module, p, [python_path, worker] + worker_args, env, ranks_per_node, hosts)
+    argv, nodes = _launch_argv(module, p, runner.python_argv(python_path, [worker] + worker_args), env, ranks_per_node, hosts)
     run, exc, swept = launch.run_tagged(module, argv, p["timeout_s"], env, tag, foreground=p["launcher"] == "mpirun")
     if exc is not None:
         reason = str(exc)
@@ -340,7 +340,7 @@ def _python_and_gpus(module, p, worker, started):
     host or PyTorch with CUDA is not usable by it."""
     python = p["python"]
     python_path = runner.find_tool(module, os.path.basename(python), path=python if os.path.isabs(python) else None,
-                                   required=False)
+                                   required=False, keep_name=True)
     if not python_path:
         module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
             CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,

@@ -105,7 +105,7 @@ EXAMPLES = r"""
 
 - name: Read a saved ibnetdiscover output for every host of the play
   aifabric.acceptance.fabric_topology:
-    from_output: /var/tmp/ibnetdiscover.txt
+    from_output: /srv/aifabric/captures/ibnetdiscover.txt
     hosts: "{{ ansible_play_hosts_all }}"
   run_once: true
   delegate_to: localhost
@@ -136,6 +136,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, imports, modmain, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi, topology
 
@@ -354,7 +355,11 @@ def npu_devices(host, budget, out):
                    None if problem else run.output)
         return [], None
     devices = [env_probe.npu_device_id(npu) for npu in npu_smi.parse_info(run.stdout)["npus"]]
-    tool = env_probe.hccn_tool_path(host)
+    try:
+        tool = env_probe.hccn_tool_path(host)
+    except statedir.StateError as exc:      # root runs only what root could have written alone
+        out.failed("the NPUs", "hccn_tool not run: %s" % exc, None)
+        return [], None
     if not devices:
         out.notes.append("npu-smi info lists no NPU")
     elif not tool:

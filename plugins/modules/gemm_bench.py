@@ -174,15 +174,15 @@ def _run(module, p):
     worker_args = gpu_run.gemm_worker_args(p)
     python = p["python"]
     if module.check_mode:
-        module.exit_json(changed=False, cmd=[python, worker] + worker_args, results=[])
+        module.exit_json(changed=False, cmd=runner.python_argv(python, [worker] + worker_args), results=[])
     python_path = runner.find_tool(module, os.path.basename(python), path=python if os.path.isabs(python) else None,
-                                   required=False)
+                                   required=False, keep_name=True)
     if not python_path:
         module.exit_json(changed=False, cmd=[python], results=[results.skip(
             "gpu.gemm", "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
             started=started)])
     worker, _changed = gpu_worker.stage(directory)
-    argv = [python_path, worker] + worker_args
+    argv = runner.python_argv(python_path, [worker] + worker_args)
     try:
         run = runner.run(module, argv, p["timeout_s"])
     except ToolTimeout as exc:

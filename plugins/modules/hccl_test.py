@@ -159,7 +159,7 @@ EXAMPLES = r"""
 
 - name: Import a run made elsewhere (8 ranks)
   aifabric.acceptance.hccl_test:
-    from_output: /var/tmp/all_reduce_test.log
+    from_output: /srv/aifabric/captures/all_reduce_test.log
     ranks: 8
 """
 

@@ -238,7 +238,7 @@ EXAMPLES = r"""
       - name: hca_shared_devices_a
         selectors: {vendors: ["15b3"], deviceIDs: ["1021"], linkTypes: [ether]}
     use_cdi: true
-    render_dir: /tmp/rdma-device-plugin
+    render_dir: /srv/aifabric/rdma-device-plugin
   delegate_to: localhost
   run_once: true
 

@@ -307,7 +307,7 @@ EXAMPLES = r"""
     kind: nccl
     hosts: [gpu-node-01]
     image: registry.example.com/acceptance/nccl-tests:2.17-mpi
-    render_dir: /tmp/k8s-manifests
+    render_dir: /srv/aifabric/k8s-manifests
 
 - name: Remove what an interrupted run left behind
   aifabric.acceptance.k8s_workload:

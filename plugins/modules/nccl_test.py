@@ -182,7 +182,7 @@ EXAMPLES = r"""
 
 - name: Import a run made elsewhere
   aifabric.acceptance.nccl_test:
-    from_output: /var/tmp/all_reduce.json
+    from_output: /srv/aifabric/captures/all_reduce.json
 """
 
 RETURN = r"""

@@ -89,7 +89,7 @@ seealso:
 EXAMPLES = r"""
 - name: Import a saved output
   aifabric.acceptance.perftest:
-    from_output: /var/tmp/ib_write_bw-node7.txt
+    from_output: /srv/aifabric/captures/ib_write_bw-node7.txt
     side: client
     hcas: [mlx5_3]
     peer_name: gpu-node-12

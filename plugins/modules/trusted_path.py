@@ -15,10 +15,13 @@ description:
     directory.
   - A directory (O(kind=directory)) must be a real directory (not a link) owned by the user and not writable by
     group or others; missing components are created (O(create=true)), C(0700) when O(private=true), else C(0755).
-  - A file (O(kind=file), something to execute or source) must be owned by root or the user and not writable by
-    group or others.
-  - The roles call it before they install into, or run binaries from, a directory the user names. Anything else
-    fails the task with the rule it breaks.
+  - A file (O(kind=file), something to execute or source) must be a regular file owned by root or the user and not
+    writable by group or others; C(..) and links on its path are resolved as the kernel resolves them (C(a/../b) is
+    the parent of where the link C(a) points, never C(b)) and each link must pass the rule above. RV(path) is the
+    resolved path; run the file by that path, so that what runs is what was checked.
+  - The roles call it before they install into a directory the user names, and on every binary before they run
+    it (its directory passing is not enough, a file another user owns in a root-owned directory is refused too).
+    Anything else fails the task with the rule it breaks.
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
 attributes:
@@ -50,6 +53,11 @@ options:
     description: Mode of the directories created, C(0700) (V(true)) or C(0755) (V(false)).
     type: bool
     default: true
+  required:
+    description: With O(kind=file), an absent file fails the task (V(true)) or is reported as RV(exists=false)
+      (V(false)), once its directory passed the checks.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -58,16 +66,33 @@ EXAMPLES = r"""
     path: /opt/nccl-tests
     create: true
     private: false
+
+- name: A binary is run only by the path that passed the rule
+  aifabric.acceptance.trusted_path:
+    path: /opt/nccl-tests/build/all_reduce_perf
+    kind: file
+  register: checked
+
+- name: Run it
+  ansible.builtin.command:
+    argv: ["{{ checked.path }}", "-h"]
+  changed_when: false
 """
 
 RETURN = r"""
 path:
-  description: The real path (trusted symbolic links on the way resolved).
+  description: The real path (trusted symbolic links and C(..) on the way resolved as the kernel does); for a file,
+    the path to run it by.
   returned: always
   type: str
   sample: /opt/nccl-tests
 exists:
   description: Whether the path exists now.
+  returned: always
+  type: bool
+  sample: true
+executable:
+  description: With O(kind=file), whether the file exists and has an execute bit for this user.
   returned: always
   type: bool
   sample: true
@@ -87,6 +112,7 @@ def main():
             kind=dict(type="str", choices=["directory", "bin_directory", "file"], default="directory"),
             create=dict(type="bool", default=False),
             private=dict(type="bool", default=True),
+            required=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -95,15 +121,26 @@ def main():
 
 def _trusted(module):
     p = module.params
-    existed = os.path.lexists(p["path"])
     if p["kind"] == "file":
-        path = statedir.trusted_file(p["path"], what="file")
-    else:
-        path = statedir.trusted_dir(p["path"], create=p["create"] and not module.check_mode,
-                                    private=p["private"], what=p["kind"].replace("_", " "),
-                                    exec_only=p["kind"] == "bin_directory")
-    exists = os.path.isdir(path) if p["kind"] != "file" else True
-    return dict(changed=exists and not existed, path=path, exists=exists)
+        return _trusted_file(p)
+    existed = os.path.lexists(p["path"])
+    path = statedir.trusted_dir(p["path"], create=p["create"] and not module.check_mode,
+                                private=p["private"], what=p["kind"].replace("_", " "),
+                                exec_only=p["kind"] == "bin_directory")
+    exists = os.path.isdir(path)
+    return dict(changed=exists and not existed, path=path, exists=exists, executable=False)
+
+
+def _trusted_file(p):
+    """A file to execute or source: its resolved path (statedir.trusted_file); an absent one with required=false
+    once its directory passed (statedir.trusted_dir, exec_only)."""
+    if not p["required"] and not os.path.lexists(p["path"]):
+        directory = statedir.trusted_dir(os.path.dirname(p["path"]), create=False, what="directory of file",
+                                         exec_only=True)
+        return dict(changed=False, path=os.path.join(directory, os.path.basename(p["path"])), exists=False,
+                    executable=False)
+    path = statedir.trusted_file(p["path"], what="file")
+    return dict(changed=False, path=path, exists=True, executable=os.access(path, os.X_OK))
 
 
 if __name__ == "__main__":

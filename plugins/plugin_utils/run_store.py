@@ -15,8 +15,12 @@ ansible-playbook forks) find it by the process that runs the playbook, their par
 - ``find(os.getppid()) -> stream path``, or :class:`RunSummaryError` saying why there is none (the callback is
   not enabled in this ansible-playbook, or it registered an error).
 
-The registry is ``<tmp>/aifabric-runs-<uid>/`` (``statedir.trusted_dir``: owned by the user, 0700), one JSON file
-per running ansible-playbook named by its process id: ``{pid, start, run_id, stream, error}``. ``start`` is the
+The registry is ``statedir.default_root("runs")``: ``/run/aifabric-acceptance/runs`` as root (``/run`` is
+writable by root alone), else ``$XDG_RUNTIME_DIR/aifabric-acceptance/runs`` or ``~/.cache/aifabric-acceptance/runs``
+- a directory of the user's own, never a fixed name in a shared directory such as ``/tmp`` that another user could
+create first (``statedir.trusted_dir``: owned by the user, 0700; one that breaks the rule is refused and the
+callback says so, its report is still written). One JSON file per running ansible-playbook named by its process
+id: ``{pid, start, run_id, stream, error}``. ``start`` is the
 process's start time (``/proc/<pid>/stat``), so an entry that a killed run left behind is never taken for a
 later process with the same id. A nested ansible-playbook has its own process id: it never sees the outer run's
 stream. Controller-only (plugin_utils), no Ansible imports.
@@ -46,9 +50,9 @@ class RunSummaryError(Exception):
 
 
 def registry(create=True, path=None):
-    """The registry directory of this user's running playbooks (``path``, default ``<tmp>/aifabric-runs-<uid>``),
-    checked (statedir.trusted_dir); not created with ``create=False``."""
-    path = path or os.path.join(tempfile.gettempdir(), "aifabric-runs-%d" % os.geteuid())
+    """The registry directory of this user's running playbooks (``path``, default ``statedir.default_root("runs")``,
+    private to the user), checked (statedir.trusted_dir); not created with ``create=False``."""
+    path = path or statedir.default_root("runs")
     return statedir.trusted_dir(path, create=create, private=True, what="run registry")
 
 
@@ -73,7 +77,8 @@ class RunStore:
         self.registered = False
 
     def open(self):
-        """Make the stream's private directory and register it; returns the stream's path."""
+        """Make the stream's private directory and register it; returns the stream's path. A registry that cannot
+        be used raises (StateError, OSError) with the stream already made (``stream_path``)."""
         self.directory = tempfile.mkdtemp(prefix="aifabric-run-%s-" % self.run_id[:8])
         self.stream_path = os.path.join(self.directory, "records.jsonl")
         self._register(None)

@@ -181,3 +181,34 @@ def test_make_acceptance_takes_an_inventory_anywhere_and_never_builds_it(checkou
     assert done.returncode == 0, out[-4000:]
     assert _report_line(out) is None and "report: %s" % (rerun / "report.html") in " ".join(out.split())
     assert os.path.isfile(str(rerun / "report.html"))
+
+
+def test_make_keeps_its_test_files_in_a_private_directory_of_its_own(checkout, tmp_path):
+    """Issue 34: `make test` used fixed names in /tmp (ANSIBLE_ASYNC_DIR=/tmp/aifabric-ansible-async-<uid>, the
+    staged copy /tmp/aifabric-ansible-test-<uid>-<pid>): a local user who made them first planted job-file links
+    and sitecustomize.py. Now one `mktemp -d` directory per make (0700, a random name) holds them, removed by
+    `make test` at its end; a squatted name of the old scheme is never used."""
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    uid = os.getuid()
+    old = shared / ("aifabric-ansible-async-%d" % uid)
+    old.mkdir()
+    env = dict(_env(), TMPDIR=str(shared))
+    run = subprocess.run(["make", "--no-print-directory", "-p", "stage"], cwd=str(checkout), env=env,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    made = [p for p in shared.iterdir() if p != old]
+    assert len(made) == 1 and made[0].name.startswith("aifabric-make-%d-" % uid)
+    assert oct(os.stat(str(made[0])).st_mode & 0o777) == oct(0o700) and not made[0].is_symlink()
+    assert (made[0] / "at" / "ansible_collections" / "aifabric" / "acceptance").is_dir()     # the staged copy's place
+    exports = dict(line.split(" := ", 1) for line in run.stdout.splitlines()
+                   if line.startswith(("RUN_TMP :=", "AT_BASE :=")))
+    assert exports == {"RUN_TMP": str(made[0]), "AT_BASE": str(made[0] / "at")}
+    assert sorted(os.listdir(str(old))) == []       # the squatted name of the old scheme is left alone
+    test_rules = subprocess.run(["make", "--no-print-directory", "-n", "-p", "test"], cwd=str(checkout), env=env,
+                                capture_output=True, text=True, timeout=300, check=False).stdout
+    for name in ("ANSIBLE_ASYNC_DIR", "ANSIBLE_REMOTE_TEMP"):
+        value = [line for line in test_rules.splitlines() if line.startswith("test: %s := " % name)]
+        assert value and value[0].split(" := ", 1)[1].startswith(str(shared / ("aifabric-make-%d-" % uid))), value
+    shutil.rmtree(str(shared))

@@ -85,3 +85,55 @@ def test_missing_binaries_fail_or_are_recorded(tmp_path):
     assert rc == 0, out
     info = json.loads((tmp_path / "info.json").read_text())
     assert info["available"] is False and sorted(info["missing"]) == sorted(BINARIES) and info["version"] is None
+
+
+@pytest.fixture
+def foreign_tarball(tmp_path):
+    """The prebuilt archive with its members owned by uid 1001 and writable by everyone (as a co-tenant's build
+    would pack them)."""
+    build = tmp_path / "pkg" / "nccl-tests" / "build"
+    build.mkdir(parents=True)
+    fake_perf.install(str(build), BINARIES)
+    path = tmp_path / "nccl-tests-prebuilt.tgz"
+
+    def foreign(info):
+        info.uid, info.gid, info.uname, info.gname = 1001, 1001, "", ""
+        info.mode |= 0o022
+        return info
+    with tarfile.open(str(path), "w:gz") as tar:
+        tar.add(str(tmp_path / "pkg" / "nccl-tests"), arcname="nccl-tests", filter=foreign)
+    return str(path), "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the install runs as root (become)")
+def test_the_archive_is_extracted_without_its_owners_and_modes(tmp_path, foreign_tarball):
+    """Issue 34: root kept the archive's owners (uid 1001 became a local user's file that root then ran). Now every
+    file is root's and writable by nobody else, and the binaries pass the path rule and run."""
+    path, checksum = foreign_tarball
+    tool_dir = tmp_path / "opt" / "nccl-tests" / "build"
+    role_vars = {"nccl_tests_source": "tarball", "nccl_tests_tarball": path, "nccl_tests_tarball_checksum": checksum,
+                 "nccl_tests_install_dir": str(tmp_path / "opt"), "nccl_tests_tool_dir": str(tool_dir)}
+    rc, out = _playbook(tmp_path, role_vars)
+    assert rc == 0, out
+    for root, dirs, files in os.walk(str(tmp_path / "opt")):
+        for name in dirs + files:
+            info = os.lstat(os.path.join(root, name))
+            assert info.st_uid == 0 and not info.st_mode & 0o022, (name, info.st_uid, oct(info.st_mode))
+    assert json.loads((tmp_path / "info.json").read_text())["available"] is True
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
+def test_a_binary_another_user_owns_in_a_root_owned_tool_dir_is_refused_before_it_runs(tmp_path):
+    """Issue 34: the role checked only the directory and then ran every binary in it as root."""
+    build = tmp_path / "build"
+    build.mkdir()
+    fake_perf.install(str(build), BINARIES)
+    marker = tmp_path / "ran"
+    planted = build / "all_gather_perf"
+    planted.unlink()
+    planted.write_text("#!/bin/sh\necho ran > %s\n" % marker)
+    os.chmod(str(planted), 0o755)
+    os.chown(str(planted), 65534, 65534)
+    rc, out = _playbook(tmp_path, {"nccl_tests_tool_dir": str(build)})
+    assert rc != 0 and "owned by uid 65534" in out, out
+    assert not marker.exists()

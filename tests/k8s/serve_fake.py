@@ -7,7 +7,7 @@
 writes ``DIR/kubeconfig`` once the server answers and ``DIR/pid``, then serves until SIGTERM/SIGINT or
 ``--lifetime`` seconds (it never outlives a forgotten destroy step). The nodes are ``gpu-node-01`` ... with the
 NFD RDMA label and the RoCE port of the real CX-4 host the unit tests use (mlx5_0/1 = ens11f0, 15b3:1013, ether).
-Refuses a DIR outside the system's temporary directory.
+DIR must exist and pass the collection's path rule (statedir.trusted_dir: the caller's own, writable by nobody else).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import argparse
 import os
 import signal
 import sys
-import tempfile
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the collection root's parent of ansible_collections/ on sys.path (run from a checkout or a staged copy)
 sys.path.insert(0, os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "..")))
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s import fake_rdma_plugin as frp  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import FakeApiServer  # noqa: E402
 
@@ -35,11 +35,12 @@ def main(argv=None):
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--lifetime", type=float, default=900)
     args = parser.parse_args(argv)
-    directory = os.path.realpath(args.dir)
-    tmp = os.path.realpath(tempfile.gettempdir())
-    if os.path.commonpath([directory, tmp]) != tmp or directory == tmp:
-        parser.error("--dir must be a directory under %s, got %s" % (tmp, directory))
-    os.makedirs(directory, exist_ok=True)
+    try:    # a directory the caller made and owns (statedir's path rule), never one another user could take first
+        directory = statedir.trusted_dir(os.path.abspath(args.dir), create=False, what="--dir")
+    except statedir.StateError as exc:
+        parser.error(str(exc))
+    if not os.path.isdir(directory):
+        parser.error("--dir %s does not exist: make it (0700) first" % directory)
     nodes = [frp.rdma_node("gpu-node-%02d" % i, [CX4_ROCE]) for i in range(1, args.nodes + 1)]
     server = FakeApiServer(nodes=nodes).start()
     stop = threading.Event()

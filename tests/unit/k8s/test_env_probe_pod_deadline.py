@@ -30,7 +30,7 @@ class WorstNode(tep.FakeCommands):
         overrides = {(tep.SMI, "-q", "-x"): (9, "NVIDIA-SMI has failed\n"),
                      (NPU_SMI, "info"): (0, read(tnpu.NPU_SMI, tnpu.B910))}
         for python in PYTHONS + [PATH_PYTHON]:
-            overrides[(python, "-m", "pip", "freeze", "--all")] = (0, tep.read("misc/ubuntu2404-h100vm-pip-freeze.txt"))
+            overrides[(python, "-I", "-m", "pip", "freeze", "--all")] = (0, tep.read("misc/ubuntu2404-h100vm-pip-freeze.txt"))
         super().__init__(overrides)
 
     def __call__(self, argv, timeout_s):
@@ -40,11 +40,14 @@ class WorstNode(tep.FakeCommands):
         return super().__call__(argv, timeout_s)
 
 
-def _probe(params):
+def _probe(params, root):
+    """The probe on an empty host tree (``root``) where hccn_tool is a file (the path rule checks it)."""
     commands = WorstNode()
     tools = {"nvidia-smi": tep.SMI, "ldconfig": "/sbin/ldconfig", "npu-smi": NPU_SMI, "hccn_tool": HCCN,
              "python3": PATH_PYTHON}
-    host = env_probe.Host(run=commands, which=tools.get, root="/nonexistent-aif-root", environ={}, memlock=(-1, -1),
+    (root / HCCN.lstrip("/")).parent.mkdir(parents=True)
+    (root / HCCN.lstrip("/")).write_text("")
+    host = env_probe.Host(run=commands, which=tools.get, root=str(root), environ={}, memlock=(-1, -1),
                           executable=tep.PY)
     records = env_probe.probe(host, params)
     if "npu" in params["groups"]:       # every NPU's queries ran
@@ -55,9 +58,9 @@ def _probe(params):
 
 
 @pytest.mark.parametrize("groups", [None, ["env", "gpu", "rdma", "software"], ["npu"], ["software"]])
-def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups):
+def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups, tmp_path):
     options = {"timeout_s": 60, "pythons": PYTHONS, "pip_freeze": True, "groups": groups or list(env_probe.GROUPS)}
-    calls = _probe(dict(options))
+    calls = _probe(dict(options), tmp_path)
     assert all(timeout == 60 for _argv, timeout in calls)
     plan = k8s_plan.build("env", NODES, POD, "e1", options)
     steps = plan["deadline_s"] - k8s_plan.START_UP_S
@@ -65,9 +68,9 @@ def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups):
 
 
 @pytest.mark.parametrize("pip_freeze", [False, True])
-def test_the_count_is_what_the_probe_runs(pip_freeze):
+def test_the_count_is_what_the_probe_runs(pip_freeze, tmp_path):
     options = {"timeout_s": 60, "pythons": PYTHONS, "pip_freeze": pip_freeze, "groups": list(env_probe.GROUPS)}
-    calls = _probe(dict(options))
+    calls = _probe(dict(options), tmp_path)
     hccn = [argv for argv, _t in calls if argv[0] == HCCN]
     assert len(hccn) == len(env_probe.HCCN_QUERIES) * 8
     count, how = k8s_plan.env_probe_commands(k8s_plan.options_of("env", options), npus=8)

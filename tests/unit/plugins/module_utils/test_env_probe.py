@@ -111,7 +111,7 @@ class FakeCommands(object):
             (SMI, "topo", "-m"): (0, read("nvidia_smi/driver580-h100-topo-m-1gpu.txt")),
             (SMI, "nvlink", "-s"): (0, read("nvidia_smi/driver580-h100-nvlink-s-empty.txt")),
             ("/sbin/ldconfig", "-p"): (0, read("misc/ubuntu2404-h100vm-ldconfig-p.txt")),
-            (PY, "-m", "pip", "freeze", "--all"): (0, read("misc/ubuntu2404-h100vm-pip-freeze.txt")),
+            (PY, "-I", "-m", "pip", "freeze", "--all"): (0, read("misc/ubuntu2404-h100vm-pip-freeze.txt")),
             "probe": (0, read("misc/ubuntu2404-h100vm-python-probe-torch-venv.txt")),
             "csv": (0, read("nvidia_smi/driver580-h100-query-gpu-27fields-noheader-nounits.csv")),
         }
@@ -119,7 +119,7 @@ class FakeCommands(object):
 
     def __call__(self, argv, timeout_s):
         self.calls.append((list(argv), timeout_s))
-        if len(argv) > 2 and argv[1] == "-c" and argv[2] == env_probe.PYTHON_PROBE:
+        if argv[1:4] == ["-I", "-c", env_probe.PYTHON_PROBE]:
             key = "probe"
         elif argv[1].startswith("--query-gpu="):
             key = "csv"
@@ -192,9 +192,9 @@ def test_commands_are_argv_lists_with_the_timeout(tmp_path):
     for argv, timeout in commands.calls:
         assert isinstance(argv, list) and all(isinstance(a, str) for a in argv)
         assert timeout == 17
-    probe_argv = [call[0] for call in commands.calls if call[0][1] == "-c"][0]
+    probe_argv = [call[0] for call in commands.calls if call[0][1:3] == ["-I", "-c"]][0]
     assert probe_argv[0] == PY and probe_argv[-1] == "--torch-nccl"
-    assert probe_argv[3:7] == ["torch", "sglang", "vllm", "deepspeed"]
+    assert probe_argv[4:8] == ["torch", "sglang", "vllm", "deepspeed"]
 
 
 def test_cpu_node_without_gpu_or_rdma(tmp_path):
@@ -371,7 +371,7 @@ def test_governor_rules(tmp_path):
 
 
 def test_software_expectations_and_missing_pip(tmp_path):
-    commands = FakeCommands({(PY, "-m", "pip", "freeze", "--all"): (1, "/opt/torch/.venv/bin/python3: No module named pip\n")})
+    commands = FakeCommands({(PY, "-I", "-m", "pip", "freeze", "--all"): (1, "/opt/torch/.venv/bin/python3: No module named pip\n")})
     params = {"groups": ["software"], "expect": {"nccl_version": "2.28.9", "package_versions": {"torch": "2.10", "vllm": ""}},
               "pip_freeze": True}
     records = env_probe.probe(host_for(h100_tree(tmp_path), commands), params)

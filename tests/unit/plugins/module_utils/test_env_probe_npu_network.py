@@ -59,7 +59,7 @@ def _outputs():
 def _host(root, outputs=None, smi_text=None, on_path=False, install=True):
     outputs = _outputs() if outputs is None else outputs
     calls = []
-    if install:
+    if install or on_path:      # on PATH or not, hccn_tool is a file of the host (the path rule checks it)
         tool = root / TOOL.lstrip("/")
         tool.parent.mkdir(parents=True, exist_ok=True)
         tool.write_text("")

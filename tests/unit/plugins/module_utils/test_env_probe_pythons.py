@@ -28,7 +28,7 @@ def probe(root, executable, path_python, params=None):
     calls = []
 
     def run(argv, timeout_s):
-        assert argv[1] == "-c" and argv[2] == env_probe.PYTHON_PROBE, argv
+        assert argv[1:4] == ["-I", "-c", env_probe.PYTHON_PROBE], argv
         calls.append(list(argv))
         return Run(list(argv), 0, OUTPUTS[argv[0]], "", 0.01)
 

@@ -4,7 +4,8 @@
 
 `gpu_python: /opt/torch/.venv/bin/python3` (a link to /usr/bin/python3.12, as virtualenvs are) was resolved to
 /usr/bin/python3.12 by the trust check, and the GEMM and torch probes then said "PyTorch is not importable": a
-healthy GPU host got env.required failures. The check still walks the path; the path run is the one given.
+healthy GPU host got env.required failures. The check still walks the path; an interpreter runs by the name given
+(in its resolved directory: ``keep_name``), every link from that name checked.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def _venv(tmp_path):
 def test_venv_python_is_run_as_named_and_keeps_its_prefix(venv):
     named = str(venv / "bin" / "python3")
     assert os.path.islink(named), "a virtualenv's python is a link (the case this test is about)"
-    found = runner.find_tool(_Module(), "python3", path=named)
+    found = runner.find_tool(_Module(), "python3", path=named, keep_name=True)     # an interpreter: gemm_bench's
     assert found == named
+    # any other tool runs by the resolved path that was checked
+    assert runner.find_tool(_Module(), "python3", path=named) == os.path.realpath(named)
     prefix = subprocess.run([found, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
                             timeout=60, check=True).stdout.strip()
     assert os.path.realpath(prefix) == os.path.realpath(str(venv))

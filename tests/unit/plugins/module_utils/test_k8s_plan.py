@@ -104,7 +104,8 @@ def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, mon
     ssh = _call(gemm_bench.main, {})
     plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]
-    assert slot["sections"][0]["argv"][2:] == ssh.kwargs["cmd"][2:]       # the same worker arguments
+    assert slot["sections"][0]["argv"][1] == ssh.kwargs["cmd"][1] == "-I"     # isolated, both ways
+    assert slot["sections"][0]["argv"][3:] == ssh.kwargs["cmd"][3:]       # the same worker arguments
     rc, log = pod_log([{"label": "gemm", "argv": ["cat", os.path.join(PROOF, "gemm_bare.txt")], "timeout_s": 30}])
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-02"), log)
     assert [_stable(r) for r in from_k8s] == [_stable(r) for r in ssh.kwargs["results"]]
@@ -233,16 +234,20 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
                         "--master-addr", "aif-t1-ar-0.aif-t1-ar"]
     # the pod: a stand-in for torchrun prints the real probe output and writes its real JSON where asked
     text_path, json_path = os.path.join(PROOF, "probe_spawn.txt"), os.path.join(PROOF, "probe_spawn.json")
-    script = "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read()); print(sys.argv[1])" % (
-        json_path, k8s_plan.PROBE_RESULT, text_path)
-    env = dict(POD_ENV, JOB_COMPLETION_INDEX="0")
-    spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script, "{JOB_COMPLETION_INDEX}"],
+    # the JSON goes to the entry program's private directory (never a fixed name in /tmp): {RESULT_DIR} in the plan
+    json_out = argv[argv.index("--json-out") + 1]
+    assert json_out == k8s_plan.PROBE_RESULT and json_out.startswith("{RESULT_DIR}/")
+    script = "import shutil,sys; shutil.copyfile(%r, sys.argv[2]); sys.stdout.write(open(%r).read()); print(sys.argv[1])" % (
+        json_path, text_path)
+    env = dict(POD_ENV, JOB_COMPLETION_INDEX="0", TMPDIR=str(tmp_path))
+    spec = {"steps": [{"label": "allreduce", "argv": [sys.executable, "-c", script, "{JOB_COMPLETION_INDEX}", json_out],
                        "timeout_s": 30, "result_file": k8s_plan.PROBE_RESULT}],
             "lib": write_code_tree(tmp_path)}      # the pod's code ConfigMap (the entry program's interrupt guard)
+    before = set(os.listdir(str(tmp_path)))
     proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
                           timeout=60, check=True, env=env)
     log = proc.stdout.decode()
-    os.unlink(k8s_plan.PROBE_RESULT)
+    assert set(os.listdir(str(tmp_path))) == before      # its private directory is gone with it
     (record,) = k8s_plan.slot_records(plan, slot, dict(ok(slot, "n2"), labels={}), log)
     params = k8s_plan.options_of("allreduce_multinode", {})
     (from_ssh,) = torch_allreduce_tool.records(read(text_path) + "0\n", Context(

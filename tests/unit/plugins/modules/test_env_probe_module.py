@@ -49,7 +49,7 @@ def module_env(monkeypatch):
             return 0, read("nvidia_smi/driver580-h100-topo-m-1gpu.txt"), ""
         if argv[:2] == ["/usr/bin/nvidia-smi", "nvlink"]:
             return 0, read("nvidia_smi/driver580-h100-nvlink-s-empty.txt"), ""
-        if len(argv) > 2 and argv[1] == "-c":
+        if argv[1:3] == ["-I", "-c"]:
             return 0, read("misc/ubuntu2404-h100vm-python-probe-torch-venv.txt"), ""
         if argv[-1] == "-p":
             return 0, read("misc/ubuntu2404-h100vm-ldconfig-p.txt"), ""
@@ -98,8 +98,8 @@ def test_gpu_node_from_captures_in_check_mode(module_env):
         args, kwargs = call_["args"], call_["kwargs"]
         assert args[:3] == ["/usr/bin/timeout", "--kill-after=10", "25s"]
         assert kwargs["environ_update"]["LC_ALL"] == "C" and kwargs["expand_user_and_vars"] is False
-    probe = [c["args"] for c in module_env["calls"] if len(c["args"]) > 5 and c["args"][4] == "-c"][0]
-    assert probe[3] == sys.executable and probe[5] == probe_utils.PYTHON_PROBE
+    probe = [c["args"] for c in module_env["calls"] if c["args"][4:6] == ["-I", "-c"]][0]
+    assert probe[3] == sys.executable and probe[6] == probe_utils.PYTHON_PROBE
 
 
 def test_bad_timeout_fails(module_env):

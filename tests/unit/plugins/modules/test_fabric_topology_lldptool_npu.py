@@ -261,6 +261,9 @@ def _clocked_host(tmp_path, monkeypatch, nics, answer_s, given, npu=False):
         (tmp_path / ("sys/class/infiniband/mlx5_%d/device/net/ens%d" % (index, index))).mkdir(parents=True)
     tools = {"lldptool": "/usr/sbin/lldptool", "npu-smi": "/usr/sbin/npu-smi" if npu else None,
              "hccn_tool": "/usr/sbin/hccn_tool" if npu else None}
+    if npu:     # hccn_tool is a file of the host: the path rule checks it before it runs
+        (tmp_path / "usr/sbin").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "usr/sbin/hccn_tool").write_text("")
     return env_probe.Host(run=run, root=str(tmp_path), which=tools.get)
 
 

@@ -83,9 +83,10 @@ def test_probe_spawn_record_from_real_capture(module_env, monkeypatch):
     assert record["facts"]["profile"] == "h200-sxm-8gpu" and record["facts"]["placement"] == "in_place"
     assert "busbw_max_gbyte_s" in record["expect"]
     worker_argv = module_env[-1]["argv"]
-    assert worker_argv[2:4] == ["allreduce", "--min-bytes"] and worker_argv[-4:] == ["--launcher", "spawn", "--nprocs", "2"]
+    assert worker_argv[1] == "-I"      # isolated: nothing imported from the working directory
+    assert worker_argv[3:5] == ["allreduce", "--min-bytes"] and worker_argv[-4:] == ["--launcher", "spawn", "--nprocs", "2"]
     assert module_env[-1]["env"]["NCCL_NVLS_ENABLE"] == "0"
-    assert os.path.isfile(worker_argv[1])  # the worker was staged as a file, from its source
+    assert os.path.isfile(worker_argv[2])  # the worker was staged as a file, from its source
 
 
 def test_probe_mpirun_argv(module_env, monkeypatch):

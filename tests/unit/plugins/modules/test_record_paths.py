@@ -127,7 +127,7 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
     res = _call(gemm_bench.main, {})
     params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
               "warmup_iterations": 10, "warmup_s": 1.0, "profile": "auto"}
-    assert gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][2:]
+    assert res.kwargs["cmd"][1] == "-I" and gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][3:]
     from_log = gemm_tool.records(text, Context(rc=0, params=params, argv=res.kwargs["cmd"]))
     assert [_stable(r) for r in from_log] == [_stable(r) for r in res.kwargs["results"]]
     assert len(from_log) == 4 and all(r["status"] == "pass" for r in from_log)

@@ -8,9 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, run_store
 
 FIND = ("import os, sys; from ansible_collections.aifabric.acceptance.plugins.plugin_utils import run_store\n"
@@ -111,3 +113,38 @@ def test_an_error_is_registered_in_the_space_the_entry_already_holds(registry, m
         run_store.find(os.getpid(), registry)
     assert os.path.getsize(os.path.join(registry, str(os.getpid()))) == run_store.ENTRY_BYTES
     store.close()
+
+
+def test_the_default_registry_is_a_private_directory_of_the_user_never_a_name_in_the_shared_tmp():
+    """Issue 34: <tmp>/aifabric-runs-<uid>, made first by another user, switched the callback off for every later
+    run of that uid. The registry is now the user's own state root (statedir.default_root): /run/... as root,
+    $XDG_RUNTIME_DIR or ~/.cache otherwise. Looked at only (create=False): nothing is made here."""
+    path = run_store.registry(create=False)
+    assert path == os.path.realpath(statedir.default_root("runs"))
+    assert not path.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
+def test_a_registry_another_user_made_is_refused_and_said_and_the_report_is_still_written(tmp_path, monkeypatch):
+    """The callback keeps its record stream (its report is written at the end) and says loudly why its steps cannot
+    find it; it is never silently disabled."""
+    from ansible_collections.aifabric.acceptance.plugins.callback import fleet_report
+    squatted = tmp_path / "registry"
+    squatted.mkdir(mode=0o700)
+    os.chown(str(squatted), 65534, 65534)
+    callback = fleet_report.CallbackModule()
+    said = []
+    monkeypatch.setattr(callback._display, "error", lambda msg, **kw: said.append(msg))
+    callback.store.registry = str(squatted)
+    callback.config = {"output_dir": str(tmp_path / "reports"), "formats": ["json"], "history_db": None,
+                       "drift_pins": {}}
+    monkeypatch.setattr(fleet_report.atexit, "register", lambda *a, **k: None)
+    monkeypatch.setattr(fleet_report.proc, "chain_handler", lambda *a, **k: None)
+    try:
+        callback._open_stream()
+        assert not callback.disabled and os.path.isfile(callback.collector.stream_path)
+        assert len(said) == 1 and "run registry is refused" in said[0] and "owned by uid 65534" in said[0]
+        assert os.listdir(str(squatted)) == []
+    finally:
+        callback.collector.close_stream()
+        callback.store.close()
