@@ -11,7 +11,7 @@
   one the Makefile uses.
 - The commands that need no hardware - report.yml and baseline.yml, which run on the controller on files - run as
   written (their placeholders and /tmp paths replaced by the test's own), against a real run's results.json.
-- Every backticked name with one of the collection's prefixes (inventory_vars.looks_like_ours) is a variable the
+- Every backticked name with one of the collection's prefixes (inventory_vars.Vocabulary.ours) is a variable the
   collection reads, unless it names another thing of the collection (a module, role, playbook, plugin file, module
   option, acceptance_expect key, inventory group, set_stats key) or the page says it is not one (below).
 
@@ -57,6 +57,10 @@ NOT_VARIABLES = {
     ("docs/hccl.md", "hccl_max_bytes"): "an old playbook variable, listed with its place now",
     ("docs/hccl.md", "hccl_mpi_flavour"): "an old playbook variable, listed with its place now",
     ("docs/hccl.md", "hccl_run_tag"): "an old playbook variable, gone",
+    ("docs/results.md", "perftest_bw"): "a series family of perftest records",
+    ("docs/results.md", "perftest_lat"): "a series family of perftest records",
+    ("docs/rdma.md", "perftest_bw"): "a series family of perftest records",
+    ("docs/rdma.md", "perftest_lat"): "a series family of perftest records",
 }
 # table columns whose cells are a record's facts or metrics, or exported metric names, not variables
 _RECORD_COLUMNS = re.compile(r"^(facts|metrics|metric\b.*|labels)$")
@@ -64,7 +68,7 @@ _ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]*=")
 _START = re.compile(r"^(?:[A-Z][A-Z0-9_]*=\S*\s+)*(ansible-playbook|make)(?=\s|$)")
 _PLACEHOLDER = re.compile(r"<[^<>`]*>")
 _LEAD_NAME = re.compile(r"^(?:-e\s+)?([a-z][a-z0-9_]*)(?=$|[.:=\[ ,(])")
-_FILE_NAME = re.compile(r"^[a-z][a-z0-9_]*\.(py|h|yml|json|prom|sh)$")
+_FILE_NAME = re.compile(r"^[a-z][a-z0-9_]*\.(py|h|c|yml|json|prom|sh)(:[0-9]+)?$")
 
 
 def _rel(path):
@@ -145,8 +149,13 @@ def _ids(entry):
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
+def vocabulary():
+    return inventory_vars.Vocabulary(ROOT)
+
+
 def known_names():
-    return inventory_vars.known_names(ROOT)
+    return vocabulary().names
 
 
 def playbook_path(name):
@@ -178,7 +187,7 @@ def variable_problem(name, playbook):
     """Why ``name`` given with -e to ``playbook`` (a file) is not read, or None."""
     if name.startswith("ansible_"):
         return None                     # Ansible's own
-    if inventory_vars.looks_like_ours(name):
+    if vocabulary().ours(name):
         return None if name in known_names() else "-e %s: the collection reads no such variable" % name
     if playbook and _uses(playbook, name):
         return None
@@ -427,7 +436,7 @@ def mentioned_names(path):
             lead = _LEAD_NAME.match(text)
             if not lead or column in skip or _FILE_NAME.match(text) or re.match(r"\s*(->|→)", line[span.end():]):
                 continue
-            if inventory_vars.looks_like_ours(lead.group(1)):
+            if vocabulary().ours(lead.group(1)) and not lead.group(1).endswith("_"):   # (a prefix: `probe_`)
                 out.append((number, lead.group(1)))
     return out
 
