@@ -334,8 +334,8 @@ def _concrete(argv, work):
     for arg in argv:
         name, sep, value = arg.partition("=")
         if sep and "PLACEHOLDER" in value:
-            arg = "%s=%s" % (name, "latest" if name == "baseline_run" else os.path.join(work, "reports", "latest",
-                                                                                          "results.json"))
+            results = os.path.join(work, "reports", "latest", "results.json")
+            arg = "%s=%s" % (name, "latest" if name == "baseline_run" else results)
         elif not arg.startswith(("-", "aifabric.")) and playbook_path(arg):
             arg = playbook_path(arg)                # a path from the checkout, where the pages run it
         elif sep and value.startswith("/tmp/"):
