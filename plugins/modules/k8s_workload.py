@@ -22,10 +22,12 @@ description:
     starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret); V(allreduce_multinode) - the torch
     all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
     rendezvous on the index-0 pod's DNS name.
-  - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, crashes, is OOM-killed or runs
-    out of time gives an C(error) record naming the reason from its status and events, never a silent gap. Pods that
-    cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once with the controller's
-    C(FailedCreate) message.
+  - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
+    (sandbox, CNI, RuntimeClass or volume failures: O(sandbox_grace_s), O(mount_grace_s)), crashes, is OOM-killed or
+    runs out of time gives an C(error) record naming the reason from its status and events, never a silent gap. Pods
+    that cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once with the
+    controller's C(FailedCreate) message; a Volcano Job whose PodGroup is not enqueued ends it after
+    O(podgroup_grace_s) with the scheduler's reason.
   - Each pod's log is read the moment that pod ends (or is seen being deleted), not when the whole step ends, and
     each step's result is printed by the pod when that step ends (a deadline, an eviction or a SIGTERM during a later
     step keeps the steps already measured); a log gone with its pod says V(pod deleted (TTL/GC)).
@@ -256,6 +258,33 @@ options:
         the image and the kubelet's message. A final pull error (C(InvalidImageName)) is an error at once.
     type: int
     default: 120
+  sandbox_grace_s:
+    description:
+      - Seconds a pod bound to its node may stay in C(ContainerCreating) after the kubelet's first
+        C(FailedCreatePodSandBox) (the CNI plugin failed, the node's runtime has no handler for the RuntimeClass, the
+        RuntimeClass is unknown), C(FailedPodSandBoxStatus) or C(NetworkNotReady) (the node's CNI is not initialised)
+        warning before it gives an C(error) record naming the node, the pod and the event's message. The kubelet
+        retries these with back-off; a CNI plugin still starting on a fresh node clears within this time.
+      - In a gang (V(nccl_multinode), V(allreduce_multinode)) the step ends then; that node's record carries the
+        reason.
+    type: int
+    default: 180
+  mount_grace_s:
+    description:
+      - Seconds a pod bound to its node may stay in C(ContainerCreating) after the kubelet's first C(FailedMount),
+        C(FailedAttachVolume) or C(FailedMapVolume) warning (a ConfigMap, Secret or volume that does not come; a CSI
+        attach that fails) before it gives an C(error) record naming the node, the pod and the event's message. The
+        kubelet gives up on one mount attempt after about 2 minutes and retries.
+    type: int
+    default: 300
+  podgroup_grace_s:
+    description:
+      - V(nccl_multinode) with a Volcano Job - seconds its PodGroup may stay C(Pending) (not enqueued, so Volcano
+        creates no pod) after Volcano's first C(PodGroupPending)/C(Unschedulable) event before the step gives an
+        C(error) record with the scheduler's words (C(queue resource quota insufficient) - the queue's capability;
+        C(resource in cluster is overused) - the gang is larger than the free GPUs).
+    type: int
+    default: 300
 requirements:
   - kubernetes >= 37 (Python client, on the controller; not needed for O(render_dir))
 seealso:
@@ -408,6 +437,9 @@ def argument_spec():
         cleanup_timeout_s=dict(type="int", default=120),
         unschedulable_grace_s=dict(type="int", default=60),
         image_pull_grace_s=dict(type="int", default=120),
+        sandbox_grace_s=dict(type="int", default=k8s_api.SANDBOX_GRACE_S),
+        mount_grace_s=dict(type="int", default=k8s_api.MOUNT_GRACE_S),
+        podgroup_grace_s=dict(type="int", default=k8s_api.PODGROUP_GRACE_S),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
@@ -475,8 +507,9 @@ def _present(module, p, pod, options, run_id):
         module.warn(warning)
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
+    graces = dict((name, p[name + "_grace_s"]) for name in ("sandbox", "mount", "podgroup"))
     records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout_s"], p["unschedulable_grace_s"],
-                                        p["image_pull_grace_s"])
+                                        p["image_pull_grace_s"], graces=graces)
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 
