@@ -1187,8 +1187,11 @@ def diagnose(api, namespace, pod):
         events = []
         parts.append("events unreadable: %s" % _status_of(exc)[1])
     if outcome is None and events:      # still waiting: what it was doing last (the kubelet's, the scheduler's words)
-        parts.append("last events: " + " | ".join("%s: %s" % (e.get("reason"), _one_line(e.get("message"), 200))
-                                                   for e in events[-3:]))
+        lines = []
+        for e in events:        # the kubelet repeats its warnings: each once, the latest last
+            line = "%s: %s" % (e.get("reason"), _one_line(e.get("message"), 200))
+            lines = [x for x in lines if x != line] + [line]
+        parts.append("last events: " + " | ".join(lines[-3:]))
     warnings = [e for e in events if e.get("type") == "Warning"]
     if warnings:
         last = warnings[-1]

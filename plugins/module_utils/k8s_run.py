@@ -255,8 +255,9 @@ def _gang_culprit(logs, outcome, failed_others):
     if outcome.get("outcome") != k8s_api.ABORTED or culprit is None:
         return outcome
     own = culprit.get("message") if culprit.get("outcome") in OWN_WORDS else None
-    return dict(culprit, message="; ".join(x for x in (own, logs.diagnose(culprit), "the gang stopped: pod %s was %s" % (
-        outcome.get("name"), outcome.get("message"))) if x))
+    return dict(culprit, message="; ".join(x for x in (own, logs.diagnose(culprit), "the gang stopped: pod %s%s was "
+                                                       "aborted" % (outcome.get("name"), " on %s" % outcome["node"]
+                                                                    if outcome.get("node") else "")) if x))
 
 
 def step_records(api, plan, step, outcomes, started, logs=None):
@@ -280,7 +281,8 @@ def step_records(api, plan, step, outcomes, started, logs=None):
     for slot in slots:
         outcome, text = _pod_outcome(logs, slot, by_slot.get(slot["slot"]), refused)
         outcome = _gang_culprit(logs, outcome, failed_others)
-        others = [o for o in failed_others if o.get("name") != outcome.get("name")]
+        others = [o for o in failed_others if o.get("name") != outcome.get("name")
+                  and o.get("outcome") != k8s_api.ABORTED]
         if others and outcome.get("outcome") != k8s_api.SUCCEEDED:
             why = "; ".join("%s%s: %s" % (o.get("name"), " on %s" % o["node"] if o.get("node") else "",
                                           logs.diagnose(o)) for o in others[:4])

@@ -91,6 +91,7 @@ def test_indexed_gang_one_worker_stuck_ends_the_stage_at_its_grace(tmp_path, mon
         assert reason in record["reason"] and needle in record["reason"], record["reason"]
         assert "the gang stopped" in record["reason"] and GRACE <= waited_s(record["reason"]) < LONG
         assert out["leftover"] == [] and fake.leftovers("st2") == []
+        print(record["reason"])
 
 
 def test_volcano_podgroup_not_enqueued_ends_at_its_grace_with_the_reason(tmp_path, monkeypatch):
@@ -109,3 +110,4 @@ def test_volcano_podgroup_not_enqueued_ends_at_its_grace_with_the_reason(tmp_pat
         waited = int(record["reason"].split("not enqueued by the scheduler in ")[1].split(" s")[0])
         assert GRACE <= waited < LONG
         assert out["leftover"] == [] and fake.leftovers("st3") == []
+        print(record["reason"])
