@@ -28,11 +28,30 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 LOG_TAIL_LINES = 40
+# the time limits of a run besides its steps' waits: connecting, discovery, the node list and the setup objects;
+# per step, creating its objects and reading its logs and diagnoses (each request is bounded by
+# k8s_api.REQUEST_TIMEOUT, a healthy API answers in well under a second)
+SETUP_S = 30
+STEP_OVERHEAD_S = 30
+
+
+def worst_case_s(plan, wait_s, cleanup_timeout_s):
+    """The longest ``execute`` runs for ``plan`` when each step waits ``wait_s``: the setup, every step (its wait
+    plus STEP_OVERHEAD_S), then the cleanup. A task's ``timeout:`` is this plus a margin (the k8s role's)."""
+    return SETUP_S + len(plan["steps"]) * (int(wait_s) + STEP_OVERHEAD_S) + int(cleanup_timeout_s) \
+        + k8s_api.WAIT_SLACK_S
+
+
+def reserve_s(cleanup_timeout_s):
+    """What ``execute`` keeps back from a task's time limit after the last wait: one step's log reads and the
+    cleanup, so that it returns before Ansible's limit even when the limit cuts its waits."""
+    return STEP_OVERHEAD_S + int(cleanup_timeout_s) + k8s_api.WAIT_SLACK_S
 
 
 def object_names(plan):
@@ -299,9 +318,11 @@ def step_records(api, plan, step, outcomes, started, logs=None):
 
 
 def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k8s_api.UNSCHEDULABLE_GRACE_S,
-            image_pull_grace_s=k8s_api.IMAGE_PULL_GRACE_S, graces=None):
+            image_pull_grace_s=k8s_api.IMAGE_PULL_GRACE_S, graces=None, deadline=None):
     """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out. ``graces``: the waits'
-    other graces (k8s_api.GRACES names: sandbox, mount, podgroup)."""
+    other graces (k8s_api.GRACES names: sandbox, mount, podgroup). ``deadline`` (time.monotonic): the last moment
+    a step may wait until (Ansible's limit for the task less ``reserve_s``): a step's wait is cut to it, and a step
+    with no time left is not started (its records say so); the cleanup still runs."""
     ns = plan["namespace"]
     run_id = plan["run_id"]
     records = []
@@ -313,10 +334,15 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k
         with guard:
             k8s_api.create(api, plan["setup"], run_id, ns)
             for step in plan["steps"]:
+                wait_s = timeout_s if deadline is None else min(timeout_s, int(deadline - time.monotonic()))
+                if wait_s < 1:
+                    stop_reason = "not run: the task's time limit (Ansible's timeout) left no time for this step; " \
+                        "raise the task's timeout: or let the k8s role compute it"
+                    break
                 started = results.utc_now()
                 refs = k8s_api.create(api, step["objects"], run_id, ns)
                 logs = PodLogs(api, ns, _declared_containers(step))
-                outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
+                outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], wait_s,
                                         done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
                                         unschedulable_grace_s=unschedulable_grace_s,
                                         image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final,
