@@ -1156,6 +1156,28 @@ def _one_line(text, limit=400):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _last_events(events, count=3):
+    """The last ``count`` distinct "reason: message" of ``events`` (oldest first; the kubelet repeats its warnings)."""
+    lines = []
+    for e in events:
+        line = "%s: %s" % (e.get("reason"), _one_line(e.get("message"), 200))
+        lines = [x for x in lines if x != line] + [line]
+    return " | ".join(lines[-count:])
+
+
+def _event_parts(events, parts, waiting):
+    """What ``diagnose`` says of a pod's events: while it still waits, its last events (the kubelet's, the
+    scheduler's words); the last Warning unless ``parts`` already say it."""
+    out = ["last events: " + _last_events(events)] if waiting and events else []
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    if warnings:
+        last = warnings[-1]
+        text = "%s: %s" % (last.get("reason"), _one_line(last.get("message"), 300))
+        if not any(text in p or (last.get("message") or "") in p for p in parts + out):
+            out.append("event " + text)
+    return out
+
+
 def diagnose(api, namespace, pod):
     """One line saying why ``pod`` did not finish well, from its status, its events and its log tail.
 
@@ -1186,18 +1208,7 @@ def diagnose(api, namespace, pod):
     except errors as exc:
         events = []
         parts.append("events unreadable: %s" % _status_of(exc)[1])
-    if outcome is None and events:      # still waiting: what it was doing last (the kubelet's, the scheduler's words)
-        lines = []
-        for e in events:        # the kubelet repeats its warnings: each once, the latest last
-            line = "%s: %s" % (e.get("reason"), _one_line(e.get("message"), 200))
-            lines = [x for x in lines if x != line] + [line]
-        parts.append("last events: " + " | ".join(lines[-3:]))
-    warnings = [e for e in events if e.get("type") == "Warning"]
-    if warnings:
-        last = warnings[-1]
-        text = "%s: %s" % (last.get("reason"), _one_line(last.get("message"), 300))
-        if not any(text in p or (last.get("message") or "") in p for p in parts):
-            parts.append("event " + text)
+    parts.extend(_event_parts(events, parts, outcome is None))
     if outcome in (FAILED, CRASH_LOOP, OOM) or (outcome is None and code not in (0, None)):
         try:
             # always the container's name: a real API answers 400 without it on a multi-container pod
