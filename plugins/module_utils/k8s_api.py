@@ -42,7 +42,8 @@ Public interface:
 - pure helpers: ``label_object(obj, run_id)`` (the labelling ``create`` applies,
   for render mode), ``pod_templates(obj)`` (the pod templates in a manifest) and ``classify(pod, ...)`` (one pod dict -> outcome; never raises);
   outcome names ``SUCCEEDED`` and ``ERROR_OUTCOMES`` (FAILED, OOM, UNSCHEDULABLE,
-  IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED), ``RUNNING``.
+  IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED, CREATE_FAILED, SANDBOX, MOUNT, GANG_PENDING),
+  ``RUNNING``; ``GRACES`` (every grace of a wait, by name) and ``creating(pod)``.
 
 The ``kubernetes`` package is imported lazily: importing this file never fails;
 ``connect`` raises K8sError with the install hint when the client is missing
@@ -100,6 +101,28 @@ OWNER_EVENT_POLL_S = 2              # while pods are missing, their owners' Fail
 # Kubernetes controllers' and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's
 # "FailedCreatePod", mpi-operator's "MPIJobFailed" "worker pod created failed: <err>" (getOrCreateWorker)
 FAILED_CREATE_EVENTS = {"FailedCreate": "", "FailedCreatePod": "", "MPIJobFailed": "worker pod created failed"}
+# a pod bound to a node that cannot start: the kubelet's Warning events (pkg/kubelet/events/event.go), recorded on the
+# pod while its containers wait in ContainerCreating, -> the grace they get (the kubelet retries each with back-off)
+# and the outcome once it ran out:
+# - "sandbox": FailedCreatePodSandBox "Failed to create pod sandbox: <err>" (kuberuntime_manager.go SyncPod: a CNI
+#   ADD that fails, a RuntimeClass the node's runtime has no handler for - containerd's "no runtime for "x" is
+#   configured" -, a RuntimeClass the kubelet cannot find), FailedPodSandBoxStatus, and NetworkNotReady "network is
+#   not ready: container runtime network not ready: ..." (kubelet.go SyncPod: the node's CNI is not initialised);
+# - "mount": FailedMount (MountVolume.SetUp failed, "Unable to attach or mount volumes: ..."), FailedAttachVolume,
+#   FailedMapVolume (a CSI attach may take a minute or two before it succeeds)
+START_EVENTS = {"FailedCreatePodSandBox": "sandbox", "FailedPodSandBoxStatus": "sandbox", "NetworkNotReady": "sandbox",
+                "FailedMount": "mount", "FailedAttachVolume": "mount", "FailedMapVolume": "mount"}
+SANDBOX_GRACE_S = 180
+MOUNT_GRACE_S = 300
+# Volcano creates a vcjob's pods only once the scheduler enqueued its PodGroup (pkg/controllers/job
+# job_controller_actions.go syncJob: no task sync while the PodGroup phase is Pending); while it is not, the job
+# controller records "PodGroupPending" on the vcjob ("PodGroup <ns>:<job> unschedule,reason: <condition message>")
+# and the scheduler "Unschedulable" on the PodGroup ("queue resource quota insufficient" - capacity/proportion -,
+# "resource in cluster is overused" - overcommit: the gang is larger than the free resources -, "<n>/<m> tasks in
+# gang unschedulable: pod group is not ready, <k> minAvailable"): reason -> the kind of the object it is about
+GANG_EVENTS = {"PodGroupPending": "Job", "Unschedulable": "PodGroup"}
+PODGROUP_GRACE_S = 300
+STUCK_EVENT_POLL_S = 5              # while a pod waits in ContainerCreating, the kubelet's events are read this often
 
 # Outcome names of ``wait``: terminal (finished by itself) and unrecoverable (will not finish).
 SUCCEEDED = "succeeded"
@@ -111,11 +134,18 @@ CRASH_LOOP = "crash_loop"
 CONFIG_ERROR = "config_error"       # CreateContainerConfigError / CreateContainerError / InvalidImageName
 DELETED = "deleted"                 # the pod vanished before it finished (evicted, preempted, deleted)
 CREATE_FAILED = "create_failed"     # the owner's controller cannot create the pod (admission: PodSecurity, quota, webhook)
+SANDBOX = "sandbox_failed"          # bound, but its sandbox/network never came up (START_EVENTS "sandbox") past its grace
+MOUNT = "mount_failed"              # bound, but a volume never attached/mounted (START_EVENTS "mount") past its grace
+GANG_PENDING = "gang_pending"       # a Volcano Job's PodGroup was not enqueued (no pod created) past its grace
 TIMEOUT = "timeout"                 # still pending/running when the wait ran out of time
 ABORTED = "aborted"                 # fail_fast: unfinished when another pod of the gang failed
 RUNNING = "running"                 # not required to finish (done_selector) and still running at the end
 ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR, DELETED, TIMEOUT, ABORTED,
-                  CREATE_FAILED)
+                  CREATE_FAILED, SANDBOX, MOUNT, GANG_PENDING)
+START_OUTCOMES = {"sandbox": SANDBOX, "mount": MOUNT}
+# every grace of a wait (seconds), by the name of its option without "_grace_s"
+GRACES = {"unschedulable": UNSCHEDULABLE_GRACE_S, "image_pull": IMAGE_PULL_GRACE_S, "sandbox": SANDBOX_GRACE_S,
+          "mount": MOUNT_GRACE_S, "podgroup": PODGROUP_GRACE_S}
 
 # Deletion order of ``cleanup``: operators' objects first (they own pods), then Jobs, then the rest.
 # (api_version, kind, plural, namespaced)
@@ -681,18 +711,50 @@ def _watch_pods(api, namespace, selector, resource_version, seconds):
             resp.release_conn()
 
 
+def creating(pod):
+    """The pod is bound to a node and has not started: Pending, each container waiting in ContainerCreating or
+    PodInitializing (or no status yet) - where a sandbox, network or volume failure leaves it."""
+    if not _d(_d(pod).get("spec")).get("nodeName") or _d(pod.get("status")).get("phase") not in (None, "Pending"):
+        return False
+    for cs in _containers(pod):
+        state = _d(cs.get("state"))
+        if state.get("running") or state.get("terminated") or \
+                _d(state.get("waiting")).get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+            return False
+    return True
+
+
+def _event_time(event):
+    return event.get("lastTimestamp") or event.get("eventTime") or _d(event.get("metadata")).get("creationTimestamp") \
+        or ""
+
+
+def _events_of(api, namespace, reasons, read_timeout):
+    """The events of ``namespace`` with one of ``reasons`` (a list per reason: the field selector the API serves),
+    or None when the API did not answer (evidence is read again next round)."""
+    items = []
+    for reason in reasons:
+        try:
+            items.extend(_dl(_call(api, "v1", "Event", "list", namespace, field_selector="reason=%s" % reason,
+                                   _request_timeout=(REQUEST_TIMEOUT[0], read_timeout)).get("items")))
+        except _api_errors():
+            return None
+    return items
+
+
 class _PodWatch(object):
     """The state of one ``wait``: the latest dict of each pod, the outcomes of those that ended, when each
     pod was first seen Unschedulable or failing to pull its image, and the owners whose pods cannot be created;
     one method a decision (an event, a list, a round, an API error, the end)."""
 
-    def __init__(self, expected_pods, done_selector, fail_fast, grace_s, pull_grace_s=IMAGE_PULL_GRACE_S,
-                 owners=None, on_final=None, on_terminating=None):
+    def __init__(self, expected_pods, done_selector, fail_fast, graces=None, owners=None, on_final=None,
+                 on_terminating=None):
         self.expected_pods = expected_pods
         self.done_selector = done_selector
         self.fail_fast = fail_fast
-        self.grace_s = grace_s
-        self.pull_grace_s = pull_grace_s
+        self.graces = dict(GRACES, **(graces or {}))
+        self.grace_s = self.graces["unschedulable"]
+        self.pull_grace_s = self.graces["image_pull"]
         self.owners = [o for o in owners or [] if o.get("name")]
         self.on_final = on_final
         self.on_terminating = on_terminating
@@ -702,6 +764,10 @@ class _PodWatch(object):
         self.unsched = {}       # name -> monotonic time first seen Unschedulable
         self.pulling = {}       # name -> monotonic time first seen failing to pull its image (a retried error)
         self.refused = {}       # owner name -> its FailedCreate message (its pods cannot be created)
+        self.starting = {}      # name -> the kubelet's START_EVENTS warning of a pod that waits in ContainerCreating
+        self.next_start_poll = 0.0      # when the kubelet's events are read next (while pods wait to start)
+        self.gang = {}          # owner name -> {since, messages}: its PodGroup is not enqueued (GANG_EVENTS)
+        self.gang_final = {}    # owner name -> why no pod of it will come (its PodGroup pending past its grace)
         self.failures = self.gone = 0   # API errors in a row; 410 Gone in a row
         self.last_error = None          # the error of the last round that failed (not a 410)
 
@@ -743,6 +809,15 @@ class _PodWatch(object):
                                                   self.pulling.get(name), self.pull_grace_s)
         if outcome is not None:
             self._final(name, _outcome(pod, outcome, reason, message, code))
+            return
+        start = self.starting.get(name)
+        if start is not None and not creating(pod):
+            self.starting.pop(name)         # it started after all (the kubelet's retry worked)
+        elif start is not None and now - start["since"] >= self.graces[start["kind"]]:
+            self._final(name, _outcome(pod, START_OUTCOMES[start["kind"]], start["reason"], "%s (pod %s on node %s "
+                                       "still ContainerCreating %d s after the kubelet's first %s)" % (
+                                           start["message"], name, _d(pod.get("spec")).get("nodeName"),
+                                           int(now - start["since"]), start["first"]), None))
 
     def _final(self, name, outcome):
         """A pod's outcome is final: record it, and hand it to ``on_final`` at once (the caller reads its log
@@ -761,8 +836,9 @@ class _PodWatch(object):
             self.update("DELETED", self.pods[name])
 
     def recheck_grace(self):
-        """Judge the Unschedulable pods and those failing to pull their image again (their grace may have run out)."""
-        for name in list(self.unsched) + list(self.pulling):
+        """Judge the Unschedulable pods, those failing to pull their image and those that cannot start again (their
+        grace may have run out)."""
+        for name in list(self.unsched) + list(self.pulling) + list(self.starting):
             if name not in self.final and name in self.pods:
                 self.update("MODIFIED", self.pods[name])
 
@@ -785,23 +861,64 @@ class _PodWatch(object):
 
     def check_owners(self, api, namespace, read_timeout):
         """Read the owners' ``FailedCreate`` Warning events (the job controller's, an operator's: pod creation
-        refused by PodSecurity, a ResourceQuota, a webhook; FAILED_CREATE_EVENTS) into ``refused``. Events are evidence, not the
-        wait's subject: an API error here is left for the next round."""
-        items = []
-        for reason in sorted(FAILED_CREATE_EVENTS):
-            try:
-                items.extend(_dl(_call(api, "v1", "Event", "list", namespace, field_selector="reason=%s" % reason,
-                                       _request_timeout=(REQUEST_TIMEOUT[0], read_timeout)).get("items")))
-            except _api_errors():
-                return
+        refused by PodSecurity, a ResourceQuota, a webhook; FAILED_CREATE_EVENTS) into ``refused``, and the events
+        saying a Volcano Job's PodGroup is not enqueued (GANG_EVENTS) into ``gang`` (into ``gang_final`` past the
+        podgroup grace). Events are evidence, not the wait's subject: an API error here is left for the next round."""
+        items = _events_of(api, namespace, sorted(FAILED_CREATE_EVENTS) + sorted(GANG_EVENTS), read_timeout)
+        if items is None:
+            return
+        now = time.monotonic()
         for event in items:
             involved = _d(event.get("involvedObject"))
-            prefix = FAILED_CREATE_EVENTS.get(event.get("reason"))
-            if prefix is None or not str(event.get("message") or "").startswith(prefix) \
-                    or involved.get("kind") == "Pod" or not self._owner_of(involved):
+            reason = event.get("reason")
+            owner = self._owner_of(involved) if involved.get("kind") != "Pod" else None
+            if owner is None:
+                continue
+            if reason in GANG_EVENTS:
+                if involved.get("kind") == GANG_EVENTS[reason]:
+                    gang = self.gang.setdefault(owner["name"], {"since": now, "messages": {}, "owner": owner})
+                    gang["messages"][(involved.get("kind"), event.get("type"))] = "%s %s: %s" % (
+                        involved.get("kind"), involved.get("name"), _one_line(event.get("message"), 300))
+                continue
+            if not str(event.get("message") or "").startswith(FAILED_CREATE_EVENTS.get(reason, "\0")):
                 continue
             self.refused.setdefault(involved.get("name"), "%s %s: %s" % (
                 involved.get("kind"), involved.get("name"), _one_line(event.get("message"), 600)))
+        for name, gang in self.gang.items():
+            if name not in self.gang_final and now - gang["since"] >= self.graces["podgroup"]:
+                self.gang_final[name] = self.gang_message(name, now)
+
+    def gang_message(self, name, now):
+        gang = self.gang[name]
+        return "%s %s created no pod: its PodGroup was not enqueued by the scheduler in %d s (queue capacity, or " \
+            "a gang larger than the free resources): %s" % (
+                gang["owner"].get("kind"), name, int(now - gang["since"]),
+                "; ".join(m for _k, m in sorted(gang["messages"].items())))
+
+    # -- pods that wait in ContainerCreating (the kubelet cannot make their sandbox or mount their volumes)
+
+    def check_start_events(self, api, namespace, read_timeout):
+        """Every STUCK_EVENT_POLL_S while a bound pod waits to start: the kubelet's START_EVENTS Warnings about it
+        (the latest one each) into ``starting``; the pod's grace runs from the first one seen."""
+        waiting = dict((n, p) for n, p in self.pods.items() if n not in self.final and creating(p))
+        now = time.monotonic()
+        if not waiting or now < self.next_start_poll:
+            return
+        self.next_start_poll = now + self.start_poll_s()
+        items = _events_of(api, namespace, sorted(START_EVENTS), read_timeout)
+        for event in sorted(items or [], key=_event_time):
+            involved = _d(event.get("involvedObject"))
+            pod = waiting.get(involved.get("name"))
+            uid = _d(_d(pod).get("metadata")).get("uid")
+            if pod is None or involved.get("kind", "Pod") != "Pod" or event.get("type") != "Warning" or \
+                    (uid and involved.get("uid") and involved["uid"] != uid):
+                continue
+            start = self.starting.setdefault(involved["name"], {"since": now, "first": event.get("reason")})
+            start.update(kind=START_EVENTS[event.get("reason")], reason=event.get("reason"),
+                         message="%s: %s" % (event.get("reason"), _one_line(event.get("message"), 600)))
+
+    def start_poll_s(self):
+        return max(1.0, min(STUCK_EVENT_POLL_S, self.graces["sandbox"] / 2.0, self.graces["mount"] / 2.0))
 
     # -- when the wait is over
 
@@ -821,10 +938,11 @@ class _PodWatch(object):
         return len(done) >= max(1, self.expected_pods) and not pending
 
     def finished(self):
-        if self.fail_fast and (self.refused or any(o["outcome"] != SUCCEEDED for o in self.final.values())):
+        blocked = self.refused or self.gang_final
+        if self.fail_fast and (blocked or any(o["outcome"] != SUCCEEDED for o in self.final.values())):
             return True
         done, pending = self._required_state()
-        if self.refused and not pending:
+        if blocked and not pending:
             return True         # the pods that could be created ended; the others will not come
         return len(done) >= self.expected_pods and not pending
 
@@ -837,6 +955,10 @@ class _PodWatch(object):
             limit = min(limit, since + self.grace_s - time.monotonic())
         for since in self.pulling.values():
             limit = min(limit, since + self.pull_grace_s - time.monotonic())
+        for start in self.starting.values():
+            limit = min(limit, start["since"] + self.graces[start["kind"]] - time.monotonic())
+        if any(n not in self.final and creating(p) for n, p in self.pods.items()):
+            limit = min(limit, self.next_start_poll - time.monotonic())
         if self.pods_missing():
             limit = min(limit, OWNER_EVENT_POLL_S)
         return max(1, min(round_s, int(math.ceil(limit))))
@@ -846,8 +968,11 @@ class _PodWatch(object):
         items, rv = _list_pods(api, namespace, selector,
                                max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
         self.apply_list(items)
+        read_timeout = max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S))
         if self.pods_missing():
-            self.check_owners(api, namespace, max(1.0, min(REQUEST_TIMEOUT[1], deadline - now + WAIT_SLACK_S)))
+            self.check_owners(api, namespace, read_timeout)
+        self.check_start_events(api, namespace, read_timeout)
+        self.recheck_grace()
         if self.finished():
             return True
         for kind, pod in _watch_pods(api, namespace, selector, rv, self.round_seconds(deadline, round_s)):
@@ -882,11 +1007,17 @@ class _PodWatch(object):
     def outcomes(self, start, deadline):
         """One outcome a pod seen, sorted by name: the ended ones, then each unfinished one as ABORTED (after a
         fail_fast stop), RUNNING (not required, time left) or TIMEOUT."""
+        now = time.monotonic()
+        if self.pods_missing():     # a PodGroup still pending when the wait ended is the cause, grace or not
+            for name in self.gang:
+                self.gang_final.setdefault(name, self.gang_message(name, now))
         out = list(self.final.values()) + [
-            {"name": None, "node": None, "phase": None, "outcome": CREATE_FAILED, "exit_code": None,
-             "reason": "FailedCreate", "message": message, "labels": {}, "annotations": {}, "owner": owner}
-            for owner, message in sorted(self.refused.items())]
-        waited = int(round(time.monotonic() - start))
+            {"name": None, "node": None, "phase": None, "outcome": outcome, "exit_code": None,
+             "reason": reason, "message": message, "labels": {}, "annotations": {}, "owner": owner}
+            for outcome, reason, blocked in ((CREATE_FAILED, "FailedCreate", self.refused),
+                                             (GANG_PENDING, "PodGroupPending", self.gang_final))
+            for owner, message in sorted(blocked.items())]
+        waited = int(round(now - start))
         culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if self.fail_fast else None
         for name, pod in self.pods.items():
             if name not in self.final:
@@ -902,20 +1033,26 @@ class _PodWatch(object):
         phase = _d(pod.get("status")).get("phase") or "Pending"
         sched = _condition(pod, "PodScheduled")
         why = " (%s)" % sched.get("message") if sched and sched.get("status") == "False" and sched.get("message") else ""
-        return _outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s%s" % (phase, waited, why, _waiting_why(pod)),
-                        None)
+        start = self.starting.get(_d(pod.get("metadata")).get("name"))
+        last = "; last event %s" % start["message"] if start else ""
+        return _outcome(pod, TIMEOUT, "Timeout", "still %s after %d s%s%s%s" % (
+            phase, waited, why, _waiting_why(pod), last), None)
 
 
 def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
          unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S, image_pull_grace_s=IMAGE_PULL_GRACE_S,
-         owners=None, on_final=None, on_terminating=None):
+         owners=None, on_final=None, on_terminating=None, graces=None):
     """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
 
     Done when at least ``expected_pods`` pods matching ``done_selector`` (default: every pod
     of ``selector``) were seen and every one of them is terminal (Succeeded/Failed) or
     unrecoverable (Unschedulable for longer than ``unschedulable_grace_s``, image pull
     errors - ErrImagePull/ImagePullBackOff, which the kubelet retries, only after
-    ``image_pull_grace_s`` -, CrashLoopBackOff, OOMKilled, container config errors, deleted). Pods outside
+    ``image_pull_grace_s`` -, CrashLoopBackOff, OOMKilled, container config errors, deleted; bound but waiting in
+    ContainerCreating with a kubelet Warning of START_EVENTS - a sandbox/CNI/RuntimeClass failure, SANDBOX after
+    ``graces["sandbox"]``, a volume that does not mount, MOUNT after ``graces["mount"]``, the grace counted from the
+    first such event seen). ``graces``: {unschedulable, image_pull, sandbox, mount, podgroup} seconds (GRACES;
+    the two ``*_grace_s`` arguments are the first two). Pods outside
     ``done_selector`` (e.g. MPI workers that only serve the launcher) are watched for
     unrecoverable states but need not finish. With ``fail_fast`` (a gang: one bad pod dooms
     the rest) it returns as soon as any pod failed or is unrecoverable. At ``timeout_s``
@@ -933,7 +1070,11 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     OWNER_EVENT_POLL_S; an owner whose pods are refused (admission: PodSecurity, ResourceQuota,
     a webhook) gives one CREATE_FAILED outcome (``name`` None, ``owner``, ``message`` the
     controller's "Error creating: ..."), and the wait ends once the pods that exist ended (at
-    once with ``fail_fast``). ``on_final(outcome)`` is called the moment a pod's outcome is
+    once with ``fail_fast``); an owner whose Volcano PodGroup is not enqueued (GANG_EVENTS) for
+    ``graces["podgroup"]`` gives one GANG_PENDING outcome the same way (its message the scheduler's and the job
+    controller's words: queue capacity, a gang larger than the free resources), and so does one still pending when
+    the wait ends. A pod still unfinished at ``timeout_s`` is TIMEOUT with its scheduler message, waiting reason
+    and the last kubelet warning seen. ``on_final(outcome)`` is called the moment a pod's outcome is
     final (read its log then: a TTL controller may delete it soon after); ``on_terminating(outcome)``
     (``outcome`` None) the moment a pod is seen being deleted (a deadline, an eviction, a
     preemption: its log is gone with it once it terminated). Watches are bounded (``timeoutSeconds`` and a client read
@@ -945,8 +1086,8 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
         raise K8sError("wait needs expected_pods >= 0 and timeout_s > 0")
     start = time.monotonic()
     deadline = start + timeout_s
-    watch = _PodWatch(expected_pods, done_selector, fail_fast, unschedulable_grace_s, image_pull_grace_s, owners,
-                      on_final, on_terminating)
+    graces = dict({"unschedulable": unschedulable_grace_s, "image_pull": image_pull_grace_s}, **(graces or {}))
+    watch = _PodWatch(expected_pods, done_selector, fail_fast, graces, owners, on_final, on_terminating)
     errors = _api_errors()
     while True:
         now = time.monotonic()
@@ -1015,6 +1156,28 @@ def _one_line(text, limit=400):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _last_events(events, count=3):
+    """The last ``count`` distinct "reason: message" of ``events`` (oldest first; the kubelet repeats its warnings)."""
+    lines = []
+    for e in events:
+        line = "%s: %s" % (e.get("reason"), _one_line(e.get("message"), 200))
+        lines = [x for x in lines if x != line] + [line]
+    return " | ".join(lines[-count:])
+
+
+def _event_parts(events, parts, waiting):
+    """What ``diagnose`` says of a pod's events: while it still waits, its last events (the kubelet's, the
+    scheduler's words); the last Warning unless ``parts`` already say it."""
+    out = ["last events: " + _last_events(events)] if waiting and events else []
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    if warnings:
+        last = warnings[-1]
+        text = "%s: %s" % (last.get("reason"), _one_line(last.get("message"), 300))
+        if not any(text in p or (last.get("message") or "") in p for p in parts + out):
+            out.append("event " + text)
+    return out
+
+
 def diagnose(api, namespace, pod):
     """One line saying why ``pod`` did not finish well, from its status, its events and its log tail.
 
@@ -1045,12 +1208,7 @@ def diagnose(api, namespace, pod):
     except errors as exc:
         events = []
         parts.append("events unreadable: %s" % _status_of(exc)[1])
-    warnings = [e for e in events if e.get("type") == "Warning"]
-    if warnings:
-        last = warnings[-1]
-        text = "%s: %s" % (last.get("reason"), _one_line(last.get("message"), 300))
-        if not any(text in p or (last.get("message") or "") in p for p in parts):
-            parts.append("event " + text)
+    parts.extend(_event_parts(events, parts, outcome is None))
     if outcome in (FAILED, CRASH_LOOP, OOM) or (outcome is None and code not in (0, None)):
         try:
             # always the container's name: a real API answers 400 without it on a multi-container pod

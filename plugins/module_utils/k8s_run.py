@@ -28,11 +28,30 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 
 LOG_TAIL_LINES = 40
+# the time limits of a run besides its steps' waits: connecting, discovery, the node list and the setup objects;
+# per step, creating its objects and reading its logs and diagnoses (each request is bounded by
+# k8s_api.REQUEST_TIMEOUT, a healthy API answers in well under a second)
+SETUP_S = 30
+STEP_OVERHEAD_S = 30
+
+
+def worst_case_s(plan, wait_s, cleanup_timeout_s):
+    """The longest ``execute`` runs for ``plan`` when each step waits ``wait_s``: the setup, every step (its wait
+    plus STEP_OVERHEAD_S), then the cleanup. A task's ``timeout:`` is this plus a margin (the k8s role's)."""
+    return SETUP_S + len(plan["steps"]) * (int(wait_s) + STEP_OVERHEAD_S) + int(cleanup_timeout_s) \
+        + k8s_api.WAIT_SLACK_S
+
+
+def reserve_s(cleanup_timeout_s):
+    """What ``execute`` keeps back from a task's time limit after the last wait: one step's log reads and the
+    cleanup, so that it returns before Ansible's limit even when the limit cuts its waits."""
+    return STEP_OVERHEAD_S + int(cleanup_timeout_s) + k8s_api.WAIT_SLACK_S
 
 
 def object_names(plan):
@@ -213,8 +232,13 @@ class PodLogs(object):
         return self.diagnosis[outcome["name"]]
 
 
+BLOCKED = (k8s_api.CREATE_FAILED, k8s_api.GANG_PENDING)     # owner outcomes: the step's pods will not come
+OWN_WORDS = (k8s_api.SANDBOX, k8s_api.MOUNT, k8s_api.TIMEOUT)   # outcomes whose wait message names the cause
+
+
 def _refused_for(slot, refused):
-    """The CREATE_FAILED outcome of the slot's owner (its Job, or what its operator created), else any of the step."""
+    """The CREATE_FAILED or GANG_PENDING outcome of the slot's owner (its Job, or what its operator created), else any
+    of the step."""
     own = [o for o in refused if o.get("owner") == slot["job"] or str(o.get("owner")).startswith(slot["job"] + "-")]
     return (own or refused or [None])[0]
 
@@ -228,15 +252,31 @@ def _pod_outcome(logs, slot, outcome, refused):
                 outcome = dict(outcome, outcome=LOG_UNREADABLE, message="the pod succeeded but %s" % why)
         else:       # a log that could not be read matters here only when the pod is gone (else: diagnose says why)
             gone = why if why and why.startswith(POD_GONE) else None
-            outcome = dict(outcome, message="; ".join(x for x in (logs.diagnose(outcome), gone) if x))
+            # the wait's own words where they are the cause (how long it waited, the kubelet's warning), then the pod
+            own = outcome.get("message") if outcome.get("outcome") in OWN_WORDS else None
+            outcome = dict(outcome, message="; ".join(x for x in (own, logs.diagnose(outcome), gone) if x))
         return outcome, text
     if outcome is None:
         culprit = _refused_for(slot, refused)
         if culprit is not None:
-            return dict(culprit, node=slot.get("node"), message="its pods cannot be created: %s" % culprit["message"]), ""
+            why = "its pods cannot be created" if culprit["outcome"] == k8s_api.CREATE_FAILED else "no pod was created"
+            return dict(culprit, node=slot.get("node"), message="%s: %s" % (why, culprit["message"])), ""
         outcome = {"name": None, "node": slot.get("node"), "outcome": "missing",
                    "reason": "no pod of %s appeared before the wait ended" % slot["job"]}
     return outcome, ""
+
+
+def _gang_culprit(logs, outcome, failed_others):
+    """A gang's slot aborted because another pod of it could not run (a worker stuck in ContainerCreating on its
+    node, unschedulable, crashed): the slot's records speak for the pod that ended the gang - its node, its pod,
+    its reason (the event's) -, not for the innocent launcher's node."""
+    culprit = next((o for o in failed_others if o.get("node") and o.get("outcome") != k8s_api.ABORTED), None)
+    if outcome.get("outcome") != k8s_api.ABORTED or culprit is None:
+        return outcome
+    own = culprit.get("message") if culprit.get("outcome") in OWN_WORDS else None
+    return dict(culprit, message="; ".join(x for x in (own, logs.diagnose(culprit), "the gang stopped: pod %s%s was "
+                                                       "aborted" % (outcome.get("name"), " on %s" % outcome["node"]
+                                                                    if outcome.get("node") else "")) if x))
 
 
 def step_records(api, plan, step, outcomes, started, logs=None):
@@ -245,7 +285,7 @@ def step_records(api, plan, step, outcomes, started, logs=None):
     ns = plan["namespace"]
     logs = logs if logs is not None else PodLogs(api, ns, _declared_containers(step))
     failed_others = []
-    refused = [o for o in outcomes if o.get("outcome") == k8s_api.CREATE_FAILED]
+    refused = [o for o in outcomes if o.get("outcome") in BLOCKED]
     by_slot = {}
     for outcome in outcomes:
         slot = k8s_plan.slot_of_outcome(step, outcome) if outcome.get("name") else None
@@ -259,9 +299,12 @@ def step_records(api, plan, step, outcomes, started, logs=None):
     slots = sorted(step["slots"], key=lambda s: s["role"] == "client")
     for slot in slots:
         outcome, text = _pod_outcome(logs, slot, by_slot.get(slot["slot"]), refused)
-        if failed_others and outcome.get("outcome") != k8s_api.SUCCEEDED:
+        outcome = _gang_culprit(logs, outcome, failed_others)
+        others = [o for o in failed_others if o.get("name") != outcome.get("name")
+                  and o.get("outcome") != k8s_api.ABORTED]
+        if others and outcome.get("outcome") != k8s_api.SUCCEEDED:
             why = "; ".join("%s%s: %s" % (o.get("name"), " on %s" % o["node"] if o.get("node") else "",
-                                          logs.diagnose(o)) for o in failed_others[:4])
+                                          logs.diagnose(o)) for o in others[:4])
             outcome = dict(outcome, message="; ".join(x for x in (outcome.get("message"), "gang: " + why) if x))
         peer_rates = None
         if slot["role"] == "client":
@@ -275,8 +318,11 @@ def step_records(api, plan, step, outcomes, started, logs=None):
 
 
 def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k8s_api.UNSCHEDULABLE_GRACE_S,
-            image_pull_grace_s=k8s_api.IMAGE_PULL_GRACE_S):
-    """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out."""
+            image_pull_grace_s=k8s_api.IMAGE_PULL_GRACE_S, graces=None, deadline=None):
+    """Run every step of ``plan``; returns (records, leftover). Cleans up on every way out. ``graces``: the waits'
+    other graces (k8s_api.GRACES names: sandbox, mount, podgroup). ``deadline`` (time.monotonic): the last moment
+    a step may wait until (Ansible's limit for the task less ``reserve_s``): a step's wait is cut to it, and a step
+    with no time left is not started (its records say so); the cleanup still runs."""
     ns = plan["namespace"]
     run_id = plan["run_id"]
     records = []
@@ -288,14 +334,19 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k
         with guard:
             k8s_api.create(api, plan["setup"], run_id, ns)
             for step in plan["steps"]:
+                wait_s = timeout_s if deadline is None else min(timeout_s, int(deadline - time.monotonic()))
+                if wait_s < 1:
+                    stop_reason = "not run: the task's time limit (Ansible's timeout) left no time for this step; " \
+                        "raise the task's timeout: or let the k8s role compute it"
+                    break
                 started = results.utc_now()
                 refs = k8s_api.create(api, step["objects"], run_id, ns)
                 logs = PodLogs(api, ns, _declared_containers(step))
-                outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], timeout_s,
+                outcomes = k8s_api.wait(api, ns, _step_selector(plan, step), step["expected_pods"], wait_s,
                                         done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
                                         unschedulable_grace_s=unschedulable_grace_s,
                                         image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final,
-                                        on_terminating=logs.on_terminating)
+                                        on_terminating=logs.on_terminating, graces=graces)
                 records.extend(step_records(api, plan, step, outcomes, started, logs))
                 done.add(step["name"])
     except KeyboardInterrupt as exc:

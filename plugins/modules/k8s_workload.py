@@ -22,10 +22,12 @@ description:
     starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret); V(allreduce_multinode) - the torch
     all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
     rendezvous on the index-0 pod's DNS name.
-  - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, crashes, is OOM-killed or runs
-    out of time gives an C(error) record naming the reason from its status and events, never a silent gap. Pods that
-    cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once with the controller's
-    C(FailedCreate) message.
+  - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
+    (sandbox, CNI, RuntimeClass or volume failures, within O(sandbox_grace_s) and O(mount_grace_s)), crashes, is
+    OOM-killed or runs out of time gives an C(error) record naming the reason from its status and events, never a
+    silent gap. Pods that cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once
+    with the controller's C(FailedCreate) message; a Volcano Job whose PodGroup is not enqueued ends it after
+    O(podgroup_grace_s) with the scheduler's reason.
   - Each pod's log is read the moment that pod ends (or is seen being deleted), not when the whole step ends, and
     each step's result is printed by the pod when that step ends (a deadline, an eviction or a SIGTERM during a later
     step keeps the steps already measured); a log gone with its pod says V(pod deleted (TTL/GC)).
@@ -256,6 +258,41 @@ options:
         the image and the kubelet's message. A final pull error (C(InvalidImageName)) is an error at once.
     type: int
     default: 120
+  sandbox_grace_s:
+    description:
+      - Seconds a pod bound to its node may stay in C(ContainerCreating) after the kubelet's first
+        C(FailedCreatePodSandBox) (the CNI plugin failed, the node's runtime has no handler for the RuntimeClass, the
+        RuntimeClass is unknown), C(FailedPodSandBoxStatus) or C(NetworkNotReady) (the node's CNI is not initialised)
+        warning before it gives an C(error) record naming the node, the pod and the event's message. The kubelet
+        retries these with back-off; a CNI plugin still starting on a fresh node clears within this time.
+      - In a gang (V(nccl_multinode), V(allreduce_multinode)) the step ends then; that node's record carries the
+        reason.
+    type: int
+    default: 180
+  mount_grace_s:
+    description:
+      - Seconds a pod bound to its node may stay in C(ContainerCreating) after the kubelet's first C(FailedMount),
+        C(FailedAttachVolume) or C(FailedMapVolume) warning (a ConfigMap, Secret or volume that does not come; a CSI
+        attach that fails) before it gives an C(error) record naming the node, the pod and the event's message. The
+        kubelet gives up on one mount attempt after about 2 minutes and retries.
+    type: int
+    default: 300
+  podgroup_grace_s:
+    description:
+      - V(nccl_multinode) with a Volcano Job - seconds its PodGroup may stay C(Pending) (not enqueued, so Volcano
+        creates no pod) after Volcano's first C(PodGroupPending)/C(Unschedulable) event before the step gives an
+        C(error) record with the scheduler's words (C(queue resource quota insufficient) - the queue's capability;
+        C(resource in cluster is overused) - the gang is larger than the free GPUs).
+    type: int
+    default: 300
+  _task_timeout_s:
+    description:
+      - Internal to the module's action plugin (never set it in a task) - the task's own time limit (its C(timeout),
+        a play's or C(task_timeout)); the module cuts its waits and returns, its objects removed, before it, so Ansible
+        never abandons it while it still holds the nodes. The M(aifabric.acceptance.k8s_workload) tasks of the
+        C(k8s) role set their C(timeout) from the plan (the C(aifabric.acceptance.k8s_task_timeout) filter), so
+        nothing is cut there.
+    type: int
 requirements:
   - kubernetes >= 37 (Python client, on the controller; not needed for O(render_dir))
 seealso:
@@ -353,6 +390,7 @@ leftover:
 """
 
 import os
+import time
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule
@@ -408,9 +446,16 @@ def argument_spec():
         cleanup_timeout_s=dict(type="int", default=120),
         unschedulable_grace_s=dict(type="int", default=60),
         image_pull_grace_s=dict(type="int", default=120),
+        sandbox_grace_s=dict(type="int", default=k8s_api.SANDBOX_GRACE_S),
+        mount_grace_s=dict(type="int", default=k8s_api.MOUNT_GRACE_S),
+        podgroup_grace_s=dict(type="int", default=k8s_api.PODGROUP_GRACE_S),
+        _task_timeout_s=dict(type="int"),
     )
     spec.update(k8s_api.connection_argspec())
     return spec
+
+
+STARTED = time.monotonic()     # the task's limit counts from before the module started: measure from here
 
 
 def main():
@@ -446,9 +491,7 @@ def _render(module, p, pod, options, run_id):
     if p["label_selector"] and not p["hosts"]:
         module.fail_json(msg="render mode needs hosts (it does not ask a cluster which nodes match label_selector)")
     launcher = "indexed" if p["launcher"] == "auto" else p["launcher"]
-    plan = k8s_plan.build(p["kind"], p["hosts"], pod, run_id, options, rounds=p["rounds"], launcher=launcher,
-                          ssh_keys=k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed"
-                          else None)
+    plan = plan_of(p, p["hosts"], pod, options, run_id, launcher, k8s_run.ssh_keys)
     directory = os.path.join(p["render_dir"], statedir.check_name(run_id, "run_id"))
     files = k8s_run.render(plan, directory, write=not module.check_mode)
     out = dict(changed=not module.check_mode, run_id=run_id, results=[], files=files,
@@ -464,20 +507,59 @@ def _present(module, p, pod, options, run_id):
     launcher = p["launcher"]
     if p["kind"] == "nccl_multinode" and launcher == "auto":
         launcher = k8s_run.choose_launcher(api)
-    ssh_keys = k8s_run.ssh_keys() if p["kind"] == "nccl_multinode" and launcher == "indexed" else None
-    plan = k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
-                          launcher=launcher if p["kind"] == "nccl_multinode" else "indexed", ssh_keys=ssh_keys)
+    plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys)
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
     timeout, warning = k8s_plan.check_timeout(plan, p["timeout_s"], p["active_deadline_s"] is not None)
     if warning:
         module.warn(warning)
+    deadline = None
+    if p["_task_timeout_s"]:
+        deadline = STARTED + p["_task_timeout_s"] - k8s_run.reserve_s(p["cleanup_timeout_s"])
+        worst = k8s_run.worst_case_s(plan, timeout, p["cleanup_timeout_s"])
+        if worst > p["_task_timeout_s"]:
+            module.warn("the task's time limit %d s is shorter than this plan's worst case %d s (%d step(s) of up to "
+                        "%d s, cleanup %d s): the waits are cut so that the module ends, its objects removed, before "
+                        "Ansible's limit" % (p["_task_timeout_s"], worst, len(plan["steps"]), timeout,
+                                             p["cleanup_timeout_s"]))
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
+    graces = dict((name, p[name + "_grace_s"]) for name in ("sandbox", "mount", "podgroup"))
     records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout_s"], p["unschedulable_grace_s"],
-                                        p["image_pull_grace_s"])
+                                        p["image_pull_grace_s"], graces=graces, deadline=deadline)
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
+
+
+def plan_of(p, nodes, pod, options, run_id, launcher, keys):
+    """The plan of the module's parameters ``p`` over ``nodes`` with ``launcher`` (resolved); ``keys()`` makes the
+    per-run ssh key pair an Indexed multi-node launch needs."""
+    multinode = p["kind"] == "nccl_multinode"
+    return k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
+                          launcher=launcher if multinode else "indexed",
+                          ssh_keys=keys() if multinode and launcher == "indexed" else None)
+
+
+def task_timeout_s(args, margin_s):
+    """The ``timeout:`` of a task running this module with ``args`` (module_defaults included): the worst case of
+    its plan - every launcher ``auto`` may pick - plus ``margin_s``. No cluster is asked: ``hosts`` bound the nodes
+    (a ``label_selector`` only removes some)."""
+    spec = argument_spec()
+    unknown = sorted(set(args) - set(spec))
+    if unknown:
+        raise k8s_api.K8sError("k8s_workload has no option %s" % ", ".join(unknown))
+    p = dict((name, args.get(name, opt.get("default"))) for name, opt in spec.items())
+    pod = dict((k, p[k]) for k in POD_OPTIONS)
+    options = p[KIND_OPTIONS[p["kind"]]]
+    launchers = ["indexed", "mpijob", "volcano"] if p["kind"] == "nccl_multinode" and p["launcher"] == "auto" \
+        else [p["launcher"]]
+    worst = 0
+    for launcher in launchers:
+        plan = plan_of(p, p["hosts"], pod, options, p["run_id"] or "r0", launcher,
+                       lambda: {"id_ed25519": "", "id_ed25519.pub": ""})
+        wait_s, _warning = k8s_plan.check_timeout(plan, p["timeout_s"], p["active_deadline_s"] is not None)
+        worst = max(worst, k8s_run.worst_case_s(plan, wait_s, p["cleanup_timeout_s"]))
+    return worst + int(margin_s)
 
 
 if __name__ == "__main__":

@@ -67,8 +67,10 @@ cluster's moving parts for the objects the code under test creates:
   ``fail`` (exit code), ``oom`` (OOMKilled, exit 137), ``image_pull``
   (ErrImagePull → ImagePullBackOff, never starts), ``crash_loop`` (restartPolicy
   OnFailure/Always: CrashLoopBackOff, its log also the ``previous`` one), ``hang`` (Running forever),
-  ``container_creating`` (waiting ContainerCreating forever with one ``reason`` Warning event:
-  FailedMount, FailedCreatePodSandBox for CNI or RuntimeClass), ``image_pull_transient``
+  ``container_creating`` (waiting ContainerCreating forever, its ``reason`` Warning event repeated as the
+  kubelet's retries do: ``cause`` mount - FailedMount -, cni - FailedCreatePodSandBox, the CNI ADD failed -,
+  runtime_handler - FailedCreatePodSandBox, containerd has no handler for the pod's RuntimeClass -,
+  runtime_class_missing, network_not_ready - NetworkNotReady, the node's CNI not initialised; Behaviour.CAUSES), ``image_pull_transient``
   (ErrImagePull/ImagePullBackOff for ``pull_ticks`` ticks, then runs and succeeds), ``evicted``
   (phase Failed, reason Evicted, the kubelet's message and event), ``process`` (real processes,
   tests/k8s/process_kubelet.py); logs are the bytes of a real captured output file (``log_file``) or
@@ -139,6 +141,7 @@ KINDS = {
     ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
     ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node", ("", "v1", "namespaces"): "Namespace",
     ("", "v1", "resourcequotas"): "ResourceQuota", ("networking.k8s.io", "v1", "networkpolicies"): "NetworkPolicy",
+    ("scheduling.volcano.sh", "v1beta1", "podgroups"): "PodGroup",
 }
 
 
@@ -414,9 +417,29 @@ class Behaviour(object):
                "FailedCreatePodSandBox": 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to '
                                          'setup network for sandbox: plugin type="calico" failed (add): error getting '
                                          'ClusterInformation: connection is unauthorized: Unauthorized'}
+    # ``cause`` -> (the kubelet's event reason, its message; %(handler)s: the pod's runtimeClassName), as the kubelet
+    # words them: FailedCreatePodSandBox "Failed to create pod sandbox: %v" (kuberuntime_manager.go SyncPod) around
+    # containerd's "failed to get sandbox runtime: no runtime for %q is configured" (a RuntimeClass whose handler the
+    # node's runtime lacks) or the RuntimeClass manager's NotFound; NetworkNotReady "%s: %v" of
+    # NetworkNotReadyErrorMsg and the runtime's NetworkReady condition (kubelet.go SyncPod, RuntimeCondition.String)
+    CAUSES = {
+        "mount": ("FailedMount", WAITING["FailedMount"]),
+        "cni": ("FailedCreatePodSandBox", WAITING["FailedCreatePodSandBox"]),
+        "runtime_handler": ("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = '
+                                                      'failed to get sandbox runtime: no runtime for "%(handler)s" is '
+                                                      'configured'),
+        "runtime_class_missing": ("FailedCreatePodSandBox", 'Failed to create pod sandbox: runtimeclass.node.k8s.io '
+                                                            '"%(handler)s" not found'),
+        "network_not_ready": ("NetworkNotReady", "network is not ready: container runtime network not ready: "
+                                                 "NetworkReady=false reason:NetworkPluginNotReady message:Network "
+                                                 "plugin returns error: cni plugin not initialized"),
+    }
 
     def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
-                 node=None, job=None, pod=None, runner=None, reason="FailedMount", message=None, pull_ticks=3):
+                 node=None, job=None, pod=None, runner=None, reason="FailedMount", message=None, pull_ticks=3,
+                 cause=None):
+        if cause is not None:
+            reason, message = self.CAUSES[cause][0], message or self.CAUSES[cause][1]
         self.reason, self.pull_ticks = reason, pull_ticks
         self.message = message or self.WAITING.get(reason, reason)
         if kind not in self.KINDS:
@@ -479,6 +502,7 @@ class Controller(object):
         self.job_pods = {}               # job uid -> {pod name: last pod seen}
         self.job_started = {}            # job uid -> loop time first seen
         self.defaults = {}               # pod name -> behaviour kind when no rule matches (operator workers)
+        self.volcano_queues = {}         # Volcano queue name -> capability {resource: count} (absent: unlimited)
         self.ticks = 0                   # reconcile passes done
         self.own_deletions = 0           # deletions by the controller itself (GC runs only after any)
         self.gc_seen = -1
@@ -1067,8 +1091,11 @@ class Controller(object):
             if st["stage"] == "bound":
                 await self._patch(key, {"status": {"containerStatuses": [
                     _cs(n, image, waiting=("ContainerCreating", None)) for n in names]}})
-                await self.event(pod, b.reason, b.message, "Warning")
-                st["stage"] = "done"
+                st["stage"] = "creating"
+            if st["stage"] == "creating" and st["ticks"] % 25 == 1:    # the kubelet retries with back-off
+                await self.event(pod, b.reason, b.message % {
+                    "handler": (pod.get("spec") or {}).get("runtimeClassName") or ""} if "%(" in b.message
+                    else b.message, "Warning")
             return True
         if b.kind == "image_pull_transient" and st["stage"] == "bound" and st["ticks"] <= b.pull_ticks:
             if st["ticks"] in (1, b.pull_ticks):
@@ -1420,6 +1447,9 @@ class FakeApiServer(object):
             self.emu.resources["batch.volcano.sh/v1alpha1/jobs"] = {
                 "kind": "Job", "namespaced": True, "singular": "job",
                 "verbs": ["create", "delete", "get", "list", "watch", "patch"]}
+            self.emu.resources["scheduling.volcano.sh/v1beta1/podgroups"] = {
+                "kind": "PodGroup", "namespaced": True, "singular": "podgroup",
+                "verbs": ["create", "delete", "get", "list", "watch", "patch"]}
         await self.emu.__aenter__()
         self.server = kmock.Server(self.emu)
         await self.server.__aenter__()
@@ -1502,6 +1532,14 @@ class FakeApiServer(object):
             async with self.emu._lock:
                 await self.controller._add(QUOTAS, namespace, {"apiVersion": "v1", "kind": "ResourceQuota",
                                                                "metadata": {"name": name}, "spec": {"hard": dict(hard)}})
+        self.call(put())
+
+    def volcano_queue(self, name, capability):
+        """Volcano Queue ``name`` with ``capability`` ({resource: count}, e.g. ``{"nvidia.com/gpu": 8}``): a
+        vcjob's PodGroup in it is enqueued only while the queue's enqueued minResources stay within it."""
+        async def put():
+            async with self.emu._lock:
+                self.controller.volcano_queues[name] = dict(capability)
         self.call(put())
 
     def forbid(self, verb, plural):

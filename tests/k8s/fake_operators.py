@@ -49,7 +49,19 @@ plugins/ssh/ssh.go, plugins/svc/svc.go):
   its flag); and unless --disable-network-policy a NetworkPolicy ``<job>`` admitting ingress only from the job's
   pods (stored, not enforced: the testbed has no CNI);
 - policies: a task's ``TaskCompleted -> CompleteJob`` completes the job once all its pods succeeded, the job's
-  ``PodFailed -> AbortJob`` aborts it; the pods that still run are deleted then.
+  ``PodFailed -> AbortJob`` aborts it; the pods that still run are deleted then;
+- the **PodGroup** and the scheduler's **enqueue** (gang admission): the job controller makes PodGroup
+  ``<job>-<uid>`` (scheduling.volcano.sh/v1beta1; ``minMember`` = minAvailable, the job's queue, ``minResources`` =
+  the requests of the first minAvailable pods, calcPGMinResources) in phase ``Pending`` and creates **no pod**
+  while it is Pending (syncJob: ``pg.Status.Phase != Pending`` gates the task sync). The scheduler's enqueue action
+  moves it to ``Inqueue`` when its minResources fit the queue's capability (capacity/proportion plugins,
+  ``FakeApiServer.volcano_queue(name, capability)``) and the cluster's idle resources times the overcommit factor
+  1.2 (overcommit plugin); else it stays Pending with the condition ``Unschedulable`` (reason NotEnoughResources,
+  "<pending>/<tasks> tasks in gang unschedulable: pod group is not ready, <n> minAvailable") and the scheduler's
+  events on the PodGroup - Normal ``Unschedulable`` "queue resource quota insufficient" or "resource in cluster
+  is overused", Warning ``Unschedulable`` with the condition's message -, and the job controller's Warning
+  ``PodGroupPending`` on the vcjob "PodGroup <ns>:<job> unschedule,reason: <condition message>"
+  (job_controller_actions.go syncJob).
 """
 
 from __future__ import annotations
@@ -63,6 +75,8 @@ SERVICES = kmock.resource("", "v1", "services")
 CONFIGMAPS = kmock.resource("", "v1", "configmaps")
 SECRETS = kmock.resource("", "v1", "secrets")
 NETPOLS = kmock.resource("networking.k8s.io", "v1", "networkpolicies")
+PODGROUPS = kmock.resource("scheduling.volcano.sh", "v1beta1", "podgroups")
+VC_OVERCOMMIT_FACTOR = 1.2          # the overcommit plugin's default overcommit-factor
 
 # mpi-operator (pkg/apis/kubeflow/v2beta1/constants.go, pkg/controller/mpi_job_controller.go)
 MPI_OPERATOR_LABEL = "training.kubeflow.org/operator-name"
@@ -507,6 +521,14 @@ async def _volcano_add(ctl, vj, plugins, pods_resource):
                                          "spec": {"podSelector": {"matchLabels": dict(selector)},
                                                   "ingress": [{"from": [{"podSelector": {"matchLabels": dict(selector)}}]}],
                                                   "policyTypes": ["Ingress"]}})
+    await ctl._add(PODGROUPS, ns, volcano_podgroup(vj, owner))
+
+
+async def _volcano_pods(ctl, vj, plugins, pods_resource):
+    """syncJob once the PodGroup is enqueued: every task's pods."""
+    spec = vj.get("spec") or {}
+    ns, name, uid = vj["metadata"]["namespace"], vj["metadata"]["name"], vj["metadata"]["uid"]
+    owner = _owner("batch.volcano.sh/v1alpha1", "Job", name, uid)
     for task in spec.get("tasks") or []:
         completes = any(p.get("event") == "TaskCompleted" and p.get("action") == "CompleteJob"
                         for p in task.get("policies") or [])
@@ -530,6 +552,7 @@ async def volcano(ctl, pods_resource):
         if not phase:
             await _volcano_add(ctl, vj, volcano_plugins(vj), pods_resource)
             await ctl._patch(key, {"status": {"state": {"phase": "Pending"}, "minAvailable": spec.get("minAvailable", 0)}})
+        if not await _volcano_enqueued(ctl, vj, pods_resource):
             continue
         owned = ctl._owned_pods(vj["metadata"]["uid"])
         failed = [p for _k, p in owned if (p.get("status") or {}).get("phase") == "Failed"]
@@ -550,3 +573,83 @@ async def volcano(ctl, pods_resource):
             if phase == "Pending" and owned and all((p.get("status") or {}).get("phase") == "Running"
                                                     for _k, p in owned):
                 await ctl._patch(key, {"status": {"state": {"phase": "Running"}}})
+
+
+def volcano_podgroup(vj, owner):
+    """createPodGroupIfNotExist: PodGroup <job>-<uid>, Pending until the scheduler enqueues it."""
+    md, spec = vj["metadata"], vj.get("spec") or {}
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": "%s-%s" % (md["name"], md["uid"]), "annotations": dict(md.get("annotations") or {}),
+                         "ownerReferences": owner},
+            "spec": {"minMember": int(spec.get("minAvailable") or 0), "queue": spec.get("queue") or "default",
+                     "minResources": volcano_min_resources(vj)},
+            "status": {"phase": "Pending"}}
+
+
+def volcano_min_resources(vj):
+    """calcPGMinResources: the requests of the first minAvailable pods, task by task (integers: devices, cpu)."""
+    from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import _requests
+    spec = vj.get("spec") or {}
+    left, total = int(spec.get("minAvailable") or 0), {}
+    for task in spec.get("tasks") or []:
+        for _i in range(int(task.get("replicas", 1))):
+            if left <= 0:
+                break
+            left -= 1
+            for res, qty in _requests({"spec": (task.get("template") or {}).get("spec") or {}}).items():
+                total[res] = total.get(res, 0) + qty
+    return total
+
+
+def volcano_enqueue_refusal(ctl, pg):
+    """The scheduler's enqueue verdict on PodGroup ``pg``: None (enqueued), else the plugin's event message."""
+    need = (pg.get("spec") or {}).get("minResources") or {}
+    capability = ctl.volcano_queues.get((pg.get("spec") or {}).get("queue") or "default") or {}
+    inqueue = {}
+    for _key, obj in ctl._all(PODGROUPS):
+        other = obj.raw
+        if other is not pg and (other.get("status") or {}).get("phase") in ("Inqueue", "Running") and \
+                (other.get("spec") or {}).get("queue") == (pg.get("spec") or {}).get("queue"):
+            for res, qty in ((other.get("spec") or {}).get("minResources") or {}).items():
+                inqueue[res] = inqueue.get(res, 0) + qty
+    if any(res in capability and inqueue.get(res, 0) + qty > int(capability[res]) for res, qty in need.items()):
+        return "queue resource quota insufficient"
+    used = ctl._used()
+    for res, qty in need.items():
+        idle = sum(int(str((n.get("allocatable") or {}).get(res, 0))) - used.get((n["name"], res), 0)
+                   for n in ctl.nodes)
+        if res in ("cpu", "memory") or not any(res in (n.get("allocatable") or {}) for n in ctl.nodes):
+            continue    # the fake's nodes account devices only
+        if qty > idle * VC_OVERCOMMIT_FACTOR:
+            return "resource in cluster is overused"
+    return None
+
+
+async def _volcano_enqueued(ctl, vj, pods_resource):
+    """True once the vcjob's PodGroup is enqueued (its pods then exist); else the scheduler's and the job
+    controller's events say why not."""
+    md = vj["metadata"]
+    ns, name = md["namespace"], md["name"]
+    pg_key = (PODGROUPS, ns, "%s-%s" % (name, md["uid"]))
+    if not _present(ctl, pg_key):
+        return False
+    pg = ctl.emu._objects[pg_key].raw
+    if (pg.get("status") or {}).get("phase") != "Pending":
+        return True
+    why = volcano_enqueue_refusal(ctl, pg)
+    if why is None:
+        await ctl._patch(pg_key, {"status": {"phase": "Inqueue", "conditions": []}})
+        await _volcano_pods(ctl, vj, volcano_plugins(vj), pods_resource)
+        return True
+    group = _owner("scheduling.volcano.sh/v1beta1", "PodGroup", pg["metadata"]["name"], pg["metadata"]["uid"])[0]
+    job = _owner("batch.volcano.sh/v1alpha1", "Job", name, md["uid"])[0]
+    message = "0/0 tasks in gang unschedulable: pod group is not ready, %d minAvailable" % pg["spec"]["minMember"]
+    if not (pg.get("status") or {}).get("conditions"):
+        await ctl._patch(pg_key, {"status": {"conditions": [
+            {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": message,
+             "transitionID": "fake", "lastTransitionTime": _stamp(ctl)}]}})
+    await ctl.owner_event(group, ns, "Unschedulable", why, type_="Normal", component="volcano")
+    await ctl.owner_event(group, ns, "Unschedulable", message, component="volcano")
+    await ctl.owner_event(job, ns, "PodGroupPending", "PodGroup %s:%s unschedule,reason: %s" % (ns, name, message),
+                          component="vc-controller-manager")
+    return False

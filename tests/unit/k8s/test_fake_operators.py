@@ -117,6 +117,57 @@ def vcjob(name, ssh=(), svc=()):
                      "tasks": [task("mpimaster", 1, True), task("mpi-worker", 2)]}}
 
 
+def gpu_vcjob(name, workers, gpus, queue=None):
+    """A vcjob whose workers each ask ``gpus`` nvidia.com/gpu (the gang: minAvailable = every pod)."""
+    job = vcjob(name)
+    job["spec"]["tasks"][1]["replicas"] = workers
+    job["spec"]["minAvailable"] = workers + 1
+    job["spec"]["tasks"][1]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
+    if queue:
+        job["spec"]["queue"] = queue
+    return job
+
+
+def reasons_of(fake, kind, name):
+    return [(e["type"], e["reason"], e["message"]) for e in fake.server.events()
+            if e["involvedObject"].get("kind") == kind and e["involvedObject"]["name"].startswith(name)]
+
+
+@pytest.mark.parametrize("queue,capability,workers,why", [
+    ("small", {"nvidia.com/gpu": 8}, 2, "queue resource quota insufficient"),     # 16 GPUs > the queue's 8
+    (None, None, 5, "resource in cluster is overused"),       # 40 GPUs > 4 nodes x 8 idle x 1.2
+])
+def test_volcano_podgroup_not_enqueued_creates_no_pod(fake_k8s, queue, capability, workers, why):
+    """Volcano's enqueue (capacity/proportion, overcommit): the PodGroup stays Pending, no pod is made, and the
+    scheduler and the job controller say why - on the PodGroup and on the vcjob (PodGroupPending)."""
+    if queue:
+        fake_k8s.server.volcano_queue(queue, capability)
+    create(fake_k8s, "batch.volcano.sh", "v1alpha1", "jobs", gpu_vcjob("big", workers, 8, queue))
+    wait(lambda: reasons_of(fake_k8s, "Job", "big"), what="PodGroupPending")
+    fake_k8s.server.settle(5)
+    assert [p for p in fake_k8s.server.pods() if p["metadata"]["name"].startswith("big-")] == []
+    (pg,) = [raw for _g, _v, p, _ns, n, raw in fake_k8s.server.objects() if p == "podgroups"]
+    uid = stored(fake_k8s, "jobs", "big")["metadata"]["uid"]
+    assert pg["metadata"]["name"] == "big-" + uid and pg["status"]["phase"] == "Pending"
+    assert pg["spec"]["minMember"] == workers + 1 and pg["spec"]["minResources"] == {"nvidia.com/gpu": 8 * workers}
+    (cond,) = pg["status"]["conditions"]
+    gang = "0/0 tasks in gang unschedulable: pod group is not ready, %d minAvailable" % (workers + 1)
+    assert (cond["type"], cond["reason"], cond["message"]) == ("Unschedulable", "NotEnoughResources", gang)
+    assert set(reasons_of(fake_k8s, "PodGroup", "big")) == {("Normal", "Unschedulable", why),
+                                                          ("Warning", "Unschedulable", gang)}
+    assert reasons_of(fake_k8s, "Job", "big") == [
+        ("Warning", "PodGroupPending", "PodGroup %s:big unschedule,reason: %s" % (NS, gang))]
+
+
+def test_volcano_podgroup_enqueued_when_the_gang_fits(fake_k8s):
+    fake_k8s.server.volcano_queue("small", {"nvidia.com/gpu": 16})
+    create(fake_k8s, "batch.volcano.sh", "v1alpha1", "jobs", gpu_vcjob("fits", 2, 8, "small"))
+    wait(lambda: len([p for p in fake_k8s.server.pods() if p["metadata"]["name"].startswith("fits-")]) == 3,
+         what="3 pods")
+    (pg,) = [raw for _g, _v, p, _ns, n, raw in fake_k8s.server.objects() if p == "podgroups"]
+    assert pg["status"]["phase"] == "Inqueue" and reasons_of(fake_k8s, "Job", "fits") == []
+
+
 def test_volcano_plugins_make_keys_ssh_config_hosts_env_service_and_policy(fake_k8s):
     fake_k8s.server.script("hang", pod="vj-mpimaster-0")
     create(fake_k8s, "batch.volcano.sh", "v1alpha1", "jobs", vcjob("vj", ssh=["--ssh-port=2222"]))

@@ -259,6 +259,26 @@ def test_container_creating_never_ends(fake_k8s):
     assert err.status == 400 and "is waiting to start: ContainerCreating" in err.body
 
 
+@pytest.mark.parametrize("cause,reason,needle", [
+    ("runtime_handler", "FailedCreatePodSandBox", 'failed to get sandbox runtime: no runtime for "nvidia" is configured'),
+    ("runtime_class_missing", "FailedCreatePodSandBox", 'runtimeclass.node.k8s.io "nvidia" not found'),
+    ("network_not_ready", "NetworkNotReady", "network is not ready: container runtime network not ready: "
+                                             "NetworkReady=false reason:NetworkPluginNotReady"),
+    ("mount", "FailedMount", 'MountVolume.SetUp failed for volume "config"'),
+])
+def test_kubelet_start_failures_keep_the_pod_creating_with_their_event(fake_k8s, cause, reason, needle):
+    """The kubelet's words (pkg/kubelet/events/event.go reasons; kuberuntime_manager.go "Failed to create pod
+    sandbox: %v" around containerd's and the RuntimeClass manager's errors; kubelet.go NetworkNotReady), repeated
+    while the pod waits in ContainerCreating, as the kubelet's retries record them."""
+    fake_k8s.server.script("container_creating", pod="stuck", cause=cause)
+    client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("stuck", runtimeClassName="nvidia"))
+    wait(lambda: len([e for e in fake_k8s.server.events("stuck") if e["reason"] == reason]) >= 2, what="2 events")
+    events = [e for e in fake_k8s.server.events("stuck") if e["reason"] == reason]
+    assert all(e["type"] == "Warning" and needle in e["message"] for e in events), events[0]["message"]
+    st = [p for p in fake_k8s.server.pods() if p["metadata"]["name"] == "stuck"][0]["status"]
+    assert st["phase"] == "Pending" and st["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+
+
 def test_transient_image_pull_then_success(fake_k8s):
     fake_k8s.server.script("image_pull_transient", pod="slowpull", pull_ticks=6, log="done\n")
     client.CoreV1Api(fake_k8s.api).create_namespaced_pod(NS, pod("slowpull"))
