@@ -28,7 +28,8 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun, argvs_for, device_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
