@@ -70,7 +70,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import detache
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
@@ -1080,7 +1080,7 @@ class Sweep(PerftestRun):
 
     def progress(self, step, position, finished=None):
         self.last_progress = (step, position, finished)
-        data = {"pid": self.started_pid, "proc_start_time": detached._proc_start_time(self.started_pid),  # pylint: disable=protected-access
+        data = {"pid": self.started_pid, "proc_start_time": process_start_time(self.started_pid),
                 "next_step": step, "position": position, "pairs_done": self.pairs_done, "failing": self.failing,
                 "dead": sorted(self.dead), "finished": finished, "time": time.time(),
                 "notes": list(self.notes)}
