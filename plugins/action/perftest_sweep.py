@@ -37,8 +37,9 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     Silent, bounded, bounded_poll, status_unreadable)
 
@@ -60,12 +61,12 @@ def _unreadable(result, host, count, out):
 
 def _bad_peers(peers):
     """Why ``peers`` ({host: address}) holds an address that is neither an IP address nor a host name, or None
-    (perftest_pairs.check_peer_address, the one check of a peer address)."""
+    (perftest_tool.check_peer_address, the one check of a peer address)."""
     if not isinstance(peers, dict):
         return None     # the module's own argument check says what is wrong with its type
     for host, address in sorted(peers.items(), key=lambda kv: str(kv[0])):
         try:
-            perftest_pairs.check_peer_address(address, "peers[%s]" % str(host)[:200])
+            perftest_tool.check_peer_address(address, "peers[%s]" % str(host)[:200])
         except AcceptanceError as exc:
             return str(exc)
     return None

@@ -44,6 +44,7 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 
 KILL_AFTER_S = 10
 OWNER_POLL_S = 0.2          # how often a supervisor with an owner looks whether the owner still lives
@@ -55,21 +56,6 @@ C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
 
 class DetachError(AcceptanceError):
     """The detached process could not be started."""
-
-
-def _proc_start_time(pid, proc="/proc"):
-    """Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or None."""
-    try:
-        with open(os.path.join(proc, str(pid), "stat")) as handle:
-            data = handle.read()
-    except (IOError, OSError):
-        return None
-    # the command name (field 2) may contain spaces and parentheses: split after the last ')'
-    rest = data[data.rfind(")") + 2:].split()
-    try:
-        return int(rest[19])
-    except (IndexError, ValueError):
-        return None
 
 
 def _exit_code(status):
@@ -169,7 +155,7 @@ def start(argv, timeout_s, state_dir, timeout_bin, env=None, kill_after_s=KILL_A
     full = [timeout_bin, "--kill-after=%ds" % int(kill_after_s), "%ds" % max(1, int(timeout_s))] + list(argv)
     watch = None
     if owner is not None:
-        watch = (int(owner), _proc_start_time(int(owner)))
+        watch = (int(owner), process_start_time(int(owner)))
         if watch[1] is None:
             raise DetachError("owner process %s is not running" % owner, cmd=argv, state_dir=state_dir)
     read_end, write_end = os.pipe()
@@ -262,7 +248,7 @@ def _wait_tool(tool, watch):  # pragma: no cover - forked child
             return None, owner_gone
         if pid == tool:
             return status, owner_gone
-        if _proc_start_time(watch[0]) != watch[1]:
+        if process_start_time(watch[0]) != watch[1]:
             owner_gone = True
             status = _stop_group(tool)
             if status is not None:
@@ -295,7 +281,7 @@ def _supervise(full, environ, paths, write_end, on_exit, watch=None):  # pragma:
     exec_error = os.read(err_r, 4096).decode("utf-8", "replace")
     os.close(err_r)
     info = {"pid": tool, "pgid": tool, "supervisor_pid": os.getpid(),
-            "proc_start_time": _proc_start_time(tool)}
+            "proc_start_time": process_start_time(tool)}
     if exec_error:
         info["exec_error"] = exec_error
     os.write(write_end, json.dumps(info).encode("utf-8"))
@@ -324,7 +310,7 @@ def alive(handle):
         return False
     expected = handle.get("proc_start_time")
     # without the start time it recorded, a pid may name any process by now: never taken as ours
-    return expected is not None and _proc_start_time(pid) == expected
+    return expected is not None and process_start_time(pid) == expected
 
 
 def wait(handle, timeout_s, poll_s=0.1):
@@ -351,7 +337,7 @@ def supervisor_alive(handle):
         os.kill(pid, 0)
     except OSError as exc:
         return exc.errno == errno.EPERM
-    return _proc_start_time(pid) is not None
+    return process_start_time(pid) is not None
 
 
 def kill(handle, grace_s=3.0):

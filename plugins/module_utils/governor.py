@@ -27,7 +27,7 @@ import json
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.detached import _proc_start_time
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 
 DEFAULT_ROOT = "/sys/devices/system/cpu"
@@ -119,7 +119,7 @@ class Governor(object):
     def _prune(data):
         gone = []
         for name, holder in list(data["holders"].items()):
-            start = _proc_start_time(holder.get("pid"))
+            start = process_start_time(holder.get("pid"))
             if start is None or (holder.get("start_time") is not None and start != holder["start_time"]):
                 gone.append(name)
                 del data["holders"][name]
@@ -164,7 +164,7 @@ class Governor(object):
             else:
                 result.update({"action": "shared", "target": data.get("target"),
                                "previous": _summary(data["saved"])})
-            data["holders"][holder] = {"pid": pid, "start_time": _proc_start_time(pid)}
+            data["holders"][holder] = {"pid": pid, "start_time": process_start_time(pid)}
             self._save(data)
             return result
         finally:
@@ -177,7 +177,7 @@ class Governor(object):
             data = self._load()
             if holder not in data["holders"]:
                 return False
-            data["holders"][holder] = {"pid": pid, "start_time": _proc_start_time(pid)}
+            data["holders"][holder] = {"pid": pid, "start_time": process_start_time(pid)}
             self._save(data)
             return True
         finally:

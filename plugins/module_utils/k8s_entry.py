@@ -231,19 +231,20 @@ def run_step(step):
 def perftest_steps(spec):
     """The steps of one perftest side, planned in this pod exactly as the SSH path plans them on the host: the
     TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
-    (perftest_run.device_plan), then one argv per rail (perftest_run.argvs_for). A plan that cannot be made
+    (tools.perftest.device_plan), then one argv per rail (tools.perftest.argvs_for). A plan that cannot be made
     (a RoCE port without a usable GID) gives a step that prints why and fails."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_run
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
     params = spec["params"]
     try:
         files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))
         hcas = rdma.build_hcas(files) if files else None
-        plan = perftest_run.device_plan(params["hcas"], params, hcas)
+        plan = perftest.device_plan(params["hcas"], params, hcas)
     except Exception as exc:  # pylint: disable=broad-except
         return [{"label": d, "argv": [sys.executable, "-c", "import sys; sys.exit(%r)" % ("perftest plan: %s" % exc)],
                  "timeout_s": 10, "info": {"plan_error": str(exc)}} for d in params["hcas"]]
-    argvs = perftest_run.argvs_for(spec["binary"], params, plan, spec["side"], peer_address=spec.get("peer_address"))
+    argvs = perftest.argvs_for(spec["binary"], params, plan, spec["side"], peer_address=spec.get("peer_address"))
     steps = []
     for (_index, device, _port, _gid, facts), argv in zip(plan, argvs):
         step = {"label": device, "argv": argv, "timeout_s": spec["timeout_s"], "info": {"facts": facts, "argv": argv}}

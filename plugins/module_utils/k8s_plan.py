@@ -18,7 +18,7 @@ the objects of one step run at once. A *slot* is one pod the plan expects::
 Every pod runs ``k8s_entry.py`` from the code ConfigMap: the env probe is the
 collection's own code; the tools print their own text between markers, and
 ``slot_records(plan, slot, outcome, log)`` hands each piece to the same function
-the SSH path uses (nccl_run, gpu_run, perftest_run), then sets ``host`` to the
+the SSH path uses (the tool adapters' ``records``, tools/<tool>.py, where the argv come from too), then sets ``host`` to the
 node name and adds ``substrate: kubernetes`` with the pod/job names to ``params``.
 A pod that did not run (unschedulable, image pull, crash, timeout, interrupt)
 gives one ``error`` record per check it owed, with the reason from its status.
@@ -32,7 +32,7 @@ import copy
 import inspect
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_manifests as km
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, env_probe, k8s_entry, k8s_manifests as km
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
@@ -51,10 +51,9 @@ PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/lldptool", "parsers/rdma", "parsers/system",
                 "parsers/perftest",
-                # perftest pods plan their rails as the SSH path does (GID and port rate from the node's sysfs)
-                "perftest_run", "perftest_pairs", "argspec", "detached", "governor", "statedir", "runner", "imports",
-                # perftest_run builds its records with its tool adapter
-                "tools/__init__", "tools/perftest",
+                # perftest pods plan their rails and argv with the tool adapter, as the SSH path does (GID and port
+                # rate from the node's sysfs)
+                "tools/__init__", "tools/perftest", "argspec", "statedir", "runner", "imports",
                 # the entry program's interrupt guard (and the runners')
                 "proc")
 
@@ -195,25 +194,22 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             sections = [{"label": "env", "how": "env", "check": "env.probe"}]
             gpus = None
         elif kind == "gemm":
-            from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
-            argv = runner.python_argv(pod["python"], [WORKER] + gpu_run.gemm_worker_args(opts))    # as gemm_bench
+            argv = runner.python_argv(pod["python"], [WORKER] + gemm.worker_args(opts))    # as gemm_bench
             command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout_s"]}]})
             sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
             gpus = None
         else:  # nccl, single node: every GPU of the node in one process (-g gpus)
-            from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
             steps, sections = [], []
             for collective in opts["collectives"]:
-                from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
-                argv = nccl_run.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
+                argv = nccl_tests.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
                                           gpus_per_process=int(pod["gpus_per_pod"]) or None)
                 steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
                 sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
-                                 "collective": collective, "argv": argv, "env": nccl_run.run_env(opts)})
+                                 "collective": collective, "argv": argv, "env": nccl_tests.run_env(opts)})
             command = _entry(pod, "run", {"steps": steps})
             gpus = None
         if kind == "nccl":
-            pod = dict(pod, env=dict(pod["env"], **nccl_run.run_env(opts)))
+            pod = dict(pod, env=dict(pod["env"], **nccl_tests.run_env(opts)))
         obj, slot = _single_node_job(plan, pod, kind, index, node, kind, command, sections, gpus=gpus)
         step["objects"].append(obj)
         step["slots"].append(slot)
@@ -228,11 +224,10 @@ def _perftest_pod_params(opts):
 
 
 def _perftest_steps(plan, pod, rounds, opts):
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
     if not opts["hcas"]:
         raise AcceptanceError("perftest: hcas (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
     binary = _bin(opts["tool_dir"], opts["test"])
-    device_plan = perftest_run.device_plan(opts["hcas"], opts)
+    device_plan = perftest.device_plan(opts["hcas"], opts)
     ports = [("perftest-%d" % i, tcp_port) for i, _d, tcp_port, _g, _f in device_plan]
     steps = []
     for r, pairs in enumerate(rounds):
@@ -249,8 +244,8 @@ def _perftest_steps(plan, pod, rounds, opts):
             for role, node, peer in (("server", server, client), ("client", client, server)):
                 slot = "pt-r%d-p%d-%s" % (r, p, role)
                 # the argvs as planned here (no sysfs): the pod plans again with its node's sysfs (GID, rates)
-                argvs = perftest_run.argvs_for(binary, opts, device_plan, role,
-                                               peer_address=address if role == "client" else None)
+                argvs = perftest.argvs_for(binary, opts, device_plan, role,
+                                           peer_address=address if role == "client" else None)
                 sections = []
                 for (i, device, _tcp_port, _gid, facts), argv in zip(device_plan, argvs):
                     sections.append({"label": device, "how": "perftest", "side": role, "device": device,
@@ -274,8 +269,7 @@ def _perftest_steps(plan, pod, rounds, opts):
 
 
 def _mpi_sections(opts, argv_of, nodes):
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
-    env = nccl_run.run_env(opts)
+    env = nccl_tests.run_env(opts)
     steps, sections = [], []
     for collective in opts["collectives"]:
         argv = argv_of(collective)
@@ -318,8 +312,7 @@ def rsh_args(port, key, extra=None):
 def forwarded_env(pod, opts):
     """Names mpirun forwards from the launcher's environment with ``-x``: the user's mpirun_env_forward, then every
     pod env name (ranks that orted starts through sshd get a fresh environment) not already set with NAME=VALUE."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
-    given = set(nccl_run.run_env(opts))
+    given = set(nccl_tests.run_env(opts))
     names = list(opts.get("mpirun_env_forward") or [])
     for name in sorted(str(k) for k in pod.get("env") or {}):
         if name not in given and name not in names:
@@ -328,17 +321,16 @@ def forwarded_env(pod, opts):
 
 
 def _multinode_steps(plan, pod, nodes, opts, launcher):
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
     gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
     ctx = {"plan": plan, "pod": pod, "nodes": nodes, "opts": opts, "gpus": gpus,
-           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_run.run_env(opts),
+           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_tests.run_env(opts),
            "spread": {km.RUN_LABEL: plan["run_id"], km.ROLE_LABEL: "worker"},
            "search": "%s.%s.svc.%s" % (km.object_name(plan["run_id"], "mn"), pod["namespace"],
                                        opts["cluster_domain"])}
 
     def nccl(collective):
-        return nccl_run.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
-                                  gpus_per_process=1)
+        return nccl_tests.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
+                                    gpus_per_process=1)
 
     def sections_for(hosts, keys, hostfile=None):
         mca = dict(opts["mpirun_mca"])
@@ -346,8 +338,8 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
                                        mca.get("plm_rsh_args"))
         launch = dict(opts, ranks_per_node=gpus, hosts=hosts, mpirun_mca=mca,
                       mpirun_env_forward=forwarded_env(pod, opts))
-        return _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, ctx["env"],
-                                                                  hostfile=hostfile, allow_run_as_root=True), nodes)
+        return _mpi_sections(opts, lambda c: nccl_tests.launch_argv(nccl(c), opts["mpirun"], launch, ctx["env"],
+                                                                    hostfile=hostfile, allow_run_as_root=True), nodes)
 
     ctx["sections_for"] = sections_for
     if launcher == "indexed":
@@ -437,14 +429,13 @@ def _operator_steps(ctx, launcher):
 def _probe_steps(plan, pod, nodes, opts):
     """The torch all-reduce probe across nodes: an Indexed Job (one pod per node) + headless Service; torchrun in
     every pod with env rendezvous on the index-0 pod's DNS name; rank 0 writes the nccl-tests style JSON."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run
     gpus = _multinode_gpus("allreduce_multinode", pod, nodes, "one process per GPU")
     run_id = plan["run_id"]
     name = km.object_name(run_id, "ar")
     master = "%s-0.%s" % (name, name)
     argv = [opts["torchrun"], "--nnodes", str(len(nodes)), "--nproc-per-node", str(gpus),
             "--node-rank", k8s_entry.INDEX_WORD, "--master-addr", master, "--master-port", str(opts["master_port"]),
-            WORKER] + gpu_run.probe_worker_args(opts) + ["--launcher", "env", "--json-out", PROBE_RESULT]
+            WORKER] + torch_allreduce.worker_args(opts) + ["--launcher", "env", "--json-out", PROBE_RESULT]
     env = dict((str(k), str(v)) for k, v in (opts.get("env") or {}).items())
     steps = [{"label": "allreduce", "argv": argv, "timeout_s": opts["timeout_s"], "result_file": PROBE_RESULT}]
     sections = [{"label": "allreduce", "how": "probe", "check": "nccl.torch_all_reduce", "argv": argv,

@@ -32,7 +32,7 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard, process_stat
 
 TAG_ENV = "AIFABRIC_RUN_TAG"
 GRACE_S = 10.0
@@ -55,18 +55,6 @@ def _read(path, limit=1 << 20):
         return None
 
 
-def _stat(pid, proc):
-    """(state, start_time) of a process, or None when gone."""
-    data = _read(os.path.join(proc, str(pid), "stat"))
-    if not data:
-        return None
-    rest = data[data.rfind(b")") + 2:].split()
-    try:
-        return rest[0].decode("ascii", "replace"), int(rest[19])
-    except (IndexError, ValueError):
-        return None
-
-
 def tagged(tag, proc="/proc"):
     """[(pid, start_time, argv)] of the live processes whose environment carries this run's tag."""
     check_tag(tag)
@@ -83,7 +71,7 @@ def tagged(tag, proc="/proc"):
         environ = _read(os.path.join(proc, entry, "environ"), limit=4 << 20)
         if not environ or needle not in environ.split(b"\0"):
             continue
-        info = _stat(entry, proc)
+        info = process_stat(entry, proc)
         if info is None or info[0] in ("Z", "X"):
             continue
         argv = (_read(os.path.join(proc, entry, "cmdline")) or b"").split(b"\0")
@@ -92,7 +80,7 @@ def tagged(tag, proc="/proc"):
 
 
 def _alive(pid, start, proc):
-    info = _stat(pid, proc)
+    info = process_stat(pid, proc)
     return info is not None and info[1] == start and info[0] not in ("Z", "X")
 
 

@@ -1,14 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nccl-tests on one substrate or another: argv and the SSH-path run (private). Its records come from
-tools.nccl_tests.records (the one builder every caller uses).
-
-Functions another substrate (Kubernetes: a pod's or an MPIJob launcher's log is nccl-tests' text) calls:
-
-- ``run_env(params) -> dict`` - the environment of a run (env, split, socket_ifname);
-- ``nccl_argv(binary, params, gpus_per_process=None, json_path=None) -> argv`` - one nccl-tests binary;
-- ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
-  mpirun over ``params["hosts"]`` (collectives.mpirun_argv);
+"""nccl-tests' SSH-path run (private). Its argv and records come from its adapter, tools.nccl_tests (``run_env``,
+``nccl_argv``, ``launch_argv``, ``records``: what the Kubernetes planner uses too).
 
 ``run_collectives(module, params, tag)`` is the SSH path (runs on the host that launches): every process
 of the run carries the run tag (launch.TAG_ENV, exported to every rank with ``-x``); after each run,
@@ -30,40 +23,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import n
 
 TOOL = adapter.TOOL
 INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set tool_dir"
-ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iterations",
-                "warmup_iterations", "verify_data", "datatype", "op", "root", "agg_iterations", "average", "blocking",
-                "cudagraph", "tool_timeout_s", "extra_args")
-
-
-# --------------------------------------------------------------------------- pure: argv and environment
-
-def run_env(params):
-    """The environment every rank of a run gets (NCCL_* from env, split, socket_ifname)."""
-    env = dict((str(k), str(v)) for k, v in (params.get("env") or {}).items())
-    if params.get("split"):
-        env["NCCL_TESTS_SPLIT"] = params["split"]
-    if params.get("socket_ifname"):
-        env["NCCL_SOCKET_IFNAME"] = params["socket_ifname"]
-    return env
-
-
-def nccl_argv(binary, params, gpus_per_process=None, json_path=None):
-    """argv of one nccl-tests binary from the module's options (gpus_per_process overrides the option)."""
-    opts = dict((k, params.get(k)) for k in ARGV_OPTIONS)
-    if params.get("step_bytes") is not None:
-        opts["step_factor"] = None
-    if gpus_per_process is not None:
-        opts["gpus_per_process"] = gpus_per_process
-    return collectives.nccl_tests_argv(binary, opts, json_path=json_path)
-
-
-def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False):
-    """argv wrapped in mpirun over params["hosts"] with params["ranks_per_node"] ranks each."""
-    return collectives.mpirun_argv(
-        mpirun, argv, params["hosts"], params["ranks_per_node"], env=env,
-        env_names=params.get("mpirun_env_forward"), mca=params.get("mpirun_mca"),
-        allow_run_as_root=allow_run_as_root, tcp_if_include=params.get("tcp_if_include"),
-        extra_args=params.get("mpirun_extra_args"), hostfile=hostfile)
 
 
 # --------------------------------------------------------------------------- the SSH path
@@ -147,7 +106,7 @@ def run_collectives(module, p, tag=None):
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p["if_missing"]).
     """
     tag = tag or p.get("run_id") or launch.new_tag()
-    env = run_env(p)
+    env = adapter.run_env(p)
     tagged_env = dict(env)
     tagged_env[launch.TAG_ENV] = launch.check_tag(tag)   # every rank carries it (-x), records do not
     multi = bool(p["hosts"])
@@ -177,9 +136,9 @@ def run_collectives(module, p, tag=None):
         json_path = None
         if not module.check_mode and _supports_json(module, binary, p["json_output"]):
             json_path = os.path.join(module.tmpdir, "%s.json" % collective)
-        argv = nccl_argv(binary, p, gpus_per_process=gpus, json_path=json_path)
+        argv = adapter.nccl_argv(binary, p, gpus_per_process=gpus, json_path=json_path)
         if multi:
-            argv = launch_argv(argv, mpirun, p, tagged_env, hostfile=hostfile, allow_run_as_root=os.geteuid() == 0)
+            argv = adapter.launch_argv(argv, mpirun, p, tagged_env, hostfile=hostfile, allow_run_as_root=os.geteuid() == 0)
         cmds.append(argv)
         if module.check_mode:
             continue

@@ -1,15 +1,8 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest on one substrate or another: plans, and a host's perftest state (private). Its records come from
-tools.perftest.records (the one builder every caller uses).
-
-Functions another substrate (Kubernetes: server and client pods whose logs are
-perftest's text) calls:
-
-- ``device_plan(devices, params, hcas=None) -> [(index, device, tcp_port, gid_index, facts)]`` - TCP port and
-  GID choice per device (``hcas`` from parsers.rdma.build_hcas, or None where sysfs cannot be read);
-- ``argvs_for(binary, params, plan, side, peer_address=None, json_dir=None) -> [argv]`` - one argv per device
-  (perftest_pairs.build_argv);
+"""perftest's SSH path on a host: its state, binary, sysfs, governor and leftovers (private). Its plans, argv and
+records come from its adapter, tools.perftest (``device_plan``, ``argvs_for``, ``records``: what the Kubernetes
+planner and pods use too).
 
 ``PerftestRun(module)`` is what the SSH path's perftest code shares on the host itself: the state root, the
 perftest binary and its version, sysfs (HCAs), the CPU governor, and the removal of a run's leftovers. The sweep
@@ -29,58 +22,12 @@ import socket
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import (
-    AcceptanceError, ParseError, ToolMissing, ToolTimeout)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 DEFAULT_TEST = adapter.DEFAULT_TEST
-
-
-# --------------------------------------------------------------------------- pure: plans, argv
-
-def device_plan(devices, params, hcas=None):
-    """[(index, device, tcp_port, gid_index, facts)] - raises AcceptanceError on a bad device name or GID."""
-    plan = []
-    for device in devices or []:
-        perftest_pairs.check_name(device, "device")
-    cuda = perftest_pairs.cuda_facts(devices, params)
-    for index, device in enumerate(devices or []):
-        tcp_port = params["port"] + index
-        if tcp_port > 65535:
-            raise AcceptanceError("port %d + device index %d is above 65535; lower port" % (params["port"], index))
-        facts = {"tcp_port": tcp_port, "ib_port": params["ib_port"]}
-        gid_index = params.get("gid_index")
-        port = perftest_pairs.find_port(hcas, device, params["ib_port"])
-        if port is not None:
-            facts.update({"port_state": port.get("state"), "port_rate_gbit_s": port.get("rate_gbit_s"),
-                          "port_rate": port.get("rate"), "link_layer": port.get("link_layer")})
-            if gid_index is None:
-                gid_index, how = perftest_pairs.select_gid(port)
-                facts["gid_choice"] = how
-            else:
-                facts["gid_choice"] = "given (gid_index %d)" % gid_index
-        else:
-            facts["gid_choice"] = ("given (gid_index %d)" % gid_index) if gid_index is not None else \
-                "not chosen: %s has no port %d in sysfs (perftest decides)" % (device, params["ib_port"])
-        facts["gid_index"] = gid_index
-        facts.update(cuda[device])
-        plan.append((index, device, tcp_port, gid_index, facts))
-    return plan
-
-
-def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
-    """One perftest argv per planned device (``json_dir``: ask for --out_json files there)."""
-    test = params.get("test") or DEFAULT_TEST
-    out = []
-    for index, device, tcp_port, gid_index, facts in plan:
-        json_file = os.path.join(json_dir, "%s-%s.json" % (side, device)) if json_dir else None
-        # the GPU of this device (use_cuda auto is chosen per device by device_plan; None: host memory)
-        cuda = facts.get("cuda_device") if "memory" in facts else params.get("use_cuda")
-        out.append(perftest_pairs.build_argv(binary, dict(params, test=test, use_cuda=cuda), device, tcp_port,
-                                             gid_index, side, peer_address=peer_address, json_file=json_file))
-    return out
 
 
 # --------------------------------------------------------------------------- a host's perftest state (SSH path)

@@ -69,9 +69,8 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import (
-    PerftestRun, argvs_for, device_plan)
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
@@ -505,7 +504,7 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- plan (synchronous, before the sweep)
     def plan(self):
-        plan = device_plan(self.p["hcas"] or [], self.p, self.hcas())
+        plan = adapter.device_plan(self.p["hcas"] or [], self.p, self.hcas())
         cuda_keys = ("memory", "cuda_device", "cuda_link", "cuda_choice")
         return dict(changed=False, results=[], rates=[facts.get("port_rate_gbit_s") for _i, _d, _p, _g, facts in plan],
                     buffers=dict((device, dict((k, facts[k]) for k in cuda_keys if k in facts))
@@ -518,7 +517,7 @@ class Sweep(PerftestRun):
         self.open_state()
         if not p["hcas"]:
             raise AcceptanceError("hcas is required for phase=run")
-        device_plan(p["hcas"], p, None)      # names and port range checked before anything starts
+        adapter.device_plan(p["hcas"], p, None)      # names and port range checked before anything starts
         check_position_port(p)
         steps = p["schedule"] or []
         if self.module.check_mode:
@@ -622,7 +621,7 @@ class Sweep(PerftestRun):
         missing program, a peer not waited for again)."""
         step, test, role, peer = entry[0], entry[1], entry[3], entry[4]
         params = self.step_params(step, test, peer)
-        plan = device_plan(self.p["hcas"], params, hcas)
+        plan = adapter.device_plan(self.p["hcas"], params, hcas)
         if test not in tools:
             tools[test] = self.tool(test)
         binary, version, missing = tools[test]
@@ -735,7 +734,7 @@ class Sweep(PerftestRun):
         """One detached server per device (perftest_pairs.Job with its handle); one that cannot start is an error
         record at once."""
         p = self.p
-        argvs = argvs_for(binary, params, plan, "server")
+        argvs = adapter.argvs_for(binary, params, plan, "server")
         jobs = []
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
@@ -849,7 +848,7 @@ class Sweep(PerftestRun):
 
     def run_client_step(self, params, plan, binary, timeout_bin, version):
         p = self.p
-        argvs = argvs_for(binary, params, plan, "client", peer_address=params["peer"])
+        argvs = adapter.argvs_for(binary, params, plan, "client", peer_address=params["peer"])
         jobs = []
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
@@ -1081,7 +1080,7 @@ class Sweep(PerftestRun):
 
     def progress(self, step, position, finished=None):
         self.last_progress = (step, position, finished)
-        data = {"pid": self.started_pid, "proc_start_time": detached._proc_start_time(self.started_pid),  # pylint: disable=protected-access
+        data = {"pid": self.started_pid, "proc_start_time": process_start_time(self.started_pid),
                 "next_step": step, "position": position, "pairs_done": self.pairs_done, "failing": self.failing,
                 "dead": sorted(self.dead), "finished": finished, "time": time.time(),
                 "notes": list(self.notes)}

@@ -18,6 +18,11 @@
   ``signals`` narrows the set (k8s_api.guard: SIGTERM only). Python runs handlers in the main thread only, so
   outside it the guard installs nothing.
 
+- ``process_stat(pid, root="/proc")`` - ``(state, start_time)`` of a process from ``/proc/<pid>/stat`` (start time in
+  clock ticks since boot, field 22: with the pid it names one process, never a later one that reuses the pid), None
+  when it is gone or unreadable; ``process_start_time(pid, root="/proc")`` - the start time alone. The one reader of
+  that file (run tags, detached processes, the governor's holders, the controller's run registry).
+
 Controller side (the callback and the report writer):
 
 - ``deliver(signum, handler, frame=None)`` - do what ``handler`` (as ``signal.signal`` returned it) would have done
@@ -46,7 +51,28 @@ DETACHED_TIMEOUT_RCS = TIMEOUT_RCS + (KILLED_RC,)
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 __all__ = ("TIMEOUT_RCS", "KILLED_RC", "DETACHED_TIMEOUT_RCS", "SIGNALS", "Interrupted", "interrupt_guard", "deliver",
-           "chain_handler", "deferred_signals")
+           "chain_handler", "deferred_signals", "process_stat", "process_start_time")
+
+
+def process_stat(pid, root="/proc"):
+    """(state, start time in clock ticks since boot) of process ``pid`` from ``<root>/<pid>/stat``, or None."""
+    try:
+        with open(os.path.join(root, str(pid), "stat"), "rb") as handle:
+            data = handle.read(1 << 16)
+    except (OSError, ValueError):
+        return None
+    # the command name (field 2) may hold spaces and parentheses: the fields after it start past the last ')'
+    rest = data[data.rfind(b")") + 2:].split()
+    try:
+        return rest[0].decode("ascii", "replace"), int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def process_start_time(pid, root="/proc"):
+    """The start time of process ``pid`` (clock ticks since boot, field 22 of /proc/<pid>/stat), or None."""
+    info = process_stat(pid, root)
+    return None if info is None else info[1]
 
 
 class interrupt_guard(object):  # pylint: disable=invalid-name  # used as a function: with interrupt_guard(): ...

@@ -226,13 +226,9 @@ import random
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_run, gpu_worker, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, torch_allreduce
-
-CHECK = gpu_run.PROBE_CHECK
-TOOL = gpu_run.PROBE_TOOL
-
 
 def _probe_gpus(module, python, timeout_s):
     """(count, model, problem): nvidia-smi -L when present (fast), else ask PyTorch (imports torch, slower)."""
@@ -299,7 +295,7 @@ def _run(module, p):
     if p["stage_only"]:
         _stage_only(module, directory, worker)
     started = results.utc_now()
-    worker_args = gpu_run.probe_worker_args(p)
+    worker_args = torch_allreduce.worker_args(p)
     json_out = os.path.join(module.tmpdir, "probe.json")
     if module.check_mode:
         module.exit_json(changed=False, worker=worker, cmd=runner.python_argv(p["python"], [worker] + worker_args), results=[])
@@ -314,9 +310,9 @@ def _run(module, p):
         reason = str(exc)
         if swept:
             reason += "; stopped %d leftover process(es) of the run on this host" % len(set(i["pid"] for i in swept))
-        record = results.error(CHECK, reason, raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-                               params=gpu_run.probe_params(p, argv, env, p["launcher"], ranks_per_node, hosts),
-                               started=started, tool={"name": TOOL})
+        record = results.error(torch_allreduce.CHECK, reason, raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
+                               params=torch_allreduce.record_params(p, argv, env, p["launcher"], ranks_per_node, hosts),
+                               started=started, tool={"name": torch_allreduce.TOOL})
         module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_id=tag,
                          swept=swept, results=[record])
     records = torch_allreduce.records(run.output, Context(
@@ -343,12 +339,12 @@ def _python_and_gpus(module, p, worker, started):
                                    required=False, keep_name=True)
     if not python_path:
         module.exit_json(changed=False, worker=worker, cmd=[python], results=[results.skip(
-            CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
+            torch_allreduce.CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
             started=started)])
     gpus, gpu_name, problem = _probe_gpus(module, python_path, p["timeout_s"])
     if problem or not gpus:
         why = "PyTorch with CUDA is not usable by %s: %s" % (python_path, problem[0] if problem else "no CUDA device visible")
-        module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(CHECK, why, started=started)])
+        module.exit_json(changed=False, worker=worker, cmd=[python_path], results=[results.skip(torch_allreduce.CHECK, why, started=started)])
     return python_path, gpus, gpu_name
 
 

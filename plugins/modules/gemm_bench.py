@@ -140,7 +140,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_run, gpu_worker, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_worker, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm
@@ -171,7 +171,7 @@ def _run(module, p):
     started = results.utc_now()
     directory = p["worker_dir"] or module.tmpdir
     worker = os.path.join(directory, gpu_worker.WORKER_NAME)
-    worker_args = gpu_run.gemm_worker_args(p)
+    worker_args = gemm.worker_args(p)
     python = p["python"]
     if module.check_mode:
         module.exit_json(changed=False, cmd=runner.python_argv(python, [worker] + worker_args), results=[])
@@ -188,7 +188,7 @@ def _run(module, p):
     except ToolTimeout as exc:
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             "gpu.gemm", str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-            params=gpu_run.gemm_params(p, argv), started=started, tool={"name": gpu_run.GEMM_TOOL})])
+            params=gemm.record_params(p, argv), started=started, tool={"name": gemm.TOOL})])
     records = gemm.records(run.stdout, Context(params=p, rc=run.rc, output=run.output, started=started,
                                                duration_s=run.elapsed_s, argv=argv, python=python_path))
     module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout), results=records)

@@ -162,18 +162,19 @@ left:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 
 
-RANGES = dict(perftest_pairs.TEST_RANGES, **{"peer_rate_gbit_s": argspec.NON_NEGATIVE})
+RANGES = dict(perftest_tool.TEST_RANGES, **{"peer_rate_gbit_s": argspec.NON_NEGATIVE})
 
 
 def argument_spec():
     return dict(
-        **perftest_pairs.TEST_SPEC,
+        **perftest_tool.TEST_SPEC,
         state=dict(type="str", choices=["absent"]),
-        test=dict(type="str", choices=list(perftest_pairs.TESTS), aliases=["tool"]),
+        test=dict(type="str", choices=list(perftest_tool.TESTS), aliases=["tool"]),
         hcas=dict(type="list", elements="str"),
         peer_name=dict(type="str"),
         peer_rate_gbit_s=dict(type="list", elements="float"),

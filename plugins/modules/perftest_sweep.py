@@ -277,13 +277,13 @@ outcome:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
 
 
-RANGES = dict(perftest_pairs.TEST_RANGES, **{
+RANGES = dict(perftest.TEST_RANGES, **{
     "port": argspec.PORT, "connect_timeout_s": argspec.NON_NEGATIVE,
     "connect_retry_delay_s": argspec.NON_NEGATIVE, "collect_timeout_s": argspec.NON_NEGATIVE,
     "lease_s": argspec.NON_NEGATIVE, "port_span": (1, 1000), "position_port": (0, 65535), "rails": (1, 1000),
@@ -292,7 +292,7 @@ RANGES = dict(perftest_pairs.TEST_RANGES, **{
 
 def argument_spec():
     return dict(
-        **perftest_pairs.TEST_SPEC,
+        **perftest.TEST_SPEC,
         # the run's options this module takes besides TEST_SPEC's (tools/perftest.py: the single source)
         **dict((name, perftest.OPTIONS[name]) for name in ("hcas", "port", "use_cuda", "connect_timeout_s")),
         phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),

@@ -22,7 +22,7 @@ a re-analysed old results.json, import mode and the Kubernetes path the same way
 
 RDMA (:func:`rdma_analyze`): a measured pairwise bandwidth record (``rdma.<test>``) with no bandwidth rule of its
 own (import mode, a Kubernetes run without port facts, an old results.json) is held to the rule the SSH sweep's
-module applies (perftest_pairs.default_rules) on the active port rates of the ``rdma.port`` records of both ends,
+module applies (perftest_tool.default_rules) on the active port rates of the ``rdma.port`` records of both ends,
 and only there: where a PCIe link of its path is below the lower port rate (an end's HCA link as it can reach,
 ``pcie_link_effective_max_*``, or as trained; for a GPUDirect pair, ``facts.memory: gpu``, also the GPU's
 ``gpu.device`` link) the pair is listed unjudged, since no PCIe efficiency is calibrated. A GPUDirect pair whose
@@ -37,7 +37,8 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, perftest_pairs, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, topology
 
 NAME = "hardware"
@@ -251,7 +252,7 @@ def rdma_candidates(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
         if (analysis.is_analysis_record(rec) or not check.startswith(RDMA_PREFIX)
-                or check[len(RDMA_PREFIX):] not in perftest_pairs.LINE_RATE_TESTS or perftest_pairs.kind_of(check) != "bw"
+                or check[len(RDMA_PREFIX):] not in perftest_tool.LINE_RATE_TESTS or perftest_tool.kind_of(check) != "bw"
                 or not rec.get("host") or not rec.get("peer") or rec.get("peer") == rec.get("host")
                 or rec.get("status") not in JUDGED or _num(metrics.get(RDMA_METRIC)) is None
                 or expectations.is_judging((rec.get("expect") or {}).get(RDMA_METRIC))):
@@ -343,7 +344,7 @@ def _pcie_bounds(rec, hca, pcie, known):
 def rdma_judge(rec, rates, pcie, hca=None):
     """(status, expect, facts, reason) of one pair against the line rate of its ports (``skip``: cannot judge).
 
-    The floor is perftest_pairs.default_rules' (the rule the SSH sweep applies in the module) on the port rates of
+    The floor is perftest_tool.default_rules' (the rule the SSH sweep applies in the module) on the port rates of
     the hosts' own probe records, so an imported, a Kubernetes or a re-analysed pair is held to the same floor. A
     pair whose path a PCIe link binds (an end's HCA link, for GPUDirect the GPU's, below the lower port rate) is
     not judged: no PCIe efficiency is calibrated, so no floor is derived from PCIe figures. A GPUDirect pair whose
@@ -368,7 +369,7 @@ def rdma_judge(rec, rates, pcie, hca=None):
     argv = (rec.get("params") or {}).get("argv")
     params = {"line_rate_floor_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
               "duration_s": isinstance(argv, list) and "-D" in argv}
-    rule = perftest_pairs.default_rules(test, metrics, dict(rec.get("facts") or {}, port_rate_gbit_s=local),
+    rule = perftest_tool.default_rules(test, metrics, dict(rec.get("facts") or {}, port_rate_gbit_s=local),
                                         params).get(RDMA_METRIC)
     if not expectations.is_judging(rule):
         return "skip", None, {}, "not judged from the hardware: %s" % ((rule or {}).get("source") or "no floor")

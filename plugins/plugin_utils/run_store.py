@@ -34,6 +34,7 @@ import shutil
 import tempfile
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 
 ENABLE_LINE = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
 NOT_ENABLED = (
@@ -54,15 +55,6 @@ def registry(create=True, path=None):
     private to the user), checked (statedir.trusted_dir); not created with ``create=False``."""
     path = path or statedir.default_root("runs")
     return statedir.trusted_dir(path, create=create, private=True, what="run registry")
-
-
-def process_start(pid):
-    """The start time of process ``pid`` (clock ticks since boot), None where /proc does not say."""
-    try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
-            return int(handle.read().rsplit(")", 1)[1].split()[19])   # field 22, counted after "(comm)"
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class RunStore:
@@ -98,7 +90,7 @@ class RunStore:
 
     def _entry(self, error):
         """The registry entry, padded to ENTRY_BYTES (JSON ignores the trailing spaces)."""
-        entry = {"pid": self.pid, "start": process_start(self.pid), "run_id": self.run_id,
+        entry = {"pid": self.pid, "start": process_start_time(self.pid), "run_id": self.run_id,
                  "stream": self.stream_path, "error": error}
         text = json.dumps(entry, sort_keys=True).encode("utf-8")
         if len(text) > ENTRY_BYTES and error:
@@ -134,7 +126,7 @@ def find(controller_pid, directory=None):
         raise RunSummaryError(NOT_ENABLED) from None
     except (OSError, ValueError, statedir.StateError) as exc:
         raise RunSummaryError("cannot read the run registry: %s" % exc) from exc
-    if not isinstance(entry, dict) or entry.get("start") != process_start(int(controller_pid)):
+    if not isinstance(entry, dict) or entry.get("start") != process_start_time(int(controller_pid)):
         raise RunSummaryError(NOT_ENABLED)      # left by a run that was killed, for a process id used again
     if entry.get("error"):
         raise RunSummaryError(str(entry["error"]))

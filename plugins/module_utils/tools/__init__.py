@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One adapter per tool, all the same shape (issue 20 item 1).
 
-Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``, ``env``) exposes
+Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``, ``env``, ``topology``)
+exposes
 
 - ``OPTIONS`` - the option spec of a run of the tool, plain data in the AnsibleModule argument_spec shape
   (``{name: {"type", "default", "choices", "elements"}}``): the single source of those options' types and defaults.
@@ -13,6 +14,11 @@ Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_a
   pod's log, a saved file: the same text), never raising on tool output; ``ctx`` is a ``Context``;
 - ``from_output(path, params[, host]) -> [records]`` (not ``env``) - import mode: ``records`` of a saved output read with
   imports.read_output (raises imports.ImportRefused when the file is not readable).
+- the argv of a run, the same for the SSH module and the Kubernetes planner and pods (``nccl_argv``, ``launch_argv``,
+  ``run_env``; ``worker_args``; perftest's ``device_plan`` and ``argvs_for``).
+
+The probes that read a host rather than one tool's output (``env``, ``topology``) take the host instead of a text:
+``records(host, params)`` with an env_probe.Host (its commands run with a timeout, its root reads sysfs).
 
 Every caller (the SSH modules, the Kubernetes planner, import mode and the tests) calls these, and nothing else
 builds a tool's records. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).

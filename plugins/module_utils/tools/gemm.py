@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GEMM check's adapter: ``OPTIONS``, ``records(text, ctx)`` (see tools/__init__.py).
+"""The GEMM check's adapter: ``OPTIONS``, ``worker_args(params)``, ``records(text, ctx)`` (see tools/__init__.py).
 
 ``gpu.gemm_<dtype>`` records per GPU, or one skip/error record. ``text`` is the worker's stdout (its result lines);
 ``ctx.output`` stdout and stderr together (skip and error reasons; default ``text``); ``ctx.python`` the interpreter
@@ -12,7 +12,7 @@ Runs on the targets: Python 3.8+, no Ansible imports.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_run, gpu_worker, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
 OPTIONS = dict(
@@ -28,6 +28,27 @@ OPTIONS = dict(
     **expectations.PROFILE_SPEC,
     expect=dict(type="dict", default={}),
 )
+TOOL = "torch-gemm"
+
+
+def worker_args(params):
+    """Arguments of the worker's ``gemm`` command (after ``python worker.py``): the SSH module and the Kubernetes
+    planner run the same."""
+    args = ["gemm", "--dtypes", ",".join(params["dtypes"]), "--m", str(params["m"]), "--n", str(params["n"]),
+            "--k", str(params["k"]), "--iters", str(params["iterations"]),
+            "--warmup", str(params["warmup_iterations"]), "--warmup-s", str(params["warmup_s"])]
+    if params.get("gpu_indices"):
+        args += ["--devices", ",".join(str(d) for d in params["gpu_indices"])]
+    if "tf32" in params["dtypes"]:
+        args.append("--allow-tf32")
+    return args
+
+
+def record_params(params, argv):
+    """A record's params: what ran."""
+    return {"argv": argv, "dtypes": params["dtypes"], "m": params["m"], "n": params["n"], "k": params["k"],
+            "iterations": params["iterations"], "warmup_iterations": params["warmup_iterations"],
+            "warmup_s": params["warmup_s"]}
 
 
 def records(text, ctx):
@@ -42,7 +63,7 @@ def _gemm_records(items, params, started, duration_s, raw, profile, profile_why,
     for item in items:
         if "skip" in item:
             out.append(results.skip("gpu.gemm", "no GPU: %s" % item["skip"], params=params, started=started,
-                                    tool={"name": gpu_run.GEMM_TOOL, "version": item.get("torch")}))
+                                    tool={"name": TOOL, "version": item.get("torch")}))
             continue
         dtype = item.get("dtype") or "unknown"
         check = "gpu.gemm_%s" % dtype
@@ -51,7 +72,7 @@ def _gemm_records(items, params, started, duration_s, raw, profile, profile_why,
         facts = {"gpu_model": item.get("gpu_name"), "torch_version": item.get("torch"),
                  "cuda_version": item.get("cuda"), "shape": "%s %s" % (dtype, shape),
                  "profile_choice": profile_why}
-        tool = {"name": gpu_run.GEMM_TOOL, "version": item.get("torch")}
+        tool = {"name": TOOL, "version": item.get("torch")}
         if item.get("error"):
             out.append(results.error(check, "GEMM %s %s failed on GPU %s: %s" % (dtype, shape, target, item["error"]),
                                      raw=raw, target=target, facts=facts, params=params, tool=tool, started=started))
@@ -100,7 +121,7 @@ def _missing_results(items, params, run_params, started, raw):
                 out.append(results.error(
                     "gpu.gemm_%s" % dtype, "no GEMM %s result for GPU %s in the worker's output: the run stopped "
                     "before it (killed, or the output was cut)" % (dtype, device), raw=raw, target=device,
-                    params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL}))
+                    params=run_params, started=started, tool={"name": TOOL}))
     return out
 
 
@@ -108,17 +129,17 @@ def _records(stdout, rc, params, output=None, started=None, duration_s=None, arg
              python="python3"):
     """Records of one GEMM worker run from its stdout (``output`` = stdout+stderr, for errors and skips)."""
     output = stdout if output is None else output
-    run_params = gpu_run.gemm_params(params, argv)
+    run_params = record_params(params, argv)
     try:
         items = gpu_worker.parse_gemm(stdout)
     except ParseError as exc:
         missing = [ln.strip() for ln in (output or "").splitlines() if "No module named 'torch'" in ln]
         if missing:
             return [results.skip("gpu.gemm", "PyTorch is not importable by %s: %s" % (python, missing[-1]),
-                                 params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL})]
+                                 params=run_params, started=started, tool={"name": TOOL})]
         return [results.error("gpu.gemm", "GEMM worker failed (rc %s): %s" % (rc, exc), raw=output,
                               params=run_params, started=started, duration_s=duration_s,
-                              tool={"name": gpu_run.GEMM_TOOL})]
+                              tool={"name": TOOL})]
     profiles = expectations.all_profiles(params.get("profiles"))
     gpu_names = [i.get("gpu_name") for i in items if i.get("gpu_name")]
     gpu_count = len(set(i.get("device") for i in items if "device" in i))
@@ -129,5 +150,5 @@ def _records(stdout, rc, params, output=None, started=None, duration_s=None, arg
     records += _missing_results(items, params, run_params, started, output)
     if rc not in (0, None):
         records.append(results.error("gpu.gemm", "GEMM worker exited with rc %s" % rc, raw=output,
-                                     params=run_params, started=started, tool={"name": gpu_run.GEMM_TOOL}))
+                                     params=run_params, started=started, tool={"name": TOOL}))
     return records

@@ -1,11 +1,18 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nccl-tests' adapter: ``OPTIONS``, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
+"""nccl-tests' adapter: ``OPTIONS``, argv, ``records(text, ctx)``, ``from_output(path, params)`` (see tools/__init__.py).
 
 ``OPTIONS``: what a run takes (tools/_collective.py's, shared with HCCL Test, plus the sizes, nccl-tests' own flags,
 ``gpus_per_process``, ``json_output`` and NCCL's split and socket interface, and nccl-tests' own default collectives:
 every collective the SSH and Kubernetes paths run unless told otherwise); the nccl_test module adds the hosts,
 run id and import mode's options (collective_main.SPEC, ``from_format``).
+
+argv, the same for every substrate (the SSH module's nccl_run and the Kubernetes planner build theirs here):
+
+- ``run_env(params) -> dict`` - the environment every rank of a run gets (env, split, socket_ifname);
+- ``nccl_argv(binary, params, gpus_per_process=None, json_path=None) -> argv`` - one nccl-tests binary;
+- ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
+  mpirun over ``params["hosts"]`` (collectives.mpirun_argv).
 
 ``records`` gives one ``nccl.<collective>`` record of one run from its text output; ``ctx.document`` is the run's
 -J JSON document when it wrote one; ``ctx.params`` the nccl_test module's options (profile, profiles, expect;
@@ -41,6 +48,38 @@ OPTIONS = dict(
     socket_ifname=dict(type="str"),
     mpirun_mca=dict(type="dict", default={}),
 )
+ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iterations",
+                "warmup_iterations", "verify_data", "datatype", "op", "root", "agg_iterations", "average", "blocking",
+                "cudagraph", "tool_timeout_s", "extra_args")
+
+
+def run_env(params):
+    """The environment every rank of a run gets (NCCL_* from env, split, socket_ifname)."""
+    env = dict((str(k), str(v)) for k, v in (params.get("env") or {}).items())
+    if params.get("split"):
+        env["NCCL_TESTS_SPLIT"] = params["split"]
+    if params.get("socket_ifname"):
+        env["NCCL_SOCKET_IFNAME"] = params["socket_ifname"]
+    return env
+
+
+def nccl_argv(binary, params, gpus_per_process=None, json_path=None):
+    """argv of one nccl-tests binary from the module's options (gpus_per_process overrides the option)."""
+    opts = dict((k, params.get(k)) for k in ARGV_OPTIONS)
+    if params.get("step_bytes") is not None:
+        opts["step_factor"] = None
+    if gpus_per_process is not None:
+        opts["gpus_per_process"] = gpus_per_process
+    return collectives.nccl_tests_argv(binary, opts, json_path=json_path)
+
+
+def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False):
+    """argv wrapped in mpirun over params["hosts"] with params["ranks_per_node"] ranks each."""
+    return collectives.mpirun_argv(
+        mpirun, argv, params["hosts"], params["ranks_per_node"], env=env,
+        env_names=params.get("mpirun_env_forward"), mca=params.get("mpirun_mca"),
+        allow_run_as_root=allow_run_as_root, tcp_if_include=params.get("tcp_if_include"),
+        extra_args=params.get("mpirun_extra_args"), hostfile=hostfile)
 
 
 def records(text, ctx):

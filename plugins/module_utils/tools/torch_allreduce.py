@@ -1,6 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The torch all-reduce probe's adapter: ``OPTIONS``, ``records(text, ctx)`` (see tools/__init__.py).
+"""The torch all-reduce probe's adapter: ``OPTIONS``, ``worker_args(params)``, ``records(text, ctx)`` (see
+tools/__init__.py).
 
 One ``nccl.torch_all_reduce`` record. ``text`` is the probe's text output (skip reasons, errors); ``ctx.document``
 its JSON result (None when it wrote none); ``ctx.gpu_name``/``ctx.gpus`` choose the profile; ``ctx.nodes``,
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_run, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, launch, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 
@@ -32,6 +33,31 @@ OPTIONS = dict(
     **expectations.PROFILE_SPEC,
     expect=dict(type="dict", default={}),
 )
+CHECK = "nccl.torch_all_reduce"
+TOOL = "torch-allreduce-probe"
+COLLECTIVE = "all_reduce"   # what the probe measures (its JSON document's argv names all_reduce_perf)
+
+
+def worker_args(params):
+    """Arguments of the worker's ``allreduce`` command (sizes, iterations, data type, data verification; before
+    --json-out/--launcher): the SSH module and the Kubernetes planner run the same."""
+    for key in ("min_bytes", "max_bytes"):
+        if not collectives.SIZE_RE.match(str(params[key])):
+            raise collectives.OptionError("%s %r is not a size (digits with an optional K, M or G)"
+                                          % (key, params[key]))
+    return ["allreduce", "--min-bytes", params["min_bytes"], "--max-bytes", params["max_bytes"],
+            "--step-factor", str(params["step_factor"]), "--iters", str(params["iterations"]),
+            "--warmup", str(params["warmup_iterations"]), "--dtype", params["datatype"],
+            "--check", str(int(params["verify_data"]))]
+
+
+def record_params(params, argv, env, launcher, ranks_per_node, hosts):
+    """A record's params: what ran."""
+    env = dict((k, v) for k, v in (env or {}).items() if k != launch.TAG_ENV)   # the run tag is not a parameter
+    return {"argv": argv, "env": env, "launcher": launcher, "ranks_per_node": ranks_per_node,
+            "hosts": hosts, "min_bytes": params.get("min_bytes"), "max_bytes": params.get("max_bytes"),
+            "iterations": params.get("iterations"), "warmup_iterations": params.get("warmup_iterations"),
+            "datatype": params.get("datatype")}
 
 
 def records(text, ctx):
@@ -61,29 +87,29 @@ def _records(json_text, output, rc, params, gpu_name=None, gpus=None, nodes=1, a
              ranks_per_node=None, hosts=None):
     """The nccl.torch_all_reduce record of one probe run (its JSON document, or None, and its text output)."""
     env = dict(env or {})
-    run_params = gpu_run.probe_params(params, argv, env, launcher, ranks_per_node, hosts)
+    run_params = record_params(params, argv, env, launcher, ranks_per_node, hosts)
     profiles = expectations.all_profiles(params.get("profiles"))
     profile, profile_why = expectations.choose_profile(params.get("profile", "auto"), gpu_name, gpus, profiles)
     if json_text is None:
         skip = probe_skip_reason(output)
         if skip:
-            return [results.skip(gpu_run.PROBE_CHECK, "%s (%s)" % (skip, python), params=run_params, started=started,
-                                 tool={"name": gpu_run.PROBE_TOOL})]
-        return [results.error(gpu_run.PROBE_CHECK, "the probe wrote no result (rc %s): %s" % (rc, last_line(output)),
+            return [results.skip(CHECK, "%s (%s)" % (skip, python), params=run_params, started=started,
+                                 tool={"name": TOOL})]
+        return [results.error(CHECK, "the probe wrote no result (rc %s): %s" % (rc, last_line(output)),
                               raw=output, params=run_params, started=started, duration_s=duration_s,
-                              tool={"name": gpu_run.PROBE_TOOL})]
+                              tool={"name": TOOL})]
     extra_facts = {"launcher": launcher, "placement": "in_place", "profile_choice": profile_why}
     try:
         parsed = nccl_tests.parse_json(json_text)
         doc = json.loads(json_text)
     except (ParseError, ValueError) as exc:
-        return [results.error(gpu_run.PROBE_CHECK, "could not read the probe's JSON: %s" % exc, raw=output,
+        return [results.error(CHECK, "could not read the probe's JSON: %s" % exc, raw=output,
                               params=run_params, started=started, duration_s=duration_s,
-                              tool={"name": gpu_run.PROBE_TOOL})]
+                              tool={"name": TOOL})]
     if isinstance(doc, dict):
         extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
     return [collectives.to_record(
-        parsed, check=gpu_run.PROBE_CHECK, params=run_params, tool_name=gpu_run.PROBE_TOOL, started=started,
+        parsed, check=CHECK, params=run_params, tool_name=TOOL, started=started,
         duration_s=duration_s, raw=output, rc=rc, nodes=nodes, algo=env.get("NCCL_ALGO"),
-        rules=expectations.rules_for_check(params.get("expect") or {}, gpu_run.PROBE_CHECK), profile=profile,
-        profiles=profiles, extra_facts=extra_facts, asked_collective=gpu_run.PROBE_COLLECTIVE)]
+        rules=expectations.rules_for_check(params.get("expect") or {}, CHECK), profile=profile,
+        profiles=profiles, extra_facts=extra_facts, asked_collective=COLLECTIVE)]

@@ -28,7 +28,7 @@ import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
-from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -58,8 +58,8 @@ def module_default(module, option):
 
 # fabric_topology: every command at most timeout_s, all of a host's together 2 x timeout_s (lldpctl, npu-smi info) +
 # PER_PORT_S for each interface and NPU asked, at most MAX_ASKED; then the last command's kill-after
-TOPOLOGY = (fabric_topology.FIXED_COMMANDS * module_default("fabric_topology", "timeout_s")
-            + fabric_topology.PER_PORT_S * fabric_topology.MAX_ASKED + KILL)
+TOPOLOGY = (topology_tool.FIXED_COMMANDS * module_default("fabric_topology", "timeout_s")
+            + topology_tool.PER_PORT_S * topology_tool.MAX_ASKED + KILL)
 HCCL_COLLECTIVES = len(hccl_run.adapter.OPTIONS["collectives"]["default"])     # hccl_test's default collectives
 
 

@@ -23,7 +23,6 @@ import sys
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.filter import pairings
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -71,7 +70,7 @@ def test_the_role_variables_are_in_the_vocabulary():
 
 def test_rdma_tests_are_perftest_programs_with_the_adapters_default_first():
     spec = role_spec()["rdma_tests"]
-    assert spec["choices"] == list(perftest_pairs.TESTS)
+    assert spec["choices"] == list(adapter.TESTS)
     assert spec["default"] == [adapter.DEFAULT_TEST]
 
 

@@ -26,7 +26,6 @@ from hypothesis import example, given, settings, strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
@@ -168,7 +167,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     plan, slot, log, device, hcas = _perftest_pod(tmp_path, {"gid_index": 1})
     _text, info = k8s_plan.split_sections(log)[0][device]
     params = dict(k8s_plan.options_of("perftest", {"gid_index": 1}), hcas=[device])
-    want = perftest_run.device_plan([device], params, hcas)
+    want = perftest_tool.device_plan([device], params, hcas)
     assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_pairs, perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_sweep
@@ -68,7 +68,7 @@ def probe_records(rel):
 
 
 def topology(rel):
-    facts, why = perftest_pairs.topology_from_probe(probe_records(rel))
+    facts, why = perftest_tool.topology_from_probe(probe_records(rel))
     assert why is None
     return facts
 
@@ -82,7 +82,7 @@ def picks(result):
 def test_eight_gpus_ten_hcas_one_gpu_per_rail_then_shared():
     """DGX-like 8 GPUs / 10 HCAs: GPU pairs share a PCIe switch (PXB) with HCA pairs; mlx5_8/9 are SYS to all."""
     devices = ["mlx5_%d" % i for i in range(10)]
-    got = perftest_pairs.gpus_for_hcas(devices, topology(TOPO_8GPU_10NIC))
+    got = perftest_tool.gpus_for_hcas(devices, topology(TOPO_8GPU_10NIC))
     assert picks(got) == {
         "mlx5_0": (0, "PXB"), "mlx5_1": (1, "PXB"), "mlx5_2": (2, "PXB"), "mlx5_3": (3, "PXB"),
         "mlx5_4": (4, "PXB"), "mlx5_5": (5, "PXB"), "mlx5_6": (6, "PXB"), "mlx5_7": (7, "PXB"),
@@ -92,7 +92,7 @@ def test_eight_gpus_ten_hcas_one_gpu_per_rail_then_shared():
     assert got["mlx5_8"]["why"] == "GPU0 is the closest GPU (SYS) to mlx5_8, shared with mlx5_0 (more HCAs than GPUs)"
     assert "shared with mlx5_1" in got["mlx5_9"]["why"]
     # the eight rails of the fabric alone: one GPU each, never shared
-    rails = perftest_pairs.gpus_for_hcas(devices[:8], topology(TOPO_8GPU_10NIC))
+    rails = perftest_tool.gpus_for_hcas(devices[:8], topology(TOPO_8GPU_10NIC))
     assert sorted(choice["gpu"] for choice in rails.values()) == list(range(8))
     assert not any("shared" in choice["why"] for choice in rails.values())
 
@@ -106,17 +106,17 @@ def test_the_choice_is_deterministic_and_follows_rail_order():
     rng.shuffle(rows)
     shuffled["matrix"] = dict((name, dict(sorted(row.items(), key=lambda _kv: rng.random()))) for name, row in rows)
     devices = ["mlx5_%d" % i for i in range(10)]
-    assert perftest_pairs.gpus_for_hcas(devices, shuffled) == perftest_pairs.gpus_for_hcas(devices, topo)
+    assert perftest_tool.gpus_for_hcas(devices, shuffled) == perftest_tool.gpus_for_hcas(devices, topo)
     # two HCAs behind the same switch as GPU0 and GPU1: the first rail takes the lower GPU
-    assert picks(perftest_pairs.gpus_for_hcas(["mlx5_1", "mlx5_0"], topo)) == {"mlx5_1": (0, "PXB"),
+    assert picks(perftest_tool.gpus_for_hcas(["mlx5_1", "mlx5_0"], topo)) == {"mlx5_1": (0, "PXB"),
                                                                                "mlx5_0": (1, "PXB")}
-    assert picks(perftest_pairs.gpus_for_hcas(["mlx5_5", "mlx5_4"], topo)) == {"mlx5_5": (4, "PXB"),
+    assert picks(perftest_tool.gpus_for_hcas(["mlx5_5", "mlx5_4"], topo)) == {"mlx5_5": (4, "PXB"),
                                                                                "mlx5_4": (5, "PXB")}
 
 
 def test_closest_wins_over_free_one_gpu_and_three_hcas():
     """Old driver, NIC columns named mlx5_n: GPU0 is PIX to mlx5_0 and mlx5_1, SYS to mlx5_2."""
-    got = perftest_pairs.gpus_for_hcas(["mlx5_0", "mlx5_1", "mlx5_2"], topology(TOPO_1GPU_3NIC_OLD))
+    got = perftest_tool.gpus_for_hcas(["mlx5_0", "mlx5_1", "mlx5_2"], topology(TOPO_1GPU_3NIC_OLD))
     assert picks(got) == {"mlx5_0": (0, "PIX"), "mlx5_1": (0, "PIX"), "mlx5_2": (0, "SYS")}
     assert "shared with mlx5_0" in got["mlx5_1"]["why"] and "shared with mlx5_0, mlx5_1" in got["mlx5_2"]["why"]
 
@@ -124,26 +124,26 @@ def test_closest_wins_over_free_one_gpu_and_three_hcas():
 def test_link_order_pix_pxb_phb_node_sys():
     """The ranking on an edited copy of the real 1 GPU / 1 NIC capture: the same HCA at each distance."""
     base = topology(TOPO_1GPU_1NIC)
-    assert picks(perftest_pairs.gpus_for_hcas(["mlx5_0"], base)) == {"mlx5_0": (0, "PHB")}
+    assert picks(perftest_tool.gpus_for_hcas(["mlx5_0"], base)) == {"mlx5_0": (0, "PHB")}
     order = []
     for cells in (("SYS", "NODE"), ("NODE", "PHB"), ("PHB", "PXB"), ("PXB", "PIX")):
         # two GPUs, the second one closer: it must win whatever the index
         topo = {"nic_names": base["nic_names"],
                 "matrix": {"GPU0": {"GPU0": "X", "GPU1": "NV18", "NIC0": cells[0]},
                            "GPU1": {"GPU0": "NV18", "GPU1": "X", "NIC0": cells[1]}}}
-        order.append(picks(perftest_pairs.gpus_for_hcas(["mlx5_0"], topo))["mlx5_0"])
+        order.append(picks(perftest_tool.gpus_for_hcas(["mlx5_0"], topo))["mlx5_0"])
     assert order == [(1, "NODE"), (1, "PHB"), (1, "PXB"), (1, "PIX")]
 
 
 @pytest.mark.parametrize("rel", [TOPO_H200X2, TOPO_H100])
 def test_gpus_but_no_nic_in_the_topology_is_host_memory_with_the_reason(rel):
-    got = perftest_pairs.gpus_for_hcas(["mlx5_0"], topology(rel))
+    got = perftest_tool.gpus_for_hcas(["mlx5_0"], topology(rel))
     assert got["mlx5_0"]["gpu"] is None
     assert got["mlx5_0"]["why"] == "mlx5_0 is not in nvidia-smi topo -m (NICs there: none)"
 
 
 def test_an_hca_the_topology_does_not_name():
-    got = perftest_pairs.gpus_for_hcas(["mlx5_0", "mlx5_7"], topology(TOPO_1GPU_1NIC))
+    got = perftest_tool.gpus_for_hcas(["mlx5_0", "mlx5_7"], topology(TOPO_1GPU_1NIC))
     assert picks(got) == {"mlx5_0": (0, "PHB"), "mlx5_7": (None, None)}
     assert got["mlx5_7"]["why"] == "mlx5_7 is not in nvidia-smi topo -m (NICs there: mlx5_0)"
 
@@ -159,8 +159,8 @@ def test_auto_reaches_the_argv_and_the_records():
     records = probe_records(TOPO_8GPU_10NIC)
     devices = ["mlx5_0", "mlx5_2", "mlx5_4", "mlx5_6"]
     params = params_for("auto", records)
-    plan = perftest_run.device_plan(devices, params, hcas=None)
-    argvs = perftest_run.argvs_for("/usr/bin/ib_write_bw", params, plan, "client", peer_address="10.0.0.2")
+    plan = perftest_tool.device_plan(devices, params, hcas=None)
+    argvs = perftest_tool.argvs_for("/usr/bin/ib_write_bw", params, plan, "client", peer_address="10.0.0.2")
     assert [[a for a in argv if a.startswith("--use_cuda")] for argv in argvs] == [
         ["--use_cuda=0"], ["--use_cuda=2"], ["--use_cuda=4"], ["--use_cuda=6"]]
     # nvidia-smi's numbering is PCI bus order: CUDA is told to number the GPUs the same way
@@ -182,33 +182,33 @@ def test_auto_without_gpus_falls_back_to_host_memory_and_says_why(tmp_path):
     gpu_records = env_probe.probe(host, {"groups": ["gpu"]})
     assert [r["status"] for r in gpu_records if r["check"] == "gpu.inventory"] == ["skip"]
     for probe in (gpu_records, []):
-        plan = perftest_run.device_plan(["mlx5_0"], params_for("auto", probe), hcas=None)
-        argv, = perftest_run.argvs_for("/usr/bin/ib_write_bw", params_for("auto", probe), plan, "server")
+        plan = perftest_tool.device_plan(["mlx5_0"], params_for("auto", probe), hcas=None)
+        argv, = perftest_tool.argvs_for("/usr/bin/ib_write_bw", params_for("auto", probe), plan, "server")
         assert not any(a.startswith("--use_cuda") for a in argv)
         facts = plan[0][4]
         assert facts["memory"] == "host" and facts["cuda_device"] is None
         assert facts["cuda_choice"].startswith("use_cuda auto fell back to host memory: ")
         assert perftest_sweep.tool_env(plan) is None
-    assert "gpu.inventory skip: no NVIDIA GPU/driver" in perftest_run.device_plan(
+    assert "gpu.inventory skip: no NVIDIA GPU/driver" in perftest_tool.device_plan(
         ["mlx5_0"], params_for("auto", gpu_records))[0][4]["cuda_choice"]
-    assert "env_probe groups [gpu] did not run" in perftest_run.device_plan(
+    assert "env_probe groups [gpu] did not run" in perftest_tool.device_plan(
         ["mlx5_0"], params_for("auto", []))[0][4]["cuda_choice"]
     # GPUs but no NIC in the topology (the real 2x H200 host)
-    facts = perftest_run.device_plan(["mlx5_0"], params_for("auto", probe_records(TOPO_H200X2)))[0][4]
+    facts = perftest_tool.device_plan(["mlx5_0"], params_for("auto", probe_records(TOPO_H200X2)))[0][4]
     assert facts["memory"] == "host" and "mlx5_0 is not in nvidia-smi topo -m" in facts["cuda_choice"]
 
 
 def test_given_index_and_no_cuda():
-    plan = perftest_run.device_plan(["mlx5_0", "mlx5_1"], params_for("3", []), hcas=None)
-    argvs = perftest_run.argvs_for("/usr/bin/ib_write_bw", params_for("3", []), plan, "server")
+    plan = perftest_tool.device_plan(["mlx5_0", "mlx5_1"], params_for("3", []), hcas=None)
+    argvs = perftest_tool.argvs_for("/usr/bin/ib_write_bw", params_for("3", []), plan, "server")
     assert all("--use_cuda=3" in argv for argv in argvs)
     assert plan[0][4]["cuda_choice"] == "given (use_cuda 3)" and perftest_sweep.tool_env(plan) is None
-    plan = perftest_run.device_plan(["mlx5_0"], params_for(None, []), hcas=None)
+    plan = perftest_tool.device_plan(["mlx5_0"], params_for(None, []), hcas=None)
     assert plan[0][4] == dict(plan[0][4], memory="host") and "cuda_device" not in plan[0][4]
     with pytest.raises(AcceptanceError, match="neither a GPU index nor 'auto'"):
-        perftest_run.device_plan(["mlx5_0"], params_for("0; reboot", []))
+        perftest_tool.device_plan(["mlx5_0"], params_for("0; reboot", []))
     with pytest.raises(AcceptanceError, match="chosen per device"):
-        perftest_pairs.build_argv("ib_write_bw", dict(params_for("auto", []), ib_port=1), "mlx5_0", 18515, None,
+        perftest_tool.build_argv("ib_write_bw", dict(params_for("auto", []), ib_port=1), "mlx5_0", 18515, None,
                                   "server")
 
 
@@ -365,7 +365,7 @@ _tree = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
 @settings(max_examples=300, deadline=None)
 @given(probe=st.one_of(_tree, st.lists(st.fixed_dictionaries({"check": st.just("gpu.topology"), "facts": _tree}))))
 def test_any_gpu_probe_input_gives_a_choice_or_a_reason(probe):
-    out = perftest_pairs.cuda_facts(["mlx5_0", "mlx5_1"], {"use_cuda": "auto", "gpu_probe": probe})
+    out = perftest_tool.cuda_facts(["mlx5_0", "mlx5_1"], {"use_cuda": "auto", "gpu_probe": probe})
     for facts in out.values():
         assert facts["memory"] in ("gpu", "host") and facts["cuda_choice"]
         assert (facts["cuda_device"] is None) == (facts["memory"] == "host")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
@@ -49,25 +49,25 @@ def roce_files(dev="mlx5_0", v2_ipv4=True):
 
 
 def test_select_gid_roce_v2_ipv4():
-    port = perftest_pairs.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 1)
-    index, how = perftest_pairs.select_gid(port)
+    port = perftest_tool.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 1)
+    index, how = perftest_tool.select_gid(port)
     assert index == 3 and "10.0.0.2" in how and "eth2" in how
-    assert perftest_pairs.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 2) is None
+    assert perftest_tool.find_port(rdma.build_hcas(roce_files()), "mlx5_0", 2) is None
 
 
 def test_select_gid_ib_needs_none_and_roce_without_v2_fails():
     ib = {"mlx5_1/ports/1/state": "4: ACTIVE", "mlx5_1/ports/1/link_layer": "InfiniBand",
           "mlx5_1/ports/1/rate": "400 Gb/sec (4X NDR)",
           "mlx5_1/ports/1/gids/0": "fe80:0000:0000:0000:a088:c203:0012:3456"}
-    port = perftest_pairs.find_port(rdma.build_hcas(ib), "mlx5_1", 1)
-    assert perftest_pairs.select_gid(port) == (None, "InfiniBand port: no GID index needed")
-    port = perftest_pairs.find_port(rdma.build_hcas(roce_files(v2_ipv4=False)), "mlx5_0", 1)
+    port = perftest_tool.find_port(rdma.build_hcas(ib), "mlx5_1", 1)
+    assert perftest_tool.select_gid(port) == (None, "InfiniBand port: no GID index needed")
+    port = perftest_tool.find_port(rdma.build_hcas(roce_files(v2_ipv4=False)), "mlx5_0", 1)
     with pytest.raises(AcceptanceError, match="no RoCE v2 GID with an IPv4"):
-        perftest_pairs.select_gid(port)
+        perftest_tool.select_gid(port)
     ipv6 = roce_files(v2_ipv4=False)
     ipv6.update({"mlx5_0/ports/1/gids/5": "fd00:0000:0000:0000:0000:0000:0000:0042",
                  "mlx5_0/ports/1/gid_attrs/types/5": "RoCE v2", "mlx5_0/ports/1/gid_attrs/ndev/5": "eth2"})
-    index, how = perftest_pairs.select_gid(perftest_pairs.find_port(rdma.build_hcas(ipv6), "mlx5_0", 1))
+    index, how = perftest_tool.select_gid(perftest_tool.find_port(rdma.build_hcas(ipv6), "mlx5_0", 1))
     assert index == 5 and "fd00:" in how
 
 
@@ -75,17 +75,17 @@ def test_build_argv():
     params = {"test": "ib_write_bw", "ib_port": 1, "all_sizes": True, "duration_s": 5, "qps": 4,
               "bidirectional": True, "report_gbits": True, "rdma_cm": True, "use_cuda": "0",
               "ignore_cpu_freq": True, "extra_args": ["--tclass=96"]}
-    argv = perftest_pairs.build_argv("/usr/bin/ib_write_bw", params, "mlx5_0", 18516, 3, "client", "10.0.0.1",
+    argv = perftest_tool.build_argv("/usr/bin/ib_write_bw", params, "mlx5_0", 18516, 3, "client", "10.0.0.1",
                                      json_file="/tmp/x.json")
     assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18516", "-x", "3", "-a",
                     "-D", "5", "-q", "4", "-b", "--report_gbits", "-F", "-R", "--use_cuda=0",
                     "--out_json", "--out_json_file=/tmp/x.json", "--tclass=96", "10.0.0.1"]
-    lat = perftest_pairs.build_argv("ib_read_lat", {"test": "ib_read_lat", "ib_port": 2, "size": 2, "iterations": 1000,
+    lat = perftest_tool.build_argv("ib_read_lat", {"test": "ib_read_lat", "ib_port": 2, "size": 2, "iterations": 1000,
                                                     "qps": 4, "bidirectional": True},
                                     "mlx5_1", 18515, None, "server")
     assert lat == ["ib_read_lat", "-d", "mlx5_1", "-i", "2", "-p", "18515", "-s", "2", "-n", "1000"]
     with pytest.raises(AcceptanceError):
-        perftest_pairs.check_name("mlx5_0; rm -rf /", "device")
+        perftest_tool.check_name("mlx5_0; rm -rf /", "device")
 
 
 def ctx(test="ib_write_bw", side="client", device="mlx5_0", params=None, timeout_s=None, **kw):
@@ -175,23 +175,23 @@ def test_large_message_send_uses_the_line_rate_floor():
     ("send", 2097152, 90), ("send", 1048576, 80), ("send", 524288, None), ("send", 65536, None),
 ])
 def test_floor_table_by_verb_and_size(verb, size, pct):
-    got, source = perftest_pairs.bw_floor_pct("ib_%s_bw" % verb, size, 90)
+    got, source = perftest_tool.bw_floor_pct("ib_%s_bw" % verb, size, 90)
     assert got == pct and source
     # a lower configured percentage lowers every band; 0 turns the floor off
-    lower, _source = perftest_pairs.bw_floor_pct("ib_%s_bw" % verb, size, 50)
+    lower, _source = perftest_tool.bw_floor_pct("ib_%s_bw" % verb, size, 50)
     assert lower == (None if pct is None else 50)
-    assert perftest_pairs.bw_floor_pct("ib_%s_bw" % verb, size, 0)[0] is None
+    assert perftest_tool.bw_floor_pct("ib_%s_bw" % verb, size, 0)[0] is None
 
 
 def test_bidirectional_floor_doubles_except_send_in_duration_mode():
     facts = {"port_rate_gbit_s": 100.0, "bidirectional": True}
     metrics = {"msg_size_bytes": 8388608}
-    write = perftest_pairs.default_rules("ib_write_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
+    write = perftest_tool.default_rules("ib_write_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
     assert write["bw_avg_gbit_s"]["min"] == 180.0
     # send_bw.c prints only the local side's figure for -b -D (no exchange of reports)
-    send = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
+    send = perftest_tool.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90, "duration_s": 5})
     assert send["bw_avg_gbit_s"]["min"] == 90.0
-    send_n = perftest_pairs.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90})
+    send_n = perftest_tool.default_rules("ib_send_bw", metrics, facts, {"line_rate_floor_pct": 90})
     assert send_n["bw_avg_gbit_s"]["min"] == 180.0
 
 

@@ -17,19 +17,19 @@ def test_routable_gids_prefer_ipv4_on_the_ports_netdev_lowest_index_first():
     port = {"netdevs": [{"name": "eth0"}], "gids": [
         _gid(0, "fe80::1"), _gid(5, "::ffff:10.0.0.2", ipv4="10.0.0.2"), _gid(3, "::ffff:10.0.0.1", ipv4="10.0.0.1"),
         _gid(1, "::ffff:10.9.0.1", netdev="eth9", ipv4="10.9.0.1"), _gid(2, "::ffff:10.0.0.3", ipv4="10.0.0.3", kind="RoCE v1")]}
-    assert [g["index"] for g in perftest_pairs.routable_gids(port)] == [3, 5]
+    assert [g["index"] for g in adapter.routable_gids(port)] == [3, 5]
 
 
 def test_routable_gids_ipv6_only_skip_link_local():
     port = {"netdevs": [], "gids": [_gid(0, "fe80::1"), _gid(4, "2001:db8::1"), _gid(2, "FE80::2")]}
-    assert [g["index"] for g in perftest_pairs.routable_gids(port)] == [4]
-    assert perftest_pairs.routable_gids({"gids": [_gid(0, "fe80::1")]}) == []
+    assert [g["index"] for g in adapter.routable_gids(port)] == [4]
+    assert adapter.routable_gids({"gids": [_gid(0, "fe80::1")]}) == []
 
 
 def test_gpus_shared_when_more_hcas_than_gpus():
     topology = {"matrix": {"GPU0": {"NIC0": "PIX", "NIC1": "SYS", "NIC2": "PXB"}},
                 "nic_names": {"NIC0": "mlx5_0", "NIC1": "mlx5_1", "NIC2": "mlx5_2"}}
-    out = perftest_pairs.gpus_for_hcas(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_9"], topology)
+    out = adapter.gpus_for_hcas(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_9"], topology)
     assert out["mlx5_0"]["gpu"] == 0 and "closest free GPU" in out["mlx5_0"]["why"]
     # the HCAs left share in rail order, each told whom it shares with
     assert out["mlx5_1"]["why"] == "GPU0 is the closest GPU (SYS) to mlx5_1, shared with mlx5_0 (more HCAs than GPUs)"

@@ -179,3 +179,32 @@ def test_pod_entry_program_stops_its_children_on_sigterm(tmp_path):
     assert lines[1].startswith("interrupted by signal %d after " % signal.SIGTERM), lines
     assert lines[2] == k8s_entry.NOTE + json.dumps({"interrupted_by_signal": signal.SIGTERM})
     assert not os.path.exists("/proc/%d" % pid)
+
+
+def test_process_stat_reads_past_a_command_name_with_spaces_and_parentheses(tmp_path):
+    """The one /proc/<pid>/stat reader (proc.process_stat): a real process whose command name holds ") (" still gives
+    its state and start time; a process that is gone gives None."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time, process_stat
+
+    link = tmp_path / "a) b (c"
+    link.symlink_to(shutil.which("sleep"))
+    child = subprocess.Popen([str(link), "30"])
+    try:
+        stat_path = "/proc/%d/stat" % child.pid
+        deadline = time.monotonic() + 10
+        while b"(a) b (c)" not in _read_bytes(stat_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        data = _read_bytes(stat_path)
+        assert b"(a) b (c)" in data
+        state, start = process_stat(child.pid)
+        assert state in ("R", "S", "D") and start == int(data.rsplit(b")", 1)[1].split()[19]) > 0
+        assert process_start_time(child.pid) == start
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+    assert process_stat(child.pid, root=str(tmp_path)) is None
+
+
+def _read_bytes(path):
+    with open(path, "rb") as handle:
+        return handle.read()

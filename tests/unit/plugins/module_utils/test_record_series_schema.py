@@ -19,7 +19,8 @@ import re
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -128,10 +129,10 @@ def test_each_family_x_is_a_required_integer_and_plot_columns_are_numbers():
 
 
 def test_the_families_cover_every_check_that_emits_a_series():
-    """perftest: every test of perftest_pairs.TESTS, both sides; the collectives; nothing else."""
-    for test in perftest_pairs.TESTS:
+    """perftest: every test of perftest_tool.TESTS, both sides; the collectives; nothing else."""
+    for test in perftest_tool.TESTS:
         for check in ("rdma." + test, "rdma.%s.server" % test):
-            assert results.series_family(check) == "perftest_" + perftest_pairs.kind_of(test), check
+            assert results.series_family(check) == "perftest_" + perftest_tool.kind_of(test), check
     assert results.series_family("nccl.all_reduce") == "collective"
     assert results.series_family("nccl.torch_all_reduce") == "collective"
     assert results.series_family("hccl.reduce_scatter") == "hccl"

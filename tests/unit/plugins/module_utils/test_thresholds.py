@@ -13,6 +13,7 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
     collectives, env_probe, expectations, perftest_pairs, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import (
     SMI, FakeCommands, by, host_for, read)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
@@ -55,7 +56,7 @@ def test_consumers_hold_no_threshold_of_their_own():
     for module, names in gone.items():
         assert not [n for n in names if hasattr(module, n)], module.__name__
     assert not os.path.exists(os.path.join(PLUGINS, "profiles.py"))
-    assert perftest_pairs.TEST_SPEC["line_rate_floor_pct"]["default"] == thresholds.RDMA_LINE_RATE_PCT["value"]
+    assert perftest_tool.TEST_SPEC["line_rate_floor_pct"]["default"] == thresholds.RDMA_LINE_RATE_PCT["value"]
 
 
 def _read_bw_64k(rate=400.0):
@@ -63,7 +64,7 @@ def _read_bw_64k(rate=400.0):
            "params": {"line_rate_floor_pct": 90, "peer_rate_gbit_s": rate, "expect": {}},
            "argv": ["ib_read_bw"], "tool_version": "6.06", "facts": {"port_rate_gbit_s": rate}}
     text = capture("perftest", "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
-    return perftest_pairs.build_records(text, 0, ctx)[0]
+    return perftest_tool.side_records(text, 0, ctx)[0]
 
 
 def test_rdma_floor_from_the_table_decides_the_verdict(monkeypatch):
@@ -83,10 +84,10 @@ def test_rdma_latency_limit_from_the_table_decides_the_verdict(monkeypatch):
     ctx = {"test": "ib_write_lat", "side": "client", "host": "a", "peer": "b", "device": "rocep1s0f1",
            "params": {"line_rate_floor_pct": 90, "peer_rate_gbit_s": None, "expect": {}},
            "argv": ["ib_write_lat"], "tool_version": "6.06", "facts": {}}
-    before = perftest_pairs.build_records(text, 0, ctx)[0]
+    before = perftest_tool.side_records(text, 0, ctx)[0]
     assert before["expect"]["lat_typical_us"]["max"] == thresholds.RDMA_LAT_LIMITS_US["write"]
     monkeypatch.setattr(thresholds, "RDMA_LAT_LIMITS_US", dict(thresholds.RDMA_LAT_LIMITS_US, write=0.01))
-    after = perftest_pairs.build_records(text, 0, ctx)[0]
+    after = perftest_tool.side_records(text, 0, ctx)[0]
     assert after["status"] == "fail" and after["expect"]["lat_typical_us"]["max"] == 0.01
 
 

@@ -15,6 +15,7 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
@@ -150,7 +151,7 @@ PARAMS = {"lldp": True, "declared": {}, "timeout_s": 7}
 
 
 def test_missing_lldpctl_and_nothing_declared_is_a_skip():
-    record = fabric_topology.host_record(_host(), PARAMS, results.utc_now())
+    record = topology_tool.host_record(_host(), PARAMS, results.utc_now())
     assert record["status"] == "skip"
     assert record["reason"] == ("no topology known: neither lldpctl (lldpd) nor lldptool (lldpad) is installed (no LLDP "
                                 "source) and nothing declared for this host")
@@ -159,7 +160,7 @@ def test_missing_lldpctl_and_nothing_declared_is_a_skip():
 
 
 def test_missing_lldpctl_with_a_declared_port_passes_from_the_declaration():
-    record = fabric_topology.host_record(_host(), dict(PARAMS, declared={"mlx5_0": {"switch": "leaf-01", "switch_port": "1"}}),
+    record = topology_tool.host_record(_host(), dict(PARAMS, declared={"mlx5_0": {"switch": "leaf-01", "switch_port": "1"}}),
                                          results.utc_now())
     assert record["status"] == "pass"
     assert record["facts"]["ports"]["mlx5_0"]["source"] == "declared"
@@ -167,7 +168,7 @@ def test_missing_lldpctl_with_a_declared_port_passes_from_the_declaration():
 
 def test_lldp_off_reads_nothing():
     calls = []
-    record = fabric_topology.host_record(_host(capture=TWO_PORTS, calls=calls), dict(PARAMS, lldp=False), results.utc_now())
+    record = topology_tool.host_record(_host(capture=TWO_PORTS, calls=calls), dict(PARAMS, lldp=False), results.utc_now())
     assert calls == [] and record["status"] == "skip" and "LLDP not read (lldp: false)" in record["reason"]
 
 
@@ -178,7 +179,7 @@ def test_a_netdev_of_an_rdma_device_is_named_by_the_device(tmp_path):
         (tmp_path / "sys/class/infiniband" / dev / "device/net" / netdev).mkdir(parents=True)
     calls = []
     declared = {"eth0": {"switch": "leaf1", "switch_port": "swp1"}, "mlx5_1": {"switch": "leaf9", "switch_port": "9"}}
-    record = fabric_topology.host_record(_host(tmp_path, TWO_PORTS, calls), dict(PARAMS, declared=declared),
+    record = topology_tool.host_record(_host(tmp_path, TWO_PORTS, calls), dict(PARAMS, declared=declared),
                                          results.utc_now())
     assert calls == [(["/usr/sbin/lldpctl", "-f", "json"], 7)]
     assert record["status"] == "pass"
@@ -196,7 +197,7 @@ def test_a_declared_network_interface_that_is_no_rdma_device_keeps_its_interface
     for netdev in ("eno1", "lo"):
         (tmp_path / "sys/class/net" / netdev).mkdir(parents=True)
     declared = {"eno1": {"switch": "mgmt-7", "switch_port": "ge-0/0/1"}, "mlx5_0": {"switch": "leaf-1", "switch_port": 3}}
-    record = fabric_topology.host_record(_host(tmp_path), dict(PARAMS, lldp=False, declared=declared), results.utc_now())
+    record = topology_tool.host_record(_host(tmp_path), dict(PARAMS, lldp=False, declared=declared), results.utc_now())
     assert record["status"] == "pass"
     assert record["facts"]["ports"] == {
         "eno1": {"switch": "mgmt-7", "switch_port": "ge-0/0/1", "source": "declared", "netdev": "eno1", "chassis_id": None},

@@ -17,6 +17,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
@@ -46,8 +47,8 @@ def host(tmp_path, monkeypatch):
     for netdev in ("lo", "docker0"):
         (tmp_path / "sys/class/net" / netdev).mkdir(parents=True)
     (tmp_path / "sys/class/infiniband/mlx5_0/device/net/eth0").mkdir(parents=True)
-    monkeypatch.setattr(fabric_topology, "NET_CLASS", str(tmp_path / "sys/class/net"))
-    monkeypatch.setattr(fabric_topology, "IB_CLASS", str(tmp_path / "sys/class/infiniband"))
+    monkeypatch.setattr(topology_tool, "NET_CLASS", str(tmp_path / "sys/class/net"))
+    monkeypatch.setattr(topology_tool, "IB_CLASS", str(tmp_path / "sys/class/infiniband"))
     monkeypatch.setattr(env_probe, "HCCN_TOOL_PATHS", (str(tmp_path / "Ascend/driver/tools/hccn_tool"),))
     real = basic.AnsibleModule.get_bin_path
 
@@ -244,7 +245,7 @@ def _clocked_host(tmp_path, monkeypatch, nics, answer_s, given, npu=False):
     ``answer_s`` (virtual time) with a real lldpad capture, or runs past its limit when that is shorter; with
     ``npu``, npu-smi is installed too (a real 8-NPU listing, hccn_tool a real capture)."""
     clock = [1000.0]
-    monkeypatch.setattr(fabric_topology.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(topology_tool.time, "monotonic", lambda: clock[0])
     edge = open(fixture("eth0"), encoding="utf-8").read()
     outputs = {"npu-smi": open(NPU_SMI, encoding="utf-8").read(), "hccn_tool": open(HCCN_FULL, encoding="utf-8").read()}
 
@@ -273,7 +274,7 @@ def test_a_slow_lldpad_on_many_nics_is_read_within_the_time_each_interface_adds(
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 12, 3, given)
     declared = dict(("mlx5_%d" % index, {"switch": "leaf1", "switch_port": "swp1"}) for index in range(8))
-    record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 30}, results.utc_now())
+    record = topology_tool.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 30}, results.utc_now())
     assert [call[2] for call in given] == [30] * 12
     assert record["status"] == "pass" and len(record["facts"]["ports"]) == 12
 
@@ -285,7 +286,7 @@ def test_a_spent_budget_keeps_every_port_read_and_names_those_not_read(tmp_path,
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 12, 8, given, npu=True)
     declared = {"ens9": {"switch": "leaf1", "switch_port": "swp9"}}      # not read: the declared entry stays
-    record = fabric_topology.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 10}, results.utc_now())
+    record = topology_tool.host_record(host, {"lldp": True, "declared": declared, "timeout_s": 10}, results.utc_now())
     assert [call[1] for call in given] == ["ens0", "ens1", "ens10", "ens11", "ens2", "ens3", "ens4", "ens5", "ens6", "ens7"]
     assert record["status"] == "warn" and results.validate(record) == []
     assert record["reason"] == (
@@ -301,7 +302,7 @@ def test_a_command_past_its_limit_is_named_with_its_limit_and_the_rest_are_read(
     """Each command runs at most timeout_s; one that runs past it loses its own port only."""
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 2, 20, given)
-    record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 15}, results.utc_now())
+    record = topology_tool.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 15}, results.utc_now())
     assert [call[2] for call in given] == [15, 15]
     assert (record["status"], record["reason"]) == ("error", (
         "not read: ens0 (lldptool -t -n -i ens0 ran past its limit of 15 s and was killed (lldptool timed out after 15s "
@@ -311,10 +312,10 @@ def test_a_command_past_its_limit_is_named_with_its_limit_and_the_rest_are_read(
 
 def test_at_most_max_asked_interfaces_and_npus_are_asked(tmp_path, monkeypatch):
     """The role's task timeout holds for MAX_ASKED interfaces and NPUs: those over it are not asked, and said so."""
-    monkeypatch.setattr(fabric_topology, "MAX_ASKED", 10)
+    monkeypatch.setattr(topology_tool, "MAX_ASKED", 10)
     given = []
     host = _clocked_host(tmp_path, monkeypatch, 4, 1, given, npu=True)
-    record = fabric_topology.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 30}, results.utc_now())
+    record = topology_tool.host_record(host, {"lldp": True, "declared": {}, "timeout_s": 30}, results.utc_now())
     assert [call[1] for call in given if call[0] == "hccn_tool"] == [str(device) for device in range(6)]
     assert record["status"] == "warn"
     assert record["reason"] == "not read: npu6, npu7 (not asked: at most 10 interfaces and NPUs are asked)"

@@ -18,7 +18,8 @@ import sys
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Fail, parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules import test_perftest_module
@@ -116,20 +117,20 @@ def test_a_given_test_that_the_output_contradicts_is_the_outputs():
 
 
 def test_the_bandwidth_floor_says_why_atomics_have_none():
-    rules = perftest_pairs.default_rules(
+    rules = perftest_tool.default_rules(
         "ib_atomic_bw", {"msg_size_bytes": 8, "bw_avg_gbit_s": 0.15}, {"port_rate_gbit_s": 56.0},
         {"peer_rate_gbit_s": 56.0, "line_rate_floor_pct": 90})
     assert "min" not in rules["bw_avg_gbit_s"]
     assert "no source gives an atomic message-rate floor" in rules["bw_avg_gbit_s"]["source"]
     # the hardware-ceiling analysis compares bandwidth with the line rate: not the atomic tests
-    assert "ib_atomic_bw" in perftest_pairs.TESTS and "ib_atomic_bw" not in perftest_pairs.LINE_RATE_TESTS
-    assert "ib_write_bw" in perftest_pairs.LINE_RATE_TESTS
+    assert "ib_atomic_bw" in perftest_tool.TESTS and "ib_atomic_bw" not in perftest_tool.LINE_RATE_TESTS
+    assert "ib_write_bw" in perftest_tool.LINE_RATE_TESTS
 
 
 def _argv(test, **params):
     base = {"test": test, "ib_port": 1, "report_gbits": True}
     base.update(params)
-    return perftest_pairs.build_argv("/usr/bin/" + test, base, "mlx5_0", 18515, None, "client", "10.0.0.2")
+    return perftest_tool.build_argv("/usr/bin/" + test, base, "mlx5_0", 18515, None, "client", "10.0.0.2")
 
 
 def test_argv_passes_the_operation_and_never_a_size_to_the_atomic_tests():

@@ -28,8 +28,10 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun, argvs_for, device_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
 
@@ -318,7 +320,7 @@ def test_absent_cleans_everything(fake):
     out = call(absent(fake))
     assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
     for handle in handles:
-        assert detached._proc_start_time(handle["pid"]) is None or not detached.alive(handle)
+        assert process_start_time(handle["pid"]) is None or not detached.alive(handle)
     assert not os.path.exists(run_dir(fake))
     again = call(absent(fake))
     assert again["changed"] is False

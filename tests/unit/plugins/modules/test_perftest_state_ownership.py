@@ -34,8 +34,9 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,7 +99,7 @@ def inside(tmp_path, *paths):
 def plant(directory, pid, **over):
     """A handle.json naming ``pid`` (with its real start time unless overridden), as another user would plant it."""
     directory.mkdir(parents=True, exist_ok=True)
-    handle = {"pid": pid, "pgid": pid, "proc_start_time": detached._proc_start_time(pid), "argv": ["sleep", "120"],
+    handle = {"pid": pid, "pgid": pid, "proc_start_time": process_start_time(pid), "argv": ["sleep", "120"],
               "state_dir": str(directory), "rc_file": str(directory / "rc.json"), "stdout": str(directory / "stdout"),
               "stderr": str(directory / "stderr"), "started": 0, "supervisor_pid": pid}
     handle.update(over)
@@ -266,9 +267,9 @@ def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, monkeypatch, h
             assert any(str(where) in why for why in left), (out.kwargs, left)
         if kind == "unmarked_dir":
             # the server the collection started itself is still found, stopped and removed
-            assert not server_dir.exists() and detached._proc_start_time(handle["pid"]) is None
+            assert not server_dir.exists() and process_start_time(handle["pid"]) is None
     finally:
-        if detached._proc_start_time(handle["pid"]) == handle["proc_start_time"]:
+        if process_start_time(handle["pid"]) == handle["proc_start_time"]:
             os.killpg(handle["pid"], 9)
 
 
@@ -303,12 +304,12 @@ def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fak
         assert handle["state_dir"] not in other.kwargs["removed"], "host B's sweep cleanup took host A's server"
         gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "host_name": "b"})
         assert gone.kwargs["removed"] == []
-        assert detached._proc_start_time(handle["pid"]) == handle["proc_start_time"], "host B killed A's server"
+        assert process_start_time(handle["pid"]) == handle["proc_start_time"], "host B killed A's server"
         assert os.path.isdir(handle["state_dir"])
         host["id"] = "hostA"
         mine = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1"})
         assert handle["state_dir"] in mine.kwargs["removed"]
         assert any(item.startswith("killed pid %s " % handle["pid"]) for item in mine.kwargs["removed"])
     finally:
-        if detached._proc_start_time(handle["pid"]) == handle["proc_start_time"]:
+        if process_start_time(handle["pid"]) == handle["proc_start_time"]:
             os.killpg(handle["pid"], 9)

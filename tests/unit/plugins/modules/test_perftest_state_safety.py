@@ -20,6 +20,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest
 
 
@@ -76,7 +77,7 @@ def test_forged_handles_cannot_even_be_given(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         forged = {"state_dir": str(victim), "pid": sleeper.pid, "pgid": sleeper.pid,
-                  "proc_start_time": detached._proc_start_time(sleeper.pid), "stdout": str(secret),
+                  "proc_start_time": process_start_time(sleeper.pid), "stdout": str(secret),
                   "stderr": str(secret), "rc_file": str(victim / "rc.json"), "device": "mlx5_0", "index": 0,
                   "test": "ib_write_bw"}
         for state in ("collect", "absent"):

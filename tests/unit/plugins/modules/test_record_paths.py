@@ -17,7 +17,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_run, imports, nccl_run, perftest_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import imports
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
@@ -68,11 +68,11 @@ def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path
     res = _call(nccl_test.main, dict(args, _ansible_check_mode=True))
     params = {"hosts": ["n1", "n2"], "ranks_per_node": 8, "iterations": 5, "split": "AND 0x7", "min_bytes": "8",
               "max_bytes": "8G", "step_factor": 2, "mpirun_env_forward": ["PATH", "LD_LIBRARY_PATH"]}
-    env = nccl_run.run_env(params)
+    env = nccl_tool.run_env(params)
     assert env == {"NCCL_TESTS_SPLIT": "AND 0x7"}
     env["AIFABRIC_RUN_TAG"] = res.kwargs["run_id"]     # every rank carries the run id (issue 9 item 2)
-    inner = nccl_run.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
-    want = nccl_run.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
+    inner = nccl_tool.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
+    want = nccl_tool.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
                                 allow_run_as_root=os.geteuid() == 0)
     assert res.kwargs["cmd"] == [want]
 
@@ -112,13 +112,13 @@ def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
 def test_perftest_device_plan_and_argvs_are_pure():
     params = {"port": 20000, "ib_port": 1, "gid_index": None, "test": "ib_write_bw", "size": 65536,
               "report_gbits": True, "qps": 4}
-    plan = perftest_run.device_plan(["mlx5_0", "mlx5_1"], params, hcas=None)
+    plan = perftest_tool.device_plan(["mlx5_0", "mlx5_1"], params, hcas=None)
     assert [(i, d, p, g) for i, d, p, g, _facts in plan] == [(0, "mlx5_0", 20000, None), (1, "mlx5_1", 20001, None)]
-    client, = perftest_run.argvs_for("/usr/bin/ib_write_bw", params, plan[:1], "client", peer_address="10.0.0.2")
+    client, = perftest_tool.argvs_for("/usr/bin/ib_write_bw", params, plan[:1], "client", peer_address="10.0.0.2")
     assert client == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "20000", "-s", "65536",
                       "-q", "4", "--report_gbits", "10.0.0.2"]
-    with pytest.raises(perftest_run.AcceptanceError):
-        perftest_run.device_plan(["mlx5_0;reboot"], params)
+    with pytest.raises(perftest_tool.AcceptanceError):
+        perftest_tool.device_plan(["mlx5_0;reboot"], params)
 
 
 def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
@@ -127,7 +127,7 @@ def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
     res = _call(gemm_bench.main, {})
     params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
               "warmup_iterations": 10, "warmup_s": 1.0, "profile": "auto"}
-    assert res.kwargs["cmd"][1] == "-I" and gpu_run.gemm_worker_args(params) == res.kwargs["cmd"][3:]
+    assert res.kwargs["cmd"][1] == "-I" and gemm_tool.worker_args(params) == res.kwargs["cmd"][3:]
     from_log = gemm_tool.records(text, Context(rc=0, params=params, argv=res.kwargs["cmd"]))
     assert [_stable(r) for r in from_log] == [_stable(r) for r in res.kwargs["results"]]
     assert len(from_log) == 4 and all(r["status"] == "pass" for r in from_log)

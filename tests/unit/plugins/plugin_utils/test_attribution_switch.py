@@ -24,7 +24,7 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, hardware, topology
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
@@ -423,7 +423,7 @@ def test_the_topology_module_s_records_of_a_real_ibnetdiscover_capture_name_the_
     description's device name); on a device no record names (mlx5_0), the switch is not known."""
     hosts = ["node%d" % i for i in range(1, 25)]
     with open(IBNETDISCOVER, encoding="utf-8") as handle:
-        cabling = fabric_topology.ib_records(handle.read(), hosts, synthetic_fleet.STARTED)
+        cabling = topology_tool.ib_records(handle.read(), hosts, synthetic_fleet.STARTED)
     slow = tuple(hosts[:6])
 
     def factor(server, client, _rail):

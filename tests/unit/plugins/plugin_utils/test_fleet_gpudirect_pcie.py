@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """RDMA pairs and the PCIe links of their path (issue 19), on whole fleets from real captures.
 
-The rule: a pair is judged on its port rate exactly as the SSH sweep judges it (perftest_pairs.default_rules), and
+The rule: a pair is judged on its port rate exactly as the SSH sweep judges it (perftest_tool.default_rules), and
 only where no PCIe link of its path (an end's HCA link as it can reach, the named GPU's for GPUDirect) is below the
 port rate; where one is, the pair is listed unjudged (no PCIe efficiency is calibrated). A link trained below what
 it can reach is the probe's warn on that host's rdma.port, never a lower floor.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import coverage, hardware
@@ -86,7 +86,7 @@ def _fleet(tmp_path, hosts, links=None, ports=None, healthy=False):
 
 def _gdr(name, host, peer):
     """A GPUDirect pair as the sweep records it (use_cuda 0, its planner's facts) from a real capture: no floor."""
-    facts = perftest_pairs.cuda_facts(["mlx5_0"], {"use_cuda": "0"})["mlx5_0"]
+    facts = perftest_tool.cuda_facts(["mlx5_0"], {"use_cuda": "0"})["mlx5_0"]
     with open(os.path.join(LINE.PERFTEST, name), encoding="utf-8") as fh:
         text = fh.read()
     rec = perftest_tool.records(text, Context(params={"test": "ib_write_bw"}, rc=0, host=host, peer=peer,

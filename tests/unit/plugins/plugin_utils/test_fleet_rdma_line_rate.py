@@ -20,7 +20,7 @@ import importlib.util
 import json
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, hccl
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, hardware, summary
@@ -157,7 +157,7 @@ def test_the_sweeps_own_floor_wins_and_nothing_is_added(tmp_path):
     for rec in fleet:
         if rec["check"] == "rdma.ib_write_bw":
             # the rule the sweep's module computes with both ends' port rates (perftest_run's planner facts)
-            rec["expect"] = perftest_pairs.default_rules("ib_write_bw", rec["metrics"], dict(
+            rec["expect"] = perftest_tool.default_rules("ib_write_bw", rec["metrics"], dict(
                 rec["facts"], port_rate_gbit_s=200.0), {"line_rate_floor_pct": 90, "peer_rate_gbit_s": 200.0})
             assert rec["expect"]["bw_avg_gbit_s"]["min"] == 180.0
     _hosts, done, _findings = _verdicts(fleet)
@@ -187,7 +187,7 @@ def _h100(host):
 def _gpudirect(host, peer):
     """A GPUDirect pair as the sweep records it (its planner's facts: GPU 0's memory) without a port rate in its
     facts (the planner found no port), so the record has no floor of its own."""
-    facts = perftest_pairs.cuda_facts(["mlx5_0"], {"use_cuda": "0"})["mlx5_0"]
+    facts = perftest_tool.cuda_facts(["mlx5_0"], {"use_cuda": "0"})["mlx5_0"]
     with open(os.path.join(PERFTEST, GOOD[0]), encoding="utf-8") as fh:
         text = fh.read()
     rec = perftest_tool.records(text, Context(params={"test": "ib_write_bw"}, rc=0, host=host, peer=peer,

@@ -13,6 +13,7 @@ import tempfile
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, run_store
 
 FIND = ("import os, sys; from ansible_collections.aifabric.acceptance.plugins.plugin_utils import run_store\n"
@@ -68,7 +69,7 @@ def test_an_entry_of_a_killed_run_is_not_taken_for_a_later_process_with_its_id(r
     with open(entry_path, encoding="utf-8") as handle:
         entry = json.load(handle)
     assert entry["start"] is not None
-    assert entry["start"] == run_store.process_start(os.getpid())
+    assert entry["start"] == process_start_time(os.getpid())
     entry["start"] += 1         # the same process id, another process
     with open(entry_path, "w", encoding="utf-8") as handle:
         json.dump(entry, handle)

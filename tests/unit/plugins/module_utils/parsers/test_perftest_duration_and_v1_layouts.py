@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
@@ -53,7 +54,7 @@ def test_duration_bandwidth_without_the_warning_line_as_captured():
     assert (row["bw_peak"], row["bw_avg"], row["msg_rate_mpps"], row["iterations"]) == (0.0, 10322.23, 0.165156,
                                                                                         24777100)
     assert not any("BW peak" in w for w in parsed["warnings"]) and perftest.peak_measured(parsed) is False
-    (record,) = perftest_pairs.build_records(read(FIXTURES, PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
+    (record,) = perftest_tool.side_records(read(FIXTURES, PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
                                                                          "peer": "b", "device": "mlx5_0", "params": {}})
     assert record["metrics"]["bw_peak_gbit_s"] is None and record["metrics"]["bw_avg_gbit_s"] == pytest.approx(
         10322.23 * 1048576 * 8 / 1e9, abs=1e-6)
@@ -110,12 +111,12 @@ def test_iteration_tables_keep_their_layout_flags():
 
 def test_records_of_the_new_layouts_keep_what_was_measured():
     ctx = {"side": "client", "host": "a", "peer": "b", "device": "mlx5_0", "params": {}}
-    (lat,) = perftest_pairs.build_records(
+    (lat,) = perftest_tool.side_records(
         read(FIXTURES, "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt"), 0,
         dict(ctx, test="ib_write_lat"))
     assert lat["metrics"]["lat_avg_us"] == 1.28 and lat["metrics"]["lat_typical_us"] is None
     assert lat["metrics"]["iterations_count"] == 58732912
-    (bw,) = perftest_pairs.build_records(
+    (bw,) = perftest_tool.side_records(
         read(FIXTURES, "perftest1x-ofed15-ib-write-bw-client-no-msgrate-wrapped-vaddr.txt"), 0, dict(ctx, test="ib_write_bw"))
     assert bw["status"] == "pass" and bw["metrics"]["msg_rate_mpps"] is None
     # 939.37 MB/sec (perftest's 2**20 bytes) = 7.880 Gbit/s
@@ -154,7 +155,7 @@ def test_duration_latency_is_judged_on_the_average():
     ctx = {"test": "ib_write_lat", "side": "client", "device": "mlx5_0"}
 
     def judged(params):
-        (record,) = perftest_pairs.build_records(text, 0, dict(ctx, params=params))
+        (record,) = perftest_tool.side_records(text, 0, dict(ctx, params=params))
         return record
     record = judged({})
     assert record["status"] == "pass", record
@@ -172,7 +173,6 @@ def test_fleet_of_duration_latency_runs_names_the_slow_node_and_the_slow_link():
     error for the typical latency duration mode does not print."""
     from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
     from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
     text = read(FIXTURES, "mofed44-ib-write-lat-client-D300-duration-tavg-tps-rdma-cm-cpufreq.txt")

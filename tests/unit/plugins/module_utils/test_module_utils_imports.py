@@ -1,0 +1,158 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The import graph of plugins/module_utils (read with ast, every import: module level and inside functions).
+
+- no import cycle: data flows down, and a module that needs a lower one's code never gets it back through an alias;
+- the Kubernetes code (k8s_*.py) imports no SSH run file (``<tool>_run.py``), not even through another module: the
+  planner and the pod program take argv and records from the tool adapters (tools/<tool>.py);
+- the adapters import no run file and no Kubernetes file (they are the bottom floor both substrates stand on).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
+MODULE_UTILS = os.path.join(ROOT, "plugins", "module_utils")
+PACKAGE = "ansible_collections.aifabric.acceptance.plugins.module_utils"
+
+
+def modules(root=MODULE_UTILS):
+    """{dotted name relative to module_utils: path} of every .py file (a package is its __init__'s name)."""
+    out = {}
+    for directory, _dirs, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                dotted = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+                out[dotted[:-len(".__init__")] if dotted.endswith(".__init__") else dotted] = path
+    return out
+
+
+def graph(root=MODULE_UTILS):
+    """{module: set of the module_utils modules it imports}."""
+    known = modules(root)
+    edges = {}
+    for name, path in known.items():
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE):
+                base = node.module[len(PACKAGE):].lstrip(".")
+                for alias in node.names:
+                    target = (base + "." + alias.name).lstrip(".")
+                    if target in known:
+                        out.add(target)      # from module_utils[.pkg] import <module>
+                    elif base in known:
+                        out.add(base)        # from module_utils.<module> import <name>
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(PACKAGE + "."):
+                        target = alias.name[len(PACKAGE) + 1:]
+                        if target in known:
+                            out.add(target)
+        edges[name] = out - {name}
+    return edges
+
+
+def cycles(edges):
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def reachable(edges, start):
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def ssh_run_files(edges):
+    """The SSH path's run files: <tool>_run.py (k8s_run.py is the Kubernetes run itself)."""
+    return set(name for name in edges if name.endswith("_run") and not name.startswith("k8s_"))
+
+
+def kubernetes_imports_of_run_files(edges):
+    """{k8s module: sorted SSH run files it reaches}, for those that reach one."""
+    runs = ssh_run_files(edges)
+    out = {}
+    for name in sorted(edges):
+        if name.startswith("k8s_"):
+            bad = sorted(reachable(edges, name) & runs)
+            if bad:
+                out[name] = bad
+    return out
+
+
+def test_the_graph_sees_the_imports_inside_functions():
+    edges = graph()
+    assert {"k8s_entry", "k8s_plan", "tools.perftest", "perftest_pairs"} <= set(edges)
+    assert "tools.perftest" in edges["k8s_entry"]        # imported inside perftest_steps
+    assert "torch_worker" in edges["k8s_plan"]           # imported inside code_files
+    assert ssh_run_files(edges) >= {"nccl_run", "hccl_run", "perftest_run"}
+
+
+def test_module_utils_has_no_import_cycle():
+    assert cycles(graph()) == []
+
+
+def test_the_kubernetes_code_imports_no_ssh_run_file():
+    assert kubernetes_imports_of_run_files(graph()) == {}
+
+
+def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
+    edges = graph()
+    for name in sorted(n for n in edges if n == "tools" or n.startswith("tools.")):
+        above = sorted(m for m in reachable(edges, name)
+                       if m in ssh_run_files(edges) or m.startswith("k8s_") or m in ("perftest_pairs", "perftest_sweep"))
+        assert above == [], "%s imports %s" % (name, above)
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
+    """A planted cycle and a planted run-file import are found (the tests above are not empty by construction)."""
+    (tmp_path / "tools").mkdir()
+    files = {
+        "tools/__init__.py": "",
+        "tools/demo.py": "from %s import demo_pairs\n" % PACKAGE,
+        "demo_pairs.py": "def f():\n    from %s.tools import demo\n" % PACKAGE,
+        "demo_run.py": "",
+        "k8s_demo.py": "from %s import demo_pairs\nfrom %s.demo_run import x\n" % (PACKAGE, PACKAGE),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    edges = graph(str(tmp_path))
+    assert cycles(edges) == [["demo_pairs", "tools.demo"]]
+    assert kubernetes_imports_of_run_files(edges) == {"k8s_demo": ["demo_run"]}
