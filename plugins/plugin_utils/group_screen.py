@@ -71,7 +71,7 @@ def _in_use(topology, hosts):
     return any(_key(topology, h) is not None for h in hosts)
 
 
-def _conclusive(host, tested, topology, hosts):
+def _conclusive(host, tested, topology, hosts, alone_across=True):
     """A failing test whose only host not known good is ``host`` confirms it bad - unless the topology says a slow
     path can explain it: the host has a topology group with other hosts, and no known-good host of the test is in
     it (the test crossed an uplink, whose slowness would look the same); or the host has no group (its switch is
@@ -83,7 +83,7 @@ def _conclusive(host, tested, topology, hosts):
         return not _in_use(topology, hosts)
     if any(h != host and _key(topology, h) == key for h in tested):
         return True
-    return not any(h != host and _key(topology, h) == key for h in hosts)
+    return alone_across and not any(h != host and _key(topology, h) == key for h in hosts)
 
 
 def _passes(outcomes):
@@ -121,14 +121,17 @@ def _failing_runs(outcomes, evidence):
     return sorted(fails, key=lambda f: f[0]), pending
 
 
-def _resets(fails, bad, evidence):
+def _resets(fails, bad, evidence, topology=None):
     """{host: [index of each failing run it took part in that no OTHER bad host explains]}: a host's passes before
-    such a run no longer count (a host that passed once and then failed is not cleared by that pass). None with
-    ``evidence`` 1: one pass clears a host for good, as the screen of one run per verdict did."""
+    such a run no longer count (a host that passed once and then failed is not cleared by that pass) - except a run
+    across topology groups (a slow path between them explains it as well). None with ``evidence`` 1: one pass clears
+    a host for good, as the screen of one run per verdict did."""
     if evidence == 1:
         return None
     out = {}
     for index, tested, _inside in fails:
+        if topology and len(set(_key(topology, h) for h in tested)) > 1:
+            continue
         for host in tested:
             if not (tested & bad) - {host}:
                 out.setdefault(host, []).append(index)
@@ -157,7 +160,7 @@ def _confirmations(hosts, fails, topology, passes, resets, evidence):
         if len(rest) != 1:
             continue
         host = next(iter(rest))
-        if _conclusive(host, tested, topology, hosts):
+        if _conclusive(host, tested, topology, hosts, alone_across=evidence == 1):
             (soft if inside else hard).setdefault(host, []).append((index, tested - {host}))
     return hard, soft
 
@@ -173,7 +176,7 @@ def _judged(hard, soft, passes, evidence):
         partners = set(p for _i, p in seen)
         if any(j > first for j in passes.get(host, ())):
             doubt[host] = "disagree"
-        elif len(partners) >= evidence:
+        elif len(seen) >= evidence:      # the planner took another partner each time where there was one
             bad.add(host)
         else:
             suspects[host] = set().union(*partners)
@@ -224,7 +227,7 @@ def assess(hosts, outcomes, topology=None, evidence=EVIDENCE):
     fails, pending = _failing_runs(outcomes, evidence)
     bad = set()
     for _step in range(len(hosts) + 1):     # a bad host explains its runs: its partners' passes before them count
-        resets = _resets(fails, bad, evidence)
+        resets = _resets(fails, bad, evidence, topology)
         hard, soft = _confirmations(hosts, fails, topology, passes, resets, evidence)
         found, doubt, suspects = _judged(hard, soft, passes, evidence)
         if found == bad:
@@ -275,22 +278,28 @@ def _screen_groups(members, size, topology):
     return out
 
 
-def _with_fillers(test, good, used, order, topology=None, paths=None):
+def _with_fillers(test, good, used, order, topology=None, paths=None, evidence=EVIDENCE):
     """A test of one host gets known-good fillers not used elsewhere in the round, of its own topology group first
     (a suspect confirmed across an uplink could be failed by the uplink), else of the groups whose paths are known
     good, then of those not known slow (``paths``: {group: 0 good, 2 slow}); a suspect that already failed across
-    one (``inside``) only gets fillers of its own group, and a suspect confirmed before gets none it failed with
-    (``avoid``: its next confirmation is with another known-good host). None when there is none."""
+    one (``inside``: a suspect, or a host to recheck) only gets fillers of its own group - unless it is alone in
+    it - and a suspect confirmed before gets none it failed with (``avoid``: its next confirmation is with another
+    known-good host; the same one again where its group has no other). None when there is none."""
     if len(test["hosts"]) >= 2:
         return test
     key = _key(topology, test["hosts"][0])
-    free = [h for h in order if h in good and h not in used and h not in test.get("avoid", ())]
+    avoid = test.get("avoid") or ()
+    free = [h for h in order if h in good and h not in used]
     if key is None and _in_use(topology, order):
-        return _loose_fillers(test, free, used, topology, paths)
+        return _loose_fillers(test, [h for h in free if h not in avoid], used, topology, paths)
     mates = [h for h in free if key is not None and _key(topology, h) == key]
+    mates = [h for h in mates if h not in avoid] or mates
+    free = [h for h in free if h not in avoid]
+    alone = not any(h != test["hosts"][0] and _key(topology, h) == key for h in order)
     rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
-    across = sorted((h for h in free if rank[h] < 2), key=lambda h: rank[h])      # stable: the hosts' order within
-    spare = (mates or ([] if test.get("inside") else across))[:FILLER]
+    limit = 1 if alone and evidence > 1 else 2     # a host alone in its group, judged across: paths known good only
+    across = sorted((h for h in free if rank[h] < limit), key=lambda h: rank[h])  # stable: the hosts' order within
+    spare = (mates or ([] if test.get("inside") and not alone else across))[:FILLER]
     if not spare:
         return None
     used.update(spare)
@@ -419,7 +428,7 @@ def _again(seen, order, size, topology):
             left = [h for h in left if h not in hosts]
     tests.extend({"hosts": g, "purpose": "rescreen"} for g in _screen_groups(left, size, topology))
     recheck = [h for h in order if h in seen["recheck"]]
-    tests.extend({"hosts": g, "purpose": "recheck"} for g in _dealt(recheck, size, topology))
+    tests.extend({"hosts": g, "purpose": "recheck", "inside": bool(topology)} for g in _dealt(recheck, size, topology))
     return tests
 
 
@@ -436,7 +445,7 @@ def plan(hosts, outcomes, group_size=None, topology=None, evidence=EVIDENCE):
     out = []
     paths = _paths(order, outcomes, topology, good, evidence) if topology else {}
     for test in tests:
-        ready = _with_fillers(test, good, used, order, topology, paths)
+        ready = _with_fillers(test, good, used, order, topology, paths, evidence)
         if ready is not None:
             out.append({"hosts": ready["hosts"], "purpose": ready["purpose"]})
     if topology:
