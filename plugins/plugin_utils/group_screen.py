@@ -121,18 +121,21 @@ def _failing_runs(outcomes, evidence):
     return sorted(fails, key=lambda f: f[0]), pending
 
 
-def _resets(fails, bad, evidence, topology=None):
+def _resets(fails, bad, passes, evidence, topology=None):
     """{host: [index of each failing run it took part in that no OTHER bad host explains]}: a host's passes before
     such a run no longer count (a host that passed once and then failed is not cleared by that pass) - except a run
-    across topology groups (a slow path between them explains it as well). None with ``evidence`` 1: one pass clears
+    across topology groups (a slow path between them explains it as well), and the known-good partners of a
+    confirmation (a failing run whose one host not known good then is its suspect: the run is evidence about the
+    suspect, and the partners stay known good while it is judged). None with ``evidence`` 1: one pass clears
     a host for good, as the screen of one run per verdict did."""
     if evidence == 1:
         return None
     out = {}
-    for index, tested, _inside in fails:
+    for index, tested, _inside in fails:          # in run order: a reset counts from the run after it
         if topology and len(set(_key(topology, h) for h in tested)) > 1:
             continue
-        for host in tested:
+        known = set(h for h in tested if _good_at(h, index, passes, out, evidence))
+        for host in tested - known if len(tested - known) == 1 else tested:   # a confirmation: its suspect only
             if not (tested & bad) - {host}:
                 out.setdefault(host, []).append(index)
     return out
@@ -227,7 +230,7 @@ def assess(hosts, outcomes, topology=None, evidence=EVIDENCE):
     fails, pending = _failing_runs(outcomes, evidence)
     bad = set()
     for _step in range(len(hosts) + 1):     # a bad host explains its runs: its partners' passes before them count
-        resets = _resets(fails, bad, evidence, topology)
+        resets = _resets(fails, bad, passes, evidence, topology)
         hard, soft = _confirmations(hosts, fails, topology, passes, resets, evidence)
         found, doubt, suspects = _judged(hard, soft, passes, evidence)
         if found == bad:
@@ -284,7 +287,8 @@ def _with_fillers(test, good, used, order, topology=None, paths=None, evidence=E
     good, then of those not known slow (``paths``: {group: 0 good, 2 slow}); a suspect that already failed across
     one (``inside``: a suspect, or a host to recheck) only gets fillers of its own group - unless it is alone in
     it - and a suspect confirmed before gets none it failed with (``avoid``: its next confirmation is with another
-    known-good host; the same one again where its group has no other). None when there is none."""
+    known-good host; the same one again where its group has no other), and one whose group has a host to recheck
+    (``wait``: known good after its next pass) waits for it. None when there is none."""
     if len(test["hosts"]) >= 2:
         return test
     key = _key(topology, test["hosts"][0])
@@ -299,7 +303,7 @@ def _with_fillers(test, good, used, order, topology=None, paths=None, evidence=E
     rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
     limit = 1 if alone and evidence > 1 else 2     # a host alone in its group, judged across: paths known good only
     across = sorted((h for h in free if rank[h] < limit), key=lambda h: rank[h])  # stable: the hosts' order within
-    spare = (mates or ([] if test.get("inside") and not alone else across))[:FILLER]
+    spare = (mates or ([] if (test.get("inside") and not alone) or test.get("wait") else across))[:FILLER]
     if not spare:
         return None
     used.update(spare)
@@ -314,7 +318,9 @@ def _loose_fillers(test, free, used, topology, paths):
     tried = test.get("tried") or set()
     if len(tried) >= TRIES:
         return None
-    rank = dict((h, -1 if _key(topology, h) is None else (paths or {}).get(_key(topology, h), 1)) for h in free)
+    failed = test.get("failed_with") or set()       # a recheck: the groups it failed with last, after the rest
+    rank = dict((h, (_key(topology, h) in failed, -1 if _key(topology, h) is None else
+                     (paths or {}).get(_key(topology, h), 1))) for h in free)
     spare = sorted((h for h in free if _key(topology, h) not in tried), key=lambda h: rank[h])[:FILLER]
     if not spare:
         return None
@@ -409,6 +415,8 @@ def _suspect_tests(seen, outcomes, topology):
     for pool in seen["pools"]:
         half = pool[:int(math.ceil(len(pool) / 2.0))]
         test = {"hosts": half, "purpose": "bisect", "inside": len(pool) == 1 and bool(topology)}
+        if len(half) == 1 and _key(topology, half[0]) is not None:    # a mate known good soon: no run across
+            test["wait"] = any(_key(topology, h) == _key(topology, half[0]) for h in seen["recheck"])
         if len(pool) == 1:
             test["avoid"] = seen["suspects"].get(pool[0], set())
             if _key(topology, pool[0]) is None and topology:
@@ -417,7 +425,7 @@ def _suspect_tests(seen, outcomes, topology):
     return tests
 
 
-def _again(seen, order, size, topology):
+def _again(seen, order, size, topology, outcomes=()):
     """The runs again: each set inside the band run as it was (its hosts unknown otherwise), the unknown hosts screened
     again, the hosts that passed too few runs rechecked in other groups."""
     left = [h for h in order if h in seen["unknown"]]
@@ -428,7 +436,11 @@ def _again(seen, order, size, topology):
             left = [h for h in left if h not in hosts]
     tests.extend({"hosts": g, "purpose": "rescreen"} for g in _screen_groups(left, size, topology))
     recheck = [h for h in order if h in seen["recheck"]]
-    tests.extend({"hosts": g, "purpose": "recheck", "inside": bool(topology)} for g in _dealt(recheck, size, topology))
+    for group in _dealt(recheck, size, topology):
+        test = {"hosts": group, "purpose": "recheck", "inside": bool(topology)}
+        if len(group) == 1 and topology and _key(topology, group[0]) is None:
+            test["failed_with"] = tried_groups(group[0], outcomes, seen["good"], topology)
+        tests.append(test)
     return tests
 
 
@@ -440,7 +452,7 @@ def plan(hosts, outcomes, group_size=None, topology=None, evidence=EVIDENCE):
         return [{"hosts": g, "purpose": "screen"} for g in _screen_groups(order, size, topology)]
     seen = assess(order, outcomes, topology, evidence)
     good = seen["good"]
-    tests = _suspect_tests(seen, outcomes, topology) + _again(seen, order, size, topology)
+    tests = _suspect_tests(seen, outcomes, topology) + _again(seen, order, size, topology, outcomes)
     used = set(h for t in tests for h in t["hosts"])
     out = []
     paths = _paths(order, outcomes, topology, good, evidence) if topology else {}
