@@ -303,7 +303,15 @@ def _with_fillers(test, good, used, order, topology=None, paths=None, evidence=E
     rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
     limit = 1 if alone and evidence > 1 else 2     # a host alone in its group, judged across: paths known good only
     across = sorted((h for h in free if rank[h] < limit), key=lambda h: rank[h])  # stable: the hosts' order within
-    spare = (mates or ([] if (test.get("inside") and not alone) or test.get("wait") else across))[:FILLER]
+    if test["purpose"] == "recheck":       # a pass across proves the host and the paths; a fail across proves nothing
+        failed = test.get("failed_with") or set()
+        across = sorted((h for h in free if rank[h] < 2), key=lambda h: (_key(topology, h) in failed, rank[h]))
+    elif test.get("wait"):
+        across = []
+    elif test.get("inside") and not alone:   # no mate known good: a pass across known-good paths can clear it
+        tried = test.get("tried") or set()
+        across = [h for h in across if rank[h] == 0 and _key(topology, h) not in tried] if len(tried) < TRIES else []
+    spare = (mates or across)[:FILLER]
     if not spare:
         return None
     used.update(spare)
@@ -419,7 +427,7 @@ def _suspect_tests(seen, outcomes, topology):
             test["wait"] = any(_key(topology, h) == _key(topology, half[0]) for h in seen["recheck"])
         if len(pool) == 1:
             test["avoid"] = seen["suspects"].get(pool[0], set())
-            if _key(topology, pool[0]) is None and topology:
+            if topology:
                 test["tried"] = tried_groups(pool[0], outcomes, seen["good"], topology)
         tests.append(test)
     return tests
@@ -438,7 +446,7 @@ def _again(seen, order, size, topology, outcomes=()):
     recheck = [h for h in order if h in seen["recheck"]]
     for group in _dealt(recheck, size, topology):
         test = {"hosts": group, "purpose": "recheck", "inside": bool(topology)}
-        if len(group) == 1 and topology and _key(topology, group[0]) is None:
+        if len(group) == 1 and topology:
             test["failed_with"] = tried_groups(group[0], outcomes, seen["good"], topology)
         tests.append(test)
     return tests
