@@ -222,7 +222,8 @@ def assess(hosts, outcomes, topology=None, evidence=EVIDENCE):
       passed a run after a failing confirmation, or a confirmation of it stayed inside the band - a warn, tested no
       more; **suspects** {host: partners it failed a confirmation with}: confirmed again with another partner;
     - **pools**: as in the module docstring, of the failing runs (and the sets inside the band ``evidence`` times);
-    - **pending**: sets of hosts inside the band fewer times, run again as they were; **unknown**: the rest.
+    - **pending**: sets of hosts inside the band fewer times, run again as they were; **unknown**: the rest;
+    - **confirmations**: {host: [index of each failing run that confirmed it]} (the evidence of a bad host).
     With ``evidence`` 1 and no run inside the band, this is the screen of one run per verdict."""
     hosts = list(hosts)
     outcomes = [(list(t), p) for t, p in outcomes]
@@ -242,7 +243,8 @@ def assess(hosts, outcomes, topology=None, evidence=EVIDENCE):
     recheck = set(h for h in passes if h not in settled)
     unknown = set(hosts) - settled - recheck
     return {"good": good, "bad": bad, "pools": pools, "unknown": unknown, "recheck": recheck, "doubt": doubt,
-            "suspects": suspects, "pending": pending}
+            "suspects": suspects, "pending": pending,
+            "confirmations": dict((h, [i for i, _p in seen]) for h, seen in hard.items())}
 
 
 def state(hosts, outcomes, topology=None, evidence=EVIDENCE):

@@ -67,10 +67,11 @@ def _evidence(test):
     return out
 
 
-def _bad_host(check, host, tests, good):
-    """The fail record and the node finding of a confirmed bad host: every failing confirmation it rests on."""
+def _bad_host(check, host, tests, confirmations):
+    """The fail record and the node finding of a confirmed bad host: every failing confirmation it rests on
+    (``confirmations``: those tests, group_screen.assess)."""
     failed = [t for t in tests if _failed(t) and host in t["hosts"]]
-    confirming = [t for t in failed if set(t["hosts"]) - good == {host}]
+    confirming = list(confirmations)
     proofs = sorted(confirming or failed, key=lambda t: (t["round"], len(t["hosts"])))
     proof = proofs[0]
     with_good = sorted(set(h for t in confirming for h in t["hosts"]) - {host})
@@ -179,7 +180,8 @@ def _check_output(check, tests):
     hosts = []
     for test in tests:
         hosts.extend(h for h in test["hosts"] if h not in hosts)
-    outcomes = [(t["hosts"], t["outcome"]) for t in tests if t["outcome"] != "skip"]
+    judged = [t for t in tests if t["outcome"] != "skip"]
+    outcomes = [(t["hosts"], t["outcome"]) for t in judged]
     topology = _topology(tests)
     evidence = max(t["rules"]["evidence"] for t in tests)
     seen = group_screen.assess(hosts, outcomes, topology or None, evidence)
@@ -188,7 +190,7 @@ def _check_output(check, tests):
     new = []
     for host in hosts:
         if host in bad:
-            rec, found = _bad_host(check, host, tests, good)
+            rec, found = _bad_host(check, host, tests, [judged[i] for i in seen["confirmations"][host]])
             new.append(rec)
             findings.append(found)
         elif host in slow and host in good:
