@@ -300,24 +300,34 @@ def _with_fillers(test, good, used, order, topology=None, paths=None, evidence=E
         return _loose_fillers(test, [h for h in free if h not in avoid], used, topology, paths)
     mates = [h for h in free if key is not None and _key(topology, h) == key]
     mates = [h for h in mates if h not in avoid] or mates
-    free = [h for h in free if h not in avoid]
-    alone = not any(h != test["hosts"][0] and _key(topology, h) == key for h in order)
-    rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
-    limit = 1 if alone and evidence > 1 else 2     # a host alone in its group, judged across: paths known good only
-    across = sorted((h for h in free if rank[h] < limit), key=lambda h: rank[h])  # stable: the hosts' order within
-    if test["purpose"] == "recheck":       # a pass across proves the host and the paths; a fail across proves nothing
-        failed = test.get("failed_with") or set()
-        across = sorted((h for h in free if rank[h] < 2), key=lambda h: (_key(topology, h) in failed, rank[h]))
-    elif test.get("wait"):
-        across = []
-    elif test.get("inside") and not alone:   # no mate known good: a pass across known-good paths can clear it
-        tried = test.get("tried") or set()
-        across = [h for h in across if rank[h] == 0 and _key(topology, h) not in tried] if len(tried) < TRIES else []
+    across = [] if mates else _across(test, [h for h in free if h not in avoid], order, topology, paths, evidence)
     spare = (mates or across)[:FILLER]
     if not spare:
         return None
     used.update(spare)
     return {"hosts": test["hosts"] + spare, "purpose": "confirm"}
+
+
+def _across(test, free, order, topology, paths, evidence):
+    """The known-good hosts of other groups a test of one host may take (``free``), best first: for a recheck (a
+    pass across proves the host and the paths, a fail proves nothing) any group not known slow, the groups it failed
+    with last; none for a suspect waiting for a mate; for a suspect that failed across already (``inside``), groups
+    whose paths are known good that it has not failed with (``TRIES`` of them); otherwise the groups whose paths are
+    known good, then those not known slow - known good only for a host alone in its group with ``evidence`` > 1."""
+    key = _key(topology, test["hosts"][0])
+    alone = not any(h != test["hosts"][0] and _key(topology, h) == key for h in order)
+    rank = dict((h, (paths or {}).get(_key(topology, h), 1)) for h in free)
+    if test["purpose"] == "recheck":
+        failed = test.get("failed_with") or set()
+        return sorted((h for h in free if rank[h] < 2), key=lambda h: (_key(topology, h) in failed, rank[h]))
+    if test.get("wait"):
+        return []
+    limit = 1 if alone and evidence > 1 else 2
+    across = sorted((h for h in free if rank[h] < limit), key=lambda h: rank[h])  # stable: the hosts' order within
+    if test.get("inside") and not alone:
+        tried = test.get("tried") or set()
+        across = [h for h in across if rank[h] == 0 and _key(topology, h) not in tried] if len(tried) < TRIES else []
+    return across
 
 
 def _loose_fillers(test, free, used, topology, paths):
