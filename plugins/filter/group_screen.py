@@ -71,10 +71,9 @@ options:
     description:
       - The inconclusive band around each bound the screen test's record was judged by (its C(expect) C(min) or
         C(max)), in % of the bound. A run whose figure is inside it - a pass just above a floor, a fail just below
-        it - is believed neither way: it is run again (V(retest)); a set of hosts inside the band O(evidence) times
+        it - is believed neither way, and run again (V(retest)); a set of hosts inside the band O(evidence) times
         is split like a failing group, and a suspect whose confirmation stays inside it is left V(warn). V(0) believes
-        every run's own status. The default covers the run-to-run spread of the captured all_reduce runs
-        (C(docs/group-screen.md)).
+        every run's own status (C(docs/group-screen.md)).
       - Named in every test's marker (C(margin_pct=)).
     type: float
     default: 5.0
