@@ -172,5 +172,5 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
     with open(log) as handle:
         ranks = [json.loads(line) for line in handle if line.strip()]
-    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2
+    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2                 # 12 runs in 6 rounds
     assert_nothing_left(fleet)
