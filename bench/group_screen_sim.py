@@ -21,12 +21,20 @@ neighbours in its ring. ``--links`` injects one bad link per trial (no bad node)
 finds (the two ends in a failing test whose bisection names one of them) - the false-negative rate the pairwise RDMA
 sweep is for.
 
+Noise (``--noise``, issue 38): real runs are noisy - a healthy collective now and then falls under its threshold, a
+faulty node now and then squeaks above it. Each test's outcome is drawn (seeded per trial): a test of healthy nodes
+fails with probability ``p``, a test holding a bad node passes with probability ``q``. Printed per (N, d, p, q,
+evidence): the trials in which a healthy host was confirmed bad, the healthy hosts condemned in all, the bad nodes
+named (``fail``), left ``warn`` (unresolved or inconclusive) and cleared (``pass``), rounds and runs - the screen of
+one run per verdict (``evidence`` 1) beside the default (2).
+
 Run from the collection root with the collection importable:
 
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py              # the table in docs/group-screen.md
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --links
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf   # with a topology, one slow leaf uplink
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf --unknown 4   # 4 hosts' switches unknown
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --noise --trials 100       # noise: evidence 1 vs 2
 """
 
 from __future__ import annotations
@@ -113,6 +121,47 @@ def slow_leaf_trial(n, per_leaf, d, seed, unknown=0):
             "healthy_unresolved": len(set(result["unresolved"]) - bad)}
 
 
+def noisy_measure(bad, p, q, rng):
+    """The measure of a noisy fleet: a test of healthy nodes fails with probability ``p``, a test holding a bad node
+    passes with probability ``q`` (``rng``: the trial's own, seeded)."""
+    def measure(tests):
+        return [(rng.random() < q) if set(t["hosts"]) & bad else (rng.random() >= p) for t in tests]
+    return measure
+
+
+def noise_trial(n, d, p, q, seed, evidence):
+    """One noisy fleet of ``n`` hosts with ``d`` bad nodes, screened with ``evidence`` runs per verdict."""
+    rng = random.Random(seed)
+    hosts = ["n%04d" % i for i in range(n)]
+    bad = set(rng.sample(hosts, d))
+    result = group_screen.run(hosts, noisy_measure(bad, p, q, rng), evidence=evidence,
+                              max_rounds=group_screen.max_rounds(n, evidence=evidence))
+    failed, good = set(result["bad"]), set(result["good"])
+    return {"condemned": len(failed - bad), "named": len(bad & failed), "cleared": len(bad & good),
+            "warned": len(bad - failed - good), "rounds": len(result["rounds"]),
+            "runs": sum(len(r) for r in result["rounds"]), "healthy_warn": len(set(result["unresolved"]) - bad)}
+
+
+def noise_table(args):
+    """The --noise table (docs/group-screen.md, "Noise")."""
+    columns = ("N", "d", "p %", "q %", "ev", "trials w/ healthy fail", "healthy failed", "bad fail", "bad warn",
+               "bad pass", "rounds", "max", "runs", "max", "healthy warn/trial")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for n in args.sizes:
+        for d in (0, 1, 2, 3):
+            for p, q in ((0.005, 0.0), (0.005, 0.02), (0.02, 0.0), (0.02, 0.02)):
+                for evidence in (1, 2):
+                    runs = [noise_trial(n, d, p, q, seed, evidence) for seed in range(args.trials)]
+                    print("| %d | %d | %g | %g | %d | %d | %d | %d | %d | %d | %.1f | %d | %.1f | %d | %.2f |" % (
+                        n, d, 100 * p, 100 * q, evidence, sum(1 for r in runs if r["condemned"]),
+                        sum(r["condemned"] for r in runs), sum(r["named"] for r in runs),
+                        sum(r["warned"] for r in runs), sum(r["cleared"] for r in runs),
+                        statistics.mean(r["rounds"] for r in runs), max(r["rounds"] for r in runs),
+                        statistics.mean(r["runs"] for r in runs), max(r["runs"] for r in runs),
+                        statistics.mean(r["healthy_warn"] for r in runs)))
+
+
 def wall_s(largest, rows, busbw, launch_s):
     return sum(launch_s + collective_s(g, rows, busbw) for g in largest)
 
@@ -164,7 +213,13 @@ def main():
     parser.add_argument("--unknown", type=int, default=0,
                         help="with --slow-leaf: this many hosts' switches unknown (no topology group; 2 or more: "
                              "run() would measure a round-0 test of one such host alone)")
+    parser.add_argument("--noise", action="store_true",
+                        help="healthy tests fail with p, faulty ones pass with q: evidence 1 vs 2 (issue 38)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[777], help="with --noise: the fleet sizes")
     args = parser.parse_args()
+    if args.noise:
+        noise_table(args)
+        return
     rows, duration = capture_times()
     print("capture: %s (all_reduce_perf 8 B..1 GiB on 2x H200, %.1f s as run); busbw %.0f GB/s, launch %.0f s"
           % (os.path.relpath(CAPTURE), duration, args.busbw, args.launch_s))

@@ -18,6 +18,9 @@ description:
     the next rounds test the first half of each failing group (bisect), a single suspect with a known-good host
     (confirm), and screen again what a confirmed bad host left unknown (rescreen). An empty list means every host
     is known good or bad (or can no longer be told apart).
+  - No verdict rests on one run (O(evidence), O(margin_pct)) - a host is known good after passing two runs and bad
+    after failing two confirmations with different known-good partners, and a run whose figure is within the margin
+    of its bound is run again.
   - With O(topology), a suspect is confirmed with a known-good host of its own topology group (a failure with hosts
     of other groups only does not make it bad - a slow uplink would look the same), and V(span) tests of one
     known-good host per group screen the paths between the groups; each test's marker then names each host's group
@@ -54,6 +57,27 @@ options:
     description: The index of the round being planned (it goes into each test's marker).
     type: int
     default: 0
+  evidence:
+    description:
+      - The runs a host verdict rests on. A host is known good once it passed this many runs (a host that passed
+        fewer is tested again, V(recheck), in another group), and bad once it failed this many confirmations, each
+        with a different known-good partner (of its own topology group where that is known); a host that passes a
+        run after a failing confirmation is left V(warn), inconclusive. V(1) is the screen of one run per verdict.
+      - Named in every test's marker (C(evidence=)), so that the report judges the screen by the same rule.
+    type: int
+    default: 2
+    version_added: 1.2.0
+  margin_pct:
+    description:
+      - The inconclusive band around each bound the screen test's record was judged by (its C(expect) C(min) or
+        C(max)), in % of the bound. A run whose figure is inside it - a pass just above a floor, a fail just below
+        it - is believed neither way, and run again (V(retest)); a set of hosts inside the band O(evidence) times
+        is split like a failing group, and a suspect whose confirmation stays inside it is left V(warn). V(0) believes
+        every run's own status (C(docs/group-screen.md)).
+      - Named in every test's marker (C(margin_pct=)).
+    type: float
+    default: 5.0
+    version_added: 1.2.0
 """
 
 EXAMPLES = r"""
@@ -76,7 +100,9 @@ _value:
       type: list
       elements: str
     purpose:
-      description: V(screen), V(bisect), V(confirm), V(rescreen) or V(span) (across topology groups).
+      description: V(screen), V(bisect), V(confirm), V(rescreen), V(span) (across topology groups), V(recheck) (hosts
+        that passed fewer than O(evidence) runs, in other groups) or V(retest) (a run inside the inconclusive band,
+        again).
       type: str
     round:
       description: The round index given.
@@ -116,7 +142,20 @@ def _hosts(hosts):
     return [str(h) for h in hosts]
 
 
-def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0):  # pylint: disable=redefined-builtin
+def _rules(evidence, margin_pct):
+    evidence = _int("evidence", evidence, 1)
+    try:
+        margin = float(margin_pct)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: margin_pct must be a number, got %r" % (margin_pct,))
+    if not 0 <= margin < 100:
+        raise AnsibleFilterError("aifabric.acceptance.group_screen: margin_pct must be 0 to 100 (%% of the bound), got %r"
+                                 % (margin_pct,))
+    return {"evidence": evidence, "margin_pct": margin}
+
+
+def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0,  # pylint: disable=redefined-builtin
+                 evidence=planner.EVIDENCE, margin_pct=planner.MARGIN_PCT):
     """The next round of the screen; see DOCUMENTATION."""
     hosts = _hosts(hosts)
     if records is None:
@@ -129,20 +168,22 @@ def group_screen(hosts, records=None, group_size=0, topology=None, check="", rou
         raise AnsibleFilterError("aifabric.acceptance.group_screen: topology must map a host to its leaf, rack or clique")
     size = _int("group_size", group_size, 0)
     round_index = _int("round", round, 0)
+    rules = _rules(evidence, margin_pct)
     if size == 1:
         raise AnsibleFilterError("aifabric.acceptance.group_screen: group_size must be 0 (about the square root of the "
                                  "number of hosts) or 2 or more: a collective needs two nodes")
     known = set(hosts)
     measured = planner.screen_outcomes([r for r in records if isinstance(r, dict)], check=check or None)
     outcomes = [(tested, ok) for tested, ok in measured if set(tested) <= known]
-    tests = planner.plan(hosts, outcomes, group_size=size or None, topology=dict(topology) or None)
+    tests = planner.plan(hosts, outcomes, group_size=size or None, topology=dict(topology) or None,
+                         evidence=rules["evidence"])
     out = []
     for test in tests:
         if len(test["hosts"]) < 2:     # a lone host without a known-good one to test it with: not testable
             continue
         groups = [topology.get(h) for h in test["hosts"]] if topology else None
         out.append({"hosts": list(test["hosts"]), "purpose": test["purpose"], "round": round_index, "index": len(out),
-                    "marker": planner.marker(round_index, test["purpose"], test["hosts"], groups)})
+                    "marker": planner.marker(round_index, test["purpose"], test["hosts"], groups, rules)})
     return out
 
 

@@ -23,6 +23,12 @@ options:
     description: Hosts per screen group; V(0) means about the square root of the number of hosts.
     type: int
     default: 0
+  evidence:
+    description: The runs a host verdict rests on (the filter aifabric.acceptance.group_screen's O(evidence)); each run
+      beyond one adds 4 rounds (6 with topology groups) for the rechecks and the repeated confirmations.
+    type: int
+    default: 2
+    version_added: 1.2.0
   groups:
     description: The number of topology groups (leaves, racks); with 2 or more, the rounds of the span tests across
       them (2 + the base-2 logarithm of the square root of their number, rounded up) are added.
@@ -47,16 +53,17 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
 
 
-def group_screen_rounds(count, group_size=0, groups=0):
+def group_screen_rounds(count, group_size=0, groups=0, evidence=planner.EVIDENCE):
     """The bound on the screen's rounds; see DOCUMENTATION."""
     try:
-        count, group_size, groups = int(count), int(group_size or 0), int(groups or 0)
+        count, group_size, groups, evidence = int(count), int(group_size or 0), int(groups or 0), int(evidence)
     except (TypeError, ValueError):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: the number of hosts, group_size and groups "
-                                 "must be integers, got %r, %r and %r" % (count, group_size, groups))
-    if count < 0 or group_size < 0 or groups < 0:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: negative number of hosts, group_size or groups")
-    return planner.max_rounds(count, group_size or None, groups=groups)
+        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: the number of hosts, group_size, groups and "
+                                 "evidence must be integers, got %r, %r, %r and %r" % (count, group_size, groups, evidence))
+    if count < 0 or group_size < 0 or groups < 0 or evidence < 1:
+        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: negative number of hosts, group_size or groups, "
+                                 "or evidence below 1")
+    return planner.max_rounds(count, group_size or None, groups=groups, evidence=evidence)
 
 
 class FilterModule(object):

@@ -9,11 +9,13 @@ hosts is bad, and a passing one clears all of them. The records carry their test
 planner's own rules (group_screen.state) and gives, per check, one ``<check>.screen`` record to every host the screen
 tested:
 
-- ``fail``: a confirmed bad node - a failing test whose other hosts are all known good (it names that test, the
-  tests it failed, and the known-good hosts it failed with) - and one ``node`` finding with the same evidence;
-- ``pass``: known good - a host of a passing test (it names the first one);
-- ``warn``: unresolved, with why - a host of failing tests that no later test cleared or confirmed (the rounds
-  ran out, or no known-good host was left to confirm it against);
+- ``fail``: a confirmed bad node - failing tests whose other hosts are all known good, as many as the screen's
+  ``evidence`` with different partners (it names them, the tests it failed, and the known-good hosts it failed
+  with) - and one ``node`` finding with the same evidence;
+- ``pass``: known good - a host that passed ``evidence`` tests clear of the band (it names them);
+- ``warn``: inconclusive (its confirmations disagree - both runs named - or stayed inside the band around the
+  bound) or unresolved, with why - a host of failing tests that no later test cleared or confirmed (the rounds
+  ran out, or no known-good host was left to confirm it against), or one that passed too few tests;
 - ``skip``: every test it was in gave no outcome (skipped).
 
 ``verdict.host_records`` then counts the screen's measured records toward no host (as it does for the pairwise
@@ -31,36 +33,52 @@ MAX_EVIDENCE = 8
 
 
 def _tests(records):
-    """{check: [test]} of the screen's measured records; a test: {round, purpose, hosts, launcher, status, reason}."""
+    """{check: [test]} of the screen's measured records; a test: {round, purpose, hosts, launcher, status, reason,
+    outcome (group_screen.outcome under its marker's margin_pct: True, False, None inside the band, "skip")}."""
     out = {}
     for rec in records:
         test = group_screen.screen_of(rec) if group_screen.is_screen_record(rec) else None
         if test is None or not isinstance(rec.get("check"), str):
             continue
-        out.setdefault(rec["check"], []).append(dict(test, launcher=rec.get("host"), status=rec.get("status"),
-                                                     reason=rec.get("reason")))
+        out.setdefault(rec["check"], []).append(dict(
+            test, launcher=rec.get("host"), status=rec.get("status"), reason=rec.get("reason"),
+            outcome=group_screen.outcome(rec, test["rules"]["margin_pct"])))
     return out
 
 
+def _failed(test):
+    return test["outcome"] is False
+
+
+def _inside(test):
+    return test["outcome"] is None
+
+
 def _label(test):
-    return "round %d %s of %s (%s)" % (test["round"], test["purpose"], ", ".join(test["hosts"]), test["status"])
+    inside = ", inside the band" if test.get("outcome", True) is None else ""
+    return "round %d %s of %s (%s%s)" % (test["round"], test["purpose"], ", ".join(test["hosts"]), test["status"], inside)
 
 
 def _evidence(test):
-    return dict((k, test.get(k)) for k in ("round", "purpose", "hosts", "launcher", "status", "reason")
-                if test.get(k) is not None)
+    out = dict((k, test.get(k)) for k in ("round", "purpose", "hosts", "launcher", "status", "reason")
+               if test.get(k) is not None)
+    if test.get("outcome", True) is None:
+        out["inside_band"] = True
+    return out
 
 
-def _bad_host(check, host, tests, good):
-    """The fail record and the node finding of a confirmed bad host."""
-    failed = [t for t in tests if group_screen.OUTCOME.get(t["status"]) is False and host in t["hosts"]]
-    confirming = [t for t in failed if set(t["hosts"]) - good == {host}]
-    proof = sorted(confirming or failed, key=lambda t: (len(t["hosts"]), t["round"]))[0]   # the most direct one
-    with_good = sorted(set(proof["hosts"]) - {host})
-    reason = ("confirmed bad node: %s failed with known-good %s; in %d failing test(s)"
-              % (_label(proof), ", ".join(with_good), len(failed)))
-    evidence = {"confirmed_by": _evidence(proof), "known_good_with": with_good,
-                "failed_tests": [_evidence(t) for t in failed[:MAX_EVIDENCE]]}
+def _bad_host(check, host, tests, confirmations):
+    """The fail record and the node finding of a confirmed bad host: every failing confirmation it rests on
+    (``confirmations``: those tests, group_screen.assess)."""
+    failed = [t for t in tests if _failed(t) and host in t["hosts"]]
+    confirming = list(confirmations)
+    proofs = sorted(confirming or failed, key=lambda t: (t["round"], len(t["hosts"])))
+    proof = proofs[0]
+    with_good = sorted(set(h for t in confirming for h in t["hosts"]) - {host})
+    reason = ("confirmed bad node: %s; it failed %d confirmation(s) with known-good %s, and %d failing test(s)"
+              % ("; ".join(_label(t) for t in proofs[:3]), len(confirming), ", ".join(with_good), len(failed)))
+    evidence = {"confirmed_by": _evidence(proof), "confirmations": [_evidence(t) for t in confirming[:MAX_EVIDENCE]],
+                "known_good_with": with_good, "failed_tests": [_evidence(t) for t in failed[:MAX_EVIDENCE]]}
     rec = analysis.record(NAME, check + SUFFIX, "fail", host, reason=reason,
                           facts=dict(evidence, measured_check=check))
     return rec, analysis.finding("node", check, [host], evidence=evidence)
@@ -76,23 +94,57 @@ def _switch_unknown(host, failed, good):
             % (len(across), "; ".join(_label(t) for t in across[:3])))
 
 
-def _other_host(check, host, tests, good, topology=None):
+def _doubt_reason(host, mine, why):
+    """The warn reason of a host in doubt: its confirmations disagree, or one stayed inside the band."""
+    judged = [t for t in mine if t["outcome"] is not True]
+    if why == "band":
+        inside = [t for t in mine if _inside(t)]
+        return ("inconclusive: its confirmation's figure stayed inside the band around its bound in %d run(s) (%s) - "
+                "believed neither way; not failed" % (len(inside), "; ".join(_label(t) for t in inside[:3])))
+    passed = [t for t in mine if t["outcome"] is True]
+    return ("inconclusive: its confirmations disagree - %s failed, then %s passed; not failed (one run is no verdict)"
+            % ("; ".join(_label(t) for t in judged[-2:]), "; ".join(_label(t) for t in passed[-2:])))
+
+
+def _open_reason(host, mine, seen, evidence, topology):
+    """The warn reason of a host the screen left unresolved."""
+    failed = [t for t in mine if _failed(t)]
+    passed = [t for t in mine if t["outcome"] is True]
+    if host in seen["suspects"]:
+        return ("unresolved: failed %d confirmation(s) (%s) of the %d a bad node needs, and no other known-good host "
+                "was left to confirm it with; not failed" % (
+                    len([t for t in failed if set(t["hosts"]) - seen["good"] == {host}]),
+                    "; ".join(_label(t) for t in failed[-2:]), evidence))
+    if topology and host not in topology and failed:
+        return _switch_unknown(host, failed, seen["good"])
+    if passed and not failed:
+        return ("unresolved: passed %d run(s) (%s) of the %d a known-good host needs; the rounds ran out before it was "
+                "tested again" % (len(passed), "; ".join(_label(t) for t in passed[:3]), evidence))
+    if not failed:
+        return ("unresolved: its runs were inside the band around their bound (%s) - believed neither way"
+                % "; ".join(_label(t) for t in mine[:3]))
+    return ("unresolved: in %d failing group test(s) (%s) that no later test cleared or confirmed - the rounds ran "
+            "out, or no known-good host was left to test it with" % (len(failed), "; ".join(_label(t) for t in failed[:3])))
+
+
+def _other_host(check, host, tests, seen, evidence, topology=None):
     """The pass, warn or skip record of a host the screen did not name bad."""
     mine = [t for t in tests if host in t["hosts"]]
-    judged = [t for t in mine if group_screen.OUTCOME.get(t["status"]) is not None]
-    if host in good:
-        proof = [t for t in judged if group_screen.OUTCOME[t["status"]]][0]
-        status, reason = "pass", "known good: in a passing group test, %s" % _label(proof)
+    judged = [t for t in mine if t["outcome"] != "skip"]
+    if host in seen["good"]:
+        proof = [t for t in judged if t["outcome"] is True]
+        status, reason = "pass", "known good: passed %d group test(s), %s" % (
+            len(proof), "; ".join(_label(t) for t in proof[:evidence]))
     elif not judged:
         status, reason = "skip", "the screen's tests of this host gave no outcome: %s" % "; ".join(
             "%s: %s" % (_label(t), t.get("reason") or "skipped") for t in mine[:3])
+    elif host in seen["doubt"]:
+        status, reason = "warn", _doubt_reason(host, judged, seen["doubt"][host])
     else:
-        failed = [t for t in judged if not group_screen.OUTCOME[t["status"]]]
-        status, reason = "warn", (_switch_unknown(host, failed, good) if topology and host not in topology else
-                                  "unresolved: in %d failing group test(s) (%s) that no later test cleared or "
-                                  "confirmed - the rounds ran out, or no known-good host was left to test it with"
-                                  % (len(failed), "; ".join(_label(t) for t in failed[:3])))
+        status, reason = "warn", _open_reason(host, judged, seen, evidence, topology)
     facts = {"measured_check": check, "tests": [_evidence(t) for t in mine[:MAX_EVIDENCE]]}
+    if host in seen["doubt"]:
+        facts["inconclusive"] = seen["doubt"][host]
     return analysis.record(NAME, check + SUFFIX, status, host, reason=reason, facts=facts)
 
 
@@ -104,16 +156,15 @@ def _topology(tests):
     return out
 
 
-def _slow_groups(check, hosts, tests, outcomes, topology):
+def _slow_groups(check, hosts, tests, outcomes, topology, evidence):
     """{host: reason} of the hosts of each topology group confirmed slow to the rest, and one ``group`` finding per
     group (in the shape of attribution's: its hosts, the switch, the failing span tests)."""
-    slow, _unresolved = group_screen.group_verdicts(hosts, outcomes, topology)
+    slow, _unresolved = group_screen.group_verdicts(hosts, outcomes, topology, evidence)
     reasons, findings = {}, []
     for group in slow:
         members = sorted(h for h in hosts if topology.get(h) == group)
-        failed = [t for t in tests if t["purpose"] == "span" and group_screen.OUTCOME.get(t["status"]) is False
-                  and group in t["groups"].values()]
-        passed = [t for t in tests if t["purpose"] == "span" and group_screen.OUTCOME.get(t["status"])]
+        failed = [t for t in tests if t["purpose"] == "span" and _failed(t) and group in t["groups"].values()]
+        passed = [t for t in tests if t["purpose"] == "span" and t["outcome"] is True]
         text = ("%s is slow to the rest: its hosts pass with each other, and %d test(s) across it with known-good "
                 "hosts of other groups failed (%s) - a switch or uplink suspect, not %d bad nodes"
                 % (group, len(failed), "; ".join(_label(t) for t in failed[:3]), len(members)))
@@ -129,15 +180,17 @@ def _check_output(check, tests):
     hosts = []
     for test in tests:
         hosts.extend(h for h in test["hosts"] if h not in hosts)
-    outcomes = [(t["hosts"], group_screen.OUTCOME[t["status"]]) for t in tests
-                if group_screen.OUTCOME.get(t["status"]) is not None]
+    judged = [t for t in tests if t["outcome"] != "skip"]
+    outcomes = [(t["hosts"], t["outcome"]) for t in judged]
     topology = _topology(tests)
-    good, bad, _pools, _unknown = group_screen.state(hosts, outcomes, topology or None)
-    slow, findings = _slow_groups(check, hosts, tests, outcomes, topology) if topology else ({}, [])
+    evidence = max(t["rules"]["evidence"] for t in tests)
+    seen = group_screen.assess(hosts, outcomes, topology or None, evidence)
+    good, bad = seen["good"], seen["bad"]
+    slow, findings = _slow_groups(check, hosts, tests, outcomes, topology, evidence) if topology else ({}, [])
     new = []
     for host in hosts:
         if host in bad:
-            rec, found = _bad_host(check, host, tests, good)
+            rec, found = _bad_host(check, host, tests, [judged[i] for i in seen["confirmations"][host]])
             new.append(rec)
             findings.append(found)
         elif host in slow and host in good:
@@ -145,7 +198,7 @@ def _check_output(check, tests):
                 "measured_check": check, "attribution": "group", "group": topology[host],
                 "tests": [_evidence(t) for t in tests if host in t["hosts"]][:MAX_EVIDENCE]}))
         else:
-            new.append(_other_host(check, host, tests, good, topology))
+            new.append(_other_host(check, host, tests, seen, evidence, topology))
     return new, findings
 
 

@@ -5,16 +5,19 @@ nccl-tests (fixtures/fake_nccl_tests/fake_perf.py) that makes a run as slow as i
 whether its host is marked bad (a file named after the host), and rank 0 replays a captured 0.6 GB/s run when one
 is, the captured 345 GB/s H200 run otherwise; nccl_expect's floor of 100 GB/s then fails a group that holds it.
 
-Two leafs of four (nccl_screen_topology_var), groups of 4, the fifth host bad: the screen round runs one test per
-leaf at once ([h0..h3] passes, [h4..h7] fails), the bisect round tests [h4, h5] (fails), the confirm round tests h4
-with the known-good h0 (passes: h5 is confirmed bad; no host of leafB is known good yet, so h0 of leafA, and the test
-crossing the leaves passing clears the path between them too) and screens h6, h7 again (pass). Exactly the bad host fails;
-h4, which launched both failing tests, passes.
+Two leafs of four (nccl_screen_topology_var), groups of 4, the sixth host (h5) bad, two runs per verdict (the
+default nccl_screen_evidence): the screen round runs one test per leaf at once ([h0..h3] passes, [h4..h7] fails);
+[h4, h5] fails while [h0..h3] is rechecked (known good after a second pass); h4 passes with the known-good h0 (so h5
+is the suspect) and h6, h7 are screened again; h4, h6, h7 are rechecked while h5 waits for a known-good mate; h5 fails
+with h4, then with h6 - two failing confirmations inside its leaf, with different partners: bad. 6 rounds, 10 runs.
+Exactly the bad host fails; h4, which launched two failing tests, passes.
 
 Without nccl_screen_topology_var, the screen learns each host's switch with fabric_topology from the declared topology
 file (probe_topology_file: the even hosts on leaf-even, the odd ones on leaf-odd, across the inventory's order) and
-its groups follow the switches: [h0, h2, h4, h6] passes, [h1, h3, h5, h7] fails, [h1, h3] passes, h5 fails with the
-known-good h1 of its own leaf while a span test [h0, h3] crosses the two leaves (passes), and h7 passes with h1."""
+its groups follow the switches: [h0, h2, h4, h6] passes, [h1, h3, h5, h7] fails, [h1, h3] passes (and the even
+leaf is rechecked), [h1, h3] is rechecked, h5 fails with the known-good h1 and h3 of its own leaf while a span test
+[h0, h3] crosses the two leaves, and h7 passes twice with h1. 6 rounds, 12 runs."""
+
 
 from __future__ import annotations
 
@@ -70,7 +73,7 @@ def _rounds(tests, names):
 
 
 @pytest.mark.fleet(n=8)
-def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_path):
+def test_the_screen_finds_the_bad_host_in_six_rounds(fleet, controller, tmp_path):
     names = [h.name for h in fleet.hosts]
     bad = names[5]
     variables, log = _setup(fleet, bad)
@@ -88,10 +91,15 @@ def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_pa
     assert_valid_records(records, schema_validator(controller))
 
     tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    # two runs per verdict: the hosts that passed once are rechecked; h5 (the pool once h4 passed) waits for its
+    # leaf-mates' recheck, then fails two confirmations inside its leaf, with h4 and with h6
     assert _rounds(tests, names) == {
         0: [("screen", [0, 1, 2, 3], "pass"), ("screen", [4, 5, 6, 7], "fail")],
-        1: [("bisect", [4, 5], "fail")],
+        1: [("bisect", [4, 5], "fail"), ("recheck", [0, 1, 2, 3], "pass")],
         2: [("confirm", [4, 0], "pass"), ("rescreen", [6, 7], "pass")],
+        3: [("recheck", [4, 6, 7], "pass")],
+        4: [("confirm", [5, 4], "fail"), ("span", [0, 6], "pass")],
+        5: [("confirm", [5, 6], "fail")],
     }, tail(out)
     slow = [r for r in tests if r["status"] == "fail"]
     assert all(r["metrics"]["busbw_max_gbyte_s"] < 1 and "busbw_max_gbyte_s" in r["reason"] for r in slow)
@@ -100,13 +108,15 @@ def test_the_screen_finds_the_bad_host_in_three_rounds(fleet, controller, tmp_pa
     assert verdicts == dict((n, "fail" if n == bad else "pass") for n in names), verdicts
     screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
     assert sorted(screen) == sorted(names)
-    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 1 bisect")
+    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith(
+        "confirmed bad node: round 4 confirm of %s, %s (fail); round 5 confirm of %s, %s (fail)" % (
+            bad, names[4], bad, names[6]))
     findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
     assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
 
     with open(log) as handle:                                            # every test ran on its own hosts only
         ranks = [json.loads(line) for line in handle if line.strip()]
-    assert len(ranks) == 4 + 4 + 2 + 2 + 2 and all(r["argv"][r["argv"].index("-g") + 1] == "1" for r in ranks)
+    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 3 + 2 + 2 + 2 and all(r["argv"][r["argv"].index("-g") + 1] == "1" for r in ranks)
     with open(out) as handle:
         text = handle.read()
     assert "Stop whatever of the test is left" in text
@@ -140,12 +150,16 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     tests = [r for r in records if r["check"] == "nccl.all_reduce"]
     assert _rounds(tests, names) == {
         0: [("screen", [0, 2, 4, 6], "pass"), ("screen", [1, 3, 5, 7], "fail")],    # one group per switch
-        1: [("bisect", [1, 3], "pass")],
-        2: [("confirm", [5, 1], "fail"), ("span", [0, 3], "pass")],               # h5 with h1 of its own leaf
-        3: [("confirm", [7, 1], "pass")],
+        1: [("bisect", [1, 3], "pass"), ("recheck", [0, 2, 4, 6], "pass")],
+        2: [("recheck", [1, 3], "pass")],                                         # h5, h7 wait for a known-good mate
+        3: [("confirm", [5, 1], "fail"), ("span", [0, 3], "pass")],               # h5 with h1 of its own leaf
+        4: [("confirm", [5, 3], "fail"), ("confirm", [7, 1], "pass")],            # ... and with h3: bad
+        5: [("confirm", [7, 1], "pass"), ("span", [0, 3], "pass")],               # h7's second pass
     }, tail(out)
     for rec in tests:                                                     # each marker names each host's switch
         words = rec["params"]["env"][MARKER].split()
+        assert words[-2:] == ["evidence=2", "margin_pct=5"]                 # the rules it was planned with
+        words = words[:-2]
         cut = [w.startswith("groups=") for w in words].index(True)
         hosts = [words[2].split("=")[1]] + words[3:cut]
         assert [words[cut].split("=")[1]] + words[cut + 1:] == [leaf[h] for h in hosts]
@@ -153,10 +167,10 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
     assert verdicts == dict((n, "fail" if n == bad else "pass") for n in names), verdicts
     screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
-    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 2 confirm")
+    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 3 confirm")
     findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
     assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
     with open(log) as handle:
         ranks = [json.loads(line) for line in handle if line.strip()]
-    assert len(ranks) == 4 + 4 + 2 + 2 + 2 + 2
+    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2                 # 12 runs in 6 rounds
     assert_nothing_left(fleet)

@@ -26,7 +26,10 @@ def test_round_zero_is_the_screen_groups_with_their_markers():
     tests = group_screen(HOSTS, records=[], group_size=3)
     assert [(t["hosts"], t["purpose"], t["round"], t["index"]) for t in tests] == [
         (["a", "b", "c"], "screen", 0, 0), (["d", "e", "f"], "screen", 0, 1)]
-    assert tests[1]["marker"] == "round=0 purpose=screen hosts=d e f"
+    assert tests[1]["marker"] == "round=0 purpose=screen hosts=d e f evidence=2 margin_pct=5"
+    legacy = group_screen(HOSTS, records=[], group_size=3, evidence=1, margin_pct=0)
+    assert legacy[1]["marker"] == "round=0 purpose=screen hosts=d e f"      # one run per verdict: as before
+    assert planner.parse_marker(tests[1]["marker"])["rules"] == {"evidence": 2, "margin_pct": 5.0}
     assert FilterModule().filters()["group_screen"] is group_screen
 
 
@@ -36,12 +39,17 @@ def test_the_next_round_follows_from_the_records_and_skip_and_other_records_are_
                results.make("nccl.all_reduce", "fail", reason="not a screen test", host="d"),   # no marker
                rec(first[1], "fail", check="nccl.alltoall")]                                     # another check
     tests = group_screen(HOSTS, records=records, group_size=3, check="nccl.all_reduce", round=1)
-    assert [(t["hosts"], t["purpose"]) for t in tests] == [(["d", "e"], "bisect")]
-    assert tests[0]["marker"] == "round=1 purpose=bisect hosts=d e"
+    # the failing group's first half; the passing group again (a host is known good after two passes)
+    assert [(t["hosts"], t["purpose"]) for t in tests] == [(["d", "e"], "bisect"), (["a", "b", "c"], "recheck")]
+    assert tests[0]["marker"] == "round=1 purpose=bisect hosts=d e evidence=2 margin_pct=5"
     skipped = [rec(first[0], "pass"), rec(first[1], "skip")]
-    assert [t["hosts"] for t in group_screen(HOSTS, records=skipped, group_size=3, round=1)] == [["d", "e", "f"]]
+    assert [t["hosts"] for t in group_screen(HOSTS, records=skipped, group_size=3, round=1)] == [
+        ["d", "e", "f"], ["a", "b", "c"]]
     warned = [rec(first[0], "warn"), rec(first[1], "pass")]
-    assert group_screen(HOSTS, records=warned, group_size=3, round=1) == []       # every host known good
+    assert [t["purpose"] for t in group_screen(HOSTS, records=warned, group_size=3, round=1)] == ["recheck"] * 2
+    assert group_screen(HOSTS, records=warned, group_size=3, round=1, evidence=1) == []    # every host known good
+    again = warned + [rec(t, "pass") for t in group_screen(HOSTS, records=warned, group_size=3, round=1)]
+    assert group_screen(HOSTS, records=again, group_size=3, round=2) == []                # every host known good
 
 
 def test_topology_and_a_host_outside_the_screen():
@@ -54,7 +62,8 @@ def test_topology_and_a_host_outside_the_screen():
 @pytest.mark.parametrize("kwargs, words", [
     ({"group_size": 1}, "group_size must be 0"), ({"group_size": "x"}, "group_size must be an integer"),
     ({"records": "x"}, "records must be a list"), ({"topology": ["a"]}, "topology must map"),
-    ({"round": -1}, "round must be >= 0")])
+    ({"round": -1}, "round must be >= 0"), ({"evidence": 0}, "evidence must be >= 1"),
+    ({"margin_pct": 100}, "margin_pct must be 0 to 100"), ({"margin_pct": "x"}, "margin_pct must be a number")])
 def test_bad_arguments_are_named(kwargs, words):
     with pytest.raises(AnsibleFilterError, match=words):
         group_screen(HOSTS, **kwargs)
@@ -67,7 +76,10 @@ def test_bad_hosts_are_named():
 
 
 def test_the_bound_on_the_rounds():
-    assert group_screen_rounds(8) == planner.max_rounds(8) == 2 + 2 + 5          # groups of 3: log2 3 -> 2
-    assert group_screen_rounds(1000, group_size=32) == 2 + 5 + 5
+    assert group_screen_rounds(8, evidence=1) == planner.max_rounds(8, evidence=1) == 2 + 2 + 5   # groups of 3: log2 3 -> 2
+    assert group_screen_rounds(1000, group_size=32, evidence=1) == 2 + 5 + 5
+    assert group_screen_rounds(8) == planner.max_rounds(8) == 2 + 2 + 5 + 4     # the second run of evidence: 4 more
+    with pytest.raises(AnsibleFilterError):
+        group_screen_rounds(8, evidence=0)
     with pytest.raises(AnsibleFilterError):
         group_screen_rounds("many")

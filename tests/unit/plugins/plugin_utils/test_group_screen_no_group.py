@@ -62,8 +62,9 @@ def test_a_healthy_host_of_the_slow_leaf_without_a_group_is_not_failed():
     report = report_of(records, SMALL)
     assert verdicts(report) == dict((h, "pass") for h in SMALL)
     tried = [t["hosts"] for r in rounds for t in r if "b4" in t["hosts"]]
-    assert tried == [["b4", "a1"], ["b4", "b1"]]
-    assert len(rounds) == 3
+    # two passes clear it (evidence 2): its recheck prefers the leaf it did not fail with
+    assert tried == [["b4", "a1"], ["b4", "b1"], ["b4", "b1"]]
+    assert len(rounds) == 5          # screen, recheck (every host's second pass), then b4's three tries
     # the same fleet with b4's leaf known: nobody fails either (unchanged)
     records, _rounds = drive(SMALL, SMALL_LEAF, _passes(SMALL_LEAF, "leaf-B", ()))
     assert verdicts(report_of(records, SMALL)) == dict((h, "pass") for h in SMALL)
@@ -80,7 +81,7 @@ def test_a_bad_host_without_a_group_is_named_unresolved_never_failed():
     assert "switch is not known" in reason and "not failed" in reason
     assert "b4, a1" in reason and "b4, b1" in reason, reason
     assert [f for f in report["findings"] if f["analysis"] == "screen"] == []
-    assert len(rounds) == 3
+    assert len(rounds) == 4          # screen, recheck (every host's second pass), b4 with a1, with b1
 
 
 def test_without_any_topology_a_bad_host_is_still_failed():
@@ -111,11 +112,19 @@ def test_state_a_failure_across_does_not_confirm_a_host_without_a_group():
     topology = {"a1": "A", "a2": "A", "b1": "B"}
     hosts = ["a1", "a2", "b1", "x"]
     outcomes = [(["a1", "a2"], True), (["b1", "a1"], True), (["x", "a1"], False)]
-    good, bad, pools, _unknown = group_screen.state(hosts, outcomes, topology)
+    good, bad, pools, _unknown = group_screen.state(hosts, outcomes, topology, evidence=1)
     assert bad == set() and pools == [["x"]] and "x" not in good
     # it is tried next with a known-good host of a group it has not failed with
-    assert group_screen.plan(hosts, outcomes, topology=topology) == [{"hosts": ["x", "b1"], "purpose": "confirm"}]
+    assert group_screen.plan(hosts, outcomes, topology=topology, evidence=1) == [
+        {"hosts": ["x", "b1"], "purpose": "confirm"}]
     # failed with every group: nothing left to try, unresolved
-    assert group_screen.plan(hosts, outcomes + [(["x", "b1"], False)], topology=topology) == []
-    # no topology at all: the first failure confirms it, as before
-    assert group_screen.state(hosts, outcomes)[1] == {"x"}
+    assert group_screen.plan(hosts, outcomes + [(["x", "b1"], False)], topology=topology, evidence=1) == []
+    # no topology at all: the first failure confirms it (one run per verdict), as before
+    assert group_screen.state(hosts, outcomes, evidence=1)[1] == {"x"}
+    # two runs per verdict: a1 passed twice, a2 and b1 once - they are rechecked, x is not tried with b1 yet;
+    # without a topology x needs two failing confirmations with known-good hosts
+    assert group_screen.assess(hosts, outcomes, topology)["recheck"] == {"a2", "b1"}
+    assert group_screen.state(hosts, outcomes)[1] == set()
+    assert group_screen.state(hosts, outcomes + [(["x", "a2"], False)])[1] == set()      # a2 passed once only
+    twice = outcomes[:1] + outcomes + [(["x", "a2"], False)]
+    assert group_screen.state(hosts, twice)[1] == {"x"}                   # with a1, then with a2: both known good

@@ -99,7 +99,11 @@ def test_a_marker_carries_each_hosts_group():
     text = group_screen.marker(3, "span", ["a", "b", "c"], ["leaf 1", None, "-"])
     assert text == "round=3 purpose=span hosts=a b c groups=leaf%201 - %2D"
     assert group_screen.parse_marker(text) == {"round": 3, "purpose": "span", "hosts": ["a", "b", "c"],
-                                               "groups": {"a": "leaf 1", "c": "-"}}
+                                               "groups": {"a": "leaf 1", "c": "-"}, "rules": group_screen.LEGACY}
+    ruled = group_screen.marker(3, "span", ["a", "b"], rules={"evidence": 2, "margin_pct": 5.0})
+    assert ruled == "round=3 purpose=span hosts=a b evidence=2 margin_pct=5"
+    assert group_screen.parse_marker(ruled)["rules"] == {"evidence": 2, "margin_pct": 5.0}
+    assert group_screen.parse_marker(ruled.replace("evidence=2", "evidence=0")) is None
     assert group_screen.parse_marker("round=1 purpose=screen hosts=a b groups=x") is None     # one group per host
     for bad in ((["a", "b"], ["x"]), (["a", "groups=b"], None)):
         try:
@@ -115,38 +119,57 @@ def test_a_suspect_that_failed_across_an_uplink_is_confirmed_inside_its_leaf():
     hosts = ["x1", "x2", "x3", "x4", "x5", "y1", "y2"]
     topology = dict((h, h[0].upper()) for h in hosts)
     outcomes = [(["x1", "x2", "x3"], False), (["x4", "x5"], True), (["y1", "y2"], True), (["x1", "y1"], False)]
-    good, bad, pools, unknown = group_screen.state(hosts, outcomes, topology)
+    good, bad, pools, unknown = group_screen.state(hosts, outcomes, topology, evidence=1)
     assert good == {"x4", "x5", "y1", "y2"} and bad == set() and pools == [["x1"]] and unknown == {"x2", "x3"}
-    assert group_screen.plan(hosts, outcomes, topology=topology) == [
+    assert group_screen.plan(hosts, outcomes, topology=topology, evidence=1) == [
         {"hosts": ["x1", "x4"], "purpose": "confirm"}, {"hosts": ["x2", "x3"], "purpose": "rescreen"},
         {"hosts": ["x5", "y1"], "purpose": "span"}]
-    assert group_screen.state(hosts, outcomes + [(["x1", "x4"], False)], topology)[1] == {"x1"}
-    assert group_screen.state(hosts, outcomes + [(["x1", "x4"], True)], topology)[1] == set()
+    assert group_screen.state(hosts, outcomes + [(["x1", "x4"], False)], topology, evidence=1)[1] == {"x1"}
+    assert group_screen.state(hosts, outcomes + [(["x1", "x4"], True)], topology, evidence=1)[1] == set()
     # without a topology the failure across the uplink confirms it at once
-    assert group_screen.state(hosts, outcomes)[1] == {"x1"}
+    assert group_screen.state(hosts, outcomes, evidence=1)[1] == {"x1"}
     # no known-good host of its own leaf: it waits (the rest of its leaf is screened again)
     early = [(["x1", "x2", "x3", "x4", "x5"], False), (["y1", "y2"], True), (["x1", "y1"], False)]
-    assert group_screen.plan(hosts, early, topology=topology) == [
+    assert group_screen.plan(hosts, early, topology=topology, evidence=1) == [
         {"hosts": ["x2", "x3"], "purpose": "rescreen"}, {"hosts": ["x4", "x5"], "purpose": "rescreen"}]
+    # two runs per verdict: x4, x5 passed twice; two failing confirmations with them, inside its leaf, make x1 bad
+    twice = outcomes[:1] + [(["x4", "x5"], True)] + outcomes[1:]
+    assert group_screen.state(hosts, twice, topology)[1] == set()
+    assert group_screen.plan(hosts, twice, topology=topology)[0] == {"hosts": ["x1", "x4"], "purpose": "confirm"}
+    once = twice + [(["x1", "x4"], False)]
+    assert group_screen.assess(hosts, once, topology)["suspects"] == {"x1": {"x4"}}
+    assert group_screen.plan(hosts, once, topology=topology)[0] == {"hosts": ["x1", "x5"], "purpose": "confirm"}
+    assert group_screen.state(hosts, once + [(["x1", "x5"], False)], topology)[1] == {"x1"}
+    disagree = group_screen.assess(hosts, once + [(["x1", "x5"], True)], topology)
+    assert disagree["bad"] == set() and disagree["doubt"] == {"x1": "disagree"}
 
 
-def test_a_lone_host_of_its_leaf_is_judged_across_the_uplink():
+def test_a_lone_host_of_its_leaf_is_judged_across_the_uplink_with_one_run_only():
+    """One run per verdict judged a host alone in its leaf across the uplink; with two, it is never condemned across
+    (its own uplink would fail the same runs: nothing tells them apart), it stays unresolved."""
     hosts = ["x1", "y1", "y2"]
     topology = {"x1": "X", "y1": "Y", "y2": "Y"}
-    assert group_screen.state(hosts, [(["y1", "y2"], True), (["x1", "y1"], False)], topology)[1] == {"x1"}
+    assert group_screen.state(hosts, [(["y1", "y2"], True), (["x1", "y1"], False)], topology, evidence=1)[1] == {"x1"}
+    twice = [(["y1", "y2"], True), (["y1", "y2"], True), (["x1", "y1"], False), (["x1", "y2"], False)]
+    assert group_screen.state(hosts, twice, topology)[1] == set()
+    assert group_screen.state(hosts, twice)[1] == {"x1"}                  # no topology: the two confirmations count
 
 
 def test_max_rounds_counts_the_span_tests():
-    assert group_screen.max_rounds(64) == 10
-    assert group_screen.max_rounds(64, groups=1) == 10
-    assert group_screen.max_rounds(64, groups=8) == 10 + 2 + 2
+    assert group_screen.max_rounds(64, evidence=1) == 10
+    assert group_screen.max_rounds(64, groups=1, evidence=1) == 10
+    assert group_screen.max_rounds(64, groups=8, evidence=1) == 10 + 2 + 2
+    # each run of evidence beyond one: 4 rounds more for the hosts, 2 for the span tests
+    assert group_screen.max_rounds(64) == 14 and group_screen.max_rounds(64, groups=8) == 14 + 2 + 2 + 2
 
 
 def test_the_filters_carry_the_groups():
     from ansible_collections.aifabric.acceptance.plugins.filter.group_screen_rounds import group_screen_rounds
-    assert group_screen_rounds(64, groups=8) == group_screen.max_rounds(64, groups=8) == 14
+    assert group_screen_rounds(64, groups=8) == group_screen.max_rounds(64, groups=8) == 20
+    assert group_screen_rounds(64, groups=8, evidence=1) == 14
     tests = plan_round(["a", "b", "c"], topology={"a": "leaf 1", "b": "leaf 1"}, group_size=2)
-    assert [t["marker"] for t in tests] == ["round=0 purpose=screen hosts=a b groups=leaf%201 leaf%201"]
+    assert [t["marker"] for t in tests] == ["round=0 purpose=screen hosts=a b groups=leaf%201 leaf%201 evidence=2 "
+                                            "margin_pct=5"]
     assert group_screen.parse_marker(tests[0]["marker"])["groups"] == {"a": "leaf 1", "b": "leaf 1"}
 
 
@@ -159,7 +182,15 @@ def _measurer(topology, slow, bad):
 
 def test_random_fleets_with_a_slow_leaf_never_fail_a_healthy_host():
     """80 random fleets (4 to 16 leaves of uneven size, hosts shuffled, one slow leaf, 0 to 3 bad nodes elsewhere):
-    no healthy host - of the slow leaf or any other - is ever confirmed bad; every bad node is bad or unresolved."""
+    no healthy host - of the slow leaf or any other - is ever confirmed bad; every bad node is bad or unresolved.
+
+    Exact in 70 fleets or more; the rest have leaves of one or two hosts: a bad node alone in its leaf is never
+    condemned (two runs per verdict judge a host inside its leaf; alone, a slow uplink of its own would fail the
+    same runs), nor are two bad hosts that are a leaf between them. The slow leaf is named in 70 fleets or more,
+    counting as named the fleets whose slow leaf is one host: that host passes no collective (across, its uplink is
+    slow; alone, it runs none), so no test can name its leaf and it stays unresolved - asserted. The screen of one run
+    per verdict named such a leaf only because ``run`` measured a "test" of that host alone in round 0 (the filter
+    drops a test of one host: on real hosts it never ran)."""
     import random
     found = slow_named = 0
     for seed in range(80):
@@ -177,5 +208,8 @@ def test_random_fleets_with_a_slow_leaf_never_fail_a_healthy_host():
         assert bad <= set(result["bad"]) | set(result["unresolved"]), seed
         assert result["slow_groups"] in ([], [slow]), seed
         found += set(result["bad"]) == bad
-        slow_named += result["slow_groups"] == [slow]
+        lone = [h for h in hosts if topology[h] == slow]
+        if len(lone) == 1:
+            assert lone[0] in result["unresolved"] and result["slow_groups"] == [], seed
+        slow_named += result["slow_groups"] == [slow] or len(lone) == 1
     assert found >= 70 and slow_named >= 70, (found, slow_named)          # the rest: leaves of one or two hosts

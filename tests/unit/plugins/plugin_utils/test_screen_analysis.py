@@ -92,14 +92,19 @@ def test_a_failing_group_fails_neither_its_launcher_nor_its_other_hosts():
     assert not [r for r in counted["e"] if r["check"] == CHECK]  # ... counts toward no host
     got = verdicts(report_of(records, hosts))
     assert got == dict((h, "fail" if h == "f" else "pass") for h in hosts)
-    # screen; the failing group's first half; its first host with a known-good one (e passes: f, failing with the
-    # known-good e, is confirmed) and the failing group's other half screened again
+    # screen; the failing group's first half, and the passing group again (two passes make a host known good); the
+    # half's first host with a known-good one (e passes, f is the pool) and the failing group's other half screened
+    # again; f with known-good a (its first failing confirmation) and e, g, h again; f with another known-good host
     assert [[(t["purpose"], t["hosts"]) for t in r] for r in rounds] == [
         [("screen", ["a", "b", "c", "d"]), ("screen", ["e", "f", "g", "h"])],
-        [("bisect", ["e", "f"])],
-        [("confirm", ["e", "a"]), ("rescreen", ["g", "h"])]]
+        [("bisect", ["e", "f"]), ("recheck", ["a", "b", "c", "d"])],
+        [("confirm", ["e", "a"]), ("rescreen", ["g", "h"])],
+        [("confirm", ["f", "a"]), ("recheck", ["e", "g", "h"])],
+        [("confirm", ["f", "b"])]]
     finding = [f for f in report_of(records, hosts)["findings"] if f["analysis"] == "screen"]
-    assert [(f["kind"], f["hosts"], f["evidence"]["confirmed_by"]["hosts"]) for f in finding] == [("node", ["f"], ["e", "f"])]
+    assert [(f["kind"], f["hosts"], f["evidence"]["confirmed_by"]["hosts"]) for f in finding] == [("node", ["f"], ["f", "a"])]
+    assert [c["hosts"] for c in finding[0]["evidence"]["confirmations"]] == [["f", "a"], ["f", "b"]]
+    assert finding[0]["evidence"]["known_good_with"] == ["a", "b"]
 
 
 def test_without_the_analysis_the_records_count_toward_their_launcher_as_before():
@@ -107,7 +112,7 @@ def test_without_the_analysis_the_records_count_toward_their_launcher_as_before(
     records, _rounds = drive(hosts, ["c"], group_size=4)
     counted = verdict.host_records(records)
     assert [(r["status"], group_screen.screen_of(r)["hosts"]) for r in counted["a"]] == [
-        ("fail", ["a", "b", "c", "d"]), ("pass", ["a", "b"])]
+        ("fail", ["a", "b", "c", "d"]), ("pass", ["a", "b"]), ("pass", ["a", "b"])]    # bisect, then its recheck
 
 
 def test_unresolved_hosts_warn_with_why_and_a_host_of_skipped_tests_skips():
@@ -142,7 +147,8 @@ def test_topology_keeps_groups_inside_a_leaf():
 
 def test_only_measured_records_with_a_marker_are_screen_records():
     marker = group_screen.marker(2, "bisect", ["a", "b"])
-    assert group_screen.parse_marker(marker) == {"round": 2, "purpose": "bisect", "hosts": ["a", "b"], "groups": {}}
+    assert group_screen.parse_marker(marker) == {"round": 2, "purpose": "bisect", "hosts": ["a", "b"], "groups": {},
+                                                 "rules": group_screen.LEGACY}       # a marker naming no rules
     for value in ("", "round=x purpose=bisect hosts=a b", "round=1 purpose=guess hosts=a b", "round=1 purpose=screen hosts=a",
                   None, 3):
         assert group_screen.parse_marker(value) is None
