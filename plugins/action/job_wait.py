@@ -30,6 +30,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     KILL_GRACE_S, Silent, bounded, bounded_poll, status_unreadable)
 
@@ -63,6 +64,10 @@ def _problem(args):
     """What is wrong with the validated arguments, or None."""
     if not args["jid"].strip():
         return "jid is empty: give the ansible_job_id of the task that started the job (async, poll 0)"
+    if not statedir.NAME_RE.match(args["jid"]):
+        # async_status joins it to the job directory: "../x" would read, and remove, a file outside it
+        return ("jid %.100r is not a job id: one name of letters, digits, '_', '.', ':' or '-', starting with a letter "
+                "or digit (no '/', no '..'), as async_wrapper makes them (j512186146478.4137)" % args["jid"])
     if args["wait_timeout_s"] < 0:
         return "wait_timeout_s must be 0 or more, got %s" % args["wait_timeout_s"]
     if args["poll_s"] <= 0:
@@ -89,6 +94,24 @@ def _kind(out):
     if out.get("finished") or out.get("failed"):
         return "done"
     return "running"
+
+
+def _one(value):
+    """A job file's ``finished`` as ansible-core's own poll reads it (``int(finished) == 1``): True, 1 or "1" only."""
+    return value is True or (not isinstance(value, bool) and isinstance(value, (int, str)) and str(value).strip() == "1")
+
+
+def _believed(jid, out):
+    """What a status answer (the host's word: the job file as async_status read it) may say. Only the connection
+    makes a poll unreachable, never a key of the job's output; ``finished`` is 1 or not; a file that names another
+    job is not this job's status (a status error, polled again)."""
+    named = out.get("ansible_job_id")
+    if named != jid:
+        return {"status_error": True, "failed": True, "msg": "the job file of %s names the job %.100r: it is not this "
+                "job's status" % (jid, named)}
+    out.pop("unreachable", None)
+    out["started"], out["finished"] = bool(out.get("started")), _one(out.get("finished"))
+    return out
 
 
 def _plural(count, word):
@@ -213,9 +236,7 @@ class ActionModule(ActionBase):
             base["erased"] = path
         else:
             base.update(results_file=path, started=True)
-        out = merge_hash(base, self._execute_module(
+        answer = self._execute_module(
             module_name=STATUS_MODULE, module_args={"jid": jid, "mode": mode, "_async_dir": self._async_dir},
-            task_vars=task_vars))
-        for key in ("started", "finished"):
-            out[key] = bool(out.get(key))
-        return out
+            task_vars=task_vars)
+        return _believed(jid, merge_hash(base, answer))

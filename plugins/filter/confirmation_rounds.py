@@ -67,8 +67,9 @@ def confirmation_rounds(records, hosts, per_suspect=2, check=None):
     except (TypeError, ValueError):
         raise AnsibleFilterError("aifabric.acceptance.confirmation_rounds: per_suspect must be an integer")
     records = [dict(r) for r in records if isinstance(r, dict)]
-    findings = (attribution.analyze(records, {}))[1]
-    return attribution.plan_confirmation(findings, hosts, per_suspect=per_suspect, check=check, records=records)
+    new_records, findings = attribution.analyze(records, {})
+    return attribution.plan_confirmation(findings, hosts, per_suspect=per_suspect, check=check,
+                                         records=records + new_records)
 
 
 class FilterModule(object):

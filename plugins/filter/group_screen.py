@@ -121,57 +121,98 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
 
 
-def _int(name, value, minimum):
-    try:
+FILTER = "aifabric.acceptance.group_screen"
+MAX_COUNT = 1000000          # hosts, group size, round index, topology groups: far above any fleet
+MAX_NAME = 255               # a host or topology group name (a DNS name is at most 253 characters)
+
+
+def count(value, name, minimum, where=FILTER):
+    """``value`` as an int between ``minimum`` and MAX_COUNT: an int, a whole float or decimal text (templating
+    gives text), never a bool, NaN or infinity; else AnsibleFilterError naming ``name``."""
+    number = None
+    if isinstance(value, float) and value.is_integer():
         number = int(value)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: %s must be an integer, got %r" % (name, value))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 20:
+        number = int(value)
+    if number is None:
+        raise AnsibleFilterError("%s: %s must be an integer, got %r" % (where, name, value))
     if number < minimum:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: %s must be >= %d, got %d" % (name, minimum, number))
+        raise AnsibleFilterError("%s: %s must be >= %d, got %d" % (where, name, minimum, number))
+    if number > MAX_COUNT:
+        raise AnsibleFilterError("%s: %s must be <= %d, got %d" % (where, name, MAX_COUNT, number))
     return number
 
 
-def _hosts(hosts):
-    named = isinstance(hosts, (list, tuple)) and all(
-        isinstance(h, str) and h and not any(c.isspace() for c in h) for h in hosts)
-    if not named:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: input must be a list of host names (no spaces), "
-                                 "got %r" % (hosts,))
+def is_name(value):
+    """A host or group name a screen marker can carry: 1-255 printable characters, no white space and no '='
+    (the marker's words are ``key=value``, separated by spaces)."""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_NAME and value.isprintable()
+            and not any(c.isspace() or c == "=" for c in value))
+
+
+def host_names(hosts, what="input", where=FILTER):
+    """``hosts`` as a list of distinct host names (:func:`is_name`), else AnsibleFilterError."""
+    if not isinstance(hosts, (list, tuple)) or len(hosts) > MAX_COUNT or not all(is_name(h) for h in hosts):
+        bad = hosts if not isinstance(hosts, (list, tuple)) else [h for h in hosts if not is_name(h)][:3]
+        raise AnsibleFilterError("%s: %s must be a list of host names (1-%d printable characters, no spaces, no '='), "
+                                 "got %.300r" % (where, what, MAX_NAME, bad))
     if len(set(hosts)) != len(hosts):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: a host is listed twice in %r" % (hosts,))
+        raise AnsibleFilterError("%s: a host is listed twice in %.300r" % (where, hosts))
     return [str(h) for h in hosts]
 
 
+def _group_name(group):
+    """A topology group: None (no group), or text or a number of at most MAX_NAME printable characters."""
+    if group is None:
+        return True
+    if isinstance(group, bool) or not isinstance(group, (str, int)):
+        return False
+    return len(str(group)) <= MAX_NAME and str(group).isprintable()
+
+
+def _topology(topology):
+    """The topology mapping: host names to a group name (text or a number) or None (no group)."""
+    if topology is None:
+        return {}
+    if not isinstance(topology, dict):
+        raise AnsibleFilterError("%s: topology must map a host to its leaf, rack or clique" % FILTER)
+    for host, group in topology.items():
+        if not is_name(host) or not _group_name(group):
+            raise AnsibleFilterError("%s: topology must map host names to a leaf, rack or clique name (text or a "
+                                     "number, 1-%d characters), got %.100r: %.100r" % (FILTER, MAX_NAME, host, group))
+    return dict(topology)
+
+
 def _rules(evidence, margin_pct):
-    evidence = _int("evidence", evidence, 1)
+    evidence = count(evidence, "evidence", 1)
     try:
         margin = float(margin_pct)
     except (TypeError, ValueError):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: margin_pct must be a number, got %r" % (margin_pct,))
+        raise AnsibleFilterError("%s: margin_pct must be a number, got %.100r" % (FILTER, margin_pct))
     if not 0 <= margin < 100:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: margin_pct must be 0 to 100 (%% of the bound), got %r"
-                                 % (margin_pct,))
+        raise AnsibleFilterError("%s: margin_pct must be 0 to 100 (%% of the bound), got %.100r" % (FILTER, margin_pct))
     return {"evidence": evidence, "margin_pct": margin}
 
 
 def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0,  # pylint: disable=redefined-builtin
                  evidence=planner.EVIDENCE, margin_pct=planner.MARGIN_PCT):
     """The next round of the screen; see DOCUMENTATION."""
-    hosts = _hosts(hosts)
+    hosts = host_names(hosts)
     if records is None:
         records = []
     if not isinstance(records, (list, tuple)):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: records must be a list of result records")
-    if topology is None:
-        topology = {}
-    if not isinstance(topology, dict):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: topology must map a host to its leaf, rack or clique")
-    size = _int("group_size", group_size, 0)
-    round_index = _int("round", round, 0)
+        raise AnsibleFilterError("%s: records must be a list of result records" % FILTER)
+    if not isinstance(check, str):
+        raise AnsibleFilterError("%s: check must be a check name, got %.100r" % (FILTER, check))
+    topology = _topology(topology)
+    size = count(group_size, "group_size", 0)
+    round_index = count(round, "round", 0)
     rules = _rules(evidence, margin_pct)
     if size == 1:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen: group_size must be 0 (about the square root of the "
-                                 "number of hosts) or 2 or more: a collective needs two nodes")
+        raise AnsibleFilterError("%s: group_size must be 0 (about the square root of the number of hosts) or 2 or "
+                                 "more: a collective needs two nodes" % FILTER)
     known = set(hosts)
     measured = planner.screen_outcomes([r for r in records if isinstance(r, dict)], check=check or None)
     outcomes = [(tested, ok) for tested, ok in measured if set(tested) <= known]

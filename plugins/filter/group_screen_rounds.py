@@ -48,21 +48,17 @@ _value:
   type: int
 """
 
-from ansible.errors import AnsibleFilterError
-
+from ansible_collections.aifabric.acceptance.plugins.filter import group_screen as screen_filter
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
 
 
 def group_screen_rounds(count, group_size=0, groups=0, evidence=planner.EVIDENCE):
     """The bound on the screen's rounds; see DOCUMENTATION."""
-    try:
-        count, group_size, groups, evidence = int(count), int(group_size or 0), int(groups or 0), int(evidence)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: the number of hosts, group_size, groups and "
-                                 "evidence must be integers, got %r, %r, %r and %r" % (count, group_size, groups, evidence))
-    if count < 0 or group_size < 0 or groups < 0 or evidence < 1:
-        raise AnsibleFilterError("aifabric.acceptance.group_screen_rounds: negative number of hosts, group_size or groups, "
-                                 "or evidence below 1")
+    where = "aifabric.acceptance.group_screen_rounds"
+    count = screen_filter.count(count, "the number of hosts", 0, where)
+    group_size = screen_filter.count(group_size or 0, "group_size", 0, where)
+    groups = screen_filter.count(groups or 0, "groups", 0, where)
+    evidence = screen_filter.count(evidence, "evidence", 1, where)
     return planner.max_rounds(count, group_size or None, groups=groups, evidence=evidence)
 
 

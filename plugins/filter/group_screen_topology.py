@@ -56,6 +56,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.aifabric.acceptance.plugins.filter import group_screen as screen_filter
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen as planner
 
 
@@ -69,6 +70,9 @@ def _records(learned, imported):
                                  % (type(imported).__name__,))
     out = []
     for host, records in learned.items():
+        if not screen_filter.is_name(host):
+            raise AnsibleFilterError("aifabric.acceptance.group_screen_topology: input must map host names to their "
+                                     "records, got the key %.100r" % (host,))
         if not isinstance(records, (list, tuple)):
             raise AnsibleFilterError("aifabric.acceptance.group_screen_topology: the records of %s must be a list, got "
                                      "%r" % (host, type(records).__name__))
@@ -79,10 +83,8 @@ def _records(learned, imported):
 def group_screen_topology(learned, hosts=None, imported=None):
     """{host: switch group}; see DOCUMENTATION."""
     records = _records(learned, imported if imported is not None else [])
-    if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) and h for h in hosts):
-        raise AnsibleFilterError("aifabric.acceptance.group_screen_topology: hosts must be a list of host names, got %r"
-                                 % (hosts,))
-    return planner.switch_groups(records, [str(h) for h in hosts])
+    hosts = screen_filter.host_names(hosts, "hosts", "aifabric.acceptance.group_screen_topology")
+    return planner.switch_groups(records, hosts)
 
 
 class FilterModule(object):

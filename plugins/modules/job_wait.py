@@ -53,7 +53,12 @@ attributes:
     details: Returns the job's result; the job's own module decides C(changed).
 options:
   jid:
-    description: The job's id, C(ansible_job_id) of the task that started it (C(async), C(poll=0)).
+    description:
+      - The job's id, C(ansible_job_id) of the task that started it (C(async), C(poll=0)).
+      - One name of letters, digits, underscores, dots, colons or hyphens, starting with a letter or digit (as
+        C(async_wrapper) makes them) -
+        anything else (a C(/), a C(..)) fails the task before any call, since the job's file is the job directory
+        joined with it.
     type: str
     required: true
   wait_timeout_s:

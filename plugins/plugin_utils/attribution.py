@@ -47,9 +47,10 @@ Findings: ``{"kind": "node"|"group"|"link", "hosts": [...], "target": <rail>, "c
 "evidence": {...}}``.
 
 Records added (never rewriting measured ones), tool ``{name: fleet-analysis,
-version: attribution}``, for every matrix it judged (a check and rail with at
-least two measured pairs); they are the HOST verdicts of the pairwise check
-(docs/results.md, "Verdicts"):
+version: attribution}``, for every matrix (a check and rail with at least one
+pair: a single pair is low only when its record failed or measured nothing, and
+then both its ends need confirmation - the client's word never fails the
+server); they are the HOST verdicts of the pairwise check (docs/results.md, "Verdicts"):
 
 - ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
   when none of its pairs measured anything: the check could not run there), ``warn`` for a member of a group,
@@ -70,6 +71,7 @@ Controller-only (plugin_utils), no Ansible types.
 from __future__ import annotations
 
 import collections
+import ipaddress
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
@@ -612,10 +614,20 @@ def _host_record(m, host, link_reasons, where=None):
                            facts=facts)
 
 
+def _is_address(end):
+    """True for an IP address: a peer given as an address, not a host of the run (it gets no verdict record)."""
+    try:
+        ipaddress.ip_address(end)
+    except ValueError:
+        return False
+    return True
+
+
 def _matrix_output(m, where=None):
     """(records, findings) of one judged matrix: a node finding per suspect node, a group finding per group (naming
     its switches where ``where``, {host: topology.Placement}, knows them), a link finding per low pair left, a
-    ``.node`` record per host, then the ``.link`` records of the confirmed links."""
+    ``.node`` record per host, then the ``.link`` records of the confirmed links; an end given as an IP address (a
+    peer that is no host of the run) gets none."""
     findings = [_node_finding(m, host) for host in sorted(m.nodes)]
     findings.extend(_group_finding(m, members, evidence, group_reason(m, members, evidence, where), where)
                     for members, evidence in m.groups)
@@ -626,13 +638,14 @@ def _matrix_output(m, where=None):
         if confirmed:
             link_records.extend(_link_records(m, pair, link_reasons[pair]))
     new_records = [_host_record(m, host, link_reasons, where) for host in sorted(m.incident)]
-    return new_records + link_records, findings
+    return [r for r in new_records + link_records if not _is_address(r["host"])], findings
 
 
 def analyze(records, config):
     """Node/link attribution over every pairwise rdma check and rail. Returns (new_records, findings).
 
-    For every matrix it judges, every host of the matrix gets one ``<check>.node`` record (its
+    Every matrix with a pair is judged (a single pair too: it is low only when its record failed or measured
+    nothing, and then both ends need confirmation): every host of the matrix gets one ``<check>.node`` record (its
     verdict for that check and rail) and both ends of every suspect link a ``<check>.link`` warn.
     """
     opts = settings(config)
@@ -640,8 +653,6 @@ def analyze(records, config):
     new_records, findings = [], []
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        if len(group["edges"]) < 2:
-            continue  # one pair cannot be compared with a fleet: its records judge both ends (fleet.summarize)
         m = judge(check, target, group, opts)
         matrix_records, matrix_findings = _matrix_output(m, topology.placements(switches, m.incident, target))
         new_records.extend(matrix_records)
@@ -678,15 +689,35 @@ def plan_confirmation(findings, hosts, per_suspect=2, check=None, records=None):
     """The confirmation pass of a first pass's attribution ``findings`` (a report's findings: those of other
     analyses are ignored): rounds of [server, client] pairs among ``hosts`` (see :func:`confirmation_rounds`).
     ``records``: the report's records, for the ``net.topology`` ones (the suspect nodes are paired with each other
-    switch by switch where it is known). The one rule behind the ``confirmation_rounds`` filter and
+    switch by switch where it is known) and this analysis's ``.node`` records (a host none of whose pairs measured
+    anything is re-tested like a suspect, :func:`unmeasured_hosts`). The one rule behind the ``confirmation_rounds`` filter and
     ``run_summary``'s ``confirm_hosts``."""
     findings = [f for f in findings or [] if f.get("analysis", NAME) == NAME]
     hosts = [str(h) for h in hosts]
-    suspect_hosts = [h for h in suspects(findings, check=check) if h in hosts]
+    suspect_hosts = [h for h in sorted(set(suspects(findings, check=check)) | unmeasured_hosts(records, check))
+                     if h in hosts]
     retest = [p for p in retest_pairs(findings, check=check) if p[0] in hosts and p[1] in hosts]
     return confirmation_rounds(hosts, suspect_hosts, per_suspect=per_suspect, retest=retest,
                                node_suspects=_node_suspects_by_switch(findings, hosts, check, records),
                                partners=_clean_hosts(records, check))
+
+
+def _node_verdicts(records, check):
+    """This analysis's ``<check>.node`` records among ``records`` (of ``check`` when given)."""
+    for rec in records or ():
+        if not (isinstance(rec, dict) and analysis.is_analysis_record(rec)
+                and (rec.get("tool") or {}).get("version") == NAME and str(rec.get("check", "")).endswith(".node")):
+            continue
+        if check and rec.get("check") != check + ".node":
+            continue
+        yield rec
+
+
+def unmeasured_hosts(records, check=None):
+    """The hosts none of whose pairs measured anything (a ``.node`` verdict ``unmeasured``): nothing shows them
+    healthy, so the confirmation pass re-tests them with known-good peers, as suspects."""
+    return set(rec.get("host") for rec in _node_verdicts(records, check)
+               if (rec.get("facts") or {}).get("attribution") == "unmeasured")
 
 
 def _clean_hosts(records, check):
@@ -694,12 +725,7 @@ def _clean_hosts(records, check):
     two pairs and no low pair: the known-good partners that say something (a host with one low pair of two, next to
     a bad node, would be one more suspect). None when ``records`` hold no verdict at all."""
     verdicts = {}
-    for rec in records or ():
-        if not (isinstance(rec, dict) and analysis.is_analysis_record(rec)
-                and (rec.get("tool") or {}).get("version") == NAME and str(rec.get("check", "")).endswith(".node")):
-            continue
-        if check and rec.get("check") != check + ".node":
-            continue
+    for rec in _node_verdicts(records, check):
         metrics = rec.get("metrics") or {}
         clean = (rec.get("status") == "pass" and metrics.get("low_pairs_count") == 0
                  and (metrics.get("pairs_count") or 0) >= 2)

@@ -69,12 +69,18 @@ def _measured_check(rec):
 def analysis_judges(records):
     """{(host, measured check, target or None): {judge: reason of a skip or None}} from the analysis records."""
     out = {}
+    compared = None
     for rec in records:
         if not analysis.is_analysis_record(rec):
             continue
         judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
         if judge is None:
             continue
+        if judge == "attribution":
+            # a lone pair's verdict is its own status: attribution compared no figure there
+            compared = verdict.compared_matrices(records) if compared is None else compared
+            if (_measured_check(rec), rec.get("target")) not in compared:
+                continue
         # an RDMA pair's judgement may sit on the end it blames: facts.measured_host names the measured record's host
         key = ((rec.get("facts") or {}).get("measured_host") or rec.get("host"), _measured_check(rec), rec.get("target"))
         skipped = rec.get("reason") if rec.get("status") == "skip" else None
@@ -120,7 +126,7 @@ def record_judges(records):
     ``unjudged``; an analysis record: the analysis; any other record: the kinds of the rules in its ``expect``
     that bound something (none: no entry)."""
     by_analysis = analysis_judges(records)
-    matrices = verdict.judged_matrices(records)
+    matrices = verdict.compared_matrices(records)
     out = {}
     for rec in records:
         if analysis.is_analysis_record(rec):
@@ -141,7 +147,7 @@ def coverage(records):
     """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}],
     judged_by: [{host, check, target, judges}]} (the lists capped at MAX_LISTED entries each)."""
     by_analysis = analysis_judges(records)
-    matrices = verdict.judged_matrices(records)
+    matrices = verdict.compared_matrices(records)
     hardware_why = hardware.not_judged(records)
     total, by_judge, unjudged, judged_by = 0, {}, [], []
     for rec in records:

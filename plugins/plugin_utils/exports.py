@@ -49,8 +49,24 @@ FAMILIES = (
 )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _escape(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A label value as the text format writes it: UTF-8 (a lone surrogate - undecodable tool output kept by
+    surrogateescape - becomes U+FFFD), with backslash, double quote and line feed escaped."""
+    text = _SURROGATE.sub("\ufffd", str(value))
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _finite(value):
+    """True for a number the format can carry: finite as a float (an integer past the float range is not)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _labels(names, values):
@@ -87,7 +103,7 @@ def _record_samples(records, hosts, status, metric):
         if analysis.is_analysis_record(rec):
             continue
         for name, value in sorted((rec.get("metrics") or {}).items()):
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if _finite(value):
                 metric[key + (name,)] = value
 
 

@@ -38,6 +38,7 @@ import fnmatch
 import functools
 import json
 import os
+import re
 import sqlite3
 import time
 import urllib.parse
@@ -47,7 +48,10 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet_r
 
 BUSY_TIMEOUT_S = 60.0
 PG_LOCK = 0x41494642     # advisory lock key of the writers ("AIFB")
-URL_SCHEMES = ("postgresql://", "postgres://")
+URL_SCHEMES = ("postgresql", "postgres")    # a URL's scheme, any case
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://")
+_CONNINFO = re.compile(r"\s*[A-Za-z_]+\s*=")      # libpq's key=value form (host=... password=...)
+HIDDEN = "***"
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -96,21 +100,74 @@ class HistoryError(Exception):
     """The history store could not be opened, read or written (message names the store)."""
 
 
+def _scheme(db):
+    """The scheme of a URL (``scheme://...``), or None for a file path."""
+    found = _SCHEME.match(db) if isinstance(db, str) else None
+    return found.group(1) if found else None
+
+
 def is_url(db):
-    """True for a PostgreSQL URL (``postgresql://...``), False for a SQLite file path."""
-    return isinstance(db, str) and db.startswith(URL_SCHEMES)
+    """True for a PostgreSQL URL (``postgresql://...``, the scheme in any case), False for a SQLite file path."""
+    return (_scheme(db) or "").lower() in URL_SCHEMES
+
+
+def check_db(db):
+    """``db`` when it names a store this code can open: a SQLite file path or a ``postgresql://`` URL. HistoryError
+    for a URL of another scheme or a libpq ``key=value`` string - never taken for a file path (which would be
+    created, named after the credentials) - saying so without its text."""
+    if not isinstance(db, str) or not db.strip():
+        raise HistoryError("history_db must be a SQLite file path or a postgresql:// URL, got %s" % type(db).__name__)
+    scheme = _scheme(db)
+    if scheme is not None and not is_url(db):
+        raise HistoryError("history_db: the URL scheme %s:// is not supported: give a postgresql:// URL or a SQLite "
+                           "file path" % scheme[:40])
+    if scheme is None and _CONNINFO.match(db):
+        raise HistoryError("history_db: a key=value connection string is not supported (its text is not shown): give "
+                           "a postgresql:// URL (its password in ~/.pgpass or PGPASSWORD) or a SQLite file path")
+    return db
+
+
+def _url_parts(db):
+    """(scheme, user, host and port, path) of a URL, split by hand: never raises (urllib does, on ``[::1``)."""
+    scheme, rest = db.split("://", 1)
+    rest = re.split(r"[?#]", rest, 1)[0]
+    netloc, slash, path = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    return scheme, (user.split(":", 1)[0] + "@") if at else "", host, slash + path
 
 
 def display_name(db):
-    """The store as shown in reports: a file's absolute path, a URL without its password."""
-    if not is_url(db):
-        return os.path.abspath(os.path.expanduser(db))
-    parts = urllib.parse.urlsplit(db)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = "%s@%s" % (user.split(":", 1)[0], host)
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    """The store as shown in messages and reports: a file's absolute path; a URL without its password, parameters
+    or fragment (any scheme); a key=value string as that, never its text."""
+    if _scheme(db) is not None:
+        return "%s://%s%s%s" % _url_parts(db)
+    if not isinstance(db, str) or _CONNINFO.match(db):
+        return "(a key=value connection string)"
+    return os.path.abspath(os.path.expanduser(db))
+
+
+def _secrets(db):
+    """The texts of ``db`` that must never be shown: the URL's password (as written and decoded) and the values of
+    its ``password`` parameters."""
+    if _scheme(db) is None:
+        return [db] if _CONNINFO.match(db or "") else []
+    rest = db.split("://", 1)[1]
+    netloc = re.split(r"[/?#]", rest, 1)[0]
+    found = []
+    if "@" in netloc and ":" in netloc.rpartition("@")[0]:
+        found.append(netloc.rpartition("@")[0].split(":", 1)[1])
+    query = rest.partition("?")[2].partition("#")[0]
+    found.extend(value for key, _eq, value in (p.partition("=") for p in query.split("&")) if key == "password")
+    return [t for text in found if text for t in (text, urllib.parse.unquote(text))]
+
+
+def hide(db, text):
+    """``text`` (an error message of sqlite3, psycopg or libpq, which may quote the URL or a part of it) with ``db``
+    and every secret of it replaced."""
+    text = str(text).replace(db, display_name(db)) if isinstance(db, str) and db else str(text)
+    for secret in sorted(set(_secrets(db)), key=len, reverse=True):
+        text = text.replace(secret, HIDDEN)
+    return text
 
 
 NUL_SUBSTITUTE = "\ufffd"    # what a NUL byte of tool output is stored as (PostgreSQL text cannot hold NUL)
@@ -246,7 +303,10 @@ class _Postgres:
         self.errors = (psycopg.Error, OSError)
         self.name = display_name(url)
         self.timeout_s = timeout_s
-        self.conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout_s)))
+        scheme = _scheme(url)
+        # libpq knows the scheme in lower case only (a URL's scheme is case-insensitive, RFC 3986)
+        self.conn = psycopg.connect(scheme.lower() + url[len(scheme):], autocommit=True,
+                                    connect_timeout=max(1, int(timeout_s)))
         try:
             # every statement bounded: a lock wait longer than the busy timeout is an error, as with SQLite
             self.conn.execute("SET statement_timeout = %d" % int(timeout_s * 1000))
@@ -336,6 +396,7 @@ def store_version(db):
 
 def _open(db, timeout_s=BUSY_TIMEOUT_S, read_only=False):
     """A backend connection, or HistoryError naming the store."""
+    check_db(db)
     try:
         if is_url(db):
             return _Postgres(db, timeout_s, read_only)
@@ -343,13 +404,13 @@ def _open(db, timeout_s=BUSY_TIMEOUT_S, read_only=False):
     except HistoryError:
         raise
     except Exception as exc:  # pylint: disable=broad-except  # sqlite3/psycopg/OS errors all name the store
-        raise HistoryError("cannot open history store %s: %s" % (display_name(db), exc)) from exc
+        raise HistoryError("cannot open history store %s: %s" % (display_name(db), hide(db, exc))) from None
 
 
 def _read_only(db, timeout_s=BUSY_TIMEOUT_S):
     """A read-only connection, or None when the store does not exist yet (nothing is created); HistoryError for a
     store of a later layout version than this code knows."""
-    if not is_url(db) and not os.path.isfile(os.path.expanduser(db)):
+    if not is_url(check_db(db)) and not os.path.isfile(os.path.expanduser(db)):
         return None
     store = _open(db, timeout_s, read_only=True)
     try:
@@ -358,7 +419,7 @@ def _read_only(db, timeout_s=BUSY_TIMEOUT_S):
             return store
     except store.errors as exc:
         store.close()
-        raise HistoryError("cannot read history store %s: %s" % (store.name, exc)) from exc
+        raise HistoryError("cannot read history store %s: %s" % (store.name, hide(db, exc))) from None
     except HistoryError:
         store.close()
         raise
@@ -377,7 +438,7 @@ def _using(db, what, action, timeout_s=BUSY_TIMEOUT_S, read_only=False, missing=
     except HistoryError:
         raise
     except store.errors as exc:
-        raise HistoryError("cannot %s history store %s: %s" % (what, store.name, exc)) from exc
+        raise HistoryError("cannot %s history store %s: %s" % (what, store.name, hide(db, exc))) from None
     finally:
         store.close()
 

@@ -67,9 +67,10 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
 def check_destinations(output_dir, history_db=None):
     """Refuse, before a run starts (the callback's configuration), a report directory or history file that the path
     rule refuses or that cannot be made: what exists of each path is checked as publish would use it, and its nearest
-    existing directory must be writable. Raises statedir.StateError naming the path and why."""
+    existing directory must be writable. Raises statedir.StateError naming the path and why, history.HistoryError for
+    a history_db that is neither a SQLite file path nor a postgresql:// URL (without its text)."""
     paths = [(output_dir, "report directory")]
-    if history_db and not history.is_url(history_db):
+    if history_db and not history.is_url(history.check_db(history_db)):
         paths.append((os.path.dirname(os.path.abspath(os.path.expanduser(history_db))), "history database directory"))
     for path, what in paths:
         real = statedir.trusted_dir(os.path.abspath(os.path.expanduser(path)), create=False, private=False, what=what)

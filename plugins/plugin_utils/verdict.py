@@ -13,10 +13,12 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   attribution records ``<check>.node`` (one per host of the matrix) and ``<check>.link``
   (both ends of a suspect link) carry the host verdicts instead. The measured record
   stays in the report, untouched;
-- a pairwise record of a matrix attribution could not judge (fewer than two measured
-  pairs, or a check attribution does not know) counts toward BOTH ends with its own
-  status: one pair cannot tell node from link, so neither end is accepted on it (the
-  peer only when it is a host of the run: a peer given as an address is not a host).
+- attribution judges every matrix that has a pair, a single pair included (low only when its
+  record failed or measured nothing: both ends then get ``warn`` "needs confirmation"), so a
+  node's verdict for a pairwise check comes from attribution alone. A pairwise record of no
+  judged matrix (no measurement attribution can use: a ``skip``, a check it does not know)
+  counts toward its ``host`` only, never toward its ``peer``: one end's word never judges
+  the other end.
 - a record of the group-testing screen (a multi-node collective over a group, its test named in
   ``params.env.AIFABRIC_SCREEN``: group_screen.screen_of) measures a GROUP, not its launcher: when the screen
   analysis judged its check, it counts toward no host (the ``<check>.screen`` records carry the host
@@ -79,6 +81,16 @@ def judged_matrices(records):
     return out
 
 
+def compared_matrices(records):
+    """The judged matrices in which attribution compared pairs with each other (two measured pairs or more): only
+    there does it judge a pair's figure (coverage); a single pair it judges by the pair's own status alone."""
+    pairs = {}
+    for rec in records:
+        if is_pairwise(rec) and rec.get("status") != "skip":
+            pairs.setdefault(matrix_key(rec), set()).add(frozenset((rec["host"], rec["peer"])))
+    return set(key for key in judged_matrices(records) if len(pairs.get(key, ())) >= 2)
+
+
 def host_records(records):
     """{host: [records that count toward its verdict]}, every host that has a record (in record order).
 
@@ -87,7 +99,6 @@ def host_records(records):
     """
     judged = judged_matrices(records)
     screened = screen_analysis.judged_checks(records)
-    known = set(r.get("host") for r in records)
     out = {}
     for rec in records:
         host = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else None
@@ -97,9 +108,7 @@ def host_records(records):
         if not is_pairwise(rec):
             mine.append(rec)
         elif matrix_key(rec) not in judged:
-            mine.append(rec)
-            if rec["peer"] in known:     # a peer given as an address, not a host of the run, gets no entry
-                out.setdefault(rec["peer"], []).append(rec)
+            mine.append(rec)             # its sender's own word about itself; never its peer's verdict
     return out
 
 

@@ -26,6 +26,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index
 from ansible_collections.aifabric.acceptance.tests.integration.test_callback import (  # pylint: disable=unused-import
     env, run_playbook)
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_history_url import assert_injection_is_data
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 (requirements.txt) is not installed")
 
@@ -134,6 +135,12 @@ def test_same_answers_as_sqlite(pg_url, tmp_path):
     assert "2 runs in the history store postgresql://aifabric@/postgres" in page
     assert history.prune(pg_url, keep_runs=1) == ["r1"]
     assert [r[0] for r in history.runs(pg_url)] == ["r2"] and history.load_baseline(pg_url, "nov")["source_run"] == "r1"
+
+
+def test_injection_text_is_stored_as_data(pg_url):
+    """Records, run ids and baseline names of injection text (quotes, ``%s``, ``?``, ``$1``, NUL) round-trip on a real
+    server: every value is a bound parameter (the same assertions as on SQLite, test_history_url.py)."""
+    assert_injection_is_data(pg_url)
 
 
 def test_check_mode_creates_nothing(pg_url):

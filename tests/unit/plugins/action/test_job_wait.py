@@ -392,3 +392,52 @@ def test_bad_arguments_fail_clearly_without_a_call(tmp_path, args, message):
 
 def test_worst_case_covers_the_last_poll_and_the_removal():
     assert job_wait.worst_case_s(100, 30) == 100 + 2 * (30 + job_wait.KILL_GRACE_S + 1)
+
+
+# ------------------------------------------------------------------ an attacker's pass (issue 34, rule 7)
+
+@pytest.mark.parametrize("jid", ["../victim", "j1/../../victim", "/VICTIM", ".", "..", "-rf", "j1\n2", "", " j1"])
+def test_a_jid_that_is_not_one_name_is_refused_before_any_call(tmp_path, jid):
+    """async_status joins the jid to the job directory: ``../victim`` read a file outside it as the job's result
+    and, with cleanup, deleted it (as the remote user, root for become)."""
+    victim = tmp_path / "victim"
+    victim.write_text(json.dumps(dict(gemm_result(), finished=1)))
+    host = Host(tmp_path, [None])
+    out = action_for(host, jid=jid.replace("VICTIM", str(victim).lstrip("/")), wait_timeout_s=1).run(task_vars={})
+    assert out["failed"] is True and "jid" in out["msg"] and "results" not in out, out
+    assert host.calls == [] and victim.exists()
+
+
+def test_the_real_job_ids_are_accepted(tmp_path):
+    for jid in ("j512186146478.4137", "512186146478.4137"):        # ansible-core 2.19+, and before
+        (tmp_path / jid).mkdir()
+        host = Host(tmp_path / jid, [None])
+        out = action_for(host, jid=jid, wait_timeout_s=0).run(task_vars={})
+        assert host.calls and "did not finish" in out["msg"], out
+
+
+def test_a_job_result_that_claims_the_host_is_unreachable_is_its_result_not_a_connection_failure(tmp_path):
+    """Only the connection makes a poll unreachable: a job's own output with ``unreachable: true`` (the node's word)
+    made the action declare the host unreachable and make no further call."""
+    job = dict(gemm_result(), unreachable=True)
+    host = Host(tmp_path, [job])
+    out = action_for(host, wait_timeout_s=2).run(task_vars={})
+    assert not out.get("unreachable") and out["finished"] is True and out["results"] == job["results"], out
+    assert [c.get("mode", "status") for c in host.calls] == ["status", "cleanup"]
+
+
+@pytest.mark.parametrize("finished", ["false", "0", "no", [], {"x": 1}, 2])
+def test_a_status_whose_finished_is_not_one_is_still_running(tmp_path, finished):
+    """ansible-core's own poll takes a job as finished when ``int(finished) == 1``; ``bool("false")`` is True."""
+    host = Host(tmp_path, [{"started": 1, "finished": finished, "ansible_job_id": JID}])
+    out = action_for(host, wait_timeout_s=0).run(task_vars={})
+    assert out["failed"] is True and "did not finish" in out["msg"] and out["finished"] is False, out
+    assert host.job_file.exists()
+
+
+def test_a_status_of_another_job_is_not_this_jobs_result(tmp_path):
+    """A job file naming another job (a finished run's file copied in place) is refused, not returned."""
+    host = Host(tmp_path, [dict(gemm_result(), started=1, finished=1, ansible_job_id="j999.1")])
+    out = action_for(host, status_errors_after_polls=1, wait_timeout_s=2).run(task_vars={})
+    assert out["failed"] is True and "j999.1" in out["msg"] and "results" not in out, out
+    assert host.job_file.exists()

@@ -83,3 +83,45 @@ def test_the_bound_on_the_rounds():
         group_screen_rounds(8, evidence=0)
     with pytest.raises(AnsibleFilterError):
         group_screen_rounds("many")
+
+
+# ------------------------------------------------------------------ an attacker's input (issue 34, rule 7)
+
+def test_records_naming_hosts_outside_the_screen_change_nothing():
+    """A forged record of a failing test over a screen host and hosts outside the inventory is no outcome."""
+    plain = group_screen(HOSTS, group_size=3)
+    forged = rec({"hosts": ["a", "evil"], "marker": planner.marker(0, "screen", ["a", "evil"])}, "fail")
+    assert group_screen(HOSTS, records=[forged, "junk", None, 7], group_size=3) == plain
+
+
+@pytest.mark.parametrize("hosts", [
+    ["groups=x", "b"],                   # read back as the marker's groups word: was a ValueError, not a filter error
+    ["a=b", "c"], ["a\x00", "b"], ["a\x1b[2J", "b"], ["a\u2028b", "c"], ["n" * 256, "b"], ["", "b"], [None, "b"],
+    [["a"], "b"], [{"a": 1}, "b"], [True, "b"],
+])
+def test_a_host_name_the_marker_cannot_carry_is_refused(hosts):
+    with pytest.raises(AnsibleFilterError, match="aifabric.acceptance.group_screen: .*host name"):
+        group_screen(hosts)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"group_size": 10 ** 30}, "group_size must be"), ({"group_size": 2.5}, "group_size must be an integer"),
+    ({"group_size": True}, "group_size must be an integer"), ({"round": float("inf")}, "round must be an integer"),
+    ({"round": 10 ** 30}, "round must be"), ({"round": float("nan")}, "round must be an integer"),
+    ({"topology": {"a": ["leaf"]}}, "topology"), ({"topology": {"a": {"x": 1}}}, "topology"),
+    ({"topology": {"a": True}}, "topology"), ({"topology": {1: "leaf"}}, "topology"),
+    ({"topology": {"a": "l" * 256}}, "topology"), ({"check": ["nccl.all_reduce"]}, "check must be"),
+])
+def test_absurd_sizes_and_non_string_names_are_refused(kwargs, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        group_screen(HOSTS, **kwargs)
+
+
+def test_a_whole_number_given_as_text_or_float_is_accepted():
+    assert group_screen(HOSTS, group_size="3", round=2.0) == group_screen(HOSTS, group_size=3, round=2)
+
+
+@pytest.mark.parametrize("args", [(10 ** 300,), (float("inf"),), (4, 0, 10 ** 400), (True,), (4, 2.5), (-1,)])
+def test_the_bound_on_the_rounds_refuses_absurd_numbers(args):
+    with pytest.raises(AnsibleFilterError, match="aifabric.acceptance.group_screen_rounds"):
+        group_screen_rounds(*args)

@@ -85,3 +85,11 @@ def test_a_fleet_with_management_switches_is_grouped_by_its_ib_leaves_only(seed)
 def test_bad_input_is_a_clear_error(learned, hosts, imported):
     with pytest.raises(AnsibleFilterError, match="group_screen_topology"):
         group_screen_topology(learned, hosts=hosts, imported=imported)
+
+
+@pytest.mark.parametrize("learned, hosts", [({1: []}, ["a"]), ({"a b": []}, ["a"]), ({}, ["groups=x"]), ({}, [["a"]]),
+                                            ({}, ["n" * 256])])
+def test_a_host_name_that_is_no_host_name_is_refused(learned, hosts):
+    """Non-string or impossible host names (in the records' keys or in hosts) were ignored silently."""
+    with pytest.raises(AnsibleFilterError, match="group_screen_topology: .*host name"):
+        group_screen_topology(learned, hosts=hosts)

@@ -112,3 +112,84 @@ def test_any_label_text_and_value_parse_back_unchanged(host, target, value, reas
                              "metric": "bw_avg_gbit_s"}
     assert sample.value == float(value)
     assert [s.labels["host"] for s in got["aifabric_host_status"].samples] == [host]
+
+
+# ------------------------------------------------------------------ hostile records and destinations (issue 34)
+
+LEGACY_METRIC_NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*"     # the exposition format's metric and label names
+LEGACY_LABEL_NAME = "[a-zA-Z_][a-zA-Z0-9_]*"
+
+
+def one_record_report(**fields):
+    """A report of ONE record as a node may send it (not through results.make: its word is not checked there)."""
+    rec = dict({"check": "rdma.ib_write_bw", "status": "pass", "host": "h", "target": None, "peer": None,
+                "metrics": {"bw_avg_gbit_s": 1.0}}, **fields)
+    return {"run": {"run_id": "r", "ended": "2026-11-22T10:05:00Z"},
+            "summary": {"worst_status": "pass", "hosts": [{"host": rec["host"], "status": "pass"}]}, "records": [rec]}
+
+
+def test_family_and_label_names_are_the_formats_own():
+    import re
+    for name, _help, labels in exports.FAMILIES:
+        assert re.fullmatch(LEGACY_METRIC_NAME, name), name
+        assert all(re.fullmatch(LEGACY_LABEL_NAME, label) for label in labels), labels
+
+
+def test_quotes_backslashes_and_newlines_in_every_label_are_escaped():
+    nasty = 'x"} 1\naifabric_host_status{host="forged"} 0\n\\'
+    report = one_record_report(host=nasty, check=nasty, target=nasty, peer=nasty, metrics={nasty: 2.0})
+    text = exports.prometheus(report)
+    assert "forged" not in [s.labels.get("host") for f in families(text).values() for s in f.samples]
+    sample = families(text)["aifabric_metric"].samples[0]
+    assert sample.labels == {"host": nasty, "check": nasty, "target": nasty, "peer": nasty, "metric": nasty}
+    assert len([line for line in text.splitlines() if line.startswith("aifabric_host_status")]) == 1
+
+
+def test_text_that_is_not_utf8_is_written_as_replacement_characters(tmp_path):
+    """A lone surrogate (undecodable tool output, kept by surrogateescape) broke the whole textfile: UnicodeEncodeError."""
+    report = one_record_report(host="node\udcff", target="mlx5_\udc80")
+    paths = exports.write_prometheus(report, str(tmp_path / "textfile"))
+    with open(paths[0], encoding="utf-8") as handle:
+        sample = families(handle.read())["aifabric_metric"].samples[0]
+    assert sample.labels["host"] == "node\ufffd" and sample.labels["target"] == "mlx5_\ufffd"
+
+
+def test_a_number_no_float_can_hold_is_left_out_not_a_crash():
+    """An integer metric of 10**400 (JSON carries any integer) raised OverflowError and lost the whole textfile."""
+    report = one_record_report(metrics={"bw_avg_gbit_s": 10 ** 400, "bw_peak_gbit_s": 2 ** 70})
+    got = families(exports.prometheus(report))
+    assert [(s.labels["metric"], s.value) for s in got["aifabric_metric"].samples] == [("bw_peak_gbit_s", 2.0 ** 70)]
+
+
+def test_a_link_planted_at_the_file_is_replaced_never_followed(tmp_path):
+    directory = tmp_path / "textfile"
+    directory.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    os.symlink(str(victim), str(directory / exports.FLEET_FILE))
+    exports.write_prometheus(one_record_report(), str(directory))
+    assert victim.read_text() == "keep\n" and not os.path.islink(str(directory / exports.FLEET_FILE))
+
+
+def test_a_host_name_never_leaves_the_directory(tmp_path):
+    report = one_record_report(host="../../etc/cron.d/x")
+    paths = exports.write_prometheus(report, str(tmp_path / "textfile"), per_host=True)
+    assert [os.path.dirname(p) for p in paths] == [str(tmp_path / "textfile")]
+    assert os.listdir(str(tmp_path)) == ["textfile"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a directory another user owns")
+def test_a_directory_another_user_owns_or_can_write_is_refused(tmp_path):
+    import pwd
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    os.chown(str(foreign), pwd.getpwnam("nobody").pw_uid, -1)
+    with pytest.raises(statedir.StateError, match="owned by uid"):
+        exports.write_prometheus(one_record_report(), str(foreign))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    with pytest.raises(statedir.StateError, match="writable by group or others"):
+        exports.write_prometheus(one_record_report(), str(shared))
+    assert os.listdir(str(foreign)) == [] and os.listdir(str(shared)) == []
