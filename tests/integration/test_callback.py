@@ -105,8 +105,8 @@ def test_each_task_prints_one_progress_line_per_stage_under_its_own_results(firs
     assert lines[0].startswith("aifabric env: 4/4 hosts, 2 pass, 1 warn, 1 error (dead: host unreachable: ")
     assert lines[0].endswith(")") and len(lines[0]) < 160
     assert lines[1:] == [
-        "aifabric rdma ib_write_bw: 1/1 hosts, 1 fail, bw_avg_gbit_s min 180.2 (node1) max 390.5 "
-        "(node1: bw_avg_gbit_s 180.2 < 380 expected)",
+        "aifabric rdma ib_write_bw: 1/1 hosts, 1 pass, bw_avg_gbit_s 390.5",      # one task per planned pair
+        "aifabric rdma ib_write_bw: 1/1 hosts, 1 fail, bw_avg_gbit_s 180.2 (node1: bw_avg_gbit_s 180.2 < 380 expected)",
         "aifabric gpu: 2/2 hosts, 2 pass",
         "aifabric gpu: 1/1 hosts, 1 fail (node3: 12 volatile uncorrectable ECC errors)",
     ]
@@ -262,15 +262,16 @@ def test_pins_from_the_environment_and_limit(env, tmp_path):
     proc = run_playbook(dict(env, AIFABRIC_DRIFT_PINS='{"version": "2.3.0"}', AIFABRIC_REPORT_FORMATS="json"),
                         tmp_path, "fleet_report.yml", "--limit", "node1,node4", "-v")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert progress_lines(proc.stdout) == [        # -v: the same one line per stage, nothing more
-        "aifabric env: 1/1 hosts, 1 pass",
-        "aifabric rdma ib_write_bw: 1/1 hosts, 1 fail, bw_avg_gbit_s min 180.2 (node1) max 390.5 "
-        "(node1: bw_avg_gbit_s 180.2 < 380 expected)",
-        "aifabric gpu: 1/1 hosts, 1 pass",
-    ]
+    # -v: the same one line per stage, nothing more; node1's pairs with node2 and node3 are no pairs of this run
+    # (--limit leaves their peers out): not admitted, no rdma line, and no report host beyond the two targeted
+    assert progress_lines(proc.stdout) == ["aifabric env: 1/1 hosts, 1 pass", "aifabric gpu: 1/1 hosts, 1 pass"]
     run_dir = os.path.realpath(str(tmp_path / "latest"))
     assert os.listdir(run_dir) == ["results.json"]
     data = json.loads(load(run_dir, "results.json"))
     assert data["run"]["hosts_targeted"] == ["node1", "node4"]        # --limit is respected
+    assert sorted(set(r["host"] for r in data["records"])) == ["node1", "node4"]
+    assert not any(r["check"].startswith("rdma.") for r in data["records"])
+    refused = [r for r in data["records"] if r["host"] == "node1" and r["check"] == "env.task"]
+    assert len(refused) == 2 and all(r["status"] == "error" for r in refused), refused
     drift = [r for r in data["records"] if r["check"] == "env.package.drift"]
     assert [(r["host"], r["status"]) for r in drift] == [("node1", "fail")]

@@ -30,6 +30,7 @@ def main():
             fail=dict(type="bool", default=False),
             msg=dict(type="str", default="test failure"),
             env=dict(type="dict"),
+            peer_name=dict(type="str"),     # as an import task names its pair's other end (record admission)
         ),
         supports_check_mode=True,
     )
