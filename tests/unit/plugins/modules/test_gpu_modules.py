@@ -18,6 +18,8 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_adapter
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
 
@@ -194,6 +196,81 @@ def test_gemm_without_torch_is_skip(module_env, monkeypatch):
     res = _call(gemm_bench.main, {})
     (record,) = res.kwargs["results"]
     assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
+
+
+def _gemm_lines(path, argv):
+    """The worker's result lines of a real capture for the GPUs and dtypes ``argv`` asks (``--devices``,
+    ``--dtypes``), as the worker prints them: only those."""
+    devices = argv[argv.index("--devices") + 1].split(",") if "--devices" in argv else None
+    dtypes = argv[argv.index("--dtypes") + 1].split(",")
+    out = []
+    for line in read(path).splitlines(True):
+        if line.startswith("AIFABRIC_GEMM "):
+            item = json.loads(line[len("AIFABRIC_GEMM "):])
+            if item["dtype"] not in dtypes or (devices and str(item["device"]) not in devices):
+                continue
+        out.append(line)
+    return "".join(out)
+
+
+def _gemm_two_runs(module_env, monkeypatch, retest):
+    """gemm_bench over h200x2-proof-2's capture (GPU 0 bf16 654.8 TFLOP/s, GPU 1 683.9) held to 660 TFLOP/s bf16,
+    its retest answered by ``retest(argv)``."""
+    def handle(argv):
+        if "--devices" not in argv:
+            return 0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-2"), "gemm_bare.txt"), argv), ""
+        return retest(argv)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 660}}}})
+    by_key = dict(((r["check"], r["target"]), r) for r in res.kwargs["results"])
+    return res, by_key
+
+
+def test_gemm_failing_gpu_retested_and_runs_disagree_is_warn(module_env, monkeypatch):
+    res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (
+        0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-1"), "gemm_bare.txt"), argv), ""))
+    retest_argv = module_env[1]["argv"]
+    assert retest_argv[retest_argv.index("--devices") + 1] == "0"      # only the failing GPU and dtype again
+    assert retest_argv[retest_argv.index("--dtypes") + 1] == "bf16"
+    assert res.kwargs["retest_cmd"][-len(retest_argv):] == retest_argv and len(module_env) == 2
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "warn" and gpu0["reason"].startswith("inconclusive: its two runs disagree: run 1 failed")
+    assert gpu0["params"]["runs"] == 2
+    assert gpu0["metrics"]["run1_tflops"] == pytest.approx(654.84, abs=0.01)
+    assert gpu0["metrics"]["run2_tflops"] == pytest.approx(729.32, abs=0.01)
+    assert gpu0["metrics"]["tflops"] == gpu0["metrics"]["run2_tflops"]          # the record of the better run
+    assert results.validate(gpu0) == []
+    for key in (("gpu.gemm_fp16", "0"), ("gpu.gemm_bf16", "1"), ("gpu.gemm_fp16", "1")):
+        assert recs[key]["status"] == "pass" and recs[key]["params"]["runs"] == 1 and "run1_tflops" not in recs[key]["metrics"]
+
+
+def test_gemm_failing_gpu_fails_only_when_its_retest_fails_too(module_env, monkeypatch):
+    _res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (
+        0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-4"), "gemm_bare.txt"), argv), ""))
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "fail" and gpu0["params"]["runs"] == 2
+    assert gpu0["metrics"]["tflops"] == pytest.approx(655.87, abs=0.01)          # the better of 654.8 and 655.9
+    assert "both runs: tflops 654.83" in gpu0["reason"]
+
+
+def test_gemm_retest_that_measures_nothing_leaves_one_run(module_env, monkeypatch):
+    _res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (124, "", ""))
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "fail" and gpu0["params"]["runs"] == 1
+    assert "one run: its retest measured nothing: retest: " in gpu0["reason"] and "timed out" in gpu0["reason"]
+
+
+def test_gemm_retest_wanted_for_a_gpu_far_below_its_sibling():
+    recs = gemm_adapter.records(read(os.path.join(PROOF, "gemm_bare.txt")), Context(
+        params=dict({"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192,
+                                              "iterations": 200, "warmup_iterations": 10, "warmup_s": 1.0}), rc=0))
+    assert gemm_adapter.retest_wanted(recs) == []         # 729 / 744 and 700 / 676 TFLOP/s: siblings agree
+    # GPU 1's fp16 figure at 46 % of GPU 0's (what a competing matmul did on the proof machine; thresholds.PEERS)
+    low = [dict(r, metrics=dict(r["metrics"], tflops=0.46 * 700.39)) if (r["check"], r["target"]) == (
+        "gpu.gemm_fp16", "1") else r for r in recs]
+    assert gemm_adapter.retest_wanted(low) == [(1, "fp16")]
+    assert gemm_adapter.retest_params({"dtypes": ["bf16", "fp16"], "gpu_indices": []}, [(1, "fp16")]) == {
+        "dtypes": ["fp16"], "gpu_indices": [1]}
 
 
 # ------------------------------------------------------------------ nccl_test
