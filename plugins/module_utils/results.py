@@ -419,7 +419,7 @@ def retested(first, retest, metric, better="higher"):
     if retest.get("status") not in JUDGED:
         out = dict(first, params=dict(first.get("params") or {}, **{RUNS: 1}))
         if out.get("status") != "pass":
-            out["reason"] = "%s (one run: its retest measured nothing: %s)" % (out.get("reason"), retest.get("reason"))
+            out["reason"] = "%s (one run; retest: %s)" % (out.get("reason"), retest.get("reason"))
         return out
     figures = [(run.get("metrics") or {}).get(metric) for run in (first, retest)]
 

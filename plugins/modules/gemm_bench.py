@@ -210,23 +210,22 @@ def _run(module, p):
 
 def _retest(module, p, records, elapsed_s, python_path, worker):
     """(records, the retest's argv or None): each GPU and dtype that failed or lies far below its siblings
-    (gemm.retest_wanted) measured once more, within what is left of ``timeout_s`` - when at least the first run's
-    time is left (the retest measures no more than it did) - and judged on both runs (gemm.with_retest)."""
+    (gemm.retest_wanted) measured once more within what is left of ``timeout_s`` (runner.retest_limit) and judged on
+    both runs (gemm.with_retest)."""
     wanted = gemm.retest_wanted(records)
     if not wanted:
         return records, None
-    left_s = p["timeout_s"] - elapsed_s
+    limit_s, why_not = runner.retest_limit(p["timeout_s"], elapsed_s, elapsed_s)
     retest_p = gemm.retest_params(p, wanted)
     argv = runner.python_argv(python_path, [worker] + gemm.worker_args(retest_p))
     started = results.utc_now()
-    if left_s < max(elapsed_s, 1):
-        why = "no retest: %.0f s of timeout_s %s left, the first run took %.0f s" % (left_s, p["timeout_s"], elapsed_s)
-        return gemm.with_retest(records, [results.error("gpu.gemm", why, started=started, tool={"name": gemm.TOOL})],
-                                wanted), None
+    if limit_s is None:
+        return gemm.with_retest(records, [results.error("gpu.gemm", why_not, started=started,
+                                                        tool={"name": gemm.TOOL})], wanted), None
     try:
-        run = runner.run(module, argv, int(left_s))
+        run = runner.run(module, argv, limit_s)
     except ToolTimeout as exc:
-        again = [results.error("gpu.gemm", "retest: %s" % exc, started=started, tool={"name": gemm.TOOL})]
+        again = [results.error("gpu.gemm", str(exc), started=started, tool={"name": gemm.TOOL})]
     else:
         again = gemm.records(run.stdout, Context(params=retest_p, rc=run.rc, output=run.output, started=started,
                                                  duration_s=run.elapsed_s, argv=argv, python=python_path))

@@ -17,9 +17,10 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_adapter
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
 
@@ -89,6 +90,40 @@ def test_probe_spawn_record_from_real_capture(module_env, monkeypatch):
     assert worker_argv[3:5] == ["allreduce", "--min-bytes"] and worker_argv[-4:] == ["--launcher", "spawn", "--nprocs", "2"]
     assert module_env[-1]["env"]["NCCL_NVLS_ENABLE"] == "0"
     assert os.path.isfile(worker_argv[2])  # the worker was staged as a file, from its source
+
+
+def _probe_runs(module_env, monkeypatch, proofs, floor):
+    """allreduce_probe on one host (spawn), its n-th run answered by the real capture of h200x2-proof-<proofs[n]>
+    (busbw max: proof-1 344.62 GB/s, proof-4 345.75), held to ``floor`` GB/s."""
+    answers = list(proofs)
+
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, _smi_list(), ""
+        proof = module_fixture("h200x2-proof-%d" % answers.pop(0))
+        shutil.copyfile(os.path.join(proof, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
+        return 0, read(os.path.join(proof, "probe_spawn.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(allreduce_probe.main, {"python": "python3", "expect": {"busbw_max_gbyte_s": {"min": floor}}})
+    return res, answers
+
+
+def test_probe_fail_retested_runs_disagree_is_warn(module_env, monkeypatch):
+    res, left = _probe_runs(module_env, monkeypatch, [1, 4], 345)
+    (record,) = res.kwargs["results"]
+    assert left == [] and res.kwargs["retest_rc"] == 0
+    assert record["status"] == "warn" and record["params"]["runs"] == 2 and results.validate(record) == []
+    assert record["reason"].startswith("inconclusive: its two runs disagree: run 1 failed (busbw_max_gbyte_s 344.6")
+    assert record["metrics"]["run1_busbw_max_gbyte_s"] == pytest.approx(344.6165, abs=1e-3)
+    assert record["metrics"]["run2_busbw_max_gbyte_s"] == pytest.approx(345.7546, abs=1e-3)
+    res, left = _probe_runs(module_env, monkeypatch, [1, 4], 346)
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "fail" and record["params"]["runs"] == 2
+    assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(345.7546, abs=1e-3)   # the better run's record
+    res, left = _probe_runs(module_env, monkeypatch, [4, 1], 340)
+    (record,) = res.kwargs["results"]
+    assert left == [1] and record["status"] == "pass" and record["params"]["runs"] == 1    # a pass is not retested
+    assert res.kwargs["retest_rc"] is None
 
 
 def test_probe_mpirun_argv(module_env, monkeypatch):
@@ -257,7 +292,7 @@ def test_gemm_retest_that_measures_nothing_leaves_one_run(module_env, monkeypatc
     _res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (124, "", ""))
     gpu0 = recs[("gpu.gemm_bf16", "0")]
     assert gpu0["status"] == "fail" and gpu0["params"]["runs"] == 1
-    assert "one run: its retest measured nothing: retest: " in gpu0["reason"] and "timed out" in gpu0["reason"]
+    assert "(one run; retest: python3 timed out after " in gpu0["reason"]
 
 
 def test_gemm_retest_wanted_for_a_gpu_far_below_its_sibling():
@@ -326,6 +361,63 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
     assert record["facts"]["shape"] == "nodes=1 ranks=2 algo=Ring"
     assert record["tool"] == {"name": "nccl-tests", "version": "2.19.6"}
     assert record["metrics"]["busbw_max_gbyte_s"] == 345.68839
+
+
+def _nccl_two_runs(module_env, monkeypatch, tmp_path, captures, floor, **opts):
+    """nccl_test all_reduce on one node (text output), its n-th run answered by the real capture ``captures[n]``
+    (h200x2: all_reduce_g2.txt busbw max 345.69 GB/s, all_reduce_debug.txt 261.8), held to ``floor`` GB/s."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
+    (bindir / "all_reduce_perf").chmod(0o755)
+    g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+    answers = list(captures)
+
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
+        return 0, read(os.path.join(g2, answers.pop(0))), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(nccl_test.main, dict({"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
+                                      "expect": {"busbw_max_gbyte_s": {"min": floor}}}, **opts))
+    return res, answers
+
+
+def test_nccl_single_node_fail_retested_runs_disagree_is_warn(module_env, monkeypatch, tmp_path):
+    res, left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_debug.txt", "all_reduce_g2.txt"], 300)
+    assert left == [] and [r.get("retest", False) for r in res.kwargs["runs"]] == [False, True]
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "warn" and record["params"]["runs"] == 2
+    assert record["reason"].startswith("inconclusive: its two runs disagree: run 1 failed (busbw_max_gbyte_s 261.75")
+    assert (record["metrics"]["run1_busbw_max_gbyte_s"], record["metrics"]["run2_busbw_max_gbyte_s"]) == (
+        261.75, 345.69)
+    assert record["metrics"]["busbw_max_gbyte_s"] == 345.69 and results.validate(record) == []
+
+
+def test_nccl_single_node_fails_when_both_runs_fail(module_env, monkeypatch, tmp_path):
+    res, _left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_g2.txt", "all_reduce_debug.txt"], 350)
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "fail" and record["params"]["runs"] == 2
+    assert record["metrics"]["busbw_max_gbyte_s"] == 345.69           # the better run's record
+    assert record["reason"].endswith("(both runs: busbw_max_gbyte_s 345.69, then 261.75)")
+
+
+def test_nccl_single_node_no_retest_without_time_or_over_hosts(module_env, monkeypatch, tmp_path):
+    res, left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_g2.txt", "all_reduce_debug.txt"], 350,
+                               timeout_s=1)
+    (record,) = res.kwargs["results"]
+    assert left == ["all_reduce_debug.txt"] and record["status"] == "fail" and record["params"]["runs"] == 1
+    assert record["reason"].endswith("(one run; retest: not run: 0 s of timeout_s 1 left, the first run took 0 s)")
+
+
+def test_collective_data_errors_are_never_retested():
+    g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+    (record,) = nccl_adapter.records(read(os.path.join(g2, "all_reduce_g2.txt")), Context(
+        params={"expect": {"busbw_max_gbyte_s": {"min": 350}}}, rc=0, collective="all_reduce"))
+    assert record["status"] == "fail" and collectives.retest_worth(record)
+    for metric in ("wrong_total", "out_of_bounds_total"):
+        corrupt = dict(record, metrics=dict(record["metrics"], **{metric: 3}))
+        assert not collectives.retest_worth(corrupt)     # a clean second run does not clear wrong data
 
 
 def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):
