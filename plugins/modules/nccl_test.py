@@ -25,7 +25,7 @@ description:
     clear) runs once more, within what is left of O(timeout_s) (only when at least the first run's time is left), and
     is judged on both runs - C(fail) only when both fail, C(warn) "inconclusive" when they disagree; the record keeps
     both figures (metrics C(run1_busbw_max_gbyte_s), C(run2_busbw_max_gbyte_s)) and C(params.runs) says how many runs
-    its status rests on. A multi-node run is not retested (C(params.runs) 1): the group screen repeats its own tests.
+    its status rests on. A multi-node run is not retested (C(params.runs) 1); the group screen repeats its own tests.
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
                                  aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._collective_launch]
 attributes:
