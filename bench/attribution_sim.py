@@ -5,8 +5,11 @@
 Generates fleets of N hosts (one rail), a pairing schedule (the real pairings
 filter: all / ring / random k), injects bad nodes (every pair through them runs
 at ``--node-factor`` of line rate) and bad links (one pair at ``--link-factor``),
-adds Gaussian measurement noise (``--noise`` as a fraction of line rate) and a
-rate of spurious errors, builds the pairwise records and runs the real analysis.
+adds Gaussian measurement noise (``--noise`` as a fraction of line rate), a
+rate of spurious errors, transient lows (``--transient p``: a healthy pair measures
+``--transient-factor`` of its figure with probability p; ``--miss q``: a pair through a
+bad node measures healthy with probability q; both drawn from the trial's seeded
+generator), builds the pairwise records and runs the real analysis.
 For screening schedules it then runs the confirmation pass the playbook runs
 (every suspect against known-good hosts) and analyses again.
 
@@ -58,9 +61,12 @@ def measure(server, client, truth, args, rng):
                 "reason": "Couldn't connect (simulated)", "metrics": {}}
     value = LINE_RATE * EFFICIENCY
     if server in nodes or client in nodes:
-        value *= args.node_factor
-    if frozenset((server, client)) in links:
+        if not (args.miss and rng.random() < args.miss):
+            value *= args.node_factor
+    elif frozenset((server, client)) in links:
         value *= args.link_factor
+    elif args.transient and rng.random() < args.transient:
+        value *= args.transient_factor
     value += rng.gauss(0.0, args.noise * LINE_RATE)
     # plain dicts with the record's fields the analysis reads (results.make is
     # not needed for the measurement model and would dominate the run time)
@@ -81,8 +87,10 @@ def score(findings, nodes, links, measured):
     confirmed = [f for f in findings if f["kind"] == "link" and not f["evidence"].get("needs_confirmation")]
     pending = [f for f in findings if f["kind"] == "link" and f["evidence"].get("needs_confirmation")]
     found_links = set(frozenset(f["hosts"]) for f in confirmed)
+    named = set(h for f in findings for h in f["hosts"])      # a group or link finding: its hosts warn
     return {
         "node_tp": len(found_nodes & nodes), "node_fp": len(found_nodes - nodes), "node_fn": len(nodes - found_nodes),
+        "node_warned": len((nodes - found_nodes) & named), "node_passed": len(nodes - named),
         "link_tp": len(found_links & links), "link_fp": len(found_links - links), "link_fn": len(links - found_links),
         "unconfirmed": len(pending),
     }
@@ -146,6 +154,10 @@ def parse_args(argv):
     parser.add_argument("--link-factor", type=float, default=0.6)
     parser.add_argument("--noise", type=float, default=0.02, help="sd of noise, fraction of line rate")
     parser.add_argument("--error-rate", type=float, default=0.0)
+    parser.add_argument("--transient", type=float, default=0.0, help="p: a healthy pair transiently low")
+    parser.add_argument("--transient-factor", type=float, default=0.6)
+    parser.add_argument("--miss", type=float, default=0.0, help="q: a pair through a bad node measures healthy")
+    parser.add_argument("--noise-table", action="store_true", help="the noise table (docs/rdma.md)")
     parser.add_argument("--no-confirm", dest="confirm", action="store_false")
     parser.add_argument("--per-suspect", type=int, default=3)
     parser.add_argument("--trials", type=int, default=5)
@@ -168,9 +180,33 @@ SWEEP = [
 ]
 
 
+def noise_table(args):
+    """The --noise-table rows (docs/rdma.md, "Noise"): per schedule and (p, q), the trials in which a healthy host
+    failed, the healthy hosts failed, the bad nodes missed, and the rounds."""
+    columns = ("N", "schedule", "p %", "q %", "trials", "trials w/ healthy fail", "healthy failed", "bad fail",
+               "bad warn", "bad pass", "rounds", "confirm rounds max")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for schedule in (["--mode", "all"], ["--mode", "ring"], ["--mode", "random", "--rounds", "3"]):
+        for p, q in ((0.0, 0.0), (0.005, 0.0), (0.02, 0.0), (0.05, 0.0), (0.02, 0.1)):
+            run = parse_args(["--hosts", str(args.hosts), "--bad-nodes", str(args.bad_nodes), "--bad-links",
+                              str(args.bad_links), "--transient", str(p), "--miss", str(q), "--per-suspect", "2"] + schedule)
+            trials = [trial(run, args.seed + i) for i in range(args.trials)]
+            print("| %d | %s | %g | %g | %d | %d | %d | %d | %d | %d | %d | %d |" % (
+                run.hosts, " ".join(schedule[1:]), 100 * p, 100 * q, len(trials),
+                sum(1 for t in trials if t["node_fp"]), sum(t["node_fp"] for t in trials),
+                sum(t["node_tp"] for t in trials), sum(t["node_warned"] for t in trials),
+                sum(t["node_passed"] for t in trials), trials[0]["rounds"],
+                max(t["confirm_rounds"] for t in trials)))
+            sys.stdout.flush()
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.noise_table:
+        noise_table(args)
+        return 0
     runs = [parse_args(a + [x for x in argv if x != "--sweep"]) for a in SWEEP] if args.sweep else [args]
     for run in runs:
         trials = [trial(run, run.seed + i) for i in range(run.trials)]

@@ -312,6 +312,19 @@ def _facts_of(parsed, series, shape, algo, extra_facts):
     return dict((k, v) for k, v in facts.items() if v is not None)
 
 
+# the figure a collective's retest keeps from both runs (results.retested): the one fleet_relative judges too
+HEADLINE = "busbw_max_gbyte_s"
+
+
+def retest_worth(record):
+    """True for a failing collective record that a transient can explain: its data were right (no wrong element,
+    nothing out of bounds), so it failed on its figures. Wrong data never come from a neighbour's job: a second
+    run that happens to be clean does not clear them, so they are never retested."""
+    metrics = record.get("metrics") or {}
+    return (record.get("status") == "fail" and not metrics.get("wrong_total")
+            and not metrics.get("out_of_bounds_total"))
+
+
 def _data_check_verdict(parsed, metrics):
     """('fail', reason) when the data check found wrong elements or out-of-bounds values, else ('pass', None)."""
     status, reason = "pass", None

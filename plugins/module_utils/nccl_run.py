@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, launch, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
 
 TOOL = adapter.TOOL
@@ -142,6 +143,7 @@ def run_collectives(module, p, tag=None):
         cmds.append(argv)
         if module.check_mode:
             continue
+        begun = time.monotonic()
         run, timed_out, swept = launch.run_tagged(module, argv, p["timeout_s"], tagged_env, tag, foreground=multi)
         if timed_out is not None:
             record, entry = timed_out_run(timed_out, swept, collective, check, argv, env, started, TOOL)
@@ -149,7 +151,36 @@ def run_collectives(module, p, tag=None):
             runs.append(entry)
             continue
         runs.append({"collective": collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept})
-        records.extend(adapter.records(run.output, Context(
-            params=p, rc=run.rc, hosts=p["hosts"], collective=collective, document=_read_json(json_path),
-            started=started, duration_s=run.elapsed_s, argv=argv, env=env)))
+        ctx = Context(params=p, rc=run.rc, hosts=p["hosts"], collective=collective, document=_read_json(json_path),
+                      started=started, duration_s=run.elapsed_s, argv=argv, env=env)
+        found = adapter.records(run.output, ctx)
+        if not multi and any(collectives.retest_worth(r) for r in found):
+            found = _retested(module, p, found, ctx, (tagged_env, tag, time.monotonic() - begun), json_path, runs)
+        records.extend(found)
     return records, cmds, runs
+
+
+def _retested(module, p, first, ctx, launched, json_path, runs):
+    """The records of a single-node run that failed, judged on a second run of the same argv (results.retested)
+    within what is left of its ``timeout_s`` (runner.retest_limit; ``launched``: the run's environment and tag, and
+    the seconds the first run and its cleanup took); its ``runs`` entry says ``retest``. A run over hosts is never
+    retested here: the group screen repeats those itself, with other partners."""
+    tagged_env, tag, spent_s = launched
+    limit_s, why_not = runner.retest_limit(p["timeout_s"], spent_s, ctx.duration_s or 0)
+    started = results.utc_now()
+    if limit_s is None:
+        again = [results.error(first[0]["check"], why_not, started=started, tool={"name": TOOL})]
+        return [results.retested(record, again[0], collectives.HEADLINE) for record in first]
+    if json_path and os.path.exists(json_path):
+        os.unlink(json_path)       # the retest's own document, or none
+    run, timed_out, swept = launch.run_tagged(module, ctx.argv, limit_s, tagged_env, tag)
+    if timed_out is not None:
+        again, entry = timed_out_run(timed_out, swept, ctx.collective, first[0]["check"], ctx.argv, ctx.env, started,
+                                     TOOL)
+        again = [again]
+    else:
+        entry = {"collective": ctx.collective, "rc": run.rc, "stdout": results.trim(run.output), "swept": swept}
+        again = adapter.records(run.output, replace(ctx, rc=run.rc, document=_read_json(json_path), started=started,
+                                                    duration_s=run.elapsed_s))
+    runs.append(dict(entry, retest=True))
+    return [results.retested(record, again[0], collectives.HEADLINE) for record in first]

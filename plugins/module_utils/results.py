@@ -46,6 +46,8 @@ FIELDS = (
 # mappings. A record of a later version than this is refused (its fields may mean what this code does not know).
 SCHEMA_VERSION = 1
 RAW_MAX_CHARS = 4000
+# params.runs: how many independent runs of the measurement a judged record's status rests on (docs/results.md, "Runs")
+RUNS = "runs"
 RAW_MAX_LINES = 40
 
 # ---------------------------------------------------------------- series: one schema per record family
@@ -285,6 +287,14 @@ def record_version(record):
     return version if type(version) is int else 0     # pylint: disable=unidiomatic-typecheck  # not a bool
 
 
+def _runs(record):
+    params = record.get("params")
+    runs = params.get(RUNS) if isinstance(params, dict) else None
+    if runs is None or (type(runs) is int and runs >= 1):    # pylint: disable=unidiomatic-typecheck  # not a bool
+        return []
+    return ["params.%s must be a whole number >= 1, not %r" % (RUNS, runs)]
+
+
 def _schema_version(record):
     if "schema_version" not in record:
         return []
@@ -333,7 +343,7 @@ def series_problems(check, series):
 
 
 # validate's field checks in the order their problems are listed: each record -> [problem]
-_FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, _fact_values, _schema_version,
+_FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, _fact_values, _runs, _schema_version,
                  _series_and_duration)
 
 
@@ -381,3 +391,74 @@ def with_host(records, host):
             record["host"] = host
         out.append(record)
     return out
+
+
+# ---------------------------------------------------------------- runs: what a verdict rests on
+
+def rests_on(records, runs=1):
+    """``records`` with ``params.runs`` = ``runs`` on each judged one (``pass``, ``warn``, ``fail``): the number of
+    independent runs of the measurement its status rests on (docs/results.md, "Runs"). ``skip`` and ``error``
+    records measured nothing and are left as they are. Changes the records in place; returns the list."""
+    for record in records:
+        if record.get("status") in JUDGED:
+            record.setdefault("params", {})[RUNS] = runs
+    return records
+
+
+def retested(first, retest, metric, better="higher"):
+    """The record of a measurement judged on two runs: ``first``, and ``retest``, the same check and target measured
+    again because ``first`` failed (or looked low). Both figures of ``metric`` stay, as ``run1_<metric>`` and
+    ``run2_<metric>``.
+
+    - both judged: the record of the better run (the less severe status, then the better figure: ``better``
+      ``higher`` or ``lower``), ``params.runs`` 2, ``fail`` only when both failed; when one run failed and the other
+      did not, ``warn``, inconclusive ("its two runs disagree", both runs in the reason): never ``fail`` on one run
+      that the other contradicts, nor ``pass``;
+    - a retest that measured nothing (``error``, ``skip``): ``first``, its reason saying so, ``params.runs`` 1.
+    """
+    if retest.get("status") not in JUDGED:
+        out = dict(first, params=dict(first.get("params") or {}, **{RUNS: 1}))
+        if out.get("status") != "pass":
+            out["reason"] = "%s (one run; retest: %s)" % (out.get("reason"), retest.get("reason"))
+        return out
+    figures = [(run.get("metrics") or {}).get(metric) for run in (first, retest)]
+
+    def rank(run_figure):
+        run, figure = run_figure
+        sign = 1 if better == "higher" else -1
+        return (-SEVERITY.get(run.get("status"), 0), figure is not None, sign * (figure or 0))
+
+    best = max(zip((first, retest), figures), key=rank)[0]
+    out = dict(best, metrics=dict(best.get("metrics") or {}), params=dict(best.get("params") or {}, **{RUNS: 2}),
+               started=first.get("started"),
+               duration_s=_sum_durations(first.get("duration_s"), retest.get("duration_s")))
+    out["metrics"]["run1_" + metric], out["metrics"]["run2_" + metric] = figures
+    failed = [run.get("status") == "fail" for run in (first, retest)]
+    if any(failed) and not all(failed):
+        out["status"] = "warn"
+        out["reason"] = "inconclusive: its two runs disagree: run 1 %s, run 2 %s" % tuple(
+            _run_said(run, metric, figure) for run, figure in zip((first, retest), figures))
+        out["raw"] = out.get("raw") or first.get("raw") or retest.get("raw")
+    elif all(failed):
+        out["reason"] = "%s (both runs: %s %s, then %s)" % (out.get("reason"), metric, _figure(figures[0]),
+                                                            _figure(figures[1]))
+    problems = validate(out)
+    if problems:
+        raise RecordError("invalid retested record for %r: %s" % (out.get("check"), "; ".join(problems)))
+    return out
+
+
+def _run_said(run, metric, figure):
+    if run.get("status") == "fail":
+        return "failed (%s)" % run.get("reason")
+    if run.get("status") == "warn":
+        return "warned (%s)" % run.get("reason")
+    return "passed with %s %s" % (metric, _figure(figure))
+
+
+def _figure(value):
+    return "%.6g" % value if isinstance(value, float) else str(value)
+
+
+def _sum_durations(first, second):
+    return None if first is None or second is None else round(float(first) + float(second), 3)

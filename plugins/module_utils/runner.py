@@ -148,3 +148,14 @@ def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False, 
             "%s timed out after %ss on %s and was killed" % (os.path.basename(argv[0]), int(timeout_s), _node()),
             cmd=argv, rc=rc, stdout_tail=out[-4000:], stderr_tail=err[-4000:], elapsed_s=round(elapsed, 3))
     return Run(argv, rc, out, err, elapsed, undecodable=bad_out + bad_err)
+
+
+def retest_limit(timeout_s, spent_s, first_s):
+    """(limit, None): the time limit of a failing run's retest inside the run's own ``timeout_s`` (so the task's
+    limit, which counts one run, holds): what ``spent_s`` (the first run and its cleanup) left of it, when at least
+    ``first_s`` (the first run's own time: the retest measures no more) is left; else (None, why not)."""
+    left_s = int(timeout_s - spent_s)
+    if left_s >= max(first_s, 1):
+        return left_s, None
+    return None, "not run: %d s of timeout_s %s left, the first run took %.0f s" % (max(left_s, 0), timeout_s,
+                                                                                     first_s)

@@ -21,6 +21,10 @@ description:
     see O(stage_only)).
   - Returns one result record C(nccl.torch_all_reduce) with the same metrics and series as the
     M(aifabric.acceptance.nccl_test) C(nccl.all_reduce) record, judged by the same hardware profiles.
+  - A run on one host whose record fails on its figures (not on wrong data) runs once more, within what is left of
+    O(timeout_s), and is judged on both runs - C(fail) only when both fail, C(warn) "inconclusive" when they disagree;
+    the record keeps both figures (metrics C(run1_busbw_max_gbyte_s), C(run2_busbw_max_gbyte_s)) and says in
+    C(params.runs) how many runs its status rests on. A run over several hosts is not retested (C(params.runs) 1).
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
                                  aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch,
                                  aifabric.acceptance._collective_launch.mpirun_extra_args]
@@ -125,7 +129,8 @@ options:
     default: false
   timeout_s:
     description:
-      - Seconds before the whole run is stopped. With O(launcher=mpirun), C(mpirun) gets C(SIGTERM) first (it tears
+      - Seconds before the whole run is stopped (a retest of a failing one-host run runs within what the first run
+        left of them, and only when at least the first run's time is left). With O(launcher=mpirun), C(mpirun) gets C(SIGTERM) first (it tears
         down its daemons and ranks on every host), C(SIGKILL) 10 seconds later; then every process left on this
         host that carries the run id is stopped. The same cleanup runs when the module itself is interrupted.
       - Must be 1 or more.
@@ -201,6 +206,10 @@ tool_rc:
       benchmark is reported as an C(error) record and the play goes on.
   returned: when a process ran
   type: int
+retest_rc:
+  description: Exit code of the retest of a failing one-host run; null when nothing was retested.
+  returned: when a process ran
+  type: int
 stdout:
   description: The worker's table (trimmed tail).
   returned: when a process ran
@@ -223,12 +232,13 @@ swept:
 import getpass
 import os
 import random
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace, torch_allreduce
 
 def _probe_gpus(module, python, timeout_s):
     """(count, model, problem): nvidia-smi -L when present (fast), else ask PyTorch (imports torch, slower)."""
@@ -305,6 +315,7 @@ def _run(module, p):
     worker, _changed = gpu_worker.stage(directory)
     worker_args += ["--json-out", json_out]
     argv, nodes = _launch_argv(module, p, runner.python_argv(python_path, [worker] + worker_args), env, ranks_per_node, hosts)
+    begun = time.monotonic()
     run, exc, swept = launch.run_tagged(module, argv, p["timeout_s"], env, tag, foreground=p["launcher"] == "mpirun")
     if exc is not None:
         reason = str(exc)
@@ -315,12 +326,39 @@ def _run(module, p):
                                started=started, tool={"name": torch_allreduce.TOOL})
         module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=exc.details.get("rc"), run_id=tag,
                          swept=swept, results=[record])
-    records = torch_allreduce.records(run.output, Context(
-        params=p, document=_read(json_out), rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv, env=env,
-        started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
-        ranks_per_node=ranks_per_node, hosts=hosts))
+    ctx = Context(params=p, document=_read(json_out), rc=run.rc, gpu_name=gpu_name, gpus=gpus, nodes=nodes, argv=argv,
+                  env=env, started=started, duration_s=run.elapsed_s, python=python_path, launcher=p["launcher"],
+                  ranks_per_node=ranks_per_node, hosts=hosts)
+    records = torch_allreduce.records(run.output, ctx)
+    retest_rc = None
+    if nodes == 1 and any(collectives.retest_worth(r) for r in records):
+        records, retest_rc = _retested(module, p, records, ctx, (tag, time.monotonic() - begun), json_out)
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
-                     run_id=tag, swept=swept, results=records)
+                     run_id=tag, swept=swept, results=records, retest_rc=retest_rc)
+
+
+def _retested(module, p, first, ctx, launched, json_out):
+    """(records, the retest's exit code): a one-host probe whose record failed, judged on a second run of the same
+    argv (results.retested) within what is left of ``timeout_s`` (runner.retest_limit; ``launched``: the run tag and
+    the seconds the first run and its cleanup took). A run over hosts is not retested: the group screen repeats
+    those itself, with other partners."""
+    tag, spent_s = launched
+    limit_s, why_not = runner.retest_limit(p["timeout_s"], spent_s, ctx.duration_s or 0)
+    started = results.utc_now()
+    tool = {"name": torch_allreduce.TOOL}
+    if limit_s is None:
+        return [results.retested(r, results.error(torch_allreduce.CHECK, why_not, tool=tool), collectives.HEADLINE)
+                for r in first], None
+    if os.path.exists(json_out):
+        os.unlink(json_out)       # the retest's own result, or none
+    run, exc, _swept = launch.run_tagged(module, ctx.argv, limit_s, ctx.env, tag, foreground=p["launcher"] == "mpirun")
+    if exc is not None:
+        again = results.error(torch_allreduce.CHECK, str(exc), started=started, tool=tool)
+    else:
+        again = torch_allreduce.records(run.output, replace(ctx, document=_read(json_out), rc=run.rc, started=started,
+                                                            duration_s=run.elapsed_s))[0]
+    return ([results.retested(r, again, collectives.HEADLINE) for r in first],
+            exc.details.get("rc") if exc is not None else run.rc)
 
 
 def _stage_only(module, directory, worker):

@@ -21,6 +21,11 @@ description:
     elsewhere can join a report.
   - A crashed or truncated run gives an C(error) record that keeps the last lines of output; wrong elements (C(#wrong))
     or C(Out of bounds values ... FAILED) give C(fail); thresholds come from hardware profiles and O(expect).
+  - A B(single node) collective whose record fails on its figures (not on wrong data, which a second run does not
+    clear) runs once more, within what is left of O(timeout_s) (only when at least the first run's time is left), and
+    is judged on both runs - C(fail) only when both fail, C(warn) "inconclusive" when they disagree; the record keeps
+    both figures (metrics C(run1_busbw_max_gbyte_s), C(run2_busbw_max_gbyte_s)) and C(params.runs) says how many runs
+    its status rests on. A multi-node run is not retested (C(params.runs) 1); the group screen repeats its own tests.
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
                                  aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._collective_launch]
 attributes:
@@ -208,7 +213,7 @@ run_id:
 runs:
   description:
     - Per collective, its exit code, the trimmed tail of its output and C(swept), the leftover processes of the
-      run that were stopped on this host afterwards.
+      run that were stopped on this host afterwards; a retest's entry has C(retest=true).
   returned: when a process ran
   type: list
   elements: dict

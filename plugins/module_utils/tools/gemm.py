@@ -12,7 +12,9 @@ Runs on the targets: Python 3.8+, no Ansible imports.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results
+import statistics
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
 OPTIONS = dict(
@@ -53,8 +55,51 @@ def record_params(params, argv):
 
 def records(text, ctx):
     """gpu.gemm_<dtype> records per GPU, or one skip/error record."""
-    return _records(text, ctx.rc, ctx.params, output=ctx.output, started=ctx.started, duration_s=ctx.duration_s,
-                    argv=ctx.argv, python=ctx.python)
+    return results.rests_on(_records(text, ctx.rc, ctx.params, output=ctx.output, started=ctx.started,
+                                     duration_s=ctx.duration_s, argv=ctx.argv, python=ctx.python))
+
+
+def retest_wanted(records):
+    """The (GPU index, dtype) pairs of a run to measure once more before a verdict rests on them: each judged record
+    that failed, and each GPU whose figure is below thresholds.PEERS ``fail_below_pct`` % of the median of its
+    siblings (the same dtype on the other GPUs of the run), which the report's peers analysis would fail. Sorted."""
+    judged = [r for r in records if r.get("status") in results.JUDGED and r.get("check", "").startswith("gpu.gemm_")]
+    wanted = set()
+    for record in judged:
+        figure = (record.get("metrics") or {}).get("tflops")
+        siblings = [(r.get("metrics") or {}).get("tflops") for r in judged
+                    if r["check"] == record["check"] and r.get("target") != record.get("target")]
+        siblings = [f for f in siblings if f is not None]
+        low = (figure is not None and siblings and statistics.median(siblings) > 0
+               and 100.0 * figure / statistics.median(siblings) < thresholds.PEERS["fail_below_pct"])
+        if record["status"] == "fail" or low:
+            wanted.add((int(record["target"]), record["check"][len("gpu.gemm_"):]))
+    return sorted(wanted)
+
+
+def retest_params(params, wanted):
+    """The options of the retest of ``wanted`` (retest_wanted): the same run on those GPUs and dtypes only."""
+    dtypes = set(dtype for _gpu, dtype in wanted)
+    return dict(params, gpu_indices=sorted(set(gpu for gpu, _dtype in wanted)),
+                dtypes=[dtype for dtype in params["dtypes"] if dtype in dtypes])
+
+
+def with_retest(records, retest, wanted):
+    """``records`` of the first run with each ``wanted`` (GPU, dtype) judged on both runs (results.retested; the
+    retest's records ``retest``: a GPU and dtype it has no judged record of, or a whole-run error, is a retest that
+    measured nothing)."""
+    keys = set(("gpu.gemm_%s" % dtype, str(gpu)) for gpu, dtype in wanted)
+    again = dict(((r.get("check"), r.get("target")), r) for r in retest if r.get("check") != "gpu.gemm")
+    whole = [r for r in retest if r.get("check") == "gpu.gemm"]
+    out = []
+    for record in records:
+        key = (record.get("check"), record.get("target"))
+        if key in keys:
+            second = again.get(key) or (whole[0] if whole else results.error(
+                record["check"], "the retest printed no result for GPU %s" % record.get("target"), tool={"name": TOOL}))
+            record = results.retested(record, second, "tflops")
+        out.append(record)
+    return out
 
 
 def _gemm_records(items, params, started, duration_s, raw, profile, profile_why, profiles, rules):

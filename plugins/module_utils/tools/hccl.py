@@ -48,9 +48,10 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "allto
 def records(text, ctx):
     """The hccl.<collective> record of one HCCL Test run."""
     if ctx.source is not None:
-        return _saved_records(text, ctx.source, ctx.params, ctx.started)
-    return _run_records(text, ctx.rc, ctx.params, hosts=ctx.hosts, collective=ctx.collective, started=ctx.started,
-                        duration_s=ctx.duration_s, argv=ctx.argv, env=ctx.env, launch=ctx.launch)
+        return results.rests_on(_saved_records(text, ctx.source, ctx.params, ctx.started))
+    return results.rests_on(_run_records(text, ctx.rc, ctx.params, hosts=ctx.hosts, collective=ctx.collective,
+                                         started=ctx.started, duration_s=ctx.duration_s, argv=ctx.argv, env=ctx.env,
+                                         launch=ctx.launch))
 
 
 def from_output(path, params):

@@ -85,10 +85,10 @@ def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=Fals
 def records(text, ctx):
     """The nccl.<collective> record of one nccl-tests run."""
     if ctx.source is not None:
-        return _saved_records(text, ctx.source, ctx.params, ctx.started)
-    return _run_records(text, ctx.rc, ctx.params, hosts=ctx.hosts, collective=ctx.collective,
-                        json_text=ctx.document, started=ctx.started, duration_s=ctx.duration_s, argv=ctx.argv,
-                        env=ctx.env, launch=ctx.launch, host=ctx.host)
+        return results.rests_on(_saved_records(text, ctx.source, ctx.params, ctx.started))
+    return results.rests_on(_run_records(text, ctx.rc, ctx.params, hosts=ctx.hosts, collective=ctx.collective,
+                                         json_text=ctx.document, started=ctx.started, duration_s=ctx.duration_s,
+                                         argv=ctx.argv, env=ctx.env, launch=ctx.launch, host=ctx.host))
 
 
 def from_output(path, params):

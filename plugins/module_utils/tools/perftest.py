@@ -548,7 +548,7 @@ def records(text, ctx):
         "duration_s": ctx.duration_s, "facts": ctx.facts or {}, "timed_out": ctx.timed_out,
         "timeout_s": params.get("timeout_s"),
     }
-    return side_records(text, ctx.rc, built)
+    return results.rests_on(side_records(text, ctx.rc, built))
 
 
 def from_output(path, params, host):

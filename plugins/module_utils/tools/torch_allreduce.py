@@ -62,9 +62,10 @@ def record_params(params, argv, env, launcher, ranks_per_node, hosts):
 
 def records(text, ctx):
     """The nccl.torch_all_reduce record of one probe run."""
-    return _records(ctx.document, text, ctx.rc, ctx.params, gpu_name=ctx.gpu_name, gpus=ctx.gpus, nodes=ctx.nodes,
-                    argv=ctx.argv, env=ctx.env, started=ctx.started, duration_s=ctx.duration_s, python=ctx.python,
-                    launcher=ctx.launcher, ranks_per_node=ctx.ranks_per_node, hosts=ctx.hosts)
+    return results.rests_on(_records(
+        ctx.document, text, ctx.rc, ctx.params, gpu_name=ctx.gpu_name, gpus=ctx.gpus, nodes=ctx.nodes, argv=ctx.argv,
+        env=ctx.env, started=ctx.started, duration_s=ctx.duration_s, python=ctx.python, launcher=ctx.launcher,
+        ranks_per_node=ctx.ranks_per_node, hosts=ctx.hosts))
 
 
 def probe_skip_reason(output):

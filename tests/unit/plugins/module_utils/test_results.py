@@ -125,6 +125,40 @@ def test_with_host_fills_only_missing_hosts():
     assert recs[0]["host"] is None  # inputs are not modified
 
 
+def _gemm(status, tflops, reason=None):
+    return results.make("gpu.gemm_bf16", status, reason=reason, target="0", metrics={"tflops": tflops},
+                        params={"argv": ["python3"]}, started="2026-11-22T10:00:00Z", duration_s=2.0)
+
+
+def test_rests_on_stamps_judged_records_only(validator):
+    recs = results.rests_on([_gemm("pass", 700.0), _gemm("fail", 500.0, "tflops 500 < 650"),
+                             results.error("gpu.gemm", "worker failed"), results.skip("gpu.gemm", "no GPU")])
+    assert [r["params"].get("runs") for r in recs] == [1, 1, None, None]
+    assert all(list(validator.iter_errors(r)) == [] for r in recs)
+    for bad in (0, True, "1"):
+        record = dict(recs[0], params={"runs": bad})
+        assert results.validate(record) and list(validator.iter_errors(record)), bad
+
+
+def test_retested_rests_on_both_runs(validator):
+    low, ok = _gemm("fail", 500.0, "tflops 500 < 650"), _gemm("pass", 700.0)
+    both = results.retested(low, _gemm("fail", 520.0, "tflops 520 < 650"), "tflops")
+    assert both["status"] == "fail" and both["params"]["runs"] == 2 and both["metrics"]["tflops"] == 520.0
+    assert (both["metrics"]["run1_tflops"], both["metrics"]["run2_tflops"]) == (500.0, 520.0)
+    assert both["reason"] == "tflops 520 < 650 (both runs: tflops 500, then 520)" and both["duration_s"] == 4.0
+    for first, second in ((low, ok), (ok, low)):        # either order: one failing run of two is inconclusive
+        mixed = results.retested(first, second, "tflops")
+        assert mixed["status"] == "warn" and mixed["params"]["runs"] == 2 and mixed["metrics"]["tflops"] == 700.0
+        assert mixed["reason"].startswith("inconclusive: its two runs disagree: run 1 ")
+        assert list(validator.iter_errors(mixed)) == []
+    lat = results.retested(dict(low, metrics={"lat_us": 9.0}), dict(low, metrics={"lat_us": 7.0}), "lat_us",
+                           better="lower")
+    assert lat["metrics"]["lat_us"] == 7.0
+    none = results.retested(low, results.error("gpu.gemm", "timed out"), "tflops")
+    assert none["status"] == "fail" and none["params"]["runs"] == 1
+    assert none["reason"] == "tflops 500 < 650 (one run; retest: timed out)" and "run1_tflops" not in none["metrics"]
+
+
 _json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
 
 

@@ -17,7 +17,10 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_adapter
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
 
@@ -87,6 +90,40 @@ def test_probe_spawn_record_from_real_capture(module_env, monkeypatch):
     assert worker_argv[3:5] == ["allreduce", "--min-bytes"] and worker_argv[-4:] == ["--launcher", "spawn", "--nprocs", "2"]
     assert module_env[-1]["env"]["NCCL_NVLS_ENABLE"] == "0"
     assert os.path.isfile(worker_argv[2])  # the worker was staged as a file, from its source
+
+
+def _probe_runs(module_env, monkeypatch, proofs, floor):
+    """allreduce_probe on one host (spawn), its n-th run answered by the real capture of h200x2-proof-<proofs[n]>
+    (busbw max: proof-1 344.62 GB/s, proof-4 345.75), held to ``floor`` GB/s."""
+    answers = list(proofs)
+
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, _smi_list(), ""
+        proof = module_fixture("h200x2-proof-%d" % answers.pop(0))
+        shutil.copyfile(os.path.join(proof, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
+        return 0, read(os.path.join(proof, "probe_spawn.txt")), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(allreduce_probe.main, {"python": "python3", "expect": {"busbw_max_gbyte_s": {"min": floor}}})
+    return res, answers
+
+
+def test_probe_fail_retested_runs_disagree_is_warn(module_env, monkeypatch):
+    res, left = _probe_runs(module_env, monkeypatch, [1, 4], 345)
+    (record,) = res.kwargs["results"]
+    assert left == [] and res.kwargs["retest_rc"] == 0
+    assert record["status"] == "warn" and record["params"]["runs"] == 2 and results.validate(record) == []
+    assert record["reason"].startswith("inconclusive: its two runs disagree: run 1 failed (busbw_max_gbyte_s 344.6")
+    assert record["metrics"]["run1_busbw_max_gbyte_s"] == pytest.approx(344.6165, abs=1e-3)
+    assert record["metrics"]["run2_busbw_max_gbyte_s"] == pytest.approx(345.7546, abs=1e-3)
+    res, left = _probe_runs(module_env, monkeypatch, [1, 4], 346)
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "fail" and record["params"]["runs"] == 2
+    assert record["metrics"]["busbw_max_gbyte_s"] == pytest.approx(345.7546, abs=1e-3)   # the better run's record
+    res, left = _probe_runs(module_env, monkeypatch, [4, 1], 340)
+    (record,) = res.kwargs["results"]
+    assert left == [1] and record["status"] == "pass" and record["params"]["runs"] == 1    # a pass is not retested
+    assert res.kwargs["retest_rc"] is None
 
 
 def test_probe_mpirun_argv(module_env, monkeypatch):
@@ -196,6 +233,81 @@ def test_gemm_without_torch_is_skip(module_env, monkeypatch):
     assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
 
 
+def _gemm_lines(path, argv):
+    """The worker's result lines of a real capture for the GPUs and dtypes ``argv`` asks (``--devices``,
+    ``--dtypes``), as the worker prints them: only those."""
+    devices = argv[argv.index("--devices") + 1].split(",") if "--devices" in argv else None
+    dtypes = argv[argv.index("--dtypes") + 1].split(",")
+    out = []
+    for line in read(path).splitlines(True):
+        if line.startswith("AIFABRIC_GEMM "):
+            item = json.loads(line[len("AIFABRIC_GEMM "):])
+            if item["dtype"] not in dtypes or (devices and str(item["device"]) not in devices):
+                continue
+        out.append(line)
+    return "".join(out)
+
+
+def _gemm_two_runs(module_env, monkeypatch, retest):
+    """gemm_bench over h200x2-proof-2's capture (GPU 0 bf16 654.8 TFLOP/s, GPU 1 683.9) held to 660 TFLOP/s bf16,
+    its retest answered by ``retest(argv)``."""
+    def handle(argv):
+        if "--devices" not in argv:
+            return 0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-2"), "gemm_bare.txt"), argv), ""
+        return retest(argv)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 660}}}})
+    by_key = dict(((r["check"], r["target"]), r) for r in res.kwargs["results"])
+    return res, by_key
+
+
+def test_gemm_failing_gpu_retested_and_runs_disagree_is_warn(module_env, monkeypatch):
+    res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (
+        0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-1"), "gemm_bare.txt"), argv), ""))
+    retest_argv = module_env[1]["argv"]
+    assert retest_argv[retest_argv.index("--devices") + 1] == "0"      # only the failing GPU and dtype again
+    assert retest_argv[retest_argv.index("--dtypes") + 1] == "bf16"
+    assert res.kwargs["retest_cmd"][-len(retest_argv):] == retest_argv and len(module_env) == 2
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "warn" and gpu0["reason"].startswith("inconclusive: its two runs disagree: run 1 failed")
+    assert gpu0["params"]["runs"] == 2
+    assert gpu0["metrics"]["run1_tflops"] == pytest.approx(654.84, abs=0.01)
+    assert gpu0["metrics"]["run2_tflops"] == pytest.approx(729.32, abs=0.01)
+    assert gpu0["metrics"]["tflops"] == gpu0["metrics"]["run2_tflops"]          # the record of the better run
+    assert results.validate(gpu0) == []
+    for key in (("gpu.gemm_fp16", "0"), ("gpu.gemm_bf16", "1"), ("gpu.gemm_fp16", "1")):
+        assert recs[key]["status"] == "pass" and recs[key]["params"]["runs"] == 1 and "run1_tflops" not in recs[key]["metrics"]
+
+
+def test_gemm_failing_gpu_fails_only_when_its_retest_fails_too(module_env, monkeypatch):
+    _res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (
+        0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-4"), "gemm_bare.txt"), argv), ""))
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "fail" and gpu0["params"]["runs"] == 2
+    assert gpu0["metrics"]["tflops"] == pytest.approx(655.87, abs=0.01)          # the better of 654.8 and 655.9
+    assert "both runs: tflops 654.83" in gpu0["reason"]
+
+
+def test_gemm_retest_that_measures_nothing_leaves_one_run(module_env, monkeypatch):
+    _res, recs = _gemm_two_runs(module_env, monkeypatch, lambda argv: (124, "", ""))
+    gpu0 = recs[("gpu.gemm_bf16", "0")]
+    assert gpu0["status"] == "fail" and gpu0["params"]["runs"] == 1
+    assert "(one run; retest: python3 timed out after " in gpu0["reason"]
+
+
+def test_gemm_retest_wanted_for_a_gpu_far_below_its_sibling():
+    recs = gemm_adapter.records(read(os.path.join(PROOF, "gemm_bare.txt")), Context(
+        params=dict({"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192,
+                                              "iterations": 200, "warmup_iterations": 10, "warmup_s": 1.0}), rc=0))
+    assert gemm_adapter.retest_wanted(recs) == []         # 729 / 744 and 700 / 676 TFLOP/s: siblings agree
+    # GPU 1's fp16 figure at 46 % of GPU 0's (what a competing matmul did on the proof machine; thresholds.PEERS)
+    low = [dict(r, metrics=dict(r["metrics"], tflops=0.46 * 700.39)) if (r["check"], r["target"]) == (
+        "gpu.gemm_fp16", "1") else r for r in recs]
+    assert gemm_adapter.retest_wanted(low) == [(1, "fp16")]
+    assert gemm_adapter.retest_params({"dtypes": ["bf16", "fp16"], "gpu_indices": []}, [(1, "fp16")]) == {
+        "dtypes": ["fp16"], "gpu_indices": [1]}
+
+
 # ------------------------------------------------------------------ nccl_test
 
 def test_nccl_import_every_fixture_never_raises(module_env):
@@ -249,6 +361,63 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
     assert record["facts"]["shape"] == "nodes=1 ranks=2 algo=Ring"
     assert record["tool"] == {"name": "nccl-tests", "version": "2.19.6"}
     assert record["metrics"]["busbw_max_gbyte_s"] == 345.68839
+
+
+def _nccl_two_runs(module_env, monkeypatch, tmp_path, captures, floor, **opts):
+    """nccl_test all_reduce on one node (text output), its n-th run answered by the real capture ``captures[n]``
+    (h200x2: all_reduce_g2.txt busbw max 345.69 GB/s, all_reduce_debug.txt 261.8), held to ``floor`` GB/s."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
+    (bindir / "all_reduce_perf").chmod(0o755)
+    g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+    answers = list(captures)
+
+    def handle(argv):
+        if argv[-1] == "-L":
+            return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
+        return 0, read(os.path.join(g2, answers.pop(0))), ""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    res = _call(nccl_test.main, dict({"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
+                                      "expect": {"busbw_max_gbyte_s": {"min": floor}}}, **opts))
+    return res, answers
+
+
+def test_nccl_single_node_fail_retested_runs_disagree_is_warn(module_env, monkeypatch, tmp_path):
+    res, left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_debug.txt", "all_reduce_g2.txt"], 300)
+    assert left == [] and [r.get("retest", False) for r in res.kwargs["runs"]] == [False, True]
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "warn" and record["params"]["runs"] == 2
+    assert record["reason"].startswith("inconclusive: its two runs disagree: run 1 failed (busbw_max_gbyte_s 261.75")
+    assert (record["metrics"]["run1_busbw_max_gbyte_s"], record["metrics"]["run2_busbw_max_gbyte_s"]) == (
+        261.75, 345.69)
+    assert record["metrics"]["busbw_max_gbyte_s"] == 345.69 and results.validate(record) == []
+
+
+def test_nccl_single_node_fails_when_both_runs_fail(module_env, monkeypatch, tmp_path):
+    res, _left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_g2.txt", "all_reduce_debug.txt"], 350)
+    (record,) = res.kwargs["results"]
+    assert record["status"] == "fail" and record["params"]["runs"] == 2
+    assert record["metrics"]["busbw_max_gbyte_s"] == 345.69           # the better run's record
+    assert record["reason"].endswith("(both runs: busbw_max_gbyte_s 345.69, then 261.75)")
+
+
+def test_nccl_single_node_no_retest_without_time_or_over_hosts(module_env, monkeypatch, tmp_path):
+    res, left = _nccl_two_runs(module_env, monkeypatch, tmp_path, ["all_reduce_g2.txt", "all_reduce_debug.txt"], 350,
+                               timeout_s=1)
+    (record,) = res.kwargs["results"]
+    assert left == ["all_reduce_debug.txt"] and record["status"] == "fail" and record["params"]["runs"] == 1
+    assert record["reason"].endswith("(one run; retest: not run: 0 s of timeout_s 1 left, the first run took 0 s)")
+
+
+def test_collective_data_errors_are_never_retested():
+    g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
+    (record,) = nccl_adapter.records(read(os.path.join(g2, "all_reduce_g2.txt")), Context(
+        params={"expect": {"busbw_max_gbyte_s": {"min": 350}}}, rc=0, collective="all_reduce"))
+    assert record["status"] == "fail" and collectives.retest_worth(record)
+    for metric in ("wrong_total", "out_of_bounds_total"):
+        corrupt = dict(record, metrics=dict(record["metrics"], **{metric: 3}))
+        assert not collectives.retest_worth(corrupt)     # a clean second run does not clear wrong data
 
 
 def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):

@@ -11,6 +11,10 @@ floor of 90 % of a 400 Gb/s port, and the server record ``rdma.ib_write_bw.serve
 peer = client, no expectations). Only the figures are invented: a healthy pair measures 390 Gbit/s
 (a ConnectX-7 NDR ib_write_bw at 64 KiB) with 0.5 % noise, a pair through the bad node measures
 ``node_factor`` of that and the bad link ``link_factor``.
+
+Noise (off unless asked, seeded by the fleet's seed): a healthy pair is transiently low with probability
+``transient`` (it measures ``transient_factor`` of its figure: a congestion, a neighbour's job; the pairs it hit are
+kept in ``transients``), and a pair through the bad node measures like a healthy one with probability ``miss``.
 """
 
 from __future__ import annotations
@@ -44,18 +48,21 @@ def pair_records(server, client, value):
     server_rec = results.make(CHECK + ".server", "pass", host=server, peer=client, target=TARGET,
                               metrics=dict(metrics), facts={"side": "server"}, tool=tool, started=STARTED,
                               duration_s=5.4)
-    return [client_rec, server_rec]
+    return results.rests_on([client_rec, server_rec])     # one run each, as the perftest adapter says
 
 
 class Fleet:
     """Hosts, the injected faults, and a measurement model with seeded noise."""
 
     def __init__(self, n, mode="all", random_rounds=1, seed=7, node_factor=0.45, link_factor=0.38,
-                 noise=0.005, directed=False):
+                 noise=0.005, directed=False, transient=0.0, transient_factor=0.6, miss=0.0):
         self.hosts = host_names(n)
         self.mode = mode
         self.rng = random.Random(seed)
         self.node_factor, self.link_factor, self.noise = node_factor, link_factor, noise
+        self.transient, self.transient_factor, self.miss = transient, transient_factor, miss
+        self.noise_rng = random.Random("noise %d" % seed)     # its own stream: the figures stay as without noise
+        self.transients = []        # the healthy pairs a transient made low, in measurement order
         if mode == "random":
             self.rounds = pairings(self.hosts, mode="random", random_rounds=random_rounds, seed=seed, directed=directed)
         else:
@@ -78,10 +85,15 @@ class Fleet:
 
     def value(self, server, client):
         value = HEALTHY_GBIT_S * (1.0 + self.rng.gauss(0.0, self.noise))
-        if self.bad_node in (server, client):
-            value *= self.node_factor
-        if frozenset((server, client)) == self.bad_link:
+        pair = frozenset((server, client))
+        if self.bad_node in pair:
+            if not (self.miss and self.noise_rng.random() < self.miss):
+                value *= self.node_factor
+        elif pair == self.bad_link:
             value *= self.link_factor
+        elif self.transient and self.noise_rng.random() < self.transient:
+            value *= self.transient_factor
+            self.transients.append(pair)
         return value
 
     def measure(self, rounds):
@@ -100,9 +112,10 @@ class Fleet:
         return extra
 
 
-def build(n, mode, random_rounds=1, confirm=False, seed=7, directed=False):
-    """A measured fleet: the schedule's records, plus the confirmation pass's when ``confirm``."""
-    fleet = Fleet(n, mode=mode, random_rounds=random_rounds, seed=seed, directed=directed)
+def build(n, mode, random_rounds=1, confirm=False, seed=7, directed=False, **noise):
+    """A measured fleet: the schedule's records, plus the confirmation pass's when ``confirm``; ``noise``: the
+    Fleet's transient, transient_factor, miss."""
+    fleet = Fleet(n, mode=mode, random_rounds=random_rounds, seed=seed, directed=directed, **noise)
     fleet.measure(fleet.rounds)
     if confirm:
         fleet.confirm()

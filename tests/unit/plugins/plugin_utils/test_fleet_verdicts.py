@@ -86,6 +86,38 @@ def test_one_bad_node_and_one_bad_link_give_one_fail_and_two_warn(mode, size):
     assert link and all(r["status"] == "fail" for r in link)
 
 
+NOISY = {
+    # all pairs: every node has 63 pairs, so a few transiently low ones never make a majority
+    "all": (dict(mode="all"), ((0.02, 0.0), (0.05, 0.0), (0.02, 0.1))),
+    # three random matchings and the confirmation pass (2 known-good partners per suspect)
+    "random3+confirmation": (dict(mode="random", random_rounds=3, confirm=True), ((0.02, 0.0), (0.02, 0.1))),
+}
+
+
+@pytest.mark.parametrize("seed", range(7, 12))
+@pytest.mark.parametrize("mode", sorted(NOISY))
+def test_noisy_fleet_fails_exactly_the_bad_node(mode, seed):
+    """64 hosts, a bad node and a bad link; on top, a healthy pair is transiently low (60 % of its figure, under its
+    floor: a record of its own that fails) with probability p and a pair through the bad node measures healthy with
+    probability q (seeded). Exactly the bad node fails; the bad link's ends and the ends of each transiently low pair
+    warn, each naming its link; every other host passes."""
+    schedule, noises = NOISY[mode]
+    for transient, miss in noises:
+        built = synthetic_fleet.build(64, seed=seed, transient=transient, miss=miss, **schedule)
+        report = report_of(built.records)
+        hosts = by_status(report["summary"])
+        transient_ends = set(h for pair in built.transients for h in pair)
+        assert hosts.get("fail") == {built.bad_node}, (transient, miss)
+        assert hosts.get("warn") == set(built.bad_link) | transient_ends, (transient, miss)
+        assert hosts.get("pass") == set(built.hosts) - {built.bad_node} - set(built.bad_link) - transient_ends
+        links = set(frozenset(f["hosts"]) for f in report["findings"] if f["kind"] == "link")
+        assert links == {built.bad_link} | set(built.transients)
+        low = [r for r in built.records if frozenset((r["host"], r["peer"])) in set(built.transients)
+               and r["check"] == synthetic_fleet.CHECK]
+        assert low and all(r["status"] == "fail" for r in low)      # each a fail on one run, none a host's verdict
+        assert all(r["params"]["runs"] == 1 for r in low)
+
+
 @pytest.mark.parametrize("mode", ["all", "ring", "random+confirmation"])
 def test_512_hosts(mode):
     built = synthetic_fleet.build(512, **MODES[mode])
