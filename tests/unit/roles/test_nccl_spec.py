@@ -57,9 +57,9 @@ def test_the_screen_shares_the_main_entry_points_variables():
     assert shared == {"nccl_options", "nccl_install", "nccl_env", "nccl_profile", "nccl_profiles_file", "nccl_expect",
                       "nccl_run_id"}
     assert all(main[name] == screen[name] for name in shared)
-    assert sorted(set(screen) - shared) == ["nccl_screen_collective", "nccl_screen_group_size", "nccl_screen_learn_topology",
-                                            "nccl_screen_max_rounds",
-                                            "nccl_screen_topology_var"]
+    assert sorted(set(screen) - shared) == ["nccl_screen_collective", "nccl_screen_evidence", "nccl_screen_group_size",
+                                            "nccl_screen_learn_topology", "nccl_screen_margin_pct",
+                                            "nccl_screen_max_rounds", "nccl_screen_topology_var"]
 
 
 def test_every_variable_is_typed_and_described():
