@@ -202,7 +202,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             steps, sections = [], []
             for collective in opts["collectives"]:
                 argv = nccl_tests.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
-                                          gpus_per_process=int(pod["gpus_per_pod"]) or None)
+                                            gpus_per_process=int(pod["gpus_per_pod"]) or None)
                 steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
                 sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                                  "collective": collective, "argv": argv, "env": nccl_tests.run_env(opts)})

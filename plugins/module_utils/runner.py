@@ -158,4 +158,4 @@ def retest_limit(timeout_s, spent_s, first_s):
     if left_s >= max(first_s, 1):
         return left_s, None
     return None, "not run: %d s of timeout_s %s left, the first run took %.0f s" % (max(left_s, 0), timeout_s,
-                                                                                     first_s)
+                                                                                    first_s)

@@ -240,6 +240,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace, torch_allreduce
 
+
 def _probe_gpus(module, python, timeout_s):
     """(count, model, problem): nvidia-smi -L when present (fast), else ask PyTorch (imports torch, slower)."""
     smi = module.get_bin_path("nvidia-smi", required=False)

@@ -370,7 +370,7 @@ def rdma_judge(rec, rates, pcie, hca=None):
     params = {"line_rate_floor_pct": thresholds.RDMA_LINE_RATE_PCT["value"], "peer_rate_gbit_s": peer,
               "duration_s": isinstance(argv, list) and "-D" in argv}
     rule = perftest_tool.default_rules(test, metrics, dict(rec.get("facts") or {}, port_rate_gbit_s=local),
-                                        params).get(RDMA_METRIC)
+                                       params).get(RDMA_METRIC)
     if not expectations.is_judging(rule):
         return "skip", None, {}, "not judged from the hardware: %s" % ((rule or {}).get("source") or "no floor")
     floor, value = rule["min"], metrics[RDMA_METRIC]

@@ -69,7 +69,7 @@ def play(tmp_path, playbook, env_extra=None, args=()):
     proc = subprocess.Popen([playbook_bin, "-i", str(inventory), str(path)] + list(args), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path), start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=300)
+        out = proc.communicate(timeout=300)[0]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -522,7 +522,7 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
         # the GPU of this device (use_cuda auto is chosen per device by device_plan; None: host memory)
         cuda = facts.get("cuda_device") if "memory" in facts else params.get("use_cuda")
         out.append(build_argv(binary, dict(params, test=test, use_cuda=cuda), device, tcp_port,
-                                             gid_index, side, peer_address=peer_address, json_file=json_file))
+                              gid_index, side, peer_address=peer_address, json_file=json_file))
     return out
 
 

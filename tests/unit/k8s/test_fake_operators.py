@@ -154,7 +154,7 @@ def test_volcano_podgroup_not_enqueued_creates_no_pod(fake_k8s, queue, capabilit
     gang = "0/0 tasks in gang unschedulable: pod group is not ready, %d minAvailable" % (workers + 1)
     assert (cond["type"], cond["reason"], cond["message"]) == ("Unschedulable", "NotEnoughResources", gang)
     assert set(reasons_of(fake_k8s, "PodGroup", "big")) == {("Normal", "Unschedulable", why),
-                                                          ("Warning", "Unschedulable", gang)}
+                                                            ("Warning", "Unschedulable", gang)}
     assert reasons_of(fake_k8s, "Job", "big") == [
         ("Warning", "PodGroupPending", "PodGroup %s:big unschedule,reason: %s" % (NS, gang))]
 

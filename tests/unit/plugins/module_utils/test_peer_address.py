@@ -35,7 +35,7 @@ def test_anything_else_never_reaches_perftest(address):
         perftest_tool.build_argv("/opt/ib_write_bw", PARAMS, "mlx5_0", 18515, 3, "client", peer_address=address)
     with pytest.raises(AcceptanceError):
         perftest_tool.argvs_for("/opt/ib_write_bw", PARAMS, [(0, "mlx5_0", 18515, 3, {})], "client",
-                               peer_address=address)
+                                peer_address=address)
 
 
 def test_the_sweep_action_refuses_a_bad_peer_before_calling_the_host():

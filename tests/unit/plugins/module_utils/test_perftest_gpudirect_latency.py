@@ -109,9 +109,9 @@ def test_the_choice_is_deterministic_and_follows_rail_order():
     assert perftest_tool.gpus_for_hcas(devices, shuffled) == perftest_tool.gpus_for_hcas(devices, topo)
     # two HCAs behind the same switch as GPU0 and GPU1: the first rail takes the lower GPU
     assert picks(perftest_tool.gpus_for_hcas(["mlx5_1", "mlx5_0"], topo)) == {"mlx5_1": (0, "PXB"),
-                                                                               "mlx5_0": (1, "PXB")}
+                                                                              "mlx5_0": (1, "PXB")}
     assert picks(perftest_tool.gpus_for_hcas(["mlx5_5", "mlx5_4"], topo)) == {"mlx5_5": (4, "PXB"),
-                                                                               "mlx5_4": (5, "PXB")}
+                                                                              "mlx5_4": (5, "PXB")}
 
 
 def test_closest_wins_over_free_one_gpu_and_three_hcas():
@@ -209,7 +209,7 @@ def test_given_index_and_no_cuda():
         perftest_tool.device_plan(["mlx5_0"], params_for("0; reboot", []))
     with pytest.raises(AcceptanceError, match="chosen per device"):
         perftest_tool.build_argv("ib_write_bw", dict(params_for("auto", []), ib_port=1), "mlx5_0", 18515, None,
-                                  "server")
+                                 "server")
 
 
 def test_module_plan_state_reports_the_gpu_of_every_hca(monkeypatch, tmp_path):

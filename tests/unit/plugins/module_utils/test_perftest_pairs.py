@@ -76,13 +76,13 @@ def test_build_argv():
               "bidirectional": True, "report_gbits": True, "rdma_cm": True, "use_cuda": "0",
               "ignore_cpu_freq": True, "extra_args": ["--tclass=96"]}
     argv = perftest_tool.build_argv("/usr/bin/ib_write_bw", params, "mlx5_0", 18516, 3, "client", "10.0.0.1",
-                                     json_file="/tmp/x.json")
+                                    json_file="/tmp/x.json")
     assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18516", "-x", "3", "-a",
                     "-D", "5", "-q", "4", "-b", "--report_gbits", "-F", "-R", "--use_cuda=0",
                     "--out_json", "--out_json_file=/tmp/x.json", "--tclass=96", "10.0.0.1"]
     lat = perftest_tool.build_argv("ib_read_lat", {"test": "ib_read_lat", "ib_port": 2, "size": 2, "iterations": 1000,
-                                                    "qps": 4, "bidirectional": True},
-                                    "mlx5_1", 18515, None, "server")
+                                                   "qps": 4, "bidirectional": True},
+                                   "mlx5_1", 18515, None, "server")
     assert lat == ["ib_read_lat", "-d", "mlx5_1", "-i", "2", "-p", "18515", "-s", "2", "-n", "1000"]
     with pytest.raises(AcceptanceError):
         perftest_tool.check_name("mlx5_0; rm -rf /", "device")

@@ -161,7 +161,7 @@ def test_missing_lldpctl_and_nothing_declared_is_a_skip():
 
 def test_missing_lldpctl_with_a_declared_port_passes_from_the_declaration():
     record = topology_tool.host_record(_host(), dict(PARAMS, declared={"mlx5_0": {"switch": "leaf-01", "switch_port": "1"}}),
-                                         results.utc_now())
+                                       results.utc_now())
     assert record["status"] == "pass"
     assert record["facts"]["ports"]["mlx5_0"]["source"] == "declared"
 
@@ -180,7 +180,7 @@ def test_a_netdev_of_an_rdma_device_is_named_by_the_device(tmp_path):
     calls = []
     declared = {"eth0": {"switch": "leaf1", "switch_port": "swp1"}, "mlx5_1": {"switch": "leaf9", "switch_port": "9"}}
     record = topology_tool.host_record(_host(tmp_path, TWO_PORTS, calls), dict(PARAMS, declared=declared),
-                                         results.utc_now())
+                                       results.utc_now())
     assert calls == [(["/usr/sbin/lldpctl", "-f", "json"], 7)]
     assert record["status"] == "pass"
     assert record["facts"]["ports"] == {

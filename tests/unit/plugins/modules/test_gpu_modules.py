@@ -298,7 +298,7 @@ def test_gemm_retest_that_measures_nothing_leaves_one_run(module_env, monkeypatc
 def test_gemm_retest_wanted_for_a_gpu_far_below_its_sibling():
     recs = gemm_adapter.records(read(os.path.join(PROOF, "gemm_bare.txt")), Context(
         params=dict({"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192,
-                                              "iterations": 200, "warmup_iterations": 10, "warmup_s": 1.0}), rc=0))
+                     "iterations": 200, "warmup_iterations": 10, "warmup_s": 1.0}), rc=0))
     assert gemm_adapter.retest_wanted(recs) == []         # 729 / 744 and 700 / 676 TFLOP/s: siblings agree
     # GPU 1's fp16 figure at 46 % of GPU 0's (what a competing matmul did on the proof machine; thresholds.PEERS)
     low = [dict(r, metrics=dict(r["metrics"], tflops=0.46 * 700.39)) if (r["check"], r["target"]) == (

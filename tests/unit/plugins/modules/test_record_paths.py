@@ -73,7 +73,7 @@ def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path
     env["AIFABRIC_RUN_TAG"] = res.kwargs["run_id"]     # every rank carries the run id (issue 9 item 2)
     inner = nccl_tool.nccl_argv(os.path.join(str(tmp_path), "all_gather_perf"), params, gpus_per_process=1)
     want = nccl_tool.launch_argv(inner, "/usr/bin/mpirun", params, env, hostfile=os.path.join(str(tmp_path), "hostfile"),
-                                allow_run_as_root=os.geteuid() == 0)
+                                 allow_run_as_root=os.geteuid() == 0)
     assert res.kwargs["cmd"] == [want]
 
 

@@ -55,7 +55,7 @@ def test_duration_bandwidth_without_the_warning_line_as_captured():
                                                                                         24777100)
     assert not any("BW peak" in w for w in parsed["warnings"]) and perftest.peak_measured(parsed) is False
     (record,) = perftest_tool.side_records(read(FIXTURES, PEAK_0), 0, {"test": "ib_write_bw", "side": "client", "host": "a",
-                                                                         "peer": "b", "device": "mlx5_0", "params": {}})
+                                                                       "peer": "b", "device": "mlx5_0", "params": {}})
     assert record["metrics"]["bw_peak_gbit_s"] is None and record["metrics"]["bw_avg_gbit_s"] == pytest.approx(
         10322.23 * 1048576 * 8 / 1e9, abs=1e-6)
 
