@@ -326,10 +326,11 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     found = sorted((r["host"], r["check"], r["target"] or "", r["status"]) for r in records if r["check"].startswith("rdma."))
     assert found == [                                   # mode auto (all) pairs node2 (server) with node3 (client)
         ("node1", "rdma.inventory", "", "skip"),
+        ("node2", "rdma.ib_write_bw.node", "mlx5_0", "pass"),     # attribution judges a lone pair too
         ("node2", "rdma.ib_write_bw.server", "mlx5_0", "pass"),
         ("node2", "rdma.inventory", "", "pass"), ("node2", "rdma.port", "mlx5_0/1", "pass"),
         ("node2", "rdma.port", "mlx5_1/1", "warn"),
-        ("node3", "rdma.ib_write_bw", "mlx5_0", "pass"),
+        ("node3", "rdma.ib_write_bw", "mlx5_0", "pass"), ("node3", "rdma.ib_write_bw.node", "mlx5_0", "pass"),
         ("node3", "rdma.inventory", "", "pass"), ("node3", "rdma.port", "mlx5_0/1", "pass"),
         ("node3", "rdma.port", "mlx5_1/1", "warn"),
         ("node4", "rdma.inventory", "", "pass"), ("node4", "rdma.port", "mlx5_0/1", "warn"),
