@@ -404,8 +404,9 @@ def test_operator_launchers():
     assert obj["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady" and obj["spec"]["slotsPerWorker"] == 8
     assert obj["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4 and mpi["done_selector"].endswith("=launcher")
     launcher = obj["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
-    # the launcher holds no GPU and no extended resource; it requests cpu and memory (not BestEffort), no limits
-    assert launcher["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}
+    # the launcher holds no GPU and no extended resource; its cpu and memory are requests and limits (no namespace
+    # LimitRange default below them)
+    assert launcher["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
     volcano = dict(cases.plans())["nccl_multinode-volcano"]["steps"][0]["objects"][0]
     assert volcano["spec"]["minAvailable"] == 5 and set(volcano["spec"]["plugins"]) == {"ssh", "svc"}
 
