@@ -190,16 +190,59 @@ def _retryable(text):
 INDEX_WORD = "{JOB_COMPLETION_INDEX}"
 
 
-def step_argv(step):
-    """The step's argv with ``{JOB_COMPLETION_INDEX}`` words replaced by this Indexed Job pod's index."""
-    index = os.environ.get("JOB_COMPLETION_INDEX", "0")
-    return [str(w).replace(INDEX_WORD, index) for w in step["argv"]]
+def step_argv(step, environ=None, which=shutil.which):
+    """The step's argv with ``{JOB_COMPLETION_INDEX}`` words replaced by this Indexed Job pod's index; an mpirun
+    step's (``mpirun`` in the step) as this pod runs it (``mpirun_argv``)."""
+    environ = os.environ if environ is None else environ
+    index = environ.get("JOB_COMPLETION_INDEX", "0")
+    argv = [str(w).replace(INDEX_WORD, index) for w in step["argv"]]
+    if step.get("mpirun"):
+        argv = mpirun_argv(argv, step["mpirun"], environ, which)
+    return argv
+
+
+# where sshd's non-interactive sessions look for commands (OpenSSH's default PATH, _PATH_STDPATH and the
+# distributions' --with-default-path): orted, started by the remote shell, is found only there
+SSHD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def _forwarded(argv):
+    """The names an mpirun argv already exports (``-x NAME`` or ``-x NAME=VALUE``)."""
+    return set(argv[i + 1].split("=", 1)[0] for i in range(len(argv) - 1) if argv[i] == "-x")
+
+
+def mpirun_argv(argv, how, environ, which=shutil.which):
+    """An mpirun argv as this launcher pod runs it:
+
+    - mpirun by its absolute path, and ``--prefix`` its installation when that is not on sshd's non-interactive
+      PATH (NGC/HPC-X images: /usr/local/mpi, /opt/hpcx/ompi): Open MPI then starts the remote daemon (orted,
+      prted) as ``<prefix>/bin/...`` with ``<prefix>/lib`` on LD_LIBRARY_PATH, where a bare ``orted`` is not found;
+      an argv that names ``--prefix`` already is kept;
+    - ``-x NAME`` for every variable of this pod whose name starts with one of ``how["forward_prefixes"]``
+      (NCCL_*, UCX_*: the pod's env and its env_from_configmaps alike) that the argv does not export already:
+      ranks started through sshd get a fresh environment, and the same name is wanted on every rank."""
+    out = list(argv)
+    path = out[0] if os.path.isabs(out[0]) else which(out[0], path=environ.get("PATH"))
+    extra = []
+    if path and how.get("prefix"):
+        out[0] = path
+        directory = os.path.dirname(os.path.abspath(path))
+        if directory not in SSHD_PATH and "--prefix" not in out:
+            extra += ["--prefix", os.path.dirname(directory)]
+    given = _forwarded(out)
+    prefixes = tuple(how.get("forward_prefixes") or ())
+    for name in sorted(environ):
+        if prefixes and name.startswith(prefixes) and name not in given:
+            extra += ["-x", name]
+    return out[:1] + extra + out[1:]
 
 
 def run_step(step):
     deadline = time.monotonic() + float(step.get("retry_until_s") or 0)
     attempts = 0
     argv = step_argv(step)
+    if step.get("mpirun"):       # the argv as run (the record's params.argv)
+        step["info"] = dict(step.get("info") or {}, argv=argv)
     while True:
         attempts += 1
         run = run_argv(argv, float(step.get("timeout_s") or 600), merge=True)

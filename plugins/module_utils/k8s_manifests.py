@@ -15,8 +15,8 @@ argv word) can change the structure of a manifest. Builders:
   resources with requests = limits, cpu/memory requests and limits (a launcher: its own), IPC_LOCK,
   privileged only when asked, NCCL_* env and envFrom ConfigMaps, a tcpSocket
   readiness probe;
-- every pod template carries the ``annotations`` pod option (Multus
-  ``k8s.v1.cni.cncf.io/networks``, ...);
+- every pod template that runs ranks carries the ``annotations`` pod option (Multus
+  ``k8s.v1.cni.cncf.io/networks``, ...), an operator's launcher none;
 - ``job`` (one pod, or Indexed with completions = parallelism), ``headless_service``,
   ``config_map``, ``secret``, ``mpi_job`` (kubeflow.org/v2beta1), ``volcano_job``
   (batch.volcano.sh/v1alpha1).
@@ -177,6 +177,13 @@ def template_metadata(labels_, pod, node=None):
     if annotations:
         md["annotations"] = annotations
     return md
+
+
+def ranks_only(pod, role):
+    """The pod options of an operator's pod of ``role``: its launcher runs no rank and holds no device, so it takes
+    none of the pod annotations (a Multus network for the ranks, SR-IOV without a resources injector, would keep
+    it in ContainerCreating)."""
+    return dict(pod, annotations={}) if role == "launcher" else pod
 
 
 def check_dns_label(name, what="name"):
@@ -389,7 +396,7 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         return {"replicas": count, "restartPolicy": "Never",
-                "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
+                "template": {"metadata": template_metadata(lab, ranks_only(pod, role)), "spec": spec}}
 
     # activeDeadlineSeconds: the launcher Job's (mpi-operator copies the run policy's), from the launcher's start
     run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0}
@@ -423,7 +430,7 @@ def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind=
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         out = {"name": task_name, "replicas": int(count),
-               "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
+               "template": {"metadata": template_metadata(lab, ranks_only(pod, role)), "spec": spec}}
         if role == "launcher":
             out["policies"] = [{"event": "TaskCompleted", "action": "CompleteJob"}]
         return out

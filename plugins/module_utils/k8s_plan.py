@@ -273,13 +273,19 @@ def _perftest_steps(plan, pod, rounds, opts):
     return steps
 
 
+# how the launcher pod completes an mpirun argv at run time (k8s_entry.mpirun_argv): mpirun by its path with
+# --prefix off sshd's PATH, and -x for its own variables of these prefixes (env_from_configmaps included)
+MPIRUN_AT_RUN_TIME = {"prefix": True, "forward_prefixes": ["NCCL_", "UCX_"]}
+
+
 def _mpi_sections(opts, argv_of, nodes):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import nccl_run
     env = nccl_run.run_env(opts)
     steps, sections = [], []
     for collective in opts["collectives"]:
         argv = argv_of(collective)
-        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
+        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"],
+                      "mpirun": dict(MPIRUN_AT_RUN_TIME)})
         sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                          "collective": collective, "argv": argv, "env": env, "hosts": list(nodes),
                          "launch": "mpirun"})
@@ -342,8 +348,11 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
 
     def sections_for(hosts, keys, hostfile=None):
         mca = dict(opts["mpirun_mca"])
-        mca["plm_rsh_args"] = rsh_args(opts["ssh_port"], keys["keys_dir"] + "/" + keys["host_key"],
-                                       mca.get("plm_rsh_args"))
+        # one ssh-args parameter, plm_rsh_args: Open MPI 4 (ORTE) knows only that name, and PRRTE (Open MPI 5)
+        # renames it to plm_ssh_args (schizo_base_stubs.c); a plm_ssh_args of the user's given as well would
+        # come after it and replace it under PRRTE (its -p and key dropped), and be ignored under ORTE
+        user = " ".join(str(mca.pop(k)) for k in ("plm_rsh_args", "plm_ssh_args") if mca.get(k))
+        mca["plm_rsh_args"] = rsh_args(opts["ssh_port"], keys["keys_dir"] + "/" + keys["host_key"], user or None)
         launch = dict(opts, ranks_per_node=gpus, hosts=hosts, mpirun_mca=mca,
                       mpirun_env_forward=forwarded_env(pod, opts))
         return _mpi_sections(opts, lambda c: nccl_run.launch_argv(nccl(c), opts["mpirun"], launch, ctx["env"],
@@ -769,7 +778,9 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
                                         ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
     if how == "nccl":
         from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
-        return nccl_tests, replace(ctx, hosts=section.get("hosts"), collective=section["collective"],
+        # an mpirun argv as the launcher ran it (k8s_entry.mpirun_argv completes it in the pod)
+        return nccl_tests, replace(ctx, argv=info.get("argv") or section.get("argv"), hosts=section.get("hosts"),
+                                   collective=section["collective"],
                                    env=section.get("env"), launch=section.get("launch"))
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
     params = dict(opts, peer_name=slot.get("peer"))

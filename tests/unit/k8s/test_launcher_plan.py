@@ -129,18 +129,26 @@ def test_bad_launcher_options_are_clear_errors(options, needle):
 
 # --------------------------------------------------------------------------- annotations
 
-def test_pod_annotations_are_on_every_pod_template_of_every_plan():
+def test_pod_annotations_are_on_every_ranks_pod_template_and_no_operator_launcher():
     """Multus networks (k8s.v1.cni.cncf.io/networks) are read from the pod's annotations: every pod template of
-    every kind and launcher carries them (the Job's pinning annotation stays)."""
+    every kind and launcher that runs ranks carries them (the Job's pinning annotation stays); an operator's
+    launcher (MPIJob, Volcano mpimaster) holds no device and none (with SR-IOV and no resources injector it
+    would stay in ContainerCreating)."""
     wanted = cases.FULL_POD["annotations"]
-    seen = 0
+    seen = launchers = 0
     for name, plan in cases.plans():
         for obj in k8s_plan.objects_of(plan):
             for where, template, _owner in cases._templates(obj):  # pylint: disable=protected-access
                 annotations = (template.get("metadata") or {}).get("annotations") or {}
+                if obj["kind"] in ("MPIJob",) or obj["apiVersion"].startswith("batch.volcano.sh"):
+                    role = template["metadata"]["labels"][km.ROLE_LABEL]
+                    if role == "launcher":
+                        assert not set(wanted) & set(annotations), (name, where, annotations)
+                        launchers += 1
+                        continue
                 assert dict((k, annotations.get(k)) for k in wanted) == wanted, (name, where, annotations)
                 seen += 1
-    assert seen >= 8
+    assert seen >= 8 and launchers == 2
 
 
 @pytest.mark.parametrize("annotations,needle", [
@@ -321,3 +329,72 @@ def test_volcano_pods_have_deadlines_and_operator_workers_outlive_their_launcher
         plan = multinode(launcher)
         sshd = entry_spec(templates(plan)["worker"]["spec"]["containers"][0])
         assert sshd["wait_s"] == plan["deadline_s"] + k8s_plan.START_UP_S
+
+
+# --------------------------------------------------------------------------- mpirun as the launcher pod runs it
+
+def launcher_steps(plan):
+    """The mpirun steps of a multi-node plan's launcher (the Indexed pod's launcher spec, an operator's launcher)."""
+    tpl = templates(plan)
+    spec = entry_spec(tpl.get("launcher", tpl["worker"])["spec"]["containers"][0])
+    return (spec.get("launcher") or spec)["steps"]
+
+
+def which(found):
+    return lambda name, path=None: found if name == "mpirun" else None
+
+
+POD_ENV = {"PATH": "/usr/local/mpi/bin:/usr/bin:/bin", "HOME": "/root", "NCCL_DEBUG": "INFO",
+           # from the env_from_configmaps ConfigMap: names the plan never saw
+           "NCCL_IB_HCA": "=mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": "3", "UCX_TLS": "rc,cuda_copy", "OMPI_X": "1"}
+
+
+def exported(argv):
+    return [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "-x"]
+
+
+@pytest.mark.parametrize("launcher", ["indexed", "mpijob", "volcano"])
+def test_ranks_get_the_pods_own_nccl_and_ucx_names(launcher):
+    """A NCCL_*/UCX_* variable that reaches the launcher pod through env_from_configmaps reaches every rank: mpirun
+    exports it with -x (ranks started through sshd get a fresh environment); no other name of the pod than the
+    plan's (mpirun_env_forward) is exported, and no name twice."""
+    (step,) = launcher_steps(multinode(launcher))
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which("/usr/bin/mpirun"))
+    names = [x.split("=", 1)[0] for x in exported(argv)]
+    assert {"NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "UCX_TLS", "NCCL_DEBUG"} <= set(names), argv
+    assert len(names) == len(set(names)) and "HOME" not in names and "OMPI_X" not in names
+    assert argv.index("-x") < argv.index("/opt/nccl-tests/build/all_reduce_perf")
+
+
+@pytest.mark.parametrize("mpirun,prefix", [
+    ("/usr/local/mpi/bin/mpirun", "/usr/local/mpi"),       # NGC images
+    ("/opt/hpcx/ompi/bin/mpirun", "/opt/hpcx/ompi"),       # HPC-X
+    ("/usr/bin/mpirun", None),                             # the distribution's: orted is on sshd's PATH
+])
+def test_mpirun_runs_by_its_path_with_its_prefix_off_sshds_path(mpirun, prefix):
+    """sshd's non-interactive PATH does not hold an image's /usr/local/mpi/bin or /opt/hpcx/ompi/bin: the bare
+    'orted' of a bare 'mpirun' is not found there; the launcher runs mpirun by its path with --prefix."""
+    (step,) = launcher_steps(multinode("mpijob"))
+    assert step["argv"][0] == "mpirun"
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which(mpirun))
+    assert argv[0] == mpirun
+    if prefix:
+        assert argv[argv.index("--prefix") + 1] == prefix
+    else:
+        assert "--prefix" not in argv
+    given = multinode("mpijob", options={"mpirun_extra_args": ["--prefix", "/opt/ompi"]})
+    (step,) = launcher_steps(given)
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which(mpirun))
+    assert argv.count("--prefix") == 1 and argv[argv.index("--prefix") + 1] == "/opt/ompi"
+
+
+@pytest.mark.parametrize("given", [{"plm_ssh_args": "-o Compression=no"}, {"plm_rsh_args": "-o Compression=no"}])
+def test_one_ssh_args_parameter_keeps_the_port_under_orte_and_prrte(given):
+    """PRRTE (Open MPI 5) renames plm_rsh_args to plm_ssh_args: a user's plm_ssh_args next to the plan's
+    plm_rsh_args would replace it (its -p 2222 and key gone). One parameter carries both."""
+    (step,) = launcher_steps(multinode("volcano", options={"mpirun_mca": given}))
+    argv = step["argv"]
+    params = [(argv[i + 1], argv[i + 2]) for i in range(len(argv) - 2) if argv[i] == "--mca"
+              and argv[i + 1] in ("plm_rsh_args", "plm_ssh_args")]
+    assert len(params) == 1 and params[0][0] == "plm_rsh_args", params
+    assert ("-p %d " % SSH_PORT) in params[0][1] and params[0][1].endswith("-o Compression=no")
