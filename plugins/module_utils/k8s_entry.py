@@ -22,7 +22,7 @@ same parser as the SSH path::
 
 A ``run`` spec may first wait until peer hosts resolve and answer on a TCP port
 (``wait_hosts``/``wait_port``/``wait_s``: rank 0 of an MPI launch waits for every
-worker's sshd), retry a step while its failure is perftest's "cannot connect yet"
+worker's sshd, a perftest client for its server pod's ``alive_port``), retry a step while its failure is perftest's "cannot connect yet"
 (``retry_until_s``), and keep a TCP port open while it runs (``alive_port``), which
 the ``sshd`` workers watch to know when to stop. Every process has a timeout and is
 killed on every path (a SIGTERM/SIGINT/SIGHUP stops every child, prints an ``interrupted_by_signal`` NOTE and
@@ -359,21 +359,21 @@ def cmd_run(spec):
         alive.daemon = True
         alive.start()
     try:
+        steps = spec.get("steps") or []
+        if spec.get("perftest"):
+            steps = perftest_steps(spec["perftest"])
         if spec.get("wait_hosts"):
             missing = wait_for_peers(spec["wait_hosts"], int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
             if missing:
                 say(NOTE + json.dumps({"peers_missing": missing, "port": spec.get("wait_port"),
                                        "waited_s": spec.get("wait_s")}))
-                for step in spec.get("steps") or []:
+                for step in steps:
                     say(BEGIN + step["label"])
                     say("peers did not answer on port %s within %ss: %s"
                         % (spec.get("wait_port"), spec.get("wait_s"), ", ".join(missing)))
                     say(END + step["label"] + " " + json.dumps({"rc": None, "timed_out": False, "attempts": 0,
                                                                 "elapsed_s": 0, "peers_missing": missing}))
                 return 3
-        steps = spec.get("steps") or []
-        if spec.get("perftest"):
-            steps = perftest_steps(spec["perftest"])
         run_steps(steps, parallel=spec.get("parallel"))
         return 0
     finally:

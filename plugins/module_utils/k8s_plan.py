@@ -67,7 +67,8 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
 # - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
-#   from the server pods);
+#   from the server pods), the server pod's ready port (open once its entry program runs: the client's
+#   connect_timeout_s counts from then, not from its own start);
 # - allreduce_multinode: torchrun and its fixed master port (the pods' Service and container port name it; the
 #   allreduce_probe module's default 0 picks a random one per run). Its timeout_s is the adapter's (900): the pods'
 #   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout.
@@ -76,7 +77,7 @@ KUBERNETES_OPTIONS = {
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": []},
+    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": [], "ready_port": 18514},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
@@ -95,6 +96,11 @@ PROBE_RESULT = "/tmp/aifabric-allreduce.json"
 
 def _check_kubernetes_options(kind, opts):
     """The pods' own options of a kind: ports, the DNS domain, the launcher's requests."""
+    if kind == "perftest":
+        rails = range(int(opts["port"]), int(opts["port"]) + max(1, len(opts["hcas"] or [])))
+        if not 0 < int(opts["ready_port"]) < 65536 or int(opts["ready_port"]) in rails:
+            raise AcceptanceError("perftest: ready_port %r must be a TCP port outside the rails' ports %d-%d"
+                                  % (opts["ready_port"], rails[0], rails[-1]))
     if kind not in ("nccl", "nccl_multinode"):
         return
     for key in ("ssh_port", "alive_port"):
@@ -224,7 +230,8 @@ def _per_node_step(plan, pod, kind, nodes, opts):
 def _perftest_pod_params(opts):
     """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
     return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rate_gbit_s",
-                                                             "tool_dir", "timeout_s", "connect_timeout_s"))
+                                                             "tool_dir", "timeout_s", "connect_timeout_s",
+                                                             "ready_port"))
 
 
 def _perftest_steps(plan, pod, rounds, opts):
@@ -259,7 +266,12 @@ def _perftest_steps(plan, pod, rounds, opts):
                 pod_plan = {"params": _perftest_pod_params(opts), "binary": binary, "side": role, "lib": LIB,
                             "peer_address": address if role == "client" else None, "timeout_s": opts["timeout_s"],
                             "connect_timeout_s": opts["connect_timeout_s"]}
-                command = _entry(pod, "run", {"perftest": pod_plan, "parallel": True})
+                run = {"perftest": pod_plan, "parallel": True}
+                if role == "server":        # open while its entry program runs: the server pod is up
+                    run["alive_port"] = opts["ready_port"]
+                else:                       # the client's connect_timeout_s counts from the server's readiness
+                    run.update({"wait_hosts": [address], "wait_port": opts["ready_port"], "wait_s": SERVER_READY_S})
+                command = _entry(pod, "run", run)
                 name = km.object_name(plan["run_id"], "pt", "r%d" % r, "p%d" % p, role[0])
                 spec = km.pod_spec(pod, [km.container(pod, "perftest", command, gpus=0)], plan["code_config_map"],
                                    plan["code_items"], nodes=[node], hostname=hostname if role == "server" else None,
@@ -477,6 +489,8 @@ def _probe_steps(plan, pod, nodes, opts):
 # what a pod may spend before its first step (scheduling, image pull, volume mounts), on top of its steps' time in
 # its activeDeadlineSeconds (a Job's deadline counts from its start), and what the module waits on top of that
 START_UP_S = 600
+# how long a perftest client pod waits for its server pod's entry program (the server's own start-up)
+SERVER_READY_S = START_UP_S
 # The env probe runs its commands one at a time, each within its ``timeout``; its npu group runs
 # len(env_probe.HCCN_QUERIES) hccn_tool queries per NPU that `npu-smi info` lists on the node, a count the plan does
 # not know and env_probe does not bound. The deadline allows for ENV_PROBE_MAX_NPUS: the devices of an Atlas 800T A3
@@ -511,9 +525,11 @@ def pod_work_s(kind, opts):
         return count * int(opts["timeout_s"]), "%d probe commands (%s) x timeout_s %ss" % (count, how, opts["timeout_s"])
     if kind in ("gemm", "allreduce_multinode"):
         return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
-    if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs
-        return int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), "connect_timeout_s %ss + timeout_s %ss" % (
-            opts["connect_timeout_s"], opts["timeout_s"])
+    if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
+        # connect_timeout_s, then runs
+        return SERVER_READY_S + int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), (
+            "the server's start %ss + connect_timeout_s %ss + timeout_s %ss" % (
+                SERVER_READY_S, opts["connect_timeout_s"], opts["timeout_s"]))
     count = len(opts["collectives"] or [])
     steps = count * int(opts["timeout_s"])
     how = "%d collectives x timeout_s %ss" % (count, opts["timeout_s"])
@@ -750,6 +766,11 @@ def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
 
 
 def _records_of_section(section, text, info, opts, slot, node, started, sections=None, peer_rates=None):
+    if info.get("peers_missing") and section["how"] == "perftest":
+        return [results.error(section["check"], "the server pod %s was not up within %s s (its pod's outcome says "
+                              "why); the client never ran" % (", ".join(info["peers_missing"]), SERVER_READY_S),
+                              target=section["device"], peer=slot.get("peer"), raw=text, started=started,
+                              tool={"name": "kubernetes"})]
     if info.get("peers_missing"):
         return [results.error(section["check"], "workers did not answer ssh in time: %s"
                               % ", ".join(info["peers_missing"]), raw=text, started=started,

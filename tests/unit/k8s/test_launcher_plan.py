@@ -398,3 +398,45 @@ def test_one_ssh_args_parameter_keeps_the_port_under_orte_and_prrte(given):
               and argv[i + 1] in ("plm_rsh_args", "plm_ssh_args")]
     assert len(params) == 1 and params[0][0] == "plm_rsh_args", params
     assert ("-p %d " % SSH_PORT) in params[0][1] and params[0][1].endswith("-o Compression=no")
+
+
+# --------------------------------------------------------------------------- perftest: the client's clock
+
+def test_perftest_clients_clock_starts_at_its_servers_readiness():
+    """A client pod that gave up connect_timeout_s after its own start failed a good link whenever its server pod
+    came up later (an uncached image, an RDMA resource to come): the server opens ready_port once its entry
+    program runs, the client waits for it (up to the server's start-up) before its connect_timeout_s begins, and
+    the pods' deadline counts that wait."""
+    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0", "mlx5_1"]},
+                          rounds=[[NODES]])
+    runs = {}
+    for obj in k8s_plan.objects_of(plan):
+        if obj["kind"] == "Job":
+            container = obj["spec"]["template"]["spec"]["containers"][0]
+            runs[obj["metadata"]["labels"][km.ROLE_LABEL]] = (entry_spec(container), obj["spec"])
+    (server, _s), (client, job) = runs["server"], runs["client"]
+    ready = k8s_plan.DEFAULTS["perftest"]["ready_port"]
+    assert server["alive_port"] == ready and "wait_hosts" not in server
+    assert client["wait_hosts"] == [client["perftest"]["peer_address"]] and client["wait_port"] == ready
+    assert client["wait_s"] == k8s_plan.SERVER_READY_S
+    assert job["activeDeadlineSeconds"] >= (client["wait_s"] + client["perftest"]["connect_timeout_s"]
+                                            + client["perftest"]["timeout_s"] + k8s_plan.START_UP_S)
+    with pytest.raises(AcceptanceError, match="ready_port 18516 must be a TCP port outside the rails' ports"):
+        k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7",
+                       {"hcas": ["mlx5_0", "mlx5_1", "mlx5_2"], "ready_port": 18516}, rounds=[[NODES]])
+
+
+def test_a_client_whose_server_never_came_up_says_so():
+    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0"]},
+                          rounds=[[NODES]])
+    step = plan["steps"][0]
+    slot = next(s for s in step["slots"] if s["role"] == "client")
+    address = entry_spec(next(o for o in step["objects"] if o["metadata"]["name"] == slot["job"])
+                         ["spec"]["template"]["spec"]["containers"][0])["wait_hosts"][0]
+    log = "".join([k8s_entry.NOTE, json.dumps({"peers_missing": [address], "port": 18514, "waited_s": 600}), "\n",
+                   k8s_entry.BEGIN, "mlx5_0\n", "peers did not answer on port 18514 within 600s: %s\n" % address,
+                   k8s_entry.END, "mlx5_0 ", json.dumps({"rc": None, "timed_out": False, "attempts": 0,
+                                                         "elapsed_s": 0, "peers_missing": [address]}), "\n"])
+    (record,) = k8s_plan.slot_records(plan, slot, {"outcome": "failed", "name": "c", "node": NODES[1]}, log)
+    assert record["status"] == "error" and record["target"] == "mlx5_0" and record["peer"] == NODES[0]
+    assert record["reason"].startswith("the server pod %s was not up within 600 s" % address), record["reason"]
