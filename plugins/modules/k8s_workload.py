@@ -182,7 +182,7 @@ options:
         V(nccl) with four collectives, C(4 x nccl.timeout_s) + 600; V(nccl_multinode) adds the launcher's
         C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
         interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
-        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest)
+        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest) 600 s for its server pod's start +
         C(connect_timeout_s + timeout_s).
       - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int
@@ -246,7 +246,9 @@ options:
   perftest:
     description:
       - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
-        duration_s, expect, ...), plus C(tool_dir) and C(connect_timeout_s).
+        duration_s, expect, ...), plus C(tool_dir), C(connect_timeout_s) (counted from the server pod's
+        readiness) and C(ready_port) (V(18514), which the server pod opens once it runs; the client waits for it up
+        to 600 s).
     type: dict
     default: {}
   allreduce_probe:
