@@ -150,6 +150,29 @@ def cmd_env(spec):
 
 # --------------------------------------------------------------------------- run
 
+def hostfile_hosts(text):
+    """The host names of an Open MPI hostfile's text (``name slots=N`` lines, mpi-operator's; ``name:N`` too;
+    comments and blank lines skipped), in order."""
+    out = []
+    for line in (text or "").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            out.append(words[0].split(":", 1)[0])
+    return out
+
+
+def _wait_hosts(spec):
+    """The hosts a run waits for: those of ``wait_hostfile`` when that file exists (the operator's names, whatever
+    its version), else ``wait_hosts``."""
+    path = spec.get("wait_hostfile")
+    if path and os.path.isfile(path):
+        with open(path) as handle:
+            names = hostfile_hosts(handle.read(1 << 20))
+        if names:
+            return names
+    return spec.get("wait_hosts") or []
+
+
 def wait_for_peers(hosts, port, wait_s):
     """Block until every host resolves and accepts a TCP connection on port; returns the missing ones."""
     deadline = time.monotonic() + wait_s
@@ -363,7 +386,7 @@ def cmd_run(spec):
         if spec.get("perftest"):
             steps = perftest_steps(spec["perftest"])
         if spec.get("wait_hosts"):
-            missing = wait_for_peers(spec["wait_hosts"], int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
+            missing = wait_for_peers(_wait_hosts(spec), int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
             if missing:
                 say(NOTE + json.dumps({"peers_missing": missing, "port": spec.get("wait_port"),
                                        "waited_s": spec.get("wait_s")}))

@@ -319,6 +319,8 @@ def _multinode_gpus(tool, pod, nodes, per_gpu):
 # authorized_keys) and the DNS names of the workers and the launcher (the operators' hostname.subdomain)
 OPERATOR_KEYS = {"keys_dir": "/root/.ssh", "host_key": "id_rsa", "authorized_keys": "authorized_keys"}
 INDEXED_KEYS = {"keys_dir": km.KEYS_MOUNT, "host_key": "id_ed25519", "authorized_keys": "id_ed25519.pub"}
+# the hostfile mpi-operator mounts on its launcher (every version), its workers' names in its own naming
+MPI_HOSTFILE = "/etc/mpi/hostfile"
 # Open MPI (ORTE, 4.x) strips -H/hostfile names at the first '.' unless told not to (mpi-operator sets the same)
 KEEP_FQDN_ENV = {"OMPI_MCA_orte_keep_fqdn_hostnames": "true"}
 # a launcher that holds no GPU sees none through the NVIDIA runtime (mpi-operator's nvidiaDisableEnvVars)
@@ -345,11 +347,11 @@ def forwarded_env(pod, opts):
     return names
 
 
-def _multinode_steps(plan, pod, nodes, opts, launcher):
+def _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service=None):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, nccl_run
     gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
     ctx = {"plan": plan, "pod": pod, "nodes": nodes, "opts": opts, "gpus": gpus,
-           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_run.run_env(opts),
+           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_run.run_env(opts), "mpi_service": mpi_service,
            "spread": {km.RUN_LABEL: plan["run_id"], km.ROLE_LABEL: "worker"},
            "search": "%s.%s.svc.%s" % (km.object_name(plan["run_id"], "mn"), pod["namespace"],
                                        opts["cluster_domain"])}
@@ -412,9 +414,12 @@ def _operator_steps(ctx, launcher):
     the operator's hostfile on MPIJob), and keeps the alive port open until it ends: the workers' cue to stop."""
     plan, pod, nodes, opts, name = ctx["plan"], ctx["pod"], ctx["nodes"], ctx["opts"], ctx["name"]
     if launcher == "mpijob":
-        hosts = ["%s-worker-%d.%s" % (name, i, name) for i in range(len(nodes))]
-        launcher_host = "%s-launcher.%s" % (name, name)
-        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS, hostfile="/etc/mpi/hostfile")
+        # the workers' Service: "<job>" (mpi-operator v0.5 on), "<job>-worker" (v0.4.x); the launcher's run takes the
+        # names of the operator's hostfile when it has one (whatever the version: when the check could not tell)
+        svc = name + "-worker" if ctx["mpi_service"] == "worker" else name
+        hosts = ["%s-worker-%d.%s" % (name, i, svc) for i in range(len(nodes))]
+        launcher_host = "%s-launcher.%s" % (name, svc)
+        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS, hostfile=MPI_HOSTFILE)
         # mpi-operator sets keep_fqdn and the NVIDIA_* blanks on its launcher, the DNS search entry on its workers
         searches, launcher_env = None, ctx["env"]
     else:
@@ -432,6 +437,8 @@ def _operator_steps(ctx, launcher):
                               dns_searches=searches)
     run = {"steps": steps, "wait_hosts": hosts, "wait_port": opts["ssh_port"], "wait_s": opts["wait_workers_s"],
            "alive_port": opts["alive_port"]}
+    if launcher == "mpijob":
+        run["wait_hostfile"] = MPI_HOSTFILE
     # the launcher holds no GPU and needs no host network; pinned to the run's nodes, where the pod's runtime
     # class, tolerations and node labels were meant to apply
     launcher_pod = dict(pod, host_network=False, resources={})
@@ -571,8 +578,9 @@ def check_timeout(plan, timeout, explicit_deadline):
                               int(timeout), plan["deadline_s"], START_UP_S, plan["timeout_s"], int(timeout)))
 
 
-def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):
-    """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input."""
+def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None, mpi_service=None):
+    """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input. ``mpi_service``: the
+    mpi-operator's naming of its workers' Service (k8s_run.mpi_operator_service: "job", "worker" or None)."""
     if kind not in KINDS:
         raise AcceptanceError("kind %r is not one of %s" % (kind, ", ".join(KINDS)))
     km.check_run_id(run_id)
@@ -616,7 +624,7 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
                 raise AcceptanceError("the indexed launcher needs a per-run ssh key pair (ssh_keys)")
             plan["secret"] = km.object_name(run_id, "ssh")
             plan["setup"].append(km.secret(plan["secret"], pod, run_id, ssh_keys))
-        plan["steps"] = _multinode_steps(plan, pod, nodes, opts, launcher)
+        plan["steps"] = _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service)
     plan["options"] = opts
     return plan
 

@@ -537,7 +537,8 @@ def _present(module, p, pod, options, run_id):
     launcher = p["launcher"]
     if p["kind"] == "nccl_multinode" and launcher == "auto":
         launcher = k8s_run.choose_launcher(api)
-    plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys)
+    mpi_service = k8s_run.mpi_operator_service(api) if p["kind"] == "nccl_multinode" and launcher == "mpijob" else None
+    plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys, mpi_service=mpi_service)
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
@@ -561,13 +562,13 @@ def _present(module, p, pod, options, run_id):
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 
-def plan_of(p, nodes, pod, options, run_id, launcher, keys):
+def plan_of(p, nodes, pod, options, run_id, launcher, keys, mpi_service=None):
     """The plan of the module's parameters ``p`` over ``nodes`` with ``launcher`` (resolved); ``keys()`` makes the
-    per-run ssh key pair an Indexed multi-node launch needs."""
+    per-run ssh key pair an Indexed multi-node launch needs; ``mpi_service``: k8s_run.mpi_operator_service's."""
     multinode = p["kind"] == "nccl_multinode"
     return k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
                           launcher=launcher if multinode else "indexed",
-                          ssh_keys=keys() if multinode and launcher == "indexed" else None)
+                          ssh_keys=keys() if multinode and launcher == "indexed" else None, mpi_service=mpi_service)
 
 
 def task_timeout_s(args, margin_s):

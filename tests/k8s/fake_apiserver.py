@@ -134,6 +134,7 @@ NODES = kmock.resource("", "v1", "nodes")
 NAMESPACES = kmock.resource("", "v1", "namespaces")
 QUOTAS = kmock.resource("", "v1", "resourcequotas")
 LIMITRANGES = kmock.resource("", "v1", "limitranges")
+CRDS = kmock.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 JOBS = kmock.resource("batch", "v1", "jobs")
 MPIJOBS = kmock.resource("kubeflow.org", "v2beta1", "mpijobs")
 VCJOBS = kmock.resource("batch.volcano.sh", "v1alpha1", "jobs")
@@ -148,6 +149,7 @@ KINDS = {
     ("", "v1", "resourcequotas"): "ResourceQuota", ("", "v1", "limitranges"): "LimitRange",
     ("networking.k8s.io", "v1", "networkpolicies"): "NetworkPolicy",
     ("scheduling.volcano.sh", "v1beta1", "podgroups"): "PodGroup",
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): "CustomResourceDefinition",
 }
 
 
@@ -502,6 +504,7 @@ class Controller(object):
         self.events_seen = set()         # (uid, reason, message) of owner events already recorded
         self.terminating = {}            # pod uid -> tick its deletion was first seen
         self.rules = []
+        self.mpi_version = None          # the fake mpi-operator's version (FakeApiServer.mpi_version)
         self.default = Behaviour("succeed")
         self.logs = {}                   # (namespace, pod, container) -> bytes
         self.state = {}                  # pod uid -> dict(stage, ticks, behaviour)
@@ -1488,6 +1491,7 @@ class FakeApiServer(object):
         self.nodes = nodes if nodes is not None else gpu_nodes()
         self.clock_scale, self.node_status_delay_ticks = clock_scale, node_status_delay_ticks
         self.operators = tuple(operators)
+        self.mpi_version = None          # mpi-operator v0.8.2; operators=("mpi-v0.4",): v0.4.0's naming
         self.tick_s = tick_s
         self.pod_grace_ticks = pod_grace_ticks
         self.requests = []
@@ -1510,6 +1514,9 @@ class FakeApiServer(object):
         self.emu = Emu()
         self.emu.fake = self
         self.emu.resources.load_bundled()
+        if "mpi-v0.4" in self.operators:
+            self.operators = tuple(o for o in self.operators if o != "mpi-v0.4") + ("mpi",)
+            self.mpi_version = fake_operators.MPI_V04
         if "mpi" in self.operators:
             self.emu.resources["kubeflow.org/v2beta1/mpijobs"] = {
                 "kind": "MPIJob", "namespaced": True, "singular": "mpijob",
@@ -1527,7 +1534,10 @@ class FakeApiServer(object):
         self.url = str(self.server.url).rstrip("/")
         self.controller = Controller(self.emu, self.nodes, self.tick_s, self.pod_grace_ticks, self.clock_scale,
                                      self.node_status_delay_ticks)
+        self.controller.mpi_version = self.mpi_version
         async with self.emu._lock:
+            if "mpi" in self.operators:     # the operator's manifest installs its CRD
+                await self.controller._add(CRDS, None, fake_operators.mpi_crd(self.mpi_version))
             for node in self.nodes:
                 await self.controller._add(NODES, None, {
                     "apiVersion": "v1", "kind": "Node",
@@ -1676,7 +1686,8 @@ class FakeApiServer(object):
         for group, version, plural, ns, name, raw in self.objects():
             kind = KINDS.get((group, version, plural), plural)
             labels = (raw.get("metadata") or {}).get("labels") or {}
-            if run_id is None and kind in ("Node", "Event", "Namespace", "ResourceQuota"):
+            if run_id is None and kind in ("Node", "Event", "Namespace", "ResourceQuota", "LimitRange",
+                                           "CustomResourceDefinition"):
                 continue
             if run_id is not None and labels.get(RUN_LABEL) != run_id:
                 continue
