@@ -383,7 +383,10 @@ def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
 def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
     """The role's end-to-end step (k8s_workload kind=perftest with the plugin's resource): pods land only where the
     plugin exposes it. gpu-node-03 lacks the NFD label, so its pair's pods cannot schedule and its record is an error
-    naming `Insufficient rdma/hca_shared_devices_a`; the pair of the healthy nodes runs (real perftest captures)."""
+    naming `Insufficient rdma/hca_shared_devices_a`; the pair of the healthy nodes runs (real perftest captures).
+    It runs in the role's default e2e namespace, where extras/k8s/rbac-device-plugin.yml grants every call it makes
+    (the namespace `default` was granted nothing: a 403 at the first create)."""
+    import yaml
     from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
     from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import PERFTEST, pod_log
     names = ["gpu-node-01", "gpu-node-02", "gpu-node-03"]
@@ -401,7 +404,11 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         fake.server.script("succeed", pod="aif-e2e-pt-r*-s-*", log_file=pod_log(
             "ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
             tmp_path))
+        with open(os.path.join(ROOT, "roles", "rdma_device_plugin", "defaults", "main.yml")) as handle:
+            namespace = yaml.safe_load(handle)["rdma_device_plugin_e2e_namespace"]
+        before = len(fake.server.requests)
         args = {"kind": "perftest", "hosts": names, "run_id": "e2e", "gpus_per_pod": 0, "kubeconfig": fake.kubeconfig,
+                "namespace": namespace,
                 "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
                 "host_network": True, "unschedulable_grace_s": 0, "timeout_s": 30, "cleanup_timeout_s": 30,
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
@@ -417,3 +424,6 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         assert errors and all("gpu-node-03" in (r["host"], r["peer"]) for r in errors)
         assert all("Insufficient %s" % resource in r["reason"] for r in errors), [r["reason"] for r in errors]
         assert fake.leftovers("e2e") == []
+        used = set(filter(None, (request_grant(m, p, q) for m, p, q in fake.server.requests[before:])))
+    granted = rbac_grants(os.path.join(ROOT, "extras", "k8s", "rbac-device-plugin.yml"))
+    assert sorted(used - granted, key=str) == [], sorted(used - granted, key=str)
