@@ -401,8 +401,12 @@ def _render(module, p):
                          results=[])
     cfg, objects = build(p)
     files = dp.render(objects, p["render_dir"], write=not module.check_mode)
+    # the fleet report's "measures nothing by design" (fleet_report's aifabric_report_skip): a run that only
+    # rendered gets no report in which every node is an error
     return dict(changed=not module.check_mode, files=files, config=cfg, resources=dp.resource_names(cfg),
-                actions=[{"object": ref, "action": "rendered"} for ref in dp.objects_ref(objects)], results=[])
+                actions=[{"object": ref, "action": "rendered"} for ref in dp.objects_ref(objects)], results=[],
+                aifabric_report_skip="render only (render_dir=%s): manifests written, no measurements"
+                % p["render_dir"])
 
 
 if __name__ == "__main__":
