@@ -250,20 +250,8 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
     if pod.get("shm_size"):
         out["volumeMounts"].append({"name": "dshm", "mountPath": "/dev/shm"})
     out["volumeMounts"].extend(mounts or [])
-    if requests:
-        # a launcher: its cpu/memory as requests and limits (no namespace LimitRange default below them)
-        given = dict((str(k), str(v)) for k, v in requests.items())
-        out["resources"] = {"requests": given, "limits": dict(given)}
-    elif resources:
-        limits = {}
-        count = pod["gpus_per_pod"] if gpus is None else gpus
-        if count:
-            limits[GPU_RESOURCE] = str(int(count))
-        for key, qty in (pod.get("resources") or {}).items():
-            limits[str(key)] = str(qty)
-        cpu_requests, cpu_limits = cpu_memory(pod)
-        both = {"requests": dict(limits, **cpu_requests), "limits": dict(limits, **cpu_limits)}
-        both = dict((k, v) for k, v in both.items() if v)
+    if requests or resources:
+        both = _resources(pod, gpus, requests)
         if both:
             out["resources"] = both
     security = {}
@@ -279,6 +267,23 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
         out["readinessProbe"] = {"tcpSocket": {"port": int(readiness_port)}, "periodSeconds": 2,
                                  "failureThreshold": 3}
     return out
+
+
+def _resources(pod, gpus, requests):
+    """A container's resources: a launcher's ``requests`` as requests and limits (no namespace LimitRange default
+    below them); else the pod's GPUs and extended resources (requests = limits) and its cpu/memory options."""
+    if requests:
+        given = dict((str(k), str(v)) for k, v in requests.items())
+        return {"requests": given, "limits": dict(given)}
+    limits = {}
+    count = pod["gpus_per_pod"] if gpus is None else gpus
+    if count:
+        limits[GPU_RESOURCE] = str(int(count))
+    for key, qty in (pod.get("resources") or {}).items():
+        limits[str(key)] = str(qty)
+    cpu_requests, cpu_limits = cpu_memory(pod)
+    both = {"requests": dict(limits, **cpu_requests), "limits": dict(limits, **cpu_limits)}
+    return dict((k, v) for k, v in both.items() if v)
 
 
 def node_affinity(nodes):
