@@ -695,13 +695,13 @@ def _pod_reason(outcome):
     return text + (" (%s)" % detail if detail else "")
 
 
-def _k8s_params(plan, slot, outcome, section=None):
+def _k8s_params(plan, slot, outcome, section=None, ran=None):
     out = {"substrate": "kubernetes", "namespace": plan["namespace"], "job": slot["job"],
            "pod": (outcome or {}).get("name"), "run_id": plan["run_id"]}
     if plan.get("launcher"):
         out["launcher"] = plan["launcher"]
-    if section and section.get("argv"):
-        out["argv"] = section["argv"]
+    if ran or (section and section.get("argv")):
+        out["argv"] = ran or section["argv"]      # what the pod ran (its END line), else what was planned
     if section and section.get("hosts"):
         out["hosts"] = list(section["hosts"])     # every node of a multi-node run (fleet verdicts account for it)
     else:
@@ -711,7 +711,7 @@ def _k8s_params(plan, slot, outcome, section=None):
     return out
 
 
-def _stamp(records, plan, slot, outcome, node, section=None):
+def _stamp(records, plan, slot, outcome, node, section=None, ran=None):
     out = []
     for record in records:
         record = dict(record)
@@ -719,7 +719,7 @@ def _stamp(records, plan, slot, outcome, node, section=None):
         if slot.get("peer") and not record.get("peer"):
             record["peer"] = slot["peer"]
         params = dict(record.get("params") or {})
-        params.update(_k8s_params(plan, slot, outcome, section))
+        params.update(_k8s_params(plan, slot, outcome, section, ran))
         record["params"] = params
         out.append(record)
     return out
@@ -769,7 +769,7 @@ def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
         text, info = piece
         info = info or {}
         out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started, sections, peer_rates),
-                          plan, slot, outcome, node, section))
+                          plan, slot, outcome, node, section, info.get("argv")))
     return out
 
 
