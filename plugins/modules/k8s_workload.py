@@ -247,8 +247,8 @@ options:
     description:
       - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
         duration_s, expect, ...), plus C(tool_dir), C(connect_timeout_s) (counted from the server pod's
-        readiness) and C(ready_port) (V(18514), which the server pod opens once it runs; the client waits for it up
-        to 600 s).
+        readiness) and C(ready_port) (V(18514)) - the server pod opens it once it runs, the client waits for it up
+        to 600 s.
     type: dict
     default: {}
   allreduce_probe:
