@@ -660,6 +660,7 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
     ds_facts = dict((k, status.get(k)) for k in ("desiredNumberScheduled", "currentNumberScheduled", "numberReady",
                                                  "updatedNumberScheduled", "numberMisscheduled"))
     out = []
+    rolling = _rollout_note(ds_facts)
     for node_name in nodes:
         node = known.get(node_name)
         pod = by_node.get(node_name)
@@ -667,6 +668,8 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
             st, reason, facts, metrics = _judge(api, namespace, ds, node_name, node, pod, res,
                                                 devices.get(node_name), selectors.get(res), timeout_s,
                                                 expected.get(res))
+            if st == "fail" and rolling:
+                reason += rolling
             facts.update(daemonset="%s/%s" % (namespace, name), daemonset_status=ds_facts)
             want = {"equals": expected[res]} if expected.get(res) else {"min": 1}
             out.append(results.make(CHECK, st, reason=reason, host=node_name, target=res, facts=facts,
@@ -674,6 +677,15 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
                                     params={"substrate": "kubernetes", "namespace": namespace, "waited_s": timeout_s},
                                     started=started, duration_s=duration))
     return out
+
+
+def _rollout_note(ds_facts):
+    """What to add to a failing node's reason while the DaemonSet's rolling update had not reached every node."""
+    desired, updated = ds_facts.get("desiredNumberScheduled"), ds_facts.get("updatedNumberScheduled")
+    if isinstance(desired, int) and isinstance(updated, int) and updated < desired:
+        return ("; the DaemonSet's rolling update was not finished (%d of %d pods of the new config): raise "
+                "max_unavailable or verify_timeout_s" % (updated, desired))
+    return ""
 
 
 def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s, want=None):

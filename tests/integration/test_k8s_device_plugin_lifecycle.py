@@ -446,3 +446,7 @@ def test_a_config_change_rolls_a_large_fleet_within_the_verify(tmp_path, run):
         res = run(fake, dict(args, rdma_hca_max=63, verify_timeout_s=3))
         bad = [(r["host"], r["reason"]) for r in res.kwargs["results"] if r["status"] != "pass"]
         assert bad == [], bad[:3]
+        # Kubernetes' own pace, a node at a time: the nodes the rollout had not reached say so
+        res = run(fake, dict(args, rdma_hca_max=31, verify_timeout_s=1, max_unavailable="1"))
+        bad = [r["reason"] for r in res.kwargs["results"] if r["status"] != "pass"]
+        assert bad and all("the DaemonSet's rolling update was not finished (" in r for r in bad), bad[:3]
