@@ -29,7 +29,7 @@ pytest.importorskip("kubernetes")
 pytest.importorskip("kmock")
 
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import fake_cluster  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import Behaviour, fake_cluster  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
     Exit, patch_exits)
@@ -236,6 +236,29 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
                                  facts=dict((k, v) for k, v in mine["facts"].items() if k in ssh["facts"])), shared)
         assert diffs == {}, check
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-pt") == []
+
+
+def test_a_perftest_client_waits_for_a_server_pod_that_starts_late(cluster, monkeypatch, tmp_path):
+    """The server pod's image takes longer to pull than the client's connect_timeout_s (an uncached image on one
+    node): the client's clock starts at the server's readiness, not at its own start, and the pair passes; it used
+    to give up connect_timeout_s after its own start with "Couldn't connect" on a good link."""
+    log = os.path.join(cluster.kubelet.dir, "perftest.log")
+    fake_perftest(str(tmp_path / "tools"), log)
+    nodes = ["gpu-node-01", "gpu-node-02"]
+    # rules are matched in order: the server pod's, before the fixture's catch-all one
+    cluster.server.controller.rules.insert(0, Behaviour("process", runner=cluster.kubelet,
+                                                        pod="aif-rp-late-pt-r0-p0-s-*", start_ticks=int(6 / 0.02)))
+    res = run_module(cluster, monkeypatch, {"kind": "perftest", "hosts": nodes, "run_id": "rp-late",
+                                            "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
+                                                                              "hcas": ["ionic_0"],
+                                                                              "connect_timeout_s": 2}})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert sorted((r["check"], r["status"]) for r in records) == [
+        ("rdma.ib_write_bw", "pass"), ("rdma.ib_write_bw.server", "pass")], [r.get("reason") for r in records]
+    pulled = [e for e in cluster.server.events() if e.get("reason") == "Pulling"]
+    assert pulled and all("-s-" in e["involvedObject"]["name"] for e in pulled), pulled
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-late") == []
 
 
 # --------------------------------------------------------------------------- the kubelet's own semantics

@@ -77,8 +77,9 @@ cluster's moving parts for the objects the code under test creates:
   runtime_class_missing, network_not_ready - NetworkNotReady, the node's CNI not initialised; Behaviour.CAUSES), ``image_pull_transient``
   (ErrImagePull/ImagePullBackOff for ``pull_ticks`` ticks, then runs and succeeds), ``evicted``
   (phase Failed, reason Evicted, the kubelet's message and event), ``process`` (real processes,
-  tests/k8s/process_kubelet.py); logs are the bytes of a real captured output file (``log_file``) or
-  given text;
+  tests/k8s/process_kubelet.py); any kind with ``start_ticks=N`` first waits N ticks bound in ContainerCreating
+  with the kubelet's Normal ``Pulling`` event (an uncached image); logs are the bytes of a real captured output
+  file (``log_file``) or given text;
 - **node status**: with ``node_status_delay_ticks=N`` an allocatable change a device plugin hook
   publishes reaches the Node (and the scheduler) N ticks later, as the kubelet's periodic node-status
   update lags the plugin's registration; ``gpu_nodes()`` carries the labels current node-feature-discovery
@@ -445,10 +446,13 @@ class Behaviour(object):
 
     def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
                  node=None, job=None, pod=None, runner=None, reason="FailedMount", message=None, pull_ticks=3,
-                 cause=None):
+                 cause=None, start_ticks=0):
         if cause is not None:
             reason, message = self.CAUSES[cause][0], message or self.CAUSES[cause][1]
         self.reason, self.pull_ticks = reason, pull_ticks
+        # ``start_ticks``: the pod waits bound in ContainerCreating this long first (an uncached image being pulled:
+        # the kubelet's Normal "Pulling" event), then starts as its kind says
+        self.start_ticks = int(start_ticks)
         self.message = message or self.WAITING.get(reason, reason)
         if kind not in self.KINDS:
             raise ValueError("behaviour %r is not one of %s" % (kind, ", ".join(self.KINDS)))
@@ -1054,6 +1058,12 @@ class Controller(object):
             ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
             restart = (pod.get("spec") or {}).get("restartPolicy", "Always")
             if await self._kubelet_outcome(key, pod, st, names, image):
+                continue
+            if st["stage"] == "bound" and st["ticks"] <= b.start_ticks:
+                if st["ticks"] == 1:
+                    await self._patch(key, {"status": {"containerStatuses": [
+                        _cs(n, image, waiting=("ContainerCreating", None)) for n in names]}})
+                    await self.event(pod, "Pulling", 'Pulling image "%s"' % image)
                 continue
             if st["stage"] == "bound":
                 if b.kind == "image_pull":
