@@ -22,7 +22,8 @@ same parser as the SSH path::
 
 A ``run`` spec may first wait until peer hosts resolve and answer on a TCP port
 (``wait_hosts``/``wait_port``/``wait_s``: rank 0 of an MPI launch waits for every
-worker's sshd, a perftest client for its server pod's ``alive_port``), retry a step while its failure is perftest's "cannot connect yet"
+worker's sshd - the names of ``wait_hostfile`` when it exists -, a perftest client for its
+server pod's ``alive_port``), retry a step while its failure is perftest's "cannot connect yet"
 (``retry_until_s``), and keep a TCP port open while it runs (``alive_port``), which
 the ``sshd`` workers watch to know when to stop. Every process has a timeout and is
 killed on every path (a SIGTERM/SIGINT/SIGHUP stops every child, prints an ``interrupted_by_signal`` NOTE and
@@ -161,7 +162,7 @@ def hostfile_hosts(text):
     return out
 
 
-def _wait_hosts(spec):
+def wait_hosts_of(spec):
     """The hosts a run waits for: those of ``wait_hostfile`` when that file exists (the operator's names, whatever
     its version), else ``wait_hosts``."""
     path = spec.get("wait_hostfile")
@@ -386,7 +387,8 @@ def cmd_run(spec):
         if spec.get("perftest"):
             steps = perftest_steps(spec["perftest"])
         if spec.get("wait_hosts"):
-            missing = wait_for_peers(_wait_hosts(spec), int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
+            missing = wait_for_peers(wait_hosts_of(spec), int(spec.get("wait_port") or 22),
+                                     float(spec.get("wait_s") or 300))
             if missing:
                 say(NOTE + json.dumps({"peers_missing": missing, "port": spec.get("wait_port"),
                                        "waited_s": spec.get("wait_s")}))

@@ -159,8 +159,9 @@ def mpi_operator_service(api):
     ``<job>-worker`` (v0.4.x, which serves kubeflow.org/v2beta1 too) -, or None when the CRD cannot be read (no
     RBAC for CRDs): the plan then names v0.5's and the launcher takes the names from the operator's hostfile."""
     from kubernetes import client
+    crds = client.ApiextensionsV1Api(api)
     try:
-        doc = k8s_api._json(client.ApiextensionsV1Api(api).read_custom_resource_definition(  # pylint: disable=protected-access
+        doc = k8s_api._json(crds.read_custom_resource_definition(  # pylint: disable=protected-access
             MPIJOB_CRD, _preload_content=False, _request_timeout=k8s_api.REQUEST_TIMEOUT))
     except k8s_api._api_errors():  # pylint: disable=protected-access
         return None

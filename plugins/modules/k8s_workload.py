@@ -424,8 +424,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
-POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus_per_pod",
-               "resources", "cpu_request", "cpu_limit", "memory_request", "memory_limit", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
+POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels",
+               "gpus_per_pod", "resources", "cpu_request", "cpu_limit", "memory_request", "memory_limit",
+               "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",

@@ -432,7 +432,8 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
 def test_a_config_change_rolls_a_large_fleet_within_the_verify(tmp_path, run):
     """The DaemonSet controller replaces at most maxUnavailable plugin pods at once (Kubernetes' default: 1, a node at
     a time): on a large fleet a config change then outlasts the verify and healthy nodes not yet rolled read as
-    stale or plugin-less. The plugin's DaemonSet rolls a quarter of the fleet at a time: four waves whatever its size."""
+    stale or plugin-less. The plugin's DaemonSet rolls a quarter of the fleet at a time: four waves whatever its
+    size."""
     one = cx4_records(tmp_path, "gpu-node-01")
     names = ["gpu-node-%02d" % i for i in range(1, 61)]
     recs = dict((n, [dict(r, host=n) for r in one]) for n in names)
@@ -440,7 +441,8 @@ def test_a_config_change_rolls_a_large_fleet_within_the_verify(tmp_path, run):
         frp.install(fake.server)
         args = {"probe_records": [r for rs in recs.values() for r in rs], "hosts": names, "verify_timeout_s": 20}
         first = run(fake, args).kwargs["results"]
-        assert set(r["status"] for r in first) == {"pass"}, [(r["host"], r["reason"]) for r in first if r["status"] != "pass"][:3]
+        assert set(r["status"] for r in first) == {"pass"}, [
+            (r["host"], r["reason"]) for r in first if r["status"] != "pass"][:3]
         (ds,) = [raw for _g, _v, p, _ns, _n, raw in fake.server.objects() if p == "daemonsets"]
         assert ds["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "25%"}
         res = run(fake, dict(args, rdma_hca_max=63, verify_timeout_s=3))

@@ -1,7 +1,8 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The operators of the fake cluster (tests/k8s/fake_apiserver.py ``FakeApiServer(operators=("mpi", "volcano"))``):
-what kubeflow mpi-operator v0.8.2 (or v0.4.0's naming: ``operators=("mpi-v0.4",)``, ``mpi_service``) and Volcano v1.15's job controller with its ``ssh`` and ``svc`` plugins create for
+what kubeflow mpi-operator v0.8.2 (or v0.4.0's naming: ``operators=("mpi-v0.4",)``, ``mpi_service``) and Volcano
+v1.15's job controller with its ``ssh`` and ``svc`` plugins create for
 an MPIJob / a vcjob, object by object, as their upstream source does it, so that pods run on the process kubelet
 (tests/k8s/process_kubelet.py) meet the same keys, files, environment, host names and DNS names as on a cluster.
 

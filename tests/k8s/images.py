@@ -102,7 +102,8 @@ def ngc_mpi_image(root):
     shutil.copy(os.path.realpath(orted), os.path.join(bindir, "orted"))
     absent = os.path.join(root, "no-orted")
     with open(absent, "w") as handle:
-        handle.write("#!/bin/sh\necho \"orted: not in this image (Open MPI is in %s)\" >&2\nexit 127\n" % NGC_MPI_PREFIX)
+        handle.write("#!/bin/sh\necho \"orted: not in this image (Open MPI is in %s)\" >&2\nexit 127\n"
+                     % NGC_MPI_PREFIX)
     os.chmod(absent, 0o755)
     return ({"mounts": [(os.path.join(root, "mpi"), NGC_MPI_PREFIX), (absent, orted)], "run_dirs": ["lock"]},
             NGC_MPI_PREFIX + "/bin")

@@ -108,7 +108,8 @@ def test_launcher_pods_are_pinned_to_the_runs_nodes_and_hold_no_gpu(launcher):
 @pytest.mark.parametrize("launcher", ["mpijob", "volcano"])
 def test_launcher_pods_request_cpu_and_memory(launcher):
     (container,) = templates(multinode(launcher))["launcher"]["spec"]["containers"]
-    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"},
+                                      "limits": {"cpu": "1", "memory": "1Gi"}}
     (container,) = templates(multinode(launcher, options={"launcher_cpu": "250m", "launcher_memory": "2Gi"}))[
         "launcher"]["spec"]["containers"]
     assert container["resources"] == {"requests": {"cpu": "250m", "memory": "2Gi"},

@@ -168,8 +168,10 @@ def test_privileged_only_when_asked():
     ({"image": "i", "resources": {"cpu": 32}}, "give cpu as the pod options cpu_request and cpu_limit"),
     ({"image": "i", "cpu_limit": "lots"}, "cpu_limit 'lots' is not a Kubernetes quantity"),
     ({"image": "i", "cpu_request": "16", "cpu_limit": "8"}, "cpu_request 16 is above cpu_limit 8"),
-    ({"image": "i", "memory_request": "1500Mi", "memory_limit": "1Gi", "shm_size": ""}, "memory_request 1500Mi is above"),
-    ({"image": "i", "memory_request": "8Gi", "memory_limit": "16Gi"}, "memory_limit 16Gi does not exceed shm_size 16Gi"),
+    ({"image": "i", "memory_request": "1500Mi", "memory_limit": "1Gi", "shm_size": ""},
+     "memory_request 1500Mi is above"),
+    ({"image": "i", "memory_request": "8Gi", "memory_limit": "16Gi"},
+     "memory_limit 16Gi does not exceed shm_size 16Gi"),
 ])
 def test_bad_pod_options_are_clear_errors(pod, needle):
     with pytest.raises(AcceptanceError, match=needle.replace("(", r"\(")):

@@ -122,7 +122,8 @@ def test_an_info_line_naming_an_event_type_is_no_problem():
     event type's name: no warning. An Info line that marks a device unhealthy, and any W/E line, is one."""
     assert pf.log_problems(ECC_SBE + "\n" + IGNORED_XID + "\n") == []
     assert pf.log_problems(ECC_SBE + "\n" + XID_79 + "\n") == [XID_79]
-    warning = "W1206 10:44:00.000001       1 health.go:82] Could not determine device placement for 0: x; Marking it unhealthy."
+    warning = ("W1206 10:44:00.000001       1 health.go:82] Could not determine device placement for 0: x; "
+               "Marking it unhealthy.")
     assert pf.log_problems(warning) == [warning]
     plugin = {"metadata": {"name": "nvidia-device-plugin-daemonset-j76n5", "namespace": "kube-system",
                            "labels": {"name": "nvidia-device-plugin-ds"}},
