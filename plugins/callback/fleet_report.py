@@ -54,7 +54,9 @@ description:
     C(aifabric_report_skip) (the reason, a string): from that task on, the callback writes no report and no history
     row for the run, and prints C(FLEET REPORT: <reason>: no report and no history row written) instead of a report
     in which every node would be an error. The Kubernetes render-only run (C(playbooks/k8s_acceptance.yml)
-    C(-e k8s_render_dir=DIR), which writes manifests) does this first.
+    C(-e k8s_render_dir=DIR), which writes manifests) does this first. A module in render mode
+    (C(aifabric.acceptance.k8s_device_plugin) with C(render_dir)) returns the same key in its result: when no task
+    of the run returned a record, failed or found its host unreachable, the run is one that measures nothing.
   - The hosts of a play with the variable C(fleet_report_targets=false) in its C(vars) do not count as
     targeted hosts (the playbooks' final C(localhost) play that publishes C(set_stats) sets it), so an
     implicit C(localhost) never shows up in the report as a host without records.
@@ -213,6 +215,8 @@ class CallbackModule(CallbackBase):
         self.config = {}
         self.skip_report = False
         self.nothing_measured = None    # why the run has no report (set_stats SKIP_KEY: it measures nothing)
+        self.rendered_only = None       # a task's own SKIP_KEY: it measured nothing by design (render mode)
+        self.measured = False           # a task returned records, failed or found its host unreachable
         self.finished = False
         self.published = False      # the report (and its history row) is written
         self.lost = None            # why the report of this run could not be written (the stream is then kept)
@@ -428,6 +432,10 @@ class CallbackModule(CallbackBase):
         if isinstance(stats, dict) and stats.get(SKIP_KEY):
             self.nothing_measured = str(stats[SKIP_KEY])
         action, args = _planned(result)
+        if isinstance(data.get(SKIP_KEY), str) and data[SKIP_KEY]:
+            self.rendered_only = data[SKIP_KEY]     # a task that measures nothing by design (a render mode)
+        if data.get("results"):
+            self.measured = True
         self.collector.task_ok(host, uuid, name, data, started=self.task_started.get(uuid),
                                participants=self._participants(uuid), args=args, action=action)
         self._show_progress(self.progress.take())
@@ -437,6 +445,7 @@ class CallbackModule(CallbackBase):
 
     def _on_failed(self, result, ignore_errors):
         host, uuid, name, data = self._parts(result)
+        self.measured = True
         action, args = _planned(result)
         if str(action or "").endswith("check_vars") and not ignore_errors:
             self.stopped_by = str(data.get("msg") or "the check of the inventory's variables failed")
@@ -450,6 +459,7 @@ class CallbackModule(CallbackBase):
 
     def _on_unreachable(self, result):
         host, uuid, name, data = self._parts(result)
+        self.measured = True
         self.collector.task_unreachable(host, uuid, name, data, started=self.task_started.get(uuid))
         self._show_progress(self.progress.take())
 
@@ -490,6 +500,8 @@ class CallbackModule(CallbackBase):
             self._show_progress(self.progress.flush())
         except Exception as exc:  # pylint: disable=broad-except
             self._display.warning("aifabric.acceptance.fleet_report: error in the progress lines: %s" % exc)
+        if self.rendered_only and not self.measured:
+            self.nothing_measured = self.nothing_measured or self.rendered_only
         try:
             if self.nothing_measured and not self.skip_report:
                 self._display.banner("FLEET REPORT")

@@ -986,7 +986,19 @@ class _PodWatch(object):
         self.recheck_grace()
         self.failures = self.gone = 0
         self.last_error = None
+        if self.finished() and self.fail_fast:
+            self.account_for_all(api, namespace, selector, read_timeout)
         return self.finished()
+
+    def account_for_all(self, api, namespace, selector, read_timeout):
+        """After a fail_fast stop inside a watch: one more list, so that every pod of the run is in the outcomes (the
+        stop may come from the first of a burst of events - a watch's initial ADDED ones after a list taken before
+        the pods existed - and the pods later in it were never seen). Evidence only: an API error leaves it."""
+        try:
+            items, _rv = _list_pods(api, namespace, selector, read_timeout)
+        except _api_errors():
+            return
+        self.apply_list(items)
 
     def api_error(self, exc, namespace, selector, deadline):
         """A round that the API failed: relist at once after a 410 Gone (3 in a row), raise K8sError on 401, 403,

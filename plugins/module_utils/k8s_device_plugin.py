@@ -281,10 +281,25 @@ def node_affinity(labels):
         {"matchExpressions": [{"key": k, "operator": "In", "values": ["true"]}]} for k in labels]}}}
 
 
+# the plugin pods replaced at once when the config changes: the DaemonSet's default (1) rolls a fleet one node at a
+# time - a thousand nodes outlast any verify -, a quarter rolls it in four waves whatever its size; a plugin
+# restart does not touch what running pods hold
+MAX_UNAVAILABLE = "25%"
+_INT_OR_PERCENT = re.compile(r"^([1-9][0-9]*)(%?)$")
+
+
+def _int_or_percent(value):
+    """maxUnavailable as the API takes it: a count (int) or a percentage ("25%"); PluginError otherwise."""
+    match = _INT_OR_PERCENT.match(str(value).strip())
+    if not match or (match.group(2) and int(match.group(1)) > 100):
+        raise PluginError("max_unavailable must be a count >= 1 or a percentage 1%%-100%%, got %r" % (value,))
+    return str(value).strip() if match.group(2) else int(match.group(1))
+
+
 def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=IMAGE, tag=TAG,
               image_pull_policy="IfNotPresent", node_selector=None, tolerations=None,
               priority_class="system-node-critical", use_cdi=False, image_pull_secrets=None,
-              node_label_keys=RDMA_NODE_LABELS):
+              node_label_keys=RDMA_NODE_LABELS, max_unavailable=MAX_UNAVAILABLE):
     """[ConfigMap, DaemonSet] of the plugin (plain dicts, upstream deployment/k8s/base plus the knobs).
 
     Placement: ``node_selector`` (a dict, ``{}`` = every node) when given, else a required node affinity that
@@ -332,7 +347,8 @@ def manifests(cfg, namespace=NAMESPACE, name=NAME, config_map=CONFIG_MAP, image=
     ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
           "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
           "spec": {"selector": {"matchLabels": {"name": name}},
-                   "updateStrategy": {"type": "RollingUpdate"},
+                   "updateStrategy": {"type": "RollingUpdate",
+                                      "rollingUpdate": {"maxUnavailable": _int_or_percent(max_unavailable)}},
                    "template": {"metadata": {"labels": dict(labels, name=name),
                                              "annotations": {HASH_ANNOTATION: hashlib.sha256(
                                                  text.encode("utf-8")).hexdigest()}},
@@ -644,6 +660,7 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
     ds_facts = dict((k, status.get(k)) for k in ("desiredNumberScheduled", "currentNumberScheduled", "numberReady",
                                                  "updatedNumberScheduled", "numberMisscheduled"))
     out = []
+    rolling = _rollout_note(ds_facts)
     for node_name in nodes:
         node = known.get(node_name)
         pod = by_node.get(node_name)
@@ -651,6 +668,8 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
             st, reason, facts, metrics = _judge(api, namespace, ds, node_name, node, pod, res,
                                                 devices.get(node_name), selectors.get(res), timeout_s,
                                                 expected.get(res))
+            if st == "fail" and rolling:
+                reason += rolling
             facts.update(daemonset="%s/%s" % (namespace, name), daemonset_status=ds_facts)
             want = {"equals": expected[res]} if expected.get(res) else {"min": 1}
             out.append(results.make(CHECK, st, reason=reason, host=node_name, target=res, facts=facts,
@@ -658,6 +677,15 @@ def verify(api, namespace, name, nodes, resources, devices=None, timeout_s=300, 
                                     params={"substrate": "kubernetes", "namespace": namespace, "waited_s": timeout_s},
                                     started=started, duration_s=duration))
     return out
+
+
+def _rollout_note(ds_facts):
+    """What to add to a failing node's reason while the DaemonSet's rolling update had not reached every node."""
+    desired, updated = ds_facts.get("desiredNumberScheduled"), ds_facts.get("updatedNumberScheduled")
+    if isinstance(desired, int) and isinstance(updated, int) and updated < desired:
+        return ("; the DaemonSet's rolling update was not finished (%d of %d pods of the new config): raise "
+                "max_unavailable or verify_timeout_s" % (updated, desired))
+    return ""
 
 
 def _judge(api, namespace, ds, node_name, node, pod, res, devs, sel, timeout_s, want=None):

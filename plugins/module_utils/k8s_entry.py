@@ -22,7 +22,8 @@ same parser as the SSH path::
 
 A ``run`` spec may first wait until peer hosts resolve and answer on a TCP port
 (``wait_hosts``/``wait_port``/``wait_s``: rank 0 of an MPI launch waits for every
-worker's sshd), retry a step while its failure is perftest's "cannot connect yet"
+worker's sshd - the names of ``wait_hostfile`` when it exists -, a perftest client for its
+server pod's ``alive_port``), retry a step while its failure is perftest's "cannot connect yet"
 (``retry_until_s``), and keep a TCP port open while it runs (``alive_port``), which
 the ``sshd`` workers watch to know when to stop. Every process has a timeout and is
 killed on every path (a SIGTERM/SIGINT/SIGHUP stops every child, prints an ``interrupted_by_signal`` NOTE and
@@ -151,6 +152,29 @@ def cmd_env(spec):
 
 # --------------------------------------------------------------------------- run
 
+def hostfile_hosts(text):
+    """The host names of an Open MPI hostfile's text (``name slots=N`` lines, mpi-operator's; ``name:N`` too;
+    comments and blank lines skipped), in order."""
+    out = []
+    for line in (text or "").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            out.append(words[0].split(":", 1)[0])
+    return out
+
+
+def wait_hosts_of(spec):
+    """The hosts a run waits for: those of ``wait_hostfile`` when that file exists (the operator's names, whatever
+    its version), else ``wait_hosts``."""
+    path = spec.get("wait_hostfile")
+    if path and os.path.isfile(path):
+        with open(path) as handle:
+            names = hostfile_hosts(handle.read(1 << 20))
+        if names:
+            return names
+    return spec.get("wait_hosts") or []
+
+
 def wait_for_peers(hosts, port, wait_s):
     """Block until every host resolves and accepts a TCP connection on port; returns the missing ones."""
     deadline = time.monotonic() + wait_s
@@ -201,22 +225,66 @@ def result_dir():
     return _RESULT_DIR[0]
 
 
-def expand(word):
+def expand(word, environ=None):
     """``word`` with ``{JOB_COMPLETION_INDEX}`` replaced by this Indexed Job pod's index and ``{RESULT_DIR}`` by
     result_dir()."""
-    word = str(word).replace(INDEX_WORD, os.environ.get("JOB_COMPLETION_INDEX", "0"))
+    environ = os.environ if environ is None else environ
+    word = str(word).replace(INDEX_WORD, environ.get("JOB_COMPLETION_INDEX", "0"))
     return word.replace(RESULT_WORD, result_dir()) if RESULT_WORD in word else word
 
 
-def step_argv(step):
-    """The step's argv, each word expanded (``expand``)."""
-    return [expand(w) for w in step["argv"]]
+def step_argv(step, environ=None, which=shutil.which):
+    """The step's argv, each word expanded (``expand``: the Indexed Job pod's index, the result directory); an mpirun
+    step's (``mpirun`` in the step) as this pod runs it (``mpirun_argv``)."""
+    environ = os.environ if environ is None else environ
+    argv = [expand(w, environ) for w in step["argv"]]
+    if step.get("mpirun"):
+        argv = mpirun_argv(argv, step["mpirun"], environ, which)
+    return argv
+
+
+# where sshd's non-interactive sessions look for commands (OpenSSH's default PATH, _PATH_STDPATH and the
+# distributions' --with-default-path): orted, started by the remote shell, is found only there
+SSHD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def _forwarded(argv):
+    """The names an mpirun argv already exports (``-x NAME`` or ``-x NAME=VALUE``)."""
+    return set(argv[i + 1].split("=", 1)[0] for i in range(len(argv) - 1) if argv[i] == "-x")
+
+
+def mpirun_argv(argv, how, environ, which=shutil.which):
+    """An mpirun argv as this launcher pod runs it:
+
+    - mpirun by its absolute path, and ``--prefix`` its installation when that is not on sshd's non-interactive
+      PATH (NGC/HPC-X images: /usr/local/mpi, /opt/hpcx/ompi): Open MPI then starts the remote daemon (orted,
+      prted) as ``<prefix>/bin/...`` with ``<prefix>/lib`` on LD_LIBRARY_PATH, where a bare ``orted`` is not found;
+      an argv that names ``--prefix`` already is kept;
+    - ``-x NAME`` for every variable of this pod whose name starts with one of ``how["forward_prefixes"]``
+      (NCCL_*, UCX_*: the pod's env and its env_from_configmaps alike) that the argv does not export already:
+      ranks started through sshd get a fresh environment, and the same name is wanted on every rank."""
+    out = list(argv)
+    path = out[0] if os.path.isabs(out[0]) else which(out[0], path=environ.get("PATH"))
+    extra = []
+    if path and how.get("prefix"):
+        out[0] = path
+        directory = os.path.dirname(os.path.abspath(path))
+        if directory not in SSHD_PATH and "--prefix" not in out:
+            extra += ["--prefix", os.path.dirname(directory)]
+    given = _forwarded(out)
+    prefixes = tuple(how.get("forward_prefixes") or ())
+    for name in sorted(environ):
+        if prefixes and name.startswith(prefixes) and name not in given:
+            extra += ["-x", name]
+    return out[:1] + extra + out[1:]
 
 
 def run_step(step):
     deadline = time.monotonic() + float(step.get("retry_until_s") or 0)
     attempts = 0
     argv = step_argv(step)
+    if step.get("mpirun"):       # the argv as run (the record's params.argv)
+        step["info"] = dict(step.get("info") or {}, argv=argv)
     while True:
         attempts += 1
         run = run_argv(argv, float(step.get("timeout_s") or 600), merge=True)
@@ -335,21 +403,22 @@ def cmd_run(spec):
         alive.daemon = True
         alive.start()
     try:
+        steps = spec.get("steps") or []
+        if spec.get("perftest"):
+            steps = perftest_steps(spec["perftest"])
         if spec.get("wait_hosts"):
-            missing = wait_for_peers(spec["wait_hosts"], int(spec.get("wait_port") or 22), float(spec.get("wait_s") or 300))
+            missing = wait_for_peers(wait_hosts_of(spec), int(spec.get("wait_port") or 22),
+                                     float(spec.get("wait_s") or 300))
             if missing:
                 say(NOTE + json.dumps({"peers_missing": missing, "port": spec.get("wait_port"),
                                        "waited_s": spec.get("wait_s")}))
-                for step in spec.get("steps") or []:
+                for step in steps:
                     say(BEGIN + step["label"])
                     say("peers did not answer on port %s within %ss: %s"
                         % (spec.get("wait_port"), spec.get("wait_s"), ", ".join(missing)))
                     say(END + step["label"] + " " + json.dumps({"rc": None, "timed_out": False, "attempts": 0,
                                                                 "elapsed_s": 0, "peers_missing": missing}))
                 return 3
-        steps = spec.get("steps") or []
-        if spec.get("perftest"):
-            steps = perftest_steps(spec["perftest"])
         run_steps(steps, parallel=spec.get("parallel"))
         return 0
     finally:

@@ -12,11 +12,11 @@ argv word) can change the structure of a manifest. Builders:
   the memory-backed /dev/shm, the code ConfigMap, restartPolicy Never, DNS search
   entries);
 - ``container(pod, name, command, gpus)``: image, ``nvidia.com/gpu`` and extended
-  resources with requests = limits (or requests only, for a launcher), IPC_LOCK,
+  resources with requests = limits, cpu/memory requests and limits (a launcher: its own), IPC_LOCK,
   privileged only when asked, NCCL_* env and envFrom ConfigMaps, a tcpSocket
   readiness probe;
-- every pod template carries the ``annotations`` pod option (Multus
-  ``k8s.v1.cni.cncf.io/networks``, ...);
+- every pod template that runs ranks carries the ``annotations`` pod option (Multus
+  ``k8s.v1.cni.cncf.io/networks``, ...), an operator's launcher none;
 - ``job`` (one pod, or Indexed with completions = parallelism), ``headless_service``,
   ``config_map``, ``secret``, ``mpi_job`` (kubeflow.org/v2beta1), ``volcano_job``
   (batch.volcano.sh/v1alpha1).
@@ -60,6 +60,12 @@ POD_DEFAULTS = {
     "host_network": False,
     "ipc_lock": True,
     "shm_size": "16Gi",
+    # cpu/memory of every pod that runs a check (requests and limits, never left to a namespace LimitRange's
+    # defaults: 1 CPU throttles GEMM and nccl-tests' ranks, 1Gi caps the memory-backed /dev/shm); "" leaves one out
+    "cpu_request": "8",
+    "cpu_limit": "64",
+    "memory_request": "32Gi",
+    "memory_limit": "128Gi",
     "env": {},
     "env_from_configmaps": [],
     "runtime_class": None,
@@ -93,6 +99,7 @@ def pod_options(pod):
             raise AcceptanceError("resource %s: quantity %r is not a Kubernetes quantity" % (name, qty))
     if out["shm_size"] and not QUANTITY_RE.match(str(out["shm_size"])):
         raise AcceptanceError("shm_size %r is not a Kubernetes quantity (for example 16Gi)" % (out["shm_size"],))
+    _check_cpu_memory(out)
     for name in out["env"]:
         if not ENV_NAME_RE.match(str(name)):
             raise AcceptanceError("environment variable name %r is not valid" % (name,))
@@ -100,6 +107,51 @@ def pod_options(pod):
     if out["active_deadline_s"] is not None and int(out["active_deadline_s"]) < 1:
         raise AcceptanceError("active_deadline_s must be >= 1 (or unset: the plan's), got %r" % out["active_deadline_s"])
     return out
+
+
+SUFFIXES = {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+            "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
+
+
+def quantity(text):
+    """The value of a Kubernetes quantity matched by QUANTITY_RE (``"500m"`` -> 0.5, ``"1Gi"`` -> 1073741824)."""
+    match = re.match(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z]*)$", str(text))
+    return float(match.group(1)) * SUFFIXES[match.group(2)]
+
+
+CPU_MEMORY = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
+
+
+def _check_cpu_memory(out):
+    """cpu/memory are their own options (requests below limits; the memory limit above /dev/shm, which the kubelet
+    charges to the pod's memory and caps at its limit), never ``resources`` keys."""
+    for name in ("cpu", "memory"):
+        if name in out["resources"]:
+            raise AcceptanceError("resources: give %s as the pod options %s_request and %s_limit, not in resources"
+                                  % (name, name, name))
+    for key in CPU_MEMORY:
+        if out[key] not in ("", None) and not QUANTITY_RE.match(str(out[key])):
+            raise AcceptanceError("%s %r is not a Kubernetes quantity (for example 8, 500m, 64Gi)" % (key, out[key]))
+    for name in ("cpu", "memory"):
+        request, limit = out[name + "_request"], out[name + "_limit"]
+        if request and limit and quantity(request) > quantity(limit):
+            raise AcceptanceError("%s_request %s is above %s_limit %s (the API refuses a request above its limit)"
+                                  % (name, request, name, limit))
+    if out["shm_size"] and out["memory_limit"] and quantity(out["memory_limit"]) <= quantity(out["shm_size"]):
+        raise AcceptanceError("memory_limit %s does not exceed shm_size %s: /dev/shm is memory charged to the pod, "
+                              "so NCCL filling it would be OOM-killed; raise memory_limit or lower shm_size"
+                              % (out["memory_limit"], out["shm_size"]))
+
+
+def cpu_memory(pod):
+    """(requests, limits) of cpu and memory from the pod options (an empty one left out)."""
+    requests, limits = {}, {}
+    for name in ("cpu", "memory"):
+        if pod.get(name + "_request"):
+            requests[name] = str(pod[name + "_request"])
+        if pod.get(name + "_limit"):
+            limits[name] = str(pod[name + "_limit"])
+    return requests, limits
 
 
 def _check_annotations(annotations):
@@ -125,6 +177,13 @@ def template_metadata(labels_, pod, node=None):
     if annotations:
         md["annotations"] = annotations
     return md
+
+
+def ranks_only(pod, role):
+    """The pod options of an operator's pod of ``role``: its launcher runs no rank and holds no device, so it takes
+    none of the pod annotations (a Multus network for the ranks, SR-IOV without a resources injector, would keep
+    it in ContainerCreating)."""
+    return dict(pod, annotations={}) if role == "launcher" else pod
 
 
 def check_dns_label(name, what="name"):
@@ -173,7 +232,7 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
               requests=None, readiness_port=None):
     """One container of the user's image; GPU and extended resources with requests = limits.
 
-    ``requests``: requests only (no limits), instead of the pod's GPUs and resources: a launcher's cpu and memory.
+    ``requests``: requests = limits instead of the pod's GPUs, resources and cpu/memory: a launcher's cpu and memory.
     ``readiness_port``: a tcpSocket readiness probe on that port (Ready = a worker's sshd listens)."""
     env = dict((str(k), str(v)) for k, v in (pod.get("env") or {}).items())
     env.update(extra_env or {})
@@ -191,17 +250,10 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
     if pod.get("shm_size"):
         out["volumeMounts"].append({"name": "dshm", "mountPath": "/dev/shm"})
     out["volumeMounts"].extend(mounts or [])
-    if requests:
-        out["resources"] = {"requests": dict((str(k), str(v)) for k, v in requests.items())}
-    elif resources:
-        limits = {}
-        count = pod["gpus_per_pod"] if gpus is None else gpus
-        if count:
-            limits[GPU_RESOURCE] = str(int(count))
-        for key, qty in (pod.get("resources") or {}).items():
-            limits[str(key)] = str(qty)
-        if limits:
-            out["resources"] = {"requests": dict(limits), "limits": dict(limits)}
+    if requests or resources:
+        both = _resources(pod, gpus, requests)
+        if both:
+            out["resources"] = both
     security = {}
     if pod.get("privileged"):
         security["privileged"] = True
@@ -215,6 +267,23 @@ def container(pod, name, command, gpus=None, extra_env=None, resources=True, mou
         out["readinessProbe"] = {"tcpSocket": {"port": int(readiness_port)}, "periodSeconds": 2,
                                  "failureThreshold": 3}
     return out
+
+
+def _resources(pod, gpus, requests):
+    """A container's resources: a launcher's ``requests`` as requests and limits (no namespace LimitRange default
+    below them); else the pod's GPUs and extended resources (requests = limits) and its cpu/memory options."""
+    if requests:
+        given = dict((str(k), str(v)) for k, v in requests.items())
+        return {"requests": given, "limits": dict(given)}
+    limits = {}
+    count = pod["gpus_per_pod"] if gpus is None else gpus
+    if count:
+        limits[GPU_RESOURCE] = str(int(count))
+    for key, qty in (pod.get("resources") or {}).items():
+        limits[str(key)] = str(qty)
+    cpu_requests, cpu_limits = cpu_memory(pod)
+    both = {"requests": dict(limits, **cpu_requests), "limits": dict(limits, **cpu_limits)}
+    return dict((k, v) for k, v in both.items() if v)
 
 
 def node_affinity(nodes):
@@ -332,7 +401,7 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         return {"replicas": count, "restartPolicy": "Never",
-                "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
+                "template": {"metadata": template_metadata(lab, ranks_only(pod, role)), "spec": spec}}
 
     # activeDeadlineSeconds: the launcher Job's (mpi-operator copies the run policy's), from the launcher's start
     run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0}
@@ -366,7 +435,7 @@ def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind=
         lab = dict(md["labels"])
         lab[ROLE_LABEL] = role
         out = {"name": task_name, "replicas": int(count),
-               "template": {"metadata": template_metadata(lab, pod), "spec": spec}}
+               "template": {"metadata": template_metadata(lab, ranks_only(pod, role)), "spec": spec}}
         if role == "launcher":
             out["policies"] = [{"event": "TaskCompleted", "action": "CompleteJob"}]
         return out

@@ -66,7 +66,8 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
 # - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
-#   from the server pods);
+#   from the server pods), the server pod's ready port (open once its entry program runs: the client's
+#   connect_timeout_s counts from then, not from its own start);
 # - allreduce_multinode: torchrun and its fixed master port (the pods' Service and container port name it; the
 #   allreduce_probe module's default 0 picks a random one per run). Its timeout_s is the adapter's (900): the pods'
 #   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout.
@@ -75,7 +76,7 @@ KUBERNETES_OPTIONS = {
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": []},
+    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": [], "ready_port": 18514},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
@@ -94,6 +95,11 @@ PROBE_RESULT = "{RESULT_DIR}/allreduce.json"     # the entry program's private d
 
 def _check_kubernetes_options(kind, opts):
     """The pods' own options of a kind: ports, the DNS domain, the launcher's requests."""
+    if kind == "perftest":
+        rails = range(int(opts["port"]), int(opts["port"]) + max(1, len(opts["hcas"] or [])))
+        if not 0 < int(opts["ready_port"]) < 65536 or int(opts["ready_port"]) in rails:
+            raise AcceptanceError("perftest: ready_port %r must be a TCP port outside the rails' ports %d-%d"
+                                  % (opts["ready_port"], rails[0], rails[-1]))
     if kind not in ("nccl", "nccl_multinode"):
         return
     for key in ("ssh_port", "alive_port"):
@@ -220,7 +226,8 @@ def _per_node_step(plan, pod, kind, nodes, opts):
 def _perftest_pod_params(opts):
     """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
     return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rate_gbit_s",
-                                                             "tool_dir", "timeout_s", "connect_timeout_s"))
+                                                             "tool_dir", "timeout_s", "connect_timeout_s",
+                                                             "ready_port"))
 
 
 def _perftest_steps(plan, pod, rounds, opts):
@@ -254,7 +261,12 @@ def _perftest_steps(plan, pod, rounds, opts):
                 pod_plan = {"params": _perftest_pod_params(opts), "binary": binary, "side": role, "lib": LIB,
                             "peer_address": address if role == "client" else None, "timeout_s": opts["timeout_s"],
                             "connect_timeout_s": opts["connect_timeout_s"]}
-                command = _entry(pod, "run", {"perftest": pod_plan, "parallel": True})
+                run = {"perftest": pod_plan, "parallel": True}
+                if role == "server":        # open while its entry program runs: the server pod is up
+                    run["alive_port"] = opts["ready_port"]
+                else:                       # the client's connect_timeout_s counts from the server's readiness
+                    run.update({"wait_hosts": [address], "wait_port": opts["ready_port"], "wait_s": SERVER_READY_S})
+                command = _entry(pod, "run", run)
                 name = km.object_name(plan["run_id"], "pt", "r%d" % r, "p%d" % p, role[0])
                 spec = km.pod_spec(pod, [km.container(pod, "perftest", command, gpus=0)], plan["code_config_map"],
                                    plan["code_items"], nodes=[node], hostname=hostname if role == "server" else None,
@@ -268,12 +280,18 @@ def _perftest_steps(plan, pod, rounds, opts):
     return steps
 
 
+# how the launcher pod completes an mpirun argv at run time (k8s_entry.mpirun_argv): mpirun by its path with
+# --prefix off sshd's PATH, and -x for its own variables of these prefixes (env_from_configmaps included)
+MPIRUN_AT_RUN_TIME = {"prefix": True, "forward_prefixes": ["NCCL_", "UCX_"]}
+
+
 def _mpi_sections(opts, argv_of, nodes):
     env = nccl_tests.run_env(opts)
     steps, sections = [], []
     for collective in opts["collectives"]:
         argv = argv_of(collective)
-        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
+        steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"],
+                      "mpirun": dict(MPIRUN_AT_RUN_TIME)})
         sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
                          "collective": collective, "argv": argv, "env": env, "hosts": list(nodes),
                          "launch": "mpirun"})
@@ -295,6 +313,8 @@ def _multinode_gpus(tool, pod, nodes, per_gpu):
 # authorized_keys) and the DNS names of the workers and the launcher (the operators' hostname.subdomain)
 OPERATOR_KEYS = {"keys_dir": "/root/.ssh", "host_key": "id_rsa", "authorized_keys": "authorized_keys"}
 INDEXED_KEYS = {"keys_dir": km.KEYS_MOUNT, "host_key": "id_ed25519", "authorized_keys": "id_ed25519.pub"}
+# the hostfile mpi-operator mounts on its launcher (every version), its workers' names in its own naming
+MPI_HOSTFILE = "/etc/mpi/hostfile"
 # Open MPI (ORTE, 4.x) strips -H/hostfile names at the first '.' unless told not to (mpi-operator sets the same)
 KEEP_FQDN_ENV = {"OMPI_MCA_orte_keep_fqdn_hostnames": "true"}
 # a launcher that holds no GPU sees none through the NVIDIA runtime (mpi-operator's nvidiaDisableEnvVars)
@@ -320,10 +340,10 @@ def forwarded_env(pod, opts):
     return names
 
 
-def _multinode_steps(plan, pod, nodes, opts, launcher):
+def _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service=None):
     gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
     ctx = {"plan": plan, "pod": pod, "nodes": nodes, "opts": opts, "gpus": gpus,
-           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_tests.run_env(opts),
+           "name": km.object_name(plan["run_id"], "mn"), "env": nccl_tests.run_env(opts), "mpi_service": mpi_service,
            "spread": {km.RUN_LABEL: plan["run_id"], km.ROLE_LABEL: "worker"},
            "search": "%s.%s.svc.%s" % (km.object_name(plan["run_id"], "mn"), pod["namespace"],
                                        opts["cluster_domain"])}
@@ -334,8 +354,11 @@ def _multinode_steps(plan, pod, nodes, opts, launcher):
 
     def sections_for(hosts, keys, hostfile=None):
         mca = dict(opts["mpirun_mca"])
-        mca["plm_rsh_args"] = rsh_args(opts["ssh_port"], keys["keys_dir"] + "/" + keys["host_key"],
-                                       mca.get("plm_rsh_args"))
+        # one ssh-args parameter, plm_rsh_args: Open MPI 4 (ORTE) knows only that name, and PRRTE (Open MPI 5)
+        # renames it to plm_ssh_args (schizo_base_stubs.c); a plm_ssh_args of the user's given as well would
+        # come after it and replace it under PRRTE (its -p and key dropped), and be ignored under ORTE
+        user = " ".join(str(mca.pop(k)) for k in ("plm_rsh_args", "plm_ssh_args") if mca.get(k))
+        mca["plm_rsh_args"] = rsh_args(opts["ssh_port"], keys["keys_dir"] + "/" + keys["host_key"], user or None)
         launch = dict(opts, ranks_per_node=gpus, hosts=hosts, mpirun_mca=mca,
                       mpirun_env_forward=forwarded_env(pod, opts))
         return _mpi_sections(opts, lambda c: nccl_tests.launch_argv(nccl(c), opts["mpirun"], launch, ctx["env"],
@@ -383,9 +406,12 @@ def _operator_steps(ctx, launcher):
     the operator's hostfile on MPIJob), and keeps the alive port open until it ends: the workers' cue to stop."""
     plan, pod, nodes, opts, name = ctx["plan"], ctx["pod"], ctx["nodes"], ctx["opts"], ctx["name"]
     if launcher == "mpijob":
-        hosts = ["%s-worker-%d.%s" % (name, i, name) for i in range(len(nodes))]
-        launcher_host = "%s-launcher.%s" % (name, name)
-        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS, hostfile="/etc/mpi/hostfile")
+        # the workers' Service: "<job>" (mpi-operator v0.5 on), "<job>-worker" (v0.4.x); the launcher's run takes the
+        # names of the operator's hostfile when it has one (whatever the version: when the check could not tell)
+        svc = name + "-worker" if ctx["mpi_service"] == "worker" else name
+        hosts = ["%s-worker-%d.%s" % (name, i, svc) for i in range(len(nodes))]
+        launcher_host = "%s-launcher.%s" % (name, svc)
+        steps, sections = ctx["sections_for"](hosts, OPERATOR_KEYS, hostfile=MPI_HOSTFILE)
         # mpi-operator sets keep_fqdn and the NVIDIA_* blanks on its launcher, the DNS search entry on its workers
         searches, launcher_env = None, ctx["env"]
     else:
@@ -403,6 +429,8 @@ def _operator_steps(ctx, launcher):
                               dns_searches=searches)
     run = {"steps": steps, "wait_hosts": hosts, "wait_port": opts["ssh_port"], "wait_s": opts["wait_workers_s"],
            "alive_port": opts["alive_port"]}
+    if launcher == "mpijob":
+        run["wait_hostfile"] = MPI_HOSTFILE
     # the launcher holds no GPU and needs no host network; pinned to the run's nodes, where the pod's runtime
     # class, tolerations and node labels were meant to apply
     launcher_pod = dict(pod, host_network=False, resources={})
@@ -459,6 +487,8 @@ def _probe_steps(plan, pod, nodes, opts):
 # what a pod may spend before its first step (scheduling, image pull, volume mounts), on top of its steps' time in
 # its activeDeadlineSeconds (a Job's deadline counts from its start), and what the module waits on top of that
 START_UP_S = 600
+# how long a perftest client pod waits for its server pod's entry program (the server's own start-up)
+SERVER_READY_S = START_UP_S
 # The env probe runs its commands one at a time, each within its ``timeout``; its npu group runs
 # len(env_probe.HCCN_QUERIES) hccn_tool queries per NPU that `npu-smi info` lists on the node, a count the plan does
 # not know and env_probe does not bound. The deadline allows for ENV_PROBE_MAX_NPUS: the devices of an Atlas 800T A3
@@ -493,9 +523,11 @@ def pod_work_s(kind, opts):
         return count * int(opts["timeout_s"]), "%d probe commands (%s) x timeout_s %ss" % (count, how, opts["timeout_s"])
     if kind in ("gemm", "allreduce_multinode"):
         return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
-    if kind == "perftest":     # rails at once; a client retries its connect until connect_timeout_s, then runs
-        return int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), "connect_timeout_s %ss + timeout_s %ss" % (
-            opts["connect_timeout_s"], opts["timeout_s"])
+    if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
+        # connect_timeout_s, then runs
+        return SERVER_READY_S + int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), (
+            "the server's start %ss + connect_timeout_s %ss + timeout_s %ss" % (
+                SERVER_READY_S, opts["connect_timeout_s"], opts["timeout_s"]))
     count = len(opts["collectives"] or [])
     steps = count * int(opts["timeout_s"])
     how = "%d collectives x timeout_s %ss" % (count, opts["timeout_s"])
@@ -537,8 +569,9 @@ def check_timeout(plan, timeout, explicit_deadline):
                               int(timeout), plan["deadline_s"], START_UP_S, plan["timeout_s"], int(timeout)))
 
 
-def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None):
-    """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input."""
+def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None, mpi_service=None):
+    """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input. ``mpi_service``: the
+    mpi-operator's naming of its workers' Service (k8s_run.mpi_operator_service: "job", "worker" or None)."""
     if kind not in KINDS:
         raise AcceptanceError("kind %r is not one of %s" % (kind, ", ".join(KINDS)))
     km.check_run_id(run_id)
@@ -582,7 +615,7 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
                 raise AcceptanceError("the indexed launcher needs a per-run ssh key pair (ssh_keys)")
             plan["secret"] = km.object_name(run_id, "ssh")
             plan["setup"].append(km.secret(plan["secret"], pod, run_id, ssh_keys))
-        plan["steps"] = _multinode_steps(plan, pod, nodes, opts, launcher)
+        plan["steps"] = _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service)
     plan["options"] = opts
     return plan
 
@@ -653,13 +686,13 @@ def _pod_reason(outcome):
     return text + (" (%s)" % detail if detail else "")
 
 
-def _k8s_params(plan, slot, outcome, section=None):
+def _k8s_params(plan, slot, outcome, section=None, ran=None):
     out = {"substrate": "kubernetes", "namespace": plan["namespace"], "job": slot["job"],
            "pod": (outcome or {}).get("name"), "run_id": plan["run_id"]}
     if plan.get("launcher"):
         out["launcher"] = plan["launcher"]
-    if section and section.get("argv"):
-        out["argv"] = section["argv"]
+    if ran or (section and section.get("argv")):
+        out["argv"] = ran or section["argv"]      # what the pod ran (its END line), else what was planned
     if section and section.get("hosts"):
         out["hosts"] = list(section["hosts"])     # every node of a multi-node run (fleet verdicts account for it)
     else:
@@ -669,7 +702,7 @@ def _k8s_params(plan, slot, outcome, section=None):
     return out
 
 
-def _stamp(records, plan, slot, outcome, node, section=None):
+def _stamp(records, plan, slot, outcome, node, section=None, ran=None):
     out = []
     for record in records:
         record = dict(record)
@@ -677,7 +710,7 @@ def _stamp(records, plan, slot, outcome, node, section=None):
         if slot.get("peer") and not record.get("peer"):
             record["peer"] = slot["peer"]
         params = dict(record.get("params") or {})
-        params.update(_k8s_params(plan, slot, outcome, section))
+        params.update(_k8s_params(plan, slot, outcome, section, ran))
         record["params"] = params
         out.append(record)
     return out
@@ -727,11 +760,16 @@ def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
         text, info = piece
         info = info or {}
         out.extend(_stamp(_records_of_section(section, text, info, opts, slot, node, started, sections, peer_rates),
-                          plan, slot, outcome, node, section))
+                          plan, slot, outcome, node, section, info.get("argv")))
     return out
 
 
 def _records_of_section(section, text, info, opts, slot, node, started, sections=None, peer_rates=None):
+    if info.get("peers_missing") and section["how"] == "perftest":
+        return [results.error(section["check"], "the server pod %s was not up within %s s (its pod's outcome says "
+                              "why); the client never ran" % (", ".join(info["peers_missing"]), SERVER_READY_S),
+                              target=section["device"], peer=slot.get("peer"), raw=text, started=started,
+                              tool={"name": "kubernetes"})]
     if info.get("peers_missing"):
         return [results.error(section["check"], "workers did not answer ssh in time: %s"
                               % ", ".join(info["peers_missing"]), raw=text, started=started,
@@ -760,7 +798,9 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
                                         ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
     if how == "nccl":
         from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
-        return nccl_tests, replace(ctx, hosts=section.get("hosts"), collective=section["collective"],
+        # an mpirun argv as the launcher ran it (k8s_entry.mpirun_argv completes it in the pod)
+        return nccl_tests, replace(ctx, argv=info.get("argv") or section.get("argv"), hosts=section.get("hosts"),
+                                   collective=section["collective"],
                                    env=section.get("env"), launch=section.get("launch"))
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
     params = dict(opts, peer_name=slot.get("peer"))

@@ -162,6 +162,12 @@ NVIDIA_PLUGIN_LABELS = (("name", "nvidia-device-plugin-ds"), ("app.kubernetes.io
                         ("app", "nvidia-device-plugin-daemonset"))
 _LOG_PROBLEM = re.compile(r"(^[EW]\d{4} )|fail|error|could not|cannot|unable|no devices found|not detected",
                           re.IGNORECASE)
+# a klog Info line (I<mmdd> ...) is a problem only by what it says happened, never by the word "error": the health
+# checker logs every NVML event it does not act on at Info level, the event type's name and its struct included -
+# "Skipping non-nvmlEventTypeXidCriticalError event: {...EventType:1...}" for an ECC single-bit event, "Skipping event
+# {...}" for an ignored Xid (internal/rm/health.go) - while what it does act on says "marking ... unhealthy"
+_KLOG_INFO = re.compile(r"^I\d{4} ")
+_INFO_PROBLEM = re.compile(r"unhealthy|fail|could not|cannot|unable|no devices found|not detected", re.IGNORECASE)
 # the plugin prints its configuration at start-up ("Running with config:" and indented JSON, main.go): its keys
 # (failOnInitError, ...) are settings, not problems
 _CONFIG_START = re.compile(r"Running with config:\s*$")
@@ -209,8 +215,8 @@ def _without_config(lines):
 def log_problems(text, limit=5):
     """The last ``limit`` log lines that report a problem (errors, warnings, NVML failures); the plugin's printed
     configuration is not read as problems."""
-    lines = [ln.strip() for ln in _without_config((text or "").splitlines())
-             if ln.strip() and _LOG_PROBLEM.search(ln.strip())]
+    lines = [ln.strip() for ln in _without_config((text or "").splitlines()) if ln.strip()]
+    lines = [ln for ln in lines if (_INFO_PROBLEM if _KLOG_INFO.match(ln) else _LOG_PROBLEM).search(ln)]
     return lines[-limit:]
 
 

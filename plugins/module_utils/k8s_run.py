@@ -150,6 +150,29 @@ def choose_launcher(api):
     return "indexed"
 
 
+MPIJOB_CRD = "mpijobs.kubeflow.org"
+
+
+def mpi_operator_service(api):
+    """The naming of the installed mpi-operator, from its MPIJob CRD (a capability check): ``"job"`` - the workers'
+    Service and subdomain ``<job>`` (v0.5.0 on; its v2beta1 schema has ``launcherCreationPolicy``) -, ``"worker"`` -
+    ``<job>-worker`` (v0.4.x, which serves kubeflow.org/v2beta1 too) -, or None when the CRD cannot be read (no
+    RBAC for CRDs): the plan then names v0.5's and the launcher takes the names from the operator's hostfile."""
+    from kubernetes import client
+    crds = client.ApiextensionsV1Api(api)
+    try:
+        doc = k8s_api._json(crds.read_custom_resource_definition(  # pylint: disable=protected-access
+            MPIJOB_CRD, _preload_content=False, _request_timeout=k8s_api.REQUEST_TIMEOUT))
+    except k8s_api._api_errors():  # pylint: disable=protected-access
+        return None
+    for version in (doc.get("spec") or {}).get("versions") or []:
+        if version.get("name") == "v2beta1":
+            spec = (((version.get("schema") or {}).get("openAPIV3Schema") or {}).get("properties") or {}).get("spec")
+            props = (spec or {}).get("properties") or {}
+            return "job" if "launcherCreationPolicy" in props else "worker"
+    return None
+
+
 def _step_selector(plan, step):
     return "%s,%s=%s" % (k8s_api.run_selector(plan["run_id"]), k8s_plan.STEP_LABEL, step["name"])
 

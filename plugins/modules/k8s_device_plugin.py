@@ -160,6 +160,14 @@ options:
     description: C(priorityClassName) of the plugin pods; empty for none.
     type: str
     default: system-node-critical
+  max_unavailable:
+    description:
+      - C(maxUnavailable) of the DaemonSet's rolling update - a count or a percentage - when the config changes.
+      - The default rolls a fleet of any size in four waves, well within O(verify_timeout_s); Kubernetes' own
+        default, 1, replaces one node's plugin pod at a time, which on hundreds of nodes outlasts the verify, and
+        nodes not yet rolled read as stale. A plugin restart does not touch what running pods already hold.
+    type: str
+    default: 25%
   use_cdi:
     description: Start the plugin with C(--use-cdi) and mount the host's C(/var/run/cdi), where it writes its CDI spec
       (the upstream CDI overlay, C(deployment/k8s/overlay/cdi.yaml)).
@@ -320,6 +328,7 @@ def argument_spec():
         node_label_keys=dict(type="list", elements="str", default=list(dp.RDMA_NODE_LABELS), no_log=False),
         tolerations=dict(type="list", elements="dict", default=[dict(t) for t in dp.GPU_TOLERATIONS]),
         priority_class=dict(type="str", default="system-node-critical"),
+        max_unavailable=dict(type="str", default="25%"),
         use_cdi=dict(type="bool", default=False),
         adopt=dict(type="bool", default=False),
         hosts=dict(type="list", elements="str", default=[]),
@@ -348,7 +357,8 @@ def build(p):
                            image=p["image"], tag=p["tag"], image_pull_policy=p["image_pull_policy"],
                            node_selector=p["node_selector"], tolerations=p["tolerations"],
                            priority_class=p["priority_class"], use_cdi=p["use_cdi"],
-                           image_pull_secrets=p["image_pull_secrets"], node_label_keys=p["node_label_keys"])
+                           image_pull_secrets=p["image_pull_secrets"], node_label_keys=p["node_label_keys"],
+                           max_unavailable=p["max_unavailable"])
     return cfg, objects
 
 
@@ -391,8 +401,12 @@ def _render(module, p):
                          results=[])
     cfg, objects = build(p)
     files = dp.render(objects, p["render_dir"], write=not module.check_mode)
+    # the fleet report's "measures nothing by design" (fleet_report's aifabric_report_skip): a run that only
+    # rendered gets no report in which every node is an error
     return dict(changed=not module.check_mode, files=files, config=cfg, resources=dp.resource_names(cfg),
-                actions=[{"object": ref, "action": "rendered"} for ref in dp.objects_ref(objects)], results=[])
+                actions=[{"object": ref, "action": "rendered"} for ref in dp.objects_ref(objects)], results=[],
+                aifabric_report_skip="render only (render_dir=%s): manifests written, no measurements"
+                % p["render_dir"])
 
 
 if __name__ == "__main__":

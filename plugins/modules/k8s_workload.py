@@ -111,15 +111,39 @@ options:
     default: 8
   resources:
     description:
-      - "Extended resources and cpu/memory per GPU pod, requests = limits (for example
-        C({rdma/hca_shared_devices_a: 1, cpu: 32, memory: 256Gi}))."
-      - Give C(cpu) and C(memory) too. Without them a GPU pod is C(BestEffort) (the first evicted under memory
-        pressure) and a namespace C(ResourceQuota) on cpu or memory rejects it; with them (requests = limits) it is
-        C(Guaranteed).
-      - An operator's launcher pod (V(mpijob), V(volcano)) takes none of these (it holds no GPU); its requests are
-        O(nccl)'s C(launcher_cpu) and C(launcher_memory).
+      - "Extended resources per pod, requests = limits (for example C({rdma/hca_shared_devices_a: 1}))."
+      - C(cpu) and C(memory) are not given here but with O(cpu_request), O(cpu_limit), O(memory_request) and
+        O(memory_limit).
+      - An operator's launcher pod (V(mpijob), V(volcano)) takes none of these (it holds no GPU); its requests and
+        limits are O(nccl)'s C(launcher_cpu) and C(launcher_memory).
     type: dict
     default: {}
+  cpu_request:
+    description:
+      - CPU request of every pod that runs a check (a Kubernetes quantity). Empty leaves it out.
+      - Every pod states its cpu and memory requests and limits, so a namespace C(LimitRange) never gives it its
+        defaults (often 1 CPU and 1Gi, which throttle GEMM and nccl-tests' ranks and cap C(/dev/shm) at 1Gi, then
+        OOM-kill it) and a C(ResourceQuota) on cpu/memory admits it.
+    type: str
+    default: "8"
+  cpu_limit:
+    description:
+      - CPU limit of every pod that runs a check; above the busy threads of 8 ranks and their NCCL proxies, so the
+        CFS quota does not throttle them. Empty leaves it out (a namespace C(LimitRange) default then applies).
+    type: str
+    default: "64"
+  memory_request:
+    description:
+      - Memory request of every pod that runs a check. Empty leaves it out.
+    type: str
+    default: 32Gi
+  memory_limit:
+    description:
+      - Memory limit of every pod that runs a check. It must exceed O(shm_size) - the memory-backed C(/dev/shm)
+        is charged to the pod's memory and capped at its limit - with room for the tools' own memory (8 GEMM or
+        nccl-tests processes). Empty leaves it out (a namespace C(LimitRange) default then applies).
+    type: str
+    default: 128Gi
   host_network:
     description: C(hostNetwork) (with C(dnsPolicy=ClusterFirstWithHostNet)), for RDMA/RoCE without a secondary network.
     type: bool
@@ -158,7 +182,7 @@ options:
         V(nccl) with four collectives, C(4 x nccl.timeout_s) + 600; V(nccl_multinode) adds the launcher's
         C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
         interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
-        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest)
+        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest) 600 s for its server pod's start +
         C(connect_timeout_s + timeout_s).
       - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int
@@ -210,8 +234,8 @@ options:
         tool_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
         sshd port C(ssh_port) (V(2222)) on every launcher, the launcher's C(alive_port) (V(2223)), how long the
         launcher waits for every worker's sshd C(wait_workers_s) (V(600)), the cluster's DNS domain
-        C(cluster_domain) (V(cluster.local)) for the pods' DNS search entry and the cpu/memory requests of an
-        operator's launcher pod C(launcher_cpu) (V(1)) and C(launcher_memory) (V(1Gi)).
+        C(cluster_domain) (V(cluster.local)) for the pods' DNS search entry and the cpu/memory (requests = limits)
+        of an operator's launcher pod C(launcher_cpu) (V(1)) and C(launcher_memory) (V(1Gi)).
       - V(nccl_multinode) - mpirun reaches the workers' sshd with C(-p ssh_port), the run's key,
         C(StrictHostKeyChecking=no), C(UserKnownHostsFile=/dev/null) and C(ConnectionAttempts=10) (a
         C(plm_rsh_args) in C(mpirun_mca) is appended), keeps host names whole (C(orte_keep_fqdn_hostnames)) and
@@ -222,7 +246,9 @@ options:
   perftest:
     description:
       - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
-        duration_s, expect, ...), plus C(tool_dir) and C(connect_timeout_s).
+        duration_s, expect, ...), plus C(tool_dir), C(connect_timeout_s) (counted from the server pod's
+        readiness) and C(ready_port) (V(18514)) - the server pod opens it once it runs, the client waits for it up
+        to 600 s.
     type: dict
     default: {}
   allreduce_probe:
@@ -398,8 +424,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 
-POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels", "gpus_per_pod",
-               "resources", "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
+POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels",
+               "gpus_per_pod", "resources", "cpu_request", "cpu_limit", "memory_request", "memory_limit",
+               "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
@@ -422,6 +449,10 @@ def argument_spec():
         node_labels=dict(type="dict", default={}),
         gpus_per_pod=dict(type="int", default=8),
         resources=dict(type="dict", default={}),
+        cpu_request=dict(type="str", default="8"),
+        cpu_limit=dict(type="str", default="64"),
+        memory_request=dict(type="str", default="32Gi"),
+        memory_limit=dict(type="str", default="128Gi"),
         host_network=dict(type="bool", default=False),
         ipc_lock=dict(type="bool", default=True),
         privileged=dict(type="bool", default=False),
@@ -507,7 +538,8 @@ def _present(module, p, pod, options, run_id):
     launcher = p["launcher"]
     if p["kind"] == "nccl_multinode" and launcher == "auto":
         launcher = k8s_run.choose_launcher(api)
-    plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys)
+    mpi_service = k8s_run.mpi_operator_service(api) if p["kind"] == "nccl_multinode" and launcher == "mpijob" else None
+    plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys, mpi_service=mpi_service)
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
     if p["kind"] == "nccl_multinode":
         out["launcher"] = launcher
@@ -531,13 +563,13 @@ def _present(module, p, pod, options, run_id):
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)
 
 
-def plan_of(p, nodes, pod, options, run_id, launcher, keys):
+def plan_of(p, nodes, pod, options, run_id, launcher, keys, mpi_service=None):
     """The plan of the module's parameters ``p`` over ``nodes`` with ``launcher`` (resolved); ``keys()`` makes the
-    per-run ssh key pair an Indexed multi-node launch needs."""
+    per-run ssh key pair an Indexed multi-node launch needs; ``mpi_service``: k8s_run.mpi_operator_service's."""
     multinode = p["kind"] == "nccl_multinode"
     return k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
                           launcher=launcher if multinode else "indexed",
-                          ssh_keys=keys() if multinode and launcher == "indexed" else None)
+                          ssh_keys=keys() if multinode and launcher == "indexed" else None, mpi_service=mpi_service)
 
 
 def task_timeout_s(args, margin_s):

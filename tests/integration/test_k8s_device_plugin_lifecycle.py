@@ -383,7 +383,10 @@ def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
 def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
     """The role's end-to-end step (k8s_workload kind=perftest with the plugin's resource): pods land only where the
     plugin exposes it. gpu-node-03 lacks the NFD label, so its pair's pods cannot schedule and its record is an error
-    naming `Insufficient rdma/hca_shared_devices_a`; the pair of the healthy nodes runs (real perftest captures)."""
+    naming `Insufficient rdma/hca_shared_devices_a`; the pair of the healthy nodes runs (real perftest captures).
+    It runs in the role's default e2e namespace, where extras/k8s/rbac-device-plugin.yml grants every call it makes
+    (the namespace `default` was granted nothing: a 403 at the first create)."""
+    import yaml
     from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
     from ansible_collections.aifabric.acceptance.tests.integration.test_k8s_workload_lifecycle import PERFTEST, pod_log
     names = ["gpu-node-01", "gpu-node-02", "gpu-node-03"]
@@ -401,7 +404,11 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         fake.server.script("succeed", pod="aif-e2e-pt-r*-s-*", log_file=pod_log(
             "ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"),
             tmp_path))
+        with open(os.path.join(ROOT, "roles", "rdma_device_plugin", "defaults", "main.yml")) as handle:
+            namespace = yaml.safe_load(handle)["rdma_device_plugin_e2e_namespace"]
+        before = len(fake.server.requests)
         args = {"kind": "perftest", "hosts": names, "run_id": "e2e", "gpus_per_pod": 0, "kubeconfig": fake.kubeconfig,
+                "namespace": namespace,
                 "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
                 "host_network": True, "unschedulable_grace_s": 0, "timeout_s": 30, "cleanup_timeout_s": 30,
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
@@ -417,3 +424,31 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         assert errors and all("gpu-node-03" in (r["host"], r["peer"]) for r in errors)
         assert all("Insufficient %s" % resource in r["reason"] for r in errors), [r["reason"] for r in errors]
         assert fake.leftovers("e2e") == []
+        used = set(filter(None, (request_grant(m, p, q) for m, p, q in fake.server.requests[before:])))
+    granted = rbac_grants(os.path.join(ROOT, "extras", "k8s", "rbac-device-plugin.yml"))
+    assert sorted(used - granted, key=str) == [], sorted(used - granted, key=str)
+
+
+def test_a_config_change_rolls_a_large_fleet_within_the_verify(tmp_path, run):
+    """The DaemonSet controller replaces at most maxUnavailable plugin pods at once (Kubernetes' default: 1, a node at
+    a time): on a large fleet a config change then outlasts the verify and healthy nodes not yet rolled read as
+    stale or plugin-less. The plugin's DaemonSet rolls a quarter of the fleet at a time: four waves whatever its
+    size."""
+    one = cx4_records(tmp_path, "gpu-node-01")
+    names = ["gpu-node-%02d" % i for i in range(1, 61)]
+    recs = dict((n, [dict(r, host=n) for r in one]) for n in names)
+    with fake_cluster(tmp_path, nodes=fleet_nodes(recs), tick_s=0.05) as fake:
+        frp.install(fake.server)
+        args = {"probe_records": [r for rs in recs.values() for r in rs], "hosts": names, "verify_timeout_s": 20}
+        first = run(fake, args).kwargs["results"]
+        assert set(r["status"] for r in first) == {"pass"}, [
+            (r["host"], r["reason"]) for r in first if r["status"] != "pass"][:3]
+        (ds,) = [raw for _g, _v, p, _ns, _n, raw in fake.server.objects() if p == "daemonsets"]
+        assert ds["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "25%"}
+        res = run(fake, dict(args, rdma_hca_max=63, verify_timeout_s=3))
+        bad = [(r["host"], r["reason"]) for r in res.kwargs["results"] if r["status"] != "pass"]
+        assert bad == [], bad[:3]
+        # Kubernetes' own pace, a node at a time: the nodes the rollout had not reached say so
+        res = run(fake, dict(args, rdma_hca_max=31, verify_timeout_s=1, max_unavailable="1"))
+        bad = [r["reason"] for r in res.kwargs["results"] if r["status"] != "pass"]
+        assert bad and all("the DaemonSet's rolling update was not finished (" in r for r in bad), bad[:3]

@@ -181,6 +181,37 @@ def test_device_plugin_render_mode_writes_the_manifests_without_a_cluster(tmp_pa
         kubernetes_validate.validate(obj, "1.28", strict=True)
 
 
+def test_device_plugin_render_run_in_a_playbook_writes_no_error_report(tmp_path):
+    """A playbook that only renders the plugin's manifests (k8s_device_plugin render_dir, run once for the fleet)
+    measured nothing by design: the fleet report says so and writes no report in which every node is an error."""
+    import subprocess
+    import sys
+    from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
+    playbook_bin = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    if not os.access(playbook_bin, os.X_OK) or not collections_path():
+        pytest.skip("no ansible-playbook next to this Python, or the collection is not importable")
+    recs = cx4_records(tmp_path, "gpu-node-01")
+    (tmp_path / "hosts.yml").write_text(
+        "all:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  children:\n"
+        "    gpu_nodes:\n      hosts:\n        gpu-node-01:\n        gpu-node-02:\n" % sys.executable)
+    (tmp_path / "render.yml").write_text(yaml.safe_dump([{
+        "name": "Render the RDMA shared device plugin", "hosts": "gpu_nodes", "gather_facts": False,
+        "tasks": [{"name": "Render", "aifabric.acceptance.k8s_device_plugin": {
+            "render_dir": str(tmp_path / "manifests"), "probe_records": recs, "hosts": ["gpu-node-01"]},
+            "run_once": True, "delegate_to": "localhost"}]}]))
+    report_dir = tmp_path / "reports"
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections_path(),
+               ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORT_DIR=str(report_dir),
+               AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"), ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([playbook_bin, "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "render.yml")], env=env,
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert sorted(os.listdir(str(tmp_path / "manifests"))) == ["00-configmap-rdma-devices.yaml",
+                                                               "01-daemonset-rdma-shared-dp-ds.yaml"]
+    assert "FLEET REPORT: render only (render_dir=%s)" % (tmp_path / "manifests") in proc.stdout, proc.stdout[-3000:]
+    assert not (report_dir / "latest").exists()
+
+
 def test_device_plugin_render_mode_refuses_state_absent(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     res = call(k8s_device_plugin, {"render_dir": str(tmp_path / "m"), "state": "absent"})
@@ -267,5 +298,7 @@ def test_role_probe_path_runs_with_only_the_shipped_rbac(tmp_path):
     # kube-system's grants: test_k8s_device_plugin_lifecycle's RBAC test
     probe = probe_ns["metadata"]["name"]
     diagnosis = {(probe, "", "pods", "get"), (probe, "", "events", "list"), (probe, "", "pods", "delete")}
+    # the end-to-end step's (off by default; test_k8s_device_plugin_lifecycle.py's end-to-end test uses them)
+    diagnosis |= {(probe, "", "services", "create"), (probe, "", "services", "delete")}
     unused = sorted((g for g in granted - used - diagnosis if g[0] in (probe, None)), key=str)
     assert unused == [], "\n".join(map(str, unused))

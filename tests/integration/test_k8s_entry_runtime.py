@@ -189,8 +189,10 @@ def test_resource_quota_rejection_fails_fast_with_its_message(tmp_path, monkeypa
         fake.server.namespace("quota")
         fake.server.quota("quota", {"requests.cpu": "64", "requests.memory": "256Gi"})
         t0 = time.monotonic()
+        # the pods state their cpu/memory unless told not to (a request defaults to its limit): without either, a
+        # quota on requests.cpu refuses them
         res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "rq1", "namespace": "quota",
-                                            "timeout_s": 30})
+                                            "timeout_s": 30, "cpu_request": "", "cpu_limit": ""})
         elapsed = time.monotonic() - t0
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"

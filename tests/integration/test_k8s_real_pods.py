@@ -29,11 +29,12 @@ pytest.importorskip("kubernetes")
 pytest.importorskip("kmock")
 
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
-from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import fake_cluster  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import Behaviour, fake_cluster  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import (  # noqa: E402
     Exit, patch_exits)
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload  # noqa: E402
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api  # noqa: E402
 from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path  # noqa: E402
 
 WHY_NOT = process_kubelet.missing_prerequisites()
@@ -237,6 +238,29 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-pt") == []
 
 
+def test_a_perftest_client_waits_for_a_server_pod_that_starts_late(cluster, monkeypatch, tmp_path):
+    """The server pod's image takes longer to pull than the client's connect_timeout_s (an uncached image on one
+    node): the client's clock starts at the server's readiness, not at its own start, and the pair passes; it used
+    to give up connect_timeout_s after its own start with "Couldn't connect" on a good link."""
+    log = os.path.join(cluster.kubelet.dir, "perftest.log")
+    fake_perftest(str(tmp_path / "tools"), log)
+    nodes = ["gpu-node-01", "gpu-node-02"]
+    # rules are matched in order: the server pod's, before the fixture's catch-all one
+    cluster.server.controller.rules.insert(0, Behaviour("process", runner=cluster.kubelet,
+                                                        pod="aif-rp-late-pt-r0-p0-s-*", start_ticks=int(6 / 0.02)))
+    res = run_module(cluster, monkeypatch, {"kind": "perftest", "hosts": nodes, "run_id": "rp-late",
+                                            "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
+                                                                              "hcas": ["ionic_0"],
+                                                                              "connect_timeout_s": 2}})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert sorted((r["check"], r["status"]) for r in records) == [
+        ("rdma.ib_write_bw", "pass"), ("rdma.ib_write_bw.server", "pass")], [r.get("reason") for r in records]
+    pulled = [e for e in cluster.server.events() if e.get("reason") == "Pulling"]
+    assert pulled and all("-s-" in e["involvedObject"]["name"] for e in pulled), pulled
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-late") == []
+
+
 # --------------------------------------------------------------------------- the kubelet's own semantics
 
 def _pod(name, command, node="gpu-node-01", labels=None, **spec):
@@ -378,6 +402,49 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
     (ssh,) = ssh_path_module(cluster.kubelet, nodes[0], "nccl_test", {"from_output": NCCL_CAPTURE})
     assert multinode_diffs(records[0], ssh) == {}
     assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-mn") == []
+
+
+def test_nccl_multinode_in_an_ngc_style_image_with_nccl_settings_from_a_configmap(cluster, monkeypatch, tmp_path):
+    """kind nccl_multinode, launcher indexed, in an image whose Open MPI is under /usr/local/mpi (on the image's
+    PATH, not on sshd's non-interactive PATH: a bare orted is not found there), with NCCL_*/UCX_* settings that
+    come only through env_from_configmaps. The launcher runs mpirun by its path with --prefix (orted is started
+    as /usr/local/mpi/bin/orted), and exports the ConfigMap's NCCL_*/UCX_* names with -x: every rank, the other
+    pod's too, has them."""
+    from kubernetes import client
+    from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
+    from ansible_collections.aifabric.acceptance.tests.k8s import images
+    if not (shutil.which("mpirun") and shutil.which("orted") and shutil.which("sshd") and shutil.which("ssh")):
+        pytest.skip("needs mpirun and orted (Open MPI), sshd and ssh")
+    image, mpi_bin = images.ngc_mpi_image(str(tmp_path / "image"))
+    cluster.kubelet.images[IMAGE] = image
+    cluster.kubelet.path.insert(0, mpi_bin)
+    bindir = str(tmp_path / "nccl-bin")
+    os.makedirs(bindir)
+    fake_perf.install(bindir, ["all_reduce_perf"])
+    ranks_log = os.path.join(cluster.kubelet.dir, "ranks.log")
+    cluster.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
+    core = client.CoreV1Api(k8s_api.connect({"kubeconfig": cluster.kubeconfig}))
+    settings = {"NCCL_IB_HCA": "=mlx5_0", "UCX_TLS": "rc,cuda_copy"}
+    core.create_namespaced_config_map("default", {"metadata": {"name": "nccl-env"}, "data": settings})
+    try:
+        nodes = ["gpu-node-01", "gpu-node-02"]
+        res = run_module(cluster, monkeypatch, {
+            "kind": "nccl_multinode", "hosts": nodes, "run_id": "rp-ngc", "gpus_per_pod": 1, "launcher": "indexed",
+            "timeout_s": 240, "env_from_configmaps": ["nccl-env"],
+            "nccl": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+    finally:
+        core.delete_namespaced_config_map("nccl-env", "default")
+    assert not res.failed, res.kwargs
+    (record,) = res.kwargs["results"]
+    assert (record["check"], record["status"]) == ("nccl.all_reduce", "pass"), \
+        (record.get("reason"), (record.get("raw") or "")[-2000:])
+    argv = record["params"]["argv"]
+    assert argv[0] == mpi_bin + "/mpirun" and argv[argv.index("--prefix") + 1] == images.NGC_MPI_PREFIX, argv
+    with open(ranks_log) as handle:
+        ranks = [json.loads(line) for line in handle if line.strip()]
+    assert sorted((r["hostname"], r["env"].get("NCCL_IB_HCA"), r["env"].get("UCX_TLS")) for r in ranks) == [
+        ("aif-rp-ngc-mn-0", "=mlx5_0", "rc,cuda_copy"), ("aif-rp-ngc-mn-1", "=mlx5_0", "rc,cuda_copy")], ranks
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-ngc") == []
 
 
 def test_what_a_dead_test_process_left_is_reaped(tmp_path):

@@ -169,3 +169,54 @@ def test_a_node_s_own_sshd_holds_port_22_of_its_host_network(operators_cluster):
     fake.server.settle(3)
     assert phase == "Failed", (phase, log)
     assert log.startswith("SSH-2.0-OpenSSH_") and "Address already in use" in log, log
+
+
+@pytest.fixture(scope="module")
+def mpi_v04_cluster(tmp_path_factory):
+    """A fake cluster whose mpi-operator is v0.4.0 (its <job>-worker naming, fake_operators.MPI_V04)."""
+    if process_kubelet.missing_prerequisites():
+        pytest.skip(process_kubelet.missing_prerequisites())
+    from ansible_collections.aifabric.acceptance.tests.integration.fixtures.fake_nccl_tests import fake_perf
+    tmp = tmp_path_factory.mktemp("k8s-mpi-v04")
+    tools = tmp / "tools"
+    h200_nvidia_smi(str(tools))
+    bindir = tmp / "nccl-bin"
+    os.makedirs(str(bindir))
+    fake_perf.install(str(bindir), ["all_reduce_perf"])
+    with fake_cluster(tmp, operators=("mpi-v0.4",)) as fake:
+        with process_kubelet.ProcessKubelet(fake.server, path=[str(tools)], python=sys.executable, timeout_s=120,
+                                            images={MPI_BASE: images.mpi_operator_base_image(str(tmp / "img"))},
+                                            node_sshd=True) as kubelet:
+            fake.server.script("process", runner=kubelet)
+            fake.kubelet = kubelet
+            fake.bindir = str(bindir)
+            yield fake
+            fake.server.settle(3)
+            assert fake.leftovers() == [], fake.leftovers()
+
+
+@pytest.mark.parametrize("crd_readable", [True, False], ids=["capability-check", "hostfile-fallback"])
+def test_mpijob_on_mpi_operator_v04_waits_for_its_worker_names(mpi_v04_cluster, monkeypatch, crd_readable):
+    """mpi-operator v0.4.x serves kubeflow.org/v2beta1 (launcher auto picks MPIJob) but names the workers'
+    Service and subdomain <job>-worker: the launcher that waited for <job>-worker-<i>.<job> waited wait_workers_s
+    for names that never resolve and blamed the workers. It waits for the names the CRD's capability check gives
+    or, when the CRD cannot be read, for those of the operator's hostfile; the run passes either way."""
+    fake = mpi_v04_cluster
+    if not crd_readable:
+        fake.server.forbid("get", "customresourcedefinitions")
+    run_id = "v04-%s" % ("crd" if crd_readable else "hf")
+    ranks_log = os.path.join(fake.kubelet.dir, "ranks-%s.log" % run_id)
+    fake.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
+    res = run_module(fake, monkeypatch, {
+        "kind": "nccl_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": "auto",
+        "image": MPI_BASE, "timeout_s": 40,
+        "nccl": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"],
+                 "wait_workers_s": 15}})
+    assert not res.failed, res.kwargs
+    assert res.kwargs["launcher"] == "mpijob"
+    records = res.kwargs["results"]
+    assert [(r["check"], r["status"]) for r in records] == [("nccl.all_reduce", "pass")], \
+        (records[0].get("reason"), (records[0].get("raw") or "")[-2000:])
+    assert sorted(r["rank"] for r in _ranks(ranks_log)) == [0, 1, 2, 3]
+    services = [n for _g, _v, p, _ns, n, _raw in fake.server.objects() if p == "services"]
+    assert services == [] and res.kwargs["leftover"] == [] and fake.leftovers(run_id) == []

@@ -24,7 +24,11 @@ Kubernetes path is tested against this: kmock 0.8's in-memory ``KubernetesEmulat
   after the owner), ``Foreground`` (the owner gets the ``foregroundDeletion`` finalizer and a
   deletionTimestamp, its dependents go first, then it), ``Orphan`` (dependents lose the ownerReference);
   the default is Orphan for batch/v1 Jobs (pkg/registry/batch/job/strategy.go), Background otherwise;
-- **admission** of pods (API creates and the controllers' own): PodSecurity (pod-security-admission's
+- **admission** of pods (API creates and the controllers' own): the LimitRanger
+  (``FakeApiServer.limit_range(ns, limits)``) gives containers the namespace LimitRange's ``default`` limits and
+  ``defaultRequest`` requests they lack (annotation ``kubernetes.io/limit-ranger``) and refuses a limit above
+  ``max`` or a request below ``min`` - 403 'pods "P" is forbidden: maximum cpu usage per Container is 2, but limit
+  is 64'; then PodSecurity (pod-security-admission's
   policy checks) at the ``pod-security.kubernetes.io/enforce`` level of the namespace's labels
   (``FakeApiServer.namespace(name, labels)``): ``baseline`` refuses host namespaces, privileged, added
   non-default capabilities (IPC_LOCK), hostPath volumes and hostPorts, ``restricted`` also
@@ -73,8 +77,9 @@ cluster's moving parts for the objects the code under test creates:
   runtime_class_missing, network_not_ready - NetworkNotReady, the node's CNI not initialised; Behaviour.CAUSES), ``image_pull_transient``
   (ErrImagePull/ImagePullBackOff for ``pull_ticks`` ticks, then runs and succeeds), ``evicted``
   (phase Failed, reason Evicted, the kubelet's message and event), ``process`` (real processes,
-  tests/k8s/process_kubelet.py); logs are the bytes of a real captured output file (``log_file``) or
-  given text;
+  tests/k8s/process_kubelet.py); any kind with ``start_ticks=N`` first waits N ticks bound in ContainerCreating
+  with the kubelet's Normal ``Pulling`` event (an uncached image); logs are the bytes of a real captured output
+  file (``log_file``) or given text;
 - **node status**: with ``node_status_delay_ticks=N`` an allocatable change a device plugin hook
   publishes reaches the Node (and the scheduler) N ticks later, as the kubelet's periodic node-status
   update lags the plugin's registration; ``gpu_nodes()`` carries the labels current node-feature-discovery
@@ -129,6 +134,8 @@ EVENTS = kmock.resource("", "v1", "events")
 NODES = kmock.resource("", "v1", "nodes")
 NAMESPACES = kmock.resource("", "v1", "namespaces")
 QUOTAS = kmock.resource("", "v1", "resourcequotas")
+LIMITRANGES = kmock.resource("", "v1", "limitranges")
+CRDS = kmock.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 JOBS = kmock.resource("batch", "v1", "jobs")
 MPIJOBS = kmock.resource("kubeflow.org", "v2beta1", "mpijobs")
 VCJOBS = kmock.resource("batch.volcano.sh", "v1alpha1", "jobs")
@@ -140,8 +147,10 @@ KINDS = {
     ("batch", "v1", "jobs"): "Job", ("apps", "v1", "daemonsets"): "DaemonSet",
     ("kubeflow.org", "v2beta1", "mpijobs"): "MPIJob", ("batch.volcano.sh", "v1alpha1", "jobs"): "VolcanoJob",
     ("", "v1", "events"): "Event", ("", "v1", "nodes"): "Node", ("", "v1", "namespaces"): "Namespace",
-    ("", "v1", "resourcequotas"): "ResourceQuota", ("networking.k8s.io", "v1", "networkpolicies"): "NetworkPolicy",
+    ("", "v1", "resourcequotas"): "ResourceQuota", ("", "v1", "limitranges"): "LimitRange",
+    ("networking.k8s.io", "v1", "networkpolicies"): "NetworkPolicy",
     ("scheduling.volcano.sh", "v1beta1", "podgroups"): "PodGroup",
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): "CustomResourceDefinition",
 }
 
 
@@ -437,10 +446,13 @@ class Behaviour(object):
 
     def __init__(self, kind="succeed", log=None, log_file=None, exit_code=None, run_ticks=2,
                  node=None, job=None, pod=None, runner=None, reason="FailedMount", message=None, pull_ticks=3,
-                 cause=None):
+                 cause=None, start_ticks=0):
         if cause is not None:
             reason, message = self.CAUSES[cause][0], message or self.CAUSES[cause][1]
         self.reason, self.pull_ticks = reason, pull_ticks
+        # ``start_ticks``: the pod waits bound in ContainerCreating this long first (an uncached image being pulled:
+        # the kubelet's Normal "Pulling" event), then starts as its kind says
+        self.start_ticks = int(start_ticks)
         self.message = message or self.WAITING.get(reason, reason)
         if kind not in self.KINDS:
             raise ValueError("behaviour %r is not one of %s" % (kind, ", ".join(self.KINDS)))
@@ -496,6 +508,7 @@ class Controller(object):
         self.events_seen = set()         # (uid, reason, message) of owner events already recorded
         self.terminating = {}            # pod uid -> tick its deletion was first seen
         self.rules = []
+        self.mpi_version = None          # the fake mpi-operator's version (FakeApiServer.mpi_version)
         self.default = Behaviour("succeed")
         self.logs = {}                   # (namespace, pod, container) -> bytes
         self.state = {}                  # pod uid -> dict(stage, ticks, behaviour)
@@ -571,14 +584,18 @@ class Controller(object):
                 await self._delete(key)
 
     def admit(self, namespace, pod, name=None):
-        """None when a pod may be created in ``namespace``, else the API's 403 message: PodSecurity admission
-        first (its ``enforce`` level from the namespace's labels), then ResourceQuota (see ``_pod_security`` and
+        """None when a pod may be created in ``namespace``, else the API's 403 message: the LimitRanger first (it
+        mutates ``pod``: the namespace's LimitRange defaults, ``_limit_range``), then PodSecurity admission (its
+        ``enforce`` level from the namespace's labels), then ResourceQuota (see ``_pod_security`` and
         ``_quota_missing``)."""
         name = name or (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName")
         ns_key = (NAMESPACES, None, namespace)
         ns_obj = self.emu._objects[ns_key] if ns_key in self.emu._objects else None
         labels = ((ns_obj.raw.get("metadata") or {}).get("labels") or {}) if ns_obj is not None \
             and not ns_obj.deleted else {}
+        limited = self._limit_ranger(namespace, pod, name)
+        if limited:
+            return limited
         level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
         violations = _pod_security(pod, level)
         if violations:
@@ -591,6 +608,18 @@ class Controller(object):
             if missing:
                 return 'pods "%s" is forbidden: failed quota: %s: must specify %s' % (name, qname, missing)
         return None
+
+    def _limit_ranger(self, namespace, pod, name):
+        """Apply every LimitRange of ``namespace`` to ``pod`` (in place), as the LimitRanger admission plugin
+        does; its 403 message when a container breaks a max or min."""
+        problems = []
+        for (res, ns, _lname), obj in sorted(self.emu._objects.items(), key=lambda kv: str(kv[0])):
+            if res == LIMITRANGES and ns == namespace and not obj.deleted:
+                problems.extend(_limit_range(pod, (obj.raw.get("spec") or {}).get("limits") or []))
+        if not problems:
+            return None
+        return 'pods "%s" is forbidden: %s' % (name, problems[0] if len(problems) == 1
+                                               else "[%s]" % ", ".join(problems))
 
     async def owner_event(self, owner, namespace, reason, message, type_="Warning", component="job-controller",
                           once_key=None):
@@ -1030,6 +1059,12 @@ class Controller(object):
             restart = (pod.get("spec") or {}).get("restartPolicy", "Always")
             if await self._kubelet_outcome(key, pod, st, names, image):
                 continue
+            if st["stage"] == "bound" and st["ticks"] <= b.start_ticks:
+                if st["ticks"] == 1:
+                    await self._patch(key, {"status": {"containerStatuses": [
+                        _cs(n, image, waiting=("ContainerCreating", None)) for n in names]}})
+                    await self.event(pod, "Pulling", 'Pulling image "%s"' % image)
+                continue
             if st["stage"] == "bound":
                 if b.kind == "image_pull":
                     msg = 'Failed to pull image "%s": rpc error: code = NotFound desc = failed to pull and unpack ' \
@@ -1308,6 +1343,55 @@ def _restricted(spec, containers):
     return out
 
 
+def _limit_range(pod, items):
+    """The LimitRanger admission plugin (plugin/pkg/admission/limitranger/admission.go) for one LimitRange's
+    ``items`` on ``pod``, in place: each container of type ``Container`` items gets the ``default`` limits and
+    ``defaultRequest`` requests it lacks (a LimitRange without defaultRequest defaults it to ``default``:
+    SetDefaults_LimitRangeItem), recorded in the ``kubernetes.io/limit-ranger`` annotation
+    (``mergeContainerResources``); then the ``max`` (limit) and ``min`` (request) of each resource are checked
+    (``PodValidateLimitFunc``). Returns the violations in the plugin's words."""
+    problems, notes = [], []
+    for item in items:
+        if item.get("type") != "Container":
+            continue
+        limits_default = dict(item.get("default") or {})
+        requests_default = dict(limits_default, **(item.get("defaultRequest") or {}))
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            res = c.setdefault("resources", {})
+            limits, requests = res.setdefault("limits", {}), res.setdefault("requests", {})
+            for k, v in limits.items():
+                requests.setdefault(k, v)          # API defaulting, before admission: requests default to limits
+            set_limits = sorted(k for k in limits_default if k not in limits)
+            set_requests = sorted(k for k in requests_default if k not in requests)
+            limits.update((k, limits_default[k]) for k in set_limits)
+            requests.update((k, requests_default[k]) for k in set_requests)
+            if set_requests:
+                notes.append("%s request for container %s" % (", ".join(set_requests), c.get("name")))
+            if set_limits:
+                notes.append("%s limit for container %s" % (", ".join(set_limits), c.get("name")))
+            for k, most in (item.get("max") or {}).items():
+                if k in limits and _amount(limits[k]) > _amount(most):
+                    problems.append("maximum %s usage per Container is %s, but limit is %s" % (k, most, limits[k]))
+            for k, least in (item.get("min") or {}).items():
+                if k in requests and _amount(requests[k]) < _amount(least):
+                    problems.append("minimum %s usage per Container is %s, but request is %s" % (k, least, requests[k]))
+    if notes:
+        pod.setdefault("metadata", {}).setdefault("annotations", {})["kubernetes.io/limit-ranger"] = \
+            "LimitRanger plugin set: " + "; ".join(notes)
+    return problems
+
+
+_UNITS = {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30,
+          "Ti": 2 ** 40}
+
+
+def _amount(value):
+    """A cpu/memory quantity's value ("500m" -> 0.5, "1Gi" -> 2**30)."""
+    text = str(value)
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return float(number) * _UNITS[text[len(number):]]
+
+
 def _quota_missing(pod, hard):
     """ResourceQuota admission's "must specify" text for a pod under a quota of ``hard`` (the pod evaluator's
     ``Constraints``, pkg/quota/v1/evaluator/core/pods.go: a quota on cpu/memory requires every container and init
@@ -1417,6 +1501,7 @@ class FakeApiServer(object):
         self.nodes = nodes if nodes is not None else gpu_nodes()
         self.clock_scale, self.node_status_delay_ticks = clock_scale, node_status_delay_ticks
         self.operators = tuple(operators)
+        self.mpi_version = None          # mpi-operator v0.8.2; operators=("mpi-v0.4",): v0.4.0's naming
         self.tick_s = tick_s
         self.pod_grace_ticks = pod_grace_ticks
         self.requests = []
@@ -1439,6 +1524,9 @@ class FakeApiServer(object):
         self.emu = Emu()
         self.emu.fake = self
         self.emu.resources.load_bundled()
+        if "mpi-v0.4" in self.operators:
+            self.operators = tuple(o for o in self.operators if o != "mpi-v0.4") + ("mpi",)
+            self.mpi_version = fake_operators.MPI_V04
         if "mpi" in self.operators:
             self.emu.resources["kubeflow.org/v2beta1/mpijobs"] = {
                 "kind": "MPIJob", "namespaced": True, "singular": "mpijob",
@@ -1456,7 +1544,10 @@ class FakeApiServer(object):
         self.url = str(self.server.url).rstrip("/")
         self.controller = Controller(self.emu, self.nodes, self.tick_s, self.pod_grace_ticks, self.clock_scale,
                                      self.node_status_delay_ticks)
+        self.controller.mpi_version = self.mpi_version
         async with self.emu._lock:
+            if "mpi" in self.operators:     # the operator's manifest installs its CRD
+                await self.controller._add(CRDS, None, fake_operators.mpi_crd(self.mpi_version))
             for node in self.nodes:
                 await self.controller._add(NODES, None, {
                     "apiVersion": "v1", "kind": "Node",
@@ -1534,6 +1625,16 @@ class FakeApiServer(object):
                                                                "metadata": {"name": name}, "spec": {"hard": dict(hard)}})
         self.call(put())
 
+    def limit_range(self, namespace, limits, name="defaults"):
+        """A LimitRange ``name`` in ``namespace`` with ``limits`` (its items, e.g. ``[{"type": "Container",
+        "default": {"cpu": "1", "memory": "1Gi"}}]``): the LimitRanger applies it to every pod created there."""
+        async def put():
+            async with self.emu._lock:
+                await self.controller._add(LIMITRANGES, namespace, {"apiVersion": "v1", "kind": "LimitRange",
+                                                                    "metadata": {"name": name},
+                                                                    "spec": {"limits": list(limits)}})
+        self.call(put())
+
     def volcano_queue(self, name, capability):
         """Volcano Queue ``name`` with ``capability`` ({resource: count}, e.g. ``{"nvidia.com/gpu": 8}``): a
         vcjob's PodGroup in it is enqueued only while the queue's enqueued minResources stay within it."""
@@ -1595,7 +1696,8 @@ class FakeApiServer(object):
         for group, version, plural, ns, name, raw in self.objects():
             kind = KINDS.get((group, version, plural), plural)
             labels = (raw.get("metadata") or {}).get("labels") or {}
-            if run_id is None and kind in ("Node", "Event", "Namespace", "ResourceQuota"):
+            if run_id is None and kind in ("Node", "Event", "Namespace", "ResourceQuota", "LimitRange",
+                                           "CustomResourceDefinition"):
                 continue
             if run_id is not None and labels.get(RUN_LABEL) != run_id:
                 continue

@@ -1,7 +1,8 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The operators of the fake cluster (tests/k8s/fake_apiserver.py ``FakeApiServer(operators=("mpi", "volcano"))``):
-what kubeflow mpi-operator v0.8.2 and Volcano v1.15's job controller with its ``ssh`` and ``svc`` plugins create for
+what kubeflow mpi-operator v0.8.2 (or v0.4.0's naming: ``operators=("mpi-v0.4",)``, ``mpi_service``) and Volcano
+v1.15's job controller with its ``ssh`` and ``svc`` plugins create for
 an MPIJob / a vcjob, object by object, as their upstream source does it, so that pods run on the process kubelet
 (tests/k8s/process_kubelet.py) meet the same keys, files, environment, host names and DNS names as on a cluster.
 
@@ -177,15 +178,44 @@ def mpi_validation_errors(spec):
     return errs
 
 
-def mpi_hostfile(name, namespace, workers, slots, cluster_domain=""):
-    domain = "%s.%s.%s.svc" + (".%s" % cluster_domain if cluster_domain else "")
-    return "".join("%s slots=%d\n" % (domain % ("%s-worker-%d" % (name, i), name, namespace), slots)
-                   for i in range(workers))
+# mpi-operator v0.4.x names the workers' Service and every pod's subdomain "<job>-worker" (workerSuffix; the Service
+# selects the workers only: the launcher has no DNS record) and adds no DNS search entry; v0.5.0 on name them "<job>"
+# (newJobService: launcher and workers). v0.4's v2beta1 CRD has no launcherCreationPolicy (v0.5.0 adds it): a field
+# it does not know is pruned, and its launcher Job is made at once.
+MPI_V04 = "0.4.0"
 
 
-def mpi_discover_hosts(name, namespace, running_workers, cluster_domain=""):
+def mpi_service(name, version=None):
+    """The workers' Service and the pods' subdomain of MPIJob ``name`` under mpi-operator ``version``."""
+    return name + "-worker" if version == MPI_V04 else name
+
+
+def mpi_hostfile(name, namespace, workers, slots, cluster_domain="", version=None):
     domain = "%s.%s.%s.svc" + (".%s" % cluster_domain if cluster_domain else "")
-    return "#!/bin/sh\n" + "".join("echo %s\n" % (domain % (p, name, namespace)) for p in sorted(running_workers))
+    return "".join("%s slots=%d\n" % (domain % ("%s-worker-%d" % (name, i), mpi_service(name, version), namespace),
+                                       slots) for i in range(workers))
+
+
+def mpi_discover_hosts(name, namespace, running_workers, cluster_domain="", version=None):
+    domain = "%s.%s.%s.svc" + (".%s" % cluster_domain if cluster_domain else "")
+    return "#!/bin/sh\n" + "".join("echo %s\n" % (domain % (p, mpi_service(name, version), namespace))
+                                    for p in sorted(running_workers))
+
+
+def mpi_crd(version=None):
+    """The MPIJob CRD as the operator's manifest installs it: v2beta1's spec properties of that version (only those
+    the collection's capability check reads; the full schema is ../shared/schemas/)."""
+    props = {"slotsPerWorker": {"type": "integer"}, "sshAuthMountPath": {"type": "string"},
+             "mpiImplementation": {"type": "string"}, "runPolicy": {"type": "object"},
+             "mpiReplicaSpecs": {"type": "object"}}
+    if version != MPI_V04:
+        props.update({"launcherCreationPolicy": {"type": "string"}, "runLauncherAsWorker": {"type": "boolean"}})
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "mpijobs.kubeflow.org"},
+            "spec": {"group": "kubeflow.org", "scope": "Namespaced",
+                     "names": {"kind": "MPIJob", "plural": "mpijobs", "singular": "mpijob"},
+                     "versions": [{"name": "v2beta1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "properties": {"spec": {"type": "object", "properties": props}}}}}]}}
 
 
 def _mpi_ssh(pod_spec, name, mount_path):
@@ -203,7 +233,7 @@ def mpi_labels(name, role):
     return {MPI_OPERATOR_LABEL: "mpi-operator", MPI_JOB_NAME_LABEL: name, MPI_JOB_ROLE_LABEL: role}
 
 
-def mpi_worker_pod(mpijob, index):
+def mpi_worker_pod(mpijob, index, version=None):
     """The worker pod ``newWorker`` makes (without the owner reference)."""
     md, spec = mpijob["metadata"], mpi_defaults(mpijob.get("spec") or {})
     name, ns = md["name"], md["namespace"]
@@ -214,11 +244,12 @@ def mpi_worker_pod(mpijob, index):
     pod_name = "%s-worker-%d" % (name, index)
     pspec = template.get("spec") or {}
     pspec["hostname"] = pod_name
-    pspec["subdomain"] = name
+    pspec["subdomain"] = mpi_service(name, version)
     if pspec.get("hostNetwork"):
         pspec["dnsPolicy"] = "ClusterFirstWithHostNet"
-    dns = pspec.setdefault("dnsConfig", {})
-    dns["searches"] = list(dns.get("searches") or []) + ["%s.%s.svc.cluster.local" % (name, ns)]
+    if version != MPI_V04:
+        dns = pspec.setdefault("dnsConfig", {})
+        dns["searches"] = list(dns.get("searches") or []) + ["%s.%s.svc.cluster.local" % (name, ns)]
     pspec["restartPolicy"] = "Never" if replica["restartPolicy"] == "ExitCode" else replica["restartPolicy"]
     container = pspec["containers"][0]
     if not container.get("command") and not container.get("args"):
@@ -231,7 +262,7 @@ def mpi_worker_pod(mpijob, index):
             "spec": pspec, "status": {"phase": "Pending"}}
 
 
-def mpi_launcher_job(mpijob):
+def mpi_launcher_job(mpijob, version=None):
     """The launcher Job ``newLauncherJob`` makes (without the owner reference)."""
     md, spec = mpijob["metadata"], mpi_defaults(mpijob.get("spec") or {})
     name = md["name"]
@@ -241,7 +272,7 @@ def mpi_launcher_job(mpijob):
     tmd["labels"] = dict(tmd.get("labels") or {}, **mpi_labels(name, "launcher"))
     pspec = template.setdefault("spec", {})
     pspec["hostname"] = name + "-launcher"
-    pspec["subdomain"] = name
+    pspec["subdomain"] = mpi_service(name, version)
     if pspec.get("hostNetwork"):
         pspec["dnsPolicy"] = "ClusterFirstWithHostNet"
     container = pspec["containers"][0]
@@ -285,9 +316,13 @@ def _present(ctl, key):
 async def mpi_operator(ctl, jobs_resource, pods_resource):
     """One pass of the mpi-operator's syncHandler over every MPIJob (see the module docstring)."""
     from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import MPIJOBS
+    version = ctl.mpi_version
     for key, obj in ctl._all(MPIJOBS):
         mj = obj.raw
         md, status = mj["metadata"], mj.get("status") or {}
+        if version == MPI_V04:      # pruned by v0.4's CRD
+            mj = dict(mj, spec=dict((k, v) for k, v in (mj.get("spec") or {}).items()
+                                    if k not in ("launcherCreationPolicy", "runLauncherAsWorker")))
         spec = mpi_defaults(mj.get("spec") or {})
         if any(c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
                for c in status.get("conditions") or []) or md.get("deletionTimestamp"):
@@ -300,17 +335,21 @@ async def mpi_operator(ctl, jobs_resource, pods_resource):
                 invalid[0] if len(invalid) == 1 else "[%s]" % ", ".join(invalid)), component="mpi-job-controller")
             continue
         workers = int(spec["mpiReplicaSpecs"].get("Worker", {}).get("replicas", 0))
-        if not _present(ctl, (SERVICES, ns, name)):
+        service = mpi_service(name, version)
+        if not _present(ctl, (SERVICES, ns, service)):
+            selector = {MPI_OPERATOR_LABEL: "mpi-operator", MPI_JOB_NAME_LABEL: name}
+            if version == MPI_V04:
+                selector[MPI_JOB_ROLE_LABEL] = "worker"
             await ctl._add(SERVICES, ns, {
                 "apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": name, "labels": {"app": name}, "ownerReferences": owner},
-                "spec": {"clusterIP": "None", "selector": {MPI_OPERATOR_LABEL: "mpi-operator", MPI_JOB_NAME_LABEL: name},
+                "metadata": {"name": service, "labels": {"app": name}, "ownerReferences": owner},
+                "spec": {"clusterIP": "None", "selector": selector,
                          "publishNotReadyAddresses": bool(spec.get("runLauncherAsWorker"))}})
         mine = [(k, p) for k, p in ctl._owned_pods(uid)
                 if (p["metadata"].get("labels") or {}).get(MPI_JOB_ROLE_LABEL) == "worker"]
         running = [p["metadata"]["name"] for _k, p in mine if (p.get("status") or {}).get("phase") == "Running"]
-        data = {"hostfile": mpi_hostfile(name, ns, workers, int(spec["slotsPerWorker"])),
-                "discover_hosts.sh": mpi_discover_hosts(name, ns, running)}
+        data = {"hostfile": mpi_hostfile(name, ns, workers, int(spec["slotsPerWorker"]), version=version),
+                "discover_hosts.sh": mpi_discover_hosts(name, ns, running, version=version)}
         cm_key = (CONFIGMAPS, ns, name + "-config")
         if not _present(ctl, cm_key):
             await ctl._add(CONFIGMAPS, ns, {"apiVersion": "v1", "kind": "ConfigMap",
@@ -327,7 +366,7 @@ async def mpi_operator(ctl, jobs_resource, pods_resource):
         have = set(p["metadata"]["name"] for _k, p in mine)
         for i in range(workers):
             if "%s-worker-%d" % (name, i) not in have:
-                pod = mpi_worker_pod(mj, i)
+                pod = mpi_worker_pod(mj, i, version)
                 pod["metadata"]["ownerReferences"] = owner
                 ctl.defaults[pod["metadata"]["name"]] = "hang"      # sshd: never ends by itself
                 await ctl._add(pods_resource, ns, pod)
@@ -340,7 +379,7 @@ async def mpi_operator(ctl, jobs_resource, pods_resource):
         if not _present(ctl, launcher_key):
             ready = len(mine) == workers and all(_ready(p) for _k, p in mine)
             if spec["launcherCreationPolicy"] == "AtStartup" or ready:
-                job = mpi_launcher_job(mj)
+                job = mpi_launcher_job(mj, version)
                 job["metadata"]["ownerReferences"] = owner
                 await ctl._add(jobs_resource, ns, job)
             continue

@@ -8,7 +8,8 @@
   required node affinity, taints vs tolerations - the fake scheduler's own ``fit``), named
   ``<ds>-<rand5>``, owned by the DaemonSet (garbage-collected with it), pinned with node affinity
   ``matchFields metadata.name`` as the real controller does; a pod whose template is out of date
-  (the template changed) is deleted and re-created (RollingUpdate); the status counts
+  (the template changed) is deleted and re-created (RollingUpdate, at most ``maxUnavailable`` - default 1,
+  a node at a time - unavailable at once); the status counts
   (``desiredNumberScheduled``, ``currentNumberScheduled``, ``numberReady``, ``updatedNumberScheduled``,
   ``numberAvailable``, ``numberUnavailable``, ``observedGeneration``) are kept up to date. Its pods
   run until deleted (unless a ``script`` rule, e.g. ``crash_loop`` with a real plugin log, matches).
@@ -126,22 +127,39 @@ class RdmaPlugin(object):
             ctl.logs[key] = ("".join("2026/11/23 12:00:00 %s\n" % ln for ln in lines)).encode()
         return want
 
+    @staticmethod
+    async def _roll(ctl, spec, owned, thash, desired):
+        """RollingUpdate (pkg/controller/daemon/update.go ``rollingUpdate``): old pods that are not available go at
+        once; old available ones only while fewer than ``maxUnavailable`` (default 1; a percentage of the desired
+        count, rounded up) pods are unavailable - a node at a time by default. Returns the pods kept."""
+        strategy = spec.get("updateStrategy") or {}
+        most = ((strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1)
+                if strategy.get("type", "RollingUpdate") == "RollingUpdate" else 0)
+        if isinstance(most, str) and most.endswith("%"):
+            most = -(-int(most[:-1]) * desired // 100)
+        unavailable = max(0, desired - sum(1 for _k, p in owned if _ready(p)))
+        kept = []
+        for pkey, pod in owned:
+            old = (pod["metadata"].get("annotations") or {}).get(HASH) != thash
+            if old and not _ready(pod):
+                await ctl._remove(pkey)
+            elif old and unavailable < int(most):
+                await ctl._remove(pkey)           # the old pod goes, a new one follows
+                unavailable += 1
+            else:
+                kept.append((pkey, pod))
+        return kept
+
     async def _daemonset(self, ctl, key, ds):
         md, spec = ds["metadata"], ds.get("spec") or {}
         template = spec.get("template") or {}
         thash = _template_hash(template)
-        owned = ctl._owned_pods(md["uid"])
-        by_node = {}
-        for pkey, pod in owned:
-            pmd = pod["metadata"]
-            if pmd.get("deletionTimestamp"):
-                continue
-            if (pmd.get("annotations") or {}).get(HASH) != thash:
-                await ctl._remove(pkey)           # RollingUpdate: the old pod goes, a new one follows
-                continue
-            by_node[(pmd.get("annotations") or {}).get(NODE)] = (pkey, pod)
+        owned = [(k, p) for k, p in ctl._owned_pods(md["uid"]) if not p["metadata"].get("deletionTimestamp")]
         eligible = [n for n in ctl.nodes if ctl.fit({"spec": dict(template.get("spec") or {})},
                                                     dict(n, allocatable={}), {}) is None]
+        by_node = {}
+        for pkey, pod in await self._roll(ctl, spec, owned, thash, len(eligible)):
+            by_node[(pod["metadata"].get("annotations") or {}).get(NODE)] = (pkey, pod)
         names = set(n["name"] for n in eligible)
         for node, (pkey, _pod) in list(by_node.items()):
             if node not in names:
@@ -160,8 +178,7 @@ class RdmaPlugin(object):
             await ctl._add_template_pod(md["namespace"], name, tmpl, owner, {}, default="hang",
                                         annotations={HASH: thash, NODE: node["name"]})
         pods = [p for _k, p in ctl._owned_pods(md["uid"]) if not p["metadata"].get("deletionTimestamp")]
-        ready = [p for p in pods if (p.get("status") or {}).get("phase") == "Running" and all(
-            c.get("ready") for c in (p.get("status") or {}).get("containerStatuses") or [{}])]
+        ready = [p for p in pods if _ready(p)]
         status = {"desiredNumberScheduled": len(eligible), "currentNumberScheduled": len(pods),
                   "numberReady": len(ready), "numberAvailable": len(ready),
                   "numberUnavailable": len(eligible) - len(ready),
@@ -170,6 +187,11 @@ class RdmaPlugin(object):
                   "numberMisscheduled": 0, "observedGeneration": md.get("generation", 1)}
         if any((ds.get("status") or {}).get(k) != v for k, v in status.items()):
             await ctl._patch(key, {"status": status})
+
+
+def _ready(pod):
+    return (pod.get("status") or {}).get("phase") == "Running" and all(
+        c.get("ready") for c in (pod.get("status") or {}).get("containerStatuses") or [{}])
 
 
 def install(server):

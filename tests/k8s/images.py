@@ -82,3 +82,28 @@ def mpi_operator_base_image(root):
     """mpioperator/base (build/base/Dockerfile): sshd and ssh on port 2222, no host key checking, /run/sshd."""
     return {"mounts": [(_etc_ssh(root, MPI_OPERATOR_SSH_CONFIG, MPI_OPERATOR_SSHD_CONFIG), "/etc/ssh")],
             "run_dirs": ["sshd", "lock"]}
+
+
+NGC_MPI_PREFIX = "/usr/local/mpi"
+
+
+def ngc_mpi_image(root):
+    """An NGC-style image (nvcr.io/nvidia/pytorch, the nccl-tests images built on it): Open MPI installed under
+    /usr/local/mpi (bin/mpirun, bin/orted) and only its bin on the image's PATH - none of it where sshd's
+    non-interactive PATH looks (/usr/local/bin, /usr/bin, /bin): this machine's Open MPI binaries copied under
+    NGC_MPI_PREFIX, and this machine's orted hidden from /usr/bin by a stand-in that is not it (exit 127, as a
+    shell says for a command it cannot find). Returns (image, the PATH entry to put first)."""
+    mpirun, orted = shutil.which("mpirun"), shutil.which("orted")
+    if not mpirun or not orted:
+        raise ImageError("Open MPI's mpirun and orted are needed (apt-get install openmpi-bin)")
+    bindir = os.path.join(root, "mpi", "bin")
+    os.makedirs(bindir)
+    shutil.copy(os.path.realpath(mpirun), os.path.join(bindir, "mpirun"))
+    shutil.copy(os.path.realpath(orted), os.path.join(bindir, "orted"))
+    absent = os.path.join(root, "no-orted")
+    with open(absent, "w") as handle:
+        handle.write("#!/bin/sh\necho \"orted: not in this image (Open MPI is in %s)\" >&2\nexit 127\n"
+                     % NGC_MPI_PREFIX)
+    os.chmod(absent, 0o755)
+    return ({"mounts": [(os.path.join(root, "mpi"), NGC_MPI_PREFIX), (absent, orted)], "run_dirs": ["lock"]},
+            NGC_MPI_PREFIX + "/bin")

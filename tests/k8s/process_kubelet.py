@@ -30,7 +30,8 @@ no probe: Ready once started) unless it has ``publishNotReadyAddresses``, with `
 by their node's IP. Which short names resolve follows each pod's resolver (``dns_config``): the search list of
 ``ClusterFirst`` plus ``dnsConfig.searches``; a hostNetwork pod with ``ClusterFirst`` gets the node's resolver (no
 cluster names) unless its policy is ``ClusterFirstWithHostNet``. Volumes: configMap, secret (``subPath`` too),
-emptyDir; env from ``value``, ``fieldRef``, ``configMapKeyRef``/``secretKeyRef``.
+emptyDir; env from ``value``, ``fieldRef``, ``configMapKeyRef``/``secretKeyRef``, and ``envFrom`` (every key of a
+ConfigMap or Secret, ``env`` overriding it).
 
 Images: ``images={name: {"mounts": [(source, path)], "run_dirs": [...]}}`` lays what an image has that this machine
 lacks over its files (tests/k8s/images.py: a distribution image's /etc/ssh, mpi-operator's base image); the
@@ -60,6 +61,7 @@ import base64
 import ipaddress
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -73,6 +75,7 @@ import time
 from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import INDEX_KEY, match_labels
 
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")     # the API's rule for an envFrom key as a variable name
 PREFIX = "akp"                       # every link, namespace and directory this module creates starts with it
 STATE_FILE = "kubelet.json"
 TOOLS = ("ip", "unshare")
@@ -531,6 +534,7 @@ class ProcessKubelet(object):
         if index is not None:
             # what the Job controller adds to every container of an Indexed Job's pod (the fake's leaves it out)
             env["JOB_COMPLETION_INDEX"] = str(index)
+        env.update(self._env_from(handle, container))
         for item in container.get("env") or []:
             source = item.get("valueFrom") or {}
             if "value" in item:
@@ -540,6 +544,26 @@ class ProcessKubelet(object):
             elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
                 env[item["name"]] = self._key_ref(handle, item["name"], source)
         return env
+
+    def _env_from(self, handle, container):
+        """``envFrom``: every key of each ConfigMap (``configMapRef``) or Secret (``secretRef``) that is a valid
+        variable name, with its ``prefix``, in order (a later source wins); the container's ``env`` then overrides
+        them (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables). A missing one that is not ``optional`` fails the
+        start (CreateContainerConfigError on a real kubelet)."""
+        out = {}
+        for source in container.get("envFrom") or []:
+            plural, ref = ("configmaps", source["configMapRef"]) if source.get("configMapRef") else \
+                ("secrets", source.get("secretRef") or {})
+            obj = self._stored_one(plural, handle.namespace, ref.get("name"))
+            if obj is None:
+                if ref.get("optional"):
+                    continue
+                raise KubeletError("pod %s: envFrom %s %r not found" % (handle.name, plural[:-1], ref.get("name")))
+            for key, value in sorted(_volume_data(plural, obj).items()):
+                name = (source.get("prefix") or "") + key
+                if ENV_NAME.match(name):
+                    out[name] = value.decode("utf-8", "replace")
+        return out
 
     def _key_ref(self, handle, name, source):
         """An env value from a ConfigMap's or Secret's key (e.g. the Volcano svc plugin's VC_<TASK>_HOSTS)."""

@@ -332,3 +332,26 @@ def test_gpu_nodes_carry_current_nfd_labels():
     legacy = gpu_nodes(1, nfd="legacy")[0]["labels"]
     assert legacy["feature.node.kubernetes.io/custom-rdma.available"] == "true"
     assert "feature.node.kubernetes.io/rdma.available" not in legacy
+
+
+def test_limit_range_defaults_and_max(fake_k8s):
+    fake_k8s.server.limit_range(NS, [{"type": "Container", "default": {"cpu": "1", "memory": "1Gi"},
+                                      "max": {"cpu": "32"}}])
+    core = client.CoreV1Api(fake_k8s.api)
+    core.create_namespaced_pod(NS, pod("bare"))
+    bare = core.read_namespaced_pod("bare", NS)
+    # defaultRequest defaults to default; both set where the container says nothing
+    assert bare.spec.containers[0].resources.limits == {"cpu": "1", "memory": "1Gi"}
+    assert bare.spec.containers[0].resources.requests == {"cpu": "1", "memory": "1Gi"}
+    assert bare.metadata.annotations["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container main; cpu, memory limit for container main")
+    body = pod("sized")
+    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "8"}, "limits": {"cpu": "16", "memory": "8Gi"}}
+    core.create_namespaced_pod(NS, body)
+    sized = core.read_namespaced_pod("sized", NS).spec.containers[0].resources
+    assert sized.limits == {"cpu": "16", "memory": "8Gi"} and sized.requests == {"cpu": "8", "memory": "8Gi"}
+    body = pod("big")
+    body["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "64"}}
+    err = api_error(lambda: core.create_namespaced_pod(NS, body))
+    assert err.status == 403
+    assert 'pods \\"big\\" is forbidden: maximum cpu usage per Container is 32, but limit is 64' in err.body

@@ -108,10 +108,12 @@ def test_launcher_pods_are_pinned_to_the_runs_nodes_and_hold_no_gpu(launcher):
 @pytest.mark.parametrize("launcher", ["mpijob", "volcano"])
 def test_launcher_pods_request_cpu_and_memory(launcher):
     (container,) = templates(multinode(launcher))["launcher"]["spec"]["containers"]
-    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}
+    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"},
+                                      "limits": {"cpu": "1", "memory": "1Gi"}}
     (container,) = templates(multinode(launcher, options={"launcher_cpu": "250m", "launcher_memory": "2Gi"}))[
         "launcher"]["spec"]["containers"]
-    assert container["resources"] == {"requests": {"cpu": "250m", "memory": "2Gi"}}
+    assert container["resources"] == {"requests": {"cpu": "250m", "memory": "2Gi"},
+                                      "limits": {"cpu": "250m", "memory": "2Gi"}}
 
 
 @pytest.mark.parametrize("options,needle", [
@@ -128,18 +130,26 @@ def test_bad_launcher_options_are_clear_errors(options, needle):
 
 # --------------------------------------------------------------------------- annotations
 
-def test_pod_annotations_are_on_every_pod_template_of_every_plan():
+def test_pod_annotations_are_on_every_ranks_pod_template_and_no_operator_launcher():
     """Multus networks (k8s.v1.cni.cncf.io/networks) are read from the pod's annotations: every pod template of
-    every kind and launcher carries them (the Job's pinning annotation stays)."""
+    every kind and launcher that runs ranks carries them (the Job's pinning annotation stays); an operator's
+    launcher (MPIJob, Volcano mpimaster) holds no device and none (with SR-IOV and no resources injector it
+    would stay in ContainerCreating)."""
     wanted = cases.FULL_POD["annotations"]
-    seen = 0
+    seen = launchers = 0
     for name, plan in cases.plans():
         for obj in k8s_plan.objects_of(plan):
             for where, template, _owner in cases._templates(obj):  # pylint: disable=protected-access
                 annotations = (template.get("metadata") or {}).get("annotations") or {}
+                if obj["kind"] in ("MPIJob",) or obj["apiVersion"].startswith("batch.volcano.sh"):
+                    role = template["metadata"]["labels"][km.ROLE_LABEL]
+                    if role == "launcher":
+                        assert not set(wanted) & set(annotations), (name, where, annotations)
+                        launchers += 1
+                        continue
                 assert dict((k, annotations.get(k)) for k in wanted) == wanted, (name, where, annotations)
                 seen += 1
-    assert seen >= 8
+    assert seen >= 8 and launchers == 2
 
 
 @pytest.mark.parametrize("annotations,needle", [
@@ -320,3 +330,114 @@ def test_volcano_pods_have_deadlines_and_operator_workers_outlive_their_launcher
         plan = multinode(launcher)
         sshd = entry_spec(templates(plan)["worker"]["spec"]["containers"][0])
         assert sshd["wait_s"] == plan["deadline_s"] + k8s_plan.START_UP_S
+
+
+# --------------------------------------------------------------------------- mpirun as the launcher pod runs it
+
+def launcher_steps(plan):
+    """The mpirun steps of a multi-node plan's launcher (the Indexed pod's launcher spec, an operator's launcher)."""
+    tpl = templates(plan)
+    spec = entry_spec(tpl.get("launcher", tpl["worker"])["spec"]["containers"][0])
+    return (spec.get("launcher") or spec)["steps"]
+
+
+def which(found):
+    return lambda name, path=None: found if name == "mpirun" else None
+
+
+POD_ENV = {"PATH": "/usr/local/mpi/bin:/usr/bin:/bin", "HOME": "/root", "NCCL_DEBUG": "INFO",
+           # from the env_from_configmaps ConfigMap: names the plan never saw
+           "NCCL_IB_HCA": "=mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": "3", "UCX_TLS": "rc,cuda_copy", "OMPI_X": "1"}
+
+
+def exported(argv):
+    return [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "-x"]
+
+
+@pytest.mark.parametrize("launcher", ["indexed", "mpijob", "volcano"])
+def test_ranks_get_the_pods_own_nccl_and_ucx_names(launcher):
+    """A NCCL_*/UCX_* variable that reaches the launcher pod through env_from_configmaps reaches every rank: mpirun
+    exports it with -x (ranks started through sshd get a fresh environment); no other name of the pod than the
+    plan's (mpirun_env_forward) is exported, and no name twice."""
+    (step,) = launcher_steps(multinode(launcher))
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which("/usr/bin/mpirun"))
+    names = [x.split("=", 1)[0] for x in exported(argv)]
+    assert {"NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "UCX_TLS", "NCCL_DEBUG"} <= set(names), argv
+    assert len(names) == len(set(names)) and "HOME" not in names and "OMPI_X" not in names
+    assert argv.index("-x") < argv.index("/opt/nccl-tests/build/all_reduce_perf")
+
+
+@pytest.mark.parametrize("mpirun,prefix", [
+    ("/usr/local/mpi/bin/mpirun", "/usr/local/mpi"),       # NGC images
+    ("/opt/hpcx/ompi/bin/mpirun", "/opt/hpcx/ompi"),       # HPC-X
+    ("/usr/bin/mpirun", None),                             # the distribution's: orted is on sshd's PATH
+])
+def test_mpirun_runs_by_its_path_with_its_prefix_off_sshds_path(mpirun, prefix):
+    """sshd's non-interactive PATH does not hold an image's /usr/local/mpi/bin or /opt/hpcx/ompi/bin: the bare
+    'orted' of a bare 'mpirun' is not found there; the launcher runs mpirun by its path with --prefix."""
+    (step,) = launcher_steps(multinode("mpijob"))
+    assert step["argv"][0] == "mpirun"
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which(mpirun))
+    assert argv[0] == mpirun
+    if prefix:
+        assert argv[argv.index("--prefix") + 1] == prefix
+    else:
+        assert "--prefix" not in argv
+    given = multinode("mpijob", options={"mpirun_extra_args": ["--prefix", "/opt/ompi"]})
+    (step,) = launcher_steps(given)
+    argv = k8s_entry.step_argv(step, environ=POD_ENV, which=which(mpirun))
+    assert argv.count("--prefix") == 1 and argv[argv.index("--prefix") + 1] == "/opt/ompi"
+
+
+@pytest.mark.parametrize("given", [{"plm_ssh_args": "-o Compression=no"}, {"plm_rsh_args": "-o Compression=no"}])
+def test_one_ssh_args_parameter_keeps_the_port_under_orte_and_prrte(given):
+    """PRRTE (Open MPI 5) renames plm_rsh_args to plm_ssh_args: a user's plm_ssh_args next to the plan's
+    plm_rsh_args would replace it (its -p 2222 and key gone). One parameter carries both."""
+    (step,) = launcher_steps(multinode("volcano", options={"mpirun_mca": given}))
+    argv = step["argv"]
+    params = [(argv[i + 1], argv[i + 2]) for i in range(len(argv) - 2) if argv[i] == "--mca"
+              and argv[i + 1] in ("plm_rsh_args", "plm_ssh_args")]
+    assert len(params) == 1 and params[0][0] == "plm_rsh_args", params
+    assert ("-p %d " % SSH_PORT) in params[0][1] and params[0][1].endswith("-o Compression=no")
+
+
+# --------------------------------------------------------------------------- perftest: the client's clock
+
+def test_perftest_clients_clock_starts_at_its_servers_readiness():
+    """A client pod that gave up connect_timeout_s after its own start failed a good link whenever its server pod
+    came up later (an uncached image, an RDMA resource to come): the server opens ready_port once its entry
+    program runs, the client waits for it (up to the server's start-up) before its connect_timeout_s begins, and
+    the pods' deadline counts that wait."""
+    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0", "mlx5_1"]},
+                          rounds=[[NODES]])
+    runs = {}
+    for obj in k8s_plan.objects_of(plan):
+        if obj["kind"] == "Job":
+            container = obj["spec"]["template"]["spec"]["containers"][0]
+            runs[obj["metadata"]["labels"][km.ROLE_LABEL]] = (entry_spec(container), obj["spec"])
+    (server, _s), (client, job) = runs["server"], runs["client"]
+    ready = k8s_plan.DEFAULTS["perftest"]["ready_port"]
+    assert server["alive_port"] == ready and "wait_hosts" not in server
+    assert client["wait_hosts"] == [client["perftest"]["peer_address"]] and client["wait_port"] == ready
+    assert client["wait_s"] == k8s_plan.SERVER_READY_S
+    assert job["activeDeadlineSeconds"] >= (client["wait_s"] + client["perftest"]["connect_timeout_s"]
+                                            + client["perftest"]["timeout_s"] + k8s_plan.START_UP_S)
+    with pytest.raises(AcceptanceError, match="ready_port 18516 must be a TCP port outside the rails' ports"):
+        k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7",
+                       {"hcas": ["mlx5_0", "mlx5_1", "mlx5_2"], "ready_port": 18516}, rounds=[[NODES]])
+
+
+def test_a_client_whose_server_never_came_up_says_so():
+    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0"]},
+                          rounds=[[NODES]])
+    step = plan["steps"][0]
+    slot = next(s for s in step["slots"] if s["role"] == "client")
+    address = entry_spec(next(o for o in step["objects"] if o["metadata"]["name"] == slot["job"])
+                         ["spec"]["template"]["spec"]["containers"][0])["wait_hosts"][0]
+    log = "".join([k8s_entry.NOTE, json.dumps({"peers_missing": [address], "port": 18514, "waited_s": 600}), "\n",
+                   k8s_entry.BEGIN, "mlx5_0\n", "peers did not answer on port 18514 within 600s: %s\n" % address,
+                   k8s_entry.END, "mlx5_0 ", json.dumps({"rc": None, "timed_out": False, "attempts": 0,
+                                                         "elapsed_s": 0, "peers_missing": [address]}), "\n"])
+    (record,) = k8s_plan.slot_records(plan, slot, {"outcome": "failed", "name": "c", "node": NODES[1]}, log)
+    assert record["status"] == "error" and record["target"] == "mlx5_0" and record["peer"] == NODES[0]
+    assert record["reason"].startswith("the server pod %s was not up within 600 s" % address), record["reason"]

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests, perftest, torch_allreduce
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -34,7 +34,8 @@ SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu
           "nccl_checks": "nccl", "nccl_options": "nccl", "nccl_allreduce_probe": "nccl", "nccl_expect": "nccl",
           "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma"}
 # the pods' own options (not the tool's) a shared mapping takes on Kubernetes
-POD_OWN = {"nccl_options": ("nccl", nccl_tests), "nccl_allreduce_probe": ("allreduce_multinode", torch_allreduce)}
+POD_OWN = {"nccl_options": ("nccl", nccl_tests), "nccl_allreduce_probe": ("allreduce_multinode", torch_allreduce),
+           "rdma_perftest": ("perftest", perftest)}
 MAPPINGS = ("k8s_pod", "k8s_connection", "k8s_rdma_pod")
 # workload kind -> (its stage's tag, the option holding the stage's mapping, the variable in it)
 KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm", "gpu_gemm"),

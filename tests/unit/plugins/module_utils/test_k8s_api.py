@@ -21,6 +21,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api
 from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import (  # noqa: E402
     FakeApiServer, api_client, fake_cluster)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture  # noqa: E402
+from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_fake_semantics import wait  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NCCL_LOG = parser_fixture("nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")
@@ -295,6 +296,34 @@ def test_gang_fail_fast_and_done_selector(fake_k8s):
     assert "ended unschedulable" in by["mpi-launcher"]["message"]
     assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
     assert fake_k8s.leftovers(run) == []
+
+
+def test_gang_fail_fast_accounts_for_every_pod_when_the_first_list_came_early(fake_k8s, monkeypatch):
+    """The interleaving that made test_gang_fail_fast_and_done_selector flaky: the wait's first list is taken before
+    the job controller made the workers, its watch starts once the scheduler marked both Unschedulable, and the
+    watch's initial ADDED events end the wait at the first one - the second worker, further down the same burst,
+    was never seen and had no outcome. The wait lists once more when a fail_fast stop ends it."""
+    run = "run-gang-early"
+    launcher = bare_pod("mpi-launcher", "gpu-node-01")
+    launcher["metadata"]["labels"] = {"role": "launcher"}
+    fake_k8s.server.script("hang", pod="mpi-launcher")
+    k8s_api.create(fake_k8s.api, [launcher, indexed_job("mpi-worker", 2, gpus=16)], run, namespace=NS)
+    wait(lambda: len([p for p in fake_k8s.server.pods() if (p.get("status") or {}).get("conditions")]) == 3,
+         what="the launcher bound, both workers Unschedulable")
+    real, calls = k8s_api._list_pods, []   # pylint: disable=protected-access
+
+    def first_list_before_the_workers(*args, **kwargs):
+        items, rv = real(*args, **kwargs)
+        calls.append(len(items))
+        if len(calls) == 1:
+            items = [p for p in items if not p["metadata"]["name"].startswith("mpi-worker")]
+        return items, rv
+    monkeypatch.setattr(k8s_api, "_list_pods", first_list_before_the_workers)
+    out = k8s_api.wait(fake_k8s.api, NS, k8s_api.run_selector(run), 1, timeout_s=30, done_selector="role=launcher",
+                       fail_fast=True, unschedulable_grace_s=0)
+    workers = sorted(o["outcome"] for o in out if o["name"].startswith("mpi-worker"))
+    assert len(workers) == 2 and "unschedulable" in workers and set(workers) <= {"unschedulable", "aborted"}, out
+    assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
 
 
 def test_guard_cleans_up_on_keyboard_interrupt(fake_k8s):

@@ -131,8 +131,9 @@ def test_pod_knobs_reach_the_pod_spec():
     assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-node-01"]}]}]
     shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
-    assert container["resources"]["limits"] == container["resources"]["requests"] == {
-        "nvidia.com/gpu": "8", "rdma/hca_shared_devices_a": "1"}
+    assert container["resources"] == {
+        "requests": {"nvidia.com/gpu": "8", "rdma/hca_shared_devices_a": "1", "cpu": "8", "memory": "32Gi"},
+        "limits": {"nvidia.com/gpu": "8", "rdma/hca_shared_devices_a": "1", "cpu": "64", "memory": "128Gi"}}
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     env = dict((e["name"], e["value"]) for e in container["env"])
     assert env["NCCL_DEBUG"] == "INFO" and env["NCCL_IB_GID_INDEX"] == "3"
@@ -148,7 +149,9 @@ def test_privileged_only_when_asked():
     asked = k8s_plan.build("env", ["n1"], {"image": "img", "privileged": True}, "t2")
     (container,) = k8s_plan.objects_of(asked)[1]["spec"]["template"]["spec"]["containers"]
     assert container["securityContext"] == {"privileged": True}
-    no_lock = k8s_plan.build("env", ["n1"], {"image": "img", "ipc_lock": False, "shm_size": "", "gpus_per_pod": 0}, "t2")
+    no_lock = k8s_plan.build("env", ["n1"], {"image": "img", "ipc_lock": False, "shm_size": "", "gpus_per_pod": 0,
+                                             "cpu_request": "", "cpu_limit": "", "memory_request": "",
+                                             "memory_limit": ""}, "t2")
     spec = k8s_plan.objects_of(no_lock)[1]["spec"]["template"]["spec"]
     assert "securityContext" not in spec["containers"][0] and "resources" not in spec["containers"][0]
     assert [v["name"] for v in spec["volumes"]] == ["aifabric-code"]
@@ -162,6 +165,13 @@ def test_privileged_only_when_asked():
     ({"image": "i", "namespace": "Acceptance"}, "not a DNS-1123 label"),
     ({"image": "i", "gpu": 8}, "unknown pod option 'gpu'"),
     ({"image": "i", "shm_size": "lots"}, "shm_size"),
+    ({"image": "i", "resources": {"cpu": 32}}, "give cpu as the pod options cpu_request and cpu_limit"),
+    ({"image": "i", "cpu_limit": "lots"}, "cpu_limit 'lots' is not a Kubernetes quantity"),
+    ({"image": "i", "cpu_request": "16", "cpu_limit": "8"}, "cpu_request 16 is above cpu_limit 8"),
+    ({"image": "i", "memory_request": "1500Mi", "memory_limit": "1Gi", "shm_size": ""},
+     "memory_request 1500Mi is above"),
+    ({"image": "i", "memory_request": "8Gi", "memory_limit": "16Gi"},
+     "memory_limit 16Gi does not exceed shm_size 16Gi"),
 ])
 def test_bad_pod_options_are_clear_errors(pod, needle):
     with pytest.raises(AcceptanceError, match=needle.replace("(", r"\(")):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -153,8 +154,14 @@ def _perftest_pod(tmp_path, options, role="client"):
     job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
     spec = json.loads(job["spec"]["template"]["spec"]["containers"][0]["command"][4])
     spec["perftest"].update({"lib": write_code_tree(tmp_path), "sysfs_root": str(root)})   # the pod's /opt/aifabric/lib
-    proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
-                          env=POD_ENV, timeout=60, check=True)
+    with socket.socket() as ready:       # the server pod's ready port, which a client waits for
+        ready.bind(("127.0.0.1", 0))
+        ready.listen(8)
+        if role == "client":
+            assert spec["wait_hosts"] == ["s0.aif-t1-pt-r0"] and spec["wait_port"] == 18514
+            spec.update({"wait_hosts": ["127.0.0.1"], "wait_port": ready.getsockname()[1]})
+        proc = subprocess.run([sys.executable, ENTRY, "run", "--spec", json.dumps(spec)], capture_output=True,
+                              env=POD_ENV, timeout=60, check=True)
     return plan, slot, proc.stdout.decode(), device, hcas
 
 
@@ -408,8 +415,9 @@ def test_operator_launchers():
     assert obj["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady" and obj["spec"]["slotsPerWorker"] == 8
     assert obj["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4 and mpi["done_selector"].endswith("=launcher")
     launcher = obj["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
-    # the launcher holds no GPU and no extended resource; it requests cpu and memory (not BestEffort), no limits
-    assert launcher["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}
+    # the launcher holds no GPU and no extended resource; its cpu and memory are requests and limits (no namespace
+    # LimitRange default below them)
+    assert launcher["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
     volcano = dict(cases.plans())["nccl_multinode-volcano"]["steps"][0]["objects"][0]
     assert volcano["spec"]["minAvailable"] == 5 and set(volcano["spec"]["plugins"]) == {"ssh", "svc"}
 

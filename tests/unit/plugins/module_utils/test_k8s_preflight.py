@@ -106,6 +106,31 @@ def test_plugin_config_json_is_not_a_log_problem():
     assert pf.log_problems('    "failOnInitError": false,\n    "mofedEnabled": false\n') == []
 
 
+# the health checker's Info lines (NVIDIA/k8s-device-plugin internal/rm/health.go, klog.Infof format strings; the
+# event is go-nvml's EventData printed with %+v): EventType 1 is nvmlEventTypeSingleBitEccError, 8 XidCriticalError
+ECC_SBE = ("I1206 10:41:07.118262       1 health.go:134] Skipping non-nvmlEventTypeXidCriticalError event: "
+           "{Device:{Handle:0x7f3c5c0e2f38} EventType:1 EventData:0 GpuInstanceId:4294967295 "
+           "ComputeInstanceId:4294967295}")
+IGNORED_XID = ("I1206 10:42:11.502913       1 health.go:139] Skipping event {Device:{Handle:0x7f3c5c0e2f38} "
+               "EventType:8 EventData:13 GpuInstanceId:4294967295 ComputeInstanceId:4294967295}")
+XID_79 = ("I1206 10:43:55.004417       1 health.go:169] XidCriticalError: Xid=79 on "
+          "Device=GPU-5a2e4e0b-2d1c-7b5e-aa0c-0b3e0ee1d5d1; marking device as unhealthy.")
+
+
+def test_an_info_line_naming_an_event_type_is_no_problem():
+    """A healthy plugin after an ECC single-bit event, or an Xid it ignores, logs an Info line with "Error" in the
+    event type's name: no warning. An Info line that marks a device unhealthy, and any W/E line, is one."""
+    assert pf.log_problems(ECC_SBE + "\n" + IGNORED_XID + "\n") == []
+    assert pf.log_problems(ECC_SBE + "\n" + XID_79 + "\n") == [XID_79]
+    warning = ("W1206 10:44:00.000001       1 health.go:82] Could not determine device placement for 0: x; "
+               "Marking it unhealthy.")
+    assert pf.log_problems(warning) == [warning]
+    plugin = {"metadata": {"name": "nvidia-device-plugin-daemonset-j76n5", "namespace": "kube-system",
+                           "labels": {"name": "nvidia-device-plugin-ds"}},
+              "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True}]}}
+    assert pf.nvidia_plugin_records(node(), plugin, ECC_SBE)[0]["status"] == "pass"
+
+
 def test_plugin_container_is_named_in_multi_container_pods():
     def p(*containers):
         return {"spec": {"containers": [dict(c) for c in containers]}}
