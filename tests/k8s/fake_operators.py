@@ -193,13 +193,13 @@ def mpi_service(name, version=None):
 def mpi_hostfile(name, namespace, workers, slots, cluster_domain="", version=None):
     domain = "%s.%s.%s.svc" + (".%s" % cluster_domain if cluster_domain else "")
     return "".join("%s slots=%d\n" % (domain % ("%s-worker-%d" % (name, i), mpi_service(name, version), namespace),
-                                       slots) for i in range(workers))
+                                      slots) for i in range(workers))
 
 
 def mpi_discover_hosts(name, namespace, running_workers, cluster_domain="", version=None):
     domain = "%s.%s.%s.svc" + (".%s" % cluster_domain if cluster_domain else "")
     return "#!/bin/sh\n" + "".join("echo %s\n" % (domain % (p, mpi_service(name, version), namespace))
-                                    for p in sorted(running_workers))
+                                   for p in sorted(running_workers))
 
 
 def mpi_crd(version=None):

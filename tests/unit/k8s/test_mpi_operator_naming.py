@@ -51,7 +51,7 @@ def test_the_launcher_takes_the_operators_hostfile_names(tmp_path, version):
     spec = {"wait_hosts": ["aif-r-mn-worker-0.aif-r-mn"], "wait_hostfile": str(hostfile)}
     service = ops.mpi_service("aif-r-mn", version)
     assert k8s_entry.wait_hosts_of(spec) == ["aif-r-mn-worker-%d.%s.acceptance.svc" % (i, service)
-                                           for i in range(3)]
+                                             for i in range(3)]
     assert k8s_entry.wait_hosts_of(dict(spec, wait_hostfile=str(tmp_path / "none"))) == spec["wait_hosts"]
 
 
