@@ -34,7 +34,7 @@ import os
 import re
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_worker
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import gemm as gemm_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import (
     hccl, hccn_tool, nccl_tests, npu_smi, nvidia_smi, perftest, rdma, system)
@@ -97,7 +97,7 @@ CASES = (
     ("system.parse_ldconfig", system.parse_ldconfig, "misc/ubuntu2404-h100vm-ldconfig-p.txt", r"=>", r"libnccl"),
     ("system.parse_probe", system.parse_probe, "misc/ubuntu2404-h100vm-python-probe-torch-venv.txt", None, r"."),
     ("system.parse_pip_freeze", system.parse_pip_freeze, "misc/ubuntu2404-h100vm-pip-freeze.txt", None, r"torch"),
-    ("gpu_worker.parse_gemm", gpu_worker.parse_gemm, GEMM_CAPTURE, None, r"AIFABRIC_GEMM"),
+    ("gemm_parser.parse_gemm", gemm_parser.parse_gemm, GEMM_CAPTURE, None, r"AIFABRIC_GEMM"),
 )
 # rows repeated as they are (a bumped first number, the PCI address, would make every copy unreadable)
 AS_IS = ("rdma.parse_ibdev2netdev",)

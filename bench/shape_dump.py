@@ -111,7 +111,7 @@ def _collective_argvs(out):
     hccl_argv = _first("plugins.module_utils.hccl_run:hccl_argv", "plugins.module_utils.tools.hccl:hccl_argv")
     hccl_launch = _first("plugins.module_utils.hccl_run:launch_argv", "plugins.module_utils.tools.hccl:launch_argv")
     hccl_hostfile = _first("plugins.module_utils.hccl_run:hostfile_text", "plugins.module_utils.tools.hccl:hostfile_text")
-    probe_launch = _first("plugins.module_utils.collectives:mpirun_argv", "plugins.module_utils.tools.mpirun:probe_argv")
+    probe_launch = _first("plugins.module_utils.collectives:mpirun_argv", "plugins.module_utils.tools._mpirun:ranks_argv")
     for n, params in enumerate(NCCL_PARAMS):
         out["argv/nccl_argv/%d" % n] = _call(nccl_argv, "all_reduce_perf", params)
         out["argv/nccl_argv/%d/json" % n] = _call(nccl_argv, "all_reduce_perf", params, gpus_per_process=2,

@@ -17,7 +17,7 @@ options:
 """
 
     # The options the collective benchmark modules (nccl_test, hccl_test) share: iterations, the mpirun launch of
-    # a multi-node run, its limits and run id, and import mode (spec: launch.COLLECTIVE_SPEC).
+    # a multi-node run, its limits and run id, and import mode (spec: tools/_mpirun.py COLLECTIVE_SPEC).
     DOCUMENTATION = r"""
 options:
   iterations:

@@ -5,7 +5,7 @@
 Both run one binary per collective over a size sweep, launched by launch.run_module; their tool adapter's
 ``OPTIONS`` holds the options of the run (tools/nccl_tests.py, tools/hccl.py, sharing tools/_collective.py's):
 
-- ``SPEC`` - what both modules add to the adapter's ``OPTIONS``: the launch.COLLECTIVE_SPEC options that are
+- ``SPEC`` - what both modules add to the adapter's ``OPTIONS``: the _mpirun.COLLECTIVE_SPEC options that are
   the module's plumbing, not the run's (``hosts``, ``run_id`` and import mode's ``from_output``,
   ``collective``, ``node_count``; documented in the ``_collective_launch`` doc fragment);
 - ``RANGES`` - the ranges of the shared options whose bounds do not differ between the tools;
@@ -17,14 +17,14 @@ Both run one binary per collective over a size sweep, launched by launch.run_mod
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, launch
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective, _mpirun
 
-SPEC = dict((name, spec) for name, spec in launch.COLLECTIVE_SPEC.items() if name not in _collective.LAUNCH_OPTIONS)
+SPEC = dict((name, spec) for name, spec in _mpirun.COLLECTIVE_SPEC.items() if name not in _collective.LAUNCH_OPTIONS)
 
-RANGES = dict(launch.COLLECTIVE_RANGES, step_factor=argspec.POSITIVE, root=argspec.NON_NEGATIVE,
+RANGES = dict(_mpirun.COLLECTIVE_RANGES, step_factor=argspec.POSITIVE, root=argspec.NON_NEGATIVE,
               ranks_per_node=argspec.NON_NEGATIVE)
-USER_ERRORS = (collectives.OptionError, expectations.ExpectationError)
+USER_ERRORS = (_mpirun.OptionError, expectations.ExpectationError)
 
 
 def module(module_class, spec, ranges):

@@ -20,116 +20,20 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, launch, nccl_run, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import launch, nccl_run, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as adapter
 
 TOOL = adapter.TOOL
 COLLECTIVES = adapter.COLLECTIVES
+OptionError = adapter.OptionError
 INSTALL_HINT = ("build HCCL Test from the CANN toolkit (<toolkit>/tools/hccl_test, 'make MPI_HOME=... ASCEND_DIR=...') "
                 "and set tool_dir to its bin directory")
-ENV_PASS_RE = re.compile(r"^(HCCL|ASCEND|HCCN)_[A-Za-z0-9_]*$")
 # what a CANN set_env.sh is allowed to hand on (it sets these; anything else it changes is not taken)
 SCRIPT_ENV_RE = re.compile(r"^(PATH|LD_LIBRARY_PATH|PYTHONPATH|ASCEND_[A-Z0-9_]*|TOOLCHAIN_HOME|ASCEND_OPP_PATH|"
                            r"ASCEND_AICPU_PATH|ASCEND_HOME_PATH|ASCEND_TOOLKIT_HOME|CMAKE_PREFIX_PATH|PKG_CONFIG_PATH)$")
 SCRIPT_TIMEOUT_S = 60
-
-
-class OptionError(collectives.OptionError):
-    """A user option that cannot reach an argv (the message names it)."""
-
-
-def binary_name(collective):
-    if not re.match(r"^[a-z][a-z0-9_]*$", collective or ""):
-        raise OptionError("collective %r is not an HCCL Test collective name" % (collective,))
-    return "%s_test" % collective
-
-
-# --------------------------------------------------------------------------- pure: argv and environment
-
-def hccl_argv(binary, params):
-    """argv of one HCCL Test binary from the module's options."""
-    argv = [binary]
-    for key, flag in (("min_bytes", "-b"), ("max_bytes", "-e")):
-        value = params.get(key)
-        if value is not None:
-            value = str(value)
-            if not collectives.SIZE_RE.match(value):
-                raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
-            argv += [flag, value]
-    for key, flag in (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iterations", "-n"),
-                      ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus_per_node", "-p")):
-        value = params.get(key)
-        if value is None or (key == "npus_per_node" and not value):
-            continue
-        argv += [flag, str(int(value))]
-    for key, flag in (("datatype", "-d"), ("op", "-o")):
-        value = params.get(key)
-        if value is not None:
-            if not collectives.NAME_RE.match(str(value)):
-                raise OptionError("%s %r has characters HCCL Test does not accept" % (key, value))
-            argv += [flag, str(value)]
-    return argv + [str(w) for w in params.get("extra_args") or []]
-
-
-def run_env(params):
-    """HCCL_*/ASCEND_*/HCCN_* variables of O(env) (others are refused: this is what reaches every rank)."""
-    env = {}
-    for name, value in (params.get("env") or {}).items():
-        if not ENV_PASS_RE.match(str(name)):
-            raise OptionError("env %r: only HCCL_*, ASCEND_* and HCCN_* variables are passed to the ranks" % (name,))
-        env[str(name)] = str(value)
-    return env
-
-
-def hostfile_text(hosts, slots, flavour):
-    if flavour == "mpich":
-        return "".join("%s:%d\n" % (h, int(slots)) for h in hosts)
-    return collectives.hostfile_text(hosts, slots)
-
-
-def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False, forward=None):
-    """argv wrapped in mpirun: one rank per NPU, over params['hosts'] (hostfile) or on this host.
-
-    ``env`` values reach every rank (MPICH ``-genv NAME VALUE``, Open MPI ``-x NAME=VALUE``); ``forward``
-    names are passed from the launcher's own environment (MPICH ``-genvlist``, Open MPI ``-x NAME``).
-    """
-    hosts = params.get("hosts") or []
-    per = int(params.get("ranks_per_node") or params.get("npus_per_node") or 0)
-    if per < 1:
-        raise OptionError("ranks_per_node (or npus_per_node) must be >= 1: one rank per NPU")
-    for host in hosts:
-        if not collectives.NAME_RE.match(str(host)):
-            raise OptionError("host name %r has characters that cannot reach mpirun" % (host,))
-    names = sorted(set(list(forward or []) + list(params.get("mpirun_env_forward") or [])))
-    for name in list(env or {}) + names:
-        if not collectives.ENV_NAME_RE.match(name):
-            raise OptionError("environment variable name %r is not valid" % (name,))
-    count = str(per * max(1, len(hosts)))
-    out = [mpirun]
-    if params.get("mpi_flavour") == "mpich":
-        if hostfile:
-            out += ["-f", hostfile]
-        out += ["-n", count]
-        for name in sorted(env or {}):
-            out += ["-genv", name, env[name]]
-        if names:
-            out += ["-genvlist", ",".join(names)]
-    else:
-        if allow_run_as_root:
-            out.append("--allow-run-as-root")
-        if hostfile:
-            out += ["--hostfile", hostfile]
-        out += ["-np", count]
-        if params.get("tcp_if_include"):
-            out += ["--mca", "btl_tcp_if_include", params["tcp_if_include"],
-                    "--mca", "oob_tcp_if_include", params["tcp_if_include"]]
-        for name in sorted(env or {}):
-            out += ["-x", "%s=%s" % (name, env[name])]
-        for name in names:
-            out += ["-x", name]
-    return out + [str(w) for w in params.get("mpirun_extra_args") or []] + list(argv)
 
 
 def script_argv(bash, path):
@@ -178,7 +82,7 @@ def run_hccl(module, p, tag=None):
     Returns (records, cmds, runs). A missing binary is a ``skip`` or ``error`` record (p['if_missing']).
     """
     tag = launch.check_tag(tag or p.get("run_id") or launch.new_tag())
-    env = run_env(p)
+    env = adapter.run_env(p)
     script_env = _script_env(module, p["cann_env_script"]) if p.get("cann_env_script") else {}
     launcher_env = dict(script_env)
     launcher_env.update(env)
@@ -188,7 +92,7 @@ def run_hccl(module, p, tag=None):
     records, cmds, runs = [], [], []
     mpirun, hostfile = None, None
     for collective in p["collectives"]:
-        name = binary_name(collective)
+        name = adapter.binary_name(collective)
         check = "hccl.%s" % collective
         started = results.utc_now()
         binary = nccl_run.collective_binary(module, p, name, check, started, TOOL, INSTALL_HINT, records, cmds)
@@ -202,8 +106,8 @@ def run_hccl(module, p, tag=None):
                 hostfile = os.path.join(module.tmpdir, "hostfile")
                 if not module.check_mode:
                     with open(hostfile, "w") as handle:
-                        handle.write(hostfile_text(p["hosts"], p["ranks_per_node"] or p["npus_per_node"], p["mpi_flavour"]))
-        argv = launch_argv(hccl_argv(binary, p), mpirun, p, rank_env, hostfile=hostfile,
+                        handle.write(adapter.hostfile_text(p["hosts"], p["ranks_per_node"] or p["npus_per_node"], p["mpi_flavour"]))
+        argv = adapter.launch_argv(adapter.hccl_argv(binary, p), mpirun, p, rank_env, hostfile=hostfile,
                            allow_run_as_root=os.geteuid() == 0, forward=sorted(script_env))
         cmds.append(argv)
         if module.check_mode:

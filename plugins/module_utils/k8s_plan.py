@@ -32,7 +32,7 @@ import copy
 import inspect
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, env_probe, k8s_entry, k8s_manifests as km
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_manifests as km
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
@@ -207,7 +207,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
         else:  # nccl, single node: every GPU of the node in one process (-g gpus)
             steps, sections = [], []
             for collective in opts["collectives"]:
-                argv = nccl_tests.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
+                argv = nccl_tests.nccl_argv(_bin(opts["tool_dir"], nccl_tests.binary_name(collective)), opts,
                                             gpus_per_process=int(pod["gpus_per_pod"]) or None)
                 steps.append({"label": collective, "argv": argv, "timeout_s": opts["timeout_s"]})
                 sections.append({"label": collective, "how": "nccl", "check": "nccl.%s" % collective,
@@ -349,7 +349,7 @@ def _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service=None):
                                        opts["cluster_domain"])}
 
     def nccl(collective):
-        return nccl_tests.nccl_argv(_bin(opts["tool_dir"], collectives.binary_name(collective)), opts,
+        return nccl_tests.nccl_argv(_bin(opts["tool_dir"], nccl_tests.binary_name(collective)), opts,
                                     gpus_per_process=1)
 
     def sections_for(hosts, keys, hostfile=None):

@@ -30,11 +30,12 @@ import secrets
 import signal
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard, process_stat
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _mpirun
 
-TAG_ENV = "AIFABRIC_RUN_TAG"
+TAG_ENV = _mpirun.TAG_ENV      # the collective runner exports it to every rank (-x)
 GRACE_S = 10.0
 LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun", "torchrun")
 
@@ -135,27 +136,6 @@ def run_tagged(module, argv, timeout_s, env, tag, foreground=False, grace_s=GRAC
             guard.ignore()      # an impatient second Ctrl-C must not skip the cleanup
             swept = terminate(tag, grace_s)
     return run, timed_out, swept
-
-
-# The options nccl_test and hccl_test share (documented by the doc fragment aifabric.acceptance._collective_launch);
-# their ranges are in COLLECTIVE_RANGES.
-COLLECTIVE_SPEC = {
-    "iterations": {"type": "int"},
-    "warmup_iterations": {"type": "int"},
-    "extra_args": {"type": "list", "elements": "str", "default": []},
-    "hosts": {"type": "list", "elements": "str", "default": []},
-    "mpirun": {"type": "str", "default": "mpirun"},
-    "mpirun_env_forward": {"type": "list", "elements": "str", "default": ["PATH", "LD_LIBRARY_PATH"]},
-    "mpirun_extra_args": {"type": "list", "elements": "str", "default": []},
-    "tcp_if_include": {"type": "str"},
-    "timeout_s": {"type": "int", "default": 1800},
-    "run_id": {"type": "str"},
-    "from_output": {"type": "path"},
-    "collective": {"type": "str"},
-    "node_count": {"type": "int"},
-}
-COLLECTIVE_RANGES = {"iterations": argspec.POSITIVE, "warmup_iterations": argspec.NON_NEGATIVE,
-                     "node_count": argspec.POSITIVE, "timeout_s": argspec.POSITIVE}
 
 
 def run_module(module, name, import_records, run, user_errors=()):

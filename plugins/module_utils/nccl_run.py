@@ -17,7 +17,8 @@ import os
 import re
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, launch, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import launch, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective, _mpirun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
@@ -46,7 +47,7 @@ def _ranks_per_node(module, asked):
         return asked
     gpus = _gpu_count(module)
     if not gpus:
-        raise collectives.OptionError("ranks_per_node 0 means one rank per GPU of this host, and nvidia-smi -L found "
+        raise _mpirun.OptionError("ranks_per_node 0 means one rank per GPU of this host, and nvidia-smi -L found "
                                       "none here (or is missing): set ranks_per_node (>= 1) with hosts")
     return gpus
 
@@ -117,7 +118,7 @@ def run_collectives(module, p, tag=None):
     mpirun = None
     hostfile = None
     for collective in p["collectives"]:
-        name = collectives.binary_name(collective)
+        name = adapter.binary_name(collective)
         check = "nccl.%s" % collective
         started = results.utc_now()
         binary = collective_binary(module, p, name, check, started, TOOL, INSTALL_HINT, records, cmds)
@@ -130,7 +131,7 @@ def run_collectives(module, p, tag=None):
             hostfile = os.path.join(module.tmpdir, "hostfile")
             if not module.check_mode:
                 with open(hostfile, "w") as handle:
-                    handle.write(collectives.hostfile_text(p["hosts"], p["ranks_per_node"]))
+                    handle.write(_mpirun.hostfile_text(p["hosts"], p["ranks_per_node"]))
         gpus = p["gpus_per_process"]
         if gpus in (None, 0):
             gpus = 1 if multi else (None if module.check_mode else _gpu_count(module))
@@ -154,7 +155,7 @@ def run_collectives(module, p, tag=None):
         ctx = Context(params=p, rc=run.rc, hosts=p["hosts"], collective=collective, document=_read_json(json_path),
                       started=started, duration_s=run.elapsed_s, argv=argv, env=env)
         found = adapter.records(run.output, ctx)
-        if not multi and any(collectives.retest_worth(r) for r in found):
+        if not multi and any(_collective.retest_worth(r) for r in found):
             found = _retested(module, p, found, ctx, (tagged_env, tag, time.monotonic() - begun), json_path, runs)
         records.extend(found)
     return records, cmds, runs
@@ -170,7 +171,7 @@ def _retested(module, p, first, ctx, launched, json_path, runs):
     started = results.utc_now()
     if limit_s is None:
         again = [results.error(first[0]["check"], why_not, started=started, tool={"name": TOOL})]
-        return [results.retested(record, again[0], collectives.HEADLINE) for record in first]
+        return [results.retested(record, again[0], _collective.HEADLINE) for record in first]
     if json_path and os.path.exists(json_path):
         os.unlink(json_path)       # the retest's own document, or none
     run, timed_out, swept = launch.run_tagged(module, ctx.argv, limit_s, tagged_env, tag)
@@ -183,4 +184,4 @@ def _retested(module, p, first, ctx, launched, json_path, runs):
         again = adapter.records(run.output, replace(ctx, rc=run.rc, document=_read_json(json_path), started=started,
                                                     duration_s=run.elapsed_s))
     runs.append(dict(entry, retest=True))
-    return [results.retested(record, again[0], collectives.HEADLINE) for record in first]
+    return [results.retested(record, again[0], _collective.HEADLINE) for record in first]

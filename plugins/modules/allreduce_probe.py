@@ -236,9 +236,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collectives, expectations, gpu_worker, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun, replace, torch_allreduce
 
 
 def _probe_gpus(module, python, timeout_s):
@@ -291,7 +291,7 @@ SPEC = dict(
 def main():
     module = argspec.module(AnsibleModule, RANGES, argument_spec=SPEC, supports_check_mode=True)
     modmain.run(module, "allreduce_probe", lambda module: _run(module, module.params),
-                user_errors=(collectives.OptionError, expectations.ExpectationError),
+                user_errors=(_mpirun.OptionError, expectations.ExpectationError),
                 interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
                                "with the run_id on the other hosts)")
 
@@ -332,7 +332,7 @@ def _run(module, p):
                   ranks_per_node=ranks_per_node, hosts=hosts)
     records = torch_allreduce.records(run.output, ctx)
     retest_rc = None
-    if nodes == 1 and any(collectives.retest_worth(r) for r in records):
+    if nodes == 1 and any(_collective.retest_worth(r) for r in records):
         records, retest_rc = _retested(module, p, records, ctx, (tag, time.monotonic() - begun), json_out)
     module.exit_json(changed=False, worker=worker, cmd=argv, tool_rc=run.rc, stdout=results.trim(run.stdout),
                      run_id=tag, swept=swept, results=records, retest_rc=retest_rc)
@@ -348,7 +348,7 @@ def _retested(module, p, first, ctx, launched, json_out):
     started = results.utc_now()
     tool = {"name": torch_allreduce.TOOL}
     if limit_s is None:
-        return [results.retested(r, results.error(torch_allreduce.CHECK, why_not, tool=tool), collectives.HEADLINE)
+        return [results.retested(r, results.error(torch_allreduce.CHECK, why_not, tool=tool), _collective.HEADLINE)
                 for r in first], None
     if os.path.exists(json_out):
         os.unlink(json_out)       # the retest's own result, or none
@@ -358,7 +358,7 @@ def _retested(module, p, first, ctx, launched, json_out):
     else:
         again = torch_allreduce.records(run.output, replace(ctx, document=_read(json_out), rc=run.rc, started=started,
                                                             duration_s=run.elapsed_s))[0]
-    return ([results.retested(r, again, collectives.HEADLINE) for r in first],
+    return ([results.retested(r, again, _collective.HEADLINE) for r in first],
             exc.details.get("rc") if exc is not None else run.rc)
 
 
@@ -403,7 +403,7 @@ def _launch_argv(module, p, worker_argv, env, ranks_per_node, hosts):
     master_addr = p["master_addr"] or (hosts[0] if p["hosts"] else "127.0.0.1")
     master_port = p["master_port"] or random.randint(20000, 40000)
     inner = worker_argv + ["--launcher", "mpi", "--master-addr", master_addr, "--master-port", str(master_port)]
-    argv = collectives.mpirun_argv(
+    argv = _mpirun.ranks_argv(
         mpirun, inner, hosts, ranks_per_node, env=env, mca=p["mpirun_mca"],
         allow_run_as_root=_is_root(), tcp_if_include=p["tcp_if_include"],
         extra_args=p["mpirun_extra_args"])

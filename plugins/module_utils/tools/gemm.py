@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import statistics
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import gemm as gemm_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
 OPTIONS = dict(
@@ -176,7 +177,7 @@ def _records(stdout, rc, params, output=None, started=None, duration_s=None, arg
     output = stdout if output is None else output
     run_params = record_params(params, argv)
     try:
-        items = gpu_worker.parse_gemm(stdout)
+        items = gemm_parser.parse_gemm(stdout)
     except ParseError as exc:
         missing = [ln.strip() for ln in (output or "").splitlines() if "No module named 'torch'" in ln]
         if missing:

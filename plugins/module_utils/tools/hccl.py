@@ -13,7 +13,7 @@ profiles, expect; defaults apply to missing keys); ``ctx.hosts`` the nodes of a 
 ``params["node_count"]``. Never raises on tool output.
 
 Bus bandwidth: HCCL Test prints only the algorithm bandwidth (bytes per NPU / time, GB/s = 1e9 B/s); busbw is
-algbw x the nccl-tests factor of the collective at n ranks (collectives.BUSBW_FACTORS), so NCCL and HCCL
+algbw x the nccl-tests factor of the collective at n ranks (_collective.BUSBW_FACTORS), so NCCL and HCCL
 records are comparable side by side. When n is not known (an import without O(ranks)) busbw is null.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, imports, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccl
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "hccl_test"
 # where CANN installs the toolkit (its "latest" link): HCCL Test is built in tools/hccl_test, set_env.sh beside it
@@ -43,6 +43,71 @@ OPTIONS = dict(
 )
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "alltoallv", "reduce",
                "scatter", "all_gather_v", "reduce_scatter_v")
+
+
+# argv as data: option -> HCCL Test flag (sizes: digits with K/M/G; integers, npus_per_node 0 left out; names);
+# then extra_args
+SIZE_FLAGS = (("min_bytes", "-b"), ("max_bytes", "-e"))
+INT_FLAGS = (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iterations", "-n"),
+             ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus_per_node", "-p"))
+NAME_FLAGS = (("datatype", "-d"), ("op", "-o"))
+ENV_PASS_RE = re.compile(r"^(HCCL|ASCEND|HCCN)_[A-Za-z0-9_]*$")
+
+
+class OptionError(_mpirun.OptionError):
+    """A user option that cannot reach an argv (the message names it)."""
+
+
+def binary_name(collective):
+    if not re.match(r"^[a-z][a-z0-9_]*$", collective or ""):
+        raise OptionError("collective %r is not an HCCL Test collective name" % (collective,))
+    return "%s_test" % collective
+
+
+def hccl_argv(binary, params):
+    """argv of one HCCL Test binary from the module's options."""
+    argv = [binary]
+    for key, flag in SIZE_FLAGS:
+        value = params.get(key)
+        if value is not None:
+            value = str(value)
+            if not _mpirun.SIZE_RE.match(value):
+                raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
+            argv += [flag, value]
+    for key, flag in INT_FLAGS:
+        value = params.get(key)
+        if value is None or (key == "npus_per_node" and not value):
+            continue
+        argv += [flag, str(int(value))]
+    for key, flag in NAME_FLAGS:
+        value = params.get(key)
+        if value is not None:
+            if not _mpirun.NAME_RE.match(str(value)):
+                raise OptionError("%s %r has characters HCCL Test does not accept" % (key, value))
+            argv += [flag, str(value)]
+    return argv + [str(w) for w in params.get("extra_args") or []]
+
+
+def run_env(params):
+    """HCCL_*/ASCEND_*/HCCN_* variables of O(env) (others are refused: this is what reaches every rank)."""
+    env = {}
+    for name, value in (params.get("env") or {}).items():
+        if not ENV_PASS_RE.match(str(name)):
+            raise OptionError("env %r: only HCCL_*, ASCEND_* and HCCN_* variables are passed to the ranks" % (name,))
+        env[str(name)] = str(value)
+    return env
+
+
+def hostfile_text(hosts, slots, flavour):
+    """``host:N`` (MPICH) or ``host slots=N`` (Open MPI) lines."""
+    return _mpirun.hostfile_text(hosts, slots, flavour)
+
+
+def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False, forward=None):
+    """argv wrapped in mpirun (the collective runner, _mpirun.flavour_argv): one rank per NPU, over params['hosts']
+    (hostfile) or on this host, in MPICH or Open MPI syntax (``params["mpi_flavour"]``)."""
+    return _mpirun.flavour_argv(argv, mpirun, params, env, hostfile=hostfile, allow_run_as_root=allow_run_as_root,
+                                forward=forward)
 
 
 def records(text, ctx):
@@ -71,14 +136,14 @@ def ranks_of(params, hosts=None):
 
 
 def busbw_factor(collective, ranks):
-    """collectives.busbw_factor, but None (not 1.0) when the collective or the rank count is unknown."""
-    if collective not in collectives.BUSBW_FACTORS or not ranks or ranks < 1:
+    """_collective.busbw_factor, but None (not 1.0) when the collective or the rank count is unknown."""
+    if collective not in _collective.BUSBW_FACTORS or not ranks or ranks < 1:
         return None
-    return collectives.busbw_factor(collective, ranks)
+    return _collective.busbw_factor(collective, ranks)
 
 
 def _as_nccl_parse(parsed, collective, ranks, params):
-    """The HCCL parse in the nccl-tests parse shape collectives.to_record reads (out-of-place cells only)."""
+    """The HCCL parse in the nccl-tests parse shape _collective.to_record reads (out-of-place cells only)."""
     factor = busbw_factor(collective, ranks)
     rows = []
     for row in parsed["rows"]:
@@ -141,7 +206,7 @@ def _build_record(parsed, collective, params, hosts=None, rc=None, check=None, r
         facts["prefixed_lines"] = parsed["prefixes_stripped"]
     facts.update(extra_facts or {})
     rules = expectations.rules_for_check(params.get("expect") or {}, check)
-    record = collectives.to_record(_as_nccl_parse(parsed, collective, ranks, params), check=check, params=run_params,
+    record = _collective.to_record(_as_nccl_parse(parsed, collective, ranks, params), check=check, params=run_params,
                                    tool_name=TOOL, started=started, duration_s=duration_s, raw=raw, rc=None,
                                    nodes=len(hosts) if hosts else 1, rules=rules, profile=profile,
                                    profiles=profiles, extra_facts=facts)

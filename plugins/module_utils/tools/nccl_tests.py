@@ -12,7 +12,7 @@ argv, the same for every substrate (the SSH module's nccl_run and the Kubernetes
 - ``run_env(params) -> dict`` - the environment every rank of a run gets (env, split, socket_ifname);
 - ``nccl_argv(binary, params, gpus_per_process=None, json_path=None) -> argv`` - one nccl-tests binary;
 - ``launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False) -> argv`` - wrapped in
-  mpirun over ``params["hosts"]`` (collectives.mpirun_argv).
+  mpirun over ``params["hosts"]`` (the collective runner, _mpirun.ranks_argv).
 
 ``records`` gives one ``nccl.<collective>`` record of one run from its text output; ``ctx.document`` is the run's
 -J JSON document when it wrote one; ``ctx.params`` the nccl_test module's options (profile, profiles, expect;
@@ -27,10 +27,10 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, imports, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, imports, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "nccl-tests"
 # the collectives a run measures when none are named (single and multi node, over SSH and on Kubernetes)
@@ -51,6 +51,51 @@ OPTIONS = dict(
 ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iterations",
                 "warmup_iterations", "verify_data", "datatype", "op", "root", "agg_iterations", "average", "blocking",
                 "cudagraph", "tool_timeout_s", "extra_args")
+# argv as data: option -> nccl-tests flag (sizes: digits with K/M/G; integers: a bool is its 1 or 0; names);
+# then -J <json_path> and extra_args
+SIZE_FLAGS = (("min_bytes", "-b"), ("max_bytes", "-e"))
+INT_FLAGS = (("step_factor", "-f"), ("step_bytes", "-i"), ("gpus_per_process", "-g"), ("threads", "-t"),
+             ("iterations", "-n"), ("warmup_iterations", "-w"), ("verify_data", "-c"), ("root", "-r"),
+             ("agg_iterations", "-m"), ("average", "-a"), ("blocking", "-z"), ("cudagraph", "-G"),
+             ("tool_timeout_s", "-T"))
+NAME_FLAGS = (("datatype", "-d"), ("op", "-o"))
+
+
+def binary_name(collective):
+    if collective not in _collective.COLLECTIVES and not re.match(r"^[a-z][a-z0-9_]*$", collective or ""):
+        raise _mpirun.OptionError("collective %r is not a nccl-tests collective name" % (collective,))
+    return "%s_perf" % collective
+
+
+def nccl_tests_argv(binary, opts, json_path=None):
+    """argv of one nccl-tests binary. ``opts`` keys as in the nccl_test module (None = tool default; a bool such as
+    ``verify_data`` is the flag's 1 or 0: nccl-tests checks the data unless told ``-c 0``)."""
+    argv = [binary]
+    for key, flag in SIZE_FLAGS:
+        value = opts.get(key)
+        if value is not None:
+            value = str(value)
+            if not _mpirun.SIZE_RE.match(value):
+                raise _mpirun.OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
+            argv += [flag, value]
+    for key, flag in INT_FLAGS:
+        value = opts.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = int(value)
+        argv += [flag, str(int(value))]
+    for key, flag in NAME_FLAGS:
+        value = opts.get(key)
+        if value is not None:
+            if not _mpirun.NAME_RE.match(str(value)):
+                raise _mpirun.OptionError("%s %r has characters nccl-tests does not accept" % (key, value))
+            argv += [flag, str(value)]
+    if json_path:
+        argv += ["-J", json_path]
+    for word in opts.get("extra_args") or []:
+        argv.append(str(word))
+    return argv
 
 
 def run_env(params):
@@ -70,12 +115,12 @@ def nccl_argv(binary, params, gpus_per_process=None, json_path=None):
         opts["step_factor"] = None
     if gpus_per_process is not None:
         opts["gpus_per_process"] = gpus_per_process
-    return collectives.nccl_tests_argv(binary, opts, json_path=json_path)
+    return nccl_tests_argv(binary, opts, json_path=json_path)
 
 
 def launch_argv(argv, mpirun, params, env, hostfile=None, allow_run_as_root=False):
     """argv wrapped in mpirun over params["hosts"] with params["ranks_per_node"] ranks each."""
-    return collectives.mpirun_argv(
+    return _mpirun.ranks_argv(
         mpirun, argv, params["hosts"], params["ranks_per_node"], env=env,
         env_names=params.get("mpirun_env_forward"), mca=params.get("mpirun_mca"),
         allow_run_as_root=allow_run_as_root, tcp_if_include=params.get("tcp_if_include"),
@@ -106,13 +151,13 @@ def _profile(choice, parsed, profiles):
 
 
 def _build_record(parsed, p, profiles, **kwargs):
-    """collectives.to_record with the module's profile choice and user expectations."""
+    """_collective.to_record with the module's profile choice and user expectations."""
     profile, why = _profile(p.get("profile", "auto"), parsed, profiles)
     facts = dict(kwargs.pop("extra_facts", {}) or {})
     facts["profile_choice"] = why
     check = kwargs.get("check") or "nccl.%s" % (parsed.get("collective") or "unknown")
     rules = expectations.rules_for_check(p.get("expect") or {}, check)
-    return collectives.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
+    return _collective.to_record(parsed, rules=rules, profile=profile, profiles=profiles,
                                  extra_facts=facts, **kwargs)
 
 
@@ -133,7 +178,7 @@ def _run_records(text, rc, params, hosts=None, collective=None, json_text=None, 
     output_format = "text"
     if json_text is not None:
         try:
-            parsed = collectives.merge_text_into_json(nccl_tests.parse_json(json_text), parsed_text)
+            parsed = _collective.merge_text_into_json(nccl_tests.parse_json(json_text), parsed_text)
             output_format = "json"
         except ParseError as exc:
             if parsed_text is None:
@@ -158,7 +203,7 @@ def _run_records(text, rc, params, hosts=None, collective=None, json_text=None, 
 def collective_from_name(path):
     """The collective a file name mentions (all_reduce.json, node7-all-gather.txt), or None."""
     base = os.path.basename(path or "")
-    for name in sorted(collectives.COLLECTIVES, key=len, reverse=True):
+    for name in sorted(_collective.COLLECTIVES, key=len, reverse=True):
         if re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(name), base.replace("-", "_")):
             return name
     return None

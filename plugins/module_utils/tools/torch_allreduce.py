@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, launch, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective, _mpirun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 
@@ -42,8 +43,8 @@ def worker_args(params):
     """Arguments of the worker's ``allreduce`` command (sizes, iterations, data type, data verification; before
     --json-out/--launcher): the SSH module and the Kubernetes planner run the same."""
     for key in ("min_bytes", "max_bytes"):
-        if not collectives.SIZE_RE.match(str(params[key])):
-            raise collectives.OptionError("%s %r is not a size (digits with an optional K, M or G)"
+        if not _mpirun.SIZE_RE.match(str(params[key])):
+            raise _mpirun.OptionError("%s %r is not a size (digits with an optional K, M or G)"
                                           % (key, params[key]))
     return ["allreduce", "--min-bytes", params["min_bytes"], "--max-bytes", params["max_bytes"],
             "--step-factor", str(params["step_factor"]), "--iters", str(params["iterations"]),
@@ -53,7 +54,7 @@ def worker_args(params):
 
 def record_params(params, argv, env, launcher, ranks_per_node, hosts):
     """A record's params: what ran."""
-    env = dict((k, v) for k, v in (env or {}).items() if k != launch.TAG_ENV)   # the run tag is not a parameter
+    env = dict((k, v) for k, v in (env or {}).items() if k != _mpirun.TAG_ENV)   # the run tag is not a parameter
     return {"argv": argv, "env": env, "launcher": launcher, "ranks_per_node": ranks_per_node,
             "hosts": hosts, "min_bytes": params.get("min_bytes"), "max_bytes": params.get("max_bytes"),
             "iterations": params.get("iterations"), "warmup_iterations": params.get("warmup_iterations"),
@@ -109,7 +110,7 @@ def _records(json_text, output, rc, params, gpu_name=None, gpus=None, nodes=1, a
                               tool={"name": TOOL})]
     if isinstance(doc, dict):
         extra_facts.update({"torch_version": doc.get("torch_version"), "cuda_version": doc.get("cuda_version")})
-    return [collectives.to_record(
+    return [_collective.to_record(
         parsed, check=CHECK, params=run_params, tool_name=TOOL, started=started,
         duration_s=duration_s, raw=output, rc=rc, nodes=nodes, algo=env.get("NCCL_ALGO"),
         rules=expectations.rules_for_check(params.get("expect") or {}, CHECK), profile=profile,

@@ -28,6 +28,7 @@ import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _mpirun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +65,7 @@ HCCL_COLLECTIVES = len(hccl_run.adapter.OPTIONS["collectives"]["default"])     #
 
 
 def collective_default():
-    return launch.COLLECTIVE_SPEC["timeout_s"]["default"]
+    return _mpirun.COLLECTIVE_SPEC["timeout_s"]["default"]
 
 
 # the GPU stage's checks -> their worst case with every variable at its default, from the modules' own limits

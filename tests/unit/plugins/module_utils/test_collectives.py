@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, expectations, gpu_worker, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, gpu_worker, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import gemm as gemm_parser
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective, _mpirun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
@@ -26,7 +28,7 @@ PROOF = os.path.join(HERE, "..", "modules", "fixtures")
 
 
 def test_nccl_tests_argv_all_flags():
-    argv = collectives.nccl_tests_argv("/b/all_reduce_perf", {
+    argv = adapter.nccl_tests_argv("/b/all_reduce_perf", {
         "min_bytes": "8", "max_bytes": "8G", "step_factor": 2, "gpus_per_process": 8, "threads": 1, "iterations": 20,
         "warmup_iterations": 5, "verify_data": True, "datatype": "bfloat16", "op": "sum", "root": 0, "agg_iterations": 1,
         "average": 1,
@@ -38,12 +40,12 @@ def test_nccl_tests_argv_all_flags():
 
 @pytest.mark.parametrize("opts", [{"max_bytes": "8 G"}, {"min_bytes": "1;rm"}, {"datatype": "float; x"}])
 def test_nccl_tests_argv_rejects_bad_values(opts):
-    with pytest.raises(collectives.OptionError):
-        collectives.nccl_tests_argv("x", opts)
+    with pytest.raises(_mpirun.OptionError):
+        adapter.nccl_tests_argv("x", opts)
 
 
 def test_mpirun_argv_multi_node():
-    argv = collectives.mpirun_argv(
+    argv = _mpirun.ranks_argv(
         "mpirun", ["/b/all_reduce_perf", "-g", "1"], ["10.0.0.1", "10.0.0.2"], 8,
         env={"NCCL_IB_HCA": "=mlx5_0", "NCCL_TESTS_SPLIT": "AND 0x7"}, env_names=["LD_LIBRARY_PATH"],
         mca={"pml": "ob1"}, allow_run_as_root=True, tcp_if_include="10.0.0.0/24", hostfile="/t/hostfile")
@@ -52,7 +54,7 @@ def test_mpirun_argv_multi_node():
         "--bind-to", "none", "--mca", "btl_tcp_if_include", "10.0.0.0/24", "--mca", "oob_tcp_if_include",
         "10.0.0.0/24", "--mca", "pml", "ob1", "-x", "NCCL_IB_HCA==mlx5_0", "-x", "NCCL_TESTS_SPLIT=AND 0x7",
         "-x", "LD_LIBRARY_PATH", "/b/all_reduce_perf", "-g", "1"]
-    assert collectives.hostfile_text(["a", "b"], 8) == "a slots=8\nb slots=8\n"
+    assert _mpirun.hostfile_text(["a", "b"], 8) == "a slots=8\nb slots=8\n"
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -60,18 +62,18 @@ def test_mpirun_argv_multi_node():
     {"hosts": ["a"], "mca": {"x;y": "1"}},
 ])
 def test_mpirun_argv_rejects(kwargs):
-    with pytest.raises(collectives.OptionError):
-        collectives.mpirun_argv("mpirun", ["x"], kwargs["hosts"], kwargs.get("ranks", 1), env=kwargs.get("env"),
+    with pytest.raises(_mpirun.OptionError):
+        _mpirun.ranks_argv("mpirun", ["x"], kwargs["hosts"], kwargs.get("ranks", 1), env=kwargs.get("env"),
                                 mca=kwargs.get("mca"))
 
 
 def test_busbw_factor_matches_nccl_tests():
     # all_reduce 2(n-1)/n; all_gather (n-1)/n -- check against the H200 capture's own columns.
-    assert collectives.busbw_factor("all_reduce", 2) == 1.0
-    assert collectives.busbw_factor("all_reduce", 8) == pytest.approx(1.75)
+    assert _collective.busbw_factor("all_reduce", 2) == 1.0
+    assert _collective.busbw_factor("all_reduce", 8) == pytest.approx(1.75)
     parsed = nccl_tests.parse(read(NCCL, "h200x2-nccl-tests-2.19.6", "all_gather.json"))
     last = parsed["rows"][-1]["out_of_place"]
-    assert last["busbw_gbyte_s"] == pytest.approx(last["algbw_gbyte_s"] * collectives.busbw_factor("all_gather", 2))
+    assert last["busbw_gbyte_s"] == pytest.approx(last["algbw_gbyte_s"] * _collective.busbw_factor("all_gather", 2))
 
 
 # ------------------------------------------------------------------ records
@@ -182,18 +184,18 @@ def test_every_builtin_profile_rule_is_valid_and_sourced():
 @pytest.mark.parametrize("rel", ["h200x2-proof-1/gemm_bare.txt", "h200x2-proof-2/gemm_bare.txt",
                                  "h200x2-proof-3/gemm_burst_bare.txt"])
 def test_parse_gemm_real_captures(rel):
-    items = gpu_worker.parse_gemm(read(PROOF, rel))
+    items = gemm_parser.parse_gemm(read(PROOF, rel))
     assert [(i["device"], i["dtype"]) for i in items] == [(0, "bf16"), (0, "fp16"), (1, "bf16"), (1, "fp16")]
     assert all(i["gpu_name"] == "NVIDIA H200" and i["tflops"] > 500 for i in items)
 
 
 def test_parse_gemm_errors():
     with pytest.raises(ParseError):
-        gpu_worker.parse_gemm("Traceback (most recent call last):\n")
+        gemm_parser.parse_gemm("Traceback (most recent call last):\n")
     with pytest.raises(ParseError):
-        gpu_worker.parse_gemm("AIFABRIC_GEMM {broken\n")
+        gemm_parser.parse_gemm("AIFABRIC_GEMM {broken\n")
     with pytest.raises(ParseError):
-        gpu_worker.parse_gemm("AIFABRIC_GEMM [1, 2]\n")
+        gemm_parser.parse_gemm("AIFABRIC_GEMM [1, 2]\n")
 
 
 @settings(max_examples=300, deadline=None)
@@ -217,7 +219,7 @@ def test_fuzz_parse_gemm(data):
         else:
             lines.insert(i, lines[i])
     try:
-        gpu_worker.parse_gemm("\n".join(lines))
+        gemm_parser.parse_gemm("\n".join(lines))
     except ParseError:
         pass
 
@@ -244,7 +246,7 @@ def test_probe_text_and_json_agree(stem):
         assert a["out_of_place"]["time_us"] is None and b["out_of_place"] is None
         assert abs(a["in_place"]["busbw_gbyte_s"] - b["in_place"]["busbw_gbyte_s"]) <= 0.006
         assert a["in_place"]["wrong"] == b["in_place"]["wrong"] == 0
-    rec = collectives.to_record(doc, check="nccl.torch_all_reduce", tool_name="torch-allreduce-probe")
+    rec = _collective.to_record(doc, check="nccl.torch_all_reduce", tool_name="torch-allreduce-probe")
     assert results.validate(rec) == [] and rec["status"] == "pass" and rec["metrics"]["wrong_total"] == 0
 
 

@@ -5,7 +5,10 @@
 - no import cycle: data flows down, and a module that needs a lower one's code never gets it back through an alias;
 - the Kubernetes code (k8s_*.py) imports no SSH run file (``<tool>_run.py``), not even through another module: the
   planner and the pod program take argv and records from the tool adapters (tools/<tool>.py);
-- the adapters import no run file and no Kubernetes file (they are the bottom floor both substrates stand on).
+- the adapters import no run file and no Kubernetes file (they are the bottom floor both substrates stand on);
+- the adapters (tools/<tool>.py and their private helpers tools/_*.py) import only the floor: parsers, results,
+  thresholds, errors, expectations, imports, argspec and the GPU worker program's markers (torch_worker), and the floor
+  imports only itself; the host probes (env, topology) take an env_probe.Host and are named in HOST_PROBES with why.
 """
 
 from __future__ import annotations
@@ -141,6 +144,49 @@ def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
         assert above == [], "%s imports %s" % (name, above)
 
 
+FLOOR = ("errors", "results", "thresholds", "expectations", "imports", "argspec", "torch_worker")
+# adapter -> {module above the floor it may import: why}; shrink it, never grow it
+HOST_PROBES = {
+    "tools.env": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
+                               "output to parse: records is env_probe.probe"},
+    "tools.topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
+                                    "NPU helpers",
+                       "statedir": "statedir.StateError: root runs only what root could have written alone"},
+}
+
+
+def on_the_floor(name):
+    return name in FLOOR or name == "parsers" or name.startswith("parsers.") or name == "tools" or \
+        name.startswith("tools.")
+
+
+def above_the_floor(edges):
+    """["<module> imports <module>"] for each adapter, adapter helper or floor module importing above the floor (an
+    adapter's HOST_PROBES entries excepted)."""
+    out = []
+    for name in sorted(edges):
+        if not on_the_floor(name):
+            continue
+        allowed = HOST_PROBES.get(name, {})
+        for target in sorted(edges[name]):
+            if not on_the_floor(target) and target not in allowed:
+                out.append("%s imports %s" % (name, target))
+    return out
+
+
+def test_the_adapters_import_only_the_floor():
+    bad = above_the_floor(graph())
+    assert bad == [], ("an adapter (tools/<tool>.py) imports only parsers, results, thresholds, errors, expectations, "
+                       "imports, argspec and torch_worker (tools/__init__.py, 'Adding a tool'): %s" % "; ".join(bad))
+
+
+def test_the_host_probe_exceptions_are_still_needed():
+    edges = graph()
+    for name, allowed in HOST_PROBES.items():
+        assert set(allowed) <= edges[name], "%s no longer imports %s: drop it from HOST_PROBES" % (
+            name, sorted(set(allowed) - edges[name]))
+
+
 def test_the_checks_find_what_they_look_for(tmp_path):
     """A planted cycle and a planted run-file import are found (the tests above are not empty by construction)."""
     (tmp_path / "tools").mkdir()
@@ -155,4 +201,5 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         (tmp_path / rel).write_text(text)
     edges = graph(str(tmp_path))
     assert cycles(edges) == [["demo_pairs", "tools.demo"]]
+    assert above_the_floor(edges) == ["tools.demo imports demo_pairs"]
     assert kubernetes_imports_of_run_files(edges) == {"k8s_demo": ["demo_run"]}

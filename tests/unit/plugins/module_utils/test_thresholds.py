@@ -11,8 +11,9 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
-    collectives, env_probe, expectations, perftest_pairs, thresholds)
+    env_probe, expectations, perftest_pairs, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import (
     SMI, FakeCommands, by, host_for, read)
@@ -51,7 +52,7 @@ def test_every_profile_entry_is_a_rule_with_its_source():
 def test_consumers_hold_no_threshold_of_their_own():
     """The numbers live in thresholds.py only: the consumers' old constants are gone and no profiles module exists."""
     gone = {perftest_pairs: ("BW_FLOORS", "LAT_LIMITS_US", "LAT_SMALL_BYTES", "LAT_SOURCE"),
-            collectives: ("JITTER_CV_WARN_PCT", "JITTER_MIN_SIZE_BYTES"),
+            _collective: ("JITTER_CV_WARN_PCT", "JITTER_MIN_SIZE_BYTES"),
             env_probe: ("BAD_REASONS", "NPU_HEALTH_WARN"), expectations: ("PHYSICAL_RANGES",)}
     for module, names in gone.items():
         assert not [n for n in names if hasattr(module, n)], module.__name__
@@ -93,7 +94,7 @@ def test_rdma_latency_limit_from_the_table_decides_the_verdict(monkeypatch):
 
 def _all_reduce_g2(profile="h200-sxm-8gpu"):
     parsed = nccl_tests.parse_text(capture("nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt"))
-    return collectives.to_record(parsed, profile=profile, profiles=expectations.all_profiles())
+    return _collective.to_record(parsed, profile=profile, profiles=expectations.all_profiles())
 
 
 def test_profile_from_the_table_decides_the_verdict(monkeypatch):
@@ -110,12 +111,12 @@ def test_profile_from_the_table_decides_the_verdict(monkeypatch):
 def test_jitter_limit_from_the_table(monkeypatch):
     """The real 1x H100 -I 1 run: i_cv% above 25 % at 2 MiB and more is listed; a 200 % limit lists nothing."""
     parsed = nccl_tests.parse_text(capture("nccl_tests", "h100x1-nccl-tests-2.19.6-per-iteration", "all_reduce_I1_g1.txt"))
-    series = collectives.series_rows(parsed["rows"])
-    worst, high = collectives.jitter_of(series)
+    series = _collective.series_rows(parsed["rows"])
+    worst, high = _collective.jitter_of(series)
     assert high and high[0].startswith("2097152 B out-of-place: i_cv 39.81 %")
-    assert collectives.jitter_reason(high).startswith("high per-iteration jitter (-I 1): i_cv% above 25 % at ")
+    assert _collective.jitter_reason(high).startswith("high per-iteration jitter (-I 1): i_cv% above 25 % at ")
     monkeypatch.setattr(thresholds, "NCCL_JITTER", dict(thresholds.NCCL_JITTER, cv_warn_pct={"value": 200.0}))
-    assert collectives.jitter_of(series) == (worst, [])
+    assert _collective.jitter_of(series) == (worst, [])
 
 
 def test_physical_range_from_the_table(monkeypatch):

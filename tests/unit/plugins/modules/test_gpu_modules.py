@@ -17,7 +17,8 @@ import pytest
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_adapter
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_adapter
@@ -414,10 +415,10 @@ def test_collective_data_errors_are_never_retested():
     g2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
     (record,) = nccl_adapter.records(read(os.path.join(g2, "all_reduce_g2.txt")), Context(
         params={"expect": {"busbw_max_gbyte_s": {"min": 350}}}, rc=0, collective="all_reduce"))
-    assert record["status"] == "fail" and collectives.retest_worth(record)
+    assert record["status"] == "fail" and _collective.retest_worth(record)
     for metric in ("wrong_total", "out_of_bounds_total"):
         corrupt = dict(record, metrics=dict(record["metrics"], **{metric: 3}))
-        assert not collectives.retest_worth(corrupt)     # a clean second run does not clear wrong data
+        assert not _collective.retest_worth(corrupt)     # a clean second run does not clear wrong data
 
 
 def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):

@@ -101,8 +101,8 @@ def test_multi_node_openmpi_and_mpich_syntax(calls, monkeypatch, tmp_path):
 
 
 def test_hostfile_syntaxes():
-    assert hccl_run.hostfile_text(["a", "b"], 8, "mpich") == "a:8\nb:8\n"
-    assert hccl_run.hostfile_text(["a", "b"], 8, "openmpi") == "a slots=8\nb slots=8\n"
+    assert hccl_run.adapter.hostfile_text(["a", "b"], 8, "mpich") == "a:8\nb:8\n"
+    assert hccl_run.adapter.hostfile_text(["a", "b"], 8, "openmpi") == "a slots=8\nb slots=8\n"
 
 
 def test_multi_node_run_writes_hostfile_and_judges_failure(calls, monkeypatch, tmp_path):

@@ -37,7 +37,8 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_hcc
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_perftest_module import (
     FIXTURES as PERFTEST_FIXTURES)
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives, k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
 
@@ -73,9 +74,9 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
     (from_import,) = _call(nccl_test.main, {"from_output": fixture, "collective": "all_reduce",
                                             "node_count": 1}).kwargs["results"]
     assert rc == 0 and results.validate(from_ssh) == []
-    twice = collectives.retest_worth(from_k8s)
+    twice = _collective.retest_worth(from_k8s)
     assert from_ssh["params"].get("runs") == (2 if twice else from_k8s["params"].get("runs")) and (name == "all_reduce_debug.txt") == twice
-    assert _same(results.retested(from_k8s, from_k8s, collectives.HEADLINE) if twice else from_k8s) == _same(from_ssh)
+    assert _same(results.retested(from_k8s, from_k8s, _collective.HEADLINE) if twice else from_k8s) == _same(from_ssh)
     assert _same(from_import, facts_too=True) == _same(from_k8s, facts_too=True)
 
 

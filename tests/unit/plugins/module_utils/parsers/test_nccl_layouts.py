@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import collectives
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
@@ -58,7 +58,7 @@ def test_high_jitter_warns_on_a_multi_rank_run():
     # the same real table judged as a 2-rank run (the rule is about the columns, not the rank count)
     parsed = nccl_tests.parse_text(read(os.path.join(PER_ITER, "all_gather_I1_g1.txt")))
     parsed["ranks"] = 2
-    record = collectives.to_record(parsed)
+    record = _collective.to_record(parsed)
     assert record["status"] == "warn"
     assert record["reason"].startswith("high per-iteration jitter (-I 1): i_cv% above 25 % at 2 size(s)")
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import gpu_worker
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import gemm as gemm_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import (
     hccl, hccn_tool, nccl_tests, npu_smi, nvidia_smi, perftest, rdma, system)
@@ -54,7 +54,7 @@ CASES = [
     (system.parse_ldconfig, "misc/ubuntu2404-h100vm-ldconfig-p.txt", "libnccl"),
     (system.parse_pip_freeze, "misc/ubuntu2404-h100vm-pip-freeze.txt", "torch"),
     (system.parse_os_release, "misc/ubuntu2404-h100vm-os-release.txt", "PRETTY_NAME"),
-    (gpu_worker.parse_gemm, GEMM, "AIFABRIC_GEMM"),
+    (gemm_parser.parse_gemm, GEMM, "AIFABRIC_GEMM"),
 ]
 
 
