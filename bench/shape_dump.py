@@ -6,6 +6,7 @@
   clock and threshold provenance text dropped as there);
 - ``k8s/<case>``: every Kubernetes plan of tests/unit/plugins/module_utils/k8s_cases.py (every kind and launcher,
   every pod knob set, and the same with the default pod);
+  (the source files a plan ships to its pods are compared by name: their text is the code being refactored);
 - ``argv/<builder>/<n>``: the argv every builder gives for a set of option sets (nccl-tests, the mpirun wraps of
   nccl-tests, HCCL Test (Open MPI and MPICH) and the torch probe, the GPU workers, perftest), or the error it raises.
 
@@ -196,6 +197,8 @@ def dump(path):
 
 
 def _diff(path, one, other, out):
+    if path.endswith(".py") and isinstance(one, str) and isinstance(other, str):
+        return      # a source file a pod ships (k8s_plan.CODE_MODULES): its name is compared, its text is the code
     if isinstance(one, dict) and isinstance(other, dict):
         for key in sorted(set(one) | set(other)):
             _diff("%s.%s" % (path, key), one.get(key, "<absent>"), other.get(key, "<absent>"), out)

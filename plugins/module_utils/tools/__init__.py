@@ -1,28 +1,38 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One adapter per tool, all the same shape (issue 20 item 1).
+"""One adapter per tool, all the same shape: the bottom floor the SSH modules and the Kubernetes planner and pods
+stand on.
 
-Each adapter module (``nccl_tests``, ``hccl``, ``perftest``, ``gemm``, ``torch_allreduce``, ``env``, ``topology``)
-exposes
+Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates tools/ and says what is missing):
 
-- ``OPTIONS`` - the option spec of a run of the tool, plain data in the AnsibleModule argument_spec shape
-  (``{name: {"type", "default", "choices", "elements"}}``): the single source of those options' types and defaults.
-  The module's argument_spec is ``OPTIONS`` plus its own plumbing (SSH launch, import mode, staging), the Kubernetes
-  planner's defaults are ``defaults(OPTIONS)`` of the options it accepts (k8s_plan.DEFAULTS), and the module's
-  DOCUMENTATION documents the same defaults (tests/unit/plugins/module_utils/test_tool_option_specs.py);
-- ``records(text, ctx) -> [records]`` - the records of one run from the tool's output text (a process's output, a
-  pod's log, a saved file: the same text), never raising on tool output; ``ctx`` is a ``Context``;
-- ``from_output(path, params[, host]) -> [records]`` (not ``env``) - import mode: ``records`` of a saved output read with
-  imports.read_output (raises imports.ImportRefused when the file is not readable).
-- the argv of a run, the same for the SSH module and the Kubernetes planner and pods (``nccl_argv``, ``launch_argv``,
-  ``run_env``; ``worker_args``; perftest's ``device_plan`` and ``argvs_for``).
+1. ``parsers/<tool>.py`` - the parser, tested on real captures (source in PROVENANCE) and fuzzed with hypothesis;
+2. ``tools/<tool>.py`` - the adapter; it imports only the floor (parsers, results, thresholds, errors, expectations,
+   imports, argspec; tools/_mpirun.py is the collective runner: mpirun over hosts) and declares:
+
+   - ``OPTIONS`` - the option spec of a run (AnsibleModule argument_spec shape): the single source of the options'
+     types and defaults (the module's argument_spec is ``OPTIONS`` plus its plumbing; the planner's defaults are
+     ``defaults(OPTIONS)``; test_tool_option_specs.py checks the module's DOCUMENTATION against it);
+   - ``ARGV = ("<function>", ...)`` - the functions that build a run's argv (an option -> flag table such as
+     nccl_tests.INT_FLAGS feeds them), the same for every substrate;
+   - ``PARSERS = ("<parsers module>", ...)`` - the parsers its records come from;
+   - ``records(text, ctx) -> [records]`` (``ctx`` a ``Context``; never raises on tool output) and
+     ``from_output(path, params[, host])`` - import mode (or ``NO_IMPORT = "why"``);
+   - ``TOOL`` (records' ``tool.name``; or ``NO_TOOL_NAME = "why"``), ``CHECKS`` (the check family: every record's
+     check is ``<CHECKS>.<...>``), ``MODULE`` (plugins/modules/<MODULE>.py runs it over SSH);
+   - ``KUBERNETES = ("<k8s_plan kind>", ...)`` - the planner's kinds that run it, or ``SSH_ONLY = "why"``;
+   - ``GOLDEN = ("<case kind>", ...)`` - its cases in test_records_golden.py (fixtures/records_golden/), or
+     ``NO_GOLDEN = "why"``;
+3. ``plugins/modules/<MODULE>.py`` - a thin module (modmain.run, argspec, check mode, full documentation);
+4. a row in docs/architecture.md's table of tools, and the module on a user docs page;
+5. the glossary (tests/unit/test_vocabulary*.py) for every new option.
 
 The probes that read a host rather than one tool's output (``env``, ``topology``) take the host instead of a text:
 ``records(host, params)`` with an env_probe.Host (its commands run with a timeout, its root reads sysfs).
 
 Every caller (the SSH modules, the Kubernetes planner, import mode and the tests) calls these, and nothing else
 builds a tool's records. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).
-Runs on the targets: Python 3.8+, no Ansible imports.
+Modules named ``_*.py`` are the adapters' private helpers (``_collective``: the collective runs' options and record;
+``_mpirun``: the collective runner). Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
 from __future__ import annotations

@@ -43,3 +43,12 @@ OPTIONS = dict(
 )
 
 records = env_probe.probe
+
+CHECKS = ("env", "gpu", "rdma")
+MODULE = "env_probe"
+KUBERNETES = ("env",)
+NO_TOOL_NAME = "the probe is the collection's own code; a record names the command it read (nvidia-smi, nccl)"
+NO_ARGV = "fixed read-only commands on an env_probe.Host, no options reach an argv"
+PARSERS = ("nvidia_smi", "npu_smi", "hccn_tool", "rdma", "system")
+NO_IMPORT = "a host probe reads the live host, never a saved output"
+NO_GOLDEN = "a host probe: its records are tested on fixture hosts (tests/unit/plugins/module_utils/test_env_probe*)"

@@ -32,6 +32,13 @@ OPTIONS = dict(
     expect=dict(type="dict", default={}),
 )
 TOOL = "torch-gemm"
+CHECKS = "gpu"
+MODULE = "gemm_bench"
+KUBERNETES = ("gemm",)
+ARGV = ("worker_args",)
+PARSERS = ("gemm",)
+NO_IMPORT = "the GEMM worker's output is only read from the run the module or the pod launched"
+GOLDEN = ("gemm-records",)
 
 
 def worker_args(params):

@@ -28,6 +28,12 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "hccl_test"
+CHECKS = "hccl"
+MODULE = "hccl_test"
+SSH_ONLY = "no Kubernetes kind plans Ascend NPU pods yet (HCCL Test runs over SSH with the CANN toolkit on the host)"
+ARGV = ("hccl_argv", "launch_argv", "run_env")
+PARSERS = ("hccl",)
+GOLDEN = ("hccl-records", "hccl-import")
 # where CANN installs the toolkit (its "latest" link): HCCL Test is built in tools/hccl_test, set_env.sh beside it
 CANN_TOOLKIT = "/usr/local/Ascend/ascend-toolkit"
 OPTIONS = dict(

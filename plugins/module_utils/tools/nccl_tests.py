@@ -33,6 +33,12 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "nccl-tests"
+CHECKS = "nccl"
+MODULE = "nccl_test"
+KUBERNETES = ("nccl", "nccl_multinode")
+ARGV = ("nccl_argv", "launch_argv", "run_env")
+PARSERS = ("nccl_tests",)
+GOLDEN = ("nccl-records", "nccl-import", "nccl-records-json")
 # the collectives a run measures when none are named (single and multi node, over SSH and on Kubernetes)
 DEFAULT_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 OPTIONS = dict(

@@ -478,6 +478,13 @@ OPTIONS = dict(
     **dict((name, TEST_SPEC[name]) for name in SHARED_OPTIONS),
 )
 DEFAULT_TEST = "ib_write_bw"
+TOOL = "perftest"
+CHECKS = "rdma"
+MODULE = "perftest_sweep"
+KUBERNETES = ("perftest",)
+ARGV = ("device_plan", "argvs_for", "build_argv")
+PARSERS = ("perftest",)
+GOLDEN = ("perftest-records", "perftest-import")
 DEFAULT_LINE_RATE_PCT = TEST_SPEC["line_rate_floor_pct"]["default"]   # for callers that do not pass it
 
 

@@ -28,6 +28,13 @@ OPTIONS = dict(
     timeout_s=dict(type="int", default=30),
 )
 CHECK = "net.topology"
+CHECKS = "net"
+MODULE = "fabric_topology"
+SSH_ONLY = "the Kubernetes env pod does not run it yet: LLDP needs lldpctl/lldptool or hccn_tool on the node"
+NO_TOOL_NAME = "a record names the LLDP source it read (lldpctl, lldptool, hccn_tool), not one tool"
+NO_ARGV = "fixed read-only commands on an env_probe.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"
+PARSERS = ("topology", "npu_smi")
+NO_GOLDEN = "a host probe: its records are tested on fixture hosts (tests/unit/plugins/modules/test_fabric_topology*)"
 IB_CLASS = "/sys/class/infiniband"
 NET_CLASS = "/sys/class/net"
 

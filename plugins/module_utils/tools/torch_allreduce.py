@@ -36,6 +36,13 @@ OPTIONS = dict(
 )
 CHECK = "nccl.torch_all_reduce"
 TOOL = "torch-allreduce-probe"
+CHECKS = "nccl"
+MODULE = "allreduce_probe"
+KUBERNETES = ("allreduce_multinode",)
+ARGV = ("worker_args",)
+PARSERS = ("nccl_tests",)
+NO_IMPORT = "the probe's JSON document is only read from the run the module or the pod launched"
+GOLDEN = ("probe-records",)
 COLLECTIVE = "all_reduce"   # what the probe measures (its JSON document's argv names all_reduce_perf)
 
 
