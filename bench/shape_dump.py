@@ -8,7 +8,8 @@
   every pod knob set, and the same with the default pod);
   (the source files a plan ships to its pods are compared by name: their text is the code being refactored);
 - ``argv/<builder>/<n>``: the argv every builder gives for a set of option sets (nccl-tests, the mpirun wraps of
-  nccl-tests, HCCL Test (Open MPI and MPICH) and the torch probe, the GPU workers, perftest), or the error it raises.
+  nccl-tests, HCCL Test (Open MPI and MPICH) and the torch probe, the GPU workers, perftest), or the error it raises;
+- ``declared/...``: the declared-topology checks of parsers/topology.py (errors and their order).
 
     PYTHONPATH=... python bench/shape_dump.py dump OUT.json          # on a tree
     PYTHONPATH=... python bench/shape_dump.py compare BEFORE.json AFTER.json   # field by field; exit 1 on a change
@@ -179,6 +180,22 @@ def _perftest_argvs(out):
                                                             peer_address=peer, json_dir="/tmp/j")
 
 
+DECLARED = [None, 5, [], {}, {"eth0": {"switch": "s1", "switch_port": 3}},
+            {"Ethernet1": {"switch": ""}, None: {}, "": 1, " ": {}},
+            {"a": 5, 3: {"switch": "x"}, "b": {"switch": "x", "bogus": 1, "other": 2}},
+            {"h1": {"eth0": {"switch": "s"}}, "h2": 7, None: {}, "H0": {"p": {"switch": None}}}]
+
+
+def declared():
+    """parsers/topology's declared-topology checks (their error texts and order)."""
+    topology = importlib.import_module(PKG + "plugins.module_utils.parsers.topology")
+    out = {}
+    for n, value in enumerate(DECLARED):
+        out["declared/ports/%d" % n] = _call(topology.declared_ports, value)
+        out["declared/fleet/%d" % n] = _call(topology.declared_fleet, value)
+    return out
+
+
 def argvs():
     out = {}
     _collective_argvs(out)
@@ -189,7 +206,7 @@ def argvs():
 
 def dump(path):
     data = {}
-    for part in (golden, k8s, argvs):
+    for part in (golden, k8s, argvs, declared):
         data.update(part())
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)

@@ -294,21 +294,29 @@ def _switch_port(value):
     return False, None
 
 
+def _named(value, where, what, holds, errors):
+    """Yields the keys of a declared mapping whose names are non-empty strings, sorted; an error in ``errors`` for each
+    other key as the iteration reaches it, and one for a value that is not a mapping (None: no keys, no error)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        errors.append("%s must be a mapping of %s name to %s, got %s" % (where, what, holds, type(value).__name__))
+        return
+    for name in sorted(value, key=str):
+        if not isinstance(name, str) or not name.strip():
+            errors.append("%s: a %s name must be a non-empty string, got %r" % (where, what, name))
+        else:
+            yield name
+
+
 def declared_ports(value, where="declared"):
     """(ports, errors) of one host's declared ports: {port: {"switch": str, "switch_port": str or None}}.
 
     ``switch`` is a non-empty string; ``switch_port`` a non-empty string, an integer (read as its decimal string)
     or absent/null; no other key. Every error says where (``where.<port>.<key>``)."""
-    if value is None:
-        return {}, []
-    if not isinstance(value, dict):
-        return {}, ["%s must be a mapping of port name to {switch, switch_port}, got %s" % (where, type(value).__name__)]
     ports, errors = {}, []
-    for port in sorted(value, key=str):
+    for port in _named(value, where, "port", "{switch, switch_port}", errors):
         entry, at = value[port], "%s.%s" % (where, port)
-        if not isinstance(port, str) or not port.strip():
-            errors.append("%s: a port name must be a non-empty string, got %r" % (where, port))
-            continue
         if not isinstance(entry, dict):
             errors.append("%s must be a mapping {switch, switch_port}, got %s" % (at, type(entry).__name__))
             continue
@@ -329,15 +337,8 @@ def declared_ports(value, where="declared"):
 
 def declared_fleet(value, where="topology"):
     """(hosts, errors) of a declared topology {host: {port: {switch, switch_port}}}."""
-    if value is None:
-        return {}, []
-    if not isinstance(value, dict):
-        return {}, ["%s must be a mapping of host name to its ports, got %s" % (where, type(value).__name__)]
     hosts, errors = {}, []
-    for host in sorted(value, key=str):
-        if not isinstance(host, str) or not host.strip():
-            errors.append("%s: a host name must be a non-empty string, got %r" % (where, host))
-            continue
+    for host in _named(value, where, "host", "its ports", errors):
         ports, bad = declared_ports(value[host], "%s.%s" % (where, host))
         errors.extend(bad)
         hosts[host] = ports

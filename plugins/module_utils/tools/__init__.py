@@ -13,7 +13,7 @@ Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates 
      types and defaults (the module's argument_spec is ``OPTIONS`` plus its plumbing; the planner's defaults are
      ``defaults(OPTIONS)``; test_tool_option_specs.py checks the module's DOCUMENTATION against it);
    - ``ARGV = ("<function>", ...)`` - the functions that build a run's argv (an option -> flag table such as
-     nccl_tests.INT_FLAGS feeds them), the same for every substrate;
+     nccl_tests.FLAGS feeds them), the same for every substrate;
    - ``PARSERS = ("<parsers module>", ...)`` - the parsers its records come from;
    - ``records(text, ctx) -> [records]`` (``ctx`` a ``Context``; never raises on tool output) and
      ``from_output(path, params[, host])`` - import mode (or ``NO_IMPORT = "why"``);

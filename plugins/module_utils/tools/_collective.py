@@ -330,6 +330,34 @@ def busbw_factor(collective, ranks):
     return func(int(ranks))
 
 
+# the forms of a benchmark flag's value (flags_argv): a size (digits with K/M/G), an integer (a bool is its 1 or 0),
+# a count (an integer, 0 left out), a name
+FLAG_FORMS = ("size", "int", "count", "name")
+
+
+def flags_argv(binary, opts, flags, what, error=_mpirun.OptionError):
+    """``[binary]`` and each ``(option, flag, form)`` of ``flags`` whose value in ``opts`` is not None, in the
+    table's order (nccl_tests.FLAGS, hccl.FLAGS); ``error`` (naming ``what``, the tool) for a value that cannot reach
+    the argv."""
+    argv = [binary]
+    for key, flag, form in flags:
+        value = opts.get(key)
+        if value is None or (form == "count" and not value):
+            continue
+        if form == "size":
+            value = str(value)
+            if not _mpirun.SIZE_RE.match(value):
+                raise error("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
+        elif form == "name":
+            value = str(value)
+            if not _mpirun.NAME_RE.match(value):
+                raise error("%s %r has characters %s does not accept" % (key, value, what))
+        else:
+            value = str(int(value))
+        argv += [flag, value]
+    return argv
+
+
 # _mpirun.COLLECTIVE_SPEC's options that describe the run (the others, hosts, run_id and import mode's, are the
 # modules' own: collective_main.SPEC)
 LAUNCH_OPTIONS = ("iterations", "warmup_iterations", "extra_args", "mpirun", "mpirun_env_forward", "mpirun_extra_args",

@@ -44,10 +44,12 @@ OPTIONS = dict(
 
 records = env_probe.probe
 
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = ("env", "gpu", "rdma")
 MODULE = "env_probe"
 KUBERNETES = ("env",)
 NO_TOOL_NAME = "the probe is the collection's own code; a record names the command it read (nvidia-smi, nccl)"
+# how it runs and what its records come from
 NO_ARGV = "fixed read-only commands on an env_probe.Host, no options reach an argv"
 PARSERS = ("nvidia_smi", "npu_smi", "hccn_tool", "rdma", "system")
 NO_IMPORT = "a host probe reads the live host, never a saved output"

@@ -32,9 +32,11 @@ OPTIONS = dict(
     expect=dict(type="dict", default={}),
 )
 TOOL = "torch-gemm"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "gpu"
 MODULE = "gemm_bench"
 KUBERNETES = ("gemm",)
+# how it runs and what its records come from
 ARGV = ("worker_args",)
 PARSERS = ("gemm",)
 NO_IMPORT = "the GEMM worker's output is only read from the run the module or the pod launched"

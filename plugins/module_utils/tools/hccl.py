@@ -28,9 +28,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "hccl_test"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "hccl"
 MODULE = "hccl_test"
 SSH_ONLY = "no Kubernetes kind plans Ascend NPU pods yet (HCCL Test runs over SSH with the CANN toolkit on the host)"
+# how it runs and what its records come from
 ARGV = ("hccl_argv", "launch_argv", "run_env")
 PARSERS = ("hccl",)
 GOLDEN = ("hccl-records", "hccl-import")
@@ -51,12 +53,11 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "allto
                "scatter", "all_gather_v", "reduce_scatter_v")
 
 
-# argv as data: option -> HCCL Test flag (sizes: digits with K/M/G; integers, npus_per_node 0 left out; names);
-# then extra_args
-SIZE_FLAGS = (("min_bytes", "-b"), ("max_bytes", "-e"))
-INT_FLAGS = (("step_factor", "-f"), ("step_bytes", "-i"), ("root", "-r"), ("iterations", "-n"),
-             ("warmup_iterations", "-w"), ("verify_data", "-c"), ("npus_per_node", "-p"))
-NAME_FLAGS = (("datatype", "-d"), ("op", "-o"))
+# argv as data: option -> HCCL Test flag and the form of its value (_collective.flags_argv); then extra_args
+FLAGS = (("min_bytes", "-b", "size"), ("max_bytes", "-e", "size"), ("step_factor", "-f", "int"),
+         ("step_bytes", "-i", "int"), ("root", "-r", "int"), ("iterations", "-n", "int"),
+         ("warmup_iterations", "-w", "int"), ("verify_data", "-c", "int"), ("npus_per_node", "-p", "count"),
+         ("datatype", "-d", "name"), ("op", "-o", "name"))
 ENV_PASS_RE = re.compile(r"^(HCCL|ASCEND|HCCN)_[A-Za-z0-9_]*$")
 
 
@@ -72,25 +73,7 @@ def binary_name(collective):
 
 def hccl_argv(binary, params):
     """argv of one HCCL Test binary from the module's options."""
-    argv = [binary]
-    for key, flag in SIZE_FLAGS:
-        value = params.get(key)
-        if value is not None:
-            value = str(value)
-            if not _mpirun.SIZE_RE.match(value):
-                raise OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
-            argv += [flag, value]
-    for key, flag in INT_FLAGS:
-        value = params.get(key)
-        if value is None or (key == "npus_per_node" and not value):
-            continue
-        argv += [flag, str(int(value))]
-    for key, flag in NAME_FLAGS:
-        value = params.get(key)
-        if value is not None:
-            if not _mpirun.NAME_RE.match(str(value)):
-                raise OptionError("%s %r has characters HCCL Test does not accept" % (key, value))
-            argv += [flag, str(value)]
+    argv = _collective.flags_argv(binary, params, FLAGS, "HCCL Test", error=OptionError)
     return argv + [str(w) for w in params.get("extra_args") or []]
 
 

@@ -33,9 +33,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun
 
 TOOL = "nccl-tests"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "nccl"
 MODULE = "nccl_test"
 KUBERNETES = ("nccl", "nccl_multinode")
+# how it runs and what its records come from
 ARGV = ("nccl_argv", "launch_argv", "run_env")
 PARSERS = ("nccl_tests",)
 GOLDEN = ("nccl-records", "nccl-import", "nccl-records-json")
@@ -57,14 +59,13 @@ OPTIONS = dict(
 ARGV_OPTIONS = ("min_bytes", "max_bytes", "step_factor", "step_bytes", "gpus_per_process", "threads", "iterations",
                 "warmup_iterations", "verify_data", "datatype", "op", "root", "agg_iterations", "average", "blocking",
                 "cudagraph", "tool_timeout_s", "extra_args")
-# argv as data: option -> nccl-tests flag (sizes: digits with K/M/G; integers: a bool is its 1 or 0; names);
-# then -J <json_path> and extra_args
-SIZE_FLAGS = (("min_bytes", "-b"), ("max_bytes", "-e"))
-INT_FLAGS = (("step_factor", "-f"), ("step_bytes", "-i"), ("gpus_per_process", "-g"), ("threads", "-t"),
-             ("iterations", "-n"), ("warmup_iterations", "-w"), ("verify_data", "-c"), ("root", "-r"),
-             ("agg_iterations", "-m"), ("average", "-a"), ("blocking", "-z"), ("cudagraph", "-G"),
-             ("tool_timeout_s", "-T"))
-NAME_FLAGS = (("datatype", "-d"), ("op", "-o"))
+# argv as data: option -> nccl-tests flag and the form of its value (_collective.flags_argv); then -J <json_path>
+# and extra_args
+FLAGS = (("min_bytes", "-b", "size"), ("max_bytes", "-e", "size"), ("step_factor", "-f", "int"),
+         ("step_bytes", "-i", "int"), ("gpus_per_process", "-g", "int"), ("threads", "-t", "int"),
+         ("iterations", "-n", "int"), ("warmup_iterations", "-w", "int"), ("verify_data", "-c", "int"),
+         ("root", "-r", "int"), ("agg_iterations", "-m", "int"), ("average", "-a", "int"), ("blocking", "-z", "int"),
+         ("cudagraph", "-G", "int"), ("tool_timeout_s", "-T", "int"), ("datatype", "-d", "name"), ("op", "-o", "name"))
 
 
 def binary_name(collective):
@@ -76,32 +77,10 @@ def binary_name(collective):
 def nccl_tests_argv(binary, opts, json_path=None):
     """argv of one nccl-tests binary. ``opts`` keys as in the nccl_test module (None = tool default; a bool such as
     ``verify_data`` is the flag's 1 or 0: nccl-tests checks the data unless told ``-c 0``)."""
-    argv = [binary]
-    for key, flag in SIZE_FLAGS:
-        value = opts.get(key)
-        if value is not None:
-            value = str(value)
-            if not _mpirun.SIZE_RE.match(value):
-                raise _mpirun.OptionError("%s %r is not a size (digits with an optional K, M or G)" % (key, value))
-            argv += [flag, value]
-    for key, flag in INT_FLAGS:
-        value = opts.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            value = int(value)
-        argv += [flag, str(int(value))]
-    for key, flag in NAME_FLAGS:
-        value = opts.get(key)
-        if value is not None:
-            if not _mpirun.NAME_RE.match(str(value)):
-                raise _mpirun.OptionError("%s %r has characters nccl-tests does not accept" % (key, value))
-            argv += [flag, str(value)]
+    argv = _collective.flags_argv(binary, opts, FLAGS, "nccl-tests")
     if json_path:
         argv += ["-J", json_path]
-    for word in opts.get("extra_args") or []:
-        argv.append(str(word))
-    return argv
+    return argv + [str(word) for word in opts.get("extra_args") or []]
 
 
 def run_env(params):

@@ -479,9 +479,11 @@ OPTIONS = dict(
 )
 DEFAULT_TEST = "ib_write_bw"
 TOOL = "perftest"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "rdma"
 MODULE = "perftest_sweep"
 KUBERNETES = ("perftest",)
+# how it runs and what its records come from
 ARGV = ("device_plan", "argvs_for", "build_argv")
 PARSERS = ("perftest",)
 GOLDEN = ("perftest-records", "perftest-import")

@@ -28,10 +28,12 @@ OPTIONS = dict(
     timeout_s=dict(type="int", default=30),
 )
 CHECK = "net.topology"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "net"
 MODULE = "fabric_topology"
 SSH_ONLY = "the Kubernetes env pod does not run it yet: LLDP needs lldpctl/lldptool or hccn_tool on the node"
 NO_TOOL_NAME = "a record names the LLDP source it read (lldpctl, lldptool, hccn_tool), not one tool"
+# how it runs and what its records come from
 NO_ARGV = "fixed read-only commands on an env_probe.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"
 PARSERS = ("topology", "npu_smi")
 NO_GOLDEN = "a host probe: its records are tested on fixture hosts (tests/unit/plugins/modules/test_fabric_topology*)"

@@ -36,9 +36,11 @@ OPTIONS = dict(
 )
 CHECK = "nccl.torch_all_reduce"
 TOOL = "torch-allreduce-probe"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "nccl"
 MODULE = "allreduce_probe"
 KUBERNETES = ("allreduce_multinode",)
+# how it runs and what its records come from
 ARGV = ("worker_args",)
 PARSERS = ("nccl_tests",)
 NO_IMPORT = "the probe's JSON document is only read from the run the module or the pod launched"
