@@ -30,7 +30,7 @@ import secrets
 import signal
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard, process_stat
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _mpirun
@@ -136,26 +136,3 @@ def run_tagged(module, argv, timeout_s, env, tag, foreground=False, grace_s=GRAC
             guard.ignore()      # an impatient second Ctrl-C must not skip the cleanup
             swept = terminate(tag, grace_s)
     return run, timed_out, swept
-
-
-def run_module(module, name, import_records, run, user_errors=()):
-    """The body of a module that launches one tagged run across hosts (nccl_test, hccl_test).
-
-    ``import_records(path, params)`` serves import mode (``from_output``); ``run(module, params, tag)`` returns
-    ``(records, cmds, runs)``. Exits the module (modmain.run): the records, or a failure that says what to do, and
-    after an interrupt which run id the other hosts' cleanup needs. ``user_errors``: exception types that are bad
-    parameters (their message is the whole answer, no traceback).
-    """
-    p = module.params
-    tag = p["run_id"] or new_tag()
-
-    def body(module):
-        check_tag(tag)
-        if p["from_output"]:
-            return dict(changed=False, cmd=[], run_id=tag, results=import_records(p["from_output"], p))
-        records, cmds, runs = run(module, p, tag)
-        return dict(changed=False, cmd=cmds, runs=runs, run_id=tag, results=records)
-
-    modmain.run(module, name, body, user_errors=user_errors, interrupt_fields={"run_id": tag},
-                interrupt_note=" (the run's processes on this host were stopped; run aifabric.acceptance.cleanup "
-                               "with run_id %s on the other hosts)" % tag)

@@ -191,18 +191,17 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, hccl_run, launch
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_module, hccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
 
-# the run's options (tools/hccl.py: the single source; collective_main.SPEC holds the hosts, run tag and import
+# the run's options (tools/hccl.py: the single source; collective_module.SPEC holds the hosts, run tag and import
 # mode's options) and the ranges
 SPEC = hccl.OPTIONS
 RANGES = {"npus_per_node": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE}
 
 
 def main():
-    module = collective_main.module(AnsibleModule, SPEC, RANGES)
-    launch.run_module(module, "hccl_test", hccl.from_output, hccl_run.run_hccl, user_errors=collective_main.USER_ERRORS)
+    collective_module.main(AnsibleModule, "hccl_test", SPEC, RANGES, hccl.from_output, hccl_run.run_hccl)
 
 
 if __name__ == "__main__":

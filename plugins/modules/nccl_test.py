@@ -221,11 +221,11 @@ runs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_main, launch, nccl_run
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_module, nccl_run
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
 
 # the run's options (tools/nccl_tests.py: the single source, the Kubernetes planner's too), import mode's format
-# (collective_main.SPEC holds the hosts, run id and import mode's other options) and the ranges
+# (collective_module.SPEC holds the hosts, run id and import mode's other options) and the ranges
 SPEC = dict(nccl_tests.OPTIONS, from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"))
 RANGES = {
     "gpus_per_process": argspec.NON_NEGATIVE, "step_bytes": argspec.POSITIVE,
@@ -235,8 +235,7 @@ RANGES = {
 
 
 def main():
-    module = collective_main.module(AnsibleModule, SPEC, RANGES)
-    launch.run_module(module, "nccl_test", nccl_tests.from_output, nccl_run.run_collectives, user_errors=collective_main.USER_ERRORS)
+    collective_module.main(AnsibleModule, "nccl_test", SPEC, RANGES, nccl_tests.from_output, nccl_run.run_collectives)
 
 
 if __name__ == "__main__":

@@ -359,7 +359,7 @@ def flags_argv(binary, opts, flags, what, error=_mpirun.OptionError):
 
 
 # _mpirun.COLLECTIVE_SPEC's options that describe the run (the others, hosts, run_id and import mode's, are the
-# modules' own: collective_main.SPEC)
+# modules' own: collective_module.SPEC)
 LAUNCH_OPTIONS = ("iterations", "warmup_iterations", "extra_args", "mpirun", "mpirun_env_forward", "mpirun_extra_args",
                   "tcp_if_include", "timeout_s")
 

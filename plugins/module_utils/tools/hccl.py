@@ -4,7 +4,7 @@
 
 ``OPTIONS``: what a run takes (tools/_collective.py's, shared with nccl-tests, plus the CANN environment script,
 ``npus_per_node``, the sizes, the mpirun flavour and ``ranks``); the hccl_test module adds the hosts, run tag and import
-mode's options (collective_main.SPEC).
+mode's options (collective_module.SPEC).
 
 ``records`` gives one ``hccl.<collective>`` record of one run from its output (the launcher's stdout then stderr);
 ``ctx.params`` are the hccl_test module's options (npus_per_node, ranks_per_node, ranks, datatype, op, root, profile,

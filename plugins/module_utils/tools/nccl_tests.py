@@ -5,7 +5,7 @@
 ``OPTIONS``: what a run takes (tools/_collective.py's, shared with HCCL Test, plus the sizes, nccl-tests' own flags,
 ``gpus_per_process``, ``json_output`` and NCCL's split and socket interface, and nccl-tests' own default collectives:
 every collective the SSH and Kubernetes paths run unless told otherwise); the nccl_test module adds the hosts,
-run id and import mode's options (collective_main.SPEC, ``from_format``).
+run id and import mode's options (collective_module.SPEC, ``from_format``).
 
 argv, the same for every substrate (the SSH module's nccl_run and the Kubernetes planner build theirs here):
 

@@ -37,7 +37,7 @@ def test_every_module_main_has_one_error_handler():
     for name, main in _mains():
         calls = set(ast.unparse(n.func) for n in ast.walk(main) if isinstance(n, ast.Call))
         handlers = [n for n in ast.walk(main) if isinstance(n, ast.ExceptHandler)]
-        shapes[name] = (bool(calls & {"modmain.run", "launch.run_module"}), len(handlers))
+        shapes[name] = (bool(calls & {"modmain.run", "collective_module.main"}), len(handlers))
     assert shapes and dict((n, s) for n, s in shapes.items() if s != (True, 0)) == {}
 
 
