@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_clients
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
@@ -126,14 +126,14 @@ class PerftestRun(object):
     def binary(self, test=None):
         """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
         return runner.find_tool(self.module, test or self.test(), path=self.p["tool_dir"],
-                                hint=perftest_pairs.INSTALL_HINT)
+                                hint=perftest_clients.INSTALL_HINT)
 
     def version(self, binary):
         try:
             run = runner.run(self.module, [binary, "--version"], 15)
         except (ToolMissing, ToolTimeout):      # never Interrupted: a signal must end the run
             return None
-        return perftest_pairs.parse_version(run.output)
+        return perftest_clients.parse_version(run.output)
 
     def supports(self, binary, flag):
         """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""

@@ -12,7 +12,7 @@ is ``[step, test, round, role, peer]``:
   every host; a client that runs ahead can never reach the server of an earlier step), waited
   for until it ends (at its ``timeout_s`` at the latest; listening again while the client's
   host is alive and still busy with an earlier step);
-- ``client``: perftest_pairs.run_clients (retries while the server does not listen,
+- ``client``: perftest_clients.run_clients (retries while the server does not listen,
   within ``connect_timeout_s``, extended while the server's host is alive and still busy
   with an earlier step: what its own runner answers on the position port (PositionServer,
   PositionWatch; bounded by that step's worst-case duration, LagBound), or ``positions.json``,
@@ -66,7 +66,7 @@ import socket
 import threading
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_pairs, results, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
@@ -731,7 +731,7 @@ class Sweep(PerftestRun):
         self.judge_peer(jobs, abandoned, connected, params, plan)
 
     def start_servers(self, params, plan, binary, timeout_bin, version, step):
-        """One detached server per device (perftest_pairs.Job with its handle); one that cannot start is an error
+        """One detached server per device (perftest_clients.Job with its handle); one that cannot start is an error
         record at once."""
         p = self.p
         argvs = adapter.argvs_for(binary, params, plan, "server")
@@ -754,7 +754,7 @@ class Sweep(PerftestRun):
                     peer=params["peer_name"], params={"argv": argv}, facts=facts)], self.host))
                 continue
             self.live.append(handle)
-            job = perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts)
+            job = perftest_clients.Job(index, device, tcp_port, argv, state_dir, facts)
             job.handle = handle
             job.extra = extra
             jobs.append(job)
@@ -813,7 +813,7 @@ class Sweep(PerftestRun):
         peer = params["peer_name"]
         for job in jobs:
             if job in abandoned:
-                text = perftest_pairs.text_of(job.handle)
+                text = perftest_clients.text_of(job.handle)
                 self.records.append(results.error(
                     "rdma.%s.server" % params["test"],
                     "server on %s stopped: its client %s %s" % (job.device, peer, self.dead.get(peer)),
@@ -821,7 +821,7 @@ class Sweep(PerftestRun):
                     target=job.device, raw=text, tool={"name": "perftest", "version": version},
                     params={"argv": job.argv}, facts=dict(job.facts, side="server")))
             else:
-                text, rc, timed_out, _killed = perftest_pairs.collect(job, p["collect_timeout_s"])
+                text, rc, timed_out, _killed = perftest_clients.collect(job, p["collect_timeout_s"])
                 ended = detached.outcome(job.handle) or {}
                 ctx = Context(params={"test": params["test"], "timeout_s": p["timeout_s"]}, rc=rc, side="server",
                               host=self.host, peer=peer, target=job.device, argv=job.argv,
@@ -853,12 +853,12 @@ class Sweep(PerftestRun):
         for (index, device, tcp_port, _gid, facts), argv in zip(plan, argvs):
             facts["cpu_governor"] = self.governor_text
             state_dir = self.inside("sweep-%s-%s-s%d-c-%s" % (p["sweep_name"], self.host, params["step"], device))
-            jobs.append(perftest_pairs.Job(index, device, tcp_port, argv, state_dir, facts))
+            jobs.append(perftest_clients.Job(index, device, tcp_port, argv, state_dir, facts))
         # the server's notice is usually there already (or comes within the pause): no refused first attempt
         self.heard_ready(params["peer_name"], params["step"], p["connect_retry_delay_s"])
         try:
             # every client lives no longer than this runner (owner), and the lease is checked while they run
-            perftest_pairs.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
+            perftest_clients.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
                                        p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
                                        poll_s=POLL_S,
                                        start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,

@@ -122,7 +122,7 @@ def kubernetes_imports_of_run_files(edges):
 
 def test_the_graph_sees_the_imports_inside_functions():
     edges = graph()
-    assert {"k8s_entry", "k8s_plan", "tools.perftest", "perftest_pairs"} <= set(edges)
+    assert {"k8s_entry", "k8s_plan", "tools.perftest", "perftest_clients"} <= set(edges)
     assert "tools.perftest" in edges["k8s_entry"]        # imported inside perftest_steps
     assert "torch_worker" in edges["k8s_plan"]           # imported inside code_files
     assert ssh_run_files(edges) >= {"nccl_run", "hccl_run", "perftest_run"}
@@ -140,7 +140,7 @@ def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
     edges = graph()
     for name in sorted(n for n in edges if n == "tools" or n.startswith("tools.")):
         above = sorted(m for m in reachable(edges, name)
-                       if m in ssh_run_files(edges) or m.startswith("k8s_") or m in ("perftest_pairs", "perftest_sweep"))
+                       if m in ssh_run_files(edges) or m.startswith("k8s_") or m in ("perftest_clients", "perftest_sweep"))
         assert above == [], "%s imports %s" % (name, above)
 
 

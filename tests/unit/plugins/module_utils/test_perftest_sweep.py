@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.filter.sweep_schedule import sweep_schedule
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs, perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -137,8 +137,8 @@ def test_a_client_whose_exit_code_is_being_written_is_not_taken_as_killed(tmp_pa
         threading.Timer(0.3, supervisor_writes_rc).start()
         return handle
 
-    job = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
-    perftest_pairs.run_clients([job], "/usr/bin/timeout", 10, 5, 0.1, start=start, poll_s=0.02)
+    job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
+    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 5, 0.1, start=start, poll_s=0.02)
     assert written.is_set()
     assert job.result[1] == 0 and job.attempts == 1
     assert "BW average" in job.result[0] or "bytes" in job.result[0]
@@ -161,7 +161,7 @@ def test_retries_stop_when_the_server_host_is_declared_dead(tmp_path):
         starts.append(handle)
         return handle
 
-    job = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
-    perftest_pairs.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0,
+    job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
+    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0,
                                give_up=lambda: len(starts) >= 3)
     assert len(starts) == 3 and job.result[1] == 1

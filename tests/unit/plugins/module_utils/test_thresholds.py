@@ -11,7 +11,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
-    env_probe, expectations, perftest_pairs, thresholds)
+    env_probe, expectations, perftest_clients, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
@@ -51,7 +51,7 @@ def test_every_profile_entry_is_a_rule_with_its_source():
 
 def test_consumers_hold_no_threshold_of_their_own():
     """The numbers live in thresholds.py only: the consumers' old constants are gone and no profiles module exists."""
-    gone = {perftest_pairs: ("BW_FLOORS", "LAT_LIMITS_US", "LAT_SMALL_BYTES", "LAT_SOURCE"),
+    gone = {perftest_clients: ("BW_FLOORS", "LAT_LIMITS_US", "LAT_SMALL_BYTES", "LAT_SOURCE"),
             _collective: ("JITTER_CV_WARN_PCT", "JITTER_MIN_SIZE_BYTES"),
             env_probe: ("BAD_REASONS", "NPU_HEALTH_WARN"), expectations: ("PHYSICAL_RANGES",)}
     for module, names in gone.items():

@@ -1,11 +1,11 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pure decisions perftest_pairs and the perftest adapter split out: GID choice, GPU sharing, client re-starts,
+"""The pure decisions perftest_clients and the perftest adapter split out: GID choice, GPU sharing, client re-starts,
 a record's header facts and warnings."""
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_pairs
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 
@@ -39,10 +39,10 @@ def test_gpus_shared_when_more_hcas_than_gpus():
 
 def test_refused_only_a_failed_run_that_could_not_connect():
     refused = "Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n"
-    assert perftest_pairs.refused(refused, 1, False)
-    assert not perftest_pairs.refused(refused, 0, False)
-    assert not perftest_pairs.refused(refused, 124, True)
-    assert not perftest_pairs.refused("", None, False)
+    assert perftest_clients.refused(refused, 1, False)
+    assert not perftest_clients.refused(refused, 0, False)
+    assert not perftest_clients.refused(refused, 124, True)
+    assert not perftest_clients.refused("", None, False)
 
 
 def test_warned_names_doubtful_warnings_and_the_callers_note():
@@ -52,7 +52,7 @@ def test_warned_names_doubtful_warnings_and_the_callers_note():
 
 
 def test_jobs_compare_by_identity():
-    one = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw"], "/tmp/x", {})
-    two = perftest_pairs.Job(0, "mlx5_0", 18515, ["ib_write_bw"], "/tmp/x", {})
+    one = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw"], "/tmp/x", {})
+    two = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw"], "/tmp/x", {})
     assert one != two and len({one, two}) == 2
     assert (one.handle, one.attempts, one.result) == (None, 0, None)
