@@ -45,13 +45,13 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
+from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import C_LOCALE
 
 KILL_AFTER_S = 10
 OWNER_POLL_S = 0.2          # how often a supervisor with an owner looks whether the owner still lives
 OWNER_GRACE_S = 3.0         # SIGTERM, then SIGKILL after this, once the owner is gone
 HANDLE = "handle.json"
 RC_FILE = "rc.json"
-C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
 
 
 class DetachError(AcceptanceError):
