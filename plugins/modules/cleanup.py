@@ -18,12 +18,17 @@ description:
     and C(SIGKILL) after O(grace_s). A process is only signalled while its start time is still the one seen.
   - Run it on every host of the run after the launch task (C(always:) of a C(block:)), so that a launcher
     killed outright or a lost controller leaves nothing behind. Reading other users' C(environ) needs root.
+  - With O(perftest_state=true) it also stops and removes what an RDMA run
+    (M(aifabric.acceptance.perftest_sweep)) left in its state directory O(state_root)/<host id>/O(run_id) - its
+    sweep runner, servers and clients and their files, only what the collection created and marked - and
+    restores a CPU governor the run changed (what M(aifabric.acceptance.perftest) C(state=absent) did).
 extends_documentation_fragment:
   - aifabric.acceptance._attributes
 attributes:
   check_mode:
     support: full
-    details: Lists the processes it would stop and signals none.
+    details: Lists the processes it would stop and signals none; with O(perftest_state) it removes nothing and
+      changes no governor.
   diff_mode:
     support: none
   idempotent:
@@ -40,6 +45,24 @@ options:
       - Must be 0 or more.
     type: float
     default: 10
+  perftest_state:
+    description:
+      - Also stop and remove what the RDMA run O(run_id) left in its perftest state directory, and restore a CPU
+        governor it changed (see the description).
+    type: bool
+    default: false
+  state_root:
+    description:
+      - With O(perftest_state) - the directory of per-run state the run used (its O(state_root)); default the
+        collection's own state directory for perftest.
+    type: path
+  host_name:
+    description: With O(perftest_state) - inventory name of this host, as the run was given it (default the node's hostname).
+    type: str
+  cpu_sysfs:
+    description: With O(perftest_state) - the cpufreq sysfs tree (for tests).
+    type: path
+    default: /sys/devices/system/cpu
 """
 
 EXAMPLES = r"""
@@ -55,6 +78,11 @@ EXAMPLES = r"""
     - name: Stop leftovers of the run on every host
       aifabric.acceptance.cleanup:
         run_id: "{{ nccl_run_id }}"
+
+- name: Remove whatever an RDMA run left on this host (its perftest processes, files and CPU governor)
+  aifabric.acceptance.cleanup:
+    run_id: "{{ rdma_run_id }}"
+    perftest_state: true
 """
 
 RETURN = r"""
@@ -68,6 +96,22 @@ found:
   returned: always
   type: list
   elements: dict
+governor:
+  description: O(perftest_state) - what happened to the CPU governor (C(action) none/restored, C(reason)).
+  returned: when perftest_state is true
+  type: dict
+removed:
+  description: O(perftest_state) - state directories removed and processes killed.
+  returned: when perftest_state is true
+  type: list
+  elements: str
+left:
+  description:
+    - O(perftest_state) - what was found in the run's state but left alone, and why (a directory the module did
+      not create, one writable by others, a C(handle.json) it did not write).
+  returned: when perftest_state is true
+  type: list
+  elements: str
 results:
   description: Always empty - this module measures nothing (kept for the C(results) contract of the collection).
   returned: always
@@ -78,9 +122,13 @@ results:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
 
 
 RANGES = {"grace_s": argspec.NON_NEGATIVE}
+# what the removal of a run's perftest state reads (the perftest modules' own options: one spec)
+PERFTEST_STATE_OPTIONS = ("state_root", "host_name", "cpu_sysfs")
 
 
 def main():
@@ -89,6 +137,8 @@ def main():
         argument_spec=dict(
             run_id=dict(type="str", required=True),
             grace_s=dict(type="float", default=10),
+            perftest_state=dict(type="bool", default=False),
+            **dict((name, perftest_tool.TEST_SPEC[name]) for name in PERFTEST_STATE_OPTIONS)
         ),
         supports_check_mode=True,
     )
@@ -99,7 +149,18 @@ def _cleanup(module):
     p = module.params
     found = [{"pid": pid, "argv": argv[:8]} for pid, _start, argv in launch.tagged(p["run_id"])]
     killed = [] if module.check_mode else launch.terminate(p["run_id"], grace_s=p["grace_s"])
-    return dict(changed=bool(found), found=found, killed=killed, results=[])
+    out = dict(changed=bool(found), found=found, killed=killed, results=[])
+    if p["perftest_state"]:
+        out.update(remove_perftest_state(module))
+        out["changed"] = bool(found) or out["changed"]
+    return out
+
+
+def remove_perftest_state(module):
+    """The run's perftest state removed (PerftestRun.absent): {changed, removed, left, governor}."""
+    run = PerftestRun(module)
+    run.open_state()
+    return run.absent()
 
 
 if __name__ == "__main__":

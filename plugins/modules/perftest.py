@@ -47,6 +47,8 @@ options:
     description:
       - V(absent) kills and removes everything left by the run O(run_id) that the collection created itself (see
         the description). Required unless O(from_output) is given.
+      - Deprecated - use M(aifabric.acceptance.cleanup) with O(aifabric.acceptance.cleanup#module:perftest_state=true)
+        (the same removal, beside the run-tag cleanup of the other launches); O(state=absent) goes in 2.0.0.
     type: str
     choices: [absent]
   test:
@@ -191,6 +193,9 @@ def main():
         mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s"), ("from_output", "state")],
         required_one_of=[("from_output", "state")],
     )
+    if module.params["state"] == "absent":
+        module.deprecate("perftest state=absent: use aifabric.acceptance.cleanup with perftest_state=true (the same "
+                         "removal)", version="2.0.0", collection_name="aifabric.acceptance")
     modmain.run(module, "perftest module", lambda module: PerftestRun(module).run(),
                 interrupt_note=" (every started process was stopped, governors restored)")
 

@@ -23,7 +23,7 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import governor, gpu_worker, hccl_run, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.modules import env_probe, k8s_device_plugin, k8s_workload, perftest
+from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, env_probe, k8s_device_plugin, k8s_workload, perftest
 from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
 
@@ -117,6 +117,10 @@ def state_root(path):
     return _module_refuses(perftest.main, {"state": "absent", "state_root": path, "run_id": "walk"})
 
 
+def cleanup_state_root(path):
+    return _module_refuses(cleanup.main, {"perftest_state": True, "state_root": path, "run_id": "walk"})
+
+
 def history_db(path):
     history.record_run(os.path.join(path, "history.sqlite"), {"run_id": "r1", "started": "2026-11-22T10:00:00Z"}, [])
 
@@ -191,6 +195,7 @@ CLASSIFIED = {
     ("k8s_device_plugin", "render_dir"): (WRITE, device_plugin_render_dir),     # the same statedir.trusted_dir
     ("perftest", "state_root"): (WRITE, state_root),
     ("perftest_sweep", "state_root"): (WRITE, state_root),          # the same PerftestRun.open_state
+    ("cleanup", "state_root"): (WRITE, cleanup_state_root),
     ("history", "history_db"): (WRITE, history_db),
     ("report", "history_db"): (WRITE, history_db),
     ("fleet_report", "history_db"): (WRITE, history_db),
@@ -202,6 +207,7 @@ CLASSIFIED = {
     ("trusted_path", "path"): (WRITE, role_install_dir),
     ("perftest", "cpu_sysfs"): (WRITE, cpu_sysfs),
     ("perftest_sweep", "cpu_sysfs"): (WRITE, cpu_sysfs),       # the same Governor
+    ("cleanup", "cpu_sysfs"): (WRITE, cpu_sysfs),              # the same Governor (PerftestRun.absent)
     ("env_probe", "pythons"): (EXEC, probe_exec),
     ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
     ("nccl_test", "tool_dir"): (EXEC, tool_dir),

@@ -32,7 +32,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run i
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
-from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Exit, Fail, parser_fixture, raise_on_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -324,6 +324,43 @@ def test_absent_cleans_everything(fake):
     assert not os.path.exists(run_dir(fake))
     again = call(absent(fake))
     assert again["changed"] is False
+
+
+def cleanup_args(fake, **kw):
+    """cleanup perftest_state=true on the run of these tests (what perftest state=absent did)."""
+    return dict({"perftest_state": True, "state_root": fake["state"], "run_id": "r1", "host_name": "me"}, **kw)
+
+
+def test_cleanup_removes_the_perftest_state_as_absent_did(fake):
+    handles = [leftover_server(fake, device=device) for device in ("mlx5_0", "mlx5_1")]
+    checked = call(cleanup_args(fake, _ansible_check_mode=True), module=cleanup)    # says what it would remove
+    assert len(checked["removed"]) == 2 and os.path.exists(run_dir(fake))
+    assert all(detached.alive(handle) for handle in handles)
+    out = call(cleanup_args(fake), module=cleanup)
+    assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
+    assert out["found"] == [] and out["killed"] == [] and out["governor"] == {"action": "none"} and out["left"] == []
+    for handle in handles:
+        assert process_start_time(handle["pid"]) is None or not detached.alive(handle)
+    assert not os.path.exists(run_dir(fake))
+    again = call(cleanup_args(fake), module=cleanup)
+    assert again["changed"] is False and again["removed"] == []
+
+
+def test_cleanup_without_perftest_state_leaves_it(fake):
+    leftover_server(fake)
+    out = call({"run_id": "r1"}, module=cleanup)
+    assert out == {"changed": False, "found": [], "killed": [], "results": []}
+    assert os.path.exists(run_dir(fake))
+    call(cleanup_args(fake), module=cleanup)
+    assert not os.path.exists(run_dir(fake))
+
+
+def test_absent_is_deprecated_for_cleanup(fake, monkeypatch):
+    said = []
+    monkeypatch.setattr(perftest.AnsibleModule, "deprecate", lambda self, msg, **kw: said.append((msg, kw)))
+    call(absent(fake))
+    assert said == [("perftest state=absent: use aifabric.acceptance.cleanup with perftest_state=true (the same "
+                     "removal)", {"version": "2.0.0", "collection_name": "aifabric.acceptance"})]
 
 
 def test_absent_during_a_run_stops_it_and_leaves_nothing(fake):
