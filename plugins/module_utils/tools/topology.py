@@ -36,7 +36,7 @@ NO_TOOL_NAME = "a record names the LLDP source it read (lldpctl, lldptool, hccn_
 # how it runs and what its records come from
 NO_ARGV = "fixed read-only commands on an env_probe.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"
 PARSERS = ("topology", "npu_smi")
-NO_GOLDEN = "a host probe: its records are tested on fixture hosts (tests/unit/plugins/modules/test_fabric_topology*)"
+GOLDEN = ("topology-import",)
 IB_CLASS = "/sys/class/infiniband"
 NET_CLASS = "/sys/class/net"
 

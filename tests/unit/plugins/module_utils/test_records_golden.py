@@ -21,7 +21,7 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology, torch_allreduce
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,12 +45,14 @@ NCCL_JSONS = _files(os.path.join(PARSERS, "nccl_tests", "h200x2-nccl-tests-2.19.
 HCCL_TEXTS = _files(os.path.join(PARSERS, "hccl_test", "*.txt"))
 PERFTEST_TEXTS = _files(os.path.join(PARSERS, "perftest", "*.txt"), os.path.join(PARSERS, "perftest_layouts", "*.txt"))
 GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
+IBNETDISCOVER_TEXTS = _files(os.path.join("tests", "unit", "fixtures", "topology", "ibnetdiscover-*.txt"))
 PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
                if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
 NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
 PERFTEST_OPTS = {"peer_name": "n1", "expect": {"bw_avg_gbit_s": {"min": 100}}, "hcas": ["mlx5_0"]}
 GEMM_OPTS = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200, "warmup_iterations": 10,
              "warmup_s": 1.0, "profile": "auto"}
+TOPOLOGY_HOSTS = ["node1", "node24.cluster", "gpu99"]
 PROBE_OPTS = {"min_bytes": "1M", "max_bytes": "8G", "iterations": 20, "warmup_iterations": 5, "datatype": "float",
               "profile": "auto"}
 
@@ -103,6 +105,8 @@ def _cases():
             read(ROOT, rel[:-len(".json")] + ".txt"), Context(
                 rc=0, params=PROBE_OPTS, document=read(ROOT, rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
                 env={"NCCL_ALGO": "Ring"}))))
+    for rel in IBNETDISCOVER_TEXTS:
+        cases.append(("topology-import", rel, lambda rel=rel: topology.from_output(rel, TOPOLOGY_HOSTS)))
     return cases
 
 
@@ -128,7 +132,7 @@ def _golden_path(kind, rel):
 def test_every_tool_has_cases():
     kinds = set(kind for kind, _rel, _make in CASES)
     assert kinds == {"nccl-records", "nccl-import", "nccl-records-json", "hccl-records", "hccl-import",
-                     "perftest-records", "perftest-import", "gemm-records", "probe-records"}
+                     "perftest-records", "perftest-import", "gemm-records", "probe-records", "topology-import"}
     assert len(CASES) > 100
 
 
