@@ -52,7 +52,7 @@ class _Path(str):
         return _Path(os.path.join(self, other))
 
 
-def one(n, duration, devices, forks, poll_s=None):
+def one(n, duration, devices, forks, poll_s=None, position_port=None):
     controller = Controller()
     problems = controller.problems() + netns.missing_prerequisites()
     if problems:
@@ -61,7 +61,8 @@ def one(n, duration, devices, forks, poll_s=None):
     with netns.Fleet(n) as fleet:
         inventory, extra, log = prepare(fleet, work, {"default": {"duration_s": duration}},
                                         devices=["mlx5_%d" % i for i in range(devices)],
-                                        perftest={} if poll_s is None else {"poll_s": poll_s})
+                                        perftest=dict(({} if poll_s is None else {"poll_s": poll_s}),
+                                                      **({} if position_port is None else {"position_port": position_port})))
         out = os.path.join(work, "ansible-playbook.log")
         env = controller.env(fleet, os.path.join(work, "reports"), extra={"ANSIBLE_FORKS": str(forks)})
         started = time.monotonic()
@@ -127,9 +128,12 @@ def main(argv=None):
     parser.add_argument("--devices", type=int, default=1, help="rails per host (run at once)")
     parser.add_argument("--forks", type=int, default=50)
     parser.add_argument("--poll", type=float, default=None, help="rdma_perftest.poll_s (default: the module's)")
+    parser.add_argument("--position-port", type=int, default=None,
+                        help="rdma_perftest.position_port (0: the runners' position answers off; default: the module's)")
     args = parser.parse_args(argv)
     for n in args.hosts:
-        result = one(n, args.duration, args.devices, args.forks, args.poll)
+        result = one(n, args.duration, args.devices, args.forks, args.poll, args.position_port)
+        result["position_port"] = args.position_port
         print(json.dumps(result, sort_keys=True))
         sys.stdout.flush()
         os.makedirs(os.path.join(REPO, "bench", "results"), exist_ok=True)
