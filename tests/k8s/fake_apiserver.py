@@ -969,15 +969,16 @@ class Controller(object):
     def fit(self, pod, node, used):
         """[] when ``pod`` fits ``node``, else the reasons of the first filter plugin that refuses it, in the default
         profile's order and words (pkg/scheduler/framework/plugins): NodeName, TaintToleration, NodeAffinity (and
-        its PreFilter: a matchFields metadata.name In list leaves the other nodes "filtered out by the prefilter
-        result"), NodePorts (a hostPort a pod bound there holds), NodeResourcesFit (noderesources/fit.go
+        its PreFilter: a matchFields metadata.name In list leaves the other nodes out, "node(s) didn't satisfy
+        plugin(s) [NodeAffinity]" - schedule_one.go findNodesThatFitPod's status of the nodes absent from the
+        PreFilter result), NodePorts (a hostPort a pod bound there holds), NodeResourcesFit (noderesources/fit.go
         fitsRequest: every resource the pod requests beyond the node's allocatable minus the requests of the pods
         bound there, "Insufficient <name>"; "Too many pods" past allocatable pods), InterPodAffinity. A node that
         publishes no cpu/memory allocatable is not checked for them (the fakes' hand-made nodes)."""
         spec = pod.get("spec") or {}
         labels = node.get("labels") or {}
         if not _affinity_ok(spec, {}, node["name"], fields_only=True):
-            return ["node is filtered out by the prefilter result"]
+            return ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]
         if spec.get("nodeName") and spec["nodeName"] != node["name"]:
             return ["node(s) didn't match the requested node name"]
         for taint in node.get("taints") or []:
@@ -1341,7 +1342,7 @@ def _ports_conflict(wanted, taken):
 # TaintToleration, NodeAffinity and its PreFilter result); the others (NodePorts, NodeResourcesFit,
 # InterPodAffinity) are Unschedulable, and preemption finds no victim in the fake (all pods have one priority)
 UNRESOLVABLE = ("node(s) didn't match the requested node name", "node(s) didn't match Pod's node affinity/selector",
-                "node is filtered out by the prefilter result")
+                "node(s) didn't satisfy plugin(s) [NodeAffinity]")
 
 
 def fit_error(nodes, reasons):

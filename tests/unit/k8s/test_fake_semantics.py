@@ -385,8 +385,11 @@ def _scheduled(fake, name):
 def test_scheduler_fit_counts_bound_pods_requests_and_host_ports(tmp_path):
     """NodeResourcesFit: a pod whose cpu/memory/GPU requests exceed the node's allocatable minus the requests of the
     pods bound there stays Pending (every insufficient resource named); NodePorts: a hostPort a bound pod holds; the
-    nodes the pod's matchFields leave out are "filtered out by the prefilter result" (node_affinity.go PreFilter) and
-    preemption is "not helpful" for them (FitError.Error's sorted histogram, upstream's wording)."""
+    nodes the pod's matchFields leave out "didn't satisfy plugin(s) [NodeAffinity]" (its PreFilter result) and
+    preemption is "not helpful" for them (FitError.Error's sorted histogram, upstream's wording: the message below
+    is, to the counts, one a cluster printed - "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't
+    satisfy plugin(s) [NodeAffinity]. preemption: 0/4 nodes are available: 1 No preemption victims found for
+    incoming pod, 3 Preemption is not helpful for scheduling.")."""
     nodes = gpu_nodes(3, gpus=8)
     with fake_cluster(tmp_path, nodes=nodes) as fake:
         core = client.CoreV1Api(fake.api)
@@ -403,11 +406,11 @@ def test_scheduler_fit_counts_bound_pods_requests_and_host_ports(tmp_path):
         assert big["status"] == "False" and big["reason"] == "Unschedulable"
         assert big["message"] == (
             "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Insufficient nvidia.com/gpu, "
-            "2 node is filtered out by the prefilter result. preemption: 0/3 nodes are available: 1 No preemption "
+            "2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption "
             "victims found for incoming pod, 2 Preemption is not helpful for scheduling."), big["message"]
         assert port["message"] == (
-            "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node is "
-            "filtered out by the prefilter result. preemption: 0/3 nodes are available: 1 No preemption victims "
+            "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) "
+            "didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims "
             "found for incoming pod, 2 Preemption is not helpful for scheduling."), port["message"]
         events = [e for e in fake.server.events() if e["reason"] == "FailedScheduling"]
         assert {e["involvedObject"]["name"] for e in events} == {"big", "port"}
