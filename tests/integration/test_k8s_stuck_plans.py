@@ -140,3 +140,51 @@ def test_multinode_stage_with_one_node_stuck_ends_at_its_grace(tmp_path, monkeyp
             assert record["params"]["hosts"] == NODES
         print(state, launcher, [(r["host"], r["reason"]) for r in records])
         assert out["leftover"] == [] and fake.leftovers(run_id) == []
+
+
+def _pinned_to_stuck(pod):
+    """The pod a per-node Job pins to the stuck node (its matchFields metadata.name values)."""
+    terms = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    return any(f.get("values") == [STUCK] for t in terms for f in t.get("matchFields") or [])
+
+
+PER_NODE = {"unschedulable": _unschedulable, "image_pull": _image_pull,
+            "admission": lambda fake, _l: fake.server.webhook(WEBHOOK[0], WEBHOOK[1], _pinned_to_stuck)}
+
+
+@pytest.mark.parametrize("state", sorted(PER_NODE))
+def test_per_node_stage_with_one_node_stuck_keeps_the_other_nodes_records(tmp_path, monkeypatch, state):
+    """One Job per node (nccl): the stuck node's record is error with the event's reason once its grace ran out -
+    that node named (the Job pinned to it: its record's host, even for a pod never created); the other nodes'
+    logs were read and judged (pass)."""
+    _setup, grace, _reasons, _needle, _waited = STATES[state]
+    run_id = "pn%s" % state[:5].replace("_", "")
+    with fake_cluster(tmp_path) as fake:
+        PER_NODE[state](fake, None)
+        fake.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+        out = module(fake, monkeypatch, {"kind": "nccl", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2,
+                                         "nccl": ONE, "%s_grace_s" % grace: GRACE})
+        records = dict((r["host"], r) for r in out["results"])
+        assert sorted(records) == NODES and all(results.validate(r) == [] for r in records.values())
+        bad = [n for n in NODES if records[n]["status"] != "pass"]
+        assert bad == [STUCK], [(n, r["reason"]) for n, r in records.items()]
+        _judge(records[bad[0]], state)
+        assert all(records[n]["metrics"] for n in NODES if n not in bad)
+        print(state, bad[0], records[bad[0]]["reason"])
+        assert out["leftover"] == [] and fake.leftovers(run_id) == []
+
+
+def test_a_quota_that_clears_within_its_grace_is_no_error(tmp_path, monkeypatch):
+    """The other side of quota_grace_s: per-node Jobs under a quota for two of their three pods - the third Job's
+    pod is refused (exceeded quota) until one of the first two ended, then created, and every node passes."""
+    with fake_cluster(tmp_path) as fake:
+        _quota(fake, None)
+        fake.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+        out = module(fake, monkeypatch, {"kind": "nccl", "hosts": NODES, "run_id": "pnquota", "gpus_per_pod": 2,
+                                         "nccl": ONE, "quota_grace_s": 60})
+        assert sorted(r["host"] for r in out["results"]) == NODES
+        assert all(r["status"] == "pass" for r in out["results"]), [r["reason"] for r in out["results"]]
+        refused = [e for e in fake.server.events() if e["reason"] == "FailedCreate"]
+        assert refused and all("exceeded quota: compute-resources" in e["message"] for e in refused), refused
+        assert out["leftover"] == [] and fake.leftovers("pnquota") == []
