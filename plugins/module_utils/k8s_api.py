@@ -624,14 +624,18 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
         if wreason == "CrashLoopBackOff":
             return CRASH_LOOP, wreason, "container %s keeps exiting %s (%s restarts)" % (
                 cs.get("name"), last.get("exitCode"), cs.get("restartCount", 0)), last.get("exitCode")
-    if _is_unschedulable(pod) and unschedulable_since is not None and now is not None:
-        if now - unschedulable_since >= grace_s:
-            message = _condition(pod, "PodScheduled").get("message")
-            if now > unschedulable_since:       # a wait's judgement (diagnose asks without a clock)
-                message = "%s (still Unschedulable %d s after it was first seen)" % (
-                    message, int(now - unschedulable_since))
-            return UNSCHEDULABLE, "Unschedulable", message, None
-    return None, None, None, None
+    return _unschedulable_outcome(pod, unschedulable_since, now, grace_s)
+
+
+def _unschedulable_outcome(pod, since, now, grace_s):
+    """UNSCHEDULABLE with the scheduler's message once ``grace_s`` passed since ``since`` (and how long that was,
+    for a wait's judgement: ``diagnose`` asks without a clock), else no outcome."""
+    if not _is_unschedulable(pod) or since is None or now is None or now - since < grace_s:
+        return None, None, None, None
+    message = _condition(pod, "PodScheduled").get("message")
+    if now > since:
+        message = "%s (still Unschedulable %d s after it was first seen)" % (message, int(now - since))
+    return UNSCHEDULABLE, "Unschedulable", message, None
 
 
 def _pull_message(cs, waiting, pulling_since, now):
