@@ -101,6 +101,17 @@ OWNER_EVENT_POLL_S = 2              # while pods are missing, their owners' Fail
 # Kubernetes controllers' and Volcano's "FailedCreate" (controller_utils.go, FailedCreatePodReason), kubeflow/common's
 # "FailedCreatePod", mpi-operator's "MPIJobFailed" "worker pod created failed: <err>" (getOrCreateWorker)
 FAILED_CREATE_EVENTS = {"FailedCreate": "", "FailedCreatePod": "", "MPIJobFailed": "worker pod created failed"}
+# what refused the pod, from the refusal's words, and so how long the wait gives it: ResourceQuota admission's
+# "exceeded quota: <quota>, requested: ..., used: ..., limited: ..." (apiserver/pkg/admission/plugin/resourcequota/
+# controller.go CheckRequest: the namespace's other pods hold the quota; it clears when they end, and the controllers
+# retry the create with back-off) gets the "quota" grace; a validating webhook's 'admission webhook "<name>" denied
+# the request: ...' (webhook/errors/statuserror.go ToStatusErr: a policy engine, a quota or placement webhook that
+# may judge the cluster's state, a policy being fixed) the "admission" grace; a refusal of the pod's own spec
+# (PodSecurity's "violates PodSecurity", the quota evaluator's "failed quota: ...: must specify", the LimitRanger's
+# max/min) is final at once - nothing in the cluster changes it
+REFUSAL_WORDS = (("exceeded quota: ", "quota"), ("admission webhook ", "admission"))
+QUOTA_GRACE_S = 120
+ADMISSION_GRACE_S = 60
 # a pod bound to a node that cannot start: the kubelet's Warning events (pkg/kubelet/events/event.go), recorded on the
 # pod while its containers wait in ContainerCreating, -> the grace they get (the kubelet retries each with back-off)
 # and the outcome once it ran out:
@@ -145,7 +156,7 @@ ERROR_OUTCOMES = (FAILED, OOM, UNSCHEDULABLE, IMAGE_PULL, CRASH_LOOP, CONFIG_ERR
 START_OUTCOMES = {"sandbox": SANDBOX, "mount": MOUNT}
 # every grace of a wait (seconds), by the name of its option without "_grace_s"
 GRACES = {"unschedulable": UNSCHEDULABLE_GRACE_S, "image_pull": IMAGE_PULL_GRACE_S, "sandbox": SANDBOX_GRACE_S,
-          "mount": MOUNT_GRACE_S, "podgroup": PODGROUP_GRACE_S}
+          "mount": MOUNT_GRACE_S, "podgroup": PODGROUP_GRACE_S, "quota": QUOTA_GRACE_S, "admission": ADMISSION_GRACE_S}
 
 # Deletion order of ``cleanup``: operators' objects first (they own pods), then Jobs, then the rest.
 # (api_version, kind, plural, namespaced)
@@ -613,10 +624,18 @@ def classify(pod, unschedulable_since=None, now=None, grace_s=UNSCHEDULABLE_GRAC
         if wreason == "CrashLoopBackOff":
             return CRASH_LOOP, wreason, "container %s keeps exiting %s (%s restarts)" % (
                 cs.get("name"), last.get("exitCode"), cs.get("restartCount", 0)), last.get("exitCode")
-    if _is_unschedulable(pod) and unschedulable_since is not None and now is not None:
-        if now - unschedulable_since >= grace_s:
-            return UNSCHEDULABLE, "Unschedulable", _condition(pod, "PodScheduled").get("message"), None
-    return None, None, None, None
+    return _unschedulable_outcome(pod, unschedulable_since, now, grace_s)
+
+
+def _unschedulable_outcome(pod, since, now, grace_s):
+    """UNSCHEDULABLE with the scheduler's message once ``grace_s`` passed since ``since`` (and how long that was,
+    for a wait's judgement: ``diagnose`` asks without a clock), else no outcome."""
+    if not _is_unschedulable(pod) or since is None or now is None or now - since < grace_s:
+        return None, None, None, None
+    message = _condition(pod, "PodScheduled").get("message")
+    if now > since:
+        message = "%s (still Unschedulable %d s after it was first seen)" % (message, int(now - since))
+    return UNSCHEDULABLE, "Unschedulable", message, None
 
 
 def _pull_message(cs, waiting, pulling_since, now):
@@ -748,8 +767,9 @@ class _PodWatch(object):
     one method a decision (an event, a list, a round, an API error, the end)."""
 
     def __init__(self, expected_pods, done_selector, fail_fast, graces=None, owners=None, on_final=None,
-                 on_terminating=None):
+                 on_terminating=None, planned_pods=None):
         self.expected_pods = expected_pods
+        self.planned_pods = planned_pods
         self.done_selector = done_selector
         self.fail_fast = fail_fast
         self.graces = dict(GRACES, **(graces or {}))
@@ -763,7 +783,8 @@ class _PodWatch(object):
         self.final = {}         # name -> outcome dict (terminal or unrecoverable)
         self.unsched = {}       # name -> monotonic time first seen Unschedulable
         self.pulling = {}       # name -> monotonic time first seen failing to pull its image (a retried error)
-        self.refused = {}       # owner name -> its FailedCreate message (its pods cannot be created)
+        self.refused = {}       # object name -> {since, kind, reason, message}: its pods' creates are refused
+        self.refused_final = {}     # object name -> (event reason, message): refused past its grace (quota/admission)
         self.starting = {}      # name -> the kubelet's START_EVENTS warning of a pod that waits in ContainerCreating
         self.next_start_poll = 0.0      # when the kubelet's events are read next (while pods wait to start)
         self.gang = {}          # owner name -> {since, messages}: its PodGroup is not enqueued (GANG_EVENTS)
@@ -845,9 +866,14 @@ class _PodWatch(object):
     # -- owners whose pods cannot be created
 
     def pods_missing(self):
-        """Fewer required pods than expected were seen (their owner may be unable to create them)."""
+        """Fewer required pods than expected were seen, or fewer pods than ``planned_pods`` (their owner may be
+        unable to create them)."""
+        if not self.owners:
+            return False
         done, pending = self._required_state()
-        return bool(self.owners) and len(done) + len(pending) < max(1, self.expected_pods)
+        if len(done) + len(pending) < max(1, self.expected_pods):
+            return True
+        return self.planned_pods is not None and len(set(self.pods) | set(self.final)) < self.planned_pods
 
     def _owner_of(self, involved):
         name = involved.get("name") or ""
@@ -882,11 +908,28 @@ class _PodWatch(object):
                 continue
             if not str(event.get("message") or "").startswith(FAILED_CREATE_EVENTS.get(reason, "\0")):
                 continue
-            self.refused.setdefault(involved.get("name"), "%s %s: %s" % (
-                involved.get("kind"), involved.get("name"), _one_line(event.get("message"), 600)))
+            text = str(event.get("message"))
+            self.refused.setdefault(involved.get("name"), {"since": now}).update(
+                kind=next((kind for words, kind in REFUSAL_WORDS if words in text), None), reason=reason,
+                message="%s %s: %s: %s" % (involved.get("kind"), involved.get("name"), reason, _one_line(text, 600)))
+        self.judge_blocked(now)
+
+    def judge_blocked(self, now):
+        """The refused owners and pending PodGroups whose grace ran out are final."""
+        for name, refusal in self.refused.items():
+            if name not in self.refused_final and now - refusal["since"] >= self.graces.get(refusal["kind"], 0):
+                self.refused_final[name] = self.refused_message(name, now)
         for name, gang in self.gang.items():
             if name not in self.gang_final and now - gang["since"] >= self.graces["podgroup"]:
                 self.gang_final[name] = self.gang_message(name, now)
+
+    def refused_message(self, name, now):
+        refusal = self.refused[name]
+        if refusal["kind"] is None:
+            return refusal["reason"], refusal["message"]
+        return refusal["reason"], "%s (still refused %d s after the first refusal: %s)" % (
+            refusal["message"], int(now - refusal["since"]),
+            "the namespace's ResourceQuota is used up" if refusal["kind"] == "quota" else "an admission webhook")
 
     def gang_message(self, name, now):
         gang = self.gang[name]
@@ -938,7 +981,7 @@ class _PodWatch(object):
         return len(done) >= max(1, self.expected_pods) and not pending
 
     def finished(self):
-        blocked = self.refused or self.gang_final
+        blocked = self.refused_final or self.gang_final
         if self.fail_fast and (blocked or any(o["outcome"] != SUCCEEDED for o in self.final.values())):
             return True
         done, pending = self._required_state()
@@ -1020,15 +1063,17 @@ class _PodWatch(object):
         """One outcome a pod seen, sorted by name: the ended ones, then each unfinished one as ABORTED (after a
         fail_fast stop), RUNNING (not required, time left) or TIMEOUT."""
         now = time.monotonic()
-        if self.pods_missing():     # a PodGroup still pending when the wait ended is the cause, grace or not
+        if self.pods_missing():     # a refusal or a pending PodGroup still there at the end is the cause, grace or not
             for name in self.gang:
                 self.gang_final.setdefault(name, self.gang_message(name, now))
+            for name in self.refused:
+                self.refused_final.setdefault(name, self.refused_message(name, now))
+        gang = dict((name, ("PodGroupPending", message)) for name, message in self.gang_final.items())
         out = list(self.final.values()) + [
             {"name": None, "node": None, "phase": None, "outcome": outcome, "exit_code": None,
              "reason": reason, "message": message, "labels": {}, "annotations": {}, "owner": owner}
-            for outcome, reason, blocked in ((CREATE_FAILED, "FailedCreate", self.refused),
-                                             (GANG_PENDING, "PodGroupPending", self.gang_final))
-            for owner, message in sorted(blocked.items())]
+            for outcome, blocked in ((CREATE_FAILED, self.refused_final), (GANG_PENDING, gang))
+            for owner, (reason, message) in sorted(blocked.items())]
         waited = int(round(now - start))
         culprit = next((o for o in out if o["outcome"] != SUCCEEDED), None) if self.fail_fast else None
         for name, pod in self.pods.items():
@@ -1053,7 +1098,7 @@ class _PodWatch(object):
 
 def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None, fail_fast=False,
          unschedulable_grace_s=UNSCHEDULABLE_GRACE_S, round_s=WATCH_ROUND_S, image_pull_grace_s=IMAGE_PULL_GRACE_S,
-         owners=None, on_final=None, on_terminating=None, graces=None):
+         owners=None, on_final=None, on_terminating=None, graces=None, planned_pods=None):
     """Watch the pods of ``selector`` until they finish; return one outcome dict per pod seen.
 
     Done when at least ``expected_pods`` pods matching ``done_selector`` (default: every pod
@@ -1063,7 +1108,8 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     ``image_pull_grace_s`` -, CrashLoopBackOff, OOMKilled, container config errors, deleted; bound but waiting in
     ContainerCreating with a kubelet Warning of START_EVENTS - a sandbox/CNI/RuntimeClass failure, SANDBOX after
     ``graces["sandbox"]``, a volume that does not mount, MOUNT after ``graces["mount"]``, the grace counted from the
-    first such event seen). ``graces``: {unschedulable, image_pull, sandbox, mount, podgroup} seconds (GRACES;
+    first such event seen). ``graces``: {unschedulable, image_pull, sandbox, mount, podgroup, quota, admission} seconds
+    (GRACES;
     the two ``*_grace_s`` arguments are the first two). Pods outside
     ``done_selector`` (e.g. MPI workers that only serve the launcher) are watched for
     unrecoverable states but need not finish. With ``fail_fast`` (a gang: one bad pod dooms
@@ -1078,10 +1124,13 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     running at the end). After a ``fail_fast`` return the
     unfinished pods are ABORTED (their message names the pod that ended the wait). Pods that never appeared have no
     entry: compare with the plan. ``owners`` (refs of the objects that own the pods, as ``create``
-    returns them): while pods are missing, their ``FailedCreate`` events are read every
+    returns them): while pods are missing (fewer than ``expected_pods`` required ones, or fewer than ``planned_pods``
+    in all: an operator's launcher and workers), their ``FailedCreate`` events are read every
     OWNER_EVENT_POLL_S; an owner whose pods are refused (admission: PodSecurity, ResourceQuota,
-    a webhook) gives one CREATE_FAILED outcome (``name`` None, ``owner``, ``message`` the
-    controller's "Error creating: ..."), and the wait ends once the pods that exist ended (at
+    a webhook) gives one CREATE_FAILED outcome (``name`` None, ``owner``, ``reason`` the event's, ``message`` the
+    object and the controller's "Error creating: ..."), at once for a refusal of the pod's own spec, after
+    ``graces["quota"]`` for an exceeded ResourceQuota and ``graces["admission"]`` for a webhook's denial (REFUSAL_WORDS;
+    each from the first event seen), and the wait ends once the pods that exist ended (at
     once with ``fail_fast``); an owner whose Volcano PodGroup is not enqueued (GANG_EVENTS) for
     ``graces["podgroup"]`` gives one GANG_PENDING outcome the same way (its message the scheduler's and the job
     controller's words: queue capacity, a gang larger than the free resources), and so does one still pending when
@@ -1099,7 +1148,7 @@ def wait(api, namespace, selector, expected_pods, timeout_s, done_selector=None,
     start = time.monotonic()
     deadline = start + timeout_s
     graces = dict({"unschedulable": unschedulable_grace_s, "image_pull": image_pull_grace_s}, **(graces or {}))
-    watch = _PodWatch(expected_pods, done_selector, fail_fast, graces, owners, on_final, on_terminating)
+    watch = _PodWatch(expected_pods, done_selector, fail_fast, graces, owners, on_final, on_terminating, planned_pods)
     errors = _api_errors()
     while True:
         now = time.monotonic()

@@ -6,7 +6,8 @@
 
     {"run_id", "namespace", "kind", "launcher",
      "setup": [ConfigMap (the code), Secret (per-run ssh keys, multi-node only)],
-     "steps": [{"name", "objects": [...], "slots": [slot, ...], "expected_pods", "done_selector", "fail_fast"}]}
+     "steps": [{"name", "objects": [...], "slots": [slot, ...], "expected_pods", "done_selector", "fail_fast",
+                "planned_pods" (an operator's step: every pod it creates, launcher and workers)}]}
 
 Steps run one after the other (perftest: one step per round of disjoint pairs);
 the objects of one step run at once. A *slot* is one pod the plan expects::
@@ -448,7 +449,9 @@ def _operator_steps(ctx, launcher):
         worker_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"]) + START_UP_S
         obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes))
     _with_template_labels(obj, {STEP_LABEL: "mn"})
-    return [{"name": "mn", "objects": [obj], "fail_fast": True, "expected_pods": 1,
+    # planned_pods: the launcher and a worker per node - one the operator cannot create (a quota, a webhook) is
+    # looked for in its events though the launcher exists
+    return [{"name": "mn", "objects": [obj], "fail_fast": True, "expected_pods": 1, "planned_pods": len(nodes) + 1,
              "done_selector": "%s=launcher" % km.ROLE_LABEL,
              "slots": [{"slot": "mn-launcher", "job": name, "node": None, "role": "launcher", "peer": None,
                         "sections": sections}]}]

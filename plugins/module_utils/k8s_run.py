@@ -256,7 +256,8 @@ class PodLogs(object):
 
 
 BLOCKED = (k8s_api.CREATE_FAILED, k8s_api.GANG_PENDING)     # owner outcomes: the step's pods will not come
-OWN_WORDS = (k8s_api.SANDBOX, k8s_api.MOUNT, k8s_api.TIMEOUT)   # outcomes whose wait message names the cause
+# outcomes whose wait message names the cause (the event, how long it was waited out)
+OWN_WORDS = (k8s_api.SANDBOX, k8s_api.MOUNT, k8s_api.TIMEOUT, k8s_api.IMAGE_PULL, k8s_api.UNSCHEDULABLE)
 
 
 def _refused_for(slot, refused):
@@ -289,17 +290,23 @@ def _pod_outcome(logs, slot, outcome, refused):
     return outcome, ""
 
 
-def _gang_culprit(logs, outcome, failed_others):
-    """A gang's slot aborted because another pod of it could not run (a worker stuck in ContainerCreating on its
-    node, unschedulable, crashed): the slot's records speak for the pod that ended the gang - its node, its pod,
-    its reason (the event's) -, not for the innocent launcher's node."""
-    culprit = next((o for o in failed_others if o.get("node") and o.get("outcome") != k8s_api.ABORTED), None)
-    if outcome.get("outcome") != k8s_api.ABORTED or culprit is None:
+def _gang_culprit(logs, outcome, failed_others, refused=()):
+    """A gang's slot aborted (or whose pod never came: an operator's launcher waits for its workers) because another
+    pod of it could not run (a worker stuck in ContainerCreating on its node, unschedulable, crashed) or could not be
+    created (a quota, a webhook): the slot's records speak for the pod
+    or object that ended the gang - its node where it had one, its pod, its reason (the event's) -, not for the
+    innocent launcher's node."""
+    culprits = [o for o in failed_others if o.get("outcome") != k8s_api.ABORTED]
+    culprit = next((o for o in culprits if o.get("node")), None) or next(iter(culprits), None)
+    if outcome.get("outcome") not in (k8s_api.ABORTED, "missing") or (culprit is None and not refused):
         return outcome
+    stopped = "the gang stopped: pod %s%s was aborted" % (outcome.get("name"), " on %s" % outcome["node"]
+                                                          if outcome.get("node") else "") if outcome.get("name") \
+        else "the gang stopped: %s" % outcome.get("reason")
+    if culprit is None:
+        return dict(refused[0], message="its pods cannot be created: %s; %s" % (refused[0]["message"], stopped))
     own = culprit.get("message") if culprit.get("outcome") in OWN_WORDS else None
-    return dict(culprit, message="; ".join(x for x in (own, logs.diagnose(culprit), "the gang stopped: pod %s%s was "
-                                                       "aborted" % (outcome.get("name"), " on %s" % outcome["node"]
-                                                                    if outcome.get("node") else "")) if x))
+    return dict(culprit, message="; ".join(x for x in (own, logs.diagnose(culprit), stopped) if x))
 
 
 def step_records(api, plan, step, outcomes, started, logs=None):
@@ -322,7 +329,7 @@ def step_records(api, plan, step, outcomes, started, logs=None):
     slots = sorted(step["slots"], key=lambda s: s["role"] == "client")
     for slot in slots:
         outcome, text = _pod_outcome(logs, slot, by_slot.get(slot["slot"]), refused)
-        outcome = _gang_culprit(logs, outcome, failed_others)
+        outcome = _gang_culprit(logs, outcome, failed_others, refused)
         others = [o for o in failed_others if o.get("name") != outcome.get("name")
                   and o.get("outcome") != k8s_api.ABORTED]
         if others and outcome.get("outcome") != k8s_api.SUCCEEDED:
@@ -369,7 +376,8 @@ def execute(api, plan, timeout_s, cleanup_timeout_s=120, unschedulable_grace_s=k
                                         done_selector=step.get("done_selector"), fail_fast=step.get("fail_fast"),
                                         unschedulable_grace_s=unschedulable_grace_s,
                                         image_pull_grace_s=image_pull_grace_s, owners=refs, on_final=logs.on_final,
-                                        on_terminating=logs.on_terminating, graces=graces)
+                                        on_terminating=logs.on_terminating, graces=graces,
+                                        planned_pods=step.get("planned_pods"))
                 records.extend(step_records(api, plan, step, outcomes, started, logs))
                 done.add(step["name"])
     except KeyboardInterrupt as exc:

@@ -25,8 +25,10 @@ description:
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
     (sandbox, CNI, RuntimeClass or volume failures, within O(sandbox_grace_s) and O(mount_grace_s)), crashes, is
     OOM-killed or runs out of time gives an C(error) record naming the reason from its status and events, never a
-    silent gap. Pods that cannot be created (PodSecurity admission, a ResourceQuota, a webhook) end the step at once
-    with the controller's C(FailedCreate) message; a Volcano Job whose PodGroup is not enqueued ends it after
+    silent gap. Pods that cannot be created end the step with the controller's C(FailedCreate) (an operator's
+    C(MPIJobFailed)) message - at once when admission refuses the pod's own spec (PodSecurity, a ResourceQuota's
+    "must specify", a LimitRange's max), after O(quota_grace_s) for an exceeded ResourceQuota and
+    O(admission_grace_s) for an admission webhook's denial; a Volcano Job whose PodGroup is not enqueued ends it after
     O(podgroup_grace_s) with the scheduler's reason.
   - Each pod's log is read the moment that pod ends (or is seen being deleted), not when the whole step ends, and
     each step's result is printed by the pod when that step ends (a deadline, an eviction or a SIGTERM during a later
@@ -311,6 +313,24 @@ options:
         C(resource in cluster is overused) - the gang is larger than the free GPUs).
     type: int
     default: 300
+  quota_grace_s:
+    description:
+      - Seconds the pods of a step may keep being refused by the namespace's ResourceQuota (C(exceeded quota) - other
+        pods of the namespace hold it; the controller retries the create) after the first such C(FailedCreate)
+        (C(MPIJobFailed), Volcano's C(FailedCreate)) event before the step gives an C(error) record naming the object,
+        the event and the quota's requested/used/limited figures (the node too where the pod was planned for one).
+      - A quota that the pod's own spec breaks (C(failed quota ... must specify)) ends the step at once.
+    type: int
+    default: 120
+  admission_grace_s:
+    description:
+      - Seconds the pods of a step may keep being denied by a validating admission webhook (C(admission webhook
+        <name> denied the request)) after the first such C(FailedCreate) (C(MPIJobFailed), Volcano's C(FailedCreate))
+        event before the step gives an C(error) record naming the object, the event and the webhook's message (the
+        node too where the pod was planned for one).
+      - A PodSecurity or LimitRange refusal (the pod's own spec) ends the step at once.
+    type: int
+    default: 60
   _task_timeout_s:
     description:
       - Internal to the module's action plugin (never set it in a task) - the task's own time limit (its C(timeout),
@@ -480,6 +500,8 @@ def argument_spec():
         sandbox_grace_s=dict(type="int", default=k8s_api.SANDBOX_GRACE_S),
         mount_grace_s=dict(type="int", default=k8s_api.MOUNT_GRACE_S),
         podgroup_grace_s=dict(type="int", default=k8s_api.PODGROUP_GRACE_S),
+        quota_grace_s=dict(type="int", default=k8s_api.QUOTA_GRACE_S),
+        admission_grace_s=dict(type="int", default=k8s_api.ADMISSION_GRACE_S),
         _task_timeout_s=dict(type="int"),
     )
     spec.update(k8s_api.connection_argspec())
@@ -557,7 +579,7 @@ def _present(module, p, pod, options, run_id):
                                              p["cleanup_timeout_s"]))
     if module.check_mode:
         module.exit_json(changed=False, results=[], **out)
-    graces = dict((name, p[name + "_grace_s"]) for name in ("sandbox", "mount", "podgroup"))
+    graces = dict((name, p[name + "_grace_s"]) for name in ("sandbox", "mount", "podgroup", "quota", "admission"))
     records, leftover = k8s_run.execute(api, plan, timeout, p["cleanup_timeout_s"], p["unschedulable_grace_s"],
                                         p["image_pull_grace_s"], graces=graces, deadline=deadline)
     module.exit_json(changed=True, results=records, counts=results.count(records), leftover=leftover, **out)

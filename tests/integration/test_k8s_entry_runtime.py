@@ -311,7 +311,9 @@ def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, la
         elapsed = time.monotonic() - t0
         records = res.kwargs["results"]
         assert records and all(r["status"] == "error" for r in records), records
-        assert all("violates PodSecurity" in r["reason"] and "FailedCreate" in r["reason"] for r in records), \
+        # the reason is the event's: mpi-operator records MPIJobFailed for the workers it cannot create
+        event = "MPIJobFailed" if launcher == "mpijob" else "FailedCreate"
+        assert all("violates PodSecurity" in r["reason"] and event in r["reason"] for r in records), \
             [r["reason"] for r in records]
         assert elapsed < 20, elapsed
         assert fake.leftovers("fc" + launcher[:3]) == []

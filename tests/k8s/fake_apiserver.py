@@ -36,7 +36,11 @@ Kubernetes path is tested against this: kmock 0.8's in-memory ``KubernetesEmulat
   forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), ...'; then
   ResourceQuota (``FakeApiServer.quota(ns, hard)``): a quota on cpu/memory refuses pods whose containers do
   not request them - 403 'failed quota: Q: must specify requests.cpu for: main; ...'
-  (pkg/quota/v1/evaluator/core/pods.go). A controller whose pod is refused records a ``FailedCreate``
+  (pkg/quota/v1/evaluator/core/pods.go), and refuses a pod whose usage on top of the namespace's unfinished pods
+  passes ``hard`` - 403 'pods "P" is forbidden: exceeded quota: Q, requested: requests.nvidia.com/gpu=2, used:
+  requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4'; validating admission webhooks
+  (``FakeApiServer.webhook(name, message, match)``) before it - 'admission webhook "N" denied the request: M'.
+  A controller whose pod is refused records a ``FailedCreate``
   Warning event "Error creating: <message>" on its owner (pkg/controller/controller_utils.go), once.
 
 ``Controller`` (runs in the server's event loop, one tick every ``tick_s``) plays the
@@ -56,13 +60,15 @@ cluster's moving parts for the objects the code under test creates:
   its pods and their logs with it (MPIJob ``runPolicy.ttlSecondsAfterFinished`` and Volcano's
   ``spec.ttlSecondsAfterFinished`` the same way). Seconds are **cluster seconds**: wall seconds times
   ``clock_scale`` plus what ``FakeApiServer.advance_clock(s)`` added (deadlines use the same clock);
-- **scheduler**: binds a pod to a node that passes ``nodeName``, ``nodeSelector``, required
-  node affinity (``In``/``NotIn``/``Exists`` on node labels such as ``kubernetes.io/hostname``,
-  and ``matchFields`` on ``metadata.name``),
-  taints vs tolerations and extended-resource requests (``nvidia.com/gpu``, ``rdma/...``)
-  against allocatable minus what running pods hold; else ``PodScheduled=False/Unschedulable``
-  with the scheduler's message (``0/4 nodes are available: 4 Insufficient nvidia.com/gpu.``)
-  and a ``FailedScheduling`` Warning event, retried every tick;
+- **scheduler**: binds a pod to a node that passes kube-scheduler's filters in the default profile's order
+  (``Controller.fit``): the NodeAffinity PreFilter (``matchFields`` ``metadata.name In``), ``nodeName``, taints vs
+  tolerations, ``nodeSelector`` and required node affinity (``In``/``NotIn``/``Exists`` on node labels such as
+  ``kubernetes.io/hostname``), NodePorts (a ``hostPort`` a pod bound there holds), NodeResourcesFit (cpu, memory and
+  extended-resource requests - ``nvidia.com/gpu``, ``rdma/...`` - against allocatable minus the requests of the
+  pods bound there; allocatable ``pods``), required pod anti-affinity; else ``PodScheduled=False/Unschedulable``
+  with the scheduler's message as FitError words it (``0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2
+  node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found
+  for incoming pod.``) and a ``FailedScheduling`` Warning event, retried every tick;
 - **graceful deletion** (``pod_grace_ticks=N``): a deleted pod keeps running with a
   ``deletionTimestamp`` for N ticks before it is gone, as a real pod does for its grace period;
 - **kubelet**: moves a bound pod through Pending → Running → Succeeded/Failed with
@@ -523,6 +529,7 @@ class Controller(object):
         self.task = None
         # extra reconcile steps, run after the operators (tests/k8s/fake_rdma_plugin.py: DaemonSets, RDMA plugin)
         self.hooks = []
+        self.webhooks = []      # (name, message, match(pod)): validating admission webhooks that deny a pod
 
     # --- store helpers (called with emu._lock held)
     def _all(self, resource):
@@ -584,10 +591,10 @@ class Controller(object):
                 await self._delete(key)
 
     def admit(self, namespace, pod, name=None):
-        """None when a pod may be created in ``namespace``, else the API's 403 message: the LimitRanger first (it
+        """None when a pod may be created in ``namespace``, else the API's refusal message: the LimitRanger first (it
         mutates ``pod``: the namespace's LimitRange defaults, ``_limit_range``), then PodSecurity admission (its
-        ``enforce`` level from the namespace's labels), then ResourceQuota (see ``_pod_security`` and
-        ``_quota_missing``)."""
+        ``enforce`` level from the namespace's labels), then the validating webhooks (``FakeApiServer.webhook``),
+        then ResourceQuota (see ``_pod_security``, ``_quota_missing`` and ``_quota_exceeded``)."""
         name = name or (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName")
         ns_key = (NAMESPACES, None, namespace)
         ns_obj = self.emu._objects[ns_key] if ns_key in self.emu._objects else None
@@ -601,12 +608,20 @@ class Controller(object):
         if violations:
             return 'pods "%s" is forbidden: violates PodSecurity "%s:%s": %s' % (
                 name, level, labels.get("pod-security.kubernetes.io/enforce-version", "latest"), ", ".join(violations))
+        for hook_name, message, match in self.webhooks:
+            if match(pod):      # ValidatingAdmissionWebhook runs before ResourceQuota (the plugins' order)
+                return 'admission webhook "%s" denied the request: %s' % (hook_name, message)
         for (res, ns, qname), obj in sorted(self.emu._objects.items(), key=lambda kv: str(kv[0])):
             if res != QUOTAS or ns != namespace or obj.deleted:
                 continue
-            missing = _quota_missing(pod, ((obj.raw.get("spec") or {}).get("hard") or {}))
+            hard = (obj.raw.get("spec") or {}).get("hard") or {}
+            missing = _quota_missing(pod, hard)
             if missing:
                 return 'pods "%s" is forbidden: failed quota: %s: must specify %s' % (name, qname, missing)
+            exceeded = _quota_exceeded(pod, hard, [o.raw for _k, o in self._all(PODS) if o.raw["metadata"].get(
+                "namespace") == namespace and (o.raw.get("status") or {}).get("phase") not in ("Succeeded", "Failed")])
+            if exceeded:
+                return 'pods "%s" is forbidden: exceeded quota: %s, %s' % (name, qname, exceeded)
         return None
 
     def _limit_ranger(self, namespace, pod, name):
@@ -952,24 +967,55 @@ class Controller(object):
         return used
 
     def fit(self, pod, node, used):
-        """None when ``pod`` fits ``node``, else the scheduler's reason string."""
+        """[] when ``pod`` fits ``node``, else the reasons of the first filter plugin that refuses it, in the default
+        profile's order and words (pkg/scheduler/framework/plugins): NodeName, TaintToleration, NodeAffinity (and
+        its PreFilter: a matchFields metadata.name In list leaves the other nodes out, "node(s) didn't satisfy
+        plugin(s) [NodeAffinity]" - schedule_one.go findNodesThatFitPod's status of the nodes absent from the
+        PreFilter result), NodePorts (a hostPort a pod bound there holds), NodeResourcesFit (noderesources/fit.go
+        fitsRequest: every resource the pod requests beyond the node's allocatable minus the requests of the pods
+        bound there, "Insufficient <name>"; "Too many pods" past allocatable pods), InterPodAffinity. A node that
+        publishes no cpu/memory allocatable is not checked for them (the fakes' hand-made nodes)."""
         spec = pod.get("spec") or {}
         labels = node.get("labels") or {}
+        if not _affinity_ok(spec, {}, node["name"], fields_only=True):
+            return ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]
         if spec.get("nodeName") and spec["nodeName"] != node["name"]:
-            return "node(s) didn't match the requested node name"
-        selector = spec.get("nodeSelector") or {}
-        if any(labels.get(k) != v for k, v in selector.items()) or not _affinity_ok(spec, labels, node["name"]):
-            return "node(s) didn't match Pod's node affinity/selector"
+            return ["node(s) didn't match the requested node name"]
         for taint in node.get("taints") or []:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, spec.get("tolerations")):
-                return "node(s) had untolerated taint {%s: %s}" % (taint["key"], taint.get("value", ""))
+                return ["node(s) had untolerated taint {%s: %s}" % (taint["key"], taint.get("value", ""))]
+        selector = spec.get("nodeSelector") or {}
+        if any(labels.get(k) != v for k, v in selector.items()) or not _affinity_ok(spec, labels, node["name"]):
+            return ["node(s) didn't match Pod's node affinity/selector"]
+        uid = (pod.get("metadata") or {}).get("uid")
+        taken = [hp for other in used.get(("__pods__", node["name"]), []) for hp in _host_ports(other)
+                 if uid is None or other["metadata"].get("uid") != uid]
+        if _ports_conflict(_host_ports(pod), taken):
+            return ["node(s) didn't have free ports for the requested pod ports"]
+        short = self._insufficient(pod, node, used)
+        if short:
+            return short
         if not self._anti_affinity_ok(pod, node, used):
-            return "node(s) didn't match pod anti-affinity rules"
-        for res, qty in _requests(pod).items():
-            have = _quantity((node.get("allocatable") or {}).get(res, 0))
-            if used.get((node["name"], res), 0) + qty > have:
-                return "Insufficient %s" % res
-        return None
+            return ["node(s) didn't match pod anti-affinity rules"]
+        return []
+
+    @staticmethod
+    def _insufficient(pod, node, used):
+        """NodeResourcesFit's reasons for ``pod`` on ``node`` (fitsRequest): "Too many pods", then cpu, memory, then
+        the extended resources the pod requests, sorted."""
+        alloc = node.get("allocatable") or {}
+        out = []
+        if "pods" in alloc and len(used.get(("__pods__", node["name"]), [])) + 1 > _quantity(alloc["pods"]):
+            out.append("Too many pods")
+        wants = _requests(pod)
+        for res in ["cpu", "memory"] + sorted(r for r in wants if "/" in r):
+            qty = wants.get(res, 0)
+            if qty <= 0 or (res in ("cpu", "memory") and res not in alloc):
+                continue
+            have = _amount(alloc[res]) if res in ("cpu", "memory") else _quantity(alloc.get(res, 0))
+            if qty > have - used.get((node["name"], res), 0):
+                out.append("Insufficient %s" % res)
+        return out
 
     def _anti_affinity_ok(self, pod, node, used):
         """Required pod anti-affinity (the scheduler's InterPodAffinity filter): no pod of the term's namespaces
@@ -1004,16 +1050,13 @@ class Controller(object):
             chosen = None
             for node in self.nodes:
                 why = self.fit(pod, node, used)
-                if why is None:
+                if not why:
                     chosen = node
                     break
-                reasons[why] = reasons.get(why, 0) + 1
+                reasons[node["name"]] = why
             uid = pod["metadata"]["uid"]
             if chosen is None:
-                message = "0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d No preemption " \
-                          "victims found for incoming pod." % (
-                              len(self.nodes), ", ".join("%d %s" % (n, why) for why, n in sorted(reasons.items())),
-                              len(self.nodes), len(self.nodes))
+                message = fit_error(self.nodes, reasons)
                 cond = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                          "message": message, "lastTransitionTime": _now()}]
                 if (pod.get("status") or {}).get("conditions") != cond and \
@@ -1260,17 +1303,66 @@ def _cs(name, image, running=False, waiting=None, terminated=None, last=None, re
 
 
 def _requests(pod):
-    """Extended resources (names with a '/') a pod asks for: the sum over its containers."""
+    """What ``pod`` asks of a node, as NodeResourcesFit and the pod quota evaluator count it (component-helpers
+    resource.PodRequests): per resource the sum over its containers, raised to any one init container's; requests
+    default to limits (API defaulting). ``cpu`` in cores, ``memory`` in bytes (``_amount``), extended resources
+    (names with a '/': nvidia.com/gpu, rdma/...) as counts."""
+    def of(container):
+        res = container.get("resources") or {}
+        merged = dict(res.get("limits") or {}, **(res.get("requests") or {}))
+        return dict((k, _amount(v) if k in ("cpu", "memory") else _quantity(v)) for k, v in merged.items()
+                    if k in ("cpu", "memory") or "/" in k)
+
+    spec = pod.get("spec") or {}
     total = {}
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        res = c.get("resources") or {}
-        merged = dict(res.get("requests") or {})
-        for k, v in (res.get("limits") or {}).items():
-            merged.setdefault(k, v)      # extended resources: requests default to limits
-        for k, v in merged.items():
-            if "/" in k:
-                total[k] = total.get(k, 0) + _quantity(v)
+    for c in spec.get("containers") or []:
+        for k, v in of(c).items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or []:
+        for k, v in of(c).items():
+            total[k] = max(total.get(k, 0), v)
     return total
+
+
+def _host_ports(pod):
+    """The (protocol, hostIP, hostPort) a pod's containers claim on their node (NodePorts: hostIP default 0.0.0.0,
+    protocol TCP)."""
+    return [(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"]))
+            for c in (pod.get("spec") or {}).get("containers") or [] for p in c.get("ports") or [] if p.get("hostPort")]
+
+
+def _ports_conflict(wanted, taken):
+    """HostPortInfo.CheckConflict (pkg/scheduler/framework/types.go): the same protocol and port, and the same IP or
+    either 0.0.0.0."""
+    return any(proto == p2 and port == port2 and "0.0.0.0" in (ip, ip2) or (proto, ip, port) == (p2, ip2, port2)
+               for proto, ip, port in wanted for p2, ip2, port2 in taken)
+
+
+# the filter plugins' reasons that preemption cannot help (framework.UnschedulableAndUnresolvable: NodeName,
+# TaintToleration, NodeAffinity and its PreFilter result); the others (NodePorts, NodeResourcesFit,
+# InterPodAffinity) are Unschedulable, and preemption finds no victim in the fake (all pods have one priority)
+UNRESOLVABLE = ("node(s) didn't match the requested node name", "node(s) didn't match Pod's node affinity/selector",
+                "node(s) didn't satisfy plugin(s) [NodeAffinity]")
+
+
+def fit_error(nodes, reasons):
+    """The scheduler's FailedScheduling message (pkg/scheduler/framework/types.go FitError.Error): "0/N nodes are
+    available: " and the histogram of every node's reasons, each "<count> <reason>", sorted as strings and joined
+    with ", ", then the preemption's own "preemption: 0/N nodes are available: ..." (pkg/scheduler/framework/
+    preemption: "No preemption victims found for incoming pod" for the nodes preemption could help, "Preemption is
+    not helpful for scheduling" for the others). ``reasons``: node name -> its reasons (the first failing plugin's:
+    NodeResourcesFit lists every insufficient resource)."""
+    def histogram(pairs):
+        counts = {}
+        for reason in pairs:
+            counts[reason] = counts.get(reason, 0) + 1
+        return ", ".join(sorted("%d %s" % (n, r) for r, n in counts.items()))
+    flat = [r for name in reasons for r in reasons[name]]
+    verdicts = ["Preemption is not helpful for scheduling" if any(r in UNRESOLVABLE or r.startswith(
+        "node(s) had untolerated taint") for r in reasons[name]) else "No preemption victims found for incoming pod"
+        for name in reasons]
+    return "0/%d nodes are available: %s. preemption: 0/%d nodes are available: %s." % (
+        len(nodes), histogram(flat), len(nodes), histogram(verdicts))
 
 
 # PodSecurity (staging/src/k8s.io/pod-security-admission/policy/): the capabilities baseline allows to add
@@ -1416,6 +1508,54 @@ def _quota_missing(pod, hard):
     return "; ".join("%s for: %s" % (name, ",".join(sorted(missing[name]))) for name in sorted(missing))
 
 
+def _pod_usage(pod):
+    """The quota usage of one pod (pkg/quota/v1/evaluator/core/pods.go podComputeUsageHelper): pods, count/pods,
+    cpu/requests.cpu, memory/requests.memory, limits.cpu, limits.memory and requests.<extended resource>."""
+    out = {"pods": 1, "count/pods": 1}
+    for res, qty in _requests(pod).items():
+        out["requests." + res] = qty
+        if res in ("cpu", "memory"):
+            out[res] = qty
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for res, qty in ((c.get("resources") or {}).get("limits") or {}).items():
+            if res in ("cpu", "memory"):
+                out["limits." + res] = out.get("limits." + res, 0) + _amount(qty)
+    return out
+
+
+def _quantity_text(name, value):
+    """A quota quantity as resource.Quantity's String() gives it for the values here: whole cores, else
+    millicores; memory in the largest binary suffix that divides it; counts as integers."""
+    if name.endswith("cpu"):
+        return "%d" % value if value == int(value) else "%dm" % round(value * 1000)
+    if name.endswith("memory"):
+        for suffix in ("Ti", "Gi", "Mi", "Ki"):
+            if value and value % _UNITS[suffix] == 0:
+                return "%d%s" % (value // _UNITS[suffix], suffix)
+    return "%d" % value
+
+
+def _quota_exceeded(pod, hard, pods):
+    """ResourceQuota admission's refusal when ``pod``'s usage on top of ``pods``' (the namespace's pods not yet
+    terminal: the quota's status.used) goes past ``hard``: "requested: ..., used: ..., limited: ..." with each the
+    exceeded resources only, "name=quantity" sorted and joined with "," (apiserver/pkg/admission/plugin/resourcequota
+    controller.go CheckRequest and prettyPrint; the caller prefixes "exceeded quota: <quota>, "); "" when it fits."""
+    want = dict((k, v) for k, v in _pod_usage(pod).items() if k in hard)
+    used = {}
+    for other in pods:
+        for k, v in _pod_usage(other).items():
+            if k in hard:
+                used[k] = used.get(k, 0) + v
+    limit = dict((k, _amount(v) if k.endswith(("cpu", "memory")) else _quantity(v)) for k, v in hard.items())
+    over = sorted(k for k, v in want.items() if used.get(k, 0) + v > limit[k])
+    if not over:
+        return ""
+
+    def pretty(values):
+        return ",".join("%s=%s" % (k, _quantity_text(k, values.get(k, 0))) for k in over)
+    return "requested: %s, used: %s, limited: %s" % (pretty(want), pretty(used), pretty(limit))
+
+
 def _selector_matches(selector, labels):
     """A metav1.LabelSelector (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist) against labels."""
     if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
@@ -1439,18 +1579,24 @@ def _tolerated(taint, tolerations):
     return False
 
 
-def _affinity_ok(spec, labels, node_name):
+def _affinity_ok(spec, labels, node_name, fields_only=False):
     """Required node affinity: ``matchExpressions`` on node labels and ``matchFields`` on
-    ``metadata.name`` (the only field the API allows there); terms ORed, requirements ANDed."""
+    ``metadata.name`` (the only field the API allows there); terms ORed, requirements ANDed. ``fields_only``: the
+    NodeAffinity PreFilter's node set (node_affinity.go PreFilter: only when every term names nodes by
+    ``metadata.name In``)."""
     required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
                 .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = required.get("nodeSelectorTerms") or []
+    if fields_only and not all(any(f.get("key") == "metadata.name" and f.get("operator") == "In"
+                                   for f in t.get("matchFields") or []) for t in terms):
+        return True
     if not terms:
         return True
     fields = {"metadata.name": node_name}
     for term in terms:
         ok = True
-        for source, exprs in ((labels, term.get("matchExpressions")), (fields, term.get("matchFields"))):
+        for source, exprs in ((labels, () if fields_only else term.get("matchExpressions")),
+                              (fields, term.get("matchFields"))):
             for expr in exprs or []:
                 have = source.get(expr.get("key"))
                 op, values = expr.get("operator"), expr.get("values") or []
@@ -1642,6 +1788,13 @@ class FakeApiServer(object):
             async with self.emu._lock:
                 self.controller.volcano_queues[name] = dict(capability)
         self.call(put())
+
+    def webhook(self, name, message, match):
+        """A validating admission webhook ``name`` that denies every pod create ``match(pod)`` is true for, with
+        ``message`` (its AdmissionResponse status message): the API answers 'admission webhook "<name>" denied the
+        request: <message>' (apiserver/pkg/admission/plugin/webhook/errors/statuserror.go ToStatusErr), and a
+        controller records it in its FailedCreate event as it does any refusal."""
+        self.controller.webhooks.append((name, message, match))
 
     def forbid(self, verb, plural):
         """Answer ``verb`` on ``plural`` with 403 Forbidden from now on (RBAC without that permission)."""

@@ -626,7 +626,8 @@ def volcano_podgroup(vj, owner):
 
 
 def volcano_min_resources(vj):
-    """calcPGMinResources: the requests of the first minAvailable pods, task by task (integers: devices, cpu)."""
+    """calcPGMinResources: the requests of the first minAvailable pods, task by task (devices as counts, cpu in cores,
+    memory in bytes)."""
     from ansible_collections.aifabric.acceptance.tests.k8s.fake_apiserver import _requests
     spec = vj.get("spec") or {}
     left, total = int(spec.get("minAvailable") or 0), {}
@@ -655,10 +656,10 @@ def volcano_enqueue_refusal(ctl, pg):
         return "queue resource quota insufficient"
     used = ctl._used()
     for res, qty in need.items():
+        if res in ("cpu", "memory") or not any(res in (n.get("allocatable") or {}) for n in ctl.nodes):
+            continue    # the fake's overcommit accounts devices only
         idle = sum(int(str((n.get("allocatable") or {}).get(res, 0))) - used.get((n["name"], res), 0)
                    for n in ctl.nodes)
-        if res in ("cpu", "memory") or not any(res in (n.get("allocatable") or {}) for n in ctl.nodes):
-            continue    # the fake's nodes account devices only
         if qty > idle * VC_OVERCOMMIT_FACTOR:
             return "resource in cluster is overused"
     return None

@@ -156,7 +156,7 @@ class RdmaPlugin(object):
         thash = _template_hash(template)
         owned = [(k, p) for k, p in ctl._owned_pods(md["uid"]) if not p["metadata"].get("deletionTimestamp")]
         eligible = [n for n in ctl.nodes if ctl.fit({"spec": dict(template.get("spec") or {})},
-                                                    dict(n, allocatable={}), {}) is None]
+                                                    dict(n, allocatable={}), {}) == []]
         by_node = {}
         for pkey, pod in await self._roll(ctl, spec, owned, thash, len(eligible)):
             by_node[(pod["metadata"].get("annotations") or {}).get(NODE)] = (pkey, pod)

@@ -149,7 +149,7 @@ def test_volcano_podgroup_not_enqueued_creates_no_pod(fake_k8s, queue, capabilit
     (pg,) = [raw for _g, _v, p, _ns, n, raw in fake_k8s.server.objects() if p == "podgroups"]
     uid = stored(fake_k8s, "jobs", "big")["metadata"]["uid"]
     assert pg["metadata"]["name"] == "big-" + uid and pg["status"]["phase"] == "Pending"
-    assert pg["spec"]["minMember"] == workers + 1 and pg["spec"]["minResources"] == {"nvidia.com/gpu": 8 * workers}
+    assert pg["spec"]["minMember"] == workers + 1 and pg["spec"]["minResources"]["nvidia.com/gpu"] == 8 * workers
     (cond,) = pg["status"]["conditions"]
     gang = "0/0 tasks in gang unschedulable: pod group is not ready, %d minAvailable" % (workers + 1)
     assert (cond["type"], cond["reason"], cond["message"]) == ("Unschedulable", "NotEnoughResources", gang)

@@ -355,3 +355,91 @@ def test_limit_range_defaults_and_max(fake_k8s):
     err = api_error(lambda: core.create_namespaced_pod(NS, body))
     assert err.status == 403
     assert 'pods \\"big\\" is forbidden: maximum cpu usage per Container is 32, but limit is 64' in err.body
+
+
+# --- the scheduler's fit (NodeResourcesFit, NodePorts) and the quota / webhook refusals
+def _sized(name, node=None, gpus=0, cpu=None, memory=None, host_port=None):
+    body = pod(name)
+    c = body["spec"]["containers"][0]
+    limits = dict(({"nvidia.com/gpu": str(gpus)} if gpus else {}), **({"cpu": cpu} if cpu else {}))
+    limits.update({"memory": memory} if memory else {})
+    c["resources"] = {"limits": limits}
+    if host_port:
+        c["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
+    if node:
+        body["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+    return body
+
+
+def _scheduled(fake, name):
+    def cond():
+        found = [p for p in fake.server.pods() if p["metadata"]["name"] == name]
+        for c in (found[0].get("status") or {}).get("conditions") or [] if found else []:
+            if c["type"] == "PodScheduled":
+                return c
+        return None
+    return wait(cond, what="PodScheduled of %s" % name)
+
+
+def test_scheduler_fit_counts_bound_pods_requests_and_host_ports(tmp_path):
+    """NodeResourcesFit: a pod whose cpu/memory/GPU requests exceed the node's allocatable minus the requests of the
+    pods bound there stays Pending (every insufficient resource named); NodePorts: a hostPort a bound pod holds; the
+    nodes the pod's matchFields leave out "didn't satisfy plugin(s) [NodeAffinity]" (its PreFilter result) and
+    preemption is "not helpful" for them (FitError.Error's sorted histogram, upstream's wording: the message below
+    is, to the counts, one a cluster printed - "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't
+    satisfy plugin(s) [NodeAffinity]. preemption: 0/4 nodes are available: 1 No preemption victims found for
+    incoming pod, 3 Preemption is not helpful for scheduling.")."""
+    nodes = gpu_nodes(3, gpus=8)
+    with fake_cluster(tmp_path, nodes=nodes) as fake:
+        core = client.CoreV1Api(fake.api)
+        fake.server.script("hang")
+        core.create_namespaced_pod(NS, _sized("holder", "gpu-node-02", gpus=6, cpu="90", memory="1000Gi",
+                                              host_port=2222))
+        assert _scheduled(fake, "holder")["status"] == "True"
+        core.create_namespaced_pod(NS, _sized("big", "gpu-node-02", gpus=4, cpu="8", memory="32Gi"))
+        core.create_namespaced_pod(NS, _sized("port", "gpu-node-02", host_port=2222))
+        core.create_namespaced_pod(NS, _sized("fits", "gpu-node-02", gpus=2, cpu="6", memory="24Gi",
+                                              host_port=2223))
+        big, port = _scheduled(fake, "big"), _scheduled(fake, "port")
+        assert _scheduled(fake, "fits")["status"] == "True"
+        assert big["status"] == "False" and big["reason"] == "Unschedulable"
+        assert big["message"] == (
+            "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Insufficient nvidia.com/gpu, "
+            "2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption "
+            "victims found for incoming pod, 2 Preemption is not helpful for scheduling."), big["message"]
+        assert port["message"] == (
+            "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) "
+            "didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims "
+            "found for incoming pod, 2 Preemption is not helpful for scheduling."), port["message"]
+        events = [e for e in fake.server.events() if e["reason"] == "FailedScheduling"]
+        assert {e["involvedObject"]["name"] for e in events} == {"big", "port"}
+        assert all(e["type"] == "Warning" and e["source"]["component"] == "default-scheduler" for e in events)
+        core.delete_namespaced_pod("holder", NS)      # its requests and port are free again: both bind
+        assert wait(lambda: _scheduled(fake, "big")["status"] == "True" and _scheduled(fake, "port")["status"]
+                    == "True", what="rescheduling")
+
+
+def test_quota_exceeded_and_webhook_denial_in_upstream_words(fake_k8s):
+    """ResourceQuota: a pod whose requests on top of the namespace's unfinished pods pass ``hard`` is refused with
+    "exceeded quota: Q, requested: ..., used: ..., limited: ..." (only the exceeded resources); a validating webhook's
+    denial is 'admission webhook "N" denied the request: M' (no "is forbidden" prefix: ToStatusErr's own status)."""
+    core = client.CoreV1Api(fake_k8s.api)
+    fake_k8s.server.script("hang")
+    fake_k8s.server.quota(NS, {"requests.nvidia.com/gpu": "4", "requests.cpu": "64"})
+    core.create_namespaced_pod(NS, _sized("one", gpus=4, cpu="8"))
+    err = api_error(lambda: core.create_namespaced_pod(NS, _sized("two", gpus=2, cpu="8")))
+    assert err.status == 403
+    assert ('pods \\"two\\" is forbidden: exceeded quota: compute-resources, requested: requests.nvidia.com/gpu=2, '
+            'used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4') in err.body, err.body
+    fake_k8s.server.webhook("validation.gatekeeper.sh", '[require-owner] you must provide labels: {"owner"}',
+                            lambda p: p["metadata"].get("name", "").startswith("deny"))
+    err = api_error(lambda: core.create_namespaced_pod(NS, _sized("deny-me")))
+    assert ('admission webhook \\"validation.gatekeeper.sh\\" denied the request: [require-owner] you must provide '
+            'labels: {\\"owner\\"}') in err.body and "is forbidden" not in err.body, err.body
+    client.BatchV1Api(fake_k8s.api).create_namespaced_job(NS, job("deny-job", containers=[
+        {"name": "main", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}]))
+    events = wait(lambda: [e for e in core.list_namespaced_event(NS).items if e.reason == "FailedCreate"],
+                  what="FailedCreate")
+    assert re.match(r'Error creating: admission webhook "validation.gatekeeper.sh" denied the request: '
+                    r'\[require-owner\]', events[0].message), events[0].message

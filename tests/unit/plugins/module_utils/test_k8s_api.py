@@ -177,7 +177,8 @@ def test_pinning_by_match_fields_node_name(fake_k8s):
     out = {o["labels"]["job-name"]: o for o in outcomes}
     assert (out["pinned"]["outcome"], out["pinned"]["node"]) == ("succeeded", "gpu-node-03")
     assert out["lost"]["outcome"] == "unschedulable"
-    assert "4 node(s) didn't match Pod's node affinity/selector" in out["lost"]["message"]
+    # a name no node has: the NodeAffinity PreFilter's node set holds no node of the snapshot (schedule_one.go)
+    assert "4 node(s) didn't satisfy plugin(s) [NodeAffinity]" in out["lost"]["message"]
     assert k8s_api.cleanup(fake_k8s.api, NS, run, timeout_s=10) == []
     assert fake_k8s.leftovers(run) == []
 
