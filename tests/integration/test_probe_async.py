@@ -6,8 +6,9 @@ forks; a job that outlives its limit is reported, not waited on for ever.
 test_probe_jobs_overlap_with_one_fork: acceptance.yml --tags probe on four hosts with forks 1 (ANSIBLE_FORKS),
 each host's probe made slow by a stand-in Python in probe_options.pythons (it sleeps PROBE_SLEEP_S, then is the
 hosts' python3: the package probe runs it). Each host's stand-in writes when it started and ended: with
-probe_async every host's probe runs at the same time (one moment inside all four spans, the run about one host's
-probe long); with probe_async: false (as before) they run one after the other (no two spans overlap). The records of
+probe_async every host's probe runs at the same time (one moment inside all four spans); with probe_async: false
+(as before) they run one after the other (no two spans overlap). The wall times are printed, not asserted (a loaded
+machine; bench/e2e_model.py measures them). The check before the run says what forks 1 costs. The records of
 the two runs are the same, field by field, less what differs between any two runs of the probe (started,
 duration_s, the readings of what changes by itself: free memory, the load, uptime).
 
@@ -134,7 +135,8 @@ def test_probe_jobs_overlap_with_one_fork(fleet, controller, tmp_path):
     plain_records, plain_spans, plain_wall, _out = runs[False]
     ordered = sorted(plain_spans.values())
     assert all(one[1] <= two[0] for one, two in zip(ordered, ordered[1:])), plain_spans    # one after the other
-    assert plain_wall - wall > 2 * PROBE_SLEEP_S, (plain_wall, wall)
+    # the check before the run says what the forks cost, and how to raise them
+    assert "forks 1 for 4 hosts" in log and "ansible-playbook -f 4" in log, tail(out)
     # every host probed, and the same records, field by field
     assert set(r["host"] for r in records) == set(h.name for h in fleet.hosts)
     assert [r for r in records if r["check"] == "env.python_packages"], sorted(set(r["check"] for r in records))

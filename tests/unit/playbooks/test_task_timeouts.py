@@ -89,7 +89,6 @@ def gpu_wait_timeout(limit):
 # the probe role's steps -> their worst case with every variable at its default
 PROBE_LIMITS = {
     "Probe OS, CPU, memory, GPUs, RDMA and software": ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    "Learn the fabric topology of this host (its LLDP neighbours, its declared ports)": TOPOLOGY + MARGIN,
 }
 
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
@@ -98,6 +97,9 @@ EXPECTED = {
     **dict((("acceptance_ssh.yml", "aifabric.acceptance.probe : Start - " + name), 60 + MARGIN) for name in PROBE_LIMITS),
     **dict((("acceptance_ssh.yml", "aifabric.acceptance.probe : " + name), gpu_wait_timeout(limit))
            for name, limit in PROBE_LIMITS.items()),
+    # the topology step: one short pipelined task per host (a job's start and wait cost more than its run)
+    ("acceptance_ssh.yml", "aifabric.acceptance.probe : Learn the fabric topology of this host (its LLDP neighbours, its declared ports)"):
+        TOPOLOGY + MARGIN,
     # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and the wait for its job (the
     # wait, then its last poll and the job file's removal, each bounded by the margin, at least 30 s, + 6 s; + 30 s);
     # the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
@@ -308,7 +310,7 @@ def _probe_rows(rows):
 
 
 def test_probe_steps_run_as_bounded_jobs():
-    """probe_async (the default): the probe and the topology step as the GPU stage's checks - the job may run for the
+    """probe_async (the default): the probe as the GPU stage's checks - the job may run for the
     step's worst case, its wait that + 30 s, each poll bounded by the margin (at least 30 s), polled every 2 s."""
     rows = _probe_rows(ROWS)
     for name, limit in PROBE_LIMITS.items():
@@ -322,7 +324,7 @@ def test_probe_steps_run_as_bounded_jobs():
 
 
 def test_probe_steps_without_async_have_their_worst_case_as_timeout():
-    """probe_async: false: the start is the run itself (async 0), limited by the step's worst case, as before."""
+    """probe_async: false: the start is the run itself (async 0), limited by its worst case, as before."""
     rows = _probe_rows(load_tasks({"probe_async": False}))
     for name, limit in PROBE_LIMITS.items():
         start = rows["Start - " + name]
