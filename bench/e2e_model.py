@@ -43,6 +43,7 @@ Needs root (network namespaces), Open MPI's mpirun. Run from the collection root
 
     PYTHONPATH=/tmp/aif-dev .venv/bin/python bench/e2e_model.py            # about 12 minutes on 2 CPUs
 Prints the measured runs, the fit and the projection; writes bench/results/e2e_model.json.
+--probe-sync measures the probe with probe_async: false (as before the role had it: forks hosts at a time).
 --stages gpu (for example) measures those stages only and writes bench/results/e2e_model.<stages>.json; then
 --rows-from bench/results/e2e_model.json --stage-rows-from bench/results/e2e_model.gpu.json fits and projects the
 earlier rows with those stages' rows replaced by the new ones (same hosts and forks).
