@@ -43,6 +43,7 @@ Needs root (network namespaces), Open MPI's mpirun. Run from the collection root
 
     PYTHONPATH=/tmp/aif-dev .venv/bin/python bench/e2e_model.py            # about 12 minutes on 2 CPUs
 Prints the measured runs, the fit and the projection; writes bench/results/e2e_model.json.
+--probe-sync measures the probe with probe_async: false (as before the role had it: forks hosts at a time).
 --stages gpu (for example) measures those stages only and writes bench/results/e2e_model.<stages>.json; then
 --rows-from bench/results/e2e_model.json --stage-rows-from bench/results/e2e_model.gpu.json fits and projects the
 earlier rows with those stages' rows replaced by the new ones (same hosts and forks).
@@ -279,7 +280,7 @@ def rdma_span(log, pair_s):
             "overhead_per_round_s": round((span - rounds * pair_s) / rounds, 3) if rounds else None}
 
 
-def one_size(controller, n, forks_list, pair_s, stages=STAGES):
+def one_size(controller, n, forks_list, pair_s, stages=STAGES, probe_async=True):
     work = _Path(tempfile.mkdtemp(prefix="e2e-model-%d-" % n))
     rows = []
     with netns.Fleet(n) as fleet:
@@ -305,7 +306,7 @@ def one_size(controller, n, forks_list, pair_s, stages=STAGES):
             tag = "f%d" % forks
             row = {"hosts": n, "forks": forks, "loadavg_before": [round(x, 2) for x in load], "stages": {}}
             if "probe" in stages:
-                _probe_stage(fleet, controller, work, tag, inventory, forks, row)
+                _probe_stage(fleet, controller, work, tag, inventory, forks, row, probe_async)
             if "gpu" in stages:
                 res, _path = run_playbook(fleet, controller, work, tag + "-gpu", "playbooks/gpu.yml", inventory,
                                           {"gpu_hosts": fleet.group, "gpu_run_probe": False, "gpu_async": True}, forks)
@@ -321,10 +322,13 @@ def one_size(controller, n, forks_list, pair_s, stages=STAGES):
     return rows
 
 
-def _probe_stage(fleet, controller, work, tag, inventory, forks, row):
-    """acceptance.yml --tags probe; the probe's own tool time per host (the fleet's Python and packages)."""
+def _probe_stage(fleet, controller, work, tag, inventory, forks, row, probe_async=True):
+    """acceptance.yml --tags probe (probe_async as given: the role's default, true, or false as before it); the
+    probe's own tool time per host (the fleet's Python and packages)."""
     res, probe_results = run_playbook(fleet, controller, work, tag + "-probe", "playbooks/acceptance.yml",
-                                      inventory, {"acceptance_hosts": fleet.group}, forks, ("--tags", "probe"))
+                                      inventory, {"acceptance_hosts": fleet.group, "probe_async": probe_async}, forks,
+                                      ("--tags", "probe"))
+    res["probe_async"] = probe_async
     with open(probe_results, encoding="utf-8") as handle:
         probe_tool = _distinct_durations(json.load(handle)["records"], ("env.",))
     res["tool_s_per_host"] = round(max(probe_tool.values()), 3) if probe_tool else 0.0
@@ -349,23 +353,30 @@ def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, mor
     row["stages"]["report"] = res
 
 
-def _merged(rows, path):
-    """The rows with the stages of ``path``'s rows (same hosts and forks) put in place of theirs."""
+def _merged(rows, paths):
+    """The rows with the stages of each of ``paths``' rows (same hosts and forks) put in place of theirs, in order."""
+    for path in paths:
+        rows = _merged_one(rows, path)
+    return rows
+
+
+def _merged_one(rows, path):
     with open(path, encoding="utf-8") as handle:
         newer = dict(((r["hosts"], r["forks"]), r) for r in json.load(handle)["rows"])
     missing = [(r["hosts"], r["forks"]) for r in rows if (r["hosts"], r["forks"]) not in newer]
     if missing:
         raise SystemExit("%s has no row for (hosts, forks) %s" % (path, missing))
     return [dict(r, stages=dict(r["stages"], **newer[(r["hosts"], r["forks"])]["stages"]),
-                 stage_rows_from={"path": os.path.relpath(path, REPO),
-                                  "stages": sorted(newer[(r["hosts"], r["forks"])]["stages"]),
-                                  "loadavg_before": newer[(r["hosts"], r["forks"])]["loadavg_before"]})
+                 stage_rows_from=r.get("stage_rows_from", []) + [{
+                     "path": os.path.relpath(path, REPO), "stages": sorted(newer[(r["hosts"], r["forks"])]["stages"]),
+                     "loadavg_before": newer[(r["hosts"], r["forks"])]["loadavg_before"]}])
             for r in rows]
 
 
 def _write_partial(rows, args, started):
     """Some stages only: their rows (no fit: the model needs every stage), for --stage-rows-from."""
-    name = "e2e_model.%s.json" % "-".join(s for s in STAGES if s in args.stages)
+    name = "e2e_model.%s%s.json" % ("-".join(s for s in STAGES if s in args.stages),
+                                    "" if args.probe_async else ".probe-sync")
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
               "stages": list(args.stages), "rows": rows}
@@ -443,6 +454,9 @@ def fit(rows):
     # the GPU stage measured with gpu_async: each host's tools start with its job, all at once (rows without the key
     # were measured before the role had it: the tools ran forks hosts at a time)
     model["gpu"]["async"] = all(r["stages"]["gpu"].get("gpu_async", False) for r in rows)
+    # the probe measured with probe_async: every host's probe runs at the same time (rows without the key: forks hosts
+    # at a time, as before the role had it)
+    model["probe"]["async"] = all(r["stages"]["probe"].get("probe_async", False) for r in rows)
     return model
 
 
@@ -450,7 +464,7 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
     """The real tools' time at n nodes (what the fakes do not take), per stage."""
     waves = math.ceil(n / forks)
     return {
-        "probe": waves * max(0.0, inputs["probe_tool_s_per_host"] - fleet_probe_tool_s),
+        "probe": (1 if model["probe"].get("async") else waves) * max(0.0, inputs["probe_tool_s_per_host"] - fleet_probe_tool_s),
         "gpu": (1 if model["gpu"].get("async") else waves) * inputs["gpu_stage_tool_s_per_host"],
         "rdma": rdma_rounds * (inputs["perftest_pair_s"] + model["rdma"]["overhead_per_round_s"]),
         # the fleet's screen runs (no bad node: one round) already hold one round's mpirun launch (real Open MPI
@@ -575,8 +589,12 @@ def main(argv=None):
                         help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
                         help="the stages to measure (a subset writes e2e_model.<stages>.json, no fit)")
-    parser.add_argument("--stage-rows-from", default=None,
-                        help="with --rows-from: the stages these rows hold replace the earlier rows' (same hosts, forks)")
+    parser.add_argument("--stage-rows-from", nargs="+", default=None,
+                        help="with --rows-from: the stages these rows hold replace the earlier rows' (same hosts, forks), "
+                             "file after file")
+    parser.add_argument("--probe-sync", dest="probe_async", action="store_false",
+                        help="measure the probe with probe_async: false (as before the role had it); its rows go to "
+                             "e2e_model.<stages>.probe-sync.json")
     parser.add_argument("--report-1000-s", type=float, default=10.1,
                         help="report.yml at 1000 hosts x 101 records, measured for issue 26 item 3")
     args = parser.parse_args(argv)
@@ -596,7 +614,7 @@ def main(argv=None):
             raise SystemExit("cannot run: " + "; ".join(problems))
         rows = []
         for n in args.sizes:
-            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s, args.stages))
+            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s, args.stages, args.probe_async))
         if set(args.stages) != set(STAGES):
             return _write_partial(rows, args, started)
     model = fit(rows)

@@ -87,10 +87,18 @@ def gpu_wait_timeout(limit):
     return limit + 30 + 2 * (GPU_POLL_BOUND + 6) + 30
 
 
+# the probe role's steps -> their worst case with every variable at its default
+PROBE_LIMITS = {
+    "Probe OS, CPU, memory, GPUs, RDMA and software": ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+}
+
 # (playbook, task name) -> its timeout with every variable at its default, from the modules' own limits
 EXPECTED = {
-    ("acceptance_ssh.yml", "aifabric.acceptance.probe : Probe OS, CPU, memory, GPUs, RDMA and software"):
-        ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    # the probe (probe_async, the default): as the GPU stage, each step's start and the wait for its job
+    **dict((("acceptance_ssh.yml", "aifabric.acceptance.probe : Start - " + name), 60 + MARGIN) for name in PROBE_LIMITS),
+    **dict((("acceptance_ssh.yml", "aifabric.acceptance.probe : " + name), gpu_wait_timeout(limit))
+           for name, limit in PROBE_LIMITS.items()),
+    # the topology step: one short pipelined task per host (a job's start and wait cost more than its run)
     ("acceptance_ssh.yml", "aifabric.acceptance.probe : Learn the fabric topology of this host (its LLDP neighbours, its declared ports)"):
         TOPOLOGY + MARGIN,
     # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and the wait for its job (the
@@ -293,5 +301,32 @@ def test_gpu_checks_without_async_have_their_worst_case_as_timeout():
     """gpu_async: false: the start is the run itself (async 0), limited by the check's worst case, as before."""
     rows = _gpu_rows(load_tasks({"gpu_async": False}))
     for name, limit in GPU_LIMITS.items():
+        start = rows["Start - " + name]
+        assert (start["timeout"], start["async"]) == (limit, 0), (name, start)
+
+
+def _probe_rows(rows):
+    return dict((r["task"].split(" : ", 1)[1], r) for r in rows
+                if r["source"] == "acceptance_ssh.yml" and r["task"].startswith("aifabric.acceptance.probe : "))
+
+
+def test_probe_steps_run_as_bounded_jobs():
+    """probe_async (the default): the probe as the GPU stage's checks - the job may run for the
+    step's worst case, its wait that + 30 s, each poll bounded by the margin (at least 30 s), polled every 2 s."""
+    rows = _probe_rows(ROWS)
+    for name, limit in PROBE_LIMITS.items():
+        start, wait = rows["Start - " + name], rows[name]
+        assert (start["async"], start["poll"]) == (limit, 0), (name, start)
+        assert wait["action"] == "aifabric.acceptance.job_wait", (name, wait)
+        args = wait["args"]
+        assert (args["wait_timeout_s"], args["poll_s"], args["poll_timeout_s"], args["unreachable_after_polls"],
+                args["cleanup"]) == (limit + 30, 2, GPU_POLL_BOUND, 2, True), (name, args)
+        assert wait["timeout"] > job_wait.worst_case_s(args["wait_timeout_s"], args["poll_timeout_s"]), (name, wait)
+
+
+def test_probe_steps_without_async_have_their_worst_case_as_timeout():
+    """probe_async: false: the start is the run itself (async 0), limited by its worst case, as before."""
+    rows = _probe_rows(load_tasks({"probe_async": False}))
+    for name, limit in PROBE_LIMITS.items():
         start = rows["Start - " + name]
         assert (start["timeout"], start["async"]) == (limit, 0), (name, start)

@@ -1,0 +1,184 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The probe starts on every host at once (probe_async, the role probe's default), so its time does not grow with
+forks; a job that outlives its limit is reported, not waited on for ever.
+
+test_probe_jobs_overlap_with_one_fork: acceptance.yml --tags probe on four hosts with forks 1 (ANSIBLE_FORKS),
+each host's probe made slow by a stand-in Python in probe_options.pythons (it sleeps PROBE_SLEEP_S, then is the
+hosts' python3: the package probe runs it). Each host's stand-in writes when it started and ended: with
+probe_async each host's probe begins while the one begun before it still runs (its start does not wait for it);
+with probe_async: false (as before) they run one after the other (no two spans overlap). The wall times are printed, not asserted (a loaded
+machine; bench/e2e_model.py measures them). The check before the run says what forks 1 costs. The records of
+the two runs are the same, field by field, less what differs between any two runs of the probe (started,
+duration_s, the available memory, the time stamp of lldpctl's warning quoted in the topology's reason).
+
+test_job_past_its_limit_is_reported: the GPU stage's GEMM (the same start + aifabric.acceptance.job_wait as the
+probe's) on two hosts, its limit gpu_gemm.timeout_s + 10 s + aifabric_task_margin_s; on one host the GEMM module
+itself is stopped (SIGSTOP from its stand-in Python: a module that hangs where no timeout of its own reaches it).
+async_wrapper kills it at the job's limit and the wait reports it ("Timeout exceeded", an error record of that
+host) long before the run's hang limit; the other host's check is what it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet import (
+    assert_nothing_left, assert_valid_records, finish, load_report, records_of, schema_validator, start, tail)
+
+PROBE_SLEEP_S = 15
+RUN_LIMIT_S = 300
+VOLATILE = ("started", "duration_s")
+# readings of the host that change by themselves between two runs (env.memory's available memory): compared by
+# presence, not value; and the time stamps of a tool's own messages quoted in a reason (lldpctl's warning)
+DRIFTING = ("mem_available_bytes",)
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+STAND_IN = """#!/bin/sh
+# aifabric.acceptance integration test (throwaway): a slow Python for the probe of {host}
+date +%s.%N >> {spans}.start
+sleep {sleep_s}
+date +%s.%N >> {spans}.end
+exec /usr/bin/python3 "$@"
+"""
+
+STOP_MODULE = """#!/bin/sh
+# aifabric.acceptance integration test (throwaway): the GEMM's Python on {host} stops the module that runs it
+pid=$PPID
+while [ "$pid" -gt 1 ]; do
+  if tr '\\000' ' ' < /proc/$pid/cmdline | grep -q AnsiballZ_gemm_bench; then
+    echo "$pid" >> {stopped}
+    kill -STOP "$pid"
+    exit 0
+  fi
+  pid=$(awk '/^PPid:/ {{print $2}}' /proc/$pid/status)
+done
+exit 1
+"""
+
+
+def _script(host, name, text, **fields):
+    path = os.path.join(host.workdir, name)
+    with open(path, "w") as handle:
+        handle.write(text.format(host=host.name, **fields))
+    os.chmod(path, 0o755)
+    return path
+
+
+def _spans(fleet):
+    """{host: (start, end)} of each host's stand-in Python (the first run of it)."""
+    out = {}
+    for host in fleet.hosts:
+        base = os.path.join(host.workdir, "probe-python")
+        with open(base + ".start") as first, open(base + ".end") as last:
+            out[host.name] = (float(first.readline()), float(last.readline()))
+        os.unlink(base + ".start")
+        os.unlink(base + ".end")
+    return out
+
+
+def _run(fleet, controller, tmp_path, name, argv, forks, async_dir):
+    report_dir = tmp_path / name
+    out = str(tmp_path / (name + ".log"))
+    env = controller.env(fleet, report_dir, extra={"ANSIBLE_FORKS": str(forks), "ANSIBLE_ASYNC_DIR": async_dir})
+    began = time.monotonic()
+    rc = finish(start(fleet, argv, env, out, controller.repo), RUN_LIMIT_S, out)
+    return rc, time.monotonic() - began, out, report_dir
+
+
+def comparable(records):
+    """Records less what differs between any two runs of the probe, sorted."""
+    out = []
+    for rec in records:
+        rec = dict((k, v) for k, v in rec.items() if k not in VOLATILE)
+        for part in ("metrics", "facts"):
+            if isinstance(rec.get(part), dict):
+                rec[part] = dict((k, "<drifts>" if k in DRIFTING else v) for k, v in rec[part].items())
+        out.append(STAMP.sub("<time>", json.dumps(rec, sort_keys=True)))
+    return sorted(out)
+
+
+@pytest.mark.fleet(n=4)
+def test_probe_jobs_overlap_with_one_fork(fleet, controller, tmp_path):
+    validator = schema_validator(controller)
+    stand_ins = dict((h.name, {"probe_options": json.dumps({"pythons": [_script(
+        h, "probe-python.sh", STAND_IN, spans=os.path.join(h.workdir, "probe-python"), sleep_s=PROBE_SLEEP_S)]})})
+        for h in fleet.hosts)
+    inventory = str(tmp_path / "inventory.ini")
+    fleet.write_inventory(path=inventory)
+    os.makedirs(tmp_path / "host_vars")
+    for name, variables in stand_ins.items():
+        (tmp_path / "host_vars" / (name + ".yml")).write_text(
+            "probe_options: %s\n" % variables["probe_options"])
+    async_dir = os.path.join(fleet.dir, "async-jobs")
+    runs = {}
+    for mode in (True, False):
+        argv = controller.playbook_argv("playbooks/acceptance.yml", inventory, "--tags", "probe", "-e",
+                                        json.dumps({"acceptance_hosts": fleet.group, "probe_async": mode}))
+        rc, wall, out, report_dir = _run(fleet, controller, tmp_path, "async" if mode else "plain", argv, 1, async_dir)
+        assert rc == 0, "ansible-playbook rc %d:\n%s" % (rc, tail(out))
+        records = records_of(load_report(report_dir, out)[1])
+        assert_valid_records(records, validator)
+        runs[mode] = (records, _spans(fleet), wall, out)
+
+    records, spans, wall, out = runs[True]
+    log = open(out).read()
+    assert "TASK [aifabric.acceptance.probe : Start - Probe OS, CPU, memory, GPUs, RDMA and software]" in log
+    assert "FAILED - RETRYING" not in log
+    # each host's probe began before the one begun before it had ended: no start waited for a probe (on a loaded
+    # machine a start takes seconds: all four at one moment would ask for a longer stand-in)
+    begun = sorted(spans.values())
+    assert all(two[0] < one[1] for one, two in zip(begun, begun[1:])), spans
+    plain_records, plain_spans, plain_wall = runs[False][:3]
+    ordered = sorted(plain_spans.values())
+    assert all(one[1] <= two[0] for one, two in zip(ordered, ordered[1:])), plain_spans    # one after the other
+    # the check before the run says what the forks cost, and how to raise them
+    assert "forks 1 for 4 hosts" in log and "ansible-playbook -f 4" in log, tail(out)
+    # every host probed, and the same records, field by field
+    assert set(r["host"] for r in records) == set(h.name for h in fleet.hosts)
+    probed = [r["host"] for r in records if r["check"] == "env.python" and r["target"].endswith("probe-python.sh")]
+    assert sorted(probed) == sorted(h.name for h in fleet.hosts), probed        # each host's stand-in ran
+    ours, theirs = comparable(records), comparable(plain_records)
+    assert ours == theirs, [line for line in ours if line not in theirs][:3] + ["--"] + \
+        [line for line in theirs if line not in ours][:3]
+    left = os.listdir(async_dir) if os.path.isdir(async_dir) else []
+    assert not left, "job files left in ANSIBLE_ASYNC_DIR: %s" % left
+    print("probe, 4 hosts, forks 1, %d s a host's probe: probe_async %.1f s, probe_async: false %.1f s"
+          % (PROBE_SLEEP_S, wall, plain_wall))
+    assert_nothing_left(fleet)
+
+
+MARGIN_S = 5
+GEMM_TIMEOUT_S = 1
+JOB_LIMIT_S = GEMM_TIMEOUT_S + 10 + MARGIN_S       # the role gpu's __gpu_limit_s of the GEMM
+
+
+@pytest.mark.fleet(n=2)
+def test_job_past_its_limit_is_reported(fleet, controller, tmp_path):
+    validator = schema_validator(controller)
+    stuck = fleet.hosts[0]
+    stopped = os.path.join(stuck.workdir, "stopped")
+    python = _script(stuck, "gemm-python.sh", STOP_MODULE, stopped=stopped)
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars={stuck.name: {"gpu_python": python}})
+    variables = {"gpu_hosts": fleet.group, "gpu_checks": ["gemm"], "gpu_run_probe": False, "gpu_async_poll_s": 1,
+                 "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S}
+    argv = controller.playbook_argv("playbooks/gpu.yml", inventory, "-e", json.dumps(variables))
+    rc, wall, out, report_dir = _run(fleet, controller, tmp_path, "stuck", argv, 5, os.path.join(fleet.dir, "jobs"))
+    assert rc == 2, "ansible-playbook must fail the stuck host (rc 2), got %d:\n%s" % (rc, tail(out))
+    assert os.path.exists(stopped), "the GEMM module was never stopped:\n%s" % tail(out)
+    assert wall < JOB_LIMIT_S + 90, wall        # the job's limit, a poll or two and the play's own work
+    records = records_of(load_report(report_dir, out)[1])
+    assert_valid_records(records, validator)
+    mine = [r for r in records if r["host"] == stuck.name]
+    errors = [r for r in mine if r["status"] == "error" and "Timeout exceeded" in (r.get("reason") or "")]
+    assert errors, mine
+    assert errors[0]["params"]["task"] == "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU", errors
+    other = [r for r in records if r["host"] == fleet.hosts[1].name and r["check"].startswith("gpu.gemm")]
+    assert other and all(r["status"] != "error" for r in other), other
+    print("gpu.yml, the GEMM module stopped on %s: reported after %.1f s (job limit %d s)" % (stuck.name, wall, JOB_LIMIT_S))
+    assert_nothing_left(fleet)
