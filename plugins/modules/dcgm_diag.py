@@ -98,7 +98,9 @@ def _dcgm(module):
     if params["from_output"]:
         records = dcgm.from_output(params["from_output"], params)
         return dict(changed=False, results=records, counts=results.count(records))
-    which = lambda name: module.get_bin_path(name, required=False)  # noqa: E731
+
+    def which(name):
+        return module.get_bin_path(name, required=False)
     if module.check_mode:
         dcgmi = params["dcgmi_path"] or which("dcgmi")
         return dict(changed=False, cmd=dcgm.diag_argv(dcgmi, params) if dcgmi else None, results=[], counts={})

@@ -95,7 +95,9 @@ def test_port_counters_pod_on_this_machine_gives_the_module_records(monkeypatch)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: None)
     ssh = run_main(port_counters_module.main, {"phase": "before", "ethtool": False}).kwargs["results"]
     pod = pod_records("port_counters", {"phase": "before", "ethtool": False})
-    strip = lambda r: dict(tkp._stable(r), facts={})  # noqa: E731  (the snapshot's time differs)
+
+    def strip(record):      # the snapshot's time differs
+        return dict(tkp._stable(record), facts={})
     assert [strip(r) for r in pod] == [strip(r) for r in ssh]
 
 
@@ -115,8 +117,10 @@ def test_port_counters_after_pod_judges_its_own_node_on_a_test_tree(tmp_path):
     ssh = port_counters.records(after_host, dict(options, before=before))
     pod = pod_records("port_counters", options, root=str(after_root))
     # the window's length (and so the rate per hour in the reason) is the only thing that differs
-    strip = lambda r: dict(tkp._stable(r), metrics=dict(r["metrics"], window_s=None),  # noqa: E731
-                           reason=re.sub(r" \([0-9.]+ per hour\)", "", r["reason"] or ""))
+
+    def strip(record):
+        return dict(tkp._stable(record), metrics=dict(record["metrics"], window_s=None),
+                    reason=re.sub(r" \([0-9.]+ per hour\)", "", record["reason"] or ""))
     assert [strip(r) for r in pod] == [strip(r) for r in ssh]
     assert [(r["host"], r["target"], r["status"]) for r in pod] == [(NODE, "mlx5_0/1", "fail")]
 

@@ -53,8 +53,8 @@ def healthy():
 
 
 def test_reader_on_real_values_keeps_every_counter(tmp_path):
-    host = sysfs(tmp_path, {"mlx5_1/1": {"counters": gpud_counters(), "hw_counters": {"out_of_buffer": "0",
-                                                                                        "np_cnp_sent": "17"}}})
+    hw_counters = {"out_of_buffer": "0", "np_cnp_sent": "17"}
+    host = sysfs(tmp_path, {"mlx5_1/1": {"counters": gpud_counters(), "hw_counters": hw_counters}})
     snap = tool.snapshot(host, {"ethtool": True})
     port = snap["ports"]["mlx5_1/1"]
     assert port["counters"]["port_xmit_data"] == 205143497464492 and port["counters"]["link_downed"] == 255
