@@ -55,9 +55,12 @@ def _ethtool(host, tool, netdev, timeout_s, port):
         port["unread"]["ethtool"] = "ethtool -S %s ran past %d s: %s" % (netdev, timeout_s, exc)
         return
     parsed = parser.parse_ethtool_stats(run.stdout)
-    if run.rc != 0 or parsed["error"]:
+    if run.rc != 0:
         said = (run.output or "").strip().splitlines()[-1:] or [""]
-        port["unread"]["ethtool"] = "ethtool -S %s exited %s: %s" % (netdev, run.rc, parsed["error"] or said[0][:200])
+        port["unread"]["ethtool"] = "ethtool -S %s exited %s: %s" % (netdev, run.rc, said[0][:200])
+        return
+    if parsed["error"]:
+        port["unread"]["ethtool"] = "ethtool -S %s: %s" % (netdev, parsed["error"])
         return
     port["ethtool"] = parsed["counters"]
 

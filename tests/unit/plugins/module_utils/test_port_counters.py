@@ -17,6 +17,8 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.par
 
 MLX5 = read(parser_fixture("port_counters", "ethq-issue8-mlx5_core-cx4-ubuntu18.04-ethtool-S-head.txt"))
 BE2NET = read(parser_fixture("port_counters", "ethq-issue7-be2net-ethtool-S-head.txt"))
+VIRTIO = read(parser_fixture("port_counters", "ethtool-6.1-virtio_net-eth0-S.txt"))
+NO_STATS = read(parser_fixture("port_counters", "ethtool-6.1-lo-S-no-stats.txt"))
 
 
 def gpud_counters():
@@ -75,12 +77,14 @@ def test_ethtool_stats_on_real_outputs():
     assert parsed["error"] is None and parsed["counters"]["rx_bytes"] == 2195783498134 and len(parsed["counters"]) == 23
     parsed = parser.parse_ethtool_stats(BE2NET)
     assert parsed["counters"]["rx_pause_frames"] == 0 and parsed["counters"]["rx_dropped_too_short"] == 5710
-    assert parser.parse_ethtool_stats("no stats available\n")["error"]
+    parsed = parser.parse_ethtool_stats(VIRTIO)
+    assert parsed["error"] is None and parsed["counters"]["tx0_kicks"] > 0 and len(parsed["counters"]) == 20
+    assert parser.parse_ethtool_stats(NO_STATS)["error"] == "no 'NIC statistics:' header (not an ethtool -S output)"
     assert parser.parse_value("N/A (no PMA)\n") == (None, "not a number: 'N/A (no PMA)'")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=mutated(MLX5) | mutated(BE2NET))
+@given(text=mutated(MLX5) | mutated(BE2NET) | mutated(VIRTIO))
 def test_fuzz_ethtool_never_raises(text):
     parsed = parser.parse_ethtool_stats(text)
     assert parsed["error"] or parsed["counters"]
@@ -135,3 +139,24 @@ def test_no_rdma_device_is_skip_and_after_needs_before(tmp_path):
     assert tool.records(host, {"phase": "before"})[0]["status"] == "skip"
     host = sysfs(tmp_path, {"mlx5_0/1": {"counters": healthy()}})
     assert tool.records(host, {"phase": "after", "before": None})[0]["status"] == "error"
+
+
+def test_a_ports_netdev_is_read_with_ethtool_and_a_driver_without_stats_is_unread(tmp_path):
+    """The port's interface (device/net/<netdev>) is asked ``ethtool -S`` (the real outputs of a virtio_net and of
+    lo); exit status 94 "no stats available" leaves the port's sysfs counters and says why in facts.unread."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
+    calls = []
+
+    def run(argv, timeout_s):
+        calls.append((list(argv), timeout_s))
+        if argv[-1] == "eth0":
+            return Run(list(argv), 0, VIRTIO, "", 0.01)
+        return Run(list(argv), 94, "", NO_STATS, 0.01)
+    host = sysfs(tmp_path, {"mlx5_0/1": {"counters": healthy()}, "mlx5_1/1": {"counters": healthy()}})
+    for dev, netdev in (("mlx5_0", "eth0"), ("mlx5_1", "lo")):
+        os.makedirs(os.path.join(str(tmp_path), "sys/class/infiniband", dev, "device/net", netdev))
+    host = env_probe.Host(root=str(tmp_path), run=run, which=lambda name: "/usr/sbin/ethtool")
+    snap = tool.snapshot(host, {"ethtool": True, "timeout_s": 7})
+    assert calls == [(["/usr/sbin/ethtool", "-S", "eth0"], 7), (["/usr/sbin/ethtool", "-S", "lo"], 7)]
+    assert snap["ports"]["mlx5_0/1"]["ethtool"]["rx_kicks"] > 0
+    assert snap["ports"]["mlx5_1/1"]["ethtool"] == {} and "no stats available" in snap["ports"]["mlx5_1/1"]["unread"]["ethtool"]
