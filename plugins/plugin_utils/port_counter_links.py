@@ -59,18 +59,24 @@ def erroring_ports(records):
     return out
 
 
-def slow_pairs(records, config, host, device):
-    """[(check, peer, value, median)] of the host's low pairs on ``device``'s rail, as attribution judges them."""
+def matrices(records, config):
+    """{rail: [Matrix]}: every pairwise matrix of the run as attribution judges it (attribution.collect_edges /
+    judge), once, by its rail."""
     opts = attribution.settings(config)
-    out = []
+    out = {}
     for (check, target), group in sorted(attribution.collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        if target != device:
-            continue
-        m = attribution.judge(check, target, group, opts)
+        out.setdefault(target, []).append(attribution.judge(check, target, group, opts))
+    return out
+
+
+def slow_pairs(judged, host, device):
+    """[(check, peer, value, median)] of the host's low pairs on ``device``'s rail (``judged``: :func:`matrices`)."""
+    out = []
+    for m in judged.get(device, []):
         for pair in m.incident.get(host, []):
             if m.low[pair]:
-                out.append((check, next(iter(pair - {host})), m.edges[pair], m.median))
+                out.append((m.check, next(iter(pair - {host})), m.edges[pair], m.median))
     return out
 
 
@@ -78,14 +84,14 @@ def _counters_text(found):
     return ", ".join("%s +%s" % (name, found[name]) for name in sorted(found))
 
 
-def _records_of_port(host, device, key, record, found, records, config, where):
+def _records_of_port(host, device, key, record, found, judged, where):
     """(new records, findings) of one erroring port."""
     place = topology.placement(where.get(host), device) if where.get(host) else None
     facts = {"port": key, "grown": found, "flapped": bool((record.get("facts") or {}).get("flapped")),
              "switch": place.switch if place else None, "switch_port": place.switch_port if place else None}
     cabled = " (cabled to %s port %s)" % (place.switch, place.switch_port) if place else ""
     new, findings = [], []
-    slow = slow_pairs(records, config, host, device)
+    slow = slow_pairs(judged, host, device)
     for check, peer, value, median in slow:
         how = "measured nothing" if value is None else "%s against a fleet median of %s" % (value, median)
         reason = ("link %s %s <-> %s: %s's port %s%s grew %s during the window and the pair is slow on %s (%s): the "
@@ -107,10 +113,13 @@ def _records_of_port(host, device, key, record, found, records, config, where):
 
 def analyze(records, config):
     """The links of every port whose error counters grew (see the module docstring). (new_records, findings)."""
-    where = topology.read(records)
+    erroring = erroring_ports(records)
+    if not erroring:
+        return [], []
+    where, judged = topology.read(records), matrices(records, config)
     new_records, findings = [], []
-    for host, device, key, record, found in erroring_ports(records):
-        new, found_here = _records_of_port(host, device, key, record, found, records, config, where)
+    for host, device, key, record, found in erroring:
+        new, found_here = _records_of_port(host, device, key, record, found, judged, where)
         new_records.extend(new)
         findings.extend(found_here)
     return new_records, findings
