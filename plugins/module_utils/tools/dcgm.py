@@ -93,7 +93,8 @@ def records_of(text, ctx):
     if parsed["problems"]:
         out.append(results.make(CHECK, "warn", reason="dcgmi diag output partly unreadable: %s"
                                 % "; ".join(parsed["problems"]), raw=raw, **common))
-    return out
+    # one dcgmi run: DCGM's verdict of each test is its own (docs/results.md, "Runs")
+    return results.rests_on(out, 1)
 
 
 def records(host, params, started=None):
