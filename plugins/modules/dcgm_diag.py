@@ -69,7 +69,7 @@ results:
   description:
     - The C(gpu.dcgm_diag) records (docs/results.md), one per test and entity; C(target) the entity (a GPU index, or
       the GPU list a test covered at once); C(facts) C(test), C(category), C(entity_group), C(codes), C(messages),
-      C(info), C(dcgm_version), C(driver_version); C(metrics.warnings_count); C(params) C(argv), C(level), C(rc).
+      C(info), C(dcgm_version) (fleet drift compares it), C(driver_detected); C(metrics.warnings_count); C(params) C(argv), C(level), C(rc).
   returned: always
   type: list
   elements: dict

@@ -69,7 +69,9 @@ def _row_record(row, parsed, ctx, common):
     facts = {"test": row["test"], "category": row["category"], "entity_group": row["entity_group"],
              "codes": [w["code"] for w in row["warnings"] if w["code"]],
              "messages": [w["message"] for w in row["warnings"] if w["message"]][:8], "info": row["info"][:8],
-             "dcgm_version": parsed["version"], "driver_version": parsed["driver_version"]}
+             # the driver DCGM saw, under DCGM's own words: not a *_version fact, so that fleet drift, which the env
+             # probe's gpu records feed with the driver version already, does not warn twice for one driver
+             "dcgm_version": parsed["version"], "driver_detected": parsed["driver_version"]}
     return results.make(CHECK, status, reason=reason, target=row["entity"], facts=facts,
                         metrics={"warnings_count": len(row["warnings"])}, **common)
 

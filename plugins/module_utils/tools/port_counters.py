@@ -145,8 +145,9 @@ def judge_port(key, old, new, window_h, common):
     status = results.worst([s for s, _t in findings]) if findings else "pass"
     metrics = dict(("%s_growth" % name, value) for name, value in judged.items() if value is not None)
     metrics["window_s"] = round(window_h * 3600, 3)
-    expect = dict(("%s_growth" % name, {"max": thresholds.PORT_COUNTER_RULES[name]["fail_above"]})
-                  for name in judged if thresholds.PORT_COUNTER_RULES[name]["fail_above"] is not None)
+    rules = thresholds.PORT_COUNTER_RULES
+    expect = dict(("%s_growth" % name, {"max": rules[name]["fail_above"], "source": rules[name]["source"]})
+                  for name in judged if rules[name]["fail_above"] is not None)
     facts = {"device": new["device"], "port": new["port"], "link_layer": new["link_layer"], "netdev": new["netdev"],
              "flapped": any(thresholds.PORT_COUNTER_RULES[n].get("flap") and judged.get(n) for n in judged),
              "unread": new.get("unread") or {},

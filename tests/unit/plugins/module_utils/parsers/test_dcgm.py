@@ -80,3 +80,9 @@ def test_fuzz_never_raises_and_gives_valid_records(text):
     assert parsed["error"] or parsed["results"] or parsed["runtime_error"]
     for record in tool.records_of(text, Context(params={"level": 1}, rc=0)):
         assert not results.validate(record)
+
+
+def test_the_driver_is_no_second_drift_subject():
+    (record,) = tool.records_of(V4, Context(params={"level": 1}, rc=226))
+    assert record["facts"]["driver_detected"] == "580.82.09" and record["facts"]["dcgm_version"] == "4.2.3"
+    assert "driver_version" not in record["facts"]
