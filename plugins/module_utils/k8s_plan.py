@@ -13,7 +13,7 @@ the objects of one step run at once. A *slot* is one pod the plan expects::
 
     {"slot": "env-0", "job": "aif-r1-env-0", "node": "gpu-node-07" (None: known once scheduled),
      "role": "env"|"single"|"server"|"client"|"launcher", "peer": node or None,
-     "sections": [{"label", "how": "env"|"gemm"|"nccl"|"perftest", "check", ...}]}
+     "sections": [{"label", "how": "env"|"records"|"gemm"|"nccl"|"perftest", "check", ...}]}
 
 Every pod runs ``k8s_entry.py`` from the code ConfigMap: the env probe is the
 collection's own code; the tools print their own text between markers, and
