@@ -160,3 +160,12 @@ def test_a_ports_netdev_is_read_with_ethtool_and_a_driver_without_stats_is_unrea
     assert calls == [(["/usr/sbin/ethtool", "-S", "eth0"], 7), (["/usr/sbin/ethtool", "-S", "lo"], 7)]
     assert snap["ports"]["mlx5_0/1"]["ethtool"]["rx_kicks"] > 0
     assert snap["ports"]["mlx5_1/1"]["ethtool"] == {} and "no stats available" in snap["ports"]["mlx5_1/1"]["unread"]["ethtool"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=mutated(read(parser_fixture("port_counters", "gpud-pr943-mlx5_1-port1-counters.txt"))))
+def test_fuzz_counter_files_never_raise(text):
+    """Each line of the real counter listing, mutated, read as one sysfs file: a number or why not, never a raise."""
+    for line in text.splitlines() or [""]:
+        value, why = parser.parse_value(line)
+        assert (value is None) != (why is None) and (value is None or value >= 0)
