@@ -132,5 +132,6 @@ def main():
               args.hosts, args.hcas, len(records), statistics.median(alone), args.repeats, whole[1], whole[0],
               len(new), len(findings)))
 
+
 if __name__ == "__main__":
     main()
