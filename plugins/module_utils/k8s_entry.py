@@ -8,6 +8,7 @@ pod runs the very same code the SSH path runs; the image only needs ``python3``
 (3.8+) besides the tools under test. Commands::
 
     python3 aifabric_k8s_entry.py env   --spec JSON   # env_probe.probe() -> one RECORDS line
+    python3 aifabric_k8s_entry.py adapter --spec JSON # tools.<dcgm|port_counters>.records(host) -> one RECORDS line
     python3 aifabric_k8s_entry.py run   --spec JSON   # tool argvs, each output framed by markers
     python3 aifabric_k8s_entry.py sshd  --spec JSON   # worker of the no-operator multi-node path
     python3 aifabric_k8s_entry.py indexed --spec JSON # Indexed Job pod: index 0 launches, the others serve sshd
@@ -132,20 +133,42 @@ def _on_signal(signum):
 
 # --------------------------------------------------------------------------- env
 
+def host_run(argv, timeout_s):
+    """An env_probe.Host's ``run`` in this container: C locale, a timeout (ToolTimeout), the process group killed."""
+    run = run_argv(argv, timeout_s, env=dict(os.environ, LC_ALL="C", LANG="C"))
+    if run.timed_out:
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
+        raise ToolTimeout("%s timed out after %ss" % (argv[0], timeout_s),
+                          rc=run.rc, stdout_tail=run.stdout[-2000:], stderr_tail=run.stderr[-2000:])
+    return run
+
+
 def cmd_env(spec):
     """Run the collection's env probe (module_utils/env_probe.py) in this container; print its records."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
 
-    def runner(argv, timeout_s):
-        run = run_argv(argv, timeout_s, env=dict(os.environ, LC_ALL="C", LANG="C"))
-        if run.timed_out:
-            from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-            raise ToolTimeout("%s timed out after %ss" % (argv[0], timeout_s),
-                              rc=run.rc, stdout_tail=run.stdout[-2000:], stderr_tail=run.stderr[-2000:])
-        return run
-
-    host = env_probe.Host(run=runner, which=shutil.which, executable=sys.executable)
+    host = env_probe.Host(run=host_run, which=shutil.which, executable=sys.executable)
     records = env_probe.probe(host, spec.get("params") or {})
+    say(RECORDS + json.dumps(records, sort_keys=True))
+    return 0
+
+
+# the adapters that read the node itself (``records(host, params)``) and run in a pod of their own
+HOST_ADAPTERS = ("dcgm", "port_counters")
+
+
+def cmd_adapter(spec):
+    """Run one host-reading tool adapter (tools/<adapter>.py ``records(host, params)``, HOST_ADAPTERS) in this
+    container, as its SSH module runs it on a host; print its records. ``root``: where sysfs is read (tests)."""
+    import importlib  # noqa: E402
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
+
+    if spec.get("adapter") not in HOST_ADAPTERS:
+        raise SystemExit("adapter %r is not one of %s" % (spec.get("adapter"), ", ".join(HOST_ADAPTERS)))
+    adapter = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.module_utils.tools."
+                                      + spec["adapter"])
+    host = env_probe.Host(run=host_run, which=shutil.which, executable=sys.executable, root=spec.get("root") or "")
+    records = adapter.records(host, spec.get("params") or {})
     say(RECORDS + json.dumps(records, sort_keys=True))
     return 0
 
@@ -537,7 +560,7 @@ def cmd_indexed(spec):
         _CHILDREN.discard(proc)
 
 
-COMMANDS = {"env": cmd_env, "run": cmd_run, "sshd": cmd_sshd, "indexed": cmd_indexed}
+COMMANDS = {"env": cmd_env, "adapter": cmd_adapter, "run": cmd_run, "sshd": cmd_sshd, "indexed": cmd_indexed}
 
 
 def main(argv=None):

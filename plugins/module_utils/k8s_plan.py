@@ -14,7 +14,7 @@ the objects of one step run at once. A *slot* is one pod the plan expects::
 
     {"slot": "env-0", "job": "aif-r1-env-0", "node": "gpu-node-07" (None: known once scheduled),
      "role": "env"|"single"|"server"|"client"|"launcher", "peer": node or None,
-     "sections": [{"label", "how": "env"|"gemm"|"nccl"|"perftest", "check", ...}]}
+     "sections": [{"label", "how": "env"|"records"|"gemm"|"nccl"|"perftest", "check", ...}]}
 
 Every pod runs ``k8s_entry.py`` from the code ConfigMap: the env probe is the
 collection's own code; the tools print their own text between markers, and
@@ -38,8 +38,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm, port_counters
 
-KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode")
+KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters")
+# the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<kind>.py records(host, params))
+HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK}
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
 STEP_LABEL = "aifabric.acceptance/step"
@@ -56,7 +59,9 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # rate from the node's sysfs)
                 "tools/__init__", "tools/perftest", "argspec", "statedir", "runner", "imports",
                 # the entry program's interrupt guard (and the runners')
-                "proc")
+                "proc",
+                # the host-reading adapters' pods (DCGM diagnostics, fabric port counters)
+                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm", "tools/port_counters")
 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
@@ -79,6 +84,8 @@ KUBERNETES_OPTIONS = {
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
     "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": [], "ready_port": 18514},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
+    "dcgm": {},
+    "port_counters": {},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
 # binary and nccl-tests' -J detection: the image is known)
@@ -90,7 +97,9 @@ NCCL_DEFAULTS = dict(defaults(nccl_tests.OPTIONS, omit=NCCL_NOT_TAKEN), **KUBERN
 PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perftest"])
 PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_multinode"])
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
-            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS}
+            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS,
+            "dcgm": dict(defaults(dcgm.OPTIONS), **KUBERNETES_OPTIONS["dcgm"]),
+            "port_counters": dict(defaults(port_counters.OPTIONS), **KUBERNETES_OPTIONS["port_counters"])}
 PROBE_RESULT = "{RESULT_DIR}/allreduce.json"     # the entry program's private directory (k8s_entry.expand)
 
 
@@ -184,7 +193,7 @@ def _with_template_labels(obj, extra):
 
 def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus=None, role="single"):
     slot = "%s-%d" % (kind, index)
-    name = km.object_name(plan["run_id"], kind, index)
+    name = km.object_name(plan["run_id"], kind.replace("_", "-"), index)     # port_counters: a DNS label
     spec = km.pod_spec(pod, [km.container(pod, kind, command, gpus=gpus)], plan["code_config_map"],
                        plan["code_items"], nodes=[node])
     obj = _with_template_labels(km.job(name, pod, plan["run_id"], kind, spec, role=role, node=node),
@@ -195,7 +204,11 @@ def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus
 def _per_node_step(plan, pod, kind, nodes, opts):
     step = {"name": kind, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
     for index, node in enumerate(nodes):
-        if kind == "env":
+        if kind in HOST_ADAPTER_KINDS:
+            command = _entry(pod, "adapter", {"adapter": kind, "params": adapter_params(kind, opts, node), "lib": LIB})
+            sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
+            gpus = None
+        elif kind == "env":
             params = dict(opts)
             command = _entry(pod, "env", {"params": params, "lib": LIB})
             sections = [{"label": "env", "how": "env", "check": "env.probe"}]
@@ -222,6 +235,15 @@ def _per_node_step(plan, pod, kind, nodes, opts):
         step["slots"].append(slot)
     step["expected_pods"] = len(step["slots"])
     return [step]
+
+
+def adapter_params(kind, opts, node):
+    """The params a host-reading adapter's pod on ``node`` runs with: the options, and for port_counters' after
+    phase only the node's own records of the before run (``before``: that run's records, every node's)."""
+    params = dict(opts)
+    if kind == "port_counters" and isinstance(opts.get("before"), list):
+        params["before"] = [r for r in opts["before"] if isinstance(r, dict) and r.get("host") == node]
+    return params
 
 
 def _perftest_pod_params(opts):
@@ -497,6 +519,9 @@ SERVER_READY_S = START_UP_S
 # not know and env_probe does not bound. The deadline allows for ENV_PROBE_MAX_NPUS: the devices of an Atlas 800T A3
 # node (8 Ascend 910C of 2 dies each, hccn_tool device ids 0-15), the most of any Ascend server so far.
 ENV_PROBE_MAX_NPUS = 16
+# port_counters runs one ethtool -S per RDMA port with a network interface, a count the plan does not know: the
+# deadline allows for 32 (a node of 8 dual-port HCAs and 16 more: more than any GPU server so far has)
+PORT_COUNTERS_MAX_PORTS = 32
 
 
 def env_probe_commands(opts, npus=ENV_PROBE_MAX_NPUS):
@@ -526,6 +551,11 @@ def pod_work_s(kind, opts):
         return count * int(opts["timeout_s"]), "%d probe commands (%s) x timeout_s %ss" % (count, how, opts["timeout_s"])
     if kind in ("gemm", "allreduce_multinode"):
         return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
+    if kind == "dcgm":
+        return dcgm.timeout_of(opts), "dcgmi diag level %s: %ss" % (opts["level"], dcgm.timeout_of(opts))
+    if kind == "port_counters":     # one ethtool -S per port, each within timeout_s
+        return PORT_COUNTERS_MAX_PORTS * int(opts["timeout_s"]), "%d ports x timeout_s %ss" % (
+            PORT_COUNTERS_MAX_PORTS, opts["timeout_s"])
     if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
         # connect_timeout_s, then runs
         return SERVER_READY_S + int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), (
@@ -593,7 +623,7 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             "code_config_map": km.object_name(run_id, "code"), "code_items": km.code_volume_items(code),
             "secret": None, "setup": [], "steps": []}
     plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))
-    if kind in ("env", "gemm", "nccl"):
+    if kind in ("env", "gemm", "nccl") or kind in HOST_ADAPTER_KINDS:
         plan["steps"] = _per_node_step(plan, pod, kind, nodes, opts)
     elif kind == "perftest":
         if rounds is None:
@@ -741,7 +771,7 @@ def slot_records(plan, slot, outcome, log_text, started=None, peer_rates=None):
     out = []
     for section in slot["sections"]:
         how = section["how"]
-        if how == "env":
+        if how in ("env", "records"):
             records = env_records_of(log_text)
             if records is not None:
                 out.extend(_stamp(records, plan, slot, outcome, node))

@@ -430,6 +430,55 @@ ANALYSIS_SOURCES = {
 }
 
 
+# ---------------------------------------------------------------------------------------- fabric port counters
+# How much a port's error counter may grow during a run window (tools/port_counters: read before and after the RDMA
+# stage or a soak). ``group``: where the counter lives (``counters``: /sys/class/infiniband/<dev>/ports/<p>/counters,
+# the InfiniBand PMA PortCounters; ``hw_counters``: the same port's driver counters; ``ethtool``: ``ethtool -S`` of
+# the port's network interface). Growth above ``fail_above`` fails the port, above ``warn_above`` warns; ``flap``
+# names a link that went down. Counters not listed here are kept in the record, never judged.
+_IBQUERYERRORS = ("rdma-core infiniband-diags ibqueryerrors(8), FILES/ERROR THRESHOLD: the error_thresholds example "
+                  "sets SymbolErrorCounter=10 and LinkErrorRecoveryCounter=10 as the level at which a port is reported")
+_LINK_DOWN = ("InfiniBand Architecture Specification Vol. 1, PortCounters LinkDownedCounter: the number of times the "
+              "port training state machine failed the link error recovery process and downed the link; no link is "
+              "taken down on purpose during an acceptance window, so one is a flap")
+_ANY = "estimate: a healthy link in an acceptance window shows none; one is reported (warn), more than 10 fail as %s"
+PORT_COUNTER_RULES = {
+    "symbol_error": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "link_error_recovery": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "link_downed": {"group": "counters", "warn_above": None, "fail_above": 0, "flap": True, "source": _LINK_DOWN},
+    "port_rcv_errors": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _ANY % "ibqueryerrors "
+                        "does for SymbolErrorCounter (" + _IBQUERYERRORS + ")"},
+    "local_link_integrity_errors": {"group": "counters", "warn_above": 0, "fail_above": 10,
+                                    "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
+    "excessive_buffer_overrun_errors": {"group": "counters", "warn_above": 0, "fail_above": 10,
+                                        "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
+    "port_xmit_discards": {"group": "counters", "warn_above": 0, "fail_above": None,
+                           "source": "estimate: discards on send are congestion or a peer that stopped reading, not a "
+                                     "cable fault: reported (warn), never failed on their own"},
+    "out_of_buffer": {"group": "hw_counters", "warn_above": 0, "fail_above": None,
+                      "source": "estimate: the mlx5 driver's out_of_buffer counts packets dropped for lack of a "
+                                "receive WQE (a host-side shortage, not the link): reported (warn)"},
+    "link_down_events_phy": {"group": "ethtool", "warn_above": None, "fail_above": 0, "flap": True,
+                             "source": "mlx5 ethtool -S link_down_events_phy, the physical port's link-down count: "
+                                       "as " + _LINK_DOWN},
+    "rx_crc_errors_phy": {"group": "ethtool", "warn_above": 0, "fail_above": 10,
+                          "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
+    "rx_symbol_err_phy": {"group": "ethtool", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "rx_discards_phy": {"group": "ethtool", "warn_above": 0, "fail_above": None,
+                        "source": "estimate: receive discards of a lossless RoCE port mean PFC did not hold: reported "
+                                  "(warn)"},
+}
+# the widths of the PMA PortCounters error counters (InfiniBand Architecture Specification Vol. 1, PortCounters
+# attribute): they stop at their largest value, so a counter at it cannot show growth (reset it, perfquery -R)
+PORT_COUNTER_BITS = {"symbol_error": 16, "link_error_recovery": 8, "link_downed": 8, "port_rcv_errors": 16,
+                     "port_rcv_remote_physical_errors": 16, "port_rcv_switch_relay_errors": 16,
+                     "port_xmit_discards": 16, "port_xmit_constraint_errors": 8, "port_rcv_constraint_errors": 8,
+                     "local_link_integrity_errors": 4, "excessive_buffer_overrun_errors": 4, "VL15_dropped": 16}
+PORT_COUNTER_BITS_SOURCE = ("InfiniBand Architecture Specification Vol. 1, PortCounters attribute: error counters of "
+                            "4, 8 and 16 bits that stop at their maximum; a real mlx5 port reads link_downed 255 and "
+                            "port_xmit_discards 65535 (leptonai/gpud pull request 943)")
+
+
 def sources():
     """[(threshold name, source)] for every built-in threshold above (profiles rule by rule)."""
     found = [("RDMA_LINE_RATE_PCT", RDMA_LINE_RATE_PCT["source"]), ("NPU_HEALTH", NPU_HEALTH["source"])]
@@ -455,4 +504,6 @@ def sources():
     numbers = ["FLEET_RELATIVE/%s" % k for k in ("k", "min_drop_pct", "min_samples")]
     numbers += ["ATTRIBUTION/%s" % k for k in sorted(ATTRIBUTION)] + ["BASELINE_MIN_PCT", "COMPARE_MARGIN_PCT"]
     found.extend((name, ANALYSIS_SOURCES.get(name)) for name in numbers)
+    found.extend(("PORT_COUNTER_RULES/%s" % k, rule["source"]) for k, rule in sorted(PORT_COUNTER_RULES.items()))
+    found.append(("PORT_COUNTER_BITS", PORT_COUNTER_BITS_SOURCE))
     return found

@@ -21,7 +21,9 @@ description:
     Volcano Job (batch.volcano.sh/v1alpha1) or, with no operator, an Indexed Job plus headless Service whose index 0
     starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret); V(allreduce_multinode) - the torch
     all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
-    rendezvous on the index-0 pod's DNS name.
+    rendezvous on the index-0 pod's DNS name; V(dcgm) and V(port_counters) - one Job per node runs the collection's
+    own C(aifabric.acceptance.dcgm_diag) or C(aifabric.acceptance.port_counters) code on the node (the image needs
+    C(dcgmi), or C(ethtool) for the RoCE counters; sysfs is the node's).
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
     (sandbox, CNI, RuntimeClass or volume failures, within O(sandbox_grace_s) and O(mount_grace_s)), crashes, is
     OOM-killed or runs out of time gives an C(error) record naming the reason from its status and events, never a
@@ -53,7 +55,7 @@ options:
   kind:
     description: The check to run.
     type: str
-    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode]
+    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters]
   state:
     description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
     type: str
@@ -228,6 +230,17 @@ options:
     default: {}
   gemm:
     description: V(gemm) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iterations, expect, ...).
+    type: dict
+    default: {}
+  dcgm:
+    description: V(dcgm) - options of the C(aifabric.acceptance.dcgm_diag) module (level, dcgmi_path, host_engine, timeout_s).
+    type: dict
+    default: {}
+  port_counters:
+    description:
+      - V(port_counters) - options of the C(aifabric.acceptance.port_counters) module (phase, before, stage, ethtool,
+        timeout_s). With C(phase=after), C(before) is the before run's C(results) (every node's); each node's pod gets
+        its own.
     type: dict
     default: {}
   nccl:
@@ -450,7 +463,7 @@ POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", 
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
-                "allreduce_multinode": "allreduce_probe"}
+                "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm", "port_counters": "port_counters"}
 
 
 def argument_spec():
@@ -490,6 +503,8 @@ def argument_spec():
         rounds=dict(type="list", elements="list"),
         env_probe=dict(type="dict", default={}),
         gemm=dict(type="dict", default={}),
+        dcgm=dict(type="dict", default={}),
+        port_counters=dict(type="dict", default={}),
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
         allreduce_probe=dict(type="dict", default={}),

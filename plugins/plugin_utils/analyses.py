@@ -14,12 +14,13 @@ import sys
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import (
-    analysis, attribution, baseline, drift, fleet_relative, hardware, peers, screen_analysis, verdict)
+    analysis, attribution, baseline, drift, fleet_relative, hardware, peers, port_counter_links, screen_analysis, verdict)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import normalize, plain
 
 ANALYSES = [
     drift.analyze,
     attribution.analyze,
+    port_counter_links.analyze,
     screen_analysis.analyze,
     fleet_relative.analyze,
     baseline.analyze,

@@ -38,6 +38,7 @@ GROUPS = {
                             {"hosts", "stage_only"}),
     "gpu_nccl": ("nccl_test", {"if_missing", "env", "profile", "profiles", "expect"},
                  {"hosts", "node_count", "from_output", "from_format", "collective"}),
+    "gpu_dcgm": ("dcgm_diag", set(), {"from_output"}),
 }
 # if_missing is both added by the role (skip) and accepted in gpu_nccl (the user's wins): the one exception
 ADDED_AND_ACCEPTED = {"gpu_nccl": {"if_missing"}}
@@ -124,7 +125,7 @@ def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
 
 def test_the_checks_are_the_tasks():
     spec = role_spec()["gpu_checks"]
-    assert spec["choices"] == spec["default"] == ["gemm", "allreduce_probe", "nccl"]
+    assert spec["choices"] == spec["default"] == ["gemm", "allreduce_probe", "nccl", "dcgm"]
     whens = [block.get("when") for block in check_blocks()]
     assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:]
     assert whens[0] == "gpu_run_probe"

@@ -32,7 +32,8 @@ import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
 # the stage variables the k8s role reads -> the SSH role that owns them
 SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu_nccl": "gpu", "gpu_expect": "gpu",
           "nccl_checks": "nccl", "nccl_options": "nccl", "nccl_allreduce_probe": "nccl", "nccl_expect": "nccl",
-          "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma"}
+          "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma",
+          "gpu_dcgm": "gpu", "rdma_counter_window": "rdma", "rdma_port_counters": "rdma"}
 # the pods' own options (not the tool's) a shared mapping takes on Kubernetes
 POD_OWN = {"nccl_options": ("nccl", nccl_tests), "nccl_allreduce_probe": ("allreduce_multinode", torch_allreduce),
            "rdma_perftest": ("perftest", perftest)}
@@ -41,7 +42,8 @@ MAPPINGS = ("k8s_pod", "k8s_connection", "k8s_rdma_pod")
 KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm", "gpu_gemm"),
          "nccl": ("gpu", "nccl", "gpu_nccl"), "perftest": ("rdma", "perftest", "rdma_perftest"),
          "nccl_multinode": ("nccl", "nccl", "nccl_options"),
-         "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe")}
+         "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
+         "dcgm": ("gpu", "dcgm", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters")}
 
 
 def _load(*parts):
