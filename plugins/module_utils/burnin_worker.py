@@ -16,6 +16,7 @@ telemetry; the kernel log's ``NVRM: Xid`` lines are read before and after (where
 - ``AIFABRIC_SOAK {json}`` per GPU and window (``t_s`` since the load began, ``tflops``, ``products``);
 - ``AIFABRIC_SMI <nvidia-smi's own CSV line>`` (its header and every sample, unchanged);
 - ``AIFABRIC_XID {json}`` (``phase`` before/after, ``readable``, ``lines``);
+- ``AIFABRIC_PCIE {json}`` (``phase`` before/after, ``text``: ``nvidia-smi -q -d PCIE``, its "Replays Since Reset");
 - ``AIFABRIC_SOAK_END {json}`` (or an ``error``).
 
 copy: per GPU host-to-device and device-to-host copies from/to pinned host memory, and per ordered GPU pair the
@@ -43,6 +44,7 @@ START_MARK = "AIFABRIC_SOAK_START "
 END_MARK = "AIFABRIC_SOAK_END "
 SMI_MARK = "AIFABRIC_SMI "
 XID_MARK = "AIFABRIC_XID "
+PCIE_MARK = "AIFABRIC_PCIE "
 COPY_MARK = "AIFABRIC_COPY "
 COPY_START_MARK = "AIFABRIC_COPY_START "
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "tf32": "float32"}
@@ -60,7 +62,6 @@ TELEMETRY_FIELDS = (
     "ecc.errors.corrected.volatile.total", "ecc.errors.uncorrected.volatile.total",
     "remapped_rows.correctable", "remapped_rows.uncorrectable", "remapped_rows.pending", "remapped_rows.failure",
     "retired_pages.single_bit_ecc.count", "retired_pages.double_bit.count", "retired_pages.pending",
-    "pcie.replay_counter", "pci.replay_counter",
 )
 LINK_FIELDS = ("index", "pci.bus_id", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
                "pcie.link.gen.current", "pcie.link.width.max", "pcie.link.width.current")
@@ -92,7 +93,10 @@ def known_fields(nvidia_smi, wanted):
     rc, out, _err = _run([nvidia_smi, "--help-query-gpu"])
     if rc != 0:
         return []
-    return [f for f in wanted if '"%s"' % f in out]
+    found = [f for f in wanted if '"%s"' % f in out]
+    # a driver that knows both names lists them as aliases of one field: ask for the newer one only
+    return [f for f in found if not (f.startswith("clocks_throttle_reasons.")
+                                     and f.replace("clocks_throttle_reasons.", "clocks_event_reasons.") in found)]
 
 
 # ------------------------------------------------------------------------------------------------ soak
@@ -105,9 +109,12 @@ def _xids(lock):
     return [ln for ln in out.splitlines() if "NVRM: Xid" in ln], None
 
 
-def _say_xids(phase, lock):
+def _say_xids(phase, lock, nvidia_smi):
+    """The Xid lines and the PCIe section of ``nvidia-smi -q`` (its replay counters) at ``phase``."""
     lines, why = _xids(lock)
     say(XID_MARK + json.dumps({"phase": phase, "readable": lines is not None, "lines": lines or [], "why": why}), lock)
+    rc, out, err = _run([nvidia_smi, "-q", "-d", "PCIE"])
+    say(PCIE_MARK + json.dumps({"phase": phase, "rc": rc, "text": out if rc == 0 else err[-300:]}), lock)
 
 
 class Sampler(object):
@@ -196,7 +203,7 @@ def run_soak(args):
         "torch": torch.__version__, "cuda": torch.version.cuda, "dtype": args.dtype, "m": args.m, "n": args.n,
         "k": args.k, "duration_s": args.duration_s, "window_s": args.window_s, "sample_ms": args.sample_ms,
         "fields": fields}), lock)
-    _say_xids("before", lock)
+    _say_xids("before", lock, args.nvidia_smi)
     sampler = Sampler(args.nvidia_smi, fields, args.sample_ms, args.duration_s + 30, lock) if fields else None
     failures = {}
     try:
@@ -215,7 +222,7 @@ def run_soak(args):
     finally:
         if sampler is not None:
             sampler.stop()
-    _say_xids("after", lock)
+    _say_xids("after", lock, args.nvidia_smi)
     say(END_MARK + json.dumps({"elapsed_s": round(time.monotonic() - t0, 3), "failures": failures}), lock)
     return 0
 
