@@ -120,7 +120,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 RANGES = {"bytes": argspec.POSITIVE, "iterations": argspec.POSITIVE, "gpu_indices": argspec.NON_NEGATIVE,
           "timeout_s": argspec.POSITIVE}
 SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), **copy_bandwidth.OPTIONS)
-FACT_TIMEOUT_S = 30
 
 
 def main():
@@ -134,11 +133,9 @@ def _facts(module, p):
     smi = runner.find_tool(module, p["nvidia_smi"], required=False)
     if not smi:
         return out
-    for key, argv in (("pcie_csv", [smi, "--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max,"
-                                         "pcie.link.width.current", "--format=csv"]),
-                      ("nvlink_status", [smi, "nvlink", "-s"])):
+    for key, args in sorted(copy_bandwidth.FACT_QUERIES.items()):
         try:
-            run = runner.run(module, argv, FACT_TIMEOUT_S)
+            run = runner.run(module, [smi] + list(args), copy_bandwidth.FACT_S)
         except ToolTimeout:
             continue
         out[key] = run.stdout if run.rc == 0 else ""
@@ -153,8 +150,9 @@ def _run(module, p):
             copy_bandwidth.CHECK, "nvbandwidth is not installed (%s); build it from github.com/NVIDIA/nvbandwidth or "
             "set tool: auto" % p["nvbandwidth"], started=started)])
     directory = p["worker_dir"] or module.tmpdir
+    facts = None
     if binary:
-        argv, facts = copy_bandwidth.nvbandwidth_argv(binary, p), None
+        argv = copy_bandwidth.nvbandwidth_argv(binary, p)
     else:
         argv = runner.python_argv(p["python"], [os.path.join(directory, gpu_worker.BURNIN_NAME)]
                                   + copy_bandwidth.worker_args(p))

@@ -35,6 +35,11 @@ OPTIONS = dict(
 )
 TOOL = "torch-copy"
 CHECK = "gpu.copy"
+# nvbandwidth's link facts (the module and the Kubernetes pod run the same two queries): nvidia-smi arguments, limit
+FACT_QUERIES = {"pcie_csv": ("--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max,"
+                             "pcie.link.width.current", "--format=csv"),
+                "nvlink_status": ("nvlink", "-s")}
+FACT_S = 30
 NVBANDWIDTH_TESTS = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce",
                      "device_to_device_memcpy_write_ce")
 
