@@ -8,8 +8,9 @@ against each other), or one skip/error record. ``text`` is the soak worker's std
 sustained TFLOP/s (the GEMM profile's floor for the data type, the user's ``expect``), its jitter over the windows,
 power reaching the enforced limit (proof of load) and a cap below the default limit, any hardware slowdown reason
 while loaded (thresholds.GPU_CLOCK_EVENT_REASONS), new Xid lines, ECC / remapped-row / PCIe replay growth
-(thresholds.SOAK_COUNTER_RULES); per node on a GPU far below its siblings (thresholds.PEERS) and the temperature
-spread. Each GPU's record carries a downsampled series (t_s, tflops, power_w, temperature_c, sm_clock_mhz).
+(thresholds.SOAK_COUNTER_RULES); per node on the temperature spread (a GPU far below its siblings is the report's
+peers analysis: gpu.soak.peers). Each GPU's record carries a downsampled series (t_ms, tflops, power_w,
+temperature_c, sm_clock_mhz, reasons).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
@@ -200,32 +201,19 @@ def _gpu_record(dev, parsed, params, base, profile):
 
 
 def node_record(gpu_records, base):
-    """gpu.soak_node: the GPUs of the node against each other (PEERS on the sustained TFLOP/s, the temperature
-    spread)."""
-    figures = dict((r["target"], r["metrics"].get("tflops")) for r in gpu_records if r["metrics"].get("tflops"))
+    """gpu.soak_node: the node's GPUs together - the temperature spread (thresholds.SOAK), the median throughput. A
+    GPU far below its siblings is the report's peers analysis (plugin_utils/peers.py: gpu.soak.peers records)."""
+    figures = [r["metrics"]["tflops"] for r in gpu_records if r["metrics"].get("tflops") is not None]
     temps = [r["metrics"]["temperature_max_c"] for r in gpu_records if r["metrics"].get("temperature_max_c") is not None]
-    median = statistics.median(figures.values()) if figures else None
-    lowest = min(figures.items(), key=lambda kv: kv[1]) if figures else None
-    metrics = {"gpus_count": len(gpu_records), "tflops_median": median,
-               "tflops_lowest_pct": (100.0 * lowest[1] / median) if lowest and median else None,
+    metrics = {"gpus_count": len(gpu_records), "tflops_median": statistics.median(figures) if figures else None,
                "temperature_spread_c": (max(temps) - min(temps)) if len(temps) > 1 else None}
-    status, reasons = "pass", []
-    if len(figures) > 1:
-        low = sorted(t for t, f in figures.items() if 100.0 * f / median < thresholds.PEERS["fail_below_pct"])
-        warn = sorted(t for t, f in figures.items() if t not in low and 100.0 * f / median < thresholds.PEERS["warn_below_pct"])
-        if low:
-            status, reasons = "fail", reasons + ["GPU %s below %.0f %% of the node's median %.1f TFLOP/s" % (
-                ", ".join(low), thresholds.PEERS["fail_below_pct"], median)]
-        if warn:
-            status = results.worst([status, "warn"])
-            reasons.append("GPU %s below %.0f %% of the node's median" % (", ".join(warn), thresholds.PEERS["warn_below_pct"]))
-    spread = metrics["temperature_spread_c"]
-    if spread is not None and spread > thresholds.SOAK["temperature_spread_warn_c"][0]:
-        status = results.worst([status, "warn"])
-        reasons.append("temperature spread %.0f C > %.0f C across the node's GPUs" % (
-            spread, thresholds.SOAK["temperature_spread_warn_c"][0]))
-    return results.make(NODE_CHECK, status, reason="; ".join(reasons) or None, target="node", metrics=metrics,
-                        facts={"gpus": sorted(figures)}, **base)
+    status, reason = "pass", None
+    spread, limit = metrics["temperature_spread_c"], thresholds.SOAK["temperature_spread_warn_c"][0]
+    if spread is not None and spread > limit:
+        hottest = max(gpu_records, key=lambda r: r["metrics"].get("temperature_max_c") or 0)
+        status, reason = "warn", "temperature spread %.0f C > %.0f C across the node's GPUs (hottest GPU %s, %.0f C)" % (
+            spread, limit, hottest["target"], hottest["metrics"]["temperature_max_c"])
+    return results.make(NODE_CHECK, status, reason=reason, target="node", metrics=metrics, **base)
 
 
 def records(text, ctx):
