@@ -239,14 +239,14 @@ def _per_node_step(plan, pod, kind, nodes, opts):
 
 def burnin_steps(pod, kind, opts):
     """(the pod's command, its log sections) of a soak or copy-bandwidth pod: the same argv as the gpu_soak and
-    copy_bandwidth modules (the worker, or nvbandwidth with tool: nvbandwidth and the two nvidia-smi queries of its
+    copy_bandwidth modules (the worker, or nvbandwidth with use_nvbandwidth: always and the two nvidia-smi queries of its
     link facts before it)."""
     if kind == "soak":
         argv = runner.python_argv(pod["python"], [BURNIN_WORKER] + soak.worker_args(opts))
         steps = [{"label": "soak", "argv": argv, "timeout_s": soak.timeout_s(opts)}]
         return _entry(pod, "run", {"steps": steps}), [{"label": "soak", "how": "soak", "check": soak.CHECK,
                                                        "argv": argv}]
-    if opts["tool"] == "nvbandwidth":
+    if opts["use_nvbandwidth"] == "always":
         smi = opts["nvidia_smi"]
         steps = [{"label": "copy_pcie", "argv": [smi] + list(copy_bandwidth.FACT_QUERIES["pcie_csv"]), "timeout_s": copy_bandwidth.FACT_S},
                  {"label": "copy_nvlink", "argv": [smi] + list(copy_bandwidth.FACT_QUERIES["nvlink_status"]),
@@ -562,7 +562,7 @@ def pod_work_s(kind, opts):
     if kind == "soak":
         return soak.timeout_s(opts), "duration_s %ss + %ss" % (opts["duration_s"], soak.OVERHEAD_S)
     if kind == "copy_bandwidth":
-        facts = 2 * copy_bandwidth.FACT_S if opts["tool"] == "nvbandwidth" else 0
+        facts = 2 * copy_bandwidth.FACT_S if opts["use_nvbandwidth"] == "always" else 0
         return int(opts["timeout_s"]) + facts, "timeout_s %ss + %ss of nvidia-smi queries" % (opts["timeout_s"], facts)
     if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
         # connect_timeout_s, then runs
@@ -632,9 +632,9 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             "secret": None, "setup": [], "steps": []}
     plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))
     if kind in ("env", "gemm", "nccl", "soak", "copy_bandwidth"):
-        if kind == "copy_bandwidth" and opts["tool"] == "auto":
-            raise AcceptanceError("copy_bandwidth: in a pod say which tool the image has: tool: worker (PyTorch) or "
-                                  "tool: nvbandwidth")
+        if kind == "copy_bandwidth" and opts["use_nvbandwidth"] == "auto":
+            raise AcceptanceError("copy_bandwidth: in a pod say which tool the image has: use_nvbandwidth: never (the "
+                                  "collection's PyTorch worker) or use_nvbandwidth: always")
         plan["steps"] = _per_node_step(plan, pod, kind, nodes, opts)
     elif kind == "perftest":
         if rounds is None:

@@ -12,7 +12,7 @@ author:
 description:
   - Measures, per GPU, host-to-device and device-to-host copies from and to pinned host memory, and per ordered GPU
     pair the peer-to-peer copy issued by the source GPU (write) and by the destination GPU (read) - through
-    C(nvbandwidth) when it is installed (its copy-engine tests; O(tool)), else the collection's own GPU worker
+    C(nvbandwidth) when it is installed (its copy-engine tests; O(use_nvbandwidth)), else the collection's own GPU worker
     (PyTorch and C(cudaMemcpyPeerAsync), timed with CUDA events).
   - Returns one record per copy, C(gpu.copy_h2d) and C(gpu.copy_d2h) (target = the GPU index), C(gpu.copy_p2p_read)
     and C(gpu.copy_p2p_write) (target C(<src>-><dst>); the reason names both GPUs).
@@ -26,17 +26,17 @@ attributes:
   check_mode:
     details: Returns the command that would run and empty results; starts no copies.
 options:
-  tool:
-    description: V(auto) runs C(nvbandwidth) when O(nvbandwidth) is found, else the worker; V(nvbandwidth) requires it
-      (a host without it gets an C(error) record); V(worker) always runs the worker.
+  use_nvbandwidth:
+    description: V(auto) runs C(nvbandwidth) when O(nvbandwidth) is found, else the worker; V(always) requires it (a
+      host without it gets an C(error) record); V(never) always runs the collection's worker.
     type: str
-    choices: [auto, nvbandwidth, worker]
+    choices: [auto, always, never]
     default: auto
   nvbandwidth:
     description: The C(nvbandwidth) program (name on PATH or absolute path).
     type: str
     default: nvbandwidth
-  bytes:
+  size_bytes:
     description:
       - Bytes per copy (nvbandwidth takes it in MiB, rounded down).
       - Must be 1 or more.
@@ -48,7 +48,7 @@ options:
       - Must be 1 or more.
     type: int
     default: 20
-  p2p:
+  peer_copies:
     description: Measure the GPU pairs too (with one GPU there are none).
     type: bool
     default: true
@@ -103,7 +103,7 @@ cmd:
   type: list
   elements: str
 tool_rc:
-  description: Exit code of the measurement (not C(rc)).
+  description: Exit code of the measurement (not C(rc) - a slow copy is a record, not a failed task).
   returned: when a process ran
   type: int
 """
@@ -117,7 +117,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, copy_bandwidth
 
-RANGES = {"bytes": argspec.POSITIVE, "iterations": argspec.POSITIVE, "gpu_indices": argspec.NON_NEGATIVE,
+RANGES = {"size_bytes": argspec.POSITIVE, "iterations": argspec.POSITIVE, "gpu_indices": argspec.NON_NEGATIVE,
           "timeout_s": argspec.POSITIVE}
 SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), **copy_bandwidth.OPTIONS)
 
@@ -144,11 +144,11 @@ def _facts(module, p):
 
 def _run(module, p):
     started = results.utc_now()
-    binary = None if p["tool"] == "worker" else runner.find_tool(module, p["nvbandwidth"], required=False)
-    if p["tool"] == "nvbandwidth" and not binary:
+    binary = None if p["use_nvbandwidth"] == "never" else runner.find_tool(module, p["nvbandwidth"], required=False)
+    if p["use_nvbandwidth"] == "always" and not binary:
         module.exit_json(changed=False, cmd=[p["nvbandwidth"]], results=[results.error(
             copy_bandwidth.CHECK, "nvbandwidth is not installed (%s); build it from github.com/NVIDIA/nvbandwidth or "
-            "set tool: auto" % p["nvbandwidth"], started=started)])
+            "set use_nvbandwidth: auto" % p["nvbandwidth"], started=started)])
     directory = p["worker_dir"] or module.tmpdir
     facts = None
     if binary:

@@ -13,7 +13,7 @@ description:
   - Runs a matrix-multiply loop on every GPU of the host at once for O(duration_s) seconds with the host's own Python
     (the one that has PyTorch), timing each GPU's throughput in windows of about one second, while
     C(nvidia-smi --query-gpu=... --format=csv -lms <sample_ms>) samples every GPU's power draw and limit, temperature,
-    SM clock, clock-event (throttle) reasons, ECC and remapped-row counters; the kernel log's C(NVRM: Xid) lines and
+    SM clock, clock-event (throttle) reasons, ECC and remapped-row counters; the kernel log's Xid lines (C(NVRM Xid)) and
     the PCIe replay counters (C(nvidia-smi -q -d PCIE)) are read before and after.
   - Returns one C(gpu.soak) record per GPU (target = the GPU index) with a downsampled series (throughput, power,
     temperature, SM clock over time) and one C(gpu.soak_node) record for the node. A GPU fails on sustained TFLOP/s
@@ -35,7 +35,7 @@ options:
       - Must be 1 or more.
     type: int
     default: 120
-  dtype:
+  datatype:
     description: Data type of the matrices.
     type: str
     choices: [bf16, fp16, fp32, tf32]
@@ -122,7 +122,7 @@ cmd:
   type: list
   elements: str
 tool_rc:
-  description: Exit code of the worker (not C(rc): a failed soak is a record, not a failed task).
+  description: Exit code of the worker (not C(rc) - a failed soak is a record, not a failed task).
   returned: when a process ran
   type: int
 """

@@ -23,11 +23,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin, nvidia_smi
 
 OPTIONS = dict(
-    tool=dict(type="str", choices=["auto", "nvbandwidth", "worker"], default="auto"),
+    use_nvbandwidth=dict(type="str", choices=["auto", "always", "never"], default="auto"),
     nvbandwidth=dict(type="str", default="nvbandwidth"),
-    bytes=dict(type="int", default=268435456),
+    size_bytes=dict(type="int", default=268435456),
     iterations=dict(type="int", default=20),
-    p2p=dict(type="bool", default=True),
+    peer_copies=dict(type="bool", default=True),
     gpu_indices=dict(type="list", elements="int", default=[]),
     nvidia_smi=dict(type="str", default="nvidia-smi"),
     timeout_s=dict(type="int", default=300),
@@ -46,8 +46,8 @@ NVBANDWIDTH_TESTS = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "de
 
 def worker_args(params):
     """Arguments of the worker's ``copy`` command (after ``python burnin_worker.py``)."""
-    args = ["copy", "--bytes", str(params["bytes"]), "--iters", str(params["iterations"]),
-            "--p2p", "1" if params["p2p"] else "0", "--nvidia-smi", params["nvidia_smi"]]
+    args = ["copy", "--bytes", str(params["size_bytes"]), "--iters", str(params["iterations"]),
+            "--p2p", "1" if params["peer_copies"] else "0", "--nvidia-smi", params["nvidia_smi"]]
     if params.get("gpu_indices"):
         args += ["--devices", ",".join(str(d) for d in params["gpu_indices"])]
     return args
@@ -55,8 +55,8 @@ def worker_args(params):
 
 def nvbandwidth_argv(binary, params):
     """nvbandwidth's argv: the four CE tests, the buffer in MiB, the samples."""
-    tests = NVBANDWIDTH_TESTS if params["p2p"] else NVBANDWIDTH_TESTS[:2]
-    return [binary, "-b", str(max(1, int(params["bytes"]) >> 20)), "-i", str(params["iterations"]), "-t"] + list(tests)
+    tests = NVBANDWIDTH_TESTS if params["peer_copies"] else NVBANDWIDTH_TESTS[:2]
+    return [binary, "-b", str(max(1, int(params["size_bytes"]) >> 20)), "-i", str(params["iterations"]), "-t"] + list(tests)
 
 
 def link_facts(pcie_csv, nvlink_status):
@@ -155,7 +155,7 @@ def _judge(item, facts, siblings, params, base):
 def records(text, ctx):
     """gpu.copy_<kind> records, one per copy, or one skip/error record."""
     params = ctx.params
-    base = {"params": {"argv": ctx.argv, "bytes": params["bytes"], "iterations": params["iterations"]},
+    base = {"params": {"argv": ctx.argv, "size_bytes": params["size_bytes"], "iterations": params["iterations"]},
             "tool": {"name": TOOL}, "started": ctx.started, "duration_s": ctx.duration_s}
     output = text if ctx.output is None else ctx.output
     try:

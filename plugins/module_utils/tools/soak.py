@@ -24,7 +24,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 
 OPTIONS = dict(
     duration_s=dict(type="int", default=120),
-    dtype=dict(type="str", choices=["bf16", "fp16", "fp32", "tf32"], default="bf16"),
+    datatype=dict(type="str", choices=["bf16", "fp16", "fp32", "tf32"], default="bf16"),
     m=dict(type="int", default=8192),
     n=dict(type="int", default=8192),
     k=dict(type="int", default=8192),
@@ -50,7 +50,7 @@ def timeout_s(params):
 def worker_args(params):
     """Arguments of the worker's ``soak`` command (after ``python burnin_worker.py``): the SSH module and the
     Kubernetes planner run the same."""
-    args = ["soak", "--duration-s", str(params["duration_s"]), "--dtype", params["dtype"], "--m", str(params["m"]),
+    args = ["soak", "--duration-s", str(params["duration_s"]), "--dtype", params["datatype"], "--m", str(params["m"]),
             "--n", str(params["n"]), "--k", str(params["k"]), "--sample-ms", str(params["sample_ms"]),
             "--nvidia-smi", params["nvidia_smi"]]
     if params.get("gpu_indices"):
@@ -59,7 +59,7 @@ def worker_args(params):
 
 
 def record_params(params, argv):
-    return {"argv": argv, "duration_s": params["duration_s"], "dtype": params["dtype"], "m": params["m"],
+    return {"argv": argv, "duration_s": params["duration_s"], "datatype": params["datatype"], "m": params["m"],
             "n": params["n"], "k": params["k"], "sample_ms": params["sample_ms"]}
 
 
@@ -185,7 +185,7 @@ def _gpu_record(dev, parsed, params, base, profile):
     rules = None
     if profile[0] and (params["m"], params["n"], params["k"]) == (8192, 8192, 8192):
         facts["profile"] = profile[0]
-        rules = expectations.profile_rules(profile[0], "gpu.gemm_%s" % params["dtype"], {}, profile[2])[0]
+        rules = expectations.profile_rules(profile[0], "gpu.gemm_%s" % params["datatype"], {}, profile[2])[0]
     status, reason, expect = expectations.judge(
         metrics, expectations.merge_rules(rules, expectations.rules_for_check(params.get("expect") or {}, CHECK)))
     findings = _findings(metrics, loaded_s)

@@ -136,9 +136,9 @@ def test_a_soak_pod_log_gives_the_records_of_the_gpu_soak_module(module_env, mon
 def test_a_copy_pod_log_gives_the_records_of_the_copy_bandwidth_module(module_env, monkeypatch):
     path = os.path.join(BURNIN, "h100-copy.txt")
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(path), "")))
-    ssh = _call(copy_module.main, {"tool": "worker"})
+    ssh = _call(copy_module.main, {"use_nvbandwidth": "never"})
     assert "cmd" in ssh.kwargs, ssh.kwargs
-    plan = k8s_plan.build("copy_bandwidth", ["gpu-node-04"], POD, "t1", {"tool": "worker"})
+    plan = k8s_plan.build("copy_bandwidth", ["gpu-node-04"], POD, "t1", {"use_nvbandwidth": "never"})
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][3:] == ssh.kwargs["cmd"][3:]
     rc, log = pod_log([{"label": "copy", "argv": ["cat", path], "timeout_s": 30}])
@@ -148,5 +148,5 @@ def test_a_copy_pod_log_gives_the_records_of_the_copy_bandwidth_module(module_en
 
 
 def test_a_copy_pod_must_name_its_tool():
-    with pytest.raises(Exception, match="tool: worker"):
+    with pytest.raises(Exception, match="use_nvbandwidth: never"):
         k8s_plan.build("copy_bandwidth", ["n1"], POD, "t1")
