@@ -31,6 +31,7 @@ import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
 
 # the stage variables the k8s role reads -> the SSH role that owns them
 SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu_nccl": "gpu", "gpu_expect": "gpu",
+          "gpu_soak": "gpu", "gpu_soak_s": "gpu", "gpu_copy_bandwidth": "gpu",
           "nccl_checks": "nccl", "nccl_options": "nccl", "nccl_allreduce_probe": "nccl", "nccl_expect": "nccl",
           "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma"}
 # the pods' own options (not the tool's) a shared mapping takes on Kubernetes
@@ -41,7 +42,8 @@ MAPPINGS = ("k8s_pod", "k8s_connection", "k8s_rdma_pod")
 KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm", "gpu_gemm"),
          "nccl": ("gpu", "nccl", "gpu_nccl"), "perftest": ("rdma", "perftest", "rdma_perftest"),
          "nccl_multinode": ("nccl", "nccl", "nccl_options"),
-         "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe")}
+         "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
+         "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth")}
 
 
 def _load(*parts):
