@@ -20,8 +20,9 @@ description:
     below the hardware profile's GEMM floor or O(expect), a hardware slowdown reason while loaded, new Xid lines,
     uncorrectable ECC or remapped-row growth, or throughput jitter above 15 %; it warns on jitter above 5 %, power
     below 80 % of its limit (the soak did not load it), a power limit below 95 % of the default (a cap), corrected
-    ECC or PCIe replay growth. The node fails a GPU below 80 % of its siblings' median and warns on a temperature
-    spread above 15 C. The first 10 % of the soak (at least 3 s) is warm-up and not judged.
+    ECC or PCIe replay growth. The node record warns on a temperature spread above 15 C across its GPUs;
+    a GPU below 80 % of its siblings' median fails in the report's peers analysis (C(gpu.soak.peers)). The first
+    10 % of the soak (at least 3 s) is warm-up and not judged.
   - A host without PyTorch or without a CUDA device gets a C(skip) record saying why.
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
                                  aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch]

@@ -109,7 +109,7 @@ def sample_of(row):
     sample["index"] = int(index) if index is not None and index.isascii() and index.isdigit() else None
     for field, key in _SAMPLE_NUMBERS.items():
         if field in row and key not in sample:
-            value = nvidia_smi._number(row[field])      # pylint: disable=protected-access  # the one unit reader
+            value = nvidia_smi.number(row[field])
             sample[key] = float(value) if isinstance(value, (int, float)) else None
     sample["reasons"] = _reasons(row)
     sample["remapped_pending"] = (row.get("remapped_rows.pending") or "").strip().lower() == "yes"
@@ -236,8 +236,8 @@ def _nvb_matrix(lines, at, title, test, out):
         cells = lines[at].split()
         row = int(cells[0])
         if len(cells) - 1 != len(columns):
-            out["problems"].append("nvbandwidth: row of %d cells under %d columns %s" % (len(cells) - 1, len(columns),
-                                                                                       quote(lines[at])))
+            out["problems"].append("nvbandwidth: row of %d cells under %d columns %s" % (
+                len(cells) - 1, len(columns), quote(lines[at])))
         for column, cell in zip(columns, cells[1:]):
             column = int(column)
             if kind is None or (rows == "GPU" and row == column):

@@ -68,17 +68,16 @@ def link_facts(pcie_csv, nvlink_status):
     except ParseError:
         rows = []
     for row in rows:
-        index = nvidia_smi._number(row.get("index"))      # pylint: disable=protected-access
-        gens = [nvidia_smi._number(row.get(k)) for k in ("pcie.link.gen.gpumax", "pcie.link.gen.hostmax",  # pylint: disable=protected-access
-                                                           "pcie.link.gen.max")]
+        index = nvidia_smi.number(row.get("index"))
+        gens = [nvidia_smi.number(row.get(k)) for k in ("pcie.link.gen.gpumax", "pcie.link.gen.hostmax", "pcie.link.gen.max")]
         gens = [g for g in gens if isinstance(g, int)]
-        width = nvidia_smi._number(row.get("pcie.link.width.max"))      # pylint: disable=protected-access
+        width = nvidia_smi.number(row.get("pcie.link.width.max"))
         if not isinstance(index, int):
             continue
         gen = min(gens) if gens else None
         lane = thresholds.PCIE_LANE_GBYTE_S.get(gen)
         out[index] = {"pcie_gen": gen, "pcie_width": width if isinstance(width, int) else None,
-                      "pcie_width_current": nvidia_smi._number(row.get("pcie.link.width.current")),  # pylint: disable=protected-access
+                      "pcie_width_current": nvidia_smi.number(row.get("pcie.link.width.current")),
                       "pcie_gbyte_s": lane * width if lane and isinstance(width, int) else None}
     try:
         links = nvidia_smi.parse_nvlink_status(nvlink_status or "")
@@ -97,8 +96,8 @@ def _hardware_floor(item, facts):
         if not gpu.get("pcie_gbyte_s"):
             return None, "no PCIe link facts", None
         eff = thresholds.HOST_COPY_EFFICIENCY[0] * thresholds.COPY_MARGIN[0]
-        return gpu["pcie_gbyte_s"] * eff, "PCIe gen%s x%s %.1f GB/s" % (gpu["pcie_gen"], gpu["pcie_width"],
-                                                                      gpu["pcie_gbyte_s"]), thresholds.HOST_COPY_EFFICIENCY[1]
+        what = "PCIe gen%s x%s %.1f GB/s" % (gpu["pcie_gen"], gpu["pcie_width"], gpu["pcie_gbyte_s"])
+        return gpu["pcie_gbyte_s"] * eff, what, thresholds.HOST_COPY_EFFICIENCY[1]
     src, dst = facts.get(item["src"]) or {}, facts.get(item["dst"]) or {}
     if src.get("nvlink_gbyte_s") and dst.get("nvlink_gbyte_s"):
         figure = min(src["nvlink_gbyte_s"], dst["nvlink_gbyte_s"])

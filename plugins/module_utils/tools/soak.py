@@ -98,33 +98,44 @@ def _series(windows, samples):
     return _downsample(rows, int(thresholds.SOAK["series_points"][0]))
 
 
-def _metrics(windows, samples, loaded_w, loaded_s, new_xids, replay_growth):
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def _throughput(loaded_w):
+    """The windows after the warm-up -> tflops (median), min, max, jitter (coefficient of variation, %)."""
     tflops = [w["tflops"] for w in loaded_w]
     mean = statistics.mean(tflops) if tflops else None
-    power = [s["power_w"] for s in loaded_s if s.get("power_w") is not None]
-    limits = [s["power_limit_w"] for s in loaded_s if s.get("power_limit_w") is not None]
-    defaults = [s["power_default_limit_w"] for s in loaded_s if s.get("power_default_limit_w") is not None]
-    temps = [s["temperature_c"] for s in samples if s.get("temperature_c") is not None]
-    clocks = [s["sm_clock_mhz"] for s in loaded_s if s.get("sm_clock_mhz") is not None]
-    power_median = statistics.median(power) if power else None
-    limit = statistics.median(limits) if limits else None
-    return {
-        "tflops": statistics.median(tflops) if tflops else None,
-        "tflops_min": min(tflops) if tflops else None,
-        "tflops_max": max(tflops) if tflops else None,
-        "tflops_jitter_pct": (100.0 * statistics.pstdev(tflops) / mean) if tflops and mean else None,
-        "windows_count": len(windows), "samples_count": len(samples),
-        "power_median_w": power_median, "power_max_w": max(power) if power else None,
-        "power_limit_w": limit, "power_default_limit_w": statistics.median(defaults) if defaults else None,
-        "power_of_limit_pct": (100.0 * power_median / limit) if power_median is not None and limit else None,
-        "temperature_max_c": max(temps) if temps else None,
-        "sm_clock_median_mhz": statistics.median(clocks) if clocks else None,
+    return {"tflops": _median(tflops), "tflops_min": min(tflops) if tflops else None,
+            "tflops_max": max(tflops) if tflops else None,
+            "tflops_jitter_pct": (100.0 * statistics.pstdev(tflops) / mean) if tflops and mean else None}
+
+
+def _telemetry(samples, loaded_s):
+    """Power (median, max, enforced and default limit, share of the limit), hottest temperature, median SM clock."""
+    def values(points, key):
+        return [p[key] for p in points if p.get(key) is not None]
+    draws, limit = values(loaded_s, "power_w"), _median(values(loaded_s, "power_limit_w"))
+    power, temps = _median(draws), values(samples, "temperature_c")
+    return {"power_median_w": power, "power_max_w": max(draws) if draws else None,
+            "power_limit_w": limit, "power_default_limit_w": _median(values(loaded_s, "power_default_limit_w")),
+            "power_of_limit_pct": (100.0 * power / limit) if power is not None and limit else None,
+            "temperature_max_c": max(temps) if temps else None,
+            "sm_clock_median_mhz": _median(values(loaded_s, "sm_clock_mhz"))}
+
+
+def _metrics(windows, samples, loaded_w, loaded_s, new_xids, replay_growth):
+    metrics = _throughput(loaded_w)
+    metrics.update({"windows_count": len(windows), "samples_count": len(samples)})
+    metrics.update(_telemetry(samples, loaded_s))
+    metrics.update({
         "new_xid_count": new_xids,
         "ecc_uncorrected_growth_count": _growth(samples, "ecc_uncorrected"),
         "ecc_corrected_growth_count": _growth(samples, "ecc_corrected"),
         "remapped_uncorrectable_growth_count": _growth(samples, "remapped_uncorrectable"),
         "pcie_replay_growth_count": replay_growth,
-    }
+    })
+    return metrics
 
 
 def _findings(metrics, loaded_s):

@@ -48,9 +48,8 @@ def soak_text(gpus=8, slow=None):
     with HW thermal slowdown from 20 s on."""
     healthy = read(os.path.join(BURNIN, "h100-soak_healthy.txt"))
     loaded = read(os.path.join(BURNIN, "h100-soak_loaded.txt"))
-    head = [ln for ln in healthy.splitlines() if not ln.startswith(("AIFABRIC_SOAK {", "AIFABRIC_SMI 2026",
-                                                                      "AIFABRIC_SOAK_END", "AIFABRIC_XID",
-                                                                      "AIFABRIC_PCIE"))]
+    per_run = ("AIFABRIC_SOAK {", "AIFABRIC_SMI 2026", "AIFABRIC_SOAK_END", "AIFABRIC_XID", "AIFABRIC_PCIE")
+    head = [ln for ln in healthy.splitlines() if not ln.startswith(per_run)]
     head[0] = head[0].replace('"devices": [0]', '"devices": %s' % list(range(gpus))).replace(
         '"gpu_names": {"0": "NVIDIA H100 80GB HBM3"}',
         '"gpu_names": {%s}' % ", ".join('"%d": "NVIDIA H100 80GB HBM3"' % i for i in range(gpus)))
