@@ -16,7 +16,7 @@ telemetry; the kernel log's ``NVRM: Xid`` lines are read before and after (where
 - ``AIFABRIC_SOAK {json}`` per GPU and window (``t_s`` since the load began, ``tflops``, ``products``);
 - ``AIFABRIC_SMI <nvidia-smi's own CSV line>`` (its header and every sample, unchanged);
 - ``AIFABRIC_XID {json}`` (``phase`` before/after, ``readable``, ``lines``);
-- ``AIFABRIC_PCIE {json}`` (``phase`` before/after, ``text``: ``nvidia-smi -q -d PCIE``, its "Replays Since Reset");
+- ``AIFABRIC_PCIE {json}`` (``phase`` before/after, ``text``: ``nvidia-smi -q``, its "Replays Since Reset");
 - ``AIFABRIC_SOAK_END {json}`` (or an ``error``).
 
 copy: per GPU host-to-device and device-to-host copies from/to pinned host memory, and per ordered GPU pair the
@@ -110,10 +110,10 @@ def _xids(lock):
 
 
 def _say_xids(phase, lock, nvidia_smi):
-    """The Xid lines and the PCIe section of ``nvidia-smi -q`` (its replay counters) at ``phase``."""
+    """The Xid lines and ``nvidia-smi -q`` (its PCI section's replay counters) at ``phase``."""
     lines, why = _xids(lock)
     say(XID_MARK + json.dumps({"phase": phase, "readable": lines is not None, "lines": lines or [], "why": why}), lock)
-    rc, out, err = _run([nvidia_smi, "-q", "-d", "PCIE"])
+    rc, out, err = _run([nvidia_smi, "-q"])      # its PCI section holds "Replays Since Reset" (no -d selects it)
     say(PCIE_MARK + json.dumps({"phase": phase, "rc": rc, "text": out if rc == 0 else err[-300:]}), lock)
 
 

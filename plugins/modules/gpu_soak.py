@@ -14,7 +14,7 @@ description:
     (the one that has PyTorch), timing each GPU's throughput in windows of about one second, while
     C(nvidia-smi --query-gpu=... --format=csv -lms <sample_ms>) samples every GPU's power draw and limit, temperature,
     SM clock, clock-event (throttle) reasons, ECC and remapped-row counters; the kernel log's Xid lines (C(NVRM Xid)) and
-    the PCIe replay counters (C(nvidia-smi -q -d PCIE)) are read before and after.
+    the PCIe replay counters (C(nvidia-smi -q)) are read before and after.
   - Returns one C(gpu.soak) record per GPU (target = the GPU index) with a downsampled series (throughput, power,
     temperature, SM clock over time) and one C(gpu.soak_node) record for the node. A GPU fails on sustained TFLOP/s
     below the hardware profile's GEMM floor or O(expect), a hardware slowdown reason while loaded, new Xid lines,

@@ -70,7 +70,7 @@ def parse_xids(lines):
 
 
 def parse_pcie_replays(text):
-    """``nvidia-smi -q`` (or ``-q -d PCIE``) -> {bus id (lower case): Replays Since Reset (int, None when N/A)}."""
+    """``nvidia-smi -q`` -> {bus id (lower case): Replays Since Reset (int, None when N/A)}."""
     out, bus = {}, None
     for line in as_text(text).splitlines():
         gpu = _GPU_RE.match(line.strip())

@@ -53,6 +53,15 @@ def test_the_healthy_h100_soak_passes_with_its_series():
     assert results.validate(gpu) == [] and results.validate(node) == []
 
 
+def test_the_current_worker_s_capture_reads_the_replay_counters_and_one_name_per_reason():
+    text = read(os.path.join(BURNIN, "h100-soak_20s_current_worker.txt"))
+    header = next(ln for ln in text.splitlines() if ln.startswith("AIFABRIC_SMI timestamp"))
+    assert header.count("clocks_event_reasons.hw_slowdown") == 1 and "clocks_throttle_reasons" not in header
+    (gpu,) = by_check(soak_records("h100-soak_20s_current_worker.txt", duration_s=20), "gpu.soak")
+    assert gpu["status"] == "pass" and gpu["metrics"]["pcie_replay_growth_count"] == 0
+    assert gpu["metrics"]["samples_count"] == 22 and 670 < gpu["metrics"]["tflops"] < 690
+
+
 def test_the_loaded_gpu_fails_on_its_sustained_throughput():
     (gpu,) = by_check(soak_records("h100-soak_loaded.txt"), "gpu.soak")
     assert gpu["status"] == "fail" and gpu["target"] == "0"

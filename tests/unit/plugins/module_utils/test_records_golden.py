@@ -47,7 +47,7 @@ HCCL_TEXTS = _files(os.path.join(PARSERS, "hccl_test", "*.txt"))
 PERFTEST_TEXTS = _files(os.path.join(PARSERS, "perftest", "*.txt"), os.path.join(PARSERS, "perftest_layouts", "*.txt"))
 GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
 SOAK_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-soak_*.txt"))
-COPY_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-copy.txt"), os.path.join(PARSERS, "nvbandwidth", "*.txt"))
+COPY_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-copy*.txt"), os.path.join(PARSERS, "nvbandwidth", "*.txt"))
 PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
                if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
 NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
@@ -103,7 +103,7 @@ def _cases():
             read(ROOT, rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
     for rel in SOAK_TEXTS:
         cases.append(("soak-records", rel, lambda rel=rel: soak.records(read(ROOT, rel), Context(
-            rc=0, params=dict(defaults(soak.OPTIONS), duration_s=30 if "capped" in rel else 60), argv=["python3"]))))
+            rc=0, params=dict(defaults(soak.OPTIONS), duration_s=30 if "capped" in rel else 20 if "20s" in rel else 60), argv=["python3"]))))
     for rel in COPY_TEXTS:
         cases.append(("copy-records", rel, lambda rel=rel: copy_bandwidth.records(read(ROOT, rel), Context(
             rc=0, params=defaults(copy_bandwidth.OPTIONS), argv=["python3"]))))
