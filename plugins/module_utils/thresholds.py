@@ -414,7 +414,7 @@ SOAK = {
     "warmup_fraction": (0.1, None, "the first windows run at lower clocks (98-115 TFLOP/s in the first 0.3 s of "
                         + _SOAK_MEASURED + "): the first 10 % of the soak (at least 3 s) is not judged"),
     "series_points": (120, None, "the record keeps at most 120 points of each GPU's series (a 30 min soak: one every "
-                      "15 s), enough for the report's plot and small enough for results.json"),
+                      "15 s), enough to draw it and small enough for the run's records"),
 }
 SOAK_COUNTER_RULES = (
     # (metric, status when it grows, source)
