@@ -127,10 +127,16 @@ def main():
     modmain.run(module, "copy_bandwidth", lambda module: _run(module, module.params))
 
 
+def _find(module, program):
+    """A program by name on PATH or by absolute path (runner.find_tool's trust rules), or None."""
+    return runner.find_tool(module, os.path.basename(program), path=program if os.path.isabs(program) else None,
+                            required=False)
+
+
 def _facts(module, p):
     """The link facts beside an nvbandwidth run: the PCIe query and nvlink -s (empty when nvidia-smi fails)."""
     out = {}
-    smi = runner.find_tool(module, p["nvidia_smi"], required=False)
+    smi = _find(module, p["nvidia_smi"])
     if not smi:
         return out
     for key, args in sorted(copy_bandwidth.FACT_QUERIES.items()):
@@ -144,7 +150,7 @@ def _facts(module, p):
 
 def _run(module, p):
     started = results.utc_now()
-    binary = None if p["use_nvbandwidth"] == "never" else runner.find_tool(module, p["nvbandwidth"], required=False)
+    binary = None if p["use_nvbandwidth"] == "never" else _find(module, p["nvbandwidth"])
     if p["use_nvbandwidth"] == "always" and not binary:
         module.exit_json(changed=False, cmd=[p["nvbandwidth"]], results=[results.error(
             copy_bandwidth.CHECK, "nvbandwidth is not installed (%s); build it from github.com/NVIDIA/nvbandwidth or "

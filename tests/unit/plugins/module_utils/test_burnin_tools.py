@@ -159,3 +159,46 @@ def test_a_copy_pod_log_gives_the_records_of_the_copy_bandwidth_module(module_en
 def test_a_copy_pod_must_name_its_tool():
     with pytest.raises(Exception, match="use_nvbandwidth: never"):
         k8s_plan.build("copy_bandwidth", ["n1"], POD, "t1")
+
+
+# --------------------------------------------------------------------------- the modules: check mode, no torch, nvbandwidth
+
+def test_check_mode_runs_nothing(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    soak_run = _call(gpu_soak.main, {"_ansible_check_mode": True, "duration_s": 1800})
+    copy_run = _call(copy_module.main, {"_ansible_check_mode": True, "use_nvbandwidth": "never"})
+    assert module_env == [] and soak_run.kwargs["results"] == [] and copy_run.kwargs["results"] == []
+    cmd = soak_run.kwargs["cmd"]
+    assert "soak" in cmd and cmd[cmd.index("--duration-s") + 1] == "1800"
+    assert "copy" in copy_run.kwargs["cmd"] and "--p2p" in copy_run.kwargs["cmd"]
+
+
+def test_without_torch_both_are_skip(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (
+        1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")))
+    (soak_record,) = _call(gpu_soak.main, {}).kwargs["results"]
+    (copy_record,) = _call(copy_module.main, {"use_nvbandwidth": "never"}).kwargs["results"]
+    assert (soak_record["status"], copy_record["status"]) == ("skip", "skip")
+
+
+def test_nvbandwidth_runs_when_installed_with_the_link_facts(module_env, monkeypatch, tmp_path):
+    binary = tmp_path / "nvbandwidth"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    out = read(os.path.join(NVB, "issue15-v0.2-8xRTX4090-h2d-d2h-ce.txt"))
+
+    def handler(argv):
+        if argv[0].endswith("nvbandwidth"):
+            return 0, out, ""
+        return 0, "", ""       # nvidia-smi: no facts on this host
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handler))
+    res = _call(copy_module.main, {"nvbandwidth": str(binary), "peer_copies": False})
+    assert res.kwargs["cmd"][1:] == ["-b", "256", "-i", "20", "-t", "host_to_device_memcpy_ce", "device_to_host_memcpy_ce"]
+    assert len(res.kwargs["results"]) == 16 and {r["tool"]["name"] for r in res.kwargs["results"]} == {"nvbandwidth"}
+    assert [c["argv"][1:] for c in module_env[:2]] == [list(args) for _k, args in sorted(copy_bandwidth.FACT_QUERIES.items())]
+
+
+def test_use_nvbandwidth_always_without_it_is_an_error(module_env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    (record,) = _call(copy_module.main, {"use_nvbandwidth": "always", "nvbandwidth": "nvbandwidth-absent"}).kwargs["results"]
+    assert record["status"] == "error" and "nvbandwidth is not installed" in record["reason"]
