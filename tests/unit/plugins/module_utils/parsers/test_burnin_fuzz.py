@@ -41,7 +41,8 @@ def _copy_records(text):
         assert results.validate(record) == [], record
 
 
-SOAKS = ["burnin/h100-soak_healthy.txt", "burnin/h100-soak_loaded.txt", "burnin/h100-soak_capped.txt"]
+SOAKS = ["burnin/h100-soak_healthy.txt", "burnin/h100-soak_loaded.txt", "burnin/h100-soak_capped.txt",
+         "burnin/h100-soak_20s_current_worker.txt"]
 NVB = ["nvbandwidth/" + n for n in sorted(os.listdir(os.path.join(FIXTURES, "nvbandwidth"))) if n.endswith(".txt")]
 # (function, real captures, raises ParseError on a damaged capture?)
 TARGETS = {
@@ -52,7 +53,7 @@ TARGETS = {
     "replays": (burnin.parse_pcie_replays, ["burnin/h100-nvidia_smi_q.txt"]),
     "xids": (lambda text: burnin.parse_xids(text.splitlines()), ["dmesg/forum-2019-gtx550ti-xid32.txt"]),
     "soak_records": (_soak_records, SOAKS),
-    "copy_records": (_copy_records, ["burnin/h100-copy.txt"] + NVB),
+    "copy_records": (_copy_records, ["burnin/h100-copy.txt", "burnin/h100-copy_current_worker.txt"] + NVB),
 }
 CASES = [(name, rel) for name in sorted(TARGETS) for rel in TARGETS[name][1]]
 
