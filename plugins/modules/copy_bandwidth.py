@@ -156,7 +156,7 @@ def _run(module, p):
             copy_bandwidth.CHECK, "nvbandwidth is not installed (%s); build it from github.com/NVIDIA/nvbandwidth or "
             "set use_nvbandwidth: auto" % p["nvbandwidth"], started=started)])
     directory = p["worker_dir"] or module.tmpdir
-    facts = None
+    facts, python_path = None, p["python"]
     if binary:
         argv = copy_bandwidth.nvbandwidth_argv(binary, p)
     else:
@@ -183,7 +183,7 @@ def _run(module, p):
             started=started, tool={"name": copy_bandwidth.TOOL})])
     records = copy_bandwidth.records(run.stdout, Context(params=p, rc=run.rc, output=run.output, started=started,
                                                          duration_s=run.elapsed_s, argv=argv, facts=facts,
-                                                         python=p["python"]))
+                                                         python=python_path))
     module.exit_json(changed=False, cmd=argv, tool_rc=run.rc, results=records)
 
 
