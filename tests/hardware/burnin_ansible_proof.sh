@@ -6,7 +6,7 @@
 # real GPU host (not run by CI): the GEMM, copy_bandwidth and gpu_soak modules as async jobs; the report under $OUT.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-HERE=$(cd "$(dirname "$0")" && pwd)   # a folder holding .whl/ (ansible-core, resolvelib, cryptography, cffi, pycparser wheels) and col/ansible_collections/aifabric/acceptance (this tree)
+HERE=${BURNIN_DIR:-$(cd "$(dirname "$0")" && pwd)}   # BURNIN_DIR: a folder holding .whl/ (ansible-core, resolvelib, cryptography, cffi, pycparser wheels) and col/ansible_collections/aifabric/acceptance (this tree)
 PY=$(command -v python3)
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$HERE"/.whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site ANSIBLE_COLLECTIONS_PATH=$HERE/col ANSIBLE_CONFIG=$HERE/col/ansible_collections/aifabric/acceptance/ansible.cfg
