@@ -23,7 +23,7 @@ options:
     description: The tool adapter whose defaults complete the mapping.
     type: str
     required: true
-    choices: [env, gemm, hccl, nccl_tests, perftest, torch_allreduce, dcgm, port_counters]
+    choices: [env, gemm, hccl, nccl_tests, perftest, torch_allreduce, dcgm, port_counters, soak, copy_bandwidth]
 """
 
 EXAMPLES = r"""
@@ -43,7 +43,8 @@ import importlib
 
 from ansible.errors import AnsibleFilterError
 
-TOOLS = ("env", "gemm", "hccl", "nccl_tests", "perftest", "torch_allreduce", "dcgm", "port_counters")
+TOOLS = ("env", "gemm", "hccl", "nccl_tests", "perftest", "torch_allreduce", "dcgm", "port_counters", "soak",
+         "copy_bandwidth")
 
 
 def tool_options(given, tool):

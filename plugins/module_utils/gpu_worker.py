@@ -16,23 +16,24 @@ import os
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir, torch_worker
 
 WORKER_NAME = "aifabric_torch_worker.py"
+BURNIN_NAME = "aifabric_burnin_worker.py"     # burnin_worker.py: the soak and copy-bandwidth worker
 
 
-def source():
-    """The worker's source text."""
-    return inspect.getsource(torch_worker)
+def source(module=None):
+    """The worker's source text (``module``: another worker program, e.g. burnin_worker)."""
+    return inspect.getsource(module or torch_worker)
 
 
-def stage(directory):
+def stage(directory, module=None, name=WORKER_NAME):
     """Write the worker into ``directory``; returns (path, changed).
 
     ``directory`` passes statedir.trusted_dir first (created 0700; an existing one must be ours, not writable by
     group or others, with no untrusted link on the way): the worker runs with it first on ``sys.path``, as root on
     many nodes. The file is written atomically, never through a planted link.
     """
-    text = source()
+    text = source(module)
     directory = statedir.trusted_dir(directory, private=True, what="worker_dir")
-    path = os.path.join(directory, WORKER_NAME)
+    path = os.path.join(directory, name)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -42,5 +43,5 @@ def stage(directory):
         with os.fdopen(fd, "rb") as handle:
             if hashlib.sha256(handle.read()).hexdigest() == digest:
                 return path, False
-    statedir.write_file(directory, WORKER_NAME, text, mode=0o644)
+    statedir.write_file(directory, name, text, mode=0o644)
     return path, True

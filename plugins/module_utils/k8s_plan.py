@@ -38,9 +38,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm, port_counters
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, port_counters, soak
 
-KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters")
+KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
+         "copy_bandwidth")
 # the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<kind>.py records(host, params))
 HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK}
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
@@ -49,12 +50,15 @@ STEP_LABEL = "aifabric.acceptance/step"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 ENTRY = km.CODE_MOUNT + "/aifabric_k8s_entry.py"
 WORKER = km.CODE_MOUNT + "/aifabric_torch_worker.py"
+BURNIN_WORKER = km.CODE_MOUNT + "/aifabric_burnin_worker.py"     # the soak and copy-bandwidth worker
 LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
 CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/lldptool", "parsers/rdma", "parsers/system",
                 "parsers/perftest",
+                # the soak and copy-bandwidth records are built by the planner from the pods' logs; the pods import
+                # nothing of them
                 # perftest pods plan their rails and argv with the tool adapter, as the SSH path does (GID and port
                 # rate from the node's sysfs)
                 "tools/__init__", "tools/perftest", "argspec", "statedir", "runner", "imports",
@@ -86,6 +90,8 @@ KUBERNETES_OPTIONS = {
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
     "dcgm": {},
     "port_counters": {},
+    "soak": {},
+    "copy_bandwidth": {},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
 # binary and nccl-tests' -J detection: the image is known)
@@ -96,8 +102,11 @@ GEMM_DEFAULTS = dict(defaults(gemm.OPTIONS), **KUBERNETES_OPTIONS["gemm"])
 NCCL_DEFAULTS = dict(defaults(nccl_tests.OPTIONS, omit=NCCL_NOT_TAKEN), **KUBERNETES_OPTIONS["nccl"])
 PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perftest"])
 PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_multinode"])
+SOAK_DEFAULTS = dict(defaults(soak.OPTIONS), **KUBERNETES_OPTIONS["soak"])
+COPY_DEFAULTS = dict(defaults(copy_bandwidth.OPTIONS), **KUBERNETES_OPTIONS["copy_bandwidth"])
 DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
-            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS,
+            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS, "soak": SOAK_DEFAULTS,
+            "copy_bandwidth": COPY_DEFAULTS,
             "dcgm": dict(defaults(dcgm.OPTIONS), **KUBERNETES_OPTIONS["dcgm"]),
             "port_counters": dict(defaults(port_counters.OPTIONS), **KUBERNETES_OPTIONS["port_counters"])}
 PROBE_RESULT = "{RESULT_DIR}/allreduce.json"     # the entry program's private directory (k8s_entry.expand)
@@ -152,8 +161,10 @@ def _check_env_expect(expect):
 def code_files():
     """relative path -> source text of what the pods run (the collection's own module_utils files)."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import torch_worker
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker
     files = {"aifabric_k8s_entry.py": inspect.getsource(k8s_entry),
-             "aifabric_torch_worker.py": inspect.getsource(torch_worker)}
+             "aifabric_torch_worker.py": inspect.getsource(torch_worker),
+             "aifabric_burnin_worker.py": inspect.getsource(burnin_worker)}
     for name in CODE_MODULES:
         module = __import__("ansible_collections.aifabric.acceptance.plugins.module_utils." + name.replace("/", "."),
                             fromlist=["_"])
@@ -193,8 +204,8 @@ def _with_template_labels(obj, extra):
 
 def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus=None, role="single"):
     slot = "%s-%d" % (kind, index)
-    name = km.object_name(plan["run_id"], kind.replace("_", "-"), index)     # port_counters: a DNS label
-    spec = km.pod_spec(pod, [km.container(pod, kind, command, gpus=gpus)], plan["code_config_map"],
+    name = km.object_name(plan["run_id"], kind.replace("_", "-"), index)     # DNS labels: port_counters, copy_bandwidth
+    spec = km.pod_spec(pod, [km.container(pod, kind.replace("_", "-"), command, gpus=gpus)], plan["code_config_map"],
                        plan["code_items"], nodes=[node])
     obj = _with_template_labels(km.job(name, pod, plan["run_id"], kind, spec, role=role, node=node),
                                 _slot_labels(slot, step))
@@ -217,6 +228,9 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             argv = runner.python_argv(pod["python"], [WORKER] + gemm.worker_args(opts))    # as gemm_bench
             command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout_s"]}]})
             sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
+            gpus = None
+        elif kind in ("soak", "copy_bandwidth"):
+            command, sections = burnin_steps(pod, kind, opts)
             gpus = None
         else:  # nccl, single node: every GPU of the node in one process (-g gpus)
             steps, sections = [], []
@@ -244,6 +258,28 @@ def adapter_params(kind, opts, node):
     if kind == "port_counters" and isinstance(opts.get("before"), list):
         params["before"] = [r for r in opts["before"] if isinstance(r, dict) and r.get("host") == node]
     return params
+
+
+def burnin_steps(pod, kind, opts):
+    """(the pod's command, its log sections) of a soak or copy-bandwidth pod: the same argv as the gpu_soak and
+    copy_bandwidth modules (the worker, or nvbandwidth with use_nvbandwidth: always and the two nvidia-smi queries of its
+    link facts before it)."""
+    if kind == "soak":
+        argv = runner.python_argv(pod["python"], [BURNIN_WORKER] + soak.worker_args(opts))
+        steps = [{"label": "soak", "argv": argv, "timeout_s": soak.timeout_s(opts)}]
+        return _entry(pod, "run", {"steps": steps}), [{"label": "soak", "how": "soak", "check": soak.CHECK,
+                                                       "argv": argv}]
+    if opts["use_nvbandwidth"] == "always":
+        smi = opts["nvidia_smi"]
+        steps = [{"label": "copy_pcie", "argv": [smi] + list(copy_bandwidth.FACT_QUERIES["pcie_csv"]), "timeout_s": copy_bandwidth.FACT_S},
+                 {"label": "copy_nvlink", "argv": [smi] + list(copy_bandwidth.FACT_QUERIES["nvlink_status"]),
+                  "timeout_s": copy_bandwidth.FACT_S}]
+        argv = copy_bandwidth.nvbandwidth_argv(opts["nvbandwidth"], opts)
+    else:
+        steps, argv = [], runner.python_argv(pod["python"], [BURNIN_WORKER] + copy_bandwidth.worker_args(opts))
+    steps.append({"label": "copy", "argv": argv, "timeout_s": opts["timeout_s"]})
+    return _entry(pod, "run", {"steps": steps}), [{"label": "copy", "how": "copy", "check": copy_bandwidth.CHECK,
+                                                   "argv": argv}]
 
 
 def _perftest_pod_params(opts):
@@ -556,6 +592,11 @@ def pod_work_s(kind, opts):
     if kind == "port_counters":     # one ethtool -S per port, each within timeout_s
         return PORT_COUNTERS_MAX_PORTS * int(opts["timeout_s"]), "%d ports x timeout_s %ss" % (
             PORT_COUNTERS_MAX_PORTS, opts["timeout_s"])
+    if kind == "soak":
+        return soak.timeout_s(opts), "duration_s %ss + %ss" % (opts["duration_s"], soak.OVERHEAD_S)
+    if kind == "copy_bandwidth":
+        facts = 2 * copy_bandwidth.FACT_S if opts["use_nvbandwidth"] == "always" else 0
+        return int(opts["timeout_s"]) + facts, "timeout_s %ss + %ss of nvidia-smi queries" % (opts["timeout_s"], facts)
     if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
         # connect_timeout_s, then runs
         return SERVER_READY_S + int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), (
@@ -623,7 +664,10 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             "code_config_map": km.object_name(run_id, "code"), "code_items": km.code_volume_items(code),
             "secret": None, "setup": [], "steps": []}
     plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))
-    if kind in ("env", "gemm", "nccl") or kind in HOST_ADAPTER_KINDS:
+    if kind in ("env", "gemm", "nccl", "soak", "copy_bandwidth") or kind in HOST_ADAPTER_KINDS:
+        if kind == "copy_bandwidth" and opts["use_nvbandwidth"] == "auto":
+            raise AcceptanceError("copy_bandwidth: in a pod say which tool the image has: use_nvbandwidth: never (the "
+                                  "collection's PyTorch worker) or use_nvbandwidth: always")
         plan["steps"] = _per_node_step(plan, pod, kind, nodes, opts)
     elif kind == "perftest":
         if rounds is None:
@@ -823,6 +867,12 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
     if how == "gemm":
         from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm
         return gemm, ctx
+    if how == "soak":
+        return soak, replace(ctx, python=opts.get("python") or "python3")
+    if how == "copy":
+        facts = dict((key, ((sections or {}).get(label) or ("",))[0] or "")
+                     for key, label in (("pcie_csv", "copy_pcie"), ("nvlink_status", "copy_nvlink")))
+        return copy_bandwidth, replace(ctx, facts=facts)
     if how == "probe":
         from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
         document = (sections or {}).get(section["label"] + ".file")

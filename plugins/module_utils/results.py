@@ -92,6 +92,11 @@ SERIES_FAMILIES = {
         "columns": dict([("msg_size_bytes", (_INT, True)), ("iterations", (_INT, True))] + [
             ("lat_%s_us" % name, (_NUM_NULL, True)) for name in ("min", "max", "typical", "avg", "stdev", "p99", "p999")]),
         "what": "perftest latency tests (rdma.ib_<verb>_lat, .server: the server side); not drawn"},
+    "soak": {
+        "checks": r"^gpu\.soak$", "x": "t_ms", "plot": ("tflops", "power_w", "temperature_c", "sm_clock_mhz"),
+        "columns": {"t_ms": (_INT, True), "tflops": (_NUM_NULL, True), "power_w": (_NUM_NULL, True),
+                    "temperature_c": (_NUM_NULL, True), "sm_clock_mhz": (_NUM_NULL, True), "reasons": (_STR_NULL, True)},
+        "what": "the burn-in soak (gpu.soak): throughput and telemetry over time, one row per window"},
 }
 _JSON_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "null": (type(None),)}
 # per family: (compiled checks, required columns, {column: exact Python types}) for validate's hot loop

@@ -393,6 +393,53 @@ PEERS_SOURCE = ("estimate: healthy GPUs of one node measured within 5 % of each 
                 "(the judgement_proof.sh hardware script, 2026-11-25)")
 
 
+# ---------------------------------------------------------------------------------------- burn-in soak, copy bandwidth
+# tools/soak.py and tools/copy_bandwidth.py: each rule (value, status, source). Measured on the lent H100 (1x H100 80GB
+# HBM3, driver 580.159.04, torch 2.11.0+cu130) by tests/hardware/burnin_proof.sh on 2026-12-06.
+_SOAK_MEASURED = ("60 s soak of bf16 8192^3 on 1x H100 80GB HBM3 (burnin_proof.sh, 2026-12-06): healthy 685.7-692.3 "
+                  "TFLOP/s a window (median 687.9), power median 698 W of 700 W, 33-65 C; with a competing matmul "
+                  "312.2 TFLOP/s at 692 W; under a 200 W cap (nvidia-smi -pl) 188.9 TFLOP/s at 199 W")
+SOAK = {
+    "jitter_warn_pct": (5.0, "warn", "estimate: healthy windows spread 0.2 % (coefficient of variation) in " + _SOAK_MEASURED
+                        + "; 5 % is 25 times that"),
+    "jitter_fail_pct": (15.0, "fail", "estimate: a GPU whose one-second throughput varies by 15 % (CV) is throttling "
+                        "or shared; three times the warn level"),
+    "power_of_limit_min_pct": (80.0, "warn", "the GEMM drew 99-100 % of the enforced limit in every scenario of "
+                               + _SOAK_MEASURED + ": a GPU that stays below 80 % was not loaded by the soak"),
+    "power_cap_min_pct": (95.0, "warn", "nvidia-smi -pl sets the enforced limit below power.default_limit; a limit "
+                          "below 95 % of the default is a cap someone set (" + _SOAK_MEASURED + ")"),
+    "temperature_spread_warn_c": (15.0, "warn", "estimate: GPUs of one node under the same load run within a few "
+                                  "degrees of each other (the soaked H100 rose 33 to 65 C); 15 C apart is a cooling "
+                                  "difference (airflow, a fan, a heat sink)"),
+    "warmup_fraction": (0.1, None, "the first windows run at lower clocks (98-115 TFLOP/s in the first 0.3 s of "
+                        + _SOAK_MEASURED + "): the first 10 % of the soak (at least 3 s) is not judged"),
+    "series_points": (120, None, "the record keeps at most 120 points of each GPU's series (a 30 min soak: one every "
+                      "15 s), enough to draw it and small enough for the run's records"),
+}
+SOAK_COUNTER_RULES = (
+    # (metric, status when it grows, source)
+    ("new_xid_count", "fail", "NVIDIA Xid catalogue (docs.nvidia.com/deploy/xid-errors): an Xid is a driver-reported "
+                              "GPU error; a new one during a soak is a fault found by the load"),
+    ("ecc_uncorrected_growth_count", "fail", "NVIDIA GPU Memory Error Management: an uncorrectable ECC error means "
+                                             "data was lost"),
+    ("remapped_uncorrectable_growth_count", "fail", "NVIDIA GPU Memory Error Management: a row remapped for an "
+                                                    "uncorrectable error during the run"),
+    ("ecc_corrected_growth_count", "warn", "NVIDIA GPU Memory Error Management: corrected errors are survivable; "
+                                           "their growth under load is worth watching"),
+    ("pcie_replay_growth_count", "warn", "PCI Express Base Specification (data link layer replay): replays recover "
+                                         "from link errors; their growth during a run is a marginal link"),
+)
+# host <-> device copies over PCIe: the lowest healthy share of the link figure (gen x width x PCIE_LANE_GBYTE_S)
+HOST_COPY_EFFICIENCY = (0.86, "1x H100 80GB HBM3 on PCIe gen5 x16 (63.0 GB/s): pinned 256 MiB copies host-to-device "
+                              "54.2 GB/s, device-to-host 55.2 GB/s (burnin_proof.sh copy worker, 2026-12-06; bare torch "
+                              "54.9 / 55.2); RTX 4090 gen4 x16 (31.5 GB/s): 23.9-27.1 GB/s (nvbandwidth issue #15)")
+COPY_MARGIN = (0.8, "estimate: 80 % of the lowest healthy efficiency, as HARDWARE_MARGIN for the collectives")
+# GPU pairs over NVLink: the share of the source GPU's NVLink figure (links x per-link rate) a healthy copy reaches
+NVLINK_COPY_EFFICIENCY = (0.5, "estimate: nvbandwidth's README shows 276 GB/s device-to-device copies on an 8-GPU NVLink "
+                               "node; no pair could be measured here (the lent machines have one GPU). A floor at half "
+                               "the link figure catches a pair that lost links; calibrate with your fleet")
+
+
 # ---------------------------------------------------------------------------------------- fleet analyses (controller)
 # Defaults of the analyses that add records (plugins/plugin_utils: fleet_relative, attribution, baseline, compare);
 # the analysis config (docs/report.md, docs/history.md) overrides each. The numbers' sources are in ANALYSIS_SOURCES.
@@ -501,6 +548,10 @@ def sources():
     found.extend(("HEALTHY_EFFICIENCY/%s" % k, v[1]) for k, v in sorted(HEALTHY_EFFICIENCY.items()))
     found.extend([("HARDWARE_MARGIN", HARDWARE_MARGIN_SOURCE), ("PCIE_EFFICIENCY", PCIE_EFFICIENCY[1]),
                   ("PEERS", PEERS_SOURCE)])
+    found.extend(("SOAK/%s" % key, rule[2]) for key, rule in sorted(SOAK.items()))
+    found.extend(("SOAK_COUNTER_RULES/%s" % rule[0], rule[2]) for rule in SOAK_COUNTER_RULES)
+    found.extend([("HOST_COPY_EFFICIENCY", HOST_COPY_EFFICIENCY[1]), ("COPY_MARGIN", COPY_MARGIN[1]),
+                  ("NVLINK_COPY_EFFICIENCY", NVLINK_COPY_EFFICIENCY[1])])
     numbers = ["FLEET_RELATIVE/%s" % k for k in ("k", "min_drop_pct", "min_samples")]
     numbers += ["ATTRIBUTION/%s" % k for k in sorted(ATTRIBUTION)] + ["BASELINE_MIN_PCT", "COMPARE_MARGIN_PCT"]
     found.extend((name, ANALYSIS_SOURCES.get(name)) for name in numbers)

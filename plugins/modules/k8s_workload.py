@@ -15,7 +15,7 @@ description:
     C(params.substrate=kubernetes) plus the pod and job names. Pod logs are the tools' own text, read by the same
     parsers and judged by the same code as the SSH modules.
   - V(env) - one Job per node (pinned by node name) runs the collection's own environment probe, shipped into the pod
-    in a ConfigMap; V(gemm) and V(nccl) - one Job per node with all its GPUs; V(perftest) - per round of disjoint
+    in a ConfigMap; V(gemm), V(nccl), V(soak) and V(copy_bandwidth) - one Job per node with all its GPUs; V(perftest) - per round of disjoint
     pairs, a server Job and a client Job pinned to the two nodes of each pair (a headless Service names the servers),
     every rail at once; V(nccl_multinode) - one MPI launch over every node through an MPIJob (kubeflow.org/v2beta1), a
     Volcano Job (batch.volcano.sh/v1alpha1) or, with no operator, an Indexed Job plus headless Service whose index 0
@@ -55,7 +55,7 @@ options:
   kind:
     description: The check to run.
     type: str
-    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters]
+    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters, soak, copy_bandwidth]
   state:
     description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
     type: str
@@ -241,6 +241,19 @@ options:
       - V(port_counters) - options of the C(aifabric.acceptance.port_counters) module (phase, before, stage, ethtool,
         timeout_s). With C(phase=after), C(before) is the before run's C(results) (every node's); each node's pod gets
         its own.
+    type: dict
+    default: {}
+  soak:
+    description: V(soak) - options of the C(aifabric.acceptance.gpu_soak) module (duration_s, datatype, sample_ms,
+      expect, ...); one Job per node with all its GPUs, the same worker and records as over SSH.
+    type: dict
+    default: {}
+  copy_bandwidth:
+    description:
+      - V(copy_bandwidth) - options of the C(aifabric.acceptance.copy_bandwidth) module (size_bytes, iterations,
+        peer_copies, expect, ...); one Job per node with all its GPUs.
+      - C(use_nvbandwidth) must say what the image has - V(never) (the collection's PyTorch worker) or V(always)
+        (C(nvbandwidth), with C(nvidia-smi) for the link facts); V(auto), the module's default, is refused in a pod.
     type: dict
     default: {}
   nccl:
@@ -463,7 +476,8 @@ POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", 
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
-                "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm", "port_counters": "port_counters"}
+                "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm", "port_counters": "port_counters",
+                "soak": "soak", "copy_bandwidth": "copy_bandwidth"}
 
 
 def argument_spec():
@@ -508,6 +522,8 @@ def argument_spec():
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
         allreduce_probe=dict(type="dict", default={}),
+        soak=dict(type="dict", default={}),
+        copy_bandwidth=dict(type="dict", default={}),
         timeout_s=dict(type="int"),
         cleanup_timeout_s=dict(type="int", default=120),
         unschedulable_grace_s=dict(type="int", default=60),

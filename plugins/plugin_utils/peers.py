@@ -24,7 +24,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysi
 NAME = "peers"
 SUFFIX = ".peers"
 # per-GPU checks and the headline metric (higher is better) they are compared on
-PER_GPU = (("gpu.gemm_*", "tflops", "TFLOP/s"),)
+PER_GPU = (("gpu.gemm_*", "tflops", "TFLOP/s"), ("gpu.soak", "tflops", "TFLOP/s"))
 JUDGED = ("pass", "warn", "fail")
 
 

@@ -89,6 +89,9 @@ def _number(value):
     return float(num) if "." in num else int(num)
 
 
+number = _number     # the one reader of nvidia-smi's numbers with units (parsers.burnin, tools.copy_bandwidth)
+
+
 def _yes(value):
     """Yes/No (and Active/Not Active, Enabled/Disabled) -> True/False, N/A -> None."""
     value = _na(value)

@@ -24,7 +24,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.tool_options import tool_options
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm, nccl_tests, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, gemm, nccl_tests, torch_allreduce
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "gpu")
@@ -39,6 +39,9 @@ GROUPS = {
     "gpu_nccl": ("nccl_test", {"if_missing", "env", "profile", "profiles", "expect"},
                  {"hosts", "node_count", "from_output", "from_format", "collective"}),
     "gpu_dcgm": ("dcgm_diag", set(), {"from_output"}),
+    "gpu_copy_bandwidth": ("copy_bandwidth", {"python", "expect"}, set()),
+    # the soak's duration is gpu_soak_s (one variable turns the soak on)
+    "gpu_soak": ("gpu_soak", {"python", "profile", "profiles", "expect", "duration_s"}, set()),
 }
 # if_missing is both added by the role (skip) and accepted in gpu_nccl (the user's wins): the one exception
 ADDED_AND_ACCEPTED = {"gpu_nccl": {"if_missing"}}
@@ -125,13 +128,15 @@ def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
 
 def test_the_checks_are_the_tasks():
     spec = role_spec()["gpu_checks"]
-    assert spec["choices"] == spec["default"] == ["gemm", "allreduce_probe", "nccl", "dcgm"]
+    assert spec["choices"] == spec["default"] + ["copy_bandwidth"]
+    assert spec["default"] == ["gemm", "allreduce_probe", "nccl", "dcgm"]
     whens = [block.get("when") for block in check_blocks()]
-    assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:]
-    assert whens[0] == "gpu_run_probe"
+    assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:-1]
+    assert whens[0] == "gpu_run_probe" and whens[-1] == "gpu_soak_s | int > 0"     # the soak: off by default
 
 
 @pytest.mark.parametrize("tool, adapter", [("gemm", gemm), ("torch_allreduce", torch_allreduce),
+                                           ("copy_bandwidth", copy_bandwidth),
                                            ("nccl_tests", nccl_tests)])
 def test_tool_options_fills_in_the_adapters_defaults(tool, adapter):
     assert tool_options({}, tool)["timeout_s"] == adapter.OPTIONS["timeout_s"]["default"]

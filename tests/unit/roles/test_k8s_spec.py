@@ -31,6 +31,7 @@ import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
 
 # the stage variables the k8s role reads -> the SSH role that owns them
 SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu_nccl": "gpu", "gpu_expect": "gpu",
+          "gpu_soak": "gpu", "gpu_soak_s": "gpu", "gpu_copy_bandwidth": "gpu",
           "nccl_checks": "nccl", "nccl_options": "nccl", "nccl_allreduce_probe": "nccl", "nccl_expect": "nccl",
           "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma",
           "gpu_dcgm": "gpu", "rdma_counter_window": "rdma", "rdma_port_counters": "rdma"}
@@ -43,7 +44,9 @@ KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm",
          "nccl": ("gpu", "nccl", "gpu_nccl"), "perftest": ("rdma", "perftest", "rdma_perftest"),
          "nccl_multinode": ("nccl", "nccl", "nccl_options"),
          "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
-         "dcgm": ("gpu", "dcgm", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters")}
+         "dcgm": ("gpu", "dcgm", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters"),
+         "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth")}
+
 
 
 def _load(*parts):

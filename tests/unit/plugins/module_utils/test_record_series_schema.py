@@ -217,7 +217,7 @@ def test_a_mutated_series_fails(validator, name, record):
 def test_a_family_s_series_under_another_family_s_check_fails(validator):
     samples = dict((_family_of_record(r), r) for _n, r in _one_of_each_family())
     checks = {"collective": "nccl.all_reduce", "hccl": "hccl.all_reduce", "perftest_bw": "rdma.ib_write_bw",
-              "perftest_lat": "rdma.ib_write_lat"}
+              "perftest_lat": "rdma.ib_write_lat", "soak": "gpu.soak"}
     assert sorted(samples) == sorted(checks)
     for family, record in samples.items():
         for other, check in checks.items():

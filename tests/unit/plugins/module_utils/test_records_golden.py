@@ -21,6 +21,7 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, defaults, soak
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology, torch_allreduce
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
@@ -46,6 +47,8 @@ HCCL_TEXTS = _files(os.path.join(PARSERS, "hccl_test", "*.txt"))
 PERFTEST_TEXTS = _files(os.path.join(PARSERS, "perftest", "*.txt"), os.path.join(PARSERS, "perftest_layouts", "*.txt"))
 GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
 IBNETDISCOVER_TEXTS = _files(os.path.join("tests", "unit", "fixtures", "topology", "ibnetdiscover-*.txt"))
+SOAK_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-soak_*.txt"))
+COPY_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-copy*.txt"), os.path.join(PARSERS, "nvbandwidth", "*.txt"))
 PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
                if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
 NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
@@ -100,6 +103,12 @@ def _cases():
     for rel in GEMM_TEXTS:
         cases.append(("gemm-records", rel, lambda rel=rel: gemm.records(
             read(ROOT, rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
+    for rel in SOAK_TEXTS:
+        cases.append(("soak-records", rel, lambda rel=rel: soak.records(read(ROOT, rel), Context(
+            rc=0, params=dict(defaults(soak.OPTIONS), duration_s=30 if "capped" in rel else 20 if "20s" in rel else 60), argv=["python3"]))))
+    for rel in COPY_TEXTS:
+        cases.append(("copy-records", rel, lambda rel=rel: copy_bandwidth.records(read(ROOT, rel), Context(
+            rc=0, params=defaults(copy_bandwidth.OPTIONS), argv=["python3"]))))
     for rel in PROBE_JSONS:
         cases.append(("probe-records", rel, lambda rel=rel: torch_allreduce.records(
             read(ROOT, rel[:-len(".json")] + ".txt"), Context(
@@ -132,7 +141,8 @@ def _golden_path(kind, rel):
 def test_every_tool_has_cases():
     kinds = set(kind for kind, _rel, _make in CASES)
     assert kinds == {"nccl-records", "nccl-import", "nccl-records-json", "hccl-records", "hccl-import",
-                     "perftest-records", "perftest-import", "gemm-records", "probe-records", "topology-import"}
+                     "perftest-records", "perftest-import", "gemm-records", "probe-records", "topology-import",
+                     "soak-records", "copy-records"}
     assert len(CASES) > 100
 
 

@@ -17,14 +17,16 @@ import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, hccl, nccl_tests, perftest, torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm, port_counters
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, port_counters, soak
 from ansible_collections.aifabric.acceptance.plugins.modules import (
     allreduce_probe, env_probe, gemm_bench, hccl_test, nccl_test, perftest as perftest_module, perftest_sweep)
 from ansible_collections.aifabric.acceptance.plugins.modules import dcgm_diag, port_counters as port_counters_module
+from ansible_collections.aifabric.acceptance.plugins.modules import copy_bandwidth as copy_module, gpu_soak
 
 PLUGINS = os.path.join(os.path.dirname(k8s_plan.__file__), os.pardir)
 ADAPTERS = {"env": env, "gemm": gemm, "nccl_tests": nccl_tests, "hccl": hccl, "perftest": perftest,
-            "torch_allreduce": torch_allreduce, "dcgm": dcgm, "port_counters": port_counters}
+            "torch_allreduce": torch_allreduce, "dcgm": dcgm, "port_counters": port_counters, "soak": soak,
+            "copy_bandwidth": copy_bandwidth}
 # adapter -> the modules that run the tool; True: the module takes every option of the adapter
 MODULES = {
     "env": [(env_probe, True)],
@@ -32,6 +34,8 @@ MODULES = {
     "nccl_tests": [(nccl_test, True)],
     "hccl": [(hccl_test, True)],
     "torch_allreduce": [(allreduce_probe, True)],
+    "soak": [(gpu_soak, True)],
+    "copy_bandwidth": [(copy_module, True)],
     # the perftest module runs one side of a test, perftest_sweep every pair of a schedule: together, every option
     "perftest": [(perftest_module, False), (perftest_sweep, False)],
     "dcgm": [(dcgm_diag, True)],
@@ -39,11 +43,12 @@ MODULES = {
 }
 # planner kind -> adapter
 KINDS = {"env": "env", "gemm": "gemm", "nccl": "nccl_tests", "nccl_multinode": "nccl_tests", "perftest": "perftest",
-         "allreduce_multinode": "torch_allreduce", "dcgm": "dcgm", "port_counters": "port_counters"}
+         "allreduce_multinode": "torch_allreduce", "dcgm": "dcgm", "port_counters": "port_counters", "soak": "soak",
+         "copy_bandwidth": "copy_bandwidth"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
 KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
                         "perftest": {"test", "hcas", "peer_rate_gbit_s"}, "allreduce_multinode": set(),
-                        "dcgm": set(), "port_counters": set()}
+                        "dcgm": set(), "port_counters": set(), "soak": set(), "copy_bandwidth": set()}
 SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
 

@@ -22,7 +22,7 @@ import yaml
 from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import governor, gpu_worker, hccl_run, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker, governor, gpu_worker, hccl_run, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, env_probe, k8s_device_plugin, k8s_workload, perftest
 from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
@@ -101,6 +101,10 @@ def _module_refuses(main, args):
 
 def worker_dir(path):
     gpu_worker.stage(path)
+
+
+def burnin_worker_dir(path):
+    gpu_worker.stage(path, burnin_worker, gpu_worker.BURNIN_NAME)
 
 
 def render_dir(path):
@@ -191,6 +195,8 @@ WRITE, EXEC, READ = "write", "exec", "read"
 CLASSIFIED = {
     ("allreduce_probe", "worker_dir"): (WRITE, worker_dir),
     ("gemm_bench", "worker_dir"): (WRITE, worker_dir),
+    ("gpu_soak", "worker_dir"): (WRITE, burnin_worker_dir),
+    ("copy_bandwidth", "worker_dir"): (WRITE, burnin_worker_dir),
     ("k8s_workload", "render_dir"): (WRITE, render_dir),
     ("k8s_device_plugin", "render_dir"): (WRITE, device_plugin_render_dir),     # the same statedir.trusted_dir
     ("perftest", "state_root"): (WRITE, state_root),
@@ -216,6 +222,8 @@ CLASSIFIED = {
     ("perftest_sweep", "tool_dir"): (EXEC, tool_dir),
     ("allreduce_probe", "python"): (EXEC, tool_file),
     ("gemm_bench", "python"): (EXEC, tool_file),
+    ("gpu_soak", "python"): (EXEC, tool_file),
+    ("copy_bandwidth", "python"): (EXEC, tool_file),
     ("allreduce_probe", "mpirun"): (EXEC, tool_file),
     ("nccl_test", "mpirun"): (EXEC, tool_file),
     ("hccl_test", "mpirun"): (EXEC, tool_file),
