@@ -31,7 +31,7 @@ RUN = {"run_id": "verdicts", "started": synthetic_fleet.STARTED, "ended": "2026-
 MODES = {
     "all": dict(mode="all"),
     "all-directed": dict(mode="all", directed=True),
-    "ring": dict(mode="ring"),
+    "ring+confirmation": dict(mode="ring", confirm=True),
     "random+confirmation": dict(mode="random", random_rounds=1, confirm=True),
 }
 
@@ -118,7 +118,7 @@ def test_noisy_fleet_fails_exactly_the_bad_node(mode, seed):
         assert all(r["params"]["runs"] == 1 for r in low)
 
 
-@pytest.mark.parametrize("mode", ["all", "ring", "random+confirmation"])
+@pytest.mark.parametrize("mode", ["all", "ring+confirmation", "random+confirmation"])
 def test_512_hosts(mode):
     built = synthetic_fleet.build(512, **MODES[mode])
     assert_one_fail_two_warn(built, report_of(built.records))
@@ -134,14 +134,36 @@ def test_ring_neighbours_of_the_slow_node_pass():
 
 
 def test_ring_bad_link_next_to_the_slow_nodes_neighbour_is_settled_by_the_confirmation_pass():
-    """A ring host whose both pairs are bad looks like a node; re-tested with good peers it is a link end."""
+    """A ring host whose both pairs are bad looks like a node; re-tested with good peers it is a link end. Before the
+    confirmation pass nobody fails: the bad node and that neighbour are suspects that no known-good host is low
+    with yet (their ring partners have one other pair each), `warn` "needs confirmation"."""
     built = synthetic_fleet.Fleet(24, mode="ring")
     neighbour = built.hosts[built.hosts.index(built.bad_node) + 1]
     built.bad_link = frozenset((neighbour, built.hosts[built.hosts.index(neighbour) + 1]))
     built.measure(built.rounds)
-    assert report_of(built.records)["summary"]["failed_hosts"] == sorted([built.bad_node, neighbour])
+    report = report_of(built.records)
+    assert report["summary"]["failed_hosts"] == []
+    pending = dict((r["host"], r["reason"]) for r in report["records"] if r["check"] == synthetic_fleet.CHECK + ".node"
+                   and r["status"] == "warn" and r["facts"]["attribution"] == "suspect")
+    assert sorted(pending) == sorted([built.bad_node, neighbour])
+    assert all(reason.startswith("needs confirmation: 2 of 2 pairs") for reason in pending.values())
     built.confirm()
     assert_one_fail_two_warn(built, report_of(built.records))
+
+
+@pytest.mark.parametrize("size", [24, 64])
+def test_a_ring_without_the_confirmation_pass_fails_nobody(size):
+    """A ring gives every host two pairs, with two hosts that have one other pair each: no known-good host is low
+    with the bad node yet, so it is `warn` "needs confirmation" (a suspect of the confirmation pass), its two ring
+    partners pass (their low pair is explained by it), the bad link's ends warn, every other host passes."""
+    built = synthetic_fleet.build(size, mode="ring")
+    report = report_of(built.records)
+    hosts = by_status(report["summary"])
+    assert "fail" not in hosts and hosts.get("warn") == {built.bad_node} | set(built.bad_link)
+    node = [r for r in report["records"] if r["host"] == built.bad_node and r["check"] == synthetic_fleet.CHECK + ".node"]
+    assert [r["facts"]["attribution"] for r in node] == ["suspect"] and node[0]["facts"]["witnesses"] == []
+    finding = [f for f in report["findings"] if f["kind"] == "node"]
+    assert [(f["hosts"], f["evidence"]["needs_confirmation"]) for f in finding] == [([built.bad_node], True)]
 
 
 def test_random_screening_without_confirmation_warns_needs_confirmation():
