@@ -25,6 +25,7 @@ Run from the collection root with the collection importable, e.g.:
 
     PYTHONPATH=/tmp/at python bench/attribution_sim.py --hosts 1024 --mode random --rounds 3
     PYTHONPATH=/tmp/at python bench/attribution_sim.py --sweep      # the table in docs/rdma.md
+    PYTHONPATH=/tmp/at python bench/attribution_sim.py --noise-table --real-spread --trials 100   # docs/rdma.md, "Noise"
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import attribution
+
+import real_spread      # bench/real_spread.py, beside this file
 
 CHECK = "rdma.ib_write_bw"
 LINE_RATE = 400.0
@@ -164,6 +167,8 @@ def parse_args(argv):
     parser.add_argument("--transient-factor", type=float, default=0.6)
     parser.add_argument("--miss", type=float, default=0.0, help="q: a pair through a bad node measures healthy")
     parser.add_argument("--noise-table", action="store_true", help="the noise table (docs/rdma.md)")
+    parser.add_argument("--real-spread", action="store_true",
+                        help="--noise from the real captures' run-to-run spread (bench/real_spread.py) instead")
     parser.add_argument("--no-confirm", dest="confirm", action="store_false")
     parser.add_argument("--per-suspect", type=int, default=3)
     parser.add_argument("--trials", type=int, default=5)
@@ -196,7 +201,8 @@ def noise_table(args):
     for schedule in (["--mode", "all"], ["--mode", "ring"], ["--mode", "random", "--rounds", "3"]):
         for p, q in ((0.0, 0.0), (0.005, 0.0), (0.02, 0.0), (0.05, 0.0), (0.02, 0.1)):
             run = parse_args(["--hosts", str(args.hosts), "--bad-nodes", str(args.bad_nodes), "--bad-links",
-                              str(args.bad_links), "--transient", str(p), "--miss", str(q), "--per-suspect", "2"] + schedule)
+                              str(args.bad_links), "--transient", str(p), "--miss", str(q), "--per-suspect", "2",
+                              "--noise", str(args.noise)] + schedule)
             trials = [trial(run, args.seed + i) for i in range(args.trials)]
             print("| %d | %s | %g | %g | %d | %d | %d | %d | %d | %d | %d | %d |" % (
                 run.hosts, " ".join(schedule[1:]), 100 * p, 100 * q, len(trials),
@@ -210,6 +216,9 @@ def noise_table(args):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.real_spread:       # the spread of a healthy figure, as a fraction of the line rate measure() draws it in
+        args.noise = real_spread.run_to_run_sd() * EFFICIENCY
+        print("noise: %.2f %% of line rate (bench/real_spread.py)" % (100 * args.noise))
     if args.noise_table:
         noise_table(args)
         return 0

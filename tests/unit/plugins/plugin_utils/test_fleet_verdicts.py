@@ -118,6 +118,26 @@ def test_noisy_fleet_fails_exactly_the_bad_node(mode, seed):
         assert all(r["params"]["runs"] == 1 for r in low)
 
 
+@pytest.mark.parametrize("seed", range(7, 12))
+def test_noisy_ring_fails_exactly_the_bad_node(seed):
+    """64 hosts in a ring with the confirmation pass, a bad node and a bad link, a healthy pair transiently low with
+    probability 2 % and 5 %: exactly the bad node fails. A healthy host has two ring pairs: where both were
+    transiently low (and a confirmation pair too), it is a suspect node that no two known-good hosts are low with -
+    `warn` "needs confirmation", never `fail` (seed 9 at 5 %: gpu0019, low with its two ring partners and one of its
+    two confirmation partners). Every warn is an end of the bad link or of a transient pair."""
+    for transient in (0.02, 0.05):
+        built = synthetic_fleet.build(64, seed=seed, transient=transient, mode="ring", confirm=True)
+        report = report_of(built.records)
+        hosts = by_status(report["summary"])
+        transient_ends = set(h for pair in built.transients for h in pair)
+        assert hosts.get("fail") == {built.bad_node}, transient
+        assert set(built.bad_link) <= hosts.get("warn", set()) <= set(built.bad_link) | transient_ends
+        assert hosts.get("pass") == set(built.hosts) - {built.bad_node} - hosts["warn"]
+        for rec in report["records"]:
+            if rec["check"] == synthetic_fleet.CHECK + ".node" and rec["status"] == "warn":
+                assert rec["reason"].startswith("needs confirmation"), rec["reason"]
+
+
 @pytest.mark.parametrize("mode", ["all", "ring+confirmation", "random+confirmation"])
 def test_512_hosts(mode):
     built = synthetic_fleet.build(512, **MODES[mode])
