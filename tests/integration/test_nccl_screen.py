@@ -17,7 +17,7 @@ file (probe_topology_file: the even hosts on leaf-even, the odd ones on leaf-odd
 its groups follow the switches: [h0, h2, h4, h6] passes, [h1, h3, h5, h7] fails, [h1, h3] passes (and the even
 leaf is rechecked), [h1, h3] is rechecked, h5 fails with the known-good h1 and h3 of its own leaf while a span test
 [h0, h3] crosses the two leaves, and h7 passes with h1 and h3; h5, named by elimination (no failing run of its own
-localised it), fails a third confirmation with h1 before it is bad. 7 rounds, 13 runs."""
+localised it), fails a third confirmation with h1 before it is bad. 7 rounds, 12 runs."""
 
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
     with open(log) as handle:
         ranks = [json.loads(line) for line in handle if line.strip()]
-    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2         # 13 runs in 7 rounds
+    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2              # 12 runs in 7 rounds
     assert_nothing_left(fleet)
 
 
