@@ -24,7 +24,10 @@ Verdicts:
 
 - **node**: a host with at least ``attribution_min_edges`` (default 2) edges of
   which more than ``attribution_node_fraction`` (default 0.5) are low: most of
-  its pairs are bad, whoever the peer is;
+  its pairs are bad, whoever the peer is. It is ``fail`` only when WITNESSES (2) of
+  its low pairs are with known-good hosts (:func:`witnesses`: independent evidence,
+  the group screen's rule); with fewer it is ``warn`` "needs confirmation" (its
+  finding's ``evidence.needs_confirmation``) and a suspect of the confirmation pass;
 - **link**: a low edge neither of whose ends is a suspect node, and whose both
   ends are healthy elsewhere (each has at least one good edge to another host);
 - a low edge that neither rule explains (an end has no other measured pair, as
@@ -53,7 +56,8 @@ then both its ends need confirmation - the client's word never fails the
 server); they are the HOST verdicts of the pairwise check (docs/results.md, "Verdicts"):
 
 - ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
-  when none of its pairs measured anything: the check could not run there), ``warn`` for a member of a group,
+  when none of its pairs measured anything: the check could not run there; ``warn`` "needs confirmation", facts
+  ``attribution: suspect``, when too few known-good hosts are low with it), ``warn`` for a member of a group,
   ``warn`` "needs confirmation" for an end of a low pair that cannot be
   attributed yet, ``warn`` "none of its pairs measured anything" for a host whose every pair errored and is
   explained by a suspect elsewhere (issue 34: its peer's blame does not make it healthy), ``pass`` otherwise (its
