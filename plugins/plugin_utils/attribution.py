@@ -26,8 +26,10 @@ Verdicts:
   which more than ``attribution_node_fraction`` (default 0.5) are low: most of
   its pairs are bad, whoever the peer is. It is ``fail`` only when WITNESSES (2) of
   its low pairs are with known-good hosts (:func:`witnesses`: independent evidence,
-  the group screen's rule); with fewer it is ``warn`` "needs confirmation" (its
-  finding's ``evidence.needs_confirmation``) and a suspect of the confirmation pass;
+  the group screen's rule) - of its confirmation-pass pairs where it has some, none of
+  which may be good (:func:`_condemned`); otherwise it is ``warn`` "needs confirmation"
+  or "inconclusive" (its finding's ``evidence.needs_confirmation``) and a suspect of the
+  confirmation pass;
 - **link**: a low edge neither of whose ends is a suspect node, and whose both
   ends are healthy elsewhere (each has at least one good edge to another host);
 - a low edge that neither rule explains (an end has no other measured pair, as
@@ -327,9 +329,31 @@ def attribute(edges, low, min_edges, node_fraction, confirm_pairs=frozenset()):
         links.append((pair, healthy_elsewhere and edges[pair] is not None))
     # where every host is a suspect (a fleet uniformly below its floor) nobody can be a witness: the nodes are
     # judged on their pairs alone, as before the rule
-    unconfirmed = set(h for h in nodes if len(witnesses(h, incident, low, explained, confirm_pairs, min_edges))
-                      < WITNESSES) if set(incident) - explained else set()
+    unconfirmed = set(h for h in nodes if not _condemned(h, incident, low, explained, confirm_pairs, min_edges)) \
+        if set(incident) - explained else set()
     return nodes, links, groups, unconfirmed
+
+
+def confirmation_of(host, incident, low, explained, confirm_pairs):
+    """(low, good): the peers of ``host``'s confirmation-pass pairs with hosts that are no suspects, low and good."""
+    pairs = [p for p in incident[host] if p in confirm_pairs and not (p - {host}) & explained]
+    return (sorted(next(iter(p - {host})) for p in pairs if low[p]),
+            sorted(next(iter(p - {host})) for p in pairs if not low[p]))
+
+
+def _condemned(host, incident, low, explained, confirm_pairs, min_edges):
+    """True when the evidence against a suspect node is repeated and independent: where the confirmation pass
+    measured it with hosts that are no suspects, those pairs are the evidence (the first pass chose it for being low:
+    its own pairs are not independent of that choice) - WITNESSES of them low with known-good hosts and none good (a
+    good one: its confirmations disagree, the screen's rule); where no confirmation pass ran in the matrix,
+    WITNESSES known-good hosts it is low with; where one ran but not for it, nothing yet."""
+    found = set(witnesses(host, incident, low, explained, confirm_pairs, min_edges))
+    confirm_low, confirm_good = confirmation_of(host, incident, low, explained, confirm_pairs)
+    if confirm_low or confirm_good:
+        return not confirm_good and len(found & set(confirm_low)) >= WITNESSES
+    # a confirmation pass ran, but not for it (it became a suspect once the pass cleared the suspects it was low
+    # with): it needs one of its own
+    return not confirm_pairs and len(found) >= WITNESSES
 
 
 class Matrix:
@@ -460,6 +484,13 @@ def _node_reason(host, bad, total, failed_count, rail, bound):
 
 def _suspect_reason(m, host, bad, total):
     known = m.witnesses(host)
+    confirm_low, confirm_good = confirmation_of(host, m.incident, m.low, set(m.nodes) | set(m.group_of),
+                                                m.confirm_pairs)
+    if confirm_good:
+        return ("inconclusive: %s; its confirmation pass disagrees (low with %s, good with %s): re-test %s with "
+                "known-good peers (playbooks/rdma.yml rdma_confirm: true)" % (
+                    _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m)),
+                    ", ".join(confirm_low) or "none", ", ".join(confirm_good), host))
     return ("needs confirmation: %s; but only %d of them (%s) with a known-good host (no suspect, good with %d other "
             "hosts or more, or with one and chosen by the confirmation pass), and %d are needed before the node is "
             "failed: re-test %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)" % (
