@@ -344,14 +344,14 @@ def confirmation_of(host, incident, low, explained, confirm_pairs):
 def _condemned(host, incident, low, explained, confirm_pairs, min_edges):
     """True when the evidence against a suspect node is repeated and independent: where the confirmation pass
     measured it with hosts that are no suspects, those pairs are the evidence (the first pass chose it for being low:
-    its own pairs are not independent of that choice) and must agree - a known-good host low with it there and none
-    good (a good one: its confirmations disagree, the screen's rule) - besides WITNESSES known-good hosts it is low
-    with in all; where no confirmation pass ran in the matrix, WITNESSES known-good hosts it is low with; where one
-    ran but not for it, nothing yet."""
+    its own pairs are not independent of that choice) and must agree - low, none good (a good one: its
+    confirmations disagree, the screen's rule) - besides WITNESSES known-good hosts it is low with in all; where no
+    confirmation pass ran in the matrix, WITNESSES known-good hosts it is low with; where one ran but not for it,
+    nothing yet."""
     found = set(witnesses(host, incident, low, explained, confirm_pairs, min_edges))
     confirm_low, confirm_good = confirmation_of(host, incident, low, explained, confirm_pairs)
-    if confirm_low or confirm_good:        # the pass agrees (a known-good host low with it there, none good)
-        return not confirm_good and bool(found & set(confirm_low)) and len(found) >= WITNESSES
+    if confirm_low or confirm_good:        # the pass agrees: low with it there, never good
+        return not confirm_good and len(found) >= WITNESSES
     # a confirmation pass ran, but not for it (it became a suspect once the pass cleared the suspects it was low
     # with): it needs one of its own
     return not confirm_pairs and len(found) >= WITNESSES
