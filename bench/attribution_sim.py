@@ -167,6 +167,8 @@ def parse_args(argv):
     parser.add_argument("--transient-factor", type=float, default=0.6)
     parser.add_argument("--miss", type=float, default=0.0, help="q: a pair through a bad node measures healthy")
     parser.add_argument("--noise-table", action="store_true", help="the noise table (docs/rdma.md)")
+    parser.add_argument("--schedules", nargs="+", choices=("all", "ring", "random"), default=["all", "ring", "random"],
+                        help="with --noise-table: the schedules (random: 3 rounds)")
     parser.add_argument("--real-spread", action="store_true",
                         help="--noise from the real captures' run-to-run spread (bench/real_spread.py) instead")
     parser.add_argument("--no-confirm", dest="confirm", action="store_false")
@@ -198,7 +200,8 @@ def noise_table(args):
                "bad warn", "bad pass", "rounds", "confirm rounds max")
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
-    for schedule in (["--mode", "all"], ["--mode", "ring"], ["--mode", "random", "--rounds", "3"]):
+    known = {"all": ["--mode", "all"], "ring": ["--mode", "ring"], "random": ["--mode", "random", "--rounds", "3"]}
+    for schedule in (known[name] for name in args.schedules):
         for p, q in ((0.0, 0.0), (0.005, 0.0), (0.02, 0.0), (0.05, 0.0), (0.02, 0.1)):
             run = parse_args(["--hosts", str(args.hosts), "--bad-nodes", str(args.bad_nodes), "--bad-links",
                               str(args.bad_links), "--transient", str(p), "--miss", str(q), "--per-suspect", "2",
