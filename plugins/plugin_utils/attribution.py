@@ -362,9 +362,9 @@ class Matrix:
     links are bad, and from which pair results. Built by :func:`judge`; the reasons (``_*_reason``) and the
     records and findings (:func:`_matrix_output`) are made from it."""
 
-    def __init__(self, check, target, group, scored, attributed, low_pct, min_edges=thresholds.ATTRIBUTION[
-            "attribution_min_edges"]):
-        self.check, self.target, self.low_pct, self.min_edges = check, target, low_pct, min_edges
+    def __init__(self, check, target, group, scored, attributed, low_pct, min_edges=None):
+        self.check, self.target, self.low_pct = check, target, low_pct
+        self.min_edges = thresholds.ATTRIBUTION["attribution_min_edges"] if min_edges is None else min_edges
         self.confirm_pairs = confirm_pairs(group)
         self.metric, self.direction = group["metric"], group["direction"]
         self.entries = group["edges"]               # pair -> the measurements of the pair (collect_edges)
