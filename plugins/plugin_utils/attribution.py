@@ -279,19 +279,20 @@ def _explained_away(nodes, incident, low, min_edges, node_fraction):
 
 def witnesses(host, incident, low, explained, confirm_pairs=frozenset(), min_edges=2):
     """The known-good hosts ``host`` measured low with: the independent evidence against it. A peer is known good
-    when it is no suspect (not in ``explained``), its other low pairs are all with suspects, and it is good with
-    ``min_edges`` other hosts - or with one, where the low pair was measured in the confirmation pass
-    (``confirm_pairs``: the peer was chosen there as a known-good host). A neighbour that is itself a suspect, or a
-    transient low pair with a host nothing else vouches for, is no witness."""
+    when it is no suspect (not in ``explained``), it has more good pairs than low ones no suspect explains (besides
+    this one), and it is good with ``min_edges`` other hosts - or with one, where the low pair was measured in the
+    confirmation pass (``confirm_pairs``: the peer was chosen there as a known-good host). A neighbour that is itself
+    a suspect, or a transient low pair with a host nothing else vouches for, is no witness."""
     out = []
     for pair in incident[host]:
         peer = next(iter(pair - {host}))
         if not low[pair] or peer in explained:
             continue
         others = [p for p in incident[peer] if p != pair]
-        if any(low[p] and not (p - {peer}) & explained for p in others):
-            continue
-        if sum(1 for p in others if not low[p]) >= (1 if pair in confirm_pairs else min_edges):
+        good = sum(1 for p in others if not low[p])
+        if sum(1 for p in others if low[p] and not (p - {peer}) & explained) >= good:
+            continue            # as many low pairs of its own as good ones: in question itself
+        if good >= (1 if pair in confirm_pairs else min_edges):
             out.append(peer)
     return sorted(set(out))
 
