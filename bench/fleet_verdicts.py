@@ -24,7 +24,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 MODES = {"all": ("all", 1, False, False), "all-directed": ("all", 1, False, True), "ring": ("ring", 1, False, False),
-         "random+confirm": ("random", 1, True, False)}
+         "ring+confirm": ("ring", 1, True, False), "random+confirm": ("random", 1, True, False)}
 
 
 def run(hosts, mode, seed):
@@ -58,7 +58,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     for hosts in args.hosts or [24, 512]:
-        for mode in args.mode or ["all", "ring", "random+confirm"]:
+        for mode in args.mode or ["all", "ring", "ring+confirm", "random+confirm"]:
             print(json.dumps(run(hosts, mode, args.seed), sort_keys=True))
             sys.stdout.flush()
     return 0

@@ -35,6 +35,7 @@ Run from the collection root with the collection importable:
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf   # with a topology, one slow leaf uplink
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --slow-leaf --unknown 4   # 4 hosts' switches unknown
     PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --noise --trials 100       # noise: evidence 1 vs 2
+    PYTHONPATH=/tmp/aif-dev python bench/group_screen_sim.py --noise --spread --evidence 2 --trials 100   # figures
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ import random
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import group_screen
+
+import real_spread      # bench/real_spread.py, beside this file (python puts the script's folder on sys.path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE = os.path.join(HERE, os.pardir, "tests", "unit", "plugins", "plugin_utils", "fixtures", "h200x2-judgement",
@@ -129,12 +132,42 @@ def noisy_measure(bad, p, q, rng):
     return measure
 
 
-def noise_trial(n, d, p, q, seed, evidence):
-    """One noisy fleet of ``n`` hosts with ``d`` bad nodes, screened with ``evidence`` runs per verdict."""
+HEALTHY_GBYTE_S = 345.0       # the captured 2x H200 all_reduce busbw at 8 GiB (CAPTURE's run)
+SLOW_FACTOR = 0.6             # a bad node's collective, as the transient's: 60 % of the healthy figure
+TRANSIENT_FACTOR = 0.6
+
+
+def figure_measure(bad, p, q, rng, spread, floor_pct=90.0, margin_pct=group_screen.MARGIN_PCT):
+    """The measure of a noisy fleet by its figures: each test's bus bandwidth is the healthy figure times (1 + a
+    Gaussian of sd ``spread``: the real run-to-run spread, bench/real_spread.py), times SLOW_FACTOR when it holds a
+    bad node (unless it misses, with probability ``q``), times TRANSIENT_FACTOR for a transient (probability ``p``,
+    healthy tests); judged against a floor at ``floor_pct`` % of the healthy figure and turned into an outcome by
+    the screen's own rule (group_screen.outcome: clear of the floor, clearly under it, or inside the band)."""
+    floor = HEALTHY_GBYTE_S * floor_pct / 100.0
+
+    def measure(tests):
+        out = []
+        for test in tests:
+            value = HEALTHY_GBYTE_S * (1.0 + rng.gauss(0.0, spread))
+            if set(test["hosts"]) & bad:
+                value *= 1.0 if rng.random() < q else SLOW_FACTOR
+            elif rng.random() < p:
+                value *= TRANSIENT_FACTOR
+            record = {"status": "pass" if value >= floor else "fail", "metrics": {"busbw_max_gbyte_s": value},
+                      "expect": {"busbw_max_gbyte_s": {"min": floor}}}
+            out.append(group_screen.outcome(record, margin_pct))
+        return out
+    return measure
+
+
+def noise_trial(n, d, p, q, seed, evidence, spread=None):
+    """One noisy fleet of ``n`` hosts with ``d`` bad nodes, screened with ``evidence`` runs per verdict; with
+    ``spread``, outcomes come from figures (figure_measure), otherwise drawn directly (noisy_measure)."""
     rng = random.Random(seed)
     hosts = ["n%04d" % i for i in range(n)]
     bad = set(rng.sample(hosts, d))
-    result = group_screen.run(hosts, noisy_measure(bad, p, q, rng), evidence=evidence,
+    measure = noisy_measure(bad, p, q, rng) if spread is None else figure_measure(bad, p, q, rng, spread)
+    result = group_screen.run(hosts, measure, evidence=evidence,
                               max_rounds=group_screen.max_rounds(n, evidence=evidence))
     failed, good = set(result["bad"]), set(result["good"])
     return {"condemned": len(failed - bad), "named": len(bad & failed), "cleared": len(bad & good),
@@ -143,7 +176,11 @@ def noise_trial(n, d, p, q, seed, evidence):
 
 
 def noise_table(args):
-    """The --noise table (docs/group-screen.md, "Noise")."""
+    """The --noise table (docs/group-screen.md, "Noise"); with --spread, outcomes from figures (figure_measure)."""
+    spread = real_spread.run_to_run_sd() if args.spread else None
+    if spread is not None:
+        print("figures: healthy %.0f GB/s x (1 + N(0, %.2f %%)) (bench/real_spread.py), floor 90 %%, band %g %%"
+              % (HEALTHY_GBYTE_S, 100 * spread, group_screen.MARGIN_PCT))
     columns = ("N", "d", "p %", "q %", "ev", "trials w/ healthy fail", "healthy failed", "bad fail", "bad warn",
                "bad pass", "rounds", "max", "runs", "max", "healthy warn/trial")
     print("| " + " | ".join(columns) + " |")
@@ -151,8 +188,8 @@ def noise_table(args):
     for n in args.sizes:
         for d in (0, 1, 2, 3):
             for p, q in ((0.005, 0.0), (0.005, 0.02), (0.02, 0.0), (0.02, 0.02)):
-                for evidence in (1, 2):
-                    runs = [noise_trial(n, d, p, q, seed, evidence) for seed in range(args.trials)]
+                for evidence in args.evidence:
+                    runs = [noise_trial(n, d, p, q, seed, evidence, spread) for seed in range(args.trials)]
                     print("| %d | %d | %g | %g | %d | %d | %d | %d | %d | %d | %.1f | %d | %.1f | %d | %.2f |" % (
                         n, d, 100 * p, 100 * q, evidence, sum(1 for r in runs if r["condemned"]),
                         sum(r["condemned"] for r in runs), sum(r["named"] for r in runs),
@@ -216,6 +253,9 @@ def main():
     parser.add_argument("--noise", action="store_true",
                         help="healthy tests fail with p, faulty ones pass with q: evidence 1 vs 2 (issue 38)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[777], help="with --noise: the fleet sizes")
+    parser.add_argument("--evidence", type=int, nargs="+", default=[1, 2], help="with --noise: the evidence values")
+    parser.add_argument("--spread", action="store_true",
+                        help="with --noise: outcomes from figures spread like the real captures (bench/real_spread.py)")
     args = parser.parse_args()
     if args.noise:
         noise_table(args)

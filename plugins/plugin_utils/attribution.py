@@ -24,7 +24,12 @@ Verdicts:
 
 - **node**: a host with at least ``attribution_min_edges`` (default 2) edges of
   which more than ``attribution_node_fraction`` (default 0.5) are low: most of
-  its pairs are bad, whoever the peer is;
+  its pairs are bad, whoever the peer is. It is ``fail`` only when WITNESSES (2) of
+  its low pairs are with known-good hosts (:func:`witnesses`: independent evidence,
+  the group screen's rule) - of its confirmation-pass pairs where it has some, none of
+  which may be good (:func:`_condemned`); otherwise it is ``warn`` "needs confirmation"
+  or "inconclusive" (its finding's ``evidence.needs_confirmation``) and a suspect of the
+  confirmation pass;
 - **link**: a low edge neither of whose ends is a suspect node, and whose both
   ends are healthy elsewhere (each has at least one good edge to another host);
 - a low edge that neither rule explains (an end has no other measured pair, as
@@ -53,7 +58,8 @@ then both its ends need confirmation - the client's word never fails the
 server); they are the HOST verdicts of the pairwise check (docs/results.md, "Verdicts"):
 
 - ``<check>.node``, one per host of the matrix: ``fail`` for a suspect node (``error``
-  when none of its pairs measured anything: the check could not run there), ``warn`` for a member of a group,
+  when none of its pairs measured anything: the check could not run there; ``warn`` "needs confirmation", facts
+  ``attribution: suspect``, when too few known-good hosts are low with it), ``warn`` for a member of a group,
   ``warn`` "needs confirmation" for an end of a low pair that cannot be
   attributed yet, ``warn`` "none of its pairs measured anything" for a host whose every pair errored and is
   explained by a suspect elsewhere (issue 34: its peer's blame does not make it healthy), ``pass`` otherwise (its
@@ -75,9 +81,12 @@ import ipaddress
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, rounds, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, rounds, topology
 
 NAME = "attribution"
+# known-good hosts a node must be low with before it is ``fail``: the group screen's runs per verdict
+# (plugin_utils/group_screen.EVIDENCE), one rule for both (docs/results.md, "Runs")
+WITNESSES = group_screen.EVIDENCE
 # the first that a record measured (not null) is its metric: lat_avg_us for latency in duration mode (-D), which
 # prints no typical latency
 DEFAULT_METRICS = (("bw_avg_gbit_s", "higher"), ("lat_typical_us", "lower"), ("lat_avg_us", "lower"))
@@ -268,8 +277,30 @@ def _explained_away(nodes, incident, low, min_edges, node_fraction):
     return out
 
 
-def attribute(edges, low, min_edges, node_fraction):
-    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)], groups [(hosts, evidence)]).
+def witnesses(host, incident, low, explained, confirm_pairs=frozenset(), min_edges=2):
+    """The known-good hosts ``host`` measured low with: the independent evidence against it. A peer is known good
+    when it is no suspect (not in ``explained``), it has more good pairs than low ones no suspect explains (besides
+    this one), and it is good with ``min_edges`` other hosts - or with one, where the low pair was measured in the
+    confirmation pass (``confirm_pairs``: the peer was chosen there as a known-good host). A neighbour that is itself
+    a suspect, or a transient low pair with a host nothing else vouches for, is no witness."""
+    out = []
+    for pair in incident[host]:
+        peer = next(iter(pair - {host}))
+        if not low[pair] or peer in explained:
+            continue
+        others = [p for p in incident[peer] if p != pair]
+        good = sum(1 for p in others if not low[p])
+        if sum(1 for p in others if low[p] and not (p - {peer}) & explained) >= good:
+            continue            # as many low pairs of its own as good ones: in question itself
+        if good >= (1 if pair in confirm_pairs else min_edges):
+            out.append(peer)
+    return sorted(set(out))
+
+
+def attribute(edges, low, min_edges, node_fraction, confirm_pairs=frozenset()):
+    """Pure graph step: (suspect nodes {host: (bad, total)}, links [(pair, confirmed)], groups [(hosts, evidence)],
+    unconfirmed nodes {host}: suspect nodes low with fewer than WITNESSES known-good hosts (:func:`witnesses`;
+    ``confirm_pairs``: the pairs the confirmation pass measured) - ``warn``, needs confirmation).
 
     A group (:func:`groups_of`) replaces its members as suspect nodes, and its pairs to the rest of the fleet are
     explained by it, as a suspect node's are. A link is confirmed when both ends are healthy elsewhere and the pair
@@ -297,7 +328,34 @@ def attribute(edges, low, min_edges, node_fraction):
             any(not low[p] for p in incident[h] if p != pair and not any(x in explained for x in p - {h}))
             for h in pair)
         links.append((pair, healthy_elsewhere and edges[pair] is not None))
-    return nodes, links, groups
+    # where every host is a suspect (a fleet uniformly below its floor) nobody can be a witness: the nodes are
+    # judged on their pairs alone, as before the rule
+    unconfirmed = set(h for h in nodes if not _condemned(h, incident, low, explained, confirm_pairs, min_edges)) \
+        if set(incident) - explained else set()
+    return nodes, links, groups, unconfirmed
+
+
+def confirmation_of(host, incident, low, explained, confirm_pairs):
+    """(low, good): the peers of ``host``'s confirmation-pass pairs with hosts that are no suspects, low and good."""
+    pairs = [p for p in incident[host] if p in confirm_pairs and not (p - {host}) & explained]
+    return (sorted(next(iter(p - {host})) for p in pairs if low[p]),
+            sorted(next(iter(p - {host})) for p in pairs if not low[p]))
+
+
+def _condemned(host, incident, low, explained, confirm_pairs, min_edges):
+    """True when the evidence against a suspect node is repeated and independent: where the confirmation pass
+    measured it with hosts that are no suspects, those pairs are the evidence (the first pass chose it for being low:
+    its own pairs are not independent of that choice) and must agree - low, none good (a good one: its
+    confirmations disagree, the screen's rule) - besides WITNESSES known-good hosts it is low with in all; where no
+    confirmation pass ran in the matrix, WITNESSES known-good hosts it is low with; where one ran but not for it,
+    nothing yet."""
+    found = set(witnesses(host, incident, low, explained, confirm_pairs, min_edges))
+    confirm_low, confirm_good = confirmation_of(host, incident, low, explained, confirm_pairs)
+    if confirm_low or confirm_good:        # the pass agrees: low with it there, never good
+        return not confirm_good and len(found) >= WITNESSES
+    # a confirmation pass ran, but not for it (it became a suspect once the pass cleared the suspects it was low
+    # with): it needs one of its own
+    return not confirm_pairs and len(found) >= WITNESSES
 
 
 class Matrix:
@@ -305,12 +363,14 @@ class Matrix:
     links are bad, and from which pair results. Built by :func:`judge`; the reasons (``_*_reason``) and the
     records and findings (:func:`_matrix_output`) are made from it."""
 
-    def __init__(self, check, target, group, scored, attributed, low_pct):
+    def __init__(self, check, target, group, scored, attributed, low_pct, min_edges=None):
         self.check, self.target, self.low_pct = check, target, low_pct
+        self.min_edges = thresholds.ATTRIBUTION["attribution_min_edges"] if min_edges is None else min_edges
+        self.confirm_pairs = confirm_pairs(group)
         self.metric, self.direction = group["metric"], group["direction"]
         self.entries = group["edges"]               # pair -> the measurements of the pair (collect_edges)
         self.edges, self.median, self.limit, self.low = scored      # see score()
-        self.nodes, self.links, self.groups = attributed        # see attribute()
+        self.nodes, self.links, self.groups, self.unconfirmed = attributed        # see attribute()
         self.group_of = dict((host, members) for members, _evidence in self.groups for host in members)
         self.group_evidence = dict((tuple(members), evidence) for members, evidence in self.groups)
         self.failed = dict((pair, _failed(self.entries[pair], value)) for pair, value in self.edges.items())
@@ -329,6 +389,11 @@ class Matrix:
         """The other ends of the host's pairs, sorted: all of them, or only the low (``low=True``) or good ones."""
         return sorted(next(iter(p - {host})) for p in self.incident[host] if low is None or bool(self.low[p]) == low)
 
+    def witnesses(self, host):
+        """The known-good hosts the host is low with (:func:`witnesses`)."""
+        return witnesses(host, self.incident, self.low, set(self.nodes) | set(self.group_of), self.confirm_pairs,
+                         self.min_edges)
+
     def low_count(self, host):
         return sum(1 for p in self.incident[host] if self.low[p])
 
@@ -338,14 +403,15 @@ class Matrix:
 
     def verdict(self, host):
         """``node`` (a suspect node), ``error`` (a suspect node none of whose pairs measured anything: the check
-        could not run there), ``group`` (a member of a group of hosts sharing a bad path), ``node_or_link`` (an end
+        could not run there), ``suspect`` (a suspect node fewer than WITNESSES known-good hosts are low with: it
+        needs confirmation), ``group`` (a member of a group of hosts sharing a bad path), ``node_or_link`` (an end
         of a low pair not attributed yet), ``unmeasured`` (none of its pairs measured anything, and a verdict
         elsewhere explains them: its own health is not known) or ``healthy``."""
         if host in self.group_of:
             return "group"
         unmeasured = all(self.edges[p] is None for p in self.incident[host])
         if host in self.nodes:
-            return "error" if unmeasured else "node"
+            return "error" if unmeasured else "suspect" if host in self.unconfirmed else "node"
         if host in self.pending:
             return "node_or_link"
         return "unmeasured" if unmeasured else "healthy"
@@ -360,12 +426,17 @@ def settings(config):
                     float(_conf(config, "attribution_node_fraction")), float(_conf(config, "attribution_mad_k")))
 
 
+def confirm_pairs(group):
+    """The pairs of a matrix (:func:`collect_edges`) the confirmation pass measured."""
+    return frozenset(pair for pair, entries in group["edges"].items() if any(e.get("confirm") for e in entries))
+
+
 def judge(check, target, group, opts):
     """The decision over one matrix of :func:`collect_edges` (pure): a :class:`Matrix`."""
     scored = score(group, opts.low_pct, opts.mad_k)
     edges, _median, _limit, low = scored
-    return Matrix(check, target, group, scored, attribute(edges, low, opts.min_edges, opts.node_fraction),
-                  opts.low_pct)
+    attributed = attribute(edges, low, opts.min_edges, opts.node_fraction, confirm_pairs(group))
+    return Matrix(check, target, group, scored, attributed, opts.low_pct, opts.min_edges)
 
 
 # --- the sentences: reasons made from a Matrix ---
@@ -411,6 +482,22 @@ def _link_reason(m, pair, confirmed):
 def _node_reason(host, bad, total, failed_count, rail, bound):
     return ("%d of %d pairs of %s%s are low or failed (%d below their own expectation or not measured; low = %s): "
             "the node is the common factor" % (bad, total, host, rail, failed_count, bound))
+
+
+def _suspect_reason(m, host, bad, total):
+    known = m.witnesses(host)
+    confirm_low, confirm_good = confirmation_of(host, m.incident, m.low, set(m.nodes) | set(m.group_of),
+                                                m.confirm_pairs)
+    if confirm_good:
+        return ("inconclusive: %s; its confirmation pass disagrees (low with %s, good with %s): re-test %s with "
+                "known-good peers (playbooks/rdma.yml rdma_confirm: true)" % (
+                    _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m)),
+                    ", ".join(confirm_low) or "none", ", ".join(confirm_good), host))
+    return ("needs confirmation: %s; but only %d of them (%s) with a known-good host (no suspect, good with %d other "
+            "hosts or more, or with one and chosen by the confirmation pass), and %d are needed before the node is "
+            "failed: re-test %s with known-good peers (playbooks/rdma.yml rdma_confirm: true)" % (
+                _node_reason(host, bad, total, m.failed_count(host), _rail(m.target), _bound(m)), len(known),
+                ", ".join(known) or "none", m.min_edges, WITNESSES, host))
 
 
 def _error_reason(m, host):
@@ -545,6 +632,7 @@ def _node_finding(m, host):
         "low_pairs": bad, "pairs": total, "failed_pairs": m.failed_count(host),
         "low_peers": dict(low_peers[:MAX_EVIDENCE_PEERS]),
         "good_peers": m.peers(host, low=False)[:MAX_EVIDENCE_PEERS],
+        "witnesses": m.witnesses(host)[:MAX_EVIDENCE_PEERS], "needs_confirmation": host in m.unconfirmed,
     }
     return analysis.finding("node", m.check, [host], target=m.target, evidence=evidence)
 
@@ -585,10 +673,14 @@ def _host_record(m, host, link_reasons, where=None):
                "fleet_median_" + m.metric: m.median}
     facts = {"measured_check": m.check}
     verdict = m.verdict(host)
-    if verdict in ("node", "error"):
+    if verdict in ("node", "error", "suspect"):
         bad, total = m.nodes[host]
-        facts.update({"attribution": "node", "low_peers": m.peers(host, low=True)[:MAX_EVIDENCE_PEERS]})
-        if verdict == "error":
+        facts.update({"attribution": "node", "low_peers": m.peers(host, low=True)[:MAX_EVIDENCE_PEERS],
+                      "witnesses": m.witnesses(host)[:MAX_EVIDENCE_PEERS]})
+        if verdict == "suspect":
+            facts["attribution"] = "suspect"
+            status, reason = "warn", _suspect_reason(m, host, bad, total)
+        elif verdict == "error":
             # nothing was measured at all (the tool is missing, the device cannot be opened):
             # the check could not run on this node, which is an error, not a measured fail
             status, reason = "error", _error_reason(m, host)

@@ -168,18 +168,33 @@ def _confirmations(hosts, fails, topology, passes, resets, evidence):
     return hard, soft
 
 
-def _judged(hard, soft, passes, evidence):
+def _localised(host, seen, fails, explained):
+    """True when a failing run of ``host`` besides its confirmations (``seen``) and the one that first put it under
+    suspicion localised it: two failing runs of it that are not confirmations and that no other host of
+    ``explained`` (the bad hosts) explains - a failing bisection half that held it. A host named by elimination
+    alone (a failing group whose first halves all passed names the rest without a run of its own) has one: the
+    group's failure, which a noisy run of healthy hosts produces as well."""
+    confirming = set(i for i, _p in seen)
+    own = [i for i, tested, _inside in fails
+           if host in tested and i not in confirming and not (tested & explained) - {host}]
+    return len(own) >= 2
+
+
+def _judged(hard, soft, passes, evidence, fails=(), explained=frozenset()):
     """(bad, doubt, suspects): a host failed ``evidence`` confirmations with different known-good partners and passed
-    no run after the first is bad; one that passed a run after it is in doubt ("disagree"), as is one whose
-    confirmation stayed inside the band ("band"); one with fewer failing confirmations is a suspect ({host: the
-    partners it failed with}: its next confirmation takes another)."""
+    no run after the first is bad - with ``evidence`` 2 or more, one more confirmation where no failing run of its own
+    localised it (_localised): the evidence against a host named by elimination is its confirmations only, each of
+    which a healthy host fails with the noise's probability; one that passed a run after it is in doubt
+    ("disagree"), as is one whose confirmation stayed inside the band ("band"); one with fewer failing confirmations
+    is a suspect ({host: the partners it failed with}: its next confirmation takes another)."""
     bad, doubt, suspects = set(), {}, {}
     for host, seen in hard.items():
         first = seen[0][0]
         partners = set(p for _i, p in seen)
+        needed = evidence + (1 if evidence > 1 and not _localised(host, seen, fails, explained) else 0)
         if any(j > first for j in passes.get(host, ())):
             doubt[host] = "disagree"
-        elif len(seen) >= evidence:      # the planner took another partner each time where there was one
+        elif len(seen) >= needed:      # the planner took another partner each time where there was one
             bad.add(host)
         else:
             suspects[host] = set().union(*partners)
@@ -233,7 +248,7 @@ def assess(hosts, outcomes, topology=None, evidence=EVIDENCE):
     for _step in range(len(hosts) + 1):     # a bad host explains its runs: its partners' passes before them count
         resets = _resets(fails, bad, passes, evidence, topology)
         hard, soft = _confirmations(hosts, fails, topology, passes, resets, evidence)
-        found, doubt, suspects = _judged(hard, soft, passes, evidence)
+        found, doubt, suspects = _judged(hard, soft, passes, evidence, fails, bad)
         if found == bad:
             break
         bad = found

@@ -153,8 +153,9 @@ def _count(value, word):
 
 
 def _node_text(ev, _hosts):
-    text = "suspect node: %s of %s low (%s failed); %s fleet median %s, limit %s" % (
-        fmt(ev.get("low_pairs")), _count(ev.get("pairs"), "pair"), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
+    text = "%s: %s of %s low (%s failed); %s fleet median %s, limit %s" % (
+        "suspect node, needs confirmation (too few known-good peers are low with it)" if ev.get("needs_confirmation")
+        else "suspect node", fmt(ev.get("low_pairs")), _count(ev.get("pairs"), "pair"), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
         fmt(ev.get("fleet_median")), fmt(ev.get("limit")))
     if ev.get("low_peers"):
         text += "; low with: " + _pairs_text(ev["low_peers"])
@@ -213,7 +214,7 @@ def _evidence_text(ev, _hosts):
 # kind -> (its status: a word, or a function of the evidence; its sentence: a function of (evidence, hosts));
 # a kind not listed is a warn whose evidence is listed field by field
 _FINDING_KINDS = {
-    "node": ("fail", _node_text),
+    "node": (lambda ev: "warn" if ev.get("needs_confirmation") else "fail", _node_text),
     "link": ("warn", _link_text),
     "drift": (lambda ev: ev.get("status") or "warn", _drift_text),
     "fleet_outlier": ("warn", _outlier_text),

@@ -16,7 +16,8 @@ Without nccl_screen_topology_var, the screen learns each host's switch with fabr
 file (probe_topology_file: the even hosts on leaf-even, the odd ones on leaf-odd, across the inventory's order) and
 its groups follow the switches: [h0, h2, h4, h6] passes, [h1, h3, h5, h7] fails, [h1, h3] passes (and the even
 leaf is rechecked), [h1, h3] is rechecked, h5 fails with the known-good h1 and h3 of its own leaf while a span test
-[h0, h3] crosses the two leaves, and h7 passes twice with h1. 6 rounds, 12 runs."""
+[h0, h3] crosses the two leaves, and h7 passes with h1 and h3; h5, named by elimination (no failing run of its own
+localised it), fails a third confirmation with h1 before it is bad. 7 rounds, 12 runs."""
 
 
 from __future__ import annotations
@@ -153,8 +154,11 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
         1: [("bisect", [1, 3], "pass"), ("recheck", [0, 2, 4, 6], "pass")],
         2: [("recheck", [1, 3], "pass")],                                         # h5, h7 wait for a known-good mate
         3: [("confirm", [5, 1], "fail"), ("span", [0, 3], "pass")],               # h5 with h1 of its own leaf
-        4: [("confirm", [5, 3], "fail"), ("confirm", [7, 1], "pass")],            # ... and with h3: bad
-        5: [("confirm", [7, 1], "pass"), ("span", [0, 3], "pass")],               # h7's second pass
+        4: [("confirm", [5, 3], "fail"), ("confirm", [7, 1], "pass")],            # ... and with h3
+        # h5 was named by elimination ([h1, h3] passed): no failing run of its own localised it, so a third
+        # confirmation (h1 again: h7 is not known good yet), while h7 passes a second time
+        5: [("confirm", [5, 1], "fail"), ("confirm", [7, 3], "pass")],
+        6: [("span", [0, 1], "pass")],
     }, tail(out)
     for rec in tests:                                                     # each marker names each host's switch
         words = rec["params"]["env"][MARKER].split()
@@ -172,5 +176,47 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
     with open(log) as handle:
         ranks = [json.loads(line) for line in handle if line.strip()]
-    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2                 # 12 runs in 6 rounds
+    assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2              # 12 runs in 7 rounds
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=8)
+def test_one_unlucky_confirmation_of_a_healthy_host_does_not_fail_it(fleet, controller, tmp_path):
+    """The fleet of the first test (two leaves, h5 bad), where h4's first confirmation - the run that clears it in
+    that test, [h4, h0] - is slow once, healthy as h4 is (FAKE_NCCL_FLAKY: a transient). One failing confirmation
+    names no node: h4 is confirmed again with other known-good partners (h6, then h7), passes both and ends `pass`
+    (known good on the two passes after its failing run), never `fail`; h5 still fails on its two confirmations,
+    every other host passes. With one run per verdict (nccl_screen_evidence 1) that one run fails h4."""
+    names = [h.name for h in fleet.hosts]
+    bad, unlucky = names[5], names[4]
+    variables, log = _setup(fleet, bad)
+    variables["nccl_screen_topology_var"] = "leaf"
+    variables["nccl_env"]["FAKE_NCCL_FLAKY"] = unlucky
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
+        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    assert finish(proc, 300, out) == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+    assert os.path.exists(os.path.join(fleet.dir, "bad-hosts", "flaky-" + unlucky))      # the transient happened
+    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert _rounds(tests, names) == {
+        0: [("screen", [0, 1, 2, 3], "pass"), ("screen", [4, 5, 6, 7], "fail")],
+        1: [("bisect", [4, 5], "fail"), ("recheck", [0, 1, 2, 3], "pass")],
+        2: [("confirm", [4, 0], "fail"), ("rescreen", [6, 7], "pass")],           # the transient
+        3: [("confirm", [5, 0], "fail"), ("recheck", [6, 7], "pass")],
+        4: [("confirm", [4, 6], "pass"), ("confirm", [5, 7], "fail")],            # h4 with another partner: pass
+        5: [("confirm", [4, 7], "pass"), ("confirm", [5, 6], "fail")],
+    }, tail(out)
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert verdicts == dict((n, "fail" if n == bad else "pass") for n in names), verdicts
+    screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
+    assert screen[unlucky]["reason"].startswith("known good: passed 2 group test(s), round 4 confirm of %s, %s (pass)"
+                                                % (unlucky, names[6]))
+    assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 4 confirm")
     assert_nothing_left(fleet)

@@ -96,19 +96,23 @@ class Fleet:
             self.transients.append(pair)
         return value
 
-    def measure(self, rounds):
+    def measure(self, rounds, sweep_name=None):
+        """The records of ``rounds``; ``sweep_name``: the sweep's name in their params, as perftest_sweep records it
+        (attribution.CONFIRM_SWEEP for the confirmation pass)."""
         for rnd in rounds:
             for server, client in rnd:
-                self.records.extend(pair_records(server, client, self.value(server, client)))
+                pair = pair_records(server, client, self.value(server, client))
+                for rec in pair if sweep_name else ():
+                    rec.setdefault("params", {})["sweep_name"] = sweep_name
+                self.records.extend(pair)
         return self.records
 
     def confirm(self, per_suspect=2):
         """The confirmation pass of playbooks/rdma.yml: suspects against known-good hosts, unconfirmed pairs again."""
-        findings = attribution.analyze(self.records, {})[1]
-        suspects = attribution.suspects(findings)
-        extra = attribution.confirmation_rounds(self.hosts, suspects, per_suspect=per_suspect,
-                                                retest=attribution.retest_pairs(findings))
-        self.measure(extra)
+        verdicts, findings = attribution.analyze(self.records, {})
+        extra = attribution.plan_confirmation(findings, self.hosts, per_suspect=per_suspect,
+                                              records=self.records + verdicts)
+        self.measure(extra, sweep_name=attribution.CONFIRM_SWEEP)
         return extra
 
 

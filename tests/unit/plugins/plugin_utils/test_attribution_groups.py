@@ -123,7 +123,7 @@ def test_groups_of_is_pure_on_a_small_graph():
             pair = frozenset((x, y))
             edges[pair] = 1.0
             low[pair] = (x in a) != (y in a)
-    nodes, links, groups = attribution.attribute(edges, low, 2, 0.5)
+    nodes, links, groups, _unconfirmed = attribution.attribute(edges, low, 2, 0.5)
     assert [members for members, _ev in groups] == [b]
     assert groups[0][1] == {"inside_good": 1, "inside": 1, "outside_low": 6, "outside": 6}
     assert nodes == {} and links == []

@@ -127,4 +127,9 @@ def test_state_a_failure_across_does_not_confirm_a_host_without_a_group():
     assert group_screen.state(hosts, outcomes)[1] == set()
     assert group_screen.state(hosts, outcomes + [(["x", "a2"], False)])[1] == set()      # a2 passed once only
     twice = outcomes[:1] + outcomes + [(["x", "a2"], False)]
-    assert group_screen.state(hosts, twice)[1] == {"x"}                   # with a1, then with a2: both known good
+    # with a1, then with a2 (both known good): no failing run of its own localised x (its confirmations are all the
+    # evidence), so it takes a third confirmation with another known-good host before it is bad
+    assert group_screen.state(hosts, twice)[1] == set() and group_screen.assess(hosts, twice)["suspects"] == {
+        "x": {"a1", "a2"}}
+    thrice = [(["b1", "a2"], True)] + twice + [(["x", "b1"], False)]
+    assert group_screen.state(hosts, thrice)[1] == {"x"}

@@ -152,7 +152,9 @@ def test_a_lone_host_of_its_leaf_is_judged_across_the_uplink_with_one_run_only()
     assert group_screen.state(hosts, [(["y1", "y2"], True), (["x1", "y1"], False)], topology, evidence=1)[1] == {"x1"}
     twice = [(["y1", "y2"], True), (["y1", "y2"], True), (["x1", "y1"], False), (["x1", "y2"], False)]
     assert group_screen.state(hosts, twice, topology)[1] == set()
-    assert group_screen.state(hosts, twice)[1] == {"x1"}                  # no topology: the two confirmations count
+    thrice = twice + [(["x1", "y1"], False)]         # named by no failing run of its own: a third confirmation
+    assert group_screen.state(hosts, thrice, topology)[1] == set()
+    assert group_screen.state(hosts, twice)[1] == set() and group_screen.state(hosts, thrice)[1] == {"x1"}  # no topology
 
 
 def test_max_rounds_counts_the_span_tests():

@@ -180,6 +180,20 @@ def test_findings_are_readable_sentences_with_rounded_figures():
     assert "570.86.15 on 1 host (gpu0333)" in rows[1]["text"] and "gpu0010" not in rows[1]["text"]
 
 
+def test_a_node_finding_that_needs_confirmation_is_a_warn():
+    """A suspect node too few known-good hosts are low with (attribution: evidence.needs_confirmation) is listed as a
+    warn that says so, not as a fail."""
+    evidence = {"metric": "bw_avg_gbit_s", "fleet_median": 390.0, "limit": 351.0, "low_pct": 10, "low_pairs": 2,
+                "pairs": 2, "failed_pairs": 2, "low_peers": {"gpu0005": 175.5, "gpu0007": 175.4}, "good_peers": [],
+                "witnesses": [], "needs_confirmation": True}
+    rows = report_html.finding_rows([{"kind": "node", "check": "rdma.ib_write_bw", "target": "mlx5_0",
+                                      "hosts": ["gpu0006"], "evidence": evidence}])
+    assert rows[0]["status"] == "warn" and rows[0]["text"].startswith("suspect node, needs confirmation")
+    rows = report_html.finding_rows([{"kind": "node", "check": "rdma.ib_write_bw", "target": "mlx5_0",
+                                      "hosts": ["gpu0006"], "evidence": dict(evidence, needs_confirmation=False)}])
+    assert rows[0]["status"] == "fail" and rows[0]["text"].startswith("suspect node: 2 of 2 pairs low")
+
+
 def test_problems_follow_the_verdict_rules():
     """A pairwise record that attribution judged counts toward no host: it is not listed as the client's
     problem (before: the raw fail record of every low pair was listed under its client host)."""
