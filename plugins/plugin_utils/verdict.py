@@ -56,9 +56,8 @@ MAX_REASONS = 3
 
 def is_pairwise(record):
     """A measured record of a test between two hosts (it measures the link between them)."""
-    return (isinstance(record, dict) and not analysis.is_analysis_record(record)
-            and isinstance(record.get("peer"), str) and bool(record["peer"])
-            and record.get("peer") != record.get("host"))
+    return (isinstance(record, dict) and isinstance(record.get("peer"), str) and bool(record["peer"])
+            and record.get("peer") != record.get("host") and not analysis.is_analysis_record(record))
 
 
 def matrix_key(record):
@@ -74,7 +73,7 @@ def judged_matrices(records):
     out = set()
     for rec in records:
         tool = rec.get("tool") if isinstance(rec, dict) else None
-        if analysis.is_analysis_record(rec) and tool.get("version") == ATTRIBUTION:
+        if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis.is_analysis_record(rec):
             measured = (rec.get("facts") or {}).get("measured_check")
             if measured:
                 out.add((measured, rec.get("target")))
