@@ -29,7 +29,13 @@ Modes (each measured in a fresh child process, so peak RSS is that of the mode a
   per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
   the stream, fleet.build_report + publish (the end of the run).
 
+``--shapes 44 100 300 [--pairs with|without|both]``: for each shape (records per host, analysis records included),
+the fleet of ``shaped_results`` (the real h200x2-judgement runs with noise, a ring of perftest pairs with a real
+per-size series, padded with small env.package records), measured with the ``playbook`` mode against the
+``baseline`` of the same file; one markdown table row per shape (bench/results/report_scale_shapes.json).
+
     cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh] [--repeat 3]
+    cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --hosts 1000 --shapes 44 100 300
     cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --source real --hosts 1000 --repeat 3
 
 Each mode's wall time and CPU time (user + sys of its process) are compared with the baseline of the same

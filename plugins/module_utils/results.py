@@ -389,13 +389,19 @@ def _plainly_valid(record):
     them would find a problem in."""
     get = record.get
     status = get("status")
-    if not _FIELD_SET.issuperset(record) or "check" not in record or type(status) is not str or status not in _STATUS_SET:  # pylint: disable=unidiomatic-typecheck
+    if type(status) is not str or status not in _STATUS_SET:     # pylint: disable=unidiomatic-typecheck
+        return False
+    if not _FIELD_SET.issuperset(record) or "check" not in record:
         return False
     reason = get("reason")
     if (reason is not None and type(reason) is not str) or (not reason and status in _NEEDS_REASON):  # pylint: disable=unidiomatic-typecheck
         return False
-    if not _good_name(record["check"], CHECK_RE, _GOOD_CHECKS):
-        return False
+    return _good_name(record["check"], CHECK_RE, _GOOD_CHECKS) and _plain_fields(record) and _plain_series(record)
+
+
+def _plain_fields(record):
+    """The fields of a certainly valid record (see _plainly_valid) other than check, status, reason and series."""
+    get = record.get
     for key in _TEXT_FIELDS:
         value = get(key)
         if value is not None and type(value) is not str:     # pylint: disable=unidiomatic-typecheck
@@ -413,15 +419,19 @@ def _plainly_valid(record):
     if type(version) is not int or not 0 <= version <= SCHEMA_VERSION:     # pylint: disable=unidiomatic-typecheck
         return False
     duration = get("duration_s")
-    if duration is not None and not (type(duration) in (int, float) and duration >= 0):     # pylint: disable=unidiomatic-typecheck
-        return False
-    series = get("series", [])
+    return duration is None or (type(duration) in (int, float) and duration >= 0)     # pylint: disable=unidiomatic-typecheck
+
+
+def _plain_series(record):
+    """The series of a certainly valid record (see _plainly_valid): a list of mappings, of its family's schema from
+    layout version 1 on."""
+    series = record.get("series", [])
     if type(series) is not list:     # pylint: disable=unidiomatic-typecheck
         return False
     if series:
         if not all(type(row) is dict for row in series):     # pylint: disable=unidiomatic-typecheck
             return False
-        if version >= 1 and series_problems(record["check"], series):
+        if record_version(record) >= 1 and series_problems(record["check"], series):
             return False
     return True
 
