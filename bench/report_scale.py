@@ -29,7 +29,13 @@ Modes (each measured in a fresh child process, so peak RSS is that of the mode a
   per check family with one result per host (the streaming of the play, ``feed_s``), Collector.load of
   the stream, fleet.build_report + publish (the end of the run).
 
+``--shapes 44 100 300 [--pairs with|without|both]``: for each shape (records per host, analysis records included),
+the fleet of ``shaped_results`` (the real h200x2-judgement runs with noise, a ring of perftest pairs with a real
+per-size series, padded with small env.package records), measured with the ``playbook`` mode against the
+``baseline`` of the same file; one markdown table row per shape (bench/results/report_scale_shapes.json).
+
     cd <staged collection> && PYTHONPATH=<stage> python bench/report_scale.py [--hosts 1000] [--mesh] [--repeat 3]
+    cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --hosts 1000 --shapes 44 100 300
     cd <checkout> && PYTHONPATH=/tmp/aif-dev python bench/report_scale.py --source real --hosts 1000 --repeat 3
 
 Each mode's wall time and CPU time (user + sys of its process) are compared with the baseline of the same
@@ -216,6 +222,89 @@ def replicated_results(source, hosts, workdir):
     return os.path.join(out, "results.json")
 
 
+SHAPE_SOURCES = ("healthy", "loaded", "nop2p")
+PAD_CHECK = "env.package"
+
+
+def _noisy(rec, rng, spread=0.01):
+    """A copy of a measured record with its float metrics moved by a gaussian of ``spread`` (a replica measures
+    what the real host measured, give or take its noise): the figures differ between hosts, the rest is the same."""
+    rec = copy.deepcopy(rec)
+    metrics = rec.get("metrics")
+    if isinstance(metrics, dict):
+        for key, value in metrics.items():
+            if type(value) is float:     # pylint: disable=unidiomatic-typecheck  # counts (ints) stay as measured
+                metrics[key] = round(value * (1.0 + rng.gauss(0.0, spread)), 4)
+    return rec
+
+
+def _padding(template, host, index):
+    """One small env.* record as a user's package probe makes it (the real run's env.package record, another
+    package name): what pads a host to the shape's record count."""
+    rec = copy.deepcopy(template)
+    rec["host"] = host
+    rec["target"] = "userpkg%03d" % index
+    return rec
+
+
+def shaped_results(hosts, per_host, pairs, workdir, seed=39):
+    """A results.json of ``hosts`` hosts of about ``per_host`` records each (analysis records included), written by
+    the report as a run of that many hosts would have written it. Made of the REAL 2x H200 judgement run
+    (tests/unit/plugins/plugin_utils/fixtures/h200x2-judgement: every host the healthy run's 34 measured records
+    with 1 % noise on the figures, one host the loaded run's (a slow GPU), one the nop2p run's (collectives below
+    their floor); GEMM, probe, nccl-tests with per-size series), with ``pairs``: a ring of perftest ib_write_bw
+    pairs (each host against its next two neighbours, client + server records, the client's per-size series a REAL
+    --report_gbits capture; 8 rails, fewer when the shape is too small; one slow node, one slow link), padded with
+    the real run's small env.package record under other package names to the shape. Returns (path, layout)."""
+    import random
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
+    rng = random.Random(seed)
+    real = dict((name, fleet.load_results(os.path.join(JUDGEMENT, "%s.results.json" % name)))
+                for name in SHAPE_SOURCES)
+    measured = dict((name, [r for r in data["records"] if not str(r.get("check", "")).startswith("analysis.")
+                            and (r.get("tool") or {}).get("name") != "fleet-analysis"])
+                    for name, data in real.items())
+    added = len(real["healthy"]["records"]) - len(measured["healthy"])      # what the analyses add to a host
+    base = len(measured["healthy"])
+    names = ["gpu%04d" % i for i in range(hosts)]
+    special = {names[hosts // 3]: "loaded", names[hosts // 5]: "nop2p"}
+    room = max(0, per_host - added - base)
+    rails = min(RAILS, max(1, room // 4)) if pairs else 0       # 4 records a rail: 2 ring steps x client + server
+    pad = max(0, room - 4 * rails)
+    template = next(r for r in measured["healthy"] if r["check"] == PAD_CHECK)
+    records = []
+    for name in names:
+        for rec in measured[special.get(name, "healthy")]:
+            rec = _noisy(rec, rng)
+            rec["host"] = name
+            records.append(rec)
+        records.extend(_padding(template, name, i) for i in range(pad))
+    if rails:
+        rows = perftest_rows()
+        peak = max(r["bw_avg_gbit_s"] for r in rows)
+        floor = {"min": round(peak * 0.9, 1), "source": "90 % of the capture's best bandwidth"}
+        bad_node, bad_link = names[hosts // 4], (names[hosts // 2], names[(hosts // 2 + 1) % hosts])
+        for i, client in enumerate(names):
+            for rail in range(rails):
+                for step in (1, 2):
+                    server = names[(i + step) % hosts]
+                    factor = 1.0 + rng.gauss(0.0, 0.005)
+                    if bad_node in (client, server):
+                        factor = 0.45
+                    elif (client, server) == bad_link and rail == min(3, rails - 1):
+                        factor = 0.38
+                    records.extend(results.rests_on(_pair(client, server, rail, factor, rows, floor)))
+    run = dict(real["healthy"]["run"], run_id="bench%06dshape%03d%s" % (hosts, per_host, "p" if pairs else ""),
+               hosts_targeted=names, hosts_targeted_count=hosts, inventory_host_count=hosts,
+               required_checks=dict((n, real["healthy"]["run"]["required_checks"]["localhost"]) for n in names))
+    report = fleet.reanalyze({"run": run, "records": records})
+    out = os.path.join(workdir, "source-%d-%d%s" % (hosts, per_host, "p" if pairs else ""))
+    fleet.publish(report, dest=out, formats=["json"])
+    layout = {"base": base, "rails": rails, "pair_records": 4 * rails, "padding": pad, "analysis_added": added}
+    return os.path.join(out, "results.json"), layout
+
+
 def _rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -347,6 +436,75 @@ def medians(rows):
     return lines
 
 
+def measure(path, modes, repeat, work, collections_path, extra):
+    """Each of ``modes`` on ``path`` in a fresh child process, ``repeat`` rounds interleaved: the rows, each with its
+    ratio to the baseline of its round (wall and CPU time)."""
+    rows = []
+    for round_no in range(repeat):
+        for mode in modes:
+            outdir = os.path.join(work, "%s-%d" % (mode, round_no))
+            os.makedirs(outdir, exist_ok=True)
+            argv = [sys.executable, __file__, "--child", mode, path, outdir]
+            if collections_path:
+                argv += ["--collections-path", collections_path]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False)
+            if proc.returncode:
+                print(proc.stderr[-4000:], file=sys.stderr)
+                raise SystemExit("mode %s failed (exit %d)" % (mode, proc.returncode))
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+            row.update(extra, input_bytes=os.path.getsize(path), round=round_no)
+            rows.append(row)
+            print(json.dumps(row))
+            shutil.rmtree(outdir, ignore_errors=True)     # the next mode's disk writes start from the same state
+    for row in rows:
+        base = next((r for r in rows if r["mode"] == "baseline" and r["round"] == row["round"]), None)
+        if base and row["mode"] != "baseline":
+            row["x_baseline"] = round(row["total_s"] / base["total_s"], 2)
+            row["x_baseline_cpu"] = round(row["cpu_s"] / base["cpu_s"], 2)
+    return rows
+
+
+def shapes_table(args):
+    """--shapes: for each shape (records per host) and pairs option, the shaped fleet of --hosts hosts measured with
+    the user's command against the JSON round trip of the same file; one markdown table row each (medians over
+    --repeat rounds)."""
+    work = args.keep or tempfile.mkdtemp(prefix="report-shapes-")
+    os.makedirs(work, exist_ok=True)
+    options = {"with": [True], "without": [False], "both": [False, True]}[args.pairs]
+    lines = ["| shape | records | input MB | JSON s | report s | ratio | CPU ratio | peak RSS MiB | HTML MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    allrows = []
+    for per_host in args.shapes:
+        for pairs in options:
+            path, layout = shaped_results(args.hosts, per_host, pairs, work)
+            with open(path, encoding="utf-8") as handle:
+                records = len(json.load(handle)["records"])
+            label = "%d/host %s pairs" % (per_host, "with" if pairs else "no")
+            print("input %s: %d hosts, %d records, %.1f MB, %s" % (label, args.hosts, records,
+                                                                   os.path.getsize(path) / 1e6, layout))
+            rows = measure(path, args.modes or ["baseline", "playbook"], args.repeat, work, args.collections_path,
+                           {"hosts": args.hosts, "records": records, "shape": per_host, "pairs": pairs,
+                            "layout": layout})
+            allrows.extend(rows)
+            mine = [r for r in rows if r["mode"] == "playbook"]
+            base = [r for r in rows if r["mode"] == "baseline"]
+            lines.append("| %s | %d | %.0f | %.2f | %.2f | %.2fx | %.2fx | %.0f | %.2f |" % (
+                label, records, os.path.getsize(path) / 1e6, _median([r["total_s"] for r in base]),
+                _median([r["total_s"] for r in mine]), _median([r["x_baseline"] for r in mine]),
+                _median([r["x_baseline_cpu"] for r in mine]), max(r["peak_rss_mib"] for r in mine),
+                max(r["sizes"]["html"] for r in mine) / 1e6))
+            print(lines[-1])
+            if not args.keep:
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    lines.append("load average at the end: %s" % " ".join("%.2f" % v for v in os.getloadavg()))
+    print("\n".join(lines))
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", "report_scale_shapes.json"), "w", encoding="utf-8") as handle:
+        json.dump(allrows, handle, indent=2)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=1000)
@@ -363,10 +521,18 @@ def main():
     parser.add_argument("--keep", help="write the input results.json here and keep the report directories")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the modes this many times, interleaved (a shared machine's load moves)")
+    parser.add_argument("--shapes", nargs="+", type=int, metavar="RECORDS",
+                        help="records per host of the shaped fleets (e.g. 44 100 300; see shaped_results): each is "
+                        "measured with the playbook mode against the baseline, and one table row printed per shape")
+    parser.add_argument("--pairs", choices=["with", "without", "both"], default="both",
+                        help="with --shapes: the shapes with the ring of perftest pair records, without, or both")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "INPUT", "OUTDIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child, collections_path=args.collections_path)
+        return
+    if args.shapes:
+        shapes_table(args)
         return
     if not args.modes:
         args.modes = ["baseline", "reanalyze"] + (["playbook"] if args.source or args.input else ["callback"])

@@ -352,6 +352,95 @@ _FIELD_CHECKS = (_field_names, _check_and_status, _field_types, _metric_values, 
                  _series_and_duration)
 
 
+_FIELD_SET = frozenset(FIELDS)
+_TEXT_FIELDS = ("host", "peer", "target", "started", "raw")
+_MAPPING_FIELDS = ("metrics", "expect", "facts", "params", "tool")
+_NEEDS_REASON = frozenset(("warn", "fail", "skip", "error"))
+_STATUS_SET = frozenset(STATUSES)
+_FACT_TYPES = frozenset((str, int, float, bool, list, dict, type(None)))
+_GOOD_CHECKS = set()        # check names and metric names that matched their pattern (few distinct ones per run)
+_GOOD_METRIC_NAMES = set()
+_GOOD_NAMES_MAX = 100000
+
+
+def _good_name(name, pattern, seen):
+    if type(name) is not str:     # pylint: disable=unidiomatic-typecheck  # (a str subclass: the field checks)
+        return False
+    if name in seen:
+        return True
+    if not pattern.match(name):
+        return False
+    if len(seen) < _GOOD_NAMES_MAX:
+        seen.add(name)
+    return True
+
+
+def _good_metrics(metrics):
+    for name, value in metrics.items():
+        if not _good_name(name, METRIC_RE, _GOOD_METRIC_NAMES):
+            return False
+        kind = type(value)
+        if kind is float:
+            if value - value != 0.0:      # nan or inf
+                return False
+        elif kind is not int and value is not None:
+            return False
+    return True
+
+
+def _plainly_valid(record):
+    """True when ``record`` is certainly valid (the common case, checked in one pass without building a problem
+    list); False when it may not be: then the field checks below say what is wrong. Never True for a record any of
+    them would find a problem in."""
+    get = record.get
+    status = get("status")
+    if type(status) is not str or status not in _STATUS_SET:     # pylint: disable=unidiomatic-typecheck
+        return False
+    if not _FIELD_SET.issuperset(record) or "check" not in record:
+        return False
+    reason = get("reason")
+    if (reason is not None and type(reason) is not str) or (not reason and status in _NEEDS_REASON):  # pylint: disable=unidiomatic-typecheck
+        return False
+    return _good_name(record["check"], CHECK_RE, _GOOD_CHECKS) and _plain_fields(record) and _plain_series(record)
+
+
+def _plain_fields(record):
+    """The fields of a certainly valid record (see _plainly_valid) other than check, status, reason and series."""
+    get = record.get
+    for key in _TEXT_FIELDS:
+        value = get(key)
+        if value is not None and type(value) is not str:     # pylint: disable=unidiomatic-typecheck
+            return False
+    for key in _MAPPING_FIELDS:
+        if type(get(key, {})) is not dict:     # pylint: disable=unidiomatic-typecheck
+            return False
+    metrics, facts, params = get("metrics"), get("facts"), get("params")
+    if (metrics and not _good_metrics(metrics)) or (facts and not _FACT_TYPES.issuperset(map(type, facts.values()))):
+        return False
+    runs = params.get(RUNS) if params else None
+    if runs is not None and not (type(runs) is int and runs >= 1):     # pylint: disable=unidiomatic-typecheck
+        return False
+    version = get("schema_version", 0)
+    if type(version) is not int or not 0 <= version <= SCHEMA_VERSION:     # pylint: disable=unidiomatic-typecheck
+        return False
+    duration = get("duration_s")
+    return duration is None or (type(duration) in (int, float) and duration >= 0)     # pylint: disable=unidiomatic-typecheck
+
+
+def _plain_series(record):
+    """The series of a certainly valid record (see _plainly_valid): a list of mappings, of its family's schema from
+    layout version 1 on."""
+    series = record.get("series", [])
+    if type(series) is not list:     # pylint: disable=unidiomatic-typecheck
+        return False
+    if series:
+        if not all(type(row) is dict for row in series):     # pylint: disable=unidiomatic-typecheck
+            return False
+        if record_version(record) >= 1 and series_problems(record["check"], series):
+            return False
+    return True
+
+
 def validate(record):
     """Return a list of contract problems (empty when the record is valid).
 
@@ -359,6 +448,8 @@ def validate(record):
     """
     if not isinstance(record, dict):
         return ["record is %s, not a dict" % type(record).__name__]
+    if type(record) is dict and _plainly_valid(record):     # pylint: disable=unidiomatic-typecheck
+        return []
     problems = []
     for field_check in _FIELD_CHECKS:
         problems.extend(field_check(record))

@@ -52,11 +52,14 @@ def analyze(records, config=None, analyses=None, started=None):
     """
     config = dict(config or {})
     out = strip_analysis(records)
+    count = len(out)        # the measured records come first: each analysis finds them without a walk
     findings, problems = [], []
     for func in ANALYSES if analyses is None else analyses:
         name = _analysis_name(func)
+        given = analysis.Records(out)
+        given.measured_count = count
         try:
-            new, found = func(list(out), config)
+            new, found = func(given, config)
         except Exception as exc:  # pylint: disable=broad-except  # one bad analysis must not lose the report
             problems.append("analysis %s failed: %s: %s" % (name, type(exc).__name__, exc))
             continue

@@ -28,6 +28,23 @@ def is_analysis_record(record):
     return isinstance(tool, dict) and tool.get("name") == TOOL_NAME
 
 
+class Records(list):
+    """The records the pipeline (analyses.analyze) gives an analysis: the measured records first, ``measured_count``
+    of them, then the records the analyses before it added. :func:`measured` takes the prefix instead of asking
+    every record (an analysis that walks all the records for its measured ones did so once per analysis)."""
+
+    measured_count = None
+
+
+def measured(records):
+    """The measured records of ``records`` (those no analysis added), in their order: the measured prefix of the
+    pipeline's :class:`Records`, else the records :func:`is_analysis_record` says no to."""
+    count = getattr(records, "measured_count", None)
+    if count is not None:
+        return records[:count]
+    return [r for r in records if not is_analysis_record(r)]
+
+
 def record(analysis, check, status, host, reason=None, target=None, peer=None,
            metrics=None, expect=None, facts=None, params=None, started=None):
     """Build one record added by the analysis called ``analysis`` (e.g. "drift")."""

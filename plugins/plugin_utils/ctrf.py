@@ -34,8 +34,23 @@ TOOL = "aifabric.acceptance"
 STATUS = {"pass": "passed", "fail": "failed", "error": "failed", "skip": "skipped", "warn": "passed"}
 
 
+_MS_SEEN = {}       # the records of a run share few start times: each is parsed once
+_MS_SEEN_MAX = 100000
+
+
 def _ms(stamp):
     """Milliseconds since the epoch of an ISO 8601 time (records and runs use UTC ``...Z``), or None."""
+    if type(stamp) is str:     # pylint: disable=unidiomatic-typecheck  # (the cache holds exact strings only)
+        if stamp in _MS_SEEN:
+            return _MS_SEEN[stamp]
+        value = _parse_ms(stamp)
+        if len(_MS_SEEN) < _MS_SEEN_MAX:
+            _MS_SEEN[stamp] = value
+        return value
+    return _parse_ms(stamp)
+
+
+def _parse_ms(stamp):
     if not stamp:
         return None
     try:

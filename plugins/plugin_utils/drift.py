@@ -105,10 +105,10 @@ def _collect(records, matches):
     """
     subjects = {}
     env_hosts = {}      # (check, target, fact) -> hosts that reported that env mapping
-    for rec in records:
+    for rec in analysis.measured(records):
         host = rec.get("host")
         facts = rec.get("facts") or {}
-        if not host or not isinstance(facts, dict) or analysis.is_analysis_record(rec):
+        if not host or not isinstance(facts, dict):
             continue
         check, target = rec["check"], rec.get("target")
         for fact, value in facts.items():

@@ -106,13 +106,18 @@ def _fmt(value):
 def _samples(records, rules):
     """{(check, shape, gpu model, metric, better): [(record, value)]} of the judged, non-pairwise records."""
     samples = {}
-    for rec in records:
-        if analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer") \
-                or group_screen.is_screen_record(rec):
+    matching = {}       # (check, rule's pattern) -> whether it matches: few distinct checks, asked once each
+    for rec in analysis.measured(records):
+        if rec.get("status") not in JUDGED or rec.get("peer") or group_screen.is_screen_record(rec):
             continue    # analysis records, unjudged records, pairwise records (attribution owns them) and the
             #             group screen's (a group's measurement: the screen analysis owns them)
+        check = str(rec.get("check"))
         for rule in rules:
-            if not fnmatch.fnmatchcase(str(rec.get("check")), rule["check"]):
+            key = (check, rule["check"])
+            hit = matching.get(key)
+            if hit is None:
+                hit = matching[key] = fnmatch.fnmatchcase(check, rule["check"])
+            if not hit:
                 continue
             value = (rec.get("metrics") or {}).get(rule["metric"])
             if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -124,10 +124,10 @@ def _nodes(rec):
 
 def candidates(records):
     """The measured records this analysis judges: single-host nccl collectives with a busbw over >= 2 ranks."""
-    for rec in records:
+    for rec in analysis.measured(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
-        if (analysis.is_analysis_record(rec) or not check.startswith(PREFIX) or rec.get("peer")
+        if (not check.startswith(PREFIX) or rec.get("peer")
                 or not rec.get("host") or rec.get("status") not in JUDGED or _num(metrics.get(METRIC)) is None
                 or (_num(metrics.get("ranks")) or 0) < 2 or expectations.is_judging((rec.get("expect") or {}).get(METRIC))):
             continue        # a profile's or the user's rule for the metric wins: measured figures beat derived ones
@@ -248,10 +248,10 @@ def gpu_pcie(records):
 
 def rdma_candidates(records):
     """The measured pairwise bandwidth records (client side) that no rule in their own ``expect`` judges."""
-    for rec in records:
+    for rec in analysis.measured(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
-        if (analysis.is_analysis_record(rec) or not check.startswith(RDMA_PREFIX)
+        if (not check.startswith(RDMA_PREFIX)
                 or check[len(RDMA_PREFIX):] not in perftest_tool.LINE_RATE_TESTS or perftest_tool.kind_of(check) != "bw"
                 or not rec.get("host") or not rec.get("peer") or rec.get("peer") == rec.get("host")
                 or rec.get("status") not in JUDGED or _num(metrics.get(RDMA_METRIC)) is None
@@ -395,10 +395,10 @@ def rdma_judgements(records):
 
 def npu_candidates(records):
     """The measured HCCL figures (2 ranks or more) no rule judges: the probe records carry no NPU link rate."""
-    for rec in records:
+    for rec in analysis.measured(records):
         metrics = rec.get("metrics") or {}
         ranks = _num(metrics.get("ranks"))
-        if (not analysis.is_analysis_record(rec) and (rec.get("check") or "").startswith("hccl.") and rec.get("host")
+        if ((rec.get("check") or "").startswith("hccl.") and rec.get("host")
                 and rec.get("status") in JUDGED and _num(metrics.get(METRIC)) is not None
                 and not (ranks is not None and ranks < 2)
                 and not expectations.is_judging((rec.get("expect") or {}).get(METRIC))):
@@ -477,7 +477,7 @@ def rdma_analyze(records, config):
     matrices = _matrices(records, judged, config)
     switches = topology.read(records)
     where = dict((key, topology.placements(switches, m.incident, key[1])) for key, m in matrices.items())
-    known = set(rec.get("host") for rec in records if not analysis.is_analysis_record(rec))
+    known = set(rec.get("host") for rec in analysis.measured(records))
     added, findings = [], {}
     for rec, status, expect, facts, reason in judged:
         key = (rec["check"], rec.get("target"))

@@ -42,10 +42,10 @@ def _headline(check):
 def groups(records):
     """{(host, check): {target: value}} of the measured per-GPU records (the last value of a target wins)."""
     out = {}
-    for rec in records:
+    for rec in analysis.measured(records):
         check = rec.get("check") or ""
         wanted = _headline(check)
-        if (wanted is None or analysis.is_analysis_record(rec) or not rec.get("host") or rec.get("peer")
+        if (wanted is None or not rec.get("host") or rec.get("peer")
                 or rec.get("target") in (None, "") or rec.get("status") not in JUDGED):
             continue
         value = _num((rec.get("metrics") or {}).get(wanted[0]))
@@ -57,8 +57,8 @@ def groups(records):
 def gpu_names(records):
     """{(host, target): "GPU 1 (serial 165..., PCI 00000000:00:07.0)"} from the gpu.device records."""
     out = {}
-    for rec in records:
-        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis.is_analysis_record(rec):
+    for rec in analysis.measured(records):
+        if rec.get("check") == "gpu.device" and rec.get("host"):
             facts = rec.get("facts") or {}
             extra = ", ".join(part for part in (
                 "serial %s" % facts["serial"] if facts.get("serial") else None,

@@ -307,8 +307,8 @@ class _Table:
     def __call__(self, text):
         if text is None:
             return 0
-        if not isinstance(text, str):
-            text = _ENCODE(text)
+        if type(text) is not str:     # pylint: disable=unidiomatic-typecheck
+            text = _ENCODE(text) if not isinstance(text, str) else text
         got = self.index.get(text)
         if got is None:
             got = self.index[text] = len(self.items)
@@ -585,11 +585,16 @@ def _gemm(records, host_idx):
     return out
 
 
+_LATENCY_METRICS = ("lat_typical_us", "lat_avg_us", "t_typical_us", "t_avg_us")
+
+
 def _latency(records):
     groups = {}
     for rec in records:
-        metrics = rec.get("metrics") or {}
-        name = next((k for k in ("lat_typical_us", "lat_avg_us", "t_typical_us", "t_avg_us") if _num(metrics.get(k)) is not None), None)
+        metrics = rec.get("metrics")
+        if not metrics:         # (most records: no figure, no latency)
+            continue
+        name = next((k for k in _LATENCY_METRICS if _num(metrics.get(k)) is not None), None)
         if name and _measured(rec):
             groups.setdefault((rec["check"], rec.get("target") or "", name), []).append(rnd(metrics[name]))
     return [{"check": c, "target": t, "metric": m, "values": sorted(v)} for (c, t, m), v in sorted(groups.items())]
@@ -610,20 +615,21 @@ def _host_order(summary, records):
 def _record_row(rec, host, host_idx, strings, deltas_text, counted, judges):
     """One record as a row of small integers (strings and structures as string table indexes); the last field is
     what judged it (coverage.record_judges: "profile", "hardware, peers", "unjudged", "hardware (analysis)")."""
-    metrics = rec.get("metrics") or {}
+    get = rec.get
+    metrics, expect, facts, peer, ident = get("metrics"), get("expect"), get("facts"), get("peer"), id(rec)
     return [
-        host, strings(rec.get("check")), strings(rec.get("target")),
-        host_idx[rec["peer"]] if rec.get("peer") else -1,
-        STATUS_CODE.get(rec.get("status"), 4),
-        strings(rec.get("reason")),
+        host, strings(get("check")), strings(get("target")),
+        host_idx[peer] if peer else -1,
+        STATUS_CODE.get(get("status"), 4),
+        strings(get("reason")),
         strings(metrics) if metrics else 0,           # the page rounds figures for display
-        strings(rec.get("expect")) if rec.get("expect") else 0,
-        strings(rec.get("facts")) if rec.get("facts") else 0,
-        strings(rec.get("raw")),
+        strings(expect) if expect else 0,
+        strings(facts) if facts else 0,
+        strings(get("raw")),
         strings(deltas_text(rec)),
-        1 if id(rec) in counted else 0,
-        1 if (rec.get("tool") or {}).get("name") == "fleet-analysis" else 0,
-        strings(judges.get(id(rec))),
+        1 if ident in counted else 0,
+        1 if (get("tool") or {}).get("name") == "fleet-analysis" else 0,
+        strings(judges.get(ident)),
     ]
 
 

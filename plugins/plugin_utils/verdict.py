@@ -56,9 +56,8 @@ MAX_REASONS = 3
 
 def is_pairwise(record):
     """A measured record of a test between two hosts (it measures the link between them)."""
-    return (isinstance(record, dict) and not analysis.is_analysis_record(record)
-            and isinstance(record.get("peer"), str) and bool(record["peer"])
-            and record.get("peer") != record.get("host"))
+    return (isinstance(record, dict) and isinstance(record.get("peer"), str) and bool(record["peer"])
+            and record.get("peer") != record.get("host") and not analysis.is_analysis_record(record))
 
 
 def matrix_key(record):
@@ -74,7 +73,7 @@ def judged_matrices(records):
     out = set()
     for rec in records:
         tool = rec.get("tool") if isinstance(rec, dict) else None
-        if analysis.is_analysis_record(rec) and tool.get("version") == ATTRIBUTION:
+        if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis.is_analysis_record(rec):
             measured = (rec.get("facts") or {}).get("measured_check")
             if measured:
                 out.add((measured, rec.get("target")))
@@ -145,8 +144,8 @@ def required_patterns(config):
 def _ran_by_host(records):
     """{host: [(check, status, reason)]} of the measured records, a pairwise record on both ends."""
     out = {}
-    for rec in records:
-        if not isinstance(rec, dict) or analysis.is_analysis_record(rec):
+    for rec in analysis.measured(records):
+        if not isinstance(rec, dict):
             continue
         entry = (str(rec.get("check")), rec.get("status"), rec.get("reason"))
         ends = [rec.get("host")] + ([rec["peer"]] if is_pairwise(rec) else [])
@@ -159,11 +158,16 @@ def _ran_by_host(records):
     return out
 
 
-def _matched(ran_on_host, pattern):
-    """{check: [(status, reason)]} of the checks that ran on a host and match a required pattern."""
+def _matched(ran_on_host, pattern, matching=None):
+    """{check: [(status, reason)]} of the checks that ran on a host and match a required pattern. ``matching``: a
+    {(check, pattern): bool} the calls share (a fleet's hosts run the same few checks)."""
+    matching = {} if matching is None else matching
     matched = {}
     for check, status, reason in ran_on_host:
-        if fnmatch.fnmatchcase(check, pattern):
+        hit = matching.get((check, pattern))
+        if hit is None:
+            hit = matching[(check, pattern)] = fnmatch.fnmatchcase(check, pattern)
+        if hit:
             matched.setdefault(check, []).append((status, reason))
     return matched
 
@@ -206,10 +210,10 @@ def analyze_required(records, config):
     if not wanted:
         return [], []
     ran = _ran_by_host(records)
-    new, missing = [], {}
+    new, missing, matching = [], {}, {}
     for host in hosts:
         for pattern in _host_patterns(wanted, host):
-            matched = _matched(ran.get(host, []), pattern)
+            matched = _matched(ran.get(host, []), pattern, matching)
             skipped = _skipped(matched)
             if matched and not skipped:
                 continue

@@ -177,3 +177,60 @@ def test_validate_agrees_with_the_json_schema(validator, record):
         # The schema also requires host/metrics/started, which make() always fills in.
         full = dict({"host": None, "metrics": {}, "started": "2026-11-22T00:00:00Z"}, **record)
         assert list(validator.iter_errors(full)) == [], (record, theirs)
+
+
+# ---------------------------------------------------------------- validate's one-pass check of a valid record
+
+_JUDGEMENT = os.path.join(os.path.dirname(__file__), "..", "plugin_utils", "fixtures", "h200x2-judgement")
+
+
+def _real_records():
+    """Every record of the real 2x H200 judgement runs (measured and analysis records, series included)."""
+    out = []
+    for name in ("healthy", "loaded", "nop2p"):
+        with open(os.path.join(_JUDGEMENT, name + ".results.json"), encoding="utf-8") as handle:
+            out.extend(json.load(handle)["records"])
+    return out
+
+
+_REAL = _real_records()
+_ODD_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
+    st.sampled_from(["pass", "warn", "fail", "skip", "error", "env.x", "gpu.gemm_bf16", "Bad.check", "bw_gbit_s"]),
+    st.lists(st.integers(0, 2), max_size=2), st.dictionaries(st.sampled_from(["runs", "a", "BadName", "x_s"]),
+                                                            st.one_of(st.none(), st.integers(-1, 2), st.floats(),
+                                                                      st.text(max_size=3)), max_size=2))
+
+
+def _by_field_checks(record):
+    problems = []
+    for field_check in results._FIELD_CHECKS:   # pylint: disable=protected-access
+        problems.extend(field_check(record))
+    return problems
+
+
+@settings(max_examples=600, deadline=None)
+@given(index=st.integers(0, len(_REAL) - 1), key=st.sampled_from(results.FIELDS + ("unknown", "runs", "metric")),
+       value=_ODD_VALUES, drop=st.booleans())
+def test_validate_says_what_every_field_check_says(index, key, value, drop):
+    """validate's one pass over a valid record (``_plainly_valid``) never calls valid what a field check refuses: on
+    real records with one field mutated (or dropped), validate lists exactly the field checks' problems."""
+    record = json.loads(json.dumps(_REAL[index]))
+    if key == "runs":
+        record["params"] = dict(record.get("params") or {}, runs=value)
+    elif key == "metric":
+        record["metrics"] = dict(record.get("metrics") or {}, **{"x_%s" % len(record): value})
+    elif drop and key in record:
+        del record[key]
+    else:
+        record[key] = value
+    assert results.validate(record) == _by_field_checks(record)
+
+
+def test_validate_passes_the_real_records_and_names_a_broken_series():
+    assert [results.validate(r) for r in _REAL] == [[] for _r in _REAL]
+    record = json.loads(json.dumps(next(r for r in _REAL if r["series"] and r["check"].startswith("nccl."))))
+    record["schema_version"] = results.SCHEMA_VERSION      # (series are checked on records of version 1 on)
+    assert results.validate(record) == []
+    record["series"][0]["size_bytes"] = "1M"
+    assert results.validate(record) == _by_field_checks(record) != []
