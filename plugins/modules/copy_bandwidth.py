@@ -180,7 +180,7 @@ def _run(module, p):
     except ToolTimeout as exc:
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             copy_bandwidth.CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-            started=started, tool={"name": copy_bandwidth.TOOL})])
+            started=started, tool={"name": copy_bandwidth.WORKER_TOOL})])
     records = copy_bandwidth.records(run.stdout, Context(params=p, rc=run.rc, output=run.output, started=started,
                                                          duration_s=run.elapsed_s, argv=argv, facts=facts,
                                                          python=python_path))
