@@ -246,6 +246,8 @@ CLASSIFIED = {
     ("perftest", "from_output"): (READ, None),
     ("fabric_topology", "from_output"): (READ, None),
     ("dcgm_diag", "from_output"): (READ, None),
+    ("gpu_soak", "from_output"): (READ, None),
+    ("copy_bandwidth", "from_output"): (READ, None),
     ("report", "src"): (READ, None),
     ("history", "reports_dir"): (READ, None),
     ("perftest", "sysfs_root"): (READ, None),
