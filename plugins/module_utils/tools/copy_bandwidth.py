@@ -190,6 +190,9 @@ def records(text, ctx):
         out.append(_judge(item, facts, siblings, params, base))
     if not items:
         out.append(results.error(CHECK, "no copy was measured", raw=output, **base))
+    if parsed.get("problems"):
+        out.append(results.make(CHECK, "warn", reason="copy output partly unreadable: %s" % "; ".join(
+            parsed["problems"][:5]), raw=output, **base))
     if ctx.rc not in (0, None):
         out.append(results.error(CHECK, "the copy measurement exited with rc %s" % ctx.rc, raw=output, **base))
     return out
