@@ -73,6 +73,14 @@ def absolute(path):
     return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
+def checked_file(path, keep_name=False):
+    """The path to run for a file the user names (statedir.trusted_file: StateError says which rule it breaks); one
+    that does not exist is left as given (its run says it is missing)."""
+    if not path or not os.path.lexists(path):
+        return path
+    return statedir.trusted_file(absolute(path), what=path, keep_name=keep_name)
+
+
 def python_argv(python, args):
     """The argv of a child Python: isolated (``-I``: neither the working directory nor the script's directory on
     ``sys.path``, no ``PYTHON*`` variables, no user site directory), so it imports only from the interpreter's

@@ -72,6 +72,12 @@ options:
   worker_dir:
     description: Directory on the target where the worker program is written (as for M(aifabric.acceptance.gemm_bench)).
     type: path
+  from_output:
+    description:
+      - Import mode, a saved stdout of the copy worker or a saved C(nvbandwidth) text output (a file on the host the
+        module runs on) to make the records of; nothing runs. An nvbandwidth output is judged against its copies of the
+        same kind and O(expect) (the PCIe and NVLink facts are not in it).
+    type: path
   expect:
     description: "User thresholds per metric (for example C({gpu.copy_h2d: {bw_gbyte_s: {min: 50}}}))."
     type: dict
@@ -84,6 +90,11 @@ EXAMPLES = r"""
 - name: The copy matrix, nvbandwidth where installed
   aifabric.acceptance.copy_bandwidth:
     python: /opt/torch/.venv/bin/python3
+
+- name: Read a saved nvbandwidth output
+  aifabric.acceptance.copy_bandwidth:
+    from_output: /srv/aifabric/captures/node07-nvbandwidth.txt
+  delegate_to: localhost
 """
 
 RETURN = r"""
@@ -119,7 +130,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 
 RANGES = {"size_bytes": argspec.POSITIVE, "iterations": argspec.POSITIVE, "gpu_indices": argspec.NON_NEGATIVE,
           "timeout_s": argspec.POSITIVE}
-SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), **copy_bandwidth.OPTIONS)
+SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), from_output=dict(type="path"),
+            **copy_bandwidth.OPTIONS)
 
 
 def main():
@@ -150,6 +162,8 @@ def _facts(module, p):
 
 def _run(module, p):
     started = results.utc_now()
+    if p["from_output"]:
+        module.exit_json(changed=False, results=copy_bandwidth.from_output(p["from_output"], p, started=started))
     binary = None if p["use_nvbandwidth"] == "never" else _find(module, p["nvbandwidth"])
     if p["use_nvbandwidth"] == "always" and not binary:
         module.exit_json(changed=False, cmd=[p["nvbandwidth"]], results=[results.error(
@@ -180,7 +194,7 @@ def _run(module, p):
     except ToolTimeout as exc:
         module.exit_json(changed=False, cmd=argv, tool_rc=exc.details.get("rc"), results=[results.error(
             copy_bandwidth.CHECK, str(exc), raw=exc.details.get("stdout_tail", "") + exc.details.get("stderr_tail", ""),
-            started=started, tool={"name": copy_bandwidth.TOOL})])
+            started=started, tool={"name": copy_bandwidth.WORKER_TOOL})])
     records = copy_bandwidth.records(run.stdout, Context(params=p, rc=run.rc, output=run.output, started=started,
                                                          duration_s=run.elapsed_s, argv=argv, facts=facts,
                                                          python=python_path))

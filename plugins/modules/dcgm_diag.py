@@ -35,7 +35,10 @@ options:
     choices: [1, 2, 3, 4]
     default: 1
   dcgmi_path:
-    description: The dcgmi to run; by default the one on PATH.
+    description:
+      - The dcgmi to run; by default the one on PATH.
+      - It is executed, so it and every directory on its way must be writable by nobody but root and the module's
+        user; otherwise the task fails and says why.
     type: path
   host_engine:
     description:
@@ -101,6 +104,8 @@ def _dcgm(module):
 
     def which(name):
         return module.get_bin_path(name, required=False)
+    # the dcgmi the user names is executed (often as root): it must pass the path rule (runner.checked_file)
+    params = dict(params, dcgmi_path=runner.checked_file(params["dcgmi_path"]))
     if module.check_mode:
         dcgmi = params["dcgmi_path"] or which("dcgmi")
         return dict(changed=False, cmd=dcgm.diag_argv(dcgmi, params) if dcgmi else None, results=[], counts={})

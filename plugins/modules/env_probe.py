@@ -214,12 +214,11 @@ counts:
 """
 
 import copy
-import os
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
 
@@ -246,10 +245,11 @@ def main():
 
 def _probe(module):
     # the interpreters and nvidia-smi the user names are executed (often as root): each must pass the path rule
-    # (statedir.StateError, an AcceptanceError: its message is the failure), and runs by the path it checked
+    # (runner.checked_file; statedir.StateError, an AcceptanceError: its message is the failure), and runs by the path
+    # it checked
     params = dict(module.params)
-    params["pythons"] = [_checked(path, keep_name=True) for path in params["pythons"]]
-    params["nvidia_smi_path"] = _checked(params["nvidia_smi_path"])
+    params["pythons"] = [runner.checked_file(path, keep_name=True) for path in params["pythons"]]
+    params["nvidia_smi_path"] = runner.checked_file(params["nvidia_smi_path"])
     host = env_probe.Host(
         run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
         which=lambda name: module.get_bin_path(name, required=False),
@@ -257,14 +257,6 @@ def _probe(module):
     )
     records = env_probe.probe(host, params)
     return dict(changed=False, results=records, counts=results.count(records))
-
-
-def _checked(path, keep_name=False):
-    """The path to run for a file the user names (statedir.trusted_file); one that does not exist is left as given
-    (its probe says it is missing)."""
-    if not path or not os.path.lexists(path):
-        return path
-    return statedir.trusted_file(runner.absolute(path), what=path, keep_name=keep_name)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,11 @@ options:
       - Created C(0700) when absent. An existing one is used only when it is owned by the module's user, not writable
         by group or others, and no link on its way could be re-pointed by another user.
     type: path
+  from_output:
+    description:
+      - Import mode, a saved stdout of the soak worker (a file on the host the module runs on) to make the records of,
+        judged with the options given here; nothing runs.
+    type: path
   expect:
     description:
       - "User thresholds per metric of C(gpu.soak) (for example C({tflops: {min: 650}, temperature_max_c: {max: 85}}));
@@ -98,6 +103,12 @@ EXAMPLES = r"""
 - name: A two-minute soak of every GPU
   aifabric.acceptance.gpu_soak:
     python: /opt/torch/.venv/bin/python3
+
+- name: Read a saved soak worker output
+  aifabric.acceptance.gpu_soak:
+    from_output: /srv/aifabric/captures/node07-soak.txt
+    duration_s: 1800
+  delegate_to: localhost
 
 - name: The acceptance burn-in, 30 minutes
   aifabric.acceptance.gpu_soak:
@@ -139,7 +150,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 
 RANGES = {"duration_s": argspec.POSITIVE, "m": argspec.POSITIVE, "n": argspec.POSITIVE, "k": argspec.POSITIVE,
           "sample_ms": (100, None), "gpu_indices": argspec.NON_NEGATIVE}
-SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), **soak.OPTIONS)
+SPEC = dict(python=dict(type="str", default="python3"), worker_dir=dict(type="path"), from_output=dict(type="path"),
+            **soak.OPTIONS)
 
 
 def main():
@@ -150,6 +162,8 @@ def main():
 
 def _run(module, p):
     started = results.utc_now()
+    if p["from_output"]:
+        module.exit_json(changed=False, results=soak.from_output(p["from_output"], p, started=started))
     directory = p["worker_dir"] or module.tmpdir
     worker = os.path.join(directory, gpu_worker.BURNIN_NAME)
     python = p["python"]

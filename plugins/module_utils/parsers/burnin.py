@@ -189,6 +189,13 @@ def parse_soak(text):
     return out
 
 
+def _copy_item_ok(item):
+    """A copy line names its source and destination, and its figure (if any) is a number."""
+    figure = item.get("gbyte_s")
+    return "src" in item and "dst" in item and (
+        figure is None or (isinstance(figure, (int, float)) and not isinstance(figure, bool)))
+
+
 def parse_copy(text):
     """The copy worker's output -> {start, items: [{kind, src, dst, gbyte_s | error, bytes}], complete, problems}.
     ParseError when there is no start line."""
@@ -204,7 +211,10 @@ def parse_copy(text):
             if item.get("kind") == "end":
                 out["complete"] = True
             elif item.get("kind") in ("h2d", "d2h", "p2p_read", "p2p_write"):
-                out["items"].append(item)
+                if _copy_item_ok(item):
+                    out["items"].append(item)
+                else:
+                    out["problems"].append("copy line without its source, destination or figure %s" % quote(line))
             else:
                 out["problems"].append("copy line of unknown kind %s" % quote(line))
     if out["start"] is None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import statistics
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, imports, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin, nvidia_smi
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 
 OPTIONS = dict(
     use_nvbandwidth=dict(type="str", choices=["auto", "always", "never"], default="auto"),
@@ -33,8 +34,17 @@ OPTIONS = dict(
     timeout_s=dict(type="int", default=300),
     expect=dict(type="dict", default={}),
 )
-TOOL = "torch-copy"
+WORKER_TOOL = "torch-copy"     # the copy worker's records' tool.name; nvbandwidth's records name nvbandwidth
 CHECK = "gpu.copy"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
+CHECKS = "gpu"
+MODULE = "copy_bandwidth"
+KUBERNETES = ("copy_bandwidth",)
+NO_TOOL_NAME = "a record names what measured it: torch-copy (the copy worker) or nvbandwidth"
+# how it runs and what its records come from
+ARGV = ("worker_args", "nvbandwidth_argv")
+PARSERS = ("burnin", "nvidia_smi")
+GOLDEN = ("copy-records", "copy-import")
 # nvbandwidth's link facts (the module and the Kubernetes pod run the same two queries): nvidia-smi arguments, limit
 FACT_QUERIES = {"pcie_csv": ("--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max,"
                              "pcie.link.width.current", "--format=csv"),
@@ -155,7 +165,7 @@ def records(text, ctx):
     """gpu.copy_<kind> records, one per copy, or one skip/error record."""
     params = ctx.params
     base = {"params": {"argv": ctx.argv, "size_bytes": params["size_bytes"], "iterations": params["iterations"]},
-            "tool": {"name": TOOL}, "started": ctx.started, "duration_s": ctx.duration_s}
+            "tool": {"name": WORKER_TOOL}, "started": ctx.started, "duration_s": ctx.duration_s}
     output = text if ctx.output is None else ctx.output
     try:
         if burnin.COPY_START_MARK in (text or ""):
@@ -163,7 +173,7 @@ def records(text, ctx):
             start = parsed["start"]
             if "skip" in start:
                 return [results.skip(CHECK, "no GPU: %s" % start["skip"], **base)]
-            base["tool"] = {"name": TOOL, "version": start.get("torch")}
+            base["tool"] = {"name": WORKER_TOOL, "version": start.get("torch")}
             facts = link_facts(start.get("pcie_csv"), start.get("nvlink_status"))
         else:
             parsed = burnin.parse_nvbandwidth(text)
@@ -180,6 +190,18 @@ def records(text, ctx):
         out.append(_judge(item, facts, siblings, params, base))
     if not items:
         out.append(results.error(CHECK, "no copy was measured", raw=output, **base))
+    if parsed.get("problems"):
+        out.append(results.make(CHECK, "warn", reason="copy output partly unreadable: %s" % "; ".join(
+            parsed["problems"][:5]), raw=output, **base))
     if ctx.rc not in (0, None):
         out.append(results.error(CHECK, "the copy measurement exited with rc %s" % ctx.rc, raw=output, **base))
     return out
+
+
+def from_output(path, params, host=None, started=None, facts=None):
+    """Import mode: the records of a saved copy worker stdout (burnin_worker.py copy) or nvbandwidth text output
+    (``facts``: {pcie_csv, nvlink_status} of the node, as beside an nvbandwidth run; without them the copies are
+    judged against each other and ``expect`` only)."""
+    text = imports.read_output(path)
+    return imports.bounded(records(text, Context(params=params, host=host, started=started or results.utc_now(),
+                                                 source=path, facts=facts)))

@@ -35,6 +35,15 @@ LEVEL_TIMEOUT_S = {1: 300, 2: 900, 3: 3600, 4: 10800}
 INSTALL_HINT = ("dcgmi not found (PATH or dcgmi_path): install NVIDIA DCGM (the datacenter-gpu-manager-4-core package "
                 "of NVIDIA's CUDA repository, https://docs.nvidia.com/datacenter/dcgm/latest/installation/) and start "
                 "nv-hostengine, or point host_engine at the GPU operator's nvidia-dcgm service")
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
+TOOL = "dcgmi"
+CHECKS = "gpu"
+MODULE = "dcgm_diag"
+KUBERNETES = ("dcgm",)
+# how it runs and what its records come from
+ARGV = ("diag_argv",)
+PARSERS = ("dcgm", "dcgm_errors")
+GOLDEN = ("dcgm-records", "dcgm-import")
 STATUS = {"pass": "pass", "fail": "fail", "warn": "warn", "skip": "skip", "not run": "skip"}
 
 

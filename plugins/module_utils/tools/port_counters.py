@@ -24,6 +24,17 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import port_counters as parser
 
 CHECK = "rdma.port_counters"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
+TOOL = "sysfs"
+CHECKS = "rdma"
+MODULE = "port_counters"
+KUBERNETES = ("port_counters",)
+# how it runs and what its records come from
+NO_ARGV = "reads sysfs files; its one command, ethtool -S <the port's netdev>, takes no option"
+PARSERS = ("port_counters",)
+NO_IMPORT = ("a window is two live readings of the host's counters (the before record carries its snapshot to the "
+             "after phase); no tool writes an output to import")
+GOLDEN = ("port-counters-window",)
 IB_CLASS = "/sys/class/infiniband"
 GROUPS = ("counters", "hw_counters")
 OPTIONS = dict(

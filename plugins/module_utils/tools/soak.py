@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import statistics
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, results, thresholds
+from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, imports, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 
 OPTIONS = dict(
     duration_s=dict(type="int", default=120),
@@ -37,6 +38,14 @@ OPTIONS = dict(
 TOOL = "torch-gemm-soak"
 CHECK = "gpu.soak"
 NODE_CHECK = "gpu.soak_node"
+# its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
+CHECKS = "gpu"
+MODULE = "gpu_soak"
+KUBERNETES = ("soak",)
+# how it runs and what its records come from
+ARGV = ("worker_args",)
+PARSERS = ("burnin",)
+GOLDEN = ("soak-records", "soak-import")
 # the worker's own time besides the soak: the Xid and PCIe reads before and after (30 s each at most), the start
 # of torch and the last samples
 OVERHEAD_S = 150
@@ -254,3 +263,10 @@ def records(text, ctx):
         out.append(results.error(CHECK, "the soak worker stopped early (rc %s%s)" % (
             ctx.rc, ", timed out" if ctx.timed_out else ""), raw=output, **base))
     return out
+
+
+def from_output(path, params, host=None, started=None):
+    """Import mode: the records of a saved soak worker stdout (burnin_worker.py soak)."""
+    text = imports.read_output(path)
+    return imports.bounded(records(text, Context(params=params, host=host, started=started or results.utc_now(),
+                                                 source=path)))

@@ -39,9 +39,9 @@ GROUPS = {
     "gpu_nccl": ("nccl_test", {"if_missing", "env", "profile", "profiles", "expect"},
                  {"hosts", "node_count", "from_output", "from_format", "collective"}),
     "gpu_dcgm": ("dcgm_diag", set(), {"from_output"}),
-    "gpu_copy_bandwidth": ("copy_bandwidth", {"python", "expect"}, set()),
+    "gpu_copy_bandwidth": ("copy_bandwidth", {"python", "expect"}, {"from_output"}),
     # the soak's duration is gpu_soak_s (one variable turns the soak on)
-    "gpu_soak": ("gpu_soak", {"python", "profile", "profiles", "expect", "duration_s"}, set()),
+    "gpu_soak": ("gpu_soak", {"python", "profile", "profiles", "expect", "duration_s"}, {"from_output"}),
 }
 # if_missing is both added by the role (skip) and accepted in gpu_nccl (the user's wins): the one exception
 ADDED_AND_ACCEPTED = {"gpu_nccl": {"if_missing"}}

@@ -202,3 +202,26 @@ def test_use_nvbandwidth_always_without_it_is_an_error(module_env, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
     (record,) = _call(copy_module.main, {"use_nvbandwidth": "always", "nvbandwidth": "nvbandwidth-absent"}).kwargs["results"]
     assert record["status"] == "error" and "nvbandwidth is not installed" in record["reason"]
+
+
+def test_import_mode_gives_the_records_of_the_run_and_runs_nothing(module_env, monkeypatch):
+    """from_output: the records of the saved output through the same adapter as a run; no command starts."""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    soak_path = parser_fixture("burnin", "h100-soak_capped.txt")
+    got = _call(gpu_soak.main, {"from_output": soak_path, "duration_s": 30}).kwargs["results"]
+    want = soak.records(read(soak_path), Context(params=dict(defaults(soak.OPTIONS), duration_s=30)))
+    assert [(r["check"], r["status"], r["reason"]) for r in got] == [(r["check"], r["status"], r["reason"]) for r in want]
+    assert [r["status"] for r in got] == ["fail", "pass"] and "capped" in got[0]["reason"]
+    copy_path = os.path.join(NVB, "issue15-v0.2-8xRTX4090-h2d-d2h-ce.txt")
+    got = _call(copy_module.main, {"from_output": copy_path}).kwargs["results"]
+    assert len(got) == 16 and {r["tool"]["name"] for r in got} == {"nvbandwidth"} and module_env == []
+
+
+def test_a_copy_line_without_its_source_is_a_warning_not_a_crash():
+    """The real H100 copy run with the d2h line's source cut (a fuzz find): the h2d record stands, the cut line is
+    named in a warn record."""
+    text = read(os.path.join(BURNIN, "h100-copy.txt")).replace('"kind": "d2h", "src": 0,', '"kind": "d2h",')
+    assert '"kind": "d2h", "dst"' in text
+    got = copy_bandwidth.records(text, Context(rc=0, params=defaults(copy_bandwidth.OPTIONS)))
+    assert [(r["check"], r["status"]) for r in got] == [("gpu.copy_h2d", "pass"), ("gpu.copy", "warn")]
+    assert "without its source, destination or figure" in got[1]["reason"]

@@ -69,7 +69,7 @@ def interpreter(path):
 
 def env_probe_pythons(path):
     """env_probe: pythons and nvidia_smi_path (the module's own check)."""
-    return env_probe_module._checked(path, keep_name=True)
+    return runner.checked_file(path, keep_name=True)
 
 
 def cann_env_script(path):

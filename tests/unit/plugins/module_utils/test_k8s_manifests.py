@@ -197,7 +197,7 @@ def test_the_code_config_map_fits_the_api_servers_limit():
     size = sum(len(t.encode("utf-8")) for t in k8s_plan.code_files().values())
     assert 100 << 10 < size < 768 << 10, size
     assert set(p for p in k8s_plan.code_files() if not p.startswith("lib/")) == {
-        "aifabric_k8s_entry.py", "aifabric_torch_worker.py"}
+        "aifabric_k8s_entry.py", "aifabric_torch_worker.py", "aifabric_burnin_worker.py"}
 
 
 def test_names_are_checked():

@@ -20,8 +20,10 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import port_counters as port_counters_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology, torch_allreduce
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
@@ -49,6 +51,8 @@ GEMM_TEXTS = _files(os.path.join(MODULES, "*", "gemm*.txt"))
 IBNETDISCOVER_TEXTS = _files(os.path.join("tests", "unit", "fixtures", "topology", "ibnetdiscover-*.txt"))
 SOAK_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-soak_*.txt"))
 COPY_TEXTS = _files(os.path.join(PARSERS, "burnin", "h100-copy*.txt"), os.path.join(PARSERS, "nvbandwidth", "*.txt"))
+DCGM_OUTPUTS = _files(os.path.join(PARSERS, "dcgm", "*.json"), os.path.join(PARSERS, "dcgm", "*.txt"))
+PORT_COUNTER_TEXTS = _files(os.path.join(PARSERS, "port_counters", "*.txt"))
 PROBE_JSONS = [p for p in _files(os.path.join(MODULES, "*", "probe_*.json"))
                if os.path.exists(os.path.join(ROOT, p[:-len(".json")] + ".txt"))]
 NCCL_OPTS = {"expect": {"busbw_max_gbyte_s": {"min": 1}}}
@@ -73,6 +77,37 @@ def _perftest_run_of(text):
         return "ib_write_bw", "client", "mlx5_0"
     return (parsed.get("tool") or "ib_write_bw", parsed.get("side") or "client",
             (parsed.get("header") or {}).get("Device") or "mlx5_0")
+
+
+def _port_snapshot(rel, taken, epoch_s):
+    """A port_counters snapshot of one port holding a real capture's values: a sysfs counters listing
+    (``=== ./<name> ===`` then the value) or an ``ethtool -S`` output (the port's netdev's counters)."""
+    text = read(ROOT, rel)
+    port = {"device": "mlx5_1", "port": "1", "link_layer": "InfiniBand", "netdev": None, "counters": {},
+            "hw_counters": {}, "ethtool": {}, "unread": {}}
+    if "ethtool" in os.path.basename(rel):
+        parsed = port_counters_parser.parse_ethtool_stats(text)
+        port.update(link_layer="Ethernet", netdev="eth0", ethtool=parsed["counters"])
+        if parsed["error"]:
+            port["unread"]["ethtool"] = parsed["error"]
+    name = None
+    for line in text.splitlines() if "ethtool" not in os.path.basename(rel) else ():
+        if line.startswith("=== ./"):
+            name = line[len("=== ./"):-len(" ===")]
+        elif line.strip() and name:
+            value, why = port_counters_parser.parse_value(line)
+            if why:
+                port["unread"]["counters/" + name] = why
+            else:
+                port["counters"][name] = value
+    return {"taken": taken, "epoch_s": epoch_s, "ports": {"mlx5_1/1": port}, "ethtool": True}
+
+
+def _port_window(rel):
+    """The after-phase records of an hour's window over which the capture's counters did not move."""
+    before = _port_snapshot(rel, "2026-12-06T00:00:00Z", 1796515200.0)
+    return port_counters.judge(before, _port_snapshot(rel, "2026-12-06T01:00:00Z", 1796518800.0),
+                               {"phase": "after", "stage": "rdma"})
 
 
 def _cases():
@@ -104,16 +139,25 @@ def _cases():
         cases.append(("gemm-records", rel, lambda rel=rel: gemm.records(
             read(ROOT, rel), Context(rc=0, params=GEMM_OPTS, argv=["python3", "worker.py"]))))
     for rel in SOAK_TEXTS:
-        cases.append(("soak-records", rel, lambda rel=rel: soak.records(read(ROOT, rel), Context(
-            rc=0, params=dict(defaults(soak.OPTIONS), duration_s=30 if "capped" in rel else 20 if "20s" in rel else 60), argv=["python3"]))))
+        soak_opts = dict(defaults(soak.OPTIONS), duration_s=30 if "capped" in rel else 20 if "20s" in rel else 60)
+        cases.append(("soak-records", rel, lambda rel=rel, o=soak_opts: soak.records(read(ROOT, rel), Context(
+            rc=0, params=o, argv=["python3"]))))
+        cases.append(("soak-import", rel, lambda rel=rel, o=soak_opts: soak.from_output(rel, o)))
     for rel in COPY_TEXTS:
         cases.append(("copy-records", rel, lambda rel=rel: copy_bandwidth.records(read(ROOT, rel), Context(
             rc=0, params=defaults(copy_bandwidth.OPTIONS), argv=["python3"]))))
+        cases.append(("copy-import", rel, lambda rel=rel: copy_bandwidth.from_output(rel, defaults(copy_bandwidth.OPTIONS))))
     for rel in PROBE_JSONS:
         cases.append(("probe-records", rel, lambda rel=rel: torch_allreduce.records(
             read(ROOT, rel[:-len(".json")] + ".txt"), Context(
                 rc=0, params=PROBE_OPTS, document=read(ROOT, rel), gpu_name="NVIDIA H200", gpus=2, argv=["python3"],
                 env={"NCCL_ALGO": "Ring"}))))
+    for rel in DCGM_OUTPUTS:
+        cases.append(("dcgm-records", rel, lambda rel=rel: dcgm.records_of(read(ROOT, rel), Context(
+            params={"level": 1}, rc=0, argv=["dcgmi", "diag", "-r", "1", "-j"]))))
+        cases.append(("dcgm-import", rel, lambda rel=rel: dcgm.from_output(rel, {"level": 1})))
+    for rel in PORT_COUNTER_TEXTS:
+        cases.append(("port-counters-window", rel, lambda rel=rel: _port_window(rel)))
     for rel in IBNETDISCOVER_TEXTS:
         cases.append(("topology-import", rel, lambda rel=rel: topology.from_output(rel, TOPOLOGY_HOSTS)))
     return cases
@@ -142,7 +186,7 @@ def test_every_tool_has_cases():
     kinds = set(kind for kind, _rel, _make in CASES)
     assert kinds == {"nccl-records", "nccl-import", "nccl-records-json", "hccl-records", "hccl-import",
                      "perftest-records", "perftest-import", "gemm-records", "probe-records", "topology-import",
-                     "soak-records", "copy-records"}
+                     "soak-records", "soak-import", "copy-records", "copy-import", "dcgm-records", "dcgm-import", "port-counters-window"}
     assert len(CASES) > 100
 
 

@@ -23,7 +23,7 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker, governor, gpu_worker, hccl_run, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, env_probe, k8s_device_plugin, k8s_workload, perftest
+from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, dcgm_diag, env_probe, k8s_device_plugin, k8s_workload, perftest
 from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
 
@@ -183,6 +183,10 @@ def probe_smi(path):
     return _module_refuses(env_probe.main, {"groups": ["gpu"], "nvidia_smi_path": _exe(path, "nvidia-smi")})
 
 
+def dcgmi_path(path):
+    return _module_refuses(dcgm_diag.main, {"dcgmi_path": _exe(path, "dcgmi")})
+
+
 def role_install_dir(path):
     return _module_refuses(trusted_path.main, {"path": path, "create": True, "private": False})
 
@@ -216,6 +220,7 @@ CLASSIFIED = {
     ("cleanup", "cpu_sysfs"): (WRITE, cpu_sysfs),              # the same Governor (PerftestRun.absent)
     ("env_probe", "pythons"): (EXEC, probe_exec),
     ("env_probe", "nvidia_smi_path"): (EXEC, probe_smi),
+    ("dcgm_diag", "dcgmi_path"): (EXEC, dcgmi_path),
     ("nccl_test", "tool_dir"): (EXEC, tool_dir),
     ("hccl_test", "tool_dir"): (EXEC, tool_dir),
     ("perftest", "tool_dir"): (EXEC, tool_dir),
@@ -240,6 +245,9 @@ CLASSIFIED = {
     ("hccl_test", "from_output"): (READ, None),
     ("perftest", "from_output"): (READ, None),
     ("fabric_topology", "from_output"): (READ, None),
+    ("dcgm_diag", "from_output"): (READ, None),
+    ("gpu_soak", "from_output"): (READ, None),
+    ("copy_bandwidth", "from_output"): (READ, None),
     ("report", "src"): (READ, None),
     ("history", "reports_dir"): (READ, None),
     ("perftest", "sysfs_root"): (READ, None),
