@@ -69,8 +69,15 @@ test: export HOME := $(TEST_HOME)
 test: export GIT_CONFIG_GLOBAL := $(if $(GIT_CONFIG_GLOBAL),$(GIT_CONFIG_GLOBAL),$(REAL_HOME)/.gitconfig)
 test: export ANSIBLE_REMOTE_TEMP := $(RUN_TMP)/remote
 test: export ANSIBLE_ASYNC_DIR := $(RUN_TMP)/async
-test: home-begin venv unit sanity lint changelog build integration molecule
-	@rm -rf $(RUN_TMP)
+# The stages run through .ci/stages.py, which prints each one's wall and CPU time at the end. TEST_STEPS: one word a
+# step, run in order; "," runs lanes of a step side by side, "+" stages of a lane one after the other (the first
+# lane's output streams, the others' is printed whole as each stage ends and kept in tests/output/stages/).
+TEST_STEPS ?= venv stage unit integration,sanity+lint+changelog+build+molecule
+TEST_STAGE_TIMEOUT ?= 3600
+test: home-begin
+	@$(PYTHON) .ci/stages.py --timeout $(TEST_STAGE_TIMEOUT) $(TEST_STEPS) -- \
+	  $(MAKE) --no-print-directory RUN_TMP=$(RUN_TMP) AT_BASE=$(AT_BASE); \
+	  rc=$$?; rm -rf $(RUN_TMP); [ $$rc -eq 0 ]
 	@$(BIN)/python .ci/home_check.py $(REAL_HOME) $(TEST_HOME)/.begin $(CURDIR)
 	@echo "make test: all stages passed"
 
