@@ -106,12 +106,17 @@ def table(steps, total):
                 if stage.rc is None and stage.start is None:
                     result, start, wall, cpu = "not run", "", "", ""
                 else:
-                    result = "ok" if stage.rc == 0 else ("killed (timeout)" if stage.rc == -signal.SIGKILL
-                                                          else "FAILED (exit %s)" % stage.rc)
+                    result = _result(stage.rc)
                     start, wall, cpu = _clock(stage.start), _clock(stage.wall), _clock(stage.cpu)
                 lines.append("  %-4s %-12s %9s %9s %9s  %s" % (number, stage.name, start, wall, cpu, result))
     lines.append("  %-4s %-12s %9s %9s" % ("", "total", "", _clock(total)))
     return "\n".join(lines)
+
+
+def _result(rc):
+    if rc == 0:
+        return "ok"
+    return "killed (timeout)" if rc == -signal.SIGKILL else "FAILED (exit %s)" % rc
 
 
 def _clock(seconds):
@@ -138,9 +143,10 @@ def main(argv=None):
     ok = True
     try:
         for lanes in steps:
-            threads = [threading.Thread(target=_run_lane, args=(lane, make_argv, list(done), args.log_dir,
-                                                                 args.timeout, t0, lock, index > 0))
-                       for index, lane in enumerate(lanes)]
+            threads = []
+            for index, lane in enumerate(lanes):
+                lane_args = (lane, make_argv, list(done), args.log_dir, args.timeout, t0, lock, index > 0)
+                threads.append(threading.Thread(target=_run_lane, args=lane_args))
             for thread in threads:
                 thread.start()
             for thread in threads:

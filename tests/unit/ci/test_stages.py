@@ -26,7 +26,7 @@ slow: prep
 \techo slow-start >> order.txt; i=0; while [ ! -e quick.done ] && [ $$i -lt 100 ]; do sleep 0.05; i=$$((i+1)); done; \\
 \t  test -e quick.done && echo slow-end >> order.txt
 quick: prep
-\techo quick-start >> order.txt; echo quick says hello; touch quick.done; echo quick-end >> order.txt
+\techo quick-start >> order.txt; echo quick says hello; echo quick-end >> order.txt; touch quick.done
 after: prep
 \techo after >> order.txt
 broken: prep
