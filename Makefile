@@ -130,7 +130,7 @@ stage:
 # 142 s on 2 CPUs). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 unit: venv stage
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist load \
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist load \
 	  --junitxml=tests/output/unit.xml tests/unit
 	$(BIN)/python .ci/suite_ran.py unit $(AT_DIR)/tests/output/unit.xml
 
