@@ -47,7 +47,7 @@ def _run_stage(stage, argv, log_path, timeout, t0, lock):
         timer = threading.Timer(timeout, _kill, (stage.proc,))
         timer.start()
         try:
-            _, status, usage = os.wait4(stage.proc.pid, 0)
+            _pid, status, usage = os.wait4(stage.proc.pid, 0)
         finally:
             timer.cancel()
         stage.proc.returncode = os.waitstatus_to_exitcode(status)
