@@ -35,6 +35,7 @@ class Stage(object):
         self.cpu = None
         self.rc = None
         self.proc = None
+        self.interrupted = False
 
 
 def _run_stage(stage, argv, log_path, timeout, t0, lock):
@@ -106,7 +107,7 @@ def table(steps, total):
                 if stage.rc is None and stage.start is None:
                     result, start, wall, cpu = "not run", "", "", ""
                 else:
-                    result = _result(stage.rc)
+                    result = "interrupted" if stage.interrupted else _result(stage.rc)
                     start, wall, cpu = _clock(stage.start), _clock(stage.wall), _clock(stage.cpu)
                 lines.append("  %-4s %-12s %9s %9s %9s  %s" % (number, stage.name, start, wall, cpu, result))
     lines.append("  %-4s %-12s %9s %9s" % ("", "total", "", _clock(total)))
@@ -150,7 +151,8 @@ def main(argv=None):
             for thread in threads:
                 thread.start()
             for thread in threads:
-                thread.join()
+                while thread.is_alive():    # a join with a timeout lets SIGTERM/SIGINT through
+                    thread.join(0.5)
             stages = [stage for lane in lanes for stage in lane]
             if any(stage.rc != 0 for stage in stages):
                 ok = False
@@ -160,7 +162,11 @@ def main(argv=None):
         ok = False
         for stage in [s for lanes in steps for lane in lanes for s in lane]:
             if stage.proc is not None and stage.proc.returncode is None:
+                stage.interrupted = True
                 _kill(stage.proc)
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread():
+                thread.join(10)
     print(table(steps, time.monotonic() - t0))
     sys.stdout.flush()
     return 0 if ok else 1
