@@ -8,25 +8,28 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir)
 STAGES = os.path.join(ROOT, ".ci", "stages.py")
 
-# each stage appends its name to order.txt when it starts and when it ends; "slow" waits for a file "quick" writes,
-# so the two can only both pass when they run side by side
+# each stage appends its name to order.txt when it starts and when it ends; "slow" and "quick" each wait for a file
+# the other writes, so the two can only both pass when they run side by side
 MAKEFILE = """\
 .PHONY: prep slow quick after broken
 prep:
 \techo prep >> order.txt
 slow: prep
-\techo slow-start >> order.txt; i=0; while [ ! -e quick.done ] && [ $$i -lt 100 ]; do sleep 0.05; i=$$((i+1)); done; \\
-\t  test -e quick.done && echo slow-end >> order.txt
+\techo slow-start >> order.txt; touch slow.started; i=0; while [ ! -e quick.done ] && [ $$i -lt 100 ]; do sleep 0.05; \\
+\t  i=$$((i+1)); done; test -e quick.done && echo slow-end >> order.txt
 quick: prep
-\techo quick-start >> order.txt; echo quick says hello; echo quick-end >> order.txt; touch quick.done
+\ti=0; while [ ! -e slow.started ] && [ $$i -lt 100 ]; do sleep 0.05; i=$$((i+1)); done; test -e slow.started && { \\
+\t  echo quick-start >> order.txt; echo quick says hello; echo quick-end >> order.txt; touch quick.done; }
 after: prep
 \techo after >> order.txt
 broken: prep
@@ -73,15 +76,39 @@ def test_lanes_run_side_by_side_and_every_stage_is_timed(tmp_path):
 
 
 def test_a_failed_stage_fails_the_run_and_stops_later_steps(tmp_path):
-    done = _stages(tmp_path, "prep", "broken,quick", "after")
+    done = _stages(tmp_path, "prep", "broken,after", "quick")
     assert done.returncode == 1
-    assert _rows(done.stdout) == {"prep": (1, "ok"), "broken": (2, "FAILED (exit 2)"), "quick": (2, "ok"),
-                                  "after": (3, "not run")}
-    assert "after" not in (tmp_path / "order.txt").read_text().split()
+    assert _rows(done.stdout) == {"prep": (1, "ok"), "broken": (2, "FAILED (exit 2)"), "after": (2, "ok"),
+                                  "quick": (3, "not run")}
+    assert "quick-start" not in (tmp_path / "order.txt").read_text().split()
 
 
 def test_a_stage_past_its_timeout_is_killed(tmp_path):
     done = _stages(tmp_path, "slow", timeout=1)    # nothing writes quick.done: slow would wait 5 s
     assert done.returncode == 1
     assert _rows(done.stdout) == {"slow": (1, "killed (timeout)")}
+    assert "slow-end" not in (tmp_path / "order.txt").read_text()
+
+
+def test_sigterm_stops_every_running_stage_and_still_prints_the_table(tmp_path):
+    if not shutil.which("make"):
+        pytest.skip("make is needed")
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    env = dict((k, v) for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"))
+    # slow waits up to 5 s for quick.done, which nothing writes here
+    proc = subprocess.Popen([sys.executable, STAGES, "--log-dir", str(tmp_path / "logs"), "slow,broken", "--", "make",
+                             "--no-print-directory"], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "slow.started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, _err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, out
+    assert _rows(out)["slow"] == (1, "interrupted"), out
     assert "slow-end" not in (tmp_path / "order.txt").read_text()
