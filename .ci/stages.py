@@ -10,7 +10,8 @@ a lane is one or more stages joined by "+", run one after the other. Every stage
 to the console as it comes; every other lane's output is written to LOG_DIR/<stage>.log and copied to the console
 whole when its stage ends, so two stages' lines never interleave. A stage that fails ends its lane; the other lanes
 of its step finish, no later step starts, and the table is printed all the same. Each stage runs in a process group
-of its own, killed when the stage passes --timeout (default 3600 s) or when this script is interrupted.
+of its own, stopped when the stage passes --timeout (default 3600 s) or when this script is interrupted (SIGTERM,
+SIGINT): SIGINT first, so that pytest tears its fixtures down, SIGKILL after GRACE_S.
 
 CPU time is the user + system time of the stage's make and every process it waited for (os.wait4), so it does not
 depend on what else the machine runs; the wall time does.
@@ -27,6 +28,9 @@ import threading
 import time
 
 
+GRACE_S = 30    # after SIGINT, before SIGKILL
+
+
 class Stage(object):
     def __init__(self, name):
         self.name = name
@@ -36,6 +40,8 @@ class Stage(object):
         self.rc = None
         self.proc = None
         self.interrupted = False
+        self.timed_out = False
+        self.ended = threading.Event()
 
 
 def _run_stage(stage, argv, log_path, timeout, t0, lock):
@@ -45,12 +51,13 @@ def _run_stage(stage, argv, log_path, timeout, t0, lock):
     try:
         stage.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT if out else None,
                                       stdin=subprocess.DEVNULL, start_new_session=True)
-        timer = threading.Timer(timeout, _kill, (stage.proc,))
+        timer = threading.Timer(timeout, _time_out, (stage,))
         timer.start()
         try:
             _pid, status, usage = os.wait4(stage.proc.pid, 0)
         finally:
             timer.cancel()
+            stage.ended.set()
         stage.proc.returncode = os.waitstatus_to_exitcode(status)
         stage.rc = stage.proc.returncode
         stage.cpu = usage.ru_utime + usage.ru_stime
@@ -68,11 +75,22 @@ def _run_stage(stage, argv, log_path, timeout, t0, lock):
     return stage.rc == 0
 
 
-def _kill(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def _time_out(stage):
+    stage.timed_out = True
+    _stop(stage)
+
+
+def _stop(stage):
+    """SIGINT to the stage's process group (pytest tears its fixtures down: the test hosts, their processes), then
+    SIGKILL to what is left after GRACE_S."""
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        if stage.ended.is_set():
+            return
+        try:
+            os.killpg(stage.proc.pid, sig)
+        except ProcessLookupError:
+            return
+        stage.ended.wait(GRACE_S)
 
 
 def _run_lane(lane, make_argv, done, log_dir, timeout, t0, lock, buffered):
@@ -107,17 +125,19 @@ def table(steps, total):
                 if stage.rc is None and stage.start is None:
                     result, start, wall, cpu = "not run", "", "", ""
                 else:
-                    result = "interrupted" if stage.interrupted else _result(stage.rc)
+                    result = _result(stage)
                     start, wall, cpu = _clock(stage.start), _clock(stage.wall), _clock(stage.cpu)
                 lines.append("  %-4s %-12s %9s %9s %9s  %s" % (number, stage.name, start, wall, cpu, result))
     lines.append("  %-4s %-12s %9s %9s" % ("", "total", "", _clock(total)))
     return "\n".join(lines)
 
 
-def _result(rc):
-    if rc == 0:
-        return "ok"
-    return "killed (timeout)" if rc == -signal.SIGKILL else "FAILED (exit %s)" % rc
+def _result(stage):
+    if stage.interrupted:
+        return "interrupted"
+    if stage.timed_out:
+        return "stopped (timeout)"
+    return "ok" if stage.rc == 0 else "FAILED (exit %s)" % stage.rc
 
 
 def _clock(seconds):
@@ -161,12 +181,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         ok = False
         for stage in [s for lanes in steps for lane in lanes for s in lane]:
-            if stage.proc is not None and stage.proc.returncode is None:
+            if stage.proc is not None and not stage.ended.is_set():
                 stage.interrupted = True
-                _kill(stage.proc)
+                threading.Thread(target=_stop, args=(stage,)).start()
         for thread in threading.enumerate():
             if thread is not threading.current_thread():
-                thread.join(10)
+                thread.join(GRACE_S + 10)
     print(table(steps, time.monotonic() - t0))
     sys.stdout.flush()
     return 0 if ok else 1

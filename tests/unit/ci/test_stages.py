@@ -83,10 +83,10 @@ def test_a_failed_stage_fails_the_run_and_stops_later_steps(tmp_path):
     assert "quick-start" not in (tmp_path / "order.txt").read_text().split()
 
 
-def test_a_stage_past_its_timeout_is_killed(tmp_path):
+def test_a_stage_past_its_timeout_is_stopped(tmp_path):
     done = _stages(tmp_path, "slow", timeout=1)    # nothing writes quick.done: slow would wait 5 s
     assert done.returncode == 1
-    assert _rows(done.stdout) == {"slow": (1, "killed (timeout)")}
+    assert _rows(done.stdout) == {"slow": (1, "stopped (timeout)")}
     assert "slow-end" not in (tmp_path / "order.txt").read_text()
 
 
