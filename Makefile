@@ -26,6 +26,9 @@ endif
 ifeq ($(origin AT_BASE), undefined)
 AT_BASE := $(RUN_TMP)/at
 endif
+# `make test` gives both to its stages' makes on their command line (.ci/stages.py), which would export them to every
+# recipe: a test that runs make itself (test_make.py: `make stage`) then staged into, and removed, this run's copy.
+unexport RUN_TMP AT_BASE
 AT_DIR := $(AT_BASE)/ansible_collections/aifabric/acceptance
 INVENTORY ?= inventories/localhost
 PLAYBOOK ?= playbooks/acceptance.yml
