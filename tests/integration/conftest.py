@@ -45,6 +45,16 @@ SLOW_FILES = ("test_acceptance_tags.py", "test_k8s_real_pods.py", "test_k8s_real
               "test_rdma_silent_host.py", "test_rdma_sweep_faults.py", "test_ssh_fleet.py")
 
 
+# Files by their measured time in one full `make integration` (per-file sums of --durations, longest first;
+# docs/dev/test-times.md). They start first: xdist hands tests out in collection order, so the run ends on short
+# tests on both workers instead of one long test on one worker while the other waits (the browser test, last in
+# name order, used to be that tail). A file missing here keeps its place after these; the order inside a file is kept.
+LONGEST_FIRST = ("test_report_browser.py", "test_nccl_tests_role.py", "test_report_history.py", "test_nccl_screen.py",
+                 "test_rdma_fleet.py", "test_silent_host_tasks.py", "test_rdma_discovery.py", "test_rdma_silent_host.py",
+                 "test_k8s_task_limits.py", "test_ssh_fleet.py", "test_make.py", "test_rdma_role.py",
+                 "test_rdma_sweep_faults.py", "test_rdma_gpudirect_latency.py", "test_mpi_cleanup.py")
+
+
 def _unknown_slow_files():
     here = os.path.dirname(os.path.abspath(__file__))
     return [name for name in SLOW_FILES if not os.path.isfile(os.path.join(here, name))]
@@ -56,6 +66,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+    rank = dict((name, index) for index, name in enumerate(LONGEST_FIRST))
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))    # stable: a file's tests stay together
 
 
 def collections_path():

@@ -52,6 +52,7 @@ class Host:
         self.args_dir.mkdir()
         self.job = list(job)
         self.calls = []
+        self.ended = []          # time.monotonic() at the end of each call
 
     @property
     def job_file(self):
@@ -67,7 +68,10 @@ class Host:
             content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
             if content is not None:
                 self.job_file.write_text(json.dumps(content) if content != "" else "")
-        return self.run_module(module_args)
+        try:
+            return self.run_module(module_args)
+        finally:
+            self.ended.append(time.monotonic())
 
     def run_module(self, module_args):
         path = self.args_dir / ("%d.json" % len(self.calls))
@@ -153,7 +157,10 @@ def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
     assert out["failed"] is True and out["finished"] is False and "results" not in out, out
     assert "job %s did not finish within wait_timeout_s=1" % JID in out["msg"], out["msg"]
     assert 1.0 <= took < 1.0 + 10, took                     # the last poll at the deadline, then no more
-    assert 2 <= len(host.statuses()) <= 1.0 / 0.2 + 2, host.calls
+    assert len(host.statuses()) <= 1.0 / 0.2 + 2, host.calls
+    # a second poll, the last one at the deadline, unless the first one (a Python process) only ended past it, as on a
+    # machine loaded well beyond its CPUs
+    assert len(host.statuses()) >= 2 or host.ended[0] - t0 >= 1.0, (host.calls, host.ended[0] - t0)
     assert host.job_file.exists()                          # still running: not removed
     # the callback's record of it: an env.task error that says why (async_status in until: "Action failed: Unknown error.")
     recs = collected(out, failed=True)
