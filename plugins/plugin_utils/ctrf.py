@@ -24,6 +24,7 @@ run's start and end in milliseconds. Controller-only (plugin_utils); imports not
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 
@@ -34,19 +35,17 @@ TOOL = "aifabric.acceptance"
 STATUS = {"pass": "passed", "fail": "failed", "error": "failed", "skip": "skipped", "warn": "passed"}
 
 
-_MS_SEEN = {}       # the records of a run share few start times: each is parsed once
-_MS_SEEN_MAX = 100000
-
-
 def _ms(stamp):
     """Milliseconds since the epoch of an ISO 8601 time (records and runs use UTC ``...Z``), or None."""
     if type(stamp) is str:     # pylint: disable=unidiomatic-typecheck  # (the cache holds exact strings only)
-        if stamp in _MS_SEEN:
-            return _MS_SEEN[stamp]
-        value = _parse_ms(stamp)
-        if len(_MS_SEEN) < _MS_SEEN_MAX:
-            _MS_SEEN[stamp] = value
-        return value
+        return _ms_of_text(stamp)
+    return _parse_ms(stamp)
+
+
+@functools.lru_cache(maxsize=65536)
+def _ms_of_text(stamp):
+    """_parse_ms of a string, remembered: the records of a run share few start times (a pure function of an immutable
+    key, so no answer can go stale)."""
     return _parse_ms(stamp)
 
 
