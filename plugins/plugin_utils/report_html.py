@@ -466,7 +466,7 @@ def _plots(records, rec_index, strings):
 def _soak_gpu(rec, row, flagged):
     """One GPU of a soak panel: its series as columns (t in seconds), the windows where a hardware/thermal clock event
     reason of thresholds.GPU_CLOCK_EVENT_REASONS was active (``ev``: [window, reasons]), ``hi`` 1 for the GPU whose
-    record warned or failed."""
+    record warned or failed, ``floor`` its expected minimum TFLOP/s when it has one."""
     rows = [r for r in rec.get("series") or [] if isinstance(r, dict) and _num(r.get("t_ms")) is not None]
     gpu = {"r": row, "gpu": str(rec.get("target") or "-"), "st": STATUS_CODE.get(rec.get("status"), 4),
            "hi": 1 if flagged else 0, "t": [rnd(r["t_ms"] / 1000.0, 4) for r in rows]}
@@ -478,6 +478,9 @@ def _soak_gpu(rec, row, flagged):
         if active:
             events.append([i, ",".join(active)])
     gpu["ev"] = events
+    rule = (rec.get("expect") or {}).get("tflops")
+    if isinstance(rule, dict) and _num(rule.get("min")) is not None:
+        gpu["floor"] = rnd(rule["min"])         # the throughput floor it was judged against
     return gpu
 
 
@@ -486,8 +489,9 @@ _SLOWDOWN_REASONS = frozenset(r[0] for r in thresholds.GPU_CLOCK_EVENT_REASONS)
 
 def _soak(records, rec_index, host_idx):
     """(the soak panels: per node with a warned/failed gpu.soak or gpu.soak.peers record, every GPU's series, that
-    GPU highlighted, at most SOAK_NODES nodes worst first; how many such nodes were left out)."""
-    flagged, series = {}, {}
+    GPU highlighted, ``bad`` the rows of those records (their reasons), at most SOAK_NODES nodes worst first; how many
+    such nodes were left out)."""
+    flagged, series, bad = {}, {}, {}
     for rec in records:
         check = rec.get("check")
         if check not in SOAK_CHECKS or id(rec) not in rec_index:
@@ -497,6 +501,7 @@ def _soak(records, rec_index, host_idx):
             got = flagged.setdefault(host, {})
             target = str(rec.get("target") or "-")
             got[target] = max(got.get(target, 0), STATUS_CODE[rec["status"]])
+            bad.setdefault(host, []).append(rec_index[id(rec)])
         if check == "gpu.soak" and rec.get("series") and _measured(rec):
             series.setdefault(host, []).append(rec)
     nodes = sorted((h for h in flagged if series.get(h)),
@@ -506,7 +511,7 @@ def _soak(records, rec_index, host_idx):
         recs = sorted(series[host], key=lambda r: (len(str(r.get("target"))), str(r.get("target"))))
         gpus = [_soak_gpu(r, rec_index[id(r)], str(r.get("target") or "-") in flagged[host]) for r in recs]
         panels.append({"host": host_idx.get(host, -1), "st": max(flagged[host].values()), "gpus": gpus,
-                       "flagged": sorted(flagged[host], key=lambda g: (len(g), g))})
+                       "flagged": sorted(flagged[host], key=lambda g: (len(g), g)), "bad": sorted(bad[host])})
     return panels, len(nodes) - len(panels)
 
 
@@ -801,6 +806,7 @@ if asset("report.js").count(_JS_START) != 1:
     raise ValueError("report.js has no single start marker for soak.js")
 JS_SOAK = trusted_asset("report.js", asset("report.js").replace(_JS_START, asset("soak.js") + _JS_START))
 CSS_SOAK = trusted_asset("report.css", asset("report.css") + asset("soak.css"))
+_PAGE_ASSETS = {False: (CSS, JS), True: (CSS_SOAK, JS_SOAK)}       # {the page has a soak panel: (css, js)}
 TEMPLATE = asset("report.html.j2")
 
 _ENV = Environment(autoescape=True, trim_blocks=False)
@@ -925,7 +931,7 @@ def render(report, deltas_text, changes, history_text, counted=None):
     soak = soak_lines(data)
     return _TEMPLATE.render(
         stages=stages, not_covered=not_covered, comparison=comparison, soak=soak, run=run, summary=summary,
-        css=CSS_SOAK if soak else CSS, js=JS_SOAK if soak else JS,
+        css=_PAGE_ASSETS[bool(soak)][0], js=_PAGE_ASSETS[bool(soak)][1],
         statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,

@@ -7,8 +7,10 @@ const SIBLING={color:"#aab1bc",width:1.1};
 // warned/failed GPUs thick in their status colour, the windows where one had a hardware/thermal slowdown shaded
 function timeChart(g,key,unit,title){
  const W=330,H=200,L=50,R=10,T=22,B=36;let tmax=0,ymax=0;
+ const floor=key==="tflops"?(g.find(x=>x.hi&&x.floor!=null)||{}).floor:null;if(floor!=null)ymax=floor;
  for(const x of g){for(const t of x.t)if(t>tmax)tmax=t;for(const v of x[key])if(v!=null&&v>ymax)ymax=v;}
- const xt=niceTicks(tmax||1,6),yt=niceTicks(ymax||1,4);const X1=xt[xt.length-1]||1,Y1=yt[yt.length-1]||1;
+ // the time axis ends at the last window (ticks up to it), the value axis at a round figure above the highest
+ const xt=niceTicks(tmax||1,6).filter(t=>t<=tmax),yt=niceTicks(ymax||1,4);const X1=tmax||1,Y1=yt[yt.length-1]||1;
  const X=(t)=>L+(W-L-R)*t/X1,Y=(v)=>H-B-(H-T-B)*v/Y1;
  const s=sv("svg",{width:W,height:H,viewBox:"0 0 "+W+" "+H,role:"img"});s.appendChild(sv("rect",{x:0,y:0,width:W,height:H,fill:"#fff"}));
  s.appendChild(sv("text",{x:L,y:13,"font-weight":"600"},title+" ("+unit+")"));
@@ -18,6 +20,8 @@ function timeChart(g,key,unit,title){
  for(const t of xt){s.appendChild(sv("line",{x1:X(t),x2:X(t),y1:H-B,y2:H-B+4,stroke:"#444"}));s.appendChild(sv("text",{x:X(t),y:H-B+15,"text-anchor":"middle"},num(t)));}
  s.appendChild(sv("line",{x1:L,x2:W-R,y1:H-B,y2:H-B,stroke:"#444"}));s.appendChild(sv("line",{x1:L,x2:L,y1:T,y2:H-B,stroke:"#444"}));
  s.appendChild(sv("text",{x:(L+W-R)/2,y:H-5,"text-anchor":"middle"},"time (s, linear axis)"));
+ if(floor!=null){s.appendChild(sv("line",Object.assign({x1:L,x2:W-R,y1:Y(floor),y2:Y(floor)},EXPECT)));
+  s.appendChild(sv("text",{x:W-R-4,y:Y(floor)-4,"text-anchor":"end",fill:EXPECT.stroke},"expected min "+num(floor)));}
  let k=0;
  for(const x of [...g.filter(x=>!x.hi),...g.filter(x=>x.hi)]){const pts=[];x[key].forEach((v,i)=>{if(v!=null)pts.push(X(x.t[i]).toFixed(1)+","+Y(v).toFixed(1));});
   const st=x.hi?curveStyle(k++,x.st):null;
@@ -30,10 +34,11 @@ function soakPanel(p){
  const hi=p.gpus.filter(x=>x.hi),sib=p.gpus.filter(x=>!x.hi);
  const box=el("div",{cls:"card soak"},el("div",{cls:"soakhead"},badge(ST[p.st])," ",hostLink(p.host),
   " GPU "+p.flagged.join(", ")+" beside its "+pl(sib.length,"sibling GPU")+" of the node"));
- for(const x of hi)for(const i of [x.r])box.appendChild(el("div",{cls:"muted"},"GPU "+x.gpu+": "+(S(D.recs[i][5])||ST[x.st])));
+ for(const i of p.bad){const r=D.recs[i];box.appendChild(el("div",{cls:"soakwhy"},badge(ST[r[4]])," "+recLabel(r)+": "+(S(r[5])||"-")));}
  const grid=el("div",{cls:"soakgrid"});for(const [key,unit,title] of SOAK_METRICS)grid.appendChild(timeChart(p.gpus,key,unit,title));box.appendChild(grid);
  let k=0;const legend=hi.map(x=>{const st=curveStyle(k++,x.st);return {color:st.color,width:2.6,name:"GPU "+x.gpu+" ("+ST[x.st]+")"};});
  if(sib.length)legend.push({color:SIBLING.color,width:SIBLING.width,name:"siblings: GPU "+gpuList(sib)});
+ if(hi.some(x=>x.floor!=null))legend.push({color:EXPECT.stroke,dash:EXPECT["stroke-dasharray"],width:1.5,name:"expected min TFLOP/s"});
  const ev=[...new Set(hi.flatMap(x=>x.ev.map(e=>e[1])))];
  if(ev.length)legend.push({fill:"#f6b9b3",opacity:0.55,name:ev.join(", ")+" active (GPU "+gpuList(hi.filter(x=>x.ev.length))+")"});
  box.appendChild(legendBox(legend));return box;

@@ -49,10 +49,12 @@ def test_the_failing_gpu_is_plotted_over_time_beside_its_siblings_and_only_its_n
     assert data["S"][row[1]] == "gpu.soak" and data["S"][row[2]] == "3" and row[4] == 3        # the record it draws
     median = sorted(slow["tflops"])[31]
     assert median < 0.5 * sorted(sibling["tflops"])[31]             # the loaded capture: half the siblings' throughput
-    assert slow["ev"] and all(name == "hw_thermal_slowdown" for _i, name in slow["ev"]) and not sibling["ev"]
+    assert slow["floor"] == 600 and slow["ev"] and all(name == "hw_thermal_slowdown" for _i, name in slow["ev"]) and not sibling["ev"]
     assert slow["t"][slow["ev"][0][0]] >= 19                        # the slowdown set from 20 s on
     assert "<h2>GPU burn-in soak over time</h2>" in page and "<li>node-b GPU 3 (fail) beside 7 siblings</li>" in page
     assert "function timeChart(" in page
+    assert sorted((data["S"][data["recs"][i][1]], data["S"][data["recs"][i][2]]) for i in panel["bad"]) == [
+        ("gpu.soak", "3"), ("gpu.soak.peers", "3")]          # the reasons the panel shows
     # the soak is a series over time: never a message-size curve
     assert not [p for p in data["plots"] if p["check"] == "gpu.soak"]
 
