@@ -29,7 +29,7 @@ import os
 from jinja2 import Environment
 from markupsafe import Markup
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, verdict
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import plural
 
@@ -49,6 +49,14 @@ CURVES_PER_GROUP = 20000      # above this many curves in a group, only the band
 COMPRESS_ABOVE = 1500000      # bytes of JSON above which the data is embedded gzip + base64
 FINDINGS_SHOWN = 300
 PROBLEMS_STATIC = 100
+# The burn-in soak's series over time (family "soak": x t_ms): drawn per node, not as message-size curves. Only the
+# nodes where a GPU's gpu.soak / gpu.soak.peers record warns or fails, that GPU highlighted beside its siblings; at most
+# SOAK_NODES nodes (worst first; the page says how many more). A series holds at most thresholds.SOAK["series_points"]
+# (120) windows per GPU.
+SOAK_FAMILY = "soak"
+SOAK_CHECKS = ("gpu.soak", "gpu.soak.peers")
+SOAK_METRICS = ("tflops", "power_w", "temperature_c", "sm_clock_mhz")
+SOAK_NODES = 8
 KIND_ORDER = {"node": 0, "group": 1, "link": 2, "peers": 3, "hardware": 4, "required_not_run": 5, "drift": 6,
               "fleet_outlier": 7}
 
@@ -328,7 +336,10 @@ def _percentile(sorted_values, pct):
 def _series_keys(check, series):
     """(x column, y column) of a record's series, from its family's schema (SERIES_PLOT): the first of the family's
     y columns with a number in some row; (None, None) for a family that is not drawn, or a series without one."""
-    x_key, y_keys = SERIES_PLOT.get(results.series_family(check), (None, ()))
+    family = results.series_family(check)
+    if family == SOAK_FAMILY:           # a series over time: the soak section draws it (_soak), not the size plots
+        return None, None
+    x_key, y_keys = SERIES_PLOT.get(family, (None, ()))
     rows = [r for r in series if isinstance(r, dict)]
     ykey = next((k for k in y_keys if any(_num(r.get(k)) is not None for r in rows)), None)
     return (x_key, ykey) if ykey else (None, None)
@@ -450,6 +461,58 @@ def _plots(records, rec_index, strings):
         if plot is not None:
             out.append(plot)
     return out
+
+
+def _soak_gpu(rec, row, flagged):
+    """One GPU of a soak panel: its series as columns (t in seconds), the windows where a hardware/thermal clock event
+    reason of thresholds.GPU_CLOCK_EVENT_REASONS was active (``ev``: [window, reasons]), ``hi`` 1 for the GPU whose
+    record warned or failed, ``floor`` its expected minimum TFLOP/s when it has one."""
+    rows = [r for r in rec.get("series") or [] if isinstance(r, dict) and _num(r.get("t_ms")) is not None]
+    gpu = {"r": row, "gpu": str(rec.get("target") or "-"), "st": STATUS_CODE.get(rec.get("status"), 4),
+           "hi": 1 if flagged else 0, "t": [rnd(r["t_ms"] / 1000.0, 4) for r in rows]}
+    for name in SOAK_METRICS:
+        gpu[name] = [rnd(_num(r.get(name)), 4) if _num(r.get(name)) is not None else None for r in rows]
+    events = []
+    for i, r in enumerate(rows):
+        active = [x for x in str(r.get("reasons") or "").split(",") if x in _SLOWDOWN_REASONS]
+        if active:
+            events.append([i, ",".join(active)])
+    gpu["ev"] = events
+    rule = (rec.get("expect") or {}).get("tflops")
+    if isinstance(rule, dict) and _num(rule.get("min")) is not None:
+        gpu["floor"] = rnd(rule["min"])         # the throughput floor it was judged against
+    return gpu
+
+
+_SLOWDOWN_REASONS = frozenset(r[0] for r in thresholds.GPU_CLOCK_EVENT_REASONS)
+
+
+def _soak(records, rec_index, host_idx):
+    """(the soak panels: per node with a warned/failed gpu.soak or gpu.soak.peers record, every GPU's series, that
+    GPU highlighted, ``bad`` the rows of those records (their reasons), at most SOAK_NODES nodes worst first; how many
+    such nodes were left out)."""
+    flagged, series, bad = {}, {}, {}
+    for rec in records:
+        check = rec.get("check")
+        if check not in SOAK_CHECKS or id(rec) not in rec_index:
+            continue
+        host = rec.get("host") or ""
+        if rec.get("status") in ("warn", "fail"):
+            got = flagged.setdefault(host, {})
+            target = str(rec.get("target") or "-")
+            got[target] = max(got.get(target, 0), STATUS_CODE[rec["status"]])
+            bad.setdefault(host, []).append(rec_index[id(rec)])
+        if check == "gpu.soak" and rec.get("series") and _measured(rec):
+            series.setdefault(host, []).append(rec)
+    nodes = sorted((h for h in flagged if series.get(h)),
+                   key=lambda h: (-max(flagged[h].values()), host_idx.get(h, 0)))
+    panels = []
+    for host in nodes[:SOAK_NODES]:
+        recs = sorted(series[host], key=lambda r: (len(str(r.get("target"))), str(r.get("target"))))
+        gpus = [_soak_gpu(r, rec_index[id(r)], str(r.get("target") or "-") in flagged[host]) for r in recs]
+        panels.append({"host": host_idx.get(host, -1), "st": max(flagged[host].values()), "gpus": gpus,
+                       "flagged": sorted(flagged[host], key=lambda g: (len(g), g)), "bad": sorted(bad[host])})
+    return panels, len(nodes) - len(panels)
 
 
 def _measured(rec):
@@ -692,6 +755,9 @@ def build_data(report, deltas_text, counted=None, judges=None):
         "plots": plots, "heat": _heat(records, host_idx), "gemm": _gemm(records, host_idx),
         "lat": _latency(records), "S": strings.items,
     }
+    soak, soak_left = _soak(records, rec_index, host_idx)
+    if soak:                            # (absent, not empty: a report without a soak plot is as it was)
+        data["soak"], data["soakLeft"] = soak, soak_left
     return data
 
 
@@ -733,6 +799,14 @@ def trusted_asset(name, text):
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_assets")
 CSS = trusted_asset("report.css", asset("report.css"))
 JS = trusted_asset("report.js", asset("report.js"))    # plain ES2017, no library; data reaches the DOM only through textContent
+# a page with a soak panel (build_data's "soak"): soak.js written into report.js's closure before its start (it draws
+# with that file's helpers), soak.css after report.css; a page without one has report.js and report.css as they are
+_JS_START = "// ---------------------------------------------------------------- start\n"
+if asset("report.js").count(_JS_START) != 1:
+    raise ValueError("report.js has no single start marker for soak.js")
+JS_SOAK = trusted_asset("report.js", asset("report.js").replace(_JS_START, asset("soak.js") + _JS_START))
+CSS_SOAK = trusted_asset("report.css", asset("report.css") + asset("soak.css"))
+_PAGE_ASSETS = {False: (CSS, JS), True: (CSS_SOAK, JS_SOAK)}       # {the page has a soak panel: (css, js)}
 TEMPLATE = asset("report.html.j2")
 
 _ENV = Environment(autoescape=True, trim_blocks=False)
@@ -785,6 +859,20 @@ def required_lines(run):
         if named:
             out.append((checks, plural(len(named), "host") + coverage.hosts_named(named, -1)))
     return out
+
+
+def soak_lines(data):
+    """The soak section's static text: {"nodes": ["node-b GPU 3 (fail)", ...], "left": nodes not plotted}, or None
+    when build_data drew no soak panel."""
+    if not data.get("soak"):
+        return None
+    nodes = []
+    for panel in data["soak"]:
+        host = data["hosts"][panel["host"]][0] if panel["host"] >= 0 else "-"
+        hi = [g for g in panel["gpus"] if g["hi"]]
+        nodes.append("%s GPU %s (%s) beside %s" % (host, ", ".join(panel["flagged"]), STATUS_NAMES[panel["st"]],
+                                                    plural(len(panel["gpus"]) - len(hi), "sibling")))
+    return {"nodes": nodes, "left": data["soakLeft"], "cap": SOAK_NODES}
 
 
 def _and(words):
@@ -840,8 +928,10 @@ def render(report, deltas_text, changes, history_text, counted=None):
                                 ("Improvements", rows(given.get("improvements"))),
                                 ("Status changes", rows(given.get("status_changes")))]}
     stages, not_covered = stage_lines(report)
+    soak = soak_lines(data)
     return _TEMPLATE.render(
-        stages=stages, not_covered=not_covered, comparison=comparison, css=CSS, js=JS, run=run, summary=summary,
+        stages=stages, not_covered=not_covered, comparison=comparison, soak=soak, run=run, summary=summary,
+        css=_PAGE_ASSETS[bool(soak)][0], js=_PAGE_ASSETS[bool(soak)][1],
         statuses=order, verdict_word=summary["worst_status"].upper(),
         meta=[(k, v if v not in (None, "") else "-") for k, v in meta], problems=report.get("problems") or [],
         findings=finding_rows(report.get("findings")), max_findings=FINDINGS_SHOWN, host_index=host_index,
