@@ -93,7 +93,7 @@ def _records_of_port(host, device, key, record, found, judged, where):
     new, findings = [], []
     slow = slow_pairs(judged, host, device)
     for check, peer, value, median in slow:
-        how = "measured nothing" if value is None else "%s against a fleet median of %s" % (value, median)
+        how = "measured nothing" if value is None else "%s against a fleet median of %s" % (round(value, 2), round(median, 2))
         reason = ("link %s %s <-> %s: %s's port %s%s grew %s during the window and the pair is slow on %s (%s): the "
                   "link (cable, transceiver or switch port), not the node" % (
                       host, device, peer, host, key, cabled, _counters_text(found), check, how))

@@ -42,7 +42,7 @@ def pytest_configure(config):
 # marker only selects: `make test` runs them all; `pytest -m "not slow" tests/integration` is the quick loop.
 SLOW_FILES = ("test_acceptance_tags.py", "test_k8s_real_pods.py", "test_k8s_real_pods_gemm.py",
               "test_k8s_real_pods_operators.py", "test_nccl_screen.py", "test_rdma_discovery.py", "test_rdma_fleet.py",
-              "test_rdma_silent_host.py", "test_rdma_sweep_faults.py", "test_ssh_fleet.py")
+              "test_rdma_silent_host.py", "test_rdma_sweep_faults.py", "test_ssh_fleet.py", "test_port_counters_fleet.py")
 
 
 # Files by their measured time in one full `make integration` (per-file sums of --durations, longest first;

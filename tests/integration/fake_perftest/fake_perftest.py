@@ -24,7 +24,10 @@ harness, so settings are keyed by hostname):
    "node2": {"duration_s": 3, "degraded": true}}
 ("fixtures" may name the directory of the captures when this script is copied elsewhere; "stall_s" is how long
 either side waits beyond the test's duration for a peer that went silent mid-test before it prints the exchange
-failure - 30 s, as a tool left alone would wait; fault tests lower it, what they test is not that wait.)
+failure - 30 s, as a tool left alone would wait; fault tests lower it, what they test is not that wait.
+"degraded_peers": the addresses a client of this host prints the degraded capture against - one slow link, not a
+bad node. "bumps": [{"file", "by", "marker"}] - once per host (the first run to create "marker" does it), after its
+test, "by" is added to the number in "file": a counter of the host's test-made sysfs tree growing during the run.)
 Every run is also logged (one JSON line: host, pid, argv, role, outcome) to
 "log" in that file's settings, for the tests to assert on concurrency.
 """
@@ -86,6 +89,20 @@ def log(conf, **event):
         handle.write(json.dumps(event) + "\n")
 
 
+def bump(conf):
+    """Add each bump's "by" to the number in its "file", once per bump: the run that creates its "marker" does it."""
+    for entry in conf.get("bumps") or ():
+        try:
+            os.close(os.open(entry["marker"], os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        with open(entry["file"]) as handle:
+            value = int(handle.read().strip())
+        with open(entry["file"], "w") as handle:
+            handle.write("%d\n" % (value + entry["by"]))
+        log(conf, role="bump", event="bumped", file=entry["file"], value=value + entry["by"])
+
+
 def parse(argv):
     port, address, device = 18515, None, None
     i = 0
@@ -133,6 +150,7 @@ def server(conf, port, device):
         log(conf, role="server", event="client lost", port=port, device=device)
         return exchange_failure()
     conn.sendall(b"ok\n")
+    bump(conf)
     sys.stdout.write(capture(conf["server_output"], conf, device))
     sys.stdout.flush()
     log(conf, role="server", event="finished", port=port, device=device)
@@ -155,7 +173,7 @@ def client(conf, address, port, device):
         greeting = conn.recv(32)
         if not greeting.startswith(b"go"):
             return exchange_failure()
-        degraded = conf.get("degraded") or b"degraded" in greeting
+        degraded = conf.get("degraded") or b"degraded" in greeting or address in conf.get("degraded_peers", ())
         started = time.time()
         # the "test": the server must stay there all along (EOF on the socket = it died)
         readable = select.select([conn], [], [], conf["duration_s"])[0]
@@ -167,6 +185,7 @@ def client(conf, address, port, device):
     except (OSError, socket.error):
         log(conf, role="client", event="server lost", port=port, device=device, address=address)
         return exchange_failure()
+    bump(conf)
     sys.stdout.write(capture(conf["degraded_output"] if degraded else conf["client_output"], conf, device))
     sys.stdout.flush()
     log(conf, role="client", event="finished", port=port, device=device, address=address,
