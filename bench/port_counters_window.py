@@ -65,7 +65,7 @@ def node_cost(hcas, hw_counters, repeats):
         make_tree(root, hcas, hw_counters)
         host = env_probe.Host(root=root, which=lambda name: None)
         times = []
-        for _ in range(repeats):
+        for _repeat in range(repeats):
             began = time.perf_counter()
             before = port_counters.records(host, {"phase": "before", "ethtool": False})
             port_counters.records(host, {"phase": "after", "before": before, "ethtool": False})
@@ -90,7 +90,7 @@ def fleet_records(hosts, hcas, bad, seed):
                                             metrics={"bw_avg_gbit_s": 390.0 + rng.random(), "msg_size_bytes": 65536}))
     slow = (records[0]["host"], records[0]["peer"])
     records[0]["metrics"]["bw_avg_gbit_s"] = 200.0
-    erroring = {(slow[0], 0)} | set((rng.choice(names), rng.randrange(hcas)) for _ in range(bad - 1))
+    erroring = {(slow[0], 0)} | set((rng.choice(names), rng.randrange(hcas)) for _extra in range(bad - 1))
     snap = {"taken": "t", "epoch_s": 0.0, "ports": {}}
     for name in names:
         ports_before, ports_after = {}, {}
@@ -119,7 +119,7 @@ def main():
     records = fleet_records(args.hosts, args.hcas, args.bad, seed=1)
     without = [r for r in records if r["check"] != "rdma.port_counters"]
     alone, whole = [], []
-    for _ in range(args.repeats):
+    for _repeat in range(args.repeats):
         began = time.perf_counter()
         new, findings = port_counter_links.analyze(records, {})
         alone.append(time.perf_counter() - began)

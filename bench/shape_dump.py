@@ -117,7 +117,7 @@ def _collective_argvs(out):
     for n, params in enumerate(NCCL_PARAMS):
         out["argv/nccl_argv/%d" % n] = _call(nccl_argv, "all_reduce_perf", params)
         out["argv/nccl_argv/%d/json" % n] = _call(nccl_argv, "all_reduce_perf", params, gpus_per_process=2,
-                                                   json_path="/tmp/x.json")
+                                                  json_path="/tmp/x.json")
     for n, params in enumerate(LAUNCH_PARAMS):
         for e, env in enumerate(ENVS):
             for hostfile in (None, "/tmp/hosts"):
@@ -177,7 +177,7 @@ def _perftest_argvs(out):
         real_plan = perftest.device_plan(["mlx5_0", "mlx5_1"], params, hcas=hcas)
         for side, peer in (("server", None), ("client", "10.0.0.2")):
             out["argv/perftest/%d/%s" % (n, side)] = _call(perftest.argvs_for, "ib_write_bw", params, real_plan, side,
-                                                            peer_address=peer, json_dir="/tmp/j")
+                                                           peer_address=peer, json_dir="/tmp/j")
 
 
 DECLARED = [None, 5, [], {}, {"eth0": {"switch": "s1", "switch_port": 3}},
@@ -233,7 +233,7 @@ def compare(before, after):
         other = json.load(handle)
     out = []
     _diff("", one, other, out)
-    leaves = sum(1 for _ in _leaves(one))
+    leaves = sum(1 for _leaf in _leaves(one))
     print("%d entries, %d leaf fields compared, %d differ" % (len(one), leaves, len(out)))
     for line in out[:50]:
         print(line)

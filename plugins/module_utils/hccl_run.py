@@ -108,7 +108,7 @@ def run_hccl(module, p, tag=None):
                     with open(hostfile, "w") as handle:
                         handle.write(adapter.hostfile_text(p["hosts"], p["ranks_per_node"] or p["npus_per_node"], p["mpi_flavour"]))
         argv = adapter.launch_argv(adapter.hccl_argv(binary, p), mpirun, p, rank_env, hostfile=hostfile,
-                           allow_run_as_root=os.geteuid() == 0, forward=sorted(script_env))
+                                   allow_run_as_root=os.geteuid() == 0, forward=sorted(script_env))
         cmds.append(argv)
         if module.check_mode:
             continue

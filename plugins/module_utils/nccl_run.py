@@ -48,7 +48,7 @@ def _ranks_per_node(module, asked):
     gpus = _gpu_count(module)
     if not gpus:
         raise _mpirun.OptionError("ranks_per_node 0 means one rank per GPU of this host, and nvidia-smi -L found "
-                                      "none here (or is missing): set ranks_per_node (>= 1) with hosts")
+                                  "none here (or is missing): set ranks_per_node (>= 1) with hosts")
     return gpus
 
 

@@ -859,12 +859,12 @@ class Sweep(PerftestRun):
         try:
             # every client lives no longer than this runner (owner), and the lease is checked while they run
             perftest_clients.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
-                                       p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
-                                       poll_s=POLL_S,
-                                       start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,
-                                       give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
-                                       keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
-                                       ready=functools.partial(self.refused_once, params["peer_name"], params["step"]))
+                                         p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
+                                         poll_s=POLL_S,
+                                         start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,
+                                         give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
+                                         keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
+                                         ready=functools.partial(self.refused_once, params["peer_name"], params["step"]))
         finally:
             for job in jobs:
                 if job.handle is not None:

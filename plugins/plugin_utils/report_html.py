@@ -871,7 +871,7 @@ def soak_lines(data):
         host = data["hosts"][panel["host"]][0] if panel["host"] >= 0 else "-"
         hi = [g for g in panel["gpus"] if g["hi"]]
         nodes.append("%s GPU %s (%s) beside %s" % (host, ", ".join(panel["flagged"]), STATUS_NAMES[panel["st"]],
-                                                    plural(len(panel["gpus"]) - len(hi), "sibling")))
+                                                   plural(len(panel["gpus"]) - len(hi), "sibling")))
     return {"nodes": nodes, "left": data["soakLeft"], "cap": SOAK_NODES}
 
 

@@ -35,6 +35,8 @@ BUSBW_FACTORS = {
     "reduce": lambda n: 1.0,
     "sendrecv": lambda n: 1.0,
 }
+
+
 def series_rows(rows):
     out = []
     for row in rows:

@@ -54,7 +54,7 @@ def worker_args(params):
     for key in ("min_bytes", "max_bytes"):
         if not _mpirun.SIZE_RE.match(str(params[key])):
             raise _mpirun.OptionError("%s %r is not a size (digits with an optional K, M or G)"
-                                          % (key, params[key]))
+                                      % (key, params[key]))
     return ["allreduce", "--min-bytes", params["min_bytes"], "--max-bytes", params["max_bytes"],
             "--step-factor", str(params["step_factor"]), "--iters", str(params["iterations"]),
             "--warmup", str(params["warmup_iterations"]), "--dtype", params["datatype"],

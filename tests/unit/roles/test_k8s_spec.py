@@ -48,7 +48,6 @@ KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm",
          "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth")}
 
 
-
 def _load(*parts):
     with open(os.path.join(ROLES, *parts), encoding="utf-8") as fh:
         return yaml.safe_load(fh)

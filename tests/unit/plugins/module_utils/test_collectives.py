@@ -64,7 +64,7 @@ def test_mpirun_argv_multi_node():
 def test_mpirun_argv_rejects(kwargs):
     with pytest.raises(_mpirun.OptionError):
         _mpirun.ranks_argv("mpirun", ["x"], kwargs["hosts"], kwargs.get("ranks", 1), env=kwargs.get("env"),
-                                mca=kwargs.get("mca"))
+                           mca=kwargs.get("mca"))
 
 
 def test_busbw_factor_matches_nccl_tests():

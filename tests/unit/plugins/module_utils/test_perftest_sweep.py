@@ -163,5 +163,5 @@ def test_retries_stop_when_the_server_host_is_declared_dead(tmp_path):
 
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
     perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0,
-                               give_up=lambda: len(starts) >= 3)
+                                 give_up=lambda: len(starts) >= 3)
     assert len(starts) == 3 and job.result[1] == 1

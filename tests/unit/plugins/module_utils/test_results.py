@@ -198,8 +198,8 @@ _ODD_VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
     st.sampled_from(["pass", "warn", "fail", "skip", "error", "env.x", "gpu.gemm_bf16", "Bad.check", "bw_gbit_s"]),
     st.lists(st.integers(0, 2), max_size=2), st.dictionaries(st.sampled_from(["runs", "a", "BadName", "x_s"]),
-                                                            st.one_of(st.none(), st.integers(-1, 2), st.floats(),
-                                                                      st.text(max_size=3)), max_size=2))
+                                                             st.one_of(st.none(), st.integers(-1, 2), st.floats(),
+                                                                       st.text(max_size=3)), max_size=2))
 
 
 def _by_field_checks(record):

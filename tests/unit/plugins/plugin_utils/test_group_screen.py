@@ -163,6 +163,24 @@ def test_a_noisy_fleet_fails_exactly_its_bad_nodes(seed):
     assert all(topology[h] != "leaf4" for h in result["doubt"])
 
 
+def _eliminated_h03(bad_nodes, confirms):
+    """The measure of the trial below: the screen group holding h03 fails, h03's first two confirmations fail
+    (appended to ``confirms``), a third passes unless h03 is bad; every other test fails only with a bad node."""
+    def measure(tests):
+        out = []
+        for test in tests:
+            members = set(test["hosts"])
+            if test["purpose"] == "screen":
+                out.append("h03" not in members)                    # the noisy failing group
+            elif test["purpose"] == "confirm" and test["hosts"][0] == "h03":
+                confirms.append(test["hosts"])
+                out.append(len(confirms) > 2 and not bad_nodes)     # its first two confirmations fail
+            else:
+                out.append(not members & set(bad_nodes))
+        return out
+    return measure
+
+
 def test_a_host_named_by_elimination_is_not_condemned_on_two_unlucky_confirmations():
     """The trial that still condemned a healthy host at p = 2 % (bench/group_screen_sim.py --noise, 777 hosts, seed 6):
     a screen group of healthy hosts fails once (noise), its first halves all pass, so binary splitting names its last
@@ -172,19 +190,7 @@ def test_a_host_named_by_elimination_is_not_condemned_on_two_unlucky_confirmatio
     hosts = ["h%02d" % i for i in range(16)]
     for bad_nodes, expect_bad in (((), set()), (("h03",), {"h03"})):
         confirms = []
-
-        def measure(tests, bad_nodes=bad_nodes, confirms=confirms):
-            out = []
-            for test in tests:
-                members = set(test["hosts"])
-                if test["purpose"] == "screen":
-                    out.append("h03" not in members)                    # the noisy failing group
-                elif test["purpose"] == "confirm" and test["hosts"][0] == "h03":
-                    confirms.append(test["hosts"])
-                    out.append(len(confirms) > 2 and not bad_nodes)     # its first two confirmations fail
-                else:
-                    out.append(not members & set(bad_nodes))
-            return out
+        measure = _eliminated_h03(bad_nodes, confirms)
 
         result = group_screen.run(hosts, measure, group_size=4)
         assert set(result["bad"]) == expect_bad, (bad_nodes, confirms, result["doubt"])
