@@ -128,8 +128,8 @@ def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
 
 def test_the_checks_are_the_tasks():
     spec = role_spec()["gpu_checks"]
-    assert spec["choices"] == spec["default"] + ["copy_bandwidth"]
-    assert spec["default"] == ["gemm", "allreduce_probe", "nccl", "dcgm"]
+    assert spec["choices"] == spec["default"] + ["dcgm", "copy_bandwidth"]
+    assert spec["default"] == ["gemm", "allreduce_probe", "nccl"]     # dcgm and copy_bandwidth: opt-in
     whens = [block.get("when") for block in check_blocks()]
     assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:-1]
     assert whens[0] == "gpu_run_probe" and whens[-1] == "gpu_soak_s | int > 0"     # the soak: off by default
