@@ -69,7 +69,7 @@ def _manifests(render, run_id):
 
 @pytest.mark.parametrize("tags, runs", [
     ("gpu", ["tr-gemm", "tr-nccl"]),
-    ("rdma", ["tr-rdma"]),
+    ("rdma", ["tr-counters0", "tr-counters1", "tr-rdma"]),     # the counter window (default on) around perftest
     ("probe,nccl", ["tr-ar", "tr-env", "tr-mn"]),
 ])
 def test_a_stage_tag_runs_only_that_stages_workloads(env, tmp_path, tags, runs):
@@ -100,7 +100,16 @@ def test_the_shared_stage_variables_reach_the_manifests(env, tmp_path):
              "gpu_checks": ["gemm"], "nccl_checks": ["nccl"]}
     proc, render = _render(env, tmp_path, extra)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    assert _dirs(render) == ["tr-env", "tr-gemm", "tr-mn", "tr-rdma", "tr-rdma1"]
+    assert _dirs(render) == ["tr-counters0", "tr-counters1", "tr-env", "tr-gemm", "tr-mn", "tr-rdma", "tr-rdma1"]
+    # the counter window: one port_counters pod per node before and after the perftest pods, with k8s_rdma_pod
+    for run_id, phase in (("tr-counters0", "before"), ("tr-counters1", "after")):
+        jobs = [d for d in _manifests(render, run_id) if d["kind"] == "Job"]
+        assert len(jobs) == len(NODES)
+        for job in jobs:
+            spec = job["spec"]["template"]["spec"]
+            assert not spec.get("hostNetwork")
+            command = json.loads(spec["containers"][0]["command"][-1])
+            assert command["adapter"] == "port_counters" and command["params"]["phase"] == phase
     gemm = [d for d in _manifests(render, "tr-gemm") if d["kind"] == "Job"]
     assert len(gemm) == len(NODES)
     pod = gemm[0]["spec"]["template"]["spec"]
