@@ -303,7 +303,8 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     """ansible-playbook aifabric.acceptance.k8s_acceptance against the fake cluster (a real subprocess, over HTTP),
     a whole fleet of 4 nodes where gpu-node-03's single-node nccl-tests pod is OOM-killed: every stage runs as
     workloads, the fleet_report callback writes one report whose hosts are the node names, with the same check
-    names as the SSH path, exactly gpu-node-03 is not fit (its error names the reason), the others pass; nothing
+    names as the SSH path (the rdma stage inside its counter window: each node its port_counters records), exactly
+    gpu-node-03 is not fit (its error names the reason), the others pass; nothing
     of any run is left."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
     from ansible_collections.aifabric.acceptance.tests.integration.conftest import collections_path
@@ -328,7 +329,19 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
             "label": "allreduce", "timeout_s": 30, "result_file": probe_json, "argv": [
                 sys.executable, "-c", "import shutil,sys; shutil.copyfile(%r, %r); sys.stdout.write(open(%r).read())"
                 % (os.path.join(proof, "probe_spawn.json"), probe_json, os.path.join(proof, "probe_spawn.txt"))]}]}),
+        # the rdma stage: the perftest pods (captured perftest output) inside the counter window, whose pods run the
+        # collection's port_counters adapter for real on this machine (no RDMA device here: skip records)
+        # (one captured client/server pair of ib_write_bw on ionic_0)
+        "aif-e2e-rdma-*-c-*": pod_log("ionic_0", os.path.join(PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-client-a-MiB.txt"),
+                                      tmp_path),
+        "aif-e2e-rdma-*-s-*": pod_log("ionic_0", os.path.join(
+            PERFTEST, "amd-ionic-rocm-gdr-ib-write-bw-server-a-MiB-only-last-size.txt"), tmp_path),
     }
+    for index, phase in enumerate(("before", "after")):
+        counters = {"adapter": "port_counters", "params": dict(k8s_plan.DEFAULTS["port_counters"], phase=phase),
+                    "lib": str(lib / "lib")}
+        logs["aif-e2e-counters%d-port-counters-*" % index] = _entry_log(tmp_path, "counters%d.log" % index, "adapter",
+                                                                         counters)
     fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
@@ -341,7 +354,8 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     extra = {"k8s_run_id": "e2e", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
-             "k8s_launcher": "indexed", "k8s_pod": {"gpus_per_pod": 2}, "gpu_nccl": ONE, "nccl_options": ONE}
+             "k8s_launcher": "indexed", "k8s_pod": {"gpus_per_pod": 2}, "gpu_nccl": ONE, "nccl_options": ONE,
+             "k8s_rdma_hcas": ["ionic_0"]}
     proc = subprocess.run([playbook_bin, "-i", str(inventory), "aifabric.acceptance.k8s_acceptance",
                            "-e", json.dumps(extra)], env=env, capture_output=True, text=True, timeout=600,
                           check=False, cwd=str(tmp_path))
@@ -352,7 +366,12 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     assert sorted(set(r["host"] for r in records)) == nodes
     for node in nodes:
         checks = set(r["check"] for r in records if r["host"] == node)
-        assert {"env.os", "gpu.gemm_bf16", "gpu.gemm_fp16", "nccl.all_reduce"} <= checks, (node, sorted(checks))
+        assert {"env.os", "gpu.gemm_bf16", "gpu.gemm_fp16", "nccl.all_reduce", "rdma.ib_write_bw"} <= checks, (
+            node, sorted(checks))
+    # the counter window: each node's own port_counters records, before and after (skip: no RDMA device here)
+    counters = [r for r in records if r["check"] == "rdma.port_counters"]
+    assert sorted(r["host"] for r in counters) == sorted(nodes * 2), counters
+    assert all(r["status"] == "skip" and r["params"]["substrate"] == "kubernetes" for r in counters), counters
     measured = [r for r in records if r["check"].startswith(("gpu.gemm", "nccl."))
                 and (r.get("tool") or {}).get("name") != "fleet-analysis"]    # the analyses' own records are no pod's
     assert all(r["params"].get("substrate") == "kubernetes" for r in measured)
