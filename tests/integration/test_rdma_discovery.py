@@ -326,16 +326,31 @@ def test_rdma_discovery_leaves_out_hosts_without_an_active_port(fleet, controlle
     found = sorted((r["host"], r["check"], r["target"] or "", r["status"]) for r in records if r["check"].startswith("rdma."))
     assert found == [                                   # mode auto (all) pairs node2 (server) with node3 (client)
         ("node1", "rdma.inventory", "", "skip"),
+        ("node1", "rdma.port_counters", "", "skip"), ("node1", "rdma.port_counters", "", "skip"),   # before, after
         ("node2", "rdma.ib_write_bw.node", "mlx5_0", "pass"),     # attribution judges a lone pair too
         ("node2", "rdma.ib_write_bw.server", "mlx5_0", "pass"),
         ("node2", "rdma.inventory", "", "pass"), ("node2", "rdma.port", "mlx5_0/1", "pass"),
         ("node2", "rdma.port", "mlx5_1/1", "warn"),
+        ("node2", "rdma.port_counters", "", "pass"), ("node2", "rdma.port_counters", "mlx5_0/1", "pass"),
+        ("node2", "rdma.port_counters", "mlx5_1/1", "pass"),
         ("node3", "rdma.ib_write_bw", "mlx5_0", "pass"), ("node3", "rdma.ib_write_bw.node", "mlx5_0", "pass"),
         ("node3", "rdma.inventory", "", "pass"), ("node3", "rdma.port", "mlx5_0/1", "pass"),
         ("node3", "rdma.port", "mlx5_1/1", "warn"),
+        ("node3", "rdma.port_counters", "", "pass"), ("node3", "rdma.port_counters", "mlx5_0/1", "pass"),
+        ("node3", "rdma.port_counters", "mlx5_1/1", "pass"),
         ("node4", "rdma.inventory", "", "pass"), ("node4", "rdma.port", "mlx5_0/1", "warn"),
         ("node4", "rdma.port", "mlx5_1/1", "warn"),
+        # the counter window reads every host's ports, taking part or not (node4's are down: nothing grew)
+        ("node4", "rdma.port_counters", "", "pass"), ("node4", "rdma.port_counters", "mlx5_0/1", "pass"),
+        ("node4", "rdma.port_counters", "mlx5_1/1", "pass"),
     ], found
+    counters = [r for r in records if r["check"] == "rdma.port_counters"]
+    # node1 has no /sys/class/infiniband: one skip per phase, saying so; the others: the before read (the snapshot of
+    # their two ports), then one judged record per port
+    assert sorted((r["host"], r["params"]["phase"]) for r in counters if not r["target"]) == [
+        ("node1", "after"), ("node1", "before"), ("node2", "before"), ("node3", "before"), ("node4", "before")]
+    assert all(r["reason"] == "no RDMA device: /sys/class/infiniband is absent" for r in counters if r["host"] == "node1")
+    assert all(r["metrics"]["ports_count"] == 2 for r in counters if r["host"] != "node1" and not r["target"])
     skipped = [r for r in records if r["host"] == "node1"][0]
     assert skipped["reason"] == "no RDMA device: /sys/class/infiniband is absent", skipped
     # a host left out says why: node1 skip (nothing to test), node4 warn (its ports are down), the measured pair
