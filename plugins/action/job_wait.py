@@ -197,6 +197,8 @@ class ActionModule(ActionBase):
         # not after async_status's own "could not find job": there is no file to remove
         if args["cleanup"] and out.get("finished") and out.get("msg") != NOT_FOUND and not self._task.check_mode:
             gone = self._call(args["jid"], "cleanup", task_vars, args["poll_timeout_s"])
+            if gone.get("erased"):
+                result["results_file"] = gone["erased"]     # the path as the host expanded it
             if gone.get("unreachable") or gone.get("failed"):
                 result["warnings"] = list(result.get("warnings") or []) + [
                     "job %s: its file was not removed: %s" % (args["jid"], str(gone.get("msg") or "")[:300])]
