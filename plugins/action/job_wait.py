@@ -197,6 +197,8 @@ class ActionModule(ActionBase):
         # not after async_status's own "could not find job": there is no file to remove
         if args["cleanup"] and out.get("finished") and out.get("msg") != NOT_FOUND and not self._task.check_mode:
             gone = self._call(args["jid"], "cleanup", task_vars, args["poll_timeout_s"])
+            if gone.get("erased"):
+                result["results_file"] = gone["erased"]     # the path as the host expanded it
             if gone.get("unreachable") or gone.get("failed"):
                 result["warnings"] = list(result.get("warnings") or []) + [
                     "job %s: its file was not removed: %s" % (args["jid"], str(gone.get("msg") or "")[:300])]
@@ -226,9 +228,15 @@ class ActionModule(ActionBase):
 
     def _status(self, jid, mode, task_vars):
         """What ansible.builtin.async_status returns for ``jid`` (its action: the module, with the job directory of
-        the shell's async_dir, then started/finished as booleans)."""
+        the shell's async_dir, then started/finished as booleans).
+
+        The directory goes to the module as the shell option says it (``~`` unexpanded): the module expands it on the
+        host (its ``_async_dir`` is a path), in the environment the job's async_wrapper expanded it in (the same
+        connection, user and HOME), so both name one directory. ansible.builtin.async_status expands ``~`` as
+        ``~<remote user>`` (the passwd home) instead: where HOME is not that (a local connection under a HOME of its
+        own, as ``make test`` runs) the job file was written in one directory and looked for in another."""
         if self._async_dir is None:
-            self._async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
+            self._async_dir = self.get_shell_option("async_dir", default="~/.ansible_async")
         path = self._connection._shell.join_path(self._async_dir, jid)
         base = {"ansible_job_id": jid, "started": False, "finished": False, "stdout": "", "stderr": "",
                 "stdout_lines": [], "stderr_lines": []}

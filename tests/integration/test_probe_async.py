@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -182,3 +183,51 @@ def test_job_past_its_limit_is_reported(fleet, controller, tmp_path):
     assert other and all(r["status"] != "error" for r in other), other
     print("gpu.yml, the GEMM module stopped on %s: reported after %.1f s (job limit %d s)" % (stuck.name, wall, JOB_LIMIT_S))
     assert_nothing_left(fleet)
+
+
+def _local_env(controller, home, report_dir, async_dir):
+    """The controller's environment for a run on this machine (inventories/localhost: the local connection) under
+    ``home`` as HOME - not the user's passwd home, as `make test` runs - with ``async_dir`` as ANSIBLE_ASYNC_DIR
+    (None: unset, its default ~/.ansible_async)."""
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "AIFABRIC_")))
+    env.update({"HOME": str(home), "ANSIBLE_CONFIG": controller.config, "ANSIBLE_COLLECTIONS_PATH": controller.collections,
+                "ANSIBLE_CALLBACKS_ENABLED": "aifabric.acceptance.fleet_report", "AIFABRIC_REPORT_DIR": str(report_dir),
+                "PYTHONDONTWRITEBYTECODE": "1"})
+    if async_dir is not None:
+        env["ANSIBLE_ASYNC_DIR"] = async_dir
+    return env
+
+
+@pytest.mark.parametrize("async_dir", [None, "~/jobs", "absolute"])
+def test_local_probe_job_is_found_where_it_was_written(controller, tmp_path, async_dir):
+    """`make acceptance` on localhost under a HOME that is not the passwd home (`make test`'s .home): the probe's
+    job was written by async_wrapper to $HOME/.ansible_async (it expands ~ with its own HOME), and job_wait looked
+    for it in ~root's (ansible.builtin.async_status's expansion of ~): "could not find job". Now the status module
+    expands the directory on the host as async_wrapper did: ANSIBLE_ASYNC_DIR unset, with ~, or absolute, the job
+    file lands in it (async_wrapper makes the directory), is found there (the play passes, no error record) and is
+    removed by the wait (cleanup)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if async_dir == "absolute":
+        async_dir = str(tmp_path / "async-jobs")
+    expected = os.path.join(str(home), ".ansible_async") if async_dir is None else (
+        os.path.join(str(home), "jobs") if async_dir == "~/jobs" else async_dir)
+    passwd_jobs = os.path.expanduser("~root/.ansible_async") if os.getuid() == 0 else None
+    before = set(os.listdir(passwd_jobs)) if passwd_jobs and os.path.isdir(passwd_jobs) else set()
+    report_dir = tmp_path / "reports"
+    out = str(tmp_path / "probe.log")
+    argv = controller.playbook_argv("playbooks/acceptance.yml", os.path.join(controller.repo, "inventories", "localhost"),
+                                    "--tags", "probe")
+    with open(out, "wb") as log:
+        done = subprocess.run(argv, env=_local_env(controller, home, report_dir, async_dir), cwd=controller.repo,
+                              stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=RUN_LIMIT_S,
+                              check=False)
+    assert done.returncode == 0, tail(out)
+    assert "could not find job" not in tail(out, 400)
+    records = records_of(load_report(report_dir, out)[1])
+    assert [r for r in records if r["check"] == "env.cpu"], tail(out)
+    assert not [r for r in records if r["status"] == "error"], [r for r in records if r["status"] == "error"]
+    assert os.path.isdir(expected), "no job directory %s (async_wrapper wrote elsewhere):\n%s" % (expected, tail(out))
+    assert os.listdir(expected) == [], "job files left in %s: %s" % (expected, os.listdir(expected))
+    if passwd_jobs and os.path.isdir(passwd_jobs):
+        assert set(os.listdir(passwd_jobs)) <= before, "a job file in the passwd home's %s" % passwd_jobs

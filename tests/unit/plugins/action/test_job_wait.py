@@ -46,8 +46,10 @@ class Host:
     status poll (a list: one entry per poll, the last one stays; "": an empty file, None: no file)."""
 
     def __init__(self, tmp_path, job):
-        self.dir = tmp_path / "ansible_async"
-        self.dir.mkdir()
+        # the host's HOME (the module runs under it, as async_wrapper did) and its ~/.ansible_async
+        self.home = tmp_path / "home"
+        self.dir = self.home / ".ansible_async"
+        self.dir.mkdir(parents=True)
         self.args_dir = tmp_path / "args"
         self.args_dir.mkdir()
         self.job = list(job)
@@ -77,7 +79,8 @@ class Host:
         path = self.args_dir / ("%d.json" % len(self.calls))
         path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
         proc = subprocess.run([sys.executable, "-m", "ansible.modules.async_status", str(path)],
-                              capture_output=True, text=True, timeout=60, check=False)
+                              env=dict(os.environ, HOME=str(self.home)), capture_output=True, text=True, timeout=60,
+                              check=False)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -104,7 +107,6 @@ def action_for(host, check_mode=False, tmpdir=None, **args):
     connection = types.SimpleNamespace(_shell=shell)
     action = job_wait.ActionModule(task, connection, None, None, None, None)
     action._execute_module = host.execute
-    action._remote_expand_user = lambda path: path.replace("~/.ansible_async", str(host.dir))
     action.get_shell_option = lambda option, default=None: default if option == "async_dir" else None
     action._display = Shown()
     return action
@@ -129,6 +131,7 @@ def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_remo
     assert out["results"] == job["results"] and out["changed"] is False and not out.get("failed"), out
     assert (out["started"], out["finished"], out["ansible_job_id"]) == (True, True, JID), out
     assert out["results_file"] == str(host.job_file)
+    assert host.calls[0]["_async_dir"] == "~/.ansible_async"    # expanded on the host, as async_wrapper does
     assert [c.get("mode", "status") for c in host.calls] == ["status", "cleanup"]
     assert not host.job_file.exists()                      # cleanup: the job's file is gone
     assert action._display.lines == []
