@@ -91,8 +91,10 @@ def events(fake):
 
 def runner_args(fake, host, role, peer, steps=1, **kw):
     """perftest_sweep phase=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
-    args = base(fake, phase="run", host_name=host, hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
-                connect_timeout_s=20, connect_retry_delay_s=0.3,
+    # limits far above a pair's seconds on a loaded machine (a server waiting 20 s for its client failed once): the
+    # tests of giving up pass their own
+    args = base(fake, phase="run", host_name=host, hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=90,
+                connect_timeout_s=60, connect_retry_delay_s=0.3,
                 schedule=[[step, "ib_write_bw", step, role, peer] for step in range(steps)],
                 peers={peer: "127.0.0.1"})
     args.update(kw)
