@@ -341,7 +341,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
         counters = {"adapter": "port_counters", "params": dict(k8s_plan.DEFAULTS["port_counters"], phase=phase),
                     "lib": str(lib / "lib")}
         logs["aif-e2e-counters%d-port-counters-*" % index] = _entry_log(tmp_path, "counters%d.log" % index, "adapter",
-                                                                         counters)
+                                                                        counters)
     fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
