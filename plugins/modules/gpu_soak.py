@@ -175,6 +175,9 @@ def _run(module, p):
         module.exit_json(changed=False, cmd=[python], results=[results.skip(
             soak.CHECK, "no Python %s on this host (set python: to the interpreter that has PyTorch)" % python,
             started=started)])
+    # an nvidia-smi the user names by path is executed by the worker (often as root): it must pass the path rule first
+    if os.path.isabs(p["nvidia_smi"]):
+        p = dict(p, nvidia_smi=runner.checked_file(p["nvidia_smi"]))
     worker, _changed = gpu_worker.stage(directory, burnin_worker, gpu_worker.BURNIN_NAME)
     argv = runner.python_argv(python_path, [worker] + soak.worker_args(p))
     try:

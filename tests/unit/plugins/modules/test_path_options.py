@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -24,7 +25,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker, governor, gpu_worker, hccl_run, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, dcgm_diag, env_probe, k8s_device_plugin, k8s_workload, perftest
-from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
+from ansible_collections.aifabric.acceptance.plugins.modules import gpu_soak, trusted_path
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import exports, fleet, history, render
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -362,3 +363,22 @@ def test_no_write_or_exec_default_under_a_shared_directory():
             elif re.match(r"^\w+:\s*['\"]?(/tmp|/var/tmp|~)", line):
                 offenders.append("%s:%d %s" % (os.path.relpath(path, REPO), number, line.strip()))
     assert not offenders, offenders
+
+
+def soak_smi(path):
+    """gpu_soak's nvidia_smi by absolute path (a str option: the worker runs it, often as root)."""
+    return _module_refuses(gpu_soak.main, {"nvidia_smi": _exe(path, "nvidia-smi"), "python": sys.executable,
+                                           "worker_dir": str(path) + "-worker"})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another user's directories need root to make")
+@pytest.mark.parametrize("kind", ["foreign", "writable", "symlink"])
+def test_the_soak_refuses_an_nvidia_smi_another_user_controls(env, kind):
+    path = _bad(env, kind)
+    try:
+        message = soak_smi(path)
+    except statedir.StateError as exc:
+        message = str(exc)
+    assert message and re.search(r"owned by uid %d|writable by group or others|symbolic link" % FOREIGN, message), \
+        message
+    assert not os.path.exists(str(path) + "-worker")        # refused before the worker was staged
