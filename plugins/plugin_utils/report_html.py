@@ -879,6 +879,11 @@ def _and(words):
     return words[0] if len(words) == 1 else "%s and %s" % (", ".join(words[:-1]), words[-1])
 
 
+def _counts(run, *keys):
+    """The run's counts by ``keys``, "?" for one it does not know (an imported run may hold None)."""
+    return tuple("?" if run.get(key) is None else run.get(key) for key in keys)
+
+
 def render(report, deltas_text, changes, history_text, counted=None):
     """The page for a report structure of ``fleet.build_report`` (``counted``: as for :func:`build_data`)."""
     summary = report["summary"]
@@ -903,8 +908,7 @@ def render(report, deltas_text, changes, history_text, counted=None):
     started, ended = run.get("started") or "", run.get("ended") or ""
     meta = [("run", run.get("run_id")), ("started", started), ("ended", ended),
             ("playbooks", ", ".join(run.get("playbooks") or []) or "-"),
-            ("hosts targeted", "%s of %s in the inventory" % (
-                run.get("hosts_targeted_count", "?"), run.get("inventory_host_count", "?"))),
+            ("hosts targeted", "%s of %s in the inventory" % _counts(run, "hosts_targeted_count", "inventory_host_count")),
             ("ansible-core", run.get("ansible_version")), ("aifabric.acceptance", run.get("collection_version")),
             ("python", run.get("python_version")), ("controller", run.get("controller"))]
     if run.get("check_mode"):

@@ -65,6 +65,7 @@ def test_a_healthy_fleet_has_no_soak_section():
     assert "soak" not in data and "soakLeft" not in data
     assert "GPU burn-in soak" not in page and "function timeChart(" not in page
     assert page.count(str(report_html.JS)) == 1                   # report.js as a page without a soak has it
+    assert "of None in the inventory" not in page and "of ? in the inventory" in page     # a run without its counts
 
 
 def test_the_nodes_plotted_are_capped_worst_first_and_the_rest_counted(monkeypatch):
