@@ -24,7 +24,8 @@ description:
     the other does not. The record keeps both figures (metrics C(run1_tflops), C(run2_tflops)) and says in
     C(params.runs) how many runs its status rests on (1 when nothing was retested).
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
-                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch]
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch,
+                                 aifabric.acceptance._gemm_shape]
 attributes:
   check_mode:
     details: Returns the command that would run and empty results; starts no work on the GPUs.
@@ -35,24 +36,6 @@ options:
     elements: str
     choices: [bf16, fp16, fp32, tf32, fp8]
     default: [bf16, fp16]
-  m:
-    description:
-      - Rows of A and C.
-      - Must be 1 or more.
-    type: int
-    default: 8192
-  n:
-    description:
-      - Columns of B and C.
-      - Must be 1 or more.
-    type: int
-    default: 8192
-  k:
-    description:
-      - Columns of A, rows of B.
-      - Must be 1 or more.
-    type: int
-    default: 8192
   iterations:
     description:
       - Timed products per GPU and data type (200 products of 8192^3 bf16 take about 0.3 s on an H200).

@@ -25,7 +25,8 @@ description:
     10 % of the soak (at least 3 s) is warm-up and not judged.
   - A host without PyTorch or without a CUDA device gets a C(skip) record saying why.
 extends_documentation_fragment: [aifabric.acceptance._attributes, aifabric.acceptance._attributes.results,
-                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch]
+                                 aifabric.acceptance._attributes.benchmark, aifabric.acceptance._profiles, aifabric.acceptance._torch,
+                                 aifabric.acceptance._gemm_shape]
 attributes:
   check_mode:
     details: Returns the command that would run and empty results; starts no work on the GPUs.
@@ -41,24 +42,6 @@ options:
     type: str
     choices: [bf16, fp16, fp32, tf32]
     default: bf16
-  m:
-    description:
-      - Rows of A and C.
-      - Must be 1 or more.
-    type: int
-    default: 8192
-  n:
-    description:
-      - Columns of B and C.
-      - Must be 1 or more.
-    type: int
-    default: 8192
-  k:
-    description:
-      - Columns of A, rows of B.
-      - Must be 1 or more.
-    type: int
-    default: 8192
   sample_ms:
     description:
       - Telemetry sampling interval of C(nvidia-smi -lms), milliseconds.

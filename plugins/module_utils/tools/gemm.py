@@ -18,11 +18,15 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import expecta
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import gemm as gemm_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 
-OPTIONS = dict(
-    dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"], default=["bf16", "fp16"]),
+# the matrix shape, C = A x B with A m x k and B k x n (the soak's too; doc fragment _gemm_shape)
+SHAPE_OPTIONS = dict(
     m=dict(type="int", default=8192),
     n=dict(type="int", default=8192),
     k=dict(type="int", default=8192),
+)
+OPTIONS = dict(
+    dtypes=dict(type="list", elements="str", choices=["bf16", "fp16", "fp32", "tf32", "fp8"], default=["bf16", "fp16"]),
+    **SHAPE_OPTIONS,
     iterations=dict(type="int", default=200),
     warmup_iterations=dict(type="int", default=10),
     warmup_s=dict(type="float", default=1.0),

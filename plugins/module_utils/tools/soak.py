@@ -22,13 +22,12 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import expecta
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.gemm import SHAPE_OPTIONS
 
 OPTIONS = dict(
     duration_s=dict(type="int", default=120),
     datatype=dict(type="str", choices=["bf16", "fp16", "fp32", "tf32"], default="bf16"),
-    m=dict(type="int", default=8192),
-    n=dict(type="int", default=8192),
-    k=dict(type="int", default=8192),
+    **SHAPE_OPTIONS,
     sample_ms=dict(type="int", default=1000),
     gpu_indices=dict(type="list", elements="int", default=[]),
     nvidia_smi=dict(type="str", default="nvidia-smi"),
