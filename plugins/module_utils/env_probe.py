@@ -95,6 +95,13 @@ print("AIFABRIC_PROBE_JSON:" + json.dumps(out))
 """
 
 
+def module_host(module, **kwargs):
+    """The Host of a module on its target: its commands through runner.run (the hard timeout, C locale, decoding),
+    ``which`` through the module's PATH search; ``kwargs`` as Host's (``executable``, ``root``)."""
+    return Host(run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
+                which=lambda name: module.get_bin_path(name, required=False), **kwargs)
+
+
 class Host(object):
     """The node as the probes see it. Every method is small so tests can replace it.
 

@@ -109,7 +109,7 @@ def _dcgm(module):
     if module.check_mode:
         dcgmi = params["dcgmi_path"] or which("dcgmi")
         return dict(changed=False, cmd=dcgm.diag_argv(dcgmi, params) if dcgmi else None, results=[], counts={})
-    host = env_probe.Host(run=lambda argv, timeout_s: runner.run(module, argv, timeout_s), which=which)
+    host = env_probe.module_host(module)
     records = dcgm.records(host, params)
     out = dict(changed=False, results=records, counts=results.count(records))
     argv = (records[0].get("params") or {}).get("argv") if records else None

@@ -250,11 +250,7 @@ def _probe(module):
     params = dict(module.params)
     params["pythons"] = [runner.checked_file(path, keep_name=True) for path in params["pythons"]]
     params["nvidia_smi_path"] = runner.checked_file(params["nvidia_smi_path"])
-    host = env_probe.Host(
-        run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
-        which=lambda name: module.get_bin_path(name, required=False),
-        executable=sys.executable,
-    )
+    host = env_probe.module_host(module, executable=sys.executable)
     records = env_probe.probe(host, params)
     return dict(changed=False, results=records, counts=results.count(records))
 

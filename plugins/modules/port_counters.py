@@ -103,7 +103,7 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
 
 RANGES = {"timeout_s": argspec.POSITIVE}
@@ -111,8 +111,7 @@ SPEC = dict(port_counters.OPTIONS)
 
 
 def _counters(module):
-    host = env_probe.Host(run=lambda argv, timeout_s: runner.run(module, argv, timeout_s),
-                          which=lambda name: module.get_bin_path(name, required=False))
+    host = env_probe.module_host(module)
     records = port_counters.records(host, module.params)
     return dict(changed=False, results=records, counts=results.count(records))
 
