@@ -56,7 +56,10 @@ options:
     elements: int
     default: []
   nvidia_smi:
-    description: The C(nvidia-smi) program (name on PATH or absolute path).
+    description:
+      - The C(nvidia-smi) program (name on PATH or absolute path).
+      - It is executed, so an absolute path and every directory on its way must be writable by nobody but root and
+        the module's user; otherwise the task fails and says why.
     type: str
     default: nvidia-smi
   worker_dir:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import proc, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, history, render
@@ -79,6 +80,17 @@ def check_destinations(output_dir, history_db=None):
             existing = os.path.dirname(existing)
         if not os.access(existing, os.W_OK | os.X_OK):
             raise statedir.StateError("cannot use %s %s: %s is not writable by this user" % (what, path, existing))
+        _probe_write(existing, what, path)
+
+
+def _probe_write(existing, what, path):
+    """Make and remove one empty directory in ``existing``: root passes os.access everywhere, yet /proc, /sys or a
+    read-only or full file system refuse the report's directory only when the run ends."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".aifabric-probe-", dir=existing))
+    except OSError as exc:
+        raise statedir.StateError("cannot use %s %s: a directory cannot be made in %s: %s" % (
+            what, path, existing, exc.strerror or exc)) from exc
 
 
 class _ReportWriter:
