@@ -19,6 +19,8 @@ MLX5 = read(parser_fixture("port_counters", "ethq-issue8-mlx5_core-cx4-ubuntu18.
 BE2NET = read(parser_fixture("port_counters", "ethq-issue7-be2net-ethtool-S-head.txt"))
 VIRTIO = read(parser_fixture("port_counters", "ethtool-6.1-virtio_net-eth0-S.txt"))
 NO_STATS = read(parser_fixture("port_counters", "ethtool-6.1-lo-S-no-stats.txt"))
+VETH_BEFORE = read(parser_fixture("port_counters", "ethtool-6.1-veth-S-before.txt"))
+VETH_AFTER = read(parser_fixture("port_counters", "ethtool-6.1-veth-S-after.txt"))
 
 
 def gpud_counters():
@@ -83,8 +85,22 @@ def test_ethtool_stats_on_real_outputs():
     assert parser.parse_value("N/A (no PMA)\n") == (None, "not a number: 'N/A (no PMA)'")
 
 
+def test_ethtool_stats_of_a_real_veth_and_their_growth():
+    """veth's own statistics (captured here, before and after 200 datagrams from its peer): every counter a number,
+    the growth of the receive queue's NAPI counters what the traffic was."""
+    before, after = parser.parse_ethtool_stats(VETH_BEFORE), parser.parse_ethtool_stats(VETH_AFTER)
+    assert before["error"] is None and after["error"] is None and set(before["counters"]) == set(after["counters"])
+    assert len(before["counters"]) == 10 and before["counters"]["peer_ifindex"] == 2
+    old = {"device": "rxe0", "port": "1", "link_layer": "Ethernet", "netdev": "veth0", "counters": {},
+           "hw_counters": {}, "ethtool": before["counters"], "unread": {}}
+    new = dict(old, ethtool=after["counters"])
+    assert tool.changed(old, new) == {"ethtool": {"rx_queue_0_xdp_bytes": 205780, "rx_queue_0_xdp_packets": 203}}
+    record = tool.judge_port("rxe0/1", old, new, 1.0 / 60, {"started": "2026-12-06T08:00:00Z"})
+    assert record["status"] == "pass" and record["facts"]["growth"]["ethtool"]["rx_queue_0_xdp_packets"] == 203
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=mutated(MLX5) | mutated(BE2NET) | mutated(VIRTIO))
+@given(text=mutated(MLX5) | mutated(BE2NET) | mutated(VIRTIO) | mutated(VETH_AFTER))
 def test_fuzz_ethtool_never_raises(text):
     parsed = parser.parse_ethtool_stats(text)
     assert parsed["error"] or parsed["counters"]
