@@ -8,7 +8,8 @@ between the two readings, and the after record carries the veth's real counters 
 The host sees a test-made /sys/class/infiniband (netns.Fleet(sysfs=...), in its sshd mount namespace only): one
 RoCE port ``rxe0/1`` whose network interface (``device/net/<name>``) is the veth - the way a real mlx5 or rxe
 device names its netdev. Everything the test creates (the veth pair, the sender's namespace) carries this run's
-random suffix and is deleted on every path; nothing is aimed at a real interface of the machine.
+random suffix (prefix ``aftx``: no fleet's tag, ``aft`` and hex digits) and is deleted on every path; nothing is aimed
+at a real interface of the machine.
 
 What veth's ``ethtool -S`` prints (fixtures/port_counters/ethtool-6.1-veth-S-*.txt, captured on this machine):
 ``peer_ifindex`` and per-queue XDP/NAPI counters. ``rx_queue_0_xdp_packets`` counts what reaches the receiving veth
@@ -36,9 +37,9 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils imp
 
 PLAYBOOK = os.path.join("tests", "integration", "playbooks", "port_counters_window.yml")
 SUFFIX = secrets.token_hex(3)
-RX = "aftc%sr" % SUFFIX          # the host's end (its RDMA port's netdev): 11 characters, within IFNAMSIZ
-TX = "aftc%st" % SUFFIX          # the sender's end, in SENDER
-SENDER = "aftc%ss" % SUFFIX      # the sender's network namespace
+RX = "aftx%sr" % SUFFIX          # the host's end (its RDMA port's netdev): 11 characters, within IFNAMSIZ
+TX = "aftx%st" % SUFFIX          # the sender's end, in SENDER
+SENDER = "aftx%ss" % SUFFIX      # the sender's network namespace
 RX_ADDR, TX_ADDR = "10.214.250.1", "10.214.250.2"    # inside the two namespaces only: no route to anything else
 PACKETS, PAYLOAD = 500, 1000
 PORT = "rxe0/1"
