@@ -127,7 +127,7 @@ def _cable_end(place, erroring_by_host):
     return None
 
 
-def _own_reason(host, device, key, found, flapped, ports_of_host, node_check):
+def _own_reason(host, device, key, found, ports_of_host, node_check):
     """Why the growth of a port is its host's own, or None when it is not (a link may explain it)."""
     if len(ports_of_host) >= attribution.WITNESSES:
         return ("%s's link error counters grew on %d of its ports (%s) during the window: several links agree, so "
@@ -167,7 +167,7 @@ def _judge_port(port, judged, where, erroring_by_host):
     host, device, key, record, found = port
     place = topology.placement(where.get(host), device) if where.get(host) else None
     facts = _port_facts(key, record, found, place)
-    mine = _own_reason(host, device, key, found, facts["flapped"], [k for _h, _d, k, _r, _f in erroring_by_host[host]],
+    mine = _own_reason(host, device, key, found, [k for _h, _d, k, _r, _f in erroring_by_host[host]],
                        node_on_rail(judged, host, device))
     if mine:
         return [], [analysis.finding("node", CHECK, [host], target=device, evidence=dict(facts, attribution="node", text=mine))]
