@@ -35,6 +35,12 @@ def gpud_counters():
     return out
 
 
+def rdma_stat_counters():
+    """{name: value} of the real mlx5_0/1 hw counters that ``rdma stat show -p`` printed (netdev, 2019-07-10)."""
+    text = read(parser_fixture("port_counters", "rdma-stat-p-mlx5_0-1-hw-counters-netdev-2019.txt"))
+    return dict(line.split() for line in text.splitlines() if line.startswith("\t"))
+
+
 def sysfs(root, ports):
     """A test-made /sys/class/infiniband under ``root``: {"mlx5_0/1": {"counters": {...}, "hw_counters": {...}}}."""
     for key, groups in ports.items():
@@ -63,6 +69,23 @@ def test_reader_on_real_values_keeps_every_counter(tmp_path):
     port = snap["ports"]["mlx5_1/1"]
     assert port["counters"]["port_xmit_data"] == 205143497464492 and port["counters"]["link_downed"] == 255
     assert port["hw_counters"] == {"np_cnp_sent": 17, "out_of_buffer": 0} and port["link_layer"] == "InfiniBand"
+
+
+def test_reader_on_real_mlx5_hw_counters(tmp_path):
+    """The mlx5 driver's hw counters of a real ConnectX port (rdma stat's table of them), as files of hw_counters:
+    every one read as a number; out_of_buffer growing during the window warns (a host-side counter), the RC retry and
+    CNP counters are kept with their growth, not judged."""
+    real = rdma_stat_counters()
+    assert len(real) == 21 and {"out_of_buffer", "rnr_nak_retry_err", "local_ack_timeout_err", "np_cnp_sent"} <= set(real)
+    host = sysfs(tmp_path / "before", {"mlx5_0/1": {"counters": healthy(), "hw_counters": real}})
+    before = tool.records(host, {"phase": "before"})[0]
+    assert before["facts"]["snapshot"]["ports"]["mlx5_0/1"]["hw_counters"] == dict((k, int(v)) for k, v in real.items())
+    grown = dict(real, out_of_buffer="7", rnr_nak_retry_err="3", np_cnp_sent="1200")
+    after = sysfs(tmp_path / "after", {"mlx5_0/1": {"counters": healthy(), "hw_counters": grown}})
+    (record,) = tool.records(after, {"phase": "after", "before": before})
+    assert record["status"] == "warn" and record["reason"].startswith("out_of_buffer grew by 7")
+    assert record["metrics"]["out_of_buffer_growth"] == 7 and "rnr_nak_retry_err_growth" not in record["metrics"]
+    assert record["facts"]["growth"] == {"hw_counters": {"np_cnp_sent": 1200, "out_of_buffer": 7, "rnr_nak_retry_err": 3}}
 
 
 def test_saturated_counters_cannot_show_growth(tmp_path):
@@ -179,7 +202,8 @@ def test_a_ports_netdev_is_read_with_ethtool_and_a_driver_without_stats_is_unrea
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=mutated(read(parser_fixture("port_counters", "gpud-pr943-mlx5_1-port1-counters.txt"))))
+@given(text=mutated(read(parser_fixture("port_counters", "gpud-pr943-mlx5_1-port1-counters.txt")))
+       | mutated("\n".join(rdma_stat_counters().values())))
 def test_fuzz_counter_files_never_raise(text):
     """Each line of the real counter listing, mutated, read as one sysfs file: a number or why not, never a raise."""
     for line in text.splitlines() or [""]:
