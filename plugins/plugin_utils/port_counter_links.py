@@ -134,8 +134,10 @@ def _own_reason(host, device, key, found, ports_of_host, node_check):
                 "the common end - the host, its NIC, firmware or PCIe - is the suspect, not %d cables" % (
                     host, len(ports_of_host), ", ".join(sorted(ports_of_host)), len(ports_of_host)))
     if node_check:
-        return ("%s's port %s grew %s and attribution judges %s a suspect node on %s (%s): the host's own fault" % (
-            host, key, _counters_text(found), host, device, node_check))
+        return ("%s's port %s grew %s and attribution judges %s a suspect node on %s (%s): no link explains it - but "
+                "every pair of that rail goes through this port's one cable, so its cable, transceivers and switch port "
+                "are as much suspects as the NIC: check them before returning the node" % (
+                    host, key, _counters_text(found), host, device, node_check))
     return None
 
 
