@@ -482,7 +482,10 @@ ANALYSIS_SOURCES = {
 # stage or a soak). ``group``: where the counter lives (``counters``: /sys/class/infiniband/<dev>/ports/<p>/counters,
 # the InfiniBand PMA PortCounters; ``hw_counters``: the same port's driver counters; ``ethtool``: ``ethtool -S`` of
 # the port's network interface). Growth above ``fail_above`` fails the port, above ``warn_above`` warns; ``flap``
-# names a link that went down. Counters not listed here are kept in the record, never judged.
+# names a link that went down. ``fault``: where a growth is counted - ``link``, a physical-layer error counted at one
+# end of one cable (the cable, its transceivers, the switch port or the NIC: the fleet analysis port_counters tells the
+# link from the host, docs/attribution.md), or ``host``, congestion or a host-side shortage (never a cable, never a
+# failure on its own). Counters not listed here are kept in the record, with their growth, never judged.
 _IBQUERYERRORS = ("rdma-core infiniband-diags ibqueryerrors(8), FILES/ERROR THRESHOLD: the error_thresholds example "
                   "sets SymbolErrorCounter=10 and LinkErrorRecoveryCounter=10 as the level at which a port is reported")
 _LINK_DOWN = ("InfiniBand Architecture Specification Vol. 1, PortCounters LinkDownedCounter: the number of times the "
@@ -490,28 +493,29 @@ _LINK_DOWN = ("InfiniBand Architecture Specification Vol. 1, PortCounters LinkDo
               "taken down on purpose during an acceptance window, so one is a flap")
 _ANY = "estimate: a healthy link in an acceptance window shows none; one is reported (warn), more than 10 fail as %s"
 PORT_COUNTER_RULES = {
-    "symbol_error": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
-    "link_error_recovery": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
-    "link_downed": {"group": "counters", "warn_above": None, "fail_above": 0, "flap": True, "source": _LINK_DOWN},
-    "port_rcv_errors": {"group": "counters", "warn_above": 0, "fail_above": 10, "source": _ANY % "ibqueryerrors "
-                        "does for SymbolErrorCounter (" + _IBQUERYERRORS + ")"},
-    "local_link_integrity_errors": {"group": "counters", "warn_above": 0, "fail_above": 10,
+    "symbol_error": {"group": "counters", "fault": "link", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "link_error_recovery": {"group": "counters", "fault": "link", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "link_downed": {"group": "counters", "fault": "link", "warn_above": None, "fail_above": 0, "flap": True,
+                    "source": _LINK_DOWN},
+    "port_rcv_errors": {"group": "counters", "fault": "link", "warn_above": 0, "fail_above": 10,
+                        "source": _ANY % "ibqueryerrors does for SymbolErrorCounter (" + _IBQUERYERRORS + ")"},
+    "local_link_integrity_errors": {"group": "counters", "fault": "link", "warn_above": 0, "fail_above": 10,
                                     "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
-    "excessive_buffer_overrun_errors": {"group": "counters", "warn_above": 0, "fail_above": 10,
+    "excessive_buffer_overrun_errors": {"group": "counters", "fault": "link", "warn_above": 0, "fail_above": 10,
                                         "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
-    "port_xmit_discards": {"group": "counters", "warn_above": 0, "fail_above": None,
+    "port_xmit_discards": {"group": "counters", "fault": "host", "warn_above": 0, "fail_above": None,
                            "source": "estimate: discards on send are congestion or a peer that stopped reading, not a "
                                      "cable fault: reported (warn), never failed on their own"},
-    "out_of_buffer": {"group": "hw_counters", "warn_above": 0, "fail_above": None,
+    "out_of_buffer": {"group": "hw_counters", "fault": "host", "warn_above": 0, "fail_above": None,
                       "source": "estimate: the mlx5 driver's out_of_buffer counts packets dropped for lack of a "
                                 "receive WQE (a host-side shortage, not the link): reported (warn)"},
-    "link_down_events_phy": {"group": "ethtool", "warn_above": None, "fail_above": 0, "flap": True,
+    "link_down_events_phy": {"group": "ethtool", "fault": "link", "warn_above": None, "fail_above": 0, "flap": True,
                              "source": "mlx5 ethtool -S link_down_events_phy, the physical port's link-down count: "
                                        "as " + _LINK_DOWN},
-    "rx_crc_errors_phy": {"group": "ethtool", "warn_above": 0, "fail_above": 10,
+    "rx_crc_errors_phy": {"group": "ethtool", "fault": "link", "warn_above": 0, "fail_above": 10,
                           "source": _ANY % "ibqueryerrors does for SymbolErrorCounter"},
-    "rx_symbol_err_phy": {"group": "ethtool", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
-    "rx_discards_phy": {"group": "ethtool", "warn_above": 0, "fail_above": None,
+    "rx_symbol_err_phy": {"group": "ethtool", "fault": "link", "warn_above": 0, "fail_above": 10, "source": _IBQUERYERRORS},
+    "rx_discards_phy": {"group": "ethtool", "fault": "host", "warn_above": 0, "fail_above": None,
                         "source": "estimate: receive discards of a lossless RoCE port mean PFC did not hold: reported "
                                   "(warn)"},
 }

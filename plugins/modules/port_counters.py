@@ -30,8 +30,9 @@ description:
     4, 8 or 16 bits and stop there) cannot show growth: the port warns, clear its counters (C(perfquery -R)). A
     counter that went down was cleared during the window: warn. A port read after but not before warns; one read
     before and gone after fails."
-  - The fleet analysis names the link of a port whose counters grew where the pair matrix (perftest records) or the
-    topology knows it (docs/port-counters.md).
+  - The fleet analysis charges a port's link error growth to its link where the pair matrix (perftest records) or the
+    topology explains it - a bad cable fails no host, both ends warn - and to its host only when the growth is the
+    host's own (several of its ports, a suspect node, a flap with no partner evidence; docs/port-counters.md).
   - A host without C(/sys/class/infiniband) gets one C(skip) record.
   - It only reads (sysfs, C(ethtool -S)), so it runs the same in check mode.
 extends_documentation_fragment:
@@ -91,7 +92,7 @@ results:
     - The C(rdma.port_counters) records (docs/results.md). Phase C(before) - one, with C(facts.snapshot) (C(taken),
       C(epoch_s), C(ports) by C(<device>/<port>)). Phase C(after) - one per port; C(metrics) C(<counter>_growth) of
       each judged counter and C(window_s); C(facts) C(device), C(port), C(link_layer), C(netdev), C(flapped),
-      C(unread), C(after).
+      C(unread), C(after), C(growth) (every counter that changed during the window, judged or not).
   returned: always
   type: list
   elements: dict

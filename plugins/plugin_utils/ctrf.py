@@ -104,7 +104,7 @@ def _extra(rec, judged):
     status = rec.get("status")
     if judged and status in ("fail", "error", "warn"):
         extra["pair_status"] = status
-        extra["judged_by"] = "attribution"
+        extra["judged_by"] = report_html.judged_by(rec)[0]
     elif rec.get("judged_by"):
         extra["judged_by"] = rec["judged_by"]
     if status == "warn" and not judged:

@@ -413,8 +413,8 @@ def _junit_outcome(rec, counted):
         # a pair of a matrix that attribution judged counts toward no host (docs/results.md): its
         # verdict is the .node/.link testcases'; shown, not failed, so a suite fails only with its host
         return '      <system-out>%s</system-out>' % _t(
-            "PAIR %s (judged by attribution: see %s.node / %s.link): %s" % (
-                status.upper(), rec.get("check"), rec.get("check"), reason))
+            "%s %s (judged by %s: see %s): %s" % (
+                "PAIR" if rec.get("peer") else "PORT", status.upper(), *report_html.judged_by(rec), reason))
     outcome = _JUNIT_OUTCOME.get(status)
     return outcome(reason, rec.get("raw") or reason) if outcome else None
 

@@ -30,7 +30,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, coverage, port_counter_links, verdict
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import plural
 
 STATUS_CODE = {"pass": 0, "skip": 1, "warn": 2, "fail": 3, "error": 4}
@@ -127,9 +127,17 @@ def label(record):
 
 
 def judged_pair(rec, counted):
-    """A pairwise record that attribution judged: it counts toward no host (docs/results.md); junit.xml and ctrf.json
-    show its fail/error/warn as a passing case that names its pair status."""
-    return bool(rec.get("peer")) and id(rec) not in counted
+    """A pairwise record that attribution judged, or a port record whose errors a link explains (port_counter_links):
+    it counts toward no host (docs/results.md); junit.xml and ctrf.json show its fail/error/warn as a passing case
+    that names its own status and what judged it (:func:`judged_by`)."""
+    return (bool(rec.get("peer")) or rec.get("check") == port_counter_links.CHECK) and id(rec) not in counted
+
+
+def judged_by(rec):
+    """(the analysis, the records that carry the verdict) of a record :func:`judged_pair` says yes to."""
+    if rec.get("check") == port_counter_links.CHECK:
+        return port_counter_links.NAME, port_counter_links.LINK_CHECK
+    return "attribution", "%s.node / %s.link" % (rec.get("check"), rec.get("check"))
 
 
 def counted_ids(records):
@@ -161,6 +169,8 @@ def _count(value, word):
 
 
 def _node_text(ev, _hosts):
+    if ev.get("text"):
+        return str(ev["text"])        # a finding that makes its own sentence (port_counter_links)
     text = "%s: %s of %s low (%s failed); %s fleet median %s, limit %s" % (
         "suspect node, needs confirmation (too few known-good peers are low with it)" if ev.get("needs_confirmation")
         else "suspect node", fmt(ev.get("low_pairs")), _count(ev.get("pairs"), "pair"), fmt(ev.get("failed_pairs")), ev.get("metric") or "",
@@ -173,6 +183,8 @@ def _node_text(ev, _hosts):
 
 
 def _link_text(ev, hosts):
+    if ev.get("text"):
+        return str(ev["text"])        # a finding that makes its own sentence (port_counter_links)
     text = "%s link %s: %s %s vs fleet median %s (limit %s)%s" % (
         "suspect" if not ev.get("needs_confirmation") else "unconfirmed low",
         " <-> ".join(hosts), ev.get("metric") or "", fmt(ev.get("value")), fmt(ev.get("fleet_median")),

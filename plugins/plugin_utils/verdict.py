@@ -19,6 +19,12 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   judged matrix (no measurement attribution can use: a ``skip``, a check it does not know)
   counts toward its ``host`` only, never toward its ``peer``: one end's word never judges
   the other end.
+- a ``rdma.port_counters`` record (one port's counters over a window) whose link error counters grew and whose
+  growth a LINK explains (its slow pair on that rail, the other end of its cable, the switch port the topology
+  knows: plugin_utils/port_counter_links.py) counts toward no host, as a judged pair record does: the
+  ``rdma.port_counters.link`` records (``warn`` on the ends of the link, ``facts.ports`` naming the port records
+  they explain) carry the verdicts. A port whose growth is its host's own (several of its ports, a suspect node,
+  nothing naming a link) keeps counting toward its host;
 - a record of the group-testing screen (a multi-node collective over a group, its test named in
   ``params.env.AIFABRIC_SCREEN``: group_screen.screen_of) measures a GROUP, not its launcher: when the screen
   analysis judged its check, it counts toward no host (the ``<check>.screen`` records carry the host
@@ -44,7 +50,7 @@ from __future__ import annotations
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, screen_analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, port_counter_links, screen_analysis
 
 NAME = "required"
 ATTRIBUTION = "attribution"
@@ -98,12 +104,16 @@ def host_records(records):
     """
     judged = judged_matrices(records)
     screened = screen_analysis.judged_checks(records)
+    explained = port_counter_links.explained_ports(records)
     out = {}
     for rec in records:
         host = rec.get("host") if isinstance(rec.get("host"), str) and rec.get("host") else None
         mine = out.setdefault(host, [])
         if rec.get("check") in screened and group_screen.is_screen_record(rec):
             continue                     # a group's measurement: the screen analysis's records judge its hosts
+        if explained and rec.get("check") == port_counter_links.CHECK and (host, rec.get("target")) in explained \
+                and not analysis.is_analysis_record(rec):
+            continue                     # a port whose errors a link explains: the link's records judge its ends
         if not is_pairwise(rec):
             mine.append(rec)
         elif matrix_key(rec) not in judged:

@@ -145,6 +145,19 @@ def _growth(name, group, old, new, window_h, judged):
     return None
 
 
+def changed(old, new):
+    """{group: {counter: growth}} of every counter read both times whose value changed (judged or not: the traffic,
+    congestion and pause counters are kept with their growth; a negative growth is a counter cleared or wrapped)."""
+    out = {}
+    for group in GROUPS + ("ethtool",):
+        before, after = old.get(group) or {}, new.get(group) or {}
+        moved = dict((name, after[name] - before[name]) for name in sorted(after)
+                     if isinstance(before.get(name), int) and isinstance(after[name], int) and after[name] != before[name])
+        if moved:
+            out[group] = moved
+    return out
+
+
 def judge_port(key, old, new, window_h, common):
     """The record of one port from its before and after readings."""
     judged, findings = {}, []
@@ -162,7 +175,7 @@ def judge_port(key, old, new, window_h, common):
     facts = {"device": new["device"], "port": new["port"], "link_layer": new["link_layer"], "netdev": new["netdev"],
              "flapped": any(thresholds.PORT_COUNTER_RULES[n].get("flap") and judged.get(n) for n in judged),
              "unread": new.get("unread") or {},
-             "after": dict((g, new.get(g) or {}) for g in GROUPS + ("ethtool",))}
+             "after": dict((g, new.get(g) or {}) for g in GROUPS + ("ethtool",)), "growth": changed(old, new)}
     reason = "; ".join(text for _s, text in findings) or None
     return results.make(CHECK, status, reason=reason, target=key, metrics=metrics, expect=expect, facts=facts,
                         **common)

@@ -15,10 +15,11 @@ from ansible_collections.aifabric.acceptance.tests.integration import netns
 from ansible_collections.aifabric.acceptance.tests.k8s import process_kubelet
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir)
-# the tools the real-process tests skip without (netns.TOOLS, process_kubelet.TOOLS, and mpirun: test_mpi_cleanup,
-# test_nccl_fleet, test_nccl_screen, test_k8s_real_pods*) -> the Debian package that ships each
+# the tools the real-process tests skip without (netns.TOOLS, process_kubelet.TOOLS, mpirun: test_mpi_cleanup,
+# test_nccl_fleet, test_nccl_screen, test_k8s_real_pods*; ethtool: test_port_counters_ethtool) -> the Debian package
+# that ships each
 SKIP_TOOLS = {"ip": "iproute2", "unshare": "util-linux", "sshd": "openssh-server", "ssh": "openssh-client",
-              "ssh-keygen": "openssh-client", "mpirun": "openmpi-bin"}
+              "ssh-keygen": "openssh-client", "mpirun": "openmpi-bin", "ethtool": "ethtool"}
 
 
 def bindep_test_packages():
@@ -42,7 +43,7 @@ def ci_packages():
 
 
 def test_every_tool_the_real_process_tests_skip_without_is_covered():
-    assert set(netns.TOOLS) | set(process_kubelet.TOOLS) | {"mpirun"} == set(SKIP_TOOLS)
+    assert set(netns.TOOLS) | set(process_kubelet.TOOLS) | {"mpirun", "ethtool"} == set(SKIP_TOOLS)
     packages = set(SKIP_TOOLS.values())
     assert packages - bindep_test_packages() == set(), "bindep.txt lacks them"
     assert packages - ci_packages() == set(), ".ci/run does not install them"

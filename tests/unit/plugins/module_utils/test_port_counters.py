@@ -19,6 +19,8 @@ MLX5 = read(parser_fixture("port_counters", "ethq-issue8-mlx5_core-cx4-ubuntu18.
 BE2NET = read(parser_fixture("port_counters", "ethq-issue7-be2net-ethtool-S-head.txt"))
 VIRTIO = read(parser_fixture("port_counters", "ethtool-6.1-virtio_net-eth0-S.txt"))
 NO_STATS = read(parser_fixture("port_counters", "ethtool-6.1-lo-S-no-stats.txt"))
+VETH_BEFORE = read(parser_fixture("port_counters", "ethtool-6.1-veth-S-before.txt"))
+VETH_AFTER = read(parser_fixture("port_counters", "ethtool-6.1-veth-S-after.txt"))
 
 
 def gpud_counters():
@@ -31,6 +33,12 @@ def gpud_counters():
         elif line.strip() and name:
             out[name] = line.strip()
     return out
+
+
+def rdma_stat_counters():
+    """{name: value} of the real mlx5_0/1 hw counters that ``rdma stat show -p`` printed (netdev, 2019-07-10)."""
+    text = read(parser_fixture("port_counters", "rdma-stat-p-mlx5_0-1-hw-counters-netdev-2019.txt"))
+    return dict(line.split() for line in text.splitlines() if line.startswith("\t"))
 
 
 def sysfs(root, ports):
@@ -63,6 +71,23 @@ def test_reader_on_real_values_keeps_every_counter(tmp_path):
     assert port["hw_counters"] == {"np_cnp_sent": 17, "out_of_buffer": 0} and port["link_layer"] == "InfiniBand"
 
 
+def test_reader_on_real_mlx5_hw_counters(tmp_path):
+    """The mlx5 driver's hw counters of a real ConnectX port (rdma stat's table of them), as files of hw_counters:
+    every one read as a number; out_of_buffer growing during the window warns (a host-side counter), the RC retry and
+    CNP counters are kept with their growth, not judged."""
+    real = rdma_stat_counters()
+    assert len(real) == 21 and {"out_of_buffer", "rnr_nak_retry_err", "local_ack_timeout_err", "np_cnp_sent"} <= set(real)
+    host = sysfs(tmp_path / "before", {"mlx5_0/1": {"counters": healthy(), "hw_counters": real}})
+    before = tool.records(host, {"phase": "before"})[0]
+    assert before["facts"]["snapshot"]["ports"]["mlx5_0/1"]["hw_counters"] == dict((k, int(v)) for k, v in real.items())
+    grown = dict(real, out_of_buffer="7", rnr_nak_retry_err="3", np_cnp_sent="1200")
+    after = sysfs(tmp_path / "after", {"mlx5_0/1": {"counters": healthy(), "hw_counters": grown}})
+    (record,) = tool.records(after, {"phase": "after", "before": before})
+    assert record["status"] == "warn" and record["reason"].startswith("out_of_buffer grew by 7")
+    assert record["metrics"]["out_of_buffer_growth"] == 7 and "rnr_nak_retry_err_growth" not in record["metrics"]
+    assert record["facts"]["growth"] == {"hw_counters": {"np_cnp_sent": 1200, "out_of_buffer": 7, "rnr_nak_retry_err": 3}}
+
+
 def test_saturated_counters_cannot_show_growth(tmp_path):
     """The real port reads link_downed 255 and port_xmit_discards 65535: stuck, so the record warns, never passes."""
     host = sysfs(tmp_path, {"mlx5_1/1": {"counters": gpud_counters()}})
@@ -83,8 +108,22 @@ def test_ethtool_stats_on_real_outputs():
     assert parser.parse_value("N/A (no PMA)\n") == (None, "not a number: 'N/A (no PMA)'")
 
 
+def test_ethtool_stats_of_a_real_veth_and_their_growth():
+    """veth's own statistics (captured here, before and after 200 datagrams from its peer): every counter a number,
+    the growth of the receive queue's NAPI counters what the traffic was."""
+    before, after = parser.parse_ethtool_stats(VETH_BEFORE), parser.parse_ethtool_stats(VETH_AFTER)
+    assert before["error"] is None and after["error"] is None and set(before["counters"]) == set(after["counters"])
+    assert len(before["counters"]) == 10 and before["counters"]["peer_ifindex"] == 2
+    old = {"device": "rxe0", "port": "1", "link_layer": "Ethernet", "netdev": "veth0", "counters": {},
+           "hw_counters": {}, "ethtool": before["counters"], "unread": {}}
+    new = dict(old, ethtool=after["counters"])
+    assert tool.changed(old, new) == {"ethtool": {"rx_queue_0_xdp_bytes": 205780, "rx_queue_0_xdp_packets": 203}}
+    record = tool.judge_port("rxe0/1", old, new, 1.0 / 60, {"started": "2026-12-06T08:00:00Z"})
+    assert record["status"] == "pass" and record["facts"]["growth"]["ethtool"]["rx_queue_0_xdp_packets"] == 203
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=mutated(MLX5) | mutated(BE2NET) | mutated(VIRTIO))
+@given(text=mutated(MLX5) | mutated(BE2NET) | mutated(VIRTIO) | mutated(VETH_AFTER))
 def test_fuzz_ethtool_never_raises(text):
     parsed = parser.parse_ethtool_stats(text)
     assert parsed["error"] or parsed["counters"]
@@ -163,7 +202,8 @@ def test_a_ports_netdev_is_read_with_ethtool_and_a_driver_without_stats_is_unrea
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=mutated(read(parser_fixture("port_counters", "gpud-pr943-mlx5_1-port1-counters.txt"))))
+@given(text=mutated(read(parser_fixture("port_counters", "gpud-pr943-mlx5_1-port1-counters.txt")))
+       | mutated("\n".join(rdma_stat_counters().values())))
 def test_fuzz_counter_files_never_raise(text):
     """Each line of the real counter listing, mutated, read as one sysfs file: a number or why not, never a raise."""
     for line in text.splitlines() or [""]:

@@ -81,7 +81,8 @@ def _perftest_run_of(text):
 
 def _port_snapshot(rel, taken, epoch_s):
     """A port_counters snapshot of one port holding a real capture's values: a sysfs counters listing
-    (``=== ./<name> ===`` then the value) or an ``ethtool -S`` output (the port's netdev's counters)."""
+    (``=== ./<name> ===`` then the value), an ``ethtool -S`` output (the port's netdev's counters) or ``rdma stat show -p``
+    (the hw counters)."""
     text = read(ROOT, rel)
     port = {"device": "mlx5_1", "port": "1", "link_layer": "InfiniBand", "netdev": None, "counters": {},
             "hw_counters": {}, "ethtool": {}, "unread": {}}
@@ -90,6 +91,9 @@ def _port_snapshot(rel, taken, epoch_s):
         port.update(link_layer="Ethernet", netdev="eth0", ethtool=parsed["counters"])
         if parsed["error"]:
             port["unread"]["ethtool"] = parsed["error"]
+    if os.path.basename(rel).startswith("rdma-stat"):     # rdma stat show -p: the hw counters, "\t<name> <value>"
+        port["hw_counters"] = dict((n, port_counters_parser.parse_value(v)[0]) for n, v in
+                                   (line.split() for line in text.splitlines() if line.startswith("\t")))
     name = None
     for line in text.splitlines() if "ethtool" not in os.path.basename(rel) else ():
         if line.startswith("=== ./"):
