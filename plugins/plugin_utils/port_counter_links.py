@@ -10,7 +10,7 @@ window (``<counter>_growth`` above 0 for a counter thresholds.PORT_COUNTER_RULES
   ``mlx5_i`` <-> ``mlx5_i``), judged as attribution judges it (attribution.collect_edges / judge: the same low
   pairs). A low pair of the port's host on that rail is the link: the port's errors and the slow pair are one fault
   (cable, transceiver, switch port), not the node;
-- the topology (``net.topology`` records, plugin_utils/topology.py): the switch and switch port the port is cabled to.
+- the topology (``net.topology`` records, plugin_utils/cabling.py): the switch and switch port the port is cabled to.
 
 Records added (tool ``fleet-analysis``, version ``port_counters``): ``rdma.port_counters.link``, ``warn``, on both
 ends of each slow pair of an erroring port (``peer`` the other end), or on the port's host alone when no pair of its
@@ -23,7 +23,7 @@ The port's own record (its host's) is the verdict of the port; these records nam
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, attribution, cabling
 
 NAME = "port_counters"
 CHECK = "rdma.port_counters"
@@ -48,7 +48,7 @@ def erroring_ports(records):
     """[(host, device, port key, record, grown)] of the after records whose error counters grew."""
     out = []
     for record in records:
-        if not isinstance(record, dict) or record.get("check") != CHECK or analysis.is_analysis_record(record):
+        if not isinstance(record, dict) or record.get("check") != CHECK or analysis_records.is_analysis_record(record):
             continue
         if (record.get("params") or {}).get("phase") != "after" or not record.get("host"):
             continue
@@ -86,7 +86,7 @@ def _counters_text(found):
 
 def _records_of_port(host, device, key, record, found, judged, where):
     """(new records, findings) of one erroring port."""
-    place = topology.placement(where.get(host), device) if where.get(host) else None
+    place = cabling.placement(where.get(host), device) if where.get(host) else None
     facts = {"port": key, "grown": found, "flapped": bool((record.get("facts") or {}).get("flapped")),
              "switch": place.switch if place else None, "switch_port": place.switch_port if place else None}
     cabled = " (cabled to %s port %s)" % (place.switch, place.switch_port) if place else ""
@@ -99,15 +99,15 @@ def _records_of_port(host, device, key, record, found, judged, where):
                       host, device, peer, host, key, cabled, _counters_text(found), check, how))
         link_facts = dict(facts, link=sorted([host, peer]), measured_check=check, slow_peers=[p for _c, p, _v, _m in slow])
         for end, other in ((host, peer), (peer, host)):
-            new.append(analysis.record(NAME, LINK_CHECK, "warn", end, peer=other, reason=reason, target=device,
-                                       facts=link_facts))
-        findings.append(analysis.finding("link", CHECK, [host, peer], target=device, evidence=link_facts))
+            new.append(analysis_records.record(NAME, LINK_CHECK, "warn", end, peer=other, reason=reason, target=device,
+                                               facts=link_facts))
+        findings.append(analysis_records.finding("link", CHECK, [host, peer], target=device, evidence=link_facts))
     if not slow and place:
         reason = ("%s's port %s grew %s during the window; it is cabled to %s port %s: check that link (no pair of "
                   "the %s rail was slow)" % (host, key, _counters_text(found), place.switch, place.switch_port, device))
         link_facts = dict(facts, link=[host, place.switch], measured_check=None, slow_peers=[])
-        new.append(analysis.record(NAME, LINK_CHECK, "warn", host, reason=reason, target=device, facts=link_facts))
-        findings.append(analysis.finding("link", CHECK, [host], target=device, evidence=link_facts))
+        new.append(analysis_records.record(NAME, LINK_CHECK, "warn", host, reason=reason, target=device, facts=link_facts))
+        findings.append(analysis_records.finding("link", CHECK, [host], target=device, evidence=link_facts))
     return new, findings
 
 
@@ -116,7 +116,7 @@ def analyze(records, config):
     erroring = erroring_ports(records)
     if not erroring:
         return [], []
-    where, judged = topology.read(records), matrices(records, config)
+    where, judged = cabling.read(records), matrices(records, config)
     new_records, findings = [], []
     for host, device, key, record, found in erroring:
         new, found_here = _records_of_port(host, device, key, record, found, judged, where)
