@@ -8,12 +8,18 @@ from __future__ import annotations
 import json
 import os
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+
 FIXTURES = parser_fixture("perftest")
+CAPTURES = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".txt"))
 REFUSED = "perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt"
 
 
@@ -63,10 +69,21 @@ def test_the_one_retry_decision_only_a_failed_run_that_could_not_connect():
         assert not adapter.read_output(_capture(name), 1, False).retry, name
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(CAPTURES), rc=st.sampled_from([0, 1, None]), data=st.data())
+def test_fuzz_the_reading_never_raises_and_retries_only_without_a_row(name, rc, data):
+    text = data.draw(mutated(_capture(name)))
+    read = adapter.read_output(text, rc, False)
+    assert (read.parsed is None) != (read.problem is None)
+    assert not read.retry or (rc == 1 and not (read.parsed or {}).get("rows"))
+    ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, host="h1", peer="h2", target="mlx5_0")
+    assert adapter.records(text, replace(ctx, reading=read)) == adapter.records(text, ctx)
+
+
 def test_the_reading_is_the_records_parse():
     """The record built from the client round's reading is the record built from the text alone, on every real
     perftest capture, as a client and a server, exited 0 or 1, and timed out."""
-    for name in sorted(n for n in os.listdir(FIXTURES) if n.endswith(".txt")):
+    for name in CAPTURES:
         text = _capture(name)
         for side, rc, timed_out in (("client", 0, False), ("client", 1, False), ("server", 0, False),
                                     ("client", 124, True)):
