@@ -586,22 +586,17 @@ def from_output(path, params, host):
 RESOLVE_FAILURE = "Problem in resolving basic address and port"
 
 
-class Reading(namedtuple("Reading", "parsed problem retry")):
-    """One side's output read once (``read_output``): ``parsed``, the parser's dict (None when the output could not
-    be read, or was not: a run that timed out); ``problem``, the ParseError of an output that could not be read;
-    ``retry``, whether a client's run ended only because its server does not answer yet."""
-
-    __slots__ = ()
+# One output read once (read_output): parsed, the parser's dict (None when unreadable, or not read: it timed out);
+# problem, the ParseError of an unreadable output; retry, a client's run ended only because its server does not answer
+Reading = namedtuple("Reading", "parsed problem retry")
 
 
 def read_output(text, rc=None, timed_out=False):
     """Read one perftest output ONCE: the parse its record is built from (``records`` takes it as ``ctx.reading``)
-    and the one retry decision of a client. ``retry``: the run failed (rc not 0, not timed out) without a result row
-    because its server does not answer yet - perftest's ``connect`` failure (the parser's error_kind: "Couldn't
-    connect to", "Unable to init the socket connection", ...) or the server's name that does not resolve yet
-    (RESOLVE_FAILURE, with no other failure beside it: a pod started before the server pod's DNS record). The SSH
-    sweep's client round (perftest_clients) and the pod entry program (k8s_entry.run_step) re-start a client on
-    it; any other failure is final. Never raises on the tool's output."""
+    and the one retry decision of a client, which the SSH sweep's client round (perftest_clients) and the pod entry
+    program (k8s_entry.run_step) both take: a failed run (rc not 0, not timed out) without a result row whose server
+    does not answer yet - the parser's ``connect`` failure, or the server's name that does not resolve yet
+    (RESOLVE_FAILURE and no other failure: a pod started before the server pod's DNS record). Never raises."""
     if timed_out:
         return Reading(None, None, False)
     failed = rc not in (0, None)
