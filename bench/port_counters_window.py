@@ -26,7 +26,7 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, port_counter_links
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, port_counter_links
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, os.pardir, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures",
@@ -125,7 +125,7 @@ def main():
         alone.append(time.perf_counter() - began)
     for pipeline in (without, records):
         began = time.perf_counter()
-        analyses.analyze(pipeline, {})
+        analysis_pipeline.analyze(pipeline, {})
         whole.append(time.perf_counter() - began)
     print("controller: %d hosts x %d ports, %d records: the port_counters analysis %.2f s (median of %d); the whole "
           "pipeline %.1f s with the port records, %.1f s without; %d link record(s), %d finding(s)" % (

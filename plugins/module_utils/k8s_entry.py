@@ -214,27 +214,6 @@ def wait_for_peers(hosts, port, wait_s):
     return missing
 
 
-# perftest's client when getaddrinfo() fails for the server's name (perftest_communication.c, ethernet_client_connect):
-# on Kubernetes the server pod's DNS record appears only once that pod runs, so the client may start first
-RESOLVE_FAILURE = "Problem in resolving basic address and port"
-
-
-def _retryable(text):
-    """perftest's 'cannot reach the server yet': the parser's 'connect' kind (as on the SSH path), or the server's
-    name that does not resolve yet (RESOLVE_FAILURE) - never once a result row or another failure was printed."""
-    try:
-        # the code tree is on sys.path (cmd_run put it there)
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-        parsed = perftest.parse(text)
-    except Exception:  # pylint: disable=broad-except  # no table and no failure the parser knows
-        return RESOLVE_FAILURE in (text or "")
-    if parsed["rows"]:
-        return False
-    if parsed["error_kind"] == "connect":
-        return True
-    return parsed["error_kind"] in (None, "other") and RESOLVE_FAILURE in (text or "")
-
-
 INDEX_WORD = "{JOB_COMPLETION_INDEX}"
 RESULT_WORD = "{RESULT_DIR}"
 _RESULT_DIR = []
@@ -302,6 +281,13 @@ def mpirun_argv(argv, how, environ, which=shutil.which):
     return out[:1] + extra + out[1:]
 
 
+def _retryable(run):
+    """A perftest client step (the only kind with ``retry_until_s``) whose server does not answer yet: the adapter's
+    one retry decision (tools.perftest.read_output), as on the SSH path."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest  # the pod's code tree
+    return perftest.read_output(run.output, run.rc, run.timed_out).retry
+
+
 def run_step(step):
     deadline = time.monotonic() + float(step.get("retry_until_s") or 0)
     attempts = 0
@@ -313,7 +299,7 @@ def run_step(step):
         run = run_argv(argv, float(step.get("timeout_s") or 600), merge=True)
         if run.timed_out or run.rc == 0 or not step.get("retry_until_s") or _STOPPING.is_set():
             break
-        if time.monotonic() + float(step.get("retry_delay_s") or 1) >= deadline or not _retryable(run.output):
+        if time.monotonic() + float(step.get("retry_delay_s") or 1) >= deadline or not _retryable(run):
             break
         time.sleep(float(step.get("retry_delay_s") or 1))
     return run, attempts

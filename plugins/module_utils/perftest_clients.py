@@ -7,8 +7,8 @@ The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step
 
 - its servers: one detached server per device (TCP port ``port + i`` for the i-th device, detached.start);
 - ``run_clients`` here starts one client per device at once, waits for all, and
-  re-starts a client whose server does not answer yet (perftest's "Couldn't
-  connect" family) until ``connect_timeout_s`` (longer while ``keep_waiting`` says the server's
+  re-starts a client whose server does not answer yet (the adapter's read_output: its one retry decision, from the
+  parse the record reuses) until ``connect_timeout_s`` (longer while ``keep_waiting`` says the server's
   host is only late: the sweep runner asks that host's runner, see perftest_sweep); any other
   failure is final.
 
@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
 
 INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
                "or role aifabric.acceptance.perftest"
@@ -57,6 +56,7 @@ class Job:
     started: Optional[str] = None
     started_mono: Optional[float] = None
     result: Optional[Tuple[str, Optional[int], bool]] = None  # (text, rc, timed_out)
+    reading: Optional[adapter.Reading] = None   # result's text read once (its retry decision; the record reuses it)
 
 
 def text_of(handle):
@@ -99,18 +99,6 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
         clients.poll(start_attempt)
         if clients.pending:
             time.sleep(poll_s)
-
-
-def refused(text, rc, timed_out):
-    """Whether a client's run ended because its server does not listen yet (perftest's "Couldn't connect" family,
-    no result row): the one failure worth a re-start."""
-    if timed_out or rc in (0, None):
-        return False
-    try:
-        parsed = parser.parse(text)
-    except ParseError:
-        return False
-    return not parsed["rows"] and parsed["error_kind"] == "connect"
 
 
 def ended(handle):
@@ -157,10 +145,11 @@ class _ClientRound(object):
             text = text_of(job.handle)
             rc = outcome.get("rc")
             timed_out = rc in DETACHED_TIMEOUT_RCS
-            if refused(text, rc, timed_out) and self.may_retry():
+            reading = adapter.read_output(text, rc, timed_out)     # the one retry decision, from the one parse
+            if reading.retry and self.may_retry():
                 self.retry_later(job)
                 continue
-            job.result = (text, rc, timed_out)
+            job.result, job.reading = (text, rc, timed_out), reading
             self.pending.remove(job)
 
     def may_retry(self):

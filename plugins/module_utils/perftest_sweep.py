@@ -905,11 +905,10 @@ class Sweep(PerftestRun):
                 params=dict(params, sweep_name=self.p["sweep_name"]), rc=rc, side="client", host=self.host,
                 target=job.device, index=job.index,
                 argv=job.argv, tool_version=version, facts=job.facts, timed_out=timed_out, started=job.started,
-                duration_s=duration_s, attempts=job.attempts))
+                duration_s=duration_s, attempts=job.attempts, reading=job.reading))
             self.records.extend(recs)
             failed = failed or any(r.get("status") in ("fail", "error") for r in recs)
-            if any((r.get("facts") or {}).get("error_kind") == "connect" for r in recs):
-                refused += 1
+            refused += 1 if job.reading is not None and job.reading.retry else 0    # refused to the end
             if not self.p["keep_state"]:
                 self.remove(job.state_dir)
         if jobs:

@@ -26,7 +26,7 @@ Controller-only (plugin_utils), no Ansible imports.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, group_screen
 
 SWEEP_MODULE = "perftest_sweep"
 SERVER_SUFFIX = ".server"
@@ -66,7 +66,7 @@ class Plans:
     def refusal(self, sender, rec, args, targeted, participants=None):
         """Why ``rec`` (returned by a task of ``sender`` with controller-side arguments ``args``) is not admitted, or
         None. ``targeted``: the hosts of this run; ``participants``: the hosts of a run_once task's play."""
-        if analysis.is_analysis_record(rec):
+        if analysis_records.is_analysis_record(rec):
             return "it claims to be the controller's own analysis (tool fleet-analysis), which no task returns"
         if group_screen.screen_of(rec) is not None:
             return _screen_refusal(sender, rec, args, targeted)

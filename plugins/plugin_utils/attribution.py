@@ -43,7 +43,7 @@ Verdicts:
   switch, its uplink, a rack - and are one ``group`` finding, their hosts ``warn``, never N bad nodes. Two bad
   nodes are low with each other too, so they never form a group; a bad node behind a bad switch is low with its
   switch-mates and stays a node. Needs at least one measured pair inside the group per member. Where the
-  hosts' ``net.topology`` records (topology.py) know the members' switches on the matrix's rail, the finding's
+  hosts' ``net.topology`` records (cabling.py) know the members' switches on the matrix's rail, the finding's
   ``evidence`` carries ``switches`` ({switch: [hosts]}) and ``ports`` ({host: "<switch> <switch port>"}), and its
   sentence names the switch (all of its hosts in the matrix, or only a part: a port group, a line card), or which
   hosts are behind which switch when they are several; the members' records carry ``facts.switch``.
@@ -81,7 +81,7 @@ import ipaddress
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, rounds, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, group_screen, rounds, cabling
 
 NAME = "attribution"
 # known-good hosts a node must be low with before it is ``fail``: the group screen's runs per verdict
@@ -115,7 +115,7 @@ def _metric_of(record, overrides):
 
 
 def _usable(record):
-    if not isinstance(record, dict) or analysis.is_analysis_record(record):
+    if not isinstance(record, dict) or analysis_records.is_analysis_record(record):
         return False
     check = record.get("check") or ""
     if not check.startswith("rdma.") or check.endswith(".server"):
@@ -544,7 +544,7 @@ def _low_part(m):
 
 
 def switch_info(members, where):
-    """What the topology says of a group's ``members`` (``where``: {host: topology.Placement} of the matrix's
+    """What the topology says of a group's ``members`` (``where``: {host: cabling.Placement} of the matrix's
     hosts): {"switches": {switch: [hosts]}, "ports": {host: "<switch> <switch port>"}, "no_topology": [hosts]},
     or None when no member's switch is known."""
     known = [h for h in members if h in (where or {})]
@@ -574,7 +574,7 @@ def _scope(m, switch, hosts, where):
 
 
 def _switch_ports(switch, hosts, where):
-    ports = topology.port_ranges([where[h].switch_port for h in hosts])
+    ports = cabling.port_ranges([where[h].switch_port for h in hosts])
     return " (port%s %s)" % ("s" if len(hosts) > 1 else "", ports) if ports else ""
 
 
@@ -610,7 +610,7 @@ def _switches_reason(m, members, evidence, where, info):
 
 def group_reason(m, members, evidence, where=None):
     """The sentence of a group finding (and of its members' ``.node`` records); ``where`` ({host:
-    topology.Placement} of the matrix's hosts) names the switch(es) behind which the members are, when known."""
+    cabling.Placement} of the matrix's hosts) names the switch(es) behind which the members are, when known."""
     info = switch_info(members, where)
     if info is None:
         return ("%d hosts of %s%s share a bad path: %s %s - suspect what they share (a switch, its uplink, the "
@@ -634,7 +634,7 @@ def _node_finding(m, host):
         "good_peers": m.peers(host, low=False)[:MAX_EVIDENCE_PEERS],
         "witnesses": m.witnesses(host)[:MAX_EVIDENCE_PEERS], "needs_confirmation": host in m.unconfirmed,
     }
-    return analysis.finding("node", m.check, [host], target=m.target, evidence=evidence)
+    return analysis_records.finding("node", m.check, [host], target=m.target, evidence=evidence)
 
 
 def _group_finding(m, members, evidence, reason, where=None):
@@ -644,7 +644,7 @@ def _group_finding(m, members, evidence, reason, where=None):
         evidence.update(switches=info["switches"], ports=info["ports"])
         if info["no_topology"]:
             evidence["no_topology"] = info["no_topology"]
-    return analysis.finding("group", m.check, list(members), target=m.target, evidence=evidence)
+    return analysis_records.finding("group", m.check, list(members), target=m.target, evidence=evidence)
 
 
 def _link_finding(m, pair, confirmed):
@@ -652,7 +652,7 @@ def _link_finding(m, pair, confirmed):
                 "low_pct": m.low_pct, "failed": m.failed[pair],
                 "needs_confirmation": not confirmed,
                 "errors": [e["reason"] for e in m.entries[pair] if e["status"] == "error"][:3]}
-    return analysis.finding("link", m.check, sorted(pair), target=m.target, evidence=evidence)
+    return analysis_records.finding("link", m.check, sorted(pair), target=m.target, evidence=evidence)
 
 
 def _link_records(m, pair, reason):
@@ -661,14 +661,14 @@ def _link_records(m, pair, reason):
     metrics = {"fleet_median_" + m.metric: m.median}
     if m.edges[pair] is not None:
         metrics[m.metric] = m.edges[pair]
-    return [analysis.record(NAME, m.check + ".link", "warn", end, peer=other, reason=reason, target=m.target,
-                            metrics=metrics, facts={"attribution": "link", "measured_check": m.check, "link": [a, b]})
+    return [analysis_records.record(NAME, m.check + ".link", "warn", end, peer=other, reason=reason, target=m.target,
+                                    metrics=metrics, facts={"attribution": "link", "measured_check": m.check, "link": [a, b]})
             for end, other in ((a, b), (b, a))]
 
 
 def _host_record(m, host, link_reasons, where=None):
     """The ``<check>.node`` record of one host of the matrix: its verdict for the check and rail (``where``: the
-    switches of the matrix's hosts, {host: topology.Placement}, named in a group member's record)."""
+    switches of the matrix's hosts, {host: cabling.Placement}, named in a group member's record)."""
     metrics = {"low_pairs_count": m.low_count(host), "pairs_count": len(m.incident[host]),
                "fleet_median_" + m.metric: m.median}
     facts = {"measured_check": m.check}
@@ -702,8 +702,8 @@ def _host_record(m, host, link_reasons, where=None):
     else:
         status, reason = "pass", _healthy_reason(m, host)
         facts["attribution"] = "healthy"
-    return analysis.record(NAME, m.check + ".node", status, host, reason=reason, target=m.target, metrics=metrics,
-                           facts=facts)
+    return analysis_records.record(NAME, m.check + ".node", status, host, reason=reason, target=m.target,
+                                   metrics=metrics, facts=facts)
 
 
 def _is_address(end):
@@ -717,7 +717,7 @@ def _is_address(end):
 
 def _matrix_output(m, where=None):
     """(records, findings) of one judged matrix: a node finding per suspect node, a group finding per group (naming
-    its switches where ``where``, {host: topology.Placement}, knows them), a link finding per low pair left, a
+    its switches where ``where``, {host: cabling.Placement}, knows them), a link finding per low pair left, a
     ``.node`` record per host, then the ``.link`` records of the confirmed links; an end given as an IP address (a
     peer that is no host of the run) gets none."""
     findings = [_node_finding(m, host) for host in sorted(m.nodes)]
@@ -741,12 +741,12 @@ def analyze(records, config):
     verdict for that check and rail) and both ends of every suspect link a ``<check>.link`` warn.
     """
     opts = settings(config)
-    switches = topology.read(records)
+    switches = cabling.read(records)
     new_records, findings = [], []
     for (check, target), group in sorted(collect_edges(records, config).items(),
                                          key=lambda kv: (kv[0][0], kv[0][1] or "")):
         m = judge(check, target, group, opts)
-        matrix_records, matrix_findings = _matrix_output(m, topology.placements(switches, m.incident, target))
+        matrix_records, matrix_findings = _matrix_output(m, cabling.placements(switches, m.incident, target))
         new_records.extend(matrix_records)
         findings.extend(matrix_findings)
     return new_records, findings
@@ -797,7 +797,7 @@ def plan_confirmation(findings, hosts, per_suspect=2, check=None, records=None):
 def _node_verdicts(records, check):
     """This analysis's ``<check>.node`` records among ``records`` (of ``check`` when given)."""
     for rec in records or ():
-        if not (isinstance(rec, dict) and analysis.is_analysis_record(rec)
+        if not (isinstance(rec, dict) and analysis_records.is_analysis_record(rec)
                 and (rec.get("tool") or {}).get("version") == NAME and str(rec.get("check", "")).endswith(".node")):
             continue
         if check and rec.get("check") != check + ".node":
@@ -828,14 +828,14 @@ def _clean_hosts(records, check):
 def _node_suspects_by_switch(findings, hosts, check, records):
     """The hosts of the node findings among ``hosts``, ordered by their switch on the finding's rail (where the
     ``net.topology`` records say it; hosts without one after them), then by name."""
-    known = topology.read(records) if records else {}
+    known = cabling.read(records) if records else {}
     order = {}
     for item in findings:
         if item.get("kind") != "node" or (check and item.get("check") != check):
             continue
         for host in item.get("hosts") or []:
             if host in hosts and host not in order:
-                where = topology.placement(known.get(host), item.get("target"))
+                where = cabling.placement(known.get(host), item.get("target"))
                 order[host] = (where is None, where.switch if where else "", host)
     return sorted(order, key=order.get)
 

@@ -26,7 +26,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, compare, group_screen, history
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, compare, group_screen, history
 
 NAME = "baseline"
 DEFAULT_MIN_PCT = thresholds.BASELINE_MIN_PCT
@@ -84,7 +84,7 @@ def analyze(records, config):
                                                      ("%g" % pct))
     added, failing = [], []
     for rec in records:
-        if (analysis.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer")
+        if (analysis_records.is_analysis_record(rec) or rec.get("status") not in JUDGED or rec.get("peer")
                 or not rec.get("host") or group_screen.is_screen_record(rec)):
             continue    # the group screen's records measure a group, not their launcher (the screen analysis's)
         values = compare.baseline_reference(base, rec) or {}
@@ -109,7 +109,7 @@ def analyze(records, config):
             continue
         status = wanted["status"] if bad else "pass"
         reason = ("below baseline %s: %s" % (base["name"], "; ".join(bad))) if bad else None
-        added.append(analysis.record(
+        added.append(analysis_records.record(
             NAME, "%s.baseline" % rec["check"], status, rec["host"], reason=reason, target=rec.get("target"),
             metrics=metrics, expect=expect, params={"baseline": base["name"], "min_pct": pct,
                                                     "baseline_kind": base["kind"], "source_run": base["source_run"]}))
@@ -117,7 +117,7 @@ def analyze(records, config):
             failing.append(rec["host"])
     findings = []
     if failing:
-        findings.append(analysis.finding("baseline", None, failing, evidence={
+        findings.append(analysis_records.finding("baseline", None, failing, evidence={
             "baseline": base["name"], "min_pct": pct, "kind": base["kind"], "source_run": base["source_run"]}))
     return added, findings
 

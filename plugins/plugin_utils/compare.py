@@ -26,7 +26,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, history
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, fleet_relative, history
 
 DEFAULT_MARGIN_PCT = thresholds.COMPARE_MARGIN_PCT
 MARGIN_KEY = "_compare_margin_pct"  # a caller's margin for attach(), removed from the report there
@@ -63,7 +63,7 @@ def check_margin(margin_pct):
 
 
 def _measured(records):
-    return [r for r in records if isinstance(r, dict) and not analysis.is_analysis_record(r)]
+    return [r for r in records if isinstance(r, dict) and not analysis_records.is_analysis_record(r)]
 
 
 def _entry(key, **extra):

@@ -22,7 +22,7 @@ import fnmatch
 import functools
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative, hardware, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, fleet_relative, hardware, verdict
 
 # the headline figures: the one table of them, fleet_relative.DEFAULT_RULES (also the history's trends, the progress
 # lines and the Prometheus export)
@@ -71,7 +71,7 @@ def analysis_judges(records):
     out = {}
     compared = None
     for rec in records:
-        if not analysis.is_analysis_record(rec):
+        if not analysis_records.is_analysis_record(rec):
             continue
         judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
         if judge is None:
@@ -112,7 +112,7 @@ def judges_of(rec, by_analysis, judged_matrices, hardware_why=None):
 def _is_headline(rec):
     metric = headline_metric(rec.get("check"))
     metrics = rec.get("metrics") or {}
-    if (metric is None or metric not in metrics or analysis.is_analysis_record(rec)
+    if (metric is None or metric not in metrics or analysis_records.is_analysis_record(rec)
             or rec.get("status") not in RAN):
         return False
     ranks = metrics.get("ranks")
@@ -129,7 +129,7 @@ def record_judges(records):
     matrices = verdict.compared_matrices(records)
     out = {}
     for rec in records:
-        if analysis.is_analysis_record(rec):
+        if analysis_records.is_analysis_record(rec):
             name = (rec.get("tool") or {}).get("version")
             out[id(rec)] = "%s (analysis)" % ANALYSIS_JUDGES.get(name, name or "analysis")
         elif _is_headline(rec):
@@ -294,7 +294,7 @@ def stages(records, hosts, plural):
     roles = {}      # check -> its stages (a fleet has few distinct checks: each is matched once)
     for rec in records:
         per_stage = by_host.get(rec.get("host"))
-        if per_stage is None or analysis.is_analysis_record(rec):
+        if per_stage is None or analysis_records.is_analysis_record(rec):
             continue
         check = rec.get("check")
         if check in BOOKKEEPING:

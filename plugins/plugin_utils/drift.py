@@ -26,7 +26,7 @@ import functools
 import json
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records
 
 NAME = "drift"
 # Facts compared by default (regular expressions on the fact name).
@@ -105,7 +105,7 @@ def _collect(records, matches):
     """
     subjects = {}
     env_hosts = {}      # (check, target, fact) -> hosts that reported that env mapping
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         host = rec.get("host")
         facts = rec.get("facts") or {}
         if not host or not isinstance(facts, dict):
@@ -192,7 +192,7 @@ def _reason(name, value, decision, hosts_compared, pinned):
 
 def _finding(check, target, fact, decision):
     groups = decision.groups
-    return analysis.finding(
+    return analysis_records.finding(
         "drift", check, decision.deviating, target=target,
         evidence={
             "subject": subject_name(check, target, fact), "fact": fact, "expected": decision.expected,
@@ -211,7 +211,7 @@ def _host_records(flagged):
         for _status, _reason, fact, detail in items:
             if detail["expected"] is not None:
                 expect[fact] = {"equals": detail["expected"], "source": detail["source"]}
-        new_records.append(analysis.record(
+        new_records.append(analysis_records.record(
             NAME, check + ".drift", status, host, target=target,
             reason="; ".join(i[1] for i in items),
             facts=dict((i[2], i[3]) for i in items),

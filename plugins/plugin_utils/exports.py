@@ -33,7 +33,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, render
 
 FLEET_FILE = "aifabric.prom"
 HOST_FILE = "aifabric_%s.prom"
@@ -100,7 +100,7 @@ def _record_samples(records, hosts, status, metric):
         key = (host, rec.get("check") or "", rec.get("target") or "", rec.get("peer") or "")
         severity = results.SEVERITY.get(rec.get("status"), 0)
         status[key] = max(status.get(key, severity), severity)
-        if analysis.is_analysis_record(rec):
+        if analysis_records.is_analysis_record(rec):
             continue
         for name, value in sorted((rec.get("metrics") or {}).items()):
             if _finite(value):

@@ -3,7 +3,7 @@
 """The controller pipeline's entry points, one owner per stage (docs/report.md):
 
 record stream (``stream.py``: :class:`Collector`, the run's JSON-lines file; ``run_store.py``: where the run's
-steps find it) -> normalise (``normalize.py``) -> analyses (``analyses.py``, once per new data) -> summary
+steps find it) -> normalise (``normalize.py``) -> analyses (``analysis_pipeline.py``, once per new data) -> summary
 (``summary.py``) -> publish (``publish.py``: history + files + ``latest``).
 
 This module builds a report from records (:func:`build_report`), re-analyses a results.json or a kept stream
@@ -24,7 +24,7 @@ import uuid
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import run_store, verdict
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analyses import (  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analysis_pipeline import (  # noqa: F401  pylint: disable=unused-import
     ANALYSES, analysis_entry, analyze, reuse_analysis, strip_analysis)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (  # noqa: F401  pylint: disable=unused-import
     MISSING_CHECK, NO_HOST, REASON_MAX, TASK_CHECK, UNREACHABLE_CHECK, extract_records, failure_message, loads_finite,

@@ -41,7 +41,7 @@ import collections
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, group_screen
 
 NAME = "fleet_relative"
 MAD_SCALE = 1.4826
@@ -107,7 +107,7 @@ def _samples(records, rules):
     """{(check, shape, gpu model, metric, better): [(record, value)]} of the judged, non-pairwise records."""
     samples = {}
     matching = {}       # (check, rule's pattern) -> whether it matches: few distinct checks, asked once each
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         if rec.get("status") not in JUDGED or rec.get("peer") or group_screen.is_screen_record(rec):
             continue    # analysis records, unjudged records, pairwise records (attribution owns them) and the
             #             group screen's (a group's measurement: the screen analysis owns them)
@@ -150,7 +150,7 @@ def _outlier_record(rec, value, key, fleet, count, opts):
                   _fmt(fleet.mad), _fmt(float(opts["min_drop_pct"]))))
     rule = {"min": fleet.limit} if better == "higher" else {"max": fleet.limit}
     rule["source"] = "fleet median %s %s margin %s (%d results)" % (_fmt(fleet.median), sign, _fmt(fleet.margin), count)
-    return analysis.record(
+    return analysis_records.record(
         NAME, "%s.fleet" % rec["check"], opts["status"], rec.get("host"), reason=reason,
         target=rec.get("target"),
         metrics={metric: value, "fleet_median": fleet.median, "fleet_mad": fleet.mad, "fleet_margin": fleet.margin,
@@ -178,7 +178,7 @@ def analyze(records, config):
                     if (value < fleet.limit if better == "higher" else value > fleet.limit)]
         new.extend(_outlier_record(rec, value, key, fleet, len(group), opts) for rec, value in outliers)
         if outliers:
-            findings.append(analysis.finding(
+            findings.append(analysis_records.finding(
                 "fleet_outlier", key[0], [rec.get("host") for rec, _value in outliers if rec.get("host")], evidence={
                     "metric": key[3], "shape": key[1], "gpu_model": key[2], "median": fleet.median, "mad": fleet.mad,
                     "margin": fleet.margin, "limit": fleet.limit, "samples": len(group), "better": better}))

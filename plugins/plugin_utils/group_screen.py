@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from urllib.parse import quote, unquote
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fabric
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import cabling
 
 FILLER = 1            # known-good hosts added to a single suspect: a collective needs two nodes or more
 TRIES = 2             # groups a host without a topology group is tried with before it is left unresolved
@@ -528,14 +528,14 @@ def run(hosts, measure, group_size=None, topology=None, max_rounds=64, evidence=
 
 
 def switch_group(ports):
-    """The screen's topology group of a host from its ports (topology.read): the one switch all its fabric ports
+    """The screen's topology group of a host from its ports (cabling.read): the one switch all its fabric ports
     share; where they are on several (a rail-optimized fabric: each rail on its own leaf), the set of them,
     ``leaf-01 + leaf-02``: hosts cabled to the same leaves keep a collective inside them on every rail, where the
     first port's switch alone would group hosts whose other rails cross an uplink. None when no fabric port is
-    known (topology.fabric_ports: a management or storage NIC's switch is never the group - it would put hosts of
+    known (cabling.fabric_ports: a management or storage NIC's switch is never the group - it would put hosts of
     several leaves in one group and confirm them across a slow uplink)."""
-    ports = fabric.fabric_ports(ports)
-    where = fabric.placement(ports, None)
+    ports = cabling.fabric_ports(ports)
+    where = cabling.placement(ports, None)
     if where is not None:
         return where.switch
     switches = sorted(set(entry["switch"] for entry in ports.values()))
@@ -544,7 +544,7 @@ def switch_group(ports):
 
 def switch_groups(records, hosts):
     """{host: its switch group} of the ``hosts`` whose switch the ``net.topology`` records know."""
-    learned = fabric.read(records)
+    learned = cabling.read(records)
     out = {}
     for host in hosts:
         group = switch_group(learned.get(host))

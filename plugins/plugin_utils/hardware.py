@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, attribution, cabling
 
 NAME = "hardware"
 SUFFIX = ".hardware"
@@ -73,7 +73,7 @@ def link_figures(records):
     """
     by_host = {}
     for rec in records:
-        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis.is_analysis_record(rec):
+        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis_records.is_analysis_record(rec):
             by_host.setdefault(rec["host"], []).append(rec.get("metrics") or {})
     out = {}
     for host, gpus in by_host.items():
@@ -124,7 +124,7 @@ def _nodes(rec):
 
 def candidates(records):
     """The measured records this analysis judges: single-host nccl collectives with a busbw over >= 2 ranks."""
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
         if (not check.startswith(PREFIX) or rec.get("peer")
@@ -200,11 +200,11 @@ def _nccl_analyze(records):
         if status == "skip":
             continue        # no record: coverage.py lists it as unjudged, with this reason (not_judged)
         facts = dict(facts, measured_check=rec["check"])
-        added.append(analysis.record(
+        added.append(analysis_records.record(
             NAME, rec["check"] + SUFFIX, status, rec["host"], reason=reason, target=rec.get("target"),
             metrics={METRIC: rec["metrics"][METRIC]}, expect=expect, facts=facts))
         if status != "pass":
-            findings.append(analysis.finding(NAME, rec["check"], [rec["host"]], target=rec.get("target"), evidence={
+            findings.append(analysis_records.finding(NAME, rec["check"], [rec["host"]], target=rec.get("target"), evidence={
                 METRIC: rec["metrics"][METRIC], "expected_min": expect[METRIC]["min"],
                 "derivation": facts["derivation"], "ranks": rec["metrics"].get("ranks"), "status": status}))
     return added, findings
@@ -226,7 +226,7 @@ def port_rates(records):
     read; target ``mlx5_0/1``); a port that is not ACTIVE has no rate to hold a pair to."""
     out = {}
     for rec in records:
-        if rec.get("check") != "rdma.port" or analysis.is_analysis_record(rec) or not rec.get("host"):
+        if rec.get("check") != "rdma.port" or analysis_records.is_analysis_record(rec) or not rec.get("host"):
             continue
         device, _sep, port = str(rec.get("target") or "").rpartition("/")
         rate = _num((rec.get("metrics") or {}).get("rate_gbit_s"))
@@ -239,7 +239,7 @@ def gpu_pcie(records):
     """{(host, GPU index as text): (gen, width, GB/s per direction)} from the ``gpu.device`` records."""
     out = {}
     for rec in records:
-        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis.is_analysis_record(rec):
+        if rec.get("check") == "gpu.device" and rec.get("host") and not analysis_records.is_analysis_record(rec):
             found = _pcie(rec.get("metrics") or {})
             if found:
                 out[(rec["host"], str(rec.get("target")))] = (found[0], found[1], found[1] * found[2])
@@ -248,7 +248,7 @@ def gpu_pcie(records):
 
 def rdma_candidates(records):
     """The measured pairwise bandwidth records (client side) that no rule in their own ``expect`` judges."""
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         check = rec.get("check") or ""
         metrics = rec.get("metrics") or {}
         if (not check.startswith(RDMA_PREFIX)
@@ -284,7 +284,7 @@ def hca_links(records):
     PCIe links from the ``rdma.port`` records (:func:`_hca_capacity`)."""
     out = {}
     for rec in records:
-        if rec.get("check") != "rdma.port" or analysis.is_analysis_record(rec) or not rec.get("host"):
+        if rec.get("check") != "rdma.port" or analysis_records.is_analysis_record(rec) or not rec.get("host"):
             continue
         device = str(rec.get("target") or "").rpartition("/")[0]
         found = _hca_capacity(rec.get("metrics") or {})
@@ -395,7 +395,7 @@ def rdma_judgements(records):
 
 def npu_candidates(records):
     """The measured HCCL figures (2 ranks or more) no rule judges: the probe records carry no NPU link rate."""
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         metrics = rec.get("metrics") or {}
         ranks = _num(metrics.get("ranks"))
         if ((rec.get("check") or "").startswith("hccl.") and rec.get("host")
@@ -446,7 +446,7 @@ def _rdma_records(rec, judged, matrix, known, where=None):
     """The ``<check>.hardware`` records of one judged pair (``judged``: its (status, facts, reason)) and its
     findings: on the host for a pass; below the floor on the end the fleet's other pairs implicate (attribution's
     suspect node), else on the member end(s) of a group of attribution (:func:`_group_records`; ``where``: the
-    switches of the matrix's hosts, {host: topology.Placement}), else a warn on both ends naming the link; only on
+    switches of the matrix's hosts, {host: cabling.Placement}), else a warn on both ends naming the link; only on
     ends that are hosts of the run (``known``: a peer given as an address gets no record).
     [(host, peer, status, reason, facts, finding hosts or None, finding text)]."""
     status, facts, reason = judged
@@ -475,15 +475,15 @@ def rdma_analyze(records, config):
     if not judged:
         return [], []
     matrices = _matrices(records, judged, config)
-    switches = topology.read(records)
-    where = dict((key, topology.placements(switches, m.incident, key[1])) for key, m in matrices.items())
-    known = set(rec.get("host") for rec in analysis.measured(records))
+    switches = cabling.read(records)
+    where = dict((key, cabling.placements(switches, m.incident, key[1])) for key, m in matrices.items())
+    known = set(rec.get("host") for rec in analysis_records.measured(records))
     added, findings = [], {}
     for rec, status, expect, facts, reason in judged:
         key = (rec["check"], rec.get("target"))
         for host, peer, verdict, text, more, hosts, summary in _rdma_records(
                 rec, (status, facts, reason), matrices.get(key), known, where.get(key)):
-            added.append(analysis.record(
+            added.append(analysis_records.record(
                 NAME, rec["check"] + SUFFIX, verdict, host, reason=text, target=rec.get("target"), peer=peer,
                 metrics={RDMA_METRIC: rec["metrics"][RDMA_METRIC]}, expect=expect, facts=more))
             if hosts:
@@ -501,4 +501,4 @@ def _rdma_finding(rec, expect, facts, verdict, hosts, text, blamed):
         evidence.update(attribution="group", text="%s; pairs across it are below the floor derived from the probed "
                                                   "port rates (%s)" % (text, facts["derivation"]))
         evidence.pop(RDMA_METRIC)       # one pair's figure would stand for all the pairs the group explains
-    return analysis.finding(NAME, rec["check"], hosts, target=rec.get("target"), evidence=evidence)
+    return analysis_records.finding(NAME, rec["check"], hosts, target=rec.get("target"), evidence=evidence)

@@ -19,7 +19,7 @@ import fnmatch
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records
 
 NAME = "peers"
 SUFFIX = ".peers"
@@ -42,7 +42,7 @@ def _headline(check):
 def groups(records):
     """{(host, check): {target: value}} of the measured per-GPU records (the last value of a target wins)."""
     out = {}
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         check = rec.get("check") or ""
         wanted = _headline(check)
         if (wanted is None or not rec.get("host") or rec.get("peer")
@@ -57,7 +57,7 @@ def groups(records):
 def gpu_names(records):
     """{(host, target): "GPU 1 (serial 165..., PCI 00000000:00:07.0)"} from the gpu.device records."""
     out = {}
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         if rec.get("check") == "gpu.device" and rec.get("host"):
             facts = rec.get("facts") or {}
             extra = ", ".join(part for part in (
@@ -113,14 +113,14 @@ def analyze(records, config):
             gpu = names.get((host, target)) or "GPU %s" % target
             text = "%s of %s: %s %s %s, %s %% of its siblings' median %s %s" % (
                 gpu, host, check, _fmt(values[target]), unit, _fmt(round(pct, 1)), _fmt(round(median, 1)), unit)
-            added.append(analysis.record(
+            added.append(analysis_records.record(
                 NAME, check + SUFFIX, status, host, reason=None if status == "pass" else text, target=target,
                 metrics={metric: values[target], "pct_of_siblings_median": round(pct, 1)},
                 expect={"pct_of_siblings_median": {"min": limits["fail_below_pct"], "source": thresholds.PEERS_SOURCE}},
                 facts={"measured_check": check, "gpu": gpu, "siblings_median": round(median, 3),
                        "siblings": len(values) - 1}))
             if status != "pass":
-                findings.append(analysis.finding(NAME, check, [host], target=target, evidence={
+                findings.append(analysis_records.finding(NAME, check, [host], target=target, evidence={
                     "gpu": gpu, metric: values[target], "pct_of_siblings_median": round(pct, 1),
                     "siblings_median": round(median, 3), "status": status, "text": text}))
     return added, findings

@@ -14,7 +14,7 @@ run knows of the port's link:
   ``mlx5_i`` <-> ``mlx5_i``), judged as attribution judges it (attribution.collect_edges / judge). A low pair of
   the port's host on that rail that attribution charges to a LINK (its ``links``: neither end a suspect node nor a
   group) is partner evidence: the port's errors and the slow pair are one fault of the link;
-- the other end of the same cable: the topology (``net.topology`` records, plugin_utils/topology.py) says the port
+- the other end of the same cable: the topology (``net.topology`` records, plugin_utils/cabling.py) says the port
   is cabled to another host of the run (a back-to-back cable: its ``switch`` is that host) whose port there grew too;
 - the topology's switch port: where the topology knows the switch port the port is cabled to, the errors are that
   cable's - for receive errors; a flap needs partner evidence (a host's own NIC reset or driver reload takes its
@@ -39,7 +39,7 @@ or on the port's host alone naming the switch port. ``facts``: ``attribution: li
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, attribution, cabling
 
 NAME = "port_counters"
 CHECK = "rdma.port_counters"
@@ -66,7 +66,7 @@ def erroring_ports(records):
     """[(host, device, port key, record, grown)] of the after records whose link error counters grew."""
     out = []
     for record in records:
-        if not isinstance(record, dict) or record.get("check") != CHECK or analysis.is_analysis_record(record):
+        if not isinstance(record, dict) or record.get("check") != CHECK or analysis_records.is_analysis_record(record):
             continue
         if (record.get("params") or {}).get("phase") != "after" or not record.get("host"):
             continue
@@ -158,21 +158,21 @@ def _pair_links(host, device, key, found, facts, slow, cabled):
         link_facts = dict(facts, link=sorted([host, peer]), ports={host: key}, pair_check=check,
                           slow_peers=[p for _c, p, _v, _m in slow])
         for end, other in ((host, peer), (peer, host)):
-            new.append(analysis.record(NAME, LINK_CHECK, "warn", end, peer=other, reason=reason, target=device,
+            new.append(analysis_records.record(NAME, LINK_CHECK, "warn", end, peer=other, reason=reason, target=device,
                                        facts=link_facts))
-        findings.append(analysis.finding("link", CHECK, [host, peer], target=device, evidence=dict(link_facts, text=reason)))
+        findings.append(analysis_records.finding("link", CHECK, [host, peer], target=device, evidence=dict(link_facts, text=reason)))
     return new, findings
 
 
 def _judge_port(port, judged, where, erroring_by_host):
     """(new records, findings) of one erroring port: its link, or why the growth is its host's own."""
     host, device, key, record, found = port
-    place = topology.placement(where.get(host), device) if where.get(host) else None
+    place = cabling.placement(where.get(host), device) if where.get(host) else None
     facts = _port_facts(key, record, found, place)
     mine = _own_reason(host, device, key, found, [k for _h, _d, k, _r, _f in erroring_by_host[host]],
                        node_on_rail(judged, host, device))
     if mine:
-        return [], [analysis.finding("node", CHECK, [host], target=device, evidence=dict(facts, attribution="node", text=mine))]
+        return [], [analysis_records.finding("node", CHECK, [host], target=device, evidence=dict(facts, attribution="node", text=mine))]
     cabled = " (cabled to %s port %s)" % (place.switch, place.switch_port) if place else ""
     slow = slow_pairs(judged, host, device)
     if slow:
@@ -183,22 +183,22 @@ def _judge_port(port, judged, where, erroring_by_host):
                   "transceivers, not either node" % (host, key, end[0], end[1], host, _counters_text(found)))
         link_facts = dict(facts, link=sorted([host, end[0]]), ports={host: key, end[0]: end[1]}, pair_check=None,
                           slow_peers=[])
-        new = [analysis.record(NAME, LINK_CHECK, "warn", a, peer=b, reason=reason, target=device, facts=link_facts)
+        new = [analysis_records.record(NAME, LINK_CHECK, "warn", a, peer=b, reason=reason, target=device, facts=link_facts)
                for a, b in ((host, end[0]), (end[0], host))]
-        return new, [analysis.finding("link", CHECK, [host, end[0]], target=device, evidence=dict(link_facts, text=reason))]
+        return new, [analysis_records.finding("link", CHECK, [host, end[0]], target=device, evidence=dict(link_facts, text=reason))]
     if place and not facts["flapped"]:
         reason = ("%s's port %s grew %s during the window; it is cabled to %s port %s: that link (cable, transceiver or "
                   "switch port), not the node (no pair of the %s rail was slow)" % (
                       host, key, _counters_text(found), place.switch, place.switch_port, device))
         link_facts = dict(facts, link=[host, place.switch], ports={host: key}, pair_check=None, slow_peers=[])
-        return ([analysis.record(NAME, LINK_CHECK, "warn", host, reason=reason, target=device, facts=link_facts)],
-                [analysis.finding("link", CHECK, [host], target=device, evidence=dict(link_facts, text=reason))])
+        return ([analysis_records.record(NAME, LINK_CHECK, "warn", host, reason=reason, target=device, facts=link_facts)],
+                [analysis_records.finding("link", CHECK, [host], target=device, evidence=dict(link_facts, text=reason))])
     why = ("%s's port %s %s during the window and nothing names a link: no slow pair on %s, no other end of its cable "
            "that grew%s: the port's own record is the host's" % (
                host, key, "went down (a flap)" if facts["flapped"] else "grew %s" % _counters_text(found), device,
                ", and a flap needs such partner evidence (a NIC reset takes the link down too)%s" % cabled
                if facts["flapped"] else ", no known switch port"))
-    return [], [analysis.finding("node", CHECK, [host], target=device, evidence=dict(facts, attribution="node", text=why))]
+    return [], [analysis_records.finding("node", CHECK, [host], target=device, evidence=dict(facts, attribution="node", text=why))]
 
 
 def analyze(records, config):
@@ -207,7 +207,7 @@ def analyze(records, config):
     erroring = erroring_ports(records)
     if not erroring:
         return [], []
-    where, judged = topology.read(records), matrices(records, config)
+    where, judged = cabling.read(records), matrices(records, config)
     by_host = {}
     for port in erroring:
         by_host.setdefault(port[0], []).append(port)
@@ -258,7 +258,7 @@ def explained_ports(records):
     out = set()
     for rec in records:
         tool = rec.get("tool") if isinstance(rec, dict) else None
-        if not (isinstance(tool, dict) and tool.get("version") == NAME and analysis.is_analysis_record(rec)):
+        if not (isinstance(tool, dict) and tool.get("version") == NAME and analysis_records.is_analysis_record(rec)):
             continue
         facts = rec.get("facts") or {}
         if facts.get("measured_check") == CHECK and facts.get("attribution") == "link" and isinstance(facts.get("ports"), dict):

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Host verdicts of the collective group-testing screen (issue 25 item 1; an analysis of ``analyses.ANALYSES``).
+"""Host verdicts of the collective group-testing screen (issue 25 item 1; an analysis of ``analysis_pipeline.ANALYSES``).
 
 A screen test (``playbooks/nccl_screen.yml``: one multi-node ``nccl.<collective>`` run per group, launched from the
 group's first host) measures a GROUP: its record is the launcher's, but a failing group does not say which of its
@@ -25,7 +25,7 @@ hosts: the ``.screen`` records carry the host verdicts. Controller-only (plugin_
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, group_screen
 
 NAME = "screen"
 SUFFIX = ".screen"
@@ -79,9 +79,9 @@ def _bad_host(check, host, tests, confirmations):
               % ("; ".join(_label(t) for t in proofs[:3]), len(confirming), ", ".join(with_good), len(failed)))
     evidence = {"confirmed_by": _evidence(proof), "confirmations": [_evidence(t) for t in confirming[:MAX_EVIDENCE]],
                 "known_good_with": with_good, "failed_tests": [_evidence(t) for t in failed[:MAX_EVIDENCE]]}
-    rec = analysis.record(NAME, check + SUFFIX, "fail", host, reason=reason,
-                          facts=dict(evidence, measured_check=check))
-    return rec, analysis.finding("node", check, [host], evidence=evidence)
+    rec = analysis_records.record(NAME, check + SUFFIX, "fail", host, reason=reason,
+                                  facts=dict(evidence, measured_check=check))
+    return rec, analysis_records.finding("node", check, [host], evidence=evidence)
 
 
 def _switch_unknown(host, failed, good):
@@ -145,7 +145,7 @@ def _other_host(check, host, tests, seen, evidence, topology=None):
     facts = {"measured_check": check, "tests": [_evidence(t) for t in mine[:MAX_EVIDENCE]]}
     if host in seen["doubt"]:
         facts["inconclusive"] = seen["doubt"][host]
-    return analysis.record(NAME, check + SUFFIX, status, host, reason=reason, facts=facts)
+    return analysis_records.record(NAME, check + SUFFIX, status, host, reason=reason, facts=facts)
 
 
 def _topology(tests):
@@ -170,7 +170,7 @@ def _slow_groups(check, hosts, tests, outcomes, topology, evidence):
                 % (group, len(failed), "; ".join(_label(t) for t in failed[:3]), len(members)))
         evidence = {"switches": [group], "text": text, "failed_tests": [_evidence(t) for t in failed[:MAX_EVIDENCE]],
                     "passed_span_tests": len(passed)}
-        findings.append(analysis.finding("group", check, members, evidence=evidence))
+        findings.append(analysis_records.finding("group", check, members, evidence=evidence))
         reasons.update((h, text) for h in members)
     return reasons, findings
 
@@ -194,7 +194,7 @@ def _check_output(check, tests):
             new.append(rec)
             findings.append(found)
         elif host in slow and host in good:
-            new.append(analysis.record(NAME, check + SUFFIX, "warn", host, reason=slow[host], facts={
+            new.append(analysis_records.record(NAME, check + SUFFIX, "warn", host, reason=slow[host], facts={
                 "measured_check": check, "attribution": "group", "group": topology[host],
                 "tests": [_evidence(t) for t in tests if host in t["hosts"]][:MAX_EVIDENCE]}))
         else:
@@ -218,7 +218,7 @@ def judged_checks(records):
     out = set()
     for rec in records:
         tool = rec.get("tool") if isinstance(rec, dict) else None
-        if analysis.is_analysis_record(rec) and tool.get("version") == NAME:
+        if analysis_records.is_analysis_record(rec) and tool.get("version") == NAME:
             measured = (rec.get("facts") or {}).get("measured_check")
             if measured:
                 out.add(measured)

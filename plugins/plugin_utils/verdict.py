@@ -31,7 +31,7 @@ of the records that COUNT toward the host (docs/results.md, "Verdicts"):
   verdicts: a confirmed bad node fails, known-good hosts pass, unresolved ones warn); otherwise it counts
   toward its launcher, like any record.
 
-Required checks (:func:`analyze_required`, an analysis of ``analyses.ANALYSES``): config
+Required checks (:func:`analyze_required`, an analysis of ``analysis_pipeline.ANALYSES``): config
 ``required_checks`` maps a host name, or ``"*"`` for every host, to check name patterns
 (``fnmatch``: ``gpu.*``, ``rdma.ib_write_bw``). On a host, every check that a required
 pattern matches must have run: a matched check with only ``skip`` records, or a pattern
@@ -50,7 +50,7 @@ from __future__ import annotations
 import fnmatch
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, group_screen, port_counter_links, screen_analysis
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, group_screen, port_counter_links, screen_analysis
 
 NAME = "required"
 ATTRIBUTION = "attribution"
@@ -63,7 +63,7 @@ MAX_REASONS = 3
 def is_pairwise(record):
     """A measured record of a test between two hosts (it measures the link between them)."""
     return (isinstance(record, dict) and isinstance(record.get("peer"), str) and bool(record["peer"])
-            and record.get("peer") != record.get("host") and not analysis.is_analysis_record(record))
+            and record.get("peer") != record.get("host") and not analysis_records.is_analysis_record(record))
 
 
 def matrix_key(record):
@@ -79,7 +79,7 @@ def judged_matrices(records):
     out = set()
     for rec in records:
         tool = rec.get("tool") if isinstance(rec, dict) else None
-        if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis.is_analysis_record(rec):
+        if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis_records.is_analysis_record(rec):
             measured = (rec.get("facts") or {}).get("measured_check")
             if measured:
                 out.add((measured, rec.get("target")))
@@ -112,7 +112,7 @@ def host_records(records):
         if rec.get("check") in screened and group_screen.is_screen_record(rec):
             continue                     # a group's measurement: the screen analysis's records judge its hosts
         if explained and rec.get("check") == port_counter_links.CHECK and (host, rec.get("target")) in explained \
-                and not analysis.is_analysis_record(rec):
+                and not analysis_records.is_analysis_record(rec):
             continue                     # a port whose errors a link explains: the link's records judge its ends
         if not is_pairwise(rec):
             mine.append(rec)
@@ -154,7 +154,7 @@ def required_patterns(config):
 def _ran_by_host(records):
     """{host: [(check, status, reason)]} of the measured records, a pairwise record on both ends."""
     out = {}
-    for rec in analysis.measured(records):
+    for rec in analysis_records.measured(records):
         if not isinstance(rec, dict):
             continue
         entry = (str(rec.get("check")), rec.get("status"), rec.get("reason"))
@@ -215,7 +215,7 @@ def analyze_required(records, config):
         wanted = required_patterns(config)
     except ValueError as exc:
         # required checks that cannot be read cannot be judged: every host says so (never a silent pass)
-        return [analysis.record(NAME, REQUIRED_CHECK, "error", host,
+        return [analysis_records.record(NAME, REQUIRED_CHECK, "error", host,
                                 reason="%s: required checks were not judged" % exc) for host in hosts], []
     if not wanted:
         return [], []
@@ -227,12 +227,12 @@ def analyze_required(records, config):
             skipped = _skipped(matched)
             if matched and not skipped:
                 continue
-            new.append(analysis.record(
+            new.append(analysis_records.record(
                 NAME, REQUIRED_CHECK, "fail", host, reason=_why_not_run(host, pattern, matched, skipped),
                 target=pattern, metrics={"skipped_checks_count": len(skipped), "matched_checks_count": len(matched)},
                 facts={"required": pattern, "skipped_checks": skipped}))
             missing.setdefault(pattern, []).append(host)
-    findings = [analysis.finding("required_not_run", pattern, hosts_, evidence={"pattern": pattern})
+    findings = [analysis_records.finding("required_not_run", pattern, hosts_, evidence={"pattern": pattern})
                 for pattern, hosts_ in sorted(missing.items())]
     return new, findings
 

@@ -1,7 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One adapter per tool, all the same shape: the bottom floor the SSH modules and the Kubernetes planner and pods
-stand on.
+"""An adapter per module that runs a tool, one contract (the host probes, env and topology, take a host instead of a
+text): the bottom floor the SSH modules and the Kubernetes planner and pods stand on.
 
 Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates tools/ and says what is missing):
 
@@ -29,8 +29,9 @@ Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates 
 The probes that read a host rather than one tool's output (``env``, ``topology``) take the host instead of a text:
 ``records(host, params)`` with an env_probe.Host (its commands run with a timeout, its root reads sysfs).
 
-Every caller (the SSH modules, the Kubernetes planner, import mode and the tests) calls these, and nothing else
-builds a tool's records. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).
+The records of a tool's output come only from these (the SSH modules, the Kubernetes planner, import mode and the
+golden tests call them); a run that left no output to read (the tool missing, a launch that failed, a pod never up)
+gets its skip/error record where it failed. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).
 Modules named ``_*.py`` are the adapters' private helpers (``_collective``: the collective runs' options and record;
 ``_mpirun``: the collective runner). Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -80,6 +81,7 @@ class Context:
     index: int = 0
     tool_version: Optional[str] = None
     facts: Optional[Dict[str, Any]] = None
+    reading: Any = None     # the output already read once (tools.perftest.read_output), else records reads it
     # GPU worker
     output: Optional[str] = None
     python: str = "python3"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, imports, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
@@ -557,7 +558,7 @@ def records(text, ctx):
         "duration_s": ctx.duration_s, "facts": ctx.facts or {}, "timed_out": ctx.timed_out,
         "timeout_s": params.get("timeout_s"),
     }
-    return results.rests_on(side_records(text, ctx.rc, built))
+    return results.rests_on(side_records(text, ctx.rc, built, reading=ctx.reading))
 
 
 def from_output(path, params, host):
@@ -565,17 +566,48 @@ def from_output(path, params, host):
     text = imports.read_output(path)
     test = params.get("test")
     side = params.get("side")
-    try:
-        parsed = parser.parse(text)
-        test = parsed.get("tool") or test
-        side = side or parsed.get("side")
-    except ParseError:
+    reading = read_output(text)
+    if reading.parsed is not None:
+        test = reading.parsed.get("tool") or test
+        side = side or reading.parsed.get("side")
+    else:
         # no table to read (a server that prints none, a cut capture): the title still names the program
         test = parser.tool_named(text) or test
     hcas = params.get("hcas") or [None]
     return imports.bounded(records(text, Context(params=dict(params, test=test or DEFAULT_TEST, timeout_s=None),
                                                  side=side or "client", host=host, target=hcas[0],
-                                                 facts={"imported_from": path})))
+                                                 facts={"imported_from": path}, reading=reading)))
+
+
+# --------------------------------------------------------------------------- one output read once
+
+# perftest's client when getaddrinfo() fails for the server's name (perftest_communication.c, ethernet_client_connect):
+# on Kubernetes the server pod's DNS record appears only once that pod runs, so the client may start first
+RESOLVE_FAILURE = "Problem in resolving basic address and port"
+
+
+# One output read once (read_output): parsed, the parser's dict (None when unreadable, or not read: it timed out);
+# problem, the ParseError of an unreadable output; retry, a client's run ended only because its server does not answer
+Reading = namedtuple("Reading", "parsed problem retry")
+
+
+def read_output(text, rc=None, timed_out=False):
+    """Read one perftest output ONCE: the parse its record is built from (``records`` takes it as ``ctx.reading``)
+    and the one retry decision of a client, which the SSH sweep's client round (perftest_clients) and the pod entry
+    program (k8s_entry.run_step) both take: a failed run (rc not 0, not timed out) without a result row whose server
+    does not answer yet - the parser's ``connect`` failure, or the server's name that does not resolve yet
+    (RESOLVE_FAILURE and no other failure: a pod started before the server pod's DNS record). Never raises."""
+    if timed_out:
+        return Reading(None, None, False)
+    failed = rc not in (0, None)
+    resolving = RESOLVE_FAILURE in (text or "")
+    try:
+        parsed = parser.parse(text)
+    except ParseError as exc:
+        return Reading(None, exc, failed and resolving)
+    kind = parsed["error_kind"]
+    retry = failed and not parsed["rows"] and (kind == "connect" or (kind in (None, "other") and resolving))
+    return Reading(parsed, None, retry)
 
 
 # --------------------------------------------------------------------------- the record of one side
@@ -591,20 +623,22 @@ _SILENT_SERVERS = {
 }
 
 
-def side_records(text, rc, fields):
+def side_records(text, rc, fields, reading=None):
     """One record from one perftest output. Never raises on the tool's output.
 
     ``fields``: test, side (client/server), host, peer, device, params (module params), argv, tool_version,
     started, attempts, duration_s, facts (extra facts: port rate, GID choice, governor), timed_out (bool),
-    timeout_s, extra_reason. ``records`` (the entry every caller uses) makes them from a Context.
+    timeout_s, extra_reason. ``records`` (the entry every caller uses) makes them from a Context. ``reading``: the
+    output already read (read_output: the client round's retry decision read it), else it is read here.
     """
     side = _Side(text, rc, fields)
     if fields.get("timed_out"):
         return [side.error(side.timed_out())]
-    try:
-        parsed = parser.parse(text)
-    except ParseError as exc:
-        return [side.unreadable(exc)]
+    if reading is None or (reading.parsed is None and reading.problem is None):   # not read, or read as timed out
+        reading = read_output(text, rc)
+    if reading.problem is not None:
+        return [side.unreadable(reading.problem)]
+    parsed = reading.parsed
     if not parsed["rows"]:
         return [side.failed(parsed)]
     mismatch = not_what_was_asked(parsed, side.test, fields.get("device")) or other_operation(

@@ -291,7 +291,7 @@ def observed_ports(host, timeout_s):
 def declared_to_ports(declared, names, interfaces=()):
     """The declared ports keyed like LLDP's: a netdev of an RDMA device is read as the device; a network interface
     of the host (``interfaces``, /sys/class/net) that is no RDMA device's keeps its name and is its own netdev (a
-    management NIC: the fleet analyses read only RDMA ports as fabric ports, plugin_utils/topology.fabric_ports)."""
+    management NIC: the fleet analyses read only RDMA ports as fabric ports, plugin_utils/cabling.fabric_ports)."""
     netdevs = dict((dev, netdev) for netdev, dev in names.items())
     ports = {}
     for port, entry in declared.items():

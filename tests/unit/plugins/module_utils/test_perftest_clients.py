@@ -1,12 +1,26 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pure decisions perftest_clients and the perftest adapter split out: GID choice, GPU sharing, client re-starts,
-a record's header facts and warnings."""
+"""The pure decisions perftest_clients and the perftest adapter split out: GID choice, GPU sharing, client re-starts
+(the one retry decision, from the one parse the record reuses), a record's header facts and warnings."""
 
 from __future__ import annotations
 
+import json
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
+
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
+
+FIXTURES = parser_fixture("perftest")
+CAPTURES = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".txt"))
+REFUSED = "perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt"
 
 
 def _gid(index, gid, netdev="eth0", ipv4=None, kind="RoCE v2"):
@@ -37,12 +51,82 @@ def test_gpus_shared_when_more_hcas_than_gpus():
     assert out["mlx5_9"]["gpu"] is None and "not in nvidia-smi topo -m" in out["mlx5_9"]["why"]
 
 
-def test_refused_only_a_failed_run_that_could_not_connect():
-    refused = "Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n"
-    assert perftest_clients.refused(refused, 1, False)
-    assert not perftest_clients.refused(refused, 0, False)
-    assert not perftest_clients.refused(refused, 124, True)
-    assert not perftest_clients.refused("", None, False)
+def _capture(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_the_one_retry_decision_only_a_failed_run_that_could_not_connect():
+    refused = _capture(REFUSED)             # linux-rdma/perftest PR #228 (PROVENANCE.md)
+    assert adapter.read_output(refused, 1, False).retry
+    assert not adapter.read_output(refused, 0, False).retry
+    assert not adapter.read_output(refused, 124, True).retry
+    assert not adapter.read_output(refused, None, False).retry     # killed from outside: no exit code to trust
+    assert not adapter.read_output("", 1, False).retry
+    # a failure that is not about reaching the server, a measured run, no device: final
+    for name in ("perftest-client-failed-to-modify-qp-to-rts.txt", "ib_write_bw-client-no-rdma-device.txt",
+                 "amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt"):
+        assert not adapter.read_output(_capture(name), 1, False).retry, name
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(CAPTURES), rc=st.sampled_from([0, 1, None]), data=st.data())
+def test_fuzz_the_reading_never_raises_and_retries_only_without_a_row(name, rc, data):
+    text = data.draw(mutated(_capture(name)))
+    read = adapter.read_output(text, rc, False)
+    assert (read.parsed is None) != (read.problem is None)
+    assert not read.retry or (rc == 1 and not (read.parsed or {}).get("rows"))
+    ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, host="h1", peer="h2", target="mlx5_0")
+    assert adapter.records(text, replace(ctx, reading=read)) == adapter.records(text, ctx)
+
+
+def test_the_reading_is_the_records_parse():
+    """The record built from the client round's reading is the record built from the text alone, on every real
+    perftest capture, as a client and a server, exited 0 or 1, and timed out."""
+    for name in CAPTURES:
+        text = _capture(name)
+        for side, rc, timed_out in (("client", 0, False), ("client", 1, False), ("server", 0, False),
+                                    ("client", 124, True)):
+            ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, timed_out=timed_out, side=side,
+                          host="h1", peer="h2", target="mlx5_0")
+            read = adapter.read_output(text, rc, timed_out)
+            assert adapter.records(text, replace(ctx, reading=read)) == adapter.records(text, ctx), (name, side, rc)
+
+
+def test_a_client_round_parses_each_output_once(tmp_path, monkeypatch):
+    """Two refused attempts, then a measured one: three parses in all - the retry decision's - and the record of the
+    last attempt is built from the same parse, not a fourth."""
+    outputs = [_capture(REFUSED), _capture(REFUSED), _capture("amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt")]
+    calls = []
+    real_parse = adapter.parser.parse
+
+    def counted(text):
+        calls.append(text)
+        return real_parse(text)
+    monkeypatch.setattr(adapter.parser, "parse", counted)
+
+    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
+        os.makedirs(state_dir)
+        handle = {"pid": 0, "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
+                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
+        text = outputs.pop(0)
+        with open(handle["stdout"], "w", encoding="utf-8") as out:
+            out.write(text)
+        open(handle["stderr"], "w", encoding="utf-8").close()
+        with open(handle["rc_file"], "w", encoding="utf-8") as rc:
+            json.dump({"rc": 1 if "Couldn't connect" in text else 0, "ended": 1}, rc)
+        return handle
+
+    job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
+    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0)
+    text, rc, timed_out = job.result
+    assert (job.attempts, rc, len(calls)) == (3, 0, 3) and not job.reading.retry
+    recs = adapter.records(text, Context(params={"test": "ib_write_bw"}, rc=rc, timed_out=timed_out, host="h1",
+                                         peer="h2", target="ionic_1", attempts=job.attempts, reading=job.reading))
+    assert recs[0]["metrics"]["bw_avg_gbit_s"] > 0
+    assert len(calls) == 3 and recs[0]["params"]["attempts"] == 3
+    assert recs == adapter.records(text, Context(params={"test": "ib_write_bw"}, rc=rc, host="h1", peer="h2",
+                                                 target="ionic_1", attempts=3))
 
 
 def test_warned_names_doubtful_warnings_and_the_callers_note():

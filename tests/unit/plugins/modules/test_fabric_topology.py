@@ -16,7 +16,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import cabling
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "fixtures", "topology")
@@ -135,7 +135,7 @@ def test_declared_ports_are_kept_when_the_lldp_source_fails(fake_lldpctl, tmp_pa
     assert record["reason"] == "not read: the host's interfaces (lldpctl -f json exited with 1: lldpctl: invalid option -- 'f')"
     assert record["facts"]["ports"]["mlx5_0"]["source"] == "declared" and "invalid option" in record["raw"]
     record["host"] = "node1"
-    assert fleet_topology.read([record])["node1"]["mlx5_0"]["switch"] == "leaf1"
+    assert cabling.read([record])["node1"]["mlx5_0"]["switch"] == "leaf1"
 
 
 def _host(root="", capture=None, calls=None):

@@ -18,7 +18,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import topology as fleet_topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import cabling
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
@@ -101,7 +101,7 @@ def test_lldptool_reads_each_nic_and_names_an_rdma_interface_by_its_device(host)
                  "chassis_id": "86:46:14:1f:76:4c"}}
     assert record["tool"] == {"name": "lldptool"} and record["params"]["lldp_tools"] == ["lldptool"]
     # eth1 is no RDMA device's: never a fabric port
-    assert sorted(fleet_topology.fabric_ports(record["facts"]["ports"])) == ["mlx5_0"]
+    assert sorted(cabling.fabric_ports(record["facts"]["ports"])) == ["mlx5_0"]
 
 
 def test_lldptool_against_the_declared_ports_finds_the_miscabling(host):
@@ -188,7 +188,7 @@ def test_each_npu_s_roce_port_is_npu_device(host):
         "switch": "...", "switch_port": "400GE1/1/20:2", "source": "lldp", "netdev": None, "chassis_id": "..."}
     assert record["reason"] is None
     # an NPU port is a fabric port (its name is not a host interface)
-    assert len(fleet_topology.fabric_ports(record["facts"]["ports"])) == 8
+    assert len(cabling.fabric_ports(record["facts"]["ports"])) == 8
 
 
 def test_an_npu_port_cabled_elsewhere_than_declared_is_a_warn(host):
@@ -295,7 +295,7 @@ def test_a_spent_budget_keeps_every_port_read_and_names_those_not_read(tmp_path,
     assert sorted(record["facts"]["ports"]) == ["ens10", "ens11", "ens9"] + ["mlx5_%d" % index for index in range(8)]
     assert record["facts"]["ports"]["ens9"]["source"] == "declared"
     record["host"] = "node1"
-    assert sorted(fleet_topology.read([record])["node1"]) == sorted(record["facts"]["ports"])
+    assert sorted(cabling.read([record])["node1"]) == sorted(record["facts"]["ports"])
 
 
 def test_a_command_past_its_limit_is_named_with_its_limit_and_the_rest_are_read(tmp_path, monkeypatch):

@@ -1,13 +1,13 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pipeline gives each analysis its records with the measured ones first (analysis.Records): an analysis finds
+"""The pipeline gives each analysis its records with the measured ones first (analysis_records.Records): an analysis finds
 them as a prefix instead of asking every record. Each analysis must conclude the same from a plain list (its
 callers outside the pipeline: the tests, the summary) as from the pipeline's Records."""
 from __future__ import annotations
 
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, analysis, fleet
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, analysis_records, fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,13 +23,13 @@ def _fleet_records():
 
 def test_every_analysis_concludes_the_same_from_the_pipelines_records_and_a_plain_list():
     records, required = _fleet_records()
-    out = analyses.strip_analysis(records)
+    out = analysis_pipeline.strip_analysis(records)
     config = {"required_checks": required}
     seen = []
-    for func in analyses.ANALYSES:
-        given = analysis.Records(out)
-        given.measured_count = len(analyses.strip_analysis(out))
-        assert analysis.measured(given) == [r for r in out if not analysis.is_analysis_record(r)]
+    for func in analysis_pipeline.ANALYSES:
+        given = analysis_records.Records(out)
+        given.measured_count = len(analysis_pipeline.strip_analysis(out))
+        assert analysis_records.measured(given) == [r for r in out if not analysis_records.is_analysis_record(r)]
         from_index, from_list = func(given, config), func(list(out), config)
         assert from_index == from_list
         seen.append(len(from_index[0]))
@@ -39,6 +39,6 @@ def test_every_analysis_concludes_the_same_from_the_pipelines_records_and_a_plai
 
 def test_measured_of_a_plain_list_walks_it():
     records, _required = _fleet_records()
-    got = analysis.measured(records)
-    assert got == [r for r in records if not analysis.is_analysis_record(r)]
+    got = analysis_records.measured(records)
+    assert got == [r for r in records if not analysis_records.is_analysis_record(r)]
     assert 0 < len(got) < len(records)

@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, fleet
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, fleet
 
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_run_stream import feed, ok, rec
 
@@ -23,7 +23,7 @@ def runs(monkeypatch):
     counts = {}
 
     def counted(func):
-        name = analyses._analysis_name(func)   # pylint: disable=protected-access
+        name = analysis_pipeline._analysis_name(func)   # pylint: disable=protected-access
 
         def wrapper(records, config):
             counts[name] = counts.get(name, 0) + 1
@@ -31,7 +31,7 @@ def runs(monkeypatch):
         wrapper.NAME = name
         return wrapper
 
-    monkeypatch.setattr(analyses, "ANALYSES", [counted(f) for f in analyses.ANALYSES])
+    monkeypatch.setattr(analysis_pipeline, "ANALYSES", [counted(f) for f in analysis_pipeline.ANALYSES])
     return counts
 
 
@@ -54,7 +54,7 @@ def final_report(path, fresh=False):
 def test_one_run_summary_and_the_report_analyse_once_and_agree_with_a_fresh_analysis(tmp_path, runs):
     live = stream(tmp_path)
     fleet.run_summary(live.stream_path, required_checks={"n2": ["gpu.*"]})
-    assert set(runs.values()) == {1} and len(runs) == len(analyses.ANALYSES)
+    assert set(runs.values()) == {1} and len(runs) == len(analysis_pipeline.ANALYSES)
     end = final_report(live.stream_path)
     assert set(runs.values()) == {1}                  # taken from the stream, not made again
     again, _collected = fleet.run_summary(live.stream_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, attribution
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, attribution
 
 CHECK = "rdma.ib_write_bw"
 
@@ -53,11 +53,11 @@ def test_bad_node_and_bad_link_are_told_apart():
     link = [f for f in findings if f["kind"] == "link"][0]
     assert link["evidence"]["needs_confirmation"] is False
     for item in findings:
-        assert analysis.validate_finding(item) == []
+        assert analysis_records.validate_finding(item) == []
     for rec in new:
         assert results.validate(rec) == []
         assert rec["tool"] == {"name": "fleet-analysis", "version": "attribution"}
-        assert analysis.is_analysis_record(rec)
+        assert analysis_records.is_analysis_record(rec)
     verdicts = dict(((r["host"], r["check"]), r["status"]) for r in new if r["status"] != "pass")
     # the node fails; both ends of the link get a warn naming the link (the nodes themselves pass)
     assert verdicts == {("n03", CHECK + ".node"): "fail", ("n01", CHECK + ".link"): "warn",

@@ -25,7 +25,7 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, hardware, topology
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, hardware, cabling
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -270,20 +270,20 @@ def test_a_miscabled_ports_warn_changes_no_attribution_verdict():
 def test_placement_reads_the_port_the_netdev_or_the_one_shared_switch():
     ports = {"mlx5_0": {"switch": "a", "switch_port": "p1", "netdev": "ens1"},
              "mlx5_1": {"switch": "b", "switch_port": "p2", "netdev": "ens2"}}
-    assert topology.placement(ports, "mlx5_1") == topology.Placement("b", "mlx5_1", "p2")
-    assert topology.placement(ports, "ens1") == topology.Placement("a", "mlx5_0", "p1")
-    assert topology.placement(ports, None) is None and topology.placement(ports, "mlx5_2") is None
+    assert cabling.placement(ports, "mlx5_1") == cabling.Placement("b", "mlx5_1", "p2")
+    assert cabling.placement(ports, "ens1") == cabling.Placement("a", "mlx5_0", "p1")
+    assert cabling.placement(ports, None) is None and cabling.placement(ports, "mlx5_2") is None
     same = {"ens1": {"switch": "a", "switch_port": "swp2", "netdev": "ens1"},
             "ens2": {"switch": "a", "switch_port": "swp1", "netdev": "ens2"}}
     # a target no port is: unknown, never the switch the other ports share (a management switch: see below)
-    assert topology.placement(same, "mlx5_0") is None
+    assert cabling.placement(same, "mlx5_0") is None
     # a matrix without a rail: the switch the host's fabric ports (RDMA devices) share, never its plain interfaces'
-    assert topology.placement(same, None) is None
+    assert cabling.placement(same, None) is None
     fabric = {"mlx5_0": {"switch": "a", "switch_port": "swp2", "netdev": "ens1"},
               "mlx5_1": {"switch": "a", "switch_port": "swp1", "netdev": "ens2"},
               "eno1": {"switch": "mgmt", "switch_port": "ge-0/0/1", "netdev": "eno1"}}
-    assert topology.placement(fabric, None) == topology.Placement("a", None, "swp1,swp2")
-    assert topology.port_ranges(["Eth1/3", "Eth1/1", "Eth1/2", "Eth1/10", "swp1", None, "mgmt"]) == \
+    assert cabling.placement(fabric, None) == cabling.Placement("a", None, "swp1,swp2")
+    assert cabling.port_ranges(["Eth1/3", "Eth1/1", "Eth1/2", "Eth1/10", "swp1", None, "mgmt"]) == \
         "Eth1/1-3, Eth1/10, mgmt, swp1"
 
 
@@ -325,8 +325,8 @@ def test_read_drops_what_the_contract_does_not_allow():
     records = [topology_record("h1", {"mlx5_0": {"switch": "", "switch_port": "x"}, "mlx5_1": "leaf-1",
                                       "mlx5_2": port("leaf-2", None)}),
                topology_record("h2", {"mlx5_0": {"switch_port": "Eth1/1"}})]
-    assert topology.read(records) == {"h1": {"mlx5_2": {"switch": "leaf-2", "switch_port": None, "source": "lldp",
-                                                        "netdev": None, "chassis_id": port("leaf-2", None)["chassis_id"]}}}
+    assert cabling.read(records) == {"h1": {"mlx5_2": {"switch": "leaf-2", "switch_port": None, "source": "lldp",
+                                                       "netdev": None, "chassis_id": port("leaf-2", None)["chassis_id"]}}}
 
 
 # ---------------------------------------------------------------- the line-rate path (hardware.py)
@@ -453,11 +453,11 @@ def test_a_hosts_lldp_and_ibnetdiscover_records_add_up_port_by_port():
                            started="2026-11-22T09:00:00Z")
     ib = topology_record("n1", {"mlx5_0": port("leaf-07", "12"), "mlx5_1": port("leaf-08", "12")},
                          started="2026-11-22T09:00:01Z")
-    known = topology.read([ib, lldp])
+    known = cabling.read([ib, lldp])
     assert sorted(known["n1"]) == ["eth0", "mlx5_0", "mlx5_1"]
     assert (known["n1"]["eth0"]["switch"], known["n1"]["mlx5_0"]["switch"], known["n1"]["mlx5_1"]["switch"]) == (
         "mgmt-sw", "leaf-07", "leaf-08")
-    assert topology.placement(known["n1"], "mlx5_1").switch == "leaf-08"
+    assert cabling.placement(known["n1"], "mlx5_1").switch == "leaf-08"
 
 
 def test_port_rates_take_ascii_port_numbers_only():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, drift
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, drift
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
 
 
@@ -38,7 +38,7 @@ def test_hosts_differing_from_the_majority_warn():
     assert (rec["check"], rec["status"], rec["target"]) == ("gpu.inventory.drift", "warn", None)
     assert rec["reason"] == "gpu.inventory.driver_version is '570.86.15', fleet majority is '580.82.07' (3 of 4 hosts)"
     assert rec["expect"] == {"driver_version": {"equals": "580.82.07", "source": "fleet majority"}}
-    assert rec["tool"] == {"name": analysis.TOOL_NAME, "version": "drift"}
+    assert rec["tool"] == {"name": analysis_records.TOOL_NAME, "version": "drift"}
     assert results.validate(rec) == []
     [f] = findings
     assert f["kind"] == "drift" and f["hosts"] == ["c"] and f["check"] == "gpu.inventory"

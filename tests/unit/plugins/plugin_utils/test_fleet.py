@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, drift, fleet
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, drift, fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -256,7 +256,7 @@ def test_analyze_adds_records_and_findings_and_is_idempotent():
     measured = _drifting_fleet()
     out, findings, problems = fleet.analyze(measured, {}, started="2026-11-22T10:00:00Z")
     assert problems == []
-    added = [r for r in out if analysis.is_analysis_record(r)]
+    added = [r for r in out if analysis_records.is_analysis_record(r)]
     assert [(r["host"], r["check"], r["status"]) for r in added] == [("c", "env.package.drift", "warn")]
     assert added[0]["tool"] == {"name": "fleet-analysis", "version": "drift"}
     assert findings[0]["kind"] == "drift" and findings[0]["analysis"] == "drift"
@@ -277,14 +277,14 @@ def test_a_broken_analysis_is_a_problem_and_the_others_still_run():
     assert any("tool.name is not 'fleet-analysis'" in p for p in problems)
     assert any("invalid finding" in p for p in problems)
     assert [f["kind"] for f in findings] == ["drift"]
-    assert sum(1 for r in out if analysis.is_analysis_record(r)) == 1
+    assert sum(1 for r in out if analysis_records.is_analysis_record(r)) == 1
 
 
 def test_a_new_analysis_needs_only_a_function():
     """What fleet_relative/attribution do: a function returning analysis records + findings."""
     def slow_nodes(records, config):
-        new = [analysis.record("slow_nodes", "rdma.ib_write_bw.fleet", "warn", "a", reason="below median")]
-        return new, [analysis.finding("node", "rdma.ib_write_bw", ["a"], target="mlx5_0", evidence={"k": 1})]
+        new = [analysis_records.record("slow_nodes", "rdma.ib_write_bw.fleet", "warn", "a", reason="below median")]
+        return new, [analysis_records.finding("node", "rdma.ib_write_bw", ["a"], target="mlx5_0", evidence={"k": 1})]
 
     report = fleet.build_report(_drifting_fleet(), {"run_id": "r1", "started": "2026-11-22T10:00:00Z"},
                                 analyses=fleet.ANALYSES + [slow_nodes])
@@ -375,7 +375,7 @@ def test_reanalysis_is_idempotent_and_drops_old_analysis(tmp_path):
     first = fleet.publish(report, dest=str(tmp_path / "re"))
     data = fleet.load_results(first["files"]["json"])
     pinned = fleet.reanalyze(data, {"drift_pins": {"version": "2.4.1"}})
-    drifted = [r for r in pinned["records"] if analysis.is_analysis_record(r)]
+    drifted = [r for r in pinned["records"] if analysis_records.is_analysis_record(r)]
     assert [(r["host"], r["status"]) for r in drifted] == [("c", "fail")]
     fleet.publish(pinned, dest=str(tmp_path / "re"))
     again = fleet.reanalyze(fleet.load_results(first["files"]["json"]), {"drift_pins": {"version": "2.4.1"}})

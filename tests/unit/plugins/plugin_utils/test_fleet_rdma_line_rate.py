@@ -23,7 +23,7 @@ import os
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, hccl
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, hardware, summary
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, coverage, hardware, summary
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +75,7 @@ def _mesh(hosts, bad=lambda a, b: False):
 
 
 def _verdicts(records):
-    done, findings, problems = analyses.analyze(records, {})
+    done, findings, problems = analysis_pipeline.analyze(records, {})
     assert problems == []
     return {h["host"]: h["status"] for h in summary.summarize(done)["hosts"]}, done, findings
 
@@ -180,7 +180,7 @@ def test_without_port_records_the_pairs_are_unjudged_with_the_reason(tmp_path):
 
 def _h100(host):
     with open(H100, encoding="utf-8") as fh:
-        records = analyses.strip_analysis(json.load(fh)["records"])
+        records = analysis_pipeline.strip_analysis(json.load(fh)["records"])
     return [dict(copy.deepcopy(r), host=host) for r in records if r["check"] == "gpu.device"]
 
 

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet_relative
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, fleet_relative
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROOF = os.path.join(HERE, "..", "modules", "fixtures")
@@ -34,12 +34,12 @@ def test_flags_the_slow_gpu_with_median_and_margin_in_the_reason():
     assert rec["check"] == "gpu.gemm_bf16.fleet" and rec["status"] == "fail"
     assert rec["host"] == "n9" and rec["target"] == "3"
     assert rec["tool"] == {"name": "fleet-analysis", "version": "fleet_relative"}
-    assert analysis.is_analysis_record(rec)
+    assert analysis_records.is_analysis_record(rec)
     assert rec["metrics"]["fleet_median"] == pytest.approx(669.15)  # the outlier counts in the median
     assert "fleet median 669.15" in rec["reason"] and "margin" in rec["reason"]
     assert rec["expect"]["tflops"]["min"] < 669.15
     assert findings[0]["kind"] == "fleet_outlier" and findings[0]["hosts"] == ["n9"]
-    assert analysis.validate_finding(findings[0]) == []
+    assert analysis_records.validate_finding(findings[0]) == []
 
 
 def test_min_drop_pct_protects_a_tight_fleet():

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis, fleet, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, fleet, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -59,7 +59,7 @@ def assert_one_fail_two_warn(built, report):
     assert summary["verdict"] == "FAIL: %d hosts: 1 fail, 2 warn, %d pass" % (len(built.hosts), len(built.hosts) - 3)
     # the node's verdict names the node, the link ends' verdicts name the link (analysis records; the
     # measured pair records keep their own statuses but count toward no host)
-    added = [r for r in report["records"] if analysis.is_analysis_record(r)]
+    added = [r for r in report["records"] if analysis_records.is_analysis_record(r)]
     node = [r for r in added if r["host"] == built.bad_node and r["status"] == "fail"]
     assert [r["check"] for r in node] == [synthetic_fleet.CHECK + ".node"]
     a, b = sorted(built.bad_link)
@@ -356,7 +356,7 @@ def test_reanalysis_turns_malformed_and_nonfinite_records_into_errors_and_keeps_
         {"check": "gpu.gemm_bf16", "status": "pass", "host": "h200x2", "metrics": {"tflops": float("inf")}},
     ]
     report = fleet.reanalyze(data)
-    measured = [r for r in report["records"] if not analysis.is_analysis_record(r)]
+    measured = [r for r in report["records"] if not analysis_records.is_analysis_record(r)]
     assert len(measured) == good + 2
     assert [r["status"] for r in measured[good:]] == ["error", "error"]
     assert "host must be a string" in measured[good]["reason"]

@@ -16,14 +16,14 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, report_html, summary
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, coverage, report_html, summary
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
 
 
 def _measured(scenario):
     with open(os.path.join(HERE, scenario + ".results.json"), encoding="utf-8") as fh:
-        return analyses.strip_analysis(json.load(fh)["records"])
+        return analysis_pipeline.strip_analysis(json.load(fh)["records"])
 
 
 HEALTHY, LOADED, NOP2P = _measured("healthy"), _measured("loaded"), _measured("nop2p")
@@ -68,7 +68,7 @@ def _with_gpus(records, gpus):
 
 
 def _verdicts(records, config=None):
-    done, findings, problems = analyses.analyze(records, config or {})
+    done, findings, problems = analysis_pipeline.analyze(records, config or {})
     assert problems == []
     hosts = {h["host"]: h["status"] for h in summary.summarize(done)["hosts"]}
     return hosts, done, findings
@@ -158,7 +158,7 @@ def test_the_h200_runs_judged_again_give_the_verdicts_they_gave(scenario, verdic
     with open(os.path.join(H200, scenario + ".results.json"), encoding="utf-8") as fh:
         data = json.load(fh)
     assert data["summary"]["worst_status"] == verdict
-    hosts, done, findings = _verdicts(_as_host(analyses.strip_analysis(data["records"]), "h200"))
+    hosts, done, findings = _verdicts(_as_host(analysis_pipeline.strip_analysis(data["records"]), "h200"))
     assert hosts == {"h200": verdict}
     assert coverage.coverage(done)["unjudged_total"] == 0
     peers = sorted(str(f["target"]) for f in findings if f["kind"] == "peers")

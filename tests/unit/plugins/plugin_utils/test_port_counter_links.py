@@ -12,7 +12,7 @@ import copy
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, fleet, render, summary, verdict
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, fleet, render, summary, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_port_counters as tpc
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_attribution import full_mesh
 
@@ -46,7 +46,7 @@ def topology_record(host, ports):
 
 
 def run(records):
-    out, findings, problems = analyses.analyze(copy.deepcopy(records), {})
+    out, findings, problems = analysis_pipeline.analyze(copy.deepcopy(records), {})
     assert problems == []
     verdicts = dict((h["host"], h["status"]) for h in summary.summarize(out)["hosts"])
     return out, findings, verdicts

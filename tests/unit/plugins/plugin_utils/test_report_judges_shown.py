@@ -9,7 +9,7 @@ import copy
 import json
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analyses, coverage, fleet, render
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, coverage, fleet, render
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_render import _page_data
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
@@ -17,7 +17,7 @@ HERE = os.path.join(os.path.dirname(__file__), "fixtures", "h100x2-judgement")
 
 def _as_host(scenario, host):
     with open(os.path.join(HERE, scenario + ".results.json"), encoding="utf-8") as fh:
-        records = analyses.strip_analysis(json.load(fh)["records"])
+        records = analysis_pipeline.strip_analysis(json.load(fh)["records"])
     out = []
     for rec in copy.deepcopy(records):
         rec["host"] = host

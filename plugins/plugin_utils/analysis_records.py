@@ -3,7 +3,7 @@
 """What every fleet analysis shares: how its records and findings look.
 
 An analysis is a plain function ``analyze(records, config) -> (new_records, findings)``
-listed in ``analyses.ANALYSES``. It never rewrites a measured record: it ADDS records,
+listed in ``analysis_pipeline.ANALYSES``. It never rewrites a measured record: it ADDS records,
 each marked ``tool: {name: "fleet-analysis", version: <analysis name>}``, so that a
 re-analysis can drop them and start again from the measured records alone.
 
@@ -29,7 +29,7 @@ def is_analysis_record(record):
 
 
 class Records(list):
-    """The records the pipeline (analyses.analyze) gives an analysis: the measured records first, ``measured_count``
+    """The records the pipeline (analysis_pipeline.analyze) gives an analysis: the measured records first, ``measured_count``
     of them, then the records the analyses before it added. :func:`measured` takes the prefix instead of asking
     every record (an analysis that walks all the records for its measured ones did so once per analysis)."""
 

@@ -4,7 +4,7 @@
 :func:`analyze` once per new data (:func:`analysis_entry` / :func:`reuse_analysis`: a run_summary step's analysis,
 stored in the stream, is the report's while no later entry changed the records). Each entry is a function
 ``analyze(records, config) -> (new_records, findings)``; it receives the measured records plus the records added
-by the analyses before it, and may only ADD records (see ``analysis.py``). To add an analysis, write the function
+by the analyses before it, and may only ADD records (see ``analysis_records.py``). To add an analysis, write the function
 and append it to ANALYSES. Controller-only (plugin_utils), no Ansible imports.
 """
 
@@ -14,7 +14,7 @@ import sys
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import (
-    analysis, attribution, baseline, drift, fleet_relative, hardware, peers, port_counter_links, screen_analysis, verdict)
+    analysis_records, attribution, baseline, drift, fleet_relative, hardware, peers, port_counter_links, screen_analysis, verdict)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import normalize, plain
 
 ANALYSES = [
@@ -38,7 +38,7 @@ def _analysis_name(func):
 
 def strip_analysis(records):
     """The measured records only (what a re-analysis starts from)."""
-    return [r for r in records if not analysis.is_analysis_record(r)]
+    return [r for r in records if not analysis_records.is_analysis_record(r)]
 
 
 def analyze(records, config=None, analyses=None, started=None):
@@ -56,7 +56,7 @@ def analyze(records, config=None, analyses=None, started=None):
     findings, problems = [], []
     for func in ANALYSES if analyses is None else analyses:
         name = _analysis_name(func)
-        given = analysis.Records(out)
+        given = analysis_records.Records(out)
         given.measured_count = count
         try:
             new, found = func(given, config)
@@ -65,8 +65,8 @@ def analyze(records, config=None, analyses=None, started=None):
             continue
         for rec in new or []:
             bad = results.validate(rec)
-            if not analysis.is_analysis_record(rec):
-                bad.append("tool.name is not %r" % analysis.TOOL_NAME)
+            if not analysis_records.is_analysis_record(rec):
+                bad.append("tool.name is not %r" % analysis_records.TOOL_NAME)
             if bad:
                 problems.append("analysis %s returned an invalid record: %s" % (name, "; ".join(bad)))
                 continue
@@ -75,7 +75,7 @@ def analyze(records, config=None, analyses=None, started=None):
                 rec["started"] = started
             out.append(rec)
         for item in found or []:
-            bad = analysis.validate_finding(item)
+            bad = analysis_records.validate_finding(item)
             if bad:
                 problems.append("analysis %s returned an invalid finding: %s" % (name, "; ".join(bad)))
                 continue
@@ -87,7 +87,7 @@ def analysis_entry(report, config, after):
     """The stream entry of a report's analysis (see :func:`build_report`'s ``prior``): made of ``config`` and of the
     first ``after`` entries of the stream."""
     return {"e": "analysis", "after": after, "config": plain(dict(config or {})),
-            "records": [r for r in report["records"] if analysis.is_analysis_record(r)],
+            "records": [r for r in report["records"] if analysis_records.is_analysis_record(r)],
             "findings": report["findings"], "problems": list(report["problems"])}
 
 
