@@ -22,6 +22,9 @@ FIXTURES = parser_fixture("perftest")
 CAPTURES = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".txt"))
 REFUSED = "perftest-couldnt-connect-unable-to-init-socket-pre-fix.txt"
 
+# one start for both records of a comparison (two calls may straddle a second: utc_now)
+STARTED = "2026-01-01T00:00:00Z"
+
 
 def _gid(index, gid, netdev="eth0", ipv4=None, kind="RoCE v2"):
     return {"index": index, "gid": gid, "netdev": netdev, "ipv4": ipv4, "type": kind}
@@ -76,7 +79,8 @@ def test_fuzz_the_reading_never_raises_and_retries_only_without_a_row(name, rc, 
     read = adapter.read_output(text, rc, False)
     assert (read.parsed is None) != (read.problem is None)
     assert not read.retry or (rc == 1 and not (read.parsed or {}).get("rows"))
-    ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, host="h1", peer="h2", target="mlx5_0")
+    ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, host="h1", peer="h2", target="mlx5_0",
+                  started=STARTED)
     assert adapter.records(text, replace(ctx, reading=read)) == adapter.records(text, ctx)
 
 
@@ -88,7 +92,7 @@ def test_the_reading_is_the_records_parse():
         for side, rc, timed_out in (("client", 0, False), ("client", 1, False), ("server", 0, False),
                                     ("client", 124, True)):
             ctx = Context(params={"test": "ib_write_bw", "timeout_s": 30}, rc=rc, timed_out=timed_out, side=side,
-                          host="h1", peer="h2", target="mlx5_0")
+                          host="h1", peer="h2", target="mlx5_0", started=STARTED)
             read = adapter.read_output(text, rc, timed_out)
             assert adapter.records(text, replace(ctx, reading=read)) == adapter.records(text, ctx), (name, side, rc)
 
