@@ -322,11 +322,11 @@ def run_step(step):
 def perftest_steps(spec):
     """The steps of one perftest side, planned in this pod exactly as the SSH path plans them on the host: the
     TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
-    (tools.perftest.device_plan), then one argv per rail (tools.perftest.argvs_for). A plan that cannot be made
+    (tools.perftest_sweep.device_plan), then one argv per rail (tools.perftest_sweep.argvs_for). A plan that cannot be made
     (a RoCE port without a usable GID) gives a step that prints why and fails."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = spec["params"]
     try:
         files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))

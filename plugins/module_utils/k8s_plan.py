@@ -37,8 +37,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, port_counters, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env, gemm_bench as gemm, nccl_test as nccl_tests, perftest_sweep as perftest, allreduce_probe as torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
          "copy_bandwidth")
@@ -61,11 +61,11 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # nothing of them
                 # perftest pods plan their rails and argv with the tool adapter, as the SSH path does (GID and port
                 # rate from the node's sysfs)
-                "tools/__init__", "tools/perftest", "argspec", "statedir", "runner", "imports",
+                "tools/__init__", "tools/perftest_sweep", "argspec", "statedir", "runner", "imports",
                 # the entry program's interrupt guard (and the runners')
                 "proc",
                 # the host-reading adapters' pods (DCGM diagnostics, fabric port counters)
-                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm", "tools/port_counters")
+                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm_diag", "tools/port_counters")
 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
@@ -865,7 +865,7 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
     ctx = Context(params=opts, rc=info.get("rc"), duration_s=info.get("elapsed_s"), started=started,
                   argv=section.get("argv"))
     if how == "gemm":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm
         return gemm, ctx
     if how == "soak":
         return soak, replace(ctx, python=opts.get("python") or "python3")
@@ -874,18 +874,18 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
                      for key, label in (("pcie_csv", "copy_pcie"), ("nvlink_status", "copy_nvlink")))
         return copy_bandwidth, replace(ctx, facts=facts)
     if how == "probe":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce
         document = (sections or {}).get(section["label"] + ".file")
         return torch_allreduce, replace(ctx, document=document[0] if document else None, nodes=len(section["hosts"]),
                                         env=section.get("env"), launcher="torchrun",
                                         ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
     if how == "nccl":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tests
         # an mpirun argv as the launcher ran it (k8s_entry.mpirun_argv completes it in the pod)
         return nccl_tests, replace(ctx, argv=info.get("argv") or section.get("argv"), hosts=section.get("hosts"),
                                    collective=section["collective"],
                                    env=section.get("env"), launch=section.get("launch"))
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = dict(opts, peer_name=slot.get("peer"))
     if peer_rates:
         params["peer_rate_gbit_s"] = peer_rates

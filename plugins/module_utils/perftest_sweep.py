@@ -72,7 +72,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.governor impor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 PROGRESS = "progress.json"
 RECORDS = "records.json"

@@ -166,7 +166,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
 
 RANGES = dict(perftest_tool.TEST_RANGES, **{"peer_rate_gbit_s": argspec.NON_NEGATIVE})

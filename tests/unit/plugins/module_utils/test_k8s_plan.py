@@ -28,11 +28,11 @@ from hypothesis import example, given, settings, strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 
 ENTRY = k8s_entry.__file__
 # what a pod has: the code ConfigMap's package tree only, never this checkout's collection (PYTHONPATH would hide a

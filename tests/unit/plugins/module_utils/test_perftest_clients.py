@@ -6,7 +6,7 @@ a record's header facts and warnings."""
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 
 def _gid(index, gid, netdev="eth0", ipv4=None, kind="RoCE v2"):

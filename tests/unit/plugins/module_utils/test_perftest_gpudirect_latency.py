@@ -22,7 +22,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi

@@ -16,11 +16,11 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
     expectations, results, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as hccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Fail, parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules import test_perftest_module

@@ -29,7 +29,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest import argvs_for, device_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest_sweep import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, perftest, perftest_sweep

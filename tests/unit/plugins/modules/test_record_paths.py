@@ -21,10 +21,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import imports
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 
 G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
 VOLATILE = ("started", "duration_s")

@@ -20,7 +20,7 @@ import sqlite3
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet, history
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import history_index
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records

@@ -375,7 +375,7 @@ def test_a_partial_directory_of_a_killed_writer_is_removed_after_an_hour(tmp_pat
 def test_latency_records_give_a_distribution_and_a_lower_is_better_heat_map():
     """The REAL ib_read_lat capture through the perftest record builder, on a 4-host matrix (host names are labels)."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
     path = os.path.join(real_records.PERFTEST_DIR, "mlx4-ib-read-lat-client-a-all-sizes.txt")
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
