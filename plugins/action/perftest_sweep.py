@@ -120,7 +120,7 @@ class ActionModule(ActionBase):
                 out = bounded(CALL_LIMIT_S + float((args.get("_poll") or {}).get("wait_s") or 0), execute)
             except Silent as exc:
                 self._silent = True
-                host = args.get("host_name") or task_vars.get("inventory_hostname")
+                host = args.get("inventory_hostname") or args.get("host_name") or task_vars.get("inventory_hostname")
                 why = "phase=%s: %s" % (args.get("phase", "run"), exc)
                 if args.get("run_id"):
                     self._declare_dead(self._shared(args), host, why)
@@ -219,7 +219,7 @@ class ActionModule(ActionBase):
 
     # ------------------------------------------------------------------ the wait loop
     def _wait(self, args, task_vars, result):
-        host = args.get("host_name") or task_vars.get("inventory_hostname")
+        host = args.get("inventory_hostname") or args.get("host_name") or task_vars.get("inventory_hostname")
         shared = self._shared(args)
         status_args = dict((k, v) for k, v in args.items() if k not in WAIT_ONLY)
         status_args["phase"] = "status"

@@ -86,7 +86,7 @@ KUBERNETES_OPTIONS = {
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": [], "ready_port": 18514},
+    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rates_gbit_s": [], "ready_port": 18514},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
     "dcgm": {},
     "port_counters": {},
@@ -284,7 +284,7 @@ def burnin_steps(pod, kind, opts):
 
 def _perftest_pod_params(opts):
     """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
-    return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rate_gbit_s",
+    return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rates_gbit_s",
                                                              "tool_dir", "timeout_s", "connect_timeout_s",
                                                              "ready_port"))
 
@@ -888,7 +888,7 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = dict(opts, peer_name=slot.get("peer"))
     if peer_rates:
-        params["peer_rate_gbit_s"] = peer_rates
+        params["peer_rates_gbit_s"] = peer_rates
     return perftest, replace(ctx, params=params, side=section["side"], host=node, target=section["device"],
                              index=section["index"], argv=info.get("argv") or section.get("argv"),
                              facts=info.get("facts") or section.get("facts"), timed_out=bool(info.get("timed_out")),

@@ -39,7 +39,7 @@ class PerftestRun(object):
     def __init__(self, module):
         self.module = module
         self.p = module.params
-        self.host = self.p["host_name"] or socket.gethostname().split(".")[0]
+        self.host = self.p["inventory_hostname"] or socket.gethostname().split(".")[0]
         self.root = None
         self.run_dir = None
         self.governor = None

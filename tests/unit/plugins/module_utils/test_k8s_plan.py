@@ -179,7 +179,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])
     (from_ssh,) = perftest_tool.records(read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), Context(
-        params=dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
+        params=dict(params, peer_name="n1", peer_rates_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
         index=0, facts=info["facts"]))
     assert _stable(record) == _stable(from_ssh)
     floor = record["expect"]["bw_avg_gbit_s"]                # judged against both ends' port rates, as on SSH

@@ -215,7 +215,7 @@ def test_given_index_and_no_cuda():
 def test_module_plan_state_reports_the_gpu_of_every_hca(monkeypatch, tmp_path):
     raise_on_exit(monkeypatch)    # a fail_json raises Fail: the test fails on it
     args = {"phase": "plan", "hcas": ["mlx5_0", "mlx5_1", "mlx5_8"], "use_cuda": "auto",
-            "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "host_name": "gpu-a"}
+            "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "inventory_hostname": "gpu-a"}
     with patch_module_args(args):
         with pytest.raises(Exit) as info:
             sweep_module.main()

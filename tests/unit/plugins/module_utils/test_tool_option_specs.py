@@ -47,7 +47,7 @@ KINDS = {"env": "env_probe", "gemm": "gemm_bench", "nccl": "nccl_test", "nccl_mu
          "copy_bandwidth": "copy_bandwidth"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
 KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
-                        "perftest": {"test", "hcas", "peer_rate_gbit_s"}, "allreduce_multinode": set(),
+                        "perftest": {"test", "hcas", "peer_rates_gbit_s"}, "allreduce_multinode": set(),
                         "dcgm": set(), "port_counters": set(), "soak": set(), "copy_bandwidth": set()}
 SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
@@ -102,7 +102,10 @@ def test_the_modules_take_the_adapters_options(monkeypatch, adapter, module, eve
     assert shared, "%s takes none of %s's options" % (module.__name__, adapter)
     for name in shared:
         mine = dict((k, v) for k, v in spec[name].items() if k in SPEC_KEYS)
-        assert mine == options[name], "%s: option %s differs from tools/%s.py" % (module.__name__, name, adapter)
+        theirs = dict((k, v) for k, v in options[name].items() if k in SPEC_KEYS)
+        assert mine == theirs, "%s: option %s differs from tools/%s.py" % (module.__name__, name, adapter)
+        for key in ("aliases", "deprecated_aliases"):     # a renamed option's former name: on every module
+            assert all(a in spec[name].get(key, []) for a in options[name].get(key, [])), (module.__name__, name, key)
 
 
 def test_the_perftest_modules_together_take_every_option_of_the_adapter(monkeypatch):

@@ -47,7 +47,7 @@ def changed(text, old, new, count=1):
 
 
 def perftest(text, test, device, rc=0, side="client", port=None):
-    params = {"test": test, "line_rate_floor_pct": 90, "peer_rate_gbit_s": [port] if port else None, "expect": {}}
+    params = {"test": test, "line_rate_floor_pct": 90, "peer_rates_gbit_s": [port] if port else None, "expect": {}}
     (record,) = perftest_tool.records(text, Context(params=params, rc=rc, side=side, host="a", peer="b", target=device,
                                                     argv=[test], facts={"port_rate_gbit_s": port} if port else {}))
     assert results.validate(record) == []

@@ -90,7 +90,7 @@ def test_nccl_records_from_output_never_raise_on_garbage():
 ])
 def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
     path = os.path.join(PERFTEST_FIXTURES, name)
-    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1", "host_name": "n2",
+    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1", "inventory_hostname": "n2",
             "expect": {"bw_avg_gbit_s": {"min": 100}}}
     if side:
         args["side"] = side

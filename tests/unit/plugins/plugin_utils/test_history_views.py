@@ -61,7 +61,7 @@ def run_meta(run_id, started):
 def publish(tmp_path, records, run_id, started, **kwargs):
     report = fleet.build_report(records, run_meta(run_id, started))
     report.update(kwargs.pop("preset", {}))
-    out = fleet.publish(report, output_dir=str(tmp_path / "reports"), history_db=str(tmp_path / "reports" / "h.sqlite"),
+    out = fleet.publish(report, reports_root=str(tmp_path / "reports"), history_db=str(tmp_path / "reports" / "h.sqlite"),
                         **kwargs)
     return report, out
 

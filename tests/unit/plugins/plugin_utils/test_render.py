@@ -50,7 +50,7 @@ def _report(tmp_path=None, evil=False, history_db=None, run_id="0123456789abcdef
                              inventory_host_count=4, playbooks=["acceptance.yml"], ansible_version="2.19.14")
     report = fleet.build_report(recs, run)
     if tmp_path is not None:
-        fleet.publish(report, output_dir=str(tmp_path), history_db=history_db)
+        fleet.publish(report, reports_root=str(tmp_path), history_db=history_db)
     return report
 
 
@@ -318,7 +318,7 @@ def test_history_deltas_show_in_every_format(tmp_path):
         if rec["check"] == "nccl.all_reduce":
             rec["metrics"]["busbw_max_gbyte_s"] = 300.0
             rec["status"], rec["reason"] = "fail", "busbw_max_gbyte_s 300 < 340"
-    out = fleet.publish(second, output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(second, reports_root=str(tmp_path), history_db=db)
     data = json.loads(open(out["files"]["json"], encoding="utf-8").read())
     delta = [d for d in data["history"]["deltas"] if d["check"] == "nccl.all_reduce"][0]
     assert delta["previous_status"] == "pass" and delta["metrics"]["busbw_max_gbyte_s"]["current"] == 300.0
