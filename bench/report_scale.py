@@ -399,7 +399,7 @@ def child(mode, path, outdir, collections_path=None):
         report = fleet.build_report(collected.records(), run, dict(collected.config))
         del collected
         t1 = time.perf_counter()
-        res = fleet.publish(report, output_dir=outdir)
+        res = fleet.publish(report, reports_root=outdir)
         out["feed_s"] = round(fed - started, 2)
         out["analyse_s"] = round(t1 - fed, 2)
         out["sizes"] = dict((f, os.path.getsize(p)) for f, p in res["files"].items())

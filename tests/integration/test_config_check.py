@@ -74,7 +74,7 @@ def _inventory(tmp_path, host_vars=None, group_vars=None, groups="mynodes"):
 def _run(env, tmp_path, inventory, *extra, **more_env):  # noqa: F811  pylint: disable=redefined-outer-name
     reports = tmp_path / "reports"
     argv = [ANSIBLE_PLAYBOOK, "-i", inventory, ACCEPTANCE, "-e", "acceptance_hosts=mynodes"] + list(extra)
-    run_env = dict(env, AIFABRIC_REPORT_DIR=str(reports))
+    run_env = dict(env, AIFABRIC_REPORTS_ROOT=str(reports))
     run_env.update(more_env)
     for name, value in more_env.items():
         if value is None:

@@ -58,7 +58,7 @@ def _version():
 def _isolated_env(collections_path):
     """Only the installed copy is visible: no ansible.cfg of the checkout, no ~/.ansible, no PYTHONPATH."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ANSIBLE_") and k not in ("PYTHONPATH", "AIFABRIC_REPORT_DIR")}
+           if not k.startswith("ANSIBLE_") and k not in ("PYTHONPATH", "AIFABRIC_REPORTS_ROOT")}
     config = os.path.join(os.path.dirname(collections_path), "empty-ansible.cfg")
     with open(config, "w", encoding="utf-8"):
         pass

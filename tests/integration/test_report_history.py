@@ -75,7 +75,7 @@ def test_baseline_playbook_and_a_baseline_expectation_fail_exactly_the_slow_host
     second = results_json(tmp_path / "second.json", "run-later", "2026-11-21T10:00:00Z", slow="h200-c")
     dest = tmp_path / "out"
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % second,
-                        "-e", "report_dir=%s" % dest, "-e", "report_history_db=%s" % db,
+                        "-e", "run_dir=%s" % dest, "-e", "report_history_db=%s" % db,
                         "-e", "compare_with=h200-nov",
                         "-e", '{"report_baseline": {"name": "h200-nov", "min_pct": 95}}')
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -92,11 +92,11 @@ def test_report_playbook_in_check_mode_stores_nothing(env, tmp_path):
     db = str(tmp_path / "history.sqlite")
     first = results_json(tmp_path / "first.json", "run-1", "2026-11-20T10:00:00Z")
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % first,
-                        "-e", "report_dir=%s" % (tmp_path / "one"), "-e", "report_history_db=%s" % db)
+                        "-e", "run_dir=%s" % (tmp_path / "one"), "-e", "report_history_db=%s" % db)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     second = results_json(tmp_path / "second.json", "run-2", "2026-11-21T10:00:00Z", slow="h200-b")
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-C", "-c", "local", "-e", "report_input=%s" % second,
-                        "-e", "report_dir=%s" % (tmp_path / "two"), "-e", "report_history_db=%s" % db)
+                        "-e", "run_dir=%s" % (tmp_path / "two"), "-e", "report_history_db=%s" % db)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert stored_runs(db) == ["run-1"] and not (tmp_path / "two").exists()
     assert "against the previous run of each host (run run-1): " in " ".join(proc.stdout.split())   # read only
@@ -107,7 +107,7 @@ def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
     for day in (1, 2, 3):
         src = results_json(tmp_path / ("r%d.json" % day), "run-%d" % day, "2026-11-0%dT10:00:00Z" % day)
         proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % src,
-                            "-e", "report_dir=%s" % (tmp_path / ("out%d" % day)), "-e", "report_history_db=%s" % db)
+                            "-e", "run_dir=%s" % (tmp_path / ("out%d" % day)), "-e", "report_history_db=%s" % db)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     playbook = tmp_path / "ops.yml"
     playbook.write_text("""---
