@@ -37,8 +37,11 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env, gemm_bench as gemm, nccl_test as nccl_tests, perftest_sweep as perftest, allreduce_probe as torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    env_probe as env, gemm_bench as gemm, nccl_test as nccl_tests, perftest_sweep as perftest,
+    allreduce_probe as torch_allreduce)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
          "copy_bandwidth")
@@ -874,7 +877,8 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
                      for key, label in (("pcie_csv", "copy_pcie"), ("nvlink_status", "copy_nvlink")))
         return copy_bandwidth, replace(ctx, facts=facts)
     if how == "probe":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+            allreduce_probe as torch_allreduce)
         document = (sections or {}).get(section["label"] + ".file")
         return torch_allreduce, replace(ctx, document=document[0] if document else None, nodes=len(section["hosts"]),
                                         env=section.get("env"), launcher="torchrun",

@@ -140,6 +140,32 @@ def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
     assert proc.returncode == 0 and "changed=2" in recap       # index and export changed (one run fewer); prune not
 
 
+def test_history_index_links_the_runs_under_reports_root_and_takes_reports_dir_with_a_deprecation(env, tmp_path):
+    """reports_root (reports_dir before 2.0.0): the index links a run whose report is in that directory; the former
+    name still works, with Ansible's deprecation warning."""
+    db = str(tmp_path / "history.sqlite")
+    src = results_json(tmp_path / "r1.json", "run-1", "2026-11-01T10:00:00Z")
+    proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % src,
+                        "-e", "run_dir=%s" % (tmp_path / "root" / "20261101T100000Z-run-1"), "-e", "report_history_db=%s" % db)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for option in ("reports_root", "reports_dir"):
+        playbook = tmp_path / ("%s.yml" % option)
+        playbook.write_text("""---
+- name: History index
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Index
+      aifabric.acceptance.history: {history_db: "%(db)s", operation: index, dest: "%(dir)s/%(o)s/index.html",
+                                    %(o)s: "%(dir)s/root"}
+""" % {"db": db, "dir": tmp_path, "o": option})
+        proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert '<a href="20261101T100000Z-run-1/report.html">' in (tmp_path / option / "index.html").read_text()
+        text = " ".join((proc.stdout + proc.stderr).split())
+        assert ("[DEPRECATION WARNING]" in text and "reports_dir" in text) == (option == "reports_dir"), text[-3000:]
+
+
 def test_a_live_run_held_against_a_baseline_fails_exactly_the_slow_node(env, tmp_path):
     """history operation=expect puts the baseline into the run's stream: summary step and report agree."""
     reports = tmp_path / "reports"

@@ -24,7 +24,8 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.tool_options import tool_options
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, gemm_bench as gemm, nccl_test as nccl_tests, allreduce_probe as torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, gemm_bench as gemm, nccl_test as nccl_tests, allreduce_probe as torch_allreduce)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "gpu")

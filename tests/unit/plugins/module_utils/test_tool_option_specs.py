@@ -16,8 +16,11 @@ import pytest
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env, gemm_bench as gemm, hccl_test as hccl, nccl_test as nccl_tests, perftest_sweep as perftest, allreduce_probe as torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    env_probe as env, gemm_bench as gemm, hccl_test as hccl, nccl_test as nccl_tests, perftest_sweep as perftest,
+    allreduce_probe as torch_allreduce)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.plugins.modules import (
     allreduce_probe, env_probe, gemm_bench, hccl_test, nccl_test, perftest as perftest_module, perftest_sweep)
 from ansible_collections.aifabric.acceptance.plugins.modules import dcgm_diag, port_counters as port_counters_module

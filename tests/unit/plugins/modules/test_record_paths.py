@@ -179,3 +179,20 @@ def test_import_mode_of_every_module_says_why_for_dev_zero(module_env, tmp_path)
     for main in (perftest.main, nccl_test.main):
         res = _call(main, {"from_output": fifo})
         assert res.failed and "FIFO" in res.kwargs["msg"]
+
+
+def test_perftest_takes_its_former_option_names_with_a_deprecation_warning(module_env):
+    """host_name and peer_rate_gbit_s (the names before 2.0.0) still give the same records as inventory_hostname and
+    peer_rates_gbit_s, and Ansible is told they are deprecated (removed in 3.0.0)."""
+    from ansible.module_utils.common import warnings as ansible_warnings
+    path = os.path.join(PERFTEST_FIXTURES, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
+    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1"}
+    new = _call(perftest.main, dict(args, inventory_hostname="n2", peer_rates_gbit_s=[100.0]))
+    before = len(ansible_warnings.get_deprecation_messages())
+    old = _call(perftest.main, dict(args, host_name="n2", peer_rate_gbit_s=[100.0]))
+    assert not new.failed and not old.failed
+    assert [_stable(r) for r in old.kwargs["results"]] == [_stable(r) for r in new.kwargs["results"]]
+    assert new.kwargs["results"][0]["host"] == "n2"
+    said = [str(d) for d in ansible_warnings.get_deprecation_messages()[before:]]
+    assert any("host_name" in d and "3.0.0" in d for d in said), said
+    assert any("peer_rate_gbit_s" in d and "3.0.0" in d for d in said), said
