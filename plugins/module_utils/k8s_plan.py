@@ -45,8 +45,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
          "copy_bandwidth")
-# the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<kind>.py records(host, params))
+# the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<MODULE>.py records(host, params))
 HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK}
+HOST_ADAPTER_FILES = {"dcgm": dcgm.MODULE, "port_counters": port_counters.MODULE}     # tools/<MODULE>.py
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
 STEP_LABEL = "aifabric.acceptance/step"
@@ -219,7 +220,8 @@ def _per_node_step(plan, pod, kind, nodes, opts):
     step = {"name": kind, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
     for index, node in enumerate(nodes):
         if kind in HOST_ADAPTER_KINDS:
-            command = _entry(pod, "adapter", {"adapter": kind, "params": adapter_params(kind, opts, node), "lib": LIB})
+            command = _entry(pod, "adapter", {"adapter": HOST_ADAPTER_FILES[kind], "params": adapter_params(kind, opts, node),
+                                             "lib": LIB})
             sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
             gpus = None
         elif kind == "env":
