@@ -38,7 +38,7 @@ PYVER = $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:
 COLLECTION = $$($(BIN)/python .ci/collection.py $(BIN))
 
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
-export AIFABRIC_REPORT_DIR := $(REPORT_DIR)
+export AIFABRIC_REPORTS_ROOT := $(REPORT_DIR)
 export PYTHONDONTWRITEBYTECODE := 1
 export INVENTORY
 
@@ -54,9 +54,9 @@ acceptance: run-venv
 	    "This machine alone: make acceptance INVENTORY=inventories/localhost. Inventories here: $$(ls -d inventories/*/ 2>/dev/null | tr '\n' ' ')" \
 	    "(inventories/example-fleet is a template: copy it, outside this checkout, and put your hosts' addresses in)." >&2; \
 	  exit 2; } ;; esac
-	@before="$$(readlink -f "$$AIFABRIC_REPORT_DIR/latest" 2>/dev/null)"; \
+	@before="$$(readlink -f "$$AIFABRIC_REPORTS_ROOT/latest" 2>/dev/null)"; \
 	  cols=$(COLLECTION) && ANSIBLE_COLLECTIONS_PATH=$$cols $(BIN)/ansible-playbook -i "$$INVENTORY" $(PLAYBOOK) $(ARGS); \
-	  rc=$$?; after="$$(readlink -f "$$AIFABRIC_REPORT_DIR/latest" 2>/dev/null)"; \
+	  rc=$$?; after="$$(readlink -f "$$AIFABRIC_REPORTS_ROOT/latest" 2>/dev/null)"; \
 	  if [ -n "$$after" ] && [ "$$after" != "$$before" ]; then \
 	    echo "Report: $$after/ (report.html, summary.md, results.json, junit.xml)"; \
 	  else case " $(ARGS) " in *" -C "*|*" --check "*) echo "Check mode: no report written" ;; esac; fi; exit $$rc

@@ -64,7 +64,7 @@ def measure(hosts, template, workdir):
     started = time.perf_counter()
     report = fleet.build_report(records, run)
     analysed = time.perf_counter()
-    out = fleet.publish(report, output_dir=workdir, history_db=os.path.join(workdir, "history.sqlite"))
+    out = fleet.publish(report, reports_root=workdir, history_db=os.path.join(workdir, "history.sqlite"))
     written = time.perf_counter()
     sizes = dict((fmt, os.path.getsize(path)) for fmt, path in out["files"].items())
     return {

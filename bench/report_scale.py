@@ -79,7 +79,7 @@ def _read(path):
 
 def host_template():
     """The records of one host: the real run, nccl-tests series, GEMM/device replicated to 8 GPUs."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tests
     real = json.loads(_read(FIXTURE))["records"]
     out = []
     per_gpu = {}
@@ -102,7 +102,7 @@ def host_template():
 def perftest_rows():
     """The series rows the perftest adapter makes of the real capture (the perftest_bw family's columns)."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
     return adapter._series(perftest.parse(_read(PERFTEST)), "bw")  # pylint: disable=protected-access
 
 
@@ -399,7 +399,7 @@ def child(mode, path, outdir, collections_path=None):
         report = fleet.build_report(collected.records(), run, dict(collected.config))
         del collected
         t1 = time.perf_counter()
-        res = fleet.publish(report, output_dir=outdir)
+        res = fleet.publish(report, reports_root=outdir)
         out["feed_s"] = round(fed - started, 2)
         out["analyse_s"] = round(t1 - fed, 2)
         out["sizes"] = dict((f, os.path.getsize(p)) for f, p in res["files"].items())

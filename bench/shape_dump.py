@@ -41,6 +41,17 @@ def _first(*dotted):
     raise LookupError("none of %s" % (dotted,))
 
 
+def _module(*homes):
+    """The first of a module's homes (its name before the adapters carried their module's name, then after) that
+    exists (a ``plugins.module_utils.`` name)."""
+    for home in homes:
+        try:
+            return importlib.import_module(PKG + "plugins.module_utils." + home)
+        except ImportError:
+            continue
+    raise LookupError("none of %s" % (homes,))
+
+
 def _jsonable(value):
     return json.loads(json.dumps(value, sort_keys=True, default=repr))
 
@@ -108,11 +119,14 @@ def _call(fn, *args, **kwargs):
 
 
 def _collective_argvs(out):
-    nccl_argv = _first("plugins.module_utils.tools.nccl_tests:nccl_argv")
-    nccl_launch = _first("plugins.module_utils.tools.nccl_tests:launch_argv")
-    hccl_argv = _first("plugins.module_utils.hccl_run:hccl_argv", "plugins.module_utils.tools.hccl:hccl_argv")
-    hccl_launch = _first("plugins.module_utils.hccl_run:launch_argv", "plugins.module_utils.tools.hccl:launch_argv")
-    hccl_hostfile = _first("plugins.module_utils.hccl_run:hostfile_text", "plugins.module_utils.tools.hccl:hostfile_text")
+    nccl_argv = _first("plugins.module_utils.tools.nccl_tests:nccl_argv", "plugins.module_utils.tools.nccl_test:nccl_argv")
+    nccl_launch = _first("plugins.module_utils.tools.nccl_tests:launch_argv", "plugins.module_utils.tools.nccl_test:launch_argv")
+    hccl_argv = _first("plugins.module_utils.hccl_run:hccl_argv", "plugins.module_utils.tools.hccl:hccl_argv",
+                       "plugins.module_utils.tools.hccl_test:hccl_argv")
+    hccl_launch = _first("plugins.module_utils.hccl_run:launch_argv", "plugins.module_utils.tools.hccl:launch_argv",
+                         "plugins.module_utils.tools.hccl_test:launch_argv")
+    hccl_hostfile = _first("plugins.module_utils.hccl_run:hostfile_text", "plugins.module_utils.tools.hccl:hostfile_text",
+                           "plugins.module_utils.tools.hccl_test:hostfile_text")
     probe_launch = _first("plugins.module_utils.collectives:mpirun_argv", "plugins.module_utils.tools._mpirun:ranks_argv")
     for n, params in enumerate(NCCL_PARAMS):
         out["argv/nccl_argv/%d" % n] = _call(nccl_argv, "all_reduce_perf", params)
@@ -143,8 +157,8 @@ def _collective_argvs(out):
 
 
 def _worker_argvs(out):
-    gemm = importlib.import_module(PKG + "plugins.module_utils.tools.gemm")
-    probe = importlib.import_module(PKG + "plugins.module_utils.tools.torch_allreduce")
+    gemm = _module("tools.gemm", "tools.gemm_bench")
+    probe = _module("tools.torch_allreduce", "tools.allreduce_probe")
     gemm_params = [{"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
                     "warmup_iterations": 10, "warmup_s": 1.0},
                    {"dtypes": ["tf32"], "m": 1, "n": 2, "k": 3, "iterations": 1, "warmup_iterations": 0, "warmup_s": 0,
@@ -163,7 +177,7 @@ def _worker_argvs(out):
 
 
 def _perftest_argvs(out):
-    perftest = importlib.import_module(PKG + "plugins.module_utils.tools.perftest")
+    perftest = _module("tools.perftest", "tools.perftest_sweep")
     hcas = [{"device": "mlx5_0", "port": 1, "state": "ACTIVE", "rate_gbit_s": 400.0, "rate": "400 Gb/sec",
              "link_layer": "Ethernet", "gids": [{"index": 3, "gid": "::ffff:10.0.0.1", "type": "RoCE v2"}]}]
     base = dict((k, v.get("default")) for k, v in perftest.OPTIONS.items())

@@ -10,7 +10,7 @@ import stat
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, fleet, history, history_index, render
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
@@ -18,7 +18,7 @@ ARGUMENT_SPEC = {
     "history_db": {"type": "str", "required": True},
     "operation": {"type": "str", "required": True, "choices": ["index", "export", "prune", "freeze", "expect"]},
     "dest": {"type": "path"},
-    "reports_dir": {"type": "path"},
+    "reports_root": dict({"type": "path"}, **argspec.renamed("reports_dir")),
     "keep_runs": {"type": "int"},
     "keep_days": {"type": "int"},
     "name": {"type": "str"},
@@ -69,7 +69,7 @@ class ActionModule(ControllerAction):
     def _index(db, args, check):
         dest = os.path.abspath(args["dest"])
         entries = history.run_index(db)
-        text = history_index.render_index(entries, args["reports_dir"] or os.path.dirname(dest),
+        text = history_index.render_index(entries, args["reports_root"] or os.path.dirname(dest),
                                           history.display_name(db))
         changed = _changed(dest, text)
         if changed and not check:

@@ -39,7 +39,7 @@ from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     Silent, bounded, bounded_poll, status_unreadable)
 
@@ -120,7 +120,7 @@ class ActionModule(ActionBase):
                 out = bounded(CALL_LIMIT_S + float((args.get("_poll") or {}).get("wait_s") or 0), execute)
             except Silent as exc:
                 self._silent = True
-                host = args.get("host_name") or task_vars.get("inventory_hostname")
+                host = args.get("inventory_hostname") or args.get("host_name") or task_vars.get("inventory_hostname")
                 why = "phase=%s: %s" % (args.get("phase", "run"), exc)
                 if args.get("run_id"):
                     self._declare_dead(self._shared(args), host, why)
@@ -219,7 +219,7 @@ class ActionModule(ActionBase):
 
     # ------------------------------------------------------------------ the wait loop
     def _wait(self, args, task_vars, result):
-        host = args.get("host_name") or task_vars.get("inventory_hostname")
+        host = args.get("inventory_hostname") or args.get("host_name") or task_vars.get("inventory_hostname")
         shared = self._shared(args)
         status_args = dict((k, v) for k, v in args.items() if k not in WAIT_ONLY)
         status_args["phase"] = "status"

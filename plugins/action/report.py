@@ -8,13 +8,13 @@ import os
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, exports, fleet, history, render
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
-    "dest": {"type": "path", "required": True},
+    "dest": dict({"type": "path", "required": True}, **argspec.renamed("report_dir")),
     "formats": {"type": "list", "elements": "str", "choices": sorted(render.FORMATS),
                 "default": ["json", "md", "html", "junit", "ctrf"]},
     "history_db": {"type": "str"},
@@ -87,7 +87,7 @@ class ActionModule(ControllerAction):
             dest=out["dir"],
             files=out["files"],
             changed_files=out["changed"],
-            summary=fleet.compact_summary(report["summary"], report_dir=out["dir"]),
+            summary=fleet.compact_summary(report["summary"], run_dir=out["dir"]),
             verdict=report["summary"]["verdict"],
             report=out["files"].get("html") or out["files"].get("md") or out["dir"],
             comparison=None if comparison is None else {

@@ -63,17 +63,18 @@ class ActionModule(ActionBase):
         except OSError as exc:
             raise AnsibleActionFail("run_summary: cannot read the run's record stream: %s" % exc) from exc
         run = collected.run
-        report_dir = None
-        if not run.get("check_mode") and run.get("output_dir"):
-            report_dir = os.path.join(run["output_dir"], render.run_dir_name(run))
+        run_dir = None
+        if not run.get("check_mode") and run.get("reports_root"):
+            run_dir = os.path.join(run["reports_root"], render.run_dir_name(run))
         for problem in report["problems"]:
             self._display.warning("aifabric.acceptance.run_summary: %s" % problem)
         result.update(
             changed=False,
             run_id=run.get("run_id"),
-            report_dir=report_dir,
+            run_dir=run_dir,
+            report_dir=run_dir,     # its name before 2.0.0, deprecated (removed in 3.0.0)
             required_checks=collected.config.get("required_checks") or {},
-            summary=fleet.compact_summary(report["summary"], max_hosts=args["max_hosts"], report_dir=report_dir),
+            summary=fleet.compact_summary(report["summary"], max_hosts=args["max_hosts"], run_dir=run_dir),
             hosts={h["host"]: h["status"] for h in report["summary"]["hosts"]},
             results=[],
         )
@@ -100,7 +101,7 @@ class ActionModule(ActionBase):
         checks = dict((h["host"], h["checks"]) for h in report["summary"]["hosts"])
         listed = "; ".join("%s (%s)" % (h, ", ".join(checks.get(h) or [])) for h in failing[:10])
         result.update(
-            failed=True, report_dir=out["dir"], failing_hosts=failing,
+            failed=True, run_dir=out["dir"], report_dir=out["dir"], failing_hosts=failing,
             msg="acceptance verdict %s: %d of %d hosts at or beyond '%s' (acceptance_fail_on=%s): %s%s. Report: %s" % (
                 report["summary"]["worst_status"].upper(), len(failing), report["summary"]["hosts_total"],
                 fail_on, fail_on, listed, " and %d more" % (len(failing) - 10) if len(failing) > 10 else "",

@@ -25,8 +25,8 @@ description:
   - Runs the fleet analyses (fleet drift of driver, CUDA, NCCL, package and firmware versions, and any
     analysis later added to the pipeline), appends the run to a SQLite history store and shows, per check,
     the change since the previous run of the same host.
-  - Writes one directory per run, C(<output_dir>/<UTC timestamp>-<run id>/), with C(results.json),
-    C(summary.md), C(junit.xml), C(ctrf.json) and a self-contained C(report.html), points C(<output_dir>/latest) at it,
+  - Writes one directory per run, C(<reports_root>/<UTC timestamp>-<run id>/), with C(results.json),
+    C(summary.md), C(junit.xml), C(ctrf.json) and a self-contained C(report.html), points C(<reports_root>/latest) at it,
     and prints a short summary at the end of the play.
   - Appends every record to the run's record stream as it arrives, as the task returned it (a JSON-lines file in a private
     C(mkdtemp) directory, registered in the run store under the ansible-playbook process id, where the run's steps
@@ -71,15 +71,31 @@ description:
 requirements:
   - enable it with O(ansible.builtin.default#callback:callbacks_enabled) (C(ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report)).
 options:
-  output_dir:
-    description: Directory that receives one sub-directory per run.
+  reports_root:
+    description:
+      - Directory that receives one sub-directory per run (the run's directory, C(run_dir) in the results).
+      - Before 2.0.0 named C(output_dir) (ini key) and C(AIFABRIC_REPORT_DIR) (env); both still work, with a
+        deprecation warning, until 3.0.0.
     type: path
     default: ./reports
     env:
+      - name: AIFABRIC_REPORTS_ROOT
       - name: AIFABRIC_REPORT_DIR
+        deprecated:
+          why: the reports root and a run's directory are named apart
+          version: 3.0.0
+          collection_name: aifabric.acceptance
+          alternatives: AIFABRIC_REPORTS_ROOT
     ini:
       - section: callback_fleet_report
+        key: reports_root
+      - section: callback_fleet_report
         key: output_dir
+        deprecated:
+          why: the reports root and a run's directory are named apart
+          version: 3.0.0
+          collection_name: aifabric.acceptance
+          alternatives: reports_root
   formats:
     description: Report files to write.
     type: list
@@ -105,8 +121,8 @@ options:
         filesystem, not NFS.
       - Or a PostgreSQL URL, V(postgresql://user@host/dbname) (needs the Python package C(psycopg) 3), the
         shared store for AWX, where a SQLite file vanishes with the execution environment.
-      - Defaults to C(<output_dir>/history.sqlite).
-      - After each run C(<output_dir>/index.html) lists every run of the store (see the collection's
+      - Defaults to C(<reports_root>/history.sqlite).
+      - After each run C(<reports_root>/index.html) lists every run of the store (see the collection's
         C(docs/history.md) for retention and the Prometheus export).
     type: str
     env:
@@ -231,7 +247,7 @@ class CallbackModule(CallbackBase):
     def set_options(self, task_keys=None, var_options=None, direct=None):
         try:
             super().set_options(task_keys=task_keys, var_options=var_options, direct=direct)
-            output_dir = self.get_option("output_dir")
+            reports_root = self.get_option("reports_root")
             formats = [str(f).strip() for f in self.get_option("formats") or []]
             unknown = [f for f in formats if f not in render.FORMATS]
             if unknown or not formats:
@@ -244,16 +260,16 @@ class CallbackModule(CallbackBase):
                 raise ValueError("drift_pins must be a JSON object, got %r" % (pins,))
             history_db = None
             if self.get_option("history"):
-                history_db = self.get_option("history_db") or "%s/history.sqlite" % output_dir.rstrip("/")
+                history_db = self.get_option("history_db") or "%s/history.sqlite" % reports_root.rstrip("/")
             self.config = {
-                "output_dir": output_dir,
+                "reports_root": reports_root,
                 "formats": formats,
                 "history_db": history_db,
                 "drift_pins": pins,
             }
             self.collector.missing_status = "error" if self.get_option("fail_on_missing_host") else "skip"
             if not self._check_mode():
-                fleet.check_destinations(output_dir, history_db)    # refused now, not after the whole run
+                fleet.check_destinations(reports_root, history_db)    # refused now, not after the whole run
             self._open_stream()
         except Exception as exc:  # pylint: disable=broad-except  # bad configuration: disable, never break the play
             message = "aifabric.acceptance.fleet_report is disabled: bad configuration: %s" % exc
@@ -276,7 +292,7 @@ class CallbackModule(CallbackBase):
                                 "is still written at its end, but its run_summary and history steps cannot find its "
                                 "records (they fail saying so)." % exc, wrap_text=False)
         run = {"run_id": self.run_id, "started": self.started, "controller_pid": self.pid,
-               "output_dir": os.path.abspath(self.config["output_dir"]), "formats": self.config["formats"],
+               "reports_root": os.path.abspath(self.config["reports_root"]), "formats": self.config["formats"],
                "history_db": self.config["history_db"], "check_mode": self._check_mode()}
         self.collector.open_stream(path, run=run, config={"drift_pins": self.config["drift_pins"]})
         atexit.register(self._at_exit)
@@ -523,7 +539,7 @@ class CallbackModule(CallbackBase):
         path = self.collector.stream_path
         if path and os.path.isfile(path):
             kept = "The run's records are kept in %s%s; free the space (or fix the cause), then write its report " \
-                "with: ansible-playbook aifabric.acceptance.report -e report_input=%s -e report_dir=DIR" % (
+                "with: ansible-playbook aifabric.acceptance.report -e report_input=%s -e run_dir=DIR" % (
                     path, " (incomplete: %s)" % self.collector.stream_error if self.collector.stream_error else "",
                     path)
         else:
@@ -596,11 +612,11 @@ class CallbackModule(CallbackBase):
             shown = collected.published.get("dir")
             for line in fleet.console_lines(report["summary"], shown):
                 self._display.display(line)
-            history_index.after_run(report, self.config["output_dir"], self.config["history_db"],
+            history_index.after_run(report, self.config["reports_root"], self.config["history_db"],
                                     show=self._display.display, warn=self._display.warning)
             return
         try:
-            out = fleet.publish(report, output_dir=self.config["output_dir"], formats=self.config["formats"],
+            out = fleet.publish(report, reports_root=self.config["reports_root"], formats=self.config["formats"],
                                 history_db=self.config["history_db"])
         except Exception:
             for line in fleet.console_lines(report["summary"]):    # the verdict, though no file holds it
@@ -612,5 +628,5 @@ class CallbackModule(CallbackBase):
         shown = out["files"].get("html") or out["files"].get("md") or out["dir"]
         for line in fleet.console_lines(report["summary"], shown):
             self._display.display(line)
-        history_index.after_run(report, self.config["output_dir"], self.config["history_db"],
+        history_index.after_run(report, self.config["reports_root"], self.config["history_db"],
                                 show=self._display.display, warn=self._display.warning)   # index, retention, exports

@@ -6,12 +6,15 @@ from __future__ import annotations
 class ModuleDocFragment:
     # The perftest options the sweep runner (perftest_sweep, the one RDMA protocol) and the import/cleanup module
     # (perftest) share: the test's parameters, its limits and expectations, the state directory and the CPU governor
-    # (spec: tools/perftest.py TEST_SPEC).
+    # (spec: tools/perftest_sweep.py TEST_SPEC).
     DOCUMENTATION = r"""
 options:
-  host_name:
-    description: Inventory name of this host, stored as each record's C(host) (default the node's hostname).
+  inventory_hostname:
+    description:
+      - Inventory name of this host, stored as each record's C(host) (default the node's hostname).
+      - Before 2.0.0 named O(host_name), still accepted with a deprecation warning until 3.0.0.
     type: str
+    aliases: [host_name]
   run_id:
     description:
       - Name of the run; its runners, servers, clients and their files live in O(state_root)/<host id>/O(run_id)

@@ -57,7 +57,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 STEP_MARGIN_S = 30      # a step's kills (SIGTERM, 3 s, SIGKILL) and its records, beyond its processes' limits
 LIMITS = ("timeout_s", "connect_timeout_s", "collect_timeout_s")

@@ -11,7 +11,9 @@ AnsibleModule through ``module()``:
   before any process, file or record is made;
 - ``violations(params, ranges) -> [str]`` - the same check, pure: ``ranges`` maps an option name to
   ``(min, max)`` (either may be None); list options are checked element by element; None values (unset
-  options) pass.
+  options) pass;
+- ``renamed(old)`` - the spec keys of an option renamed from ``old`` (a breaking rename with a deprecation path):
+  ``old`` still accepted, with Ansible's deprecation warning, until ``RENAMED_UNTIL``.
 
 Runs on the targets: Python 3.8+; the module class is passed in (no Ansible import here).
 """
@@ -21,6 +23,13 @@ from __future__ import annotations
 PORT = (1, 65535)
 POSITIVE = (1, None)
 NON_NEGATIVE = (0, None)
+RENAMED_UNTIL = "3.0.0"     # the release that drops the option names renamed in 2.0.0
+
+
+def renamed(old):
+    """``aliases`` and ``deprecated_aliases`` of an option whose name before 2.0.0 was ``old``."""
+    return {"aliases": [old], "deprecated_aliases": [{"name": old, "version": RENAMED_UNTIL,
+                                                      "collection_name": "aifabric.acceptance"}]}
 
 
 def _fmt(value):

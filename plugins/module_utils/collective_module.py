@@ -3,7 +3,7 @@
 """The ``main()`` of the collective benchmark modules, nccl_test and hccl_test (private).
 
 Both run one binary per collective over a size sweep, one run tagged across hosts (launch.py); their tool adapter's
-``OPTIONS`` holds the options of the run (tools/nccl_tests.py, tools/hccl.py, sharing tools/_collective.py's):
+``OPTIONS`` holds the options of the run (tools/nccl_test.py, tools/hccl_test.py, sharing tools/_collective.py's):
 
 - ``SPEC`` - what both modules add to the adapter's ``OPTIONS``: the _mpirun.COLLECTIVE_SPEC options that are
   the module's plumbing, not the run's (``hosts``, ``run_id`` and import mode's ``from_output``,

@@ -1,7 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Huawei CANN HCCL Test on one substrate or another: argv and the SSH-path run (private). Its records come from
-tools.hccl.records (the one builder every caller uses).
+tools.hccl_test.records (the one builder every caller uses).
 
 Functions another substrate (Kubernetes: a launcher pod's log is HCCL Test's text) calls:
 
@@ -23,7 +23,7 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils import launch, nccl_run, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as adapter
 
 TOOL = adapter.TOOL
 COLLECTIVES = adapter.COLLECTIVES

@@ -8,7 +8,7 @@ pod runs the very same code the SSH path runs; the image only needs ``python3``
 (3.8+) besides the tools under test. Commands::
 
     python3 aifabric_k8s_entry.py env   --spec JSON   # env_probe.probe() -> one RECORDS line
-    python3 aifabric_k8s_entry.py adapter --spec JSON # tools.<dcgm|port_counters>.records(host) -> one RECORDS line
+    python3 aifabric_k8s_entry.py adapter --spec JSON # tools.<dcgm_diag|port_counters>.records(host) -> one RECORDS line
     python3 aifabric_k8s_entry.py run   --spec JSON   # tool argvs, each output framed by markers
     python3 aifabric_k8s_entry.py sshd  --spec JSON   # worker of the no-operator multi-node path
     python3 aifabric_k8s_entry.py indexed --spec JSON # Indexed Job pod: index 0 launches, the others serve sshd
@@ -154,7 +154,7 @@ def cmd_env(spec):
 
 
 # the adapters that read the node itself (``records(host, params)``) and run in a pod of their own
-HOST_ADAPTERS = ("dcgm", "port_counters")
+HOST_ADAPTERS = ("dcgm_diag", "port_counters")
 
 
 def cmd_adapter(spec):
@@ -308,11 +308,11 @@ def run_step(step):
 def perftest_steps(spec):
     """The steps of one perftest side, planned in this pod exactly as the SSH path plans them on the host: the
     TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
-    (tools.perftest.device_plan), then one argv per rail (tools.perftest.argvs_for). A plan that cannot be made
+    (tools.perftest_sweep.device_plan), then one argv per rail (tools.perftest_sweep.argvs_for). A plan that cannot be made
     (a RoCE port without a usable GID) gives a step that prints why and fails."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = spec["params"]
     try:
         files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))

@@ -37,13 +37,17 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, defaults, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, nccl_tests, perftest, torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, port_counters, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    env_probe as env, gemm_bench as gemm, nccl_test as nccl_tests, perftest_sweep as perftest,
+    allreduce_probe as torch_allreduce)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
          "copy_bandwidth")
-# the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<kind>.py records(host, params))
+# the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<MODULE>.py records(host, params))
 HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK}
+HOST_ADAPTER_FILES = {"dcgm": dcgm.MODULE, "port_counters": port_counters.MODULE}     # tools/<MODULE>.py
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
 STEP_LABEL = "aifabric.acceptance/step"
@@ -61,11 +65,11 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # nothing of them
                 # perftest pods plan their rails and argv with the tool adapter, as the SSH path does (GID and port
                 # rate from the node's sysfs)
-                "tools/__init__", "tools/perftest", "argspec", "statedir", "runner", "imports",
+                "tools/__init__", "tools/perftest_sweep", "argspec", "statedir", "runner", "imports",
                 # the entry program's interrupt guard (and the runners')
                 "proc",
                 # the host-reading adapters' pods (DCGM diagnostics, fabric port counters)
-                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm", "tools/port_counters")
+                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm_diag", "tools/port_counters")
 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
@@ -86,7 +90,7 @@ KUBERNETES_OPTIONS = {
     "gemm": {},
     "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
              "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rate_gbit_s": [], "ready_port": 18514},
+    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rates_gbit_s": [], "ready_port": 18514},
     "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
     "dcgm": {},
     "port_counters": {},
@@ -216,7 +220,8 @@ def _per_node_step(plan, pod, kind, nodes, opts):
     step = {"name": kind, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
     for index, node in enumerate(nodes):
         if kind in HOST_ADAPTER_KINDS:
-            command = _entry(pod, "adapter", {"adapter": kind, "params": adapter_params(kind, opts, node), "lib": LIB})
+            command = _entry(pod, "adapter", {"adapter": HOST_ADAPTER_FILES[kind], "params": adapter_params(kind, opts, node),
+                                             "lib": LIB})
             sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
             gpus = None
         elif kind == "env":
@@ -284,7 +289,7 @@ def burnin_steps(pod, kind, opts):
 
 def _perftest_pod_params(opts):
     """The perftest options the pod needs to plan and build its argvs (no expectations: judged here)."""
-    return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rate_gbit_s",
+    return dict((k, v) for k, v in opts.items() if k not in ("expect", "line_rate_floor_pct", "peer_rates_gbit_s",
                                                              "tool_dir", "timeout_s", "connect_timeout_s",
                                                              "ready_port"))
 
@@ -865,7 +870,7 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
     ctx = Context(params=opts, rc=info.get("rc"), duration_s=info.get("elapsed_s"), started=started,
                   argv=section.get("argv"))
     if how == "gemm":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm
         return gemm, ctx
     if how == "soak":
         return soak, replace(ctx, python=opts.get("python") or "python3")
@@ -874,21 +879,22 @@ def _adapter_and_context(section, info, opts, slot, node, started, sections, pee
                      for key, label in (("pcie_csv", "copy_pcie"), ("nvlink_status", "copy_nvlink")))
         return copy_bandwidth, replace(ctx, facts=facts)
     if how == "probe":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+            allreduce_probe as torch_allreduce)
         document = (sections or {}).get(section["label"] + ".file")
         return torch_allreduce, replace(ctx, document=document[0] if document else None, nodes=len(section["hosts"]),
                                         env=section.get("env"), launcher="torchrun",
                                         ranks_per_node=section.get("ranks_per_node"), hosts=section.get("hosts"))
     if how == "nccl":
-        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tests
         # an mpirun argv as the launcher ran it (k8s_entry.mpirun_argv completes it in the pod)
         return nccl_tests, replace(ctx, argv=info.get("argv") or section.get("argv"), hosts=section.get("hosts"),
                                    collective=section["collective"],
                                    env=section.get("env"), launch=section.get("launch"))
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = dict(opts, peer_name=slot.get("peer"))
     if peer_rates:
-        params["peer_rate_gbit_s"] = peer_rates
+        params["peer_rates_gbit_s"] = peer_rates
     return perftest, replace(ctx, params=params, side=section["side"], host=node, target=section["device"],
                              index=section["index"], argv=info.get("argv") or section.get("argv"),
                              facts=info.get("facts") or section.get("facts"), timed_out=bool(info.get("timed_out")),

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nccl-tests' SSH-path run (private). Its argv and records come from its adapter, tools.nccl_tests (``run_env``,
+"""nccl-tests' SSH-path run (private). Its argv and records come from its adapter, tools.nccl_test (``run_env``,
 ``nccl_argv``, ``launch_argv``, ``records``: what the Kubernetes planner uses too).
 
 ``run_collectives(module, params, tag)`` is the SSH path (runs on the host that launches): every process
@@ -21,7 +21,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import launch,
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective, _mpirun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as adapter
 
 TOOL = adapter.TOOL
 INSTALL_HINT = "install nccl-tests with the role aifabric.acceptance.nccl_tests or set tool_dir"

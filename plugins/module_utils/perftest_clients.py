@@ -13,7 +13,7 @@ The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step
   failure is final.
 
 The argv of each side, the GID and GPU choice per rail and the records (with their built-in expectations) are the
-tool adapter's (tools/perftest.py), which the Kubernetes planner and pod program use as well.
+tool adapter's (tools/perftest_sweep.py), which the Kubernetes planner and pod program use as well.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
 

@@ -1,7 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """perftest's SSH path on a host: its state, binary, sysfs, governor and leftovers (private). Its plans, argv and
-records come from its adapter, tools.perftest (``device_plan``, ``argvs_for``, ``records``: what the Kubernetes
+records come from its adapter, tools.perftest_sweep (``device_plan``, ``argvs_for``, ``records``: what the Kubernetes
 planner and pods use too).
 
 ``PerftestRun(module)`` is what the SSH path's perftest code shares on the host itself: the state root, the
@@ -25,7 +25,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import runner,
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 DEFAULT_TEST = adapter.DEFAULT_TEST
 
@@ -39,7 +39,7 @@ class PerftestRun(object):
     def __init__(self, module):
         self.module = module
         self.p = module.params
-        self.host = self.p["host_name"] or socket.gethostname().split(".")[0]
+        self.host = self.p["inventory_hostname"] or socket.gethostname().split(".")[0]
         self.root = None
         self.run_dir = None
         self.governor = None

@@ -72,7 +72,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.governor impor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 PROGRESS = "progress.json"
 RECORDS = "records.json"
@@ -157,7 +157,7 @@ def read_json(directory, name):
 # ---------------------------------------------------------------- the ports every host of the sweep agrees on
 def sweep_rails(p):
     """The number of devices the sweep's ports are laid out for, the same on every host whatever its own rail count:
-    O(rails) (the playbook: the most devices of any host of the sweep), else the longest device list of O(peer_rates)
+    O(rails) (the playbook: the most devices of any host of the sweep), else the longest device list of O(rates_by_peer)
     (every host's devices, handed alike to every runner), at least this host's own. The step ports, the control port
     and the position port come from it: a host with one rail and a host with four compute the same ports."""
     own = len(p.get("hcas") or [])
@@ -167,7 +167,7 @@ def sweep_rails(p):
             raise AcceptanceError("rails %d is fewer than the %d devices of this host: give the most devices of any "
                                   "host of the sweep" % (rails, own))
         return rails
-    lengths = [len(rates) for rates in (p.get("peer_rates") or {}).values() if isinstance(rates, list)]
+    lengths = [len(rates) for rates in (p.get("rates_by_peer") or {}).values() if isinstance(rates, list)]
     return max([own, 1] + lengths)
 
 
@@ -693,10 +693,10 @@ class Sweep(PerftestRun):
 
     def step_params(self, step, test, peer):
         p = self.p
-        rates = (p["peer_rates"] or {}).get(peer) or []
+        rates = (p["rates_by_peer"] or {}).get(peer) or []
         return dict(p, test=test, peer=(p["peers"] or {}).get(peer) or peer, peer_name=peer,
                     port=step_port(p["port"], step, p["port_span"], sweep_rails(p)),
-                    peer_rate_gbit_s=[float(r or 0) for r in rates], state="sweep", step=step)
+                    peer_rates_gbit_s=[float(r or 0) for r in rates], state="sweep", step=step)
 
     def error_records(self, params, plan, role, reason, peer_is_client=False):
         """Every rail's error record of a step that cannot run; a client's step counts as one pair done and failing
@@ -740,7 +740,7 @@ class Sweep(PerftestRun):
             facts["cpu_governor"] = self.governor_text
             state_dir = self.inside("sweep-%s-%s-s%d-%s" % (p["sweep_name"], self.host, step, device))
             extra = {"device": device, "tcp_port": tcp_port, "index": index, "test": params["test"],
-                     "host_name": self.host, "peer_name": params["peer_name"], "tool_version": version,
+                     "inventory_hostname": self.host, "peer_name": params["peer_name"], "tool_version": version,
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
                      "params": {"timeout_s": p["timeout_s"]}}
             try:

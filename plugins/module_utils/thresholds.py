@@ -5,7 +5,7 @@
 One place for the numbers that judge a measurement: hardware profiles (GPU GEMM, NCCL and HCCL collectives),
 RDMA bandwidth floors and latency limits (perftest), the per-iteration jitter limit (nccl-tests ``-I 1``), the
 GPU and NPU health rules of the environment probe, and the physical ranges that make a figure impossible. The
-code that applies them (expectations, tools/perftest, collectives, env_probe) holds no number of its own.
+code that applies them (expectations, tools/perftest_sweep, collectives, env_probe) holds no number of its own.
 
 Every threshold carries a ``source`` naming a measurement (what ran, on what, when) or a document, never a file
 of the collection's tests; ``sources()`` lists them all (a unit test checks each one). Estimates say so and how
@@ -183,7 +183,7 @@ _HCCN_200G = ("perftest reports of a 200 Gb/s RoCE port of a Huawei NPU host, ru
               "wrapper (public notes, index id 69688778807: ib_read_bw and ib_write_bw at 1 MiB, 23302.26 and "
               "23293.09 MiB/s = 97.7 %)")
 # Bandwidth floors by verb and message size, in % of the lower active port rate of the two ends (unidirectional;
-# bidirectional runs double it, see tools/perftest.default_rules). Each band is (smallest message size in bytes,
+# bidirectional runs double it, see tools/perftest_sweep.default_rules). Each band is (smallest message size in bytes,
 # floor % or None, source). None at a band means RDMA_LINE_RATE_PCT (the configured line_rate_floor_pct).
 # Below the plateau the floor is 90 % of the lowest healthy figure seen in that band, rounded down to a multiple
 # of 5 %, and never above line_rate_floor_pct. Below the smallest band there is no default floor at all: real
@@ -394,7 +394,7 @@ PEERS_SOURCE = ("estimate: healthy GPUs of one node measured within 5 % of each 
 
 
 # ---------------------------------------------------------------------------------------- burn-in soak, copy bandwidth
-# tools/soak.py and tools/copy_bandwidth.py: each rule (value, status, source). Measured on the lent H100 (1x H100 80GB
+# tools/gpu_soak.py and tools/copy_bandwidth.py: each rule (value, status, source). Measured on the lent H100 (1x H100 80GB
 # HBM3, driver 580.159.04, torch 2.11.0+cu130) by tests/hardware/burnin_proof.sh on 2026-12-06.
 _SOAK_MEASURED = ("60 s soak of bf16 8192^3 on 1x H100 80GB HBM3 (burnin_proof.sh, 2026-12-06): healthy 685.7-692.3 "
                   "TFLOP/s a window (median 687.9), power median 698 W of 700 W, 33-65 C; with a competing matmul "

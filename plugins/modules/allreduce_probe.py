@@ -238,7 +238,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_worker, launch
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, _collective, _mpirun, replace, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    Context, _collective, _mpirun, replace, allreduce_probe as torch_allreduce)
 
 
 def _probe_gpus(module, python, timeout_s):
@@ -268,7 +269,7 @@ RANGES = {
 }
 
 
-# the probe run's options (tools/torch_allreduce.py: the single source, the Kubernetes planner's too) and how this
+# the probe run's options (tools/allreduce_probe.py: the single source, the Kubernetes planner's too) and how this
 # module launches its ranks and stages its worker
 SPEC = dict(
     python=dict(type="str", default="python3"),

@@ -56,9 +56,12 @@ options:
       - With O(perftest_state) - the directory of per-run state the run used (its O(state_root)); default the
         collection's own state directory for perftest.
     type: path
-  host_name:
-    description: With O(perftest_state) - inventory name of this host, as the run was given it (default the node's hostname).
+  inventory_hostname:
+    description:
+      - With O(perftest_state) - inventory name of this host, as the run was given it (default the node's hostname).
+      - Before 2.0.0 named O(host_name), still accepted with a deprecation warning until 3.0.0.
     type: str
+    aliases: [host_name]
   cpu_sysfs:
     description: With O(perftest_state) - the cpufreq sysfs tree (for tests).
     type: path
@@ -123,12 +126,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
 
 RANGES = {"grace_s": argspec.NON_NEGATIVE}
 # what the removal of a run's perftest state reads (the perftest modules' own options: one spec)
-PERFTEST_STATE_OPTIONS = ("state_root", "host_name", "cpu_sysfs")
+PERFTEST_STATE_OPTIONS = ("state_root", "inventory_hostname", "cpu_sysfs")
 
 
 def main():

@@ -90,7 +90,7 @@ counts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results, runner
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm_diag as dcgm
 
 RANGES = {"timeout_s": argspec.POSITIVE}
 SPEC = dict(dcgm.OPTIONS, from_output=dict(type="path"))

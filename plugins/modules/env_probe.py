@@ -220,7 +220,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env
 
 
 RANGES = {"timeout_s": argspec.POSITIVE}
@@ -229,7 +229,7 @@ EXPECT_RANGES = {"expect.gpu_count": argspec.NON_NEGATIVE, "expect.npu_count": a
                  "expect.hca_count": argspec.NON_NEGATIVE, "expect.port_rate_gbit_s": argspec.NON_NEGATIVE}
 
 
-# the probe's options, all of them (tools/env.py: the single source, the Kubernetes planner's too)
+# the probe's options, all of them (tools/env_probe.py: the single source, the Kubernetes planner's too)
 SPEC = env.OPTIONS
 
 

@@ -132,7 +132,7 @@ counts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology
 
 RANGES = {"timeout_s": argspec.POSITIVE}
 SPEC = dict(

@@ -138,7 +138,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, gpu_worker, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm_bench as gemm
 
 
 RANGES = {
@@ -148,7 +148,7 @@ RANGES = {
 }
 
 
-# the run's options (tools/gemm.py: the single source, the Kubernetes planner's too) and where the worker runs
+# the run's options (tools/gemm_bench.py: the single source, the Kubernetes planner's too) and where the worker runs
 SPEC = dict(
     python=dict(type="str", default="python3"),
     worker_dir=dict(type="path"),

@@ -132,7 +132,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, burnin_worker, expectations, gpu_worker
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gpu_soak as soak
 
 RANGES = {"duration_s": argspec.POSITIVE, "m": argspec.POSITIVE, "n": argspec.POSITIVE, "k": argspec.POSITIVE,
           "sample_ms": (100, None), "gpu_indices": argspec.NON_NEGATIVE}

@@ -192,9 +192,9 @@ runs:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_module, hccl_run
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as hccl
 
-# the run's options (tools/hccl.py: the single source; collective_module.SPEC holds the hosts, run tag and import
+# the run's options (tools/hccl_test.py: the single source; collective_module.SPEC holds the hosts, run tag and import
 # mode's options) and the ranges
 SPEC = hccl.OPTIONS
 RANGES = {"npus_per_node": argspec.POSITIVE, "step_bytes": argspec.NON_NEGATIVE, "ranks": argspec.POSITIVE}

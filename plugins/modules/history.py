@@ -56,11 +56,14 @@ options:
     description:
       - The file to write, for O(operation=index) (an C(index.html)) and O(operation=export) (a C(.jsonl) file).
     type: path
-  reports_dir:
+  reports_root:
     description:
-      - Directory holding the run directories (C(<UTC stamp>-<run id>/report.html)) the index links to.
+      - Directory holding the run directories (C(<UTC stamp>-<run id>/report.html)) the index links to (the
+        C(fleet_report) callback's C(reports_root)).
       - Defaults to the directory of O(dest).
+      - Before 2.0.0 named O(reports_dir), still accepted with a deprecation warning until 3.0.0.
     type: path
+    aliases: [reports_dir]
   keep_runs:
     description: For O(operation=prune), the number of newest runs to keep.
     type: int

@@ -222,9 +222,9 @@ runs:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, collective_module, nccl_run
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tests
 
-# the run's options (tools/nccl_tests.py: the single source, the Kubernetes planner's too), import mode's format
+# the run's options (tools/nccl_test.py: the single source, the Kubernetes planner's too), import mode's format
 # (collective_module.SPEC holds the hosts, run id and import mode's other options) and the ranges
 SPEC = dict(nccl_tests.OPTIONS, from_format=dict(type="str", choices=["auto", "text", "json"], default="auto"))
 RANGES = {

@@ -65,13 +65,15 @@ options:
   peer_name:
     description: Import mode - inventory name of the other end, stored as the record's C(peer).
     type: str
-  peer_rate_gbit_s:
+  peer_rates_gbit_s:
     description:
-      - Import mode - active port rate of the other end's device (one per device); the bandwidth floor uses the
-        lower of both ends.
+      - Import mode - active port rate of the other end's devices, in Gbit/s (one per device); the bandwidth floor
+        uses the lower of both ends.
       - Must be 0 or more.
+      - Before 2.0.0 named O(peer_rate_gbit_s), still accepted with a deprecation warning until 3.0.0.
     type: list
     elements: float
+    aliases: [peer_rate_gbit_s]
   from_output:
     description:
       - Import mode - parse this saved perftest output file (on the target) instead of running.
@@ -110,7 +112,7 @@ EXAMPLES = r"""
                    'gpu-node-07': [[0, 'ib_write_bw', 0, 'client', 'gpu-node-12']]}[inventory_hostname] }}"
     peers: {gpu-node-12: 10.0.0.12, gpu-node-07: 10.0.0.7}
     hcas: [mlx5_0, mlx5_1]
-    host_name: "{{ inventory_hostname }}"
+    inventory_hostname: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run_id }}"
     lease_s: 0
   async: 600
@@ -122,7 +124,7 @@ EXAMPLES = r"""
     phase: wait
     rounds: [[ib_write_bw, 0, 1]]
     sweep_hosts: [gpu-node-12, gpu-node-07]
-    host_name: "{{ inventory_hostname }}"
+    inventory_hostname: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run_id }}"
   register: pair
   when: inventory_hostname in ['gpu-node-12', 'gpu-node-07']
@@ -166,10 +168,10 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
 
-RANGES = dict(perftest_tool.TEST_RANGES, **{"peer_rate_gbit_s": argspec.NON_NEGATIVE})
+RANGES = dict(perftest_tool.TEST_RANGES, **{"peer_rates_gbit_s": argspec.NON_NEGATIVE})
 
 
 def argument_spec():
@@ -179,7 +181,7 @@ def argument_spec():
         test=dict(type="str", choices=list(perftest_tool.TESTS), aliases=["tool"]),
         hcas=dict(type="list", elements="str"),
         peer_name=dict(type="str"),
-        peer_rate_gbit_s=dict(type="list", elements="float"),
+        peer_rates_gbit_s=perftest_tool.OPTIONS["peer_rates_gbit_s"],
         from_output=dict(type="path"),
         side=dict(type="str", choices=["client", "server"]),
     )

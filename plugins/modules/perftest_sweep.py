@@ -65,10 +65,14 @@ options:
         another value fails the task before anything reaches the host.
     type: dict
     default: {}
-  peer_rates:
-    description: Active port rate of every peer's devices (inventory name to a list, from O(phase=plan)).
+  rates_by_peer:
+    description:
+      - Active port rate of every peer's devices, in Gbit/s (inventory name to a list, one per device, from
+        O(phase=plan)).
+      - Before 2.0.0 named O(peer_rates), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
+    aliases: [peer_rates]
   start_at:
     description:
       - The moment (seconds since the epoch) every runner begins its schedule. With O(phase=run) it is fixed at the
@@ -163,7 +167,7 @@ options:
       - The number of devices the sweep's ports are laid out for - the most devices of any host of the sweep, the
         same for every runner (the playbook passes it), so that hosts with different numbers of rails compute the
         same step ports (O(port) + (step mod O(port_span)) x O(rails) + i), control port and position port.
-      - Default - the longest device list of O(peer_rates) (every host's, handed alike to every runner), at least the
+      - Default - the longest device list of O(rates_by_peer) (every host's, handed alike to every runner), at least the
         number of O(hcas).
       - Must be 1 to 1000, and not fewer than O(hcas).
     type: int
@@ -231,7 +235,7 @@ EXAMPLES = r"""
     schedule: "{{ rdma_schedules[inventory_hostname] }}"
     peers: "{{ rdma_addresses }}"
     hcas: [mlx5_0, mlx5_1]
-    host_name: "{{ inventory_hostname }}"
+    inventory_hostname: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run_id }}"
   async: 7200
   poll: 0
@@ -239,7 +243,7 @@ EXAMPLES = r"""
 - name: Wait for it (one progress line per round)
   aifabric.acceptance.perftest_sweep:
     phase: wait
-    host_name: "{{ inventory_hostname }}"
+    inventory_hostname: "{{ inventory_hostname }}"
     run_id: "{{ rdma_run_id }}"
 """
 
@@ -280,7 +284,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
 
 
 RANGES = dict(perftest.TEST_RANGES, **{
@@ -293,13 +297,13 @@ RANGES = dict(perftest.TEST_RANGES, **{
 def argument_spec():
     return dict(
         **perftest.TEST_SPEC,
-        # the run's options this module takes besides TEST_SPEC's (tools/perftest.py: the single source)
+        # the run's options this module takes besides TEST_SPEC's (tools/perftest_sweep.py: the single source)
         **dict((name, perftest.OPTIONS[name]) for name in ("hcas", "port", "use_cuda", "connect_timeout_s")),
         phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
         sweep_name=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
         peers=dict(type="dict", default={}),
-        peer_rates=dict(type="dict", default={}),
+        rates_by_peer=dict(type="dict", default={}, **argspec.renamed("peer_rates")),
         start_at=dict(type="float"),
         lease_s=dict(type="int", default=90),
         _poll=dict(type="dict", default={}),

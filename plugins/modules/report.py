@@ -40,9 +40,14 @@ options:
     type: path
     required: true
   dest:
-    description: Directory to write the report files into (created when missing).
+    description:
+      - Directory to write the report files into (created when missing); the run's directory of this report (the
+        C(aifabric.acceptance.report) playbook's C(run_dir)).
+      - The alias O(report_dir) (the playbook passes its C(report_dir) variable, the name of C(run_dir) before
+        2.0.0) is deprecated and accepted with a deprecation warning until 3.0.0.
     type: path
     required: true
+    aliases: [report_dir]
   formats:
     description: Report files to write.
     type: list

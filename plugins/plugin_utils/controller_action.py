@@ -4,8 +4,9 @@
 
 ``ControllerAction`` - needs no connection, transfers no file, supports check mode. Its ``run`` validates the
 task's arguments against the subclass's ``ARGUMENT_SPEC`` (an invalid one fails the task, as
-``validate_argument_spec`` does) and returns ``act(args, task_vars, result)``: ``result`` is the base result
-(ActionBase.run) for ``act`` to fill, ``task_vars`` a dict (empty when none came).
+``validate_argument_spec`` does; an option given by a deprecated alias is mapped to its name, with Ansible's
+deprecation warning) and returns ``act(args, task_vars, result)``: ``result`` is the base result (ActionBase.run)
+for ``act`` to fill, ``task_vars`` a dict (empty when none came).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ class ControllerAction(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        validation, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        for deprecation in getattr(validation, "_deprecations", None) or ():
+            self._display.deprecated(deprecation["msg"], version=deprecation.get("version"),
+                                     collection_name=deprecation.get("collection_name"))
         return self.act(args, task_vars or {}, result)
 
     def act(self, args, task_vars, result):

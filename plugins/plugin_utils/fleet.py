@@ -251,6 +251,6 @@ def publish_verdict(path, collected, report, ended, ansible_version=None):
         run.get("run_id"), run.get("started"), ended, collected.hosts_targeted, ansible_version=ansible_version,
         inventory_host_count=run.get("inventory_host_count"), playbooks=run.get("playbooks"), check_mode=False,
         interrupted=False, required_checks=plain(config.get("required_checks") or {}), published_by="run_summary")
-    out = publish(report, output_dir=run["output_dir"], formats=run.get("formats"), history_db=run.get("history_db"))
+    out = publish(report, reports_root=run["reports_root"], formats=run.get("formats"), history_db=run.get("history_db"))
     append_entry(path, {"e": "published", "dir": out["dir"], "after": Collector.load(path).entries})
     return out

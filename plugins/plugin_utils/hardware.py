@@ -38,7 +38,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, attribution, cabling
 
 NAME = "hardware"

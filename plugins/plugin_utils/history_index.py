@@ -71,7 +71,7 @@ def sparkline(values, labels=None):
             '<g fill="#1565c0">%s</g></svg>' % (SPARK_W, SPARK_H, SPARK_W, SPARK_H, " ".join(coords), dots))
 
 
-def _run_row(entry, reports_dir):
+def _run_row(entry, reports_root):
     """The table row of one run: its link, start, worst status, hosts per status, hosts, playbooks, flags."""
     meta = entry["meta"] or {}
     verdict = meta.get("verdict") or {}
@@ -79,7 +79,7 @@ def _run_row(entry, reports_dir):
     worst = verdict.get("worst_status") or "?"
     run_dir = render.run_dir_name({"run_id": entry["run_id"], "started": entry["started"]})
     link = _e(entry["run_id"][:8])
-    if reports_dir and os.path.isfile(os.path.join(reports_dir, run_dir, "report.html")):
+    if reports_root and os.path.isfile(os.path.join(reports_root, run_dir, "report.html")):
         link = '<a href="%s/report.html">%s</a>' % (_e(run_dir), link)
     counts = " ".join('<span class="c" style="background:%s">%d %s</span>' % (COLORS[s], by_status[s], s)
                       for s in STATUS_ORDER if by_status.get(s))
@@ -112,17 +112,17 @@ def _trend_table(entries):
             "<th>first to latest</th><th>runs</th></tr></thead><tbody>%s</tbody></table>" % "".join(trends))
 
 
-def render_index(entries, reports_dir=None, store=None):
+def render_index(entries, reports_root=None, store=None):
     """The HTML of the index for history.run_index() entries (oldest first); the table is newest first."""
-    rows = [_run_row(entry, reports_dir) for entry in reversed(entries)]
+    rows = [_run_row(entry, reports_root) for entry in reversed(entries)]
     return INDEX_PAGE % (report_html.plural(len(entries), "run"), _e(store or ""), _trend_table(entries), "\n".join(rows))
 
 
-def write_index(history_db, reports_dir, path=None):
-    """Write ``<reports_dir>/index.html`` (or ``path``) from the history store; returns its path."""
+def write_index(history_db, reports_root, path=None):
+    """Write ``<reports_root>/index.html`` (or ``path``) from the history store; returns its path."""
     entries = history.run_index(history_db)
-    path = path or os.path.join(reports_dir, INDEX_FILE)
-    render.write_atomic(path, render_index(entries, reports_dir, history.display_name(history_db)))
+    path = path or os.path.join(reports_root, INDEX_FILE)
+    render.write_atomic(path, render_index(entries, reports_root, history.display_name(history_db)))
     return path
 
 
@@ -136,9 +136,9 @@ def _env_int(environ, name):
         raise ValueError("%s must be a whole number, got %r" % (name, text)) from exc
 
 
-def after_run(report, output_dir, history_db, environ=None, show=None, warn=None):
+def after_run(report, reports_root, history_db, environ=None, show=None, warn=None):
     """What the callback does after it wrote a run: retention (``AIFABRIC_HISTORY_KEEP_RUNS`` /
-    ``AIFABRIC_HISTORY_KEEP_DAYS``), ``<output_dir>/index.html``, and the Prometheus textfile(s)
+    ``AIFABRIC_HISTORY_KEEP_DAYS``), ``<reports_root>/index.html``, and the Prometheus textfile(s)
     into ``AIFABRIC_PROMETHEUS_DIR`` (one per host with ``AIFABRIC_PROMETHEUS_PER_HOST=1``).
     Returns (notes, warnings), also passed line by line to ``show``/``warn`` when given (the callback's
     display). A failure here is a warning: it never loses the report already written."""
@@ -153,9 +153,9 @@ def after_run(report, output_dir, history_db, environ=None, show=None, warn=None
         except (ValueError, history.HistoryError) as exc:
             warnings.append("history retention: %s" % exc)
         try:
-            notes.append("history index: %s" % write_index(history_db, os.path.abspath(output_dir)))
+            notes.append("history index: %s" % write_index(history_db, os.path.abspath(reports_root)))
         except (OSError, history.HistoryError) as exc:
-            warnings.append("cannot write %s: %s" % (os.path.join(output_dir, INDEX_FILE), exc))
+            warnings.append("cannot write %s: %s" % (os.path.join(reports_root, INDEX_FILE), exc))
     prom_dir = (environ.get(ENV_PROMETHEUS_DIR) or "").strip()
     if prom_dir:
         try:

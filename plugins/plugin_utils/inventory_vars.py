@@ -9,7 +9,7 @@ One vocabulary, :class:`Vocabulary`, read from the collection itself (no list ke
   suboptions too), the keys of the roles' ``defaults/`` and ``vars/`` files, and the names its playbooks and roles use
   as variables with one of its prefixes (the roles' names, ``acceptance_``, ``aifabric_``, and ``report_``,
   ``baseline_``, ``compare_`` of the report and baseline playbooks);
-- ``acceptance_expect``: env_probe's ``expect`` option (tools/env.py, docs/glossary.md's environment expectations).
+- ``acceptance_expect``: env_probe's ``expect`` option (tools/env_probe.py, docs/glossary.md's environment expectations).
 
 Then, for the variables of each host (group_vars, host_vars, inventory vars and ``-e`` alike, as hostvars has them):
 
@@ -34,7 +34,7 @@ import re
 
 import yaml
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env as env_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env_tool
 
 # the collection's own prefixes besides its roles' names: a variable with one of them that it does not read is refused
 OWN_PREFIXES = ("acceptance_", "aifabric_", "expect_")
@@ -44,7 +44,7 @@ SCAN_PREFIXES = ("report_", "baseline_", "compare_")
 # names of Ansible's own (magic variables, connection variables): never a near-miss of ours
 _ANSIBLE = re.compile(r"^(ansible_|inventory_|group_names$|groups$|hostvars$|omit$|playbook_dir$|role_)")
 _COMMENT = re.compile(r"(^|\s)#.*$")
-# the keys of acceptance_expect: env_probe's expect mapping (tools/env.py, the single source)
+# the keys of acceptance_expect: env_probe's expect mapping (tools/env_probe.py, the single source)
 EXPECT_KEYS = tuple(env_tool.EXPECT)
 EXPECT_SPEC = {"type": "dict", "options": env_tool.EXPECT}
 

@@ -15,12 +15,12 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import proc, s
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import compare, history, render
 
 
-def publish(report, output_dir=None, dest=None, formats=None, history_db=None, check_mode=False):
+def publish(report, reports_root=None, dest=None, formats=None, history_db=None, check_mode=False):
     """Append the run to the history store (when history_db is set) and write the report files.
 
     Files go into ``dest`` when given (each file replaced atomically), else into a new
-    ``<output_dir>/<UTC stamp>-<run id>/`` written as a whole (a hidden temporary directory
-    renamed into place), then ``<output_dir>/latest`` is pointed at it, last. SIGINT/SIGTERM
+    ``<reports_root>/<UTC stamp>-<run id>/`` (the run's directory) written as a whole (a hidden temporary directory
+    renamed into place), then ``<reports_root>/latest`` is pointed at it, last. SIGINT/SIGTERM
     are held while this runs. A run is stored only with its report: the files are written inside
     the run's history transaction, before its commit, so a report that cannot be written (a full
     disk) rolls the run back (which needs no free space) and its error propagates: a run is either
@@ -34,8 +34,9 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
     if dest:
         directory = os.path.abspath(dest)
     else:
-        directory = os.path.join(os.path.abspath(output_dir), render.run_dir_name(report["run"]))
-    report["run"]["report_dir"] = directory
+        directory = os.path.join(os.path.abspath(reports_root), render.run_dir_name(report["run"]))
+    report["run"]["run_dir"] = directory
+    report["run"]["report_dir"] = directory     # its name before 2.0.0, deprecated (removed in 3.0.0)
     writer = _ReportWriter(report, directory, formats, fresh=not dest, check_mode=check_mode)
     with proc.deferred_signals():   # a report and its history row are written whole, never half way
         if history_db and not check_mode:
@@ -58,19 +59,19 @@ def publish(report, output_dir=None, dest=None, formats=None, history_db=None, c
             writer.write(deltas, db, error=error)
         if not dest and not check_mode:
             try:
-                render.point_latest(os.path.abspath(output_dir), directory)
+                render.point_latest(os.path.abspath(reports_root), directory)
             except (OSError, statedir.StateError) as exc:
                 warnings.append("the report is written in %s, but %s could not point at it: %s" % (
-                    directory, os.path.join(os.path.abspath(output_dir), "latest"), exc))
+                    directory, os.path.join(os.path.abspath(reports_root), "latest"), exc))
     return {"dir": directory, "files": writer.files, "changed": writer.changed, "warnings": warnings}
 
 
-def check_destinations(output_dir, history_db=None):
+def check_destinations(reports_root, history_db=None):
     """Refuse, before a run starts (the callback's configuration), a report directory or history file that the path
     rule refuses or that cannot be made: what exists of each path is checked as publish would use it, and its nearest
     existing directory must be writable. Raises statedir.StateError naming the path and why, history.HistoryError for
     a history_db that is neither a SQLite file path nor a postgresql:// URL (without its text)."""
-    paths = [(output_dir, "report directory")]
+    paths = [(reports_root, "reports root")]
     if history_db and not history.is_url(history.check_db(history_db)):
         paths.append((os.path.dirname(os.path.abspath(os.path.expanduser(history_db))), "history database directory"))
     for path, what in paths:

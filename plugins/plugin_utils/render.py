@@ -60,12 +60,12 @@ def run_dir_name(run):
     return "%s-%s" % (stamp, str(run.get("run_id") or "norunid")[:8])
 
 
-def point_latest(output_dir, run_dir):
-    """``<output_dir>/latest`` symlink to the run directory, plus a LATEST file naming it."""
+def point_latest(reports_root, run_dir):
+    """``<reports_root>/latest`` symlink to the run directory, plus a LATEST file naming it."""
     name = os.path.basename(run_dir.rstrip(os.sep))
-    output_dir = os.path.dirname(write_atomic(os.path.join(output_dir, "LATEST"), name + "\n"))
-    link = os.path.join(output_dir, "latest")
-    tmp = os.path.join(output_dir, ".latest.tmp-%s" % secrets.token_hex(8))     # unguessable: never pre-planted
+    reports_root = os.path.dirname(write_atomic(os.path.join(reports_root, "LATEST"), name + "\n"))
+    link = os.path.join(reports_root, "latest")
+    tmp = os.path.join(reports_root, ".latest.tmp-%s" % secrets.token_hex(8))     # unguessable: never pre-planted
     try:
         os.symlink(name, tmp)
         os.replace(tmp, link)

@@ -68,7 +68,7 @@ def summarize(records, max_hosts=10):
     return summary
 
 
-def compact_summary(summary, max_hosts=20, report_dir=None):
+def compact_summary(summary, max_hosts=20, run_dir=None):
     """The small dict for set_stats/AWX artifacts and the console (capped host lists)."""
     failed = summary["failed_hosts"]
     return {
@@ -81,7 +81,8 @@ def compact_summary(summary, max_hosts=20, report_dir=None):
         "failed_hosts_total": len(failed),
         "worst_hosts": [{"host": h["host"], "status": h["status"], "checks": h["checks"]}
                         for h in summary["worst_hosts"][:max_hosts]],
-        "report_dir": report_dir,
+        "run_dir": run_dir,
+        "report_dir": run_dir,      # its name before 2.0.0, deprecated (removed in 3.0.0)
         "unjudged_total": (summary.get("judgement") or {}).get("unjudged_total", 0),
     }
 

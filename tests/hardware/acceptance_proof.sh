@@ -24,7 +24,7 @@ done
 ansible_from_wheels "$ROOT" "$PY" "$ROOT/.whl" "$OUTDIR/pip.txt" || exit 1
 localhost_inventory /tmp/acceptance-inventory.yml "$PY" "$NGPU"
 t0=$(date +%s)
-AIFABRIC_REPORT_DIR=$OUTDIR/reports timeout 900 "$PY" /tmp/site/bin/ansible-playbook -i /tmp/acceptance-inventory.yml \
+AIFABRIC_REPORTS_ROOT=$OUTDIR/reports timeout 900 "$PY" /tmp/site/bin/ansible-playbook -i /tmp/acceptance-inventory.yml \
   "$ROOT/playbooks/acceptance.yml" -e "{\"gpu_python\": \"$PY\", \"gpu_env\": {\"NCCL_NVLS_ENABLE\": \"0\"},
   \"gpu_nccl\": {\"tool_dir\": \"$NCCL_TESTS\", \"max_bytes\": \"1G\", \"if_missing\": \"error\"}}" \
   > "$OUTDIR/acceptance_playbook.txt" 2>&1

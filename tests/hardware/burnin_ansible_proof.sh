@@ -10,7 +10,7 @@ HERE=${BURNIN_DIR:-$(cd "$(dirname "$0")" && pwd)}   # BURNIN_DIR: a folder hold
 PY=$(command -v python3)
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$HERE"/.whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site ANSIBLE_COLLECTIONS_PATH=$HERE/col ANSIBLE_CONFIG=$HERE/col/ansible_collections/aifabric/acceptance/ansible.cfg
-export AIFABRIC_REPORT_DIR=$OUT/report ANSIBLE_LOCAL_TEMP=/tmp/ans-local ANSIBLE_REMOTE_TEMP=/tmp/ans-remote
+export AIFABRIC_REPORTS_ROOT=$OUT/report ANSIBLE_LOCAL_TEMP=/tmp/ans-local ANSIBLE_REMOTE_TEMP=/tmp/ans-remote
 printf 'all:\n  children:\n    gpu_nodes:\n      hosts:\n        localhost:\n          ansible_connection: local\n          ansible_python_interpreter: %s\n' "$PY" > /tmp/inv.yml
 t0=$(date +%s.%N)
 timeout -k 10 420 "$PY" /tmp/site/bin/ansible-playbook aifabric.acceptance.gpu -i /tmp/inv.yml \

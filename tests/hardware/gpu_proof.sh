@@ -59,7 +59,7 @@ localhost_inventory "$W/inventory.yml" "$PY"
 adhoc() {  # name, module, args
   local t0 t1
   t0=$(stamp)
-  AIFABRIC_REPORT_DIR=$W/report-$1 \
+  AIFABRIC_REPORTS_ROOT=$W/report-$1 \
     /tmp/site/bin/ansible localhost -i "$W/inventory.yml" -m "$2" ${3:+-a "$3"} > "$W/$1.json" 2> "$W/$1.stderr"
   local rc=$?
   t1=$(stamp)
@@ -68,7 +68,7 @@ adhoc() {  # name, module, args
 adhoc env_probe aifabric.acceptance.env_probe ""
 log "gpu.yml"
 t0=$(stamp)
-AIFABRIC_REPORT_DIR=$W/report-gpu /tmp/site/bin/ansible-playbook -i "$W/inventory.yml" "$ROOT/playbooks/gpu.yml" \
+AIFABRIC_REPORTS_ROOT=$W/report-gpu /tmp/site/bin/ansible-playbook -i "$W/inventory.yml" "$ROOT/playbooks/gpu.yml" \
   -e "{\"gpu_python\": \"$PY\", \"gpu_env\": {\"NCCL_NVLS_ENABLE\": \"0\"}}" > "$W/gpu_playbook.txt" 2>&1
 rc=$?
 t1=$(stamp)

@@ -55,7 +55,7 @@ for scenario in $SCENARIOS; do
     nop2p) env_json='{"NCCL_NVLS_ENABLE": "0", "NCCL_P2P_DISABLE": "1"}' ;;
   esac
   t0=$(date +%s)
-  AIFABRIC_REPORT_DIR=$WORK/$scenario timeout 540 "$PY" /tmp/site/bin/ansible-playbook -i "$WORK/inventory.yml" \
+  AIFABRIC_REPORTS_ROOT=$WORK/$scenario timeout 540 "$PY" /tmp/site/bin/ansible-playbook -i "$WORK/inventory.yml" \
     "$ROOT/playbooks/acceptance.yml" -e "{\"gpu_python\": \"$PY\", \"gpu_env\": $env_json,
     \"gpu_nccl\": {\"tool_dir\": \"$NCCL_TESTS\", \"max_bytes\": \"$MAX_BYTES\", \"if_missing\": \"error\"}}" \
     > "$WORK/$scenario.playbook.txt" 2>&1

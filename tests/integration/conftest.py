@@ -121,7 +121,7 @@ class Controller(object):
             "ANSIBLE_CONFIG": self.config,
             "ANSIBLE_COLLECTIONS_PATH": self.collections,
             "ANSIBLE_CALLBACKS_ENABLED": ",".join(callbacks),
-            "AIFABRIC_REPORT_DIR": str(report_dir),
+            "AIFABRIC_REPORTS_ROOT": str(report_dir),
             "PYTHONDONTWRITEBYTECODE": "1",
         })
         env.update(extra or {})

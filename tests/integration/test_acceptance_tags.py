@@ -43,7 +43,7 @@ def _inventory(tmp_path, hosts):
 
 def _run(env, tmp_path, hosts, playbook, *extra):  # noqa: F811  pylint: disable=redefined-outer-name
     argv = [PLAYBOOK, "-i", _inventory(tmp_path, hosts), playbook] + list(extra)
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=str(tmp_path),
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=300, check=False)
     return proc, proc.stdout + proc.stderr
 

@@ -54,7 +54,7 @@ def env():
 
 
 def run_playbook(env, report_dir, playbook, *extra):
-    env = dict(env, AIFABRIC_REPORT_DIR=str(report_dir))
+    env = dict(env, AIFABRIC_REPORTS_ROOT=str(report_dir))
     argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), playbook] + list(extra)
     return subprocess.run(argv, env=env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=300, check=False)
 
@@ -162,7 +162,8 @@ def test_set_stats_summary_is_the_reports_verdict(first_run):
         assert summary[key] == data["summary"][key], key
     assert summary["failed_hosts_total"] == len(data["summary"]["failed_hosts"])
     assert sorted(summary["failed_hosts"]) == sorted(data["summary"]["failed_hosts"]) == ["dead", "node2", "node3", "node4"]
-    assert summary["report_dir"] == first_run[1]
+    assert summary["run_dir"] == summary["report_dir"] == first_run[1]      # report_dir: deprecated, until 3.0.0
+    assert data["run"]["run_dir"] == data["run"]["report_dir"] == first_run[1]
 
 
 def test_second_run_shows_changes_since_the_first(env, first_run):
@@ -185,7 +186,7 @@ def test_report_playbook_reanalyses_idempotently(env, first_run):
     report_dir, first_dir, _proc = first_run
     before = sorted(os.listdir(str(report_dir)))
     dest = os.path.join(str(report_dir), "reanalysed")
-    argv = ["-e", "report_input=%s" % os.path.join(first_dir, "results.json"), "-e", "report_dir=%s" % dest,
+    argv = ["-e", "report_input=%s" % os.path.join(first_dir, "results.json"), "-e", "run_dir=%s" % dest,
             "-e", '{"report_drift_pins": {"version": "2.4.1"}}']
     playbook = os.path.join(REPO, "playbooks", "report.yml")
     one = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), report_dir, playbook, "-c", "local", *argv)
@@ -197,6 +198,20 @@ def test_report_playbook_reanalyses_idempotently(env, first_run):
     assert two.returncode == 0
     assert "changed=0" in two.stdout.split("PLAY RECAP")[-1]
     assert sorted(os.listdir(str(report_dir))) == sorted(before + ["reanalysed"])   # the callback wrote no run
+    assert "[DEPRECATION WARNING]" not in one.stdout + one.stderr
+
+
+def test_report_playbook_takes_the_former_report_dir_with_a_deprecation_warning(env, first_run, tmp_path):
+    """-e report_dir=DIR (the run directory's name before 2.0.0) still writes the report there, and says it is
+    deprecated (run_dir)."""
+    dest = tmp_path / "old-name"
+    playbook = os.path.join(REPO, "playbooks", "report.yml")
+    proc = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), tmp_path / "reports", playbook, "-c", "local",
+                        "-e", "report_input=%s" % os.path.join(first_run[1], "results.json"), "-e", "report_dir=%s" % dest)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert json.loads((dest / "results.json").read_text())["run"]["run_dir"] == str(dest)
+    text = " ".join((proc.stdout + proc.stderr).split())
+    assert "[DEPRECATION WARNING]" in text and "report_dir" in text, text[-3000:]
 
 
 def test_report_playbook_turns_a_malformed_record_into_an_error_record(env, first_run, tmp_path):
@@ -208,7 +223,7 @@ def test_report_playbook_turns_a_malformed_record_into_an_error_record(env, firs
     dest = tmp_path / "out"
     playbook = os.path.join(REPO, "playbooks", "report.yml")
     proc = run_playbook(dict(env, ANSIBLE_INVENTORY="localhost,"), tmp_path / "reports", playbook, "-c", "local",
-                        "-e", "report_input=%s" % src, "-e", "report_dir=%s" % dest)
+                        "-e", "report_input=%s" % src, "-e", "run_dir=%s" % dest)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = json.loads((dest / "results.json").read_text())
     bad = [r for r in out["records"] if r["status"] == "error" and "invalid result record" in (r["reason"] or "")]
@@ -240,7 +255,7 @@ def test_without_the_callback_the_summary_step_fails_with_the_line_that_enables_
 
 def test_a_run_that_targets_no_host_fails_and_writes_nothing(env, tmp_path):
     """Before: a typo in the inventory path exited 0 and wrote a 'SKIP - 0 hosts' report, latest and history."""
-    env = dict(env, AIFABRIC_REPORT_DIR=str(tmp_path))
+    env = dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path))
     argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "no-such-inventory"), "fleet_report.yml"]
     proc = subprocess.run(argv, env=env, cwd=PLAYBOOKS, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]

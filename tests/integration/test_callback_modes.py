@@ -53,7 +53,7 @@ def test_fleet_report_disabled_as_an_extra_var_writes_no_report(env, tmp_path):
     reports = _inside(tmp_path, tmp_path / "reports")
     argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"),
             os.path.join(PLAYBOOKS, "fleet_report.yml"), "-e", "fleet_report_disabled=true"]
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=reports), cwd=PLAYBOOKS, capture_output=True,
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=reports), cwd=PLAYBOOKS, capture_output=True,
                           text=True, timeout=300, check=False)
     assert "PLAY RECAP" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "FLEET REPORT:" not in proc.stdout
@@ -68,7 +68,7 @@ def test_kubernetes_render_only_run_writes_manifests_and_no_report(env, tmp_path
                          "ansible_python_interpreter={{ ansible_playbook_python }}\n", encoding="utf-8")
     argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(REPO, "playbooks", "k8s_acceptance.yml"),
             "-e", "k8s_render_dir=%s" % render, "-e", "k8s_run_id=g1render"]
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=reports), cwd=str(tmp_path), capture_output=True,
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=reports), cwd=str(tmp_path), capture_output=True,
                           text=True, timeout=300, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]

@@ -19,7 +19,7 @@ def _run(env, tmp_path, host_vars, *extra):  # noqa: F811  pylint: disable=redef
     lines += ["      %s: %s" % item for item in host_vars.items()]
     inventory.write_text("\n".join(lines) + "\n", encoding="utf-8")
     argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(PLAYBOOKS, "check_vars_run.yml")] + list(extra)
-    return subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=PLAYBOOKS,
+    return subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=PLAYBOOKS,
                           capture_output=True, text=True, timeout=300, check=False)
 
 

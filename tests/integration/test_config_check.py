@@ -74,7 +74,7 @@ def _inventory(tmp_path, host_vars=None, group_vars=None, groups="mynodes"):
 def _run(env, tmp_path, inventory, *extra, **more_env):  # noqa: F811  pylint: disable=redefined-outer-name
     reports = tmp_path / "reports"
     argv = [ANSIBLE_PLAYBOOK, "-i", inventory, ACCEPTANCE, "-e", "acceptance_hosts=mynodes"] + list(extra)
-    run_env = dict(env, AIFABRIC_REPORT_DIR=str(reports))
+    run_env = dict(env, AIFABRIC_REPORTS_ROOT=str(reports))
     run_env.update(more_env)
     for name, value in more_env.items():
         if value is None:
@@ -144,7 +144,7 @@ def test_expectations_in_a_group_the_run_does_not_target_stop_it_naming_the_grou
 
 
 @pytest.mark.parametrize("case", ["fail_on", "fail_on_env", "pattern", "tags", "tags_substrate", "callback",
-                                  "report_dir"])
+                                  "reports_root", "report_dir"])
 def test_each_configuration_error_stops_the_run_before_the_probe_with_its_reason(env, tmp_path, case):  # noqa: F811  pylint: disable=redefined-outer-name
     inventory = _inventory(tmp_path)
     extra, more_env, says = [], {}, None
@@ -163,16 +163,19 @@ def test_each_configuration_error_stops_the_run_before_the_probe_with_its_reason
         cfg.write_text("[defaults]\nhost_key_checking = False\n", encoding="utf-8")   # not the repository's
         more_env = {"ANSIBLE_CONFIG": str(cfg), "ANSIBLE_CALLBACKS_ENABLED": None}
         says = "ANSIBLE_CALLBACKS_ENABLED=aifabric.acceptance.fleet_report"
-    elif case == "report_dir":
+    elif case in ("reports_root", "report_dir"):    # report_dir: its env name before 2.0.0, deprecated, still read
         shared = tmp_path / "shared"
         shared.mkdir()
         os.chmod(str(shared), 0o777)        # a directory anybody may write: the path rule refuses it
-        more_env = {"AIFABRIC_REPORT_DIR": str(shared / "reports")}
-        says = "cannot use report directory: %s is writable by group or others" % shared
+        more_env = {"AIFABRIC_REPORTS_ROOT" if case == "reports_root" else "AIFABRIC_REPORT_DIR": str(shared / "reports")}
+        says = "cannot use reports root: %s is writable by group or others" % shared
     proc, out = _run(env, tmp_path, inventory, *extra, **more_env)
     _stopped_first(proc, out, tmp_path)
     assert says in out, (says, out[-4000:])
-    if case not in ("callback", "report_dir"):      # (a callback disabled says nothing at the end)
+    if case == "report_dir":
+        deprecation = " ".join(out.split("[DEPRECATION WARNING]")[1:])
+        assert "AIFABRIC_REPORT_DIR" in deprecation and "3.0.0" in deprecation, out[-4000:]
+    if case not in ("callback", "reports_root", "report_dir"):      # (a callback disabled says nothing at the end)
         assert "the run stopped at its first step" in out and "no host was targeted" not in out, out[-3000:]
 
 

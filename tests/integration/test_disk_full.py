@@ -56,7 +56,7 @@ def run_on_full_disk(env, unshare, tmp_path, keep_kb, stream_on_disk=False):
     extra.write_text(json.dumps({"disk_full_records": synthetic_records()}), encoding="utf-8")
     for path in (disk, tmp_path / "tmp"):
         path.mkdir()
-    run_env = dict(env, AIFABRIC_REPORT_DIR=str(disk / "reports"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"),
+    run_env = dict(env, AIFABRIC_REPORTS_ROOT=str(disk / "reports"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"),
                    TMPDIR=str((disk if stream_on_disk else tmp_path) / "tmp"))
     playbook = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "fleet_report_inventory.ini"), "disk_full.yml",
                 "-e", "@%s" % extra]
@@ -101,7 +101,7 @@ def test_a_report_that_does_not_fit_fails_the_run_and_keeps_its_records(env, uns
     # what the message says works: report.yml writes the run's report from the kept stream
     rerender = tmp_path / "rerender"
     again = subprocess.run([ANSIBLE_PLAYBOOK, os.path.join(REPO, "playbooks", "report.yml"), "-e",
-                            "report_input=%s" % stream, "-e", "report_dir=%s" % rerender],
+                            "report_input=%s" % stream, "-e", "run_dir=%s" % rerender],
                            env=dict(env, ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp")), cwd=str(tmp_path),
                            capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, (again.stdout + again.stderr)[-4000:]

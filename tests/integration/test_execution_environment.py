@@ -58,7 +58,7 @@ def _version():
 def _isolated_env(collections_path):
     """Only the installed copy is visible: no ansible.cfg of the checkout, no ~/.ansible, no PYTHONPATH."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ANSIBLE_") and k not in ("PYTHONPATH", "AIFABRIC_REPORT_DIR")}
+           if not k.startswith("ANSIBLE_") and k not in ("PYTHONPATH", "AIFABRIC_REPORTS_ROOT")}
     config = os.path.join(os.path.dirname(collections_path), "empty-ansible.cfg")
     with open(config, "w", encoding="utf-8"):
         pass
@@ -221,7 +221,7 @@ def test_the_tarball_of_the_context_installs_and_its_plugins_load(ee):
     assert doc["options"]
     out = _run([_tool("ansible-doc"), "--json", "-t", "callback", "aifabric.acceptance.fleet_report"],
                cwd=str(ee.top), env=env)
-    assert "output_dir" in yaml.safe_load(out)["aifabric.acceptance.fleet_report"]["doc"]["options"]
+    assert "reports_root" in yaml.safe_load(out)["aifabric.acceptance.fleet_report"]["doc"]["options"]
     # every Python file of plugins/ imports from the installed copy alone
     names = sorted("ansible_collections.aifabric.acceptance." + os.path.splitext(os.path.relpath(
         os.path.join(top, f), str(root)))[0].replace(os.sep, ".")

@@ -69,7 +69,7 @@ def _inventory(tmp_path, options_a, options_b, extra_b=None):
 def _run(env, tmp_path, inventory, *extra):
     reports = _inside(tmp_path, tmp_path / "reports")
     argv = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO, "playbooks", "hccl.yml")] + list(extra)
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=reports), cwd=str(tmp_path), capture_output=True,
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=reports), cwd=str(tmp_path), capture_output=True,
                           text=True, timeout=300, check=False)
     return proc, reports
 

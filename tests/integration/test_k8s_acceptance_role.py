@@ -50,7 +50,7 @@ def _render(env, tmp_path, extra, *args):
     variables = dict({"k8s_render_dir": str(render), "k8s_run_id": "tr"}, **extra)
     argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(REPO, "playbooks", "k8s_acceptance.yml"),
             "-e", json.dumps(variables)] + list(args)
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=str(tmp_path),
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=300, check=False)
     return proc, render
 
@@ -132,7 +132,7 @@ def test_a_run_without_an_image_fails_at_the_start_saying_what_it_needs(env, tmp
     inventory = tmp_path / "inventory.ini"
     inventory.write_text("[gpu_nodes]\n%s\n" % "\n".join(NODES), encoding="utf-8")
     argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(REPO, "playbooks", "k8s_acceptance.yml")]
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(tmp_path / "reports")), cwd=str(tmp_path),
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=300, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0

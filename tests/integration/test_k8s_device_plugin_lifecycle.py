@@ -351,7 +351,7 @@ def test_rdma_device_plugin_playbook_records_land_in_the_fleet_report(tmp_path):
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
                    ANSIBLE_COLLECTIONS_PATH=collections_path(),
                    ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
-                   AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+                   AIFABRIC_REPORTS_ROOT=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                    ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
         extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout_s": 3,
                  "rdma_device_plugin_probe_records": [r for rs in recs.values() for r in rs]}

@@ -201,7 +201,7 @@ def test_device_plugin_render_run_in_a_playbook_writes_no_error_report(tmp_path)
             "run_once": True, "delegate_to": "localhost"}]}]))
     report_dir = tmp_path / "reports"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections_path(),
-               ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORT_DIR=str(report_dir),
+               ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORTS_ROOT=str(report_dir),
                AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"), ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run([playbook_bin, "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "render.yml")], env=env,
                           capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
@@ -258,7 +258,7 @@ def test_role_probe_path_runs_with_only_the_shipped_rbac(tmp_path):
         inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n" + "".join("        %s:\n" % n for n in names))
         report_dir = tmp_path / "reports"
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections_path(),
-                   ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORT_DIR=str(report_dir),
+                   ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report", AIFABRIC_REPORTS_ROOT=str(report_dir),
                    AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"), ANSIBLE_NOCOLOR="1",
                    PYTHONDONTWRITEBYTECODE="1")
         extra = {"k8s_connection": {"kubeconfig": fake.kubeconfig}, "rdma_device_plugin_verify_timeout_s": 10,

@@ -62,7 +62,7 @@ def play(tmp_path, playbook, env_extra=None, args=()):
     path.write_text(playbook)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
                ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
-               AIFABRIC_REPORT_DIR=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+               AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1", ANSIBLE_PYTHON_INTERPRETER=sys.executable,
                **(env_extra or {}))
     start = time.monotonic()

@@ -351,7 +351,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     report_dir = tmp_path / "reports"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
                ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
-               AIFABRIC_REPORT_DIR=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+               AIFABRIC_REPORTS_ROOT=str(report_dir), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     extra = {"k8s_run_id": "e2e", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
              "k8s_launcher": "indexed", "k8s_pod": {"gpus_per_pod": 2}, "gpu_nccl": ONE, "nccl_options": ONE,
@@ -401,7 +401,7 @@ def test_ctrl_c_of_ansible_playbook_removes_every_object(fake_k8s, tmp_path):
     inventory.write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-node-01:\n        gpu-node-02:\n")
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.path.dirname(os.path.dirname(HERE)), "ansible.cfg"),
                ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED="aifabric.acceptance.fleet_report",
-               AIFABRIC_REPORT_DIR=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
+               AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports"), AIFABRIC_HISTORY_DB=str(tmp_path / "history.sqlite"),
                ANSIBLE_NOCOLOR="1", PYTHONDONTWRITEBYTECODE="1")
     extra = {"k8s_run_id": "cc", "k8s_image": IMAGE, "k8s_connection": {"kubeconfig": fake_k8s.kubeconfig},
              "gpu_checks": [], "nccl_checks": [], "k8s_timeout_s": 300}

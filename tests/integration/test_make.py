@@ -177,7 +177,7 @@ def test_make_acceptance_takes_an_inventory_anywhere_and_never_builds_it(checkou
     assert sorted(n for n in os.listdir(str(checkout / ".collections")) if not n.startswith(".")) == installs
     rerun = tmp_path / "rerun"
     done, out = _make(checkout, tmp_path, "PLAYBOOK=playbooks/report.yml", "REPORT_DIR=%s" % reports,
-                      "ARGS=-e report_input=%s/results.json -e report_dir=%s" % (second, rerun))
+                      "ARGS=-e report_input=%s/results.json -e run_dir=%s" % (second, rerun))
     assert done.returncode == 0, out[-4000:]
     assert _report_line(out) is None and "report: %s" % (rerun / "report.html") in " ".join(out.split())
     assert os.path.isfile(str(rerun / "report.html"))

@@ -191,7 +191,7 @@ def _local_env(controller, home, report_dir, async_dir):
     (None: unset, its default ~/.ansible_async)."""
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "AIFABRIC_")))
     env.update({"HOME": str(home), "ANSIBLE_CONFIG": controller.config, "ANSIBLE_COLLECTIONS_PATH": controller.collections,
-                "ANSIBLE_CALLBACKS_ENABLED": "aifabric.acceptance.fleet_report", "AIFABRIC_REPORT_DIR": str(report_dir),
+                "ANSIBLE_CALLBACKS_ENABLED": "aifabric.acceptance.fleet_report", "AIFABRIC_REPORTS_ROOT": str(report_dir),
                 "PYTHONDONTWRITEBYTECODE": "1"})
     if async_dir is not None:
         env["ANSIBLE_ASYNC_DIR"] = async_dir

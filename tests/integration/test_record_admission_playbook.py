@@ -26,7 +26,7 @@ def test_a_compromised_node_fails_only_itself(env, tmp_path):  # pylint: disable
     report_dir = tmp_path / "report"
     argv = [ANSIBLE_PLAYBOOK, "-i", os.path.join(PLAYBOOKS, "record_admission_inventory.ini"),
             os.path.join(PLAYBOOKS, "record_admission.yml")]
-    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORT_DIR=str(report_dir)), cwd=PLAYBOOKS, capture_output=True,
+    proc = subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(report_dir)), cwd=PLAYBOOKS, capture_output=True,
                           text=True, timeout=300, check=False)
     assert proc.returncode in (0, 2), proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(os.path.join(os.path.realpath(str(report_dir / "latest")), "results.json"), encoding="utf-8") as handle:

@@ -75,7 +75,7 @@ def test_baseline_playbook_and_a_baseline_expectation_fail_exactly_the_slow_host
     second = results_json(tmp_path / "second.json", "run-later", "2026-11-21T10:00:00Z", slow="h200-c")
     dest = tmp_path / "out"
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % second,
-                        "-e", "report_dir=%s" % dest, "-e", "report_history_db=%s" % db,
+                        "-e", "run_dir=%s" % dest, "-e", "report_history_db=%s" % db,
                         "-e", "compare_with=h200-nov",
                         "-e", '{"report_baseline": {"name": "h200-nov", "min_pct": 95}}')
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -92,11 +92,11 @@ def test_report_playbook_in_check_mode_stores_nothing(env, tmp_path):
     db = str(tmp_path / "history.sqlite")
     first = results_json(tmp_path / "first.json", "run-1", "2026-11-20T10:00:00Z")
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % first,
-                        "-e", "report_dir=%s" % (tmp_path / "one"), "-e", "report_history_db=%s" % db)
+                        "-e", "run_dir=%s" % (tmp_path / "one"), "-e", "report_history_db=%s" % db)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     second = results_json(tmp_path / "second.json", "run-2", "2026-11-21T10:00:00Z", slow="h200-b")
     proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-C", "-c", "local", "-e", "report_input=%s" % second,
-                        "-e", "report_dir=%s" % (tmp_path / "two"), "-e", "report_history_db=%s" % db)
+                        "-e", "run_dir=%s" % (tmp_path / "two"), "-e", "report_history_db=%s" % db)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert stored_runs(db) == ["run-1"] and not (tmp_path / "two").exists()
     assert "against the previous run of each host (run run-1): " in " ".join(proc.stdout.split())   # read only
@@ -107,7 +107,7 @@ def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
     for day in (1, 2, 3):
         src = results_json(tmp_path / ("r%d.json" % day), "run-%d" % day, "2026-11-0%dT10:00:00Z" % day)
         proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % src,
-                            "-e", "report_dir=%s" % (tmp_path / ("out%d" % day)), "-e", "report_history_db=%s" % db)
+                            "-e", "run_dir=%s" % (tmp_path / ("out%d" % day)), "-e", "report_history_db=%s" % db)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     playbook = tmp_path / "ops.yml"
     playbook.write_text("""---
@@ -138,6 +138,32 @@ def test_history_module_index_export_prune_and_check_mode(env, tmp_path):
     proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
     recap = proc.stdout.split("PLAY RECAP")[-1]
     assert proc.returncode == 0 and "changed=2" in recap       # index and export changed (one run fewer); prune not
+
+
+def test_history_index_links_the_runs_under_reports_root_and_takes_reports_dir_with_a_deprecation(env, tmp_path):
+    """reports_root (reports_dir before 2.0.0): the index links a run whose report is in that directory; the former
+    name still works, with Ansible's deprecation warning."""
+    db = str(tmp_path / "history.sqlite")
+    src = results_json(tmp_path / "r1.json", "run-1", "2026-11-01T10:00:00Z")
+    proc = run_playbook(local(env), tmp_path / "cb", REPORT, "-c", "local", "-e", "report_input=%s" % src,
+                        "-e", "run_dir=%s" % (tmp_path / "root" / "20261101T100000Z-run-1"), "-e", "report_history_db=%s" % db)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for option in ("reports_root", "reports_dir"):
+        playbook = tmp_path / ("%s.yml" % option)
+        playbook.write_text("""---
+- name: History index
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Index
+      aifabric.acceptance.history: {history_db: "%(db)s", operation: index, dest: "%(dir)s/%(o)s/index.html",
+                                    %(o)s: "%(dir)s/root"}
+""" % {"db": db, "dir": tmp_path, "o": option})
+        proc = run_playbook(local(env), tmp_path / "cb", str(playbook), "-c", "local")
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert '<a href="20261101T100000Z-run-1/report.html">' in (tmp_path / option / "index.html").read_text()
+        text = " ".join((proc.stdout + proc.stderr).split())
+        assert ("[DEPRECATION WARNING]" in text and "reports_dir" in text) == (option == "reports_dir"), text[-3000:]
 
 
 def test_a_live_run_held_against_a_baseline_fails_exactly_the_slow_node(env, tmp_path):

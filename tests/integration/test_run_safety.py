@@ -46,7 +46,7 @@ def _env(report_dir, tmp_path):
         "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
         "TMPDIR": str(tmp_path / "tmp"),          # the callback's private run directory goes here
         "PYTHONDONTWRITEBYTECODE": "1",
-        "AIFABRIC_REPORT_DIR": str(report_dir),
+        "AIFABRIC_REPORTS_ROOT": str(report_dir),
     })
     os.makedirs(env["TMPDIR"])
     return env

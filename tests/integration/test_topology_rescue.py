@@ -66,7 +66,7 @@ def test_a_failing_topology_task_is_the_host_s_error_and_keeps_it_in_the_play(tm
     reports = tmp_path / "reports"
     env.update({"ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": collections,
                 "ANSIBLE_CALLBACKS_ENABLED": "aifabric.acceptance.fleet_report", "ANSIBLE_NOCOLOR": "1",
-                "PYTHONDONTWRITEBYTECODE": "1", "AIFABRIC_REPORT_DIR": str(reports)})
+                "PYTHONDONTWRITEBYTECODE": "1", "AIFABRIC_REPORTS_ROOT": str(reports)})
     (tmp_path / "inventory.ini").write_text(INVENTORY)
     (tmp_path / "play.yml").write_text(PLAY)
     proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", str(tmp_path / "inventory.ini"), str(tmp_path / "play.yml")],

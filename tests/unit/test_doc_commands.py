@@ -297,7 +297,7 @@ def _collections():
 def _ansible_env(tmp_path):
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "AIFABRIC_")))
     env.update({"ANSIBLE_CONFIG": os.path.join(ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": _collections(),
-                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"), "AIFABRIC_REPORT_DIR": str(tmp_path / "reports"),
+                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"), "AIFABRIC_REPORTS_ROOT": str(tmp_path / "reports"),
                 "PYTHONDONTWRITEBYTECODE": "1"})
     return env
 

@@ -31,6 +31,10 @@ RETIRED = {"timeout": "timeout_s", "iters": "iterations", "warmup_iters": "warmu
            "image_pull_grace": "image_pull_grace_s", "delete_timeout": "delete_timeout_s",
            "verify_timeout": "verify_timeout_s", "tool_timeout": "tool_timeout_s",
            "periodic_update_interval": "periodic_update_interval_s"}
+# names renamed in 2.0.0 (docs/glossary.md), former -> new: a former name is only an alias of its new one (accepted
+# with a deprecation warning until 3.0.0), never an option of its own, never in the glossary
+RENAMED = {"host_name": "inventory_hostname", "peer_rate_gbit_s": "peer_rates_gbit_s", "peer_rates": "rates_by_peer",
+           "reports_dir": "reports_root", "report_dir": "dest"}
 # the type names of module specs and role specs that mean the same thing
 _TYPE = {"path": "path", "str": "str", "raw": "raw", "int": "int", "float": "float", "bool": "bool",
          "list": "list", "dict": "dict"}
@@ -144,6 +148,22 @@ def test_one_name_has_one_type_across_modules():
         seen.setdefault(name, {}).setdefault(kind, []).append(where)
     mixed = dict((name, kinds) for name, kinds in seen.items() if len(kinds) > 1)
     assert not mixed, "one name, several types: %s" % mixed
+
+
+def test_a_renamed_option_keeps_its_former_name_as_an_alias_only():
+    """Every option renamed in 2.0.0 is documented under its new name with the former one as its alias, the former
+    name is no option and no glossary row (the argument specs deprecate the aliases: argspec.renamed)."""
+    aliased = {}
+    for name, _kind, where in all_module_options():
+        assert name not in RENAMED, "%s: %r was renamed to %s" % (where, name, RENAMED[name])
+    for module in module_names():
+        for name, spec in module_options(module).items():
+            for alias in (spec or {}).get("aliases") or ():
+                if alias in RENAMED:
+                    assert RENAMED[alias] == name, (module, name, alias)
+                    aliased.setdefault(alias, set()).add(module)
+    assert set(aliased) == set(RENAMED), "renamed options no module keeps as an alias: %s" % (set(RENAMED) - set(aliased))
+    assert not set(RENAMED) & set(glossary())
 
 
 def test_the_test_sees_every_module_and_role():

@@ -4,7 +4,7 @@
 ``AIFABRIC_GEMM {json}`` result lines.
 
 Pure, no I/O, Python 3.8. ``parse_gemm(text)`` raises ParseError on an unreadable marked line and when no marked
-line is present (the adapter, tools/gemm.py, turns that into an ``error`` record).
+line is present (the adapter, tools/gemm_bench.py, turns that into an ``error`` record).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ text): the bottom floor the SSH modules and the Kubernetes planner and pods stan
 Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates tools/ and says what is missing):
 
 1. ``parsers/<tool>.py`` - the parser, tested on real captures (source in PROVENANCE) and fuzzed with hypothesis;
-2. ``tools/<tool>.py`` - the adapter; it imports only the floor (parsers, results, thresholds, errors, expectations,
+2. ``tools/<module>.py`` - the adapter, named after the module that runs it (one name per tool: the module, the
+   adapter, the Kubernetes kind; docs/architecture.md "One name per tool"); it imports only the floor (parsers, results, thresholds, errors, expectations,
    imports, argspec; tools/_mpirun.py is the collective runner: mpirun over hosts) and declares:
 
    - ``OPTIONS`` - the option spec of a run (AnsibleModule argument_spec shape): the single source of the options'
@@ -17,7 +18,8 @@ Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates 
    - ``PARSERS = ("<parsers module>", ...)`` - the parsers its records come from;
    - ``records(text, ctx) -> [records]`` (``ctx`` a ``Context``; never raises on tool output) and
      ``from_output(path, params[, host])`` - import mode (or ``NO_IMPORT = "why"``);
-   - ``TOOL`` (records' ``tool.name``; or ``NO_TOOL_NAME = "why"``), ``CHECKS`` (the check family: every record's
+   - ``TOOL`` (records' ``tool.name``: the external program run, or ``MODULE`` for the collection's own worker; or
+     ``NO_TOOL_NAME = "why"``), ``CHECKS`` (the check family: every record's
      check is ``<CHECKS>.<...>``), ``MODULE`` (plugins/modules/<MODULE>.py runs it over SSH);
    - ``KUBERNETES = ("<k8s_plan kind>", ...)`` - the planner's kinds that run it, or ``SSH_ONLY = "why"``;
    - ``GOLDEN = ("<case kind>", ...)`` - its cases in test_records_golden.py (fixtures/records_golden/), or
@@ -26,7 +28,7 @@ Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates 
 4. a row in docs/architecture.md's table of tools, and the module on a user docs page;
 5. the glossary (tests/unit/test_vocabulary*.py) for every new option.
 
-The probes that read a host rather than one tool's output (``env``, ``topology``) take the host instead of a text:
+The probes that read a host rather than one tool's output (``env_probe``, ``fabric_topology``) take the host instead of a text:
 ``records(host, params)`` with an env_probe.Host (its commands run with a timeout, its root reads sysfs).
 
 The records of a tool's output come only from these (the SSH modules, the Kubernetes planner, import mode and the

@@ -9,7 +9,7 @@ of a run and the record of one collective.
   profile options and ``expect``. Each adapter adds its own (sizes, ...);
 - ``to_record()`` turns a parse (parsers/nccl_tests.py, or HCCL Test's in that shape) into one result record,
   applying hardware-profile and user expectations; callers reach it through the tools' adapters
-  (tools.nccl_tests, tools.hccl, tools.torch_allreduce), which turn unreadable output into ``error`` records.
+  (tools.nccl_test, tools.hccl_test, tools.allreduce_probe), which turn unreadable output into ``error`` records.
 
 Series rows (one per message size) carry flat keys: size_bytes, count, type,
 redop, root, then oop_time_us, oop_algbw_gbyte_s, oop_busbw_gbyte_s, oop_wrong

@@ -9,9 +9,9 @@ given, then the program's argv. Two layouts call it:
 
 - ``ranks_argv(mpirun, argv, hosts, ranks_per_node, ...)`` - Open MPI, ``ranks_per_node`` ranks on each host
   (``-np``, ``-H host:N`` or ``--hostfile``, ``--map-by ppr:N:node --bind-to none``, MCA, ``-x``): nccl-tests
-  (tools.nccl_tests.launch_argv, SSH and Kubernetes) and the torch probe's mpirun launcher;
+  (tools.nccl_test.launch_argv, SSH and Kubernetes) and the torch probe's mpirun launcher;
 - ``flavour_argv(argv, mpirun, params, env, ...)`` - Open MPI or MPICH (``params["mpi_flavour"]``), one rank per
-  NPU over a hostfile: HCCL Test (tools.hccl.launch_argv).
+  NPU over a hostfile: HCCL Test (tools.hccl_test.launch_argv).
 
 ``hostfile_text(hosts, slots, flavour)`` writes the hostfile in either syntax. The options of a collective launch
 every collective module shares (``COLLECTIVE_SPEC``, ``COLLECTIVE_RANGES``, documented by the doc fragment

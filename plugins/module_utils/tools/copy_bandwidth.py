@@ -34,13 +34,13 @@ OPTIONS = dict(
     timeout_s=dict(type="int", default=300),
     expect=dict(type="dict", default={}),
 )
-WORKER_TOOL = "torch-copy"     # the copy worker's records' tool.name; nvbandwidth's records name nvbandwidth
+WORKER_TOOL = "copy_bandwidth"     # the copy worker's records' tool.name; nvbandwidth's records name nvbandwidth
 CHECK = "gpu.copy"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "gpu"
 MODULE = "copy_bandwidth"
 KUBERNETES = ("copy_bandwidth",)
-NO_TOOL_NAME = "a record names what measured it: torch-copy (the copy worker) or nvbandwidth"
+NO_TOOL_NAME = "a record names what measured it: copy_bandwidth (the copy worker) or nvbandwidth"
 # how it runs and what its records come from
 ARGV = ("worker_args", "nvbandwidth_argv")
 PARSERS = ("burnin", "nvidia_smi")

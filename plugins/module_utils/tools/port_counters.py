@@ -25,7 +25,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 
 CHECK = "rdma.port_counters"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
-TOOL = "sysfs"
+TOOL = "port_counters"
 CHECKS = "rdma"
 MODULE = "port_counters"
 KUBERNETES = ("port_counters",)
@@ -186,7 +186,7 @@ def judge(before, after, params, started=None):
     started = started or results.utc_now()
     window_h = max(0.0, float(after["epoch_s"]) - float(before["epoch_s"])) / 3600.0
     common = dict(started=started, params={"phase": "after", "stage": params.get("stage"), "window_began": before["taken"],
-                                           "window_ended": after["taken"]}, tool={"name": "sysfs"})
+                                           "window_ended": after["taken"]}, tool={"name": TOOL})
     out = []
     for key in sorted(after["ports"]):
         new, old = after["ports"][key], (before.get("ports") or {}).get(key)
@@ -213,7 +213,7 @@ def records(host, params, started=None):
         return [results.make(CHECK, "pass", reason="counters of %d port(s) read before the %s stage" % (
             len(snap["ports"]), params.get("stage")), metrics={"ports_count": len(snap["ports"])},
             facts={"snapshot": snap}, params={"phase": "before", "stage": params.get("stage")}, started=started,
-            tool={"name": "sysfs"})]
+            tool={"name": TOOL})]
     before = before_snapshot(params.get("before"))
     if before is None:
         return [results.error(CHECK, "phase after needs before: the before phase's record (or its results) of this "

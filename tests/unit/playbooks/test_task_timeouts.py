@@ -29,7 +29,7 @@ import yaml
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run, launch, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _mpirun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))

@@ -24,7 +24,8 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.tool_options import tool_options
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, gemm, nccl_tests, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, gemm_bench as gemm, nccl_test as nccl_tests, allreduce_probe as torch_allreduce)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "gpu")
@@ -135,9 +136,9 @@ def test_the_checks_are_the_tasks():
     assert whens[0] == "gpu_run_probe" and whens[-1] == "gpu_soak_s | int > 0"     # the soak: off by default
 
 
-@pytest.mark.parametrize("tool, adapter", [("gemm", gemm), ("torch_allreduce", torch_allreduce),
+@pytest.mark.parametrize("tool, adapter", [("gemm_bench", gemm), ("allreduce_probe", torch_allreduce),
                                            ("copy_bandwidth", copy_bandwidth),
-                                           ("nccl_tests", nccl_tests)])
+                                           ("nccl_test", nccl_tests)])
 def test_tool_options_fills_in_the_adapters_defaults(tool, adapter):
     assert tool_options({}, tool)["timeout_s"] == adapter.OPTIONS["timeout_s"]["default"]
     assert tool_options(None, tool) == tool_options({}, tool)
@@ -147,10 +148,22 @@ def test_tool_options_fills_in_the_adapters_defaults(tool, adapter):
 
 
 def test_tool_options_refuses_what_it_cannot_complete():
-    with pytest.raises(AnsibleFilterError, match="unknown tool 'gemm_bench'"):
-        tool_options({}, "gemm_bench")
-    with pytest.raises(AnsibleFilterError, match="options of gemm must be a mapping, got list"):
-        tool_options(["timeout_s"], "gemm")
+    with pytest.raises(AnsibleFilterError, match="unknown tool 'gemm_benchmark'"):
+        tool_options({}, "gemm_benchmark")
+    with pytest.raises(AnsibleFilterError, match="options of gemm_bench must be a mapping, got list"):
+        tool_options(["timeout_s"], "gemm_bench")
+
+
+def test_tool_options_takes_a_former_tool_name_with_a_deprecation_warning(monkeypatch):
+    """The adapters' names before the rule (gemm, torch_allreduce, nccl_tests, ...) still work until 3.0.0, warned."""
+    from ansible.utils.display import Display
+    warned = []
+    monkeypatch.setattr(Display, "deprecated", lambda self, msg, **kw: warned.append((msg, kw.get("version"))))
+    assert tool_options({}, "torch_allreduce") == tool_options({}, "allreduce_probe")
+    assert tool_options({"timeout_s": 5}, "nccl_tests")["timeout_s"] == 5
+    assert warned == [("tool_options('torch_allreduce'): the tool is named after its module now, use 'allreduce_probe'",
+                       "3.0.0"),
+                      ("tool_options('nccl_tests'): the tool is named after its module now, use 'nccl_test'", "3.0.0")]
 
 
 def test_every_check_is_started_as_a_job_and_waited_for():

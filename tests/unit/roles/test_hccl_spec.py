@@ -1,7 +1,7 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The hccl role's variables (issue 23): one default each - its argument spec's ``default:`` is defaults/main.yml,
-``hccl_options`` is {} (the hccl_test module's own defaults, tools/hccl.py's OPTIONS, apply) and every variable that
+``hccl_options`` is {} (the hccl_test module's own defaults, tools/hccl_test.py's OPTIONS, apply) and every variable that
 stands for one module option has that option's default; ``hccl_options`` accepts exactly the module's options that
 the role does not set itself, with their types, so a misspelt key fails at the role's start (Ansible's own
 argument-spec validator, as validate_argument_spec runs it)."""

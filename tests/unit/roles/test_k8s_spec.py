@@ -21,7 +21,8 @@ import pytest
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests, perftest, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    nccl_test as nccl_tests, perftest_sweep as perftest, allreduce_probe as torch_allreduce)
 from ansible_collections.aifabric.acceptance.plugins.modules import k8s_workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

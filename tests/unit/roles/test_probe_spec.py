@@ -16,7 +16,7 @@ import sys
 
 import yaml
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "probe")

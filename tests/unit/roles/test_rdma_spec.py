@@ -23,7 +23,7 @@ import sys
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.filter import pairings
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "rdma")
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
 
 # perftest_sweep options the role sets itself (from the plan, the schedule and its own variables)
-ROLE_SETS = {"phase", "schedule", "peers", "peer_rates", "start_at", "rails", "hcas", "host_name", "run_id",
+ROLE_SETS = {"phase", "schedule", "peers", "rates_by_peer", "start_at", "rails", "hcas", "inventory_hostname", "run_id",
              "sweep_name", "expect", "gpu_probe", "rounds", "sweep_hosts", "first_step", "wait_timeout_s", "_poll"}
 # per-host paths: variables of their own (a host variable each), added to every call
 HOST_PATHS = {"state_root": "rdma_state_root", "cpu_sysfs": "rdma_cpu_sysfs", "sysfs_root": "rdma_sysfs_root"}

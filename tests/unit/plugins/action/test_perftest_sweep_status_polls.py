@@ -40,7 +40,7 @@ def action(answers, monkeypatch):
     return act, calls
 
 
-ARGS = {"host_name": "n1", "poll_s": 1, "poll_timeout_s": 30, "wait_timeout_s": 60}
+ARGS = {"inventory_hostname": "n1", "poll_s": 1, "poll_timeout_s": 30, "wait_timeout_s": 60}
 
 
 @pytest.mark.parametrize("odd", [KILLED, AnsibleError("the module could not be transferred")])

@@ -14,7 +14,8 @@ from ansible.module_utils import basic
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker, k8s_plan, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, copy_bandwidth, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    Context, copy_bandwidth, defaults, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.plugins.modules import copy_bandwidth as copy_module, gpu_soak
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_k8s_plan import POD, _stable, ok, pod_log

@@ -16,7 +16,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as adapter
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -246,7 +246,7 @@ def test_probe_text_and_json_agree(stem):
         assert a["out_of_place"]["time_us"] is None and b["out_of_place"] is None
         assert abs(a["in_place"]["busbw_gbyte_s"] - b["in_place"]["busbw_gbyte_s"]) <= 0.006
         assert a["in_place"]["wrong"] == b["in_place"]["wrong"] == 0
-    rec = _collective.to_record(doc, check="nccl.torch_all_reduce", tool_name="torch-allreduce-probe")
+    rec = _collective.to_record(doc, check="nccl.torch_all_reduce", tool_name="allreduce_probe")
     assert results.validate(rec) == [] and rec["status"] == "pass" and rec["metrics"]["wrong_total"] == 0
 
 

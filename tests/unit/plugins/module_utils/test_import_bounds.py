@@ -14,7 +14,7 @@ import os
 import re
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import imports
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tests
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 CAPTURE = os.path.join(parser_fixture(), "nccl_tests", "h200x2-nccl-tests-2.19.6", "all_reduce_g2.txt")

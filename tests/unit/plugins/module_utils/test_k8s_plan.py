@@ -28,11 +28,11 @@ from hypothesis import example, given, settings, strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 
 ENTRY = k8s_entry.__file__
 # what a pod has: the code ConfigMap's package tree only, never this checkout's collection (PYTHONPATH would hide a
@@ -179,7 +179,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log, peer_rates=[100.0])
     (from_ssh,) = perftest_tool.records(read(os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT)), Context(
-        params=dict(params, peer_name="n1", peer_rate_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
+        params=dict(params, peer_name="n1", peer_rates_gbit_s=[100.0]), rc=0, side="client", host="n2", target=device,
         index=0, facts=info["facts"]))
     assert _stable(record) == _stable(from_ssh)
     floor = record["expect"]["bw_avg_gbit_s"]                # judged against both ends' port rates, as on SSH

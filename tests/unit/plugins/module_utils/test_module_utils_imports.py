@@ -122,8 +122,8 @@ def kubernetes_imports_of_run_files(edges):
 
 def test_the_graph_sees_the_imports_inside_functions():
     edges = graph()
-    assert {"k8s_entry", "k8s_plan", "tools.perftest", "perftest_clients"} <= set(edges)
-    assert "tools.perftest" in edges["k8s_entry"]        # imported inside perftest_steps
+    assert {"k8s_entry", "k8s_plan", "tools.perftest_sweep", "perftest_clients"} <= set(edges)
+    assert "tools.perftest_sweep" in edges["k8s_entry"]        # imported inside perftest_steps
     assert "torch_worker" in edges["k8s_plan"]           # imported inside code_files
     assert ssh_run_files(edges) >= {"nccl_run", "hccl_run", "perftest_run"}
 
@@ -147,9 +147,9 @@ def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
 FLOOR = ("errors", "results", "thresholds", "expectations", "imports", "argspec", "torch_worker")
 # adapter -> {module above the floor it may import: why}; shrink it, never grow it
 HOST_PROBES = {
-    "tools.env": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
+    "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
                                "output to parse: records is env_probe.probe"},
-    "tools.topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
+    "tools.fabric_topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
                                     "NPU helpers",
                        "statedir": "statedir.StateError: root runs only what root could have written alone"},
 }

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.action import perftest_sweep as action
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
 PARAMS = {"test": "ib_write_bw", "ib_port": 1, "size": 65536, "iterations": 1000}
 

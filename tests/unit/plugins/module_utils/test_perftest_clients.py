@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated

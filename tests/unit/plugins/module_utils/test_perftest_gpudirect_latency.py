@@ -22,7 +22,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
@@ -215,7 +215,7 @@ def test_given_index_and_no_cuda():
 def test_module_plan_state_reports_the_gpu_of_every_hca(monkeypatch, tmp_path):
     raise_on_exit(monkeypatch)    # a fail_json raises Fail: the test fails on it
     args = {"phase": "plan", "hcas": ["mlx5_0", "mlx5_1", "mlx5_8"], "use_cuda": "auto",
-            "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "host_name": "gpu-a"}
+            "gpu_probe": probe_records(TOPO_8GPU_10NIC), "sysfs_root": str(tmp_path), "inventory_hostname": "gpu-a"}
     with patch_module_args(args):
         with pytest.raises(Exit) as info:
             sweep_module.main()

@@ -16,7 +16,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 FIXTURES = parser_fixture("perftest")
@@ -93,7 +93,7 @@ def ctx(test="ib_write_bw", side="client", device="mlx5_0", params=None, timeout
     against ``peer_rate_gbit_s``, the server's port rate)."""
     params = dict(params or {"line_rate_floor_pct": 90, "peer_rate_gbit_s": None, "expect": {}})
     rate = params.get("peer_rate_gbit_s")
-    params.update(test=test, timeout_s=timeout_s, peer_rate_gbit_s=[rate] if rate is not None else None)
+    params.update(test=test, timeout_s=timeout_s, peer_rates_gbit_s=[rate] if rate is not None else None)
     base = dict(params=params, side=side, host="a", peer="b", target=device, argv=["ib_write_bw"],
                 tool_version="6.06", facts={})
     base.update(kw)

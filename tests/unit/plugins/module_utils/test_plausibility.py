@@ -18,8 +18,8 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils import expectations, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_valid_measurement import (
     GEMM_PARAMS, PERFTEST, PROOF, changed, perftest, read)
 

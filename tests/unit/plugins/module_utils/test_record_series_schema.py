@@ -20,7 +20,7 @@ import re
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
 jsonschema = pytest.importorskip("jsonschema")

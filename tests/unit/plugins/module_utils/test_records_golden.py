@@ -21,10 +21,13 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import port_counters as port_counters_parser
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, gemm, hccl, nccl_tests, perftest
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    Context, gemm_bench as gemm, hccl_test as hccl, nccl_test as nccl_tests, perftest_sweep as perftest)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, dcgm_diag as dcgm, defaults, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology, torch_allreduce
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    fabric_topology as topology, allreduce_probe as torch_allreduce)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 
 HERE = os.path.dirname(os.path.abspath(__file__))

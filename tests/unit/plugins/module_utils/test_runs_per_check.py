@@ -11,8 +11,8 @@ import os
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_preflight, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as hccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_k8s_preflight import node
 

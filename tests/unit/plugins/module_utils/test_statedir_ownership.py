@@ -123,7 +123,7 @@ def test_every_user_of_a_shared_state_root_is_kept_per_host(tmp_path, monkeypatc
     """perftest's runs, the sweep runner's directories and the governor's state file of two hosts sharing one
     state root (an NFS home) never meet."""
     params = {"state_root": str(tmp_path / "shared"), "run_id": "r1", "cpu_sysfs": str(tmp_path / "cpu"),
-              "host_name": "n1", "sweep_name": "main"}
+              "inventory_hostname": "n1", "sweep_name": "main"}
     seen = {}
     for name in ("hostA", "hostB"):
         monkeypatch.setattr(statedir, "host_id", lambda *a, **k: name)
@@ -138,7 +138,7 @@ def test_every_user_of_a_shared_state_root_is_kept_per_host(tmp_path, monkeypatc
 
 
 def test_check_mode_makes_no_host_directory(tmp_path):
-    run = _run({"state_root": str(tmp_path / "s"), "run_id": "r1", "cpu_sysfs": "/nonexistent", "host_name": "n",
+    run = _run({"state_root": str(tmp_path / "s"), "run_id": "r1", "cpu_sysfs": "/nonexistent", "inventory_hostname": "n",
                 "sweep_name": "main"}, check_mode=True)
     assert run.root == os.path.join(str(tmp_path / "s"), statedir.host_id())
     assert not (tmp_path / "s").exists()

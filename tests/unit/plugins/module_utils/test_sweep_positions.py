@@ -322,10 +322,10 @@ def late_server_pair(fake, client_extra=None, server_extra=None):
     peers = {"me": "127.0.0.1", "other": "127.0.0.2", "third": "127.0.0.3"}
     common = dict(hcas=["mlx5_0"], port_span=2, lease_s=0, collect_timeout_s=10, connect_retry_delay_s=0.2,
                   peers=peers)
-    server = base(fake, phase="run", host_name="other", timeout_s=5, connect_timeout_s=2,
+    server = base(fake, phase="run", inventory_hostname="other", timeout_s=5, connect_timeout_s=2,
                   schedule=[[0, "ib_write_bw", 0, "server", "third"], [1, "ib_write_bw", 1, "server", "me"]],
                   **common)
-    client = base(fake, phase="run", host_name="me", timeout_s=5, connect_timeout_s=2,
+    client = base(fake, phase="run", inventory_hostname="me", timeout_s=5, connect_timeout_s=2,
                   schedule=[[1, "ib_write_bw", 1, "client", "other"]], **common)
     server.update(server_extra or {})
     client.update(client_extra or {})
@@ -361,7 +361,7 @@ def test_with_the_answers_off_a_late_server_is_given_up_as_before(fake):
 
 def test_a_client_of_a_dead_host_gives_up_after_connect_timeout_as_before(fake):
     """Nobody answers on the server's address (no runner: a dead host): no slowdown, connect_timeout_s as before."""
-    args = base(fake, phase="run", host_name="me", hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
+    args = base(fake, phase="run", inventory_hostname="me", hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=30,
                 connect_timeout_s=3, connect_retry_delay_s=0.2, schedule=[[0, "ib_write_bw", 0, "client", "other"]],
                 peers={"me": "127.0.0.1", "other": "127.0.0.2"})
     started = time.monotonic()
@@ -379,11 +379,11 @@ def test_a_client_of_a_dead_host_gives_up_after_connect_timeout_as_before(fake):
 # ---------------------------------------------------------------- review: rails, concurrent answers, loopback
 
 def test_hosts_with_different_rail_counts_agree_on_every_port():
-    """The ports come from what every runner of the sweep is handed alike (peer_rates: every host's devices; the
+    """The ports come from what every runner of the sweep is handed alike (rates_by_peer: every host's devices; the
     playbook's ``rails``), not from the local device count: a host with one rail and one with four ask and answer on
     the same position port, notify on the same control port and meet on the same step ports."""
     rates = {"a": [400.0], "b": [400.0] * 4}
-    one = {"port": 18515, "port_span": 32, "hcas": ["mlx5_0"], "position_port": None, "peer_rates": rates}
+    one = {"port": 18515, "port_span": 32, "hcas": ["mlx5_0"], "position_port": None, "rates_by_peer": rates}
     four = dict(one, hcas=["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
     assert perftest_sweep.position_port(one) == perftest_sweep.position_port(four) == 18515 + 32 * 4
     assert perftest_sweep.sweep_rails(one) == perftest_sweep.sweep_rails(four) == 4
@@ -398,12 +398,12 @@ def test_hosts_with_different_rail_counts_agree_on_every_port():
 
 def test_a_pair_with_different_rail_counts_meets_and_hears_the_late_server(fake):
     """``other`` (one rail) is late at step 0; ``me`` (two rails) waits for it at step 1 because both compute the
-    same step ports and position port (peer_rates, as the playbook hands them). Before, ``me`` asked and connected
+    same step ports and position port (rates_by_peer, as the playbook hands them). Before, ``me`` asked and connected
     on ports laid out for two devices, ``other`` listened on ports laid out for one: "Couldn't connect"."""
     rates = {"me": [None, None], "other": [None], "third": [None]}
     servers, clients, _took = late_server_pair(fake, client_extra={"hcas": ["mlx5_0", "mlx5_1"],
-                                                                   "peer_rates": rates},
-                                               server_extra={"peer_rates": rates})
+                                                                   "rates_by_peer": rates},
+                                               server_extra={"rates_by_peer": rates})
     by_device = dict((r["target"], r) for r in clients)
     assert by_device["mlx5_0"]["status"] == "pass", by_device["mlx5_0"].get("reason")
     assert by_device["mlx5_0"]["params"]["attempts"] > 1
@@ -481,7 +481,7 @@ def test_a_loopback_address_that_peers_elsewhere_cannot_reach_answers_nothing(ow
 
 
 def test_a_runner_given_a_loopback_address_says_once_that_it_answers_nothing(fake):
-    args = base(fake, phase="run", host_name="me", hcas=["mlx5_0"], port_span=2, lease_s=0, schedule=[],
+    args = base(fake, phase="run", inventory_hostname="me", hcas=["mlx5_0"], port_span=2, lease_s=0, schedule=[],
                 peers={"me": "127.0.0.1", "other": "192.0.2.1"})
     out = ended(start_runner(fake, args))
     assert out["outcome"] == "finished"

@@ -14,7 +14,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import (
     env_probe, expectations, perftest_clients, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import (
     SMI, FakeCommands, by, host_for, read)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture

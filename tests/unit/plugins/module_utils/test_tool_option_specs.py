@@ -16,38 +16,41 @@ import pytest
 import yaml
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_plan
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env, gemm, hccl, nccl_tests, perftest, torch_allreduce
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import copy_bandwidth, dcgm, port_counters, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    env_probe as env, gemm_bench as gemm, hccl_test as hccl, nccl_test as nccl_tests, perftest_sweep as perftest,
+    allreduce_probe as torch_allreduce)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.plugins.modules import (
     allreduce_probe, env_probe, gemm_bench, hccl_test, nccl_test, perftest as perftest_module, perftest_sweep)
 from ansible_collections.aifabric.acceptance.plugins.modules import dcgm_diag, port_counters as port_counters_module
 from ansible_collections.aifabric.acceptance.plugins.modules import copy_bandwidth as copy_module, gpu_soak
 
 PLUGINS = os.path.join(os.path.dirname(k8s_plan.__file__), os.pardir)
-ADAPTERS = {"env": env, "gemm": gemm, "nccl_tests": nccl_tests, "hccl": hccl, "perftest": perftest,
-            "torch_allreduce": torch_allreduce, "dcgm": dcgm, "port_counters": port_counters, "soak": soak,
+ADAPTERS = {"env_probe": env, "gemm_bench": gemm, "nccl_test": nccl_tests, "hccl_test": hccl, "perftest_sweep": perftest,
+            "allreduce_probe": torch_allreduce, "dcgm_diag": dcgm, "port_counters": port_counters, "gpu_soak": soak,
             "copy_bandwidth": copy_bandwidth}
 # adapter -> the modules that run the tool; True: the module takes every option of the adapter
 MODULES = {
-    "env": [(env_probe, True)],
-    "gemm": [(gemm_bench, True)],
-    "nccl_tests": [(nccl_test, True)],
-    "hccl": [(hccl_test, True)],
-    "torch_allreduce": [(allreduce_probe, True)],
-    "soak": [(gpu_soak, True)],
+    "env_probe": [(env_probe, True)],
+    "gemm_bench": [(gemm_bench, True)],
+    "nccl_test": [(nccl_test, True)],
+    "hccl_test": [(hccl_test, True)],
+    "allreduce_probe": [(allreduce_probe, True)],
+    "gpu_soak": [(gpu_soak, True)],
     "copy_bandwidth": [(copy_module, True)],
     # the perftest module runs one side of a test, perftest_sweep every pair of a schedule: together, every option
-    "perftest": [(perftest_module, False), (perftest_sweep, False)],
-    "dcgm": [(dcgm_diag, True)],
+    "perftest_sweep": [(perftest_module, False), (perftest_sweep, False)],
+    "dcgm_diag": [(dcgm_diag, True)],
     "port_counters": [(port_counters_module, True)],
 }
 # planner kind -> adapter
-KINDS = {"env": "env", "gemm": "gemm", "nccl": "nccl_tests", "nccl_multinode": "nccl_tests", "perftest": "perftest",
-         "allreduce_multinode": "torch_allreduce", "dcgm": "dcgm", "port_counters": "port_counters", "soak": "soak",
+KINDS = {"env": "env_probe", "gemm": "gemm_bench", "nccl": "nccl_test", "nccl_multinode": "nccl_test", "perftest": "perftest_sweep",
+         "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm_diag", "port_counters": "port_counters", "soak": "gpu_soak",
          "copy_bandwidth": "copy_bandwidth"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
 KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
-                        "perftest": {"test", "hcas", "peer_rate_gbit_s"}, "allreduce_multinode": set(),
+                        "perftest": {"test", "hcas", "peer_rates_gbit_s"}, "allreduce_multinode": set(),
                         "dcgm": set(), "port_counters": set(), "soak": set(), "copy_bandwidth": set()}
 SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
@@ -102,12 +105,15 @@ def test_the_modules_take_the_adapters_options(monkeypatch, adapter, module, eve
     assert shared, "%s takes none of %s's options" % (module.__name__, adapter)
     for name in shared:
         mine = dict((k, v) for k, v in spec[name].items() if k in SPEC_KEYS)
-        assert mine == options[name], "%s: option %s differs from tools/%s.py" % (module.__name__, name, adapter)
+        theirs = dict((k, v) for k, v in options[name].items() if k in SPEC_KEYS)
+        assert mine == theirs, "%s: option %s differs from tools/%s.py" % (module.__name__, name, adapter)
+        for key in ("aliases", "deprecated_aliases"):     # a renamed option's former name: on every module
+            assert all(a in spec[name].get(key, []) for a in options[name].get(key, [])), (module.__name__, name, key)
 
 
 def test_the_perftest_modules_together_take_every_option_of_the_adapter(monkeypatch):
     taken = set()
-    for module, _every in MODULES["perftest"]:
+    for module, _every in MODULES["perftest_sweep"]:
         taken.update(argument_spec(module, monkeypatch))
     assert set(perftest.OPTIONS) <= taken
 

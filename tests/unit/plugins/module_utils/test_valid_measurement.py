@@ -16,11 +16,11 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils import (
     expectations, results, thresholds)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as hccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,7 +47,7 @@ def changed(text, old, new, count=1):
 
 
 def perftest(text, test, device, rc=0, side="client", port=None):
-    params = {"test": test, "line_rate_floor_pct": 90, "peer_rate_gbit_s": [port] if port else None, "expect": {}}
+    params = {"test": test, "line_rate_floor_pct": 90, "peer_rates_gbit_s": [port] if port else None, "expect": {}}
     (record,) = perftest_tool.records(text, Context(params=params, rc=rc, side=side, host="a", peer="b", target=device,
                                                     argv=[test], facts={"port_rate_gbit_s": port} if port else {}))
     assert results.validate(record) == []

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl, nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+
+    hccl_test as hccl, nccl_test as nccl_tests)
 
 
 def _c(argv):

@@ -19,7 +19,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe as probe_utils
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -114,7 +114,7 @@ def test_bad_group_is_refused_by_the_spec(module_env):
 
 def test_a_run_leaves_the_adapters_option_spec_as_it_was(module_env):
     """AnsibleModule fills the expect mapping's suboption defaults into the default it is given: the module hands it
-    a copy, so tools/env.py OPTIONS (the k8s planner's defaults too) keep expect's default {}."""
+    a copy, so tools/env_probe.py OPTIONS (the k8s planner's defaults too) keep expect's default {}."""
     before = copy.deepcopy(env.OPTIONS)
     call({"groups": ["env"]})
     assert env.OPTIONS == before and env.OPTIONS["expect"]["default"] == {}

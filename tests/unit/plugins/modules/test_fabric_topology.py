@@ -15,7 +15,7 @@ from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import cabling
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 

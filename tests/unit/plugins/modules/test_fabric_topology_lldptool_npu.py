@@ -17,7 +17,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import cabling
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main

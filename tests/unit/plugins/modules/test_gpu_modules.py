@@ -20,8 +20,8 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_adapter
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_adapter
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
 

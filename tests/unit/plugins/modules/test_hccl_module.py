@@ -187,7 +187,7 @@ def test_script_path_is_never_interpreted_by_the_shell(tmp_path):
 
 
 def test_the_defaults_are_where_cann_installs_hccl_test(calls, tmp_path):
-    # one default each, in tools/hccl.py's OPTIONS (the hccl role passes none): the toolkit's set_env.sh is
+    # one default each, in tools/hccl_test.py's OPTIONS (the hccl role passes none): the toolkit's set_env.sh is
     # sourced - on this machine, without CANN, the task fails naming it - and the binaries are looked for in the
     # toolkit's tools/hccl_test/bin, one per default collective (check mode lists the commands it would run)
     res = _call_module({"tool_dir": str(tmp_path)})

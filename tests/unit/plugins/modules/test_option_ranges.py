@@ -26,7 +26,7 @@ CASES = [
     (perftest_sweep.main, {"size": -4096, "hcas": ["mlx5_0"], "phase": "run"}, "size must be >= 1, got -4096"),
     (perftest_sweep.main, {"port": -1, "hcas": ["mlx5_0"], "phase": "run"}, "port must be between 1 and 65535"),
     (perftest_sweep.main, {"timeout_s": -5, "hcas": ["mlx5_0"], "phase": "run"}, "timeout_s must be >= 1, got -5"),
-    (perftest.main, {"peer_rate_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rate_gbit_s must be >= 0, got -1"),
+    (perftest.main, {"peer_rates_gbit_s": [400.0, -1.0], "state": "absent"}, "peer_rates_gbit_s must be >= 0, got -1"),
     (gemm_bench.main, {"m": 0}, "m must be >= 1, got 0"),
     (gemm_bench.main, {"gpu_indices": [0, -2]}, "gpu_indices must be >= 0, got -2"),
     (allreduce_probe.main, {"step_factor": 1}, "step_factor must be >= 2, got 1"),
@@ -69,7 +69,7 @@ def _free_port():
 
 def _sweep(tmp_path, **kw):
     """perftest_sweep phase=run for one host (lease off: it ends with its schedule), then its records (phase=status)."""
-    common = {"hcas": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "host_name": "me",
+    common = {"hcas": ["mlx5_0", "mlx5_1"], "state_root": str(tmp_path / "state"), "lease_s": 0, "inventory_hostname": "me",
               "port": _free_port(), "port_span": 1, "peers": {"other": "10.0.0.2"}}
     res = _call(perftest_sweep.main, dict(common, phase="run", **kw))
     if res.failed or kw.get("_ansible_check_mode"):

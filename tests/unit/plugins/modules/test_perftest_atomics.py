@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import Fail, parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules import test_perftest_module
@@ -34,7 +34,7 @@ call = test_perftest_module.call
 
 
 def imported(name, **args):
-    out = call(dict({"from_output": os.path.join(FIXTURES, name), "host_name": "n1"}, **args))
+    out = call(dict({"from_output": os.path.join(FIXTURES, name), "inventory_hostname": "n1"}, **args))
     assert len(out["results"]) == 1
     record = out["results"][0]
     assert not results.validate(record), results.validate(record)   # the record schema, series family included
@@ -193,7 +193,7 @@ def test_a_pair_of_atomic_bw_runs_through_the_sweep_runner(tmp_path, monkeypatch
 
     def runner(host, role, peer):
         args = {"tool_dir": str(tools), "state_root": str(tmp_path / "state"), "run_id": "r1", "port": port,
-                "host_name": host, "sysfs_root": "/nonexistent", "phase": "run", "hcas": ["rxe0"], "port_span": 2,
+                "inventory_hostname": host, "sysfs_root": "/nonexistent", "phase": "run", "hcas": ["rxe0"], "port_span": 2,
                 "lease_s": 0, "timeout_s": 30, "connect_timeout_s": 20, "connect_retry_delay_s": 0.3,
                 "schedule": [[0, "ib_atomic_bw", 0, role, peer]], "peers": {peer: "127.0.0.1"},
                 "atomic_operation": "FETCH_AND_ADD", "size": 65536}
@@ -209,7 +209,7 @@ def test_a_pair_of_atomic_bw_runs_through_the_sweep_runner(tmp_path, monkeypatch
         assert json.loads(out.strip().splitlines()[-1]).get("outcome") == "finished", err[-3000:]
     records = {}
     for host in ("other", "me"):
-        out = call({"state_root": str(tmp_path / "state"), "run_id": "r1", "port": port, "host_name": host,
+        out = call({"state_root": str(tmp_path / "state"), "run_id": "r1", "port": port, "inventory_hostname": host,
                     "phase": "status", "hcas": ["rxe0"]}, module=perftest_sweep)
         records[host], = out["results"]
     client, server = records["me"], records["other"]

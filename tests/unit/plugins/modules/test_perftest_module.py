@@ -29,7 +29,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest import argvs_for, device_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest_sweep import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import cleanup, perftest, perftest_sweep
@@ -71,14 +71,14 @@ def fake(tmp_path, monkeypatch):
 
 def base(fake, **kw):
     args = {"tool_dir": fake["dir"], "state_root": fake["state"], "run_id": "r1", "port": fake["port"],
-            "host_name": "me", "sysfs_root": "/nonexistent"}
+            "inventory_hostname": "me", "sysfs_root": "/nonexistent"}
     args.update(kw)
     return args
 
 
 def absent(fake, **kw):
     """perftest state=absent on the run of these tests."""
-    return dict({"state": "absent", "state_root": fake["state"], "run_id": "r1", "host_name": "me"}, **kw)
+    return dict({"state": "absent", "state_root": fake["state"], "run_id": "r1", "inventory_hostname": "me"}, **kw)
 
 
 def events(fake):
@@ -93,7 +93,7 @@ def runner_args(fake, host, role, peer, steps=1, **kw):
     """perftest_sweep phase=run for one end of a pair: ``steps`` rounds of the same pair, ``host`` in ``role``."""
     # limits far above a pair's seconds on a loaded machine (a server waiting 20 s for its client failed once): the
     # tests of giving up pass their own
-    args = base(fake, phase="run", host_name=host, hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=90,
+    args = base(fake, phase="run", inventory_hostname=host, hcas=["mlx5_0"], port_span=2, lease_s=0, timeout_s=90,
                 connect_timeout_s=60, connect_retry_delay_s=0.3,
                 schedule=[[step, "ib_write_bw", step, role, peer] for step in range(steps)],
                 peers={peer: "127.0.0.1"})
@@ -103,7 +103,7 @@ def runner_args(fake, host, role, peer, steps=1, **kw):
 
 def start_runner(fake, args):
     """One runner in its own process (as on its own host): the module itself, its arguments from a file."""
-    path = fake["tmp"] / ("args-%s.json" % args["host_name"])
+    path = fake["tmp"] / ("args-%s.json" % args["inventory_hostname"])
     path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     return subprocess.Popen([sys.executable, perftest_sweep.__file__, str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
@@ -118,7 +118,7 @@ def ended(proc, timeout=120):
 
 def status(fake, host, **kw):
     """phase=status once the runner ended: its records, and its files removed."""
-    out = call(base(fake, phase="status", host_name=host, hcas=["mlx5_0"], **kw), module=perftest_sweep)
+    out = call(base(fake, phase="status", inventory_hostname=host, hcas=["mlx5_0"], **kw), module=perftest_sweep)
     assert out["finished"], out
     return out
 
@@ -282,7 +282,7 @@ def test_gid_auto_detection_from_a_fake_sysfs(fake, tmp_path):
 
 def test_import_mode():
     out = call({"from_output": os.path.join(FIXTURES, "rxe-softroce-ib-send-lat-server-glued-columns.txt"),
-                "hcas": ["rxe0"], "peer_name": "n1", "host_name": "n2"})
+                "hcas": ["rxe0"], "peer_name": "n1", "inventory_hostname": "n2"})
     rec = out["results"][0]
     assert rec["check"] == "rdma.ib_send_lat.server" and rec["status"] == "pass"
     assert rec["metrics"]["lat_p99_us"] == 1216.65 and rec["facts"]["imported_from"].endswith(".txt")
@@ -309,7 +309,7 @@ def test_the_old_verbs_are_gone():
 def leftover_server(fake, host="me", step=0, device="mlx5_0"):
     """A server the sweep runner started, as a runner that stopped without its cleanup leaves it: its step
     directory (made and marked by the collection), handle and live process."""
-    params = base(fake, cpu_sysfs="/nonexistent", host_name=host)
+    params = base(fake, cpu_sysfs="/nonexistent", inventory_hostname=host)
     run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     run.open_state()
     argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", device, "-p", str(fake["port"])]
@@ -330,7 +330,7 @@ def test_absent_cleans_everything(fake):
 
 def cleanup_args(fake, **kw):
     """cleanup perftest_state=true on the run of these tests (what perftest state=absent did)."""
-    return dict({"perftest_state": True, "state_root": fake["state"], "run_id": "r1", "host_name": "me"}, **kw)
+    return dict({"perftest_state": True, "state_root": fake["state"], "run_id": "r1", "inventory_hostname": "me"}, **kw)
 
 
 def test_cleanup_removes_the_perftest_state_as_absent_did(fake):

@@ -78,7 +78,7 @@ def fake(tmp_path, monkeypatch):
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    return {"tool_dir": FAKE_DIR, "port": port, "host_name": "me", "peer_name": "other",
+    return {"tool_dir": FAKE_DIR, "port": port, "inventory_hostname": "me", "peer_name": "other",
             "sysfs_root": "/nonexistent", "timeout_s": 30}
 
 
@@ -161,7 +161,7 @@ IN_NAMESPACE = textwrap.dedent("""
     from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
     from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
     statedir.host_id = lambda *a, **k: "hostA"
-    params = {"state": "absent", "state_root": slash, "run_id": "etc", "from_output": None, "host_name": "n",
+    params = {"state": "absent", "state_root": slash, "run_id": "etc", "from_output": None, "inventory_hostname": "n",
               "cpu_sysfs": "/nonexistent"}
     out = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None)).run()
     print(json.dumps({"out": out, "etc": sorted(os.listdir(os.path.join(slash, "etc")))}))
@@ -207,7 +207,7 @@ STEP_DIR = "sweep-main-me-s0-mlx5_0"       # the runner's server of step 0 on ml
 
 def leftover_server(fake, root):
     """A server the sweep runner of host ``me`` started (its step directory, marked; its handle; its process)."""
-    params = {"state_root": str(root), "run_id": "r1", "host_name": "me", "cpu_sysfs": "/nonexistent"}
+    params = {"state_root": str(root), "run_id": "r1", "inventory_hostname": "me", "cpu_sysfs": "/nonexistent"}
     run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     run.open_state()
     argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", "mlx5_0", "-p", str(fake["port"])]
@@ -302,7 +302,7 @@ def test_two_hosts_sharing_a_state_root_never_see_each_other(tmp_path, host, fak
         other = call(perftest_sweep, dict(args, phase="status"))      # host B's runner is "me" too (same sweep_name)
         assert not other.failed, other.kwargs
         assert handle["state_dir"] not in other.kwargs["removed"], "host B's sweep cleanup took host A's server"
-        gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "host_name": "b"})
+        gone = call(perftest, {"state": "absent", "state_root": str(root), "run_id": "r1", "inventory_hostname": "b"})
         assert gone.kwargs["removed"] == []
         assert process_start_time(handle["pid"]) == handle["proc_start_time"], "host B killed A's server"
         assert os.path.isdir(handle["state_dir"])

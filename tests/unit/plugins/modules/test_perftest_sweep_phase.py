@@ -37,7 +37,7 @@ def test_phase_takes_the_verbs_and_state_is_gone():
 def test_the_old_option_fails_before_anything_runs(module_env, monkeypatch, tmp_path, verb):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(perftest_sweep.main, {"state": verb, "hcas": ["mlx5_0"], "schedule": [],
-                                      "state_root": str(tmp_path / "state"), "host_name": "me", "lease_s": 0})
+                                      "state_root": str(tmp_path / "state"), "inventory_hostname": "me", "lease_s": 0})
     assert res.failed, res.kwargs
     assert "Unsupported parameters" in res.kwargs["msg"] and "state" in res.kwargs["msg"], res.kwargs["msg"]
     assert "phase" in res.kwargs["msg"], res.kwargs["msg"]          # the supported list names the new option

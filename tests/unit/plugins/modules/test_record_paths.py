@@ -21,10 +21,10 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import imports
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm as gemm_tool
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import torch_allreduce as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
 
 G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
 VOLATILE = ("started", "duration_s")
@@ -90,7 +90,7 @@ def test_nccl_records_from_output_never_raise_on_garbage():
 ])
 def test_perftest_records_from_output_equal_import_mode(module_env, name, side):
     path = os.path.join(PERFTEST_FIXTURES, name)
-    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1", "host_name": "n2",
+    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1", "inventory_hostname": "n2",
             "expect": {"bw_avg_gbit_s": {"min": 100}}}
     if side:
         args["side"] = side
@@ -179,3 +179,21 @@ def test_import_mode_of_every_module_says_why_for_dev_zero(module_env, tmp_path)
     for main in (perftest.main, nccl_test.main):
         res = _call(main, {"from_output": fifo})
         assert res.failed and "FIFO" in res.kwargs["msg"]
+
+
+def test_perftest_takes_its_former_option_names_with_a_deprecation_warning(module_env, capfd):
+    """host_name and peer_rate_gbit_s (the names before 2.0.0) still give the same records as inventory_hostname and
+    peer_rates_gbit_s, and Ansible is told they are deprecated (removed in 3.0.0)."""
+    from ansible.module_utils.common import warnings as ansible_warnings
+    path = os.path.join(PERFTEST_FIXTURES, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt")
+    args = {"from_output": path, "hcas": ["mlx5_0"], "peer_name": "n1"}
+    new = _call(perftest.main, dict(args, inventory_hostname="n2", peer_rates_gbit_s=[100.0]))
+    before = len(ansible_warnings.get_deprecation_messages())
+    old = _call(perftest.main, dict(args, host_name="n2", peer_rate_gbit_s=[100.0]))
+    assert not new.failed and not old.failed
+    assert [_stable(r) for r in old.kwargs["results"]] == [_stable(r) for r in new.kwargs["results"]]
+    assert new.kwargs["results"][0]["host"] == "n2"
+    # kept for the module's result, or (once the controller's display is set up in this process) shown at once
+    said = [str(d) for d in ansible_warnings.get_deprecation_messages()[before:]] + capfd.readouterr().err.splitlines()
+    assert any("host_name" in d and "3.0.0" in d for d in said), said
+    assert any("peer_rate_gbit_s" in d and "3.0.0" in d for d in said), said

@@ -104,7 +104,7 @@ def test_gemm_module_and_planner_give_the_same_records(module_env, monkeypatch):
 @pytest.mark.parametrize("name", ["cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt",
                                   "hdr-ib-send-bw-client-a-gbits-1qp.txt", "mlx4-ib-send-lat-client-a-all-sizes.txt"])
 def test_perftest_planner_and_import_mode_give_the_same_client_record(module_env, name):
-    """The sweep runner (the one RDMA run path) builds its client records with the same call (tools.perftest.records, shown
+    """The sweep runner (the one RDMA run path) builds its client records with the same call (tools.perftest_sweep.records, shown
     by the golden test and the sweep's own tests); here the planner's pod log and the module's import mode."""
     fixture = os.path.join(PERFTEST_FIXTURES, name)
     header = perftest_parser.parse(read(fixture))
@@ -114,7 +114,7 @@ def test_perftest_planner_and_import_mode_give_the_same_client_record(module_env
     rc, log = pod_log([{"label": opts["hcas"][0], "argv": ["cat", fixture], "timeout_s": 30}], parallel=True)
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log)
     (from_import,) = _call(perftest.main, dict(opts, from_output=fixture, side="client", peer_name="n1",
-                                               host_name="n2")).kwargs["results"]
+                                               inventory_hostname="n2")).kwargs["results"]
     assert rc == 0 and from_k8s["status"] in ("pass", "fail", "warn")
     facts_k8s = dict(from_k8s["facts"])
     # the pod planned its rail (GID, port rate: from the node's sysfs, absent here); import mode plans nothing

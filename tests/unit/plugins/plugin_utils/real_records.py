@@ -3,9 +3,9 @@
 """Result records built from REAL captured tool outputs, for the fleet report tests.
 
 - nccl_records(): the real nccl-tests 2.19.6 -J JSON files (with the text output of the same runs) of a 2x H200
-  host, through nccl-tests' adapter (tools.nccl_tests.records, what every caller uses), so their metrics and
+  host, through nccl-tests' adapter (tools.nccl_test.records, what every caller uses), so their metrics and
   series are exactly what the tool printed and what the module returns.
-- perftest_pairs(): the real --report_gbits perftest captures through perftest's adapter (tools.perftest.records),
+- perftest_pairs(): the real --report_gbits perftest captures through perftest's adapter (tools.perftest_sweep.records),
   so their metrics and series have the shape the module returns; the records are assigned to (synthetic) host
   pairs to form a pairwise matrix.
 The host names are labels chosen by the tests; the figures are the tools'.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_test as nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
@@ -44,7 +44,7 @@ def nccl_records(host="h200-a"):
 
 
 def perftest_client(name, host, peer, min_gbit_s=None):
-    """The client record of one real capture through perftest's adapter (tools.perftest.records, what the module
+    """The client record of one real capture through perftest's adapter (tools.perftest_sweep.records, what the module
     returns), for the test the capture is of: its metrics, facts and series are production's. ``min_gbit_s``: a
     user expectation on bw_avg_gbit_s, judged by the adapter."""
     text = read(os.path.join(PERFTEST_DIR, name))

@@ -24,7 +24,7 @@ import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import topology as topology_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, hardware, cabling
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, copy_bandwidth, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+
+    Context, copy_bandwidth, defaults, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils.test_judgement_fleet import (
     HEALTHY, _as_host, _verdicts)

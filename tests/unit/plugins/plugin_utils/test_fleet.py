@@ -323,9 +323,9 @@ def test_summary_counts_and_worst_hosts_first():
 
 def test_compact_summary_caps_host_lists():
     recs = [results.make("gpu.ecc", "fail", reason="ecc", host="n%02d" % i) for i in range(30)]
-    c = fleet.compact_summary(fleet.summarize(recs), max_hosts=5, report_dir="/r")
+    c = fleet.compact_summary(fleet.summarize(recs), max_hosts=5, run_dir="/r")
     assert len(c["failed_hosts"]) == 5 and c["failed_hosts_total"] == 30
-    assert c["report_dir"] == "/r" and "hosts" not in c
+    assert c["run_dir"] == c["report_dir"] == "/r" and "hosts" not in c
     json.dumps(c)
 
 
@@ -353,7 +353,7 @@ def test_run_metadata_has_versions_and_counts():
 
 def test_publish_writes_one_directory_per_run_and_latest(tmp_path):
     report = fleet.build_report(_drifting_fleet(), _run())
-    out = fleet.publish(report, output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
+    out = fleet.publish(report, reports_root=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
     assert os.path.basename(out["dir"]) == "20261122T100000Z-1a2b3c4d"
     assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert os.path.realpath(str(tmp_path / "latest")) == out["dir"]
@@ -365,7 +365,7 @@ def test_publish_survives_a_broken_history_store(tmp_path):
     bad = tmp_path / "not-a-db.sqlite"
     bad.write_text("this is not sqlite " * 100)
     report = fleet.build_report(_drifting_fleet(), _run())
-    out = fleet.publish(report, output_dir=str(tmp_path), history_db=str(bad))
+    out = fleet.publish(report, reports_root=str(tmp_path), history_db=str(bad))
     assert out["warnings"] and "history store" in out["warnings"][0]
     assert os.path.exists(out["files"]["json"])
 

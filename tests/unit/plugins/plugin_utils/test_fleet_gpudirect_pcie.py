@@ -29,7 +29,7 @@ import os
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import coverage, hardware
 
 HERE = os.path.dirname(os.path.abspath(__file__))

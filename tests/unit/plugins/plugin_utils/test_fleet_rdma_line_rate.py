@@ -6,7 +6,7 @@
   its real ibstat and show_gids captures by tests/unit/plugins/module_utils/test_env_probe.py's cx4_infiniband),
   with mlx5_0's rate file set to the kernel's words for the HDR port the perftest captures below were measured on
   ("200 Gb/sec (4X HDR)"); that one edit is the test's.
-- The pairs are imported perftest outputs (tools.perftest.from_output: the perftest module's import mode, whose
+- The pairs are imported perftest outputs (tools.perftest_sweep.from_output: the perftest module's import mode, whose
   records carry no port rate): the HDR captures (superbench ib_write_bw, 201.8 and 195.0 Gbit/s at 8 MiB) for
   healthy pairs and the ConnectX-3 one (mlx4 ib_write_bw, 30.7 Gbit/s at 8 MiB) for a bad pair. Host names and the
   rail are the test's labels.
@@ -21,8 +21,8 @@ import json
 import os
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, hccl
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, hccl_test as hccl
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, coverage, hardware, summary
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_tests
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, nccl_test as nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records, fleet, verdict
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture

@@ -20,7 +20,7 @@ import sqlite3
 import pytest
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import baseline, compare, fleet, history
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import history_index
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import real_records
@@ -61,7 +61,7 @@ def run_meta(run_id, started):
 def publish(tmp_path, records, run_id, started, **kwargs):
     report = fleet.build_report(records, run_meta(run_id, started))
     report.update(kwargs.pop("preset", {}))
-    out = fleet.publish(report, output_dir=str(tmp_path / "reports"), history_db=str(tmp_path / "reports" / "h.sqlite"),
+    out = fleet.publish(report, reports_root=str(tmp_path / "reports"), history_db=str(tmp_path / "reports" / "h.sqlite"),
                         **kwargs)
     return report, out
 

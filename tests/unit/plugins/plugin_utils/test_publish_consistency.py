@@ -48,12 +48,12 @@ def history_cannot_write(*_args, **_kwargs):
 
 def test_a_report_that_hits_a_full_disk_leaves_no_history_row(tmp_path, monkeypatch):
     db = str(tmp_path / "h.sqlite")
-    fleet.publish(report_of("earlier0000000000"), output_dir=str(tmp_path), history_db=db)
+    fleet.publish(report_of("earlier0000000000"), reports_root=str(tmp_path), history_db=db)
     monkeypatch.setattr(statedir, "write_file", disk_full)
     # on a full disk, a write that would undo the row fails as well (what the old code relied on)
     monkeypatch.setattr(history, "forget_run", history_cannot_write, raising=False)
     with pytest.raises(OSError) as failed:
-        fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+        fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert failed.value.errno == errno.ENOSPC          # the disk's error, not one of the history store
     assert stored_runs(db) == ["earlier0000000000"]
     assert not [n for n in os.listdir(str(tmp_path)) if n.startswith(".") or n.startswith("20261123T100000Z-01234567")]
@@ -80,7 +80,7 @@ def test_a_commit_that_fails_after_the_files_removes_them_and_writes_the_report_
 
     monkeypatch.setattr(render, "write_report_dir", write_report_dir)
     db = str(tmp_path / "h.sqlite")
-    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert stored_runs(db) == []
     assert written[0] is None and "database or disk is full" in written[1] and len(written) == 2    # then again
     assert out["warnings"] and "database or disk is full" in out["warnings"][0]
@@ -107,7 +107,7 @@ def test_before_commit_failing_rolls_the_run_back_and_raises_its_own_error(tmp_p
 def test_a_latest_that_cannot_be_updated_is_a_warning_not_a_lost_report(tmp_path, monkeypatch):
     monkeypatch.setattr(render, "point_latest", disk_full)
     db = str(tmp_path / "h.sqlite")
-    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert stored_runs(db) == ["0123456789abcdef"]
     assert out["warnings"] == ["the report is written in %s, but %s could not point at it: [Errno 28] %s" % (

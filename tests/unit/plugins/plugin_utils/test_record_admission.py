@@ -117,7 +117,7 @@ def sweep(col, built, forged=None):
     schedules = sweep_schedule(built.rounds, tests=["ib_write_bw"])
     for host in built.hosts:
         col.task_ok(host, "start", "Start my runner - main", {"ansible_job_id": "j.%s" % host}, action=SWEEP,
-                    args={"phase": "run", "run_id": "r1", "sweep_name": "main", "host_name": host,
+                    args={"phase": "run", "run_id": "r1", "sweep_name": "main", "inventory_hostname": host,
                           "schedule": schedules.get(host, [])})
     for host in built.hosts:
         mine = [copy.deepcopy(r) for r in built.records if r["host"] == host]

@@ -50,7 +50,7 @@ def _report(tmp_path=None, evil=False, history_db=None, run_id="0123456789abcdef
                              inventory_host_count=4, playbooks=["acceptance.yml"], ansible_version="2.19.14")
     report = fleet.build_report(recs, run)
     if tmp_path is not None:
-        fleet.publish(report, output_dir=str(tmp_path), history_db=history_db)
+        fleet.publish(report, reports_root=str(tmp_path), history_db=history_db)
     return report
 
 
@@ -318,7 +318,7 @@ def test_history_deltas_show_in_every_format(tmp_path):
         if rec["check"] == "nccl.all_reduce":
             rec["metrics"]["busbw_max_gbyte_s"] = 300.0
             rec["status"], rec["reason"] = "fail", "busbw_max_gbyte_s 300 < 340"
-    out = fleet.publish(second, output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(second, reports_root=str(tmp_path), history_db=db)
     data = json.loads(open(out["files"]["json"], encoding="utf-8").read())
     delta = [d for d in data["history"]["deltas"] if d["check"] == "nccl.all_reduce"][0]
     assert delta["previous_status"] == "pass" and delta["metrics"]["busbw_max_gbyte_s"]["current"] == 300.0
@@ -375,7 +375,7 @@ def test_a_partial_directory_of_a_killed_writer_is_removed_after_an_hour(tmp_pat
 def test_latency_records_give_a_distribution_and_a_lower_is_better_heat_map():
     """The REAL ib_read_lat capture through the perftest record builder, on a 4-host matrix (host names are labels)."""
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
     path = os.path.join(real_records.PERFTEST_DIR, "mlx4-ib-read-lat-client-a-all-sizes.txt")
     with open(path, encoding="utf-8") as handle:
         text = handle.read()

@@ -137,7 +137,7 @@ def test_a_registry_another_user_made_is_refused_and_said_and_the_report_is_stil
     said = []
     monkeypatch.setattr(callback._display, "error", lambda msg, **kw: said.append(msg))
     callback.store.registry = str(squatted)
-    callback.config = {"output_dir": str(tmp_path / "reports"), "formats": ["json"], "history_db": None,
+    callback.config = {"reports_root": str(tmp_path / "reports"), "formats": ["json"], "history_db": None,
                        "drift_pins": {}}
     monkeypatch.setattr(fleet_report.atexit, "register", lambda *a, **k: None)
     monkeypatch.setattr(fleet_report.proc, "chain_handler", lambda *a, **k: None)

@@ -211,7 +211,7 @@ def stored_runs(db):
 
 
 def test_publish_writes_the_directory_whole_then_latest(tmp_path):
-    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
+    out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
     assert sorted(os.listdir(out["dir"])) == ["ctrf.json", "junit.xml", "report.html", "results.json", "summary.md"]
     assert os.path.realpath(str(tmp_path / "latest")) == out["dir"]
     assert not [n for n in os.listdir(str(tmp_path)) if n.startswith(".")]
@@ -237,7 +237,7 @@ def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            fleet.publish(report_of(), output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
+            fleet.publish(report_of(), reports_root=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, seen     # handler restored
     finally:
         signal.signal(signal.SIGINT, before)
@@ -254,7 +254,7 @@ def test_a_report_that_cannot_be_written_leaves_no_directory_and_no_history_row(
 
     monkeypatch.setitem(render.WRITERS, "html", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        fleet.publish(report_of(), output_dir=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
+        fleet.publish(report_of(), reports_root=str(tmp_path), history_db=str(tmp_path / "h.sqlite"))
     assert sorted(os.listdir(str(tmp_path))) in (["h.sqlite"], ["h.sqlite", "h.sqlite-shm", "h.sqlite-wal"])
     assert stored_runs(str(tmp_path / "h.sqlite")) == []
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, copy_bandwidth, defaults, soak
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
+    Context, copy_bandwidth, defaults, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
 

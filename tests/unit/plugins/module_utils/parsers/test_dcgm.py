@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import dcgm, dcgm_errors
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm as tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm_diag as tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 

@@ -14,7 +14,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccl
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl as hccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as hccl_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))

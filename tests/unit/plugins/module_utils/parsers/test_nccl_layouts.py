@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nccl_tests
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_tests as nccl_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -93,7 +93,7 @@ FAILURES = {
 
 
 # name: the first words of the ParseError (an output without a table or a failure line: a server that prints no
-# report, see tools/perftest.py _SILENT_SERVERS)
+# report, see tools/perftest_sweep.py _SILENT_SERVERS)
 NO_TABLE = {
     "pib-perftest2.0-ib-atomic-bw-server-fetch-and-add-no-table.txt": "no perftest result table",
 }

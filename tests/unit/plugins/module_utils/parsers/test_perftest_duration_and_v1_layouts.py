@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
 

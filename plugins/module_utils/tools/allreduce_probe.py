@@ -35,7 +35,7 @@ OPTIONS = dict(
     expect=dict(type="dict", default={}),
 )
 CHECK = "nccl.torch_all_reduce"
-TOOL = "torch-allreduce-probe"
+TOOL = "allreduce_probe"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "nccl"
 MODULE = "allreduce_probe"

@@ -35,7 +35,7 @@ OPTIONS = dict(
     **expectations.PROFILE_SPEC,
     expect=dict(type="dict", default={}),
 )
-TOOL = "torch-gemm"
+TOOL = "gemm_bench"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "gpu"
 MODULE = "gemm_bench"

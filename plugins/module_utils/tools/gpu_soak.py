@@ -34,7 +34,7 @@ OPTIONS = dict(
     **expectations.PROFILE_SPEC,
     expect=dict(type="dict", default={}),
 )
-TOOL = "torch-gemm-soak"
+TOOL = "gpu_soak"
 CHECK = "gpu.soak"
 NODE_CHECK = "gpu.soak_node"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)

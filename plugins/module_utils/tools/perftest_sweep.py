@@ -5,7 +5,7 @@
 
 One side (``ctx.side``: client or server) of one device (``ctx.target``, rail ``ctx.index``) of one test
 (``params["test"]``); ``ctx.facts`` are the planner's facts (port rate, GID choice, governor); a client is judged
-against ``params["peer_rate_gbit_s"][ctx.index]`` (the server's port rate of that rail). The record is built here
+against ``params["peer_rates_gbit_s"][ctx.index]`` (the server's port rate of that rail). The record is built here
 (``side_records``: the outcome of one side, its metrics, facts and series); its built-in expectations are
 ``default_rules``. ``OPTIONS``: what a run of one test between two hosts takes; those of its options that the perftest
 and perftest_sweep modules share are ``TEST_SPEC``'s (with the modules' state, governor and binary path plumbing).
@@ -41,7 +41,8 @@ DEFAULT_PORT = 18515
 # The options the perftest and perftest_sweep modules share (documented by the doc fragment
 # aifabric.acceptance._perftest_test), and their ranges
 TEST_SPEC = {
-    "host_name": {"type": "str"},
+    # host_name before 2.0.0: deprecated (hosts is a list of hosts, host the API server's URL; this is one host's name)
+    "inventory_hostname": dict({"type": "str"}, **argspec.renamed("host_name")),
     "run_id": {"type": "str", "default": "default"},
     "state_root": {"type": "path"},
     "keep_state": {"type": "bool", "default": False},
@@ -475,7 +476,8 @@ OPTIONS = dict(
     port=dict(type="int", default=18515),
     use_cuda=dict(type="str"),
     connect_timeout_s=dict(type="int", default=60),
-    peer_rate_gbit_s=dict(type="list", elements="float"),
+    # peer_rate_gbit_s before 2.0.0 (a list, one rate per device of the peer): deprecated
+    peer_rates_gbit_s=dict(type="list", elements="float", **argspec.renamed("peer_rate_gbit_s")),
     **dict((name, TEST_SPEC[name]) for name in SHARED_OPTIONS),
 )
 DEFAULT_TEST = "ib_write_bw"
@@ -537,10 +539,11 @@ def argvs_for(binary, params, plan, side, peer_address=None, json_dir=None):
 
 
 def rules_params(params, index, test):
-    """The params a client of rail ``index`` is judged with: the server's port rate of that rail."""
+    """The params a client of rail ``index`` is judged with: the server's port rate of that rail
+    (``peer_rate_gbit_s``, one rate, from the list ``peer_rates_gbit_s``)."""
     rules = dict(params)
     rules.setdefault("line_rate_floor_pct", DEFAULT_LINE_RATE_PCT)
-    rates = params.get("peer_rate_gbit_s") or []
+    rates = rules.pop("peer_rates_gbit_s", None) or []
     rules["peer_rate_gbit_s"] = rates[index] if index < len(rates) else (rates[0] if len(rates) == 1 else None)
     rules["test"] = test
     return rules
