@@ -5,7 +5,7 @@ from __future__ import annotations
 
 class ModuleDocFragment:
     # The matrix shape of the GEMM modules (gemm_bench, gpu_soak): C = A x B with A m x k and B k x n
-    # (tools/gemm.SHAPE_OPTIONS is their argument spec).
+    # (tools/gemm_bench.SHAPE_OPTIONS is their argument spec).
     DOCUMENTATION = r"""
 options:
   m:

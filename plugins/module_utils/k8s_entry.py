@@ -283,8 +283,8 @@ def mpirun_argv(argv, how, environ, which=shutil.which):
 
 def _retryable(run):
     """A perftest client step (the only kind with ``retry_until_s``) whose server does not answer yet: the adapter's
-    one retry decision (tools.perftest.read_output), as on the SSH path."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest  # the pod's code tree
+    one retry decision (tools.perftest_sweep.read_output), as on the SSH path."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest  # the pod's code tree
     return perftest.read_output(run.output, run.rc, run.timed_out).retry
 
 

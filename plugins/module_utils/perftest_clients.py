@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest as adapter
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 INSTALL_HINT = "install perftest (Debian/Ubuntu: apt-get install perftest; RHEL: dnf install perftest), " \
                "or role aifabric.acceptance.perftest"

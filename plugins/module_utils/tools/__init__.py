@@ -83,7 +83,7 @@ class Context:
     index: int = 0
     tool_version: Optional[str] = None
     facts: Optional[Dict[str, Any]] = None
-    reading: Any = None     # the output already read once (tools.perftest.read_output), else records reads it
+    reading: Any = None     # the output already read once (tools.perftest_sweep.read_output), else records reads it
     # GPU worker
     output: Optional[str] = None
     python: str = "python3"

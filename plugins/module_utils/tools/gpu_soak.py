@@ -22,7 +22,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import expecta
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.gemm import SHAPE_OPTIONS
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.gemm_bench import SHAPE_OPTIONS
 
 OPTIONS = dict(
     duration_s=dict(type="int", default=120),
