@@ -45,7 +45,7 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
-from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import C_LOCALE
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import C_LOCALE
 
 KILL_AFTER_S = 10
 OWNER_POLL_S = 0.2          # how often a supervisor with an owner looks whether the owner still lives

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import errors, k8s_entry, launch, proc
+from ansible_collections.aifabric.acceptance.plugins.module_utils import errors, k8s_entry, launch, proc, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 
 PLUGINS = os.path.abspath(os.path.join(os.path.dirname(proc.__file__), os.pardir))
@@ -110,22 +110,12 @@ def test_guard_installs_nothing_outside_the_main_thread():
 
 
 class _Module(object):
-    """What runner.run needs of an AnsibleModule, on real processes (Popen: an interrupt leaves them running,
-    as AnsibleModule.run_command does)."""
+    """What runner.run needs of an AnsibleModule (its processes are proc.spawn's, real ones)."""
 
-    def __init__(self, raises=None):
-        self.raises = raises
+    no_log_values = ()
 
     def get_bin_path(self, name, required=False):
         return shutil.which(name)
-
-    def run_command(self, argv, environ_update=None, **_kwargs):
-        if self.raises is not None:
-            raise self.raises
-        child = subprocess.Popen(argv, env=dict(os.environ, **(environ_update or {})),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = child.communicate()
-        return child.returncode, out, err
 
 
 def test_run_tagged_interrupted_stops_the_run_and_raises_the_one_interrupted():
@@ -143,14 +133,20 @@ def test_run_tagged_interrupted_stops_the_run_and_raises_the_one_interrupted():
 
 
 @pytest.mark.parametrize("method", ["version", "supports"])
-def test_perftest_probe_never_takes_an_interrupt_for_a_missing_answer(method):
+def test_perftest_probe_never_takes_an_interrupt_for_a_missing_answer(method, monkeypatch):
     """--version/--help failures mean "unknown"; an interrupt during them must end the run (the sweep catches it)."""
     run = PerftestRun.__new__(PerftestRun)
-    run.module = _Module(raises=errors.Interrupted("interrupted by signal 15", signal.SIGTERM))
+    run.module = _Module()
     args = ("/bin/true",) if method == "version" else ("/bin/true", "--out_json")
+
+    def raising(exc):
+        def spawn(*_args, **_kwargs):
+            raise exc
+        return spawn
+    monkeypatch.setattr(runner, "spawn", raising(errors.Interrupted("interrupted by signal 15", signal.SIGTERM)))
     with pytest.raises(errors.Interrupted):
         getattr(run, method)(*args)
-    run.module = _Module(raises=errors.ToolTimeout("timed out"))
+    monkeypatch.setattr(runner, "spawn", raising(errors.ToolTimeout("timed out")))
     assert getattr(run, method)(*args) in (None, False)
 
 
