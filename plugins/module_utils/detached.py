@@ -25,7 +25,6 @@ import errno
 import json
 import os
 import stat
-import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
