@@ -135,13 +135,24 @@ def _running(pid, start_time):
     return info is not None and info[1] == start_time and info[0] not in ("Z", "X")
 
 
+_PRCTL = []     # libc's prctl, loaded once (in the parent, never in a forked child)
+
+
+def _prctl():
+    if not _PRCTL:
+        try:
+            import ctypes       # pylint: disable=import-outside-toplevel  # only where a process is started
+            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
+        except (ImportError, OSError, AttributeError):
+            _PRCTL.append(None)
+    return _PRCTL[0]
+
+
 def _die_with_parent(sig):
     """A preexec function: the kernel sends ``sig`` to the child once the thread that started it is gone (Linux
     PR_SET_PDEATHSIG), so no process outlives its parent's SIGKILL; None where prctl cannot be reached."""
-    try:
-        import ctypes       # pylint: disable=import-outside-toplevel  # loaded in the parent, before any fork
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (ImportError, OSError, AttributeError):
+    prctl = _prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
 
