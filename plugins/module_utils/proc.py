@@ -1,13 +1,22 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The process layer's shared parts: exit-code constants and the one interrupt guard (private).
+"""The process layer: the one spawn, exit-code constants and the one interrupt guard (private).
 
-- ``TIMEOUT_RCS`` - what coreutils ``timeout`` exits with when it ended the tool: 124 (the limit was hit and
-  SIGTERM sufficed), 137 (128 + SIGKILL, sent ``--kill-after`` seconds later). An attached run (runner.run)
-  with one of these raises ToolTimeout;
-- ``KILLED_RC`` - the exit code detached.py records when the ``timeout`` wrapper itself died of SIGKILL
-  (detached.kill, the supervisor's owner gone, the OOM killer); ``DETACHED_TIMEOUT_RCS`` - the codes that make
-  a detached run "timed out" (the perftest servers and clients);
+- ``spawn(argv, timeout_s, env=None, cwd=None, stdout=PIPE, stderr=PIPE, data=None, kill_after_s=KILL_AFTER_S,
+  foreground=False, locale=True) -> Child`` - THE place a process is started on a target (modules through
+  runner.run and detached.start, the pod entry program): an argv list exec'd directly in its own session and process
+  group, stdin /dev/null (or ``data``), C locale, outputs to pipes or open files, dying with its parent
+  (PR_SET_PDEATHSIG), and a hard limit: SIGTERM to the group at ``timeout_s``, SIGKILL ``kill_after_s`` later.
+  ``Child`` - ``pid``, ``start_time``, ``started``/``ended``, ``rc``, ``timed_out``; ``poll()``, ``wait(timeout_s)``,
+  ``communicate()`` (each enforces the limit), ``kill(grace_s)`` (its group: TERM, then KILL);
+  ``kill_group(pid, start_time, grace_s)`` - the same for a process recorded earlier (a handle loaded back), only
+  while the pid is still the process of that start time; ``decode(data)`` - the one decoding of an output (UTF-8,
+  each byte that is not UTF-8 replaced with U+FFFD and counted);
+- ``TIMEOUT_RCS`` - the rc of a process its limit ended: 124 (SIGTERM sufficed), 137 (128 + SIGKILL, sent
+  ``kill_after_s`` later), as coreutils ``timeout`` gives them. An attached run (runner.run) that timed out raises
+  ToolTimeout;
+- ``KILLED_RC`` - the rc of a process killed by SIGKILL from outside (detached.kill past its grace, the OOM killer);
+  ``DETACHED_TIMEOUT_RCS`` - the codes that make a sweep's perftest run "timed out";
 - ``SIGNALS`` - the signals that interrupt a run: SIGTERM (ansible's task timeout, a killed controller),
   SIGINT (Ctrl-C), SIGHUP (a lost terminal or SSH session);
 - ``interrupt_guard(on_signal=None)`` - a context manager: while it is open, each of SIGNALS raises
@@ -32,8 +41,9 @@ Controller side (the callback and the report writer):
 - ``deferred_signals(signals=(SIGINT, SIGTERM))`` - a context manager that holds those signals while its block runs
   and delivers the first one afterwards (a report and its history row are written whole, never half way).
 
-This is the only module of the collection that installs signal handlers. Standard library and errors.py only
-(it ships in the Kubernetes code ConfigMap): no Ansible imports.
+This is the only module of the collection that installs signal handlers, and the only one on a target that starts
+a process (besides the burn-in worker script, staged alone: tests/unit/plugins/module_utils/test_proc.py). Standard
+library and errors.py only (it ships in the Kubernetes code ConfigMap): no Ansible imports.
 """
 
 from __future__ import annotations
