@@ -72,7 +72,7 @@ PR_SET_PDEATHSIG = 1
 
 __all__ = ("TIMEOUT_RCS", "KILLED_RC", "DETACHED_TIMEOUT_RCS", "SIGNALS", "Interrupted", "interrupt_guard", "deliver",
            "chain_handler", "deferred_signals", "process_stat", "process_start_time", "spawn", "Child", "kill_group",
-           "decode", "C_LOCALE", "KILL_AFTER_S", "PIPE", "STDOUT")
+           "running", "decode", "C_LOCALE", "KILL_AFTER_S", "PIPE", "STDOUT")
 
 
 def process_stat(pid, root="/proc"):
@@ -119,9 +119,9 @@ def kill_group(pid, start_time, grace_s=3.0, leader_only=False):
         if not _signal_group(pid, sig, leader_only):
             break
         deadline = time.monotonic() + pause
-        while time.monotonic() < deadline and _running(pid, start_time):
+        while time.monotonic() < deadline and running(pid, start_time):
             time.sleep(0.02)
-        if not _running(pid, start_time):
+        if not running(pid, start_time):
             break
     return True
 
@@ -139,9 +139,9 @@ def _signal_group(pid, sig, leader_only=False):
     return True
 
 
-def _running(pid, start_time):
-    """The process started at ``start_time`` exists and is not a zombie."""
-    info = process_stat(pid)
+def running(pid, start_time, root="/proc"):
+    """True while the process ``pid`` that started at ``start_time`` exists and is not a zombie."""
+    info = process_stat(pid, root)
     return info is not None and info[1] == start_time and info[0] not in ("Z", "X")
 
 
@@ -302,10 +302,6 @@ class Child(object):
             out.append(got[0])
         if got[1]:
             err.append(got[1])
-
-    def alive(self):
-        """True while it runs (not reaped)."""
-        return self.poll() is None
 
     def kill(self, grace_s=3.0):
         """Stop its whole group from outside: SIGTERM, SIGKILL after ``grace_s``; True when it was running."""

@@ -27,9 +27,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import KI
 
 MASK = "********"       # what Ansible writes for a no_log value (module_utils.common.parameters.remove_values)
 
-__all__ = ("KILL_AFTER_S", "decode", "mask", "Run", "run", "find_tool", "checked_file", "python_argv",
-           "retest_limit", "absolute")
-
 
 def mask(text, secrets):
     """``text`` with every non-empty string of ``secrets`` (a module's no_log_values) replaced by MASK."""
