@@ -136,7 +136,12 @@ def run(module, argv, timeout_s, env=None, data=None, cwd=None, foreground=False
         child = spawn(argv, timeout_s, env=env, cwd=cwd, data=data, kill_after_s=kill_after_s, foreground=foreground)
     except OSError as exc:
         return Run(argv, 127 if exc.errno == errno.ENOENT else 126, "", "%s: %s\n" % (argv[0], exc.strerror or exc), 0.0)
-    out, err = child.communicate()
+    try:
+        out, err = child.communicate()
+    except BaseException:
+        if not foreground:      # an interrupted run leaves no tool behind (a launcher: the caller's run tag cleanup)
+            child.kill()
+        raise
     elapsed = time.monotonic() - child.started_mono
     secrets = getattr(module, "no_log_values", None)
     (out, bad_out), (err, bad_err) = decode(out), decode(err)

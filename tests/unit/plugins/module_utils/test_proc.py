@@ -328,3 +328,25 @@ def test_the_controller_makes_its_ssh_key_pair_through_spawn():
     keys = k8s_run._ssh_keygen()  # pylint: disable=protected-access
     assert keys["id_ed25519"].startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
     assert keys["id_ed25519.pub"].startswith("ssh-ed25519 ")
+
+
+def test_an_interrupted_run_leaves_no_tool_behind(tmp_path):
+    """A signal while runner.run waits (the interrupt guard raises Interrupted): the tool's group is stopped before
+    the error goes on."""
+    pid_file = tmp_path / "pid"
+    code = "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)" % str(pid_file)
+
+    def interrupt():
+        deadline = time.monotonic() + 20
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+    timer = threading.Thread(target=interrupt)
+    timer.start()
+    try:
+        with pytest.raises(errors.Interrupted):
+            with proc.interrupt_guard():
+                runner.run(_Module(), _py(code), 60)
+    finally:
+        timer.join(30)
+    assert proc.process_stat(int(pid_file.read_text())) is None
