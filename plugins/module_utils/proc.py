@@ -189,7 +189,8 @@ def spawn(argv, timeout_s, env=None, cwd=None, stdout=PIPE, stderr=PIPE, data=No
         environ.update(C_LOCALE)
     environ.update(env or {})
     deathsig = signal.SIGTERM if foreground else signal.SIGKILL
-    popen = subprocess.Popen(argv, stdin=PIPE if data is not None else subprocess.DEVNULL, stdout=stdout,
+    # preexec_fn in a process with threads (the sweep runner's position answers): it only calls prctl, loaded before
+    popen = subprocess.Popen(argv, stdin=PIPE if data is not None else subprocess.DEVNULL, stdout=stdout,  # pylint: disable=subprocess-popen-preexec-fn
                              stderr=stderr, env=environ, cwd=cwd, close_fds=True, start_new_session=True,
                              preexec_fn=_die_with_parent(deathsig))
     return Child(popen, argv, timeout_s, kill_after_s, foreground, data)
