@@ -170,19 +170,6 @@ class Governor(object):
         finally:
             lock.close()
 
-    def transfer(self, holder, pid):
-        """Hand a registered hold over to another process (the detached supervisor)."""
-        lock = self._locked()
-        try:
-            data = self._load()
-            if holder not in data["holders"]:
-                return False
-            data["holders"][holder] = {"pid": pid, "start_time": process_start_time(pid)}
-            self._save(data)
-            return True
-        finally:
-            lock.close()
-
     def release(self, holder):
         """Drop ``holder``; the last one out restores the saved governors."""
         return self._settle("released", (holder,))

@@ -37,9 +37,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -68,40 +66,25 @@ _CHILDREN = set()
 
 
 def run_argv(argv, timeout_s, merge=False, env=None):
-    """Run one argv with a timeout (its process group killed on timeout or interrupt): a runner.Run."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run  # noqa: E402
+    """Run one argv with a timeout (proc.spawn: its process group killed on timeout or interrupt): a runner.Run.
+    The pod's environment as it is (``env``: the whole environment), no locale of the collection's."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import PIPE, STDOUT, decode, spawn
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge else subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        child = spawn(argv, timeout_s, env=env, stderr=STDOUT if merge else PIPE, kill_after_s=KILL_GRACE_S,
+                      locale=False)
     except OSError as exc:
         return Run(argv, 127, "", "%s: %s\n" % (argv[0], exc), time.monotonic() - t0)
-    _CHILDREN.add(proc)
-    timed_out = False
+    _CHILDREN.add(child)
     try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill(proc)
-        out, err = proc.communicate()
+        out, err = child.communicate()
     finally:
-        _CHILDREN.discard(proc)
-    return Run(argv, proc.returncode, (out or b"").decode("utf-8", "replace"),
-               (err or b"").decode("utf-8", "replace"), time.monotonic() - t0, timed_out=timed_out)
-
-
-def _kill(proc):
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except OSError:
-            return
-        try:
-            proc.wait(KILL_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        _CHILDREN.discard(child)
+    (out, bad_out), (err, bad_err) = decode(out), decode(err)
+    return Run(argv, child.rc, out, err, time.monotonic() - t0, undecodable=bad_out + bad_err,
+               timed_out=child.timed_out)
 
 
 def _on_signal(signum):
@@ -113,8 +96,8 @@ def _on_signal(signum):
     own printed it when it started), never an END line, so the controller's parser (k8s_plan.split_sections)
     reads it as cut off while it ran."""
     _STOPPING.set()
-    for proc in list(_CHILDREN):
-        _kill(proc)
+    for child in list(_CHILDREN):
+        child.kill(KILL_GRACE_S)
     with _OUT:
         running = sorted(_IN_FLIGHT.items(), key=lambda item: item[1][0])
 
@@ -502,9 +485,13 @@ def start_sshd(spec):
     if not os.path.isdir("/run/sshd"):
         os.makedirs("/run/sshd", 0o755)
     sshd = shutil.which("sshd") or "/usr/sbin/sshd"
-    proc = subprocess.Popen([sshd, "-D", "-e", "-f", config], start_new_session=True)
-    _CHILDREN.add(proc)
-    return proc
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import spawn
+    # its output goes to the pod log as before (the entry program's own stdout and stderr); it lives while the pod
+    # serves (killed on every path below), at most the pod's wait plus a minute
+    child = spawn([sshd, "-D", "-e", "-f", config], float(spec.get("wait_s") or 3600) + 60, stdout=None, stderr=None,
+                  kill_after_s=KILL_GRACE_S, locale=False)
+    _CHILDREN.add(child)
+    return child
 
 
 def cmd_sshd(spec):
@@ -524,12 +511,12 @@ def cmd_sshd(spec):
                     return 0
             time.sleep(2)
         if proc.poll() is not None:
-            say(NOTE + json.dumps({"sshd_exited": proc.returncode}))
+            say(NOTE + json.dumps({"sshd_exited": proc.rc}))
             return 4
         say(NOTE + json.dumps({"launcher_not_done_by_deadline": True, "seen": seen}))
         return 5
     finally:
-        _kill(proc)
+        proc.kill(KILL_GRACE_S)
         _CHILDREN.discard(proc)
 
 
@@ -542,7 +529,7 @@ def cmd_indexed(spec):
     try:
         return cmd_run(launcher)
     finally:
-        _kill(proc)
+        proc.kill(KILL_GRACE_S)
         _CHILDREN.discard(proc)
 
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import decode, spawn
 
 LOG_TAIL_LINES = 40
 # the time limits of a run besides its steps' waits: connecting, discovery, the node list and the setup objects;
@@ -120,8 +120,11 @@ def _ssh_keygen():
     directory = tempfile.mkdtemp(prefix="aifabric-k8s-")
     try:
         path = os.path.join(directory, "id_ed25519")
-        subprocess.run([tool, "-q", "-t", "ed25519", "-N", "", "-C", "aifabric-acceptance", "-f", path],
-                       check=True, timeout=30, stdin=subprocess.DEVNULL, capture_output=True)
+        child = spawn([tool, "-q", "-t", "ed25519", "-N", "", "-C", "aifabric-acceptance", "-f", path], 30)
+        _out, err = child.communicate()
+        if child.rc != 0:
+            raise AcceptanceError("ssh-keygen could not make the per-run key pair (rc %s): %s"
+                                  % (child.rc, decode(err)[0].strip()[-500:]))
         with open(path) as private, open(path + ".pub") as public:
             return {"id_ed25519": private.read(), "id_ed25519.pub": public.read()}
     finally:

@@ -32,7 +32,7 @@ import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard, process_stat
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard, process_stat, running
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _mpirun
 
 TAG_ENV = _mpirun.TAG_ENV      # the collective runner exports it to every rank (-x)
@@ -80,14 +80,9 @@ def tagged(tag, proc="/proc"):
     return sorted(found)
 
 
-def _alive(pid, start, proc):
-    info = process_stat(pid, proc)
-    return info is not None and info[1] == start and info[0] not in ("Z", "X")
-
-
 def _signal(items, sig, proc, done):
     for pid, start, argv in items:
-        if _alive(pid, start, proc):
+        if running(pid, start, proc):
             try:
                 os.kill(pid, sig)
             except OSError:
@@ -99,7 +94,7 @@ def _wait(items, limit_s, proc):
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         # a zombie counts as gone (its parent reaps it)
-        if not any(_alive(pid, start, proc) for pid, start, _argv in items):
+        if not any(running(pid, start, proc) for pid, start, _argv in items):
             return
         time.sleep(0.1)
 

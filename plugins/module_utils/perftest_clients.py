@@ -5,7 +5,8 @@ listen yet, and the collection of a detached server's outcome.
 
 The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step of its schedule with these:
 
-- its servers: one detached server per device (TCP port ``port + i`` for the i-th device, detached.start);
+- its servers: one server per device, the runner's own child (TCP port ``port + i`` for the i-th device,
+  detached.start);
 - ``run_clients`` here starts one client per device at once, waits for all, and
   re-starts a client whose server does not answer yet (the adapter's read_output: its one retry decision, from the
   parse the record reuses) until ``connect_timeout_s`` (longer while ``keep_waiting`` says the server's
@@ -60,14 +61,14 @@ class Job:
 
 
 def text_of(handle):
-    """stdout then stderr of a detached process, as one text."""
+    """stdout then stderr of a started process, as one text."""
     out, err = detached.read(handle)
     if err and out and not out.endswith("\n"):
         out += "\n"
     return out + err
 
 
-def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
+def run_clients(jobs, timeout_s, connect_timeout_s, retry_delay_s, env=None, poll_s=0.1,
                 start=None, started=None, give_up=None, keep_waiting=None, ready=None, tick=None):
     """Run every client job at once; re-start those whose server is not listening yet.
 
@@ -89,7 +90,7 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
     def start_attempt(job):
         job.attempts += 1
         attempt_dir = os.path.join(job.state_dir, "attempt-%d" % job.attempts)
-        job.handle = launch(job.argv, timeout_s, attempt_dir, timeout_bin, env=env)
+        job.handle = launch(job.argv, timeout_s, attempt_dir, env=env)
         if started is not None:
             started(job.handle)
 
@@ -99,20 +100,6 @@ def run_clients(jobs, timeout_bin, timeout_s, connect_timeout_s, retry_delay_s, 
         clients.poll(start_attempt)
         if clients.pending:
             time.sleep(poll_s)
-
-
-def ended(handle):
-    """The outcome of a detached process once it has ended (``{"rc": None}`` when it was killed from outside and
-    left no exit code), or None while it runs."""
-    outcome = detached.outcome(handle)
-    if outcome is not None:
-        return outcome
-    if detached.alive(handle) or detached.supervisor_alive(handle):
-        # still running, or the tool has just exited and its supervisor is writing the exit
-        # code (issue 13: that window was taken as "killed" and ended the retries early)
-        return None
-    # tool and supervisor gone without an rc file (killed from outside): take what it printed
-    return detached.outcome(handle) or {"rc": None}
 
 
 class _ClientRound(object):
@@ -139,7 +126,7 @@ class _ClientRound(object):
                 if now >= self.retry_at[id(job)]:
                     start_attempt(job)
                 continue
-            outcome = ended(job.handle)
+            outcome = detached.outcome(job.handle)
             if outcome is None:
                 continue
             text = text_of(job.handle)
@@ -170,12 +157,12 @@ class _ClientRound(object):
 
 
 def collect(job, wait_s):
-    """Wait for a detached server (bounded), kill it if still running. Returns (text, rc, timed_out, killed)."""
+    """Wait for a server (bounded), kill it if still running. Returns (text, rc, timed_out, killed)."""
     handle = job.handle
     outcome = detached.wait(handle, wait_s)
     killed = False
     if outcome is None:
         killed = detached.kill(handle)
-        outcome = detached.outcome(handle) or {"rc": None}
+        outcome = detached.outcome(handle) or {"rc": None}     # None: it outlived its SIGKILL (uninterruptible)
     rc = outcome.get("rc")
     return text_of(handle), rc, rc in DETACHED_TIMEOUT_RCS and not killed, killed

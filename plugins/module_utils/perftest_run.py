@@ -12,7 +12,7 @@ perftest uses it for import mode (``from_output``) and ``state: absent``. Its st
 ``governor.json`` and one directory per run, each directory made by statedir.own_dir (marked as the collection's).
 absent and the sweep's cleanup use, kill and remove only what carries that mark (issue 17); the
 rest is left alone and listed in ``left``. Runs on the targets: Python 3.8+, no Ansible imports (``module``
-is duck-typed: params, check_mode, warn, get_bin_path, run_command).
+is duck-typed: params, check_mode, warn, get_bin_path, no_log_values).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ class PerftestRun(object):
         return statedir.own_dir(self.root, path)
 
     def start(self, *args, **kwargs):
-        """detached.start into a state directory made under this host's (run directory included)."""
+        """detached.start (a child of this process) into a state directory made under this host's (run directory
+        included)."""
         return detached.start(*args, base=self.root, **kwargs)
 
     def remove(self, path):

@@ -7,7 +7,7 @@ filter ``sweep_schedule``) and starts one runner per host (module ``perftest_swe
 ``phase: run`` under Ansible ``async``). The runner walks its steps in order; a step
 is ``[step, test, round, role, peer]``:
 
-- ``server``: one detached server per device (TCP port ``port + (step % port_span) *
+- ``server``: one server per device, the runner's own child (TCP port ``port + (step % port_span) *
   rails + i``, ``rails`` the most devices of any host of the sweep, sweep_rails: the same on
   every host; a client that runs ahead can never reach the server of an earlier step), waited
   for until it ends (at its ``timeout_s`` at the latest; listening again while the client's
@@ -325,8 +325,8 @@ class PositionServer(object):
     (POSITION_TIMEOUT_S from its accept) and is closed when answered, refused or late, so a slow client delays no
     other; at most POSITION_MAX_CLIENTS at once (one more is closed at once). It answers only while the runner lives:
     close() (every exit path of the runner) ends the thread, which closes every connection and the socket, and the
-    socket goes with the process however it ends (the supervisors of the perftest processes close what they
-    inherit)."""
+    socket goes with the process however it ends (the perftest processes inherit no descriptor: proc.spawn closes
+    them)."""
 
     def __init__(self, who, where):
         self.who = who
@@ -553,9 +553,9 @@ class Sweep(PerftestRun):
         holder = "sweep:%s:%s:%d" % (p["run_id"], p["sweep_name"], os.getpid())
         with interrupt_guard() as guard:
             try:
-                timeout_bin, hcas, tools = self.set_up(holder, steps)
+                hcas, tools = self.set_up(holder, steps)
                 self.wait_for_start()
-                self.walk(steps, timeout_bin, hcas, tools)
+                self.walk(steps, hcas, tools)
                 return "finished"
             except Interrupted as exc:
                 return "interrupted: %s" % exc
@@ -568,22 +568,19 @@ class Sweep(PerftestRun):
                 self.tear_down(holder)
 
     def set_up(self, holder, steps):
-        """Governor, ``timeout``, sysfs, the perftest programs, the ready-notice socket: (timeout_bin, hcas, tools)."""
+        """Governor, sysfs, the perftest programs, the ready-notice socket: (hcas, tools)."""
         p = self.p
         governor_result = None
         if p["cpu_governor"]:
             governor_result = self.governor.acquire(holder, os.getpid(), target=p["cpu_governor"])
         self.governor_text = describe(governor_result) if p["cpu_governor"] else "not requested"
-        timeout_bin = self.module.get_bin_path("timeout", required=False)
-        if not timeout_bin:
-            raise AcceptanceError("coreutils 'timeout' not found on this host (install coreutils)")
         hcas = self.hcas()
         tools = {}
         for test in sorted(set(entry[1] for entry in steps)):
             tools[test] = self.tool(test)
         self.open_notices()
         self.open_positions()
-        return timeout_bin, hcas, tools
+        return hcas, tools
 
     def wait_for_start(self):
         """Every runner begins at the same moment (start_at, chosen once by the controller after the time it needs
@@ -601,7 +598,7 @@ class Sweep(PerftestRun):
             self.check_lease()
             time.sleep(min(0.05, max(0.0, start_at - time.time())))
 
-    def walk(self, steps, timeout_bin, hcas, tools):
+    def walk(self, steps, hcas, tools):
         """The loop: every step in order (run_step), then the records left for later."""
         for position, entry in enumerate(steps):
             self.where = {"step": entry[0], "finished": False}
@@ -609,14 +606,14 @@ class Sweep(PerftestRun):
             self.check_lease()
             self.read_dead()
             try:
-                self.run_step(entry, timeout_bin, hcas, tools)
+                self.run_step(entry, hcas, tools)
             finally:
                 self.stop_watch()
         self.where = {"step": None, "finished": True}
         self.flush()
         self.progress(None, len(steps))
 
-    def run_step(self, entry, timeout_bin, hcas, tools):
+    def run_step(self, entry, hcas, tools):
         """One ``[step, test, round, role, peer]``: its servers or its clients, or its error records at once (a
         missing program, a peer not waited for again)."""
         step, test, role, peer = entry[0], entry[1], entry[3], entry[4]
@@ -632,9 +629,9 @@ class Sweep(PerftestRun):
             self.records.extend(self.error_records(
                 params, plan, role, "not run: %s %s" % (peer, self.dead[peer]), peer_is_client=role == "server"))
         elif role == "server":
-            self.run_servers(params, plan, binary, timeout_bin, version, step)
+            self.run_servers(params, plan, binary, version, step)
         else:
-            self.run_client_step(params, plan, binary, timeout_bin, version)
+            self.run_client_step(params, plan, binary, version)
 
     def tear_down(self, holder):
         """Stop answering positions, stop every process still running, close the notices, build the records left,
@@ -646,8 +643,7 @@ class Sweep(PerftestRun):
             self.positions.close()
             self.positions = None
         for handle in self.live:
-            if detached.alive(handle):
-                detached.kill(handle)
+            detached.kill(handle)
         if self.notices is not None:
             self.notices.close()
         try:
@@ -720,18 +716,18 @@ class Sweep(PerftestRun):
                                          target=device, facts=facts, tool={"name": "perftest"}))
         return out
 
-    def run_servers(self, params, plan, binary, timeout_bin, version, step):
+    def run_servers(self, params, plan, binary, version, step):
         """A server step: start one server per device, tell the client's runner, wait for the servers (the
         loop: wait_servers), then their records and what the step says of the peer."""
-        jobs = self.start_servers(params, plan, binary, timeout_bin, version, step)
+        jobs = self.start_servers(params, plan, binary, version, step)
         self.notify_ready(jobs, peer=params["peer_name"], address=params["peer"], step=step)
         self.flush()
-        connected, abandoned = self.wait_servers(jobs, params["peer_name"], plan, timeout_bin, step)
+        connected, abandoned = self.wait_servers(jobs, params["peer_name"], plan, step)
         self.settle_servers(jobs, abandoned, params, version)
         self.judge_peer(jobs, abandoned, connected, params, plan)
 
-    def start_servers(self, params, plan, binary, timeout_bin, version, step):
-        """One detached server per device (perftest_clients.Job with its handle); one that cannot start is an error
+    def start_servers(self, params, plan, binary, version, step):
+        """One server per device (perftest_clients.Job with its handle); one that cannot start is an error
         record at once."""
         p = self.p
         argvs = adapter.argvs_for(binary, params, plan, "server")
@@ -744,8 +740,7 @@ class Sweep(PerftestRun):
                      "facts": facts, "run_id": p["run_id"], "started_utc": results.utc_now(),
                      "params": {"timeout_s": p["timeout_s"]}}
             try:
-                handle = self.start(argv, p["timeout_s"], state_dir, timeout_bin, extra=extra, owner=os.getpid(),
-                                    env=tool_env(plan))
+                handle = self.start(argv, p["timeout_s"], state_dir, extra=extra, env=tool_env(plan))
             except Interrupted:
                 raise
             except AcceptanceError as exc:
@@ -760,7 +755,7 @@ class Sweep(PerftestRun):
             jobs.append(job)
         return jobs
 
-    def wait_servers(self, jobs, peer, plan, timeout_bin, step):
+    def wait_servers(self, jobs, peer, plan, step):
         """Wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
         declares unreachable meanwhile is not waited for (dead.json, read every half second). Returns
         ({id(job): a client connected}, [the jobs abandoned])."""
@@ -781,10 +776,9 @@ class Sweep(PerftestRun):
                 ended = detached.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
                         and self.peer_behind(peer, step):
-                    self.listen_again(job, plan, timeout_bin)
+                    self.listen_again(job, plan)
                     continue
-                if ended is not None or (
-                        not detached.alive(job.handle) and not detached.supervisor_alive(job.handle)):
+                if ended is not None:
                     pending.remove(job)
                     continue
                 if not connected[id(job)]:
@@ -797,13 +791,13 @@ class Sweep(PerftestRun):
                 time.sleep(POLL_S)
         return connected, abandoned
 
-    def listen_again(self, job, plan, timeout_bin):
+    def listen_again(self, job, plan):
         """No client came because its host is still busy with an earlier step: the same server, started again."""
         p = self.p
         self.live.remove(job.handle)
         self.remove(job.state_dir)
-        job.handle = self.start(job.argv, p["timeout_s"], job.state_dir, timeout_bin, env=tool_env(plan),
-                                extra=dict(job.extra, started_utc=results.utc_now()), owner=os.getpid())
+        job.handle = self.start(job.argv, p["timeout_s"], job.state_dir, env=tool_env(plan),
+                                extra=dict(job.extra, started_utc=results.utc_now()))
         self.live.append(job.handle)
 
     def settle_servers(self, jobs, abandoned, params, version):
@@ -846,7 +840,7 @@ class Sweep(PerftestRun):
             # the servers ran to their timeout and no client ever connected: do not wait for this peer again
             self.dead.setdefault(peer, "never connected to %s's servers earlier in the sweep" % self.host)
 
-    def run_client_step(self, params, plan, binary, timeout_bin, version):
+    def run_client_step(self, params, plan, binary, version):
         p = self.p
         argvs = adapter.argvs_for(binary, params, plan, "client", peer_address=params["peer"])
         jobs = []
@@ -857,19 +851,18 @@ class Sweep(PerftestRun):
         # the server's notice is usually there already (or comes within the pause): no refused first attempt
         self.heard_ready(params["peer_name"], params["step"], p["connect_retry_delay_s"])
         try:
-            # every client lives no longer than this runner (owner), and the lease is checked while they run
-            perftest_clients.run_clients(jobs, timeout_bin, p["timeout_s"], p["connect_timeout_s"],
+            # every client is this runner's child (it dies with it), and the lease is checked while they run
+            perftest_clients.run_clients(jobs, p["timeout_s"], p["connect_timeout_s"],
                                          p["connect_retry_delay_s"], env=tool_env(plan), started=self.on_started,
                                          poll_s=POLL_S,
-                                         start=functools.partial(self.start, owner=os.getpid()), tick=self.check_lease,
+                                         start=self.start, tick=self.check_lease,
                                          give_up=lambda: self.read_dead() or params["peer_name"] in self.dead,
                                          keep_waiting=lambda: self.peer_behind(params["peer_name"], params["step"]),
                                          ready=functools.partial(self.refused_once, params["peer_name"], params["step"]))
         finally:
             for job in jobs:
                 if job.handle is not None:
-                    if detached.alive(job.handle):
-                        detached.kill(job.handle)
+                    detached.kill(job.handle)
                     if job.handle in self.live:
                         self.live.remove(job.handle)
         if all(job.result[1] == 0 for job in jobs):

@@ -5,40 +5,34 @@
 A runner never interprets output: it returns (rc, stdout, stderr, elapsed)
 and raises ToolMissing / ToolTimeout; parsers read the text.
 
-Outputs are decoded here, once (``decode``): UTF-8, every byte that is not UTF-8 replaced with
+Outputs are decoded once (proc.decode): UTF-8, every byte that is not UTF-8 replaced with
 U+FFFD and counted (``Run.undecodable``), so one stray byte never reaches a record as a lone
 surrogate (the controller refuses a module result that is not valid UTF-8: the task and all its
-records would be lost).
+records would be lost). The values the module holds as ``no_log`` (a password given as an option)
+are masked in them as Ansible masks them in a result (``mask``).
 
-``AnsibleModule.run_command`` has no timeout, so every argv is wrapped in
-coreutils ``timeout --kill-after=K N``; ``timeout`` runs the tool in its own
-process group and signals the whole group, so children die with it.
+Every process is started by proc.spawn (the one place a target process is started): its own
+session and process group, stdin /dev/null, the group killed at the time limit.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import re
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolMissing, ToolTimeout
-from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import TIMEOUT_RCS
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import KILL_AFTER_S, decode, spawn
 
-KILL_AFTER_S = 10
-C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
-SURROGATES_RE = re.compile("[\ud800-\udfff]")
+MASK = "********"       # what Ansible writes for a no_log value (module_utils.common.parameters.remove_values)
 
 
-def decode(data):
-    """(text, count of undecodable bytes): bytes as UTF-8, each byte that is not UTF-8 replaced with U+FFFD.
-
-    A str is taken as decoded with ``surrogateescape`` (what run_command and os.environ give): its lone
-    surrogates are those bytes. None gives ("", 0).
-    """
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "surrogateescape")
-    return SURROGATES_RE.subn("\ufffd", data or "")
+def mask(text, secrets):
+    """``text`` with every non-empty string of ``secrets`` (a module's no_log_values) replaced by MASK."""
+    for secret in sorted((s for s in secrets or () if isinstance(s, str) and s), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
 
 
 class Run(object):
@@ -124,38 +118,39 @@ def _node():
         return "the target"
 
 
-def run(module, argv, timeout_s, env=None, data=None, cwd=None, check_rc=False, foreground=False,
-        kill_after_s=KILL_AFTER_S):
-    """Run argv (a list of str) under a hard timeout; never through a shell.
+def run(module, argv, timeout_s, env=None, data=None, cwd=None, foreground=False, kill_after_s=KILL_AFTER_S):
+    """Run argv (a list of str) under a hard timeout (proc.spawn); never through a shell.
 
     ``foreground=True`` (launchers such as mpirun): on timeout only the launcher gets SIGTERM (its own
     ``ssh`` sessions stay up so that it can tear down its remote daemons and ranks), SIGKILL after
     ``kill_after_s``; the caller then stops what is left by run tag (launch.terminate).
 
-    Raises ToolTimeout when the limit is hit (with the output so far in details),
-    ToolMissing when coreutils ``timeout`` is absent. Returns a Run otherwise,
-    whatever the exit code (callers decide what a non-zero rc means).
+    Raises ToolTimeout when the limit is hit (with the output so far in details). Returns a Run otherwise,
+    whatever the exit code (callers decide what a non-zero rc means): an argv[0] that cannot be executed gives
+    rc 127 (not found) or 126 (not executable) and why on stderr, as a shell would. Outputs are decoded and
+    their no_log values masked (``mask``).
     """
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise TypeError("argv must be a list of str, got %r" % (argv,))
-    wrapper = module.get_bin_path("timeout", required=False)
-    if not wrapper:
-        raise ToolMissing("coreutils 'timeout' not found on %s (install coreutils)" % _node())
-    environ = dict(C_LOCALE)
-    environ.update(env or {})
-    full = [wrapper] + (["--foreground"] if foreground else []) + [
-        "--kill-after=%d" % int(kill_after_s), "%ds" % max(1, int(timeout_s))] + argv
-    started = time.monotonic()
-    rc, out, err = module.run_command(full, environ_update=environ, data=data, cwd=cwd,
-                                      expand_user_and_vars=False, check_rc=False,
-                                      binary_data=data is not None)
-    elapsed = time.monotonic() - started
+    try:
+        child = spawn(argv, timeout_s, env=env, cwd=cwd, data=data, kill_after_s=kill_after_s, foreground=foreground)
+    except OSError as exc:
+        return Run(argv, 127 if exc.errno == errno.ENOENT else 126, "", "%s: %s\n" % (argv[0], exc.strerror or exc), 0.0)
+    try:
+        out, err = child.communicate()
+    except BaseException:
+        if not foreground:      # an interrupted run leaves no tool behind (a launcher: the caller's run tag cleanup)
+            child.kill()
+        raise
+    elapsed = time.monotonic() - child.started_mono
+    secrets = getattr(module, "no_log_values", None)
     (out, bad_out), (err, bad_err) = decode(out), decode(err)
-    if rc in TIMEOUT_RCS:
+    out, err = mask(out, secrets), mask(err, secrets)
+    if child.timed_out:
         raise ToolTimeout(
             "%s timed out after %ss on %s and was killed" % (os.path.basename(argv[0]), int(timeout_s), _node()),
-            cmd=argv, rc=rc, stdout_tail=out[-4000:], stderr_tail=err[-4000:], elapsed_s=round(elapsed, 3))
-    return Run(argv, rc, out, err, elapsed, undecodable=bad_out + bad_err)
+            cmd=argv, rc=child.rc, stdout_tail=out[-4000:], stderr_tail=err[-4000:], elapsed_s=round(elapsed, 3))
+    return Run(argv, child.rc, out, err, elapsed, undecodable=bad_out + bad_err)
 
 
 def retest_limit(timeout_s, spent_s, first_s):

@@ -136,10 +136,9 @@ def test_cleanup_task_stops_ranks_whose_launcher_was_killed(fleet, controller, t
     try:
         assert _ranks_started(log, 4), "the ranks did not start:\n%s" % tail(out)
         # everything but the ranks dies at once, with no chance to clean up (OOM killer, kill -9, a lost
-        # controller): the module, its timeout wrapper, mpirun and the Open MPI daemons on both hosts
-        module = [_ppid(pid) for pid in _on_fleet(fleet, "all_reduce_perf")
-                  if os.path.basename(netns._cmdline(pid).split(" ")[0]) == "timeout"]
+        # controller): the module (mpirun's parent), mpirun and the Open MPI daemons on both hosts
         launchers = [pid for pid in _on_fleet(fleet, "mpirun") if "all_reduce_perf" in netns._cmdline(pid)]
+        module = [_ppid(pid) for pid in launchers]
         daemons = _on_fleet(fleet, "orted")
         assert module and launchers and daemons, _survivors(fleet)
         for pid in module + launchers + daemons:
@@ -188,8 +187,7 @@ def test_interrupted_module_stops_every_rank_on_every_host(fleet, controller, tm
     proc = start(fleet, controller.playbook_argv(playbook, inventory), controller.env(
         fleet, tmp_path / "r", callbacks=("ansible.builtin.default",)), out, controller.repo)
     assert _ranks_started(log, 4), "the ranks did not start:\n%s" % tail(out)
-    module = [_ppid(pid) for pid in _on_fleet(fleet, "all_reduce_perf")
-              if os.path.basename(netns._cmdline(pid).split(" ")[0]) == "timeout"]
+    module = [_ppid(pid) for pid in _on_fleet(fleet, "mpirun") if "all_reduce_perf" in netns._cmdline(pid)]
     assert len(module) == 1, _survivors(fleet)
     os.kill(module[0], signal.SIGTERM)
     rc = finish(proc, 120, out)

@@ -137,7 +137,7 @@ def test_rdma_sweep_host_killed_and_host_silenced(fleet, controller, tmp_path):
     lost = {"node2", "node5"}
     assert_lost_hosts_only(report, records, clients, fleet, lost)
     # the silenced host's runner stops by itself once its lease expires, and with it every perftest it started
-    # (its supervisors stop them once the runner is gone): well before the tools' own 60 s timeout
+    # (they are its own children: they go with it): well before the tools' own 60 s timeout
     assert wait_gone(fleet, lease_s + 30) == []
     for host in fleet.hosts:
         if host.name != "node2":        # a power loss restores nothing

@@ -9,6 +9,9 @@ Import as ``from ansible_collections.aifabric.acceptance.tests.unit.helpers impo
 from __future__ import annotations
 
 import os
+import time
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import TIMEOUT_RCS
 
 UNIT = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(UNIT, os.pardir, os.pardir))
@@ -68,3 +71,27 @@ def alive(pid):
             return handle.read().split(") ", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class ReplayedChild(object):
+    """What proc.spawn gives runner.run, for a run replayed from a capture: it has ended with ``rc`` after printing
+    ``out`` and ``err``; an rc of TIMEOUT_RCS replays a run its time limit ended (runner.run raises ToolTimeout)."""
+
+    def __init__(self, rc, out, err):
+        self.rc = rc
+        self.timed_out = rc in TIMEOUT_RCS
+        self.started_mono = time.monotonic()
+        self.out, self.err = (t.encode("utf-8", "surrogateescape") if isinstance(t, str) else (t or b"")
+                              for t in (out, err))
+
+    def communicate(self):
+        return self.out, self.err
+
+
+def replayed_runs(calls, handler):
+    """A stand-in for runner.spawn (monkeypatch.setattr(runner, "spawn", ...)): each argv runner.run would start is
+    appended to ``calls`` ({"argv", "env", "kwargs"}) and ``handler(argv)`` gives its (rc, stdout, stderr)."""
+    def spawn(argv, timeout_s, **kwargs):
+        calls.append({"argv": list(argv), "env": kwargs.get("env"), "timeout_s": timeout_s, "kwargs": kwargs})
+        return ReplayedChild(*handler(list(argv)))
+    return spawn

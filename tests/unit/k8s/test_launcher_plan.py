@@ -296,7 +296,7 @@ def test_entry_sshd_starts_with_an_operators_key_file_names(tmp_path):
                 time.sleep(0.2)
         assert banner.startswith(b"SSH-2.0-"), (banner, proc.poll())
     finally:
-        k8s_entry._kill(proc)  # pylint: disable=protected-access
+        proc.kill(k8s_entry.KILL_GRACE_S)
         k8s_entry._CHILDREN.discard(proc)  # pylint: disable=protected-access
 
 

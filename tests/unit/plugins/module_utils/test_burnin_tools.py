@@ -21,6 +21,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fi
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_k8s_plan import POD, _stable, ok, pod_log
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # pylint: disable=unused-import
     _call, _runner, module_env)  # noqa: F401 - module_env is a fixture
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 BURNIN = parser_fixture("burnin")
 NVB = parser_fixture("nvbandwidth")
@@ -130,7 +131,7 @@ def test_an_nvbandwidth_run_that_asserts_is_an_error_record():
 
 def test_a_soak_pod_log_gives_the_records_of_the_gpu_soak_module(module_env, monkeypatch):
     path = os.path.join(BURNIN, "h100-soak_healthy.txt")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(path), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(path), "")))
     ssh = _call(gpu_soak.main, {"duration_s": 60})
     plan = k8s_plan.build("soak", ["gpu-node-03"], POD, "t1", {"duration_s": 60})
     (slot,) = plan["steps"][0]["slots"]
@@ -145,7 +146,7 @@ def test_a_soak_pod_log_gives_the_records_of_the_gpu_soak_module(module_env, mon
 
 def test_a_copy_pod_log_gives_the_records_of_the_copy_bandwidth_module(module_env, monkeypatch):
     path = os.path.join(BURNIN, "h100-copy.txt")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(path), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(path), "")))
     ssh = _call(copy_module.main, {"use_nvbandwidth": "never"})
     assert "cmd" in ssh.kwargs, ssh.kwargs
     plan = k8s_plan.build("copy_bandwidth", ["gpu-node-04"], POD, "t1", {"use_nvbandwidth": "never"})
@@ -165,7 +166,7 @@ def test_a_copy_pod_must_name_its_tool():
 # --------------------------------------------------------------------------- the modules: check mode, no torch, nvbandwidth
 
 def test_check_mode_runs_nothing(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     soak_run = _call(gpu_soak.main, {"_ansible_check_mode": True, "duration_s": 1800})
     copy_run = _call(copy_module.main, {"_ansible_check_mode": True, "use_nvbandwidth": "never"})
     assert module_env == [] and soak_run.kwargs["results"] == [] and copy_run.kwargs["results"] == []
@@ -175,7 +176,7 @@ def test_check_mode_runs_nothing(module_env, monkeypatch):
 
 
 def test_without_torch_both_are_skip(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (
         1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")))
     (soak_record,) = _call(gpu_soak.main, {}).kwargs["results"]
     (copy_record,) = _call(copy_module.main, {"use_nvbandwidth": "never"}).kwargs["results"]
@@ -192,7 +193,7 @@ def test_nvbandwidth_runs_when_installed_with_the_link_facts(module_env, monkeyp
         if argv[0].endswith("nvbandwidth"):
             return 0, out, ""
         return 0, "", ""       # nvidia-smi: no facts on this host
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handler))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handler))
     res = _call(copy_module.main, {"nvbandwidth": str(binary), "peer_copies": False})
     assert res.kwargs["cmd"][1:] == ["-b", "256", "-i", "20", "-t", "host_to_device_memcpy_ce", "device_to_host_memcpy_ce"]
     assert len(res.kwargs["results"]) == 16 and {r["tool"]["name"] for r in res.kwargs["results"]} == {"nvbandwidth"}
@@ -200,14 +201,14 @@ def test_nvbandwidth_runs_when_installed_with_the_link_facts(module_env, monkeyp
 
 
 def test_use_nvbandwidth_always_without_it_is_an_error(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     (record,) = _call(copy_module.main, {"use_nvbandwidth": "always", "nvbandwidth": "nvbandwidth-absent"}).kwargs["results"]
     assert record["status"] == "error" and "nvbandwidth is not installed" in record["reason"]
 
 
 def test_import_mode_gives_the_records_of_the_run_and_runs_nothing(module_env, monkeypatch):
     """from_output: the records of the saved output through the same adapter as a run; no command starts."""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     soak_path = parser_fixture("burnin", "h100-soak_capped.txt")
     got = _call(gpu_soak.main, {"from_output": soak_path, "duration_s": 30}).kwargs["results"]
     want = soak.records(read(soak_path), Context(params=dict(defaults(soak.OPTIONS), duration_s=30)))

@@ -26,13 +26,6 @@ class _Module:
     def get_bin_path(name, required=False, opt_dirs=None):
         return shutil.which(name)
 
-    @staticmethod
-    def run_command(args, **kwargs):
-        env = dict(os.environ, **(kwargs.get("environ_update") or {}))
-        done = subprocess.run(list(args), capture_output=True, text=True, timeout=120, check=False, env=env,
-                              cwd=kwargs.get("cwd"))
-        return done.returncode, done.stdout, done.stderr
-
 
 @pytest.fixture(name="planted")
 def _planted(tmp_path, monkeypatch):

@@ -24,6 +24,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import env_pro
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe as env_probe_module
 from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import replayed_runs
 
 FOREIGN = 65534     # nobody
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
@@ -36,10 +38,6 @@ class _Module:
     @staticmethod
     def get_bin_path(name, required=False, opt_dirs=None):
         return shutil.which(name)
-
-    @staticmethod
-    def run_command(args, **kwargs):
-        raise AssertionError("nothing may run: %r" % (args,))
 
 
 def _exe(path, body="exit 0\n"):
@@ -234,6 +232,6 @@ def test_the_role_check_reports_an_absent_binary_without_failing(tree):
 def test_no_module_runs_what_it_refused(tree, monkeypatch):
     """The env_probe module itself: a python another user owns fails the task before anything runs."""
     calls = []
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: calls.append(args) or (0, "", ""))
+    monkeypatch.setattr(tool_runner, "spawn", replayed_runs(calls, lambda argv: (0, "", "")))
     res = run_main(env_probe_module.main, {"groups": ["software"], "pythons": [foreign_owned(tree)]})
     assert res.failed and "owned by uid 65534" in res.kwargs["msg"] and calls == []

@@ -33,6 +33,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 ENTRY = k8s_entry.__file__
 # what a pod has: the code ConfigMap's package tree only, never this checkout's collection (PYTHONPATH would hide a
@@ -80,7 +81,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     bindir.mkdir()
     (bindir / "all_reduce_perf").write_text("#!/bin/sh\n")
     (bindir / "all_reduce_perf").chmod(0o755)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(fixture), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(fixture), "")))
     ssh = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
                                  "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
@@ -100,7 +101,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
 
 def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, monkeypatch):
     text = read(os.path.join(PROOF, "gemm_bare.txt"))
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, text, "")))
     ssh = _call(gemm_bench.main, {})
     plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]

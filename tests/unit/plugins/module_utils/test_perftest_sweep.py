@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.filter.sweep_schedule import sweep_schedule
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients, perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -112,56 +112,34 @@ def test_tcp_established_reads_the_state_of_the_port(tmp_path):
     assert perftest_sweep.tcp_listening(18515, proc=str(tmp_path / "nothing")) is None
 
 
-def test_a_client_whose_exit_code_is_being_written_is_not_taken_as_killed(tmp_path):
-    """The race of issue 13: the tool has exited, its supervisor has not written rc.json yet. Before the fix the
-    client was taken as killed (rc None) and its retries ended; now the loop waits for the exit code."""
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    text = open(os.path.join(FIXTURES, "amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt")).read()
-    written = threading.Event()
+def _replaying(text, rc, starts):
+    """A client start that runs a real process printing ``text`` (a captured client output) and exiting with ``rc``,
+    as the sweep's children run (detached.start)."""
+    code = "import sys; sys.stdout.write(%r); sys.exit(%d)" % (text, rc)
 
-    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
-        os.makedirs(state_dir)
-        handle = {"pid": dead.pid, "proc_start_time": None, "supervisor_pid": os.getpid(),
-                  "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
-                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
-        with open(handle["stdout"], "w") as out:
-            out.write(text)
-        open(handle["stderr"], "w").close()
-
-        def supervisor_writes_rc():
-            with open(handle["rc_file"] + ".tmp", "w") as rc:
-                json.dump({"rc": 0, "ended": 1}, rc)
-            os.rename(handle["rc_file"] + ".tmp", handle["rc_file"])
-            written.set()
-        threading.Timer(0.3, supervisor_writes_rc).start()
+    def start(argv, timeout_s, state_dir, env=None):
+        os.makedirs(os.path.dirname(state_dir), exist_ok=True)
+        handle = detached.start([sys.executable, "-c", code], timeout_s, state_dir, env=env)
+        starts.append(handle)
         return handle
+    return start
 
+
+def test_a_client_that_ended_gives_its_text_and_exit_code(tmp_path):
+    """A client's exit code is its own wait status (the runner's child): read once it ended, never taken as killed
+    (issue 13: a supervisor's rc file that came late was)."""
+    text = open(os.path.join(FIXTURES, "amd-ionic-ib-write-bw-client-bidir-q4-a-gbits.txt")).read()
+    starts = []
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
-    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 5, 0.1, start=start, poll_s=0.02)
-    assert written.is_set()
-    assert job.result[1] == 0 and job.attempts == 1
-    assert "BW average" in job.result[0] or "bytes" in job.result[0]
+    perftest_clients.run_clients([job], 10, 5, 0.1, start=_replaying(text, 0, starts), poll_s=0.02)
+    assert job.result == (text, 0, False) and job.attempts == 1 and len(starts) == 1
 
 
 def test_retries_stop_when_the_server_host_is_declared_dead(tmp_path):
     refused = "Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection " \
               "Unable to init the socket connection\n"
     starts = []
-
-    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
-        os.makedirs(state_dir)
-        handle = {"pid": 0, "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
-                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
-        open(handle["stdout"], "w").close()
-        with open(handle["stderr"], "w") as err:
-            err.write(refused)
-        with open(handle["rc_file"], "w") as rc:
-            json.dump({"rc": 1, "ended": 1}, rc)
-        starts.append(handle)
-        return handle
-
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
-    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0,
+    perftest_clients.run_clients([job], 10, 600, 0.0, start=_replaying(refused, 1, starts), poll_s=0.0,
                                  give_up=lambda: len(starts) >= 3)
     assert len(starts) == 3 and job.result[1] == 1

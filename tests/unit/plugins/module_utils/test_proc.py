@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import errors, k8s_entry, launch, proc
+from ansible_collections.aifabric.acceptance.plugins.module_utils import errors, k8s_entry, launch, proc, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 
 PLUGINS = os.path.abspath(os.path.join(os.path.dirname(proc.__file__), os.pardir))
@@ -110,22 +110,12 @@ def test_guard_installs_nothing_outside_the_main_thread():
 
 
 class _Module(object):
-    """What runner.run needs of an AnsibleModule, on real processes (Popen: an interrupt leaves them running,
-    as AnsibleModule.run_command does)."""
+    """What runner.run needs of an AnsibleModule (its processes are proc.spawn's, real ones)."""
 
-    def __init__(self, raises=None):
-        self.raises = raises
+    no_log_values = ()
 
     def get_bin_path(self, name, required=False):
         return shutil.which(name)
-
-    def run_command(self, argv, environ_update=None, **_kwargs):
-        if self.raises is not None:
-            raise self.raises
-        child = subprocess.Popen(argv, env=dict(os.environ, **(environ_update or {})),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = child.communicate()
-        return child.returncode, out, err
 
 
 def test_run_tagged_interrupted_stops_the_run_and_raises_the_one_interrupted():
@@ -143,14 +133,20 @@ def test_run_tagged_interrupted_stops_the_run_and_raises_the_one_interrupted():
 
 
 @pytest.mark.parametrize("method", ["version", "supports"])
-def test_perftest_probe_never_takes_an_interrupt_for_a_missing_answer(method):
+def test_perftest_probe_never_takes_an_interrupt_for_a_missing_answer(method, monkeypatch):
     """--version/--help failures mean "unknown"; an interrupt during them must end the run (the sweep catches it)."""
     run = PerftestRun.__new__(PerftestRun)
-    run.module = _Module(raises=errors.Interrupted("interrupted by signal 15", signal.SIGTERM))
+    run.module = _Module()
     args = ("/bin/true",) if method == "version" else ("/bin/true", "--out_json")
+
+    def raising(exc):
+        def spawn(*_args, **_kwargs):
+            raise exc
+        return spawn
+    monkeypatch.setattr(runner, "spawn", raising(errors.Interrupted("interrupted by signal 15", signal.SIGTERM)))
     with pytest.raises(errors.Interrupted):
         getattr(run, method)(*args)
-    run.module = _Module(raises=errors.ToolTimeout("timed out"))
+    monkeypatch.setattr(runner, "spawn", raising(errors.ToolTimeout("timed out")))
     assert getattr(run, method)(*args) in (None, False)
 
 
@@ -208,3 +204,149 @@ def test_process_stat_reads_past_a_command_name_with_spaces_and_parentheses(tmp_
 def _read_bytes(path):
     with open(path, "rb") as handle:
         return handle.read()
+
+
+# --------------------------------------------------------------------------- the one spawn
+
+# The files of plugins/module_utils and plugins/modules allowed to start a process themselves, each with its reason.
+# Every other one goes through proc.spawn (runner.run, detached.start, the pod entry program, k8s_run's ssh-keygen).
+SPAWNERS = {
+    os.path.join("module_utils", "proc.py"): "the one spawn",
+    # staged alone as a script and run by another interpreter (the GPU python, with torch): it imports nothing from
+    # the collection, so it cannot import proc; its nvidia-smi/dmesg children have their own time limits
+    os.path.join("module_utils", "burnin_worker.py"): "standalone worker script",
+}
+OS_STARTERS = ("fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp")
+
+
+def _starts_processes(tree):
+    """What in ``tree`` starts a process: an import of subprocess, os.fork/exec*/spawn*/system/popen, run_command."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "subprocess" for a in node.names):
+            found.append("import subprocess")
+        elif isinstance(node, ast.ImportFrom) and node.module == "subprocess":
+            found.append("from subprocess import")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" and (
+                node.attr in OS_STARTERS or node.attr.startswith(("exec", "spawn"))):
+            found.append("os." + node.attr)
+        elif isinstance(node, ast.Attribute) and node.attr == "run_command":
+            found.append(".run_command")
+    return found
+
+
+def test_only_the_spawn_file_starts_processes_on_a_target():
+    starters = dict((path, found) for path, tree in _sources() for found in [_starts_processes(tree)] if found)
+    assert set(starters) == set(SPAWNERS), starters
+    # the checker sees what it looks for (proc.py uses subprocess; the worker its own)
+    assert "import subprocess" in starters[os.path.join("module_utils", "proc.py")]
+
+
+def _py(code):
+    return [sys.executable, "-c", code]
+
+
+def test_spawn_gives_an_own_session_c_locale_and_no_stdin():
+    child = proc.spawn(_py("import os, sys; print(os.getsid(0) == os.getpid() == os.getpgid(0), os.environ['LC_ALL'],"
+                           " os.environ['LANG'], repr(sys.stdin.read()), os.environ.get('AIF_X'))"), 30,
+                       env={"AIF_X": "y"})
+    out, err = child.communicate()
+    assert (child.rc, out, err, child.timed_out) == (0, b"True C C '' y\n", b"", False)
+    assert child.start_time is not None and child.ended >= child.started
+
+
+def test_spawn_time_limit_kills_the_whole_group():
+    """Past its limit the group gets SIGTERM; a tool that ignores it (and its forked child) goes by SIGKILL
+    kill_after_s later: rc 137 (124 when SIGTERM sufficed), the output so far kept."""
+    stubborn = ("import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); pid = os.fork(); "
+                "print(pid or os.getpid(), flush=True); time.sleep(60)")
+    child = proc.spawn(_py(stubborn), 1, kill_after_s=1)
+    t0 = time.monotonic()
+    out, _err = child.communicate()
+    assert child.timed_out and child.rc == 137 and time.monotonic() - t0 < 20
+    grandchild = [int(x) for x in out.split() if int(x) != child.pid][0]
+    deadline = time.monotonic() + 10
+    while proc.process_stat(grandchild) not in (None,) and proc.process_stat(grandchild)[0] != "Z" \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.process_stat(grandchild) is None or proc.process_stat(grandchild)[0] == "Z"
+    polite = proc.spawn(_py("import time; time.sleep(60)"), 1, kill_after_s=5, stdout=subprocess.DEVNULL)
+    assert polite.wait(20) == 124 and polite.timed_out
+
+
+def test_a_spawned_process_dies_with_its_parent(tmp_path):
+    """The parent is SIGKILLed (no cleanup of its own runs): its child goes too (PR_SET_PDEATHSIG), as a sweep
+    runner's perftest processes go with the runner."""
+    code = ("import sys, time; sys.path[:0] = %r; from ansible_collections.aifabric.acceptance.plugins.module_utils "
+            "import proc; child = proc.spawn([sys.executable, '-c', 'import time; time.sleep(60)'], 60, "
+            "stdout=None, stderr=None); print(child.pid, flush=True); time.sleep(60)") % (sys.path,)
+    parent = subprocess.Popen(_py(code), stdout=subprocess.PIPE)
+    try:
+        pid = int(parent.stdout.readline())
+        assert proc.process_stat(pid) is not None
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while proc.process_stat(pid) is not None and proc.process_stat(pid)[0] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.process_stat(pid) is None or proc.process_stat(pid)[0] == "Z"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        parent.wait(10)
+        parent.stdout.close()
+
+
+def test_kill_group_acts_only_on_the_process_of_the_recorded_start_time():
+    child = proc.spawn(_py("import time; time.sleep(60)"), 60)
+    assert proc.kill_group(child.pid, child.start_time + 1) is False and proc.kill_group(child.pid, None) is False
+    assert child.poll() is None
+    assert proc.kill_group(child.pid, child.start_time, grace_s=1) is True
+    assert child.wait(10) == -signal.SIGTERM and not child.timed_out
+
+
+def test_runner_run_decodes_and_masks_no_log_values():
+    """runner.run (proc.spawn): bytes that are not UTF-8 are replaced and counted, and the module's no_log values
+    never come back in an output (Ansible masks them so in a result: ********)."""
+
+    class Secretive(_Module):
+        no_log_values = {"hunter2"}
+    code = "import sys; print('token=hunter2 ok'); sys.stderr.buffer.write(b'bad \\xff hunter2'); sys.exit(4)"
+    run = runner.run(Secretive(), _py(code), 30)
+    assert (run.rc, run.stdout, run.stderr, run.undecodable) == (4, "token=******** ok\n", "bad \ufffd ********", 1)
+    with pytest.raises(errors.ToolTimeout) as info:
+        runner.run(Secretive(), _py("print('hunter2', flush=True); import time; time.sleep(60)"), 1, kill_after_s=1)
+    assert info.value.details["rc"] == 124 and info.value.details["stdout_tail"] == "********\n"
+    missing = runner.run(Secretive(), ["/nonexistent/tool"], 5)
+    assert missing.rc == 127 and "No such file" in missing.stderr
+
+
+def test_the_controller_makes_its_ssh_key_pair_through_spawn():
+    if not shutil.which("ssh-keygen"):
+        pytest.skip("no ssh-keygen")
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_run
+    keys = k8s_run._ssh_keygen()  # pylint: disable=protected-access
+    assert keys["id_ed25519"].startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert keys["id_ed25519.pub"].startswith("ssh-ed25519 ")
+
+
+def test_an_interrupted_run_leaves_no_tool_behind(tmp_path):
+    """A signal while runner.run waits (the interrupt guard raises Interrupted): the tool's group is stopped before
+    the error goes on."""
+    pid_file = tmp_path / "pid"
+    code = "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)" % str(pid_file)
+
+    def interrupt():
+        deadline = time.monotonic() + 20
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+    timer = threading.Thread(target=interrupt)
+    timer.start()
+    try:
+        with pytest.raises(errors.Interrupted):
+            with proc.interrupt_guard():
+                runner.run(_Module(), _py(code), 60)
+    finally:
+        timer.join(30)
+    assert proc.process_stat(int(pid_file.read_text())) is None

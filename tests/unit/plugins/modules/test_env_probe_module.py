@@ -22,6 +22,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import replayed_runs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = parser_fixture()
@@ -39,10 +41,7 @@ def module_env(monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
                         lambda self, name, required=False, opt_dirs=None: state["bins"].get(name))
 
-    def run_command(self, args, **kwargs):
-        args = list(args)
-        state["calls"].append({"args": args, "kwargs": kwargs})
-        argv = args[3:]  # drop 'timeout --kill-after=10 Ns'
+    def output(argv):
         if argv[:2] == ["/usr/bin/nvidia-smi", "-q"]:
             return 0, read("nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml"), ""
         if argv[:2] == ["/usr/bin/nvidia-smi", "topo"]:
@@ -55,7 +54,7 @@ def module_env(monkeypatch):
             return 0, read("misc/ubuntu2404-h100vm-ldconfig-p.txt"), ""
         raise AssertionError("unexpected command %r" % (argv,))
 
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(tool_runner, "spawn", replayed_runs(state["calls"], output))
     return state
 
 
@@ -95,11 +94,10 @@ def test_gpu_node_from_captures_in_check_mode(module_env):
     assert inventory["status"] == "pass" and inventory["expect"]["gpu_count"] == {"equals": 1}
     assert result.kwargs["counts"] == results.count(records)
     for call_ in module_env["calls"]:
-        args, kwargs = call_["args"], call_["kwargs"]
-        assert args[:3] == ["/usr/bin/timeout", "--kill-after=10", "25s"]
-        assert kwargs["environ_update"]["LC_ALL"] == "C" and kwargs["expand_user_and_vars"] is False
-    probe = [c["args"] for c in module_env["calls"] if c["args"][4:6] == ["-I", "-c"]][0]
-    assert probe[3] == sys.executable and probe[6] == probe_utils.PYTHON_PROBE
+        # the time limit each probe was given; no probe asks for a locale of its own (spawn runs it in C_LOCALE)
+        assert call_["timeout_s"] == 25 and "LC_ALL" not in (call_["env"] or {}) and call_["kwargs"].get("locale", True)
+    probe = [c["argv"] for c in module_env["calls"] if c["argv"][1:3] == ["-I", "-c"]][0]
+    assert probe[0] == sys.executable and probe[3] == probe_utils.PYTHON_PROBE
 
 
 def test_bad_timeout_fails(module_env):

@@ -23,7 +23,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_adapter
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_adapter
 from ansible_collections.aifabric.acceptance.plugins.modules import allreduce_probe, gemm_bench, nccl_test
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import module_fixture, parser_fixture, read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import replayed_runs, module_fixture, parser_fixture, read
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROOF = module_fixture("h200x2-proof-1")
@@ -43,12 +44,8 @@ def module_env(monkeypatch, tmp_path):
 
 
 def _runner(calls, handler):
-    def run_command(self, args, **kwargs):
-        argv = list(args)
-        argv = argv[[i for i, a in enumerate(argv) if re.match(r"^\d+s$", a)][0] + 1:]  # drop the timeout wrapper
-        calls.append({"argv": argv, "env": kwargs.get("environ_update")})
-        return handler(argv)
-    return run_command
+    """runner.spawn replaced: each run replayed by ``handler(argv)`` (helpers.replayed_runs)."""
+    return replayed_runs(calls, handler)
 
 
 _call = run_main
@@ -72,7 +69,7 @@ def _probe_handler(json_name, txt_name):
 
 
 def test_probe_spawn_record_from_real_capture(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+    monkeypatch.setattr(tool_runner, "spawn",
                         _runner(module_env, _probe_handler("probe_spawn.json", "probe_spawn.txt")))
     res = _call(allreduce_probe.main, {"python": "python3", "env": {"NCCL_NVLS_ENABLE": "0"}})
     assert not res.failed, res.kwargs
@@ -104,7 +101,7 @@ def _probe_runs(module_env, monkeypatch, proofs, floor):
         proof = module_fixture("h200x2-proof-%d" % answers.pop(0))
         shutil.copyfile(os.path.join(proof, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
         return 0, read(os.path.join(proof, "probe_spawn.txt")), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {"python": "python3", "expect": {"busbw_max_gbyte_s": {"min": floor}}})
     return res, answers
 
@@ -128,7 +125,7 @@ def test_probe_fail_retested_runs_disagree_is_warn(module_env, monkeypatch):
 
 
 def test_probe_mpirun_argv(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+    monkeypatch.setattr(tool_runner, "spawn",
                         _runner(module_env, _probe_handler("probe_mpirun.json", "probe_mpirun.txt")))
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     res = _call(allreduce_probe.main, {"launcher": "mpirun", "env": {"NCCL_NVLS_ENABLE": "0"},
@@ -145,13 +142,13 @@ def test_probe_mpirun_argv(module_env, monkeypatch):
 
 
 def test_probe_check_mode_runs_nothing(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(allreduce_probe.main, {"_ansible_check_mode": True})
     assert module_env == [] and res.kwargs["results"] == []
 
 
 def test_probe_without_torch_is_skip(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(
+    monkeypatch.setattr(tool_runner, "spawn", _runner(
         module_env, lambda argv: (1, "", "Traceback...\nModuleNotFoundError: No module named 'torch'\n")))
     res = _call(allreduce_probe.main, {})
     (record,) = res.kwargs["results"]
@@ -163,7 +160,7 @@ def test_probe_torch_missing_after_nvidia_smi_is_skip(module_env, monkeypatch):
         if argv[-1] == "-L":
             return 0, _smi_list(), ""
         return 1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n"
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {})
     (record,) = res.kwargs["results"]
     assert record["status"] == "skip" and "No module named 'torch'" in record["reason"]
@@ -179,7 +176,7 @@ def test_probe_without_nvidia_smi_asks_torch(module_env, monkeypatch):
             return 0, "2 | NVIDIA H200\n", ""
         shutil.copyfile(os.path.join(PROOF, "probe_spawn.json"), argv[argv.index("--json-out") + 1])
         return 0, read(os.path.join(PROOF, "probe_spawn.txt")), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {})
     assert res.kwargs["results"][0]["status"] == "pass"
     assert "import torch" in module_env[0]["argv"][-1]
@@ -191,7 +188,7 @@ def test_probe_crash_is_error_with_output(module_env, monkeypatch):
             return 0, _smi_list(), ""
         text = read(os.path.join(PROOF, "probe_spawn.txt")).splitlines()[:8]
         return 1, "\n".join(text), "torch.distributed.DistBackendError: NCCL error in: ...\n"
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(allreduce_probe.main, {})
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "DistBackendError" in record["reason"]
@@ -203,7 +200,7 @@ def test_probe_crash_is_error_with_output(module_env, monkeypatch):
 def test_gemm_records_from_real_capture(module_env, monkeypatch):
     def handle(argv):
         return 0, read(os.path.join(PROOF, "gemm_bare.txt")), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 100}}}})
     recs = res.kwargs["results"]
     assert [(r["check"], r["target"]) for r in recs] == [
@@ -217,7 +214,7 @@ def test_gemm_records_from_real_capture(module_env, monkeypatch):
 
 
 def test_gemm_check_mode_and_skip(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(gemm_bench.main, {"_ansible_check_mode": True, "dtypes": ["bf16"]})
     assert module_env == [] and "--dtypes" in res.kwargs["cmd"]
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None:
@@ -227,7 +224,7 @@ def test_gemm_check_mode_and_skip(module_env, monkeypatch):
 
 
 def test_gemm_without_torch_is_skip(module_env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (
         1, "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")))
     res = _call(gemm_bench.main, {})
     (record,) = res.kwargs["results"]
@@ -256,7 +253,7 @@ def _gemm_two_runs(module_env, monkeypatch, retest):
         if "--devices" not in argv:
             return 0, _gemm_lines(os.path.join(module_fixture("h200x2-proof-2"), "gemm_bare.txt"), argv), ""
         return retest(argv)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(gemm_bench.main, {"expect": {"gpu.gemm_bf16": {"tflops": {"min": 660}}}})
     by_key = dict(((r["check"], r["target"]), r) for r in res.kwargs["results"])
     return res, by_key
@@ -352,7 +349,7 @@ def test_nccl_run_single_node_prefers_json(module_env, monkeypatch, tmp_path):
             return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
         shutil.copyfile(os.path.join(g2, "all_reduce.json"), argv[argv.index("-J") + 1])
         return 0, read(os.path.join(g2, "all_reduce_g2.txt")), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"},
                                  "iterations": 20})
     (argv,) = res.kwargs["cmd"]
@@ -378,7 +375,7 @@ def _nccl_two_runs(module_env, monkeypatch, tmp_path, captures, floor, **opts):
         if argv[-1] == "-L":
             return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
         return 0, read(os.path.join(g2, answers.pop(0))), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(nccl_test.main, dict({"tool_dir": str(bindir), "collectives": ["all_reduce"], "json_output": "never",
                                       "expect": {"busbw_max_gbyte_s": {"min": floor}}}, **opts))
     return res, answers
@@ -422,7 +419,7 @@ def test_collective_data_errors_are_never_retested():
 
 
 def test_nccl_missing_binary_skip_or_error(module_env, monkeypatch, tmp_path):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"], "if_missing": "skip"})
     assert res.kwargs["results"][0]["status"] == "skip"
     res = _call(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"]})
@@ -438,7 +435,7 @@ def test_nccl_multi_node_needs_ranks_per_node(module_env):
 def test_nccl_check_mode_runs_nothing(module_env, monkeypatch, tmp_path):
     (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
     (tmp_path / "all_gather_perf").chmod(0o755)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(nccl_test.main, {"_ansible_check_mode": True, "tool_dir": str(tmp_path), "collectives": ["all_gather"],
                                  "hosts": ["n1", "n2"], "ranks_per_node": 8})
     assert module_env == [] and res.kwargs["results"] == []

@@ -16,7 +16,8 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_h
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import hccl_run
 from ansible_collections.aifabric.acceptance.plugins.modules import hccl_test
-from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
+from ansible_collections.aifabric.acceptance.tests.unit.helpers import replayed_runs, parser_fixture, read
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = parser_fixture("hccl_test")
@@ -35,12 +36,8 @@ def calls(monkeypatch, tmp_path):
 
 
 def _runner(calls, handler):
-    def run_command(self, args, **kwargs):
-        argv = list(args)
-        argv = argv[[i for i, a in enumerate(argv) if re.match(r"^\d+s$", a)][0] + 1:]   # drop the timeout wrapper
-        calls.append({"argv": argv, "env": kwargs.get("environ_update")})
-        return handler(argv)
-    return run_command
+    """runner.spawn replaced: each run replayed by ``handler(argv)`` (helpers.replayed_runs)."""
+    return replayed_runs(calls, handler)
 
 
 def _call(args):
@@ -67,7 +64,7 @@ def _bindir(tmp_path, *names):
 
 def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, read(DOCS_8NPU), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(calls, lambda argv: (0, read(DOCS_8NPU), "")))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "max_bytes": "64M", "datatype": "fp32", "op": "sum",
                  "env": {"HCCL_CONNECT_TIMEOUT": "600"}})
     (argv,) = res.kwargs["cmd"]
@@ -84,7 +81,7 @@ def test_single_node_mpich_record_from_real_capture(calls, monkeypatch, tmp_path
 
 def test_multi_node_openmpi_and_mpich_syntax(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_gather_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(calls, lambda argv: (0, "", "")))
     common = {"_ansible_check_mode": True, "tool_dir": bindir, "collectives": ["all_gather"], "hosts": ["n1", "n2"],
               "npus_per_node": 16, "run_id": "t1"}
     res = _call(dict(common, mpi_flavour="openmpi", tcp_if_include="eth0"))
@@ -107,7 +104,7 @@ def test_hostfile_syntaxes():
 
 def test_multi_node_run_writes_hostfile_and_judges_failure(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (1, read(RETCODE7), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(calls, lambda argv: (1, read(RETCODE7), "")))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "hosts": ["n1", "n2"], "npus_per_node": 8})
     assert (tmp_path / "hostfile").read_text() == "n1:8\nn2:8\n"
     (record,) = res.kwargs["results"]
@@ -120,7 +117,7 @@ def test_env_outside_hccl_ascend_is_refused(calls, tmp_path):
 
 
 def test_missing_binary_skip_or_error(calls, monkeypatch, tmp_path):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(calls, lambda argv: (0, "", "")))
     res = _call({"tool_dir": str(tmp_path), "if_missing": "skip"})
     assert [r["status"] for r in res.kwargs["results"]] == ["skip"] * 4   # the default collectives
     res = _call({"tool_dir": str(tmp_path), "collectives": ["all_reduce"]})
@@ -159,7 +156,7 @@ def test_cann_env_script_reaches_launcher_and_ranks(calls, monkeypatch, tmp_path
         if argv[0] == "/bin/bash":
             return 0, blob, ""
         return 0, read(DOCS_8NPU), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(calls, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(calls, handle))
     res = _call({"tool_dir": bindir, "collectives": ["all_reduce"], "cann_env_script": str(script), "max_bytes": "64M"})
     assert calls[0]["argv"] == ["/bin/bash", "-c", '. "$1" >/dev/null 2>&1 && env -0', "aifabric-set-env", str(script)]
     launch = calls[1]

@@ -12,6 +12,7 @@ from ansible_collections.aifabric.acceptance.plugins.modules import nccl_test
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import run_main
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # noqa: F401 pylint: disable=unused-import
     _runner, module_env)
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 SMI_L = "GPU 0: NVIDIA H200 (UUID: GPU-a)\nGPU 1: NVIDIA H200 (UUID: GPU-b)\nGPU 2: NVIDIA H200 (UUID: GPU-c)\n"
 
@@ -23,7 +24,7 @@ def _binary(tmp_path):
 
 def test_ranks_per_node_0_is_one_rank_per_gpu_of_the_launcher(module_env, monkeypatch, tmp_path):  # noqa: F811
     _binary(tmp_path)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(
+    monkeypatch.setattr(tool_runner, "spawn", _runner(
         module_env, lambda argv: (0, SMI_L, "") if argv[-1] == "-L" else (0, "", "")))
     res = run_main(nccl_test.main, {"_ansible_check_mode": True, "tool_dir": str(tmp_path), "collectives": ["all_reduce"],
                                     "hosts": ["n1", "n2"]})
@@ -38,7 +39,7 @@ def test_ranks_per_node_0_without_nvidia_smi_fails_and_says_what_to_set(module_e
     _binary(tmp_path)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None:
                         {"mpirun": "/usr/bin/mpirun", "timeout": "/usr/bin/timeout"}.get(name))
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = run_main(nccl_test.main, {"tool_dir": str(tmp_path), "collectives": ["all_reduce"], "hosts": ["n1", "n2"]})
     assert res.failed and "ranks_per_node" in res.kwargs["msg"] and "nvidia-smi" in res.kwargs["msg"]
     assert module_env == []
@@ -46,7 +47,7 @@ def test_ranks_per_node_0_without_nvidia_smi_fails_and_says_what_to_set(module_e
 
 def test_an_explicit_ranks_per_node_runs_no_query(module_env, monkeypatch, tmp_path):  # noqa: F811
     _binary(tmp_path)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = run_main(nccl_test.main, {"_ansible_check_mode": True, "tool_dir": str(tmp_path), "collectives": ["all_reduce"],
                                     "hosts": ["n1", "n2"], "ranks_per_node": 4})
     (argv,) = res.kwargs["cmd"]

@@ -17,6 +17,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, results
 from ansible_collections.aifabric.acceptance.plugins.modules import (
     allreduce_probe, cleanup, env_probe, gemm_bench, nccl_test, perftest, perftest_sweep)
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 CASES = [
     (nccl_test.main, {"iterations": -5}, "iterations must be >= 1, got -5"),
@@ -41,7 +42,7 @@ CASES = [
 
 @pytest.mark.parametrize("main, args, message", CASES, ids=[c[2].split(" ")[0] for c in CASES])
 def test_out_of_range_fails_before_anything_runs(module_env, monkeypatch, tmp_path, main, args, message):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     if main in (perftest.main, perftest_sweep.main):
         args = dict(args, state_root=str(tmp_path / "state"))
     res = _call(main, args)
@@ -81,7 +82,7 @@ def _sweep(tmp_path, **kw):
 
 def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test(module_env, monkeypatch, tmp_path):
     """A pair's server step and client step (the one RDMA protocol, module perftest_sweep) with no perftest."""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _sweep(tmp_path, tool_dir=str(tmp_path), schedule=[[0, "ib_write_bw", 0, "server", "other"],
                                                              [1, "ib_write_bw", 1, "client", "other"]])
     assert not res.failed, res.kwargs
@@ -101,7 +102,7 @@ def test_missing_binary_is_the_same_error_record_in_perftest_sweep_and_nccl_test
 def test_governor_untouched_when_perftest_stops_early(module_env, monkeypatch, tmp_path):
     """A bad run id or an option out of range fail before the CPU governor is touched; a missing binary (the
     runner holds the governor for its whole schedule) leaves it as it was once the runner ended."""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     cpu = tmp_path / "cpu" / "cpu0" / "cpufreq"
     cpu.mkdir(parents=True)
     (cpu / "scaling_governor").write_text("schedutil\n")

@@ -15,7 +15,6 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -75,11 +74,6 @@ class _Module:
 
     def get_bin_path(self, name, required=False, opt_dirs=None):
         return shutil.which(name)
-
-    @staticmethod
-    def run_command(args, **kwargs):
-        done = subprocess.run(list(args), capture_output=True, text=True, timeout=60, check=False)
-        return done.returncode, done.stdout, done.stderr
 
 
 def _exe(directory, name="tool", body="exit 0\n"):

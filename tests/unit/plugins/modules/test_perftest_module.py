@@ -313,7 +313,7 @@ def leftover_server(fake, host="me", step=0, device="mlx5_0"):
     run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     run.open_state()
     argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", device, "-p", str(fake["port"])]
-    return run.start(argv, 60, run.inside("sweep-main-%s-s%d-%s" % (host, step, device)), shutil.which("timeout"),
+    return run.start(argv, 60, run.inside("sweep-main-%s-s%d-%s" % (host, step, device)),
                      extra={"device": device, "host_name": host, "run_id": "r1"})
 
 

@@ -34,7 +34,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
@@ -211,7 +211,7 @@ def leftover_server(fake, root):
     run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     run.open_state()
     argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", "mlx5_0", "-p", str(fake["port"])]
-    return run.start(argv, fake["timeout_s"], run.inside(STEP_DIR), shutil.which("timeout"),
+    return run.start(argv, fake["timeout_s"], run.inside(STEP_DIR),
                      extra={"device": "mlx5_0", "host_name": "me", "run_id": "r1"})
 
 
@@ -267,7 +267,8 @@ def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, monkeypatch, h
             assert any(str(where) in why for why in left), (out.kwargs, left)
         if kind == "unmarked_dir":
             # the server the collection started itself is still found, stopped and removed
-            assert not server_dir.exists() and process_start_time(handle["pid"]) is None
+            # (the server is this test's own child: reaped by alive(), then gone)
+            assert not server_dir.exists() and not detached.alive(handle) and process_start_time(handle["pid"]) is None
     finally:
         if process_start_time(handle["pid"]) == handle["proc_start_time"]:
             os.killpg(handle["pid"], 9)

@@ -19,6 +19,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu
 
 from ansible_collections.aifabric.acceptance.plugins.action import perftest_sweep as sweep_action
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 PHASES = ["plan", "run", "status", "wait"]
@@ -35,7 +36,7 @@ def test_phase_takes_the_verbs_and_state_is_gone():
 
 @pytest.mark.parametrize("verb", PHASES)
 def test_the_old_option_fails_before_anything_runs(module_env, monkeypatch, tmp_path, verb):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     res = _call(perftest_sweep.main, {"state": verb, "hcas": ["mlx5_0"], "schedule": [],
                                       "state_root": str(tmp_path / "state"), "inventory_hostname": "me", "lease_s": 0})
     assert res.failed, res.kwargs

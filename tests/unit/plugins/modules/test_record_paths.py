@@ -25,6 +25,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import p
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import nccl_test as nccl_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import gemm_bench as gemm_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import allreduce_probe as torch_allreduce_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 G2 = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6")
 VOLATILE = ("started", "duration_s")
@@ -47,7 +48,7 @@ def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, 
             return 0, "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n", ""
         shutil.copyfile(os.path.join(G2, "all_reduce.json"), argv[argv.index("-J") + 1])
         return 0, read(os.path.join(G2, "all_reduce_g2.txt")), ""
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, handle))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, handle))
     res = _call(nccl_test.main, {"tool_dir": str(bindir), "collectives": ["all_reduce"], "env": {"NCCL_ALGO": "Ring"}})
     (from_module,) = res.kwargs["results"]
     (argv,) = res.kwargs["cmd"]
@@ -62,7 +63,7 @@ def test_nccl_records_from_output_equal_the_module_run(module_env, monkeypatch, 
 def test_nccl_argv_and_launch_match_the_module(module_env, monkeypatch, tmp_path):
     (tmp_path / "all_gather_perf").write_text("#!/bin/sh\n")
     (tmp_path / "all_gather_perf").chmod(0o755)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, "", "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, "", "")))
     args = {"tool_dir": str(tmp_path), "collectives": ["all_gather"], "hosts": ["n1", "n2"], "ranks_per_node": 8,
             "iterations": 5, "split": "AND 0x7"}
     res = _call(nccl_test.main, dict(args, _ansible_check_mode=True))
@@ -123,7 +124,7 @@ def test_perftest_device_plan_and_argvs_are_pure():
 
 def test_gemm_records_from_output_equal_the_module(module_env, monkeypatch):
     text = read(os.path.join(PROOF, "gemm_bare.txt"))
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, text, "")))
     res = _call(gemm_bench.main, {})
     params = {"dtypes": ["bf16", "fp16"], "m": 8192, "n": 8192, "k": 8192, "iterations": 200,
               "warmup_iterations": 10, "warmup_s": 1.0, "profile": "auto"}

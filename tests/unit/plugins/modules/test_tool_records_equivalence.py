@@ -41,6 +41,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_pla
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _collective
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as perftest_parser
 from ansible_collections.aifabric.acceptance.plugins.modules import gemm_bench, nccl_test, perftest
+from ansible_collections.aifabric.acceptance.plugins.module_utils import runner as tool_runner
 
 ALWAYS = ("started", "duration_s", "params", "host", "peer")
 RUN_ONLY_FACTS = ("imported_from", "output_format", "launch")
@@ -64,7 +65,7 @@ def _nccl_bindir(tmp_path):
 @pytest.mark.parametrize("name", ["all_reduce_g2.txt", "all_reduce_debug.txt", "all_reduce_toomany.txt"])
 def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_env, monkeypatch, tmp_path, name):
     fixture = os.path.join(NCCL_FIXTURES, "h200x2-nccl-tests-2.19.6", name)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, read(fixture), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(fixture), "")))
     (from_ssh,) = _call(nccl_test.main, {"tool_dir": _nccl_bindir(tmp_path), "collectives": ["all_reduce"], "json_output": "never",
                                          "gpus_per_process": 2}).kwargs["results"]
     plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
@@ -82,7 +83,7 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
 
 def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatch, tmp_path):
     bindir = _bindir(tmp_path, "all_reduce_test")
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner_hccl(calls, lambda argv: (0, read(DOCS_8NPU), "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner_hccl(calls, lambda argv: (0, read(DOCS_8NPU), "")))
     (from_ssh,) = _call_hccl({"tool_dir": bindir, "npus_per_node": 8, "collectives": ["all_reduce"]}).kwargs["results"]
     (from_import,) = _call_hccl({"from_output": DOCS_8NPU, "npus_per_node": 8, "collective": "all_reduce"}).kwargs["results"]
     assert from_ssh["status"] == "pass"
@@ -91,7 +92,7 @@ def test_hccl_test_module_and_import_mode_give_the_same_record(calls, monkeypatc
 
 def test_gemm_module_and_planner_give_the_same_records(module_env, monkeypatch):
     text = read(os.path.join(PROOF, "gemm_bare.txt"))
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", _runner(module_env, lambda argv: (0, text, "")))
+    monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, text, "")))
     from_ssh = _call(gemm_bench.main, {}).kwargs["results"]
     plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]
