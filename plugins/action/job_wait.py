@@ -52,7 +52,6 @@ ARGUMENT_SPEC = {
     "unreachable_after_polls": {"type": "int", "default": 2},
     "status_errors_after_polls": {"type": "int", "default": 3},
     "cleanup": {"type": "bool", "default": True},
-    "async_dir": {"type": "str"},
 }
 
 
@@ -149,7 +148,6 @@ class ActionModule(ActionBase):
         if problem:
             return dict(result, failed=True, changed=False, msg=problem)
         self._bound_s = args["poll_timeout_s"]
-        self._async_dir = args["async_dir"]
         return self._wait(args, task_vars or {}, result)
 
     def cleanup(self, force=False):
@@ -237,8 +235,9 @@ class ActionModule(ActionBase):
         the job directory of the shell's async_dir, then started/finished as booleans); with ``cleanup`` the module
         removes the file of a job it finds finished.
 
-        The directory goes to the module as the shell option says it (``~`` unexpanded): the module expands it on the
-        host, in the environment the job's async_wrapper expanded it in (the same connection, user and HOME), so both
+        The directory goes to the module as the shell option says it (``~`` unexpanded), in ANSIBLE_ASYNC_DIR as
+        ansible-core gives it to async_wrapper: the module expands it on the host, in the environment the job's
+        async_wrapper expanded it in (the same connection, user and HOME), so both
         name one directory. ansible.builtin.async_status expands ``~`` as ``~<remote user>`` (the passwd home)
         instead: where HOME is not that (a local connection under a HOME of its own, as ``make test`` runs) the job
         file was written in one directory and looked for in another."""
@@ -247,7 +246,11 @@ class ActionModule(ActionBase):
         path = self._connection._shell.join_path(self._async_dir, jid)
         base = {"ansible_job_id": jid, "started": True, "finished": False, "stdout": "", "stderr": "",
                 "stdout_lines": [], "stderr_lines": [], "results_file": path}
-        answer = self._execute_module(
-            module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup, "async_dir": self._async_dir},
-            task_vars=task_vars)
+        # the module reads the directory where async_wrapper read it (ansible-core sets it so for an async start)
+        self._task.environment.append({"ANSIBLE_ASYNC_DIR": self._async_dir})
+        try:
+            answer = self._execute_module(module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup},
+                                          task_vars=task_vars)
+        finally:
+            self._task.environment.pop()
         return _believed(jid, merge_hash(base, answer))

@@ -39,10 +39,12 @@ description:
     C(async) limit). The action returns within O(wait_timeout_s) plus twice (O(poll_timeout_s) + 6 s) - its last
     poll and the removal of the job's file - so a task C(timeout) above that lets the action's own deadline and
     message come first.
-  - With O(cleanup), the job's file is removed once the job finished, by the poll that finds it finished (one call
-    to the host: the poll reads the file, as M(ansible.builtin.async_status) does, and removes it); not in check
+  - With O(cleanup), the job's file is removed once the job finished, by the poll that finds it finished - one call
+    to the host, the poll reads the file, as M(ansible.builtin.async_status) does, and removes it; not in check
     mode, not a file that names another job.
-  - Waits on the controller; each poll runs this module on the host (Python, as M(ansible.builtin.async_status)).
+  - Waits on the controller; each poll runs this module on the host (Python, as M(ansible.builtin.async_status)),
+    with the job directory of the shell's C(async_dir) (C(ANSIBLE_ASYNC_DIR), C(~/.ansible_async)) in its
+    environment, as C(async_wrapper) had it.
 extends_documentation_fragment: [aifabric.acceptance._attributes]
 attributes:
   check_mode:
@@ -97,11 +99,6 @@ options:
     description: Remove the job's file once the job finished (its result came back).
     type: bool
     default: true
-  async_dir:
-    description:
-      - The job directory on the host, where C(async_wrapper) wrote the job's file (a C(~) is expanded on the host).
-      - Default - the shell's C(async_dir) (C(ANSIBLE_ASYNC_DIR), C(~/.ansible_async)), as the job's start had it.
-    type: str
 seealso:
   - module: ansible.builtin.async_status
 notes:
@@ -215,14 +212,14 @@ def main():
             unreachable_after_polls=dict(type="int", default=2),
             status_errors_after_polls=dict(type="int", default=3),
             cleanup=dict(type="bool", default=True),
-            async_dir=dict(type="str", default="~/.ansible_async"),
         ),
         supports_check_mode=True,
     )
     jid = module.params["jid"]
     if not statedir.NAME_RE.match(jid):      # the action refuses it first: never a path outside the directory
         module.fail_json(msg="jid %.100r is not a job id" % jid, ansible_job_id=jid)
-    path = os.path.join(os.path.expanduser(module.params["async_dir"]), jid)
+    # the job directory as async_wrapper found it: the action gives the shell's async_dir in the same variable
+    path = os.path.join(os.path.expanduser(os.environ.get("ANSIBLE_ASYNC_DIR", "~/.ansible_async")), jid)
     data, done = status(jid, path)
     if done and module.params["cleanup"] and not module.check_mode:
         data[REMOVED] = remove(path)

@@ -56,6 +56,8 @@ class Host:
         self.args_dir.mkdir()
         self.job = list(job)
         self.calls = []
+        self.dirs = []           # the job directory each call had in its environment (ANSIBLE_ASYNC_DIR)
+        self.action = None
         self.ended = []          # time.monotonic() at the end of each call
 
     @property
@@ -68,6 +70,7 @@ class Host:
     def execute(self, module_name=None, module_args=None, task_vars=None, **_kw):
         assert module_name == "aifabric.acceptance.job_wait", module_name
         self.calls.append(dict(module_args))
+        self.dirs.append(self.action._task.environment[-1]["ANSIBLE_ASYNC_DIR"])
         content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
         if content is not None:
             self.job_file.write_text(json.dumps(content) if content != "" else "")
@@ -81,7 +84,8 @@ class Host:
         path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
         proc = subprocess.run([sys.executable, "-m", "ansible_collections.aifabric.acceptance.plugins.modules.job_wait",
                                str(path)],
-                              env=dict(os.environ, HOME=str(self.home), PYTHONPATH=os.pathsep.join(sys.path)),
+                              env=dict(os.environ, HOME=str(self.home), PYTHONPATH=os.pathsep.join(sys.path),
+                                       ANSIBLE_ASYNC_DIR=self.dirs[-1]),
                               capture_output=True, text=True, timeout=60, check=False)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -104,11 +108,13 @@ class Shown:
 
 def action_for(host, check_mode=False, tmpdir=None, **args):
     task = types.SimpleNamespace(args=dict({"jid": JID, "poll_s": 0.05, "poll_timeout_s": 10}, **args),
-                                 async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait")
+                                 async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait",
+                                 environment=[])
     shell = types.SimpleNamespace(tmpdir=tmpdir, join_path=posixpath.join)
     connection = types.SimpleNamespace(_shell=shell)
     action = job_wait.ActionModule(task, connection, None, None, None, None)
     action._execute_module = host.execute
+    host.action = action
     action.get_shell_option = lambda option, default=None: default if option == "async_dir" else None
     action._display = Shown()
     return action
@@ -133,7 +139,8 @@ def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_remo
     assert out["results"] == job["results"] and out["changed"] is False and not out.get("failed"), out
     assert (out["started"], out["finished"], out["ansible_job_id"]) == (True, True, JID), out
     assert out["results_file"] == str(host.job_file)
-    assert host.calls[0]["async_dir"] == "~/.ansible_async"    # expanded on the host, as async_wrapper does
+    assert host.dirs == ["~/.ansible_async"]                # expanded on the host, as async_wrapper does
+    assert action._task.environment == []                  # given for the call only
     assert [c["cleanup"] for c in host.calls] == [True]   # one call: the poll that found it finished removed it
     assert not host.job_file.exists()                      # cleanup: the job's file is gone
     assert action._display.lines == []
