@@ -568,6 +568,29 @@ def print_tables(rows, model, projections, inputs, screens):
                 st["screen"] / 60, st["report"] / 60, p[kind + "_total_min"]))
 
 
+SCALE_MODEL = os.path.join(REPO, "playbooks", "vars", "scale_model.yml")
+PUBLISHED = (("probe", "probe"), ("gpu", "gpu"), ("rdma", "rdma"), ("screen", "nccl_screen"))  # stage, its tag
+
+
+def published_table(model, measured):
+    """The lines of playbooks/vars/scale_model.yml's table (below its comments) from a fit."""
+    def row(key):
+        return "{%s}" % ", ".join("%s: %.3f" % (tag, max(0.0, model[stage][key])) for stage, tag in PUBLISHED)
+    return ["__check_scale_model:", "  measured: %s" % json.dumps(measured),
+            "  host_s_per_wave: %s" % row("host_cpu_per_host_s"),
+            "  main_s_per_host: %s" % row("controller_cpu_per_host_s")]
+
+
+def publish(model, measured):
+    """Replace the table of playbooks/vars/scale_model.yml (its comments kept) with this fit's."""
+    with open(SCALE_MODEL, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    head = lines[:lines.index("__check_scale_model:")]
+    with open(SCALE_MODEL, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(head + published_table(model, measured)) + "\n")
+    print("published the per-host costs to %s" % os.path.relpath(SCALE_MODEL, REPO))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 24])
@@ -595,6 +618,10 @@ def main(argv=None):
     parser.add_argument("--probe-sync", dest="probe_async", action="store_false",
                         help="measure the probe with probe_async: false (as before the role had it); its rows go to "
                              "e2e_model.<stages>.probe-sync.json")
+    parser.add_argument("--publish", metavar="WHAT", default=None,
+                        help="write the fit's per-host costs (host /host, main /host) to playbooks/vars/scale_model.yml, "
+                             "the one table the run's forks warning, this bench and docs/scale-model.md share; WHAT "
+                             "says where and when they were measured")
     parser.add_argument("--report-1000-s", type=float, default=10.1,
                         help="report.yml at 1000 hosts x 101 records, measured for issue 26 item 3")
     args = parser.parse_args(argv)
@@ -640,6 +667,8 @@ def main(argv=None):
     with open(os.path.join(HERE, "results", out_name), "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=1, sort_keys=True)
     print("\nbench wall %d s; written bench/results/%s" % (result["bench_wall_s"], out_name))
+    if args.publish:
+        publish(model, args.publish)
     return 0
 
 
