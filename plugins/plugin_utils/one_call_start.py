@@ -46,7 +46,8 @@ for name, data in ((%(wrapper_name)r, %(wrapper)r), (%(module_name)r, %(module)r
     os.chmod(path, 0o700)
     paths.append(path)
 sys.stdout.flush()
-os.execv(sys.executable, [sys.executable, paths[0], %(jid)r, %(limit)r, paths[1], "_"])
+argv = [a.replace("{module}", paths[1]).replace("{python}", sys.executable) for a in %(argv)r]
+os.execv(sys.executable, [sys.executable, paths[0]] + argv)
 """
 
 
@@ -54,10 +55,21 @@ def _packed(data):
     return to_text(base64.b64encode(zlib.compress(data, 6)))
 
 
-def boot_program(remote_tmp, wrapper_name, wrapper, module_name, module, jid, limit):
-    """The program that writes ``wrapper`` and ``module`` (bytes) under ``remote_tmp`` and runs the wrapper."""
+def wrapper_argv(wrapper_source, jid, limit):
+    """async_wrapper's arguments as the controller's ansible-core gives them, ``{module}`` for the module's path and
+    ``{python}`` for the interpreter: ``<jid> <time_limit> <modulescript> <argsfile>`` (2.19) or ``<jid>
+    <time_limit> <preserve_tmp> <module_path> <invocation_args> ...`` (2.21: the module's command after it), as its
+    own usage line says."""
+    if b"<preserve_tmp> <module_path>" in wrapper_source:
+        return [jid, str(limit), "false", "{module}", "{python}", "{module}"]
+    return [jid, str(limit), "{module}", "_"]
+
+
+def boot_program(remote_tmp, wrapper_name, wrapper, module_name, module, argv):
+    """The program that writes ``wrapper`` and ``module`` (bytes) under ``remote_tmp`` and runs the wrapper with
+    ``argv`` (``{module}``: the module's path there, ``{python}``: the interpreter)."""
     return BOOT % {"remote_tmp": remote_tmp, "wrapper_name": wrapper_name, "wrapper": _packed(wrapper),
-                   "module_name": module_name, "module": _packed(module), "jid": jid, "limit": str(limit)}
+                   "module_name": module_name, "module": _packed(module), "argv": argv}
 
 
 class OneCallStart:
@@ -98,23 +110,31 @@ class OneCallStart:
         wrapper_bits, wrapper_path = self._configure_module(
             module_name="ansible.legacy.async_wrapper", module_args={}, task_vars=task_vars)
         shell = self._connection._shell
+        with open(wrapper_path, "rb") as handle:
+            argv = wrapper_argv(handle.read(), "j%d" % secrets.randbelow(999999999999), self._task.async_val)
         program = boot_program(
             self.get_shell_option("remote_tmp", default="~/.ansible/tmp"),
             shell.get_remote_filename(wrapper_path), wrapper_bits.b_module_data,
-            "AnsiballZ_%s" % shell.get_remote_filename(path), bits.b_module_data,
-            "j%d" % secrets.randbelow(999999999999), self._task.async_val)
+            "AnsiballZ_%s" % shell.get_remote_filename(path), bits.b_module_data, argv)
         cmd = shell.build_module_command(environment_string, wrapper_bits.shebang, "").strip()
-        res = self._low_level_execute_command(cmd, sudoable=True, in_data=program.encode("utf-8"))
-        data = self._parse_returned_data(res, wrapper_bits.serialization_profile)
-        return self._as_started(data)
+        extra = {"process_result": wrapper_bits.process_result} if hasattr(wrapper_bits, "process_result") else {}
+        res = self._low_level_execute_command(cmd, sudoable=True, in_data=program.encode("utf-8"), **extra)
+        parsed = self._parse_returned_data(res, wrapper_bits.serialization_profile)
+        self._connection._shell.tmpdir = None       # the directory is async_wrapper's, which removes it
+        if not isinstance(parsed, dict):            # ansible-core 2.21: a UnifiedTaskResult
+            parsed.remove_internal_keys()
+            parsed.changed = True
+            if self._discovered_interpreter_key:
+                parsed.set_fact(self._discovered_interpreter_key, self._discovered_interpreter)
+            return parsed.as_result_dict(for_round_trip=True)
+        return self._as_started(parsed)
 
     def _as_started(self, data):
-        """The start's answer as ansible-core makes it (ActionBase._execute_module, its wrap_async branch)."""
+        """The start's answer as ansible-core 2.19 makes it (ActionBase._execute_module, its wrap_async branch)."""
         data.pop("_ansible_suppress_tmpdir_delete", None)     # the directory is async_wrapper's; none here
         if "results" in data and (not isinstance(data["results"], Sequence) or isinstance(data["results"], str)):
             data["ansible_module_results"] = data.pop("results")
         remove_internal_keys(data)
-        self._connection._shell.tmpdir = None
         data["changed"] = True
         for key in ("stdout", "stderr"):
             if key in data and key + "_lines" not in data:
