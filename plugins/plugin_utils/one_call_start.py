@@ -27,7 +27,11 @@ from collections.abc import Sequence
 
 from ansible import constants as C
 from ansible.module_utils.common.text.converters import to_text
-from ansible.vars.clean import remove_internal_keys
+
+try:        # ansible-core 2.19 (2.21 cleans its UnifiedTaskResult itself)
+    from ansible.vars.clean import remove_internal_keys
+except ImportError:
+    remove_internal_keys = None
 
 # The program the host's interpreter reads on its standard input: write async_wrapper and the module into a new
 # temporary directory ("-tmp-" in its name: async_wrapper removes it when the job ends, as after ansible-core's own
