@@ -47,6 +47,9 @@ Prints the measured runs, the fit and the projection; writes bench/results/e2e_m
 --stages gpu (for example) measures those stages only and writes bench/results/e2e_model.<stages>.json; then
 --rows-from bench/results/e2e_model.json --stage-rows-from bench/results/e2e_model.gpu.json fits and projects the
 earlier rows with those stages' rows replaced by the new ones (same hosts and forks).
+--publish "WHAT" writes the fit's per-host costs (host /host, main /host of each stage) to
+playbooks/vars/scale_model.yml, the table the run's forks warning reads (playbooks/check_vars.yml) and
+docs/scale-model.md publishes; WHAT says where and when they were measured.
 """
 
 from __future__ import annotations
