@@ -613,6 +613,9 @@ def main(argv=None):
                         help="CPU cores of the controller of the real fleet (its workers' share)")
     parser.add_argument("--rows-from", default=None,
                         help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
+    parser.add_argument("--row-sizes", type=int, nargs="+", default=None,
+                        help="with --rows-from: only its rows of these numbers of hosts (to merge stage rows measured "
+                             "at fewer sizes)")
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
                         help="the stages to measure (a subset writes e2e_model.<stages>.json, no fit)")
     parser.add_argument("--stage-rows-from", nargs="+", default=None,
@@ -633,6 +636,8 @@ def main(argv=None):
         with open(args.rows_from, encoding="utf-8") as handle:
             earlier = json.load(handle)
         rows, args.pair_s = earlier["rows"], earlier["pair_s_fake"]
+        if args.row_sizes:
+            rows = [r for r in rows if r["hosts"] in args.row_sizes]
         if args.stage_rows_from:
             rows = _merged(rows, args.stage_rows_from)
     else:
