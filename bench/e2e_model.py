@@ -47,6 +47,9 @@ Prints the measured runs, the fit and the projection; writes bench/results/e2e_m
 --stages gpu (for example) measures those stages only and writes bench/results/e2e_model.<stages>.json; then
 --rows-from bench/results/e2e_model.json --stage-rows-from bench/results/e2e_model.gpu.json fits and projects the
 earlier rows with those stages' rows replaced by the new ones (same hosts and forks).
+--publish "WHAT" writes the fit's per-host costs (host /host, main /host of each stage) to
+playbooks/vars/scale_model.yml, the table the run's forks warning reads (playbooks/check_vars.yml) and
+docs/scale-model.md publishes; WHAT says where and when they were measured.
 """
 
 from __future__ import annotations
@@ -568,6 +571,29 @@ def print_tables(rows, model, projections, inputs, screens):
                 st["screen"] / 60, st["report"] / 60, p[kind + "_total_min"]))
 
 
+SCALE_MODEL = os.path.join(REPO, "playbooks", "vars", "scale_model.yml")
+PUBLISHED = (("probe", "probe"), ("gpu", "gpu"), ("rdma", "rdma"), ("screen", "nccl_screen"))  # stage, its tag
+
+
+def published_table(model, measured):
+    """The lines of playbooks/vars/scale_model.yml's table (below its comments) from a fit."""
+    def row(key):
+        return "{%s}" % ", ".join("%s: %.3f" % (tag, max(0.0, model[stage][key])) for stage, tag in PUBLISHED)
+    return ["__check_scale_model:", "  measured: %s" % json.dumps(measured),
+            "  host_s_per_wave: %s" % row("host_cpu_per_host_s"),
+            "  main_s_per_host: %s" % row("controller_cpu_per_host_s")]
+
+
+def publish(model, measured):
+    """Replace the table of playbooks/vars/scale_model.yml (its comments kept) with this fit's."""
+    with open(SCALE_MODEL, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    head = lines[:lines.index("__check_scale_model:")]
+    with open(SCALE_MODEL, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(head + published_table(model, measured)) + "\n")
+    print("published the per-host costs to %s" % os.path.relpath(SCALE_MODEL, REPO))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 24])
@@ -587,6 +613,9 @@ def main(argv=None):
                         help="CPU cores of the controller of the real fleet (its workers' share)")
     parser.add_argument("--rows-from", default=None,
                         help="fit and project the runs of an earlier bench/results/e2e_model.json (no fleet)")
+    parser.add_argument("--row-sizes", type=int, nargs="+", default=None,
+                        help="with --rows-from: only its rows of these numbers of hosts (to merge stage rows measured "
+                             "at fewer sizes)")
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
                         help="the stages to measure (a subset writes e2e_model.<stages>.json, no fit)")
     parser.add_argument("--stage-rows-from", nargs="+", default=None,
@@ -595,6 +624,10 @@ def main(argv=None):
     parser.add_argument("--probe-sync", dest="probe_async", action="store_false",
                         help="measure the probe with probe_async: false (as before the role had it); its rows go to "
                              "e2e_model.<stages>.probe-sync.json")
+    parser.add_argument("--publish", metavar="WHAT", default=None,
+                        help="write the fit's per-host costs (host /host, main /host) to playbooks/vars/scale_model.yml, "
+                             "the one table the run's forks warning, this bench and docs/scale-model.md share; WHAT "
+                             "says where and when they were measured")
     parser.add_argument("--report-1000-s", type=float, default=10.1,
                         help="report.yml at 1000 hosts x 101 records, measured for issue 26 item 3")
     args = parser.parse_args(argv)
@@ -603,6 +636,8 @@ def main(argv=None):
         with open(args.rows_from, encoding="utf-8") as handle:
             earlier = json.load(handle)
         rows, args.pair_s = earlier["rows"], earlier["pair_s_fake"]
+        if args.row_sizes:
+            rows = [r for r in rows if r["hosts"] in args.row_sizes]
         if args.stage_rows_from:
             rows = _merged(rows, args.stage_rows_from)
     else:
@@ -640,6 +675,8 @@ def main(argv=None):
     with open(os.path.join(HERE, "results", out_name), "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=1, sort_keys=True)
     print("\nbench wall %d s; written bench/results/%s" % (result["bench_wall_s"], out_name))
+    if args.publish:
+        publish(model, args.publish)
     return 0
 
 

@@ -4,10 +4,11 @@
 per poll.
 
 ``ansible.builtin.async_status`` in an ``until:`` loop prints a "FAILED - RETRYING" line for every poll that finds
-the job still running. Here the polls are this action's own: it calls the ``async_status`` module (what the
-``ansible.builtin.async_status`` action calls, with the same job directory) every ``poll_s`` seconds until the job
+the job still running. Here the polls are this action's own: it runs its module on the host (which reads the job's
+file as the ``async_status`` module does, in the same job directory) every ``poll_s`` seconds until the job
 finished, then returns the job's result as its own, as ``async_status`` returns it (the module's ``results``
-records, ``failed``, ``msg``, ...), and removes the job's file (``cleanup``, mode cleanup of the same module).
+records, ``failed``, ``msg``, ...). With ``cleanup`` the poll that finds the job finished also removes its file on
+the host, in the same call (one Python start on the host, not a poll and then a removal).
 
 Every call to the host is bounded here whatever the connection settings (plugin_utils/bounded_call.py): a poll that
 does not answer within ``poll_timeout_s`` is stopped and counts as a failed poll, as does a connection failure;
@@ -34,8 +35,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import statedi
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     KILL_GRACE_S, Silent, bounded, bounded_poll, status_unreadable)
 
-STATUS_MODULE = "ansible.legacy.async_status"   # the module behind ansible.builtin.async_status
-NOT_FOUND = "could not find job"                # its answer where the job has no file
+STATUS_MODULE = "aifabric.acceptance.job_wait"  # this action's host half: async_status's read, and the removal
+NOT_FOUND = "could not find job"                # its answer (async_status's) where the job has no file
+REMOVED = "aifabric_job_file"                   # its key for the removal's outcome (erased or error)
 # How long after the wait's start a poll that finds no job file means "not started yet". async_wrapper's parent
 # returns (the start task's answer) once its daemonized child has written the job file (before the module runs), or
 # after 2.5 s without that notice: on a loaded host the file may come later. 10 s is 4x that wait; a poll begun
@@ -54,9 +56,9 @@ ARGUMENT_SPEC = {
 
 
 def worst_case_s(wait_timeout_s, poll_timeout_s):
-    """The longest this action's run can take: the wait, then its last poll and the removal of the job's file, each
-    bounded by ``poll_timeout_s`` plus the time to stop a call past its bound (a task's ``timeout:`` above it lets
-    the action's own deadline fire first)."""
+    """The longest this action's run can take: the wait, then its last poll (which removes the job's file) and the
+    removal of the remote temporary directory (none with pipelining), each bounded by ``poll_timeout_s`` plus the
+    time to stop a call past its bound (a task's ``timeout:`` above it lets the action's own deadline fire first)."""
     return wait_timeout_s + 2 * (poll_timeout_s + KILL_GRACE_S + 1)
 
 
@@ -167,7 +169,7 @@ class ActionModule(ActionBase):
         runs = {"unreachable": 0, "error": 0}     # failed polls in a row, of each kind
         while True:
             began = time.monotonic()
-            out = self._call(jid, "status", task_vars, args["poll_timeout_s"])
+            out = self._call(jid, args["cleanup"] and not self._task.check_mode, task_vars, args["poll_timeout_s"])
             polls += 1
             kind = _kind(out)
             for key in runs:
@@ -183,7 +185,7 @@ class ActionModule(ActionBase):
                     "job may still be running, its file is left on the host" % (
                         jid, _plural(runs[kind], "failed poll"), _why_not_read(out))))
             if kind == "done" or (kind == "absent" and began - start >= NOT_STARTED_S):
-                return self._finished(args, task_vars, result, out)
+                return self._finished(args, result, out)
             left = deadline - time.monotonic()
             if left <= 0:
                 return self._late(args, result, polls, out)
@@ -191,17 +193,19 @@ class ActionModule(ActionBase):
                               host=task_vars.get("inventory_hostname"))
             time.sleep(min(args["poll_s"], left))
 
-    def _finished(self, args, task_vars, result, out):
-        """The job's result as this task's (as ansible.builtin.async_status returns it), its file removed."""
+    @staticmethod
+    def _finished(args, result, out):
+        """The job's result as this task's (as ansible.builtin.async_status returns it); its file was removed by the
+        poll that found it finished (cleanup; not in check mode)."""
+        removal = out.pop(REMOVED, None)
         result = merge_hash(result, out)
-        # not after async_status's own "could not find job": there is no file to remove
-        if args["cleanup"] and out.get("finished") and out.get("msg") != NOT_FOUND and not self._task.check_mode:
-            gone = self._call(args["jid"], "cleanup", task_vars, args["poll_timeout_s"])
-            if gone.get("erased"):
-                result["results_file"] = gone["erased"]     # the path as the host expanded it
-            if gone.get("unreachable") or gone.get("failed"):
-                result["warnings"] = list(result.get("warnings") or []) + [
-                    "job %s: its file was not removed: %s" % (args["jid"], str(gone.get("msg") or "")[:300])]
+        if not isinstance(removal, dict):
+            return result
+        if removal.get("erased"):
+            result["results_file"] = removal["erased"]     # the path as the host expanded it
+        else:
+            result["warnings"] = list(result.get("warnings") or []) + [
+                "job %s: its file was not removed: %s" % (args["jid"], str(removal.get("error") or "")[:300])]
         return result
 
     @staticmethod
@@ -219,32 +223,34 @@ class ActionModule(ActionBase):
                     msg="job %s did not finish within wait_timeout_s=%s (%d poll%s, every %s s)%s" % (
                         args["jid"], args["wait_timeout_s"], polls, "" if polls == 1 else "s", args["poll_s"], why))
 
-    def _call(self, jid, mode, task_vars, limit_s):
-        """One call of the async_status module, bounded by ``limit_s``; a connection failure or no answer in time is
+    def _call(self, jid, cleanup, task_vars, limit_s):
+        """One poll (the module on the host), bounded by ``limit_s``; a connection failure or no answer in time is
         ``unreachable`` (a call that could not be stopped: the host is silent, no further call)."""
-        out, stuck = bounded_poll(limit_s, functools.partial(self._status, jid, mode, task_vars))
+        out, stuck = bounded_poll(limit_s, functools.partial(self._status, jid, cleanup, task_vars))
         self._silent = self._silent or stuck
         return out
 
-    def _status(self, jid, mode, task_vars):
-        """What ansible.builtin.async_status returns for ``jid`` (its action: the module, with the job directory of
-        the shell's async_dir, then started/finished as booleans).
+    def _status(self, jid, cleanup, task_vars):
+        """What ansible.builtin.async_status returns for ``jid`` (its action: the job file as its module reads it, in
+        the job directory of the shell's async_dir, then started/finished as booleans); with ``cleanup`` the module
+        removes the file of a job it finds finished.
 
-        The directory goes to the module as the shell option says it (``~`` unexpanded): the module expands it on the
-        host (its ``_async_dir`` is a path), in the environment the job's async_wrapper expanded it in (the same
-        connection, user and HOME), so both name one directory. ansible.builtin.async_status expands ``~`` as
-        ``~<remote user>`` (the passwd home) instead: where HOME is not that (a local connection under a HOME of its
-        own, as ``make test`` runs) the job file was written in one directory and looked for in another."""
+        The directory goes to the module as the shell option says it (``~`` unexpanded), in ANSIBLE_ASYNC_DIR as
+        ansible-core gives it to async_wrapper: the module expands it on the host, in the environment the job's
+        async_wrapper expanded it in (the same connection, user and HOME), so both
+        name one directory. ansible.builtin.async_status expands ``~`` as ``~<remote user>`` (the passwd home)
+        instead: where HOME is not that (a local connection under a HOME of its own, as ``make test`` runs) the job
+        file was written in one directory and looked for in another."""
         if self._async_dir is None:
             self._async_dir = self.get_shell_option("async_dir", default="~/.ansible_async")
         path = self._connection._shell.join_path(self._async_dir, jid)
-        base = {"ansible_job_id": jid, "started": False, "finished": False, "stdout": "", "stderr": "",
-                "stdout_lines": [], "stderr_lines": []}
-        if mode == "cleanup":
-            base["erased"] = path
-        else:
-            base.update(results_file=path, started=True)
-        answer = self._execute_module(
-            module_name=STATUS_MODULE, module_args={"jid": jid, "mode": mode, "_async_dir": self._async_dir},
-            task_vars=task_vars)
+        base = {"ansible_job_id": jid, "started": True, "finished": False, "stdout": "", "stderr": "",
+                "stdout_lines": [], "stderr_lines": [], "results_file": path}
+        # the module reads the directory where async_wrapper read it (ansible-core sets it so for an async start)
+        self._task.environment.append({"ANSIBLE_ASYNC_DIR": self._async_dir})
+        try:
+            answer = self._execute_module(module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup},
+                                          task_vars=task_vars)
+        finally:
+            self._task.environment.pop()
         return _believed(jid, merge_hash(base, answer))

@@ -42,6 +42,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     Silent, bounded, bounded_poll, status_unreadable)
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start import OneCallStart
 
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
@@ -76,7 +77,7 @@ def _safe(name):
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name))[:200]
 
 
-class ActionModule(ActionBase):
+class ActionModule(OneCallStart, ActionBase):
     _supports_check_mode = True
     _supports_async = True
 

@@ -2,8 +2,9 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
-# This is a virtual module: it is entirely implemented as an action plugin (plugins/action/job_wait.py), which
-# polls ansible.builtin.async_status's module on the host from the controller.
+# The action plugin (plugins/action/job_wait.py) does the waiting, on the controller; each of its polls runs this
+# module on the host: it reads the job's file as ansible.builtin.async_status's module does and, once the job
+# finished, removes the file in the same call (O(cleanup)).
 
 from __future__ import annotations
 
@@ -38,9 +39,12 @@ description:
     C(async) limit). The action returns within O(wait_timeout_s) plus twice (O(poll_timeout_s) + 6 s) - its last
     poll and the removal of the job's file - so a task C(timeout) above that lets the action's own deadline and
     message come first.
-  - With O(cleanup), the job's file is removed once the job finished (M(ansible.builtin.async_status) with
-    C(mode=cleanup)); not in check mode, not on a host found unreachable.
-  - Runs on the controller; the host needs what M(ansible.builtin.async_status) needs (Python).
+  - With O(cleanup), the job's file is removed once the job finished, by the poll that finds it finished - one call
+    to the host, the poll reads the file, as M(ansible.builtin.async_status) does, and removes it; not in check
+    mode, not a file that names another job.
+  - Waits on the controller; each poll runs this module on the host (Python, as M(ansible.builtin.async_status)),
+    with the job directory of the shell's C(async_dir) (C(ANSIBLE_ASYNC_DIR), C(~/.ansible_async)) in its
+    environment, as C(async_wrapper) had it.
 extends_documentation_fragment: [aifabric.acceptance._attributes]
 attributes:
   check_mode:
@@ -148,3 +152,81 @@ results_file:
   type: str
   sample: /root/.ansible_async/j512186146478.4137
 """
+
+import json
+import os
+import sys
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+
+NOT_FOUND = "could not find job"        # ansible.builtin.async_status's answer where the job has no file
+REMOVED = "aifabric_job_file"           # the removal's outcome, for the action (it takes the key out)
+
+
+def _one(value):
+    """A job file's ``finished`` as ansible-core's own poll reads it (``int(finished) == 1``): True, 1 or "1" only."""
+    return value is True or (not isinstance(value, bool) and isinstance(value, (int, str)) and str(value).strip() == "1")
+
+
+def status(jid, path):
+    """(answer, done): the job file as ansible.builtin.async_status's module reads it (its status mode), and whether
+    it is this job's finished result (then it may be removed)."""
+    if not os.path.exists(path):
+        return {"failed": True, "msg": NOT_FOUND, "ansible_job_id": jid, "started": True, "finished": True}, False
+    data = None
+    try:
+        with open(path) as handle:
+            data = json.loads(handle.read())
+    except Exception:       # pylint: disable=broad-except  # what async_status catches: a file being written
+        if not data:
+            return {"results_file": path, "ansible_job_id": jid, "started": True, "finished": False}, False
+    if not isinstance(data, dict):
+        return {"failed": True, "ansible_job_id": jid, "results_file": path, "started": True, "finished": True,
+                "msg": "Could not parse job output: %.300s" % (data,)}, False
+    if "started" not in data:
+        data["finished"] = True
+        data["ansible_job_id"] = jid
+    elif "finished" not in data:
+        data["finished"] = False
+    return data, _one(data.get("finished")) and data.get("ansible_job_id") == jid
+
+
+def remove(path):
+    """Remove the finished job's file: ``{"erased": path}``, or ``{"error": why}``."""
+    try:
+        os.unlink(path)
+    except OSError as exc:
+        return {"error": "%s: %s" % (path, exc)}
+    return {"erased": path}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            jid=dict(type="str", required=True),
+            wait_timeout_s=dict(type="int", default=3600),
+            poll_s=dict(type="float", default=5.0),
+            poll_timeout_s=dict(type="float", default=30.0),
+            unreachable_after_polls=dict(type="int", default=2),
+            status_errors_after_polls=dict(type="int", default=3),
+            cleanup=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    jid = module.params["jid"]
+    if not statedir.NAME_RE.match(jid):      # the action refuses it first: never a path outside the directory
+        module.fail_json(msg="jid %.100r is not a job id" % jid, ansible_job_id=jid)
+    # the job directory as async_wrapper found it: the action gives the shell's async_dir in the same variable
+    path = os.path.join(os.path.expanduser(os.environ.get("ANSIBLE_ASYNC_DIR", "~/.ansible_async")), jid)
+    data, done = status(jid, path)
+    if done and module.params["cleanup"] and not module.check_mode:
+        data[REMOVED] = remove(path)
+    # the job's own result as it is (its invocation, changed, results), not through exit_json, as async_status does
+    print("\n%s" % json.dumps(data))  # pylint: disable=ansible-bad-function
+    sys.exit(0)  # pylint: disable=ansible-bad-function
+
+
+if __name__ == "__main__":
+    main()

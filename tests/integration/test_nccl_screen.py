@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -71,6 +72,17 @@ def _rounds(tests, names):
         assert rec["host"] == hosts[0]                                   # launched from the test's first host
         rounds.setdefault(test_round, []).append((purpose, [names.index(h) for h in hosts], rec["status"]))
     return dict((k, sorted(v)) for k, v in rounds.items())
+
+
+def _cleaned(out):
+    """The hosts on which the screen's cleanup task ran (not skipped), over every round, from the run's output."""
+    with open(out) as handle:
+        text = handle.read()
+    hosts = []
+    for block in text.split("TASK [")[1:]:
+        if block.startswith("aifabric.acceptance.nccl : Stop whatever of the test is left"):
+            hosts.extend(re.findall(r"^(?:ok|changed|failed|fatal): \[([^\]]+)\]", block, re.MULTILINE))
+    return hosts
 
 
 @pytest.mark.fleet(n=8)
@@ -177,6 +189,8 @@ def test_the_screen_groups_follow_the_switches_fabric_topology_learns(fleet, con
     with open(log) as handle:
         ranks = [json.loads(line) for line in handle if line.strip()]
     assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2              # 12 runs in 7 rounds
+    # every launch ended clean (each mpirun run exited 0, nothing left on its launcher): no cleanup call on any host
+    assert _cleaned(out) == [], tail(out)
     assert_nothing_left(fleet)
 
 
@@ -219,4 +233,30 @@ def test_one_unlucky_confirmation_of_a_healthy_host_does_not_fail_it(fleet, cont
     assert screen[unlucky]["reason"].startswith("known good: passed 2 group test(s), round 4 confirm of %s, %s (pass)"
                                                 % (unlucky, names[6]))
     assert screen[bad]["status"] == "fail" and screen[bad]["reason"].startswith("confirmed bad node: round 4 confirm")
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=8)
+def test_a_launch_past_its_time_limit_is_cleaned_up_on_every_host_of_its_test(fleet, controller, tmp_path):
+    """Every rank hangs (FAKE_NCCL_SLEEP) past the run's limit: nccl_test stops its mpirun on the launcher (an error
+    record) and the screen's cleanup runs on every host of each test - what a launch that ended clean skips - and
+    nothing of the run is left on any host."""
+    names = [h.name for h in fleet.hosts]
+    variables, _log = _setup(fleet, names[5])
+    variables["nccl_screen_topology_var"] = "leaf"
+    variables["nccl_screen_max_rounds"] = 1
+    variables["nccl_options"]["timeout_s"] = 8
+    variables["nccl_env"]["FAKE_NCCL_SLEEP"] = "600"
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
+        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    finish(proc, 300, out)
+    _run_dir, report = load_report(report_dir, out)
+    tests = [r for r in records_of(report) if r["check"] == "nccl.all_reduce"]
+    assert sorted((r["host"], r["status"]) for r in tests) == [(names[0], "error"), (names[4], "error")], tail(out)
+    assert sorted(_cleaned(out)) == sorted(names), tail(out)
     assert_nothing_left(fleet)

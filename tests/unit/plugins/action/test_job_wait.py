@@ -3,8 +3,9 @@
 """The job_wait action: it polls a host's async job on the controller, each poll bounded, and returns the finished
 job's result as its own.
 
-The host side is real where it can be: each poll runs ansible-core's own async_status module (the one behind
-ansible.builtin.async_status) against a job directory of the test's, in which the "job" writes what async_wrapper
+The host side is real where it can be: each poll runs the action's own module (plugins/modules/job_wait.py: the job
+file read as ansible-core's async_status module reads it, and removed by the poll that finds the job finished)
+against a job directory of the test's, in which the "job" writes what async_wrapper
 writes (the running status, then the module's result, or "Timeout exceeded"). A host that goes silent is a call
 blocked reading from a process that never answers (the SSH client of a silent host), as in the bound's own tests
 (test_perftest_sweep_bound.py). The records go through the fleet_report callback's collector, as in a run.
@@ -26,6 +27,7 @@ from ansible.errors import AnsibleConnectionFailure, AnsibleError
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+from ansible_collections.aifabric.acceptance.plugins.modules import job_wait as job_wait_module
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import stream
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import alive
 
@@ -42,7 +44,7 @@ def gemm_result():
 
 
 class Host:
-    """A host's job directory, polled with the real async_status module. ``job``: what the job file holds at each
+    """A host's job directory, polled with the real job_wait module. ``job``: what the job file holds at each
     status poll (a list: one entry per poll, the last one stays; "": an empty file, None: no file)."""
 
     def __init__(self, tmp_path, job):
@@ -54,6 +56,8 @@ class Host:
         self.args_dir.mkdir()
         self.job = list(job)
         self.calls = []
+        self.dirs = []           # the job directory each call had in its environment (ANSIBLE_ASYNC_DIR)
+        self.action = None
         self.ended = []          # time.monotonic() at the end of each call
 
     @property
@@ -61,15 +65,15 @@ class Host:
         return self.dir / JID
 
     def statuses(self):
-        return [c for c in self.calls if c.get("mode", "status") == "status"]
+        return list(self.calls)     # every call is a poll (the one that finds the job finished removes its file)
 
     def execute(self, module_name=None, module_args=None, task_vars=None, **_kw):
-        assert module_name == "ansible.legacy.async_status", module_name
+        assert module_name == "aifabric.acceptance.job_wait", module_name
         self.calls.append(dict(module_args))
-        if module_args.get("mode", "status") == "status":
-            content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
-            if content is not None:
-                self.job_file.write_text(json.dumps(content) if content != "" else "")
+        self.dirs.append(self.action._task.environment[-1]["ANSIBLE_ASYNC_DIR"])
+        content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
+        if content is not None:
+            self.job_file.write_text(json.dumps(content) if content != "" else "")
         try:
             return self.run_module(module_args)
         finally:
@@ -78,9 +82,11 @@ class Host:
     def run_module(self, module_args):
         path = self.args_dir / ("%d.json" % len(self.calls))
         path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-        proc = subprocess.run([sys.executable, "-m", "ansible.modules.async_status", str(path)],
-                              env=dict(os.environ, HOME=str(self.home)), capture_output=True, text=True, timeout=60,
-                              check=False)
+        proc = subprocess.run([sys.executable, "-m", "ansible_collections.aifabric.acceptance.plugins.modules.job_wait",
+                               str(path)],
+                              env=dict(os.environ, HOME=str(self.home), PYTHONPATH=os.pathsep.join(sys.path),
+                                       ANSIBLE_ASYNC_DIR=self.dirs[-1]),
+                              capture_output=True, text=True, timeout=60, check=False)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -102,11 +108,13 @@ class Shown:
 
 def action_for(host, check_mode=False, tmpdir=None, **args):
     task = types.SimpleNamespace(args=dict({"jid": JID, "poll_s": 0.05, "poll_timeout_s": 10}, **args),
-                                 async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait")
+                                 async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait",
+                                 environment=[])
     shell = types.SimpleNamespace(tmpdir=tmpdir, join_path=posixpath.join)
     connection = types.SimpleNamespace(_shell=shell)
     action = job_wait.ActionModule(task, connection, None, None, None, None)
     action._execute_module = host.execute
+    host.action = action
     action.get_shell_option = lambda option, default=None: default if option == "async_dir" else None
     action._display = Shown()
     return action
@@ -131,8 +139,9 @@ def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_remo
     assert out["results"] == job["results"] and out["changed"] is False and not out.get("failed"), out
     assert (out["started"], out["finished"], out["ansible_job_id"]) == (True, True, JID), out
     assert out["results_file"] == str(host.job_file)
-    assert host.calls[0]["_async_dir"] == "~/.ansible_async"    # expanded on the host, as async_wrapper does
-    assert [c.get("mode", "status") for c in host.calls] == ["status", "cleanup"]
+    assert host.dirs == ["~/.ansible_async"]                # expanded on the host, as async_wrapper does
+    assert action._task.environment == []                  # given for the call only
+    assert [c["cleanup"] for c in host.calls] == [True]   # one call: the poll that found it finished removed it
     assert not host.job_file.exists()                      # cleanup: the job's file is gone
     assert action._display.lines == []
     # the callback collects the job's records as the module returned them
@@ -295,19 +304,23 @@ def test_without_cleanup_or_in_check_mode_the_file_stays(tmp_path):
 
 
 def test_a_cleanup_that_fails_is_a_warning(tmp_path):
+    """The poll found the job finished but its file could not be removed (gone already, a read-only directory):
+    the job's result, with a warning."""
     host = Host(tmp_path, [gemm_result()])
     action = action_for(host)
     real = host.execute
 
     def execute(module_name=None, module_args=None, task_vars=None, **kw):
-        if module_args.get("mode") == "cleanup":
-            raise AnsibleConnectionFailure("ssh: connection reset")
-        return real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
+        out = real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
+        assert out.pop(job_wait.REMOVED) == {"erased": str(host.job_file)}
+        # what the module's removal answers where the unlink fails
+        return dict(out, **{job_wait.REMOVED: job_wait_module.remove(str(host.job_file))})
 
     action._execute_module = execute
     out = action.run(task_vars={})
-    assert not out.get("failed") and len(out["results"]) == 2, out
-    assert out["warnings"] == ["job %s: its file was not removed: ssh: connection reset" % JID], out
+    assert not out.get("failed") and len(out["results"]) == 2 and job_wait.REMOVED not in out, out
+    assert out["warnings"] == ["job %s: its file was not removed: %s: [Errno 2] No such file or directory: %r" % (
+        JID, host.job_file, str(host.job_file))], out
 
 
 def hanging(started):
@@ -433,7 +446,7 @@ def test_a_job_result_that_claims_the_host_is_unreachable_is_its_result_not_a_co
     host = Host(tmp_path, [job])
     out = action_for(host, wait_timeout_s=2).run(task_vars={})
     assert not out.get("unreachable") and out["finished"] is True and out["results"] == job["results"], out
-    assert [c.get("mode", "status") for c in host.calls] == ["status", "cleanup"]
+    assert len(host.calls) == 1 and not host.job_file.exists()
 
 
 @pytest.mark.parametrize("finished", ["false", "0", "no", [], {"x": 1}, 2])

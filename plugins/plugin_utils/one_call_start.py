@@ -1,0 +1,150 @@
+# Copyright (c) 2026, aifabric.acceptance contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An async job's start in one call to the host, pipelined (private).
+
+ansible-core never pipelines an async start (``async:`` with ``poll: 0``): it makes a remote temporary directory,
+copies the module and ``async_wrapper`` into it, makes them executable and runs ``async_wrapper`` - five SSH
+operations a host, ``forks`` hosts at a time (docs/scale-model.md). :class:`OneCallStart` does the same in one: the
+interpreter reads a short program on its standard input (as a pipelined module does) that holds both files; it
+makes the temporary directory under the shell's ``remote_tmp``, writes them there and becomes ``async_wrapper``
+(``execv``) with the arguments ansible-core gives it. From there all is ansible-core's own: the same job id, job file
+in the same ``async_dir``, the same answer (``ansible_job_id``, ``results_file``), ``async_wrapper`` removing the
+directory when the job ends, ``async_status`` and aifabric.acceptance.job_wait reading the job.
+
+Used only where the connection pipelines an ordinary module (``ansible_pipelining``, a become method that allows
+it) and the remote files are not kept (``ANSIBLE_KEEP_REMOTE_FILES``), for a new-style (Python) module on a POSIX
+shell; anything else starts as ansible-core starts it. Mixed into the action of every module the roles start as
+async jobs (meta/runtime.yml routes them to the action ``pipelined_async``) and into perftest_sweep's.
+Controller only.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import zlib
+from collections.abc import Sequence
+
+from ansible import constants as C
+from ansible.module_utils.common.text.converters import to_text
+
+try:        # ansible-core 2.19 (2.21 cleans its UnifiedTaskResult itself)
+    from ansible.vars.clean import remove_internal_keys
+except ImportError:
+    remove_internal_keys = None
+
+# The program the host's interpreter reads on its standard input: write async_wrapper and the module into a new
+# temporary directory ("-tmp-" in its name: async_wrapper removes it when the job ends, as after ansible-core's own
+# start) and become async_wrapper. Python 2.7 and 3.x (the interpreter a module runs with).
+BOOT = r"""
+import base64, os, sys, tempfile, zlib
+top = os.path.expanduser(%(remote_tmp)r)
+if not os.path.isdir(top):
+    os.makedirs(top, 0o700)
+where = tempfile.mkdtemp(prefix="ansible-tmp-aif-", dir=top)
+paths = []
+for name, data in ((%(wrapper_name)r, %(wrapper)r), (%(module_name)r, %(module)r)):
+    path = os.path.join(where, name)
+    with open(path, "wb") as out:
+        out.write(zlib.decompress(base64.b64decode(data)))
+    os.chmod(path, 0o700)
+    paths.append(path)
+sys.stdout.flush()
+argv = [a.replace("{module}", paths[1]).replace("{python}", sys.executable) for a in %(argv)r]
+os.execv(sys.executable, [sys.executable, paths[0]] + argv)
+"""
+
+
+def _packed(data):
+    return to_text(base64.b64encode(zlib.compress(data, 6)))
+
+
+def wrapper_argv(wrapper_source, jid, limit):
+    """async_wrapper's arguments as the controller's ansible-core gives them, ``{module}`` for the module's path and
+    ``{python}`` for the interpreter: ``<jid> <time_limit> <modulescript> <argsfile>`` (2.19) or ``<jid>
+    <time_limit> <preserve_tmp> <module_path> <invocation_args> ...`` (2.21: the module's command after it), as its
+    own usage line says."""
+    if b"<preserve_tmp> <module_path>" in wrapper_source:
+        return [jid, str(limit), "false", "{module}", "{python}", "{module}"]
+    return [jid, str(limit), "{module}", "_"]
+
+
+def boot_program(remote_tmp, wrapper_name, wrapper, module_name, module, argv):
+    """The program that writes ``wrapper`` and ``module`` (bytes) under ``remote_tmp`` and runs the wrapper with
+    ``argv`` (``{module}``: the module's path there, ``{python}``: the interpreter)."""
+    return BOOT % {"remote_tmp": remote_tmp, "wrapper_name": wrapper_name, "wrapper": _packed(wrapper),
+                   "module_name": module_name, "module": _packed(module), "argv": argv}
+
+
+class OneCallStart:
+    """Mix into an ActionBase subclass (before it): ``_execute_module(wrap_async=True)`` starts the job in one
+    pipelined call where the connection allows it, else as ansible-core does."""
+
+    def _one_call_possible(self):
+        shell = self._connection._shell
+        return (not self._connection.always_pipeline_modules and self._connection.is_pipelining_enabled(False)
+                and not C.DEFAULT_KEEP_REMOTE_FILES and shell.tmpdir is None
+                and not getattr(shell, "_IS_WINDOWS", False))
+
+    def _execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None, persist_files=False,
+                        delete_remote_tmp=None, wrap_async=False, ignore_unknown_opts=False):
+        if not (wrap_async and self._one_call_possible()):
+            return super()._execute_module(
+                module_name=module_name, module_args=module_args, tmp=tmp, task_vars=task_vars,
+                persist_files=persist_files, delete_remote_tmp=delete_remote_tmp, wrap_async=wrap_async,
+                ignore_unknown_opts=ignore_unknown_opts)
+        return self._start_in_one_call(module_name or self._task.action,
+                                       self._task.args if module_args is None else module_args,
+                                       task_vars or {}, ignore_unknown_opts)
+
+    def _start_in_one_call(self, module_name, module_args, task_vars, ignore_unknown_opts):
+        """ansible-core's async start (ActionBase._execute_module with wrap_async) with the transfers in the call."""
+        self._update_module_args(module_name, module_args, task_vars, ignore_unknown_opts=ignore_unknown_opts)
+        # async_wrapper reads the job directory from its environment, as ansible-core sets it for an async start
+        self._task.environment.append({"ANSIBLE_ASYNC_DIR": self.get_shell_option("async_dir", default="~/.ansible_async")})
+        try:
+            bits, path = self._configure_module(module_name=module_name, module_args=module_args, task_vars=task_vars)
+            environment_string = self._compute_environment_string()
+        finally:
+            self._task.environment.pop()
+        if bits.module_style != "new":      # never for this collection's modules: ansible-core's own start
+            return super()._execute_module(module_name=module_name, module_args=module_args, task_vars=task_vars,
+                                           wrap_async=True, ignore_unknown_opts=ignore_unknown_opts)
+        self._used_interpreter = bits.shebang
+        wrapper_bits, wrapper_path = self._configure_module(
+            module_name="ansible.legacy.async_wrapper", module_args={}, task_vars=task_vars)
+        shell = self._connection._shell
+        with open(wrapper_path, "rb") as handle:
+            argv = wrapper_argv(handle.read(), "j%d" % secrets.randbelow(999999999999), self._task.async_val)
+        program = boot_program(
+            self.get_shell_option("remote_tmp", default="~/.ansible/tmp"),
+            shell.get_remote_filename(wrapper_path), wrapper_bits.b_module_data,
+            "AnsiballZ_%s" % shell.get_remote_filename(path), bits.b_module_data, argv)
+        cmd = shell.build_module_command(environment_string, wrapper_bits.shebang, "").strip()
+        extra = {"process_result": wrapper_bits.process_result} if hasattr(wrapper_bits, "process_result") else {}
+        res = self._low_level_execute_command(cmd, sudoable=True, in_data=program.encode("utf-8"), **extra)
+        parsed = self._parse_returned_data(res, wrapper_bits.serialization_profile)
+        self._connection._shell.tmpdir = None       # the directory is async_wrapper's, which removes it
+        if not isinstance(parsed, dict):            # ansible-core 2.21: a UnifiedTaskResult
+            parsed.remove_internal_keys()
+            parsed.changed = True
+            if self._discovered_interpreter_key:
+                parsed.set_fact(self._discovered_interpreter_key, self._discovered_interpreter)
+            return parsed.as_result_dict(for_round_trip=True)
+        return self._as_started(parsed)
+
+    def _as_started(self, data):
+        """The start's answer as ansible-core 2.19 makes it (ActionBase._execute_module, its wrap_async branch)."""
+        data.pop("_ansible_suppress_tmpdir_delete", None)     # the directory is async_wrapper's; none here
+        if "results" in data and (not isinstance(data["results"], Sequence) or isinstance(data["results"], str)):
+            data["ansible_module_results"] = data.pop("results")
+        remove_internal_keys(data)
+        data["changed"] = True
+        for key in ("stdout", "stderr"):
+            if key in data and key + "_lines" not in data:
+                data[key + "_lines"] = (data.get(key) or "").splitlines()
+        if self._discovered_interpreter_key:
+            data.setdefault("ansible_facts", {})
+            data["ansible_facts"] = data["ansible_facts"] or {}
+            data["ansible_facts"][self._discovered_interpreter_key] = self._discovered_interpreter
+        return data
