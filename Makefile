@@ -74,10 +74,11 @@ test: export ANSIBLE_REMOTE_TEMP := $(RUN_TMP)/remote
 test: export ANSIBLE_ASYNC_DIR := $(RUN_TMP)/async
 # The stages run through .ci/stages.py, which prints each one's wall and CPU time at the end. TEST_STEPS: one word a
 # step, run in order; "," runs lanes of a step side by side, "+" stages of a lane one after the other (the first
-# lane's output streams, the others' is printed whole as each stage ends and kept in tests/output/stages/). One after
-# the other by default: beside the integration stage on 2 CPUs a timing-bound unit test failed (docs/dev/test-times.md);
-# on a machine with more CPUs: TEST_STEPS="venv stage integration,unit+sanity+lint+changelog+build+molecule".
-TEST_STEPS ?= venv stage unit sanity lint changelog build integration molecule
+# lane's output streams, the others' is printed whole as each stage ends and kept in tests/output/stages/). The
+# integration stage mostly waits, the others mostly compute: they run beside it (docs/dev/test-times.md; the unit test
+# that once failed there waits for an event, its limit far above a loaded machine's). One after the other:
+# TEST_STEPS="venv stage unit sanity lint changelog build integration molecule".
+TEST_STEPS ?= venv stage integration,unit+sanity+lint+changelog+build+molecule
 TEST_STAGE_TIMEOUT ?= 3600
 test: home-begin
 	@$(PYTHON) .ci/stages.py --timeout $(TEST_STAGE_TIMEOUT) $(TEST_STEPS) -- \
@@ -97,9 +98,12 @@ $(VENV)/.installed-run: requirements.txt | $(BIN)/python
 	flock $(VENV)/.lock $(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.installed-test: requirements.txt requirements-test.txt $(VENV)/.installed-run
+# one pip call for both files (a fresh clone resolved requirements.txt twice); it marks requirements.txt installed too.
+# Not --no-compile: make exports PYTHONDONTWRITEBYTECODE, so every ansible process would compile ansible-core's
+# sources again (1.37 s against 0.44 s of CPU to import ansible-playbook's modules: docs/dev/test-times.md).
+$(VENV)/.installed-test: requirements.txt requirements-test.txt | $(BIN)/python
 	flock $(VENV)/.lock $(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-test.txt
-	touch $@
+	touch $(VENV)/.installed-run $@
 
 run-venv: $(VENV)/.installed-run
 
@@ -129,11 +133,12 @@ stage:
 	rm -rf $(AT_DIR) && mkdir -p $(AT_DIR)
 	git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(AT_DIR)
 
-# The unit and integration tests run in TEST_WORKERS processes (pytest-xdist). Unit tests: 5:53 -> 3:40 on 2 CPUs.
-# Integration tests: most wait on timeouts, hosts and playbooks, and each runs on throwaway hosts, directories and
-# subnets of its own (tests/integration/netns.py), so two at a time overlap their waits (the RDMA fault files: 243 ->
-# 142 s on 2 CPUs). TEST_WORKERS=0: one process.
+# The unit tests run in TEST_WORKERS processes (pytest-xdist): 5:53 -> 3:40 on 2 CPUs. The integration tests run in
+# INTEGRATION_WORKERS: most wait on timeouts, hosts and playbooks (10 of the longest: 546 s of wall, 107 s of CPU), and
+# each runs on throwaway hosts, directories and subnets of its own (tests/integration/netns.py, up to 8 workers), so
+# four at a time overlap their waits (docs/dev/test-times.md). TEST_WORKERS=0: one process for both.
 TEST_WORKERS ?= 2
+INTEGRATION_WORKERS ?= $(if $(filter 0,$(TEST_WORKERS)),0,4)
 unit: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist load \
 	  --junitxml=tests/output/unit.xml tests/unit
@@ -161,7 +166,7 @@ changelog: venv
 
 integration: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 \
-	  -n $(TEST_WORKERS) --dist load \
+	  -n $(INTEGRATION_WORKERS) --dist load \
 	  --junitxml=tests/output/integration.xml tests/integration; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 	$(BIN)/python .ci/suite_ran.py integration $(AT_DIR)/tests/output/integration.xml
 

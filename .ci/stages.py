@@ -115,7 +115,7 @@ def parse_steps(specs):
     return steps
 
 
-def table(steps, total):
+def table(steps, total, load=None):
     lines = ["", "make test: stage times (wall = elapsed, cpu = user+sys of the stage's processes; "
                  "stages of one step ran side by side)",
              "  %-4s %-12s %9s %9s %9s  %s" % ("step", "stage", "start", "wall", "cpu", "result")]
@@ -129,6 +129,9 @@ def table(steps, total):
                     start, wall, cpu = _clock(stage.start), _clock(stage.wall), _clock(stage.cpu)
                 lines.append("  %-4s %-12s %9s %9s %9s  %s" % (number, stage.name, start, wall, cpu, result))
     lines.append("  %-4s %-12s %9s %9s" % ("", "total", "", _clock(total)))
+    if load:
+        lines.append("  load average (1 min) at the start %.1f, at the end %.1f, on %d CPUs: compare CPU times, wall "
+                     "times move with the load" % (load[0], load[1], os.cpu_count() or 0))
     return "\n".join(lines)
 
 
@@ -158,6 +161,7 @@ def main(argv=None):
     steps = parse_steps(args.steps)
     os.makedirs(args.log_dir, exist_ok=True)
     t0 = time.monotonic()
+    load_start = os.getloadavg()[0]
     lock = threading.Lock()
     signal.signal(signal.SIGTERM, _interrupted)
     done = []
@@ -187,7 +191,7 @@ def main(argv=None):
         for thread in threading.enumerate():
             if thread is not threading.current_thread():
                 thread.join(GRACE_S + 10)
-    print(table(steps, time.monotonic() - t0))
+    print(table(steps, time.monotonic() - t0, (load_start, os.getloadavg()[0])))
     sys.stdout.flush()
     return 0 if ok else 1
 

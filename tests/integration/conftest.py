@@ -45,14 +45,17 @@ SLOW_FILES = ("test_acceptance_tags.py", "test_k8s_real_pods.py", "test_k8s_real
               "test_rdma_silent_host.py", "test_rdma_sweep_faults.py", "test_ssh_fleet.py", "test_port_counters_fleet.py")
 
 
-# Files by their measured time in one full `make integration` (per-file sums of --durations, longest first;
-# docs/dev/test-times.md). They start first: xdist hands tests out in collection order, so the run ends on short
-# tests on both workers instead of one long test on one worker while the other waits (the browser test, last in
-# name order, used to be that tail). A file missing here keeps its place after these; the order inside a file is kept.
-LONGEST_FIRST = ("test_report_browser.py", "test_nccl_tests_role.py", "test_report_history.py", "test_nccl_screen.py",
-                 "test_rdma_fleet.py", "test_silent_host_tasks.py", "test_rdma_discovery.py", "test_rdma_silent_host.py",
-                 "test_k8s_task_limits.py", "test_ssh_fleet.py", "test_make.py", "test_rdma_role.py",
-                 "test_rdma_sweep_faults.py", "test_rdma_gpudirect_latency.py", "test_mpi_cleanup.py")
+# Files by the longest single test of each in one full run with 4 workers (--durations; docs/dev/test-times.md),
+# longest first. They start first: xdist hands tests out in collection order, so the run ends on short tests on every
+# worker instead of one long test on one worker while the others wait (the browser test, last in name order, used to
+# be that tail). A file missing here keeps its place after these; the order inside a file is kept.
+LONGEST_FIRST = ("test_report_browser.py", "test_k8s_workload_lifecycle.py", "test_k8s_task_limits.py",
+                 "test_probe_async.py", "test_make.py", "test_nccl_screen.py", "test_nccl_tests_role.py",
+                 "test_disk_full.py", "test_k8s_device_plugin_preflight.py", "test_report_history.py",
+                 "test_config_check.py", "test_k8s_real_pods.py", "test_rdma_sweep_faults.py", "test_gpu_async.py",
+                 "test_silent_host_tasks.py", "test_rdma_silent_host.py", "test_rdma_fleet.py", "test_history_postgres.py",
+                 "test_fail_on.py", "test_rdma_discovery.py", "test_ssh_fleet.py", "test_rdma_role.py",
+                 "test_rdma_gpudirect_latency.py", "test_mpi_cleanup.py")
 
 
 def _unknown_slow_files():

@@ -192,13 +192,13 @@ def test_resource_quota_rejection_fails_fast_with_its_message(tmp_path, monkeypa
         # the pods state their cpu/memory unless told not to (a request defaults to its limit): without either, a
         # quota on requests.cpu refuses them
         res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "rq1", "namespace": "quota",
-                                            "timeout_s": 30, "cpu_request": "", "cpu_limit": ""})
+                                            "timeout_s": 120, "cpu_request": "", "cpu_limit": ""})
         elapsed = time.monotonic() - t0
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
         assert "failed quota: compute-resources: must specify requests.cpu" in record["reason"], record["reason"]
         assert "FailedCreate" in record["reason"], record["reason"]
-        assert elapsed < 15, elapsed
+        assert elapsed < 60, elapsed      # at the refusal, not at its timeout (a timeout far above a loaded machine's)
         assert fake.leftovers("rq1") == []
 
 
@@ -306,7 +306,7 @@ def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, la
         t0 = time.monotonic()
         res = _workload(fake, monkeypatch, {"kind": "nccl_multinode", "hosts": ["gpu-node-01", "gpu-node-02"],
                                             "run_id": "fc" + launcher[:3], "namespace": "psa", "gpus_per_pod": 2,
-                                            "launcher": launcher, "timeout_s": 60,
+                                            "launcher": launcher, "timeout_s": 180,
                                             "nccl": {"collectives": ["all_reduce"]}})
         elapsed = time.monotonic() - t0
         records = res.kwargs["results"]
@@ -315,5 +315,5 @@ def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, la
         event = "MPIJobFailed" if launcher == "mpijob" else "FailedCreate"
         assert all("violates PodSecurity" in r["reason"] and event in r["reason"] for r in records), \
             [r["reason"] for r in records]
-        assert elapsed < 20, elapsed
+        assert elapsed < 90, elapsed      # at the event, not at its timeout (a timeout far above a loaded machine's)
         assert fake.leftovers("fc" + launcher[:3]) == []

@@ -19,16 +19,17 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pa
 STAGES = os.path.join(ROOT, ".ci", "stages.py")
 
 # each stage appends its name to order.txt when it starts and when it ends; "slow" and "quick" each wait for a file
-# the other writes, so the two can only both pass when they run side by side
+# the other writes, so the two can only both pass when they run side by side (each waits for the file, at most 30 s:
+# far above a loaded machine's start of the other, and the SIGTERM test interrupts "slow" while it waits)
 MAKEFILE = """\
 .PHONY: prep slow quick after broken
 prep:
 \techo prep >> order.txt
 slow: prep
-\techo slow-start >> order.txt; touch slow.started; i=0; while [ ! -e quick.done ] && [ $$i -lt 100 ]; do sleep 0.05; \\
+\techo slow-start >> order.txt; touch slow.started; i=0; while [ ! -e quick.done ] && [ $$i -lt 600 ]; do sleep 0.05; \\
 \t  i=$$((i+1)); done; test -e quick.done && echo slow-end >> order.txt
 quick: prep
-\ti=0; while [ ! -e slow.started ] && [ $$i -lt 100 ]; do sleep 0.05; i=$$((i+1)); done; test -e slow.started && { \\
+\ti=0; while [ ! -e slow.started ] && [ $$i -lt 600 ]; do sleep 0.05; i=$$((i+1)); done; test -e slow.started && { \\
 \t  echo quick-start >> order.txt; echo quick says hello; echo quick-end >> order.txt; touch quick.done; }
 after: prep
 \techo after >> order.txt
@@ -69,6 +70,8 @@ def test_lanes_run_side_by_side_and_every_stage_is_timed(tmp_path):
     assert order.index("quick-end") < order.index("after")
     assert _rows(done.stdout) == {"prep": (1, "ok"), "slow": (2, "ok"), "quick": (2, "ok"), "after": (2, "ok")}
     assert re.search(r"^\s+total\s+\d+:\d\d\.\d$", done.stdout, re.M)
+    # the machine's load beside the times (a shared machine: the wall times move with it)
+    assert re.search(r"^  load average \(1 min\) at the start \d+\.\d, at the end \d+\.\d, on \d+ CPUs", done.stdout, re.M)
     # the second lane's output is kept in its log and printed whole, between markers
     assert "quick says hello" in (tmp_path / "logs" / "quick.log").read_text()
     block = done.stdout.split("==== quick (", 1)[1].split("==== end of quick ====", 1)[0]
@@ -84,7 +87,7 @@ def test_a_failed_stage_fails_the_run_and_stops_later_steps(tmp_path):
 
 
 def test_a_stage_past_its_timeout_is_stopped(tmp_path):
-    done = _stages(tmp_path, "slow", timeout=1)    # nothing writes quick.done: slow would wait 5 s
+    done = _stages(tmp_path, "slow", timeout=1)    # nothing writes quick.done: slow would wait 30 s
     assert done.returncode == 1
     assert _rows(done.stdout) == {"slow": (1, "stopped (timeout)")}
     assert "slow-end" not in (tmp_path / "order.txt").read_text()
@@ -95,7 +98,7 @@ def test_sigterm_stops_every_running_stage_and_still_prints_the_table(tmp_path):
         pytest.skip("make is needed")
     (tmp_path / "Makefile").write_text(MAKEFILE)
     env = dict((k, v) for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"))
-    # slow waits up to 5 s for quick.done, which nothing writes here
+    # slow waits up to 30 s for quick.done, which nothing writes here
     proc = subprocess.Popen([sys.executable, STAGES, "--log-dir", str(tmp_path / "logs"), "slow,broken", "--", "make",
                              "--no-print-directory"], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
