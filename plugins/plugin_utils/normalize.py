@@ -121,14 +121,17 @@ class _Reader:
         return found
 
     def value(self):
-        """The next JSON value, reading on (twice as much each time) until it parses; _Fallback when it does not."""
+        """The next JSON value, reading on (twice as much each time) until it parses and does not end where the text
+        read so far ends (a number there may go on); _Fallback when it does not parse."""
         self.char()
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
             except ValueError:
-                if self.more(len(self.buf)):
-                    continue
+                value, end = None, -1
+            if (end < 0 or end == len(self.buf)) and self.more(len(self.buf)):
+                continue
+            if end < 0:
                 raise _Fallback() from None
             self.pos = end
             return value

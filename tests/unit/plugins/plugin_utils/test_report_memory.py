@@ -69,8 +69,8 @@ def test_a_real_results_json_reads_as_parsed_whole(path, chunk, batch, small_bat
 def test_record_starts_inside_records_and_other_layouts_read_the_same(small_batches):
     """A series row with a host key and a reason quoting a record start (a batch that ends there does not parse:
     the next start is tried), an indented file and keys after the records (parsed whole, as before)."""
-    small_batches(64, 100)
-    doc = json.loads(_text(REAL[0]))
+    small_batches(1, 100)
+    doc = dict({"a_number": 1234567.25e3, "a_word": "true"}, **json.loads(_text(REAL[0])))     # read a character at a time
     doc["records"][2]["series"] = [{"host": "x", "v": 1}, {"host": "y", "v": 2.5}] * 30
     doc["records"][3]["reason"] = 'quoted ,{"host": inside a reason'
     doc["records"][4]["metrics"]["nan_metric"] = float("nan")
