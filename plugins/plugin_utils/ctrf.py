@@ -114,7 +114,7 @@ def _extra(rec, judged):
 
 def _judged(rec, counted):
     """A pair of a matrix that attribution judged, of a status that would fail its host (shown as passed)."""
-    return report_html.judged_pair(rec, counted) and rec.get("status") in ("fail", "error", "warn")
+    return rec.get("status") in ("fail", "error", "warn") and report_html.judged_pair(rec, counted)
 
 
 def _status(rec, judged):
