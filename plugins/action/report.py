@@ -58,6 +58,7 @@ class ActionModule(ControllerAction):
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from exc
         report = fleet.reanalyze(data, config, plain_json=plain_json)
+        del data        # the input's records are the report's (plain_json); its earlier analysis is freed here
         if args["compare_with"]:
             try:
                 report["comparison"] = compare.compare_with(

@@ -39,8 +39,8 @@ shared nodes, every step here assumes a hostile local user:
   path, never the one they were given. Both walks resolve ``..`` on descriptors, never lexically;
 - ``check_file(path, what) -> exists`` - a file written in place (a database): absent, or a real file
   owned by the user (or root) and not writable by group or others;
-- ``write_file(directory, name, data, mode) -> path`` - atomic write into a trusted directory:
-  a fresh ``O_CREAT | O_EXCL | O_NOFOLLOW`` temporary file, ``fsync``, ``fchmod`` and a rename
+- ``write_file(directory, name, data, mode) -> path`` - atomic write (str, bytes or an iterable of chunks)
+  into a trusted directory: a fresh ``O_CREAT | O_EXCL | O_NOFOLLOW`` temporary file, ``fsync``, ``fchmod`` and a rename
   relative to the directory's descriptor (a planted file or link at the name is replaced, never
   followed);
 - ``default_root(name) -> path`` - where state lives when the user gives no root: as root
@@ -291,12 +291,13 @@ def check_file(path, what="file"):
 
 
 def write_file(directory, name, data, mode=0o600):
-    """Write ``data`` (str or bytes) to ``directory/name`` atomically; returns the path (see the module docstring).
+    """Write ``data`` to ``directory/name`` atomically; returns the path (see the module docstring).
 
-    ``directory`` must have passed trusted_dir; it is opened without following a link.
+    ``data``: str or bytes, or an iterable of str (or bytes) chunks, written as they come (a large file is never
+    held as one string). ``directory`` must have passed trusted_dir; it is opened without following a link.
     """
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    if isinstance(data, (str, bytes)):
+        data = (data,)
     dir_fd = os.open(directory, _DIR_FLAGS)
     try:
         tmp = ".%s.tmp-%s" % (name, secrets.token_hex(8))
@@ -304,7 +305,8 @@ def write_file(directory, name, data, mode=0o600):
                      getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                for chunk in data:
+                    handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
                 handle.flush()
                 os.fchmod(handle.fileno(), mode)
                 os.fsync(handle.fileno())

@@ -112,12 +112,21 @@ def _extra(rec, judged):
     return extra
 
 
+def _judged(rec, counted):
+    """A pair of a matrix that attribution judged, of a status that would fail its host (shown as passed)."""
+    return rec.get("status") in ("fail", "error", "warn") and report_html.judged_pair(rec, counted)
+
+
+def _status(rec, judged):
+    return "passed" if judged else STATUS.get(rec.get("status"), "other")
+
+
 def _test(rec, host, counted):
     status = rec.get("status")
-    judged = report_html.judged_pair(rec, counted) and status in ("fail", "error", "warn")
+    judged = _judged(rec, counted)
     name = "%s %s" % (host, report_html.label(rec))
     labels = _labels(rec, host)
-    test = {"name": name, "testId": name, "status": "passed" if judged else STATUS.get(status, "other"),
+    test = {"name": name, "testId": name, "status": _status(rec, judged),
             "rawStatus": str(status), "duration": _duration_ms(rec.get("duration_s")), "suite": [host],
             "labels": labels, "tags": [labels["family"]]}
     start = _ms(rec.get("started"))
@@ -134,33 +143,39 @@ def _test(rec, host, counted):
     return test
 
 
-def _summary(tests, run):
+def _summary(records, run, counted):
+    """The summary of the tests of ``records`` (as :func:`_test` makes them, without making them)."""
     counts = dict((k, 0) for k in ("passed", "failed", "skipped", "pending", "other"))
-    for test in tests:
-        counts[test["status"]] += 1
+    for rec in records:
+        counts[_status(rec, _judged(rec, counted))] += 1
     start = _ms(run.get("started"))
     stop = _ms(run.get("ended") or run.get("finished"))
-    if start is None:
-        start = min([t["start"] for t in tests if "start" in t] or [0])
-    if stop is None or stop < start:
-        stop = max([t.get("stop", start) for t in tests] + [start])
-    return dict(tests=len(tests), suites=len(set(t["suite"][0] for t in tests)), start=start, stop=stop,
-                duration=stop - start, **counts)
+    if start is None or stop is None or stop < start:
+        spans = [(begin, begin + _duration_ms(rec.get("duration_s")))
+                 for begin, rec in ((_ms(rec.get("started")), rec) for rec in records) if begin is not None]
+        if start is None:
+            start = min([begin for begin, _end in spans] or [0])
+        if stop is None or stop < start:
+            stop = max([end for _begin, end in spans] + [start])
+    hosts = set(rec.get("host") or "(no host)" for rec in records)
+    return dict(tests=len(records), suites=len(hosts), start=start, stop=stop, duration=stop - start, **counts)
 
 
-def document(report, counted=None, version=None):
-    """The CTRF document (a dict) of a report."""
+def document(report, counted=None, version=None, tests=None):
+    """The CTRF document (a dict) of a report; ``tests``: the list it holds as its tests (default: the test of
+    every record)."""
     records = report.get("records") or []
     counted = report_html.counted_ids(records) if counted is None else counted
     run = report.get("run") or {}
     summary = report.get("summary") or {}
-    tests = [_test(rec, rec.get("host") or "(no host)", counted) for rec in records]
+    if tests is None:
+        tests = [_test(rec, rec.get("host") or "(no host)", counted) for rec in records]
     tool = {"name": TOOL}
     version = version or run.get("collection_version")
     if version:
         tool["version"] = str(version)
     doc = {"reportFormat": "CTRF", "specVersion": SPEC_VERSION, "generatedBy": TOOL,
-           "results": {"tool": tool, "summary": _summary(tests, run), "tests": tests,
+           "results": {"tool": tool, "summary": _summary(records, run, counted), "tests": tests,
                        "extra": {"run_id": run.get("run_id"), "verdict": summary.get("worst_status"),
                                  "hosts": dict((h["host"], h["status"]) for h in summary.get("hosts") or [])}}}
     if run.get("run_id"):
@@ -171,7 +186,29 @@ def document(report, counted=None, version=None):
     return doc
 
 
+CHUNK_TESTS = 2000      # tests encoded per chunk of ctrf.json
+_TESTS = '"tests":[]'
+
+
+def _dumps(value):
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)
+
+
+def ctrf_chunks(report, counted=None):
+    """ctrf.json's text (compact, one line, as results.json) as chunks: the document around its tests, the tests
+    made and encoded a few thousand at a time (never all of them at once)."""
+    records = report.get("records") or []
+    counted = report_html.counted_ids(records) if counted is None else counted
+    # the document with no test: its first '"tests":[]' is the tests' place (the tool and summary before it have
+    # fixed keys, none called "tests" with a list value)
+    head, _tests, tail = _dumps(document(report, counted, tests=[])).partition(_TESTS)
+    yield head + '"tests":['
+    for start in range(0, len(records), CHUNK_TESTS):
+        tests = [_test(rec, rec.get("host") or "(no host)", counted) for rec in records[start:start + CHUNK_TESTS]]
+        yield ("," if start else "") + _dumps(tests)[1:-1]
+    yield "]" + tail + "\n"
+
+
 def render_ctrf(report, counted=None):
-    """ctrf.json's text (compact, one line, as results.json)."""
-    return json.dumps(document(report, counted), ensure_ascii=False, allow_nan=False, separators=(",", ":"),
-                      default=str) + "\n"
+    """ctrf.json's text (:func:`ctrf_chunks` joined)."""
+    return "".join(ctrf_chunks(report, counted))

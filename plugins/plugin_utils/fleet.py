@@ -28,7 +28,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analysis_pipel
     ANALYSES, analysis_entry, analyze, reuse_analysis, strip_analysis)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (  # noqa: F401  pylint: disable=unused-import
     MISSING_CHECK, NO_HOST, REASON_MAX, TASK_CHECK, UNREACHABLE_CHECK, extract_records, failure_message, loads_finite,
-    no_cyclic_gc, normalize, plain, without_cyclic_gc)
+    no_cyclic_gc, normalize, plain, read_document, without_cyclic_gc)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import check_destinations, publish  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.stream import (  # noqa: F401  pylint: disable=unused-import
     NAMESPACE_HOST_RE, VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
@@ -36,6 +36,7 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import
     compact_summary, console_lines, summarize, verdict_line)
 
 ENABLE_LINE = run_store.ENABLE_LINE
+STREAM_START = '{"e":"run"'     # the first line of a record stream (records.jsonl) starts so
 
 
 # ---------------------------------------------------------------- run metadata
@@ -120,10 +121,10 @@ def read_results(path):
     """:func:`load_results`, and whether its records are plain JSON already (parsed without a NaN/Infinity
     constant: :func:`reanalyze` with ``plain_json=True`` need not copy them again)."""
     with open(path, encoding="utf-8") as handle:
-        first = handle.readline()
-        if first.startswith('{"e":"run"'):
+        if handle.read(len(STREAM_START)) == STREAM_START:
             return stream_results(path), False
-        data, finite = loads_finite(first + handle.read())
+        handle.seek(0)
+        data, finite = read_document(handle)
     if not isinstance(data, dict) or not isinstance(data.get("records"), list) or not isinstance(data.get("run"), dict):
         raise ValueError("%s is not a fleet report results.json (needs 'run' and 'records')" % path)
     if not data["run"].get("run_id"):

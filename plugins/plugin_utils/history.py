@@ -567,23 +567,36 @@ class _Aborted(Exception):
         self.error = error
 
 
-def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False, before_commit=None):
+class DeltasChanged(Exception):
+    """The deltas of the run, written, are not those ``record_run`` was told to expect (another run of these hosts
+    was stored, or removed, since they were read): the run was rolled back; ``deltas`` are the ones it has now."""
+
+    def __init__(self, deltas):
+        super().__init__("the history of these hosts changed since it was read")
+        self.deltas = deltas
+
+
+def record_run(path, run, records, timeout_s=BUSY_TIMEOUT_S, dry_run=False, before_commit=None, expect=None):
     """Store one run (``run``: the run metadata with run_id/started/ended) and its records.
 
     ``path`` is a SQLite file or a ``postgresql://`` URL. Returns the per-record deltas since
     the previous run of each host (a list of dicts). With dry_run (check mode) nothing is
     stored and a store that does not exist yet is not created: the same deltas, read only.
     ``before_commit(deltas)`` runs inside the run's transaction, after its rows are written and before
-    they are committed (the report files, so that a run is stored only with its report): when it
-    raises, the transaction is rolled back (which needs no free space) and its exception propagates
-    as it was. Raises HistoryError when the store cannot be written, including a failed commit after
-    ``before_commit`` ran (the caller then undoes what it did).
+    they are committed (the report files put in place, so that a run is stored only with its report): when
+    it raises, the transaction is rolled back (which needs no free space) and its exception propagates
+    as it was. ``expect``: the deltas a dry run gave before (the report files were made with them, outside the
+    transaction); when the written run's deltas differ, the transaction is rolled back before ``before_commit``
+    and DeltasChanged carries the new ones. Raises HistoryError when the store cannot be written, including a
+    failed commit after ``before_commit`` ran (the caller then undoes what it did).
     """
     if dry_run:
         return _dry_deltas(path, run, records, timeout_s)
 
     def write(store):
         deltas = _write(store, run, records)
+        if expect is not None and deltas != expect:
+            raise DeltasChanged(deltas)
         if before_commit is not None:
             try:
                 before_commit(deltas)

@@ -21,14 +21,15 @@ def publish(report, reports_root=None, dest=None, formats=None, history_db=None,
     Files go into ``dest`` when given (each file replaced atomically), else into a new
     ``<reports_root>/<UTC stamp>-<run id>/`` (the run's directory) written as a whole (a hidden temporary directory
     renamed into place), then ``<reports_root>/latest`` is pointed at it, last. SIGINT/SIGTERM
-    are held while this runs. A run is stored only with its report: the files are written inside
-    the run's history transaction, before its commit, so a report that cannot be written (a full
-    disk) rolls the run back (which needs no free space) and its error propagates: a run is either
-    stored and written completely, or not at all. A broken history store (it cannot be opened or
-    written, or the commit fails: then a report written for it is removed) is a warning, and the
-    report is written without history. A ``latest`` that cannot be updated is a warning too. In check
-    mode nothing is stored or written (the history is only read), but ``changed`` still says which
-    files would change. Returns {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
+    are held while this runs. A run is stored only with its report: the files are made first, outside the
+    store's lock (with the change since each host's previous run, read from the store), then the run's rows
+    and the files' rename into place are committed in one short transaction. A report that cannot be written
+    (a full disk) stores nothing and its error propagates; when another run of these hosts was stored meanwhile
+    (the deltas differ), the files are made again. A broken history store (it cannot be opened or written, or
+    the commit fails: then a report put in place for it is removed) is a warning, and the report is written
+    without history. A ``latest`` that cannot be updated is a warning too. In check mode nothing is stored or
+    written (the history is only read), but ``changed`` still says which files would change. Returns
+    {"dir", "files": {format: path}, "changed": [formats], "warnings": [...]}.
     """
     warnings = []
     if dest:
@@ -40,13 +41,7 @@ def publish(report, reports_root=None, dest=None, formats=None, history_db=None,
     writer = _ReportWriter(report, directory, formats, fresh=not dest, check_mode=check_mode)
     with proc.deferred_signals():   # a report and its history row are written whole, never half way
         if history_db and not check_mode:
-            try:
-                history.record_run(history_db, report["run"], report["records"],
-                                   before_commit=lambda deltas: writer.write(deltas, history.display_name(history_db)))
-            except history.HistoryError as exc:
-                writer.undo()       # written for a commit that failed: the run is not in the history
-                warnings.append(str(exc))
-                writer.write([], error=str(exc))
+            _store_and_write(writer, report, history_db, warnings)
         else:
             deltas, db, error = [], None, None
             if history_db:
@@ -94,18 +89,47 @@ def _probe_write(existing, what, path):
             what, path, existing, exc.strerror or exc)) from exc
 
 
+STAGE_ATTEMPTS = 3     # reports made outside the lock before the last one is made inside it (its history kept moving)
+
+
+def _store_and_write(writer, report, history_db, warnings):
+    """The report files made with the run's deltas outside the store's lock, then the run's rows and the files'
+    rename committed together (history.record_run with ``expect``); made again when the deltas changed meanwhile.
+    A store that cannot be read first, or whose hosts' history keeps changing, gets the files made inside the
+    transaction. A store that cannot be written: the report without history, and a warning."""
+    run, records, db = report["run"], report["records"], history.display_name(history_db)
+    try:
+        try:
+            deltas = history.record_run(history_db, run, records, dry_run=True)
+        except history.HistoryError:
+            deltas = None       # the write below says what is wrong with the store, as it always did
+        for _attempt in range(STAGE_ATTEMPTS if deltas is not None else 0):
+            writer.stage(deltas, db)
+            try:
+                history.record_run(history_db, run, records, expect=deltas, before_commit=lambda _deltas: writer.commit())
+                return
+            except history.DeltasChanged as moved:
+                writer.undo()
+                deltas = moved.deltas
+        history.record_run(history_db, run, records, before_commit=lambda deltas: writer.write(deltas, db))
+    except history.HistoryError as exc:
+        writer.undo()       # put in place for a commit that failed: the run is not in the history
+        warnings.append(str(exc))
+        writer.write([], error=str(exc))
+
+
 class _ReportWriter:
-    """The report files of :func:`publish`, written with a given history section (again, after a failed commit)."""
+    """The report files of :func:`publish`, written with a given history section (again, after a failed commit):
+    made in a hidden directory (:meth:`stage`), then put in place (:meth:`commit`), or both at once (:meth:`write`)."""
 
     def __init__(self, report, directory, formats, fresh, check_mode):
         self.report, self.directory, self.formats = report, directory, formats
         self.fresh, self.check_mode = fresh and not check_mode, check_mode
         self.comparison = report.get("comparison")          # compare_with's, kept; else made from the deltas
         self.margin = report.get(compare.MARGIN_KEY)
-        self.files, self.changed, self.written = {}, [], False
+        self.files, self.changed, self.written, self.staged = {}, [], False, None
 
-    def write(self, deltas, db=None, error=None):
-        self.undo()     # a retried transaction writes the directory anew
+    def _history(self, deltas, db, error):
         self.report["history"] = {"db": db, "deltas": deltas}
         if error:
             self.report["history"]["error"] = error
@@ -113,15 +137,35 @@ class _ReportWriter:
         if self.margin is not None:
             self.report[compare.MARGIN_KEY] = self.margin
         compare.attach(self.report)     # report["comparison"]: with compare_with's reference, else the previous runs
-        if self.fresh:
-            self.files, self.changed = render.write_report_dir(self.report, self.directory, self.formats)
-        else:
-            self.files, self.changed = render.write_report(self.report, self.directory, self.formats,
-                                                           check_mode=self.check_mode)
+
+    def stage(self, deltas, db=None, error=None):
+        """Make the files with this history section, not yet in place (render.stage_report)."""
+        self.undo()     # a retried transaction writes the directory anew
+        self._history(deltas, db, error)
+        self.staged = render.stage_report(self.report, self.directory, self.formats, fresh=self.fresh)
+        self.files, self.changed = self.staged.files, self.staged.changed
+
+    def commit(self):
+        """Put the staged files in place (renames)."""
+        staged, self.staged = self.staged, None
+        staged.commit()
         self.written = True
 
+    def write(self, deltas, db=None, error=None):
+        """Make the files and put them in place (in check mode: only say which would change)."""
+        if self.check_mode:
+            self._history(deltas, db, error)
+            self.files, self.changed = render.write_report(self.report, self.directory, self.formats, check_mode=True)
+            return
+        self.stage(deltas, db, error)
+        self.commit()
+
     def undo(self):
-        """Remove the run directory this writer made (``dest`` files are only ever replaced)."""
+        """Remove the files made and not put in place, and the run directory this writer made (``dest`` files are
+        only ever replaced)."""
+        if self.staged is not None:
+            self.staged.discard()
+            self.staged = None
         if self.written and self.fresh:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.written = False

@@ -75,12 +75,45 @@ def point_latest(reports_root, run_dir):
     return link
 
 
-def _same_content(path, text):
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read() == text
-    except (OSError, UnicodeDecodeError):
-        return False
+class _Compare:
+    """Whether the chunks written match the file at ``path`` byte for byte (read alongside, as much as each chunk:
+    neither the old file nor the new text is ever held whole). A missing file, or a link, is different."""
+
+    def __init__(self, path):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            self.old, self.same = None, False
+            return
+        self.old, self.same = os.fdopen(fd, "rb"), True
+
+    def feed(self, chunks):
+        """The chunks, each encoded (UTF-8) and compared as it passes through."""
+        for chunk in chunks:
+            data = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+            if self.same:
+                self.same = self.old.read(len(data)) == data
+            yield data
+
+    def done(self):
+        """True when the file held exactly what was fed; closes it."""
+        if self.old is None:
+            return False
+        try:
+            return self.same and not self.old.read(1)
+        finally:
+            self.old.close()
+
+
+def _chunks(fmt, report, counted):
+    """The text of one format as an iterable of chunks (a writer returns its text, or the chunks of it)."""
+    out = WRITERS[fmt](report, counted)
+    return (out,) if isinstance(out, str) else out
+
+
+def render_format(fmt, report, counted=None):
+    """The whole text of one format (``fmt``: a key of FORMATS), as its file holds it."""
+    return "".join(_chunks(fmt, report, counted))
 
 
 @without_cyclic_gc
@@ -90,18 +123,18 @@ def write_report(report, directory, formats=None, check_mode=False):
     Returns ({format: path}, [formats whose file changed]). In check mode nothing is written.
     """
     if not check_mode:
-        directory = statedir.trusted_dir(directory, private=False, what="report directory")
+        staged = stage_report(report, directory, formats, fresh=False)
+        staged.commit()
+        return staged.files, staged.changed
     files, changed = {}, []
-    counted = report_html.counted_ids(report["records"])    # the records that count toward a host, for every writer
+    counted = report_html.counted_ids(report["records"])
     for fmt in formats or list(FORMATS):
-        path = os.path.join(directory, FORMATS[fmt])
-        text = WRITERS[fmt](report, counted)
-        files[fmt] = path
-        if _same_content(path, text):
-            continue
-        changed.append(fmt)
-        if not check_mode:
-            write_atomic(path, text)
+        files[fmt] = os.path.join(directory, FORMATS[fmt])
+        compare_with = _Compare(files[fmt])
+        for _data in compare_with.feed(_chunks(fmt, report, counted)):
+            pass
+        if not compare_with.done():
+            changed.append(fmt)
     return files, changed
 
 
@@ -120,26 +153,76 @@ def _remove_stale_partials(parent):
             pass
 
 
-def write_report_dir(report, directory, formats=None):
-    """Write a NEW report directory atomically: every file goes into a hidden temporary
-    directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
-    run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
-    parent = statedir.trusted_dir(os.path.dirname(os.path.abspath(directory)), private=False,
-                                  what="report directory")
-    directory = os.path.join(parent, os.path.basename(directory))
+class StagedReport:
+    """Report files written (each fsynced) into a hidden temporary directory, not yet in place: :meth:`commit`
+    puts them there (renames: no new space needed), :meth:`discard` removes them. ``files``: {format: the path it
+    will have}; ``changed``: the formats whose file differs from the one in place (all of them in a new
+    directory)."""
+
+    def __init__(self, directory, tmp, fresh, files, changed):
+        self.directory, self.tmp, self.fresh = directory, tmp, fresh
+        self.files, self.changed = files, changed
+
+    def commit(self):
+        """A new directory: the temporary one renamed to it (atomic; fails rather than merge into an existing
+        directory). An existing one: each changed file renamed over its namesake (each atomic)."""
+        try:
+            if self.fresh:
+                os.rename(self.tmp, self.directory)
+                self.tmp = None
+            else:
+                for fmt in self.changed:
+                    os.replace(os.path.join(self.tmp, FORMATS[fmt]), self.files[fmt])
+        finally:
+            self.discard()
+
+    def discard(self):
+        """Remove the temporary directory (nothing once committed)."""
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+@without_cyclic_gc
+def stage_report(report, directory, formats=None, fresh=True):
+    """Write the chosen formats into a hidden temporary directory next to ``directory`` (``fresh``: a NEW report
+    directory, made whole by the commit) or inside it (an existing one, whose files the commit replaces); returns
+    the :class:`StagedReport`. Each file is streamed to disk as its writer makes it (a fleet's results.json is
+    never one string in memory)."""
+    what = "report directory"
+    if fresh:
+        parent = statedir.trusted_dir(os.path.dirname(os.path.abspath(directory)), private=False, what=what)
+        directory = os.path.join(parent, os.path.basename(directory))
+    else:
+        parent = directory = statedir.trusted_dir(directory, private=False, what=what)
     _remove_stale_partials(parent)
     tmp = tempfile.mkdtemp(prefix=".%s.tmp-" % os.path.basename(directory), dir=parent)
     try:
         umask = os.umask(0o022)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)       # as a plain mkdir would make it (mkdtemp makes 0700)
-        _files, changed = write_report(report, tmp, formats)
-        os.rename(tmp, directory)           # atomic; fails rather than merge into an existing directory
+        counted = report_html.counted_ids(report["records"])    # the records that count toward a host, for every writer
+        files, changed = {}, []
+        for fmt in formats or list(FORMATS):
+            files[fmt] = os.path.join(directory, FORMATS[fmt])
+            compare_with = None if fresh else _Compare(files[fmt])
+            chunks = _chunks(fmt, report, counted)
+            statedir.write_file(tmp, FORMATS[fmt], compare_with.feed(chunks) if compare_with else chunks, mode=0o644)
+            if compare_with is None or not compare_with.done():
+                changed.append(fmt)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    files = dict((fmt, os.path.join(directory, FORMATS[fmt])) for fmt in formats or list(FORMATS))
-    return files, changed
+    return StagedReport(directory, tmp, fresh, files, changed)
+
+
+def write_report_dir(report, directory, formats=None):
+    """Write a NEW report directory atomically: every file goes into a hidden temporary
+    directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
+    run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
+    staged = stage_report(report, directory, formats, fresh=True)
+    staged.commit()
+    return staged.files, staged.changed
 
 
 # ---------------------------------------------------------------- helpers
@@ -203,9 +286,35 @@ def _sorted_records(records):
 # ---------------------------------------------------------------- json
 
 
-def render_json(report, counted=None):  # pylint: disable=unused-argument  # every writer's signature
-    """Compact JSON (no indentation: the C encoder, and a third smaller at fleet scale)."""
-    return json.dumps(report, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str) + "\n"
+JSON_CHUNK_RECORDS = 2000      # records encoded per chunk of results.json (about 2 MB of text)
+
+
+def _dumps(value):
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)
+
+
+def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # every writer's signature
+    """results.json as chunks of text: compact JSON (no indentation: the C encoder, and a third smaller at fleet
+    scale), the records encoded a few thousand at a time. The chunks joined are ``json.dumps`` of the report."""
+    if type(report) is not dict or any(type(key) is not str for key in report):  # pylint: disable=unidiomatic-typecheck
+        yield _dumps(report) + "\n"
+        return
+    sep = "{"
+    for key, value in report.items():
+        if key == "records" and type(value) is list and value:  # pylint: disable=unidiomatic-typecheck
+            yield "%s%s:[" % (sep, _dumps(key))
+            for start in range(0, len(value), JSON_CHUNK_RECORDS):
+                yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS])[1:-1]
+            yield "]"
+        else:
+            yield "%s%s:%s" % (sep, _dumps(key), _dumps(value))
+        sep = ","
+    yield "}\n" if sep == "," else "{}\n"
+
+
+def render_json(report, counted=None):
+    """results.json's text (:func:`json_chunks` joined)."""
+    return "".join(json_chunks(report, counted))
 
 
 # ---------------------------------------------------------------- markdown
@@ -439,7 +548,7 @@ def _junit_hosts(report):
     return verdicts, by_host, order
 
 
-def render_junit(report, counted=None):
+def junit_chunks(report, counted=None):
     """One ``<testsuite>`` per host (its verdict and the run id as properties), one ``<testcase>`` per
     record of that host (``classname`` = host, metrics and expectation bounds as properties; fail ->
     failure, error -> error, skip -> skipped, warn -> a passing case whose system-out starts with
@@ -447,7 +556,7 @@ def render_junit(report, counted=None):
     is a passing case whose system-out starts with ``PAIR FAIL`` (or ERROR/WARN), and the verdict is
     in its ``.node``/``.link`` cases, so a suite fails exactly when its host's verdict does. Written as
     text (ElementTree took seconds at fleet scale); tool text is escaped and characters XML 1.0 forbids
-    are replaced."""
+    are replaced. Chunks of text: the header, then one per host."""
     records = report["records"]
     run = report.get("run") or {}
     verdicts, by_host, order = _junit_hosts(report)
@@ -457,7 +566,9 @@ def render_junit(report, counted=None):
            '<testsuites name="aifabric.acceptance" tests="%d" failures="%d" errors="%d" skipped="%d">' % (
                len(records), total["fail"], total["error"], total["skip"])]
     stamp, run_id = _a(run.get("started") or ""), _a(run.get("run_id") or "")
+    yield "\n".join(out) + "\n"
     for host in order:
+        out = []
         recs = by_host[host]
         counts = _tally(recs, counted)
         out.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s id=%s time="%.3f">' % (
@@ -467,8 +578,13 @@ def render_junit(report, counted=None):
         for rec in recs:
             _junit_testcase(out, host, rec, counted)
         out.append("  </testsuite>")
-    out.append("</testsuites>")
-    return "\n".join(out) + "\n"
+        yield "\n".join(out) + "\n"
+    yield "</testsuites>\n"
+
+
+def render_junit(report, counted=None):
+    """junit.xml's text (:func:`junit_chunks` joined)."""
+    return "".join(junit_chunks(report, counted))
 
 
 # ---------------------------------------------------------------- html
@@ -489,5 +605,5 @@ def render_html(report, counted=None):
                               sorted(changes, key=lambda d: (d["host"], d["label"])), history_text, counted)
 
 
-# format -> its writer (report, counted) -> text; FORMATS names their files
-WRITERS = {"json": render_json, "md": render_md, "junit": render_junit, "ctrf": ctrf.render_ctrf, "html": render_html}
+# format -> its writer (report, counted) -> text, or an iterable of chunks of it; FORMATS names their files
+WRITERS = {"json": json_chunks, "md": render_md, "junit": junit_chunks, "ctrf": ctrf.ctrf_chunks, "html": render_html}

@@ -773,11 +773,18 @@ def build_data(report, deltas_text, counted=None, judges=None):
     return data
 
 
-def embed(data):
-    """(mode, text) of the data for the page: JSON safe inside <script>, or gzip + base64 when large."""
+def embed(data, drop=False):
+    """(mode, text) of the data for the page: JSON safe inside <script>, or gzip + base64 when large. ``drop``: the
+    record rows and plots are taken out of ``data`` once encoded (what the page's text needs of it is the rest),
+    so that they are not held while the text is compressed."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    if drop:
+        for key in ("recs", "plots", "starts"):
+            data[key] = None
     if len(text) > COMPRESS_ABOVE:
-        packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+        raw = text.encode("utf-8")
+        del text
+        packed = base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
         return "gzip", packed
     return "json", text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").replace(
         "\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -903,7 +910,7 @@ def render(report, deltas_text, changes, history_text, counted=None):
     counted = counted_ids(report["records"]) if counted is None else counted
     judges = coverage.record_judges(report["records"])
     data = build_data(report, deltas_text, counted, judges)
-    mode, text = embed(data)
+    mode, text = embed(data, drop=True)
     host_index = dict((h[0], i) for i, h in enumerate(data["hosts"]))
     order = sorted(results.STATUSES, key=results.SEVERITY.get, reverse=True)
     hosts = [{"host": h["host"], "i": host_index.get(h["host"], -1), "status": h["status"],

@@ -2,12 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A run is in the history only with its report (issue 18 item 7): fleet.publish and history.record_run.
 
-The report files are written inside the run's history transaction, before its commit: files that cannot be
-written roll the row back (which needs no free space), and a commit that fails after the files were written
-removes them and writes the report again without history. Before, the row was committed first and a failed
-report took it out with a DELETE, which a full disk refuses too: the history kept a run with no report.
-The disk-full faults here are raised where the writes happen (ENOSPC from statedir.write_file, SQLITE_FULL at
-the commit); tests/integration/test_disk_full.py fills a real filesystem. Records are SYNTHETIC (bookkeeping).
+The report files are made first, outside the store's lock (issue 39: a 1000-host report held the lock for its
+whole rendering), then the run's rows and the files' rename into place are committed in one short transaction:
+files that cannot be written store nothing, a commit that fails after the rename removes the files and writes the
+report again without history. Before issue 18, the row was committed first and a failed report took it out with a
+DELETE, which a full disk refuses too: the history kept a run with no report. The disk-full faults here are raised
+where the writes happen (ENOSPC from statedir.write_file, SQLITE_FULL at the commit);
+tests/integration/test_disk_full.py fills a real filesystem. Records are SYNTHETIC (bookkeeping).
 """
 
 from __future__ import annotations
@@ -72,13 +73,13 @@ def test_a_commit_that_fails_after_the_files_removes_them_and_writes_the_report_
 
     monkeypatch.setattr(history._SQLite, "transaction", commit_fails)   # pylint: disable=protected-access
     written = []
-    real_write = render.write_report_dir
+    real_stage = render.stage_report
 
-    def write_report_dir(report, directory, formats=None):
+    def stage_report(report, directory, formats=None, fresh=True):
         written.append(report["history"].get("error"))
-        return real_write(report, directory, formats)
+        return real_stage(report, directory, formats, fresh)
 
-    monkeypatch.setattr(render, "write_report_dir", write_report_dir)
+    monkeypatch.setattr(render, "stage_report", stage_report)
     db = str(tmp_path / "h.sqlite")
     out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert stored_runs(db) == []
@@ -130,3 +131,55 @@ def test_a_kept_record_stream_is_read_as_a_results_json_with_its_required_checks
     # the run's required checks apply as they would have at the end of the run: no gpu.* record -> fail
     assert report["summary"]["failed_hosts"] == ["n1", "n2"]
     assert [r["check"] for r in report["records"] if r["status"] == "fail"] == ["env.required", "env.required"]
+
+
+def test_the_store_is_not_locked_while_the_files_are_made(tmp_path, monkeypatch):
+    """Before: the files were rendered inside the run's BEGIN IMMEDIATE transaction; another writer of the store
+    (another run, a history task) waited for the whole rendering (9-17 s at 1000 hosts)."""
+    db = str(tmp_path / "h.sqlite")
+    fleet.publish(report_of("earlier0000000000"), output_dir=str(tmp_path), history_db=db)
+    real_md = render.WRITERS["md"]
+    took = []
+
+    def md_while_another_writer_writes(report, counted=None):
+        conn = sqlite3.connect(db, timeout=0)      # no wait: a held write lock fails at once
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            took.append(True)
+        finally:
+            conn.close()
+        return real_md(report, counted)
+
+    monkeypatch.setitem(render.WRITERS, "md", md_while_another_writer_writes)
+    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    assert took == [True] and not out["warnings"]
+    assert sorted(stored_runs(db)) == ["0123456789abcdef", "earlier0000000000"]
+
+
+def test_a_run_stored_while_the_files_are_made_makes_them_again_with_its_deltas(tmp_path, monkeypatch):
+    """The deltas the files show are those committed with the run: another run of the same hosts stored between the
+    read and the commit makes the files again (the deltas then name that run as the previous one)."""
+    db = str(tmp_path / "h.sqlite")
+    first = report_of("first00000000000")
+    first["run"]["started"] = "2026-11-23T09:00:00Z"
+    fleet.publish(first, output_dir=str(tmp_path), history_db=db)
+    real_md = render.WRITERS["md"]
+    made = []
+
+    def md_then_another_run(report, counted=None):
+        made.append(sorted(set(d["previous_run"] for d in report["history"]["deltas"])))
+        if len(made) == 1:      # another run of n1 and n2, older than this one, stored meanwhile
+            other = report_of("between000000000")
+            other["run"]["started"] = "2026-11-23T09:59:00Z"
+            history.record_run(db, other["run"], other["records"])
+        return real_md(report, counted)
+
+    monkeypatch.setitem(render.WRITERS, "md", md_then_another_run)
+    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    assert made == [["first00000000000"], ["between000000000"]]
+    with open(os.path.join(out["dir"], "results.json"), encoding="utf-8") as handle:
+        written = json.load(handle)
+    assert sorted(set(d["previous_run"] for d in written["history"]["deltas"])) == ["between000000000"]
+    assert sorted(stored_runs(db)) == ["0123456789abcdef", "between000000000", "first00000000000"]
+    assert not [n for n in os.listdir(str(tmp_path)) if n.startswith(".")]      # no temporary directory left

@@ -44,7 +44,7 @@ def report_of(case):
 
 def rendered(case):
     report = report_of(case)
-    return dict((fmt, render.WRITERS[fmt](report)) for fmt in sorted(render.FORMATS))
+    return dict((fmt, render.render_format(fmt, report)) for fmt in sorted(render.FORMATS))
 
 
 def _golden_path(case, fmt):
