@@ -159,7 +159,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, statedir
 
 NOT_FOUND = "could not find job"        # ansible.builtin.async_status's answer where the job has no file
 REMOVED = "aifabric_job_file"           # the removal's outcome, for the action (it takes the key out)
@@ -215,6 +215,11 @@ def main():
         ),
         supports_check_mode=True,
     )
+    modmain.run(module, "job_wait", _poll)
+
+
+def _poll(module):
+    """One poll of the job; the job's own result printed as it is (async_status's answer), the module exits."""
     jid = module.params["jid"]
     if not statedir.NAME_RE.match(jid):      # the action refuses it first: never a path outside the directory
         module.fail_json(msg="jid %.100r is not a job id" % jid, ansible_job_id=jid)

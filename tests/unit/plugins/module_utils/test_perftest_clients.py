@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients
+from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
@@ -109,20 +109,19 @@ def test_a_client_round_parses_each_output_once(tmp_path, monkeypatch):
         return real_parse(text)
     monkeypatch.setattr(adapter.parser, "parse", counted)
 
-    def start(argv, timeout_s, state_dir, timeout_bin, env=None):
-        os.makedirs(state_dir)
-        handle = {"pid": 0, "stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
-                  "rc_file": os.path.join(state_dir, "rc.json"), "started": 0}
+    def start(argv, timeout_s, state_dir, env=None):
+        # each attempt a real process (detached.start: the sweep's own children) that prints the next capture
         text = outputs.pop(0)
-        with open(handle["stdout"], "w", encoding="utf-8") as out:
+        path = str(tmp_path / ("output-%d" % len(outputs)))
+        with open(path, "w", encoding="utf-8") as out:
             out.write(text)
-        open(handle["stderr"], "w", encoding="utf-8").close()
-        with open(handle["rc_file"], "w", encoding="utf-8") as rc:
-            json.dump({"rc": 1 if "Couldn't connect" in text else 0, "ended": 1}, rc)
-        return handle
+        program = "import sys; sys.stdout.write(open(sys.argv[1]).read()); sys.exit(int(sys.argv[2]))"
+        rc = 1 if "Couldn't connect" in text else 0
+        return detached.start([sys.executable, "-c", program, path, str(rc)], timeout_s, state_dir, env=env,
+                              base=str(tmp_path))
 
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
-    perftest_clients.run_clients([job], "/usr/bin/timeout", 10, 600, 0.0, start=start, poll_s=0.0)
+    perftest_clients.run_clients([job], 10, 600, 0.0, start=start, poll_s=0.01)
     text, rc, timed_out = job.result
     assert (job.attempts, rc, len(calls)) == (3, 0, 3) and not job.reading.retry
     recs = adapter.records(text, Context(params={"test": "ib_write_bw"}, rc=rc, timed_out=timed_out, host="h1",
