@@ -221,7 +221,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
     for index, node in enumerate(nodes):
         if kind in HOST_ADAPTER_KINDS:
             command = _entry(pod, "adapter", {"adapter": HOST_ADAPTER_FILES[kind], "params": adapter_params(kind, opts, node),
-                                             "lib": LIB})
+                                              "lib": LIB})
             sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
             gpus = None
         elif kind == "env":

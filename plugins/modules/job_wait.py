@@ -155,7 +155,6 @@ results_file:
 
 import json
 import os
-import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -228,9 +227,8 @@ def _poll(module):
     data, done = status(jid, path)
     if done and module.params["cleanup"] and not module.check_mode:
         data[REMOVED] = remove(path)
-    # the job's own result as it is (its invocation, changed, results), not through exit_json, as async_status does
-    print("\n%s" % json.dumps(data))  # pylint: disable=ansible-bad-function
-    sys.exit(0)  # pylint: disable=ansible-bad-function
+    # the job's own result as it is (its invocation, changed, results), as ansible.builtin.async_status returns it
+    module.exit_json(**data)
 
 
 if __name__ == "__main__":

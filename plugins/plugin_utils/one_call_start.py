@@ -14,7 +14,7 @@ directory when the job ends, ``async_status`` and aifabric.acceptance.job_wait r
 Used only where the connection pipelines an ordinary module (``ansible_pipelining``, a become method that allows
 it) and the remote files are not kept (``ANSIBLE_KEEP_REMOTE_FILES``), for a new-style (Python) module on a POSIX
 shell; anything else starts as ansible-core starts it. Mixed into the action of every module the roles start as
-async jobs (meta/runtime.yml routes them to the action ``pipelined_async``) and into perftest_sweep's.
+async jobs (each has its own action, plugins/action/<module>.py, this class on ansible-core's normal action) and into perftest_sweep's.
 Controller only.
 """
 

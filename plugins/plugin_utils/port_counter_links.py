@@ -159,7 +159,7 @@ def _pair_links(host, device, key, found, facts, slow, cabled):
                           slow_peers=[p for _c, p, _v, _m in slow])
         for end, other in ((host, peer), (peer, host)):
             new.append(analysis_records.record(NAME, LINK_CHECK, "warn", end, peer=other, reason=reason, target=device,
-                                       facts=link_facts))
+                                               facts=link_facts))
         findings.append(analysis_records.finding("link", CHECK, [host, peer], target=device, evidence=dict(link_facts, text=reason)))
     return new, findings
 

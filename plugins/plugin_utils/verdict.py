@@ -216,7 +216,7 @@ def analyze_required(records, config):
     except ValueError as exc:
         # required checks that cannot be read cannot be judged: every host says so (never a silent pass)
         return [analysis_records.record(NAME, REQUIRED_CHECK, "error", host,
-                                reason="%s: required checks were not judged" % exc) for host in hosts], []
+                                        reason="%s: required checks were not judged" % exc) for host in hosts], []
     if not wanted:
         return [], []
     ran = _ran_by_host(records)

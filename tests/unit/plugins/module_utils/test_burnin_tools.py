@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from ansible.module_utils import basic
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import burnin_worker, k8s_plan, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import burnin

@@ -8,7 +8,6 @@ interpreter runs through the real runner."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

@@ -18,7 +18,6 @@ import shutil
 import stat
 
 import pytest
-from ansible.module_utils import basic
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, hccl_run, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe as env_probe_module

@@ -148,10 +148,10 @@ FLOOR = ("errors", "results", "thresholds", "expectations", "imports", "argspec"
 # adapter -> {module above the floor it may import: why}; shrink it, never grow it
 HOST_PROBES = {
     "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
-                               "output to parse: records is env_probe.probe"},
+                        "output to parse: records is env_probe.probe"},
     "tools.fabric_topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
-                                    "NPU helpers",
-                       "statedir": "statedir.StateError: root runs only what root could have written alone"},
+                              "NPU helpers",
+                              "statedir": "statedir.StateError: root runs only what root could have written alone"},
 }
 
 

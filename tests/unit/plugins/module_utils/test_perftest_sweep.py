@@ -5,11 +5,8 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
-import subprocess
 import sys
-import threading
 
 import pytest
 

@@ -6,7 +6,6 @@ missing binaries, option ranges, import mode - records from the real captures.""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 
 import pytest

@@ -12,7 +12,6 @@ import types
 
 import pytest
 import yaml
-from ansible.module_utils import basic
 from ansible.plugins.action import ActionBase
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import _call, _runner
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import module_env  # noqa: F401 pylint: disable=unused-import

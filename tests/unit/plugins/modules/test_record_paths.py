@@ -9,7 +9,6 @@ import os
 import shutil
 
 import pytest
-from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (
     NCCL_FIXTURES, PROOF, _call, _runner)
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import read

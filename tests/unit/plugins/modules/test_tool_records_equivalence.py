@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from ansible.module_utils import basic
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_k8s_plan import POD, ok, pod_log
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_gpu_modules import (  # pylint: disable=unused-import
     NCCL_FIXTURES, PROOF, _call, _runner, module_env)  # noqa: F401 - module_env is a fixture

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-import ansible.modules.async_wrapper as async_wrapper
+from ansible.modules import async_wrapper
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import one_call_start
 

@@ -1,8 +1,8 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The action of the collection's modules that the roles start as async jobs (meta/runtime.yml routes each to it):
-ansible-core's normal action, with the async start in one pipelined call where the connection allows it
-(plugin_utils/one_call_start.py). Without ``async:`` it is the normal action, unchanged."""
+"""The action of the module gpu_soak: ansible-core's normal action, with an async start (the roles start it as a job) in
+one pipelined call where the connection allows it (plugin_utils/one_call_start.py). Without ``async:`` it is the
+normal action, unchanged."""
 
 from __future__ import annotations
 
