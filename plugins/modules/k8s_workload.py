@@ -251,8 +251,8 @@ options:
         C(declared), and the pods' own C(topology) and C(lldpd_socket). One Job per node runs the collection's own
         C(fabric_topology) code on the node, the same records as over SSH (LLDP with C(lldpctl) or C(lldptool), the
         Ascend NPUs' with C(hccn_tool), from the image's C(PATH) or the Ascend driver's path).
-      - C(topology) - the declared topology of every node, C({node: {port: {switch, switch_port}}}); each node's pod
-        gets its own entry as the module's C(declared).
+      - "C(topology) - the declared topology of every node, C({node: {port: {switch, switch_port}}}); each node's pod
+        gets its own entry as the module's C(declared)."
       - C(lldpd_socket) - the node's lldpd socket (for example V(/run/lldpd.socket)), mounted read-only (a hostPath
         of type C(Socket)) where the image's C(lldpctl) asks, C(/run/lldpd.socket); a node without it does not start
         the pod (its record says why). V("") (the default) mounts nothing.
