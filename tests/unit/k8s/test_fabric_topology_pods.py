@@ -143,3 +143,74 @@ def test_the_plan_mounts_the_lldpd_socket_only_when_asked():
 def test_the_plan_refuses_bad_options(options, message):
     with pytest.raises(k8s_plan.AcceptanceError, match=message):
         k8s_plan.build("fabric_topology", [NODE], tkp.POD, "t1", options)
+
+
+# --------------------------------------------------------------------------- a whole fleet, topology from pods
+
+HUAWEI = os.path.join(FIXTURES, "lldptool-t-n-huawei-ce6855-vrp-8.180.txt")
+ARISTA_SWITCH = "BAS-FIC-0H1E-12S-C02.picotrading.com"
+HUAWEI_SWITCH = "HB.LF-RZ.M1.102-HW-CE6855-U1-A2-In-254.79-DPVS-Test"
+# host -> (the LLDP tool its node has, the capture it prints, mlx5_0's interface); the others declare their port
+LLDP_NODES = {"l0h0": ("lldpctl", TWO_PORTS, "eth0"), "l0h1": ("lldpctl", TWO_PORTS, "eth1"),
+              "l0h2": ("lldpctl", ONE_PORT_MAC, "eth0"), "l1h0": ("lldptool", ARISTA, "eth4"),
+              "l2h0": ("lldptool", HUAWEI, "eth3")}
+DECLARED = {"l1h1": ARISTA_SWITCH, "l1h2": ARISTA_SWITCH, "l2h1": HUAWEI_SWITCH, "l2h2": HUAWEI_SWITCH,
+            "l3h0": "leaf-04", "l3h1": "leaf-04", "l3h2": "leaf-04"}
+
+
+def node_tree(base, host):
+    """A node: its LLDP tool (a fake that prints the REAL capture) in bin/, mlx5_0's interface in its sysfs tree."""
+    (base / "bin").mkdir(parents=True)
+    tool, capture, netdev = LLDP_NODES.get(host, (None, None, "eth0"))
+    (base / "sys/class/infiniband/mlx5_0/device/net" / netdev).mkdir(parents=True)
+    (base / "sys/class/net" / netdev / "device").mkdir(parents=True)
+    if tool:
+        script = base / "bin" / tool
+        script.write_text("#!/bin/sh\nexec /bin/cat %s\n" % capture)
+        script.chmod(0o755)
+    return base
+
+
+def fleet_topology_from_pods(tmp_path, hosts):
+    """The net.topology records of every node as the fabric_topology pods give them (one plan, each pod run as it
+    runs on its node, its log read by the planner)."""
+    topology = dict((h, {"mlx5_0": {"switch": switch, "switch_port": "Ethernet1/%d" % (i + 5)}})
+                    for i, (h, switch) in enumerate(sorted(DECLARED.items())))
+    plan = k8s_plan.build("fabric_topology", hosts, dict(tkp.POD, host_network=True), "fleet", {"topology": topology})
+    lib = tkp.write_code_tree(tmp_path / "code")
+    records = []
+    for obj, slot in zip(plan["steps"][0]["objects"], plan["steps"][0]["slots"]):
+        command = obj["spec"]["template"]["spec"]["containers"][0]["command"]
+        base = node_tree(tmp_path / slot["node"], slot["node"])
+        spec = dict(json.loads(command[command.index("--spec") + 1]), lib=lib, root=str(base))
+        proc = subprocess.run([sys.executable, tkp.ENTRY, "adapter", "--spec", json.dumps(spec)], capture_output=True,
+                              env=dict(tkp.POD_ENV, PATH="%s:/usr/bin:/bin" % (base / "bin")), timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        records += k8s_plan.slot_records(plan, slot, tkp.ok(slot, slot["node"]), proc.stdout.decode())
+    return records
+
+
+def test_a_bad_leaf_is_named_from_the_pods_topology(tmp_path):
+    """12 nodes behind four switches (leaf1 and the Arista and Huawei switches from real LLDP captures, read by the
+    pods' lldpctl and lldptool; the rest declared through the plan's topology): the pairs across leaf1's uplink at
+    55 %, one bad link elsewhere. Attribution names leaf1 from the pods' records: its three hosts warn naming it, the
+    bad link's two ends warn, every other host passes, none fails."""
+    from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import test_attribution_switch as tas
+    hosts = tas.hosts_of(leaves=4, per_leaf=3)
+    topology = fleet_topology_from_pods(tmp_path, hosts)
+    assert [(r["host"], r["status"], r["params"]["substrate"]) for r in topology] == [
+        (h, "pass", "kubernetes") for h in hosts]
+    switches = dict((r["host"], r["facts"]["ports"]["mlx5_0"]["switch"]) for r in topology)
+    assert [switches[h] for h in ("l0h0", "l0h1", "l0h2", "l1h0", "l2h0")] == ["leaf1"] * 3 + [ARISTA_SWITCH, HUAWEI_SWITCH]
+    bad_link = ("l1h1", "l3h2")
+    measured = tas.measure(hosts, tas.faults(bad_leaves=(0,), bad_node="none", bad_link=bad_link))
+    report, status = tas.report_of(measured + topology)
+    group = ("l0h0", "l0h1", "l0h2")
+    assert tas.found(report) == sorted([("group", group, "mlx5_0"), ("link", bad_link, "mlx5_0")])
+    assert status == tas.expected_status(hosts, group, fail=(), warn=bad_link)
+    finding = tas.group_finding(report)
+    assert finding["evidence"]["switches"] == {"leaf1": list(group)}
+    assert finding["evidence"]["ports"] == {"l0h0": "leaf1 swp1", "l0h1": "leaf1 swp2", "l0h2": "leaf1 swp3"}
+    # without the pods' records the same verdicts, no switch named
+    plain, plain_status = tas.report_of(measured)
+    assert plain_status == status and "switches" not in tas.group_finding(plain)["evidence"]
