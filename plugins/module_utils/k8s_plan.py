@@ -299,7 +299,7 @@ def adapter_params(kind, opts, node):
 
 
 # where the node's lldpd socket is mounted in a fabric_topology pod: the path lldpctl asks by default (lldpd's
-# ${runstatedir}/lldpd.socket, /run/lldpd.socket in Debian's and Ubuntu's lldpd 1.0.x)
+# ${runstatedir}/lldpd.socket: /run/lldpd.socket in Debian 12's lldpd 1.0.16, the socket its lldpctl names)
 LLDPD_SOCKET_MOUNT = "/run/lldpd.socket"
 
 
