@@ -8,7 +8,7 @@ pod runs the very same code the SSH path runs; the image only needs ``python3``
 (3.8+) besides the tools under test. Commands::
 
     python3 aifabric_k8s_entry.py env   --spec JSON   # env_probe.probe() -> one RECORDS line
-    python3 aifabric_k8s_entry.py adapter --spec JSON # tools.<dcgm_diag|port_counters>.records(host) -> one RECORDS line
+    python3 aifabric_k8s_entry.py adapter --spec JSON # tools.<dcgm_diag|port_counters|fabric_topology>.records(host) -> one RECORDS line
     python3 aifabric_k8s_entry.py run   --spec JSON   # tool argvs, each output framed by markers
     python3 aifabric_k8s_entry.py sshd  --spec JSON   # worker of the no-operator multi-node path
     python3 aifabric_k8s_entry.py indexed --spec JSON # Indexed Job pod: index 0 launches, the others serve sshd
@@ -137,7 +137,7 @@ def cmd_env(spec):
 
 
 # the adapters that read the node itself (``records(host, params)``) and run in a pod of their own
-HOST_ADAPTERS = ("dcgm_diag", "port_counters")
+HOST_ADAPTERS = ("dcgm_diag", "port_counters", "fabric_topology")
 
 
 def cmd_adapter(spec):

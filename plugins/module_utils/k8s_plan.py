@@ -42,12 +42,14 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
     allreduce_probe as torch_allreduce)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
     copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology
 
 KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
-         "copy_bandwidth")
+         "copy_bandwidth", "fabric_topology")
 # the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<MODULE>.py records(host, params))
-HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK}
-HOST_ADAPTER_FILES = {"dcgm": dcgm.MODULE, "port_counters": port_counters.MODULE}     # tools/<MODULE>.py
+HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK, "fabric_topology": fabric_topology.CHECK}
+HOST_ADAPTER_FILES = {"dcgm": dcgm.MODULE, "port_counters": port_counters.MODULE,     # tools/<MODULE>.py
+                      "fabric_topology": fabric_topology.MODULE}
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
 STEP_LABEL = "aifabric.acceptance/step"
@@ -69,7 +71,9 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # the entry program's interrupt guard (and the runners')
                 "proc",
                 # the host-reading adapters' pods (DCGM diagnostics, fabric port counters)
-                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm_diag", "tools/port_counters")
+                "parsers/dcgm", "parsers/dcgm_errors", "parsers/port_counters", "tools/dcgm_diag", "tools/port_counters",
+                # the fabric topology's pods (LLDP: lldpctl, lldptool, hccn_tool)
+                "parsers/topology", "tools/fabric_topology")
 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
@@ -84,7 +88,10 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 #   connect_timeout_s counts from then, not from its own start);
 # - allreduce_multinode: torchrun and its fixed master port (the pods' Service and container port name it; the
 #   allreduce_probe module's default 0 picks a random one per run). Its timeout_s is the adapter's (900): the pods'
-#   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout.
+#   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout;
+# - fabric_topology: the declared topology of every node, {node: {port: {switch, switch_port}}} (each node's pod gets
+#   its own entry as the module's ``declared``, adapter_params), and the node's lldpd socket the pods mount
+#   (lldpd_socket: "" mounts none).
 KUBERNETES_OPTIONS = {
     "env": {},
     "gemm": {},
@@ -96,10 +103,13 @@ KUBERNETES_OPTIONS = {
     "port_counters": {},
     "soak": {},
     "copy_bandwidth": {},
+    "fabric_topology": {"topology": {}, "lldpd_socket": ""},
 }
 # the adapters' options the pods do not take: the SSH path's (ranks per host and -g: the pod's GPUs decide; a missing
 # binary and nccl-tests' -J detection: the image is known)
 NCCL_NOT_TAKEN = ("if_missing", "ranks_per_node", "gpus_per_process", "json_output")
+# one host's declared ports: the pods take every node's (topology) and give each pod its own
+TOPOLOGY_NOT_TAKEN = ("declared",)
 
 ENV_DEFAULTS = dict(defaults(env.OPTIONS), **KUBERNETES_OPTIONS["env"])
 GEMM_DEFAULTS = dict(defaults(gemm.OPTIONS), **KUBERNETES_OPTIONS["gemm"])
@@ -112,12 +122,16 @@ DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "
             "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS, "soak": SOAK_DEFAULTS,
             "copy_bandwidth": COPY_DEFAULTS,
             "dcgm": dict(defaults(dcgm.OPTIONS), **KUBERNETES_OPTIONS["dcgm"]),
-            "port_counters": dict(defaults(port_counters.OPTIONS), **KUBERNETES_OPTIONS["port_counters"])}
+            "port_counters": dict(defaults(port_counters.OPTIONS), **KUBERNETES_OPTIONS["port_counters"]),
+            "fabric_topology": dict(defaults(fabric_topology.OPTIONS, omit=TOPOLOGY_NOT_TAKEN),
+                                    **KUBERNETES_OPTIONS["fabric_topology"])}
 PROBE_RESULT = "{RESULT_DIR}/allreduce.json"     # the entry program's private directory (k8s_entry.expand)
 
 
 def _check_kubernetes_options(kind, opts):
     """The pods' own options of a kind: ports, the DNS domain, the launcher's requests."""
+    if kind == "fabric_topology":
+        _check_topology_options(opts)
     if kind == "perftest":
         rails = range(int(opts["port"]), int(opts["port"]) + max(1, len(opts["hcas"] or [])))
         if not 0 < int(opts["ready_port"]) < 65536 or int(opts["ready_port"]) in rails:
@@ -136,6 +150,17 @@ def _check_kubernetes_options(kind, opts):
     for key in ("launcher_cpu", "launcher_memory"):
         if not km.QUANTITY_RE.match(str(opts[key])):
             raise AcceptanceError("nccl: %s %r is not a Kubernetes quantity (for example 1, 500m, 1Gi)" % (key, opts[key]))
+
+
+def _check_topology_options(opts):
+    """fabric_topology's pods' own options: a mapping of node to declared ports, an absolute socket path or ""."""
+    if not isinstance(opts["topology"], dict):
+        raise AcceptanceError("fabric_topology: topology must be a mapping {node: {port: {switch, switch_port}}}, "
+                              "got %s" % type(opts["topology"]).__name__)
+    socket = str(opts["lldpd_socket"] or "")
+    if socket and (not socket.startswith("/") or ".." in socket.split("/")):
+        raise AcceptanceError("fabric_topology: lldpd_socket %r is not an absolute path on the node (for example "
+                              "/run/lldpd.socket)" % (socket,))
 
 
 def options_of(kind, options):
@@ -206,11 +231,12 @@ def _with_template_labels(obj, extra):
     return obj
 
 
-def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus=None, role="single"):
+def _single_node_job(plan, pod, kind, index, node, step, command, sections, gpus=None, role="single", opts=None):
     slot = "%s-%d" % (kind, index)
     name = km.object_name(plan["run_id"], kind.replace("_", "-"), index)     # DNS labels: port_counters, copy_bandwidth
-    spec = km.pod_spec(pod, [km.container(pod, kind.replace("_", "-"), command, gpus=gpus)], plan["code_config_map"],
-                       plan["code_items"], nodes=[node])
+    mounts, volumes = node_mounts(kind, opts or {})
+    spec = km.pod_spec(pod, [km.container(pod, kind.replace("_", "-"), command, gpus=gpus, mounts=mounts)],
+                       plan["code_config_map"], plan["code_items"], nodes=[node], volumes=volumes)
     obj = _with_template_labels(km.job(name, pod, plan["run_id"], kind, spec, role=role, node=node),
                                 _slot_labels(slot, step))
     return obj, {"slot": slot, "job": name, "node": node, "role": role, "peer": None, "sections": sections}
@@ -223,7 +249,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             command = _entry(pod, "adapter", {"adapter": HOST_ADAPTER_FILES[kind], "params": adapter_params(kind, opts, node),
                                               "lib": LIB})
             sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
-            gpus = None
+            gpus = 0 if kind == "fabric_topology" else None     # LLDP holds no GPU
         elif kind == "env":
             params = dict(opts)
             command = _entry(pod, "env", {"params": params, "lib": LIB})
@@ -249,7 +275,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
             gpus = None
         if kind == "nccl":
             pod = dict(pod, env=dict(pod["env"], **nccl_tests.run_env(opts)))
-        obj, slot = _single_node_job(plan, pod, kind, index, node, kind, command, sections, gpus=gpus)
+        obj, slot = _single_node_job(plan, pod, kind, index, node, kind, command, sections, gpus=gpus, opts=opts)
         step["objects"].append(obj)
         step["slots"].append(slot)
     step["expected_pods"] = len(step["slots"])
@@ -258,11 +284,33 @@ def _per_node_step(plan, pod, kind, nodes, opts):
 
 def adapter_params(kind, opts, node):
     """The params a host-reading adapter's pod on ``node`` runs with: the options, and for port_counters' after
-    phase only the node's own records of the before run (``before``: that run's records, every node's)."""
+    phase only the node's own records of the before run (``before``: that run's records, every node's); for
+    fabric_topology the node's own entry of the declared topology as the module's ``declared`` (the node's value as
+    it is: the adapter's record says what is wrong with one that is not a mapping of ports), without the pods'
+    own options."""
     params = dict(opts)
     if kind == "port_counters" and isinstance(opts.get("before"), list):
         params["before"] = [r for r in opts["before"] if isinstance(r, dict) and r.get("host") == node]
+    if kind == "fabric_topology":
+        for key in KUBERNETES_OPTIONS[kind]:
+            params.pop(key)
+        params["declared"] = opts["topology"].get(node, {})
     return params
+
+
+# where the node's lldpd socket is mounted in a fabric_topology pod: the path lldpctl asks by default (lldpd's
+# ${runstatedir}/lldpd.socket: /run/lldpd.socket in Debian 12's lldpd 1.0.16, the socket its lldpctl names)
+LLDPD_SOCKET_MOUNT = "/run/lldpd.socket"
+
+
+def node_mounts(kind, opts):
+    """(container mounts, pod volumes) of the node's own paths a kind's pods read: a fabric_topology pod's the
+    node's lldpd socket (``lldpd_socket``, read-only, hostPath type Socket: a node without it does not start the
+    pod, which its record then names), at the path lldpctl asks (LLDPD_SOCKET_MOUNT)."""
+    if kind != "fabric_topology" or not opts.get("lldpd_socket"):
+        return [], []
+    volume = {"name": "lldpd-socket", "hostPath": {"path": opts["lldpd_socket"], "type": "Socket"}}
+    return [{"name": "lldpd-socket", "mountPath": LLDPD_SOCKET_MOUNT, "readOnly": True}], [volume]
 
 
 def burnin_steps(pod, kind, opts):
@@ -597,6 +645,12 @@ def pod_work_s(kind, opts):
     if kind == "port_counters":     # one ethtool -S per port, each within timeout_s
         return PORT_COUNTERS_MAX_PORTS * int(opts["timeout_s"]), "%d ports x timeout_s %ss" % (
             PORT_COUNTERS_MAX_PORTS, opts["timeout_s"])
+    if kind == "fabric_topology":     # the adapter's own bound of a host's commands (fabric_topology.Budget)
+        work = fabric_topology.FIXED_COMMANDS * int(opts["timeout_s"]) + fabric_topology.PER_PORT_S * \
+            fabric_topology.MAX_ASKED + k8s_entry.KILL_GRACE_S
+        return work, "%d x timeout_s %ss + %d s x %d interfaces or NPUs + %d s kill-after" % (
+            fabric_topology.FIXED_COMMANDS, opts["timeout_s"], fabric_topology.PER_PORT_S, fabric_topology.MAX_ASKED,
+            k8s_entry.KILL_GRACE_S)
     if kind == "soak":
         return soak.timeout_s(opts), "duration_s %ss + %ss" % (opts["duration_s"], soak.OVERHEAD_S)
     if kind == "copy_bandwidth":

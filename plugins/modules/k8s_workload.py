@@ -23,7 +23,8 @@ description:
     all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
     rendezvous on the index-0 pod's DNS name; V(dcgm) and V(port_counters) - one Job per node runs the collection's
     own C(aifabric.acceptance.dcgm_diag) or C(aifabric.acceptance.port_counters) code on the node (the image needs
-    C(dcgmi), or C(ethtool) for the RoCE counters; sysfs is the node's).
+    C(dcgmi), or C(ethtool) for the RoCE counters; sysfs is the node's); V(fabric_topology) - one Job per node runs
+    the collection's own C(aifabric.acceptance.fabric_topology) code on the node (LLDP, the declared ports).
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
     (sandbox, CNI, RuntimeClass or volume failures, within O(sandbox_grace_s) and O(mount_grace_s)), crashes, is
     OOM-killed or runs out of time gives an C(error) record naming the reason from its status and events, never a
@@ -55,7 +56,8 @@ options:
   kind:
     description: The check to run.
     type: str
-    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters, soak, copy_bandwidth]
+    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters, soak, copy_bandwidth,
+      fabric_topology]
   state:
     description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
     type: str
@@ -241,6 +243,22 @@ options:
       - V(port_counters) - options of the C(aifabric.acceptance.port_counters) module (phase, before, stage, ethtool,
         timeout_s). With C(phase=after), C(before) is the before run's C(results) (every node's); each node's pod gets
         its own.
+    type: dict
+    default: {}
+  fabric_topology:
+    description:
+      - V(fabric_topology) - options of the C(aifabric.acceptance.fabric_topology) module (lldp, timeout_s) but
+        C(declared), and the pods' own C(topology) and C(lldpd_socket). One Job per node runs the collection's own
+        C(fabric_topology) code on the node, the same records as over SSH (LLDP with C(lldpctl) or C(lldptool), the
+        Ascend NPUs' with C(hccn_tool), from the image's C(PATH) or the Ascend driver's path).
+      - "C(topology) - the declared topology of every node, C({node: {port: {switch, switch_port}}}); each node's pod
+        gets its own entry as the module's C(declared)."
+      - C(lldpd_socket) - the node's lldpd socket (for example V(/run/lldpd.socket)), mounted read-only (a hostPath
+        of type C(Socket)) where the image's C(lldpctl) asks, C(/run/lldpd.socket); a node without it does not start
+        the pod (its record says why). V("") (the default) mounts nothing.
+      - "Give C(host_network: true) in the pod options: the interfaces a pod sees (C(/sys/class/net), the ones
+        C(lldptool) is asked about and C(lldpctl)'s are named by) are the node's only on the host network."
+      - Import mode (C(from_output), an C(ibnetdiscover) output) runs on the controller with the module itself.
     type: dict
     default: {}
   soak:
@@ -477,7 +495,7 @@ POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", 
                "python")
 KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
                 "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm", "port_counters": "port_counters",
-                "soak": "soak", "copy_bandwidth": "copy_bandwidth"}
+                "soak": "soak", "copy_bandwidth": "copy_bandwidth", "fabric_topology": "fabric_topology"}
 
 
 def argument_spec():
@@ -519,6 +537,7 @@ def argument_spec():
         gemm=dict(type="dict", default={}),
         dcgm=dict(type="dict", default={}),
         port_counters=dict(type="dict", default={}),
+        fabric_topology=dict(type="dict", default={}),
         nccl=dict(type="dict", default={}),
         perftest=dict(type="dict", default={}),
         allreduce_probe=dict(type="dict", default={}),

@@ -70,7 +70,7 @@ def _manifests(render, run_id):
 @pytest.mark.parametrize("tags, runs", [
     ("gpu", ["tr-gemm", "tr-nccl"]),
     ("rdma", ["tr-counters0", "tr-counters1", "tr-rdma"]),     # the counter window (default on) around perftest
-    ("probe,nccl", ["tr-ar", "tr-env", "tr-mn"]),
+    ("probe,nccl", ["tr-ar", "tr-env", "tr-mn", "tr-topology"]),
 ])
 def test_a_stage_tag_runs_only_that_stages_workloads(env, tmp_path, tags, runs):
     proc, render = _render(env, tmp_path, {"k8s_rdma_hcas": ["mlx5_0"]}, "--tags", tags)
@@ -97,10 +97,24 @@ def test_the_shared_stage_variables_reach_the_manifests(env, tmp_path):
     extra = {"k8s_rdma_hcas": ["mlx5_0"], "gpu_gemm": {"iterations": 7}, "nccl_options": {"ssh_port": 2022},
              "rdma_pairings": {"mode": "star"}, "rdma_tests": ["ib_write_bw", "ib_read_bw"],
              "k8s_pod": {"gpus_per_pod": 4, "host_network": True}, "k8s_rdma_pod": {"host_network": False},
-             "gpu_checks": ["gemm"], "nccl_checks": ["nccl"]}
+             "gpu_checks": ["gemm"], "nccl_checks": ["nccl"],
+             "probe_topology": {NODES[0]: {"mlx5_0": {"switch": "leaf-01", "switch_port": 7}}},
+             "k8s_lldpd_socket": "/run/lldpd.socket"}
     proc, render = _render(env, tmp_path, extra)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    assert _dirs(render) == ["tr-counters0", "tr-counters1", "tr-env", "tr-gemm", "tr-mn", "tr-rdma", "tr-rdma1"]
+    assert _dirs(render) == ["tr-counters0", "tr-counters1", "tr-env", "tr-gemm", "tr-mn", "tr-rdma", "tr-rdma1",
+                             "tr-topology"]
+    # the fabric topology: one pod per node, each with its own declared ports, the node's lldpd socket mounted
+    declared = {}
+    for job in [d for d in _manifests(render, "tr-topology") if d["kind"] == "Job"]:
+        spec = job["spec"]["template"]["spec"]
+        command = json.loads(spec["containers"][0]["command"][-1])
+        assert command["adapter"] == "fabric_topology" and spec["hostNetwork"] is True
+        assert spec["volumes"][-1]["hostPath"] == {"path": "/run/lldpd.socket", "type": "Socket"}
+        declared[spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"][0]["matchFields"][0]["values"][0]] = command["params"]["declared"]
+    assert declared == dict((n, {"mlx5_0": {"switch": "leaf-01", "switch_port": 7}} if n == NODES[0] else {})
+                            for n in NODES)
     # the counter window: one port_counters pod per node before and after the perftest pods, with k8s_rdma_pod
     for run_id, phase in (("tr-counters0", "before"), ("tr-counters1", "after")):
         jobs = [d for d in _manifests(render, run_id) if d["kind"] == "Job"]

@@ -165,6 +165,33 @@ def test_env_probe_pods_really_run_the_code_configmap_and_match_the_ssh_path(clu
     assert not os.path.exists("/opt/aifabric"), "the code volume was mounted outside the pods' mount namespaces"
 
 
+# --------------------------------------------------------------------------- the fabric topology
+
+TOPOLOGY = os.path.join(ROOT, "tests", "unit", "fixtures", "topology")
+
+
+def test_fabric_topology_pods_read_lldp_and_their_declared_ports_as_the_ssh_path(cluster, monkeypatch):
+    """kind fabric_topology on two nodes: each pod runs the fabric_topology adapter from the code ConfigMap with a
+    fake lldpctl replaying a real lldpd 1.0.16 capture, the first node with its declared ports (one LLDP sees
+    elsewhere: a warn), and each record equals the SSH path's fabric_topology module's on the same inputs."""
+    process_kubelet.fake_tool(str(cluster.kubelet.path[0]), "lldpctl", [
+        (["-f", "json"], os.path.join(TOPOLOGY, "lldpd-1.0.16-node1-two-ports-portid-ifname.json"), 0)])
+    nodes = ["gpu-node-01", "gpu-node-02"]
+    declared = {"eth1": {"switch": "leaf1", "switch_port": "swp7"}, "eth9": {"switch": "leaf2", "switch_port": 1}}
+    res = run_module(cluster, monkeypatch, {"kind": "fabric_topology", "hosts": nodes, "run_id": "rp-topo",
+                                            "fabric_topology": {"topology": {nodes[0]: declared}}})
+    assert not res.failed, res.kwargs
+    records = res.kwargs["results"]
+    assert [(r["host"], r["check"], r["status"]) for r in records] == [
+        (nodes[0], "net.topology", "warn"), (nodes[1], "net.topology", "pass")]
+    for node, args in ((nodes[0], {"declared": declared}), (nodes[1], {})):
+        ssh = comparable(ssh_path_module(cluster.kubelet, node, "fabric_topology", args))
+        mine = comparable([r for r in records if r["host"] == node])
+        assert mine == ssh
+    assert records[0]["reason"] == "eth1 is cabled to leaf1 port swp2, declared leaf1 port swp7"
+    assert res.kwargs["leftover"] == [] and cluster.leftovers("rp-topo") == []
+
+
 # --------------------------------------------------------------------------- perftest: a pair over real TCP
 
 PERFTEST = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "parsers", "fixtures", "perftest")

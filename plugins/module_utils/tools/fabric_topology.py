@@ -7,7 +7,8 @@ One ``net.topology`` record per host: which switch port each of the host's ports
 lldptool per interface, hccn_tool per Ascend NPU) and from what the inventory declares (``declared``), a declared port
 LLDP sees elsewhere a mismatch; or, in import mode, one record per named host from an ibnetdiscover output.
 ``host`` is an env_probe.Host (its ``run`` runs a command with a timeout, its ``which`` finds one, its root reads
-sysfs): the fabric_topology module's runs commands through runner.run. Every command has its time limit, and all of
+sysfs): the fabric_topology module's runs commands through runner.run, a Kubernetes pod's through the entry program
+(k8s_entry ``adapter``, kind fabric_topology). Every command has its time limit, and all of
 them together at most ``FIXED_COMMANDS * timeout_s + PER_PORT_S * MAX_ASKED`` (Budget).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -31,7 +32,9 @@ CHECK = "net.topology"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "net"
 MODULE = "fabric_topology"
-SSH_ONLY = "the Kubernetes env pod does not run it yet: LLDP needs lldpctl/lldptool or hccn_tool on the node"
+# the Kubernetes kind that runs records(host, params) in a pod per node (k8s_entry ``adapter``); import mode
+# (from_output, an ibnetdiscover file) stays on the controller on both substrates
+KUBERNETES = ("fabric_topology",)
 NO_TOOL_NAME = "a record names the LLDP source it read (lldpctl, lldptool, hccn_tool), not one tool"
 # how it runs and what its records come from
 NO_ARGV = "fixed read-only commands on an env_probe.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"

@@ -35,7 +35,8 @@ SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu
           "gpu_soak": "gpu", "gpu_soak_s": "gpu", "gpu_copy_bandwidth": "gpu",
           "nccl_checks": "nccl", "nccl_options": "nccl", "nccl_allreduce_probe": "nccl", "nccl_expect": "nccl",
           "rdma_tests": "rdma", "rdma_perftest": "rdma", "rdma_pairings": "rdma", "rdma_expect": "rdma",
-          "gpu_dcgm": "gpu", "rdma_counter_window": "rdma", "rdma_port_counters": "rdma"}
+          "gpu_dcgm": "gpu", "rdma_counter_window": "rdma", "rdma_port_counters": "rdma",
+          "probe_lldp": "probe", "probe_topology": "probe"}
 # the pods' own options (not the tool's) a shared mapping takes on Kubernetes
 POD_OWN = {"nccl_options": ("nccl", nccl_tests), "nccl_allreduce_probe": ("allreduce_multinode", torch_allreduce),
            "rdma_perftest": ("perftest", perftest)}
@@ -46,7 +47,8 @@ KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm",
          "nccl_multinode": ("nccl", "nccl", "nccl_options"),
          "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
          "dcgm": ("gpu", "dcgm", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters"),
-         "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth")}
+         "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth"),
+         "fabric_topology": ("probe", "fabric_topology", "probe_topology")}
 
 
 def _load(*parts):

@@ -51,6 +51,8 @@ def plans(pod=None):
                                     {"hcas": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
     ]
     out.append(("allreduce_multinode", k8s_plan.build("allreduce_multinode", NODES, pod, "t1", {"max_bytes": "1G"})))
+    out.append(("fabric_topology", k8s_plan.build("fabric_topology", NODES, pod, "t1", {
+        "lldpd_socket": "/run/lldpd.socket", "topology": {NODES[0]: {"mlx5_0": {"switch": "leaf-01", "switch_port": 1}}}})))
     for launcher in ("indexed", "mpijob", "volcano"):
         out.append(("nccl_multinode-%s" % launcher, k8s_plan.build(
             "nccl_multinode", NODES, pod, "t1", {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"},
