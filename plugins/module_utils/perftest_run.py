@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_clients
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_clients, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
@@ -63,9 +63,9 @@ class PerftestRun(object):
         return statedir.own_dir(self.root, path)
 
     def start(self, *args, **kwargs):
-        """detached.start (a child of this process) into a state directory made under this host's (run directory
+        """state_child.start (a child of this process) into a state directory made under this host's (run directory
         included)."""
-        return detached.start(*args, base=self.root, **kwargs)
+        return state_child.start(*args, base=self.root, **kwargs)
 
     def remove(self, path):
         """Remove a state directory the collection made (statedir.remove_own); one it did not make is left."""
@@ -81,7 +81,7 @@ class PerftestRun(object):
         found = []
         subs = [os.path.join(path, name) for name in sorted(os.listdir(path)) if name != statedir.MARKER]
         for where in [path] + [sub for sub in subs if os.path.isdir(sub) and not os.path.islink(sub)]:
-            handle, problem = detached.load_checked(where)
+            handle, problem = state_child.load_checked(where)
             if problem:
                 left.append(problem)
                 return None
@@ -105,7 +105,7 @@ class PerftestRun(object):
             removed.append(path)
             return
         for item in handles:
-            if detached.kill(item):
+            if state_child.kill(item):
                 removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
             if item.get("governor_holder"):
                 self.governor.release(item["governor_holder"])

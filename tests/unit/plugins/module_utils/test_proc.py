@@ -209,7 +209,7 @@ def _read_bytes(path):
 # --------------------------------------------------------------------------- the one spawn
 
 # The files of plugins/module_utils and plugins/modules allowed to start a process themselves, each with its reason.
-# Every other one goes through proc.spawn (runner.run, detached.start, the pod entry program, k8s_run's ssh-keygen).
+# Every other one goes through proc.spawn (runner.run, state_child.start, the pod entry program, k8s_run's ssh-keygen).
 SPAWNERS = {
     os.path.join("module_utils", "proc.py"): "the one spawn",
     # staged alone as a script and run by another interpreter (the GPU python, with torch): it imports nothing from

@@ -33,7 +33,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import KI
 HANDLE = "handle.json"
 
 
-class DetachError(AcceptanceError):
+class StartError(AcceptanceError):
     """The process could not be started."""
 
 
@@ -78,7 +78,7 @@ def start(argv, timeout_s, state_dir, env=None, kill_after_s=KILL_AFTER_S, extra
     written to state_dir/handle.json, without the child).
 
     ``state_dir`` is made by statedir.own_dir under ``base`` (default: its parent, which must exist and be
-    trusted), or an existing directory the collection made; ``extra`` is merged into the handle. DetachError
+    trusted), or an existing directory the collection made; ``extra`` is merged into the handle. StartError
     when the program cannot be started.
     """
     state_dir = os.path.abspath(state_dir)
@@ -89,7 +89,7 @@ def start(argv, timeout_s, state_dir, env=None, kill_after_s=KILL_AFTER_S, extra
     try:
         child = spawn(argv, timeout_s, env=env, stdout=out, stderr=err, kill_after_s=kill_after_s)
     except OSError as exc:
-        raise DetachError("could not start %s: %s" % (argv[0], exc), cmd=argv, state_dir=state_dir)
+        raise StartError("could not start %s: %s" % (argv[0], exc), cmd=argv, state_dir=state_dir)
     finally:
         os.close(out)
         os.close(err)
