@@ -142,16 +142,11 @@ def tool_env(plan):
 
 
 def _write_json(directory, name, data):
-    path = os.path.join(directory, name)
-    tmp = path + ".tmp"
-    fd = statedir.replace_file(tmp)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle)
-    os.rename(tmp, path)
+    statedir.write_json(os.path.join(directory, name), data)
 
 
 def read_json(directory, name):
-    return state_child._read_json(os.path.join(directory, name))  # pylint: disable=protected-access
+    return statedir.read_json(os.path.join(directory, name))
 
 
 # ---------------------------------------------------------------- the ports every host of the sweep agrees on
