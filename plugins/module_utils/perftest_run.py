@@ -27,7 +27,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.governor impor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
-DEFAULT_TEST = adapter.DEFAULT_TEST
 
 
 # --------------------------------------------------------------------------- a host's perftest state (SSH path)
@@ -122,7 +121,7 @@ class PerftestRun(object):
 
     # ---------------------------------------------------------------- helpers
     def test(self):
-        return self.p.get("test") or DEFAULT_TEST
+        return self.p.get("test") or adapter.DEFAULT_TEST
 
     def binary(self, test=None):
         """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
@@ -135,18 +134,6 @@ class PerftestRun(object):
         except (ToolMissing, ToolTimeout):      # never Interrupted: a signal must end the run
             return None
         return perftest_clients.parse_version(run.output)
-
-    def supports(self, binary, flag):
-        """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""
-        try:
-            run = runner.run(self.module, [binary, "--help"], 15)
-        except (ToolMissing, ToolTimeout):
-            return False
-        if flag in run.output:
-            return True
-        self.module.warn("%s does not support %s (older perftest): records come from its text output alone"
-                         % (os.path.basename(binary), flag))
-        return False
 
     def hcas(self):
         try:

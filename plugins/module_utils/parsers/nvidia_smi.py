@@ -38,12 +38,6 @@ GPU_KEYS = (
     "power_draw_w", "power_limit_w", "mig_mode", "fabric_state", "fabric_status", "compute_mode",
 )
 
-# Canonical clocks-event (throttle) reason names, as in the XML tags without their prefix.
-REASONS = (
-    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
-    "hw_thermal_slowdown", "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown",
-    "display_clocks_setting",
-)
 # NVML nvmlClocksEventReason* bits, for clocks_event_reasons.active in --query-gpu.
 REASON_BITS = (
     (0x1, "gpu_idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"),
