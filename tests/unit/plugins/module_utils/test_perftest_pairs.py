@@ -251,7 +251,7 @@ def py(code):
     return [sys.executable, "-c", code]
 
 
-def test_detached_start_wait_read(tmp_path):
+def test_state_child_start_wait_read(tmp_path):
     handle = state_child.start(py("import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"), 30,
                             str(tmp_path / "s"))
     outcome = state_child.wait(handle, 20)
@@ -262,7 +262,7 @@ def test_detached_start_wait_read(tmp_path):
     assert not state_child.alive(handle)
 
 
-def test_detached_timeout_and_kill(tmp_path):
+def test_state_child_timeout_and_kill(tmp_path):
     slow = state_child.start(py("import time; time.sleep(60)"), 1, str(tmp_path / "t"), kill_after_s=1)
     outcome = state_child.wait(slow, 20)
     assert outcome["rc"] == 124
@@ -290,7 +290,7 @@ def test_a_loaded_handle_is_killed_by_its_recorded_start_time(tmp_path):
     assert state_child.wait(handle, 10)["rc"] == -15
 
 
-def test_detached_exec_error(tmp_path):
+def test_state_child_exec_error(tmp_path):
     with pytest.raises(AcceptanceError, match="could not start"):
         state_child.start(["/nonexistent/tool"], 5, str(tmp_path / "e"))
 
