@@ -185,7 +185,7 @@ bench: venv stage
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/run_stream_scale.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/attribution_sim.py --sweep
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/nccl_overhead.py --stand-in
-	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/detached_latency.py
+	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/child_exit_latency.py
 	cd $(AT_DIR) && PYTHONPATH=$(AT_BASE) $(BIN)/python bench/rdma_orchestration.py
 
 clean:

@@ -18,7 +18,7 @@ import os
 import re
 import timeit
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, rdma, system
+from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi, system
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "tests", "unit", "plugins", "module_utils", "parsers", "fixtures")
@@ -43,10 +43,8 @@ CASES = [
     ("parse_xml 2 GPUs (H200)", nvidia_smi.parse_xml, read("nvidia_smi/driver580-h200x2-q-x.xml")),
     ("parse_xml 8 GPUs (scaled)", nvidia_smi.parse_xml, scaled_xml(4)),
     ("parse_xml 64 GPUs (scaled)", nvidia_smi.parse_xml, scaled_xml(32)),
-    ("parse_query_text 2 GPUs", nvidia_smi.parse_query_text, read("nvidia_smi/h200x2-nccl-tests-2.19.6/nvidia_smi_q.txt")),
     ("parse_topo 8 GPU + 10 NIC", nvidia_smi.parse_topo, read("nvidia_smi/topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt")),
     ("parse_nvlink_status 2x18 links", nvidia_smi.parse_nvlink_status, read("nvidia_smi/driver580-h200x2-nvlink-s.txt")),
-    ("parse_ibv_devinfo -v (rxe)", rdma.parse_ibv_devinfo, read("ibv_devinfo/rxe-softroce-v-verbose-tabs-roce-v2-gids.txt")),
     ("parse_cpuinfo 16 CPUs", system.parse_cpuinfo, read("misc/ubuntu2404-h100vm-cpuinfo.txt")),
     ("parse_ldconfig 520 libs", system.parse_ldconfig, read("misc/ubuntu2404-h100vm-ldconfig-p.txt")),
     ("parse_pip_freeze 196 lines", system.parse_pip_freeze, read("misc/ubuntu2404-h100vm-pip-freeze.txt")),

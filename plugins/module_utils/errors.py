@@ -30,10 +30,6 @@ class ToolTimeout(AcceptanceError):
     """A process ran past its time limit and was killed."""
 
 
-class ToolFailed(AcceptanceError):
-    """A process exited non-zero."""
-
-
 class Interrupted(AcceptanceError):
     """SIGTERM/SIGINT/SIGHUP while a module runs: raised (by proc.interrupt_guard, the only place) so that cleanup
     (finally blocks) runs. ``signum``: the signal's number."""

@@ -26,7 +26,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import C
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import hccl_test as adapter
 
 TOOL = adapter.TOOL
-COLLECTIVES = adapter.COLLECTIVES
 OptionError = adapter.OptionError
 INSTALL_HINT = ("build HCCL Test from the CANN toolkit (<toolkit>/tools/hccl_test, 'make MPI_HOME=... ASCEND_DIR=...') "
                 "and set tool_dir to its bin directory")

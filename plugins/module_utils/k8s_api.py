@@ -10,7 +10,7 @@ attribute names.
 
 Public interface:
 
-- ``RUN_LABEL`` (``aifabric.acceptance/run-id``), ``MANAGED_BY`` (the
+- ``RUN_LABEL`` (``aifabric.acceptance/run-id``), ``MANAGED_BY_KEY``/``MANAGED_BY_VALUE`` (the
   ``app.kubernetes.io/managed-by: aifabric.acceptance`` pair), ``MPIJOB_GV``,
   ``VOLCANO_GV``, ``run_selector(run_id)``.
 - ``K8sError`` - an AcceptanceError; ``str()`` is one line the user can act on,
@@ -67,14 +67,13 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import interrupt_guard
 
 try:
-    import kubernetes
+    # only whether it imports: the client's modules are imported where they are used
+    import kubernetes  # noqa: F401  pylint: disable=unused-import
     HAS_K8S = True
     K8S_IMPORT_ERROR = None
-    K8S_CLIENT_VERSION = getattr(kubernetes, "__version__", None)
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     HAS_K8S = False
     K8S_IMPORT_ERROR = str(_exc)
-    K8S_CLIENT_VERSION = None
 
 INSTALL_HINT = ("the Python package 'kubernetes' is required on the controller (not for render-only mode): "
                 "pip install 'kubernetes>=37,<38'")
@@ -82,7 +81,6 @@ INSTALL_HINT = ("the Python package 'kubernetes' is required on the controller (
 RUN_LABEL = "aifabric.acceptance/run-id"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "aifabric.acceptance"
-MANAGED_BY = {MANAGED_BY_KEY: MANAGED_BY_VALUE}
 
 MPIJOB_GV = "kubeflow.org/v2beta1"
 VOLCANO_GV = "batch.volcano.sh/v1alpha1"
@@ -486,7 +484,7 @@ def pod_templates(obj):
 
 
 def label_object(obj, run_id):
-    """A deep copy of manifest ``obj`` with the run label and MANAGED_BY on it and on its pod templates."""
+    """A deep copy of manifest ``obj`` with the run label and the managed-by label on it and on its pod templates."""
     check_run_id(run_id)
     obj = copy.deepcopy(obj)
     for holder in [obj] + pod_templates(obj):
@@ -500,7 +498,7 @@ def label_object(obj, run_id):
 def create(api, objects, run_id, namespace=None):
     """Create ``objects`` (plain dict manifests) in order; return refs of what was created.
 
-    Each object, and each pod template in it, gets ``RUN_LABEL=run_id`` and MANAGED_BY, so
+    Each object, and each pod template in it, gets ``RUN_LABEL=run_id`` and the managed-by label, so
     ``cleanup`` finds it with one selector. The namespace is the object's own
     ``metadata.namespace``, else ``namespace``. Core kinds (Pod, Service, ConfigMap, Secret,
     ServiceAccount), batch/v1 Job, apps/v1 DaemonSet and RBAC go through the typed APIs; any

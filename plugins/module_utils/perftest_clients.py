@@ -1,12 +1,12 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """perftest's SSH-path client round (private): one client per device at once, re-started while its server does not
-listen yet, and the collection of a detached server's outcome.
+listen yet, and the collection of a server's outcome (a state_child of the runner).
 
 The per-host sweep runner (perftest_sweep.py, the one RDMA protocol) runs a step of its schedule with these:
 
 - its servers: one server per device, the runner's own child (TCP port ``port + i`` for the i-th device,
-  detached.start);
+  state_child.start);
 - ``run_clients`` here starts one client per device at once, waits for all, and
   re-starts a client whose server does not answer yet (the adapter's read_output: its one retry decision, from the
   parse the record reuses) until ``connect_timeout_s`` (longer while ``keep_waiting`` says the server's
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
@@ -62,7 +62,7 @@ class Job:
 
 def text_of(handle):
     """stdout then stderr of a started process, as one text."""
-    out, err = detached.read(handle)
+    out, err = state_child.read(handle)
     if err and out and not out.endswith("\n"):
         out += "\n"
     return out + err
@@ -85,7 +85,7 @@ def run_clients(jobs, timeout_s, connect_timeout_s, retry_delay_s, env=None, pol
     """
     clients = _ClientRound(jobs, connect_timeout_s, retry_delay_s, give_up=give_up, keep_waiting=keep_waiting,
                            ready=ready)
-    launch = start or detached.start
+    launch = start or state_child.start
 
     def start_attempt(job):
         job.attempts += 1
@@ -126,7 +126,7 @@ class _ClientRound(object):
                 if now >= self.retry_at[id(job)]:
                     start_attempt(job)
                 continue
-            outcome = detached.outcome(job.handle)
+            outcome = state_child.outcome(job.handle)
             if outcome is None:
                 continue
             text = text_of(job.handle)
@@ -159,10 +159,10 @@ class _ClientRound(object):
 def collect(job, wait_s):
     """Wait for a server (bounded), kill it if still running. Returns (text, rc, timed_out, killed)."""
     handle = job.handle
-    outcome = detached.wait(handle, wait_s)
+    outcome = state_child.wait(handle, wait_s)
     killed = False
     if outcome is None:
-        killed = detached.kill(handle)
-        outcome = detached.outcome(handle) or {"rc": None}     # None: it outlived its SIGKILL (uninterruptible)
+        killed = state_child.kill(handle)
+        outcome = state_child.outcome(handle) or {"rc": None}     # None: it outlived its SIGKILL (uninterruptible)
     rc = outcome.get("rc")
     return text_of(handle), rc, rc in DETACHED_TIMEOUT_RCS and not killed, killed

@@ -20,14 +20,13 @@ from __future__ import annotations
 import os
 import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, env_probe, perftest_clients
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_clients, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
-DEFAULT_TEST = adapter.DEFAULT_TEST
 
 
 # --------------------------------------------------------------------------- a host's perftest state (SSH path)
@@ -63,9 +62,9 @@ class PerftestRun(object):
         return statedir.own_dir(self.root, path)
 
     def start(self, *args, **kwargs):
-        """detached.start (a child of this process) into a state directory made under this host's (run directory
+        """state_child.start (a child of this process) into a state directory made under this host's (run directory
         included)."""
-        return detached.start(*args, base=self.root, **kwargs)
+        return state_child.start(*args, base=self.root, **kwargs)
 
     def remove(self, path):
         """Remove a state directory the collection made (statedir.remove_own); one it did not make is left."""
@@ -81,7 +80,7 @@ class PerftestRun(object):
         found = []
         subs = [os.path.join(path, name) for name in sorted(os.listdir(path)) if name != statedir.MARKER]
         for where in [path] + [sub for sub in subs if os.path.isdir(sub) and not os.path.islink(sub)]:
-            handle, problem = detached.load_checked(where)
+            handle, problem = state_child.load_checked(where)
             if problem:
                 left.append(problem)
                 return None
@@ -105,7 +104,7 @@ class PerftestRun(object):
             removed.append(path)
             return
         for item in handles:
-            if detached.kill(item):
+            if state_child.kill(item):
                 removed.append("killed pid %s (%s)" % (item.get("pid"), " ".join(item.get("argv") or [])[:200]))
             if item.get("governor_holder"):
                 self.governor.release(item["governor_holder"])
@@ -122,7 +121,7 @@ class PerftestRun(object):
 
     # ---------------------------------------------------------------- helpers
     def test(self):
-        return self.p.get("test") or DEFAULT_TEST
+        return self.p.get("test") or adapter.DEFAULT_TEST
 
     def binary(self, test=None):
         """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
@@ -135,18 +134,6 @@ class PerftestRun(object):
         except (ToolMissing, ToolTimeout):      # never Interrupted: a signal must end the run
             return None
         return perftest_clients.parse_version(run.output)
-
-    def supports(self, binary, flag):
-        """True when ``binary --help`` lists ``flag`` (older perftest builds lack --out_json)."""
-        try:
-            run = runner.run(self.module, [binary, "--help"], 15)
-        except (ToolMissing, ToolTimeout):
-            return False
-        if flag in run.output:
-            return True
-        self.module.warn("%s does not support %s (older perftest): records come from its text output alone"
-                         % (os.path.basename(binary), flag))
-        return False
 
     def hcas(self):
         try:

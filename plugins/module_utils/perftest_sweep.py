@@ -66,7 +66,7 @@ import socket
 import threading
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients, results, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, results, state_child, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
@@ -142,16 +142,11 @@ def tool_env(plan):
 
 
 def _write_json(directory, name, data):
-    path = os.path.join(directory, name)
-    tmp = path + ".tmp"
-    fd = statedir.replace_file(tmp)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle)
-    os.rename(tmp, path)
+    statedir.write_json(os.path.join(directory, name), data)
 
 
 def read_json(directory, name):
-    return detached._read_json(os.path.join(directory, name))  # pylint: disable=protected-access
+    return statedir.read_json(os.path.join(directory, name))
 
 
 # ---------------------------------------------------------------- the ports every host of the sweep agrees on
@@ -643,7 +638,7 @@ class Sweep(PerftestRun):
             self.positions.close()
             self.positions = None
         for handle in self.live:
-            detached.kill(handle)
+            state_child.kill(handle)
         if self.notices is not None:
             self.notices.close()
         try:
@@ -773,7 +768,7 @@ class Sweep(PerftestRun):
                 else:
                     self.watch_position(peer, step)       # no client yet: is its host only late?
             for job in list(pending):
-                ended = detached.outcome(job.handle)
+                ended = state_child.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
                         and self.peer_behind(peer, step):
                     self.listen_again(job, plan)
@@ -784,7 +779,7 @@ class Sweep(PerftestRun):
                 if not connected[id(job)]:
                     connected[id(job)] = tcp_established(job.tcp_port) is not False
                 if peer in self.dead:
-                    detached.kill(job.handle)
+                    state_child.kill(job.handle)
                     abandoned.append(job)
                     pending.remove(job)
             if pending:
@@ -816,7 +811,7 @@ class Sweep(PerftestRun):
                     params={"argv": job.argv}, facts=dict(job.facts, side="server")))
             else:
                 text, rc, timed_out, _killed = perftest_clients.collect(job, p["collect_timeout_s"])
-                ended = detached.outcome(job.handle) or {}
+                ended = state_child.outcome(job.handle) or {}
                 ctx = Context(params={"test": params["test"], "timeout_s": p["timeout_s"]}, rc=rc, side="server",
                               host=self.host, peer=peer, target=job.device, argv=job.argv,
                               tool_version=version, started=job.handle.get("started_utc"),
@@ -862,7 +857,7 @@ class Sweep(PerftestRun):
         finally:
             for job in jobs:
                 if job.handle is not None:
-                    detached.kill(job.handle)
+                    state_child.kill(job.handle)
                     if job.handle in self.live:
                         self.live.remove(job.handle)
         if all(job.result[1] == 0 for job in jobs):
@@ -891,7 +886,7 @@ class Sweep(PerftestRun):
         for job in jobs:
             text, rc, timed_out = job.result
             duration_s = None
-            ended = (detached.outcome(job.handle) or {}) if job.handle else {}
+            ended = (state_child.outcome(job.handle) or {}) if job.handle else {}
             if ended.get("ended"):
                 duration_s = max(0.0, ended["ended"] - job.handle["started"])
             recs = adapter.records(text, Context(
@@ -943,7 +938,7 @@ class Sweep(PerftestRun):
             states = [tcp_listening(job.tcp_port) for job in jobs]
             if None in states or all(states):
                 break
-            if any(detached.outcome(job.handle) is not None for job in jobs):
+            if any(state_child.outcome(job.handle) is not None for job in jobs):
                 break
             time.sleep(0.01)
         message = json.dumps({"run": self.p["run_id"], "label": self.p["sweep_name"], "from": self.host,
@@ -1108,7 +1103,7 @@ class Sweep(PerftestRun):
         while True:
             prog = read_json(here, PROGRESS) or {}
             handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}
-            running = bool(prog.get("pid")) and detached.alive(handle)
+            running = bool(prog.get("pid")) and state_child.alive(handle)
             if not prog:
                 # not started yet, or killed before its first word: give it a minute
                 try:

@@ -4,7 +4,7 @@
 
 - ``spawn(argv, timeout_s, env=None, cwd=None, stdout=PIPE, stderr=PIPE, data=None, kill_after_s=KILL_AFTER_S,
   foreground=False, locale=True) -> Child`` - THE place a process is started on a target (modules through
-  runner.run and detached.start, the pod entry program): an argv list exec'd directly in its own session and process
+  runner.run and state_child.start, the pod entry program): an argv list exec'd directly in its own session and process
   group, stdin /dev/null (or ``data``), C locale, outputs to pipes or open files, dying with its parent
   (PR_SET_PDEATHSIG), and a hard limit: SIGTERM to the group at ``timeout_s``, SIGKILL ``kill_after_s`` later.
   ``Child`` - ``pid``, ``start_time``, ``started``/``ended``, ``rc``, ``timed_out``; ``poll()``, ``wait(timeout_s)``,
@@ -15,7 +15,7 @@
 - ``TIMEOUT_RCS`` - the rc of a process its limit ended: 124 (SIGTERM sufficed), 137 (128 + SIGKILL, sent
   ``kill_after_s`` later), as coreutils ``timeout`` gives them. An attached run (runner.run) that timed out raises
   ToolTimeout;
-- ``KILLED_RC`` - the rc of a process killed by SIGKILL from outside (detached.kill past its grace, the OOM killer);
+- ``KILLED_RC`` - the rc of a process killed by SIGKILL from outside (state_child.kill past its grace, the OOM killer);
   ``DETACHED_TIMEOUT_RCS`` - the codes that make a sweep's perftest run "timed out";
 - ``SIGNALS`` - the signals that interrupt a run: SIGTERM (ansible's task timeout, a killed controller),
   SIGINT (Ctrl-C), SIGHUP (a lost terminal or SSH session);
@@ -30,7 +30,7 @@
 - ``process_stat(pid, root="/proc")`` - ``(state, start_time)`` of a process from ``/proc/<pid>/stat`` (start time in
   clock ticks since boot, field 22: with the pid it names one process, never a later one that reuses the pid), None
   when it is gone or unreadable; ``process_start_time(pid, root="/proc")`` - the start time alone. The one reader of
-  that file (run tags, detached processes, the governor's holders, the controller's run registry).
+  that file (run tags, state_child handles, the governor's holders, the controller's run registry).
 
 Controller side (the callback and the report writer):
 

@@ -14,13 +14,14 @@ shared nodes, every step here assumes a hostile local user:
 - ``contained(root, path) -> realpath`` - the resolved path, refused unless it
   lies strictly inside ``root`` (symbolic links resolved: no escape through a
   planted link); call it before any write, kill or ``rmtree`` on a derived path;
-- ``remove_tree(root, path)`` - ``rmtree`` after ``contained`` and an ``lstat``
-  that refuses symbolic links (Python's rmtree on Linux works on descriptors and
-  does not follow links inside the tree);
 - ``open_new(path, mode=0o600) -> fd`` - create a file for writing with
   ``O_CREAT | O_EXCL | O_NOFOLLOW`` (a pre-existing file or link makes it fail,
   never truncates what a link points to); ``replace_file(path)`` unlinks what is
   there first (``unlink`` never follows a link);
+- ``write_json(path, data)`` - JSON written to a new file beside ``path`` (``replace_file``) and renamed onto it
+  (a reader sees the old content or the new, never a part); ``read_json(path, private=False)`` - the content, or
+  None (absent, a link, unreadable, not JSON); ``private``: only from a regular file of the effective user that
+  nobody else can write (a handle, a sweep's state files);
 - ``new_run_id(prefix) -> str`` - an unguessable run id (``secrets``: 128 bits);
 - ``trusted_dir(path, create=True, private=True, what=...) -> realpath`` - THE rule for every directory
   the collection writes into or executes from (state, worker, report, render, history directories):
@@ -338,23 +339,6 @@ def contained(root, path):
     return real
 
 
-def remove_tree(root, path):
-    """Remove a directory inside root (never root itself, never through a link). Returns True if removed."""
-    real = contained(root, path)
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(info.st_mode):
-        os.unlink(path)     # the link itself, never its target
-        return True
-    if not stat.S_ISDIR(info.st_mode):
-        os.unlink(real)
-        return True
-    shutil.rmtree(real, ignore_errors=True)
-    return not os.path.lexists(real)
-
-
 def make_dir(root, path):
     """mkdir -p 0700 of a directory inside root; an existing one must be a real directory of ours."""
     real = contained(root, path)
@@ -387,6 +371,33 @@ def replace_file(path, mode=0o600):
         if exc.errno != errno.ENOENT:
             raise
     return open_new(path, mode)
+
+
+def write_json(path, data):
+    """``data`` as JSON in ``path``: written to a new file beside it (replace_file, named with our pid: two writers
+    never share one) and renamed onto it."""
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with os.fdopen(replace_file(tmp), "w") as handle:
+        json.dump(data, handle)
+    os.rename(tmp, path)
+
+
+def read_json(path, private=False):
+    """The JSON content of ``path`` (never through a link), or None; ``private``: only from a regular file owned
+    by the effective user and writable by nobody else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd) as handle:
+            info = os.fstat(handle.fileno())
+            if private and (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or
+                            info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                return None
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return None
 
 
 # --------------------------------------------------------------------------- what the collection created (issue 17)

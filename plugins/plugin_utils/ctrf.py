@@ -207,8 +207,3 @@ def ctrf_chunks(report, counted=None):
         tests = [_test(rec, rec.get("host") or "(no host)", counted) for rec in records[start:start + CHUNK_TESTS]]
         yield ("," if start else "") + _dumps(tests)[1:-1]
     yield "]" + tail + "\n"
-
-
-def render_ctrf(report, counted=None):
-    """ctrf.json's text (:func:`ctrf_chunks` joined)."""
-    return "".join(ctrf_chunks(report, counted))

@@ -25,17 +25,15 @@ import uuid
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import run_store, verdict
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.analysis_pipeline import (  # noqa: F401  pylint: disable=unused-import
-    ANALYSES, analysis_entry, analyze, reuse_analysis, strip_analysis)
+    ANALYSES, analysis_entry, analyze, reuse_analysis)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (  # noqa: F401  pylint: disable=unused-import
-    MISSING_CHECK, NO_HOST, REASON_MAX, TASK_CHECK, UNREACHABLE_CHECK, extract_records, failure_message, loads_finite,
-    no_cyclic_gc, normalize, plain, read_document, without_cyclic_gc)
+    MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, no_cyclic_gc, normalize, plain, read_document, without_cyclic_gc)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.publish import check_destinations, publish  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.stream import (  # noqa: F401  pylint: disable=unused-import
-    NAMESPACE_HOST_RE, VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
+    VERDICT_FAILED, Collector, append_config, append_entry, missing_host_records)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.summary import (  # noqa: F401  pylint: disable=unused-import
-    compact_summary, console_lines, summarize, verdict_line)
+    compact_summary, console_lines, summarize)
 
-ENABLE_LINE = run_store.ENABLE_LINE
 STREAM_START = '{"e":"run"'     # the first line of a record stream (records.jsonl) starts so
 
 
@@ -204,7 +202,7 @@ def run_summary(path, required_checks=None, controller_pid=None, host_required=N
     if controller_pid is not None and owner is not None and owner != controller_pid:
         raise RunSummaryError(   # a stream inherited from an enclosing ansible-playbook, not this run's
             "the aifabric.acceptance.fleet_report callback is not enabled in this ansible-playbook (the record "
-            "stream %s belongs to process %s, another run). Enable it: %s" % (path, owner, ENABLE_LINE))
+            "stream %s belongs to process %s, another run). Enable it: %s" % (path, owner, run_store.ENABLE_LINE))
     if not collected.hosts_targeted:
         raise RunSummaryError(
             "no host was targeted, so there is nothing to report: the plays target the host pattern "

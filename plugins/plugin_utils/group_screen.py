@@ -729,15 +729,6 @@ def screen_outcomes(records, check=None):
     return out
 
 
-def screen_rules(records, check=None):
-    """The rules ({evidence, margin_pct}) the screen's records name (the first one's), LEGACY when there is none."""
-    for rec in records or []:
-        test = screen_of(rec) if is_screen_record(rec) else None
-        if test is not None and (check is None or rec.get("check") == check):
-            return test["rules"]
-    return dict(LEGACY)
-
-
 def max_rounds(count, group_size=None, extra=5, groups=0, evidence=EVIDENCE):
     """The bound on a screen's rounds: one screen round, binary splitting of the largest group (log2 of it),
     one confirmation, and ``extra`` rounds for the rescreens that follow a confirmed bad node; with ``evidence``

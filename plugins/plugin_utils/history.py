@@ -236,13 +236,10 @@ class _SQLite:
             self.retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
-            self.retry(lambda: self.transaction(self._create))
+            self.retry(lambda: self.transaction(lambda: _migrate(self)))
         except BaseException:
             self.conn.close()
             raise
-
-    def _create(self):
-        _migrate(self)
 
     @staticmethod
     def ddl(statement):
@@ -311,13 +308,10 @@ class _Postgres:
             # every statement bounded: a lock wait longer than the busy timeout is an error, as with SQLite
             self.conn.execute("SET statement_timeout = %d" % int(timeout_s * 1000))
             if not read_only:
-                self.transaction(self._create)
+                self.transaction(lambda: _migrate(self))
         except BaseException:
             self.conn.close()
             raise
-
-    def _create(self):
-        _migrate(self)
 
     @staticmethod
     def ddl(statement):

@@ -245,11 +245,6 @@ def near_misses(name, pool):
     return [known for _distance, known in sorted(found)[:2]]
 
 
-def known_names(root):
-    """The variables the collection under ``root`` reads (:class:`Vocabulary` names)."""
-    return Vocabulary(root).names
-
-
 def unknown_keys(values, vocabulary):
     """{host: [(dotted name, [suggestions])]} for the keys of each host's mappings that the collection does not read.
 
@@ -263,18 +258,6 @@ def unknown_keys(values, vocabulary):
             if key not in seen:
                 seen[key] = vocabulary.unknown_keys(name, value)
             bad += seen[key]
-        if bad:
-            out[host] = bad
-    return out
-
-
-def unknown_expect_keys(expects, keys=EXPECT_KEYS):
-    """{host: [("acceptance_expect.<key>", [suggestions])]} for the keys of each host's acceptance_expect that no
-    probe reads (a value that is not a mapping is named as such). ``expects``: {host: the value, None where unset}."""
-    spec = {"type": "dict", "options": dict((key, {}) for key in keys)}
-    out = {}
-    for host, expect in sorted(expects.items()):
-        bad = _unknown_keys("acceptance_expect", expect, spec)
         if bad:
             out[host] = bad
     return out

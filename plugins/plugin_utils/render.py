@@ -216,15 +216,6 @@ def stage_report(report, directory, formats=None, fresh=True):
     return StagedReport(directory, tmp, fresh, files, changed)
 
 
-def write_report_dir(report, directory, formats=None):
-    """Write a NEW report directory atomically: every file goes into a hidden temporary
-    directory next to it, which is then renamed to ``directory``. A reader (and an interrupted
-    run) sees either no directory or a complete one. Returns ({format: path}, [formats])."""
-    staged = stage_report(report, directory, formats, fresh=True)
-    staged.commit()
-    return staged.files, staged.changed
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -310,11 +301,6 @@ def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # eve
             yield "%s%s:%s" % (sep, _dumps(key), _dumps(value))
         sep = ","
     yield "}\n" if sep == "," else "{}\n"
-
-
-def render_json(report, counted=None):
-    """results.json's text (:func:`json_chunks` joined)."""
-    return "".join(json_chunks(report, counted))
 
 
 # ---------------------------------------------------------------- markdown
@@ -580,11 +566,6 @@ def junit_chunks(report, counted=None):
         out.append("  </testsuite>")
         yield "\n".join(out) + "\n"
     yield "</testsuites>\n"
-
-
-def render_junit(report, counted=None):
-    """junit.xml's text (:func:`junit_chunks` joined)."""
-    return "".join(junit_chunks(report, counted))
 
 
 # ---------------------------------------------------------------- html

@@ -105,15 +105,6 @@ def _rounded(value):
     return value
 
 
-def human_bytes(value):
-    value = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return ("%d %s" % (value, unit)) if value.is_integer() else ("%s %s" % (rnd(value, 3), unit))
-        value /= 1024.0
-    return str(value)
-
-
 def label(record):
     """check[target][peer]: the name of a record in tables, junit and the drill-down."""
     name = record.get("check") or "?"

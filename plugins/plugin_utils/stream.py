@@ -205,10 +205,6 @@ class Collector:
         a report published by the run_summary step (acceptance_fail_on) has the metadata the callback's would."""
         self._apply({"e": "run", "run": plain(fields)})
 
-    def set_config(self, **config):
-        """Add analysis config (e.g. required_checks) to the run, through the stream when open."""
-        self._apply({"e": "config", "config": plain(config)})
-
     # hosts
     def target(self, hosts):
         """Add hosts a play targets (the union over plays and serial batches)."""

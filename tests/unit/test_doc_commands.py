@@ -6,7 +6,7 @@
   that starts with one, after `VAR=value` assignments - is parsed as the tool parses it: ansible-playbook's own
   argument parser, `make -n` for the target. Every playbook it names exists, and all of them pass
   `ansible-playbook --syntax-check` with this collection on ANSIBLE_COLLECTIONS_PATH (every action, module and role
-  resolves); every `-e` variable is one the collection reads (plugins/plugin_utils/inventory_vars.known_names for
+  resolves); every `-e` variable is one the collection reads (plugins/plugin_utils/inventory_vars.Vocabulary().names for
   the names with the collection's prefixes, else the named playbook uses it); every `VAR=` of a make command is
   one the Makefile uses.
 - The commands that need no hardware - report.yml and baseline.yml, which run on the controller on files - run as

@@ -43,7 +43,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 
 # Open MPI --tag-output / rank prefixes: "[1,0]<stdout>:" (also "[1,0]<stderr>:"), anything a cluster launcher
 # prints before them, and Slurm 'srun -l' task numbers (" 0: ") are removed by parsers/prefixes.py.
-MPI_PREFIX_RE = prefixes.OMPI_PREFIX_RE
 
 
 def _hash_optional(body):

@@ -2,17 +2,16 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parsers for nvidia-smi outputs (private; pure functions, no I/O).
 
-Three readers produce the SAME per-GPU model (a dict, keys in GPU_KEYS), so the
+Two readers produce the SAME per-GPU model (a dict, keys in GPU_KEYS), so the
 record layer does not care where the data came from:
 
 - ``parse_xml``        ``nvidia-smi -q -x`` (preferred; parsed with the standard library)
-- ``parse_query_text`` ``nvidia-smi -q`` (for imported outputs; the text tree)
 - ``parse_query_csv``  ``nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]``
   (fallback when -q -x fails), then ``gpus_from_query`` for the model
 
 and ``parse_topo`` reads the ``nvidia-smi topo -m`` matrix.
 
-GPU indexes: ``nvidia-smi -q``/``-q -x`` list GPUs in nvidia-smi's index order
+GPU indexes: ``nvidia-smi -q -x`` lists GPUs in nvidia-smi's index order
 (PCI bus order), so the position in the output is the index; the CSV has an
 ``index`` field. Values that nvidia-smi prints as N/A or [Not Supported] become None.
 Every function raises only errors.ParseError (message quotes the offending text).
@@ -38,12 +37,6 @@ GPU_KEYS = (
     "power_draw_w", "power_limit_w", "mig_mode", "fabric_state", "fabric_status", "compute_mode",
 )
 
-# Canonical clocks-event (throttle) reason names, as in the XML tags without their prefix.
-REASONS = (
-    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
-    "hw_thermal_slowdown", "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown",
-    "display_clocks_setting",
-)
 # NVML nvmlClocksEventReason* bits, for clocks_event_reasons.active in --query-gpu.
 REASON_BITS = (
     (0x1, "gpu_idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"),
@@ -51,14 +44,6 @@ REASON_BITS = (
     (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clocks_setting"),
 )
-_TEXT_REASONS = {
-    "idle": "gpu_idle", "gpu idle": "gpu_idle",
-    "applications clocks setting": "applications_clocks_setting",
-    "sw power cap": "sw_power_cap", "hw slowdown": "hw_slowdown",
-    "hw thermal slowdown": "hw_thermal_slowdown", "hw power brake slowdown": "hw_power_brake_slowdown",
-    "sync boost": "sync_boost", "sw thermal slowdown": "sw_thermal_slowdown",
-    "display clock setting": "display_clocks_setting",
-}
 _NA = ("", "n/a", "[n/a]", "not supported", "[not supported]", "[unknown error]", "unknown error",
        "requested functionality has been deprecated", "[insufficient permissions]")
 # (one way to match each blank: a value with a long run of blanks is read in linear time)
@@ -274,172 +259,6 @@ def _gpu_from_xml(index, gpu):
 
 
 # --------------------------------------------------------------------------- -q text
-
-# the key ends on a non-blank character: each run of blanks is read once (linear)
-_KV_RE = re.compile(r"^(\s*)(\S(?:.*?\S)??)\s+:(?:\s(.*))?$")
-_GPU_HEAD_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-
-
-def _text_tree(lines):
-    """Lines of one GPU block -> list of (path tuple, value or None), by 4-space nesting."""
-    entries = []
-    stack = []  # (indent, key)
-    for line in lines:
-        if not line.strip():
-            continue
-        match = _KV_RE.match(line)
-        if match:
-            indent, key, value = len(match.group(1).expandtabs()), match.group(2).strip(), match.group(3)
-        else:
-            indent = len(line) - len(line.lstrip())
-            key, value = line.strip(), None
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        path = tuple(item[1] for item in stack) + (key,)
-        entries.append((path, None if value is None else value.strip()))
-        stack.append((indent, key))
-    return entries
-
-
-def parse_query_text(text):
-    """``nvidia-smi -q`` (text) -> same shape as parse_xml."""
-    if not isinstance(text, str) or not text.strip():
-        raise ParseError("nvidia-smi -q printed nothing")
-    out = {"driver_version": None, "cuda_version": None, "attached_gpus": None, "gpus": []}
-    blocks = []
-    current = None
-    seen_log = False
-    for line in text.splitlines():
-        if "NVSMI LOG" in line:
-            seen_log = True
-            continue
-        head = _GPU_HEAD_RE.match(line)
-        if head:
-            current = [head.group(1), []]
-            blocks.append(current)
-            continue
-        if current is not None and (line.startswith(" ") or not line.strip()):
-            current[1].append(line)
-            continue
-        match = _KV_RE.match(line)
-        if match and not match.group(1):
-            key, value = match.group(2).strip(), (match.group(3) or "").strip()
-            if key == "Driver Version":
-                out["driver_version"] = _na(value)
-            elif key == "CUDA Version":
-                out["cuda_version"] = _na(value)
-            elif key == "Attached GPUs":
-                out["attached_gpus"] = _number(value)
-                if out["attached_gpus"] is None:
-                    raise ParseError("nvidia-smi -q: unreadable GPU count in line %s" % _quote(line))
-            current = None
-            continue
-        if line.strip() and current is None and not seen_log:
-            raise ParseError("nvidia-smi -q: unexpected line before the NVSMI LOG banner: %s" % _quote(line))
-    if not seen_log:
-        raise ParseError("nvidia-smi -q: no '==============NVSMI LOG==============' banner in the output")
-    for index, (bus_id, lines) in enumerate(blocks):
-        out["gpus"].append(_gpu_from_text(index, bus_id, _text_tree(lines)))
-    if out["attached_gpus"] is not None and out["attached_gpus"] > len(out["gpus"]) and len(out["gpus"]) > 1:
-        # '-i N' prints one GPU under 'Attached GPUs : 4': only a multi-GPU shortfall is suspicious.
-        raise ParseError("nvidia-smi -q says Attached GPUs %s but lists %d GPU blocks (truncated output?)"
-                         % (out["attached_gpus"], len(out["gpus"])))
-    return out
-
-
-_LINK = ("PCI", "GPU Link Info")
-# Model keys read from one place of the -q text tree: (reader, {key: path}).
-_TEXT_FIELDS = (
-    (_na, {"name": ("Product Name",), "serial": ("Serial Number",), "uuid": ("GPU UUID",),
-           "vbios_version": ("VBIOS Version",), "persistence_mode": ("Persistence Mode",),
-           "ecc_mode_current": ("ECC Mode", "Current"), "ecc_mode_pending": ("ECC Mode", "Pending"),
-           "performance_state": ("Performance State",), "mig_mode": ("MIG Mode", "Current"),
-           "fabric_state": ("Fabric", "State"), "fabric_status": ("Fabric", "Status"),
-           "compute_mode": ("Compute Mode",)}),
-    (_number, {"memory_total_mib": ("FB Memory Usage", "Total"),
-               "retired_pages_single_bit": ("Retired Pages", "Single Bit ECC"),
-               "retired_pages_double_bit": ("Retired Pages", "Double Bit ECC"),
-               "remapped_rows_correctable": ("Remapped Rows", "Correctable Error"),
-               "remapped_rows_uncorrectable": ("Remapped Rows", "Uncorrectable Error"),
-               "pcie_gen_current": _LINK + ("PCIe Generation", "Current"),
-               "pcie_gen_max": _LINK + ("PCIe Generation", "Max"),
-               "pcie_width_current": _LINK + ("Link Width", "Current"),
-               "pcie_width_max": _LINK + ("Link Width", "Max"),
-               "temperature_c": ("Temperature", "GPU Current Temp")}),
-    (_yes, {"remapped_rows_pending": ("Remapped Rows", "Pending"),
-            "remapped_rows_failure": ("Remapped Rows", "Remapping Failure Occurred")}),
-)
-
-
-def _text_ecc_counts(entries, scope):
-    """(kind, count) of the counters under 'ECC Errors' / scope ('Volatile' or 'Aggregate') of the text tree:
-    'Single Bit'/'Double Bit' sections with a 'Total' (old) or (un)correctable leaves."""
-    for path, value in entries:
-        if len(path) < 3 or path[0] != "ECC Errors" or path[1] != scope:
-            continue
-        num = _number(value)
-        if num is None:
-            continue
-        leaf = path[-1].lower()
-        if len(path) == 4 and leaf == "total":
-            yield _bit_kind(path[2].lower(), "single bit", "double bit"), num
-        elif len(path) == 3:
-            yield _ecc_kind(leaf), num
-
-
-def _text_reasons(entries):
-    """{canonical reason: state} of the 'Clocks Event Reasons' (or older 'Clocks Throttle Reasons') section."""
-    reasons = {}
-    for path, value in entries:
-        if len(path) >= 2 and path[0] in ("Clocks Event Reasons", "Clocks Throttle Reasons"):
-            name = _TEXT_REASONS.get(path[-1].lower())
-            state = _yes(value)
-            if name and state is not None:
-                reasons[name] = state
-    return reasons
-
-
-def _text_power(get):
-    """(draw, limit) of the first power section that reports either (instantaneous / current values first);
-    None when none does."""
-    for section in ("GPU Power Readings", "Power Readings"):
-        draw = _number(get(section, "Instantaneous Power Draw"))
-        if draw is None:
-            draw = _number(get(section, "Power Draw"))
-        limit = _number(get(section, "Current Power Limit"))
-        if limit is None:
-            limit = _number(get(section, "Power Limit"))
-        if draw is not None or limit is not None:
-            return draw, limit
-    return None
-
-
-def _gpu_from_text(index, bus_id, entries):
-    values = {}
-    for path, value in entries:
-        values.setdefault(path, value)
-
-    def get(*path):
-        return values.get(path)
-
-    model = _empty_gpu(index)
-    model["bus_id"] = _na(get("PCI", "Bus Id")) or bus_id
-    for read, fields in _TEXT_FIELDS:
-        for key, path in fields.items():
-            model[key] = read(get(*path))
-    for scope in ("Volatile", "Aggregate"):
-        model["ecc_%s_correctable" % scope.lower()], model["ecc_%s_uncorrectable" % scope.lower()] = \
-            _ecc_totals(_text_ecc_counts(entries, scope))
-    pending = get("Retired Pages", "Pending Page Retirement")
-    if _na(pending) is None:
-        pending = get("Retired Pages", "Pending Page Blacklist")
-    model["retired_pages_pending"] = _yes(pending)
-    model["clocks_event_reasons"].update(_text_reasons(entries))
-    power = _text_power(get)
-    if power is not None:
-        model["power_draw_w"], model["power_limit_w"] = power
-    return model
-
 
 # --------------------------------------------------------------------------- --query-gpu CSV
 

@@ -4,8 +4,9 @@
 
 - ``build_hcas(files)``: the HCA/port/GID model from sysfs file contents
   (what env_probe reads under /sys/class/infiniband; see its docstring for the keys).
-- Text parsers for imported outputs and cross-checks: ``parse_ibv_devinfo`` (incl. -v
-  and -l), ``parse_show_gids``, ``parse_ibdev2netdev`` (incl. -v), ``parse_ibstat``.
+- Text parsers of the tools' real captures: ``parse_show_gids``, ``parse_ibdev2netdev`` (incl. -v),
+  ``parse_ibstat``. No module calls them: the unit tests write the sysfs trees ``build_hcas`` and the env probe
+  read from these captures and cross-check ``build_hcas`` against what the tools printed on the same host.
 
 Every function raises only errors.ParseError (message quotes the offending line).
 """
@@ -17,7 +18,6 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers._common import is_uint, quote as _quote
 
-NO_DEVICE_MARKERS = ("No IB devices found", "Failed to get IB devices list")
 _ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 _GID_RE = re.compile(r"^[0-9a-fA-F]{4}(:[0-9a-fA-F]{4}){7}$")
 _RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\(([^)]*)\))?\s*$")
@@ -212,129 +212,6 @@ def _port(hca, number, raw, netdevs):
 
 
 # --------------------------------------------------------------------------- ibv_devinfo
-
-_GID_LINE_RE = re.compile(r"^GID\[\s*(\d+)\]:\s*(\S+?)(?:,\s*(.+))?$")
-
-
-def _ibv_listing(lines):
-    """``ibv_devinfo -l`` ('N HCAs found:' then one name a line) -> [{hca_id, ports: []}]; None for other outputs."""
-    listing = re.match(r"^\s*(\d+) HCAs? found:\s*$", lines[0]) if lines else None
-    if not listing:
-        return None
-    names = [line.strip() for line in lines[1:] if line.strip()]
-    if len(names) != int(listing.group(1)):
-        raise ParseError("ibv_devinfo -l says %s HCAs but lists %d" % (listing.group(1), len(names)))
-    return [{"hca_id": name, "ports": []} for name in names]
-
-
-class _DevinfoReader:
-    """One ``ibv_devinfo [-v]`` dump: the HCA blocks read so far, the block and port block open, and the key
-    last set (where a flag list printed on continuation lines belongs)."""
-
-    def __init__(self):
-        self.hcas = []
-        self.hca = None
-        self.port = None
-        self.last_key = None
-
-    def feed(self, line):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("libibverbs: Warning"):
-            return
-        if stripped.startswith("hca_id:"):
-            self._start_hca(line, stripped)
-            return
-        if self.hca is None:
-            raise ParseError("ibv_devinfo: line before any hca_id: %s" % _quote(line))
-        if stripped == "Device ports:":
-            return
-        for read in (self._port_line, self._gid_line, self._key_value, self._continuation):
-            if read(line, stripped):
-                return
-        # lines such as 'core clock not supported' or 'log atomic arg sizes (mask)\t0x8'
-        self.hca.setdefault("notes", []).append(stripped)
-
-    def _start_hca(self, line, stripped):
-        name = stripped[len("hca_id:"):].strip()
-        if not name:
-            raise ParseError("ibv_devinfo: hca_id without a name: %s" % _quote(line))
-        self.hca = {"hca_id": name, "ports": []}
-        self.hcas.append(self.hca)
-        self.port, self.last_key = None, None
-
-    def _port_line(self, unused_line, stripped):
-        match = re.match(r"^port:\s*(\d+)$", stripped)
-        if not match:
-            return False
-        self.port = {"port": int(match.group(1)), "gids": []}
-        self.hca["ports"].append(self.port)
-        self.last_key = None
-        return True
-
-    def _gid_line(self, line, stripped):
-        match = _GID_LINE_RE.match(stripped)
-        if not match:
-            return False
-        if self.port is None:
-            raise ParseError("ibv_devinfo: GID line outside a port block: %s" % _quote(line))
-        self.port["gids"].append({"index": int(match.group(1)), "gid": match.group(2),
-                                  "type": gid_type(match.group(3)) if match.group(3) else None,
-                                  "ipv4": gid_ipv4(match.group(2))})
-        return True
-
-    def _key_value(self, line, stripped):
-        match = re.match(r"^([A-Za-z_][\w ()\-]*?):\s*(.*)$", stripped) or \
-            re.match(r"^([A-Za-z_]\w*)\s*=\s*(.*)$", stripped)
-        if not match:
-            return False
-        key, value = match.group(1).strip(), match.group(2).strip()
-        # a port block ends where the HCA-level keys resume at one tab (verbose MLNX_OFED dumps)
-        if self.port is not None and line.startswith("\t") and not line.startswith("\t\t"):
-            self.port = None
-        target = self.port if self.port is not None else self.hca
-        target[key] = value
-        self.last_key = (target, key)
-        return True
-
-    def _continuation(self, line, stripped):
-        if self.last_key is None or not (line.startswith("\t\t") or line.startswith("        ")):
-            return False
-        owner, key = self.last_key
-        owner.setdefault(key + "_list", []).append(stripped)
-        return True
-
-
-def _check_port_counts(hcas):
-    for item in hcas:
-        count = item.get("phys_port_cnt")
-        if count and is_uint(count) and item["ports"] and len(item["ports"]) > int(count):
-            raise ParseError("ibv_devinfo: %s lists %d ports but phys_port_cnt is %s"
-                             % (item["hca_id"], len(item["ports"]), count))
-
-
-def parse_ibv_devinfo(text):
-    """``ibv_devinfo [-v] [-l]`` -> list of {hca_id, <fields>, ports: [{port, <fields>, gids}]}.
-
-    Values keep the tool's text (``PORT_ACTIVE (4)``); flag lists printed on
-    continuation lines are gathered under ``<key>_list``. 'No IB devices found' and
-    'Failed to get IB devices list' give an empty list. ``-l`` gives [{hca_id}] only.
-    """
-    if not isinstance(text, str):
-        raise ParseError("ibv_devinfo output is not text")
-    if any(marker in text for marker in NO_DEVICE_MARKERS) and "hca_id:" not in text:
-        return []
-    lines = text.splitlines()
-    listing = _ibv_listing(lines)
-    if listing is not None:
-        return listing
-    reader = _DevinfoReader()
-    for line in lines:
-        reader.feed(line)
-    if not reader.hcas and text.strip():
-        raise ParseError("ibv_devinfo: no hca_id block found; first line %s" % _quote(lines[0] if lines else ""))
-    _check_port_counts(reader.hcas)
-    return reader.hcas
-
 
 # --------------------------------------------------------------------------- show_gids
 

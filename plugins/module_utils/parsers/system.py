@@ -186,24 +186,6 @@ def parse_cpulist(text):
     return total
 
 
-def parse_ulimit(text):
-    """``ulimit -l`` (bash, KiB) -> bytes, or -1 for 'unlimited'. Several lines (soft then hard) -> a list."""
-    values = []
-    for line in _text(text, "ulimit -l").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if line == "unlimited":
-            values.append(-1)
-        elif is_uint(line):
-            values.append(int(line) * 1024)
-        else:
-            raise ParseError("ulimit -l: not a limit: %s" % _quote(line))
-    if not values:
-        raise ParseError("ulimit -l printed nothing")
-    return values[0] if len(values) == 1 else values
-
-
 def _bracketed(text):
     """The text between the first '[' and the ']' after it that enclose something, or None: what a regex search
     for '[', one or more characters other than ']', ']' finds, without re-reading the text from every '[' (linear)."""

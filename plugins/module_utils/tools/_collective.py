@@ -117,10 +117,6 @@ def shape_text(shape):
     return text
 
 
-def _first(lines):
-    return lines[0] if lines else None
-
-
 def verdict_from_output(parsed, rc=None, asked=None):
     """(status, reason) decided by the tool's own output, before any expectation.
 
@@ -332,15 +328,11 @@ def busbw_factor(collective, ranks):
     return func(int(ranks))
 
 
-# the forms of a benchmark flag's value (flags_argv): a size (digits with K/M/G), an integer (a bool is its 1 or 0),
-# a count (an integer, 0 left out), a name
-FLAG_FORMS = ("size", "int", "count", "name")
-
-
 def flags_argv(binary, opts, flags, what, error=_mpirun.OptionError):
     """``[binary]`` and each ``(option, flag, form)`` of ``flags`` whose value in ``opts`` is not None, in the
-    table's order (nccl_tests.FLAGS, hccl.FLAGS); ``error`` (naming ``what``, the tool) for a value that cannot reach
-    the argv."""
+    table's order (nccl_tests.FLAGS, hccl.FLAGS); a form is ``size`` (digits with K/M/G), ``int`` (a bool is its 1 or
+    0), ``count`` (an integer, 0 left out) or ``name``; ``error`` (naming ``what``, the tool) for a value that cannot
+    reach the argv."""
     argv = [binary]
     for key, flag, form in flags:
         value = opts.get(key)

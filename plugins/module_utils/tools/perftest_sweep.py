@@ -37,7 +37,6 @@ TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat
          "ib_atomic_lat")
 # perftest's atomic operations (-A, perftest_parameters.c atomicTypesStr; FETCH_AND_ADD when -A is not given)
 ATOMIC_OPERATIONS = ("FETCH_AND_ADD", "CMP_AND_SWAP")
-DEFAULT_PORT = 18515
 # The options the perftest and perftest_sweep modules share (documented by the doc fragment
 # aifabric.acceptance._perftest_test), and their ranges
 TEST_SPEC = {

@@ -11,7 +11,7 @@ import sys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context, replace
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
@@ -110,14 +110,14 @@ def test_a_client_round_parses_each_output_once(tmp_path, monkeypatch):
     monkeypatch.setattr(adapter.parser, "parse", counted)
 
     def start(argv, timeout_s, state_dir, env=None):
-        # each attempt a real process (detached.start: the sweep's own children) that prints the next capture
+        # each attempt a real process (state_child.start: the sweep's own children) that prints the next capture
         text = outputs.pop(0)
         path = str(tmp_path / ("output-%d" % len(outputs)))
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
         program = "import sys; sys.stdout.write(open(sys.argv[1]).read()); sys.exit(int(sys.argv[2]))"
         rc = 1 if "Couldn't connect" in text else 0
-        return detached.start([sys.executable, "-c", program, path, str(rc)], timeout_s, state_dir, env=env,
+        return state_child.start([sys.executable, "-c", program, path, str(rc)], timeout_s, state_dir, env=env,
                               base=str(tmp_path))
 
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest pair glue: GID choice, argv, records and expectations, detached processes, governor."""
+"""perftest pair glue: GID choice, argv, records and expectations, the sweep's children (state_child), governor."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor, describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
@@ -245,54 +245,54 @@ def test_server_records_carry_no_expectations():
     assert rec["facts"]["side"] == "server"
 
 
-# --------------------------------------------------------------------------- detached processes
+# --------------------------------------------------------------------------- state_child: the sweep's children
 
 def py(code):
     return [sys.executable, "-c", code]
 
 
-def test_detached_start_wait_read(tmp_path):
-    handle = detached.start(py("import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"), 30,
+def test_state_child_start_wait_read(tmp_path):
+    handle = state_child.start(py("import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"), 30,
                             str(tmp_path / "s"))
-    outcome = detached.wait(handle, 20)
+    outcome = state_child.wait(handle, 20)
     assert outcome["rc"] == 3 and outcome["ended"] >= handle["started"]
-    assert detached.read(handle) == ("out\n", "err")
+    assert state_child.read(handle) == ("out\n", "err")
     assert json.load(open(handle["handle_file"]))["pid"] == handle["pid"]
-    assert detached.load(str(tmp_path / "s"))["pgid"] == handle["pid"]
-    assert not detached.alive(handle)
+    assert state_child.load(str(tmp_path / "s"))["pgid"] == handle["pid"]
+    assert not state_child.alive(handle)
 
 
-def test_detached_timeout_and_kill(tmp_path):
-    slow = detached.start(py("import time; time.sleep(60)"), 1, str(tmp_path / "t"), kill_after_s=1)
-    outcome = detached.wait(slow, 20)
+def test_state_child_timeout_and_kill(tmp_path):
+    slow = state_child.start(py("import time; time.sleep(60)"), 1, str(tmp_path / "t"), kill_after_s=1)
+    outcome = state_child.wait(slow, 20)
     assert outcome["rc"] == 124
-    hung = detached.start(py("import time, os; os.fork(); time.sleep(60)"), 60, str(tmp_path / "k"))
+    hung = state_child.start(py("import time, os; os.fork(); time.sleep(60)"), 60, str(tmp_path / "k"))
     time.sleep(0.3)
-    assert detached.alive(hung)
-    assert detached.kill(hung, grace_s=1) is True
-    assert not detached.alive(hung)
-    assert detached.outcome(hung)["rc"] == -15
+    assert state_child.alive(hung)
+    assert state_child.kill(hung, grace_s=1) is True
+    assert not state_child.alive(hung)
+    assert state_child.outcome(hung)["rc"] == -15
     # the forked grandchild of the tool died with the process group
     # (zombies awaiting a late reaper do not count: they no longer run)
     assert os.system("pgrep -g %d -r R,S,D,T >/dev/null" % hung["pgid"]) != 0
-    assert detached.kill(hung) is False
+    assert state_child.kill(hung) is False
 
 
 def test_a_loaded_handle_is_killed_by_its_recorded_start_time(tmp_path):
     """What the cleanup does with a handle it loads back (no child): the recorded group is stopped while the pid is
     the process that started at the recorded start time, never once that time differs."""
-    handle = detached.start(py("import time; time.sleep(60)"), 60, str(tmp_path / "l"))
-    loaded = detached.load(str(tmp_path / "l"))
-    assert "child" not in loaded and detached.alive(loaded)
-    assert detached.kill(dict(loaded, proc_start_time=loaded["proc_start_time"] + 1)) is False
-    assert detached.alive(handle)
-    assert detached.kill(loaded, grace_s=1) is True
-    assert detached.wait(handle, 10)["rc"] == -15
+    handle = state_child.start(py("import time; time.sleep(60)"), 60, str(tmp_path / "l"))
+    loaded = state_child.load(str(tmp_path / "l"))
+    assert "child" not in loaded and state_child.alive(loaded)
+    assert state_child.kill(dict(loaded, proc_start_time=loaded["proc_start_time"] + 1)) is False
+    assert state_child.alive(handle)
+    assert state_child.kill(loaded, grace_s=1) is True
+    assert state_child.wait(handle, 10)["rc"] == -15
 
 
-def test_detached_exec_error(tmp_path):
+def test_state_child_exec_error(tmp_path):
     with pytest.raises(AcceptanceError, match="could not start"):
-        detached.start(["/nonexistent/tool"], 5, str(tmp_path / "e"))
+        state_child.start(["/nonexistent/tool"], 5, str(tmp_path / "e"))
 
 
 # --------------------------------------------------------------------------- governor

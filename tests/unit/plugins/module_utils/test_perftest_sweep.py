@@ -14,7 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
 from ansible_collections.aifabric.acceptance.plugins.filter.sweep_schedule import sweep_schedule
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, perftest_clients, perftest_sweep
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, perftest_sweep, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -111,12 +111,12 @@ def test_tcp_established_reads_the_state_of_the_port(tmp_path):
 
 def _replaying(text, rc, starts):
     """A client start that runs a real process printing ``text`` (a captured client output) and exiting with ``rc``,
-    as the sweep's children run (detached.start)."""
+    as the sweep's children run (state_child.start)."""
     code = "import sys; sys.stdout.write(%r); sys.exit(%d)" % (text, rc)
 
     def start(argv, timeout_s, state_dir, env=None):
         os.makedirs(os.path.dirname(state_dir), exist_ok=True)
-        handle = detached.start([sys.executable, "-c", code], timeout_s, state_dir, env=env)
+        handle = state_child.start([sys.executable, "-c", code], timeout_s, state_dir, env=env)
         starts.append(handle)
         return handle
     return start

@@ -67,7 +67,7 @@ def test_each_kind_of_failure_leaves_the_same_way():
     assert _outcome(_raise(interrupted), fields={"results": []}, interrupt_note=" (stopped)",
                     interrupt_fields={"run_id": "t"}) == (
         True, {"msg": "thing interrupted by signal 15 (stopped)", "results": [], "run_id": "t"})
-    assert _outcome(_raise(errors.ToolFailed("it failed", rc=3)), fields={"run_id": "r"}) == (
+    assert _outcome(_raise(errors.AcceptanceError("it failed", rc=3)), fields={"run_id": "r"}) == (
         True, {"msg": "it failed", "rc": 3, "run_id": "r"})
     assert _outcome(_raise(ValueError("bad option")), user_errors=(ValueError,)) == (True, {"msg": "bad option"})
     failed, out = _outcome(_raise(KeyError("x")))

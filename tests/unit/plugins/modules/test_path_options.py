@@ -135,7 +135,7 @@ def history_dest(path):
 
 def output_dir(path):
     report = fleet.build_report([], {"run_id": "r1", "started": "2026-11-22T10:00:00Z"})
-    render.write_report_dir(report, os.path.join(path, "20261122T100000Z-r1"))
+    render.stage_report(report, os.path.join(path, "20261122T100000Z-r1"), None, fresh=True).commit()
 
 
 def prometheus_dir(path):

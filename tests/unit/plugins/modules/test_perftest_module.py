@@ -27,7 +27,7 @@ import types
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, results, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import results, state_child, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools.perftest_sweep import argvs_for, device_plan
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
@@ -322,7 +322,7 @@ def test_absent_cleans_everything(fake):
     out = call(absent(fake))
     assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
     for handle in handles:
-        assert process_start_time(handle["pid"]) is None or not detached.alive(handle)
+        assert process_start_time(handle["pid"]) is None or not state_child.alive(handle)
     assert not os.path.exists(run_dir(fake))
     again = call(absent(fake))
     assert again["changed"] is False
@@ -337,12 +337,12 @@ def test_cleanup_removes_the_perftest_state_as_absent_did(fake):
     handles = [leftover_server(fake, device=device) for device in ("mlx5_0", "mlx5_1")]
     checked = call(cleanup_args(fake, _ansible_check_mode=True), module=cleanup)    # says what it would remove
     assert len(checked["removed"]) == 2 and os.path.exists(run_dir(fake))
-    assert all(detached.alive(handle) for handle in handles)
+    assert all(state_child.alive(handle) for handle in handles)
     out = call(cleanup_args(fake), module=cleanup)
     assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
     assert out["found"] == [] and out["killed"] == [] and out["governor"] == {"action": "none"} and out["left"] == []
     for handle in handles:
-        assert process_start_time(handle["pid"]) is None or not detached.alive(handle)
+        assert process_start_time(handle["pid"]) is None or not state_child.alive(handle)
     assert not os.path.exists(run_dir(fake))
     again = call(cleanup_args(fake), module=cleanup)
     assert again["changed"] is False and again["removed"] == []

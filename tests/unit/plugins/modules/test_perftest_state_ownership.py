@@ -34,7 +34,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest, perftest_sweep
@@ -268,7 +268,7 @@ def test_only_handles_the_collection_wrote_are_acted_on(tmp_path, monkeypatch, h
         if kind == "unmarked_dir":
             # the server the collection started itself is still found, stopped and removed
             # (the server is this test's own child: reaped by alive(), then gone)
-            assert not server_dir.exists() and not detached.alive(handle) and process_start_time(handle["pid"]) is None
+            assert not server_dir.exists() and not state_child.alive(handle) and process_start_time(handle["pid"]) is None
     finally:
         if process_start_time(handle["pid"]) == handle["proc_start_time"]:
             os.killpg(handle["pid"], 9)

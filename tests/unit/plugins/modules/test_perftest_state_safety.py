@@ -19,7 +19,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import Exit, patch_exits
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import detached, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest
 
@@ -127,10 +127,10 @@ def test_planted_symlink_is_not_followed(tmp_path):
     state_dir = tmp_path / "job"
     statedir.own_dir(str(tmp_path), str(state_dir))      # a directory of the collection (issue 17)
     (state_dir / "stdout").symlink_to(victim / "precious")
-    handle = detached.start([sys.executable, "-c", "print('hello')"], 10, str(state_dir))
-    detached.wait(handle, 10)
+    handle = state_child.start([sys.executable, "-c", "print('hello')"], 10, str(state_dir))
+    state_child.wait(handle, 10)
     assert (victim / "precious").read_text() == "keep me"
-    assert detached.read(handle)[0] == "hello\n"
+    assert state_child.read(handle)[0] == "hello\n"
 
 
 def test_strict_names():

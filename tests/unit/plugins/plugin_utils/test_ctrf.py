@@ -60,7 +60,7 @@ def test_a_fleet_export_validates_and_agrees_with_junit_and_results_host_by_host
     assert bad == sorted([built.bad_node, "gpu-down"])               # the bad node fails, the dead host errs
     ctrf_failed = sorted(set(t["suite"][0] for t in doc["results"]["tests"] if t["status"] == "failed"))
     assert ctrf_failed == bad
-    assert _junit_failed_hosts(render.render_junit(report)) == bad
+    assert _junit_failed_hosts(render.render_format("junit", report)) == bad
     assert doc["results"]["extra"]["hosts"] == verdicts
     link_ends = sorted(built.bad_link)
     for end in link_ends:                                             # the bad link's ends warn, never fail
@@ -97,7 +97,7 @@ def test_real_runs_export_valid_ctrf(validator, path):
     """results.json files of real acceptance runs (fixtures/PROVENANCE.md) re-exported."""
     with open(path, encoding="utf-8") as handle:
         report = json.load(handle)
-    text = ctrf.render_ctrf(report)
+    text = render.render_format("ctrf", report)
     doc = json.loads(text)
     errors = sorted(validator.iter_errors(doc), key=str)
     assert not errors, [e.message for e in errors[:5]]
@@ -112,7 +112,7 @@ def test_hostile_text_stays_json_and_valid(validator):
     rec = results.make("env.os", "fail", host='<a href="x">', reason="kernel \x00\x1b[31m \u2028 \"quoted\"",
                        raw="\ud800 lone surrogate? no: " + "x" * 10, metrics={"value": float("nan")})
     report = fleet.build_report([rec], RUN)
-    doc = json.loads(ctrf.render_ctrf(report))
+    doc = json.loads(render.render_format("ctrf", report))
     assert not list(validator.iter_errors(doc))
     test = doc["results"]["tests"][0]
     assert test["message"].endswith('kernel \x00\x1b[31m \u2028 "quoted"')      # tool text kept as it was, as JSON

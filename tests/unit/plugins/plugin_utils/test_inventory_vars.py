@@ -42,7 +42,13 @@ def test_every_variable_of_the_shipped_inventories_is_read():
         if path.endswith(os.path.join("localhost", "hosts.yml")):    # the walk reaches host variables
             assert {"ansible_connection", "ansible_python_interpreter"} <= names, names
         assert VOCABULARY.unread({path: names}) == {}, path
-        assert inventory_vars.unknown_expect_keys(dict((i, e) for i, e in enumerate(_expects(data)))) == {}, path
+        assert _expect_problems(dict((i, e) for i, e in enumerate(_expects(data)))) == {}, path
+
+
+def _expect_problems(expects):
+    """The unknown keys of each host's acceptance_expect (``expects``: {host: the value, None where unset})."""
+    return inventory_vars.unknown_keys(dict((host, {"acceptance_expect": value}) for host, value in expects.items()),
+                                       VOCABULARY)
 
 
 def _expects(group):
@@ -87,7 +93,7 @@ def test_comments_yaml_keys_and_attribute_access_are_not_uses():
 def test_acceptance_expect_keys_outside_the_environment_expectations_are_named():
     expects = {"n1": {"gpu_count": 8, "expect_hca_count": 8, "gpu_modle": "H100"}, "n2": {"npu_count": 8},
                "n3": None}
-    found = inventory_vars.unknown_expect_keys(expects)
+    found = _expect_problems(expects)
     assert list(found) == ["n1"]
     assert found["n1"] == [("acceptance_expect.expect_hca_count", ["acceptance_expect.hca_count"]),
                            ("acceptance_expect.gpu_modle", ["acceptance_expect.gpu_model"])]
@@ -101,11 +107,11 @@ def test_every_environment_expectation_of_the_glossary_is_a_known_key():
         table = fh.read().split("## Environment expectations", 1)[1].split("\n## ", 1)[0]
     keys = set(line.split("`")[1] for line in table.splitlines() if line.startswith("| `"))
     assert keys == set(inventory_vars.EXPECT_KEYS)
-    assert inventory_vars.unknown_expect_keys({"n1": dict((key, 1) for key in keys)}) == {}
+    assert _expect_problems({"n1": dict((key, 1) for key in keys)}) == {}
 
 
 def test_acceptance_expect_that_is_not_a_mapping_is_named():
-    found = inventory_vars.unknown_expect_keys({"n1": [8]})
+    found = _expect_problems({"n1": [8]})
     assert found == {"n1": [("acceptance_expect (a list, not a mapping)", [])]}
 
 

@@ -159,7 +159,7 @@ def test_a_port_explained_by_a_link_is_a_passing_junit_case_naming_its_status():
     hosts, pairs = full_mesh(6, bad_links=[("n01", "n04")])
     report = fleet.build_report(pairs + port_records(hosts, {"n01": {"mlx5_0": {"symbol_error": 40}}}),
                                 {"run_id": "r1", "started": "2026-12-06T04:00:00Z"})
-    xml = render.render_junit(report)
+    xml = render.render_format("junit", report)
     assert "PORT FAIL (judged by port_counters: see rdma.port_counters.link): symbol_error grew by 40" in xml
     assert "<failure" not in xml and "<error" not in xml
 

@@ -139,7 +139,7 @@ def test_the_files_written_a_chunk_at_a_time_are_the_files_written_whole(per_chu
         ctrf.document(report), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str) + "\n"
     chunks = list(render.junit_chunks(report))
     assert len(chunks) == 2 + len(set(r["host"] for r in report["records"]))     # header, one per host, the end
-    assert "".join(chunks) == render.render_junit(report)
+    assert "".join(chunks) == render.render_format("junit", report)
 
 
 def test_an_unchanged_file_is_left_alone_and_a_changed_one_replaced(tmp_path):

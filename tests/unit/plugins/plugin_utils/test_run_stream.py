@@ -220,7 +220,7 @@ def test_publish_writes_the_directory_whole_then_latest(tmp_path):
 
 def test_an_interrupt_while_the_report_is_written_takes_effect_after_it(tmp_path, monkeypatch):
     """Before: SIGINT between two files left a directory without junit.xml, latest not updated, history row present."""
-    real = render.render_junit
+    real = render.junit_chunks
     seen = []
 
     def junit_then_ctrl_c(report, counted=None):

@@ -43,9 +43,6 @@ def _cmdline(text):
 # (parser, real captures it is fuzzed with)
 TARGETS = {
     "xml": (nvidia_smi.parse_xml, ["nvidia_smi/driver580-h100-80gb-hbm3-q-x.xml", "nvidia_smi/driver580-h200x2-q-x.xml"]),
-    "query_text": (nvidia_smi.parse_query_text, [
-        "nvidia_smi/driver580-h100-q-text.txt", "nvidia_smi/h200x2-nccl-tests-2.19.6/nvidia_smi_q.txt",
-        "nvidia_smi/h200-q-full-driver550.txt", "nvidia_smi/q-a-driver331-gtx-titan-black-2015-many-NA.txt"]),
     "csv": (_csv, ["nvidia_smi/driver580-h100-query-gpu-27fields-noheader-nounits.csv"]),
     "csv_header": (_csv_header, [
         "nvidia_smi/driver580-h100-query-gpu-27fields-header-units.csv",
@@ -57,8 +54,6 @@ TARGETS = {
         "nvidia_smi/topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt",
         "nvidia_smi/topo-m-1gpu-1nic-spaces-nic-legend-sglang-env.txt"]),
     "nvlink": (nvidia_smi.parse_nvlink_status, ["nvidia_smi/driver580-h200x2-nvlink-s.txt"]),
-    "ibv_devinfo": (rdma.parse_ibv_devinfo, [
-        "ibv_devinfo/" + n for n in sorted(os.listdir(os.path.join(FIXTURES, "ibv_devinfo"))) if n.endswith(".txt")]),
     "show_gids": (rdma.parse_show_gids, [
         "show_gids/" + n for n in sorted(os.listdir(os.path.join(FIXTURES, "show_gids"))) if n.endswith(".txt")]),
     "ibdev2netdev": (rdma.parse_ibdev2netdev, [
@@ -75,8 +70,6 @@ TARGETS = {
                                    "misc/ubuntu2404-h100vm-python-probe-system-python.txt",
                                    "misc/debian12-testbed-pyenv-2.7.18-python-probe.txt"]),
     "pip_freeze": (system.parse_pip_freeze, ["misc/ubuntu2404-h100vm-pip-freeze.txt"]),
-    "ulimit": (system.parse_ulimit, ["misc/ubuntu2404-h100vm-ulimit-l-soft-hard.txt",
-                                     "misc/debian12-testbed-ulimit-l-soft-hard.txt"]),
 }
 CASES = [(name, rel) for name in sorted(TARGETS) for rel in TARGETS[name][1]]
 

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, aifabric.acceptance contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""RDMA parsers on real captures (ibv_devinfo, show_gids, ibdev2netdev, ibstat) and the sysfs model."""
+"""RDMA parsers on real captures (show_gids, ibdev2netdev, ibstat) and the sysfs model."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fi
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = parser_fixture()
 PARSERS = {
-    "ibv_devinfo": rdma.parse_ibv_devinfo,
     "show_gids": rdma.parse_show_gids,
     "ibdev2netdev": rdma.parse_ibdev2netdev,
 }
@@ -29,8 +28,7 @@ def _files():
         for name in sorted(os.listdir(os.path.join(FIXTURES, tool))):
             if name.endswith(".txt"):
                 out.append(tool + "/" + name)
-    for name in ("misc/ibstat-cx4-mlx5-eth-active-and-ib-down.txt", "misc/ibstat-mlx4-cx3-2port-ib-eth-tmux-border.txt",
-                 "misc/ibv-devinfo-no-ib-devices-found-no-userspace-driver.txt"):
+    for name in ("misc/ibstat-cx4-mlx5-eth-active-and-ib-down.txt", "misc/ibstat-mlx4-cx3-2port-ib-eth-tmux-border.txt"):
         out.append(name)
     return out
 
@@ -52,8 +50,6 @@ def failure_output(rel):
 def parser_for(rel):
     if "ibstat" in rel:
         return rdma.parse_ibstat
-    if "ibv-devinfo" in rel:
-        return rdma.parse_ibv_devinfo
     return PARSERS[rel.split("/")[0]]
 
 
@@ -70,7 +66,7 @@ def golden_path(rel):
 
 
 def test_fixture_set():
-    assert len(FILES) == 13  # 4 ibv_devinfo + 4 show_gids + 2 ibdev2netdev + 3 misc
+    assert len(FILES) == 8  # 4 show_gids + 2 ibdev2netdev + 2 misc
 
 
 @pytest.mark.parametrize("rel", FILES, ids=FILES)
@@ -80,41 +76,6 @@ def test_matches_golden(rel):
 
 
 # --- figures read by eye ------------------------------------------------------------------
-
-
-def test_ibv_devinfo_two_hcas_with_device_ports_line():
-    hcas = rdma.parse_ibv_devinfo(read("ibv_devinfo/mlnx-ofed4-two-hca-mlx4-device-ports-line.txt"))
-    assert [h["hca_id"] for h in hcas] == ["mlx4_1", "mlx4_0"]
-    assert hcas[1]["node_guid"] == "e41d:2d03:00e0:c740" and hcas[1]["fw_ver"] == "2.42.5000"
-    assert [(p["port"], rdma.parse_state(p["state"])) for p in hcas[0]["ports"]] == [
-        (1, ("ACTIVE", 4)), (2, ("DOWN", 1))]
-    assert hcas[1]["ports"][0]["port_lid"] == "32"
-
-
-def test_ibv_devinfo_verbose_rxe_gids_and_flag_lists():
-    hca = rdma.parse_ibv_devinfo(read("ibv_devinfo/rxe-softroce-v-verbose-tabs-roce-v2-gids.txt"))[0]
-    assert hca["hca_id"] == "rxe0" and hca["vendor_id"] == "0xffffff"
-    assert "MEM_WINDOW" in hca["device_cap_flags_list"]
-    port = hca["ports"][0]
-    assert rdma.parse_state(port["phys_state"]) == ("LINK_UP", 5)
-    assert port["link_layer"] == "Ethernet" and port["active_mtu"] == "1024 (3)"
-    assert port["gids"][1] == {"index": 1, "gid": "::ffff:10.0.0.1", "type": "RoCE v2", "ipv4": "10.0.0.1"}
-    assert "core clock not supported" in hca["notes"]
-
-
-def test_ibv_devinfo_verbose_legacy_polling_port():
-    hca = rdma.parse_ibv_devinfo(read("ibv_devinfo/mlnx-ofed4-d-mlx4_1-i-2-v-exp-flags-port-polling.txt"))[0]
-    assert hca["ooo_rc_caps"] == "0x0"  # 'key = value' form
-    port = hca["ports"][0]
-    assert port["port"] == 2 and rdma.parse_state(port["phys_state"]) == ("POLLING", 2)
-    assert port["gids"] == [{"index": 0, "gid": "fe80:0000:0000:0000:7cfe:9003:00a5:95c2", "type": None, "ipv4": None}]
-
-
-def test_ibv_devinfo_list_and_no_device():
-    assert rdma.parse_ibv_devinfo(read("ibv_devinfo/mlnx-ofed4-l-list-2-hcas.txt")) == [
-        {"hca_id": "mlx4_1", "ports": []}, {"hca_id": "mlx4_0", "ports": []}]
-    assert rdma.parse_ibv_devinfo(read("misc/ibv-devinfo-no-ib-devices-found-no-userspace-driver.txt")) == []
-    assert rdma.parse_ibv_devinfo(failure_output("failures/ibv_devinfo-no-rdma-device.txt")) == []
 
 
 def test_show_gids_layouts():

@@ -80,17 +80,6 @@ def test_modules():
         system.parse_modules("garbage\n")
 
 
-def test_ulimit_l():
-    assert system.parse_ulimit(read("ubuntu2404-h100vm-ulimit-l-soft-hard.txt")) == [-1, -1]
-    assert system.parse_ulimit(read("debian12-testbed-ulimit-l-soft-hard.txt")) == [8388608, 8388608]
-    assert system.parse_ulimit("64\n") == 65536
-    with pytest.raises(ParseError, match="not a limit"):
-        system.parse_ulimit("bash: ulimit: bad option\n")
-    # found by the fuzz test: str.isdigit() is true for superscripts, which int() rejects
-    with pytest.raises(ParseError, match="not a limit"):
-        system.parse_ulimit("\u00b9\nunlimited\n")
-
-
 def test_cpulist_and_choice():
     assert system.parse_cpulist("0-15") == 16
     assert system.parse_cpulist("48-63,176-191") == 32  # from topo-m-8gpu-nv12-10nic-nic-legend-tabs.txt

@@ -21,10 +21,7 @@ loaded, so its pids are never killed. Runs on Python 3.8+, Linux, no Ansible imp
 
 from __future__ import annotations
 
-import errno
-import json
 import os
-import stat
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
@@ -33,44 +30,8 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import KI
 HANDLE = "handle.json"
 
 
-class DetachError(AcceptanceError):
+class StartError(AcceptanceError):
     """The process could not be started."""
-
-
-def _new_file(path):
-    """A new file for writing: whatever is at ``path`` is unlinked first (never followed), then created with
-    O_EXCL | O_NOFOLLOW, so a planted symbolic link can never make us write (or truncate) its target."""
-    try:
-        os.unlink(path)
-    except OSError as exc:
-        if exc.errno != errno.ENOENT:
-            raise
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-
-
-def _write_json(path, data):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with os.fdopen(_new_file(tmp), "w") as handle:
-        json.dump(data, handle)
-    os.rename(tmp, path)
-
-
-def _read_json(path, private=False):
-    """The JSON content of ``path`` (never through a link), or None; ``private``: only from a regular file owned
-    by the effective user and writable by nobody else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd) as handle:
-            info = os.fstat(handle.fileno())
-            if private and (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or
-                            info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
-                return None
-            return json.load(handle)
-    except (IOError, OSError, ValueError):
-        return None
 
 
 def start(argv, timeout_s, state_dir, env=None, kill_after_s=KILL_AFTER_S, extra=None, base=None):
@@ -78,18 +39,18 @@ def start(argv, timeout_s, state_dir, env=None, kill_after_s=KILL_AFTER_S, extra
     written to state_dir/handle.json, without the child).
 
     ``state_dir`` is made by statedir.own_dir under ``base`` (default: its parent, which must exist and be
-    trusted), or an existing directory the collection made; ``extra`` is merged into the handle. DetachError
+    trusted), or an existing directory the collection made; ``extra`` is merged into the handle. StartError
     when the program cannot be started.
     """
     state_dir = os.path.abspath(state_dir)
     state_dir = statedir.own_dir(base or os.path.dirname(state_dir), state_dir, what="process state directory")
     paths = {"stdout": os.path.join(state_dir, "stdout"), "stderr": os.path.join(state_dir, "stderr"),
              "handle_file": os.path.join(state_dir, HANDLE)}
-    out, err = _new_file(paths["stdout"]), _new_file(paths["stderr"])
+    out, err = statedir.replace_file(paths["stdout"]), statedir.replace_file(paths["stderr"])
     try:
         child = spawn(argv, timeout_s, env=env, stdout=out, stderr=err, kill_after_s=kill_after_s)
     except OSError as exc:
-        raise DetachError("could not start %s: %s" % (argv[0], exc), cmd=argv, state_dir=state_dir)
+        raise StartError("could not start %s: %s" % (argv[0], exc), cmd=argv, state_dir=state_dir)
     finally:
         os.close(out)
         os.close(err)
@@ -98,7 +59,7 @@ def start(argv, timeout_s, state_dir, env=None, kill_after_s=KILL_AFTER_S, extra
               "proc_start_time": child.start_time}
     handle.update(paths)
     handle.update(extra or {})
-    _write_json(paths["handle_file"], handle)
+    statedir.write_json(paths["handle_file"], handle)
     handle["child"] = child
     return handle
 
@@ -160,7 +121,7 @@ def load_checked(state_dir):
         return None, str(exc)
     if real is None or not os.path.lexists(os.path.join(real, HANDLE)):
         return None, None
-    handle = _read_json(os.path.join(real, HANDLE), private=True)
+    handle = statedir.read_json(os.path.join(real, HANDLE), private=True)
     if not isinstance(handle, dict):
         return None, "%s is not a readable handle of uid %d writable by nobody else; left alone" % (
             os.path.join(real, HANDLE), os.geteuid())
