@@ -78,7 +78,7 @@ def test_dcgm_pod_without_dcgmi_skips_as_the_module_does(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(empty))
     patch_exits(monkeypatch)
     ssh = run_main(dcgm_diag.main, {"level": 3}).kwargs["results"]
-    plan = k8s_plan.build("dcgm", [NODE], tkp.POD, "h1", {"level": 3})
+    plan = k8s_plan.build("dcgm_diag", [NODE], tkp.POD, "h1", {"level": 3})
     slot = plan["steps"][0]["slots"][0]
     env = dict(tkp.POD_ENV, PATH=str(empty))
     with tempfile.TemporaryDirectory() as root:
