@@ -513,13 +513,13 @@ def _operator_steps(ctx, launcher):
                                                             ports=[("alive", opts["alive_port"])])],
                                 plan["code_config_map"], plan["code_items"], nodes=nodes, dns_searches=searches)
     if launcher == "mpijob":
-        obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"])
+        obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"], plan["kind"])
     else:
         # a Volcano Job has no deadline of its own: each pod has one (from its start), the workers' past the
         # launcher's
         launcher_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
         worker_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"]) + START_UP_S
-        obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes))
+        obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), plan["kind"])
     _with_template_labels(obj, {STEP_LABEL: "mn"})
     # planned_pods: the launcher and a worker per node - one the operator cannot create (a quota, a webhook) is
     # looked for in its events though the launcher exists

@@ -80,7 +80,7 @@ def test_the_count_is_what_the_probe_runs(pip_freeze, tmp_path):
 
 
 def test_the_refusal_names_the_probes_commands():
-    with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env pod: "
+    with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env_probe pod: "
                                         r"\d+ probe commands \(software \d+ \+ gpu 4\) x timeout_s 60s"):
         k8s_plan.build("env_probe", NODES, dict(POD, active_deadline_s=300), "e1",
                        {"timeout_s": 60, "groups": ["env", "gpu", "rdma", "software"]})

@@ -66,7 +66,7 @@ def test_dcgm_pod_gives_the_records_of_the_dcgm_diag_module(tmp_path, monkeypatc
     monkeypatch.setenv("PATH", "%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", "")))
     patch_exits(monkeypatch)
     ssh = run_main(dcgm_diag.main, {"level": 1}).kwargs["results"]
-    pod = pod_records("dcgm", {"level": 1}, path=str(bindir))
+    pod = pod_records("dcgm_diag", {"level": 1}, path=str(bindir))
     assert [r["status"] for r in ssh] == ["fail"] and [tkp._stable(r) for r in pod] == [tkp._stable(r) for r in ssh]
     assert pod[0]["host"] == NODE and pod[0]["params"]["substrate"] == "kubernetes"
     assert pod[0]["params"]["argv"][1:] == ssh[0]["params"]["argv"][1:] == ["diag", "-r", "1", "-j"]

@@ -237,10 +237,10 @@ def test_four_collectives_get_a_deadline_that_covers_them():
 
 
 @pytest.mark.parametrize("kind,options,deadline,needle", [
-    ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout_s 1800s = 3600 s"),
-    ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout_s 1800s = 2400 s"),
-    ("gemm", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
-    ("allreduce_multinode", {}, 60, "timeout_s 900s"),
+    ("nccl_test", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout_s 1800s = 3600 s"),
+    ("nccl_test_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout_s 1800s = 2400 s"),
+    ("gemm_bench", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
+    ("allreduce_probe", {}, 60, "timeout_s 900s"),
 ])
 def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, deadline, needle):
     with pytest.raises(AcceptanceError, match="active_deadline_s %d does not cover the steps.*%s" % (deadline, needle)):

@@ -95,7 +95,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     assert from_ssh["status"] == "pass" and results.validate(from_k8s) == []
     assert _stable(from_k8s) == _stable(from_ssh)
     assert from_k8s["host"] == "gpu-node-01"
-    assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-0"
+    assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-test-0"
     assert from_k8s["params"]["pod"] == "aif-t1-nccl-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
 
 
@@ -318,7 +318,7 @@ LOG_WORDS = ["AIFABRIC_BEGIN ", "AIFABRIC_END ", "AIFABRIC_RECORDS ", "AIFABRIC_
 @example("AIFABRIC_RECORDS [{}]\n")
 @example("AIFABRIC_BEGIN all_reduce\nAIFABRIC_END all_reduce {\"rc\": 0}\n")
 def test_any_log_gives_valid_records_never_an_exception(log):
-    for kind in ("env", "nccl"):
+    for kind in ("env_probe", "nccl_test"):
         plan = k8s_plan.build(kind, ["n1"], POD, "t1")
         (slot,) = plan["steps"][0]["slots"]
         for outcome in (ok(slot, "n1"), {"name": "p", "node": "n1", "outcome": "failed", "exit_code": 1}):
@@ -425,14 +425,15 @@ def test_operator_launchers():
 
 @pytest.mark.parametrize("args,needle", [
     (("bogus", ["n1"]), "kind 'bogus'"),
-    (("env", []), "no nodes selected"),
-    (("env", ["n1", "n1"]), "duplicate node names"),
-    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}), "needs rounds"),
-    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
-    (("perftest", ["n1", "n2", "n3"], {"hcas": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
-    (("perftest", ["n1", "n2"], {}, [[["n1", "n2"]]]), "hcas"),
-    (("nccl_multinode", ["n1"]), "at least 2 nodes"),
-    (("nccl", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
+    (("env_probe", []), "no nodes selected"),
+    (("env_probe", ["n1", "n1"]), "duplicate node names"),
+    (("perftest_sweep", ["n1", "n2"], {"hcas": ["mlx5_0"]}), "needs rounds"),
+    (("perftest_sweep", ["n1", "n2"], {"hcas": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
+    (("perftest_sweep", ["n1", "n2", "n3"], {"hcas": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
+    (("perftest_sweep", ["n1", "n2"], {}, [[["n1", "n2"]]]), "hcas"),
+    (("nccl_test_multinode", ["n1"]), "at least 2 nodes"),
+    (("nccl_test", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
+    (("nccl", ["n1"]), "kind 'nccl' is not one of env_probe"),     # a former name: k8s_workload maps it, with its warning
 ])
 def test_bad_plans_are_clear_errors(args, needle):
     kind, nodes = args[:2]
