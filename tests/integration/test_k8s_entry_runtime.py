@@ -84,7 +84,7 @@ def test_sigterm_during_step_3_keeps_the_results_of_steps_1_and_2(tmp_path):
     assert k8s_entry.END + "all_reduce " in log and k8s_entry.END + "all_gather " in log, log
     assert '"interrupted_by_signal": %d' % signal.SIGTERM in log
     # the module's parser on that partial log: what the pod's end looks like to k8s_api.wait
-    outcome = {"name": "aif-sig8-nccl-0-x7k2p", "node": NODE, "outcome": "failed", "exit_code": 143,
+    outcome = {"name": "aif-sig8-nccl-test-0-x7k2p", "node": NODE, "outcome": "failed", "exit_code": 143,
                "reason": "Error", "message": "container main exited 143 (Error)"}
     (slot,) = step["slots"]
     records = k8s_plan.slot_records(plan, slot, outcome, log)

@@ -84,8 +84,8 @@ def test_success_records_host_is_the_node_and_nothing_remains(fake_k8s, run, tmp
     assert by_check(records) == [("gpu-node-01", "nccl.all_reduce", "pass"), ("gpu-node-02", "nccl.all_reduce", "pass")]
     assert all(results.validate(r) == [] and r["params"]["substrate"] == "kubernetes" for r in records)
     assert all(r["params"]["pod"].startswith(r["params"]["job"] + "-") for r in records)
-    assert res.kwargs["objects"] == ["ConfigMap/default/aif-ok1-code", "Job/default/aif-ok1-nccl-0",
-                                     "Job/default/aif-ok1-nccl-1"]
+    assert res.kwargs["objects"] == ["ConfigMap/default/aif-ok1-code", "Job/default/aif-ok1-nccl-test-0",
+                                     "Job/default/aif-ok1-nccl-test-1"]
     assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("ok1") == []
 
 
@@ -243,7 +243,7 @@ def _request_permission(method, path, params):
 
 
 def test_the_shipped_rbac_role_allows_every_call_and_nothing_more(fake_k8s, run, tmp_path):
-    fake_k8s.server.script("fail", pod="aif-rb1-nccl-1-*", log="boom\n")
+    fake_k8s.server.script("fail", pod="aif-rb1-nccl-test-1-*", log="boom\n")
     fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
     run({"kind": "nccl_test", "hosts": NODES, "run_id": "rb1", "label_selector": "nvidia.com/gpu.present=true"})
     run({"kind": "nccl_test_multinode", "hosts": NODES, "run_id": "rb2", "launcher": "indexed"})
@@ -321,9 +321,9 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     env_spec = {"params": dict(k8s_plan.ENV_DEFAULTS), "lib": str(lib / "lib")}
     logs = {
         # the env pod: the collection's probe for real on this machine (no GPU/HCA here: skip records)
-        "aif-e2e-env-env-*": _entry_log(tmp_path, "env.log", "env", env_spec),
-        "aif-e2e-gemm-gemm-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
-        "aif-e2e-nccl-nccl-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
+        "aif-e2e-env-env-probe-*": _entry_log(tmp_path, "env.log", "env", env_spec),
+        "aif-e2e-gemm-gemm-bench-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
+        "aif-e2e-nccl-nccl-test-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
         "aif-e2e-mn-mn-0-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
         "aif-e2e-ar-ar-0-*": _entry_log(tmp_path, "ar.log", "run", {"steps": [{
             "label": "allreduce", "timeout_s": 30, "result_file": probe_json, "argv": [
@@ -342,7 +342,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                     "lib": str(lib / "lib")}
         logs["aif-e2e-counters%d-port-counters-*" % index] = _entry_log(tmp_path, "counters%d.log" % index, "adapter",
                                                                         counters)
-    fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-2-*")          # the third node: nodes[2] = gpu-node-03
+    fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-test-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
     nodes = ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
@@ -378,7 +378,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     bad = [(r["host"], r["check"], r["status"]) for r in measured if r["status"] != "pass"]
     assert bad == [("gpu-node-03", "nccl.all_reduce", "error")], bad
     (oom,) = [r for r in measured if r["status"] != "pass"]
-    assert "OOMKilled" in oom["reason"] and oom["params"]["pod"].startswith("aif-e2e-nccl-nccl-2-")
+    assert "OOMKilled" in oom["reason"] and oom["params"]["pod"].startswith("aif-e2e-nccl-nccl-test-2-")
     multi = [r for r in records if r["params"].get("launcher") == "indexed" or r["check"] == "nccl.torch_all_reduce"]
     assert len(multi) == 2 and all(r["params"]["hosts"] == nodes for r in multi)
     verdicts = dict((h["host"], h["status"]) for h in data["summary"]["hosts"])

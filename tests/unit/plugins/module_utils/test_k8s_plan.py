@@ -96,7 +96,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     assert _stable(from_k8s) == _stable(from_ssh)
     assert from_k8s["host"] == "gpu-node-01"
     assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-test-0"
-    assert from_k8s["params"]["pod"] == "aif-t1-nccl-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
+    assert from_k8s["params"]["pod"] == "aif-t1-nccl-test-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
 
 
 def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, monkeypatch):
@@ -270,7 +270,7 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
 def test_unschedulable_pod_gives_an_error_record_per_check_naming_the_reason():
     plan = k8s_plan.build("nccl_test", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
     (slot,) = plan["steps"][0]["slots"]
-    outcome = {"name": "aif-t1-nccl-0-x", "node": None, "outcome": "unschedulable", "reason": "Unschedulable",
+    outcome = {"name": "aif-t1-nccl-test-0-x", "node": None, "outcome": "unschedulable", "reason": "Unschedulable",
                "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}
     records = k8s_plan.slot_records(plan, slot, outcome, "")
     assert [(r["check"], r["status"], r["host"]) for r in records] == [
