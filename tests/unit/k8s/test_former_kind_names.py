@@ -11,7 +11,7 @@ import os
 
 import pytest
 import yaml
-from ansible.module_utils.common import warnings as ansible_warnings
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_manifests as km, k8s_plan
@@ -53,7 +53,7 @@ def _render(monkeypatch, tmp_path, args):
 
 
 @pytest.mark.parametrize("former", sorted(FORMER))
-def test_a_former_kind_plans_what_its_new_name_plans_and_warns(monkeypatch, tmp_path, capfd, former):
+def test_a_former_kind_plans_what_its_new_name_plans_and_warns(monkeypatch, tmp_path, former):
     patch_exits(monkeypatch)
     group, options, more = FORMER[former]
     kind = k8s_plan.KINDS_RENAMED[former]
@@ -66,10 +66,11 @@ def test_a_former_kind_plans_what_its_new_name_plans_and_warns(monkeypatch, tmp_
                          "accepted until 3.0.0)" % (former, kind, former),
                          {"version": "3.0.0", "collection_name": "aifabric.acceptance"})]
     if group != k8s_workload.KIND_OPTIONS[kind]:      # the option group was renamed with its kind: Ansible's alias warning
-        # kept for the module's result (once per process: nccl_multinode shares nccl's group), or (once the
-        # controller's display is set up in this process) shown at once
-        said = [str(d) for d in ansible_warnings.get_deprecation_messages()] + capfd.readouterr().err.splitlines()
-        assert any("'%s'" % group in d and "3.0.0" in d for d in said), said
+        validation = ArgumentSpecValidator(k8s_workload.argument_spec()).validate({"kind": former, group: options})
+        assert validation.validated_parameters[k8s_workload.KIND_OPTIONS[kind]] == options
+        assert [(d["msg"], d["version"], d["collection_name"]) for d in validation._deprecations] == [
+            ("Alias '%s' is deprecated. See the module docs for more information" % group, "3.0.0",
+             "aifabric.acceptance")]
     kinds = set(o["metadata"]["labels"][km.KIND_LABEL] for o in new.values() if o["kind"] != "ConfigMap")
     assert kinds == {kind}                    # the objects carry the kind's new name
 
