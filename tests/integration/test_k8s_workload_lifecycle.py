@@ -89,6 +89,21 @@ def test_success_records_host_is_the_node_and_nothing_remains(fake_k8s, run, tmp
     assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("ok1") == []
 
 
+def test_a_former_kind_name_runs_its_check_with_a_deprecation_warning(fake_k8s, run, tmp_path, monkeypatch):
+    """kind nccl and the option group nccl (the names before 2.0.0): the same pods and records as nccl_test, and the
+    module says that the kind is deprecated."""
+    said = []
+    monkeypatch.setattr(k8s_workload.AnsibleModule, "deprecate", lambda self, msg, **kw: said.append((msg, kw)))
+    fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+    res = run({"kind": "nccl", "hosts": NODES, "run_id": "old2", "gpus_per_pod": 2, "nccl": ONE})
+    assert not res.failed, res.kwargs
+    assert by_check(res.kwargs["results"]) == [(n, "nccl.all_reduce", "pass") for n in NODES]
+    assert res.kwargs["objects"] == ["ConfigMap/default/aif-old2-code", "Job/default/aif-old2-nccl-test-0",
+                                     "Job/default/aif-old2-nccl-test-1"]
+    assert [(msg.split(":")[0], kw["version"]) for msg, kw in said] == [("kind nccl is deprecated", "3.0.0")]
+    assert fake_k8s.leftovers("old2") == []
+
+
 def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
     client = pod_log("mlx5_0", os.path.join(PERFTEST, "cx7-ndr-ib-read-bw-client-report-gbits-cpufreq-warning.txt"),
                      tmp_path)
