@@ -83,8 +83,8 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
 # KUBERNETES_OPTIONS holds those last two (k8s_workload documents them):
-# - env_probe, gemm_bench: none (the adapters' defaults, as over SSH: every probe group, npu included - a node without npu-smi
-#   gives the same gpu.npu_inventory skip record as an SSH host does);
+# - env_probe, gemm_bench: none (the adapters' defaults, as over SSH: every probe group, npu included - a node
+#   without npu-smi gives the same gpu.npu_inventory skip record as an SSH host does);
 # - nccl_test: the workers' sshd port (every launcher), the launcher's alive port, how long the launcher waits for the
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
@@ -98,7 +98,7 @@ KUBERNETES_OPTIONS = {
     "env_probe": {},
     "gemm_bench": {},
     "nccl_test": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
-             "launcher_cpu": "1", "launcher_memory": "1Gi"},
+                  "launcher_cpu": "1", "launcher_memory": "1Gi"},
     "perftest_sweep": {"test": "ib_write_bw", "hcas": [], "peer_rates_gbit_s": [], "ready_port": 18514},
     "allreduce_probe": {"torchrun": "torchrun", "master_port": 29500},
     "dcgm_diag": {},
