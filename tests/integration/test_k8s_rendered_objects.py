@@ -215,7 +215,7 @@ def _role_probe():
     with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
     flat = [t for block in tasks for t in block.get("block", [block])]
-    (probe,) = [t for t in flat if (t.get("aifabric.acceptance.k8s_workload") or {}).get("kind") == "env"]
+    (probe,) = [t for t in flat if (t.get("aifabric.acceptance.k8s_workload") or {}).get("kind") == "env_probe"]
     return probe["aifabric.acceptance.k8s_workload"], defaults
 
 
