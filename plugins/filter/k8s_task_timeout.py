@@ -28,10 +28,10 @@ options:
 EXAMPLES = r"""
 - name: One GEMM Job per node, with a time limit that fits its plan
   aifabric.acceptance.k8s_workload:
-    kind: gemm
+    kind: gemm_bench
     hosts: "{{ ansible_play_hosts_all }}"
     image: registry.example.com/acceptance/gpu-tools:latest
-  timeout: "{{ {'kind': 'gemm', 'hosts': ansible_play_hosts_all, 'image': 'x'} | aifabric.acceptance.k8s_task_timeout(60) }}"
+  timeout: "{{ {'kind': 'gemm_bench', 'hosts': ansible_play_hosts_all, 'image': 'x'} | aifabric.acceptance.k8s_task_timeout(60) }}"
   delegate_to: localhost
   run_once: true
 """

@@ -393,7 +393,7 @@ def secret(name, pod, run_id, string_data):
             "type": "Opaque", "stringData": dict(string_data)}
 
 
-def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_kind="nccl-multinode"):
+def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_kind="nccl_test_multinode"):
     """kubeflow.org/v2beta1 MPIJob: launcher + ``workers`` workers; launcher waits for ready workers."""
     md = metadata(name, pod, run_id, role_kind)
 
@@ -423,7 +423,7 @@ def mpi_job(name, pod, run_id, launcher_spec, worker_spec, workers, slots, role_
     }
 
 
-def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind="nccl-multinode"):
+def volcano_job(name, pod, run_id, master_spec, worker_spec, workers, role_kind="nccl_test_multinode"):
     """batch.volcano.sh/v1alpha1 Job: mpimaster + mpiworker tasks, gang of all, ssh and svc plugins.
 
     With host-network workers, the svc plugin's NetworkPolicy (ingress only from the job's pods, matched by pod

@@ -9,10 +9,10 @@
      "steps": [{"name", "objects": [...], "slots": [slot, ...], "expected_pods", "done_selector", "fail_fast",
                 "planned_pods" (an operator's step: every pod it creates, launcher and workers)}]}
 
-Steps run one after the other (perftest: one step per round of disjoint pairs);
+Steps run one after the other (perftest_sweep: one step per round of disjoint pairs);
 the objects of one step run at once. A *slot* is one pod the plan expects::
 
-    {"slot": "env-0", "job": "aif-r1-env-0", "node": "gpu-node-07" (None: known once scheduled),
+    {"slot": "env_probe-0", "job": "aif-r1-env-probe-0", "node": "gpu-node-07" (None: known once scheduled),
      "role": "env"|"single"|"server"|"client"|"launcher", "peer": node or None,
      "sections": [{"label", "how": "env"|"records"|"gemm"|"nccl"|"perftest", "check", ...}]}
 
@@ -44,11 +44,21 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import (
     copy_bandwidth, dcgm_diag as dcgm, port_counters, gpu_soak as soak)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology
 
-KINDS = ("env", "gemm", "nccl", "perftest", "nccl_multinode", "allreduce_multinode", "dcgm", "port_counters", "soak",
-         "copy_bandwidth", "fabric_topology")
+# A kind is the name of the module that runs its tool over SSH; the gang form of a tool that also has a per-node kind
+# adds MULTINODE (docs/architecture.md, "One name per tool")
+MULTINODE = "_multinode"
+KINDS = ("env_probe", "gemm_bench", "nccl_test", "perftest_sweep", "nccl_test" + MULTINODE, "allreduce_probe",
+         "dcgm_diag", "port_counters", "gpu_soak", "copy_bandwidth", "fabric_topology")
+# The kinds' names before 2.0.0: still accepted, with a deprecation warning, until KINDS_RENAMED_UNTIL (the one table;
+# current_kind maps and words the warning, k8s_workload gives it)
+KINDS_RENAMED = {"env": "env_probe", "gemm": "gemm_bench", "nccl": "nccl_test", "nccl_multinode": "nccl_test_multinode",
+                 "perftest": "perftest_sweep", "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm_diag",
+                 "soak": "gpu_soak"}
+KINDS_RENAMED_UNTIL = "3.0.0"
 # the kinds whose pod runs a host-reading adapter (k8s_entry ``adapter``: tools/<MODULE>.py records(host, params))
-HOST_ADAPTER_KINDS = {"dcgm": dcgm.CHECK, "port_counters": port_counters.CHECK, "fabric_topology": fabric_topology.CHECK}
-HOST_ADAPTER_FILES = {"dcgm": dcgm.MODULE, "port_counters": port_counters.MODULE,     # tools/<MODULE>.py
+HOST_ADAPTER_KINDS = {"dcgm_diag": dcgm.CHECK, "port_counters": port_counters.CHECK,
+                      "fabric_topology": fabric_topology.CHECK}
+HOST_ADAPTER_FILES = {"dcgm_diag": dcgm.MODULE, "port_counters": port_counters.MODULE,     # tools/<MODULE>.py
                       "fabric_topology": fabric_topology.MODULE}
 LAUNCHERS = ("auto", "indexed", "mpijob", "volcano")
 SLOT_LABEL = "aifabric.acceptance/slot"
@@ -78,30 +88,30 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
 # Each kind's options: its tool adapter's option spec (tools/<adapter>.py OPTIONS, the module's too) less those the
 # pods do not take, plus the pods' own options and the defaults the planner sets differently from the module.
 # KUBERNETES_OPTIONS holds those last two (k8s_workload documents them):
-# - env, gemm: none (the adapters' defaults, as over SSH: every probe group, npu included - a node without npu-smi
-#   gives the same gpu.npu_inventory skip record as an SSH host does);
-# - nccl: the workers' sshd port (every launcher), the launcher's alive port, how long the launcher waits for the
+# - env_probe, gemm_bench: none (the adapters' defaults, as over SSH: every probe group, npu included - a node
+#   without npu-smi gives the same gpu.npu_inventory skip record as an SSH host does);
+# - nccl_test: the workers' sshd port (every launcher), the launcher's alive port, how long the launcher waits for the
 #   workers, the cluster's DNS domain (the pods' DNS search entry for the workers' short names) and the cpu/memory
 #   requests of an operator's launcher pod (it holds no GPU);
-# - perftest: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
+# - perftest_sweep: the test run when none is named, every rail's devices, no server rates yet (the planner learns them
 #   from the server pods), the server pod's ready port (open once its entry program runs: the client's
 #   connect_timeout_s counts from then, not from its own start);
-# - allreduce_multinode: torchrun and its fixed master port (the pods' Service and container port name it; the
+# - allreduce_probe: torchrun and its fixed master port (the pods' Service and container port name it; the
 #   allreduce_probe module's default 0 picks a random one per run). Its timeout_s is the adapter's (900): the pods'
 #   start is counted apart (START_UP_S in their deadline and the wait), no longer folded into a longer timeout;
 # - fabric_topology: the declared topology of every node, {node: {port: {switch, switch_port}}} (each node's pod gets
 #   its own entry as the module's ``declared``, adapter_params), and the node's lldpd socket the pods mount
 #   (lldpd_socket: "" mounts none).
 KUBERNETES_OPTIONS = {
-    "env": {},
-    "gemm": {},
-    "nccl": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
-             "launcher_cpu": "1", "launcher_memory": "1Gi"},
-    "perftest": {"test": "ib_write_bw", "hcas": [], "peer_rates_gbit_s": [], "ready_port": 18514},
-    "allreduce_multinode": {"torchrun": "torchrun", "master_port": 29500},
-    "dcgm": {},
+    "env_probe": {},
+    "gemm_bench": {},
+    "nccl_test": {"ssh_port": 2222, "alive_port": 2223, "wait_workers_s": 600, "cluster_domain": "cluster.local",
+                  "launcher_cpu": "1", "launcher_memory": "1Gi"},
+    "perftest_sweep": {"test": "ib_write_bw", "hcas": [], "peer_rates_gbit_s": [], "ready_port": 18514},
+    "allreduce_probe": {"torchrun": "torchrun", "master_port": 29500},
+    "dcgm_diag": {},
     "port_counters": {},
-    "soak": {},
+    "gpu_soak": {},
     "copy_bandwidth": {},
     "fabric_topology": {"topology": {}, "lldpd_socket": ""},
 }
@@ -111,17 +121,17 @@ NCCL_NOT_TAKEN = ("if_missing", "ranks_per_node", "gpus_per_process", "json_outp
 # one host's declared ports: the pods take every node's (topology) and give each pod its own
 TOPOLOGY_NOT_TAKEN = ("declared",)
 
-ENV_DEFAULTS = dict(defaults(env.OPTIONS), **KUBERNETES_OPTIONS["env"])
-GEMM_DEFAULTS = dict(defaults(gemm.OPTIONS), **KUBERNETES_OPTIONS["gemm"])
-NCCL_DEFAULTS = dict(defaults(nccl_tests.OPTIONS, omit=NCCL_NOT_TAKEN), **KUBERNETES_OPTIONS["nccl"])
-PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perftest"])
-PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_multinode"])
-SOAK_DEFAULTS = dict(defaults(soak.OPTIONS), **KUBERNETES_OPTIONS["soak"])
+ENV_DEFAULTS = dict(defaults(env.OPTIONS), **KUBERNETES_OPTIONS["env_probe"])
+GEMM_DEFAULTS = dict(defaults(gemm.OPTIONS), **KUBERNETES_OPTIONS["gemm_bench"])
+NCCL_DEFAULTS = dict(defaults(nccl_tests.OPTIONS, omit=NCCL_NOT_TAKEN), **KUBERNETES_OPTIONS["nccl_test"])
+PERFTEST_DEFAULTS = dict(defaults(perftest.OPTIONS), **KUBERNETES_OPTIONS["perftest_sweep"])
+PROBE_DEFAULTS = dict(defaults(torch_allreduce.OPTIONS), **KUBERNETES_OPTIONS["allreduce_probe"])
+SOAK_DEFAULTS = dict(defaults(soak.OPTIONS), **KUBERNETES_OPTIONS["gpu_soak"])
 COPY_DEFAULTS = dict(defaults(copy_bandwidth.OPTIONS), **KUBERNETES_OPTIONS["copy_bandwidth"])
-DEFAULTS = {"env": ENV_DEFAULTS, "gemm": GEMM_DEFAULTS, "nccl": NCCL_DEFAULTS, "nccl_multinode": NCCL_DEFAULTS,
-            "perftest": PERFTEST_DEFAULTS, "allreduce_multinode": PROBE_DEFAULTS, "soak": SOAK_DEFAULTS,
-            "copy_bandwidth": COPY_DEFAULTS,
-            "dcgm": dict(defaults(dcgm.OPTIONS), **KUBERNETES_OPTIONS["dcgm"]),
+DEFAULTS = {"env_probe": ENV_DEFAULTS, "gemm_bench": GEMM_DEFAULTS, "nccl_test": NCCL_DEFAULTS,
+            "nccl_test_multinode": NCCL_DEFAULTS, "perftest_sweep": PERFTEST_DEFAULTS, "allreduce_probe": PROBE_DEFAULTS,
+            "gpu_soak": SOAK_DEFAULTS, "copy_bandwidth": COPY_DEFAULTS,
+            "dcgm_diag": dict(defaults(dcgm.OPTIONS), **KUBERNETES_OPTIONS["dcgm_diag"]),
             "port_counters": dict(defaults(port_counters.OPTIONS), **KUBERNETES_OPTIONS["port_counters"]),
             "fabric_topology": dict(defaults(fabric_topology.OPTIONS, omit=TOPOLOGY_NOT_TAKEN),
                                     **KUBERNETES_OPTIONS["fabric_topology"])}
@@ -132,24 +142,24 @@ def _check_kubernetes_options(kind, opts):
     """The pods' own options of a kind: ports, the DNS domain, the launcher's requests."""
     if kind == "fabric_topology":
         _check_topology_options(opts)
-    if kind == "perftest":
+    if kind == "perftest_sweep":
         rails = range(int(opts["port"]), int(opts["port"]) + max(1, len(opts["hcas"] or [])))
         if not 0 < int(opts["ready_port"]) < 65536 or int(opts["ready_port"]) in rails:
-            raise AcceptanceError("perftest: ready_port %r must be a TCP port outside the rails' ports %d-%d"
+            raise AcceptanceError("perftest_sweep: ready_port %r must be a TCP port outside the rails' ports %d-%d"
                                   % (opts["ready_port"], rails[0], rails[-1]))
-    if kind not in ("nccl", "nccl_multinode"):
+    if kind not in ("nccl_test", "nccl_test_multinode"):
         return
     for key in ("ssh_port", "alive_port"):
         if not 0 < int(opts[key]) < 65536:
-            raise AcceptanceError("nccl: %s %r is not a TCP port" % (key, opts[key]))
+            raise AcceptanceError("nccl_test: %s %r is not a TCP port" % (key, opts[key]))
     if opts["ssh_port"] == opts["alive_port"]:
-        raise AcceptanceError("nccl: ssh_port and alive_port must differ, both are %s" % opts["ssh_port"])
+        raise AcceptanceError("nccl_test: ssh_port and alive_port must differ, both are %s" % opts["ssh_port"])
     domain = str(opts["cluster_domain"])
     if len(domain) > 253 or not all(km.DNS_LABEL_RE.match(part) for part in domain.split(".")):
-        raise AcceptanceError("nccl: cluster_domain %r is not a DNS name (for example cluster.local)" % (domain,))
+        raise AcceptanceError("nccl_test: cluster_domain %r is not a DNS name (for example cluster.local)" % (domain,))
     for key in ("launcher_cpu", "launcher_memory"):
         if not km.QUANTITY_RE.match(str(opts[key])):
-            raise AcceptanceError("nccl: %s %r is not a Kubernetes quantity (for example 1, 500m, 1Gi)" % (key, opts[key]))
+            raise AcceptanceError("nccl_test: %s %r is not a Kubernetes quantity (for example 1, 500m, 1Gi)" % (key, opts[key]))
 
 
 def _check_topology_options(opts):
@@ -171,7 +181,7 @@ def options_of(kind, options):
             raise AcceptanceError("%s: unknown option %r (known: %s)" % (kind, key, ", ".join(sorted(out))))
         if value is not None:
             out[key] = value
-    if kind == "env":
+    if kind == "env_probe":
         _check_env_expect(out["expect"])
     return out
 
@@ -179,10 +189,10 @@ def options_of(kind, options):
 def _check_env_expect(expect):
     """env_probe's expect mapping takes the module's keys only (its argument spec refuses others over SSH)."""
     if not isinstance(expect, dict):
-        raise AcceptanceError("env: expect must be a mapping, got %s" % type(expect).__name__)
+        raise AcceptanceError("env_probe: expect must be a mapping, got %s" % type(expect).__name__)
     for key in sorted(expect, key=str):
         if key not in env.EXPECT:
-            raise AcceptanceError("env: unknown expect key %r (known: %s)" % (key, ", ".join(sorted(env.EXPECT))))
+            raise AcceptanceError("env_probe: unknown expect key %r (known: %s)" % (key, ", ".join(sorted(env.EXPECT))))
 
 
 # --------------------------------------------------------------------------- the code ConfigMap
@@ -250,20 +260,20 @@ def _per_node_step(plan, pod, kind, nodes, opts):
                                               "lib": LIB})
             sections = [{"label": kind, "how": "records", "check": HOST_ADAPTER_KINDS[kind]}]
             gpus = 0 if kind == "fabric_topology" else None     # LLDP holds no GPU
-        elif kind == "env":
+        elif kind == "env_probe":
             params = dict(opts)
             command = _entry(pod, "env", {"params": params, "lib": LIB})
             sections = [{"label": "env", "how": "env", "check": "env.probe"}]
             gpus = None
-        elif kind == "gemm":
+        elif kind == "gemm_bench":
             argv = runner.python_argv(pod["python"], [WORKER] + gemm.worker_args(opts))    # as gemm_bench
             command = _entry(pod, "run", {"steps": [{"label": "gemm", "argv": argv, "timeout_s": opts["timeout_s"]}]})
             sections = [{"label": "gemm", "how": "gemm", "check": "gpu.gemm", "argv": argv}]
             gpus = None
-        elif kind in ("soak", "copy_bandwidth"):
+        elif kind in ("gpu_soak", "copy_bandwidth"):
             command, sections = burnin_steps(pod, kind, opts)
             gpus = None
-        else:  # nccl, single node: every GPU of the node in one process (-g gpus)
+        else:  # nccl_test, single node: every GPU of the node in one process (-g gpus)
             steps, sections = [], []
             for collective in opts["collectives"]:
                 argv = nccl_tests.nccl_argv(_bin(opts["tool_dir"], nccl_tests.binary_name(collective)), opts,
@@ -273,7 +283,7 @@ def _per_node_step(plan, pod, kind, nodes, opts):
                                  "collective": collective, "argv": argv, "env": nccl_tests.run_env(opts)})
             command = _entry(pod, "run", {"steps": steps})
             gpus = None
-        if kind == "nccl":
+        if kind == "nccl_test":
             pod = dict(pod, env=dict(pod["env"], **nccl_tests.run_env(opts)))
         obj, slot = _single_node_job(plan, pod, kind, index, node, kind, command, sections, gpus=gpus, opts=opts)
         step["objects"].append(obj)
@@ -317,7 +327,7 @@ def burnin_steps(pod, kind, opts):
     """(the pod's command, its log sections) of a soak or copy-bandwidth pod: the same argv as the gpu_soak and
     copy_bandwidth modules (the worker, or nvbandwidth with use_nvbandwidth: always and the two nvidia-smi queries of its
     link facts before it)."""
-    if kind == "soak":
+    if kind == "gpu_soak":
         argv = runner.python_argv(pod["python"], [BURNIN_WORKER] + soak.worker_args(opts))
         steps = [{"label": "soak", "argv": argv, "timeout_s": soak.timeout_s(opts)}]
         return _entry(pod, "run", {"steps": steps}), [{"label": "soak", "how": "soak", "check": soak.CHECK,
@@ -344,7 +354,7 @@ def _perftest_pod_params(opts):
 
 def _perftest_steps(plan, pod, rounds, opts):
     if not opts["hcas"]:
-        raise AcceptanceError("perftest: hcas (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
+        raise AcceptanceError("perftest_sweep: hcas (the HCAs of every rail, e.g. [mlx5_0, mlx5_1]) are required")
     binary = _bin(opts["tool_dir"], opts["test"])
     device_plan = perftest.device_plan(opts["hcas"], opts)
     ports = [("perftest-%d" % i, tcp_port) for i, _d, tcp_port, _g, _f in device_plan]
@@ -353,7 +363,7 @@ def _perftest_steps(plan, pod, rounds, opts):
         step_name = "pt-r%d" % r
         svc = km.object_name(plan["run_id"], "pt", "r%d" % r)
         step = {"name": step_name, "objects": [], "slots": [], "done_selector": None, "fail_fast": False}
-        step["objects"].append(km.headless_service(svc, pod, plan["run_id"], "perftest",
+        step["objects"].append(km.headless_service(svc, pod, plan["run_id"], plan["kind"],
                                                    {km.RUN_LABEL: plan["run_id"], STEP_LABEL: step_name,
                                                     km.ROLE_LABEL: "server"}, ports))
         for p, pair in enumerate(pairs):
@@ -383,7 +393,7 @@ def _perftest_steps(plan, pod, rounds, opts):
                 spec = km.pod_spec(pod, [km.container(pod, "perftest", command, gpus=0)], plan["code_config_map"],
                                    plan["code_items"], nodes=[node], hostname=hostname if role == "server" else None,
                                    subdomain=svc if role == "server" else None)
-                obj = km.job(name, pod, plan["run_id"], "perftest", spec, role=role, node=node)
+                obj = km.job(name, pod, plan["run_id"], plan["kind"], spec, role=role, node=node)
                 step["objects"].append(_with_template_labels(obj, _slot_labels(slot, step_name)))
                 step["slots"].append({"slot": slot, "job": name, "node": node, "role": role, "peer": peer,
                                       "sections": sections})
@@ -453,7 +463,7 @@ def forwarded_env(pod, opts):
 
 
 def _multinode_steps(plan, pod, nodes, opts, launcher, mpi_service=None):
-    gpus = _multinode_gpus("nccl_multinode", pod, nodes, "one MPI rank per GPU")
+    gpus = _multinode_gpus(plan["kind"], pod, nodes, "one MPI rank per GPU")
     ctx = {"plan": plan, "pod": pod, "nodes": nodes, "opts": opts, "gpus": gpus,
            "name": km.object_name(plan["run_id"], "mn"), "env": nccl_tests.run_env(opts), "mpi_service": mpi_service,
            "spread": {km.RUN_LABEL: plan["run_id"], km.ROLE_LABEL: "worker"},
@@ -500,9 +510,9 @@ def _indexed_steps(ctx):
                                               ports=[("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])],
                            plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=ctx["spread"],
                            subdomain=name, volumes=keys, dns_searches=[ctx["search"]])
-    job = km.job(name, pod, plan["run_id"], "nccl-multinode", spec_pod, role="worker", indexed_count=len(nodes))
+    job = km.job(name, pod, plan["run_id"], plan["kind"], spec_pod, role="worker", indexed_count=len(nodes))
     _with_template_labels(job, {STEP_LABEL: "mn", km.ROLE_LABEL: "worker"})
-    svc = km.headless_service(name, pod, plan["run_id"], "nccl-multinode",
+    svc = km.headless_service(name, pod, plan["run_id"], plan["kind"],
                               {km.RUN_LABEL: plan["run_id"], STEP_LABEL: "mn"},
                               [("ssh", opts["ssh_port"]), ("alive", opts["alive_port"])])
     return [{"name": "mn", "objects": [svc, job], "fail_fast": True, "done_selector": None,
@@ -552,13 +562,13 @@ def _operator_steps(ctx, launcher):
                                                             ports=[("alive", opts["alive_port"])])],
                                 plan["code_config_map"], plan["code_items"], nodes=nodes, dns_searches=searches)
     if launcher == "mpijob":
-        obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"])
+        obj = km.mpi_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), ctx["gpus"], plan["kind"])
     else:
         # a Volcano Job has no deadline of its own: each pod has one (from its start), the workers' past the
         # launcher's
         launcher_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"])
         worker_spec["activeDeadlineSeconds"] = int(pod["active_deadline_s"]) + START_UP_S
-        obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes))
+        obj = km.volcano_job(name, pod, plan["run_id"], launcher_spec, worker_spec, len(nodes), plan["kind"])
     _with_template_labels(obj, {STEP_LABEL: "mn"})
     # planned_pods: the launcher and a worker per node - one the operator cannot create (a quota, a webhook) is
     # looked for in its events though the launcher exists
@@ -571,7 +581,7 @@ def _operator_steps(ctx, launcher):
 def _probe_steps(plan, pod, nodes, opts):
     """The torch all-reduce probe across nodes: an Indexed Job (one pod per node) + headless Service; torchrun in
     every pod with env rendezvous on the index-0 pod's DNS name; rank 0 writes the nccl-tests style JSON."""
-    gpus = _multinode_gpus("allreduce_multinode", pod, nodes, "one process per GPU")
+    gpus = _multinode_gpus(plan["kind"], pod, nodes, "one process per GPU")
     run_id = plan["run_id"]
     name = km.object_name(run_id, "ar")
     master = "%s-0.%s" % (name, name)
@@ -586,9 +596,9 @@ def _probe_steps(plan, pod, nodes, opts):
     spec = km.pod_spec(pod, [km.container(pod, "allreduce", _entry(pod, "run", {"steps": steps}), extra_env=env,
                                           ports=[("rendezvous", opts["master_port"])])],
                        plan["code_config_map"], plan["code_items"], nodes=nodes, spread_label=spread, subdomain=name)
-    job = km.job(name, pod, run_id, "allreduce-multinode", spec, role="worker", indexed_count=len(nodes))
+    job = km.job(name, pod, run_id, plan["kind"], spec, role="worker", indexed_count=len(nodes))
     _with_template_labels(job, {STEP_LABEL: "ar", km.ROLE_LABEL: "worker"})
-    svc = km.headless_service(name, pod, run_id, "allreduce-multinode", {km.RUN_LABEL: run_id, STEP_LABEL: "ar"},
+    svc = km.headless_service(name, pod, run_id, plan["kind"], {km.RUN_LABEL: run_id, STEP_LABEL: "ar"},
                               [("rendezvous", opts["master_port"])])
     return [{"name": "ar", "objects": [svc, job], "fail_fast": True, "done_selector": None,
              "expected_pods": len(nodes),
@@ -635,12 +645,12 @@ def env_probe_commands(opts, npus=ENV_PROBE_MAX_NPUS):
 
 def pod_work_s(kind, opts):
     """(seconds, how) the longest pod of a plan may run its steps, from the options that bound each step."""
-    if kind == "env":
+    if kind == "env_probe":
         count, how = env_probe_commands(opts)
         return count * int(opts["timeout_s"]), "%d probe commands (%s) x timeout_s %ss" % (count, how, opts["timeout_s"])
-    if kind in ("gemm", "allreduce_multinode"):
+    if kind in ("gemm_bench", "allreduce_probe"):
         return int(opts["timeout_s"]), "timeout_s %ss" % opts["timeout_s"]
-    if kind == "dcgm":
+    if kind == "dcgm_diag":
         return dcgm.timeout_of(opts), "dcgmi diag level %s: %ss" % (opts["level"], dcgm.timeout_of(opts))
     if kind == "port_counters":     # one ethtool -S per port, each within timeout_s
         return PORT_COUNTERS_MAX_PORTS * int(opts["timeout_s"]), "%d ports x timeout_s %ss" % (
@@ -651,12 +661,12 @@ def pod_work_s(kind, opts):
         return work, "%d x timeout_s %ss + %d s x %d interfaces or NPUs + %d s kill-after" % (
             fabric_topology.FIXED_COMMANDS, opts["timeout_s"], fabric_topology.PER_PORT_S, fabric_topology.MAX_ASKED,
             k8s_entry.KILL_GRACE_S)
-    if kind == "soak":
+    if kind == "gpu_soak":
         return soak.timeout_s(opts), "duration_s %ss + %ss" % (opts["duration_s"], soak.OVERHEAD_S)
     if kind == "copy_bandwidth":
         facts = 2 * copy_bandwidth.FACT_S if opts["use_nvbandwidth"] == "always" else 0
         return int(opts["timeout_s"]) + facts, "timeout_s %ss + %ss of nvidia-smi queries" % (opts["timeout_s"], facts)
-    if kind == "perftest":     # rails at once; a client waits for its server pod, retries its connect until
+    if kind == "perftest_sweep":     # rails at once; a client waits for its server pod, retries its connect until
         # connect_timeout_s, then runs
         return SERVER_READY_S + int(opts["connect_timeout_s"]) + int(opts["timeout_s"]), (
             "the server's start %ss + connect_timeout_s %ss + timeout_s %ss" % (
@@ -664,7 +674,7 @@ def pod_work_s(kind, opts):
     count = len(opts["collectives"] or [])
     steps = count * int(opts["timeout_s"])
     how = "%d collectives x timeout_s %ss" % (count, opts["timeout_s"])
-    if kind == "nccl_multinode":   # the launcher waits for every worker's sshd first
+    if kind == "nccl_test_multinode":   # the launcher waits for every worker's sshd first
         return int(opts["wait_workers_s"]) + steps, "wait_workers_s %ss + %s" % (opts["wait_workers_s"], how)
     return steps, how
 
@@ -702,6 +712,14 @@ def check_timeout(plan, timeout, explicit_deadline):
                               int(timeout), plan["deadline_s"], START_UP_S, plan["timeout_s"], int(timeout)))
 
 
+def current_kind(kind):
+    """(the kind ``kind`` names, the deprecation warning for a name before 2.0.0 or None): KINDS_RENAMED's one mapping."""
+    if kind in KINDS_RENAMED:
+        return KINDS_RENAMED[kind], ("kind %s is deprecated: kinds carry their module's name since 2.0.0, use kind %s "
+                                     "(%s is accepted until %s)" % (kind, KINDS_RENAMED[kind], kind, KINDS_RENAMED_UNTIL))
+    return kind, None
+
+
 def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed", ssh_keys=None, mpi_service=None):
     """The plan of one check over ``nodes`` (node names). Raises AcceptanceError on bad input. ``mpi_service``: the
     mpi-operator's naming of its workers' Service (k8s_run.mpi_operator_service: "job", "worker" or None)."""
@@ -723,14 +741,14 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             "code_config_map": km.object_name(run_id, "code"), "code_items": km.code_volume_items(code),
             "secret": None, "setup": [], "steps": []}
     plan["setup"].append(km.config_map(plan["code_config_map"], pod, run_id, code))
-    if kind in ("env", "gemm", "nccl", "soak", "copy_bandwidth") or kind in HOST_ADAPTER_KINDS:
+    if kind in ("env_probe", "gemm_bench", "nccl_test", "gpu_soak", "copy_bandwidth") or kind in HOST_ADAPTER_KINDS:
         if kind == "copy_bandwidth" and opts["use_nvbandwidth"] == "auto":
             raise AcceptanceError("copy_bandwidth: in a pod say which tool the image has: use_nvbandwidth: never (the "
                                   "collection's PyTorch worker) or use_nvbandwidth: always")
         plan["steps"] = _per_node_step(plan, pod, kind, nodes, opts)
-    elif kind == "perftest":
+    elif kind == "perftest_sweep":
         if rounds is None:
-            raise AcceptanceError("perftest needs rounds of [server, client] pairs (the aifabric.acceptance.pairings "
+            raise AcceptanceError("perftest_sweep needs rounds of [server, client] pairs (the aifabric.acceptance.pairings "
                                   "filter gives them)")
         for pairs in rounds:
             seen = [n for pair in pairs for n in pair]
@@ -740,7 +758,7 @@ def build(kind, nodes, pod, run_id, options=None, rounds=None, launcher="indexed
             if unknown:
                 raise AcceptanceError("rounds name nodes that are not selected: %s" % ", ".join(unknown))
         plan["steps"] = _perftest_steps(plan, pod, rounds, opts)
-    elif kind == "allreduce_multinode":
+    elif kind == "allreduce_probe":
         plan["steps"] = _probe_steps(plan, pod, nodes, opts)
     else:
         if launcher not in LAUNCHERS or launcher == "auto":

@@ -125,8 +125,8 @@ options:
   probe_records:
     description:
       - Result records of the env probe on the nodes (C(aifabric.acceptance.env_probe) over SSH, or
-        C(aifabric.acceptance.k8s_workload) O(ignore:kind=env)); only C(rdma.port) records are read. Used to generate
-        selectors and to name the cause of a zero allocatable.
+        C(aifabric.acceptance.k8s_workload) O(ignore:kind=env_probe)); only C(rdma.port) records are read. Used to
+        generate selectors and to name the cause of a zero allocatable.
     type: list
     elements: dict
     default: []
@@ -214,7 +214,7 @@ seealso:
 EXAMPLES = r"""
 - name: Probe the nodes' RDMA ports (the collection's probe code, in a pod per node)
   aifabric.acceptance.k8s_workload:
-    kind: env
+    kind: env_probe
     hosts: "{{ ansible_play_hosts_all }}"
     image: registry.example.com/acceptance/gpu-tools:2026.11
     env_probe: {groups: [rdma]}

@@ -14,17 +14,20 @@ description:
     the SSH path's (C(env.*), C(gpu.*), C(nccl.*), C(rdma.*)), with C(host) = the node name and
     C(params.substrate=kubernetes) plus the pod and job names. Pod logs are the tools' own text, read by the same
     parsers and judged by the same code as the SSH modules.
-  - V(env) - one Job per node (pinned by node name) runs the collection's own environment probe, shipped into the pod
-    in a ConfigMap; V(gemm), V(nccl), V(soak) and V(copy_bandwidth) - one Job per node with all its GPUs; V(perftest) - per round of disjoint
-    pairs, a server Job and a client Job pinned to the two nodes of each pair (a headless Service names the servers),
-    every rail at once; V(nccl_multinode) - one MPI launch over every node through an MPIJob (kubeflow.org/v2beta1), a
-    Volcano Job (batch.volcano.sh/v1alpha1) or, with no operator, an Indexed Job plus headless Service whose index 0
-    starts C(mpirun) once every worker's sshd answers (keys from a per-run Secret); V(allreduce_multinode) - the torch
-    all-reduce probe across nodes, an Indexed Job plus headless Service running C(torchrun) in every pod with env
-    rendezvous on the index-0 pod's DNS name; V(dcgm) and V(port_counters) - one Job per node runs the collection's
-    own C(aifabric.acceptance.dcgm_diag) or C(aifabric.acceptance.port_counters) code on the node (the image needs
-    C(dcgmi), or C(ethtool) for the RoCE counters; sysfs is the node's); V(fabric_topology) - one Job per node runs
-    the collection's own C(aifabric.acceptance.fabric_topology) code on the node (LLDP, the declared ports).
+  - A kind is the name of the module that runs the same tool over SSH (V(nccl_test_multinode) is nccl_test's gang
+    form, one launch across the nodes).
+  - V(env_probe) - one Job per node (pinned by node name) runs the collection's own environment probe, shipped into the
+    pod in a ConfigMap; V(gemm_bench), V(nccl_test), V(gpu_soak) and V(copy_bandwidth) - one Job per node with all its
+    GPUs; V(perftest_sweep) - per round of disjoint pairs, a server Job and a client Job pinned to the two nodes of
+    each pair (a headless Service names the servers), every rail at once; V(nccl_test_multinode) - one MPI launch over
+    every node through an MPIJob (kubeflow.org/v2beta1), a Volcano Job (batch.volcano.sh/v1alpha1) or, with no
+    operator, an Indexed Job plus headless Service whose index 0 starts C(mpirun) once every worker's sshd answers
+    (keys from a per-run Secret); V(allreduce_probe) - the torch all-reduce probe across nodes, an Indexed Job plus
+    headless Service running C(torchrun) in every pod with env rendezvous on the index-0 pod's DNS name; V(dcgm_diag)
+    and V(port_counters) - one Job per node runs the collection's own C(aifabric.acceptance.dcgm_diag) or
+    C(aifabric.acceptance.port_counters) code on the node (the image needs C(dcgmi), or C(ethtool) for the RoCE
+    counters; sysfs is the node's); V(fabric_topology) - one Job per node runs the collection's own
+    C(aifabric.acceptance.fabric_topology) code on the node (LLDP, the declared ports).
   - Waits with watches and a timeout; a pod that never schedules, cannot pull its image, cannot start on its node
     (sandbox, CNI, RuntimeClass or volume failures, within O(sandbox_grace_s) and O(mount_grace_s)), crashes, is
     OOM-killed or runs out of time gives an C(error) record naming the reason from its status and events, never a
@@ -54,10 +57,15 @@ attributes:
     details: Every run starts new workloads (and removes them); O(state=absent) removes leftovers of a run id.
 options:
   kind:
-    description: The check to run.
+    description:
+      - The check to run, named after the module that runs its tool over SSH; V(nccl_test_multinode) is one
+        nccl-tests launch across the nodes, V(nccl_test) one per node.
+      - Before 2.0.0 the kinds were V(env), V(gemm), V(nccl), V(nccl_multinode), V(perftest), V(allreduce_multinode),
+        V(dcgm) and V(soak); those names are still accepted, with a deprecation warning, until 3.0.0.
     type: str
-    choices: [env, gemm, nccl, perftest, nccl_multinode, allreduce_multinode, dcgm, port_counters, soak, copy_bandwidth,
-      fabric_topology]
+    choices: [env_probe, gemm_bench, nccl_test, perftest_sweep, nccl_test_multinode, allreduce_probe, dcgm_diag,
+              port_counters, gpu_soak, copy_bandwidth, fabric_topology, env, gemm, nccl, nccl_multinode, perftest, allreduce_multinode,
+              dcgm, soak]
   state:
     description: V(present) runs the check; V(absent) deletes every object labelled with O(run_id).
     type: str
@@ -91,7 +99,7 @@ options:
     type: str
     default: default
   image:
-    description: The user's image with the tools (nccl-tests built with MPI, perftest, PyTorch for V(gemm)) and C(python3).
+    description: The user's image with the tools (nccl-tests built with MPI, perftest, PyTorch for V(gemm_bench)) and C(python3).
     type: str
   image_pull_policy:
     description: C(imagePullPolicy) of every container.
@@ -121,7 +129,7 @@ options:
       - C(cpu) and C(memory) are not given here but with O(cpu_request), O(cpu_limit), O(memory_request) and
         O(memory_limit).
       - An operator's launcher pod (V(mpijob), V(volcano)) takes none of these (it holds no GPU); its requests and
-        limits are O(nccl)'s C(launcher_cpu) and C(launcher_memory).
+        limits are O(nccl_test)'s C(launcher_cpu) and C(launcher_memory).
     type: dict
     default: {}
   cpu_request:
@@ -185,11 +193,11 @@ options:
     description:
       - C(activeDeadlineSeconds) of every Job (of the launcher Job on V(mpijob)).
       - Default is what the pods' steps may take plus 600 s to start (scheduling, image pull) - for example
-        V(nccl) with four collectives, C(4 x nccl.timeout_s) + 600; V(nccl_multinode) adds the launcher's
-        C(wait_workers_s); V(env) counts every command the probe may run (the python probe and pip freeze per
-        interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool queries for
-        each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest) 600 s for its server pod's start +
-        C(connect_timeout_s + timeout_s).
+        V(nccl_test) with four collectives, C(4 x nccl_test.timeout_s) + 600; V(nccl_test_multinode) adds the
+        launcher's C(wait_workers_s); V(env_probe) counts every command the probe may run (the python probe and pip
+        freeze per interpreter, ldconfig, four nvidia-smi calls; with the V(npu) group npu-smi and four hccn_tool
+        queries for each of up to 16 NPUs) times C(env_probe.timeout_s); V(perftest_sweep) 600 s for its server pod's
+        start + C(connect_timeout_s + timeout_s).
       - A value shorter than the steps is refused (the deadline would kill a pod in the middle of a step).
     type: int
   ttl_after_finished_s:
@@ -214,7 +222,7 @@ options:
     default: python3
   launcher:
     description:
-      - How V(nccl_multinode) launches. V(auto) asks the API server (API discovery) and takes V(mpijob) when
+      - How V(nccl_test_multinode) launches. V(auto) asks the API server (API discovery) and takes V(mpijob) when
         C(kubeflow.org/v2beta1) is served, else V(volcano) when C(batch.volcano.sh/v1alpha1) is, else V(indexed).
         Render mode cannot ask, so V(auto) renders V(indexed) there.
     type: str
@@ -222,22 +230,30 @@ options:
     default: auto
   rounds:
     description:
-      - V(perftest) - rounds of disjoint C([server, client]) pairs of node names, from the
+      - V(perftest_sweep) - rounds of disjoint C([server, client]) pairs of node names, from the
         C(aifabric.acceptance.pairings) filter.
     type: list
     elements: list
   env_probe:
-    description: V(env) - options of the C(aifabric.acceptance.env_probe) module (same names, same defaults).
+    description: V(env_probe) - options of the C(aifabric.acceptance.env_probe) module (same names, same defaults).
     type: dict
     default: {}
-  gemm:
-    description: V(gemm) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iterations, expect, ...).
+  gemm_bench:
+    description:
+      - V(gemm_bench) - options of the C(aifabric.acceptance.gemm_bench) module (dtypes, m, n, k, iterations, expect,
+        ...).
+      - Before 2.0.0 named O(gemm), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
-  dcgm:
-    description: V(dcgm) - options of the C(aifabric.acceptance.dcgm_diag) module (level, dcgmi_path, host_engine, timeout_s).
+    aliases: [gemm]
+  dcgm_diag:
+    description:
+      - V(dcgm_diag) - options of the C(aifabric.acceptance.dcgm_diag) module (level, dcgmi_path, host_engine,
+        timeout_s).
+      - Before 2.0.0 named O(dcgm), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
+    aliases: [dcgm]
   port_counters:
     description:
       - V(port_counters) - options of the C(aifabric.acceptance.port_counters) module (phase, before, stage, ethtool,
@@ -261,11 +277,14 @@ options:
       - Import mode (C(from_output), an C(ibnetdiscover) output) runs on the controller with the module itself.
     type: dict
     default: {}
-  soak:
-    description: V(soak) - options of the C(aifabric.acceptance.gpu_soak) module (duration_s, datatype, sample_ms,
-      expect, ...); one Job per node with all its GPUs, the same worker and records as over SSH.
+  gpu_soak:
+    description:
+      - V(gpu_soak) - options of the C(aifabric.acceptance.gpu_soak) module (duration_s, datatype, sample_ms, expect,
+        ...); one Job per node with all its GPUs, the same worker and records as over SSH.
+      - Before 2.0.0 named O(soak), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
+    aliases: [soak]
   copy_bandwidth:
     description:
       - V(copy_bandwidth) - options of the C(aifabric.acceptance.copy_bandwidth) module (size_bytes, iterations,
@@ -274,32 +293,36 @@ options:
         (C(nvbandwidth), with C(nvidia-smi) for the link facts); V(auto), the module's default, is refused in a pod.
     type: dict
     default: {}
-  nccl:
+  nccl_test:
     description:
-      - V(nccl) and V(nccl_multinode) - options of the C(aifabric.acceptance.nccl_test) module (collectives,
-        tool_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_multinode) the workers'
+      - V(nccl_test) and V(nccl_test_multinode) - options of the C(aifabric.acceptance.nccl_test) module (collectives,
+        tool_dir, min_bytes, max_bytes, env, expect, mpirun_mca, ...), plus for V(nccl_test_multinode) the workers'
         sshd port C(ssh_port) (V(2222)) on every launcher, the launcher's C(alive_port) (V(2223)), how long the
         launcher waits for every worker's sshd C(wait_workers_s) (V(600)), the cluster's DNS domain
         C(cluster_domain) (V(cluster.local)) for the pods' DNS search entry and the cpu/memory (requests = limits)
         of an operator's launcher pod C(launcher_cpu) (V(1)) and C(launcher_memory) (V(1Gi)).
-      - V(nccl_multinode) - mpirun reaches the workers' sshd with C(-p ssh_port), the run's key,
+      - V(nccl_test_multinode) - mpirun reaches the workers' sshd with C(-p ssh_port), the run's key,
         C(StrictHostKeyChecking=no), C(UserKnownHostsFile=/dev/null) and C(ConnectionAttempts=10) (a
         C(plm_rsh_args) in C(mpirun_mca) is appended), keeps host names whole (C(orte_keep_fqdn_hostnames)) and
         forwards every name of O(env) to the remote ranks with C(-x) (names of O(env_from_configmaps) only when
         listed in C(mpirun_env_forward)).
+      - Before 2.0.0 named O(nccl), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
-  perftest:
+    aliases: [nccl]
+  perftest_sweep:
     description:
-      - V(perftest) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
+      - V(perftest_sweep) - options of the C(aifabric.acceptance.perftest) module (test, hcas, port, gid_index,
         duration_s, expect, ...), plus C(tool_dir), C(connect_timeout_s) (counted from the server pod's
         readiness) and C(ready_port) (V(18514)) - the server pod opens it once it runs, the client waits for it up
         to 600 s.
+      - Before 2.0.0 named O(perftest), still accepted with a deprecation warning until 3.0.0.
     type: dict
     default: {}
+    aliases: [perftest]
   allreduce_probe:
     description:
-      - V(allreduce_multinode) - options of the C(aifabric.acceptance.allreduce_probe) module (min_bytes, max_bytes,
+      - V(allreduce_probe) - options of the C(aifabric.acceptance.allreduce_probe) module (min_bytes, max_bytes,
         step_factor, iterations, warmup_iterations, datatype, verify_data, env, expect, ...), plus C(torchrun) (V(torchrun)) and
         C(master_port) (V(29500)).
     type: dict
@@ -337,7 +360,7 @@ options:
         RuntimeClass is unknown), C(FailedPodSandBoxStatus) or C(NetworkNotReady) (the node's CNI is not initialised)
         warning before it gives an C(error) record naming the node, the pod and the event's message. The kubelet
         retries these with back-off; a CNI plugin still starting on a fresh node clears within this time.
-      - In a gang (V(nccl_multinode), V(allreduce_multinode)) the step ends then; that node's record carries the
+      - In a gang (V(nccl_test_multinode), V(allreduce_probe)) the step ends then; that node's record carries the
         reason.
     type: int
     default: 180
@@ -351,7 +374,7 @@ options:
     default: 300
   podgroup_grace_s:
     description:
-      - V(nccl_multinode) with a Volcano Job - seconds its PodGroup may stay C(Pending) (not enqueued, so Volcano
+      - V(nccl_test_multinode) with a Volcano Job - seconds its PodGroup may stay C(Pending) (not enqueued, so Volcano
         creates no pod) after Volcano's first C(PodGroupPending)/C(Unschedulable) event before the step gives an
         C(error) record with the scheduler's words (C(queue resource quota insufficient) - the queue's capability;
         C(resource in cluster is overused) - the gang is larger than the free GPUs).
@@ -394,7 +417,7 @@ seealso:
 EXAMPLES = r"""
 - name: Environment probe on two nodes, in the user's image
   aifabric.acceptance.k8s_workload:
-    kind: env
+    kind: env_probe
     hosts: [gpu-node-01, gpu-node-02]
     image: nvcr.io/nvidia/pytorch:25.01-py3
     namespace: acceptance
@@ -404,14 +427,14 @@ EXAMPLES = r"""
 
 - name: Pairwise ib_write_bw on every rail, rounds from the pairings filter
   aifabric.acceptance.k8s_workload:
-    kind: perftest
+    kind: perftest_sweep
     hosts: "{{ groups['gpu_nodes'] }}"
     rounds: "{{ groups['gpu_nodes'] | aifabric.acceptance.pairings(mode='all') }}"
     image: registry.example.com/acceptance/perftest:6.22
     host_network: true
     resources: {rdma/hca_shared_devices_a: 1}
     gpus_per_pod: 0
-    perftest:
+    perftest_sweep:
       test: ib_write_bw
       hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]
   delegate_to: localhost
@@ -419,10 +442,10 @@ EXAMPLES = r"""
 
 - name: Multi-node all_reduce, launcher chosen by API discovery
   aifabric.acceptance.k8s_workload:
-    kind: nccl_multinode
+    kind: nccl_test_multinode
     hosts: "{{ groups['gpu_nodes'] }}"
     image: registry.example.com/acceptance/nccl-tests:2.17-mpi
-    nccl:
+    nccl_test:
       collectives: [all_reduce]
       tool_dir: /opt/nccl-tests/build
       env: {NCCL_IB_HCA: "=mlx5_0,mlx5_1"}
@@ -431,7 +454,7 @@ EXAMPLES = r"""
 
 - name: Write every manifest, apply nothing
   aifabric.acceptance.k8s_workload:
-    kind: nccl
+    kind: nccl_test
     hosts: [gpu-node-01]
     image: registry.example.com/acceptance/nccl-tests:2.17-mpi
     render_dir: /srv/aifabric/k8s-manifests
@@ -453,14 +476,14 @@ results:
     - host: gpu-node-01
       check: nccl.all_reduce
       status: pass
-      params: {substrate: kubernetes, namespace: acceptance, job: aif-r1-nccl-0, pod: aif-r1-nccl-0-x7k2p}
+      params: {substrate: kubernetes, namespace: acceptance, job: aif-r1-nccl-test-0, pod: aif-r1-nccl-test-0-x7k2p}
 run_id:
   description: The run id (label value and name prefix of every object).
   returned: always
   type: str
 launcher:
-  description: The launcher used (or rendered) for V(nccl_multinode).
-  returned: when O(kind=nccl_multinode)
+  description: The launcher used (or rendered) for V(nccl_test_multinode).
+  returned: when O(kind=nccl_test_multinode)
   type: str
 objects:
   description: C(Kind/namespace/name) of every object created (or that would be).
@@ -486,21 +509,22 @@ import uuid
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_plan, k8s_run, results, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
 
 POD_OPTIONS = ("image", "image_pull_policy", "image_pull_secrets", "namespace", "tolerations", "node_labels",
                "gpus_per_pod", "resources", "cpu_request", "cpu_limit", "memory_request", "memory_limit",
                "host_network", "ipc_lock", "shm_size", "env", "env_from_configmaps", "runtime_class",
                "service_account", "privileged", "active_deadline_s", "ttl_after_finished_s", "labels", "annotations",
                "python")
-KIND_OPTIONS = {"env": "env_probe", "gemm": "gemm", "nccl": "nccl", "nccl_multinode": "nccl", "perftest": "perftest",
-                "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm", "port_counters": "port_counters",
-                "soak": "soak", "copy_bandwidth": "copy_bandwidth", "fabric_topology": "fabric_topology"}
+# each kind's option group: its module's name (the gang form's, its tool's)
+KIND_OPTIONS = dict((kind, kind[:-len(k8s_plan.MULTINODE)] if kind.endswith(k8s_plan.MULTINODE) else kind)
+                    for kind in k8s_plan.KINDS)
+NCCL_GANG = "nccl_test" + k8s_plan.MULTINODE     # the kind of one nccl-tests launch across the nodes
 
 
 def argument_spec():
     spec = dict(
-        kind=dict(type="str", choices=list(k8s_plan.KINDS)),
+        kind=dict(type="str", choices=list(k8s_plan.KINDS) + list(k8s_plan.KINDS_RENAMED)),
         state=dict(type="str", choices=["present", "absent"], default="present"),
         run_id=dict(type="str"),
         render_dir=dict(type="path"),
@@ -534,14 +558,14 @@ def argument_spec():
         launcher=dict(type="str", choices=list(k8s_plan.LAUNCHERS), default="auto"),
         rounds=dict(type="list", elements="list"),
         env_probe=dict(type="dict", default={}),
-        gemm=dict(type="dict", default={}),
-        dcgm=dict(type="dict", default={}),
+        gemm_bench=dict(type="dict", default={}, **argspec.renamed("gemm")),
+        dcgm_diag=dict(type="dict", default={}, **argspec.renamed("dcgm")),
         port_counters=dict(type="dict", default={}),
         fabric_topology=dict(type="dict", default={}),
-        nccl=dict(type="dict", default={}),
-        perftest=dict(type="dict", default={}),
+        nccl_test=dict(type="dict", default={}, **argspec.renamed("nccl")),
+        perftest_sweep=dict(type="dict", default={}, **argspec.renamed("perftest")),
         allreduce_probe=dict(type="dict", default={}),
-        soak=dict(type="dict", default={}),
+        gpu_soak=dict(type="dict", default={}, **argspec.renamed("soak")),
         copy_bandwidth=dict(type="dict", default={}),
         timeout_s=dict(type="int"),
         cleanup_timeout_s=dict(type="int", default=120),
@@ -568,6 +592,9 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    p["kind"], deprecation = k8s_plan.current_kind(p["kind"])
+    if deprecation:
+        module.deprecate(deprecation, version=k8s_plan.KINDS_RENAMED_UNTIL, collection_name="aifabric.acceptance")
     run_id = p["run_id"] or "r" + uuid.uuid4().hex[:8]
     modmain.run(module, "k8s_workload", lambda module: _state(module, p, run_id), fields={"run_id": run_id})
 
@@ -599,7 +626,7 @@ def _render(module, p, pod, options, run_id):
     files = k8s_run.render(plan, directory, write=not module.check_mode)
     out = dict(changed=not module.check_mode, run_id=run_id, results=[], files=files,
                objects=k8s_run.object_names(plan))
-    if p["kind"] == "nccl_multinode":
+    if p["kind"] == NCCL_GANG:
         out["launcher"] = launcher
     module.exit_json(**out)
 
@@ -608,12 +635,12 @@ def _present(module, p, pod, options, run_id):
     api = k8s_api.connect(p)
     nodes = k8s_run.select_nodes(api, p["hosts"], p["label_selector"])
     launcher = p["launcher"]
-    if p["kind"] == "nccl_multinode" and launcher == "auto":
+    if p["kind"] == NCCL_GANG and launcher == "auto":
         launcher = k8s_run.choose_launcher(api)
-    mpi_service = k8s_run.mpi_operator_service(api) if p["kind"] == "nccl_multinode" and launcher == "mpijob" else None
+    mpi_service = k8s_run.mpi_operator_service(api) if p["kind"] == NCCL_GANG and launcher == "mpijob" else None
     plan = plan_of(p, nodes, pod, options, run_id, launcher, k8s_run.ssh_keys, mpi_service=mpi_service)
     out = dict(run_id=run_id, objects=k8s_run.object_names(plan))
-    if p["kind"] == "nccl_multinode":
+    if p["kind"] == NCCL_GANG:
         out["launcher"] = launcher
     timeout, warning = k8s_plan.check_timeout(plan, p["timeout_s"], p["active_deadline_s"] is not None)
     if warning:
@@ -638,7 +665,7 @@ def _present(module, p, pod, options, run_id):
 def plan_of(p, nodes, pod, options, run_id, launcher, keys, mpi_service=None):
     """The plan of the module's parameters ``p`` over ``nodes`` with ``launcher`` (resolved); ``keys()`` makes the
     per-run ssh key pair an Indexed multi-node launch needs; ``mpi_service``: k8s_run.mpi_operator_service's."""
-    multinode = p["kind"] == "nccl_multinode"
+    multinode = p["kind"] == NCCL_GANG
     return k8s_plan.build(p["kind"], nodes, pod, run_id, options, rounds=p["rounds"],
                           launcher=launcher if multinode else "indexed",
                           ssh_keys=keys() if multinode and launcher == "indexed" else None, mpi_service=mpi_service)
@@ -649,13 +676,16 @@ def task_timeout_s(args, margin_s):
     its plan - every launcher ``auto`` may pick - plus ``margin_s``. No cluster is asked: ``hosts`` bound the nodes
     (a ``label_selector`` only removes some)."""
     spec = argument_spec()
+    aliases = dict((alias, name) for name, opt in spec.items() for alias in opt.get("aliases") or ())
+    args = dict((aliases.get(name, name), value) for name, value in args.items())
     unknown = sorted(set(args) - set(spec))
     if unknown:
         raise k8s_api.K8sError("k8s_workload has no option %s" % ", ".join(unknown))
     p = dict((name, args.get(name, opt.get("default"))) for name, opt in spec.items())
+    p["kind"] = k8s_plan.current_kind(p["kind"])[0]     # a former name: the task's module gives the warning
     pod = dict((k, p[k]) for k in POD_OPTIONS)
     options = p[KIND_OPTIONS[p["kind"]]]
-    launchers = ["indexed", "mpijob", "volcano"] if p["kind"] == "nccl_multinode" and p["launcher"] == "auto" \
+    launchers = ["indexed", "mpijob", "volcano"] if p["kind"] == NCCL_GANG and p["launcher"] == "auto" \
         else [p["launcher"]]
     worst = 0
     for launcher in launchers:

@@ -64,15 +64,15 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
     with fake_cluster(tmp_path, clock_scale=600) as fake:
         fake.server.script("succeed", node="gpu-node-01", log_file=log, run_ticks=2)
         fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
-        res = workload(fake, {"kind": "nccl", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2,
-                              "nccl": {"collectives": ["all_reduce"]}})
+        res = workload(fake, {"kind": "nccl_test", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2,
+                              "nccl_test": {"collectives": ["all_reduce"]}})
         got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
         reasons = [r.get("reason") for r in res.kwargs["results"]]
         assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
 
 
 def test_defect8_active_deadline_covers_the_steps():
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], {"image": IMAGE}, "dl8",
+    plan = k8s_plan.build("nccl_test", ["gpu-node-01"], {"image": IMAGE}, "dl8",
                           options={"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})
     import json
     for obj in k8s_plan.objects_of(plan):
@@ -88,7 +88,7 @@ def test_failed_create_fails_fast_with_the_admission_message(tmp_path, monkeypat
     patch_exits(monkeypatch)
     with fake_cluster(tmp_path) as fake:
         fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
-        res = workload(fake, {"kind": "gemm", "hosts": NODES[:1], "run_id": "psa1", "namespace": "psa",
+        res = workload(fake, {"kind": "gemm_bench", "hosts": NODES[:1], "run_id": "psa1", "namespace": "psa",
                               "timeout_s": 4})
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
@@ -118,8 +118,8 @@ def test_transient_image_pull_error_gets_a_grace_period(tmp_path, monkeypatch):
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
     with fake_cluster(tmp_path) as fake:
         fake.server.script("image_pull_transient", pull_ticks=25, log_file=log)     # ~0.5 s of ErrImagePull
-        res = workload(fake, {"kind": "nccl", "hosts": NODES[:1], "run_id": "pull1", "gpus_per_pod": 2,
-                              "nccl": {"collectives": ["all_reduce"]}})
+        res = workload(fake, {"kind": "nccl_test", "hosts": NODES[:1], "run_id": "pull1", "gpus_per_pod": 2,
+                              "nccl_test": {"collectives": ["all_reduce"]}})
         (record,) = res.kwargs["results"]
         assert record["status"] == "pass", record.get("reason")
 

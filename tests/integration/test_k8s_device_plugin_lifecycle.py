@@ -407,12 +407,12 @@ def test_end_to_end_perftest_pods_request_the_new_resource(tmp_path, run):
         with open(os.path.join(ROOT, "roles", "rdma_device_plugin", "defaults", "main.yml")) as handle:
             namespace = yaml.safe_load(handle)["rdma_device_plugin_e2e_namespace"]
         before = len(fake.server.requests)
-        args = {"kind": "perftest", "hosts": names, "run_id": "e2e", "gpus_per_pod": 0, "kubeconfig": fake.kubeconfig,
+        args = {"kind": "perftest_sweep", "hosts": names, "run_id": "e2e", "gpus_per_pod": 0, "kubeconfig": fake.kubeconfig,
                 "namespace": namespace,
                 "image": "registry.example.com/acceptance/gpu-tools:2026.11", "resources": {resource: 1},
                 "host_network": True, "unschedulable_grace_s": 0, "timeout_s": 30, "cleanup_timeout_s": 30,
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-02", "gpu-node-03"]]],
-                "perftest": {"test": "ib_write_bw", "hcas": ["ionic_0"]}}
+                "perftest_sweep": {"test": "ib_write_bw", "hcas": ["ionic_0"]}}
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()

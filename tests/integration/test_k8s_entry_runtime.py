@@ -71,7 +71,7 @@ def _hang_argv(marker):
 
 
 def test_sigterm_during_step_3_keeps_the_results_of_steps_1_and_2(tmp_path):
-    plan = k8s_plan.build("nccl", [NODE], {"image": IMAGE, "gpus_per_pod": 2}, "sig8",
+    plan = k8s_plan.build("nccl_test", [NODE], {"image": IMAGE, "gpus_per_pod": 2}, "sig8",
                           options={"collectives": ["all_reduce", "all_gather", "reduce_scatter"]})
     step, spec = _nccl_job_spec(plan)
     marker = str(tmp_path / "step3-started")
@@ -84,7 +84,7 @@ def test_sigterm_during_step_3_keeps_the_results_of_steps_1_and_2(tmp_path):
     assert k8s_entry.END + "all_reduce " in log and k8s_entry.END + "all_gather " in log, log
     assert '"interrupted_by_signal": %d' % signal.SIGTERM in log
     # the module's parser on that partial log: what the pod's end looks like to k8s_api.wait
-    outcome = {"name": "aif-sig8-nccl-0-x7k2p", "node": NODE, "outcome": "failed", "exit_code": 143,
+    outcome = {"name": "aif-sig8-nccl-test-0-x7k2p", "node": NODE, "outcome": "failed", "exit_code": 143,
                "reason": "Error", "message": "container main exited 143 (Error)"}
     (slot,) = step["slots"]
     records = k8s_plan.slot_records(plan, slot, outcome, log)
@@ -191,7 +191,7 @@ def test_resource_quota_rejection_fails_fast_with_its_message(tmp_path, monkeypa
         t0 = time.monotonic()
         # the pods state their cpu/memory unless told not to (a request defaults to its limit): without either, a
         # quota on requests.cpu refuses them
-        res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "rq1", "namespace": "quota",
+        res = _workload(fake, monkeypatch, {"kind": "gemm_bench", "hosts": [NODE], "run_id": "rq1", "namespace": "quota",
                                             "timeout_s": 120, "cpu_request": "", "cpu_limit": ""})
         elapsed = time.monotonic() - t0
         (record,) = res.kwargs["results"]
@@ -209,7 +209,7 @@ def test_a_log_of_a_deleted_pod_says_pod_deleted(tmp_path):
     from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_api, k8s_run, results
     with fa.fake_cluster(tmp_path) as fake:
         fake.server.script("succeed", log="hello\n")
-        plan = k8s_plan.build("gemm", [NODE], {"image": IMAGE}, "gone1")
+        plan = k8s_plan.build("gemm_bench", [NODE], {"image": IMAGE}, "gone1")
         (step,) = plan["steps"]
         try:
             k8s_api.create(fake.api, plan["setup"] + step["objects"], "gone1", plan["namespace"])
@@ -230,7 +230,7 @@ def test_image_pull_error_past_its_grace_names_the_image(tmp_path, monkeypatch):
     with fa.fake_cluster(tmp_path) as fake:
         fake.server.script("image_pull")
         t0 = time.monotonic()
-        res = _workload(fake, monkeypatch, {"kind": "gemm", "hosts": [NODE], "run_id": "pull2", "image_pull_grace_s": 1,
+        res = _workload(fake, monkeypatch, {"kind": "gemm_bench", "hosts": [NODE], "run_id": "pull2", "image_pull_grace_s": 1,
                                             "timeout_s": 30})
         (record,) = res.kwargs["results"]
         assert record["status"] == "error"
@@ -251,7 +251,7 @@ def test_ttl_after_finished_never_undercuts_the_active_deadline():
         assert job["spec"]["ttlSecondsAfterFinished"] == want
         assert mpi["spec"]["runPolicy"]["ttlSecondsAfterFinished"] == want
         assert vc["spec"]["ttlSecondsAfterFinished"] == want
-    plan = k8s_plan.build("nccl", [NODE], {"image": IMAGE, "ttl_after_finished_s": 60}, "t7b",
+    plan = k8s_plan.build("nccl_test", [NODE], {"image": IMAGE, "ttl_after_finished_s": 60}, "t7b",
                           options={"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})
     for obj in k8s_plan.objects_of(plan):
         if obj["kind"] == "Job":
@@ -281,9 +281,9 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
                                             timeout_s=120) as kubelet:
             fake.server.script("process", runner=kubelet)
             t0 = time.monotonic()
-            res = _workload(fake, monkeypatch, {"kind": "nccl", "hosts": [NODE], "run_id": "dl8e", "gpus_per_pod": 2,
+            res = _workload(fake, monkeypatch, {"kind": "nccl_test", "hosts": [NODE], "run_id": "dl8e", "gpus_per_pod": 2,
                                                 "timeout_s": 120,
-                                                "nccl": {"timeout_s": 30, "collectives": ["all_reduce", "all_gather",
+                                                "nccl_test": {"timeout_s": 30, "collectives": ["all_reduce", "all_gather",
                                                                                           "reduce_scatter"]}})
             elapsed = time.monotonic() - t0
         got = dict((r["check"], r) for r in res.kwargs["results"])
@@ -304,10 +304,10 @@ def test_failed_create_of_an_operators_pods_fails_fast(tmp_path, monkeypatch, la
     with fa.fake_cluster(tmp_path, operators=("mpi", "volcano")) as fake:
         fake.server.namespace("psa", {"pod-security.kubernetes.io/enforce": "baseline"})
         t0 = time.monotonic()
-        res = _workload(fake, monkeypatch, {"kind": "nccl_multinode", "hosts": ["gpu-node-01", "gpu-node-02"],
+        res = _workload(fake, monkeypatch, {"kind": "nccl_test_multinode", "hosts": ["gpu-node-01", "gpu-node-02"],
                                             "run_id": "fc" + launcher[:3], "namespace": "psa", "gpus_per_pod": 2,
                                             "launcher": launcher, "timeout_s": 180,
-                                            "nccl": {"collectives": ["all_reduce"]}})
+                                            "nccl_test": {"collectives": ["all_reduce"]}})
         elapsed = time.monotonic() - t0
         records = res.kwargs["results"]
         assert records and all(r["status"] == "error" for r in records), records

@@ -148,7 +148,7 @@ def test_env_probe_pods_really_run_the_code_configmap_and_match_the_ssh_path(clu
     nvidia-smi replaying the 2x H200 captures, and its records equal the SSH path's env_probe module's field by
     field."""
     nodes = ["gpu-node-01", "gpu-node-02"]
-    res = run_module(cluster, monkeypatch, {"kind": "env", "hosts": nodes, "run_id": "rp-env"})
+    res = run_module(cluster, monkeypatch, {"kind": "env_probe", "hosts": nodes, "run_id": "rp-env"})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted(set(r["host"] for r in records)) == nodes
@@ -234,8 +234,8 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     fake_perftest(str(tmp_path / "tools"), log)
     nodes = ["gpu-node-01", "gpu-node-02"]
     device = "ionic_0"                  # the device of the captures
-    res = run_module(cluster, monkeypatch, {"kind": "perftest", "hosts": nodes, "run_id": "rp-pt",
-                                            "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
+    res = run_module(cluster, monkeypatch, {"kind": "perftest_sweep", "hosts": nodes, "run_id": "rp-pt",
+                                            "rounds": [[nodes]], "perftest_sweep": {"test": "ib_write_bw",
                                                                               "hcas": [device]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
@@ -275,8 +275,8 @@ def test_a_perftest_client_waits_for_a_server_pod_that_starts_late(cluster, monk
     # rules are matched in order: the server pod's, before the fixture's catch-all one
     cluster.server.controller.rules.insert(0, Behaviour("process", runner=cluster.kubelet,
                                                         pod="aif-rp-late-pt-r0-p0-s-*", start_ticks=int(6 / 0.02)))
-    res = run_module(cluster, monkeypatch, {"kind": "perftest", "hosts": nodes, "run_id": "rp-late",
-                                            "rounds": [[nodes]], "perftest": {"test": "ib_write_bw",
+    res = run_module(cluster, monkeypatch, {"kind": "perftest_sweep", "hosts": nodes, "run_id": "rp-late",
+                                            "rounds": [[nodes]], "perftest_sweep": {"test": "ib_write_bw",
                                                                               "hcas": ["ionic_0"],
                                                                               "connect_timeout_s": 2}})
     assert not res.failed, res.kwargs
@@ -411,9 +411,9 @@ def test_nccl_multinode_indexed_job_runs_mpirun_over_real_sshd(cluster, monkeypa
         cluster.kubelet.env["OMPI_MCA_orte_keep_fqdn_hostnames"] = "true"
     nodes = ["gpu-node-01", "gpu-node-02"]
     res = run_module(cluster, monkeypatch, {
-        "kind": "nccl_multinode", "hosts": nodes, "run_id": "rp-mn", "gpus_per_pod": 2, "launcher": "indexed",
+        "kind": "nccl_test_multinode", "hosts": nodes, "run_id": "rp-mn", "gpus_per_pod": 2, "launcher": "indexed",
         "timeout_s": 240, "env": {"NCCL_IB_GID_INDEX": "3"},
-        "nccl": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+        "nccl_test": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert [(r["check"], r["status"]) for r in records] == [("nccl.all_reduce", "pass")], \
@@ -456,9 +456,9 @@ def test_nccl_multinode_in_an_ngc_style_image_with_nccl_settings_from_a_configma
     try:
         nodes = ["gpu-node-01", "gpu-node-02"]
         res = run_module(cluster, monkeypatch, {
-            "kind": "nccl_multinode", "hosts": nodes, "run_id": "rp-ngc", "gpus_per_pod": 1, "launcher": "indexed",
+            "kind": "nccl_test_multinode", "hosts": nodes, "run_id": "rp-ngc", "gpus_per_pod": 1, "launcher": "indexed",
             "timeout_s": 240, "env_from_configmaps": ["nccl-env"],
-            "nccl": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+            "nccl_test": {"tool_dir": bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     finally:
         core.delete_namespaced_config_map("nccl-env", "default")
     assert not res.failed, res.kwargs

@@ -46,8 +46,8 @@ def test_gemm_pod_runs_the_worker_from_the_code_configmap_and_matches_the_ssh_pa
     output is the real 2x H200 run; the records (one per GPU and dtype) equal gemm_bench's on the same output."""
     torch_python(str(tmp_path / "tools"))           # the cluster fixture's tool directory, first on every PATH
     node = "gpu-node-01"
-    res = run_module(cluster, monkeypatch, {"kind": "gemm", "hosts": [node], "run_id": "rp-gemm", "gpus_per_pod": 2,
-                                            "gemm": dict(SHAPE)})
+    res = run_module(cluster, monkeypatch, {"kind": "gemm_bench", "hosts": [node], "run_id": "rp-gemm", "gpus_per_pod": 2,
+                                            "gemm_bench": dict(SHAPE)})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted((r["host"], r["check"], r["target"]) for r in records) == [

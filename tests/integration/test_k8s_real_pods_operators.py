@@ -117,9 +117,9 @@ def test_nccl_multinode_operator_launchers_run_mpirun_over_real_sshd(
     ranks_log = os.path.join(fake.kubelet.dir, "ranks-%s.log" % run_id)
     fake.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
     res = run_module(fake, monkeypatch, {
-        "kind": "nccl_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": launcher,
+        "kind": "nccl_test_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": launcher,
         "image": image, "host_network": host_network, "timeout_s": 25, "env": POD_ENV,
-        "nccl": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
+        "nccl_test": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"]}})
     try:
         assert not res.failed, res.kwargs
         records = res.kwargs["results"]
@@ -208,9 +208,9 @@ def test_mpijob_on_mpi_operator_v04_waits_for_its_worker_names(mpi_v04_cluster, 
     ranks_log = os.path.join(fake.kubelet.dir, "ranks-%s.log" % run_id)
     fake.kubelet.env["FAKE_NCCL_LOG"] = ranks_log
     res = run_module(fake, monkeypatch, {
-        "kind": "nccl_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": "auto",
+        "kind": "nccl_test_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": "auto",
         "image": MPI_BASE, "timeout_s": 40,
-        "nccl": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"],
+        "nccl_test": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"],
                  "wait_workers_s": 15}})
     assert not res.failed, res.kwargs
     assert res.kwargs["launcher"] == "mpijob"

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ROLE = os.path.join(ROOT, "roles", "rdma_device_plugin")
 NODES = ["gpu-node-01", "gpu-node-02"]
-SSH_PORT = k8s_plan.DEFAULTS["nccl_multinode"]["ssh_port"]          # 2222
+SSH_PORT = k8s_plan.DEFAULTS["nccl_test_multinode"]["ssh_port"]          # 2222
 # the example inventory's setting (host network) and a pod env that must reach every rank
 POD = dict(cases.FULL_POD, host_network=True, env={"NCCL_IB_GID_INDEX": "3", "NCCL_DEBUG": "INFO"})
 GPU_TAINT = {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
@@ -33,7 +33,7 @@ OPERATOR = ["mpijob", "volcano"]
 
 def multinode(launcher, pod=None):
     """The objects and the mpirun argv of every section of an nccl_multinode plan."""
-    plan = k8s_plan.build("nccl_multinode", NODES, dict(POD if pod is None else pod), "d22",
+    plan = k8s_plan.build("nccl_test_multinode", NODES, dict(POD if pod is None else pod), "d22",
                           {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"}, launcher=launcher,
                           ssh_keys=cases.KEYS if launcher == "indexed" else None)
     argvs = [s["argv"] for step in plan["steps"] for slot in step["slots"] for s in slot["sections"]]
@@ -215,7 +215,7 @@ def _role_probe():
     with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
     flat = [t for block in tasks for t in block.get("block", [block])]
-    (probe,) = [t for t in flat if (t.get("aifabric.acceptance.k8s_workload") or {}).get("kind") == "env"]
+    (probe,) = [t for t in flat if (t.get("aifabric.acceptance.k8s_workload") or {}).get("kind") == "env_probe"]
     return probe["aifabric.acceptance.k8s_workload"], defaults
 
 
@@ -258,7 +258,7 @@ def test_defect9_device_plugin_role_probe_runs_with_the_shipped_settings():
         if not re.search(r"\{\{\s*rdma_device_plugin_\w+", str(args.get(option, ""))):
             problems.append("the probe task's %s is no role variable: %r" % (option, args.get(option)))
     pod = dict((k, v) for k, v in resolved.items() if k in km.POD_DEFAULTS)
-    plan = k8s_plan.build("env", NODES, pod, "p9")
+    plan = k8s_plan.build("env_probe", NODES, pod, "p9")
     for spec in [s for role, s in templates(k8s_plan.objects_of(plan))]:
         if spec.get("hostNetwork") is not True:
             problems.append("the probe pod is not on the host network (a pod netns hides the HCA's netdev)")

@@ -130,8 +130,8 @@ def test_multinode_stage_with_one_node_stuck_ends_at_its_grace(tmp_path, monkeyp
     with fake_cluster(tmp_path, operators=LAUNCHERS[launcher]) as fake:
         setup(fake, launcher)
         fake.server.script("hang")          # the ranks wait for each other
-        out = module(fake, monkeypatch, {"kind": "nccl_multinode", "launcher": launcher, "hosts": NODES,
-                                         "run_id": run_id, "gpus_per_pod": 2, "nccl": ONE,
+        out = module(fake, monkeypatch, {"kind": "nccl_test_multinode", "launcher": launcher, "hosts": NODES,
+                                         "run_id": run_id, "gpus_per_pod": 2, "nccl_test": ONE,
                                          "%s_grace_s" % grace: GRACE})
         records = out["results"]
         assert records and all(results.validate(r) == [] for r in records), records
@@ -163,8 +163,8 @@ def test_per_node_stage_with_one_node_stuck_keeps_the_other_nodes_records(tmp_pa
     with fake_cluster(tmp_path) as fake:
         PER_NODE[state](fake, None)
         fake.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-        out = module(fake, monkeypatch, {"kind": "nccl", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2,
-                                         "nccl": ONE, "%s_grace_s" % grace: GRACE})
+        out = module(fake, monkeypatch, {"kind": "nccl_test", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2,
+                                         "nccl_test": ONE, "%s_grace_s" % grace: GRACE})
         records = dict((r["host"], r) for r in out["results"])
         assert sorted(records) == NODES and all(results.validate(r) == [] for r in records.values())
         bad = [n for n in NODES if records[n]["status"] != "pass"]
@@ -181,8 +181,8 @@ def test_a_quota_that_clears_within_its_grace_is_no_error(tmp_path, monkeypatch)
     with fake_cluster(tmp_path) as fake:
         _quota(fake, None)
         fake.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-        out = module(fake, monkeypatch, {"kind": "nccl", "hosts": NODES, "run_id": "pnquota", "gpus_per_pod": 2,
-                                         "nccl": ONE, "quota_grace_s": 60})
+        out = module(fake, monkeypatch, {"kind": "nccl_test", "hosts": NODES, "run_id": "pnquota", "gpus_per_pod": 2,
+                                         "nccl_test": ONE, "quota_grace_s": 60})
         assert sorted(r["host"] for r in out["results"]) == NODES
         assert all(r["status"] == "pass" for r in out["results"]), [r["reason"] for r in out["results"]]
         refused = [e for e in fake.server.events() if e["reason"] == "FailedCreate"]

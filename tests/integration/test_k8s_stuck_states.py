@@ -62,8 +62,8 @@ def test_per_node_jobs_one_node_stuck_in_container_creating(tmp_path, monkeypatc
     with fake_cluster(tmp_path) as fake:
         fake.server.script("container_creating", node=STUCK, cause=cause)
         fake.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-        out = module(fake, monkeypatch, {"kind": "nccl", "hosts": NODES, "run_id": "st1", "gpus_per_pod": 2,
-                                         "nccl": ONE, grace: GRACE})
+        out = module(fake, monkeypatch, {"kind": "nccl_test", "hosts": NODES, "run_id": "st1", "gpus_per_pod": 2,
+                                         "nccl_test": ONE, grace: GRACE})
         records = dict((r["host"], r) for r in out["results"])
         assert sorted(records) == NODES and all(results.validate(r) == [] for r in records.values())
         bad = records[STUCK]
@@ -83,8 +83,8 @@ def test_indexed_gang_one_worker_stuck_ends_the_stage_at_its_grace(tmp_path, mon
     with fake_cluster(tmp_path) as fake:
         fake.server.script("container_creating", node=STUCK, cause=cause)
         fake.server.script("hang")          # index 0 and 2 wait for every worker's sshd
-        out = module(fake, monkeypatch, {"kind": "nccl_multinode", "launcher": "indexed", "hosts": NODES,
-                                         "run_id": "st2", "gpus_per_pod": 2, "nccl": ONE, grace: GRACE})
+        out = module(fake, monkeypatch, {"kind": "nccl_test_multinode", "launcher": "indexed", "hosts": NODES,
+                                         "run_id": "st2", "gpus_per_pod": 2, "nccl_test": ONE, grace: GRACE})
         (record,) = out["results"]
         assert record["status"] == "error" and record["host"] == STUCK, record
         assert record["params"]["hosts"] == NODES and record["params"]["pod"].startswith("aif-st2-mn-1-")
@@ -99,8 +99,8 @@ def test_volcano_podgroup_not_enqueued_ends_at_its_grace_with_the_reason(tmp_pat
     The stage ends at podgroup_grace_s with the scheduler's and the job controller's words - never "missing"."""
     with fake_cluster(tmp_path, operators=("volcano",)) as fake:
         fake.server.volcano_queue("default", {"nvidia.com/gpu": 8})
-        out = module(fake, monkeypatch, {"kind": "nccl_multinode", "launcher": "volcano", "hosts": NODES[:2],
-                                         "run_id": "st3", "gpus_per_pod": 8, "nccl": ONE,
+        out = module(fake, monkeypatch, {"kind": "nccl_test_multinode", "launcher": "volcano", "hosts": NODES[:2],
+                                         "run_id": "st3", "gpus_per_pod": 8, "nccl_test": ONE,
                                          "podgroup_grace_s": GRACE})
         (record,) = out["results"]
         assert record["status"] == "error" and record["host"] == NODES[0], record

@@ -122,7 +122,7 @@ def test_k8s_workload_under_a_play_limit_ends_before_it(tmp_path):
   tasks:
     - name: GEMM whose pods never finish, a wait longer than the play's limit
       aifabric.acceptance.k8s_workload:
-        kind: gemm
+        kind: gemm_bench
         hosts: %s
         image: %s
         run_id: lim2

@@ -25,7 +25,7 @@ NODES = ["gpu-node-01", "gpu-node-02"]
 
 def _check_mode(fake, **args):
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
-    res = call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "kind": "gemm", "hosts": NODES,
+    res = call(k8s_workload, dict({"image": IMAGE, "kubeconfig": fake.kubeconfig, "kind": "gemm_bench", "hosts": NODES,
                                    "run_id": "tw4", "_ansible_check_mode": True}, **args))
     assert not res.kwargs.get("failed"), res.kwargs
     return [str(w) for w in ansible_warnings.get_warning_messages()]
@@ -37,7 +37,7 @@ def test_a_short_timeout_alone_is_kept_with_a_warning_naming_both_figures(tmp_pa
     # (another test file before this one, as under pytest -n), warn() goes to the controller's display instead of
     # the module result
     monkeypatch.setattr(ansible_internal, "is_controller", False)
-    plan = k8s_plan.build("gemm", NODES, {"image": IMAGE}, "tw4", {})
+    plan = k8s_plan.build("gemm_bench", NODES, {"image": IMAGE}, "tw4", {})
     with fake_cluster(tmp_path) as fake:
         warnings = _check_mode(fake, timeout_s=60)
         assert any(w.startswith("timeout_s 60 is shorter than the pods' deadline %s s plus 600 s of start-up (%s s): "

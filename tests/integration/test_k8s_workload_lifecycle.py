@@ -78,15 +78,30 @@ def by_check(records):
 
 def test_success_records_host_is_the_node_and_nothing_remains(fake_k8s, run, tmp_path):
     fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    res = run({"kind": "nccl", "hosts": NODES, "run_id": "ok1", "gpus_per_pod": 2, "nccl": ONE})
+    res = run({"kind": "nccl_test", "hosts": NODES, "run_id": "ok1", "gpus_per_pod": 2, "nccl_test": ONE})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert by_check(records) == [("gpu-node-01", "nccl.all_reduce", "pass"), ("gpu-node-02", "nccl.all_reduce", "pass")]
     assert all(results.validate(r) == [] and r["params"]["substrate"] == "kubernetes" for r in records)
     assert all(r["params"]["pod"].startswith(r["params"]["job"] + "-") for r in records)
-    assert res.kwargs["objects"] == ["ConfigMap/default/aif-ok1-code", "Job/default/aif-ok1-nccl-0",
-                                     "Job/default/aif-ok1-nccl-1"]
+    assert res.kwargs["objects"] == ["ConfigMap/default/aif-ok1-code", "Job/default/aif-ok1-nccl-test-0",
+                                     "Job/default/aif-ok1-nccl-test-1"]
     assert res.kwargs["leftover"] == [] and fake_k8s.leftovers("ok1") == []
+
+
+def test_a_former_kind_name_runs_its_check_with_a_deprecation_warning(fake_k8s, run, tmp_path, monkeypatch):
+    """kind nccl and the option group nccl (the names before 2.0.0): the same pods and records as nccl_test, and the
+    module says that the kind is deprecated."""
+    said = []
+    monkeypatch.setattr(k8s_workload.AnsibleModule, "deprecate", lambda self, msg, **kw: said.append((msg, kw)))
+    fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
+    res = run({"kind": "nccl", "hosts": NODES, "run_id": "old2", "gpus_per_pod": 2, "nccl": ONE})
+    assert not res.failed, res.kwargs
+    assert by_check(res.kwargs["results"]) == [(n, "nccl.all_reduce", "pass") for n in NODES]
+    assert res.kwargs["objects"] == ["ConfigMap/default/aif-old2-code", "Job/default/aif-old2-nccl-test-0",
+                                     "Job/default/aif-old2-nccl-test-1"]
+    assert [(msg.split(":")[0], kw["version"]) for msg, kw in said] == [("kind nccl is deprecated", "3.0.0")]
+    assert fake_k8s.leftovers("old2") == []
 
 
 def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
@@ -95,8 +110,8 @@ def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
     server = pod_log("mlx5_0", os.path.join(PERFTEST, "rxe-softroce-ib-send-lat-server-glued-columns.txt"), tmp_path)
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-c-*", log_file=client)
     fake_k8s.server.script("succeed", pod="aif-pt1-pt-r0-p0-s-*", log_file=server)
-    res = run({"kind": "perftest", "hosts": NODES, "run_id": "pt1", "gpus_per_pod": 0, "rounds": [[NODES]],
-               "perftest": {"test": "ib_read_bw", "hcas": ["mlx5_0"]}})
+    res = run({"kind": "perftest_sweep", "hosts": NODES, "run_id": "pt1", "gpus_per_pod": 0, "rounds": [[NODES]],
+               "perftest_sweep": {"test": "ib_read_bw", "hcas": ["mlx5_0"]}})
     records = res.kwargs["results"]
     assert [(r["host"], r["peer"], r["check"]) for r in sorted(records, key=lambda r: r["check"])] == [
         ("gpu-node-02", "gpu-node-01", "rdma.ib_read_bw"), ("gpu-node-01", "gpu-node-02", "rdma.ib_read_bw.server")]
@@ -110,7 +125,7 @@ def test_perftest_round_server_and_client(fake_k8s, run, tmp_path):
 ])
 def test_pod_failures_are_error_records_naming_the_reason(fake_k8s, run, script, needle):
     fake_k8s.server.script(script.pop("kind"), **script)
-    res = run({"kind": "nccl", "hosts": NODES, "run_id": "bad1", "nccl": {"collectives": ["all_reduce", "all_gather"]}})
+    res = run({"kind": "nccl_test", "hosts": NODES, "run_id": "bad1", "nccl_test": {"collectives": ["all_reduce", "all_gather"]}})
     records = res.kwargs["results"]
     assert by_check(records) == [(n, c, "error") for n in NODES for c in ("nccl.all_gather", "nccl.all_reduce")]
     assert all(needle in r["reason"] for r in records), [r["reason"] for r in records]
@@ -119,7 +134,7 @@ def test_pod_failures_are_error_records_naming_the_reason(fake_k8s, run, script,
 
 
 def test_unschedulable_names_the_scheduler_message(fake_k8s, run):
-    res = run({"kind": "env", "hosts": NODES, "run_id": "uns1", "gpus_per_pod": 16})
+    res = run({"kind": "env_probe", "hosts": NODES, "run_id": "uns1", "gpus_per_pod": 16})
     records = res.kwargs["results"]
     assert by_check(records) == [(n, "env.probe", "error") for n in NODES]
     assert all("Insufficient nvidia.com/gpu" in r["reason"] for r in records), [r["reason"] for r in records]
@@ -129,7 +144,7 @@ def test_unschedulable_names_the_scheduler_message(fake_k8s, run):
 
 def test_timeout_is_an_error_record_and_the_run_is_removed(fake_k8s, run):
     fake_k8s.server.script("hang")
-    res = run({"kind": "gemm", "hosts": NODES[:1], "run_id": "slow1", "timeout_s": 2})
+    res = run({"kind": "gemm_bench", "hosts": NODES[:1], "run_id": "slow1", "timeout_s": 2})
     (record,) = res.kwargs["results"]
     assert record["status"] == "error" and "timeout" in record["reason"] and record["host"] == NODES[0]
     assert fake_k8s.leftovers("slow1") == []
@@ -141,7 +156,7 @@ def test_sigterm_interrupt_cleans_up_and_still_reports(fake_k8s, run):
     previous = signal.getsignal(signal.SIGTERM)
     timer.start()
     try:
-        res = run({"kind": "nccl", "hosts": NODES, "run_id": "int1", "timeout_s": 60, "nccl": ONE})
+        res = run({"kind": "nccl_test", "hosts": NODES, "run_id": "int1", "timeout_s": 60, "nccl_test": ONE})
     finally:
         timer.cancel()
         signal.signal(signal.SIGTERM, previous)
@@ -154,7 +169,7 @@ def test_sigterm_interrupt_cleans_up_and_still_reports(fake_k8s, run):
 
 def test_indexed_multinode_launch(fake_k8s, run, tmp_path):
     fake_k8s.server.script("succeed", pod="aif-mn1-mn-0-*", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    res = run({"kind": "nccl_multinode", "hosts": NODES, "run_id": "mn1", "launcher": "indexed", "nccl": ONE})
+    res = run({"kind": "nccl_test_multinode", "hosts": NODES, "run_id": "mn1", "launcher": "indexed", "nccl_test": ONE})
     assert res.kwargs["launcher"] == "indexed"
     (record,) = res.kwargs["results"]
     assert record["check"] == "nccl.all_reduce" and record["host"] in NODES
@@ -174,7 +189,7 @@ def test_torch_probe_across_nodes(fake_k8s, run, tmp_path, monkeypatch):
     log.write_bytes(subprocess.run([sys.executable, k8s_entry.__file__, "run", "--spec", json.dumps(spec)],
                                    capture_output=True, timeout=60, check=True).stdout)
     fake_k8s.server.script("succeed", pod="aif-ar1-ar-0-*", log_file=str(log))
-    res = run({"kind": "allreduce_multinode", "hosts": NODES, "run_id": "ar1", "gpus_per_pod": 2})
+    res = run({"kind": "allreduce_probe", "hosts": NODES, "run_id": "ar1", "gpus_per_pod": 2})
     (record,) = res.kwargs["results"]
     assert record["check"] == "nccl.torch_all_reduce" and record["status"] == "pass", record["reason"]
     assert record["host"] in NODES and record["params"]["hosts"] == NODES
@@ -185,7 +200,7 @@ def test_launcher_chosen_by_api_discovery(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     for operators, want in (((), "indexed"), (("volcano",), "volcano"), (("mpi", "volcano"), "mpijob")):
         with FakeApiServer(operators=operators) as server:
-            args = {"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "run_id": "disc",
+            args = {"kind": "nccl_test_multinode", "hosts": NODES, "image": IMAGE, "run_id": "disc",
                     "kubeconfig": server.write_kubeconfig(str(tmp_path / "kc")), "_ansible_check_mode": True}
             with patch_module_args(args):
                 with pytest.raises(Exit) as exc:
@@ -243,10 +258,10 @@ def _request_permission(method, path, params):
 
 
 def test_the_shipped_rbac_role_allows_every_call_and_nothing_more(fake_k8s, run, tmp_path):
-    fake_k8s.server.script("fail", pod="aif-rb1-nccl-1-*", log="boom\n")
+    fake_k8s.server.script("fail", pod="aif-rb1-nccl-test-1-*", log="boom\n")
     fake_k8s.server.script("succeed", log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-    run({"kind": "nccl", "hosts": NODES, "run_id": "rb1", "label_selector": "nvidia.com/gpu.present=true"})
-    run({"kind": "nccl_multinode", "hosts": NODES, "run_id": "rb2", "launcher": "indexed"})
+    run({"kind": "nccl_test", "hosts": NODES, "run_id": "rb1", "label_selector": "nvidia.com/gpu.present=true"})
+    run({"kind": "nccl_test_multinode", "hosts": NODES, "run_id": "rb2", "launcher": "indexed"})
     run({"state": "absent", "run_id": "rb1"})
     used = set(filter(None, (_request_permission(m, p, q) for m, p, q in fake_k8s.server.requests)))
     allowed = _rbac_rules()
@@ -276,7 +291,7 @@ def test_env_probe_on_a_real_cluster(request, monkeypatch):
         node = k8s_run.select_nodes(api, [], "kubernetes.io/os=linux")[0]
     namespace = os.environ.get("AIFABRIC_K8S_TEST_NAMESPACE", "default")
     run_id = "ct" + os.urandom(4).hex()
-    args = {"kind": "env", "hosts": [node], "run_id": run_id, "gpus_per_pod": 0, "shm_size": "", "ipc_lock": False,
+    args = {"kind": "env_probe", "hosts": [node], "run_id": run_id, "gpus_per_pod": 0, "shm_size": "", "ipc_lock": False,
             "namespace": namespace, "image": os.environ.get("AIFABRIC_K8S_TEST_IMAGE", "python:3.12-slim"),
             "kubeconfig": os.environ["KUBECONFIG"], "timeout_s": 600, "env_probe": {"groups": ["env"]}}
     with patch_module_args(args):
@@ -321,9 +336,9 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     env_spec = {"params": dict(k8s_plan.ENV_DEFAULTS), "lib": str(lib / "lib")}
     logs = {
         # the env pod: the collection's probe for real on this machine (no GPU/HCA here: skip records)
-        "aif-e2e-env-env-*": _entry_log(tmp_path, "env.log", "env", env_spec),
-        "aif-e2e-gemm-gemm-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
-        "aif-e2e-nccl-nccl-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
+        "aif-e2e-env-env-probe-*": _entry_log(tmp_path, "env.log", "env", env_spec),
+        "aif-e2e-gemm-gemm-bench-*": pod_log("gemm", os.path.join(proof, "gemm_bare.txt"), tmp_path),
+        "aif-e2e-nccl-nccl-test-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
         "aif-e2e-mn-mn-0-*": pod_log("all_reduce", NCCL_TEXT, tmp_path),
         "aif-e2e-ar-ar-0-*": _entry_log(tmp_path, "ar.log", "run", {"steps": [{
             "label": "allreduce", "timeout_s": 30, "result_file": probe_json, "argv": [
@@ -342,7 +357,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                     "lib": str(lib / "lib")}
         logs["aif-e2e-counters%d-port-counters-*" % index] = _entry_log(tmp_path, "counters%d.log" % index, "adapter",
                                                                         counters)
-    fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-2-*")          # the third node: nodes[2] = gpu-node-03
+    fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-test-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
     nodes = ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
@@ -378,7 +393,7 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     bad = [(r["host"], r["check"], r["status"]) for r in measured if r["status"] != "pass"]
     assert bad == [("gpu-node-03", "nccl.all_reduce", "error")], bad
     (oom,) = [r for r in measured if r["status"] != "pass"]
-    assert "OOMKilled" in oom["reason"] and oom["params"]["pod"].startswith("aif-e2e-nccl-nccl-2-")
+    assert "OOMKilled" in oom["reason"] and oom["params"]["pod"].startswith("aif-e2e-nccl-nccl-test-2-")
     multi = [r for r in records if r["params"].get("launcher") == "indexed" or r["check"] == "nccl.torch_all_reduce"]
     assert len(multi) == 2 and all(r["params"]["hosts"] == nodes for r in multi)
     verdicts = dict((h["host"], h["status"]) for h in data["summary"]["hosts"])
@@ -436,9 +451,9 @@ def test_operator_launchers_end_to_end(tmp_path, monkeypatch, launcher, operator
     patch_exits(monkeypatch)
     with fake_cluster(tmp_path, operators=operators) as fake:
         fake.server.script("succeed", pod=launcher_pod, log_file=pod_log("all_reduce", NCCL_TEXT, tmp_path))
-        args = {"kind": "nccl_multinode", "hosts": NODES, "run_id": "op1", "image": IMAGE, "launcher": "auto",
+        args = {"kind": "nccl_test_multinode", "hosts": NODES, "run_id": "op1", "image": IMAGE, "launcher": "auto",
                 "kubeconfig": fake.kubeconfig, "unschedulable_grace_s": 0, "cleanup_timeout_s": 30, "timeout_s": 60,
-                "nccl": ONE}
+                "nccl_test": ONE}
         with patch_module_args(args):
             with pytest.raises(Exit) as exc:
                 k8s_workload.main()

@@ -61,6 +61,8 @@ NOT_VARIABLES = {
     ("docs/results.md", "perftest_lat"): "a series family of perftest records",
     ("docs/rdma.md", "perftest_bw"): "a series family of perftest records",
     ("docs/rdma.md", "perftest_lat"): "a series family of perftest records",
+    ("docs/architecture.md", "nccl_multinode"): "a former Kubernetes kind, listed with its new name",
+    ("docs/kubernetes.md", "nccl_multinode"): "a former Kubernetes kind, listed with its new name",
 }
 # table columns whose cells are a record's facts or metrics, or exported metric names, not variables
 _RECORD_COLUMNS = re.compile(r"^(facts|metrics|metric\b.*|labels)$")

@@ -39,7 +39,7 @@ TOOL = "allreduce_probe"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "nccl"
 MODULE = "allreduce_probe"
-KUBERNETES = ("allreduce_multinode",)
+KUBERNETES = ("allreduce_probe",)
 # how it runs and what its records come from
 ARGV = ("worker_args",)
 PARSERS = ("nccl_tests",)

@@ -39,7 +39,7 @@ INSTALL_HINT = ("dcgmi not found (PATH or dcgmi_path): install NVIDIA DCGM (the 
 TOOL = "dcgmi"
 CHECKS = "gpu"
 MODULE = "dcgm_diag"
-KUBERNETES = ("dcgm",)
+KUBERNETES = ("dcgm_diag",)
 # how it runs and what its records come from
 ARGV = ("diag_argv",)
 PARSERS = ("dcgm", "dcgm_errors")

@@ -47,7 +47,7 @@ records = env_probe.probe
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = ("env", "gpu", "rdma")
 MODULE = "env_probe"
-KUBERNETES = ("env",)
+KUBERNETES = ("env_probe",)
 NO_TOOL_NAME = "the probe is the collection's own code; a record names the command it read (nvidia-smi, nccl)"
 # how it runs and what its records come from
 NO_ARGV = "fixed read-only commands on an env_probe.Host, no options reach an argv"

@@ -39,7 +39,7 @@ TOOL = "gemm_bench"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "gpu"
 MODULE = "gemm_bench"
-KUBERNETES = ("gemm",)
+KUBERNETES = ("gemm_bench",)
 # how it runs and what its records come from
 ARGV = ("worker_args",)
 PARSERS = ("gemm",)

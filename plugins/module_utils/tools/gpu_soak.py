@@ -40,7 +40,7 @@ NODE_CHECK = "gpu.soak_node"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "gpu"
 MODULE = "gpu_soak"
-KUBERNETES = ("soak",)
+KUBERNETES = ("gpu_soak",)
 # how it runs and what its records come from
 ARGV = ("worker_args",)
 PARSERS = ("burnin",)

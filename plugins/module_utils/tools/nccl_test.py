@@ -36,7 +36,7 @@ TOOL = "nccl-tests"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "nccl"
 MODULE = "nccl_test"
-KUBERNETES = ("nccl", "nccl_multinode")
+KUBERNETES = ("nccl_test", "nccl_test_multinode")
 # how it runs and what its records come from
 ARGV = ("nccl_argv", "launch_argv", "run_env")
 PARSERS = ("nccl_tests",)

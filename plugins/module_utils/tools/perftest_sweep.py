@@ -484,7 +484,7 @@ TOOL = "perftest"
 # its names (docs/architecture.md's table of tools) and what the contract checks (tools/__init__.py)
 CHECKS = "rdma"
 MODULE = "perftest_sweep"
-KUBERNETES = ("perftest",)
+KUBERNETES = ("perftest_sweep",)
 # how it runs and what its records come from
 ARGV = ("device_plan", "argvs_for", "build_argv")
 PARSERS = ("perftest",)

@@ -14,9 +14,9 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 
 
 def test_the_environment_expectations_pass():
-    opts = k8s_plan.options_of("env", {"expect": {"gpu_count": 8, "npu_count": 0, "package_versions": {"torch": ""}}})
+    opts = k8s_plan.options_of("env_probe", {"expect": {"gpu_count": 8, "npu_count": 0, "package_versions": {"torch": ""}}})
     assert opts["expect"] == {"gpu_count": 8, "npu_count": 0, "package_versions": {"torch": ""}}
-    assert k8s_plan.options_of("env", {})["expect"] == {}
+    assert k8s_plan.options_of("env_probe", {})["expect"] == {}
 
 
 @pytest.mark.parametrize("expect, words", [
@@ -26,4 +26,4 @@ def test_the_environment_expectations_pass():
 ])
 def test_an_unknown_expect_key_is_refused_naming_it(expect, words):
     with pytest.raises(AcceptanceError, match=words):
-        k8s_plan.options_of("env", {"expect": expect})
+        k8s_plan.options_of("env_probe", {"expect": expect})

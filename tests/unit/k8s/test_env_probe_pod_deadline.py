@@ -62,7 +62,7 @@ def test_the_env_pods_deadline_covers_every_command_the_probe_runs(groups, tmp_p
     options = {"timeout_s": 60, "pythons": PYTHONS, "pip_freeze": True, "groups": groups or list(env_probe.GROUPS)}
     calls = _probe(dict(options), tmp_path)
     assert all(timeout == 60 for _argv, timeout in calls)
-    plan = k8s_plan.build("env", NODES, POD, "e1", options)
+    plan = k8s_plan.build("env_probe", NODES, POD, "e1", options)
     steps = plan["deadline_s"] - k8s_plan.START_UP_S
     assert steps >= len(calls) * 60, "%d commands x 60 s run against %d s" % (len(calls), steps)
 
@@ -73,22 +73,22 @@ def test_the_count_is_what_the_probe_runs(pip_freeze, tmp_path):
     calls = _probe(dict(options), tmp_path)
     hccn = [argv for argv, _t in calls if argv[0] == HCCN]
     assert len(hccn) == len(env_probe.HCCN_QUERIES) * 8
-    count, how = k8s_plan.env_probe_commands(k8s_plan.options_of("env", options), npus=8)
+    count, how = k8s_plan.env_probe_commands(k8s_plan.options_of("env_probe", options), npus=8)
     assert count == len(calls), (how, [argv[:3] for argv, _t in calls])
-    bound, _how = k8s_plan.env_probe_commands(k8s_plan.options_of("env", options))
+    bound, _how = k8s_plan.env_probe_commands(k8s_plan.options_of("env_probe", options))
     assert bound == count + len(env_probe.HCCN_QUERIES) * (k8s_plan.ENV_PROBE_MAX_NPUS - 8)
 
 
 def test_the_refusal_names_the_probes_commands():
-    with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env pod: "
+    with pytest.raises(Exception, match=r"active_deadline_s 300 does not cover the steps of a env_probe pod: "
                                         r"\d+ probe commands \(software \d+ \+ gpu 4\) x timeout_s 60s"):
-        k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1",
+        k8s_plan.build("env_probe", NODES, dict(POD, active_deadline_s=300), "e1",
                        {"timeout_s": 60, "groups": ["env", "gpu", "rdma", "software"]})
 
 
 def test_the_pods_probe_the_groups_the_ssh_path_probes():
     """One default (issue 23): the env pods run env_probe's own default groups, npu included (a GPU node without
     npu-smi gives the same gpu.npu_inventory skip record as over SSH), and their deadline counts the npu group."""
-    assert k8s_plan.DEFAULTS["env"]["groups"] == list(env_probe.GROUPS)
+    assert k8s_plan.DEFAULTS["env_probe"]["groups"] == list(env_probe.GROUPS)
     with pytest.raises(Exception, match=r"\(software \d+ \+ gpu 4 \+ npu 16 NPUs 65\) x timeout_s 60s"):
-        k8s_plan.build("env", NODES, dict(POD, active_deadline_s=300), "e1", {"timeout_s": 60})
+        k8s_plan.build("env_probe", NODES, dict(POD, active_deadline_s=300), "e1", {"timeout_s": 60})

@@ -66,7 +66,7 @@ def test_dcgm_pod_gives_the_records_of_the_dcgm_diag_module(tmp_path, monkeypatc
     monkeypatch.setenv("PATH", "%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", "")))
     patch_exits(monkeypatch)
     ssh = run_main(dcgm_diag.main, {"level": 1}).kwargs["results"]
-    pod = pod_records("dcgm", {"level": 1}, path=str(bindir))
+    pod = pod_records("dcgm_diag", {"level": 1}, path=str(bindir))
     assert [r["status"] for r in ssh] == ["fail"] and [tkp._stable(r) for r in pod] == [tkp._stable(r) for r in ssh]
     assert pod[0]["host"] == NODE and pod[0]["params"]["substrate"] == "kubernetes"
     assert pod[0]["params"]["argv"][1:] == ssh[0]["params"]["argv"][1:] == ["diag", "-r", "1", "-j"]
@@ -78,7 +78,7 @@ def test_dcgm_pod_without_dcgmi_skips_as_the_module_does(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(empty))
     patch_exits(monkeypatch)
     ssh = run_main(dcgm_diag.main, {"level": 3}).kwargs["results"]
-    plan = k8s_plan.build("dcgm", [NODE], tkp.POD, "h1", {"level": 3})
+    plan = k8s_plan.build("dcgm_diag", [NODE], tkp.POD, "h1", {"level": 3})
     slot = plan["steps"][0]["slots"][0]
     env = dict(tkp.POD_ENV, PATH=str(empty))
     with tempfile.TemporaryDirectory() as root:

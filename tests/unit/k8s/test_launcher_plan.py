@@ -24,13 +24,13 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import 
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import k8s_cases as cases
 
 NODES = ["gpu-node-01", "gpu-node-02"]
-SSH_PORT = k8s_plan.DEFAULTS["nccl_multinode"]["ssh_port"]
+SSH_PORT = k8s_plan.DEFAULTS["nccl_test_multinode"]["ssh_port"]
 POD = dict(cases.FULL_POD, active_deadline_s=None)
 OPTS = {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"}
 
 
 def multinode(launcher, pod=None, options=None):
-    return k8s_plan.build("nccl_multinode", NODES, dict(POD if pod is None else pod), "l22", dict(OPTS, **(options or {})),
+    return k8s_plan.build("nccl_test_multinode", NODES, dict(POD if pod is None else pod), "l22", dict(OPTS, **(options or {})),
                           launcher=launcher, ssh_keys=cases.KEYS if launcher == "indexed" else None)
 
 
@@ -229,7 +229,7 @@ def test_every_pods_deadline_covers_its_steps_and_the_modules_wait_covers_the_de
 
 
 def test_four_collectives_get_a_deadline_that_covers_them():
-    plan = k8s_plan.build("nccl", NODES[:1], {"image": "i"}, "d8",
+    plan = k8s_plan.build("nccl_test", NODES[:1], {"image": "i"}, "d8",
                           {"collectives": ["all_reduce", "all_gather", "reduce_scatter", "alltoall"]})
     (job,) = [o for o in k8s_plan.objects_of(plan) if o["kind"] == "Job"]
     assert job["spec"]["activeDeadlineSeconds"] == 4 * 1800 + k8s_plan.START_UP_S
@@ -237,10 +237,10 @@ def test_four_collectives_get_a_deadline_that_covers_them():
 
 
 @pytest.mark.parametrize("kind,options,deadline,needle", [
-    ("nccl", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout_s 1800s = 3600 s"),
-    ("nccl_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout_s 1800s = 2400 s"),
-    ("gemm", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
-    ("allreduce_multinode", {}, 60, "timeout_s 900s"),
+    ("nccl_test", {"collectives": ["all_reduce", "all_gather"]}, 3600 - 1, "2 collectives x timeout_s 1800s = 3600 s"),
+    ("nccl_test_multinode", OPTS, 1800, "wait_workers_s 600s \\+ 1 collectives x timeout_s 1800s = 2400 s"),
+    ("gemm_bench", {"timeout_s": 900}, 600, "timeout_s 900s = 900 s"),
+    ("allreduce_probe", {}, 60, "timeout_s 900s"),
 ])
 def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, deadline, needle):
     with pytest.raises(AcceptanceError, match="active_deadline_s %d does not cover the steps.*%s" % (deadline, needle)):
@@ -248,7 +248,7 @@ def test_an_explicit_deadline_shorter_than_the_steps_is_refused(kind, options, d
 
 
 def test_the_modules_wait_defaults_to_the_plans_and_an_explicit_pair_that_breaks_it_is_refused():
-    plan = k8s_plan.build("gemm", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout_s": 900})
+    plan = k8s_plan.build("gemm_bench", NODES, dict(POD, active_deadline_s=1000), "d8", {"timeout_s": 900})
     assert (plan["deadline_s"], plan["timeout_s"]) == (1000, 1000 + k8s_plan.START_UP_S)
     assert k8s_plan.check_timeout(plan, None, True) == (plan["timeout_s"], None)
     assert k8s_plan.check_timeout(plan, 5000, True) == (5000, None)
@@ -408,7 +408,7 @@ def test_perftest_clients_clock_starts_at_its_servers_readiness():
     came up later (an uncached image, an RDMA resource to come): the server opens ready_port once its entry
     program runs, the client waits for it (up to the server's start-up) before its connect_timeout_s begins, and
     the pods' deadline counts that wait."""
-    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0", "mlx5_1"]},
+    plan = k8s_plan.build("perftest_sweep", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0", "mlx5_1"]},
                           rounds=[[NODES]])
     runs = {}
     for obj in k8s_plan.objects_of(plan):
@@ -416,19 +416,19 @@ def test_perftest_clients_clock_starts_at_its_servers_readiness():
             container = obj["spec"]["template"]["spec"]["containers"][0]
             runs[obj["metadata"]["labels"][km.ROLE_LABEL]] = (entry_spec(container), obj["spec"])
     (server, _s), (client, job) = runs["server"], runs["client"]
-    ready = k8s_plan.DEFAULTS["perftest"]["ready_port"]
+    ready = k8s_plan.DEFAULTS["perftest_sweep"]["ready_port"]
     assert server["alive_port"] == ready and "wait_hosts" not in server
     assert client["wait_hosts"] == [client["perftest"]["peer_address"]] and client["wait_port"] == ready
     assert client["wait_s"] == k8s_plan.SERVER_READY_S
     assert job["activeDeadlineSeconds"] >= (client["wait_s"] + client["perftest"]["connect_timeout_s"]
                                             + client["perftest"]["timeout_s"] + k8s_plan.START_UP_S)
     with pytest.raises(AcceptanceError, match="ready_port 18516 must be a TCP port outside the rails' ports"):
-        k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7",
+        k8s_plan.build("perftest_sweep", NODES, dict(POD, gpus_per_pod=0), "pt7",
                        {"hcas": ["mlx5_0", "mlx5_1", "mlx5_2"], "ready_port": 18516}, rounds=[[NODES]])
 
 
 def test_a_client_whose_server_never_came_up_says_so():
-    plan = k8s_plan.build("perftest", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0"]},
+    plan = k8s_plan.build("perftest_sweep", NODES, dict(POD, gpus_per_pod=0), "pt7", {"hcas": ["mlx5_0"]},
                           rounds=[[NODES]])
     step = plan["steps"][0]
     slot = next(s for s in step["slots"] if s["role"] == "client")

@@ -33,14 +33,14 @@ def test_the_capability_check_tells_the_operators_naming(tmp_path, operators, na
 @pytest.mark.parametrize("naming,service", [("job", "aif-l22-mn"), (None, "aif-l22-mn"),
                                             ("worker", "aif-l22-mn-worker")])
 def test_the_launcher_waits_for_the_names_the_operator_gives(naming, service):
-    plan = k8s_plan.build("nccl_multinode", ["gpu-node-01", "gpu-node-02"], dict(POD), "l22",
+    plan = k8s_plan.build("nccl_test_multinode", ["gpu-node-01", "gpu-node-02"], dict(POD), "l22",
                           {"collectives": ["all_reduce"]}, launcher="mpijob", mpi_service=naming)
     tpl = templates(plan)
     run = entry_spec(tpl["launcher"]["spec"]["containers"][0])
     assert run["wait_hosts"] == ["aif-l22-mn-worker-%d.%s" % (i, service) for i in range(2)]
     assert run["wait_hostfile"] == k8s_plan.MPI_HOSTFILE
     worker = entry_spec(tpl["worker"]["spec"]["containers"][0])
-    assert worker["alive"] == "aif-l22-mn-launcher.%s:%d" % (service, k8s_plan.DEFAULTS["nccl"]["alive_port"])
+    assert worker["alive"] == "aif-l22-mn-launcher.%s:%d" % (service, k8s_plan.DEFAULTS["nccl_test"]["alive_port"])
 
 
 @pytest.mark.parametrize("version", [None, ops.MPI_V04])

@@ -38,16 +38,16 @@ SHARED = {"probe_options": "probe", "gpu_checks": "gpu", "gpu_gemm": "gpu", "gpu
           "gpu_dcgm": "gpu", "rdma_counter_window": "rdma", "rdma_port_counters": "rdma",
           "probe_lldp": "probe", "probe_topology": "probe"}
 # the pods' own options (not the tool's) a shared mapping takes on Kubernetes
-POD_OWN = {"nccl_options": ("nccl", nccl_tests), "nccl_allreduce_probe": ("allreduce_multinode", torch_allreduce),
-           "rdma_perftest": ("perftest", perftest)}
+POD_OWN = {"nccl_options": ("nccl_test", nccl_tests), "nccl_allreduce_probe": ("allreduce_probe", torch_allreduce),
+           "rdma_perftest": ("perftest_sweep", perftest)}
 MAPPINGS = ("k8s_pod", "k8s_connection", "k8s_rdma_pod")
 # workload kind -> (its stage's tag, the option holding the stage's mapping, the variable in it)
-KINDS = {"env": ("probe", "env_probe", "probe_options"), "gemm": ("gpu", "gemm", "gpu_gemm"),
-         "nccl": ("gpu", "nccl", "gpu_nccl"), "perftest": ("rdma", "perftest", "rdma_perftest"),
-         "nccl_multinode": ("nccl", "nccl", "nccl_options"),
-         "allreduce_multinode": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
-         "dcgm": ("gpu", "dcgm", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters"),
-         "soak": ("gpu", "soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth"),
+KINDS = {"env_probe": ("probe", "env_probe", "probe_options"), "gemm_bench": ("gpu", "gemm_bench", "gpu_gemm"),
+         "nccl_test": ("gpu", "nccl_test", "gpu_nccl"), "perftest_sweep": ("rdma", "perftest_sweep", "rdma_perftest"),
+         "nccl_test_multinode": ("nccl", "nccl_test", "nccl_options"),
+         "allreduce_probe": ("nccl", "allreduce_probe", "nccl_allreduce_probe"),
+         "dcgm_diag": ("gpu", "dcgm_diag", "gpu_dcgm"), "port_counters": ("rdma", "port_counters", "rdma_port_counters"),
+         "gpu_soak": ("gpu", "gpu_soak", "gpu_soak"), "copy_bandwidth": ("gpu", "copy_bandwidth", "gpu_copy_bandwidth"),
          "fabric_topology": ("probe", "fabric_topology", "probe_topology")}
 
 
@@ -135,6 +135,6 @@ def test_the_pod_settings_reach_the_module_whole():
     block = [task for task in _load("k8s", "tasks", "main.yml") if "block" in task][0]
     common = block["vars"]["__k8s_common"].replace(" ", "").replace("\n", "")
     assert common.startswith("{{k8s_connection|combine(k8s_pod,")
-    (perftest,) = [t for t in block["block"] if t["aifabric.acceptance.k8s_workload"]["kind"] == "perftest"]
+    (perftest,) = [t for t in block["block"] if t["aifabric.acceptance.k8s_workload"]["kind"] == "perftest_sweep"]
     assert perftest["module_defaults"]["aifabric.acceptance.k8s_workload"].replace(" ", "") == \
         "{{__k8s_common|combine({'gpus_per_pod':0},k8s_rdma_pod)}}"

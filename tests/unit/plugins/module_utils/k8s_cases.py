@@ -43,19 +43,19 @@ def plans(pod=None):
     """(case name, plan) of every kind and launcher."""
     pod = dict(FULL_POD if pod is None else pod)
     out = [
-        ("env", k8s_plan.build("env", NODES, pod, "t1", {"expect": {"gpu_count": 8}})),
-        ("gemm", k8s_plan.build("gemm", NODES, pod, "t1", {"dtypes": ["bf16"]})),
-        ("nccl", k8s_plan.build("nccl", NODES, pod, "t1",
+        ("env", k8s_plan.build("env_probe", NODES, pod, "t1", {"expect": {"gpu_count": 8}})),
+        ("gemm", k8s_plan.build("gemm_bench", NODES, pod, "t1", {"dtypes": ["bf16"]})),
+        ("nccl", k8s_plan.build("nccl_test", NODES, pod, "t1",
                                 {"collectives": ["all_reduce", "all_gather"], "tool_dir": "/opt/nccl-tests/build"})),
-        ("perftest", k8s_plan.build("perftest", NODES, dict(pod, gpus_per_pod=0), "t1",
+        ("perftest", k8s_plan.build("perftest_sweep", NODES, dict(pod, gpus_per_pod=0), "t1",
                                     {"hcas": ["mlx5_0", "mlx5_1"], "gid_index": 3}, rounds=ROUNDS)),
     ]
-    out.append(("allreduce_multinode", k8s_plan.build("allreduce_multinode", NODES, pod, "t1", {"max_bytes": "1G"})))
+    out.append(("allreduce_multinode", k8s_plan.build("allreduce_probe", NODES, pod, "t1", {"max_bytes": "1G"})))
     out.append(("fabric_topology", k8s_plan.build("fabric_topology", NODES, pod, "t1", {
         "lldpd_socket": "/run/lldpd.socket", "topology": {NODES[0]: {"mlx5_0": {"switch": "leaf-01", "switch_port": 1}}}})))
     for launcher in ("indexed", "mpijob", "volcano"):
         out.append(("nccl_multinode-%s" % launcher, k8s_plan.build(
-            "nccl_multinode", NODES, pod, "t1", {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"},
+            "nccl_test_multinode", NODES, pod, "t1", {"collectives": ["all_reduce"], "tool_dir": "/opt/nccl-tests/build"},
             launcher=launcher, ssh_keys=KEYS if launcher == "indexed" else None)))
     return out
 

@@ -132,7 +132,7 @@ def test_a_soak_pod_log_gives_the_records_of_the_gpu_soak_module(module_env, mon
     path = os.path.join(BURNIN, "h100-soak_healthy.txt")
     monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(path), "")))
     ssh = _call(gpu_soak.main, {"duration_s": 60})
-    plan = k8s_plan.build("soak", ["gpu-node-03"], POD, "t1", {"duration_s": 60})
+    plan = k8s_plan.build("gpu_soak", ["gpu-node-03"], POD, "t1", {"duration_s": 60})
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][3:] == ssh.kwargs["cmd"][3:]      # the same worker arguments
     rc, log = pod_log([{"label": "soak", "argv": ["cat", path], "timeout_s": 30}])

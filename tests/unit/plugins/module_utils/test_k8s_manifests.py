@@ -143,13 +143,13 @@ def test_pod_knobs_reach_the_pod_spec():
 
 
 def test_privileged_only_when_asked():
-    plain = k8s_plan.build("env", ["n1"], {"image": "img"}, "t2")
+    plain = k8s_plan.build("env_probe", ["n1"], {"image": "img"}, "t2")
     (container,) = k8s_plan.objects_of(plain)[1]["spec"]["template"]["spec"]["containers"]
     assert "privileged" not in container["securityContext"]
-    asked = k8s_plan.build("env", ["n1"], {"image": "img", "privileged": True}, "t2")
+    asked = k8s_plan.build("env_probe", ["n1"], {"image": "img", "privileged": True}, "t2")
     (container,) = k8s_plan.objects_of(asked)[1]["spec"]["template"]["spec"]["containers"]
     assert container["securityContext"] == {"privileged": True}
-    no_lock = k8s_plan.build("env", ["n1"], {"image": "img", "ipc_lock": False, "shm_size": "", "gpus_per_pod": 0,
+    no_lock = k8s_plan.build("env_probe", ["n1"], {"image": "img", "ipc_lock": False, "shm_size": "", "gpus_per_pod": 0,
                                              "cpu_request": "", "cpu_limit": "", "memory_request": "",
                                              "memory_limit": ""}, "t2")
     spec = k8s_plan.objects_of(no_lock)[1]["spec"]["template"]["spec"]

@@ -85,7 +85,7 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
                                  "gpus_per_process": 2})
     (from_ssh,) = ssh.kwargs["results"]
 
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
+    plan = k8s_plan.build("nccl_test", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][1:] == ssh.kwargs["cmd"][0][1:]     # the same nccl-tests argv
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
@@ -94,15 +94,15 @@ def test_nccl_pod_log_gives_the_records_of_the_nccl_test_module(module_env, monk
     assert from_ssh["status"] == "pass" and results.validate(from_k8s) == []
     assert _stable(from_k8s) == _stable(from_ssh)
     assert from_k8s["host"] == "gpu-node-01"
-    assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-0"
-    assert from_k8s["params"]["pod"] == "aif-t1-nccl-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
+    assert from_k8s["params"]["substrate"] == "kubernetes" and from_k8s["params"]["job"] == "aif-t1-nccl-test-0"
+    assert from_k8s["params"]["pod"] == "aif-t1-nccl-test-0-abcde" and from_k8s["params"]["argv"] == slot["sections"][0]["argv"]
 
 
 def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, monkeypatch):
     text = read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, text, "")))
     ssh = _call(gemm_bench.main, {})
-    plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
+    plan = k8s_plan.build("gemm_bench", ["gpu-node-02"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]
     assert slot["sections"][0]["argv"][1] == ssh.kwargs["cmd"][1] == "-I"     # isolated, both ways
     assert slot["sections"][0]["argv"][3:] == ssh.kwargs["cmd"][3:]       # the same worker arguments
@@ -118,11 +118,11 @@ def test_gemm_pod_log_gives_the_records_of_the_gemm_bench_module(module_env, mon
 ])
 def test_perftest_pod_logs_give_the_records_of_the_ssh_path(client, server):
     opts = {"hcas": ["mlx5_0"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
+    plan = k8s_plan.build("perftest_sweep", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
     step = plan["steps"][0]
     by_role = dict((s["role"], s) for s in step["slots"])
     assert by_role["server"]["node"] == "n1" and by_role["client"]["node"] == "n2"
-    params = k8s_plan.options_of("perftest", opts)
+    params = k8s_plan.options_of("perftest_sweep", opts)
     for role, name, node, peer in (("client", client, "n2", "n1"), ("server", server, "n1", "n2")):
         slot = by_role[role]
         rc, log = pod_log([{"label": "mlx5_0", "argv": ["cat", os.path.join(PERFTEST_FIXTURES, name)],
@@ -148,7 +148,7 @@ def _perftest_pod(tmp_path, options, role="client"):
     tool = tmp_path / "ib_write_bw"
     tool.write_text("#!/bin/sh\ncat %s\n" % os.path.join(PERFTEST_FIXTURES, ROCE_CLIENT))
     tool.chmod(0o755)
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1",
+    plan = k8s_plan.build("perftest_sweep", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1",
                           dict(options, hcas=[device], tool_dir=str(tmp_path)), rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == role)
     job = next(o for o in plan["steps"][0]["objects"] if o["metadata"]["name"] == slot["job"])
@@ -173,7 +173,7 @@ def test_perftest_pod_plans_its_rails_from_the_nodes_sysfs_as_the_ssh_path(tmp_p
     floor is then the lower port rate of both ends (the server pod's rates), as on the SSH path."""
     plan, slot, log, device, hcas = _perftest_pod(tmp_path, {"gid_index": 1})
     _text, info = k8s_plan.split_sections(log)[0][device]
-    params = dict(k8s_plan.options_of("perftest", {"gid_index": 1}), hcas=[device])
+    params = dict(k8s_plan.options_of("perftest_sweep", {"gid_index": 1}), hcas=[device])
     want = perftest_tool.device_plan([device], params, hcas)
     assert info["facts"] == json.loads(json.dumps(want[0][4])) and info["facts"]["port_rate_gbit_s"] == 100
     assert info["argv"][info["argv"].index("-x") + 1] == "1"
@@ -216,7 +216,7 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
                           capture_output=True, env=POD_ENV, timeout=120, check=False, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     log = proc.stdout.decode()
-    plan = k8s_plan.build("env", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
+    plan = k8s_plan.build("env_probe", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
     (slot,) = plan["steps"][0]["slots"]
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-03"), log)
     host = env_probe.Host(run=k8s_entry.run_argv, which=lambda n: None,
@@ -230,7 +230,7 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
 
 def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_path):
     """Every pod runs torchrun with its own node rank; rank 0's JSON document comes back framed in the log."""
-    plan = k8s_plan.build("allreduce_multinode", ["n1", "n2"], dict(POD, gpus_per_pod=2), "t1")
+    plan = k8s_plan.build("allreduce_probe", ["n1", "n2"], dict(POD, gpus_per_pod=2), "t1")
     (step,) = plan["steps"]
     svc, job = step["objects"]
     assert job["spec"]["completionMode"] == "Indexed" and svc["metadata"]["name"] == "aif-t1-ar"
@@ -255,7 +255,7 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
     log = proc.stdout.decode()
     assert set(os.listdir(str(tmp_path))) == before      # its private directory is gone with it
     (record,) = k8s_plan.slot_records(plan, slot, dict(ok(slot, "n2"), labels={}), log)
-    params = k8s_plan.options_of("allreduce_multinode", {})
+    params = k8s_plan.options_of("allreduce_probe", {})
     (from_ssh,) = torch_allreduce_tool.records(read(text_path) + "0\n", Context(
         document=read(json_path), rc=0, params=params, nodes=2, launcher="torchrun", ranks_per_node=2,
         hosts=["n1", "n2"]))
@@ -267,9 +267,9 @@ def test_torch_probe_across_nodes_gives_the_probe_record_of_the_ssh_path(tmp_pat
 # --------------------------------------------------------------------------- never a silent gap
 
 def test_unschedulable_pod_gives_an_error_record_per_check_naming_the_reason():
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
+    plan = k8s_plan.build("nccl_test", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
     (slot,) = plan["steps"][0]["slots"]
-    outcome = {"name": "aif-t1-nccl-0-x", "node": None, "outcome": "unschedulable", "reason": "Unschedulable",
+    outcome = {"name": "aif-t1-nccl-test-0-x", "node": None, "outcome": "unschedulable", "reason": "Unschedulable",
                "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}
     records = k8s_plan.slot_records(plan, slot, outcome, "")
     assert [(r["check"], r["status"], r["host"]) for r in records] == [
@@ -278,7 +278,7 @@ def test_unschedulable_pod_gives_an_error_record_per_check_naming_the_reason():
 
 
 def test_log_cut_inside_a_tool_run_is_an_error_with_the_partial_output():
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
+    plan = k8s_plan.build("nccl_test", ["gpu-node-01"], POD, "t1", {"collectives": ["all_reduce", "all_gather"]})
     (slot,) = plan["steps"][0]["slots"]
     head = "\n".join(read(os.path.join(G2, "all_reduce_g2.txt")).splitlines()[:20])
     log = k8s_entry.BEGIN + "all_reduce\n" + head + "\n"
@@ -291,7 +291,7 @@ def test_log_cut_inside_a_tool_run_is_an_error_with_the_partial_output():
 
 
 def test_succeeded_pod_without_output_is_an_error_not_a_pass():
-    plan = k8s_plan.build("env", ["gpu-node-01"], POD, "t1")
+    plan = k8s_plan.build("env_probe", ["gpu-node-01"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]
     (record,) = k8s_plan.slot_records(plan, slot, ok(slot), "python3: can't open file\n")
     assert record["check"] == "env.probe" and record["status"] == "error"
@@ -299,7 +299,7 @@ def test_succeeded_pod_without_output_is_an_error_not_a_pass():
 
 
 def test_tool_timeout_in_the_pod_is_an_error_record():
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", {"hcas": ["mlx5_0"]},
+    plan = k8s_plan.build("perftest_sweep", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", {"hcas": ["mlx5_0"]},
                           rounds=[[["n1", "n2"]]])
     slot = next(s for s in plan["steps"][0]["slots"] if s["role"] == "server")
     rc, log = pod_log([{"label": "mlx5_0", "argv": ["sleep", "30"], "timeout_s": 0.5}])
@@ -317,7 +317,7 @@ LOG_WORDS = ["AIFABRIC_BEGIN ", "AIFABRIC_END ", "AIFABRIC_RECORDS ", "AIFABRIC_
 @example("AIFABRIC_RECORDS [{}]\n")
 @example("AIFABRIC_BEGIN all_reduce\nAIFABRIC_END all_reduce {\"rc\": 0}\n")
 def test_any_log_gives_valid_records_never_an_exception(log):
-    for kind in ("env", "nccl"):
+    for kind in ("env_probe", "nccl_test"):
         plan = k8s_plan.build(kind, ["n1"], POD, "t1")
         (slot,) = plan["steps"][0]["slots"]
         for outcome in (ok(slot, "n1"), {"name": "p", "node": "n1", "outcome": "failed", "exit_code": 1}):
@@ -351,7 +351,7 @@ def test_entry_does_not_retry_other_failures():
 
 
 def test_launcher_reports_workers_that_never_answered():
-    plan = k8s_plan.build("nccl_multinode", ["n1", "n2"], POD, "t1", {"collectives": ["all_reduce"]}, launcher="indexed",
+    plan = k8s_plan.build("nccl_test_multinode", ["n1", "n2"], POD, "t1", {"collectives": ["all_reduce"]}, launcher="indexed",
                           ssh_keys=cases.KEYS)
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "all_reduce", "argv": ["true"], "timeout_s": 5}],
@@ -424,14 +424,15 @@ def test_operator_launchers():
 
 @pytest.mark.parametrize("args,needle", [
     (("bogus", ["n1"]), "kind 'bogus'"),
-    (("env", []), "no nodes selected"),
-    (("env", ["n1", "n1"]), "duplicate node names"),
-    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}), "needs rounds"),
-    (("perftest", ["n1", "n2"], {"hcas": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
-    (("perftest", ["n1", "n2", "n3"], {"hcas": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
-    (("perftest", ["n1", "n2"], {}, [[["n1", "n2"]]]), "hcas"),
-    (("nccl_multinode", ["n1"]), "at least 2 nodes"),
-    (("nccl", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
+    (("env_probe", []), "no nodes selected"),
+    (("env_probe", ["n1", "n1"]), "duplicate node names"),
+    (("perftest_sweep", ["n1", "n2"], {"hcas": ["mlx5_0"]}), "needs rounds"),
+    (("perftest_sweep", ["n1", "n2"], {"hcas": ["mlx5_0"]}, [[["n1", "n3"]]]), "not selected: n3"),
+    (("perftest_sweep", ["n1", "n2", "n3"], {"hcas": ["mlx5_0"]}, [[["n1", "n2"], ["n2", "n3"]]]), "disjoint"),
+    (("perftest_sweep", ["n1", "n2"], {}, [[["n1", "n2"]]]), "hcas"),
+    (("nccl_test_multinode", ["n1"]), "at least 2 nodes"),
+    (("nccl_test", ["n1"], {"colectives": ["all_reduce"]}), "unknown option 'colectives'"),
+    (("nccl", ["n1"]), "kind 'nccl' is not one of env_probe"),     # a former name: k8s_workload maps it, with its warning
 ])
 def test_bad_plans_are_clear_errors(args, needle):
     kind, nodes = args[:2]

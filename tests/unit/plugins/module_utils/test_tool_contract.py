@@ -38,11 +38,9 @@ PROGRAMS = {"nccl-tests": "NVIDIA nccl-tests binaries (all_reduce_perf, ...)",
             "nvbandwidth": "NVIDIA nvbandwidth", "hccl_test": "Ascend CANN HCCL Test binaries",
             "nvidia-smi": "NVIDIA driver CLI", "npu-smi": "Ascend driver CLI", "hccn_tool": "Ascend NIC CLI",
             "nccl": "the NCCL library's version banner", "lldpctl": "lldpd's CLI", "lldptool": "open-lldp's CLI"}
-# Kubernetes kinds that do not carry their module's name yet (the rule's one open column: renaming them is a breaking
-# change of k8s_workload's kind with a deprecation path, not made yet); a kind here must still be the adapter's
-KIND_NAMES_PENDING = {"dcgm": "dcgm_diag", "env": "env_probe", "gemm": "gemm_bench", "nccl": "nccl_test",
-                      "nccl_multinode": "nccl_test", "perftest": "perftest_sweep", "soak": "gpu_soak",
-                      "allreduce_multinode": "allreduce_probe"}
+# a Kubernetes kind is the module's name, or the module's name and this suffix for the gang form of a tool that has a
+# per-node kind too (docs/architecture.md, "One name per tool")
+GANG_SUFFIX = k8s_plan.MULTINODE
 WAIVERS = {"ARGV": "NO_ARGV", "from_output": "NO_IMPORT", "TOOL": "NO_TOOL_NAME", "KUBERNETES": "SSH_ONLY",
            "GOLDEN": "NO_GOLDEN"}
 
@@ -179,9 +177,11 @@ def _naming_problems(name, adapter, out):
     module = getattr(adapter, "MODULE", None)
     if module and name != module:
         out.append("the adapter is named %s, its module %s: the adapter file is tools/<MODULE>.py" % (name, module))
-    for kind in getattr(adapter, "KUBERNETES", ()):
-        if kind != module and KIND_NAMES_PENDING.get(kind) != module:
-            out.append("Kubernetes kind %s: a kind is the module's name (%s)" % (kind, module))
+    kinds = tuple(getattr(adapter, "KUBERNETES", ()))
+    for kind in kinds:
+        if kind != module and not (kind == str(module) + GANG_SUFFIX and module in kinds):
+            out.append("Kubernetes kind %s: a kind is the module's name (%s), its gang form %s%s beside it"
+                       % (kind, module, module, GANG_SUFFIX))
     allowed = set(PROGRAMS) | {module}
     named = set([adapter.TOOL] if hasattr(adapter, "TOOL") else [])
     for kind in getattr(adapter, "GOLDEN", ()):
@@ -233,14 +233,27 @@ def test_a_tool_name_off_the_rule_is_named():
     found = []
     _naming_problems("demo", demo, found)
     assert found == ["the adapter is named demo, its module demo_bench: the adapter file is tools/<MODULE>.py",
-                     "Kubernetes kind demo: a kind is the module's name (demo_bench)",
-                     "Kubernetes kind allreduce_multinode: a kind is the module's name (demo_bench)",
+                     "Kubernetes kind demo: a kind is the module's name (demo_bench), its gang form "
+                     "demo_bench_multinode beside it",
+                     "Kubernetes kind allreduce_multinode: a kind is the module's name (demo_bench), its gang form "
+                     "demo_bench_multinode beside it",
                      "tool.name torch-demo: neither an external program (PROGRAMS) nor the module's name demo_bench"]
     demo.TOOL = "demo_bench"
-    demo.KUBERNETES = ("demo_bench",)
+    demo.KUBERNETES = ("demo_bench_multinode",)      # a gang form alone: the kind is the module's name
+    found = []
+    _naming_problems("demo_bench", demo, found)
+    assert found == ["Kubernetes kind demo_bench_multinode: a kind is the module's name (demo_bench), its gang form "
+                     "demo_bench_multinode beside it"]
+    demo.KUBERNETES = ("demo_bench", "demo_bench_multinode")
     found = []
     _naming_problems("demo_bench", demo, found)
     assert found == []
+
+
+def test_every_former_kind_name_maps_to_a_kind():
+    """The one table of the kinds' names before 2.0.0 maps each to a kind of today, and no former name is a kind."""
+    assert set(k8s_plan.KINDS_RENAMED.values()) <= set(k8s_plan.KINDS)
+    assert not set(k8s_plan.KINDS_RENAMED) & set(k8s_plan.KINDS)
 
 
 def test_an_incomplete_adapter_is_told_what_is_missing():

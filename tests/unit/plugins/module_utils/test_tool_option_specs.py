@@ -45,13 +45,13 @@ MODULES = {
     "port_counters": [(port_counters_module, True)],
 }
 # planner kind -> adapter
-KINDS = {"env": "env_probe", "gemm": "gemm_bench", "nccl": "nccl_test", "nccl_multinode": "nccl_test", "perftest": "perftest_sweep",
-         "allreduce_multinode": "allreduce_probe", "dcgm": "dcgm_diag", "port_counters": "port_counters", "soak": "gpu_soak",
-         "copy_bandwidth": "copy_bandwidth"}
+KINDS = {"env_probe": "env_probe", "gemm_bench": "gemm_bench", "nccl_test": "nccl_test", "nccl_test_multinode": "nccl_test",
+         "perftest_sweep": "perftest_sweep", "allreduce_probe": "allreduce_probe", "dcgm_diag": "dcgm_diag",
+         "port_counters": "port_counters", "gpu_soak": "gpu_soak", "copy_bandwidth": "copy_bandwidth"}
 # the adapters' options whose default the planner sets differently (k8s_plan.KUBERNETES_OPTIONS says why)
-KUBERNETES_DIFFERENT = {"env": set(), "gemm": set(), "nccl": set(), "nccl_multinode": set(),
-                        "perftest": {"test", "hcas", "peer_rates_gbit_s"}, "allreduce_multinode": set(),
-                        "dcgm": set(), "port_counters": set(), "soak": set(), "copy_bandwidth": set()}
+KUBERNETES_DIFFERENT = {"env_probe": set(), "gemm_bench": set(), "nccl_test": set(), "nccl_test_multinode": set(),
+                        "perftest_sweep": {"test", "hcas", "peer_rates_gbit_s"}, "allreduce_probe": set(),
+                        "dcgm_diag": set(), "port_counters": set(), "gpu_soak": set(), "copy_bandwidth": set()}
 SPEC_KEYS = ("type", "default", "choices", "elements", "options")
 
 
@@ -140,7 +140,7 @@ def _same_documented(where, documented, options):
 def test_the_planner_defaults_are_the_adapters(kind):
     options = ADAPTERS[KINDS[kind]].OPTIONS
     planner = k8s_plan.DEFAULTS[kind]
-    own = k8s_plan.KUBERNETES_OPTIONS["nccl" if kind == "nccl_multinode" else kind]
+    own = k8s_plan.KUBERNETES_OPTIONS["nccl_test" if kind == "nccl_test_multinode" else kind]
     # every planner option is the adapter's or the pods' own: none is written by hand twice
     assert set(planner) <= set(options) | set(own)
     assert set(own) <= set(planner)
@@ -158,7 +158,7 @@ def test_the_planner_defaults_are_the_adapters(kind):
 def test_the_planner_documents_its_own_defaults():
     """k8s_workload documents the options the pods add (ssh_port V(2222), torchrun, master_port V(29500), ...)."""
     doc = documented_options(importlib.import_module("ansible_collections.aifabric.acceptance.plugins.modules.k8s_workload"))
-    for kind, option in (("nccl", "nccl"), ("perftest", "perftest"), ("allreduce_multinode", "allreduce_probe")):
+    for kind, option in (("nccl_test", "nccl_test"), ("perftest_sweep", "perftest_sweep"), ("allreduce_probe", "allreduce_probe")):
         text = " ".join(doc[option]["description"])
         for name, value in k8s_plan.KUBERNETES_OPTIONS[kind].items():
             if name not in ADAPTERS[KINDS[kind]].OPTIONS:

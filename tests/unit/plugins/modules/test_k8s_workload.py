@@ -37,8 +37,8 @@ def call(args):
 
 
 def test_render_writes_every_manifest_and_applies_nothing(module, tmp_path):
-    res = call({"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path),
-                "run_id": "rend1", "nccl": {"collectives": ["all_reduce"]}})
+    res = call({"kind": "nccl_test_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path),
+                "run_id": "rend1", "nccl_test": {"collectives": ["all_reduce"]}})
     assert not res.failed, res.kwargs
     assert res.kwargs["changed"] is True and res.kwargs["results"] == [] and res.kwargs["launcher"] == "indexed"
     files = res.kwargs["files"]
@@ -57,8 +57,8 @@ def test_render_writes_every_manifest_and_applies_nothing(module, tmp_path):
 
 def test_render_is_private_the_ssh_key_above_all(module, tmp_path):
     """The Secret holds the run's ssh private key: every manifest 0600 in 0700 directories (was 0644 in 0755)."""
-    res = call({"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
-                "run_id": "priv1", "nccl": {"collectives": ["all_reduce"]}})
+    res = call({"kind": "nccl_test_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
+                "run_id": "priv1", "nccl_test": {"collectives": ["all_reduce"]}})
     assert not res.failed, res.kwargs
     for directory in (tmp_path / "out", tmp_path / "out" / "priv1"):
         assert os.stat(str(directory)).st_mode & 0o777 == 0o700
@@ -73,8 +73,8 @@ def test_render_never_writes_through_a_planted_link(module, tmp_path):
     run_dir.mkdir(parents=True, mode=0o700)
     os.symlink(str(victim), str(run_dir / "00-configmap-aif-plant1-code.yaml"))
     os.symlink(str(victim), str(run_dir / "00-configmap-aif-plant1-code.yaml.tmp"))
-    res = call({"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
-                "run_id": "plant1", "nccl": {"collectives": ["all_reduce"]}})
+    res = call({"kind": "nccl_test_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
+                "run_id": "plant1", "nccl_test": {"collectives": ["all_reduce"]}})
     assert not res.failed, res.kwargs
     assert victim.read_text() == "precious"
     assert not os.path.islink(res.kwargs["files"][0])
@@ -82,14 +82,14 @@ def test_render_never_writes_through_a_planted_link(module, tmp_path):
 
 def test_render_other_launchers_and_kinds(module, tmp_path):
     for launcher, kind in (("mpijob", "MPIJob"), ("volcano", "Job")):
-        res = call({"kind": "nccl_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path),
+        res = call({"kind": "nccl_test_multinode", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path),
                     "run_id": launcher, "launcher": launcher})
         assert res.kwargs["launcher"] == launcher
         with open(res.kwargs["files"][-1]) as handle:
             assert yaml.safe_load(handle)["kind"] == kind
-    res = call({"kind": "perftest", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path), "run_id": "pt",
+    res = call({"kind": "perftest_sweep", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path), "run_id": "pt",
                 "rounds": [[["gpu-node-01", "gpu-node-02"]], [["gpu-node-03", "gpu-node-01"]]],
-                "perftest": {"hcas": ["mlx5_0"]}, "gpus_per_pod": 0, "host_network": True})
+                "perftest_sweep": {"hcas": ["mlx5_0"]}, "gpus_per_pod": 0, "host_network": True})
     names = [os.path.basename(f) for f in res.kwargs["files"]]
     assert names[1:] == ["01-service-aif-pt-pt-r0.yaml", "02-job-aif-pt-pt-r0-p0-s.yaml",
                          "03-job-aif-pt-pt-r0-p0-c.yaml", "04-service-aif-pt-pt-r1.yaml",
@@ -97,7 +97,7 @@ def test_render_other_launchers_and_kinds(module, tmp_path):
 
 
 def test_check_mode_render_writes_nothing(module, tmp_path):
-    res = call({"kind": "env", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
+    res = call({"kind": "env_probe", "hosts": NODES, "image": IMAGE, "render_dir": str(tmp_path / "out"),
                 "run_id": "chk", "_ansible_check_mode": True})
     assert res.kwargs["changed"] is False and len(res.kwargs["files"]) == 4
     assert not os.path.exists(str(tmp_path / "out"))
@@ -105,13 +105,13 @@ def test_check_mode_render_writes_nothing(module, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    ({"kind": "env", "hosts": NODES}, "image"),
+    ({"kind": "env_probe", "hosts": NODES}, "image"),
     ({"state": "absent"}, "run_id"),
-    ({"kind": "env", "image": IMAGE, "render_dir": "/tmp/x", "label_selector": "a=b"}, "render mode needs hosts"),
-    ({"kind": "perftest", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "perftest": {"hcas": ["m"]}},
+    ({"kind": "env_probe", "image": IMAGE, "render_dir": "/tmp/x", "label_selector": "a=b"}, "render mode needs hosts"),
+    ({"kind": "perftest_sweep", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "perftest_sweep": {"hcas": ["m"]}},
      "needs rounds"),
-    ({"kind": "env", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "run_id": "Bad_Id"}, "run_id"),
-    ({"kind": "gemm", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "gemm": {"dtype": ["bf16"]}},
+    ({"kind": "env_probe", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "run_id": "Bad_Id"}, "run_id"),
+    ({"kind": "gemm_bench", "image": IMAGE, "hosts": NODES, "render_dir": "/tmp/x", "gemm_bench": {"dtype": ["bf16"]}},
      "unknown option 'dtype'"),
 ])
 def test_bad_input_is_a_clear_failure(module, args, needle):
@@ -135,5 +135,5 @@ def test_run_mode_without_a_cluster_says_so(monkeypatch, tmp_path):
     for name in ("KUBECONFIG", "K8S_AUTH_KUBECONFIG", "K8S_AUTH_HOST", "KUBERNETES_SERVICE_HOST"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    res = call({"kind": "env", "hosts": NODES, "image": IMAGE, "kubeconfig": str(tmp_path / "missing")})
+    res = call({"kind": "env_probe", "hosts": NODES, "image": IMAGE, "kubeconfig": str(tmp_path / "missing")})
     assert res.failed and "kubeconfig" in res.kwargs["msg"] and res.kwargs["run_id"].startswith("r")

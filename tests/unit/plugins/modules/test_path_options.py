@@ -103,7 +103,7 @@ def burnin_worker_dir(path):
 
 
 def render_dir(path):
-    return _module_refuses(k8s_workload.main, {"kind": "env", "hosts": ["n1"], "image": "img:1", "render_dir": path,
+    return _module_refuses(k8s_workload.main, {"kind": "env_probe", "hosts": ["n1"], "image": "img:1", "render_dir": path,
                                                "run_id": "walk"})
 
 

@@ -67,7 +67,7 @@ def test_nccl_tests_module_planner_and_import_mode_give_the_same_record(module_e
     monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, read(fixture), "")))
     (from_ssh,) = _call(nccl_test.main, {"tool_dir": _nccl_bindir(tmp_path), "collectives": ["all_reduce"], "json_output": "never",
                                          "gpus_per_process": 2}).kwargs["results"]
-    plan = k8s_plan.build("nccl", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
+    plan = k8s_plan.build("nccl_test", ["gpu-node-01"], dict(POD, gpus_per_pod=2), "t1", {"tool_dir": "/opt/nccl-tests/build", "collectives": ["all_reduce"]})
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "all_reduce", "argv": ["cat", fixture], "timeout_s": 30}])
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot), log)
@@ -93,7 +93,7 @@ def test_gemm_module_and_planner_give_the_same_records(module_env, monkeypatch):
     text = read(os.path.join(PROOF, "gemm_bare.txt"))
     monkeypatch.setattr(tool_runner, "spawn", _runner(module_env, lambda argv: (0, text, "")))
     from_ssh = _call(gemm_bench.main, {}).kwargs["results"]
-    plan = k8s_plan.build("gemm", ["gpu-node-02"], POD, "t1")
+    plan = k8s_plan.build("gemm_bench", ["gpu-node-02"], POD, "t1")
     (slot,) = plan["steps"][0]["slots"]
     rc, log = pod_log([{"label": "gemm", "argv": ["cat", os.path.join(PROOF, "gemm_bare.txt")], "timeout_s": 30}])
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-02"), log)
@@ -109,7 +109,7 @@ def test_perftest_planner_and_import_mode_give_the_same_client_record(module_env
     fixture = os.path.join(PERFTEST_FIXTURES, name)
     header = perftest_parser.parse(read(fixture))
     opts = {"hcas": [header["header"]["Device"]], "test": header["tool"], "expect": {"bw_avg_gbit_s": {"min": 100}}}
-    plan = k8s_plan.build("perftest", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
+    plan = k8s_plan.build("perftest_sweep", ["n1", "n2"], dict(POD, gpus_per_pod=0), "t1", opts, rounds=[[["n1", "n2"]]])
     slot = [s for s in plan["steps"][0]["slots"] if s["role"] == "client"][0]
     rc, log = pod_log([{"label": opts["hcas"][0], "argv": ["cat", fixture], "timeout_s": 30}], parallel=True)
     (from_k8s,) = k8s_plan.slot_records(plan, slot, ok(slot, "n2"), log)
