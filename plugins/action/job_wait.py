@@ -235,8 +235,8 @@ class ActionModule(ActionBase):
         the job directory of the shell's async_dir, then started/finished as booleans); with ``cleanup`` the module
         removes the file of a job it finds finished.
 
-        The directory goes to the module as the shell option says it (``~`` unexpanded), in ANSIBLE_ASYNC_DIR as
-        ansible-core gives it to async_wrapper: the module expands it on the host, in the environment the job's
+        The directory goes to the module as the shell option says it (``~`` unexpanded), its option ``async_dir`` of type
+        path: the module expands it on the host, in the environment the job's
         async_wrapper expanded it in (the same connection, user and HOME), so both
         name one directory. ansible.builtin.async_status expands ``~`` as ``~<remote user>`` (the passwd home)
         instead: where HOME is not that (a local connection under a HOME of its own, as ``make test`` runs) the job
@@ -246,11 +246,8 @@ class ActionModule(ActionBase):
         path = self._connection._shell.join_path(self._async_dir, jid)
         base = {"ansible_job_id": jid, "started": True, "finished": False, "stdout": "", "stderr": "",
                 "stdout_lines": [], "stderr_lines": [], "results_file": path}
-        # the module reads the directory where async_wrapper read it (ansible-core sets it so for an async start)
-        self._task.environment.append({"ANSIBLE_ASYNC_DIR": self._async_dir})
-        try:
-            answer = self._execute_module(module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup},
-                                          task_vars=task_vars)
-        finally:
-            self._task.environment.pop()
+        # the module reads the directory where async_wrapper read it (its option of type path expands ~ on the host)
+        answer = self._execute_module(module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup,
+                                                                              "async_dir": self._async_dir},
+                                      task_vars=task_vars)
         return _believed(jid, merge_hash(base, answer))

@@ -99,6 +99,14 @@ options:
     description: Remove the job's file once the job finished (its result came back).
     type: bool
     default: true
+  async_dir:
+    description:
+      - The job directory on the host, where C(async_wrapper) wrote the job's file - set by the module's action from
+        the shell's C(async_dir) (C(ANSIBLE_ASYNC_DIR)), as the task that started the job used it; a task does not
+        give it (the action's options do not take it).
+      - C(~) is expanded on the host, as the user the module runs as (the job's user), as C(async_wrapper) did.
+    type: path
+    required: true
 seealso:
   - module: ansible.builtin.async_status
 notes:
@@ -211,6 +219,7 @@ def main():
             unreachable_after_polls=dict(type="int", default=2),
             status_errors_after_polls=dict(type="int", default=3),
             cleanup=dict(type="bool", default=True),
+            async_dir=dict(type="path", required=True),
         ),
         supports_check_mode=True,
     )
@@ -222,8 +231,8 @@ def _poll(module):
     jid = module.params["jid"]
     if not statedir.NAME_RE.match(jid):      # the action refuses it first: never a path outside the directory
         module.fail_json(msg="jid %.100r is not a job id" % jid, ansible_job_id=jid)
-    # the job directory as async_wrapper found it: the action gives the shell's async_dir in the same variable
-    path = os.path.join(os.path.expanduser(os.environ.get("ANSIBLE_ASYNC_DIR", "~/.ansible_async")), jid)
+    # the job directory as async_wrapper found it (the action gives the shell's async_dir; type path expands ~ here)
+    path = os.path.join(module.params["async_dir"], jid)
     data, done = status(jid, path)
     if done and module.params["cleanup"] and not module.check_mode:
         data[REMOVED] = remove(path)

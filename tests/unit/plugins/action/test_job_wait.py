@@ -56,7 +56,7 @@ class Host:
         self.args_dir.mkdir()
         self.job = list(job)
         self.calls = []
-        self.dirs = []           # the job directory each call had in its environment (ANSIBLE_ASYNC_DIR)
+        self.dirs = []           # the job directory each call gave the module (its async_dir, ~ unexpanded)
         self.action = None
         self.ended = []          # time.monotonic() at the end of each call
 
@@ -70,7 +70,7 @@ class Host:
     def execute(self, module_name=None, module_args=None, task_vars=None, **_kw):
         assert module_name == "aifabric.acceptance.job_wait", module_name
         self.calls.append(dict(module_args))
-        self.dirs.append(self.action._task.environment[-1]["ANSIBLE_ASYNC_DIR"])
+        self.dirs.append(module_args["async_dir"])
         content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
         if content is not None:
             self.job_file.write_text(json.dumps(content) if content != "" else "")
@@ -84,8 +84,7 @@ class Host:
         path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
         proc = subprocess.run([sys.executable, "-m", "ansible_collections.aifabric.acceptance.plugins.modules.job_wait",
                                str(path)],
-                              env=dict(os.environ, HOME=str(self.home), PYTHONPATH=os.pathsep.join(sys.path),
-                                       ANSIBLE_ASYNC_DIR=self.dirs[-1]),
+                              env=dict(os.environ, HOME=str(self.home), PYTHONPATH=os.pathsep.join(sys.path)),
                               capture_output=True, text=True, timeout=60, check=False)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 

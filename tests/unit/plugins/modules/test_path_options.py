@@ -255,6 +255,9 @@ CLASSIFIED = {
     ("role:probe", "probe_ibnetdiscover_file"): (READ, None),  # read on the controller (fabric_topology, delegated)
     ("role:hccl", "hccl_profiles_file"): (READ, None),     # the same
     ("role:k8s", "k8s_render_dir"): (WRITE, render_dir),   # handed to k8s_workload's render_dir as it is
+    # set by job_wait's action only (the shell's async_dir, where ansible-core's async_wrapper wrote the job's file; a
+    # task cannot give it): the module reads the job's file there and removes that one file, named by a checked job id
+    ("job_wait", "async_dir"): (READ, None),
 }
 for _plugin in ("k8s_workload", "k8s_preflight", "k8s_device_plugin", "k8s_node_verdicts"):
     for _name in ("kubeconfig", "ca_cert", "client_cert", "client_key", "api_key"):
