@@ -301,7 +301,7 @@ def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # eve
         return
     sep = "{"
     for key, value in report.items():
-        if key == "records" and type(value) is list and value:  # pylint: disable=unidiomatic-typecheck
+        if key == "records" and isinstance(value, list) and value:     # (a report's records: analysis_records.Records)
             yield "%s%s:[" % (sep, _dumps(key))
             for start in range(0, len(value), JSON_CHUNK_RECORDS):
                 yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS])[1:-1]
@@ -406,8 +406,8 @@ def _md_problems(report, counted, deltas):
     # the records that count toward a host's verdict (docs/results.md): a pairwise record of a matrix that
     # attribution judged counts toward no host; its verdict is in the .node/.link records and the findings
     counted = report_html.counted_ids(report["records"]) if counted is None else counted
-    bad = [r for r in _sorted_records(report["records"])
-           if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
+    bad = _sorted_records([r for r in report["records"]      # chosen, then sorted (the same order: a stable sort)
+                           if r.get("status") in ("error", "fail", "warn") and id(r) in counted])
     out = ["## Problems", ""]
     if not bad:
         return out + ["None.", ""]
@@ -528,9 +528,10 @@ def _junit_outcome(rec, counted):
     return outcome(reason, rec.get("raw") or reason) if outcome else None
 
 
-def _junit_testcase(out, host, rec, counted):
+def _junit_testcase(out, classname, rec, counted):
+    """One record's testcase; ``classname``: its host as an attribute value (:func:`_a`)."""
     out.append('    <testcase classname=%s name=%s time="%.3f">' % (
-        _a(host), _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
+        classname, _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
     _properties(out, "      ", _record_properties(rec))
     line = _junit_outcome(rec, counted)
     if line is not None:
@@ -575,8 +576,9 @@ def junit_chunks(report, counted=None):
             _a(host), len(recs), counts["fail"], counts["error"], counts["skip"], stamp, run_id,
             sum(_num(r.get("duration_s")) or 0.0 for r in recs)))
         _properties(out, "    ", [("verdict", verdicts.get(host, "-")), ("run_id", run.get("run_id") or "")])
+        classname = _a(host)
         for rec in recs:
-            _junit_testcase(out, host, rec, counted)
+            _junit_testcase(out, classname, rec, counted)
         out.append("  </testsuite>")
         yield "\n".join(out) + "\n"
     yield "</testsuites>\n"

@@ -77,7 +77,7 @@ def matrix_key(record):
 def judged_matrices(records):
     """The (check, target) matrices the attribution analysis gave host verdicts for."""
     out = set()
-    for rec in records:
+    for rec in analysis_records.added(records):
         tool = rec.get("tool") if isinstance(rec, dict) else None
         if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis_records.is_analysis_record(rec):
             measured = (rec.get("facts") or {}).get("measured_check")
