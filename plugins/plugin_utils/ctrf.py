@@ -88,9 +88,9 @@ def _labels(rec, host):
 
 def _extra(rec, judged):
     extra = {}
-    metrics = {k: _plain(v) for k, v in sorted((rec.get("metrics") or {}).items())}
+    metrics = rec.get("metrics")
     if metrics:
-        extra["metrics"] = metrics
+        extra["metrics"] = {k: _plain(v) for k, v in sorted(metrics.items())}
     rules = rec.get("expect")
     if rules:
         expect = {}

@@ -500,6 +500,8 @@ def _tally(recs, counted):
 
 def _record_properties(rec):
     """A testcase's properties: its metrics, then its expectation bounds (``expect.<metric>.<bound>``)."""
+    if not rec.get("metrics") and not rec.get("expect"):
+        return []       # (many records: the probe's)
     return [(k, fmt_value(v)) for k, v in sorted((rec.get("metrics") or {}).items())] + [
         ("expect.%s.%s" % (k, bound), fmt_value(rule[bound]))
         for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict)
