@@ -133,8 +133,8 @@ def record_judges(records):
         if _is_headline(rec):
             judges, _why = judges_of(rec, by_analysis, matrices)
             out[id(rec)] = ", ".join(judges) if judges else "unjudged"
-        else:
-            kinds = sorted(set(rule_judge(rule.get("source")) for rule in (rec.get("expect") or {}).values()
+        elif rec.get("expect"):     # (a record with no rule has no judge)
+            kinds = sorted(set(rule_judge(rule.get("source")) for rule in rec["expect"].values()
                                if expectations.is_judging(rule)))
             if kinds:
                 out[id(rec)] = ", ".join(kinds)
