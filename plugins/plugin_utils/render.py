@@ -243,6 +243,8 @@ def _delta_index(report):
 
 
 def _num(value):
+    if type(value) is float:    # pylint: disable=unidiomatic-typecheck  # the common case first (twice a testcase)
+        return value if value - value == 0.0 else None      # NaN and infinities: None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
