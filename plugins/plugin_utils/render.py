@@ -291,8 +291,11 @@ def _sorted_records(records):
 JSON_CHUNK_RECORDS = 2000      # records encoded per chunk of results.json (about 2 MB of text)
 
 
-def _dumps(value):
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)
+def _dumps(value, check_circular=True):
+    """Compact JSON text. ``check_circular=False`` for values that are trees (records: parsed from JSON or copied by
+    normalize.plain), which the encoder then need not track (a few per cent of the encoding)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str,
+                      check_circular=check_circular)
 
 
 def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # every writer's signature
@@ -306,7 +309,7 @@ def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # eve
         if key == "records" and isinstance(value, list) and value:     # (a report's records: analysis_records.Records)
             yield "%s%s:[" % (sep, _dumps(key))
             for start in range(0, len(value), JSON_CHUNK_RECORDS):
-                yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS])[1:-1]
+                yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS], check_circular=False)[1:-1]
             yield "]"
         else:
             yield "%s%s:%s" % (sep, _dumps(key), _dumps(value))

@@ -159,7 +159,7 @@ def _ran_by_host(records):
         if not isinstance(rec, dict):
             continue
         check, entry = str(rec.get("check")), (rec.get("status"), rec.get("reason"))
-        ends = [rec.get("host")] + ([rec["peer"]] if is_pairwise(rec) else [])
+        ends = [rec.get("host")] + ([rec["peer"]] if rec.get("peer") and is_pairwise(rec) else [])
         test = group_screen.screen_of(rec)
         if test is not None:
             ends = ends + [h for h in test["hosts"] if h not in ends]
