@@ -137,7 +137,7 @@ def test_the_store_is_not_locked_while_the_files_are_made(tmp_path, monkeypatch)
     """Before: the files were rendered inside the run's BEGIN IMMEDIATE transaction; another writer of the store
     (another run, a history task) waited for the whole rendering (9-17 s at 1000 hosts)."""
     db = str(tmp_path / "h.sqlite")
-    fleet.publish(report_of("earlier0000000000"), output_dir=str(tmp_path), history_db=db)
+    fleet.publish(report_of("earlier0000000000"), reports_root=str(tmp_path), history_db=db)
     real_md = render.WRITERS["md"]
     took = []
 
@@ -152,7 +152,7 @@ def test_the_store_is_not_locked_while_the_files_are_made(tmp_path, monkeypatch)
         return real_md(report, counted)
 
     monkeypatch.setitem(render.WRITERS, "md", md_while_another_writer_writes)
-    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert took == [True] and not out["warnings"]
     assert sorted(stored_runs(db)) == ["0123456789abcdef", "earlier0000000000"]
 
@@ -163,7 +163,7 @@ def test_a_run_stored_while_the_files_are_made_makes_them_again_with_its_deltas(
     db = str(tmp_path / "h.sqlite")
     first = report_of("first00000000000")
     first["run"]["started"] = "2026-11-23T09:00:00Z"
-    fleet.publish(first, output_dir=str(tmp_path), history_db=db)
+    fleet.publish(first, reports_root=str(tmp_path), history_db=db)
     real_md = render.WRITERS["md"]
     made = []
 
@@ -176,7 +176,7 @@ def test_a_run_stored_while_the_files_are_made_makes_them_again_with_its_deltas(
         return real_md(report, counted)
 
     monkeypatch.setitem(render.WRITERS, "md", md_then_another_run)
-    out = fleet.publish(report_of(), output_dir=str(tmp_path), history_db=db)
+    out = fleet.publish(report_of(), reports_root=str(tmp_path), history_db=db)
     assert made == [["first00000000000"], ["between000000000"]]
     with open(os.path.join(out["dir"], "results.json"), encoding="utf-8") as handle:
         written = json.load(handle)
