@@ -149,8 +149,8 @@ def _finite(value):
 def nonfinite_metrics(record):
     """Names of the metrics of a record whose value is NaN or infinite (sorted)."""
     metrics = record.get("metrics") if isinstance(record, dict) else None
-    if not isinstance(metrics, dict):
-        return []
+    if not metrics or not isinstance(metrics, dict):
+        return []       # (no metric: many records, e.g. the probe's)
     return sorted(str(name) for name, value in metrics.items() if not _finite(value))
 
 

@@ -56,8 +56,7 @@ def analyze(records, config=None, analyses=None, started=None):
     findings, problems = [], []
     for func in ANALYSES if analyses is None else analyses:
         name = _analysis_name(func)
-        given = analysis_records.Records(out)
-        given.measured_count = count
+        given = analysis_records.split(out, count)
         try:
             new, found = func(given, config)
         except Exception as exc:  # pylint: disable=broad-except  # one bad analysis must not lose the report
@@ -80,18 +79,22 @@ def analyze(records, config=None, analyses=None, started=None):
                 problems.append("analysis %s returned an invalid finding: %s" % (name, "; ".join(bad)))
                 continue
             findings.append(plain(dict(item, analysis=name)))
-    return out, findings, problems
+    return analysis_records.split(out, count), findings, problems
 
 
 def analysis_entry(report, config, after):
     """The stream entry of a report's analysis (see :func:`build_report`'s ``prior``): made of ``config`` and of the
     first ``after`` entries of the stream."""
     return {"e": "analysis", "after": after, "config": plain(dict(config or {})),
-            "records": [r for r in report["records"] if analysis_records.is_analysis_record(r)],
+            "records": analysis_records.added(report["records"]),
             "findings": report["findings"], "problems": list(report["problems"])}
 
 
 def reuse_analysis(records, prior, started=None):
     """(records, findings, problems) of :func:`analyze` from a stored analysis of the same records and config."""
     added = [dict(r, started=started) if started else dict(r) for r in prior.get("records") or []]
-    return strip_analysis(records) + added, list(prior.get("findings") or []), list(prior.get("problems") or [])
+    measured = strip_analysis(records)
+    out = measured + added
+    if all(analysis_records.is_analysis_record(r) for r in added):
+        out = analysis_records.split(out, len(measured))
+    return out, list(prior.get("findings") or []), list(prior.get("problems") or [])

@@ -29,20 +29,49 @@ def is_analysis_record(record):
 
 
 class Records(list):
-    """The records the pipeline (analysis_pipeline.analyze) gives an analysis: the measured records first, ``measured_count``
-    of them, then the records the analyses before it added. :func:`measured` takes the prefix instead of asking
-    every record (an analysis that walks all the records for its measured ones did so once per analysis)."""
+    """Records with the measured ones first, ``measured_count`` of them, then the records the analyses added: what
+    the pipeline (analysis_pipeline.analyze) gives each analysis and what a report holds (fleet.build_report).
+    :func:`measured` and :func:`added` take the two parts instead of asking every record (each analysis, the summary
+    and the files walked all the records for them). The split holds only while the list keeps the length it had when
+    it was made (:func:`split`): after an append, an insert or a removal both ask every record again."""
 
     measured_count = None
+    sealed_len = None
+
+
+def split(records, measured_count):
+    """``records`` (the measured ones first, ``measured_count`` of them, then only analysis records) as
+    :class:`Records` that know where the two parts meet."""
+    out = Records(records)
+    out.measured_count, out.sealed_len = measured_count, len(out)
+    return out
+
+
+def _count(records):
+    """The measured prefix's length of a :class:`Records` still of the length it was made with, else None."""
+    count = getattr(records, "measured_count", None)
+    if count is None:
+        return None
+    sealed = getattr(records, "sealed_len", None)
+    return count if sealed is None or sealed == len(records) else None
 
 
 def measured(records):
-    """The measured records of ``records`` (those no analysis added), in their order: the measured prefix of the
-    pipeline's :class:`Records`, else the records :func:`is_analysis_record` says no to."""
-    count = getattr(records, "measured_count", None)
+    """The measured records of ``records`` (those no analysis added), in their order: the measured prefix of a
+    :class:`Records`, else the records :func:`is_analysis_record` says no to."""
+    count = _count(records)
     if count is not None:
         return records[:count]
     return [r for r in records if not is_analysis_record(r)]
+
+
+def added(records):
+    """The records an analysis added, in their order: the part of a :class:`Records` after its measured prefix, else
+    the records :func:`is_analysis_record` says yes to."""
+    count = _count(records)
+    if count is not None:
+        return records[count:]
+    return [r for r in records if is_analysis_record(r)]
 
 
 def record(analysis, check, status, host, reason=None, target=None, peer=None,

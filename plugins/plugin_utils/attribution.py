@@ -115,10 +115,10 @@ def _metric_of(record, overrides):
 
 
 def _usable(record):
-    if not isinstance(record, dict) or analysis_records.is_analysis_record(record):
+    if not isinstance(record, dict):
         return False
     check = record.get("check") or ""
-    if not check.startswith("rdma.") or check.endswith(".server"):
+    if not check.startswith("rdma.") or check.endswith(".server") or analysis_records.is_analysis_record(record):
         return False
     if not record.get("host") or not record.get("peer") or record.get("host") == record.get("peer"):
         return False

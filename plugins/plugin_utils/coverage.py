@@ -70,9 +70,7 @@ def analysis_judges(records):
     """{(host, measured check, target or None): {judge: reason of a skip or None}} from the analysis records."""
     out = {}
     compared = None
-    for rec in records:
-        if not analysis_records.is_analysis_record(rec):
-            continue
+    for rec in analysis_records.added(records):
         judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
         if judge is None:
             continue
@@ -128,15 +126,15 @@ def record_judges(records):
     by_analysis = analysis_judges(records)
     matrices = verdict.compared_matrices(records)
     out = {}
-    for rec in records:
-        if analysis_records.is_analysis_record(rec):
-            name = (rec.get("tool") or {}).get("version")
-            out[id(rec)] = "%s (analysis)" % ANALYSIS_JUDGES.get(name, name or "analysis")
-        elif _is_headline(rec):
+    for rec in analysis_records.added(records):
+        name = (rec.get("tool") or {}).get("version")
+        out[id(rec)] = "%s (analysis)" % ANALYSIS_JUDGES.get(name, name or "analysis")
+    for rec in analysis_records.measured(records):
+        if _is_headline(rec):
             judges, _why = judges_of(rec, by_analysis, matrices)
             out[id(rec)] = ", ".join(judges) if judges else "unjudged"
-        else:
-            kinds = sorted(set(rule_judge(rule.get("source")) for rule in (rec.get("expect") or {}).values()
+        elif rec.get("expect"):     # (a record with no rule has no judge)
+            kinds = sorted(set(rule_judge(rule.get("source")) for rule in rec["expect"].values()
                                if expectations.is_judging(rule)))
             if kinds:
                 out[id(rec)] = ", ".join(kinds)
@@ -150,7 +148,7 @@ def coverage(records):
     matrices = verdict.compared_matrices(records)
     hardware_why = hardware.not_judged(records)
     total, by_judge, unjudged, judged_by = 0, {}, [], []
-    for rec in records:
+    for rec in analysis_records.measured(records):
         if not _is_headline(rec):
             continue
         total += 1
@@ -292,9 +290,9 @@ def stages(records, hosts, plural):
     writes the counts. An analysis' records and the run's bookkeeping (BOOKKEEPING) are no stage's."""
     by_host = dict((h, [([], []) for _stage in STAGES]) for h in hosts)    # per stage: (measured, probed)
     roles = {}      # check -> its stages (a fleet has few distinct checks: each is matched once)
-    for rec in records:
+    for rec in analysis_records.measured(records):
         per_stage = by_host.get(rec.get("host"))
-        if per_stage is None or analysis_records.is_analysis_record(rec):
+        if per_stage is None:
             continue
         check = rec.get("check")
         if check in BOOKKEEPING:

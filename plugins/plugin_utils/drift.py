@@ -111,10 +111,11 @@ def _collect(records, matches):
         if not host or not isinstance(facts, dict):
             continue
         check, target = rec["check"], rec.get("target")
+        env_check = _env_check(check)       # (once a record, not once a fact)
         for fact, value in facts.items():
             if value is None or value == "":
                 continue
-            is_env = fact in ENV_FACTS or _env_check(check)
+            is_env = env_check or fact in ENV_FACTS
             if isinstance(value, dict) and (is_env or matches(check, fact)):
                 if is_env:
                     env_hosts.setdefault((check, target, fact), set()).add(host)

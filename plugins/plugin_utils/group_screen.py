@@ -654,15 +654,18 @@ def screen_of(record):
     if not isinstance(record, dict):
         return None
     params = record.get("params")
+    if not params:
+        return None     # (most records: no parameters)
     env = params.get("env") if isinstance(params, dict) else None
     return parse_marker(env.get(MARKER_ENV)) if isinstance(env, dict) else None
 
 
 def is_screen_record(record):
     """True for the measured record of a screen test (it measures a group, not its host)."""
+    if screen_of(record) is None:
+        return False    # (most records: asked first)
     tool = record.get("tool") if isinstance(record, dict) else None
-    measured = not (isinstance(tool, dict) and tool.get("name") == "fleet-analysis")
-    return measured and screen_of(record) is not None
+    return not (isinstance(tool, dict) and tool.get("name") == "fleet-analysis")
 
 
 def _figure(record, name):

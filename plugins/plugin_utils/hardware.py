@@ -126,8 +126,10 @@ def candidates(records):
     """The measured records this analysis judges: single-host nccl collectives with a busbw over >= 2 ranks."""
     for rec in analysis_records.measured(records):
         check = rec.get("check") or ""
+        if not check.startswith(PREFIX):
+            continue        # (most records: asked first)
         metrics = rec.get("metrics") or {}
-        if (not check.startswith(PREFIX) or rec.get("peer")
+        if (rec.get("peer")
                 or not rec.get("host") or rec.get("status") not in JUDGED or _num(metrics.get(METRIC)) is None
                 or (_num(metrics.get("ranks")) or 0) < 2 or expectations.is_judging((rec.get("expect") or {}).get(METRIC))):
             continue        # a profile's or the user's rule for the metric wins: measured figures beat derived ones
@@ -250,9 +252,10 @@ def rdma_candidates(records):
     """The measured pairwise bandwidth records (client side) that no rule in their own ``expect`` judges."""
     for rec in analysis_records.measured(records):
         check = rec.get("check") or ""
+        if not check.startswith(RDMA_PREFIX):
+            continue        # (most records: asked first)
         metrics = rec.get("metrics") or {}
-        if (not check.startswith(RDMA_PREFIX)
-                or check[len(RDMA_PREFIX):] not in perftest_tool.LINE_RATE_TESTS or perftest_tool.kind_of(check) != "bw"
+        if (check[len(RDMA_PREFIX):] not in perftest_tool.LINE_RATE_TESTS or perftest_tool.kind_of(check) != "bw"
                 or not rec.get("host") or not rec.get("peer") or rec.get("peer") == rec.get("host")
                 or rec.get("status") not in JUDGED or _num(metrics.get(RDMA_METRIC)) is None
                 or expectations.is_judging((rec.get("expect") or {}).get(RDMA_METRIC))):
@@ -396,9 +399,11 @@ def rdma_judgements(records):
 def npu_candidates(records):
     """The measured HCCL figures (2 ranks or more) no rule judges: the probe records carry no NPU link rate."""
     for rec in analysis_records.measured(records):
+        if not (rec.get("check") or "").startswith("hccl."):
+            continue        # (most records: asked first)
         metrics = rec.get("metrics") or {}
         ranks = _num(metrics.get("ranks"))
-        if ((rec.get("check") or "").startswith("hccl.") and rec.get("host")
+        if (rec.get("host")
                 and rec.get("status") in JUDGED and _num(metrics.get(METRIC)) is not None
                 and not (ranks is not None and ranks < 2)
                 and not expectations.is_judging((rec.get("expect") or {}).get(METRIC))):

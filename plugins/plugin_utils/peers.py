@@ -16,6 +16,7 @@ Controller-only (plugin_utils); imports nothing from Ansible.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import statistics
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import thresholds
@@ -32,6 +33,7 @@ def _num(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+@functools.lru_cache(maxsize=4096)      # a fleet has few distinct checks; every measured record asks
 def _headline(check):
     for pattern, metric, unit in PER_GPU:
         if fnmatch.fnmatchcase(check, pattern):

@@ -256,7 +256,7 @@ def explained_ports(records):
     analysis's link records (``facts.measured_check`` the port check). They count toward no host
     (verdict.host_records): the link records carry the verdicts."""
     out = set()
-    for rec in records:
+    for rec in analysis_records.added(records):
         tool = rec.get("tool") if isinstance(rec, dict) else None
         if not (isinstance(tool, dict) and tool.get("version") == NAME and analysis_records.is_analysis_record(rec)):
             continue

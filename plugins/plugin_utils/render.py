@@ -234,6 +234,8 @@ def _delta_index(report):
 
 
 def _num(value):
+    if type(value) is float:    # pylint: disable=unidiomatic-typecheck  # the common case first (twice a testcase)
+        return value if value - value == 0.0 else None      # NaN and infinities: None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
@@ -280,8 +282,11 @@ def _sorted_records(records):
 JSON_CHUNK_RECORDS = 2000      # records encoded per chunk of results.json (about 2 MB of text)
 
 
-def _dumps(value):
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)
+def _dumps(value, check_circular=True):
+    """Compact JSON text. ``check_circular=False`` for values that are trees (records: parsed from JSON or copied by
+    normalize.plain), which the encoder then need not track (a few per cent of the encoding)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str,
+                      check_circular=check_circular)
 
 
 def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # every writer's signature
@@ -292,10 +297,10 @@ def json_chunks(report, counted=None):  # pylint: disable=unused-argument  # eve
         return
     sep = "{"
     for key, value in report.items():
-        if key == "records" and type(value) is list and value:  # pylint: disable=unidiomatic-typecheck
+        if key == "records" and isinstance(value, list) and value:     # (a report's records: analysis_records.Records)
             yield "%s%s:[" % (sep, _dumps(key))
             for start in range(0, len(value), JSON_CHUNK_RECORDS):
-                yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS])[1:-1]
+                yield ("," if start else "") + _dumps(value[start:start + JSON_CHUNK_RECORDS], check_circular=False)[1:-1]
             yield "]"
         else:
             yield "%s%s:%s" % (sep, _dumps(key), _dumps(value))
@@ -392,8 +397,8 @@ def _md_problems(report, counted, deltas):
     # the records that count toward a host's verdict (docs/results.md): a pairwise record of a matrix that
     # attribution judged counts toward no host; its verdict is in the .node/.link records and the findings
     counted = report_html.counted_ids(report["records"]) if counted is None else counted
-    bad = [r for r in _sorted_records(report["records"])
-           if r.get("status") in ("error", "fail", "warn") and id(r) in counted]
+    bad = _sorted_records([r for r in report["records"]      # chosen, then sorted (the same order: a stable sort)
+                           if r.get("status") in ("error", "fail", "warn") and id(r) in counted])
     out = ["## Problems", ""]
     if not bad:
         return out + ["None.", ""]
@@ -486,6 +491,8 @@ def _tally(recs, counted):
 
 def _record_properties(rec):
     """A testcase's properties: its metrics, then its expectation bounds (``expect.<metric>.<bound>``)."""
+    if not rec.get("metrics") and not rec.get("expect"):
+        return []       # (many records: the probe's)
     return [(k, fmt_value(v)) for k, v in sorted((rec.get("metrics") or {}).items())] + [
         ("expect.%s.%s" % (k, bound), fmt_value(rule[bound]))
         for k, rule in sorted((rec.get("expect") or {}).items()) if isinstance(rule, dict)
@@ -514,9 +521,10 @@ def _junit_outcome(rec, counted):
     return outcome(reason, rec.get("raw") or reason) if outcome else None
 
 
-def _junit_testcase(out, host, rec, counted):
+def _junit_testcase(out, classname, rec, counted):
+    """One record's testcase; ``classname``: its host as an attribute value (:func:`_a`)."""
     out.append('    <testcase classname=%s name=%s time="%.3f">' % (
-        _a(host), _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
+        classname, _a(label(rec)), _num(rec.get("duration_s")) or 0.0))
     _properties(out, "      ", _record_properties(rec))
     line = _junit_outcome(rec, counted)
     if line is not None:
@@ -561,8 +569,9 @@ def junit_chunks(report, counted=None):
             _a(host), len(recs), counts["fail"], counts["error"], counts["skip"], stamp, run_id,
             sum(_num(r.get("duration_s")) or 0.0 for r in recs)))
         _properties(out, "    ", [("verdict", verdicts.get(host, "-")), ("run_id", run.get("run_id") or "")])
+        classname = _a(host)
         for rec in recs:
-            _junit_testcase(out, host, rec, counted)
+            _junit_testcase(out, classname, rec, counted)
         out.append("  </testsuite>")
         yield "\n".join(out) + "\n"
     yield "</testsuites>\n"

@@ -683,19 +683,20 @@ def _record_row(rec, host, host_idx, strings, deltas_text, counted, judges):
     what judged it (coverage.record_judges: "profile", "hardware, peers", "unjudged", "hardware (analysis)")."""
     get = rec.get
     metrics, expect, facts, peer, ident = get("metrics"), get("expect"), get("facts"), get("peer"), id(rec)
-    return [
-        host, strings(get("check")), strings(get("target")),
+    target, reason, raw, delta, judge = get("target"), get("reason"), get("raw"), deltas_text(rec), judges.get(ident)
+    return [        # (text fields are a string or None: an empty one is the table's 0, not looked up)
+        host, strings(get("check")), strings(target) if target else 0,
         host_idx[peer] if peer else -1,
         STATUS_CODE.get(get("status"), 4),
-        strings(get("reason")),
+        strings(reason) if reason else 0,
         strings(metrics) if metrics else 0,           # the page rounds figures for display
         strings(expect) if expect else 0,
         strings(facts) if facts else 0,
-        strings(get("raw")),
-        strings(deltas_text(rec)),
+        strings(raw) if raw else 0,
+        strings(delta) if delta else 0,
         1 if ident in counted else 0,
         1 if (get("tool") or {}).get("name") == "fleet-analysis" else 0,
-        strings(judges.get(ident)),
+        strings(judge) if judge else 0,
     ]
 
 

@@ -216,7 +216,7 @@ def analyze(records, config=None):  # pylint: disable=unused-argument
 def judged_checks(records):
     """The checks whose screen records this analysis gave host verdicts for (verdict.host_records)."""
     out = set()
-    for rec in records:
+    for rec in analysis_records.added(records):
         tool = rec.get("tool") if isinstance(rec, dict) else None
         if analysis_records.is_analysis_record(rec) and tool.get("version") == NAME:
             measured = (rec.get("facts") or {}).get("measured_check")

@@ -77,7 +77,7 @@ def matrix_key(record):
 def judged_matrices(records):
     """The (check, target) matrices the attribution analysis gave host verdicts for."""
     out = set()
-    for rec in records:
+    for rec in analysis_records.added(records):
         tool = rec.get("tool") if isinstance(rec, dict) else None
         if isinstance(tool, dict) and tool.get("version") == ATTRIBUTION and analysis_records.is_analysis_record(rec):
             measured = (rec.get("facts") or {}).get("measured_check")
@@ -152,33 +152,35 @@ def required_patterns(config):
 
 
 def _ran_by_host(records):
-    """{host: [(check, status, reason)]} of the measured records, a pairwise record on both ends."""
+    """{host: {check: [(status, reason)]}} of the measured records (checks in the order they first ran there), a
+    pairwise record on both ends."""
     out = {}
     for rec in analysis_records.measured(records):
         if not isinstance(rec, dict):
             continue
-        entry = (str(rec.get("check")), rec.get("status"), rec.get("reason"))
-        ends = [rec.get("host")] + ([rec["peer"]] if is_pairwise(rec) else [])
+        check, entry = str(rec.get("check")), (rec.get("status"), rec.get("reason"))
+        ends = [rec.get("host")] + ([rec["peer"]] if rec.get("peer") and is_pairwise(rec) else [])
         test = group_screen.screen_of(rec)
         if test is not None:
             ends = ends + [h for h in test["hosts"] if h not in ends]
         for host in ends:
             if isinstance(host, str) and host:
-                out.setdefault(host, []).append(entry)
+                out.setdefault(host, {}).setdefault(check, []).append(entry)
     return out
 
 
 def _matched(ran_on_host, pattern, matching=None):
-    """{check: [(status, reason)]} of the checks that ran on a host and match a required pattern. ``matching``: a
-    {(check, pattern): bool} the calls share (a fleet's hosts run the same few checks)."""
+    """{check: [(status, reason)]} of the checks that ran on a host (``ran_on_host``: its entry of
+    :func:`_ran_by_host`) and match a required pattern. ``matching``: a {(check, pattern): bool} the calls share (a
+    fleet's hosts run the same few checks)."""
     matching = {} if matching is None else matching
     matched = {}
-    for check, status, reason in ran_on_host:
+    for check, entries in ran_on_host.items():
         hit = matching.get((check, pattern))
         if hit is None:
             hit = matching[(check, pattern)] = fnmatch.fnmatchcase(check, pattern)
         if hit:
-            matched.setdefault(check, []).append((status, reason))
+            matched[check] = entries
     return matched
 
 
@@ -223,7 +225,7 @@ def analyze_required(records, config):
     new, missing, matching = [], {}, {}
     for host in hosts:
         for pattern in _host_patterns(wanted, host):
-            matched = _matched(ran.get(host, []), pattern, matching)
+            matched = _matched(ran.get(host, {}), pattern, matching)
             skipped = _skipped(matched)
             if matched and not skipped:
                 continue

@@ -42,3 +42,22 @@ def test_measured_of_a_plain_list_walks_it():
     got = analysis_records.measured(records)
     assert got == [r for r in records if not analysis_records.is_analysis_record(r)]
     assert 0 < len(got) < len(records)
+
+
+def test_a_report_keeps_its_split_and_gives_it_up_when_its_records_change():
+    """fleet.build_report's records know where the measured ones end: the summary and the files take the two parts
+    (analysis_records.measured / added) as a walk would find them; once a record is appended they walk again."""
+    records, required = _fleet_records()
+    report = fleet.build_report(records, {"run_id": "split", "started": "2026-11-22T10:00:00Z"},
+                                {"required_checks": required})
+    got = report["records"]
+    walked_measured = [r for r in got if not analysis_records.is_analysis_record(r)]
+    walked_added = [r for r in got if analysis_records.is_analysis_record(r)]
+    assert walked_measured and walked_added
+    assert got.measured_count == len(walked_measured)
+    assert analysis_records.measured(got) == walked_measured
+    assert analysis_records.added(got) == walked_added
+    late = fleet.normalize(dict(walked_measured[0], check="env.late"), walked_measured[0]["host"])
+    got.append(late)        # a measured record after the analyses' (tests, callers that add one): no prefix any more
+    assert analysis_records.measured(got) == walked_measured + [late]
+    assert analysis_records.added(got) == walked_added
