@@ -28,7 +28,6 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
 
-
 # --------------------------------------------------------------------------- a host's perftest state (SSH path)
 
 class PerftestRun(object):

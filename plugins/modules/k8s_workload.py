@@ -594,7 +594,7 @@ def main():
     p = module.params
     p["kind"], deprecation = k8s_plan.current_kind(p["kind"])
     if deprecation:
-        module.deprecate(deprecation, version=k8s_plan.KINDS_RENAMED_UNTIL, collection_name="aifabric.acceptance")
+        module.deprecate(deprecation, version="3.0.0", collection_name="aifabric.acceptance")  # k8s_plan.KINDS_RENAMED_UNTIL
     run_id = p["run_id"] or "r" + uuid.uuid4().hex[:8]
     modmain.run(module, "k8s_workload", lambda module: _state(module, p, run_id), fields={"run_id": run_id})
 

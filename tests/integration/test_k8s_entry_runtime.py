@@ -284,7 +284,7 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
             res = _workload(fake, monkeypatch, {"kind": "nccl_test", "hosts": [NODE], "run_id": "dl8e", "gpus_per_pod": 2,
                                                 "timeout_s": 120,
                                                 "nccl_test": {"timeout_s": 30, "collectives": ["all_reduce", "all_gather",
-                                                                                          "reduce_scatter"]}})
+                                                                                               "reduce_scatter"]}})
             elapsed = time.monotonic() - t0
         got = dict((r["check"], r) for r in res.kwargs["results"])
         reasons = dict((c, r.get("reason")) for c, r in got.items())

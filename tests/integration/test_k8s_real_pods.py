@@ -236,7 +236,7 @@ def test_perftest_pair_pods_talk_over_tcp_and_match_the_ssh_path(cluster, monkey
     device = "ionic_0"                  # the device of the captures
     res = run_module(cluster, monkeypatch, {"kind": "perftest_sweep", "hosts": nodes, "run_id": "rp-pt",
                                             "rounds": [[nodes]], "perftest_sweep": {"test": "ib_write_bw",
-                                                                              "hcas": [device]}})
+                                                                                    "hcas": [device]}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted((r["host"], r["peer"], r["check"], r["status"]) for r in records) == [
@@ -277,8 +277,8 @@ def test_a_perftest_client_waits_for_a_server_pod_that_starts_late(cluster, monk
                                                         pod="aif-rp-late-pt-r0-p0-s-*", start_ticks=int(6 / 0.02)))
     res = run_module(cluster, monkeypatch, {"kind": "perftest_sweep", "hosts": nodes, "run_id": "rp-late",
                                             "rounds": [[nodes]], "perftest_sweep": {"test": "ib_write_bw",
-                                                                              "hcas": ["ionic_0"],
-                                                                              "connect_timeout_s": 2}})
+                                                                                    "hcas": ["ionic_0"],
+                                                                                    "connect_timeout_s": 2}})
     assert not res.failed, res.kwargs
     records = res.kwargs["results"]
     assert sorted((r["check"], r["status"]) for r in records) == [

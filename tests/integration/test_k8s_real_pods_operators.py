@@ -211,7 +211,7 @@ def test_mpijob_on_mpi_operator_v04_waits_for_its_worker_names(mpi_v04_cluster, 
         "kind": "nccl_test_multinode", "hosts": NODES, "run_id": run_id, "gpus_per_pod": 2, "launcher": "auto",
         "image": MPI_BASE, "timeout_s": 40,
         "nccl_test": {"tool_dir": fake.bindir, "collectives": ["all_reduce"], "mpirun_env_forward": ["FAKE_NCCL_LOG"],
-                 "wait_workers_s": 15}})
+                      "wait_workers_s": 15}})
     assert not res.failed, res.kwargs
     assert res.kwargs["launcher"] == "mpijob"
     records = res.kwargs["results"]

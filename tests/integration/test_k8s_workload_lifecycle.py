@@ -357,6 +357,10 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
                     "lib": str(lib / "lib")}
         logs["aif-e2e-counters%d-port-counters-*" % index] = _entry_log(tmp_path, "counters%d.log" % index, "adapter",
                                                                         counters)
+    # the probe stage's topology pods: the adapter's real output on this machine (no LLDP source: skip records)
+    topology = {"adapter": "fabric_topology", "lib": str(lib / "lib"),
+                "params": k8s_plan.adapter_params("fabric_topology", k8s_plan.DEFAULTS["fabric_topology"], None)}
+    logs["aif-e2e-topology-fabric-topology-*"] = _entry_log(tmp_path, "topology.log", "adapter", topology)
     fake_k8s.server.script("oom", pod="aif-e2e-nccl-nccl-test-2-*")          # the third node: nodes[2] = gpu-node-03
     for pattern, log in logs.items():
         fake_k8s.server.script("succeed", pod=pattern, log_file=log)
@@ -387,6 +391,9 @@ def test_k8s_acceptance_playbook_gives_one_report_with_every_node(fake_k8s, tmp_
     counters = [r for r in records if r["check"] == "rdma.port_counters"]
     assert sorted(r["host"] for r in counters) == sorted(nodes * 2), counters
     assert all(r["status"] == "skip" and r["params"]["substrate"] == "kubernetes" for r in counters), counters
+    # the topology pods: each node its own net.topology record (skip: no LLDP source on this machine)
+    topo = [r for r in records if r["check"] == "net.topology"]
+    assert sorted(r["host"] for r in topo) == nodes and all(r["status"] == "skip" for r in topo), topo
     measured = [r for r in records if r["check"].startswith(("gpu.gemm", "nccl."))
                 and (r.get("tool") or {}).get("name") != "fleet-analysis"]    # the analyses' own records are no pod's
     assert all(r["params"].get("substrate") == "kubernetes" for r in measured)

@@ -128,3 +128,10 @@ def test_leftover_pods_of_a_former_kind_are_removed_by_state_absent(monkeypatch,
         assert fake.leftovers("old1") == []
         assert fake.leftovers("new1")[0] == "Job/default/aif-new1-gemm-bench-0"
         k8s_api.cleanup(fake.api, "default", "new1", timeout_s=30)
+
+
+def test_the_modules_deprecation_names_the_tables_version():
+    """k8s_workload gives the version as a literal (ansible-test's pylint reads it from the call): it is the table's."""
+    with open(k8s_workload.__file__, encoding="utf-8") as handle:
+        source = handle.read()
+    assert 'module.deprecate(deprecation, version="%s"' % k8s_plan.KINDS_RENAMED_UNTIL in source

@@ -150,8 +150,8 @@ def test_privileged_only_when_asked():
     (container,) = k8s_plan.objects_of(asked)[1]["spec"]["template"]["spec"]["containers"]
     assert container["securityContext"] == {"privileged": True}
     no_lock = k8s_plan.build("env_probe", ["n1"], {"image": "img", "ipc_lock": False, "shm_size": "", "gpus_per_pod": 0,
-                                             "cpu_request": "", "cpu_limit": "", "memory_request": "",
-                                             "memory_limit": ""}, "t2")
+                                                   "cpu_request": "", "cpu_limit": "", "memory_request": "",
+                                                   "memory_limit": ""}, "t2")
     spec = k8s_plan.objects_of(no_lock)[1]["spec"]["template"]["spec"]
     assert "securityContext" not in spec["containers"][0] and "resources" not in spec["containers"][0]
     assert [v["name"] for v in spec["volumes"]] == ["aifabric-code"]

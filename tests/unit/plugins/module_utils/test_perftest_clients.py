@@ -118,7 +118,7 @@ def test_a_client_round_parses_each_output_once(tmp_path, monkeypatch):
         program = "import sys; sys.stdout.write(open(sys.argv[1]).read()); sys.exit(int(sys.argv[2]))"
         rc = 1 if "Couldn't connect" in text else 0
         return state_child.start([sys.executable, "-c", program, path, str(rc)], timeout_s, state_dir, env=env,
-                              base=str(tmp_path))
+                                 base=str(tmp_path))
 
     job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw", "10.0.0.2"], str(tmp_path / "c"), {})
     perftest_clients.run_clients([job], 10, 600, 0.0, start=start, poll_s=0.01)

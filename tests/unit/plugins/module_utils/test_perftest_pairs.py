@@ -253,7 +253,7 @@ def py(code):
 
 def test_state_child_start_wait_read(tmp_path):
     handle = state_child.start(py("import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"), 30,
-                            str(tmp_path / "s"))
+                               str(tmp_path / "s"))
     outcome = state_child.wait(handle, 20)
     assert outcome["rc"] == 3 and outcome["ended"] >= handle["started"]
     assert state_child.read(handle) == ("out\n", "err")
