@@ -163,6 +163,7 @@ results_file:
 
 import json
 import os
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -182,6 +183,9 @@ def status(jid, path):
     it is this job's finished result (then it may be removed)."""
     if not os.path.exists(path):
         return {"failed": True, "msg": NOT_FOUND, "ansible_job_id": jid, "started": True, "finished": True}, False
+    foreign = not_ours(path)
+    if foreign:     # async_wrapper wrote it as this user: another user's file (or a link) is neither read nor removed
+        return {"failed": True, "msg": foreign, "ansible_job_id": jid, "started": True, "finished": True}, False
     data = None
     try:
         with open(path) as handle:
@@ -200,8 +204,27 @@ def status(jid, path):
     return data, _one(data.get("finished")) and data.get("ansible_job_id") == jid
 
 
+def not_ours(path):
+    """Why the job file at ``path`` is not the one this user's async_wrapper wrote (not a regular file, another
+    owner), or None."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return "%s: %s" % (path, exc)
+    if not stat.S_ISREG(info.st_mode):
+        return "%s is not a regular file: neither read nor removed" % path
+    if info.st_uid != os.geteuid():
+        return "%s belongs to uid %d, not to this user (uid %d): neither read nor removed" % (
+            path, info.st_uid, os.geteuid())
+    return None
+
+
 def remove(path):
-    """Remove the finished job's file: ``{"erased": path}``, or ``{"error": why}``."""
+    """Remove the finished job's file: ``{"erased": path}``, or ``{"error": why}`` (also for a file that is not this
+    user's: not_ours)."""
+    foreign = not_ours(path)
+    if foreign:
+        return {"error": foreign}
     try:
         os.unlink(path)
     except OSError as exc:
