@@ -125,11 +125,12 @@ def test_a_client_round_parses_each_output_once(tmp_path, monkeypatch):
     text, rc, timed_out = job.result
     assert (job.attempts, rc, len(calls)) == (3, 0, 3) and not job.reading.retry
     recs = adapter.records(text, Context(params={"test": "ib_write_bw"}, rc=rc, timed_out=timed_out, host="h1",
-                                         peer="h2", target="ionic_1", attempts=job.attempts, reading=job.reading))
+                                         peer="h2", target="ionic_1", attempts=job.attempts, reading=job.reading,
+                                         started="2026-12-06T10:00:00Z"))
     assert recs[0]["metrics"]["bw_avg_gbit_s"] > 0
     assert len(calls) == 3 and recs[0]["params"]["attempts"] == 3
     assert recs == adapter.records(text, Context(params={"test": "ib_write_bw"}, rc=rc, host="h1", peer="h2",
-                                                 target="ionic_1", attempts=3))
+                                                 target="ionic_1", attempts=3, started="2026-12-06T10:00:00Z"))
 
 
 def test_warned_names_doubtful_warnings_and_the_callers_note():
