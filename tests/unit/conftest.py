@@ -6,6 +6,19 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes over ~20 s; `-m 'not slow'` leaves it out of a quick loop")
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """results.utc_now stands still: for a test that compares records made at two moments field by field (the two
+    could straddle a second of the wall clock and differ in ``started``: a failure once in many runs). A test whose
+    subject is the time itself leaves it out."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+
+    monkeypatch.setattr(results, "utc_now", lambda: "2026-12-06T10:00:00Z")
+    return "2026-12-06T10:00:00Z"

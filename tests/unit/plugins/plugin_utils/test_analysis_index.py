@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, analysis_records, fleet
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.plugin_utils import synthetic_fleet
 
@@ -21,6 +23,7 @@ def _fleet_records():
     return data["records"] + synthetic_fleet.build(8, "ring").records, data["run"]["required_checks"]
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_every_analysis_concludes_the_same_from_the_pipelines_records_and_a_plain_list():
     records, required = _fleet_records()
     out = analysis_pipeline.strip_analysis(records)

@@ -51,6 +51,7 @@ def final_report(path, fresh=False):
     return fleet.build_report(collected.records(), run, dict(collected.config), prior=prior)
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_one_run_summary_and_the_report_analyse_once_and_agree_with_a_fresh_analysis(tmp_path, runs):
     live = stream(tmp_path)
     fleet.run_summary(live.stream_path, required_checks={"n2": ["gpu.*"]})
@@ -65,6 +66,7 @@ def test_one_run_summary_and_the_report_analyse_once_and_agree_with_a_fresh_anal
     assert again["findings"] == fresh["findings"] and again["summary"] == fresh["summary"]
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_new_records_after_the_summary_are_analysed(tmp_path, runs):
     live = stream(tmp_path)
     fleet.run_summary(live.stream_path)

@@ -252,6 +252,7 @@ def _drifting_fleet():
             for h, v in (("a", "2.4.1"), ("b", "2.4.1"), ("c", "2.3.0"))]
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_analyze_adds_records_and_findings_and_is_idempotent():
     measured = _drifting_fleet()
     out, findings, problems = fleet.analyze(measured, {}, started="2026-11-22T10:00:00Z")

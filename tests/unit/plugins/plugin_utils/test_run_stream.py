@@ -46,6 +46,7 @@ def keyed(records):
     return sorted(json.dumps(r, sort_keys=True) for r in records)
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_the_stream_rebuilds_exactly_what_the_collector_holds(tmp_path):
     live = fleet.Collector()
     live.open_stream(str(tmp_path / "records.jsonl"), run={"run_id": "r1", "started": "2026-11-23T10:00:00Z"},
@@ -59,6 +60,7 @@ def test_the_stream_rebuilds_exactly_what_the_collector_holds(tmp_path):
     assert os.stat(str(tmp_path / "records.jsonl")).st_mode & 0o777 == 0o600
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_a_torn_last_line_is_skipped_and_named(tmp_path):
     path = str(tmp_path / "records.jsonl")
     live = fleet.Collector()

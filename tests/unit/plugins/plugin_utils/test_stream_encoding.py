@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
 
 
@@ -39,6 +41,7 @@ def test_an_invalid_record_is_an_error_record_naming_its_task_in_every_reader(tm
         assert rec["started"] == "2026-11-23T10:00:00Z"
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_records_are_plain_json_when_read_back_and_their_time_is_fixed_when_they_arrive(tmp_path):
     col = stream(tmp_path)
     col.task_ok("n1", "t1", "probe", {"results": [
