@@ -125,7 +125,6 @@ results:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
 
@@ -161,6 +160,8 @@ def _cleanup(module):
 
 def remove_perftest_state(module):
     """The run's perftest state removed (PerftestRun.absent): {changed, removed, left, governor}."""
+    # the perftest run (its state, governor, clients) is loaded only when there is perftest state to remove
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun  # pylint: disable=import-outside-toplevel
     run = PerftestRun(module)
     run.open_state()
     return run.absent()

@@ -8,7 +8,7 @@
 - the adapters import no run file and no Kubernetes file (they are the bottom floor both substrates stand on);
 - the adapters (tools/<tool>.py and their private helpers tools/_*.py) import only the floor: parsers, results,
   thresholds, errors, expectations, imports, argspec and the GPU worker program's markers (torch_worker), and the floor
-  imports only itself; the host probes (env, topology) take an env_probe.Host and are named in HOST_PROBES with why.
+  imports only itself; the host probes (env, topology) take a probe_host.Host and are named in HOST_PROBES with why.
 """
 
 from __future__ import annotations
@@ -147,10 +147,10 @@ def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
 FLOOR = ("errors", "results", "thresholds", "expectations", "imports", "argspec", "torch_worker")
 # adapter -> {module above the floor it may import: why}; shrink it, never grow it
 HOST_PROBES = {
-    "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
+    "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on a probe_host.Host, not a tool's "
                         "output to parse: records is env_probe.probe"},
-    "tools.fabric_topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
-                              "NPU helpers",
+    "tools.fabric_topology": {"env_probe": "the env probe's NPU helpers (npu_device_id, hccn_tool_path), imported on an NPU "
+                              "host only",
                               "statedir": "statedir.StateError: root runs only what root could have written alone"},
 }
 
