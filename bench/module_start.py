@@ -10,10 +10,11 @@ paid once per host-task, 200 waves deep (docs/scale-model.md, ``host /host``).
 For each module of the collection (and ansible.builtin.ping / stat as the floor every module pays), this builds the
 payload with ansible-core's own ``module_common.modify_module`` (a fresh ANSIBLE_LOCAL_TEMP, so no cached payload of
 another tree is used) with one unsupported option as its only argument, and runs it N times: the module imports what it
-imports at module level, builds its AnsibleModule and fails on the unknown option before doing any work, so the CPU
-measured is the start cost alone (interpreter, unzip, imports, argument spec). Imports a module moved inside a branch
-are not paid here but still travel in the payload (ansible-core ships them). CPU is user+sys of the child
-(``resource.getrusage(RUSAGE_CHILDREN)`` around each run), the median of the runs.
+imports at module level, builds its AnsibleModule and fails on the unknown option (or a missing required one) before
+doing any work (a run that does not is marked ``(!)``), so the CPU measured is the start cost alone (interpreter,
+unzip, imports, argument spec). Imports a module moved inside a branch are not paid here but still travel in the
+payload (ansible-core ships them). CPU is user+sys of the child (``resource.getrusage(RUSAGE_CHILDREN)`` around each
+run), the median of the runs.
 
 Run with PYTHONPATH pointing at the directory above ansible_collections (one tree), or name trees to compare side by
 side (the runs of the trees interleave, so load on a shared machine falls on both alike):
@@ -22,7 +23,8 @@ side (the runs of the trees interleave, so load on a shared machine falls on bot
     .venv/bin/python bench/module_start.py --tree before=/work/dev/<branch>-before --tree after=/work/dev/<branch>
 
 ``--python`` is the interpreter that runs the payloads (default /usr/bin/python3, as on a target host); ``--json FILE``
-writes every figure.
+writes every figure. Another ansible-core builds the payloads when its directory is on PYTHONPATH and the bench runs
+with a Python it supports (2.21: 3.12).
 """
 
 from __future__ import annotations
@@ -100,7 +102,11 @@ def build(tree, out_dir, names):
 
 def build_in_child(tree, work, names):
     out_dir = tempfile.mkdtemp(prefix="payloads-", dir=work)
-    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=tempfile.mkdtemp(prefix="local-tmp-", dir=work), PYTHONPATH=tree)
+    # the tree first; the caller's other PYTHONPATH entries after it (e.g. another ansible-core)
+    others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+              if p and not os.path.isdir(os.path.join(p, COLLECTION))]
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=tempfile.mkdtemp(prefix="local-tmp-", dir=work),
+               PYTHONPATH=os.pathsep.join([tree] + others))
     subprocess.run([sys.executable, os.path.abspath(__file__), "--build-into", out_dir, "--build-tree", tree,
                     "--modules"] + names, env=env, check=True, timeout=600)
     with open(os.path.join(out_dir, "manifest.json"), encoding="utf-8") as handle:
@@ -114,7 +120,8 @@ def run_once(python, payload):
                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}, cwd="/")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, BENCH_OPTION.encode() in done.stdout
+    # stopped at the argument check: the unknown option named (2.19), or a required one missing first (2.21)
+    return cpu, BENCH_OPTION.encode() in done.stdout or b"missing required argument" in done.stdout
 
 
 def measure(trees, names, runs, python):
