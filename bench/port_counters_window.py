@@ -24,7 +24,7 @@ import statistics
 import tempfile
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_pipeline, port_counter_links
 
@@ -63,7 +63,7 @@ def node_cost(hcas, hw_counters, repeats):
     root = tempfile.mkdtemp()
     try:
         make_tree(root, hcas, hw_counters)
-        host = env_probe.Host(root=root, which=lambda name: None)
+        host = probe_host.Host(root=root, which=lambda name: None)
         times = []
         for _repeat in range(repeats):
             began = time.perf_counter()

@@ -117,7 +117,7 @@ def _on_signal(signum):
 # --------------------------------------------------------------------------- env
 
 def host_run(argv, timeout_s):
-    """An env_probe.Host's ``run`` in this container: C locale, a timeout (ToolTimeout), the process group killed."""
+    """A probe_host.Host's ``run`` in this container: C locale, a timeout (ToolTimeout), the process group killed."""
     run = run_argv(argv, timeout_s, env=dict(os.environ, LC_ALL="C", LANG="C"))
     if run.timed_out:
         from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
@@ -128,9 +128,9 @@ def host_run(argv, timeout_s):
 
 def cmd_env(spec):
     """Run the collection's env probe (module_utils/env_probe.py) in this container; print its records."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host  # noqa: E402
 
-    host = env_probe.Host(run=host_run, which=shutil.which, executable=sys.executable)
+    host = probe_host.Host(run=host_run, which=shutil.which, executable=sys.executable)
     records = env_probe.probe(host, spec.get("params") or {})
     say(RECORDS + json.dumps(records, sort_keys=True))
     return 0
@@ -144,13 +144,13 @@ def cmd_adapter(spec):
     """Run one host-reading tool adapter (tools/<adapter>.py ``records(host, params)``, HOST_ADAPTERS) in this
     container, as its SSH module runs it on a host; print its records. ``root``: where sysfs is read (tests)."""
     import importlib  # noqa: E402
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # noqa: E402
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host  # noqa: E402
 
     if spec.get("adapter") not in HOST_ADAPTERS:
         raise SystemExit("adapter %r is not one of %s" % (spec.get("adapter"), ", ".join(HOST_ADAPTERS)))
     adapter = importlib.import_module("ansible_collections.aifabric.acceptance.plugins.module_utils.tools."
                                       + spec["adapter"])
-    host = env_probe.Host(run=host_run, which=shutil.which, executable=sys.executable, root=spec.get("root") or "")
+    host = probe_host.Host(run=host_run, which=shutil.which, executable=sys.executable, root=spec.get("root") or "")
     records = adapter.records(host, spec.get("params") or {})
     say(RECORDS + json.dumps(records, sort_keys=True))
     return 0
@@ -293,12 +293,12 @@ def perftest_steps(spec):
     TCP port of each rail, the GID (RoCE v2 from this node's sysfs unless given) and the port rate facts
     (tools.perftest_sweep.device_plan), then one argv per rail (tools.perftest_sweep.argvs_for). A plan that cannot be made
     (a RoCE port without a usable GID) gives a step that prints why and fails."""
-    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host
     from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
     from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
     params = spec["params"]
     try:
-        files = env_probe.read_infiniband(env_probe.Host(root=spec.get("sysfs_root") or ""))
+        files = probe_host.read_infiniband(probe_host.Host(root=spec.get("sysfs_root") or ""))
         hcas = rdma.build_hcas(files) if files else None
         plan = perftest.device_plan(params["hcas"], params, hcas)
     except Exception as exc:  # pylint: disable=broad-except

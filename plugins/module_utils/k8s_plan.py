@@ -70,7 +70,7 @@ BURNIN_WORKER = km.CODE_MOUNT + "/aifabric_burnin_worker.py"     # the soak and 
 LIB = km.CODE_MOUNT + "/lib"
 PKG = "lib/ansible_collections/aifabric/acceptance/plugins/module_utils/"
 # module_utils files the pods import (env probe and its parsers; perftest's parser decides client retries)
-CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "parsers/__init__", "parsers/_common",
+CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", "probe_host", "parsers/__init__", "parsers/_common",
                 "parsers/nvidia_smi", "parsers/npu_smi", "parsers/hccn_tool", "parsers/lldptool", "parsers/rdma", "parsers/system",
                 "parsers/perftest",
                 # the soak and copy-bandwidth records are built by the planner from the pods' logs; the pods import

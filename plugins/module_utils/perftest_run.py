@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, perftest_clients, state_child
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, probe_host, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
@@ -136,7 +136,7 @@ class PerftestRun(object):
 
     def hcas(self):
         try:
-            files = env_probe.read_infiniband(env_probe.Host(root=self.p["sysfs_root"]))
+            files = probe_host.read_infiniband(probe_host.Host(root=self.p["sysfs_root"]))
             return rdma.build_hcas(files) if files else []
         except ParseError as exc:
             self.module.warn("could not read /sys/class/infiniband: %s" % exc)

@@ -124,14 +124,10 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, launch, modmain, perftest_state
 
 
 RANGES = {"grace_s": argspec.NON_NEGATIVE}
-# what the removal of a run's perftest state reads (the perftest modules' own options: one spec)
-PERFTEST_STATE_OPTIONS = ("state_root", "inventory_hostname", "cpu_sysfs")
 
 
 def main():
@@ -141,7 +137,8 @@ def main():
             run_id=dict(type="str", required=True),
             grace_s=dict(type="float", default=10),
             perftest_state=dict(type="bool", default=False),
-            **dict((name, perftest_tool.TEST_SPEC[name]) for name in PERFTEST_STATE_OPTIONS)
+            # what the removal of a run's perftest state reads (the perftest modules' own options: one spec)
+            **perftest_state.STATE_SPEC
         ),
         supports_check_mode=True,
     )
@@ -161,6 +158,8 @@ def _cleanup(module):
 
 def remove_perftest_state(module):
     """The run's perftest state removed (PerftestRun.absent): {changed, removed, left, governor}."""
+    # the perftest run (its state, governor, clients) is loaded only when there is perftest state to remove
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun  # pylint: disable=import-outside-toplevel
     run = PerftestRun(module)
     run.open_state()
     return run.absent()

@@ -89,7 +89,7 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, probe_host, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import dcgm_diag as dcgm
 
 RANGES = {"timeout_s": argspec.POSITIVE}
@@ -109,7 +109,7 @@ def _dcgm(module):
     if module.check_mode:
         dcgmi = params["dcgmi_path"] or which("dcgmi")
         return dict(changed=False, cmd=dcgm.diag_argv(dcgmi, params) if dcgmi else None, results=[], counts={})
-    host = env_probe.module_host(module)
+    host = probe_host.module_host(module)
     records = dcgm.records(host, params)
     out = dict(changed=False, results=records, counts=results.count(records))
     argv = (records[0].get("params") or {}).get("argv") if records else None

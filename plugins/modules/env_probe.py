@@ -218,7 +218,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, results, runner
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, probe_host, results, runner
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import env_probe as env
 
@@ -250,7 +250,7 @@ def _probe(module):
     params = dict(module.params)
     params["pythons"] = [runner.checked_file(path, keep_name=True) for path in params["pythons"]]
     params["nvidia_smi_path"] = runner.checked_file(params["nvidia_smi_path"])
-    host = env_probe.module_host(module, executable=sys.executable)
+    host = probe_host.module_host(module, executable=sys.executable)
     records = env_probe.probe(host, params)
     return dict(changed=False, results=records, counts=results.count(records))
 

@@ -131,7 +131,7 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology
 
 RANGES = {"timeout_s": argspec.POSITIVE}
@@ -150,7 +150,7 @@ def _topology(module):
             module.fail_json(msg="from_output needs hosts (the hosts to make records for)", results=[])
         records = topology.from_output(params["from_output"], params["hosts"], started)
     else:
-        host = env_probe.module_host(module)
+        host = probe_host.module_host(module)
         records = topology.records(host, params, started)
     return dict(changed=False, results=records, counts=results.count(records))
 

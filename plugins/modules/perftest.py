@@ -166,7 +166,7 @@ left:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_state
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 
@@ -177,6 +177,7 @@ RANGES = dict(perftest_tool.TEST_RANGES, **{"peer_rates_gbit_s": argspec.NON_NEG
 def argument_spec():
     return dict(
         **perftest_tool.TEST_SPEC,
+        **perftest_state.STATE_SPEC,
         state=dict(type="str", choices=["absent"]),
         test=dict(type="str", choices=list(perftest_tool.TESTS), aliases=["tool"]),
         hcas=dict(type="list", elements="str"),

@@ -281,7 +281,7 @@ outcome:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_state
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
@@ -297,6 +297,7 @@ RANGES = dict(perftest.TEST_RANGES, **{
 def argument_spec():
     return dict(
         **perftest.TEST_SPEC,
+        **perftest_state.STATE_SPEC,
         # the run's options this module takes besides TEST_SPEC's (tools/perftest_sweep.py: the single source)
         **dict((name, perftest.OPTIONS[name]) for name in ("hcas", "port", "use_cuda", "connect_timeout_s")),
         phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),

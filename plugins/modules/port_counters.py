@@ -104,7 +104,7 @@ counts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, env_probe, modmain, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
 
 RANGES = {"timeout_s": argspec.POSITIVE}
@@ -112,7 +112,7 @@ SPEC = dict(port_counters.OPTIONS)
 
 
 def _counters(module):
-    host = env_probe.module_host(module)
+    host = probe_host.module_host(module)
     records = port_counters.records(host, module.params)
     return dict(changed=False, results=records, counts=results.count(records))
 

@@ -29,7 +29,7 @@ Adding a tool (tests/unit/plugins/module_utils/test_tool_contract.py enumerates 
 5. the glossary (tests/unit/test_vocabulary*.py) for every new option.
 
 The probes that read a host rather than one tool's output (``env_probe``, ``fabric_topology``) take the host instead of a text:
-``records(host, params)`` with an env_probe.Host (its commands run with a timeout, its root reads sysfs).
+``records(host, params)`` with a probe_host.Host (its commands run with a timeout, its root reads sysfs).
 
 The records of a tool's output come only from these (the SSH modules, the Kubernetes planner, import mode and the
 golden tests call them); a run that left no output to read (the tool missing, a launch that failed, a pod never up)

@@ -5,7 +5,7 @@
 
 ``dcgmi diag -r <level> -j`` (NVIDIA DCGM, which DGX OS and the GPU operator ship) run on the node; every test and
 entity (GPU) it reports is one ``gpu.dcgm_diag`` record with DCGM's status, its ``DCGM_FR_*`` codes and messages.
-A node without ``dcgmi`` gets one ``skip`` record with the install hint. ``records`` runs on an env_probe.Host: the
+A node without ``dcgmi`` gets one ``skip`` record with the install hint. ``records`` runs on a probe_host.Host: the
 dcgm_diag module's over SSH, a pod's own in Kubernetes (k8s_entry ``adapter``), so both give the same records.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -109,7 +109,7 @@ def records_of(text, ctx):
 
 
 def records(host, params, started=None):
-    """Run ``dcgmi diag`` on ``host`` (an env_probe.Host) and return its records; ``skip`` where dcgmi is absent."""
+    """Run ``dcgmi diag`` on ``host`` (a probe_host.Host) and return its records; ``skip`` where dcgmi is absent."""
     started = started or results.utc_now()
     dcgmi = params.get("dcgmi_path") or host.which("dcgmi")
     if not dcgmi:

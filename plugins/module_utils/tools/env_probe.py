@@ -3,7 +3,7 @@
 """The environment probe's adapter: ``OPTIONS`` and ``records(host, params)`` (see tools/__init__.py).
 
 The probe is the collection's own code, not a tool's output to parse: ``records`` is env_probe.probe, which runs the
-probe groups on an env_probe.Host (the SSH module's, or a pod's own, k8s_entry) and returns their records.
+probe groups on a probe_host.Host (the SSH module's, or a pod's own, k8s_entry) and returns their records.
 ``OPTIONS`` are the env_probe module's options, all of which describe the probe (the module adds none).
 Runs on the targets: Python 3.8+, no Ansible imports.
 """
@@ -50,7 +50,7 @@ MODULE = "env_probe"
 KUBERNETES = ("env_probe",)
 NO_TOOL_NAME = "the probe is the collection's own code; a record names the command it read (nvidia-smi, nccl)"
 # how it runs and what its records come from
-NO_ARGV = "fixed read-only commands on an env_probe.Host, no options reach an argv"
+NO_ARGV = "fixed read-only commands on a probe_host.Host, no options reach an argv"
 PARSERS = ("nvidia_smi", "npu_smi", "hccn_tool", "rdma", "system")
 NO_IMPORT = "a host probe reads the live host, never a saved output"
 NO_GOLDEN = "a host probe: its records are tested on fixture hosts (tests/unit/plugins/module_utils/test_env_probe*)"

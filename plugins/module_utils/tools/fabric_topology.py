@@ -6,7 +6,7 @@ tools/__init__.py).
 One ``net.topology`` record per host: which switch port each of the host's ports is cabled to, from LLDP (lldpctl,
 lldptool per interface, hccn_tool per Ascend NPU) and from what the inventory declares (``declared``), a declared port
 LLDP sees elsewhere a mismatch; or, in import mode, one record per named host from an ibnetdiscover output.
-``host`` is an env_probe.Host (its ``run`` runs a command with a timeout, its ``which`` finds one, its root reads
+``host`` is a probe_host.Host (its ``run`` runs a command with a timeout, its ``which`` finds one, its root reads
 sysfs): the fabric_topology module's runs commands through runner.run, a Kubernetes pod's through the entry program
 (k8s_entry ``adapter``, kind fabric_topology). Every command has its time limit, and all of
 them together at most ``FIXED_COMMANDS * timeout_s + PER_PORT_S * MAX_ASKED`` (Budget).
@@ -19,7 +19,7 @@ import collections
 import math
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, imports, results, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import imports, results, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi, topology
 
@@ -37,7 +37,7 @@ MODULE = "fabric_topology"
 KUBERNETES = ("fabric_topology",)
 NO_TOOL_NAME = "a record names the LLDP source it read (lldpctl, lldptool, hccn_tool), not one tool"
 # how it runs and what its records come from
-NO_ARGV = "fixed read-only commands on an env_probe.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"
+NO_ARGV = "fixed read-only commands on a probe_host.Host (lldpctl -f json, lldptool, hccn_tool -lldp), no options"
 PARSERS = ("topology", "npu_smi")
 GOLDEN = ("topology-import",)
 IB_CLASS = "/sys/class/infiniband"
@@ -239,6 +239,8 @@ def npu_devices(host, budget, out):
     smi = host.which("npu-smi")
     if not smi:
         return [], None
+    # the probes' NPU helpers, loaded on an NPU host only (a host without npu-smi does not load the probes)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe  # pylint: disable=import-outside-toplevel
     out.tools.append("hccn_tool")
     run, problem = ask(host, [smi, "info"], "npu-smi info", budget)
     if problem or run.rc != 0:

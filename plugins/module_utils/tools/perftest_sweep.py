@@ -8,7 +8,8 @@ One side (``ctx.side``: client or server) of one device (``ctx.target``, rail ``
 against ``params["peer_rates_gbit_s"][ctx.index]`` (the server's port rate of that rail). The record is built here
 (``side_records``: the outcome of one side, its metrics, facts and series); its built-in expectations are
 ``default_rules``. ``OPTIONS``: what a run of one test between two hosts takes; those of its options that the perftest
-and perftest_sweep modules share are ``TEST_SPEC``'s (with the modules' state, governor and binary path plumbing).
+and perftest_sweep modules share are ``TEST_SPEC``'s (with the modules' state, governor and binary path plumbing;
+the options that name the state, which the cleanup module takes too, are perftest_state.STATE_SPEC).
 
 The rails, the same on every substrate (the SSH sweep runner, the Kubernetes planner and its pods):
 
@@ -29,7 +30,6 @@ from collections import namedtuple
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, expectations, imports, results, thresholds
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 
@@ -39,11 +39,9 @@ TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat
 ATOMIC_OPERATIONS = ("FETCH_AND_ADD", "CMP_AND_SWAP")
 # The options the perftest and perftest_sweep modules share (documented by the doc fragment
 # aifabric.acceptance._perftest_test), and their ranges
+# (with perftest_state.STATE_SPEC: the state root, the host's name in it and the governor's sysfs)
 TEST_SPEC = {
-    # host_name before 2.0.0: deprecated (hosts is a list of hosts, host the API server's URL; this is one host's name)
-    "inventory_hostname": dict({"type": "str"}, **argspec.renamed("host_name")),
     "run_id": {"type": "str", "default": "default"},
-    "state_root": {"type": "path"},
     "keep_state": {"type": "bool", "default": False},
     "ib_port": {"type": "int", "default": 1},
     "gid_index": {"type": "int"},
@@ -60,7 +58,6 @@ TEST_SPEC = {
     "extra_args": {"type": "list", "elements": "str", "default": []},
     "timeout_s": {"type": "int", "default": 120},
     "cpu_governor": {"type": "str"},
-    "cpu_sysfs": {"type": "path", "default": "/sys/devices/system/cpu"},
     "sysfs_root": {"type": "str", "default": ""},
     "tool_dir": {"type": "path"},
     "expect": {"type": "dict", "default": {}},
@@ -272,6 +269,8 @@ def _pcie_edges(devices, matrix, names):
 
 def _edges_to(device, rail, column, matrix, gpus):
     """The PCIe paths from each GPU to the HCA of matrix column ``column`` (SOC: old drivers' SYS)."""
+    # the nvidia-smi parser's link order, loaded for use_cuda auto only (every other run of a perftest module skips it)
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import nvidia_smi  # pylint: disable=import-outside-toplevel
     edges = []
     for gpu in gpus:
         cell = (matrix.get(gpu) or {}).get(column)

@@ -10,7 +10,7 @@ the same way): ``phase: before`` gives one ``rdma.port_counters`` record per hos
 (thresholds.PORT_COUNTER_RULES; a counter stuck at its largest value, PORT_COUNTER_BITS, cannot show growth).
 What is read: /sys/class/infiniband/<dev>/ports/<port>/{counters,hw_counters}/* and, for a port with a network
 interface (RoCE, IPoIB), ``ethtool -S <netdev>`` (PFC pause, discards, CRC and link-down counters).
-``host`` is an env_probe.Host (its root reads sysfs, its ``run`` runs ethtool with a timeout): the port_counters
+``host`` is a probe_host.Host (its root reads sysfs, its ``run`` runs ethtool with a timeout): the port_counters
 module's over SSH, a pod's own in Kubernetes (k8s_entry ``adapter``), so both give the same records.
 Runs on the targets: Python 3.8+, no Ansible imports.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_plan, probe_host
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.tests.unit.k8s.test_launcher_plan import NODES, POD
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_env_probe as tep
@@ -47,7 +47,7 @@ def _probe(params, root):
              "python3": PATH_PYTHON}
     (root / HCCN.lstrip("/")).parent.mkdir(parents=True)
     (root / HCCN.lstrip("/")).write_text("")
-    host = env_probe.Host(run=commands, which=tools.get, root=str(root), environ={}, memlock=(-1, -1),
+    host = probe_host.Host(run=commands, which=tools.get, root=str(root), environ={}, memlock=(-1, -1),
                           executable=tep.PY)
     records = env_probe.probe(host, params)
     if "npu" in params["groups"]:       # every NPU's queries ran

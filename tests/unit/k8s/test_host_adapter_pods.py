@@ -16,7 +16,7 @@ import tempfile
 
 from ansible.module_utils import basic
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import k8s_entry, k8s_plan, probe_host
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters
 from ansible_collections.aifabric.acceptance.plugins.modules import dcgm_diag, port_counters as port_counters_module
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
@@ -126,4 +126,4 @@ def test_port_counters_after_pod_judges_its_own_node_on_a_test_tree(tmp_path):
 
 
 def test_entry_refuses_other_adapters():
-    assert "perftest" not in k8s_entry.HOST_ADAPTERS and env_probe.Host
+    assert "perftest" not in k8s_entry.HOST_ADAPTERS and probe_host.Host

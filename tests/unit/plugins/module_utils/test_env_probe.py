@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
@@ -133,7 +133,7 @@ class FakeCommands(object):
 
 def host_for(root, commands=None, memlock=(-1, -1), environ=None, gpu=True):
     tools = {"nvidia-smi": SMI if gpu else None, "ldconfig": "/sbin/ldconfig"}
-    return env_probe.Host(run=commands or FakeCommands(), which=tools.get, root=str(root),
+    return probe_host.Host(run=commands or FakeCommands(), which=tools.get, root=str(root),
                           environ=environ if environ is not None else {}, memlock=memlock, executable=PY)
 
 
@@ -446,9 +446,9 @@ def test_explicit_nvidia_smi_path_must_exist(tmp_path):
 
 
 def test_a_bug_in_one_group_keeps_the_other_groups(tmp_path):
-    class Broken(env_probe.Host):
+    class Broken(probe_host.Host):
         def listdir(self, path):
-            if path == env_probe.IB_CLASS:
+            if path == probe_host.IB_CLASS:
                 raise RuntimeError("simulated bug")
             return super().listdir(path)
 

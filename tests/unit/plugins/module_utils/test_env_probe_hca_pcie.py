@@ -19,7 +19,7 @@ import shutil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.parsers.mutations import mutated as mutated_text
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture
 
@@ -68,7 +68,7 @@ def write_hca_link(root, hca, texts):
     """Write ``texts`` ({attribute: text or None: left out}) as /sys/class/infiniband/<hca>/device/<attribute>."""
     for name, text in texts.items():
         if text is not None:
-            PROBE.put(root, "%s/%s/device/%s" % (env_probe.IB_CLASS, hca, name), text)
+            PROBE.put(root, "%s/%s/device/%s" % (probe_host.IB_CLASS, hca, name), text)
 
 
 def put_behind_port(root, hca, port_texts, bridge="0000:00:01.0", function="0000:01:00.0"):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import npu_smi
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import drift
@@ -30,7 +30,7 @@ def _host(root, text=None, rc=0, smi=True):
     def run(argv, timeout_s):
         calls.append(list(argv))
         return Run(list(argv), rc, text or "", "", 0.01)
-    host = env_probe.Host(run=run, which={"npu-smi": SMI if smi else None}.get, root=str(root), environ={})
+    host = probe_host.Host(run=run, which={"npu-smi": SMI if smi else None}.get, root=str(root), environ={})
     host.calls = calls
     return host
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import hccn_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
@@ -75,7 +75,7 @@ def _host(root, outputs=None, smi_text=None, on_path=False, install=True):
         return Run(list(argv), rc, text if rc == 0 else "", text if rc else "", 0.01)
 
     which = {"npu-smi": SMI, "hccn_tool": TOOL if on_path else None}.get
-    host = env_probe.Host(run=run, which=which, root=str(root), environ={})
+    host = probe_host.Host(run=run, which=which, root=str(root), environ={})
     host.calls = calls
     return host
 

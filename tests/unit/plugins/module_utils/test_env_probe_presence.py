@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet
@@ -185,7 +185,7 @@ def test_a_bonded_pf_is_seen_through_its_bond_device(tmp_path):
 def npu_host(root, text=None):
     def run(argv, timeout_s):
         return Run(list(argv), 0, text, "", 0.01)
-    return env_probe.Host(run=run, which={"npu-smi": NPU_SMI if text is not None else None}.get, root=str(root),
+    return probe_host.Host(run=run, which={"npu-smi": NPU_SMI if text is not None else None}.get, root=str(root),
                           environ={})
 
 

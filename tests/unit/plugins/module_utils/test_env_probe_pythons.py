@@ -11,7 +11,7 @@ misc/ubuntu2404-h100vm-python-probe-torch-venv.txt for the torch venv, see misc/
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import read
 
@@ -32,7 +32,7 @@ def probe(root, executable, path_python, params=None):
         calls.append(list(argv))
         return Run(list(argv), 0, OUTPUTS[argv[0]], "", 0.01)
 
-    host = env_probe.Host(run=run, which={"python3": path_python}.get, root=str(root), environ={},
+    host = probe_host.Host(run=run, which={"python3": path_python}.get, root=str(root), environ={},
                           executable=executable)
     records = env_probe.probe(host, dict({"groups": ["software"]}, **(params or {})))
     return records, calls

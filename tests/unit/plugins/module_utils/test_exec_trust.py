@@ -19,7 +19,7 @@ import stat
 
 import pytest
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, hccl_run, runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, hccl_run, probe_host, runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.modules import env_probe as env_probe_module
 from ansible_collections.aifabric.acceptance.plugins.modules import trusted_path
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
@@ -76,7 +76,7 @@ def cann_env_script(path):
 
 def hccn_tool_on_path(path):
     """env_probe / fabric_topology: hccn_tool found on PATH."""
-    return env_probe.hccn_tool_path(env_probe.Host(which={"hccn_tool": path}.get))
+    return env_probe.hccn_tool_path(probe_host.Host(which={"hccn_tool": path}.get))
 
 
 def hccn_tool_fallback(path, monkeypatch=None):
@@ -84,7 +84,7 @@ def hccn_tool_fallback(path, monkeypatch=None):
     original = env_probe.HCCN_TOOL_PATHS
     env_probe.HCCN_TOOL_PATHS = (path,)
     try:
-        return env_probe.hccn_tool_path(env_probe.Host(which={}.get))
+        return env_probe.hccn_tool_path(probe_host.Host(which={}.get))
     finally:
         env_probe.HCCN_TOOL_PATHS = original
 
@@ -212,7 +212,7 @@ def test_hccn_tool_refused_is_an_error_record_not_a_run(tree, monkeypatch):
     """env_probe: an hccn_tool another user owns is never run; the NPU network record says why."""
     ran = []
     tool = foreign_owned(tree)
-    host = env_probe.Host(which={"hccn_tool": tool}.get, run=lambda argv, timeout_s: ran.append(argv))
+    host = probe_host.Host(which={"hccn_tool": tool}.get, run=lambda argv, timeout_s: ran.append(argv))
     (record,) = env_probe.probe_npu_network(host, {"timeout_s": 5}, [{"npu": 0}])
     assert record["status"] == "error" and "owned by uid 65534" in record["reason"] and ran == []
 

@@ -24,7 +24,7 @@ from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.test_per
     FIXTURES as PERFTEST_FIXTURES)
 from hypothesis import example, given, settings, strategies as st
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, k8s_entry, k8s_plan, probe_host
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
@@ -142,7 +142,7 @@ def _perftest_pod(tmp_path, options, role="client"):
     (plan, slot, log, device, hcas). Its tool stand-in prints a real 100G RoCE client output."""
     from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils.test_env_probe import cx4_infiniband
     root = cx4_infiniband(tmp_path / "root")
-    hcas = rdma.build_hcas(env_probe.read_infiniband(env_probe.Host(root=str(root))))
+    hcas = rdma.build_hcas(probe_host.read_infiniband(probe_host.Host(root=str(root))))
     device = next(h["name"] for h in hcas
                   if any(p.get("link_layer") == "Ethernet" and p.get("state") == "ACTIVE" for p in h["ports"]))
     tool = tmp_path / "ib_write_bw"
@@ -219,7 +219,7 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
     plan = k8s_plan.build("env_probe", ["gpu-node-03"], POD, "t1", {"groups": ["env"]})
     (slot,) = plan["steps"][0]["slots"]
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-03"), log)
-    host = env_probe.Host(run=k8s_entry.run_argv, which=lambda n: None,
+    host = probe_host.Host(run=k8s_entry.run_argv, which=lambda n: None,
                           executable=sys.executable)
     from_ssh = env_probe.probe(host, params)
     assert [(r["check"], r["target"], r["status"]) for r in from_k8s] == \

@@ -8,7 +8,7 @@
 - the adapters import no run file and no Kubernetes file (they are the bottom floor both substrates stand on);
 - the adapters (tools/<tool>.py and their private helpers tools/_*.py) import only the floor: parsers, results,
   thresholds, errors, expectations, imports, argspec and the GPU worker program's markers (torch_worker), and the floor
-  imports only itself; the host probes (env, topology) take an env_probe.Host and are named in HOST_PROBES with why.
+  imports only itself; the host probes (env, topology) take a probe_host.Host and are named in HOST_PROBES with why.
 """
 
 from __future__ import annotations
@@ -34,31 +34,47 @@ def modules(root=MODULE_UTILS):
     return out
 
 
-def graph(root=MODULE_UTILS):
-    """{module: set of the module_utils modules it imports}."""
-    known = modules(root)
-    edges = {}
-    for name, path in known.items():
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), path)
-        out = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE):
-                base = node.module[len(PACKAGE):].lstrip(".")
-                for alias in node.names:
-                    target = (base + "." + alias.name).lstrip(".")
+def _nodes(tree, start_only):
+    """The AST's nodes; ``start_only``: those that run when the file is imported (not inside a function's body)."""
+    if not start_only:
+        return ast.walk(tree)
+    out, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+    return out
+
+
+def file_imports(path, known, start_only=False):
+    """The module_utils modules (names in ``known``) the file at ``path`` imports; ``start_only``: only those its
+    import runs (module and class level), not those a function imports when it is called."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    out = set()
+    for node in _nodes(tree, start_only):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE):
+            base = node.module[len(PACKAGE):].lstrip(".")
+            for alias in node.names:
+                target = (base + "." + alias.name).lstrip(".")
+                if target in known:
+                    out.add(target)      # from module_utils[.pkg] import <module>
+                elif base in known:
+                    out.add(base)        # from module_utils.<module> import <name>
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(PACKAGE + "."):
+                    target = alias.name[len(PACKAGE) + 1:]
                     if target in known:
-                        out.add(target)      # from module_utils[.pkg] import <module>
-                    elif base in known:
-                        out.add(base)        # from module_utils.<module> import <name>
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name.startswith(PACKAGE + "."):
-                        target = alias.name[len(PACKAGE) + 1:]
-                        if target in known:
-                            out.add(target)
-        edges[name] = out - {name}
-    return edges
+                        out.add(target)
+    return out
+
+
+def graph(root=MODULE_UTILS, start_only=False):
+    """{module: set of the module_utils modules it imports} (``start_only``: file_imports')."""
+    known = modules(root)
+    return dict((name, file_imports(path, known, start_only) - {name}) for name, path in known.items())
 
 
 def cycles(edges):
@@ -147,10 +163,10 @@ def test_the_tool_adapters_import_no_run_file_and_no_kubernetes_file():
 FLOOR = ("errors", "results", "thresholds", "expectations", "imports", "argspec", "torch_worker")
 # adapter -> {module above the floor it may import: why}; shrink it, never grow it
 HOST_PROBES = {
-    "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on an env_probe.Host, not a tool's "
+    "tools.env_probe": {"env_probe": "the env probe is the collection's own code run on a probe_host.Host, not a tool's "
                         "output to parse: records is env_probe.probe"},
-    "tools.fabric_topology": {"env_probe": "reads a host through env_probe.Host (commands with a timeout, sysfs) and its "
-                              "NPU helpers",
+    "tools.fabric_topology": {"env_probe": "the env probe's NPU helpers (npu_device_id, hccn_tool_path), imported on an NPU "
+                              "host only",
                               "statedir": "statedir.StateError: root runs only what root could have written alone"},
 }
 

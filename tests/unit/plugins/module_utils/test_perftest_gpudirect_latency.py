@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.acceptance.plugins.filter.pairings import pairings
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_sweep
@@ -178,7 +178,7 @@ def test_auto_reaches_the_argv_and_the_records():
 
 def test_auto_without_gpus_falls_back_to_host_memory_and_says_why(tmp_path):
     # a host without nvidia-smi: env_probe's own record ("skip"), then the plan
-    host = env_probe.Host(run=lambda argv, timeout_s: None, which=lambda name: None, root=str(tmp_path))
+    host = probe_host.Host(run=lambda argv, timeout_s: None, which=lambda name: None, root=str(tmp_path))
     gpu_records = env_probe.probe(host, {"groups": ["gpu"]})
     assert [r["status"] for r in gpu_records if r["check"] == "gpu.inventory"] == ["skip"]
     for probe in (gpu_records, []):

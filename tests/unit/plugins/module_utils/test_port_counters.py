@@ -9,7 +9,7 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import port_counters as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import port_counters as tool
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import parser_fixture, read
@@ -53,7 +53,7 @@ def sysfs(root, ports):
                     handle.write("%s\n" % value)
         with open(os.path.join(base, "link_layer"), "w", encoding="utf-8") as handle:
             handle.write("InfiniBand\n")
-    return env_probe.Host(root=str(root), which=lambda name: None)
+    return probe_host.Host(root=str(root), which=lambda name: None)
 
 
 def healthy():
@@ -174,7 +174,7 @@ def test_symbol_errors_growing_and_a_flap_are_named(tmp_path):
 
 
 def test_no_rdma_device_is_skip_and_after_needs_before(tmp_path):
-    host = env_probe.Host(root=str(tmp_path), which=lambda name: None)
+    host = probe_host.Host(root=str(tmp_path), which=lambda name: None)
     assert tool.records(host, {"phase": "before"})[0]["status"] == "skip"
     host = sysfs(tmp_path, {"mlx5_0/1": {"counters": healthy()}})
     assert tool.records(host, {"phase": "after", "before": None})[0]["status"] == "error"
@@ -194,7 +194,7 @@ def test_a_ports_netdev_is_read_with_ethtool_and_a_driver_without_stats_is_unrea
     host = sysfs(tmp_path, {"mlx5_0/1": {"counters": healthy()}, "mlx5_1/1": {"counters": healthy()}})
     for dev, netdev in (("mlx5_0", "eth0"), ("mlx5_1", "lo")):
         os.makedirs(os.path.join(str(tmp_path), "sys/class/infiniband", dev, "device/net", netdev))
-    host = env_probe.Host(root=str(tmp_path), run=run, which=lambda name: "/usr/sbin/ethtool")
+    host = probe_host.Host(root=str(tmp_path), run=run, which=lambda name: "/usr/sbin/ethtool")
     snap = tool.snapshot(host, {"ethtool": True, "timeout_s": 7})
     assert calls == [(["/usr/sbin/ethtool", "-S", "eth0"], 7), (["/usr/sbin/ethtool", "-S", "lo"], 7)]
     assert snap["ports"]["mlx5_0/1"]["ethtool"]["rx_kicks"] > 0

@@ -12,7 +12,7 @@ import stat
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import fabric_topology as topology_tool
@@ -143,7 +143,7 @@ def _host(root="", capture=None, calls=None):
         calls.append((argv, timeout_s))
         with open(capture, encoding="utf-8") as handle:
             return Run(argv, 0, handle.read(), "", 0.01)
-    return env_probe.Host(run=run if capture else None, root=str(root),
+    return probe_host.Host(run=run if capture else None, root=str(root),
                           which=lambda name: "/usr/sbin/lldpctl" if capture and name == "lldpctl" else None)
 
 

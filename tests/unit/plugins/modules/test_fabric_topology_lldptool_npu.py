@@ -13,7 +13,7 @@ import stat
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, results
+from ansible_collections.aifabric.acceptance.plugins.module_utils import env_probe, probe_host, results
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.runner import Run
 from ansible_collections.aifabric.acceptance.plugins.modules import fabric_topology
@@ -265,7 +265,7 @@ def _clocked_host(tmp_path, monkeypatch, nics, answer_s, given, npu=False):
     if npu:     # hccn_tool is a file of the host: the path rule checks it before it runs
         (tmp_path / "usr/sbin").mkdir(parents=True, exist_ok=True)
         (tmp_path / "usr/sbin/hccn_tool").write_text("")
-    return env_probe.Host(run=run, root=str(tmp_path), which=tools.get)
+    return probe_host.Host(run=run, root=str(tmp_path), which=tools.get)
 
 
 def test_a_slow_lldpad_on_many_nics_is_read_within_the_time_each_interface_adds(tmp_path, monkeypatch):
