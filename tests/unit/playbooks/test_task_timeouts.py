@@ -198,11 +198,26 @@ def bounds(templar, task):
     return out
 
 
+def expanded(play, blocks):
+    """The tasks, with a role's checks included by name (the gpu role's include_tasks of check_<check>.yml, one
+    file per check) loaded in place, in their role, as the include would run them."""
+    for task in tasks(blocks):
+        yield task
+        name = str(task.args.get("_raw_params") or task.args.get("file") or "") if task.action in INCLUDES else ""
+        if task._role is None or "{{ __gpu_check }}" not in name:
+            continue
+        folder = os.path.join(task._role._role_path, "tasks")
+        for check in sorted(f for f in os.listdir(folder) if f.startswith("check_") and f.endswith(".yml")):
+            data = loader.load_from_file(os.path.join(folder, check), trusted_as_template=True)
+            yield from tasks(load_list_of_blocks(data, play=play, role=task._role, task_include=task,
+                                                 variable_manager=manager, loader=loader))
+
+
 out = []
 for name in playbooks:
     facts = {}      # what set_fact tasks set on the host earlier in the run (limits computed once for several plays)
     for play in Playbook.load(os.path.join(repo, "playbooks", name), variable_manager=manager, loader=loader).get_plays():
-        for task in tasks(play.compile()):
+        for task in expanded(play, play.compile()):
             templar = Templar(loader=loader, variables=dict(manager.get_vars(play=play, host=host, task=task), **facts))
             if task.action in C._ACTION_SET_FACT:
                 facts.update(resolved(templar, task.args))

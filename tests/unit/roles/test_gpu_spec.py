@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
+import jinja2
 import pytest
 import yaml
 
@@ -64,21 +65,40 @@ def _walk(tasks):
             yield from _walk(task.get(part) or [])
 
 
+# the checks' files (tasks/check_<check>.yml), in the stage's order
+CHECKS = ["probe", "gemm", "allreduce_probe", "nccl", "dcgm", "copy_bandwidth", "soak"]
+
+
 def role_tasks():
-    """Every task and block of tasks/main.yml by name (blocks included: a check is a block of its start and wait)."""
-    return dict((task["name"], task) for task in _walk(_load("tasks", "main.yml")))
+    """Every task and block of the checks' files by name (blocks included: a check is a block of its start and wait)."""
+    return dict((task["name"], task) for task in _walk(check_blocks()))
 
 
 def check_blocks():
-    """The blocks of the checks, in order: the one block of the stage holds one block per check."""
+    """The blocks of the checks, in order: tasks/main.yml includes tasks/check_<check>.yml for each check a host runs
+    (the loop over vars/main.yml's __gpu_checks_run), each file one block of its start and wait."""
     stage = _load("tasks", "main.yml")
-    assert len(stage) == 1 and "block" in stage[0], "tasks/main.yml: one block of the stage's checks"
-    return stage[0]["block"]
+    assert len(stage) == 1 and stage[0]["ansible.builtin.include_tasks"] == "check_{{ __gpu_check }}.yml", stage
+    assert stage[0]["loop"] == "{{ __gpu_checks_run }}" and stage[0]["loop_control"] == {"loop_var": "__gpu_check"}
+    blocks = []
+    for check in CHECKS:
+        tasks = _load("tasks", "check_%s.yml" % check)
+        assert len(tasks) == 1 and "block" in tasks[0], "tasks/check_%s.yml: one block, its start and wait" % check
+        assert "when" not in tasks[0], "tasks/check_%s.yml: the include's loop selects it" % check
+        blocks.append(tasks[0])
+    return blocks
+
+
+def checks_run(**variables):
+    """vars/main.yml's __gpu_checks_run, rendered with ``variables`` (jinja2 with the two filters it uses)."""
+    env = jinja2.Environment()
+    env.filters["bool"] = lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")
+    return yaml.safe_load(env.from_string(_load("vars", "main.yml")["__gpu_checks_run"].strip()).render(**variables))
 
 
 def _module_task(module):
     found = [t for t in role_tasks().values() if "aifabric.acceptance." + module in t]
-    assert len(found) == 1, "expected one %s task in roles/gpu/tasks/main.yml, found %d" % (module, len(found))
+    assert len(found) == 1, "expected one %s task in roles/gpu/tasks/check_*.yml, found %d" % (module, len(found))
     return found[0]
 
 
@@ -131,9 +151,14 @@ def test_the_checks_are_the_tasks():
     spec = role_spec()["gpu_checks"]
     assert spec["choices"] == spec["default"] + ["dcgm", "copy_bandwidth"]
     assert spec["default"] == ["gemm", "allreduce_probe", "nccl"]     # dcgm and copy_bandwidth: opt-in
-    whens = [block.get("when") for block in check_blocks()]
-    assert ["'%s' in gpu_checks" % check for check in spec["choices"]] == whens[1:-1]
-    assert whens[0] == "gpu_run_probe" and whens[-1] == "gpu_soak_s | int > 0"     # the soak: off by default
+    assert CHECKS == ["probe"] + spec["choices"] + ["soak"]
+    check_blocks()
+    # the stage's order whatever gpu_checks' order; the probe with gpu_run_probe, the soak with gpu_soak_s above 0
+    assert checks_run(gpu_run_probe=True, gpu_checks=spec["default"], gpu_soak_s=0) == ["probe"] + spec["default"]
+    assert checks_run(gpu_run_probe=False, gpu_checks=list(reversed(spec["choices"])), gpu_soak_s=30) == (
+        spec["choices"] + ["soak"])
+    assert checks_run(gpu_run_probe="false", gpu_checks=["nccl"], gpu_soak_s="0") == ["nccl"]
+    assert checks_run(gpu_run_probe=False, gpu_checks=[], gpu_soak_s=0) == []
 
 
 @pytest.mark.parametrize("tool, adapter", [("gemm_bench", gemm), ("allreduce_probe", torch_allreduce),

@@ -65,9 +65,10 @@ def test_the_probe_task_gets_its_options_whole_and_the_role_sets_the_facts_and_g
     groups = []
     for task in block["block"]:
         facts.update((task.get("ansible.builtin.set_fact") or {}))
-        if "ansible.builtin.group_by" in task:     # one task, one key per item
-            assert task["ansible.builtin.group_by"]["key"] == "{{ item }}"
-            groups.extend(task["loop"])
+        if "ansible.builtin.add_host" in task:     # one task for every host of the play, not one per host
+            assert task["ansible.builtin.add_host"]["name"] == "{{ item }}"
+            assert task["loop"] == "{{ ansible_play_hosts }}" and task["run_once"] is True
+            groups.extend(task["ansible.builtin.add_host"]["groups"])
     assert {"probe_gpu_count", "probe_npu_count", "probe_hca_count", "aifabric_required_checks"} <= facts
     assert [g.split("{{")[0] for g in groups] == ["aifabric_gpu_", "aifabric_npu_", "aifabric_rdma_"]
 
