@@ -35,8 +35,10 @@ The projection at --project nodes adds the REAL tools' time, from real runs:
   rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
              rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
   screen   + the collective's time over each round's largest group, + a launch for each round after the first
-             (bench/group_screen_sim.py, --bad bad nodes); its per-host terms x the bound of rounds at 1000 over
-             that at the largest fleet (the round loop's tasks run, or are skipped, on every host up to the bound)
+             (bench/group_screen_sim.py, --bad bad nodes); its per-host terms x the simulator's rounds at 1000 over
+             the rounds the fleet's screen ran (its round loop stops once the screen is over; rows measured before
+             that, without rounds_run: x the bound of rounds at 1000 over that at the largest fleet, as the loop's
+             tasks ran, or were skipped, on every host up to the bound)
   report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
 
 Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
@@ -347,13 +349,26 @@ def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, mor
                                      rdma_vars, forks)
     res["fake"] = rdma_span(perftest_log, pair_s)
     row["stages"]["rdma"] = res
-    res, _path = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
-                              inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+    res, screen_results = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
+                                       inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+    res["rounds_run"] = screen_rounds_run(screen_results)
     row["stages"]["screen"] = res
     res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
                               {"report_input": rdma_results,
                                "report_dir": os.path.join(work, tag + "-report", "out")}, forks)
     row["stages"]["report"] = res
+
+
+def screen_rounds_run(results):
+    """The rounds the screen ran: the distinct rounds its tests' records name (params.env.AIFABRIC_SCREEN)."""
+    with open(results, encoding="utf-8") as handle:
+        records = json.load(handle)["records"]
+    rounds = set()
+    for rec in records:
+        marker = ((rec.get("params") or {}).get("env") or {}).get("AIFABRIC_SCREEN")
+        if isinstance(marker, str) and marker.startswith("round="):
+            rounds.add(marker.split()[0])
+    return len(rounds)
 
 
 def _merged(rows, paths):
@@ -460,7 +475,25 @@ def fit(rows):
     # the probe measured with probe_async: every host's probe runs at the same time (rows without the key: forks hosts
     # at a time, as before the role had it)
     model["probe"]["async"] = all(r["stages"]["probe"].get("probe_async", False) for r in rows)
+    # the rounds the fleet's screen ran (its largest fleet's), where every row says: its round loop stops once the
+    # screen is over (rows without the key walked the bound of rounds)
+    largest = max(r["hosts"] for r in rows)
+    ran = [r["stages"]["screen"].get("rounds_run") for r in rows if r["hosts"] == largest]
+    model["screen"]["rounds_run"] = max(ran) if all(r["stages"]["screen"].get("rounds_run") for r in rows) else None
     return model
+
+
+def screen_growth(model, n, largest, screen):
+    """The factor of the screen's per-host terms at n nodes over the fleet's, and how it was found: the simulator's
+    rounds (``screen``: the worst case's) over the rounds the fleet's screen ran, or, for rows measured while the round
+    loop walked its bound, the bound at n over that at the largest fleet."""
+    if model["screen"].get("rounds_run"):
+        return (float(screen["rounds_max"]) / model["screen"]["rounds_run"],
+                "rounds run: %d at %d nodes (%d bad, the simulator's worst), %d at %d" % (
+                    screen["rounds_max"], n, screen["bad_nodes"], model["screen"]["rounds_run"], largest))
+    return (float(group_screen.max_rounds(n)) / group_screen.max_rounds(largest),
+            "rounds bound: %d at %d nodes, %d at %d" % (group_screen.max_rounds(n), n, group_screen.max_rounds(largest),
+                                                       largest))
 
 
 def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
@@ -478,7 +511,7 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
 
 
 def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s, cores,
-            bound_ratio=1.0):
+            screen_grow=1.0):
     """Two projections of the wall time at n nodes with forks f.
 
     box:   the wall-time fit of this machine, where the hosts' own work runs on the controller's CPUs too (an
@@ -493,9 +526,8 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
     box, fleet = {}, {}
     for s in STAGES:
         m = model[s]
-        # the screen's tasks run once per round up to its bound of rounds (the rounds after the last one are
-        # skipped on every host, which the controller still evaluates): its per-host terms grow with the bound
-        grow = bound_ratio if s == "screen" else 1.0
+        # the screen's per-host tasks run once per round: its per-host terms grow with its rounds (screen_growth)
+        grow = screen_grow if s == "screen" else 1.0
         box[s] = m["fixed_s"] + grow * (m["per_host_s"] * n + m["per_wave_s"] * waves) + tools[s]
         ctl = (m["controller_cpu_fixed_s"] + grow * m["controller_cpu_per_host_s"] * n
                + max(0.0, m["workers_cpu_fixed_s"] + grow * m["workers_cpu_per_host_s"] * n) / min(forks, cores))
@@ -513,7 +545,7 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
 
 # ---------------------------------------------------------------- main
 
-def print_tables(rows, model, projections, inputs, screens):
+def print_tables(rows, model, projections, inputs, screens, growth):
     print("\nmeasured (wall s of each ansible-playbook; rdma: fake tests' span / rounds in brackets)")
     print("%5s %5s %17s %7s %7s %16s %7s %7s" % ("hosts", "forks", "loadavg", "probe", "gpu", "rdma", "screen",
                                                  "report"))
@@ -552,10 +584,7 @@ def print_tables(rows, model, projections, inputs, screens):
             m["host_cpu_fixed_s"], m["host_cpu_per_host_s"], m["host_cpu_max_abs_residual_s"]))
     print("rdma per-round overhead (measured, max): %.3f s" % model["rdma"]["overhead_per_round_s"])
     print("\ninputs (real tools): %s" % json.dumps(inputs, sort_keys=True))
-    print("screen's rounds bound: %d at %d nodes, %d at %d (its per-host terms x %.2f)" % (
-        group_screen.max_rounds(projections[0]["nodes"]), projections[0]["nodes"],
-        group_screen.max_rounds(max(r["hosts"] for r in rows)), max(r["hosts"] for r in rows),
-        float(group_screen.max_rounds(projections[0]["nodes"])) / group_screen.max_rounds(max(r["hosts"] for r in rows))))
+    print("screen's %s (its per-host terms x %.2f)" % (growth[1], growth[0]))
     for s in screens:
         print("screen at %d nodes, %d bad: %s" % (projections[0]["nodes"], s["bad_nodes"], json.dumps(s, sort_keys=True)))
     for kind, title in (("fleet", "a real fleet (main CPU + workers' CPU / min(forks, cores) + per wave one host's "
@@ -658,14 +687,14 @@ def main(argv=None):
     screens = [screen_model(args.project, 10, args.busbw, 15.0, bad) for bad in (0, args.bad)]
     projections = []
     n = args.project
-    bound_ratio = float(group_screen.max_rounds(n)) / group_screen.max_rounds(max(r["hosts"] for r in rows))
+    growth = screen_growth(model, n, max(r["hosts"] for r in rows), screens[-1])
     for forks in args.project_forks:
         for label, rounds in (("random+conf", 3 + args.confirm_rounds), ("all", n - 1 if n % 2 == 0 else n)):
             p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe,
-                        args.controller_cores, bound_ratio)
+                        args.controller_cores, growth[0])
             p["label"] = label
             projections.append(p)
-    print_tables(rows, model, projections, inputs, screens)
+    print_tables(rows, model, projections, inputs, screens, growth)
     out_name = "e2e_model.refit.json" if args.rows_from else "e2e_model.json"
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
