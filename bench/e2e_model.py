@@ -35,10 +35,13 @@ The projection at --project nodes adds the REAL tools' time, from real runs:
   rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
              rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
   screen   + the collective's time over each round's largest group, + a launch for each round after the first
-             (bench/group_screen_sim.py, --bad bad nodes); its per-host terms x the simulator's rounds at 1000 over
-             the rounds the fleet's screen ran (its round loop stops once the screen is over; rows measured before
-             that, without rounds_run: x the bound of rounds at 1000 over that at the largest fleet, as the loop's
-             tasks ran, or were skipped, on every host up to the bound)
+             (bench/group_screen_sim.py, --bad bad nodes); its CPU terms at the simulator's rounds at 1000: fixed
+             + per host + per host and round, fitted over runs of two numbers of rounds or more (--screen-bad K
+             measures the screen with K slow hosts; --screen-rows-from adds those runs to the fit); with one
+             number of rounds, its per-host terms x the simulator's rounds over the rounds the fleet's screen ran
+             (its round loop stops once the screen is over); rows measured before that (no rounds_run): x the bound
+             of rounds at 1000 over that at the largest fleet, as the loop's tasks ran, or were skipped, on every
+             host up to the bound
   report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
 
 Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
