@@ -35,8 +35,13 @@ The projection at --project nodes adds the REAL tools' time, from real runs:
   rdma     + rounds x (perftest's per-pair time + the measured per-round overhead): rounds = 3 (+ confirmation
              rounds when there are suspects) for random, N-1 for mode all           (h200x2-ring8 records)
   screen   + the collective's time over each round's largest group, + a launch for each round after the first
-             (bench/group_screen_sim.py, --bad bad nodes); its per-host terms x the bound of rounds at 1000 over
-             that at the largest fleet (the round loop's tasks run, or are skipped, on every host up to the bound)
+             (bench/group_screen_sim.py, --bad bad nodes); its CPU terms at the simulator's rounds at 1000: fixed
+             + per host + per host and round, fitted over runs of two numbers of rounds or more (--screen-bad K
+             measures the screen with K slow hosts; --screen-rows-from adds those runs to the fit); with one
+             number of rounds, its per-host terms x the simulator's rounds over the rounds the fleet's screen ran
+             (its round loop stops once the screen is over); rows measured before that (no rounds_run): x the bound
+             of rounds at 1000 over that at the largest fleet, as the loop's tasks ran, or were skipped, on every
+             host up to the bound
   report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
 
 Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
@@ -283,7 +288,7 @@ def rdma_span(log, pair_s):
             "overhead_per_round_s": round((span - rounds * pair_s) / rounds, 3) if rounds else None}
 
 
-def one_size(controller, n, forks_list, pair_s, stages=STAGES, probe_async=True):
+def one_size(controller, n, forks_list, pair_s, stages=STAGES, probe_async=True, screen_bad=0):
     work = _Path(tempfile.mkdtemp(prefix="e2e-model-%d-" % n))
     rows = []
     with netns.Fleet(n) as fleet:
@@ -302,6 +307,15 @@ def one_size(controller, n, forks_list, pair_s, stages=STAGES, probe_async=True)
             "nccl_env": {"FAKE_NCCL_LOG": os.path.join(fleet.dir, "fake_nccl.log")},
             "nccl_profile": "none",
         }
+        if screen_bad:
+            # that many hosts (spread over the fleet) slow: a test that holds one replays a captured 0.6 GB/s run,
+            # under the floor below, so the screen bisects and confirms (more rounds)
+            bad_dir = os.path.join(fleet.dir, "bad-hosts")
+            os.makedirs(bad_dir)
+            for index in range(screen_bad):
+                open(os.path.join(bad_dir, fleet.hosts[(2 * index + 1) * n // (2 * screen_bad)].name), "w").close()
+            screen_vars["nccl_env"]["FAKE_NCCL_BAD_DIR"] = bad_dir
+            screen_vars["nccl_expect"] = {"nccl.all_reduce": {"busbw_max_gbyte_s": {"min": 100}}}
         rdma_vars = dict(json.loads(rdma_extra), rdma_pairings={"mode": "random", "random_rounds": 3, "seed": 1},
                          rdma_confirm=True)
         for forks in forks_list:
@@ -316,7 +330,7 @@ def one_size(controller, n, forks_list, pair_s, stages=STAGES, probe_async=True)
                 res["gpu_async"] = True
                 row["stages"]["gpu"] = res
             if set(stages) & {"rdma", "screen", "report"}:
-                more = (rdma_vars, perftest_log, pair_s, screen_vars, n)
+                more = (rdma_vars, perftest_log, pair_s, screen_vars, n, screen_bad)
                 _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, more)
             rows.append(row)
             print(json.dumps(row, sort_keys=True))
@@ -340,15 +354,17 @@ def _probe_stage(fleet, controller, work, tag, inventory, forks, row, probe_asyn
 
 def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, more):
     """rdma.yml (random + confirmation, the fake perftest), nccl_screen.yml, report.yml on the rdma run's results."""
-    rdma_vars, perftest_log, pair_s, screen_vars, n = more
+    rdma_vars, perftest_log, pair_s, screen_vars, n, screen_bad = more
     if os.path.exists(perftest_log):
         os.unlink(perftest_log)
     res, rdma_results = run_playbook(fleet, controller, work, tag + "-rdma", "playbooks/rdma.yml", inventory,
                                      rdma_vars, forks)
     res["fake"] = rdma_span(perftest_log, pair_s)
     row["stages"]["rdma"] = res
-    res, _path = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
-                              inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+    res, screen_results = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
+                                       inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
+    res["rounds_run"] = screen_rounds_run(screen_results)
+    res["bad_hosts"] = screen_bad
     row["stages"]["screen"] = res
     res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
                               {"report_input": rdma_results,
@@ -356,16 +372,36 @@ def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, mor
     row["stages"]["report"] = res
 
 
+def screen_rounds_run(results):
+    """The rounds the screen ran: the distinct rounds its tests' records name (params.env.AIFABRIC_SCREEN)."""
+    with open(results, encoding="utf-8") as handle:
+        records = json.load(handle)["records"]
+    rounds = set()
+    for rec in records:
+        marker = ((rec.get("params") or {}).get("env") or {}).get("AIFABRIC_SCREEN")
+        if isinstance(marker, str) and marker.startswith("round="):
+            rounds.add(marker.split()[0])
+    return len(rounds)
+
+
 def _merged(rows, paths):
-    """The rows with the stages of each of ``paths``' rows (same hosts and forks) put in place of theirs, in order."""
+    """The rows with the stages of each of ``paths``' rows (same hosts and forks) put in place of theirs, in order; a
+    path ending in ``:STAGE[,STAGE...]`` gives only those stages of its rows."""
     for path in paths:
-        rows = _merged_one(rows, path)
+        only = None
+        head, _sep, tail = path.rpartition(":")
+        if head and tail and set(tail.split(",")) <= set(STAGES):
+            path, only = head, tail.split(",")
+        rows = _merged_one(rows, path, only)
     return rows
 
 
-def _merged_one(rows, path):
+def _merged_one(rows, path, only=None):
     with open(path, encoding="utf-8") as handle:
         newer = dict(((r["hosts"], r["forks"]), r) for r in json.load(handle)["rows"])
+    if only:
+        newer = dict((key, dict(r, stages=dict((s, v) for s, v in r["stages"].items() if s in only)))
+                     for key, r in newer.items())
     missing = [(r["hosts"], r["forks"]) for r in rows if (r["hosts"], r["forks"]) not in newer]
     if missing:
         raise SystemExit("%s has no row for (hosts, forks) %s" % (path, missing))
@@ -374,6 +410,15 @@ def _merged_one(rows, path):
                      "path": os.path.relpath(path, REPO), "stages": sorted(newer[(r["hosts"], r["forks"])]["stages"]),
                      "loadavg_before": newer[(r["hosts"], r["forks"])]["loadavg_before"]}])
             for r in rows]
+
+
+def _screen_samples(paths):
+    """(hosts, the screen's result) of every row of ``paths`` (bench/e2e_model.py --stages screen runs)."""
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            out.extend((r["hosts"], r["stages"]["screen"]) for r in json.load(handle)["rows"])
+    return out
 
 
 def _write_partial(rows, args, started):
@@ -431,9 +476,26 @@ def _fit_stage(xs, ys):
     return coef, round(max(abs(p - y) for p, y in zip(pred, ys)), 2)
 
 
-def fit(rows):
+def screen_round_fit(samples):
+    """The screen's CPU seconds (main, workers, hosts) as fixed + per host + per host and round (least squares over
+    ``samples``, (hosts, the screen's result) of runs that say their rounds), where they ran two numbers of rounds or
+    more; else None."""
+    rounds = [res.get("rounds_run") for _n, res in samples]
+    if len(samples) < 4 or not all(rounds) or len(set(rounds)) < 2:
+        return None
+    xs = [[1.0, float(n), float(n * res["rounds_run"])] for n, res in samples]
+    out = {}
+    for key in ("main_cpu_s", "workers_cpu_s", "hosts_cpu_s"):
+        coef, resid = _fit_stage(xs, [res[key] for _n, res in samples])
+        out[key] = {"fixed_s": round(coef[0], 3), "per_host_s": round(coef[1], 4), "per_host_round_s": round(coef[2], 4),
+                    "max_abs_residual_s": resid}
+    return out
+
+
+def fit(rows, screen_extra=()):
     """Per stage: the wall-time fit a + b N + c ceil(N/f) on this machine, and the CPU fits (controller and hosts,
-    each fixed + per host) the real-fleet model uses."""
+    each fixed + per host) the real-fleet model uses; for the screen also its CPU per host and round, over its rows
+    and ``screen_extra`` ((hosts, the screen's result) of further runs, with other numbers of rounds)."""
     model = {}
     for stage in STAGES:
         coef, resid = _fit_stage([features(r["hosts"], r["forks"]) for r in rows],
@@ -460,7 +522,45 @@ def fit(rows):
     # the probe measured with probe_async: every host's probe runs at the same time (rows without the key: forks hosts
     # at a time, as before the role had it)
     model["probe"]["async"] = all(r["stages"]["probe"].get("probe_async", False) for r in rows)
+    # the rounds the fleet's screen ran (its largest fleet's), where every row says: its round loop stops once the
+    # screen is over (rows without the key walked the bound of rounds)
+    largest = max(r["hosts"] for r in rows)
+    ran = [r["stages"]["screen"].get("rounds_run") for r in rows if r["hosts"] == largest]
+    model["screen"]["rounds_run"] = max(ran) if all(r["stages"]["screen"].get("rounds_run") for r in rows) else None
+    model["screen"]["per_round"] = screen_round_fit([(r["hosts"], r["stages"]["screen"]) for r in rows]
+                                                    + list(screen_extra))
     return model
+
+
+def screen_growth(model, n, largest, screen):
+    """The screen's model at n nodes: (the model, with the screen's CPU terms at the simulator's rounds where the fit
+    has a cost per round; the factor of the screen's per-host terms the projection still applies; what it rests on).
+    The factor: with a cost per round, 1 for the CPU terms and, for this machine's wall fit, the CPU per host at the
+    simulator's rounds over that at the rounds the rows ran; without it, the simulator's rounds (``screen``: the worst
+    case's) over the rounds the fleet's screen ran, or, for rows measured while the round loop walked its bound, the
+    bound at n over that at the largest fleet."""
+    per_round = model["screen"].get("per_round")
+    if per_round and model["screen"].get("rounds_run"):
+        rounds = screen["rounds_max"]
+        screen_at = dict(model["screen"])
+        for key, name in (("main_cpu_s", "controller_cpu"), ("workers_cpu_s", "workers_cpu"), ("hosts_cpu_s", "host_cpu")):
+            screen_at[name + "_fixed_s"] = per_round[key]["fixed_s"]
+            screen_at[name + "_per_host_s"] = per_round[key]["per_host_s"] + rounds * per_round[key]["per_host_round_s"]
+        main = per_round["main_cpu_s"]
+        box = ((main["per_host_s"] + rounds * main["per_host_round_s"])
+               / (main["per_host_s"] + model["screen"]["rounds_run"] * main["per_host_round_s"]))
+        return (dict(model, screen=screen_at), (1.0, box),
+                "CPU per host and round (main %.4f, workers %.4f, hosts %.4f s) x %d rounds at %d nodes (%d bad, the "
+                "simulator's worst); this machine's wall fit x %.2f" % (
+                    main["per_host_round_s"], per_round["workers_cpu_s"]["per_host_round_s"],
+                    per_round["hosts_cpu_s"]["per_host_round_s"], rounds, n, screen["bad_nodes"], box))
+    if model["screen"].get("rounds_run"):
+        grow = float(screen["rounds_max"]) / model["screen"]["rounds_run"]
+        return (model, (grow, grow), "rounds run: %d at %d nodes (%d bad, the simulator's worst), %d at %d; its per-host "
+                "terms x %.2f" % (screen["rounds_max"], n, screen["bad_nodes"], model["screen"]["rounds_run"], largest, grow))
+    grow = float(group_screen.max_rounds(n)) / group_screen.max_rounds(largest)
+    return (model, (grow, grow), "rounds bound: %d at %d nodes, %d at %d; its per-host terms x %.2f" % (
+        group_screen.max_rounds(n), n, group_screen.max_rounds(largest), largest, grow))
 
 
 def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
@@ -478,7 +578,7 @@ def tools_s(model, inputs, n, forks, screen, rdma_rounds, fleet_probe_tool_s):
 
 
 def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_probe_tool_s, cores,
-            bound_ratio=1.0):
+            screen_grow=(1.0, 1.0)):
     """Two projections of the wall time at n nodes with forks f.
 
     box:   the wall-time fit of this machine, where the hosts' own work runs on the controller's CPUs too (an
@@ -493,10 +593,9 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
     box, fleet = {}, {}
     for s in STAGES:
         m = model[s]
-        # the screen's tasks run once per round up to its bound of rounds (the rounds after the last one are
-        # skipped on every host, which the controller still evaluates): its per-host terms grow with the bound
-        grow = bound_ratio if s == "screen" else 1.0
-        box[s] = m["fixed_s"] + grow * (m["per_host_s"] * n + m["per_wave_s"] * waves) + tools[s]
+        # the screen's per-host tasks run once per round: its per-host terms grow with its rounds (screen_growth)
+        grow, box_grow = screen_grow if s == "screen" else (1.0, 1.0)
+        box[s] = m["fixed_s"] + box_grow * (m["per_host_s"] * n + m["per_wave_s"] * waves) + tools[s]
         ctl = (m["controller_cpu_fixed_s"] + grow * m["controller_cpu_per_host_s"] * n
                + max(0.0, m["workers_cpu_fixed_s"] + grow * m["workers_cpu_per_host_s"] * n) / min(forks, cores))
         fleet[s] = ctl + grow * waves * max(0.0, m["host_cpu_per_host_s"]) + tools[s]
@@ -513,7 +612,7 @@ def project(model, inputs, n, forks, screen, rdma_rounds, report_1000_s, fleet_p
 
 # ---------------------------------------------------------------- main
 
-def print_tables(rows, model, projections, inputs, screens):
+def print_tables(rows, model, projections, inputs, screens, growth):
     print("\nmeasured (wall s of each ansible-playbook; rdma: fake tests' span / rounds in brackets)")
     print("%5s %5s %17s %7s %7s %16s %7s %7s" % ("hosts", "forks", "loadavg", "probe", "gpu", "rdma", "screen",
                                                  "report"))
@@ -552,10 +651,7 @@ def print_tables(rows, model, projections, inputs, screens):
             m["host_cpu_fixed_s"], m["host_cpu_per_host_s"], m["host_cpu_max_abs_residual_s"]))
     print("rdma per-round overhead (measured, max): %.3f s" % model["rdma"]["overhead_per_round_s"])
     print("\ninputs (real tools): %s" % json.dumps(inputs, sort_keys=True))
-    print("screen's rounds bound: %d at %d nodes, %d at %d (its per-host terms x %.2f)" % (
-        group_screen.max_rounds(projections[0]["nodes"]), projections[0]["nodes"],
-        group_screen.max_rounds(max(r["hosts"] for r in rows)), max(r["hosts"] for r in rows),
-        float(group_screen.max_rounds(projections[0]["nodes"])) / group_screen.max_rounds(max(r["hosts"] for r in rows))))
+    print("screen's %s" % growth[2])
     for s in screens:
         print("screen at %d nodes, %d bad: %s" % (projections[0]["nodes"], s["bad_nodes"], json.dumps(s, sort_keys=True)))
     for kind, title in (("fleet", "a real fleet (main CPU + workers' CPU / min(forks, cores) + per wave one host's "
@@ -620,7 +716,14 @@ def main(argv=None):
                         help="the stages to measure (a subset writes e2e_model.<stages>.json, no fit)")
     parser.add_argument("--stage-rows-from", nargs="+", default=None,
                         help="with --rows-from: the stages these rows hold replace the earlier rows' (same hosts, forks), "
-                             "file after file")
+                             "file after file; FILE:screen (for example) takes only those stages of its rows (a --stages "
+                             "screen run holds its rdma and report runs too)")
+    parser.add_argument("--screen-rows-from", nargs="+", default=None,
+                        help="with --rows-from: the screen's runs of these files (--stages screen --screen-bad K: more "
+                             "rounds) fitted with the rows' own, for the screen's CPU per host and round")
+    parser.add_argument("--screen-bad", type=int, default=0,
+                        help="hosts of the fleet slow for the screen (the fake nccl-tests' slow capture, a 100 GB/s floor): "
+                             "its rows run more rounds, from which the fit tells the screen's cost per round")
     parser.add_argument("--probe-sync", dest="probe_async", action="store_false",
                         help="measure the probe with probe_async: false (as before the role had it); its rows go to "
                              "e2e_model.<stages>.probe-sync.json")
@@ -649,23 +752,25 @@ def main(argv=None):
             raise SystemExit("cannot run: " + "; ".join(problems))
         rows = []
         for n in args.sizes:
-            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s, args.stages, args.probe_async))
+            rows.extend(one_size(controller, n, sorted(set([args.forks, n])), args.pair_s, args.stages, args.probe_async,
+                                 args.screen_bad))
         if set(args.stages) != set(STAGES):
             return _write_partial(rows, args, started)
-    model = fit(rows)
+    model = fit(rows, _screen_samples(args.screen_rows_from or []))
     inputs = real_inputs(args.perftest_pair_s, args.gpu_s_per_host)
     fleet_probe = max(r["stages"]["probe"].get("tool_s_per_host", 0.0) for r in rows)
     screens = [screen_model(args.project, 10, args.busbw, 15.0, bad) for bad in (0, args.bad)]
     projections = []
     n = args.project
-    bound_ratio = float(group_screen.max_rounds(n)) / group_screen.max_rounds(max(r["hosts"] for r in rows))
+    growth = screen_growth(model, n, max(r["hosts"] for r in rows), screens[-1])
+    model_at = growth[0]
     for forks in args.project_forks:
         for label, rounds in (("random+conf", 3 + args.confirm_rounds), ("all", n - 1 if n % 2 == 0 else n)):
-            p = project(model, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe,
-                        args.controller_cores, bound_ratio)
+            p = project(model_at, inputs, n, forks, screens[-1], rounds, args.report_1000_s, fleet_probe,
+                        args.controller_cores, growth[1])
             p["label"] = label
             projections.append(p)
-    print_tables(rows, model, projections, inputs, screens)
+    print_tables(rows, model, projections, inputs, screens, growth)
     out_name = "e2e_model.refit.json" if args.rows_from else "e2e_model.json"
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "bench_wall_s": round(time.time() - started),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},

@@ -22,6 +22,7 @@ localised it), fails a third confirmation with h1 before it is bad. 7 rounds, 12
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -35,8 +36,8 @@ from ansible_collections.aifabric.acceptance.tests.integration.test_ssh_fleet im
 MARKER = "AIFABRIC_SCREEN"
 
 
-def _setup(fleet, bad):
-    """The stand-in nccl-tests, the bad host's marker file and the screen's variables (topology aside)."""
+def _setup(fleet, *bad):
+    """The stand-in nccl-tests, the bad hosts' marker files and the screen's variables (topology aside)."""
     if not os.access("/usr/bin/mpirun", os.X_OK):
         pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
     bindir = os.path.join(fleet.dir, "nccl-tests")
@@ -44,8 +45,9 @@ def _setup(fleet, bad):
     fake_perf.install(bindir, ["all_reduce_perf"])
     bad_dir = os.path.join(fleet.dir, "bad-hosts")
     os.makedirs(bad_dir)
-    with open(os.path.join(bad_dir, bad), "w") as handle:
-        handle.write("slow\n")
+    for name in bad:
+        with open(os.path.join(bad_dir, name), "w") as handle:
+            handle.write("slow\n")
     log = os.path.join(fleet.dir, "fake_nccl.log")
     ssh = "-i %s -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % fleet.key
     variables = {
@@ -66,9 +68,8 @@ def _rounds(tests, names):
     for rec in tests:
         words = rec["params"]["env"][MARKER].split()
         test_round, purpose = int(words[0].split("=")[1]), words[1].split("=")[1]
-        hosts = [words[2].split("=")[1]] + words[3:]
-        if "groups=" in " ".join(hosts):
-            hosts = hosts[:[h.startswith("groups=") for h in hosts].index(True)]
+        # the hosts, up to the first word naming something else (groups=, evidence=, margin_pct=)
+        hosts = [words[2].split("=")[1]] + list(itertools.takewhile(lambda word: "=" not in word, words[3:]))
         assert rec["host"] == hosts[0]                                   # launched from the test's first host
         rounds.setdefault(test_round, []).append((purpose, [names.index(h) for h in hosts], rec["status"]))
     return dict((k, sorted(v)) for k, v in rounds.items())
@@ -83,6 +84,26 @@ def _cleaned(out):
         if block.startswith("aifabric.acceptance.nccl : Stop whatever of the test is left"):
             hosts.extend(re.findall(r"^(?:ok|changed|failed|fatal): \[([^\]]+)\]", block, re.MULTILINE))
     return hosts
+
+
+def _task_runs(out, name):
+    """How many times the run's output started the screen's task ``name`` (its banner: once per round it ran in)."""
+    with open(out) as handle:
+        return handle.read().count("TASK [aifabric.acceptance.nccl : %s" % name)
+
+
+LAUNCH = "Run nccl-tests across the test's hosts"
+NEXT_ROUND = "Screen, bisect and confirm - the next round"
+
+
+def _assert_rounds_walked(out, rounds):
+    """The round's tasks ran in ``rounds`` rounds, no more: the round loop stopped once the screen was over (each
+    round includes the next one only while it plans a test; the last round's include skipped on every host)."""
+    assert _task_runs(out, LAUNCH) == rounds, tail(out)
+    assert _task_runs(out, NEXT_ROUND) == rounds, tail(out)
+    with open(out) as handle:
+        included = [line for line in handle if line.startswith("included: ") and "screen_round.yml" in line]
+    assert len(included) == rounds, tail(out)
 
 
 @pytest.mark.fleet(n=8)
@@ -130,9 +151,10 @@ def test_the_screen_finds_the_bad_host_in_six_rounds(fleet, controller, tmp_path
     with open(log) as handle:                                            # every test ran on its own hosts only
         ranks = [json.loads(line) for line in handle if line.strip()]
     assert len(ranks) == 4 + 4 + 2 + 4 + 2 + 2 + 3 + 2 + 2 + 2 and all(r["argv"][r["argv"].index("-g") + 1] == "1" for r in ranks)
-    with open(out) as handle:
-        text = handle.read()
-    assert "Stop whatever of the test is left" in text
+    # every launch ended clean (a slow run exits 0): no cleanup call on any host, and the rounds' tasks ran in the
+    # 6 rounds the screen needed, of a bound of 13 at 8 hosts
+    assert _cleaned(out) == [], tail(out)
+    _assert_rounds_walked(out, 6)
     assert_nothing_left(fleet)
 
 
@@ -259,4 +281,73 @@ def test_a_launch_past_its_time_limit_is_cleaned_up_on_every_host_of_its_test(fl
     tests = [r for r in records_of(report) if r["check"] == "nccl.all_reduce"]
     assert sorted((r["host"], r["status"]) for r in tests) == [(names[0], "error"), (names[4], "error")], tail(out)
     assert sorted(_cleaned(out)) == sorted(names), tail(out)
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=8)
+def test_a_healthy_fleet_s_screen_runs_one_round_and_stops(fleet, controller, tmp_path):
+    """No bad host, one run per verdict (nccl_screen_evidence 1), groups of 4 in inventory order: the first round's
+    two tests pass, the next plan has no test, and the screen is over after one round - the round's tasks ran once,
+    not once per round of the bound (9 at 8 hosts with one run per verdict). Every host passes."""
+    names = [h.name for h in fleet.hosts]
+    variables, log = _setup(fleet)
+    variables.update(nccl_screen_evidence=1, nccl_screen_learn_topology=False)
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    assert finish(proc, 240, out) == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert _rounds(tests, names) == {0: [("screen", [0, 1, 2, 3], "pass"), ("screen", [4, 5, 6, 7], "pass")]}, tail(out)
+    _assert_rounds_walked(out, 1)
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert verdicts == dict((n, "pass") for n in names), verdicts
+    screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
+    assert sorted(screen) == sorted(names) and all(r["status"] == "pass" for r in screen.values())
+    with open(log) as handle:
+        assert len([line for line in handle if line.strip()]) == 4 + 4            # two runs of four ranks
+    assert _cleaned(out) == [], tail(out)
+    assert_nothing_left(fleet)
+
+
+@pytest.mark.fleet(n=8)
+def test_two_bad_hosts_are_named_and_the_screen_stops_after_the_rounds_it_needs(fleet, controller, tmp_path):
+    """Two bad hosts (h2, h5) in different groups of 4, no topology, two runs per verdict (the default): both groups
+    fail, both halves [h0, h1] and [h4, h5] are bisected, h2 and h5 are confirmed twice with known-good partners
+    (h5 named by the failing half [h4, h5], h2 by elimination: a third confirmation). Exactly the two bad hosts fail,
+    and the round's tasks ran in the 6 rounds the screen needed (of a bound of 13)."""
+    names = [h.name for h in fleet.hosts]
+    bad = [names[2], names[5]]
+    variables, _log = _setup(fleet, *bad)
+    variables["nccl_screen_learn_topology"] = False
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    assert finish(proc, 300, out) == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert _rounds(tests, names) == {
+        0: [("screen", [0, 1, 2, 3], "fail"), ("screen", [4, 5, 6, 7], "fail")],
+        1: [("bisect", [0, 1], "pass"), ("bisect", [4, 5], "fail")],              # h2 or h3; h4 or h5
+        2: [("recheck", [0, 1], "pass"), ("rescreen", [6, 7], "pass")],
+        3: [("confirm", [2, 0], "fail"), ("confirm", [4, 1], "pass"), ("recheck", [6, 7], "pass")],
+        4: [("confirm", [2, 1], "fail"), ("confirm", [3, 6], "pass"), ("confirm", [4, 7], "pass"),
+            ("confirm", [5, 0], "fail")],
+        5: [("confirm", [2, 4], "fail"), ("confirm", [3, 0], "pass"), ("confirm", [5, 1], "fail")],
+    }, tail(out)
+    _assert_rounds_walked(out, 6)
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert verdicts == dict((n, "fail" if n in bad else "pass") for n in names), verdicts
+    findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
+    assert sorted(h for f in findings if f["kind"] == "node" for h in f["hosts"]) == sorted(bad), findings
     assert_nothing_left(fleet)

@@ -12,8 +12,8 @@ The playbooks are loaded by Ansible's own parser (blocks, ``always:``, imported 
 from this tree) in a subprocess with an empty ansible.cfg (no ``task_timeout`` to hide a missing limit). A task
 runs on a host unless it is delegated to localhost, its play runs on localhost, or its action needs no connection
 (set_fact, group_by, debug, assert, set_stats, run_summary, includes). The dynamically included task files
-(playbooks/tasks, roles/perftest and roles/nccl_tests, the nccl role's screen rounds, included from plays on hosts)
-are checked the same way.
+(playbooks/tasks, roles/perftest and roles/nccl_tests, the nccl role's screen rounds and their cleanup, included from
+plays on hosts) are checked the same way.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 TAIL = ("ansible_collections", "aifabric", "acceptance")
 INCLUDED = ("roles/rdma/tasks/sweep.yml", "playbooks/tasks/run_summary.yml", "roles/perftest/tasks",
-            "roles/nccl_tests/tasks", "roles/nccl/tasks/screen_round.yml")
+            "roles/nccl_tests/tasks", "roles/nccl/tasks/screen_round.yml", "roles/nccl/tasks/screen_cleanup.yml")
 
 MARGIN = 60                                  # aifabric_task_margin_s
 QUERY = 60                                   # nvidia-smi -L, a binary's -h: the limit the modules give a query
