@@ -18,6 +18,7 @@ plays on hosts) are checked the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -243,10 +244,12 @@ def collections_path():
     return os.sep.join(parts[:-3])
 
 
-def load_tasks(extra_vars=None):
-    playbooks = sorted(name for name in os.listdir(os.path.join(REPO, "playbooks")) if name.endswith(".yml"))
+def load_tasks(extra_vars=None, playbooks=None, with_included=True):
+    """The rows of every task of ``playbooks`` (default: every playbook) and, ``with_included``, of INCLUDED."""
+    if playbooks is None:
+        playbooks = sorted(name for name in os.listdir(os.path.join(REPO, "playbooks")) if name.endswith(".yml"))
     included = []
-    for path in INCLUDED:
+    for path in INCLUDED if with_included else ():
         full = os.path.join(REPO, path)
         included += [path] if os.path.isfile(full) else sorted(
             os.path.join(path, name) for name in os.listdir(full) if name.endswith(".yml"))
@@ -261,19 +264,23 @@ def load_tasks(extra_vars=None):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-ROWS = load_tasks()
+@functools.lru_cache(maxsize=None)
+def all_rows():
+    """Every playbook's and included file's rows with the defaults: loaded once, when a test asks (not when the file
+    is collected: each pytest-xdist worker collects every file)."""
+    return load_tasks()
 
 
 def test_every_task_on_a_host_has_its_own_timeout():
-    missing = ["%s: %s (%s)" % (r["source"], r["task"], r["action"]) for r in ROWS
+    missing = ["%s: %s (%s)" % (r["source"], r["task"], r["action"]) for r in all_rows()
                if r["on_host"] and not r["timeout"]]
     assert not missing, "tasks that run on a host without a timeout:\n" + "\n".join(missing)
-    assert len([r for r in ROWS if r["on_host"]]) >= 40, ROWS       # the walk saw the playbooks' and roles' tasks
+    assert len([r for r in all_rows() if r["on_host"]]) >= 40, all_rows()       # the walk saw the playbooks' and roles' tasks
 
 
 def test_controller_tasks_are_told_apart():
     """The rule is not vacuous: the summary, set_fact and k8s tasks (delegated to localhost) are controller work."""
-    local = set((r["source"], r["action"]) for r in ROWS if not r["on_host"])
+    local = set((r["source"], r["action"]) for r in all_rows() if not r["on_host"])
     assert ("gpu.yml", "aifabric.acceptance.run_summary") in local
     assert ("acceptance_ssh.yml", "ansible.builtin.set_fact") in local
     assert ("k8s_acceptance.yml", "aifabric.acceptance.k8s_workload") in local
@@ -282,7 +289,7 @@ def test_controller_tasks_are_told_apart():
 
 def test_timeouts_with_the_defaults_cover_the_modules_own_limits():
     found = {}
-    for r in ROWS:
+    for r in all_rows():
         key = (r["source"], r["task"])
         if key in EXPECTED:
             found.setdefault(key, set()).add(r["timeout"])
@@ -301,7 +308,7 @@ def test_gpu_checks_run_as_bounded_jobs():
     by the margin: the module's own kill and cleanup come first), and its wait (job_wait) goes on for that long + 30 s,
     each poll bounded by the margin (at least 30 s); the wait task's own timeout lies past the action's worst case (its
     deadline and message come first); each start has its own, short, timeout (the rows of EXPECTED)."""
-    rows = _gpu_rows(ROWS)
+    rows = _gpu_rows(all_rows())
     for name, limit in GPU_LIMITS.items():
         start, wait = rows["Start - " + name], rows[name]
         assert (start["async"], start["poll"]) == (limit, 0), (name, start)
@@ -314,7 +321,7 @@ def test_gpu_checks_run_as_bounded_jobs():
 
 def test_gpu_checks_without_async_have_their_worst_case_as_timeout():
     """gpu_async: false: the start is the run itself (async 0), limited by the check's worst case, as before."""
-    rows = _gpu_rows(load_tasks({"gpu_async": False}))
+    rows = _gpu_rows(load_tasks({"gpu_async": False}, playbooks=["gpu.yml"], with_included=False))
     for name, limit in GPU_LIMITS.items():
         start = rows["Start - " + name]
         assert (start["timeout"], start["async"]) == (limit, 0), (name, start)
@@ -328,7 +335,7 @@ def _probe_rows(rows):
 def test_probe_steps_run_as_bounded_jobs():
     """probe_async (the default): the probe as the GPU stage's checks - the job may run for the
     step's worst case, its wait that + 30 s, each poll bounded by the margin (at least 30 s), polled every 2 s."""
-    rows = _probe_rows(ROWS)
+    rows = _probe_rows(all_rows())
     for name, limit in PROBE_LIMITS.items():
         start, wait = rows["Start - " + name], rows[name]
         assert (start["async"], start["poll"]) == (limit, 0), (name, start)
@@ -341,7 +348,7 @@ def test_probe_steps_run_as_bounded_jobs():
 
 def test_probe_steps_without_async_have_their_worst_case_as_timeout():
     """probe_async: false: the start is the run itself (async 0), limited by its worst case, as before."""
-    rows = _probe_rows(load_tasks({"probe_async": False}))
+    rows = _probe_rows(load_tasks({"probe_async": False}, playbooks=["acceptance_ssh.yml"], with_included=False))
     for name, limit in PROBE_LIMITS.items():
         start = rows["Start - " + name]
         assert (start["timeout"], start["async"]) == (limit, 0), (name, start)
