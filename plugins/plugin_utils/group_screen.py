@@ -500,6 +500,32 @@ def plan(hosts, outcomes, group_size=None, topology=None, evidence=EVIDENCE):
     return out
 
 
+def kept(hosts, outcomes, topology=None, evidence=EVIDENCE):
+    """The hosts the screen's next rounds may still use, in the hosts' order (a playbook's round loop keeps them and
+    lets the rest go): every host not known good (the tests' own hosts; the bad and those in doubt too, as few as
+    they are), and of each topology group (the hosts without one: a group of their own) its first
+    ``FILLER * (that count + evidence) + 1`` known-good hosts, in order - what any later round can take from it: each
+    test of one host (one not known good: at most that count a round) takes the first ``FILLER`` free known-good
+    hosts of a group, past those already taken in its round and those its suspect failed with (``avoid``: fewer
+    than ``evidence`` confirmations' partners), and a span test one more. A known-good host stays known good while
+    it takes no test, and the group's first ones later are these or hosts known good since (kept now: not known
+    good yet). Every host before the first round."""
+    order = list(hosts)
+    if not outcomes:
+        return order
+    good = assess(order, outcomes, topology, evidence)["good"]
+    reserve = FILLER * (len(order) - len(good) + evidence) + 1
+    seen, out = {}, []
+    for host in order:
+        if host in good:
+            key = _key(topology, host)
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > reserve:
+                continue
+        out.append(host)
+    return out
+
+
 def run(hosts, measure, group_size=None, topology=None, max_rounds=64, evidence=EVIDENCE):
     """Drive the screen to the end with ``measure(round_tests) -> [passed, ...]`` (a simulation, or a test's
     stand-in; passed None: a run inside the inconclusive band). Returns {"good", "bad", "unresolved" (every other
