@@ -37,7 +37,8 @@ rest on hosts the round does not use; a group confirmed slow to the rest is ``gr
 
 ``plan(hosts, outcomes, ...)`` -> the next round: ``[{"hosts": [...], "purpose": screen|bisect|confirm|rescreen|span}]``,
 empty when every host (and group) is known good or bad. ``state(hosts, outcomes, topology)`` -> ``(good, bad, pools,
-unknown)``; ``group_verdicts(hosts, outcomes, topology)`` -> ``(slow groups, unresolved groups)``.
+unknown)``; ``group_verdicts(hosts, outcomes, topology)`` -> ``(slow groups, unresolved groups)``; ``kept(hosts,
+outcomes, topology)`` -> the hosts the next rounds may still use (a playbook's round loop goes on with them only).
 Controller-only (plugin_utils), pure, no Ansible imports.
 """
 
