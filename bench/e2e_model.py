@@ -41,7 +41,9 @@ The projection at --project nodes adds the REAL tools' time, from real runs:
              number of rounds, its per-host terms x the simulator's rounds over the rounds the fleet's screen ran
              (its round loop stops once the screen is over); rows measured before that (no rounds_run): x the bound
              of rounds at 1000 over that at the largest fleet, as the loop's tasks ran, or were skipped, on every
-             host up to the bound
+             host up to the bound; rows that say their host_rounds (the hosts each round walked: the round loop
+             goes on with the hosts the next rounds may use, group_screen.kept, replayed over the run's records)
+             fit the cost per host and round over those, and project it at the simulator's host-rounds per host
   report   max(the fit, the measured report.yml at 1000 hosts of issue 26: --report-1000-s)
 
 Needs root (network namespaces), Open MPI's mpirun. Run from the collection root, the collection importable:
@@ -170,6 +172,8 @@ def screen_model(n, trials, busbw, launch_s, bad):
     collective = [sum(group_screen_sim.collective_s(g, rows, busbw) for g in r["largest"]) for r in runs]
     return {"bad_nodes": bad, "rounds_mean": statistics.mean(r["rounds"] for r in runs),
             "rounds_max": max(r["rounds"] for r in runs), "largest_group": max(max(r["largest"]) for r in runs),
+            # the rounds a host walks (the round loop goes on with the hosts the next rounds may use), the worst trial's
+            "host_rounds_per_host_max": max(r["host_rounds"] for r in runs) / float(n),
             "collective_s_mean": statistics.mean(collective), "collective_s_max": max(collective),
             "launch_s_per_round": launch_s,
             "wall_s_mean": statistics.mean(c + launch_s * r["rounds"] for c, r in zip(collective, runs)),
@@ -364,6 +368,7 @@ def _rdma_screen_report(fleet, controller, work, tag, inventory, forks, row, mor
     res, screen_results = run_playbook(fleet, controller, work, tag + "-screen", "playbooks/nccl_screen.yml",
                                        inventory, screen_vars, max(forks, math.ceil(math.sqrt(n))))
     res["rounds_run"] = screen_rounds_run(screen_results)
+    res["host_rounds"] = screen_host_rounds(screen_results, [h.name for h in fleet.hosts])
     res["bad_hosts"] = screen_bad
     row["stages"]["screen"] = res
     res, _path = run_playbook(fleet, controller, work, tag + "-report", "playbooks/report.yml", inventory,
@@ -382,6 +387,25 @@ def screen_rounds_run(results):
         if isinstance(marker, str) and marker.startswith("round="):
             rounds.add(marker.split()[0])
     return len(rounds)
+
+
+def screen_host_rounds(results, hosts):
+    """The hosts the screen's round loop walked, over its rounds: in each, the hosts the rounds before kept (the
+    filter aifabric.acceptance.group_screen_hosts, group_screen.kept, replayed over the run's screen records, with the
+    topology groups and rules their markers name); every host in the first."""
+    with open(results, encoding="utf-8") as handle:
+        records = [r for r in json.load(handle)["records"] if group_screen.is_screen_record(r)]
+    by_round, topology, evidence = {}, {}, group_screen.EVIDENCE
+    for rec in records:
+        test = group_screen.screen_of(rec)
+        by_round.setdefault(test["round"], []).append(rec)
+        topology.update(test["groups"])
+        evidence = test["rules"]["evidence"]
+    total, done = 0, []
+    for index in sorted(by_round):
+        total += len(group_screen.kept(hosts, group_screen.screen_outcomes(done), topology or None, evidence))
+        done += by_round[index]
+    return total
 
 
 def _merged(rows, paths):
@@ -483,7 +507,9 @@ def screen_round_fit(samples):
     rounds = [res.get("rounds_run") for _n, res in samples]
     if len(samples) < 4 or not all(rounds) or len(set(rounds)) < 2:
         return None
-    xs = [[1.0, float(n), float(n * res["rounds_run"])] for n, res in samples]
+    # the hosts walked over the rounds: every host every round, until the round loop went on with the hosts the
+    # next rounds may use (host_rounds)
+    xs = [[1.0, float(n), float(res.get("host_rounds", n * res["rounds_run"]))] for n, res in samples]
     out = {}
     for key in ("main_cpu_s", "workers_cpu_s", "hosts_cpu_s"):
         coef, resid = _fit_stage(xs, [res[key] for _n, res in samples])
@@ -527,6 +553,13 @@ def fit(rows, screen_extra=()):
     largest = max(r["hosts"] for r in rows)
     ran = [r["stages"]["screen"].get("rounds_run") for r in rows if r["hosts"] == largest]
     model["screen"]["rounds_run"] = max(ran) if all(r["stages"]["screen"].get("rounds_run") for r in rows) else None
+    # rows that say the hosts they walked: the round loop goes on with the hosts the next rounds may use
+    # (rows without the key walked every host every round, hosts x rounds_run, as the screen's healthy rounds still do)
+    model["screen"]["walks_kept"] = any("host_rounds" in res for _n, res in
+                                        [(r["hosts"], r["stages"]["screen"]) for r in rows] + list(screen_extra))
+    model["screen"]["host_rounds_per_host"] = max(
+        float(r["stages"]["screen"].get("host_rounds", r["hosts"] * (r["stages"]["screen"].get("rounds_run") or 0)))
+        / r["hosts"] for r in rows if r["hosts"] == largest)
     model["screen"]["per_round"] = screen_round_fit([(r["hosts"], r["stages"]["screen"]) for r in rows]
                                                     + list(screen_extra))
     return model
@@ -541,17 +574,18 @@ def screen_growth(model, n, largest, screen):
     bound at n over that at the largest fleet."""
     per_round = model["screen"].get("per_round")
     if per_round and model["screen"].get("rounds_run"):
-        rounds = screen["rounds_max"]
+        # the rounds a host walks at n: each of them, or (walks_kept) the simulator's host-rounds per host
+        rounds = screen["host_rounds_per_host_max"] if model["screen"].get("walks_kept") else screen["rounds_max"]
         screen_at = dict(model["screen"])
         for key, name in (("main_cpu_s", "controller_cpu"), ("workers_cpu_s", "workers_cpu"), ("hosts_cpu_s", "host_cpu")):
             screen_at[name + "_fixed_s"] = per_round[key]["fixed_s"]
             screen_at[name + "_per_host_s"] = per_round[key]["per_host_s"] + rounds * per_round[key]["per_host_round_s"]
         main = per_round["main_cpu_s"]
         box = ((main["per_host_s"] + rounds * main["per_host_round_s"])
-               / (main["per_host_s"] + model["screen"]["rounds_run"] * main["per_host_round_s"]))
+               / (main["per_host_s"] + model["screen"]["host_rounds_per_host"] * main["per_host_round_s"]))
         return (dict(model, screen=screen_at), (1.0, box),
-                "CPU per host and round (main %.4f, workers %.4f, hosts %.4f s) x %d rounds at %d nodes (%d bad, the "
-                "simulator's worst); this machine's wall fit x %.2f" % (
+                "CPU per host and round (main %.4f, workers %.4f, hosts %.4f s) x %.2f rounds a host at %d nodes (%d "
+                "bad, the simulator's worst); this machine's wall fit x %.2f" % (
                     main["per_host_round_s"], per_round["workers_cpu_s"]["per_host_round_s"],
                     per_round["hosts_cpu_s"]["per_host_round_s"], rounds, n, screen["bad_nodes"], box))
     if model["screen"].get("rounds_run"):

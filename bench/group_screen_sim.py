@@ -88,7 +88,17 @@ def trial(n, d, seed, group_size=None):
     exact = set(result["bad"]) == bad and not result["unresolved"]
     largest = [max(len(t["hosts"]) for t in rnd) for rnd in result["rounds"]]
     return {"runs": sum(len(r) for r in result["rounds"]), "rounds": len(result["rounds"]), "largest": largest,
-            "exact": exact}
+            "exact": exact, "host_rounds": host_rounds(hosts, result)}
+
+
+def host_rounds(hosts, result, topology=None, evidence=group_screen.EVIDENCE):
+    """The hosts walked over the rounds of ``result`` (group_screen.run): in each round, the hosts the rounds before
+    kept (group_screen.kept: the hosts a playbook's round loop goes on with), every host in the first."""
+    total, done = 0, 0
+    for rnd in result["rounds"]:
+        total += len(group_screen.kept(hosts, result["outcomes"][:done], topology, evidence))
+        done += len(rnd)
+    return total
 
 
 def slow_leaf_trial(n, per_leaf, d, seed, unknown=0):

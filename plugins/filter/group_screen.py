@@ -172,7 +172,7 @@ def _group_name(group):
     return len(str(group)) <= MAX_NAME and str(group).isprintable()
 
 
-def _topology(topology):
+def topology_map(topology):
     """The topology mapping: host names to a group name (text or a number) or None (no group)."""
     if topology is None:
         return {}
@@ -196,26 +196,32 @@ def _rules(evidence, margin_pct):
     return {"evidence": evidence, "margin_pct": margin}
 
 
-def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0,  # pylint: disable=redefined-builtin
-                 evidence=planner.EVIDENCE, margin_pct=planner.MARGIN_PCT):
-    """The next round of the screen; see DOCUMENTATION."""
-    hosts = host_names(hosts)
+def screen_outcomes(hosts, records, check):
+    """[(hosts, passed)] of the screen records of ``check`` ('' for any) whose hosts are all among ``hosts``; an
+    AnsibleFilterError when ``records`` is not a list (None: none) or ``check`` not text."""
     if records is None:
         records = []
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("%s: records must be a list of result records" % FILTER)
     if not isinstance(check, str):
         raise AnsibleFilterError("%s: check must be a check name, got %.100r" % (FILTER, check))
-    topology = _topology(topology)
+    known = set(hosts)
+    measured = planner.screen_outcomes([r for r in records if isinstance(r, dict)], check=check or None)
+    return [(tested, ok) for tested, ok in measured if set(tested) <= known]
+
+
+def group_screen(hosts, records=None, group_size=0, topology=None, check="", round=0,  # pylint: disable=redefined-builtin
+                 evidence=planner.EVIDENCE, margin_pct=planner.MARGIN_PCT):
+    """The next round of the screen; see DOCUMENTATION."""
+    hosts = host_names(hosts)
+    outcomes = screen_outcomes(hosts, records, check)
+    topology = topology_map(topology)
     size = count(group_size, "group_size", 0)
     round_index = count(round, "round", 0)
     rules = _rules(evidence, margin_pct)
     if size == 1:
         raise AnsibleFilterError("%s: group_size must be 0 (about the square root of the number of hosts) or 2 or "
                                  "more: a collective needs two nodes" % FILTER)
-    known = set(hosts)
-    measured = planner.screen_outcomes([r for r in records if isinstance(r, dict)], check=check or None)
-    outcomes = [(tested, ok) for tested, ok in measured if set(tested) <= known]
     tests = planner.plan(hosts, outcomes, group_size=size or None, topology=dict(topology) or None,
                          evidence=rules["evidence"])
     out = []

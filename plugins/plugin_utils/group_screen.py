@@ -37,7 +37,8 @@ rest on hosts the round does not use; a group confirmed slow to the rest is ``gr
 
 ``plan(hosts, outcomes, ...)`` -> the next round: ``[{"hosts": [...], "purpose": screen|bisect|confirm|rescreen|span}]``,
 empty when every host (and group) is known good or bad. ``state(hosts, outcomes, topology)`` -> ``(good, bad, pools,
-unknown)``; ``group_verdicts(hosts, outcomes, topology)`` -> ``(slow groups, unresolved groups)``.
+unknown)``; ``group_verdicts(hosts, outcomes, topology)`` -> ``(slow groups, unresolved groups)``; ``kept(hosts,
+outcomes, topology)`` -> the hosts the next rounds may still use (a playbook's round loop goes on with them only).
 Controller-only (plugin_utils), pure, no Ansible imports.
 """
 
@@ -497,6 +498,32 @@ def plan(hosts, outcomes, group_size=None, topology=None, evidence=EVIDENCE):
             out.append({"hosts": ready["hosts"], "purpose": ready["purpose"]})
     if topology:
         out.extend(_span_tests(order, outcomes, good, topology, used, evidence))
+    return out
+
+
+def kept(hosts, outcomes, topology=None, evidence=EVIDENCE):
+    """The hosts the screen's next rounds may still use, in the hosts' order (a playbook's round loop keeps them and
+    lets the rest go): every host not known good (the tests' own hosts; the bad and those in doubt too, as few as
+    they are), and of each topology group (the hosts without one: a group of their own) its first
+    ``FILLER * (that count + evidence) + 1`` known-good hosts, in order - what any later round can take from it: each
+    test of one host (one not known good: at most that count a round) takes the first ``FILLER`` free known-good
+    hosts of a group, past those already taken in its round and those its suspect failed with (``avoid``: fewer
+    than ``evidence`` confirmations' partners), and a span test one more. A known-good host stays known good while
+    it takes no test, and the group's first ones later are these or hosts known good since (kept now: not known
+    good yet). Every host before the first round."""
+    order = list(hosts)
+    if not outcomes:
+        return order
+    good = assess(order, outcomes, topology, evidence)["good"]
+    reserve = FILLER * (len(order) - len(good) + evidence) + 1
+    seen, out = {}, []
+    for host in order:
+        if host in good:
+            key = _key(topology, host)
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > reserve:
+                continue
+        out.append(host)
     return out
 
 

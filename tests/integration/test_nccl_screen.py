@@ -351,3 +351,66 @@ def test_two_bad_hosts_are_named_and_the_screen_stops_after_the_rounds_it_needs(
     findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
     assert sorted(h for f in findings if f["kind"] == "node" for h in f["hosts"]) == sorted(bad), findings
     assert_nothing_left(fleet)
+
+
+def _walked(out):
+    """{host: the number of rounds in which it ran the round's launch task (ran or skipped: any line of it)}, and the
+    hosts each round's file was included for, in order, from the run's output."""
+    with open(out) as handle:
+        text = handle.read()
+    walked = {}
+    for block in text.split("TASK [")[1:]:
+        if block.startswith("aifabric.acceptance.nccl : " + LAUNCH):
+            for host in re.findall(r"^(?:ok|changed|skipping|failed|fatal): \[([^\]]+)\]", block, re.MULTILINE):
+                walked[host] = walked.get(host, 0) + 1
+    included = [line.split(" for ", 1)[1].strip().split(", ") for line in text.splitlines()
+                if line.startswith("included: ") and "screen_round.yml" in line]
+    return walked, included
+
+
+@pytest.mark.fleet(n=8)
+def test_hosts_the_screen_is_done_with_walk_no_further_round(fleet, controller, tmp_path):
+    """Groups of 2 in inventory order, no topology, h5 bad, two runs per verdict: [h4, h5] fails, the rest pass and
+    are rechecked (h7 with h2); h4 is confirmed with h0, h5 fails three confirmations (with h0, h1, h2: named by
+    elimination). Once a round's plan knows h7 good and no later round can take it (the hosts not known good and the
+    first known-good ones, as partners, are what the next rounds may use: aifabric.acceptance.group_screen_hosts),
+    it includes no further round: h7, known good after round 1, runs no task of round 2 on; h4 and h6 none after
+    round 3 - while the rounds, the records and the verdicts are those of the screen that walked every host: exactly
+    h5 fails."""
+    names = [h.name for h in fleet.hosts]
+    bad = names[5]
+    variables, _log = _setup(fleet, bad)
+    variables.update(nccl_screen_group_size=2, nccl_screen_learn_topology=False)
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    assert finish(proc, 300, out) == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    assert_valid_records(records, schema_validator(controller))
+    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    assert _rounds(tests, names) == {
+        0: [("screen", [0, 1], "pass"), ("screen", [2, 3], "pass"), ("screen", [4, 5], "fail"),
+            ("screen", [6, 7], "pass")],
+        1: [("recheck", [0, 3], "pass"), ("recheck", [1, 6], "pass"), ("recheck", [2, 7], "pass")],
+        2: [("confirm", [4, 0], "pass")],
+        3: [("confirm", [4, 1], "pass"), ("confirm", [5, 0], "fail")],
+        4: [("confirm", [5, 1], "fail")],
+        5: [("confirm", [5, 2], "fail")],
+    }, tail(out)
+    walked, included = _walked(out)
+    everyone = dict((n, 6) for n in names)
+    assert walked == dict(everyone, **{names[4]: 4, names[6]: 4, names[7]: 2}), (walked, tail(out))
+    assert [sorted(names.index(h) for h in hosts) for hosts in included] == [
+        list(range(8)), list(range(8)), [0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 5], [0, 1, 2, 3, 5]]
+    verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
+    assert verdicts == dict((n, "fail" if n == bad else "pass") for n in names), verdicts
+    findings = [f for f in report["findings"] if f.get("analysis") == "screen"]
+    assert [(f["kind"], f["hosts"]) for f in findings] == [("node", [bad])]
+    screen = dict((r["host"], r) for r in records if r["check"] == "nccl.all_reduce.screen")
+    assert sorted(screen) == sorted(names) and screen[bad]["status"] == "fail"
+    assert _cleaned(out) == [], tail(out)
+    assert_nothing_left(fleet)
