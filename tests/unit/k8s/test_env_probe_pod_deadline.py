@@ -48,7 +48,7 @@ def _probe(params, root):
     (root / HCCN.lstrip("/")).parent.mkdir(parents=True)
     (root / HCCN.lstrip("/")).write_text("")
     host = probe_host.Host(run=commands, which=tools.get, root=str(root), environ={}, memlock=(-1, -1),
-                          executable=tep.PY)
+                           executable=tep.PY)
     records = env_probe.probe(host, params)
     if "npu" in params["groups"]:       # every NPU's queries ran
         assert len([r for r in records if r["check"] == "gpu.npu_network"]) == 8

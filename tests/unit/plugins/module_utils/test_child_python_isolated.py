@@ -46,7 +46,7 @@ def test_the_planted_module_would_be_imported_without_isolation(planted):
 
 def test_env_probe_pythons_never_import_from_the_working_directory(planted):
     host = probe_host.Host(run=lambda argv, timeout_s: runner.run(_Module(), argv, timeout_s), which={}.get,
-                          executable=sys.executable, environ={})
+                           executable=sys.executable, environ={})
     records = env_probe.probe(host, {"groups": ["software"], "pip_freeze": True, "timeout_s": 60})
     assert not planted.exists(), planted.read_text()
     python = [r for r in records if r["check"] == "env.python"]

@@ -134,7 +134,7 @@ class FakeCommands(object):
 def host_for(root, commands=None, memlock=(-1, -1), environ=None, gpu=True):
     tools = {"nvidia-smi": SMI if gpu else None, "ldconfig": "/sbin/ldconfig"}
     return probe_host.Host(run=commands or FakeCommands(), which=tools.get, root=str(root),
-                          environ=environ if environ is not None else {}, memlock=memlock, executable=PY)
+                           environ=environ if environ is not None else {}, memlock=memlock, executable=PY)
 
 
 def by(records, check, target=None):

@@ -186,7 +186,7 @@ def npu_host(root, text=None):
     def run(argv, timeout_s):
         return Run(list(argv), 0, text, "", 0.01)
     return probe_host.Host(run=run, which={"npu-smi": NPU_SMI if text is not None else None}.get, root=str(root),
-                          environ={})
+                           environ={})
 
 
 def test_npus_on_the_pci_bus_without_npu_smi_are_an_error(tmp_path):

@@ -33,7 +33,7 @@ def probe(root, executable, path_python, params=None):
         return Run(list(argv), 0, OUTPUTS[argv[0]], "", 0.01)
 
     host = probe_host.Host(run=run, which={"python3": path_python}.get, root=str(root), environ={},
-                          executable=executable)
+                           executable=executable)
     records = env_probe.probe(host, dict({"groups": ["software"]}, **(params or {})))
     return records, calls
 

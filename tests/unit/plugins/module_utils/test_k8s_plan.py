@@ -220,7 +220,7 @@ def test_env_pod_runs_the_collections_own_probe(tmp_path):
     (slot,) = plan["steps"][0]["slots"]
     from_k8s = k8s_plan.slot_records(plan, slot, ok(slot, "gpu-node-03"), log)
     host = probe_host.Host(run=k8s_entry.run_argv, which=lambda n: None,
-                          executable=sys.executable)
+                           executable=sys.executable)
     from_ssh = env_probe.probe(host, params)
     assert [(r["check"], r["target"], r["status"]) for r in from_k8s] == \
         [(r["check"], r["target"], r["status"]) for r in from_ssh]

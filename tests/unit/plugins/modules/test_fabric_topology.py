@@ -144,7 +144,7 @@ def _host(root="", capture=None, calls=None):
         with open(capture, encoding="utf-8") as handle:
             return Run(argv, 0, handle.read(), "", 0.01)
     return probe_host.Host(run=run if capture else None, root=str(root),
-                          which=lambda name: "/usr/sbin/lldpctl" if capture and name == "lldpctl" else None)
+                           which=lambda name: "/usr/sbin/lldpctl" if capture and name == "lldpctl" else None)
 
 
 PARAMS = {"lldp": True, "declared": {}, "timeout_s": 7}
