@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -107,8 +108,11 @@ def test_k8s_role_under_a_shorter_play_limit_is_not_abandoned(tmp_path):
         assert rc == 0 and "failed=0" in out and "failed=1" not in out, out[-3000:]     # not abandoned at 15 s
         gemm = [r for r in records_of(tmp_path) if r["check"].startswith("gpu.gemm")]
         assert sorted(r["host"] for r in gemm) == NODES, out[-3000:]
-        assert all(r["status"] == "error" and "timeout" in r["reason"] and "after %d s" % STAGE_WAIT in r["reason"]
-                   for r in gemm), [r["reason"] for r in gemm]
+        # the stage's own wait ended it: the reason gives the seconds it waited, the limit or a little more on a
+        # loaded machine (26 s of a 25 s wait once), never the play's shorter limit
+        waited = [re.search(r"after (\d+) s", r["reason"]) for r in gemm]
+        assert all(r["status"] == "error" and "timeout" in r["reason"] for r in gemm), [r["reason"] for r in gemm]
+        assert all(m and STAGE_WAIT <= int(m.group(1)) < STAGE_WAIT + 10 for m in waited), [r["reason"] for r in gemm]
 
 
 def test_k8s_workload_under_a_play_limit_ends_before_it(tmp_path):
