@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A pytest plugin that records each test's CPU time (not its wall time): what `make test` on two CPUs pays.
 
-    PYTHONPATH=<dir above ansible_collections>:bench TEST_CPU_OUT=/tmp/cpu.tsv \\
+    PYTHONPATH=<dir above ansible_collections>:bench TEST_CPU_OUT=tests/output/cpu.tsv \\
         .venv/bin/python -m pytest -p cpu_per_test -n 2 tests/unit
-    python bench/cpu_per_test.py /tmp/cpu.tsv [--files] [--top N]
+    python bench/cpu_per_test.py tests/output/cpu.tsv [--files] [--top N]
 
 Around each test (setup, call and teardown: a module-scoped fixture's cost falls on the first test that uses it) it
 takes user + system time of the pytest process (RUSAGE_SELF) and of every process it has waited for
@@ -35,7 +35,7 @@ def _write(nodeid, wall, cpu):
     if not path:
         return
     line = "%s\t%.3f\t%.3f\t%d\n" % (nodeid, wall, cpu, os.getpid())
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, line.encode())
     finally:
