@@ -62,6 +62,28 @@ def _setup(fleet, *bad):
     return variables, log
 
 
+def _screen(fleet, controller, tmp_path, variables, limit_s, leaves=False, ok=True):
+    """Run playbooks/nccl_screen.yml over the fleet (8 forks) with ``variables`` (``leaves``: h0-h3 on leafA, the
+    rest on leafB, as the inventory variable ``leaf``), within ``limit_s``; with ``ok`` it must succeed and its
+    records be valid. Returns (the output's path, the report, its records, its nccl.all_reduce records)."""
+    names = [h.name for h in fleet.hosts]
+    host_vars = dict((name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names))
+    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), **({"host_vars": host_vars} if leaves else {}))
+    report_dir = tmp_path / "report"
+    out = str(tmp_path / "ansible.log")
+    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
+                                    "-e", json.dumps(variables))
+    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
+    rc = finish(proc, limit_s, out)
+    if ok:
+        assert rc == 0, tail(out)
+    _run_dir, report = load_report(report_dir, out)
+    records = records_of(report)
+    if ok:
+        assert_valid_records(records, schema_validator(controller))
+    return out, report, records, [r for r in records if r["check"] == "nccl.all_reduce"]
+
+
 def _rounds(tests, names):
     """{round: sorted [(purpose, [host index...], status)]} of the screen's records, from their markers."""
     rounds = {}
@@ -112,19 +134,8 @@ def test_the_screen_finds_the_bad_host_in_six_rounds(fleet, controller, tmp_path
     bad = names[5]
     variables, log = _setup(fleet, bad)
     variables["nccl_screen_topology_var"] = "leaf"
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
-        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
-    report_dir = tmp_path / "report"
-    out = str(tmp_path / "ansible.log")
-    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
-                                    "-e", json.dumps(variables))
-    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
-    assert finish(proc, 240, out) == 0, tail(out)
-    _run_dir, report = load_report(report_dir, out)
-    records = records_of(report)
-    assert_valid_records(records, schema_validator(controller))
+    out, report, records, tests = _screen(fleet, controller, tmp_path, variables, 240, leaves=True)
 
-    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
     # two runs per verdict: the hosts that passed once are rechecked; h5 (the pool once h4 passed) waits for its
     # leaf-mates' recheck, then fails two confirmations inside its leaf, with h4 and with h6
     assert _rounds(tests, names) == {
@@ -269,16 +280,7 @@ def test_a_launch_past_its_time_limit_is_cleaned_up_on_every_host_of_its_test(fl
     variables["nccl_screen_max_rounds"] = 1
     variables["nccl_options"]["timeout_s"] = 8
     variables["nccl_env"]["FAKE_NCCL_SLEEP"] = "600"
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"), host_vars=dict(
-        (name, {"leaf": "leafA" if index < 4 else "leafB"}) for index, name in enumerate(names)))
-    report_dir = tmp_path / "report"
-    out = str(tmp_path / "ansible.log")
-    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
-                                    "-e", json.dumps(variables))
-    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
-    finish(proc, 300, out)
-    _run_dir, report = load_report(report_dir, out)
-    tests = [r for r in records_of(report) if r["check"] == "nccl.all_reduce"]
+    out, _report, _records, tests = _screen(fleet, controller, tmp_path, variables, 300, leaves=True, ok=False)
     assert sorted((r["host"], r["status"]) for r in tests) == [(names[0], "error"), (names[4], "error")], tail(out)
     assert sorted(_cleaned(out)) == sorted(names), tail(out)
     assert_nothing_left(fleet)
@@ -292,17 +294,7 @@ def test_a_healthy_fleet_s_screen_runs_one_round_and_stops(fleet, controller, tm
     names = [h.name for h in fleet.hosts]
     variables, log = _setup(fleet)
     variables.update(nccl_screen_evidence=1, nccl_screen_learn_topology=False)
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
-    report_dir = tmp_path / "report"
-    out = str(tmp_path / "ansible.log")
-    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
-                                    "-e", json.dumps(variables))
-    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
-    assert finish(proc, 240, out) == 0, tail(out)
-    _run_dir, report = load_report(report_dir, out)
-    records = records_of(report)
-    assert_valid_records(records, schema_validator(controller))
-    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    out, report, records, tests = _screen(fleet, controller, tmp_path, variables, 240)
     assert _rounds(tests, names) == {0: [("screen", [0, 1, 2, 3], "pass"), ("screen", [4, 5, 6, 7], "pass")]}, tail(out)
     _assert_rounds_walked(out, 1)
     verdicts = dict((h["host"], h["status"]) for h in report["summary"]["hosts"])
@@ -325,17 +317,7 @@ def test_two_bad_hosts_are_named_and_the_screen_stops_after_the_rounds_it_needs(
     bad = [names[2], names[5]]
     variables, _log = _setup(fleet, *bad)
     variables["nccl_screen_learn_topology"] = False
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
-    report_dir = tmp_path / "report"
-    out = str(tmp_path / "ansible.log")
-    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
-                                    "-e", json.dumps(variables))
-    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
-    assert finish(proc, 300, out) == 0, tail(out)
-    _run_dir, report = load_report(report_dir, out)
-    records = records_of(report)
-    assert_valid_records(records, schema_validator(controller))
-    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    out, report, _records, tests = _screen(fleet, controller, tmp_path, variables, 300)
     assert _rounds(tests, names) == {
         0: [("screen", [0, 1, 2, 3], "fail"), ("screen", [4, 5, 6, 7], "fail")],
         1: [("bisect", [0, 1], "pass"), ("bisect", [4, 5], "fail")],              # h2 or h3; h4 or h5
@@ -381,17 +363,7 @@ def test_hosts_the_screen_is_done_with_walk_no_further_round(fleet, controller, 
     bad = names[5]
     variables, _log = _setup(fleet, bad)
     variables.update(nccl_screen_group_size=2, nccl_screen_learn_topology=False)
-    inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
-    report_dir = tmp_path / "report"
-    out = str(tmp_path / "ansible.log")
-    argv = controller.playbook_argv("playbooks/nccl_screen.yml", inventory, "-f", "8", "--tags", "nccl_screen",
-                                    "-e", json.dumps(variables))
-    proc = start(fleet, argv, controller.env(fleet, report_dir), out, controller.repo)
-    assert finish(proc, 300, out) == 0, tail(out)
-    _run_dir, report = load_report(report_dir, out)
-    records = records_of(report)
-    assert_valid_records(records, schema_validator(controller))
-    tests = [r for r in records if r["check"] == "nccl.all_reduce"]
+    out, report, records, tests = _screen(fleet, controller, tmp_path, variables, 300)
     assert _rounds(tests, names) == {
         0: [("screen", [0, 1], "pass"), ("screen", [2, 3], "pass"), ("screen", [4, 5], "fail"),
             ("screen", [6, 7], "pass")],
