@@ -161,5 +161,6 @@ def fleet(request, fleet_prerequisites):
         yield the_fleet
     finally:
         problems = the_fleet.down()
+        the_fleet.release()
         if problems:
             pytest.fail("fleet %s teardown left things behind: %s" % (the_fleet.tag, "; ".join(problems)))

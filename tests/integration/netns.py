@@ -242,29 +242,36 @@ def _describe(pid):
 
 
 def kill_pids(pids, grace_s=TERM_GRACE_S, first_signal=signal.SIGTERM):
-    """Signal exact PIDs, SIGKILL the ones still alive after grace_s; return the survivors."""
-    pids = [pid for pid in pids if pid != os.getpid()]
-    for pid in pids:
-        try:
-            os.kill(pid, first_signal)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        _reap_children(pids)
-        time.sleep(0.05)
-    for pid in pids:
-        if _alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        _reap_children(pids)
-        time.sleep(0.05)
-    _reap_children(pids)
-    return [pid for pid in pids if _alive(pid)]
+    """Signal exact PIDs, SIGKILL the ones still alive after grace_s; return the survivors.
+
+    Each PID is signalled only while it is the process it was when listed (same start time): one that exits
+    during the grace may be reused by another test's process before the SIGKILL."""
+    started = dict((pid, _start_time(pid)) for pid in pids if pid != os.getpid())
+    started = dict((pid, start) for pid, start in started.items() if start is not None)
+
+    def same(pid):
+        return _alive(pid) and _start_time(pid) == started[pid]
+
+    def signal_all(sig):
+        for pid in started:
+            if same(pid):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def wait():
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(same(p) for p in started):
+            _reap_children(started)
+            time.sleep(0.05)
+
+    signal_all(first_signal)
+    wait()
+    signal_all(signal.SIGKILL)
+    wait()
+    _reap_children(started)
+    return [pid for pid in started if same(pid)]
 
 
 def _reap_children(pids):
@@ -292,8 +299,26 @@ class Host(object):
         self.sysfs_mounts = []      # its (source, target) pairs, `mount --rbind` in order in sshd's namespace
         self.log = os.path.join(workdir, "sshd.log")
         self.proc = None            # Popen of sshd -D (exec chain: its PID is sshd's)
-        self.ns_id = None           # (dev, inode) of the namespace, kept after it is deleted
+        self.ns_id = None           # (dev, inode) of the namespace: an identity only while ns_fd holds it
+        self.ns_fd = None           # an open descriptor on the namespace, held from bring-up to release()
         self.alive = False
+
+    def hold(self, path):
+        """Open the namespace at path and keep it open: while held, the kernel cannot free it, so its
+        (dev, inode) cannot be given to a namespace another fleet creates (a teardown that looked processes up
+        by a freed id once killed a parallel test's sshd listeners). No-op when path is not there."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        st = os.fstat(fd)
+        self.release()
+        self.ns_fd, self.ns_id = fd, (st.st_dev, st.st_ino)
+
+    def release(self):
+        if self.ns_fd is not None:
+            os.close(self.ns_fd)
+        self.ns_fd, self.ns_id = None, None
 
     def as_state(self):
         return {"name": self.name, "ns": self.ns, "ip": self.ip, "veth": self.veth, "peer": self.peer,
@@ -361,6 +386,7 @@ class Fleet(object):
 
     def __exit__(self, *exc_info):
         problems = self.down()
+        self.release()
         if problems and exc_info[0] is None:
             raise FleetError("fleet %s left things behind: %s" % (self.tag, "; ".join(problems)))
         return False
@@ -390,9 +416,10 @@ class Fleet(object):
         fleet.hosts = []
         for item in state.get("hosts", []):
             host = Host(item["name"], item["ns"], item["ip"], item["veth"], item["peer"], item["workdir"])
-            # the namespace may be gone while processes still live in it: keep the recorded id
-            host.ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns)) or (
-                tuple(item["ns_id"]) if item.get("ns_id") else None)
+            # only a namespace that still exists by name is this fleet's: once it was freed, its recorded
+            # (dev, inode) may belong to a namespace another fleet made since (processes left in a namespace
+            # that lost its name are found through the fleet's directory on their command lines)
+            host.hold(os.path.join(RUN_NETNS, host.ns))
             fleet.hosts.append(host)
         return fleet
 
@@ -413,8 +440,14 @@ class Fleet(object):
             self._up()
         except BaseException:
             self.down()
+            self.release()
             raise
         return self
+
+    def release(self):
+        """Let go of the namespaces (after the last down()): their ids may name another fleet's from now on."""
+        for host in self.hosts:
+            host.release()
 
     def down(self):
         """Remove everything this fleet created. Never raises; returns what could not be removed."""
@@ -583,7 +616,7 @@ class Fleet(object):
             with open(os.path.join(etc, "resolv.conf"), "w") as handle:
                 handle.write("options timeout:1 attempts:1\n")
             _run([ip, "netns", "add", host.ns])
-            host.ns_id = _netns_id(os.path.join(RUN_NETNS, host.ns))
+            host.hold(os.path.join(RUN_NETNS, host.ns))
             self._write_state()
             _run([ip, "link", "add", host.veth, "type", "veth", "peer", "name", host.peer])
             _run([ip, "link", "set", host.peer, "netns", host.ns])
@@ -704,12 +737,12 @@ class Fleet(object):
             raise FleetError("still alive: %s" % ", ".join(_describe(p) for p in survivors))
 
     def _stop_hosts(self):
-        listeners = set(h.proc.pid for h in self.hosts if h.proc is not None)
+        # a listener reaped before (kill_host) is no longer ours: its PID may be another process's by now
+        listeners = set(h.proc.pid for h in self.hosts if h.proc is not None and h.proc.poll() is None)
         pids = procs_in_netns([h.ns_id for h in self.hosts])
         # sessions first, so that their own sshd reaps them; then the listeners
         survivors = kill_pids([p for p in pids if p not in listeners])
-        survivors += kill_pids([p for p in pids if p in listeners] +
-                               [p for p in listeners if p not in pids and _alive(p)])
+        survivors += kill_pids([p for p in pids if p in listeners] + [p for p in listeners if p not in pids])
         for host in self.hosts:
             if host.proc is not None:
                 try:
@@ -993,6 +1026,9 @@ def reap_stale(base_dir=None):
             continue
         fleet = Fleet.from_state(state)
         # the listeners are not our children: kill them by PID through their namespace
-        fleet.down()
+        try:
+            fleet.down()
+        finally:
+            fleet.release()
         removed.append(fleet.tag)
     return removed

@@ -203,6 +203,23 @@ def test_fleet_hosts_answer_over_ssh_and_kill_host_cuts_one_off(fleet):
     assert_nothing_left(fleet)
 
 
+@pytest.mark.fleet(n=1)
+def test_a_second_teardown_never_reaches_a_fleet_made_after_the_first(fleet, fleet_prerequisites):
+    """A fleet torn down and then torn down again (the test's own check, then its fixture) must not touch a fleet
+    another test brought up in between. The kernel gives a freed namespace's inode to the next namespace made, so a
+    teardown that looked processes up by the (dev, inode) of a deleted namespace killed a parallel test's sshd
+    listeners (CI, stop 42: 'Connection refused' on both hosts of another worker's fleet). A fleet now holds its
+    namespaces open until release(), and its ids are never another's."""
+    assert fleet.down() == []
+    with netns.Fleet(1) as later:
+        assert not set(h.ns_id for h in later.hosts) & set(h.ns_id for h in fleet.hosts)
+        assert fleet.down() == []
+        listener = later.hosts[0].proc
+        assert listener.poll() is None, "the earlier fleet's teardown killed the later fleet's sshd"
+        done = ssh(later, later.hosts[0], "hostname", master=False)
+        assert done.returncode == 0 and done.stdout.strip() == "node1", done
+
+
 # ---------------------------------------------------------------- the acceptance playbook over SSH
 
 
