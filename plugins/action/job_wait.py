@@ -32,6 +32,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import finished_value as _one
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     KILL_GRACE_S, Silent, bounded, bounded_poll, status_unreadable)
 
@@ -96,11 +97,6 @@ def _kind(out):
     if out.get("finished") or out.get("failed"):
         return "done"
     return "running"
-
-
-def _one(value):
-    """A job file's ``finished`` as ansible-core's own poll reads it (``int(finished) == 1``): True, 1 or "1" only."""
-    return value is True or (not isinstance(value, bool) and isinstance(value, (int, str)) and str(value).strip() == "1")
 
 
 def _believed(jid, out):

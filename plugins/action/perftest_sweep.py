@@ -50,7 +50,8 @@ POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
-WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll")
+WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll",
+             "job_id")
 
 
 def _unreadable(result, host, count, out):
@@ -71,6 +72,17 @@ def _bad_peers(peers):
         except AcceptanceError as exc:
             return str(exc)
     return None
+
+
+def _job_file_warnings(out, job_id):
+    """The answer's warnings, and one where the last poll could not remove the runner's job file (it stays in the
+    host's async directory, as an async job's file does until async_status removes it)."""
+    warnings = list(out.get("warnings") or [])
+    removal = out.pop("job_file", None)
+    if job_id and isinstance(removal, dict) and not removal.get("erased"):
+        warnings.append("rdma sweep: the job file of runner %s was not removed: %s" % (
+            job_id, str(removal.get("error") or "no answer")[:300]))
+    return warnings
 
 
 def _safe(name):
@@ -232,6 +244,14 @@ class ActionModule(OneCallStart, ActionBase):
             return dict(result, failed=True, changed=False, results=[], msg=(
                 "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
                 % (args.get("poll_timeout_s"), poll["wait_s"])))
+        job_id = str(args.get("job_id") or "")
+        if job_id:
+            if not statedir.NAME_RE.match(job_id):     # the job directory joined with it: never a path outside it
+                return dict(result, failed=True, changed=False, results=[], msg=(
+                    "job_id %.100r is not a job id (the ansible_job_id of the task that started the runner)" % job_id))
+            # the last poll removes the runner's async job file (the directory as async_wrapper had it, ~ expanded on
+            # the host): no task of its own on every host
+            poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async")}
         limit = int(args.get("unreachable_after_polls") or 2)
         failures = unreadable = 0
         missing_since = None
@@ -268,6 +288,9 @@ class ActionModule(OneCallStart, ActionBase):
                     self._report(shared, args, host, out.get("progress") or {}, self._dead(shared))
                     if out.get("finished"):
                         out.pop("finished", None)
+                        warnings = _job_file_warnings(out, job_id)
+                        if warnings:
+                            out["warnings"] = warnings
                         return merge_hash(result, dict(out, changed=True))
                 if time.monotonic() >= deadline:
                     return dict(result, failed=True, results=[],

@@ -99,6 +99,8 @@ options:
       - C(positions) - the step every host of the sweep was at when last polled (name to step). A client whose
         server's host is still at an earlier step keeps waiting past O(connect_timeout_s), and so does a server
         whose client's host is (a partner delayed by a dead host is not taken for dead).
+      - C(job) - C(jid) and C(async_dir) of the runner's async job (O(job_id)); the poll that finds the runner ended
+        removes its job file, once C(async_wrapper) wrote it.
     type: dict
     default: {}
   wait_timeout_s:
@@ -140,6 +142,17 @@ options:
     description: O(phase=wait) - consecutive failed polls after which the host is declared unreachable.
     type: int
     default: 2
+  job_id:
+    description:
+      - O(phase=wait) - the C(ansible_job_id) of the task that started the runner (C(async), C(poll=0)). The poll
+        that finds the runner ended also removes the job's file from the host's async directory (the shell's
+        C(async_dir), C(ANSIBLE_ASYNC_DIR)), in the same call - no M(ansible.builtin.async_status) task with
+        C(mode=cleanup) is needed after the wait. A file that cannot be removed is a warning.
+      - A runner the wait gives up on (unreachable, past O(wait_timeout_s)) keeps its file until it ends, as any
+        async job's.
+      - One name of letters, digits, C(_), C(.), C(:) or C(-) (as C(async_wrapper) makes them); empty - no removal.
+    type: str
+    default: ""
   port_span:
     description:
       - Distinct TCP port sets used in turn by consecutive steps.
@@ -314,6 +327,7 @@ def argument_spec():
         rounds=dict(type="list", elements="raw", default=[]),
         unreachable_after_polls=dict(type="int", default=2),
         sweep_hosts=dict(type="list", elements="str", default=[]),
+        job_id=dict(type="str", default=""),
         first_step=dict(type="int", default=0),
         port_span=dict(type="int", default=32),
         position_port=dict(type="int"),

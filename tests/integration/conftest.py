@@ -126,6 +126,10 @@ class Controller(object):
             "ANSIBLE_CALLBACKS_ENABLED": ",".join(callbacks),
             "AIFABRIC_REPORTS_ROOT": str(report_dir),
             "PYTHONDONTWRITEBYTECODE": "1",
+            # the fleet's hosts' async job files in the fleet's own directory (removed with it), never in the
+            # passwd home's ~/.ansible_async that every host of every fleet and the local tests share: a test that
+            # looks there (test_probe_async) sees no other test's job
+            "ANSIBLE_ASYNC_DIR": os.path.join(fleet.dir, "async-jobs"),
         })
         env.update(extra or {})
         return env

@@ -158,7 +158,8 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     report_dir = tmp_path / "reports"
     out = str(tmp_path / "ansible-playbook.log")
     inventory, extra, log = prepare(fleet, tmp_path, {"default": {"duration_s": 0.5}})
-    env = controller.env(fleet, report_dir, extra={"ANSIBLE_FORKS": "2"})
+    async_dir = os.path.join(fleet.dir, "async-jobs")       # every host's runner's job file (one directory: one machine)
+    env = controller.env(fleet, report_dir, extra={"ANSIBLE_FORKS": "2", "ANSIBLE_ASYNC_DIR": async_dir})
     started = time.monotonic()
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra), env, out, controller.repo)
     rc = finish(proc, 300, out)
@@ -204,6 +205,9 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
         assert governors(host) == {"powersave"}, host.name
         assert not glob.glob(os.path.join(host.workdir, "perftest", "*", "governor.json"))
         assert state_left(os.path.join(host.workdir, "perftest")) == [], host.name
+    # the wait's last poll removed each runner's async job file (no async_status cleanup task of its own)
+    assert os.path.isdir(async_dir) and os.listdir(async_dir) == [], os.listdir(async_dir)
+    assert "Forget the finished async job" not in open(out).read()
     print("rdma.yml mode all, 4 hosts x 2 rails, forks 2: %.1f s" % elapsed)
     assert_nothing_left(fleet)
 
@@ -267,10 +271,12 @@ def test_rdma_random_screening_then_confirmation_names_the_bad_node(fleet, contr
         fleet, tmp_path, {"default": {"duration_s": 0.3}, "node3": {"degraded": True}},
         extra_vars={"rdma_pairings": {"mode": "random", "random_rounds": 1, "seed": 5}, "rdma_confirm": True},
         devices=("mlx5_0",))
+    async_dir = os.path.join(fleet.dir, "async-jobs")
     proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra),
-                 controller.env(fleet, report_dir), out, controller.repo)
+                 controller.env(fleet, report_dir, extra={"ANSIBLE_ASYNC_DIR": async_dir}), out, controller.repo)
     rc = finish(proc, 400, out)
     assert rc == 0, "ansible-playbook exit %d:\n%s" % (rc, tail(out))
+    assert os.listdir(async_dir) == [], os.listdir(async_dir)     # both sweeps' runners' job files removed
     report = load_report(report_dir, out)[1]
     records = records_of(report)
     clients = [r for r in records if r["check"] == CHECK]

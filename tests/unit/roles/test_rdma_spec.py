@@ -32,7 +32,8 @@ import test_vocabulary  # noqa: E402  pylint: disable=wrong-import-position
 
 # perftest_sweep options the role sets itself (from the plan, the schedule and its own variables)
 ROLE_SETS = {"phase", "schedule", "peers", "rates_by_peer", "start_at", "rails", "hcas", "inventory_hostname", "run_id",
-             "sweep_name", "expect", "gpu_probe", "rounds", "sweep_hosts", "first_step", "wait_timeout_s", "_poll"}
+             "sweep_name", "expect", "gpu_probe", "rounds", "sweep_hosts", "first_step", "wait_timeout_s", "_poll",
+             "job_id"}
 # per-host paths: variables of their own (a host variable each), added to every call
 HOST_PATHS = {"state_root": "rdma_state_root", "cpu_sysfs": "rdma_cpu_sysfs", "sysfs_root": "rdma_sysfs_root"}
 NOT_THE_SWEEPS = {"out_json"}     # kept by the module for option parity, unused by the sweep

@@ -57,3 +57,28 @@ def test_status_polls_failing_in_a_row_fail_the_task_not_the_host(monkeypatch):
     assert out["msg"].startswith("the status of the runner of n1 could not be read: 3 failed polls in a row (last: "
                                  "MODULE FAILURE")
     assert out["msg"].endswith("the runner may still be running") and out["results"] == []
+
+
+def test_the_last_poll_is_told_the_runners_job_and_a_file_it_could_not_remove_is_a_warning(monkeypatch):
+    """job_id: every poll hands the runner's job (its id, the shell's async_dir as async_wrapper had it) to the
+    status module, whose poll that finds the runner ended removes the job file; an error of that removal is a
+    warning of the task, the records stand."""
+    act, calls = action([RUNNING, dict(DONE, job_file={"error": "/h/.ansible_async/j1.2: had not finished"})],
+                        monkeypatch)
+    monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
+    out = act._wait(dict(ARGS, job_id="j1.2"), {}, {})
+    assert [c["module_args"]["_poll"]["job"] for c in calls] == [{"jid": "j1.2", "async_dir": "~/.ansible_async"}] * 2
+    assert not out.get("failed") and out["results"] == DONE["results"] and "job_file" not in out
+    assert out["warnings"] == ["rdma sweep: the job file of runner j1.2 was not removed: /h/.ansible_async/j1.2: had "
+                               "not finished"]
+    act, calls = action([dict(DONE, job_file={"erased": "/h/.ansible_async/j1.2"})], monkeypatch)
+    monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
+    out = act._wait(dict(ARGS, job_id="j1.2"), {}, {})
+    assert not out.get("warnings") and "job_file" not in out
+
+
+@pytest.mark.parametrize("job_id", ["../x", "/etc/passwd", "a/b"])
+def test_a_job_id_that_is_not_one_fails_before_any_call(job_id, monkeypatch):
+    act, calls = action([DONE], monkeypatch)
+    out = act._wait(dict(ARGS, job_id=job_id), {}, {})
+    assert out["failed"] and "is not a job id" in out["msg"] and calls == []

@@ -45,7 +45,7 @@ NOT_CARRIED = {
 }
 # module -> every module_utils file it carries (the job polls: every poll of every host runs one)
 EXACTLY = {
-    "job_wait": {"errors", "modmain", "statedir"},
+    "job_wait": {"async_job", "errors", "modmain", "statedir"},
     "trusted_path": {"errors", "modmain", "statedir"},
 }
 
@@ -71,7 +71,7 @@ def test_their_payloads_do_not_carry_what_nothing_in_them_uses():
     assert dict((m, b) for m, b in bad.items() if b) == {}
 
 
-def test_the_job_polls_carry_only_the_state_directory_and_the_error_handler():
+def test_the_job_polls_carry_only_the_job_file_reader_the_state_directory_and_the_error_handler():
     assert dict((module, loaded(module, False)) for module in EXACTLY) == EXACTLY
 
 
