@@ -10,7 +10,8 @@ Around each test (setup, call and teardown: a module-scoped fixture's cost falls
 takes user + system time of the pytest process (RUSAGE_SELF) and of every process it has waited for
 (RUSAGE_CHILDREN: ansible-playbook, ssh, the test hosts' sshd and what they waited for) and appends one line to
 TEST_CPU_OUT: nodeid, wall s, CPU s, the process id. Each xdist worker appends its own lines; the collection and
-start of a worker (imports) fall on no test, and are the line "<session>" of each process at its end.
+start of a worker (imports) fall on no test, and are the line "<session>" of each process at its end; the xdist
+controller's line holds its own CPU only (its children are the workers, counted in their lines).
 """
 
 from __future__ import annotations
@@ -54,7 +55,12 @@ def pytest_runtest_protocol(item):
     _write(item.nodeid, time.monotonic() - wall0, cpu)
 
 
-def pytest_sessionfinish():
+def pytest_sessionfinish(session):
+    if getattr(session.config, "workerinput", None) is None and session.config.pluginmanager.hasplugin("dsession"):
+        # the xdist controller: its children are the workers, whose CPU their own lines already hold
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        _write("<session: xdist controller>", 0.0, own.ru_utime + own.ru_stime)
+        return
     _write("<session>", 0.0, _cpu() - _SPENT[0])
 
 
