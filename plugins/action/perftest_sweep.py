@@ -74,15 +74,28 @@ def _bad_peers(peers):
     return None
 
 
-def _job_file_warnings(out, job_id):
-    """The answer's warnings, and one where the last poll could not remove the runner's job file (it stays in the
-    host's async directory, as an async job's file does until async_status removes it)."""
-    warnings = list(out.get("warnings") or [])
+def _wait_problem(args, wait_s, poll_limit):
+    """What is wrong with phase=wait's own options, or None (before any call to the host)."""
+    if poll_limit <= wait_s:
+        return ("poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
+                % (args.get("poll_timeout_s"), wait_s))
+    job_id = str(args.get("job_id") or "")
+    if job_id and not statedir.NAME_RE.match(job_id):     # the job directory joined with it: never a path outside it
+        return "job_id %.100r is not a job id (the ansible_job_id of the task that started the runner)" % job_id
+    return None
+
+
+def _ended(out, job_id):
+    """The task's result from the poll that found the runner ended: its answer (records, progress), with a warning
+    where that poll could not remove the runner's job file (it stays in the host's async directory, as an async job's
+    file does until async_status removes it)."""
+    out = dict(out, changed=True)
+    out.pop("finished", None)
     removal = out.pop("job_file", None)
     if job_id and isinstance(removal, dict) and not removal.get("erased"):
-        warnings.append("rdma sweep: the job file of runner %s was not removed: %s" % (
-            job_id, str(removal.get("error") or "no answer")[:300]))
-    return warnings
+        out["warnings"] = list(out.get("warnings") or []) + ["rdma sweep: the job file of runner %s was not removed: "
+                                                             "%s" % (job_id, str(removal.get("error") or "no answer")[:300])]
+    return out
 
 
 def _safe(name):
@@ -142,6 +155,15 @@ class ActionModule(OneCallStart, ActionBase):
         if not wrap_async:
             self._forget_tmp()
         return result
+
+    def _hand_job(self, args, poll):
+        """The runner's job id (job_id, checked by _wait_problem), handed to every poll with the job directory as
+        async_wrapper had it (the shell's async_dir, ~ expanded on the host): the poll that finds the runner ended
+        removes its job file - no task of its own on every host. "" - none."""
+        job_id = str(args.get("job_id") or "")
+        if job_id:
+            poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async")}
+        return job_id
 
     def _declare_dead(self, shared, host, why):
         """Tell every other runner of the sweep (at its next poll) that ``host`` is gone."""
@@ -240,18 +262,10 @@ class ActionModule(OneCallStart, ActionBase):
         # the runner's protocol inputs go in one internal option (module option _poll), set here alone
         poll = status_args["_poll"] = {"wait_s": float(args.get("poll_s") or 5.0)}
         poll_limit = float(args.get("poll_timeout_s") or poll["wait_s"] + POLL_MARGIN_S)
-        if poll_limit <= poll["wait_s"]:
-            return dict(result, failed=True, changed=False, results=[], msg=(
-                "poll_timeout_s=%s must be longer than poll_s=%s (each poll waits up to poll_s on the host)"
-                % (args.get("poll_timeout_s"), poll["wait_s"])))
-        job_id = str(args.get("job_id") or "")
-        if job_id:
-            if not statedir.NAME_RE.match(job_id):     # the job directory joined with it: never a path outside it
-                return dict(result, failed=True, changed=False, results=[], msg=(
-                    "job_id %.100r is not a job id (the ansible_job_id of the task that started the runner)" % job_id))
-            # the last poll removes the runner's async job file (the directory as async_wrapper had it, ~ expanded on
-            # the host): no task of its own on every host
-            poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async")}
+        problem = _wait_problem(args, poll["wait_s"], poll_limit)
+        if problem:
+            return dict(result, failed=True, changed=False, results=[], msg=problem)
+        job_id = self._hand_job(args, poll)
         limit = int(args.get("unreachable_after_polls") or 2)
         failures = unreadable = 0
         missing_since = None
@@ -287,11 +301,7 @@ class ActionModule(OneCallStart, ActionBase):
                         continue
                     self._report(shared, args, host, out.get("progress") or {}, self._dead(shared))
                     if out.get("finished"):
-                        out.pop("finished", None)
-                        warnings = _job_file_warnings(out, job_id)
-                        if warnings:
-                            out["warnings"] = warnings
-                        return merge_hash(result, dict(out, changed=True))
+                        return merge_hash(result, _ended(out, job_id))
                 if time.monotonic() >= deadline:
                     return dict(result, failed=True, results=[],
                                 msg="the runner of %s did not end within wait_timeout_s=%s" % (

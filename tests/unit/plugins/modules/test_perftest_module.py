@@ -306,19 +306,32 @@ def test_the_old_verbs_are_gone():
         assert "Unsupported parameters" in out["msg"], out
 
 
-def leftover_server(fake, host="me", step=0, device="mlx5_0"):
+def leftover_server(fake, host="me", step=0, device="mlx5_0", port=None):
     """A server the sweep runner started, as a runner that stopped without its cleanup leaves it: its step
-    directory (made and marked by the collection), handle and live process."""
+    directory (made and marked by the collection), handle and live process, listening on ``port`` (the fake's by
+    default) once this returns."""
+    port = port or fake["port"]
     params = base(fake, cpu_sysfs="/nonexistent", inventory_hostname=host)
     run = PerftestRun(types.SimpleNamespace(params=params, check_mode=False, warn=lambda msg: None))
     run.open_state()
-    argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", device, "-p", str(fake["port"])]
-    return run.start(argv, 60, run.inside("sweep-main-%s-s%d-%s" % (host, step, device)),
-                     extra={"device": device, "host_name": host, "run_id": "r1"})
+    argv = [os.path.join(FAKE_DIR, "ib_write_bw"), "-d", device, "-p", str(port)]
+    handle = run.start(argv, 60, run.inside("sweep-main-%s-s%d-%s" % (host, step, device)),
+                       extra={"device": device, "host_name": host, "run_id": "r1"})
+    deadline = time.monotonic() + 30
+    while not [e for e in events(fake) if e["role"] == "server" and e["event"] == "listening" and e["port"] == port]:
+        assert time.monotonic() < deadline and state_child.alive(handle), "the fake server on %d did not listen" % port
+        time.sleep(0.05)
+    return handle
+
+
+def two_leftover_servers(fake):
+    """The servers of both rails of one step, each on its own port (as the runner gives them: two servers on one
+    port cannot both listen - the second one's bind failed, and a test that found both alive only raced its start)."""
+    return [leftover_server(fake, device="mlx5_0"), leftover_server(fake, device="mlx5_1", port=free_port())]
 
 
 def test_absent_cleans_everything(fake):
-    handles = [leftover_server(fake, device=device) for device in ("mlx5_0", "mlx5_1")]
+    handles = two_leftover_servers(fake)
     out = call(absent(fake))
     assert out["changed"] and any(item.startswith("killed pid") for item in out["removed"])
     for handle in handles:
@@ -334,7 +347,7 @@ def cleanup_args(fake, **kw):
 
 
 def test_cleanup_removes_the_perftest_state_as_absent_did(fake):
-    handles = [leftover_server(fake, device=device) for device in ("mlx5_0", "mlx5_1")]
+    handles = two_leftover_servers(fake)
     checked = call(cleanup_args(fake, _ansible_check_mode=True), module=cleanup)    # says what it would remove
     assert len(checked["removed"]) == 2 and os.path.exists(run_dir(fake))
     assert all(state_child.alive(handle) for handle in handles)
