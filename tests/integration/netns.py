@@ -22,7 +22,10 @@ Everything a fleet creates carries a random suffix (names stay within the 15 cha
 of a Linux interface name) and a random 10.213.X.0/24, so parallel runs and leftovers
 of killed runs do not collide. ``Fleet.down()`` removes everything on every path:
 processes are killed by PID and reaped, SSH ControlMaster sockets are closed, links,
-namespaces and /etc/netns directories are deleted. A fleet whose owning process died
+namespaces and /etc/netns directories are deleted. A fleet finds its processes by the
+(dev, inode) of its namespaces, and holds each namespace open until ``release()`` (after
+its last ``down()``): the kernel gives a freed namespace's inode to the next one made, so
+an id kept past that would name another fleet's hosts. A fleet whose owning process died
 without tearing down is removed by ``reap_stale()``, which ``Fleet.up()`` calls.
 
 Needs root, ``ip`` (iproute2), ``unshare`` (util-linux), ``sshd``, ``ssh`` and
