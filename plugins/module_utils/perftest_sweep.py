@@ -538,6 +538,7 @@ class Sweep(PerftestRun):
         self.progress(None, 0)
         self.live = []
         self.deferred = []
+        self.served = []        # (params, plan) of the server steps whose client came (lost_clients)
         self.notices = None
         self.heard = set()
         self.where = {"step": None, "finished": False}     # what the position answers say (a new dict each time)
@@ -608,6 +609,8 @@ class Sweep(PerftestRun):
             finally:
                 self.stop_watch()
         self.where = {"step": None, "finished": True}
+        self.read_dead()
+        self.records.extend(self.lost_clients())
         self.flush()
         self.progress(None, len(steps))
 
@@ -837,6 +840,25 @@ class Sweep(PerftestRun):
         elif jobs and not any(connected.values()) and tcp_established(jobs[0].tcp_port) is not None:
             # the servers ran to their timeout and no client ever connected: do not wait for this peer again
             self.dead.setdefault(peer, "never connected to %s's servers earlier in the sweep" % self.host)
+        elif any(connected.values()):
+            # its client came: the pair's client record is the peer's own, lost with it if the controller declares
+            # the peer unreachable before this runner ends (lost_clients)
+            self.served.append((params, plan))
+
+    def lost_clients(self):
+        """The client records, on their behalf, of the peers whose clients came to this host's servers and that the
+        controller has declared unreachable since (its dead list, not this runner's own "never connected"): no record
+        of a host declared unreachable is collected, and attribution sees a pair by its client record - without
+        these, a pair whose client's host went silent during its test was in no client record at all."""
+        declared = read_json(self.here, DEAD) or {}
+        out = []
+        for params, plan in self.served:
+            peer = params["peer_name"]
+            if peer in declared:
+                out.extend(self.error_records(params, plan, "server", "not measured: %s (the client) %s; its own "
+                                              "record is lost with it" % (peer, declared[peer]), peer_is_client=True))
+        self.served = []
+        return out
 
     def run_client_step(self, params, plan, binary, version):
         p = self.p

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sys
 
@@ -140,3 +141,48 @@ def test_retries_stop_when_the_server_host_is_declared_dead(tmp_path):
     perftest_clients.run_clients([job], 10, 600, 0.0, start=_replaying(refused, 1, starts), poll_s=0.0,
                                  give_up=lambda: len(starts) >= 3)
     assert len(starts) == 3 and job.result[1] == 1
+
+
+def _server_host(tmp_path):
+    """A runner's records side, as a host whose servers served steps (no process: judge_peer and lost_clients)."""
+    runner = object.__new__(perftest_sweep.Sweep)
+    runner.host, runner.here, runner.governor_text = "node4", str(tmp_path), "performance"
+    runner.failing = runner.pairs_done = 0
+    runner.dead, runner.served, runner.records = {}, [], []
+    return runner
+
+
+def _served(runner, peer):
+    params = {"test": "ib_write_bw", "peer_name": peer}
+    plan = [(0, "mlx5_0", 18515, None, {"port": 1}), (1, "mlx5_1", 18516, None, {"port": 1})]
+    jobs = [object(), object()]
+    runner.judge_peer(jobs, [], dict((id(job), True) for job in jobs), params, plan)    # its client came
+
+
+def test_a_client_whose_host_is_declared_unreachable_after_it_came_gets_its_pair_records_on_its_behalf(tmp_path):
+    """node5's client came to node4's servers, then node5 went silent and the controller declared it unreachable:
+    node5's own client records are never collected, so node4 writes them on its behalf (one per rail, the pair's
+    edge as the client records it) - before, that pair was in no client record and attribution could not see it
+    (a timing-dependent hole: CI's fault test lost the pair node4-node5 once). A peer that this runner alone stopped
+    waiting for ("never connected") and a peer still alive get none: their own records come."""
+    runner = _server_host(tmp_path)
+    for peer in ("node5", "node6", "node3"):
+        _served(runner, peer)
+    runner.dead["node6"] = "never connected to node4's servers earlier in the sweep"      # this runner's own word
+    with open(str(tmp_path / perftest_sweep.DEAD), "w") as handle:
+        json.dump({"node5": "was declared unreachable by the controller (2 failed polls in a row)"}, handle)
+    out = runner.lost_clients()
+    assert [(r["check"], r["host"], r["peer"], r["target"], r["status"]) for r in out] == [
+        ("rdma.ib_write_bw", "node5", "node4", "mlx5_0", "error"), ("rdma.ib_write_bw", "node5", "node4", "mlx5_1", "error")]
+    assert out[0]["reason"] == ("not measured: node5 (the client) was declared unreachable by the controller (2 failed "
+                                "polls in a row); its own record is lost with it")
+    assert out[0]["facts"]["side"] == "client" and runner.failing == 0 and runner.pairs_done == 0
+    assert runner.lost_clients() == []          # each step once
+
+
+def test_a_server_step_whose_client_never_came_is_not_kept_for_lost_clients(tmp_path):
+    runner = _server_host(tmp_path)
+    params = {"test": "ib_write_bw", "peer_name": "node5"}
+    jobs = [object()]
+    runner.judge_peer(jobs, jobs, {id(jobs[0]): False}, params, [(0, "mlx5_0", 18515, None, {})])   # abandoned
+    assert runner.served == [] and [r["host"] for r in runner.records] == ["node5"]
