@@ -49,6 +49,7 @@ MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
+JOB_FILE_WAIT_S = 10.0  # the last poll's wait for the runner's job file, at most (module_utils/perftest_sweep.py)
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll",
              "job_id")
@@ -156,13 +157,15 @@ class ActionModule(OneCallStart, ActionBase):
             self._forget_tmp()
         return result
 
-    def _hand_job(self, args, poll):
+    def _hand_job(self, args, poll, poll_limit):
         """The runner's job id (job_id, checked by _wait_problem), handed to every poll with the job directory as
         async_wrapper had it (the shell's async_dir, ~ expanded on the host): the poll that finds the runner ended
-        removes its job file - no task of its own on every host. "" - none."""
+        removes its job file - no task of its own on every host. "" - none. Its wait for async_wrapper's file is half
+        of what the poll's bound leaves past its long poll (10 s at most): the last poll stays within its bound."""
         job_id = str(args.get("job_id") or "")
         if job_id:
-            poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async")}
+            poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async"),
+                           "wait_s": max(0.0, min(JOB_FILE_WAIT_S, (poll_limit - poll["wait_s"]) / 2.0))}
         return job_id
 
     def _declare_dead(self, shared, host, why):
@@ -265,7 +268,7 @@ class ActionModule(OneCallStart, ActionBase):
         problem = _wait_problem(args, poll["wait_s"], poll_limit)
         if problem:
             return dict(result, failed=True, changed=False, results=[], msg=problem)
-        job_id = self._hand_job(args, poll)
+        job_id = self._hand_job(args, poll, poll_limit)
         limit = int(args.get("unreachable_after_polls") or 2)
         failures = unreadable = 0
         missing_since = None

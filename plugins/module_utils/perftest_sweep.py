@@ -83,7 +83,8 @@ START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
 STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
 # the last poll waits this long for async_wrapper to write the runner's job file (it does once the runner's process
-# exits, just after the runner said it ended) before it removes it; within the action's margin of a poll (20 s)
+# exits, just after the runner said it ended) before it removes it, at most: the action hands a shorter one where
+# the poll's bound leaves less (half of what is left past the long poll)
 JOB_FILE_WAIT_S = 10.0
 POSITION_ASK_S = 0.5   # a runner waiting for its partner asks the partner's runner its position this often
 POSITION_TIMEOUT_S = 1.0   # one question (connect, ask, answer), and how long an answering runner reads a question
@@ -1148,17 +1149,18 @@ class Sweep(PerftestRun):
         answer = dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
         job = poll.get("job") or {}
         if job.get("jid"):
-            answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"))
+            answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"),
+                                                 min(JOB_FILE_WAIT_S, float(job.get("wait_s", JOB_FILE_WAIT_S))))
         return answer
 
     @staticmethod
-    def forget_job(jid, async_dir):
+    def forget_job(jid, async_dir, wait_s=JOB_FILE_WAIT_S):
         """Remove the runner's own async job file, in this last poll (what a task of its own on every host did):
         ``{"erased": path}`` or ``{"error": why}``."""
         if not statedir.NAME_RE.match(jid):     # joined to the job directory: never a path outside it
             return {"error": "jid %.100r is not a job id" % jid}
         from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job   # the last poll alone
-        return async_job.forget(jid, async_dir, JOB_FILE_WAIT_S)
+        return async_job.forget(jid, async_dir, wait_s)
 
     def cleanup(self, here):
         """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what

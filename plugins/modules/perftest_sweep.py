@@ -100,7 +100,8 @@ options:
         server's host is still at an earlier step keeps waiting past O(connect_timeout_s), and so does a server
         whose client's host is (a partner delayed by a dead host is not taken for dead).
       - C(job) - C(jid) and C(async_dir) of the runner's async job (O(job_id)); the poll that finds the runner ended
-        removes its job file, once C(async_wrapper) wrote it.
+        removes its job file, once C(async_wrapper) wrote it (waiting for it at most C(wait_s), 10 s at most, so that
+        the poll stays within O(poll_timeout_s)).
     type: dict
     default: {}
   wait_timeout_s:

@@ -67,7 +67,13 @@ def test_the_last_poll_is_told_the_runners_job_and_a_file_it_could_not_remove_is
                         monkeypatch)
     monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
     out = act._wait(dict(ARGS, job_id="j1.2"), {}, {})
-    assert [c["module_args"]["_poll"]["job"] for c in calls] == [{"jid": "j1.2", "async_dir": "~/.ansible_async"}] * 2
+    # the job file's wait: half of what the poll's bound (30 s) leaves past its long poll (1 s), 10 s at most
+    assert [c["module_args"]["_poll"]["job"] for c in calls] == [
+        {"jid": "j1.2", "async_dir": "~/.ansible_async", "wait_s": 10.0}] * 2
+    act, calls = action([DONE], monkeypatch)
+    monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
+    act._wait(dict(ARGS, job_id="j1.2", poll_timeout_s=10), {}, {})
+    assert calls[0]["module_args"]["_poll"]["job"]["wait_s"] == 4.5      # (10 - 1) / 2: the poll stays in its bound
     assert not out.get("failed") and out["results"] == DONE["results"] and "job_file" not in out
     assert out["warnings"] == ["rdma sweep: the job file of runner j1.2 was not removed: /h/.ansible_async/j1.2: had "
                                "not finished"]
