@@ -94,35 +94,39 @@ POSITION_MAX_CLIENTS = 32  # questions answered at once; a connection beyond thi
 
 
 TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"     # the st column of /proc/net/tcp
+_NOT_READ = object()
 
 
-def _tcp_state(port, state, proc):
-    """True when a TCP socket with local port ``port`` is in ``state`` in this network namespace, False when
-    none is, None when /proc/net/tcp cannot be read (cannot tell)."""
-    want = ":%04X" % port
+def tcp_ports_in_state(ports, state, proc="/proc"):
+    """The ports of ``ports`` that have a TCP socket (local port) in ``state`` in this network namespace: a set, or
+    None when neither /proc/net/tcp nor tcp6 can be read (cannot tell). One read of each table for all the ports, and
+    tcp6 only when tcp did not hold them all: the kernel walks its whole socket hash for every read (about 4 ms of CPU
+    on a small VM, more on a host with more memory), so a loop that asked port by port (the servers of every rail,
+    every 10-50 ms) kept a core busy on an 8-rail host."""
+    wanted = dict((":%04X" % int(port), int(port)) for port in ports)
     found = None
     for name in ("tcp", "tcp6"):
+        if found is not None and len(found) == len(wanted):
+            break
         try:
             with open(os.path.join(proc, "net", name)) as handle:
                 lines = handle.readlines()[1:]
         except (IOError, OSError):
             continue
-        found = False
+        found = found or set()
         for line in lines:
             fields = line.split()
-            if len(fields) > 3 and fields[1].endswith(want) and fields[3] == state:
-                return True
+            if len(fields) > 3 and fields[3] == state:
+                port = wanted.get(fields[1][fields[1].rfind(":"):])
+                if port is not None:
+                    found.add(port)
     return found
 
 
 def tcp_established(port, proc="/proc"):
     """True when a TCP socket with local port ``port`` is ESTABLISHED in this network namespace (None: cannot tell)."""
-    return _tcp_state(port, TCP_ESTABLISHED, proc)
-
-
-def tcp_listening(port, proc="/proc"):
-    """True when a TCP socket listens on ``port`` in this network namespace (None: cannot tell)."""
-    return _tcp_state(port, TCP_LISTEN, proc)
+    found = tcp_ports_in_state([port], TCP_ESTABLISHED, proc)
+    return None if found is None else port in found
 
 
 def control_port(base, span, n_devices):
@@ -774,6 +778,7 @@ class Sweep(PerftestRun):
                     self.stop_watch()
                 else:
                     self.watch_position(peer, step)       # no client yet: is its host only late?
+            established = _NOT_READ     # one read of the TCP tables a pass, for every server that needs it
             for job in list(pending):
                 ended = state_child.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
@@ -784,7 +789,11 @@ class Sweep(PerftestRun):
                     pending.remove(job)
                     continue
                 if not connected[id(job)]:
-                    connected[id(job)] = tcp_established(job.tcp_port) is not False
+                    if established is _NOT_READ:
+                        established = tcp_ports_in_state(
+                            [other.tcp_port for other in pending if not connected[id(other)]], TCP_ESTABLISHED)
+                    # cannot tell (None): as connected, as before
+                    connected[id(job)] = established is None or job.tcp_port in established
                 if peer in self.dead:
                     state_child.kill(job.handle)
                     abandoned.append(job)
@@ -961,8 +970,8 @@ class Sweep(PerftestRun):
             return
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            states = [tcp_listening(job.tcp_port) for job in jobs]
-            if None in states or all(states):
+            listening = tcp_ports_in_state([job.tcp_port for job in jobs], TCP_LISTEN)
+            if listening is None or all(job.tcp_port in listening for job in jobs):
                 break
             if any(state_child.outcome(job.handle) is not None for job in jobs):
                 break

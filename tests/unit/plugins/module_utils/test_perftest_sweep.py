@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -104,10 +105,40 @@ def test_tcp_established_reads_the_state_of_the_port(tmp_path):
     assert perftest_sweep.tcp_established(18516, proc=_proc(tmp_path, [listen, established])) is False
     assert perftest_sweep.tcp_established(18515, proc=str(tmp_path / "nothing")) is None
     # the same reader answers "listening" (the ready notice waits for it)
-    assert perftest_sweep.tcp_listening(18515, proc=_proc(tmp_path, [established])) is False
-    assert perftest_sweep.tcp_listening(18515, proc=_proc(tmp_path, [listen])) is True
-    assert perftest_sweep.tcp_listening(18516, proc=_proc(tmp_path, [listen])) is False
-    assert perftest_sweep.tcp_listening(18515, proc=str(tmp_path / "nothing")) is None
+    listening = functools.partial(perftest_sweep.tcp_ports_in_state, state=perftest_sweep.TCP_LISTEN)
+    assert listening([18515], proc=_proc(tmp_path, [established])) == set()
+    assert listening([18515], proc=_proc(tmp_path, [listen])) == {18515}
+    assert listening([18516], proc=_proc(tmp_path, [listen])) == set()
+    assert listening([18515], proc=str(tmp_path / "nothing")) is None
+
+
+def test_one_read_of_the_tcp_tables_answers_every_port(tmp_path, monkeypatch):
+    """The servers of every rail are asked about in one read of each table (the kernel walks its whole socket hash
+    for each), and tcp6 is read only when tcp did not hold them all."""
+    line = "   %d: %s:%04X %s %s 00000000:00000000 00:00000000 00000000     0        0 %d\n"
+    v4 = [line % (i, "0AD50102", 18515 + i, "0AD50103:9C40", "01", i) for i in range(3)]
+    v6 = [line % (9, "0" * 32, 18525, "0" * 32 + ":9C41", "01", 9),
+          line % (10, "0" * 32, 18526, "0" * 32 + ":0000", "0A", 10)]
+    proc = _proc(tmp_path, v4)
+    (tmp_path / "net" / "tcp6").write_text("header\n" + "".join(v6))
+    reads = []
+    real_open = open
+
+    def counting_open(path, *args, **kwargs):
+        reads.append(os.path.basename(str(path)))
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr(perftest_sweep, "open", counting_open, raising=False)
+    state = perftest_sweep.TCP_ESTABLISHED
+    # every port in tcp: tcp6 is not read
+    assert perftest_sweep.tcp_ports_in_state([18515, 18516, 18517], state, proc) == {18515, 18516, 18517}
+    assert reads == ["tcp"]
+    # one in tcp6 (an IPv6 socket), one nowhere, one listening only: one read of each table for all of them
+    del reads[:]
+    assert perftest_sweep.tcp_ports_in_state([18515, 18525, 18526, 18600], state, proc) == {18515, 18525}
+    assert reads == ["tcp", "tcp6"]
+    # tcp unreadable, tcp6 readable: tcp6 answers
+    (tmp_path / "net" / "tcp").unlink()
+    assert perftest_sweep.tcp_ports_in_state([18525, 18515], state, proc) == {18525}
 
 
 def _replaying(text, rc, starts):
