@@ -76,13 +76,12 @@ test: export ANSIBLE_ASYNC_DIR := $(RUN_TMP)/async
 # step, run in order; "," runs lanes of a step side by side, "+" stages of a lane one after the other (the first
 # lane's output streams, the others' is printed whole as each stage ends and kept in tests/output/stages/). The
 # integration stage mostly waits, the others mostly compute: they run beside it (docs/dev/test-times.md; the unit test
-# that once failed there waits for an event, its limit far above a loaded machine's). Four lanes: sanity and lint, and
+# that once failed there waits for an event, its limit far above a loaded machine's). Three lanes: sanity, lint and
 # molecule (one process at a time each) start beside integration and unit instead of after unit, where they ran on
-# one CPU for minutes while the other was idle; molecule in a lane of its own, since after sanity and lint it ran
-# alone at the end (15:22 of which 0:20 after integration had ended); a sanity finding no longer keeps the unit tests
-# from running. One after the other:
+# one CPU for minutes while the other was idle; and a sanity finding no longer keeps the unit tests from running.
+# One after the other:
 # TEST_STEPS="venv stage unit sanity lint changelog build integration molecule".
-TEST_STEPS ?= venv stage integration,unit,sanity+lint+changelog+build,molecule
+TEST_STEPS ?= venv stage integration,unit,sanity+lint+changelog+build+molecule
 TEST_STAGE_TIMEOUT ?= 3600
 test: home-begin
 	@$(PYTHON) .ci/stages.py --timeout $(TEST_STAGE_TIMEOUT) $(TEST_STEPS) -- \
