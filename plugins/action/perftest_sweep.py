@@ -38,6 +38,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import FILE_WAIT_S
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
@@ -49,7 +50,6 @@ MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
-JOB_FILE_WAIT_S = 10.0  # the last poll's wait for the runner's job file, at most (module_utils/perftest_sweep.py)
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll",
              "job_id")
@@ -165,7 +165,7 @@ class ActionModule(OneCallStart, ActionBase):
         job_id = str(args.get("job_id") or "")
         if job_id:
             poll["job"] = {"jid": job_id, "async_dir": self.get_shell_option("async_dir", default="~/.ansible_async"),
-                           "wait_s": max(0.0, min(JOB_FILE_WAIT_S, (poll_limit - poll["wait_s"]) / 2.0))}
+                           "wait_s": max(0.0, min(FILE_WAIT_S, (poll_limit - poll["wait_s"]) / 2.0))}
         return job_id
 
     def _declare_dead(self, shared, host, why):

@@ -74,6 +74,12 @@ def remove(path):
     return {"erased": path}
 
 
+# the longest a poll waits for async_wrapper to write a finished job's file before it removes it (it does once the
+# job's module exits, which may be just after the module said it ended); the RDMA sweep's action hands its last poll
+# less where the poll's own bound leaves less
+FILE_WAIT_S = 10.0
+
+
 def forget(jid, async_dir, wait_s):
     """Remove the job file of ``jid`` in ``async_dir`` (``~`` expanded here, as async_wrapper did) once it holds the
     job's finished result, waiting up to ``wait_s`` for async_wrapper to write it (it does when the job's module

@@ -82,10 +82,6 @@ POSITIONS = "positions.json"
 START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
 STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
-# the last poll waits this long for async_wrapper to write the runner's job file (it does once the runner's process
-# exits, just after the runner said it ended) before it removes it, at most: the action hands a shorter one where
-# the poll's bound leaves less (half of what is left past the long poll)
-JOB_FILE_WAIT_S = 10.0
 POSITION_ASK_S = 0.5   # a runner waiting for its partner asks the partner's runner its position this often
 POSITION_TIMEOUT_S = 1.0   # one question (connect, ask, answer), and how long an answering runner reads a question
 POSITION_FRESH_S = 3.0     # an answer older than this is not used (the partner stopped answering: as if it never did)
@@ -1159,17 +1155,19 @@ class Sweep(PerftestRun):
         job = poll.get("job") or {}
         if job.get("jid"):
             answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"),
-                                                 min(JOB_FILE_WAIT_S, float(job.get("wait_s", JOB_FILE_WAIT_S))))
+                                                 job.get("wait_s"))
         return answer
 
     @staticmethod
-    def forget_job(jid, async_dir, wait_s=JOB_FILE_WAIT_S):
-        """Remove the runner's own async job file, in this last poll (what a task of its own on every host did):
-        ``{"erased": path}`` or ``{"error": why}``."""
+    def forget_job(jid, async_dir, wait_s=None):
+        """Remove the runner's own async job file, in this last poll (what a task of its own on every host did),
+        waiting for async_wrapper's file ``wait_s`` (the action's, within the poll's bound), async_job.FILE_WAIT_S at
+        most: ``{"erased": path}`` or ``{"error": why}``."""
         if not statedir.NAME_RE.match(jid):     # joined to the job directory: never a path outside it
             return {"error": "jid %.100r is not a job id" % jid}
         from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job   # the last poll alone
-        return async_job.forget(jid, async_dir, wait_s)
+        wait = async_job.FILE_WAIT_S if wait_s is None else min(async_job.FILE_WAIT_S, max(0.0, float(wait_s)))
+        return async_job.forget(jid, async_dir, wait)
 
     def cleanup(self, here):
         """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what

@@ -160,6 +160,8 @@ def test_pod_entry_program_stops_its_children_on_sigterm(tmp_path):
         while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
         pid = int(pid_file.read_text())
+        started = proc.process_start_time(pid)
+        assert started is not None
         entry.send_signal(signal.SIGTERM)
         out, err = entry.communicate(timeout=30)
     finally:
@@ -172,25 +174,13 @@ def test_pod_entry_program_stops_its_children_on_sigterm(tmp_path):
     assert len(lines) == 3 and lines[0] == k8s_entry.BEGIN + "sleep", lines
     assert lines[1].startswith("interrupted by signal %d after " % signal.SIGTERM), lines
     assert lines[2] == k8s_entry.NOTE + json.dumps({"interrupted_by_signal": signal.SIGTERM})
-    assert _stopped(pid), "the step's child %d still runs after the pod's entry program ended" % pid
-
-
-def _stopped(pid, wait_s=10.0):
-    """True once ``pid`` no longer runs: gone, or a zombie (killed, and its parent - the entry program, which has
-    exited - left it to be reaped by init, which may take a moment on a loaded machine: a test that asked for its
-    /proc entry to be gone at once failed once so)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            with open("/proc/%d/stat" % pid, "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state in (b"Z", b"X"):
-            return True
-        if time.monotonic() >= deadline:
-            return False
+    # the child no longer runs: gone, or a zombie (killed; its parent, the entry program, has exited and left it to
+    # init, which may reap it a moment later on a loaded machine: asking for its /proc entry to be gone at once failed
+    # once so). proc.running: this very process (its start time), never another that took its pid since
+    deadline = time.monotonic() + 10.0
+    while proc.running(pid, started) and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert not proc.running(pid, started), "the step's child %d still runs after the pod's entry program ended" % pid
 
 
 def test_process_stat_reads_past_a_command_name_with_spaces_and_parentheses(tmp_path):
