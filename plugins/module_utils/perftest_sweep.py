@@ -724,9 +724,9 @@ class Sweep(PerftestRun):
         jobs = self.start_servers(params, plan, binary, version, step)
         self.notify_ready(jobs, peer=params["peer_name"], address=params["peer"], step=step)
         self.flush()
-        connected, abandoned = self.wait_servers(jobs, params["peer_name"], plan, step)
+        connected, abandoned, ran_out = self.wait_servers(jobs, params["peer_name"], plan, step)
         self.settle_servers(jobs, abandoned, params, version)
-        self.judge_peer(jobs, abandoned, connected, params, plan)
+        self.judge_peer(jobs, abandoned, connected, ran_out, params, plan)
 
     def start_servers(self, params, plan, binary, version, step):
         """One server per device (perftest_clients.Job with its handle); one that cannot start is an error
@@ -760,9 +760,12 @@ class Sweep(PerftestRun):
     def wait_servers(self, jobs, peer, plan, step):
         """Wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
         declares unreachable meanwhile is not waited for (dead.json, read every half second). Returns
-        ({id(job): a client connected}, [the jobs abandoned])."""
+        ({id(job): a client connected}, [the jobs abandoned], {id(job) of the servers that ran to their timeout}).
+        A client is seen by its ESTABLISHED socket while its test runs, or, for a test shorter than one look (a
+        loaded host), by its server's clean exit: a perftest server exits 0 only after a test with a client."""
         connected = dict((id(job), False) for job in jobs)
         abandoned = []
+        ran_out = set()
         pending = list(jobs)
         next_look = time.monotonic() + 0.5
         while pending:
@@ -782,6 +785,9 @@ class Sweep(PerftestRun):
                     self.listen_again(job, plan)
                     continue
                 if ended is not None:
+                    connected[id(job)] = connected[id(job)] or ended.get("rc") == 0
+                    if ended.get("rc") in DETACHED_TIMEOUT_RCS:
+                        ran_out.add(id(job))
                     pending.remove(job)
                     continue
                 if not connected[id(job)]:
@@ -796,7 +802,7 @@ class Sweep(PerftestRun):
                     pending.remove(job)
             if pending:
                 time.sleep(POLL_S)
-        return connected, abandoned
+        return connected, abandoned, ran_out
 
     def listen_again(self, job, plan):
         """No client came because its host is still busy with an earlier step: the same server, started again."""
@@ -835,15 +841,18 @@ class Sweep(PerftestRun):
             if job in abandoned and not p["keep_state"]:
                 self.remove(job.state_dir)
 
-    def judge_peer(self, jobs, abandoned, connected, params, plan):
+    def judge_peer(self, jobs, abandoned, connected, ran_out, params, plan):
         """What the server step says of its client: not measured (every server abandoned, none connected), or
-        never came (no client connected before the servers' timeout: not waited for again)."""
+        never came (every server ran to its timeout and no client connected: not waited for again). A server that
+        ended on its own (it failed, or its client came and went between two looks) says nothing of the peer:
+        the client's own record does."""
         peer = params["peer_name"]
         if jobs and len(abandoned) == len(jobs) and not any(connected.values()):
             self.records.extend(self.error_records(
                 params, plan, "server", "not measured: %s (the client) %s" % (peer, self.dead.get(peer)),
                 peer_is_client=True))
-        elif jobs and not any(connected.values()) and tcp_established(jobs[0].tcp_port) is not None:
+        elif jobs and not any(connected.values()) and all(id(job) in ran_out for job in jobs) \
+                and tcp_established(jobs[0].tcp_port) is not None:
             # the servers ran to their timeout and no client ever connected: do not wait for this peer again
             self.dead.setdefault(peer, "never connected to %s's servers earlier in the sweep" % self.host)
         elif any(connected.values()):

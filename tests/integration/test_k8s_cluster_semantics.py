@@ -8,6 +8,9 @@ and then its mark goes."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 pytest.importorskip("kubernetes")
@@ -58,17 +61,43 @@ def test_defect5_device_plugin_runs_on_nodes_with_current_nfd_labels(tmp_path, m
 
 
 def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monkeypatch):
+    """Node 1's Job finishes first; the cluster's clock then passes the default 600 s TTL (not the 2400 s deadline)
+    while node 2 still runs: node 1's Job must still be there (its TTL is never below the step's deadline), and
+    both results are read. Driven by events, not by a fast clock: node 2 runs until node 1 is done and the clock
+    has moved (a 600x clock made the deadline four wall seconds, which a loaded machine overran)."""
     patch_exits(monkeypatch)
     log = pod_log("all_reduce", NCCL_TEXT, tmp_path)
-    # cluster time runs 600x: the 600 s TTL passes in one wall second, the 3600 s deadline in six
-    with fake_cluster(tmp_path, clock_scale=600) as fake:
+    seen = {}
+    with fake_cluster(tmp_path) as fake:
         fake.server.script("succeed", node="gpu-node-01", log_file=log, run_ticks=2)
-        fake.server.script("succeed", node="gpu-node-02", log_file=log, run_ticks=150)   # ~3 s: past node 1's TTL
-        res = workload(fake, {"kind": "nccl_test", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2,
-                              "nccl_test": {"collectives": ["all_reduce"]}})
+        slow = fake.server.script("hang", node="gpu-node-02", log_file=log)
+
+        def on_node(node, phase):
+            return [p for p in fake.server.pods() if (p.get("spec") or {}).get("nodeName") == node
+                    and (phase is None or (p.get("status") or {}).get("phase") == phase)]
+
+        def node_1_done_then_the_clock_moves():
+            deadline = time.monotonic() + 120
+            while not on_node("gpu-node-01", "Succeeded") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            seen["node 1 finished"] = bool(on_node("gpu-node-01", "Succeeded"))
+            fake.server.advance_clock(900)
+            fake.server.settle(5)                   # the TTL controller's ticks
+            seen["node 1 kept"] = bool(on_node("gpu-node-01", None))
+            slow.kind = "succeed"                   # now node 2 finishes
+
+        mover = threading.Thread(target=node_1_done_then_the_clock_moves, daemon=True)
+        mover.start()
+        try:
+            res = workload(fake, {"kind": "nccl_test", "hosts": NODES, "run_id": "ttl7", "gpus_per_pod": 2,
+                                  "nccl_test": {"collectives": ["all_reduce"]}})
+        finally:
+            slow.kind = "succeed"
+            mover.join(150)
         got = sorted((r["host"], r["check"], r["status"]) for r in res.kwargs["results"])
         reasons = [r.get("reason") for r in res.kwargs["results"]]
-        assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
+    assert seen == {"node 1 finished": True, "node 1 kept": True}, seen
+    assert got == [(n, "nccl.all_reduce", "pass") for n in NODES], reasons
 
 
 def test_defect8_active_deadline_covers_the_steps():

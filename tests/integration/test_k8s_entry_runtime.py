@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -275,8 +276,33 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
     slow = tools / "reduce_scatter_perf"
     slow.write_text("#!%s -S\nimport time\ntime.sleep(120)\n" % sys.executable)
     slow.chmod(0o755)
-    # nccl timeout 30 s x 3 steps + 600 s start-up = a 690 s deadline: 4.6 wall seconds at 150x cluster time
-    with fa.fake_cluster(tmp_path, clock_scale=150, pod_grace_ticks=25) as fake:
+    # nccl timeout 30 s x 3 steps + 600 s start-up = a 690 s deadline. The cluster's clock passes it once step 3
+    # runs (the pod's log has its BEGIN line): an event, not a fast clock (150x made it 4.6 wall seconds, which a
+    # loaded machine's first two steps overran)
+    with fa.fake_cluster(tmp_path, pod_grace_ticks=25) as fake:
+        from kubernetes import client
+
+        def step_3_began():
+            for pod in fake.server.pods():
+                try:
+                    text = client.CoreV1Api(fake.api).read_namespaced_pod_log(
+                        pod["metadata"]["name"], pod["metadata"]["namespace"])
+                except client.ApiException:
+                    continue
+                if k8s_entry.BEGIN + "reduce_scatter" in (text or ""):
+                    return True
+            return False
+
+        def deadline_passes_in_step_3():
+            until = time.monotonic() + 120
+            while time.monotonic() < until:
+                if step_3_began():
+                    fake.server.advance_clock(700)
+                    return
+                time.sleep(0.1)
+
+        mover = threading.Thread(target=deadline_passes_in_step_3, daemon=True)
+        mover.start()
         with process_kubelet.ProcessKubelet(fake.server, path=[str(tools)], python=sys.executable,
                                             timeout_s=120) as kubelet:
             fake.server.script("process", runner=kubelet)
@@ -286,6 +312,7 @@ def test_a_pod_killed_by_its_deadline_during_step_3_keeps_steps_1_and_2(tmp_path
                                                 "nccl_test": {"timeout_s": 30, "collectives": ["all_reduce", "all_gather",
                                                                                                "reduce_scatter"]}})
             elapsed = time.monotonic() - t0
+        mover.join(130)
         got = dict((r["check"], r) for r in res.kwargs["results"])
         reasons = dict((c, r.get("reason")) for c, r in got.items())
         assert got["nccl.all_reduce"]["status"] == "pass", reasons
