@@ -66,17 +66,16 @@ def _measured_check(rec):
     return check.rsplit(".", 1)[0] if "." in check else check
 
 
-def analysis_judges(records):
-    """{(host, measured check, target or None): {judge: reason of a skip or None}} from the analysis records."""
+def analysis_judges(records, compared):
+    """{(host, measured check, target or None): {judge: reason of a skip or None}} from the analysis records;
+    ``compared``: verdict.compared_matrices(records), which the caller needs too (one walk of every record)."""
     out = {}
-    compared = None
     for rec in analysis_records.added(records):
         judge = ANALYSIS_JUDGES.get((rec.get("tool") or {}).get("version"))
         if judge is None:
             continue
         if judge == "attribution":
             # a lone pair's verdict is its own status: attribution compared no figure there
-            compared = verdict.compared_matrices(records) if compared is None else compared
             if (_measured_check(rec), rec.get("target")) not in compared:
                 continue
         # an RDMA pair's judgement may sit on the end it blames: facts.measured_host names the measured record's host
@@ -123,8 +122,8 @@ def record_judges(records):
     word the report shows beside it (report_html). A headline figure: its judges (:func:`judges_of`), or
     ``unjudged``; an analysis record: the analysis; any other record: the kinds of the rules in its ``expect``
     that bound something (none: no entry)."""
-    by_analysis = analysis_judges(records)
     matrices = verdict.compared_matrices(records)
+    by_analysis = analysis_judges(records, matrices)
     out = {}
     for rec in analysis_records.added(records):
         name = (rec.get("tool") or {}).get("version")
@@ -144,8 +143,8 @@ def record_judges(records):
 def coverage(records):
     """{headline_total, judged, unjudged_total, by_judge: {judge: n}, unjudged: [{host, check, target, why}],
     judged_by: [{host, check, target, judges}]} (the lists capped at MAX_LISTED entries each)."""
-    by_analysis = analysis_judges(records)
     matrices = verdict.compared_matrices(records)
+    by_analysis = analysis_judges(records, matrices)
     hardware_why = hardware.not_judged(records)
     total, by_judge, unjudged, judged_by = 0, {}, [], []
     for rec in analysis_records.measured(records):

@@ -89,11 +89,18 @@ def judged_matrices(records):
 def compared_matrices(records):
     """The judged matrices in which attribution compared pairs with each other (two measured pairs or more): only
     there does it judge a pair's figure (coverage); a single pair it judges by the pair's own status alone."""
-    pairs = {}
+    judged = judged_matrices(records)
+    pairs, compared = dict((key, set()) for key in judged), set()
     for rec in records:
+        if len(compared) == len(judged):
+            break                   # every judged matrix has two pairs: the rest of the records change nothing
         if is_pairwise(rec) and rec.get("status") != "skip":
-            pairs.setdefault(matrix_key(rec), set()).add(frozenset((rec["host"], rec["peer"])))
-    return set(key for key in judged_matrices(records) if len(pairs.get(key, ())) >= 2)
+            key = matrix_key(rec)
+            if key in pairs and key not in compared:
+                pairs[key].add(frozenset((rec["host"], rec["peer"])))
+                if len(pairs[key]) >= 2:
+                    compared.add(key)
+    return compared
 
 
 def host_records(records):
