@@ -761,8 +761,10 @@ class Sweep(PerftestRun):
         """Wait for every server: it ends when its client is done (or at its timeout_s); a client the controller
         declares unreachable meanwhile is not waited for (dead.json, read every half second). Returns
         ({id(job): a client connected}, [the jobs abandoned], {id(job) of the servers that ran to their timeout}).
-        A client is seen by its ESTABLISHED socket while its test runs, or, for a test shorter than one look (a
-        loaded host), by its server's clean exit: a perftest server exits 0 only after a test with a client."""
+        A client is seen by its ESTABLISHED socket while its test runs (looked for with the dead list, twice a
+        second: a read of the TCP tables costs the kernel a walk of every socket, and a partner of a dead or late host
+        waits here for minutes), or, for a test shorter than a look, by its server's clean exit: a perftest server
+        exits 0 only after a test with a client. A server's end is seen at once (every POLL_S)."""
         connected = dict((id(job), False) for job in jobs)
         abandoned = []
         ran_out = set()
@@ -770,14 +772,15 @@ class Sweep(PerftestRun):
         next_look = time.monotonic() + 0.5
         while pending:
             self.check_lease()
-            if time.monotonic() >= next_look:
+            look = time.monotonic() >= next_look
+            if look:
                 next_look = time.monotonic() + 0.5
                 self.read_dead()
                 if any(connected.values()):
                     self.stop_watch()
                 else:
                     self.watch_position(peer, step)       # no client yet: is its host only late?
-            established = _NOT_READ     # one read of the TCP tables a pass, for every server that needs it
+            established = _NOT_READ     # one read of the TCP tables a look, for every server that needs it
             for job in list(pending):
                 ended = state_child.outcome(job.handle)
                 if ended is not None and not connected[id(job)] and ended.get("rc") in DETACHED_TIMEOUT_RCS \
@@ -790,7 +793,7 @@ class Sweep(PerftestRun):
                         ran_out.add(id(job))
                     pending.remove(job)
                     continue
-                if not connected[id(job)]:
+                if look and not connected[id(job)]:
                     if established is _NOT_READ:
                         established = tcp_ports_in_state(
                             [other.tcp_port for other in pending if not connected[id(other)]], TCP_ESTABLISHED)

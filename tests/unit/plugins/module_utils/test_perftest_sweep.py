@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -249,3 +250,24 @@ def test_what_a_server_step_says_of_its_client_when_no_look_saw_the_connection(
     params = {"test": "ib_write_bw", "peer_name": "node5"}
     runner.judge_peer([job], abandoned, connected, ended_by_timeout, params, [(0, "mlx5_0", 18515, None, {})])
     assert ("node5" in runner.dead) == ran_out and len(runner.served) == int(came) and runner.records == []
+
+
+def test_a_server_step_reads_the_tcp_tables_twice_a_second_while_its_client_is_late(tmp_path, monkeypatch):
+    """Waiting for a client that does not come (a late or dead partner: minutes), the runner reads the kernel's TCP
+    tables with its look at the dead list, twice a second - not every POLL_S (each read walks every socket of the
+    host: a partner of a dead host kept 13% of a core busy); the server's own end is still seen at once."""
+    reads = []
+    monkeypatch.setattr(perftest_sweep, "tcp_ports_in_state",
+                        lambda ports, state, proc="/proc": reads.append(time.monotonic()) or set())
+    runner = _server_host(tmp_path)
+    for name in ("check_lease", "read_dead", "stop_watch"):
+        setattr(runner, name, lambda: None)
+    runner.watch_position = runner.peer_behind = lambda peer, step: False
+    job = perftest_clients.Job(0, "mlx5_0", 18515, ["ib_write_bw"], str(tmp_path / "s"), {})
+    job.handle = state_child.start([sys.executable, "-c", "import time; time.sleep(30)"], 1.6, job.state_dir)
+    started = time.monotonic()
+    connected, abandoned, ran_out = runner.wait_servers([job], "node5", [], 0)
+    waited = time.monotonic() - started
+    assert (connected[id(job)], abandoned, ran_out) == (False, [], {id(job)})
+    assert 1 <= len(reads) <= waited / 0.5 + 1, (len(reads), waited)
+    assert all(b - a >= 0.45 for a, b in zip(reads, reads[1:])), reads
