@@ -187,7 +187,7 @@ def test_no_answer_costs_one_question_timeout():
     try:
         started = time.monotonic()
         assert perftest_sweep.ask_position("127.0.0.1", port, WHO, timeout_s=0.5) is None
-        assert 0.4 < time.monotonic() - started < 1.5
+        assert 0.4 < time.monotonic() - started < 0.5 + 5.0     # its timeout, not a hang (far above a loaded machine's)
     finally:
         listener.close()
 
@@ -221,7 +221,7 @@ def test_a_watch_of_nobody_never_blocks_and_stops_at_once():
     assert watch.latest() is None
     started = time.monotonic()
     watch.stop()
-    assert time.monotonic() - started < 0.1          # the runner goes on at once
+    assert time.monotonic() - started < 1.0          # the runner goes on at once (a loaded CI machine: not 0.1)
     watch.thread.join(2)
     assert not watch.thread.is_alive()
 
@@ -238,7 +238,7 @@ def test_stopping_a_watch_of_a_silent_partner_does_not_wait_for_its_question():
         time.sleep(0.1)             # a question is in flight (1 s timeout)
         started = time.monotonic()
         watch.stop()
-        assert time.monotonic() - started < 0.1
+        assert time.monotonic() - started < perftest_sweep.POSITION_TIMEOUT_S / 2   # not the question's timeout
         watch.thread.join(perftest_sweep.POSITION_TIMEOUT_S + 1.0)
         assert not watch.thread.is_alive() and watch.latest() is None
     finally:
@@ -421,7 +421,7 @@ def test_a_slow_client_does_not_delay_another_answer(server):
         time.sleep(0.05)
         started = time.monotonic()
         assert perftest_sweep.ask_position("127.0.0.1", port, WHO, timeout_s=2.0) == {"step": 3, "finished": False}
-        assert time.monotonic() - started < 0.3
+        assert time.monotonic() - started < perftest_sweep.POSITION_TIMEOUT_S * 0.7   # before the hog's deadline
         # each slow client is closed at its own deadline, without an answer
         for hog in hogs:
             assert hog.recv(10) == b""
