@@ -73,3 +73,31 @@ def test_unmeasured_hosts_join_the_confirmation_pass():
     with_n09 = [next(iter(p - {"n09"})) for p in pairs if "n09" in p]
     assert len(with_n09) == 2 and "n03" not in with_n09 and set(with_n09) <= set(hosts) - {"n03"}
     assert len([p for p in pairs if "n03" in p]) == 2
+
+
+def test_compared_matrices_are_the_judged_matrices_with_two_measured_pairs_whatever_the_records_order():
+    """verdict.compared_matrices stops walking once every judged matrix has two pairs (a 512-host all-pairs report
+    walked 261,632 records for it twice in coverage): the set is the full walk's in every order - a lone pair's
+    matrix (rail mlx5_1) is never compared, a skip is no measured pair, a server record joins its client's matrix,
+    a matrix attribution did not judge (rail mlx5_2) is not in the set, and no judged matrix: the empty set."""
+    from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+    from ansible_collections.aifabric.acceptance.plugins.plugin_utils import analysis_records
+
+    def pair(host, peer, rail, check="rdma.ib_write_bw", status="pass"):
+        return results.make(check, status, host=host, peer=peer, target=rail, tool={"name": "perftest"},
+                            reason="not run" if status == "skip" else None)
+
+    measured = [pair("n1", "n2", "mlx5_0"), pair("n3", "n4", "mlx5_0", status="skip"),
+                pair("n3", "n4", "mlx5_0", check="rdma.ib_write_bw.server"), pair("n5", "n6", "mlx5_0"),
+                pair("n1", "n2", "mlx5_1"), pair("n1", "n3", "mlx5_1", status="skip"),
+                pair("n1", "n2", "mlx5_2"), pair("n3", "n4", "mlx5_2")]
+    judged = [analysis_records.record(verdict.ATTRIBUTION, "rdma.ib_write_bw.node", "pass", host, target=rail,
+                                      facts={"measured_check": "rdma.ib_write_bw"})
+              for host, rail in (("n1", "mlx5_0"), ("n1", "mlx5_1"))]
+    assert verdict.compared_matrices(measured) == set()
+    for order in (measured, measured[::-1], measured[3:] + measured[:3]):
+        assert verdict.compared_matrices(order + judged) == {("rdma.ib_write_bw", "mlx5_0")}
+    # the skip alone does not make a second pair: without the server's record mlx5_0 has one pair besides n5-n6...
+    assert verdict.compared_matrices([measured[0], measured[1]] + judged) == set()
+    # ...and the server's record of n3-n4 is that second pair
+    assert verdict.compared_matrices([measured[0], measured[2]] + judged) == {("rdma.ib_write_bw", "mlx5_0")}
