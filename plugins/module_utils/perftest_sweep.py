@@ -764,7 +764,8 @@ class Sweep(PerftestRun):
         A client is seen by its ESTABLISHED socket while its test runs (looked for with the dead list, twice a
         second: a read of the TCP tables costs the kernel a walk of every socket, and a partner of a dead or late host
         waits here for minutes), or, for a test shorter than a look, by its server's clean exit: a perftest server
-        exits 0 only after a test with a client. A server's end is seen at once (every POLL_S)."""
+        exits 0 only after a test with a client (src/write_bw.c and the other tests' main(): every path before and
+        during the exchange with the client returns 1). A server's end is seen at once (every POLL_S)."""
         connected = dict((id(job), False) for job in jobs)
         abandoned = []
         ran_out = set()
