@@ -77,14 +77,16 @@ def test_defect7_ttl_does_not_delete_results_before_they_are_read(tmp_path, monk
                     and (phase is None or (p.get("status") or {}).get("phase") == phase)]
 
         def node_1_done_then_the_clock_moves():
-            deadline = time.monotonic() + 120
-            while not on_node("gpu-node-01", "Succeeded") and time.monotonic() < deadline:
-                time.sleep(0.05)
-            seen["node 1 finished"] = bool(on_node("gpu-node-01", "Succeeded"))
-            fake.server.advance_clock(900)
-            fake.server.settle(5)                   # the TTL controller's ticks
-            seen["node 1 kept"] = bool(on_node("gpu-node-01", None))
-            slow.kind = "succeed"                   # now node 2 finishes
+            try:
+                deadline = time.monotonic() + 120
+                while not on_node("gpu-node-01", "Succeeded") and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                seen["node 1 finished"] = bool(on_node("gpu-node-01", "Succeeded"))
+                fake.server.advance_clock(900)
+                fake.server.settle(5)               # the TTL controller's ticks
+                seen["node 1 kept"] = bool(on_node("gpu-node-01", None))
+            finally:
+                slow.kind = "succeed"               # now node 2 finishes (whatever happened above: no wait to the end)
 
         mover = threading.Thread(target=node_1_done_then_the_clock_moves, daemon=True)
         mover.start()
