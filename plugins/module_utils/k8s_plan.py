@@ -77,7 +77,7 @@ CODE_MODULES = ("errors", "results", "expectations", "thresholds", "env_probe", 
                 # nothing of them
                 # perftest pods plan their rails and argv with the tool adapter, as the SSH path does (GID and port
                 # rate from the node's sysfs)
-                "tools/__init__", "tools/perftest_sweep", "argspec", "statedir", "runner", "imports",
+                "tools/__init__", "tools/perftest_sweep", "tools/_perftest_options", "argspec", "statedir", "runner", "imports",
                 # the entry program's interrupt guard (and the runners')
                 "proc",
                 # the host-reading adapters' pods (DCGM diagnostics, fabric port counters)

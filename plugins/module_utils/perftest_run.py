@@ -18,9 +18,9 @@ is duck-typed: params, check_mode, warn, get_bin_path, no_log_values).
 from __future__ import annotations
 
 import os
-import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, probe_host, state_child
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, perftest_status, probe_host
+from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
@@ -37,7 +37,7 @@ class PerftestRun(object):
     def __init__(self, module):
         self.module = module
         self.p = module.params
-        self.host = self.p["inventory_hostname"] or socket.gethostname().split(".")[0]
+        self.host = perftest_status.host_name(self.p)
         self.root = None
         self.run_dir = None
         self.governor = None
@@ -46,10 +46,7 @@ class PerftestRun(object):
         """Validate run_id and the state root before any path is derived from them (issue 9 item 1); every user of
         the state root (module perftest, the sweep runner, the governor's state file) comes through here, into
         this host's own directory (issue 17 item 7)."""
-        statedir.check_name(self.p["run_id"], "run_id")
-        self.root = statedir.host_root(self.p["state_root"] or statedir.default_root("perftest"),
-                                       create=not self.module.check_mode)
-        self.run_dir = os.path.join(self.root, self.p["run_id"])
+        self.root, self.run_dir = perftest_status.state_paths(self.p, create=not self.module.check_mode)
         self.governor = Governor(os.path.join(self.root, "governor.json"), root=self.p["cpu_sysfs"])
 
     def inside(self, *parts):

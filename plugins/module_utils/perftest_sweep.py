@@ -67,6 +67,10 @@ import threading
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, results, state_child, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_status
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import (
+    DEAD, LEASE, POSITIONS, PROGRESS, RECORDS, START, STATUS_POLL_S, read_json)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import write_json as _write_json
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
@@ -74,14 +78,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DE
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
 
-PROGRESS = "progress.json"
-RECORDS = "records.json"
-LEASE = "lease"
-DEAD = "dead.json"
-POSITIONS = "positions.json"
-START = "start.json"
 POLL_S = 0.05          # the runner's own polls (process ends, TCP connections)
-STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
 POSITION_ASK_S = 0.5   # a runner waiting for its partner asks the partner's runner its position this often
 POSITION_TIMEOUT_S = 1.0   # one question (connect, ask, answer), and how long an answering runner reads a question
 POSITION_FRESH_S = 3.0     # an answer older than this is not used (the partner stopped answering: as if it never did)
@@ -143,14 +140,6 @@ def tool_env(plan):
     (``topo -m``, PCI bus order), so CUDA must number the GPUs the same way (``CUDA_DEVICE_ORDER``)."""
     orders = set(facts.get("cuda_device_order") for _i, _d, _p, _g, facts in plan if facts.get("cuda_device_order"))
     return {"CUDA_DEVICE_ORDER": sorted(orders)[0]} if orders else None
-
-
-def _write_json(directory, name, data):
-    statedir.write_json(os.path.join(directory, name), data)
-
-
-def read_json(directory, name):
-    return statedir.read_json(os.path.join(directory, name))
 
 
 # ---------------------------------------------------------------- the ports every host of the sweep agrees on
@@ -498,8 +487,7 @@ class Sweep(PerftestRun):
     """phase plan / run / status of module perftest_sweep, and its cleanup (PerftestRun gives the state root, binary, sysfs)."""
 
     def sweep_dir(self):
-        statedir.check_name(self.p["sweep_name"], "sweep_name")
-        return self.inside("sweep-%s-%s" % (self.p["sweep_name"], self.host))
+        return perftest_status.sweep_dir(self.run_dir, self.p, self.host)
 
     # ---------------------------------------------------------------- plan (synchronous, before the sweep)
     def plan(self):
@@ -1021,10 +1009,7 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- lease, dead peers, progress
     def lease_touch(self):
-        path = os.path.join(self.sweep_dir(), LEASE)
-        if not os.path.lexists(path):
-            os.close(statedir.open_new(path))
-        os.utime(path, None, follow_symlinks=False)
+        perftest_status.touch_lease(self.sweep_dir())
 
     def check_lease(self):
         lease_s = self.p["lease_s"]
@@ -1119,46 +1104,16 @@ class Sweep(PerftestRun):
 
     # ---------------------------------------------------------------- status (controller polls) and absent
     def status(self):
+        """phase=status: one poll (perftest_status.poll, which the module runs without loading this file until the
+        runner ended)."""
+        return perftest_status.poll(self.module, self.ended)
+
+    def ended(self, here, prog, poll):
+        """The answer of the poll that found the runner ended: its records, and what it left removed (its own async
+        job file too, when the controller named it)."""
         p = self.p
         self.open_state()
-        here = self.sweep_dir()
-        if statedir.check_own(here, "sweep directory") is None:
-            # the runner has not created its directory yet (just started), or it is long gone: the wait action
-            # decides, from how long this lasts
-            return dict(changed=False, results=[], finished=False, missing=True,
-                        progress={"next_step": p["first_step"], "pairs_done": 0, "failing": 0})
         self.here = here
-        self.lease_touch()
-        poll = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
-        if poll.get("dead_hosts"):
-            known = read_json(here, DEAD) or {}
-            new = dict((h, w) for h, w in poll["dead_hosts"].items() if h not in known)
-            if new:
-                known.update(new)
-                _write_json(here, DEAD, known)
-        if p["start_at"] and read_json(here, START) is None:
-            _write_json(here, START, {"start_at": p["start_at"]})
-        if poll.get("positions"):
-            _write_json(here, POSITIONS, {"time": time.time(), "positions": poll["positions"]})
-        # long poll: answer when the runner ended, or after wait_s. Not at every step: the polls of every host would
-        # then come at the round boundaries, all at once, where the next pairs start (their CPU, on the critical
-        # path; at 1000 hosts, 1000 module runs per round on the controller). The round lines come with the polls.
-        until = time.monotonic() + max(0.0, float(poll.get("wait_s") or 0))
-        while True:
-            prog = read_json(here, PROGRESS) or {}
-            handle = {"pid": prog.get("pid"), "proc_start_time": prog.get("proc_start_time")}
-            running = bool(prog.get("pid")) and state_child.alive(handle)
-            if not prog:
-                # not started yet, or killed before its first word: give it a minute
-                try:
-                    running = time.time() - os.lstat(here).st_mtime < 60
-                except OSError:
-                    running = False
-            if prog.get("finished") or not running:
-                break
-            if time.monotonic() >= until:
-                return dict(changed=False, results=[], finished=False, progress=prog)
-            time.sleep(STATUS_POLL_S)
         records = read_json(here, RECORDS)
         if records is None:
             records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "

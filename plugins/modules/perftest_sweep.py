@@ -295,10 +295,9 @@ outcome:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_state
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, modmain, perftest_state, perftest_status
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _perftest_options as perftest
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest
 
 
 RANGES = dict(perftest.TEST_RANGES, **{
@@ -312,8 +311,8 @@ def argument_spec():
     return dict(
         **perftest.TEST_SPEC,
         **perftest_state.STATE_SPEC,
-        # the run's options this module takes besides TEST_SPEC's (tools/perftest_sweep.py: the single source)
-        **dict((name, perftest.OPTIONS[name]) for name in ("hcas", "port", "use_cuda", "connect_timeout_s")),
+        # the run's options this module takes besides TEST_SPEC's (tools/_perftest_options.py: the single source)
+        **perftest.RUN_OPTIONS,
         phase=dict(type="str", default="run", choices=["plan", "run", "status", "wait"]),
         sweep_name=dict(type="str", default="main"),
         schedule=dict(type="list", elements="raw"),
@@ -351,14 +350,21 @@ def main():
 
 
 def _phase(module):
-    sweep = Sweep(module)
-    if module.params["phase"] == "plan":
-        return sweep.plan()
-    if module.params["phase"] == "status":
-        return sweep.status()
-    if module.params["phase"] == "run":
-        return sweep.run_sweep()
-    raise AcceptanceError("phase=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
+    phase = module.params["phase"]
+    if phase == "status":
+        # every poll of every host: the runner's directory alone; the runner's code only for the poll that finds it
+        # ended (its records, its cleanup)
+        return perftest_status.poll(module, lambda *ended: _sweep(module).ended(*ended))
+    if phase == "wait":
+        raise AcceptanceError("phase=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
+    sweep = _sweep(module)
+    return sweep.plan() if phase == "plan" else sweep.run_sweep()
+
+
+def _sweep(module):
+    from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
+
+    return Sweep(module)
 
 
 if __name__ == "__main__":

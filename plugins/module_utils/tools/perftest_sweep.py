@@ -32,41 +32,13 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, ParseError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import perftest as parser
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
+from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import _perftest_options as perftest_options
 
-TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_bw",
-         "ib_atomic_lat")
-# perftest's atomic operations (-A, perftest_parameters.c atomicTypesStr; FETCH_AND_ADD when -A is not given)
-ATOMIC_OPERATIONS = ("FETCH_AND_ADD", "CMP_AND_SWAP")
-# The options the perftest and perftest_sweep modules share (documented by the doc fragment
-# aifabric.acceptance._perftest_test), and their ranges
-# (with perftest_state.STATE_SPEC: the state root, the host's name in it and the governor's sysfs)
-TEST_SPEC = {
-    "run_id": {"type": "str", "default": "default"},
-    "keep_state": {"type": "bool", "default": False},
-    "ib_port": {"type": "int", "default": 1},
-    "gid_index": {"type": "int"},
-    "size": {"type": "int"},
-    "all_sizes": {"type": "bool", "default": False},
-    "iterations": {"type": "int"},
-    "duration_s": {"type": "int"},
-    "qps": {"type": "int"},
-    "bidirectional": {"type": "bool", "default": False},
-    "rdma_cm": {"type": "bool", "default": False},
-    "report_gbits": {"type": "bool", "default": True},
-    "ignore_cpu_freq": {"type": "bool", "default": False},
-    "atomic_operation": {"type": "str", "choices": list(ATOMIC_OPERATIONS)},
-    "extra_args": {"type": "list", "elements": "str", "default": []},
-    "timeout_s": {"type": "int", "default": 120},
-    "cpu_governor": {"type": "str"},
-    "sysfs_root": {"type": "str", "default": ""},
-    "tool_dir": {"type": "path"},
-    "expect": {"type": "dict", "default": {}},
-    "line_rate_floor_pct": {"type": "float", "default": thresholds.RDMA_LINE_RATE_PCT["value"]},
-}
-TEST_RANGES = {
-    "ib_port": (1, 255), "gid_index": (0, 255), "size": argspec.POSITIVE, "iterations": argspec.POSITIVE,
-    "duration_s": argspec.POSITIVE, "qps": (1, 65536), "timeout_s": argspec.POSITIVE, "line_rate_floor_pct": (0, 100),
-}
+TESTS = perftest_options.TESTS
+ATOMIC_OPERATIONS = perftest_options.ATOMIC_OPERATIONS
+# the options the perftest and perftest_sweep modules share, and their ranges (tools/_perftest_options.py)
+TEST_SPEC = perftest_options.TEST_SPEC
+TEST_RANGES = perftest_options.TEST_RANGES
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 # NGC multinode acceptance criteria for small-message latency (write/send 2.5 us, read 4.5 us).
 BW_METRICS = ("bw_avg_gbit_s", "bw_peak_gbit_s", "msg_rate_mpps")
@@ -470,10 +442,7 @@ SHARED_OPTIONS = ("ib_port", "gid_index", "size", "all_sizes", "iterations", "du
                   "line_rate_floor_pct", "tool_dir")
 OPTIONS = dict(
     test=dict(type="str", choices=list(TESTS)),
-    hcas=dict(type="list", elements="str"),
-    port=dict(type="int", default=18515),
-    use_cuda=dict(type="str"),
-    connect_timeout_s=dict(type="int", default=60),
+    **perftest_options.RUN_OPTIONS,
     # peer_rate_gbit_s before 2.0.0 (a list, one rate per device of the peer): deprecated
     peer_rates_gbit_s=dict(type="list", elements="float", **argspec.renamed("peer_rate_gbit_s")),
     **dict((name, TEST_SPEC[name]) for name in SHARED_OPTIONS),
