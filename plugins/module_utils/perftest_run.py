@@ -18,14 +18,29 @@ is duck-typed: params, check_mode, warn, get_bin_path, no_log_values).
 from __future__ import annotations
 
 import os
+import socket
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, perftest_status, probe_host
-from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child
-from ansible_collections.aifabric.acceptance.plugins.module_utils import runner, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import ParseError, ToolMissing, ToolTimeout
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import Governor
-from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
-from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
+
+# The state's code is loaded with this file; what runs perftest (the adapter, the clients' helpers, the runner of
+# commands, sysfs) only by the methods that use it: the sweep runner's status poll (perftest_status.py), run on every
+# host again and again, and the cleanup module build on this class without running perftest.
+
+
+def host_name(p):
+    """This host's name in the state root: the inventory's, else the host's own short name."""
+    return p["inventory_hostname"] or socket.gethostname().split(".")[0]
+
+
+def state_paths(p, create):
+    """(this host's state root, the run's directory in it): run_id and the state root validated before any path is
+    derived from them (issue 9 item 1); the root made when ``create`` (statedir.host_root: hosts sharing a state root
+    never see each other's runs)."""
+    statedir.check_name(p["run_id"], "run_id")
+    root = statedir.host_root(p["state_root"] or statedir.default_root("perftest"), create=create)
+    return root, os.path.join(root, p["run_id"])
 
 
 # --------------------------------------------------------------------------- a host's perftest state (SSH path)
@@ -37,7 +52,7 @@ class PerftestRun(object):
     def __init__(self, module):
         self.module = module
         self.p = module.params
-        self.host = perftest_status.host_name(self.p)
+        self.host = host_name(self.p)
         self.root = None
         self.run_dir = None
         self.governor = None
@@ -46,7 +61,7 @@ class PerftestRun(object):
         """Validate run_id and the state root before any path is derived from them (issue 9 item 1); every user of
         the state root (module perftest, the sweep runner, the governor's state file) comes through here, into
         this host's own directory (issue 17 item 7)."""
-        self.root, self.run_dir = perftest_status.state_paths(self.p, create=not self.module.check_mode)
+        self.root, self.run_dir = state_paths(self.p, create=not self.module.check_mode)
         self.governor = Governor(os.path.join(self.root, "governor.json"), root=self.p["cpu_sysfs"])
 
     def inside(self, *parts):
@@ -117,14 +132,20 @@ class PerftestRun(object):
 
     # ---------------------------------------------------------------- helpers
     def test(self):
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
+
         return self.p.get("test") or adapter.DEFAULT_TEST
 
     def binary(self, test=None):
         """The perftest program ``test`` (default the ``test`` option); ToolMissing when it is not installed."""
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, runner
+
         return runner.find_tool(self.module, test or self.test(), path=self.p["tool_dir"],
                                 hint=perftest_clients.INSTALL_HINT)
 
     def version(self, binary):
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, runner
+
         try:
             run = runner.run(self.module, [binary, "--version"], 15)
         except (ToolMissing, ToolTimeout):      # never Interrupted: a signal must end the run
@@ -132,6 +153,9 @@ class PerftestRun(object):
         return perftest_clients.parse_version(run.output)
 
     def hcas(self):
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import probe_host
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.parsers import rdma
+
         try:
             files = probe_host.read_infiniband(probe_host.Host(root=self.p["sysfs_root"]))
             return rdma.build_hcas(files) if files else []
@@ -169,4 +193,6 @@ class PerftestRun(object):
             pass
 
     def import_output(self):
+        from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
+
         return dict(changed=False, results=adapter.from_output(self.p["from_output"], self.p, self.host))

@@ -5,21 +5,21 @@
 
 The wait (action perftest_sweep, on the controller) runs module perftest_sweep with ``phase: status`` on every host of
 the sweep again and again, each a long poll of at most ``poll_s``: at 1000 hosts, thousands of module runs, each
-paying its imports on the host. A poll that finds the runner still running needs the runner's directory alone (its
-progress, its lease, the dead list, the start moment and the position answers that the controller hands every
-runner): this file. The runner itself (perftest_sweep.Sweep: the perftest adapter, its parser, the clients and the
-state run) is loaded by the one poll that finds the runner ended, which collects its records and removes what it
-left (``Sweep.ended``). The file names, the directory's place and the lease are defined here, once, for the runner and
-the poll. Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed: params, check_mode).
+paying its imports on the host. A poll needs the runner's directory (its progress, its lease, the dead list, the
+start moment and the position answers that the controller hands every runner) and, the poll that finds the runner
+ended, its records file and the state's cleanup (PerftestRun: the state root, stop_and_remove, the governor): this
+file, never the runner itself (perftest_sweep.Sweep, which builds on SweepState: the perftest adapter, its parser,
+the clients). The file names, the directory's place and the lease are defined here, once, for the runner and the
+poll. Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed: params, check_mode, warn).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import time
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import state_child, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 
 PROGRESS = "progress.json"
 RECORDS = "records.json"
@@ -38,47 +38,19 @@ def read_json(directory, name):
     return statedir.read_json(os.path.join(directory, name))
 
 
-def host_name(p):
-    """This host's name in the state root: the inventory's, else the host's own short name."""
-    return p["inventory_hostname"] or socket.gethostname().split(".")[0]
-
-
-def state_paths(p, create):
-    """(this host's state root, the run's directory in it): run_id and the state root validated before any path is
-    derived from them (issue 9 item 1); the root made when ``create`` (statedir.host_root: hosts sharing a state root
-    never see each other's runs)."""
-    statedir.check_name(p["run_id"], "run_id")
-    root = statedir.host_root(p["state_root"] or statedir.default_root("perftest"), create=create)
-    return root, os.path.join(root, p["run_id"])
-
-
-def sweep_dir(run_dir, p, host):
-    """The runner's directory in the run's: one per sweep and host (refused when the name would leave it)."""
-    statedir.check_name(p["sweep_name"], "sweep_name")
-    return statedir.contained(run_dir, os.path.join(run_dir, "sweep-%s-%s" % (p["sweep_name"], host)))
-
-
-def touch_lease(here):
-    """Renew the runner's lease (the file's mtime): a runner whose lease is older than ``lease_s`` stops."""
-    path = os.path.join(here, LEASE)
-    if not os.path.lexists(path):
-        os.close(statedir.open_new(path))
-    os.utime(path, None, follow_symlinks=False)
-
-
-def _hand_over(here, p, poll):
+def _hand_over(here, p, handed):
     """What the controller hands every runner with each poll: the hosts it declared unreachable, the moment to
     begin (when the runner has none yet) and the runners' positions."""
-    if poll.get("dead_hosts"):
+    if handed.get("dead_hosts"):
         known = read_json(here, DEAD) or {}
-        new = dict((h, w) for h, w in poll["dead_hosts"].items() if h not in known)
+        new = dict((h, w) for h, w in handed["dead_hosts"].items() if h not in known)
         if new:
             known.update(new)
             write_json(here, DEAD, known)
     if p["start_at"] and read_json(here, START) is None:
         write_json(here, START, {"start_at": p["start_at"]})
-    if poll.get("positions"):
-        write_json(here, POSITIONS, {"time": time.time(), "positions": poll["positions"]})
+    if handed.get("positions"):
+        write_json(here, POSITIONS, {"time": time.time(), "positions": handed["positions"]})
 
 
 def _running(here, prog):
@@ -94,19 +66,85 @@ def _running(here, prog):
     return bool(prog.get("pid")) and state_child.alive(handle)
 
 
-def poll(module, ended):
-    """One status poll: renew the lease, hand over what the controller sent, and answer after ``wait_s`` (the
-    runner's progress) or when the runner ended: ``ended(here, progress, handed)``, the runner's records and cleanup
-    (perftest_sweep.Sweep.ended; the module loads it for that poll alone)."""
-    p = module.params
-    _root, run_dir = state_paths(p, create=not module.check_mode)
-    here = sweep_dir(run_dir, p, host_name(p))
+class SweepState(PerftestRun):
+    """The runner's directory on its host: its place, its lease, the status poll, and what the poll that finds the
+    runner ended does (its records, the removal of what it left). perftest_sweep.Sweep, the runner, builds on it."""
+
+    def sweep_dir(self):
+        """The runner's directory in the run's: one per sweep and host (refused when the name would leave it)."""
+        statedir.check_name(self.p["sweep_name"], "sweep_name")
+        return self.inside("sweep-%s-%s" % (self.p["sweep_name"], self.host))
+
+    def lease_touch(self):
+        """Renew the runner's lease (the file's mtime): a runner whose lease is older than ``lease_s`` stops."""
+        path = os.path.join(self.sweep_dir(), LEASE)
+        if not os.path.lexists(path):
+            os.close(statedir.open_new(path))
+        os.utime(path, None, follow_symlinks=False)
+
+    def status(self):
+        """phase=status: one poll."""
+        return poll(self.module, self)
+
+    def ended(self, here, prog, handed):
+        """The answer of the poll (``poll``: the state opened) that found the runner ended: its records, and what it
+        left removed (its own async job file too, when the controller named it)."""
+        p = self.p
+        records = read_json(here, RECORDS)
+        if records is None:
+            from ansible_collections.aifabric.acceptance.plugins.module_utils import results
+
+            records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
+                                     "what it measured is lost" % self.host, host=self.host, target=p["sweep_name"])]
+        removed = self.cleanup(here)
+        answer = dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
+        job = handed.get("job") or {}
+        if job.get("jid"):
+            answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"),
+                                                 job.get("wait_s"))
+        return answer
+
+    @staticmethod
+    def forget_job(jid, async_dir, wait_s=None):
+        """Remove the runner's own async job file, in this last poll (what a task of its own on every host did),
+        waiting for async_wrapper's file ``wait_s`` (the action's, within the poll's bound), async_job.FILE_WAIT_S at
+        most: ``{"erased": path}`` or ``{"error": why}``."""
+        if not statedir.NAME_RE.match(jid):     # joined to the job directory: never a path outside it
+            return {"error": "jid %.100r is not a job id" % jid}
+        from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job   # the last poll alone
+        wait = async_job.FILE_WAIT_S if wait_s is None else min(async_job.FILE_WAIT_S, max(0.0, float(wait_s)))
+        return async_job.forget(jid, async_dir, wait)
+
+    def cleanup(self, here):
+        """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what
+        the collection made (stop_and_remove): anything else is left and reported (module warning)."""
+        prefix = os.path.basename(here)
+        removed, left = [], []
+        run_dir = self.own_run_dir(left)
+        for name in sorted(os.listdir(run_dir)) if run_dir else []:
+            if name == prefix or name.startswith(prefix + "-"):
+                self.stop_and_remove(self.inside(name), removed, left, remove=not self.p["keep_state"])
+        for why in left:
+            self.module.warn(why)
+        self.governor.reconcile()
+        self._remove_empty_run_dir()
+        return removed
+
+
+def poll(module, sweep=None):
+    """One status poll (``sweep``, else a SweepState of the module): renew the lease, hand over what the controller
+    sent, and answer after ``wait_s`` (the runner's progress) or when the runner ended (its records, ``ended``)."""
+    sweep = sweep or SweepState(module)
+    p = sweep.p
+    sweep.open_state()
+    here = sweep.sweep_dir()
     if statedir.check_own(here, "sweep directory") is None:
         # the runner has not created its directory yet (just started), or it is long gone: the wait action
         # decides, from how long this lasts
         return dict(changed=False, results=[], finished=False, missing=True,
                     progress={"next_step": p["first_step"], "pairs_done": 0, "failing": 0})
-    touch_lease(here)
+    sweep.here = here
+    sweep.lease_touch()
     handed = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
     _hand_over(here, p, handed)
     # long poll: answer when the runner ended, or after wait_s. Not at every step: the polls of every host would
@@ -120,4 +158,4 @@ def poll(module, ended):
         if time.monotonic() >= until:
             return dict(changed=False, results=[], finished=False, progress=prog)
         time.sleep(STATUS_POLL_S)
-    return ended(here, prog, handed)
+    return sweep.ended(here, prog, handed)

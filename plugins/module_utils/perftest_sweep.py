@@ -66,14 +66,13 @@ import socket
 import threading
 import time
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, results, state_child, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, results, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_status
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import (
     DEAD, LEASE, POSITIONS, PROGRESS, RECORDS, START, STATUS_POLL_S, read_json)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import write_json as _write_json
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_run import PerftestRun
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import Context
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as adapter
@@ -483,11 +482,9 @@ class LagBound(object):
         return False
 
 
-class Sweep(PerftestRun):
-    """phase plan / run / status of module perftest_sweep, and its cleanup (PerftestRun gives the state root, binary, sysfs)."""
-
-    def sweep_dir(self):
-        return perftest_status.sweep_dir(self.run_dir, self.p, self.host)
+class Sweep(perftest_status.SweepState):
+    """phase plan / run of module perftest_sweep (SweepState gives its directory, its status poll and its cleanup;
+    PerftestRun the state root, binary, sysfs)."""
 
     # ---------------------------------------------------------------- plan (synchronous, before the sweep)
     def plan(self):
@@ -1008,9 +1005,6 @@ class Sweep(PerftestRun):
             select.select([self.notices], [], [], left)
 
     # ---------------------------------------------------------------- lease, dead peers, progress
-    def lease_touch(self):
-        perftest_status.touch_lease(self.sweep_dir())
-
     def check_lease(self):
         lease_s = self.p["lease_s"]
         if not lease_s:
@@ -1101,56 +1095,6 @@ class Sweep(PerftestRun):
                 "dead": sorted(self.dead), "finished": finished, "time": time.time(),
                 "notes": list(self.notes)}
         _write_json(self.here, PROGRESS, data)
-
-    # ---------------------------------------------------------------- status (controller polls) and absent
-    def status(self):
-        """phase=status: one poll (perftest_status.poll, which the module runs without loading this file until the
-        runner ended)."""
-        return perftest_status.poll(self.module, self.ended)
-
-    def ended(self, here, prog, poll):
-        """The answer of the poll that found the runner ended: its records, and what it left removed (its own async
-        job file too, when the controller named it)."""
-        p = self.p
-        self.open_state()
-        self.here = here
-        records = read_json(here, RECORDS)
-        if records is None:
-            records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
-                                     "what it measured is lost" % self.host, host=self.host, target=p["sweep_name"])]
-        removed = self.cleanup(here)
-        answer = dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
-        job = poll.get("job") or {}
-        if job.get("jid"):
-            answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"),
-                                                 job.get("wait_s"))
-        return answer
-
-    @staticmethod
-    def forget_job(jid, async_dir, wait_s=None):
-        """Remove the runner's own async job file, in this last poll (what a task of its own on every host did),
-        waiting for async_wrapper's file ``wait_s`` (the action's, within the poll's bound), async_job.FILE_WAIT_S at
-        most: ``{"erased": path}`` or ``{"error": why}``."""
-        if not statedir.NAME_RE.match(jid):     # joined to the job directory: never a path outside it
-            return {"error": "jid %.100r is not a job id" % jid}
-        from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job   # the last poll alone
-        wait = async_job.FILE_WAIT_S if wait_s is None else min(async_job.FILE_WAIT_S, max(0.0, float(wait_s)))
-        return async_job.forget(jid, async_dir, wait)
-
-    def cleanup(self, here):
-        """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what
-        the collection made (stop_and_remove): anything else is left and reported (module warning)."""
-        prefix = os.path.basename(here)
-        removed, left = [], []
-        run_dir = self.own_run_dir(left)
-        for name in sorted(os.listdir(run_dir)) if run_dir else []:
-            if name == prefix or name.startswith(prefix + "-"):
-                self.stop_and_remove(self.inside(name), removed, left, remove=not self.p["keep_state"])
-        for why in left:
-            self.module.warn(why)
-        self.governor.reconcile()
-        self._remove_empty_run_dir()
-        return removed
 
 
 class _LeaseExpired(Exception):

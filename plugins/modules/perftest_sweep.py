@@ -352,19 +352,14 @@ def main():
 def _phase(module):
     phase = module.params["phase"]
     if phase == "status":
-        # every poll of every host: the runner's directory alone; the runner's code only for the poll that finds it
-        # ended (its records, its cleanup)
-        return perftest_status.poll(module, lambda *ended: _sweep(module).ended(*ended))
+        # every poll of every host: the runner's directory and state alone (perftest_status), not the runner
+        return perftest_status.poll(module)
     if phase == "wait":
         raise AcceptanceError("phase=wait runs on the controller (action plugin aifabric.acceptance.perftest_sweep)")
-    sweep = _sweep(module)
-    return sweep.plan() if phase == "plan" else sweep.run_sweep()
-
-
-def _sweep(module):
     from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_sweep import Sweep
 
-    return Sweep(module)
+    sweep = Sweep(module)
+    return sweep.plan() if phase == "plan" else sweep.run_sweep()
 
 
 if __name__ == "__main__":

@@ -31,14 +31,18 @@ NOT_AT_START = {
                  "parsers.nvidia_smi": "the GPU topology's link order, for use_cuda auto only"},
     "perftest_sweep": {"env_probe": ENV_PROBES,
                        "parsers.nvidia_smi": "the GPU topology's link order, for use_cuda auto only",
-                       # phase=status, every poll of every host: the runner's directory (perftest_status) alone
-                       "perftest_sweep": "the runner: phases plan and run, and the status poll that finds it ended",
-                       "perftest_run": "the runner's state run, loaded with it",
+                       # phase=status, every poll of every host: the runner's directory and state (perftest_status,
+                       # perftest_run's state part) alone
+                       "perftest_sweep": "the runner: phases plan and run",
                        "perftest_clients": "the runner's clients, loaded with it",
+                       "runner": "the commands perftest runs: the runner's",
+                       "probe_host": "sysfs (the HCAs): phases plan and run",
+                       "parsers.rdma": "sysfs (the HCAs): phases plan and run",
                        "tools.perftest_sweep": "the adapter: the options are tools._perftest_options",
                        "parsers.perftest": "perftest's output, read by the runner alone",
                        "expectations": "the records' rules, applied by the runner alone",
-                       "results": "the records, built by the runner (and the poll that finds it ended)"},
+                       "results": "the records, built by the runner (the poll that ends one without its records "
+                                  "builds one there)"},
     "port_counters": {"env_probe": ENV_PROBES},
     "dcgm_diag": {"env_probe": ENV_PROBES},
     "fabric_topology": {"env_probe": "the probes' NPU helpers, on a host with npu-smi only"},
