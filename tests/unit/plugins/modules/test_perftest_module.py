@@ -160,6 +160,43 @@ def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
     assert not os.path.exists(run_dir(fake))
 
 
+# run in a fresh interpreter: the module with its arguments from a file, then the collection's modules it loaded
+POLL_PROBE = """
+import json, runpy, sys
+sys.argv = [sys.argv[1], sys.argv[2]]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit:
+    pass
+sys.stderr.write("LOADED " + json.dumps(sorted(m for m in sys.modules if m.startswith("ansible_collections."))))
+"""
+RUNNER_CODE = ("module_utils.perftest_sweep", "module_utils.perftest_clients", "module_utils.tools.perftest_sweep",
+               "module_utils.parsers.perftest", "module_utils.expectations", "module_utils.runner")
+
+
+def test_the_status_poll_that_collects_an_ended_runner_never_loads_the_runner(fake):
+    """phase=status in a process of its own, as on a host: the poll that finds the runner ended gives its records and
+    removes its directory, and loads none of the runner's code (the adapter, the clients, perftest's parser, the
+    expectations: about 80 ms of CPU a poll on a host) - the wait of every host of a sweep runs it."""
+    procs = [start_runner(fake, runner_args(fake, "other", "server", "me")),
+             start_runner(fake, runner_args(fake, "me", "client", "other"))]
+    assert [ended(proc).get("outcome") for proc in procs] == ["finished", "finished"]
+    path = fake["tmp"] / "status-me.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": base(fake, phase="status", inventory_hostname="me",
+                                                            hcas=["mlx5_0"])}))
+    proc = subprocess.run([sys.executable, "-c", POLL_PROBE, perftest_sweep.__file__, str(path)], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    loaded = json.loads(proc.stderr.rsplit("LOADED ", 1)[1])
+    assert out["finished"] and [(r["check"], r["status"]) for r in out["results"]] == [("rdma.ib_write_bw", "pass")], out
+    prefix = "ansible_collections.aifabric.acceptance.plugins."
+    assert [name for name in RUNNER_CODE if prefix + name in loaded] == []
+    assert prefix + "module_utils.perftest_status" in loaded
+    assert not os.path.exists(os.path.join(run_dir(fake), "sweep-main-me"))
+    # the other end, through the runner's own class (Sweep.status): the same answer
+    assert [r["check"] for r in status(fake, "other")["results"]] == ["rdma.ib_write_bw.server"]
+
+
 def test_the_progress_counts_pairs_not_rails(fake):
     """The wait's progress line says "<done>/<total> pairs done" with the total in pairs (sweep_schedule's steps):
     a pair on two rails is one pair done (it was two: "12/6 pairs done" for 6 pairs on 2 rails), and it fails once
