@@ -6,7 +6,7 @@ from __future__ import annotations
 class ModuleDocFragment:
     # The perftest options the sweep runner (perftest_sweep, the one RDMA protocol) and the import/cleanup module
     # (perftest) share: the test's parameters, its limits and expectations, the state directory and the CPU governor
-    # (spec: tools/perftest_sweep.py TEST_SPEC and module_utils/perftest_state.py STATE_SPEC).
+    # (spec: tools/_perftest_options.py TEST_SPEC and module_utils/perftest_state.py STATE_SPEC).
     DOCUMENTATION = r"""
 options:
   inventory_hostname:

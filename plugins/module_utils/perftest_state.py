@@ -3,7 +3,7 @@
 """Where a host's perftest state is: the options that name it (private).
 
 ``STATE_SPEC``: the state root, the host's name in it and the CPU governor's sysfs (the governor's lease file lives in
-the state root). The perftest and perftest_sweep modules take them with the test's options (tools/perftest_sweep.py
+the state root). The perftest and perftest_sweep modules take them with the test's options (tools/_perftest_options.py
 ``TEST_SPEC``); the cleanup module takes them to remove a run's perftest state (PerftestRun.absent), and so loads
 neither the perftest adapter nor the run until it has state to remove. Documented by the doc fragment
 aifabric.acceptance._perftest_test.

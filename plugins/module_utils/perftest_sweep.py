@@ -69,8 +69,7 @@ import time
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_clients, results, state_child
 from ansible_collections.aifabric.acceptance.plugins.module_utils import perftest_status
 from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import (
-    DEAD, LEASE, POSITIONS, PROGRESS, RECORDS, START, STATUS_POLL_S, read_json)
-from ansible_collections.aifabric.acceptance.plugins.module_utils.perftest_status import write_json as _write_json
+    DEAD, LEASE, POSITIONS, PROGRESS, RECORDS, START, STATUS_POLL_S, read_json, write_json)
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError, Interrupted, ToolMissing
 from ansible_collections.aifabric.acceptance.plugins.module_utils.governor import describe
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import DETACHED_TIMEOUT_RCS, interrupt_guard, process_start_time
@@ -655,7 +654,7 @@ class Sweep(perftest_status.SweepState):
             # nobody will collect: leave nothing behind (processes were stopped above, the governor restored)
             self.cleanup(here)
             return dict(changed=True, results=self.records, outcome=outcome, steps=n_steps)
-        _write_json(here, RECORDS, self.records)
+        write_json(here, RECORDS, self.records)
         self.progress(None, n_steps, finished=outcome)
         while p["lease_s"] and os.path.isdir(here):
             try:
@@ -1094,7 +1093,7 @@ class Sweep(perftest_status.SweepState):
                 "next_step": step, "position": position, "pairs_done": self.pairs_done, "failing": self.failing,
                 "dead": sorted(self.dead), "finished": finished, "time": time.time(),
                 "notes": list(self.notes)}
-        _write_json(self.here, PROGRESS, data)
+        write_json(self.here, PROGRESS, data)
 
 
 class _LeaseExpired(Exception):

@@ -35,7 +35,8 @@ The records of a tool's output come only from these (the SSH modules, the Kubern
 golden tests call them); a run that left no output to read (the tool missing, a launch that failed, a pod never up)
 gets its skip/error record where it failed. This package file imports no adapter: a pod ships only what it uses (k8s_plan.CODE_MODULES).
 Modules named ``_*.py`` are the adapters' private helpers (``_collective``: the collective runs' options and record;
-``_mpirun``: the collective runner). Runs on the targets: Python 3.8+, no Ansible imports.
+``_mpirun``: the collective runner; ``_perftest_options``: perftest's option spec, which module perftest_sweep's
+status poll loads without the adapter). Runs on the targets: Python 3.8+, no Ansible imports.
 """
 
 from __future__ import annotations
