@@ -14,7 +14,8 @@ imports at module level, builds its AnsibleModule and fails on the unknown optio
 doing any work (a run that does not is marked ``(!)``), so the CPU measured is the start cost alone (interpreter,
 unzip, imports, argument spec). Imports a module moved inside a branch are not paid here but still travel in the
 payload (ansible-core ships them). CPU is user+sys of the child (``resource.getrusage(RUSAGE_CHILDREN)`` around each
-run), the median of the runs.
+run), the median of the runs. ``job_wait:light`` is job_wait's light poll (its program on the interpreter's standard
+input where the connection pipelines, no payload: plugins/action/job_wait.py) for a job without a file.
 
 Run with PYTHONPATH pointing at the directory above ansible_collections (one tree), or name trees to compare side by
 side (the runs of the trees interleave, so load on a shared machine falls on both alike):
@@ -46,6 +47,7 @@ import zipfile
 COLLECTION = os.path.join("ansible_collections", "aifabric", "acceptance")
 UTILS_PREFIX = "ansible_collections/aifabric/acceptance/plugins/module_utils/"
 FLOOR = ("ping", "stat")             # ansible.builtin modules: what any module pays
+LIGHT = "job_wait:light"             # job_wait's light poll: its program (action/job_wait.py poll_program), no payload
 BENCH_OPTION = "module_start_bench_unknown_option"
 RUN_TIMEOUT_S = 60
 # what AnsibleModule's argument check answers (ansible.module_utils.common.parameters / validation), the run's proof
@@ -86,6 +88,9 @@ def build(tree, out_dir, names):
     templar = Templar(loader=DataLoader())
     manifest = {}
     for name in names:
+        if name == LIGHT:
+            manifest[name] = light_poll(out_dir)
+            continue
         if name in FLOOR:
             path, label = os.path.join(builtin, name + ".py"), "ansible.builtin." + name
         else:
@@ -101,6 +106,20 @@ def build(tree, out_dir, names):
                           "module_utils": sorted(u for u in utils if u != "__init__.py")}
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as handle:
         json.dump(manifest, handle, indent=1)
+
+
+def light_poll(out_dir):
+    """The program of job_wait's light poll for a job whose file is not there (it answers "could not find job", as
+    a poll that finds the job running reads one small file), or an entry without payload in a tree that has none."""
+    # pylint: disable=import-outside-toplevel  # the tree's own action, through the collection finder build() set
+    from ansible_collections.aifabric.acceptance.plugins.action import job_wait
+    if not hasattr(job_wait, "poll_program"):
+        return {"label": LIGHT, "payload": None, "bytes": 0, "module_utils": []}
+    program = job_wait.poll_program("j1.1", os.path.join(out_dir, "no-such-job-dir"), True).encode("utf-8")
+    target = os.path.join(out_dir, "job_wait_light.py")
+    with open(target, "wb") as handle:
+        handle.write(program)
+    return {"label": LIGHT, "payload": target, "bytes": len(program), "module_utils": ["async_job.py (its text)"]}
 
 
 def build_in_child(tree, work, names):
@@ -123,8 +142,9 @@ def run_once(python, payload):
                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}, cwd="/")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    # stopped at the argument check: the unknown option named (2.19), or a required one missing first (2.21)
-    return cpu, any(said in done.stdout for said in ARGUMENT_CHECK)
+    # stopped at the argument check: the unknown option named (2.19), or a required one missing first (2.21); the
+    # light poll: its answer for a job without a file
+    return cpu, any(said in done.stdout for said in ARGUMENT_CHECK + (b"could not find job",))
 
 
 def measure(trees, names, runs, python):
@@ -136,6 +156,8 @@ def measure(trees, names, runs, python):
             for name in names:
                 for label, _tree in trees:
                     entry = built[label][name]
+                    if not entry["payload"]:
+                        continue
                     cpu, started = run_once(python, entry["payload"])
                     entry.setdefault("cpu_s", []).append(cpu)
                     entry["started"] = entry.get("started", True) and started
@@ -152,6 +174,9 @@ def table(results, names):
         row = [results[labels[0]][name]["label"]]
         for label in labels:
             entry = results[label][name]
+            if not entry.get("cpu_s"):
+                row += ["-", "-", "-"]
+                continue
             cpu = "%.0f" % (statistics.median(entry["cpu_s"]) * 1000) + ("" if entry["started"] else " (!)")
             row += ["%.0f" % (entry["bytes"] / 1024.0), cpu, str(len(entry["module_utils"]))]
         rows.append(row)
@@ -177,7 +202,7 @@ def main():
         if not here:
             parser.error("set PYTHONPATH to the directory above ansible_collections, or name --tree LABEL=DIR")
         trees = [("this", here[0])]
-    names = args.modules or list(FLOOR) + collection_modules(trees[0][1])
+    names = args.modules or list(FLOOR) + collection_modules(trees[0][1]) + [LIGHT]
     results = measure(trees, names, args.runs, args.python)
     print(table(results, names))
     print("\nmodule_utils carried (%s):" % trees[-1][0])

@@ -4,11 +4,17 @@
 per poll.
 
 ``ansible.builtin.async_status`` in an ``until:`` loop prints a "FAILED - RETRYING" line for every poll that finds
-the job still running. Here the polls are this action's own: it runs its module on the host (which reads the job's
-file as the ``async_status`` module does, in the same job directory) every ``poll_s`` seconds until the job
-finished, then returns the job's result as its own, as ``async_status`` returns it (the module's ``results``
-records, ``failed``, ``msg``, ...). With ``cleanup`` the poll that finds the job finished also removes its file on
-the host, in the same call (one Python start on the host, not a poll and then a removal).
+the job still running. Here the polls are this action's own: every ``poll_s`` seconds it reads the job's file on
+the host as the ``async_status`` module does, in the same job directory, until the job finished, then returns the
+job's result as its own, as ``async_status`` returns it (the module's ``results`` records, ``failed``, ``msg``,
+...). With ``cleanup`` the poll that finds the job finished also removes its file on the host, in the same call (one
+Python start on the host, not a poll and then a removal).
+
+A poll is light where the connection pipelines modules (``ansible_pipelining``; plugin_utils/host_program.py): the
+host's module interpreter reads a short program on its standard input - module_utils/async_job.py, the very code of
+the module's poll, and a call of it - instead of the module's AnsiballZ payload (about 600 KB that the host's Python
+unpacks and imports: about 0.14 s of its CPU a poll, against about 0.01 s; bench/module_start.py); its answer is read
+as a module's. Elsewhere the module (plugins/modules/job_wait.py) polls, with the same code.
 
 Every call to the host is bounded here whatever the connection settings (plugin_utils/bounded_call.py): a poll that
 does not answer within ``poll_timeout_s`` is stopped and counts as a failed poll, as does a connection failure;
@@ -26,19 +32,20 @@ fails the task, saying so.
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import finished_value as _one
+from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job, statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import REMOVED, finished_value as _one
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import host_program
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     KILL_GRACE_S, Silent, bounded, bounded_poll, status_unreadable)
 
 STATUS_MODULE = "aifabric.acceptance.job_wait"  # this action's host half: async_status's read, and the removal
 NOT_FOUND = "could not find job"                # its answer (async_status's) where the job has no file
-REMOVED = "aifabric_job_file"                   # its key for the removal's outcome (erased or error)
 # How long after the wait's start a poll that finds no job file means "not started yet". async_wrapper's parent
 # returns (the start task's answer) once its daemonized child has written the job file (before the module runs), or
 # after 2.5 s without that notice: on a loaded host the file may come later. 10 s is 4x that wait; a poll begun
@@ -54,6 +61,20 @@ ARGUMENT_SPEC = {
     "status_errors_after_polls": {"type": "int", "default": 3},
     "cleanup": {"type": "bool", "default": True},
 }
+
+
+def poll_program(jid, async_dir, cleanup):
+    """The light poll: module_utils/async_job.py itself (the module's own reading, removal and checks of the job file)
+    and a call of its ``poll``, the directory expanded as the module's option of type path expands it. The host's
+    interpreter prints the answer the module would give (less the module's ``invocation``)."""
+    call = "poll(%r, os.path.expanduser(os.path.expandvars(%r)), %r)" % (jid, async_dir, bool(cleanup))
+    return "%s\n\nimport sys as _sys\n_sys.stdout.write(json.dumps(%s))\n" % (_async_job_source(), call)
+
+
+@functools.lru_cache(maxsize=1)
+def _async_job_source():
+    """module_utils/async_job.py's text (read once per process)."""
+    return inspect.getsource(async_job)
 
 
 def worst_case_s(wait_timeout_s, poll_timeout_s):
@@ -133,6 +154,7 @@ class ActionModule(ActionBase):
 
     _silent = False         # a call to the host got no answer: no further call is made to it (removals included)
     _async_dir = None       # the job directory on the host, as ansible.builtin.async_status finds it
+    _light = None           # how the light poll reaches the host (host_program.Command), False: the module polls
     _bound_s = 30.0         # poll_timeout_s: the bound of every call to the host
 
     def run(self, tmp=None, task_vars=None):
@@ -243,7 +265,14 @@ class ActionModule(ActionBase):
         base = {"ansible_job_id": jid, "started": True, "finished": False, "stdout": "", "stderr": "",
                 "stdout_lines": [], "stderr_lines": [], "results_file": path}
         # the module reads the directory where async_wrapper read it (its option of type path expands ~ on the host)
-        answer = self._execute_module(module_name=STATUS_MODULE, module_args={"jid": jid, "cleanup": cleanup,
-                                                                              "async_dir": self._async_dir},
-                                      task_vars=task_vars)
+        args = {"jid": jid, "cleanup": cleanup, "async_dir": self._async_dir}
+        if self._light is None:
+            self._light = host_program.possible(self) and host_program.Command(self, STATUS_MODULE, args, task_vars)
+            self._display.vvv("job_wait: job %s polled by %s" % (
+                jid, "a light poll (the connection pipelines)" if self._light else "the module"),
+                host=task_vars.get("inventory_hostname"))
+        if self._light:
+            answer = self._light.run(self, poll_program(jid, self._async_dir, cleanup))
+        else:
+            answer = self._execute_module(module_name=STATUS_MODULE, module_args=args, task_vars=task_vars)
         return _believed(jid, merge_hash(base, answer))

@@ -13,6 +13,7 @@ import stat
 import time
 
 NOT_FOUND = "could not find job"        # ansible.builtin.async_status's answer where the job has no file
+REMOVED = "aifabric_job_file"           # a poll's key for the removal's outcome (job_wait's action takes it out)
 
 
 def finished_value(value):
@@ -44,6 +45,18 @@ def status(jid, path):
     elif "finished" not in data:
         data["finished"] = False
     return data, finished_value(data.get("finished")) and data.get("ansible_job_id") == jid
+
+
+def poll(jid, async_dir, cleanup):
+    """One poll of job_wait: the job file of ``jid`` in ``async_dir`` (``~`` and variables already expanded, as
+    the module's option of type path expands them) as :func:`status` reads it; with ``cleanup`` the file of a job
+    found finished is removed, its outcome under ``REMOVED``. The job_wait module runs it, and the action's light
+    poll sends this file with a call of it to the host's interpreter (plugin_utils/host_program.py)."""
+    path = os.path.join(async_dir, jid)
+    data, done = status(jid, path)
+    if done and cleanup:
+        data[REMOVED] = remove(path)
+    return data
 
 
 def not_ours(path):

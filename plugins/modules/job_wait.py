@@ -161,14 +161,10 @@ results_file:
   sample: /root/.ansible_async/j512186146478.4137
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, statedir
-from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import remove, status
-
-REMOVED = "aifabric_job_file"           # the removal's outcome, for the action (it takes the key out)
+from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import poll
 
 
 def main():
@@ -194,10 +190,7 @@ def _poll(module):
     if not statedir.NAME_RE.match(jid):      # the action refuses it first: never a path outside the directory
         module.fail_json(msg="jid %.100r is not a job id" % jid, ansible_job_id=jid)
     # the job directory as async_wrapper found it (the action gives the shell's async_dir; type path expands ~ here)
-    path = os.path.join(module.params["async_dir"], jid)
-    data, done = status(jid, path)
-    if done and module.params["cleanup"] and not module.check_mode:
-        data[REMOVED] = remove(path)
+    data = poll(jid, module.params["async_dir"], module.params["cleanup"] and not module.check_mode)
     # the job's own result as it is (its invocation, changed, results), as ansible.builtin.async_status returns it
     module.exit_json(**data)
 

@@ -23,15 +23,10 @@ from __future__ import annotations
 import base64
 import secrets
 import zlib
-from collections.abc import Sequence
 
-from ansible import constants as C
 from ansible.module_utils.common.text.converters import to_text
 
-try:        # ansible-core 2.19 (2.21 cleans its UnifiedTaskResult itself)
-    from ansible.vars.clean import remove_internal_keys
-except ImportError:
-    remove_internal_keys = None
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import host_program
 
 # The program the host's interpreter reads on its standard input: write async_wrapper and the module into a new
 # temporary directory ("-tmp-" in its name: async_wrapper removes it when the job ends, as after ansible-core's own
@@ -80,15 +75,9 @@ class OneCallStart:
     """Mix into an ActionBase subclass (before it): ``_execute_module(wrap_async=True)`` starts the job in one
     pipelined call where the connection allows it, else as ansible-core does."""
 
-    def _one_call_possible(self):
-        shell = self._connection._shell
-        return (not self._connection.always_pipeline_modules and self._connection.is_pipelining_enabled(False)
-                and not C.DEFAULT_KEEP_REMOTE_FILES and shell.tmpdir is None
-                and not getattr(shell, "_IS_WINDOWS", False))
-
     def _execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None, persist_files=False,
                         delete_remote_tmp=None, wrap_async=False, ignore_unknown_opts=False):
-        if not (wrap_async and self._one_call_possible()):
+        if not (wrap_async and host_program.possible(self)):
             return super()._execute_module(
                 module_name=module_name, module_args=module_args, tmp=tmp, task_vars=task_vars,
                 persist_files=persist_files, delete_remote_tmp=delete_remote_tmp, wrap_async=wrap_async,
@@ -104,47 +93,21 @@ class OneCallStart:
         self._task.environment.append({"ANSIBLE_ASYNC_DIR": self.get_shell_option("async_dir", default="~/.ansible_async")})
         try:
             bits, path = self._configure_module(module_name=module_name, module_args=module_args, task_vars=task_vars)
-            environment_string = self._compute_environment_string()
+            if bits.module_style == "new":
+                wrapper = host_program.Command(self, "ansible.legacy.async_wrapper", {}, task_vars)
         finally:
             self._task.environment.pop()
         if bits.module_style != "new":      # never for this collection's modules: ansible-core's own start
             return super()._execute_module(module_name=module_name, module_args=module_args, task_vars=task_vars,
                                            wrap_async=True, ignore_unknown_opts=ignore_unknown_opts)
         self._used_interpreter = bits.shebang
-        wrapper_bits, wrapper_path = self._configure_module(
-            module_name="ansible.legacy.async_wrapper", module_args={}, task_vars=task_vars)
         shell = self._connection._shell
-        with open(wrapper_path, "rb") as handle:
+        with open(wrapper.path, "rb") as handle:
             argv = wrapper_argv(handle.read(), "j%d" % secrets.randbelow(999999999999), self._task.async_val)
         program = boot_program(
             self.get_shell_option("remote_tmp", default="~/.ansible/tmp"),
-            shell.get_remote_filename(wrapper_path), wrapper_bits.b_module_data,
+            shell.get_remote_filename(wrapper.path), wrapper.bits.b_module_data,
             "AnsiballZ_%s" % shell.get_remote_filename(path), bits.b_module_data, argv)
-        cmd = shell.build_module_command(environment_string, wrapper_bits.shebang, "").strip()
-        extra = {"process_result": wrapper_bits.process_result} if hasattr(wrapper_bits, "process_result") else {}
-        res = self._low_level_execute_command(cmd, sudoable=True, in_data=program.encode("utf-8"), **extra)
-        parsed = self._parse_returned_data(res, wrapper_bits.serialization_profile)
-        self._connection._shell.tmpdir = None       # the directory is async_wrapper's, which removes it
-        if not isinstance(parsed, dict):            # ansible-core 2.21: a UnifiedTaskResult
-            parsed.remove_internal_keys()
-            parsed.changed = True
-            if self._discovered_interpreter_key:
-                parsed.set_fact(self._discovered_interpreter_key, self._discovered_interpreter)
-            return parsed.as_result_dict(for_round_trip=True)
-        return self._as_started(parsed)
-
-    def _as_started(self, data):
-        """The start's answer as ansible-core 2.19 makes it (ActionBase._execute_module, its wrap_async branch)."""
-        data.pop("_ansible_suppress_tmpdir_delete", None)     # the directory is async_wrapper's; none here
-        if "results" in data and (not isinstance(data["results"], Sequence) or isinstance(data["results"], str)):
-            data["ansible_module_results"] = data.pop("results")
-        remove_internal_keys(data)
-        data["changed"] = True
-        for key in ("stdout", "stderr"):
-            if key in data and key + "_lines" not in data:
-                data[key + "_lines"] = (data.get(key) or "").splitlines()
-        if self._discovered_interpreter_key:
-            data.setdefault("ansible_facts", {})
-            data["ansible_facts"] = data["ansible_facts"] or {}
-            data["ansible_facts"][self._discovered_interpreter_key] = self._discovered_interpreter
-        return data
+        started = wrapper.run(self, program, changed=True)      # as ansible-core's start answers (changed)
+        shell.tmpdir = None         # the directory is async_wrapper's, which removes it
+        return started

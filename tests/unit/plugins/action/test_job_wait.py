@@ -4,8 +4,9 @@
 job's result as its own.
 
 The host side is real where it can be: each poll runs the action's own module (plugins/modules/job_wait.py: the job
-file read as ansible-core's async_status module reads it, and removed by the poll that finds the job finished)
-against a job directory of the test's, in which the "job" writes what async_wrapper
+file read as ansible-core's async_status module reads it, and removed by the poll that finds the job finished) or,
+where the connection pipelines (``light``), the light poll's program on a real interpreter's standard input, read
+back by ansible-core's own parse of a module's answer, against a job directory of the test's, in which the "job" writes what async_wrapper
 writes (the running status, then the module's result, or "Timeout exceeded"). A host that goes silent is a call
 blocked reading from a process that never answers (the SSH client of a silent host), as in the bound's own tests
 (test_perftest_sweep_bound.py). The records go through the fleet_report callback's collector, as in a run.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import subprocess
 import sys
 import threading
@@ -26,8 +28,7 @@ import pytest
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
 
 from ansible_collections.aifabric.acceptance.plugins.action import job_wait
-from ansible_collections.aifabric.acceptance.plugins.module_utils import results
-from ansible_collections.aifabric.acceptance.plugins.modules import job_wait as job_wait_module
+from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job, results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import stream
 from ansible_collections.aifabric.acceptance.tests.unit.helpers import alive
 
@@ -47,7 +48,7 @@ class Host:
     """A host's job directory, polled with the real job_wait module. ``job``: what the job file holds at each
     status poll (a list: one entry per poll, the last one stays; "": an empty file, None: no file)."""
 
-    def __init__(self, tmp_path, job):
+    def __init__(self, tmp_path, job, light=False):
         # the host's HOME (the module runs under it, as async_wrapper did) and its ~/.ansible_async
         self.home = tmp_path / "home"
         self.dir = self.home / ".ansible_async"
@@ -59,6 +60,7 @@ class Host:
         self.dirs = []           # the job directory each call gave the module (its async_dir, ~ unexpanded)
         self.action = None
         self.ended = []          # time.monotonic() at the end of each call
+        self.light = light       # the connection pipelines: the action's light poll, not the module
 
     @property
     def job_file(self):
@@ -78,6 +80,32 @@ class Host:
             return self.run_module(module_args)
         finally:
             self.ended.append(time.monotonic())
+
+    def low_level(self, cmd, sudoable=True, in_data=None, **_kw):
+        """The light poll's call: its program (job_wait.poll_program) run by a real interpreter, under the host's
+        HOME; the poll's arguments as the program's last line gives them."""
+        assert cmd == sys.executable and sudoable, cmd
+        program = in_data.decode("utf-8")
+        jid, async_dir, cleanup = re.search(
+            r"poll\(('[^']*'), os\.path\.expanduser\(os\.path\.expandvars\(('[^']*')\)\), (True|False)\)",
+            program.splitlines()[-1]).groups()
+        args = {"jid": jid.strip("'"), "async_dir": async_dir.strip("'"), "cleanup": cleanup == "True"}
+        self.calls.append(args)
+        self.dirs.append(args["async_dir"])
+        content = self.job[0] if len(self.job) == 1 else self.job.pop(0)
+        if content is not None:
+            self.job_file.write_text(json.dumps(content) if content != "" else "")
+        try:
+            proc = subprocess.run([sys.executable, "-"], input=program, env=dict(os.environ, HOME=str(self.home)),
+                                  capture_output=True, text=True, timeout=60, check=False)
+            return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+        finally:
+            self.ended.append(time.monotonic())
+
+    def configure(self, module_name=None, module_args=None, task_vars=None):
+        assert module_name == "aifabric.acceptance.job_wait" and set(module_args) == {"jid", "cleanup", "async_dir"}
+        return types.SimpleNamespace(module_style="new", shebang="#!" + sys.executable,
+                                     serialization_profile="legacy", b_module_data=b""), "job_wait.py"
 
     def run_module(self, module_args):
         path = self.args_dir / ("%d.json" % len(self.calls))
@@ -105,14 +133,25 @@ class Shown:
         pass        # -vvv only
 
 
+def pytest_generate_tests(metafunc):
+    """A test that takes ``light`` runs with the module's poll and with the light poll (a pipelining connection)."""
+    if "light" in metafunc.fixturenames:
+        metafunc.parametrize("light", [False, True], ids=["module-poll", "light-poll"])
+
+
 def action_for(host, check_mode=False, tmpdir=None, **args):
     task = types.SimpleNamespace(args=dict({"jid": JID, "poll_s": 0.05, "poll_timeout_s": 10}, **args),
                                  async_val=0, check_mode=check_mode, action="aifabric.acceptance.job_wait",
                                  environment=[])
-    shell = types.SimpleNamespace(tmpdir=tmpdir, join_path=posixpath.join)
-    connection = types.SimpleNamespace(_shell=shell)
+    shell = types.SimpleNamespace(tmpdir=tmpdir, join_path=posixpath.join,
+                                  build_module_command=lambda env, shebang, arg: shebang[2:])
+    connection = types.SimpleNamespace(_shell=shell, always_pipeline_modules=False,
+                                       is_pipelining_enabled=lambda *_a: host.light)
     action = job_wait.ActionModule(task, connection, None, None, None, None)
     action._execute_module = host.execute
+    action._low_level_execute_command = host.low_level
+    action._configure_module = host.configure
+    action._compute_environment_string = lambda *_a: ""
     host.action = action
     action.get_shell_option = lambda option, default=None: default if option == "async_dir" else None
     action._display = Shown()
@@ -130,9 +169,9 @@ def collected(result, failed=False):
     return [r for r in collector.records() if r["host"] == "node1"]
 
 
-def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_removed(tmp_path):
+def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_removed(tmp_path, light):
     job = gemm_result()
-    host = Host(tmp_path, [job])
+    host = Host(tmp_path, [job], light=light)
     action = action_for(host)
     out = action.run(task_vars={"inventory_hostname": "node1"})
     assert out["results"] == job["results"] and out["changed"] is False and not out.get("failed"), out
@@ -148,8 +187,8 @@ def test_a_finished_job_is_returned_as_async_status_returns_it_and_its_file_remo
         ("gpu.gemm_bf16", "GPU0", "pass"), ("gpu.gemm_bf16", "GPU1", "pass")]
 
 
-def test_a_job_that_finishes_after_some_polls_is_waited_for_quietly(tmp_path):
-    host = Host(tmp_path, ["", RUNNING, RUNNING, RUNNING, gemm_result()])       # "": a file not written yet
+def test_a_job_that_finishes_after_some_polls_is_waited_for_quietly(tmp_path, light):
+    host = Host(tmp_path, ["", RUNNING, RUNNING, RUNNING, gemm_result()], light=light)     # "": not written yet
     action = action_for(host, poll_s=0.1)
     t0 = time.monotonic()
     out = action.run(task_vars={"inventory_hostname": "node1"})
@@ -159,8 +198,8 @@ def test_a_job_that_finishes_after_some_polls_is_waited_for_quietly(tmp_path):
     assert not host.job_file.exists()
 
 
-def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
-    host = Host(tmp_path, [RUNNING])
+def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path, light):
+    host = Host(tmp_path, [RUNNING], light=light)
     action = action_for(host, wait_timeout_s=1, poll_s=0.2)
     t0 = time.monotonic()
     out = action.run(task_vars={"inventory_hostname": "node1"})
@@ -179,26 +218,26 @@ def test_a_job_that_never_finishes_fails_by_wait_timeout_and_says_why(tmp_path):
     assert "did not finish within wait_timeout_s=1" in recs[0]["reason"], recs[0]["reason"]
 
 
-def test_a_job_killed_at_its_async_limit_fails_with_its_message(tmp_path):
+def test_a_job_killed_at_its_async_limit_fails_with_its_message(tmp_path, light):
     """async_wrapper's kill at the job's async: limit leaves "Timeout exceeded": the task fails with it."""
-    host = Host(tmp_path, [RUNNING, {"msg": "Timeout exceeded", "failed": True, "child_pid": 4242}])
+    host = Host(tmp_path, [RUNNING, {"msg": "Timeout exceeded", "failed": True, "child_pid": 4242}], light=light)
     out = action_for(host).run(task_vars={})
     assert out["failed"] is True and out["msg"] == "Timeout exceeded" and out["finished"] is True, out
     assert not host.job_file.exists()
     assert "Timeout exceeded" in collected(out, failed=True)[0]["reason"]
 
 
-def test_a_failed_module_keeps_its_records(tmp_path):
+def test_a_failed_module_keeps_its_records(tmp_path, light):
     job = dict(gemm_result(), failed=True, msg="one GPU below its expectation")
-    host = Host(tmp_path, [job])
+    host = Host(tmp_path, [job], light=light)
     out = action_for(host).run(task_vars={})
     assert out["failed"] is True and out["results"] == job["results"], out
     assert len(collected(out, failed=True)) == 2            # the records, not an env.task error
 
 
-def test_a_job_that_is_not_there_fails_once_its_start_window_passed(tmp_path, monkeypatch):
+def test_a_job_that_is_not_there_fails_once_its_start_window_passed(tmp_path, monkeypatch, light):
     monkeypatch.setattr(job_wait, "NOT_STARTED_S", 0.3)
-    host = Host(tmp_path, [None])
+    host = Host(tmp_path, [None], light=light)
     t0 = time.monotonic()
     out = action_for(host, poll_s=0.1).run(task_vars={})
     assert out["failed"] is True and out["msg"] == "could not find job", out
@@ -206,17 +245,17 @@ def test_a_job_that_is_not_there_fails_once_its_start_window_passed(tmp_path, mo
     assert len(host.calls) == len(host.statuses())         # no cleanup of a job that is not there
 
 
-def test_a_job_file_not_written_yet_is_a_job_not_started_yet(tmp_path):
+def test_a_job_file_not_written_yet_is_a_job_not_started_yet(tmp_path, light):
     """async_wrapper's parent returns once its child wrote the job file, or after 2.5 s without it (a loaded host):
     the first polls may find no file. Within NOT_STARTED_S of the wait's start that is a job not started yet."""
-    host = Host(tmp_path, [None, None, RUNNING, gemm_result()])
+    host = Host(tmp_path, [None, None, RUNNING, gemm_result()], light=light)
     out = action_for(host, poll_s=0.1).run(task_vars={})
     assert out["finished"] is True and not out.get("failed") and len(out["results"]) == 2, out
     assert len(host.statuses()) == 4 and not host.job_file.exists(), host.calls
 
 
-def test_a_job_not_there_by_wait_timeout_says_so(tmp_path):
-    host = Host(tmp_path, [None])
+def test_a_job_not_there_by_wait_timeout_says_so(tmp_path, light):
+    host = Host(tmp_path, [None], light=light)
     out = action_for(host, wait_timeout_s=0, poll_s=0.1).run(task_vars={})
     assert out["failed"] is True and out["finished"] is False, out
     assert "did not finish within wait_timeout_s=0" in out["msg"] and "could not find job" in out["msg"], out
@@ -294,8 +333,8 @@ def test_connection_failures_and_status_errors_are_counted_apart(tmp_path):
     assert out["finished"] is True and len(out["results"]) == 2, out
 
 
-def test_without_cleanup_or_in_check_mode_the_file_stays(tmp_path):
-    host = Host(tmp_path, [gemm_result()])
+def test_without_cleanup_or_in_check_mode_the_file_stays(tmp_path, light):
+    host = Host(tmp_path, [gemm_result()], light=light)
     assert action_for(host, cleanup=False).run(task_vars={})["finished"] is True
     assert host.job_file.exists() and len(host.calls) == 1
     assert action_for(host, check_mode=True).run(task_vars={})["finished"] is True
@@ -313,7 +352,7 @@ def test_a_cleanup_that_fails_is_a_warning(tmp_path):
         out = real(module_name=module_name, module_args=module_args, task_vars=task_vars, **kw)
         assert out.pop(job_wait.REMOVED) == {"erased": str(host.job_file)}
         # what the module's removal answers where the unlink fails
-        return dict(out, **{job_wait.REMOVED: job_wait_module.remove(str(host.job_file))})
+        return dict(out, **{job_wait.REMOVED: async_job.remove(str(host.job_file))})
 
     action._execute_module = execute
     out = action.run(task_vars={})
@@ -430,36 +469,36 @@ def test_a_jid_that_is_not_one_name_is_refused_before_any_call(tmp_path, jid):
     assert host.calls == [] and victim.exists()
 
 
-def test_the_real_job_ids_are_accepted(tmp_path):
+def test_the_real_job_ids_are_accepted(tmp_path, light):
     for jid in ("j512186146478.4137", "512186146478.4137"):        # ansible-core 2.19+, and before
         (tmp_path / jid).mkdir()
-        host = Host(tmp_path / jid, [None])
+        host = Host(tmp_path / jid, [None], light=light)
         out = action_for(host, jid=jid, wait_timeout_s=0).run(task_vars={})
         assert host.calls and "did not finish" in out["msg"], out
 
 
-def test_a_job_result_that_claims_the_host_is_unreachable_is_its_result_not_a_connection_failure(tmp_path):
+def test_a_job_result_that_claims_the_host_is_unreachable_is_its_result_not_a_connection_failure(tmp_path, light):
     """Only the connection makes a poll unreachable: a job's own output with ``unreachable: true`` (the node's word)
     made the action declare the host unreachable and make no further call."""
     job = dict(gemm_result(), unreachable=True)
-    host = Host(tmp_path, [job])
+    host = Host(tmp_path, [job], light=light)
     out = action_for(host, wait_timeout_s=2).run(task_vars={})
     assert not out.get("unreachable") and out["finished"] is True and out["results"] == job["results"], out
     assert len(host.calls) == 1 and not host.job_file.exists()
 
 
 @pytest.mark.parametrize("finished", ["false", "0", "no", [], {"x": 1}, 2])
-def test_a_status_whose_finished_is_not_one_is_still_running(tmp_path, finished):
+def test_a_status_whose_finished_is_not_one_is_still_running(tmp_path, finished, light):
     """ansible-core's own poll takes a job as finished when ``int(finished) == 1``; ``bool("false")`` is True."""
-    host = Host(tmp_path, [{"started": 1, "finished": finished, "ansible_job_id": JID}])
+    host = Host(tmp_path, [{"started": 1, "finished": finished, "ansible_job_id": JID}], light=light)
     out = action_for(host, wait_timeout_s=0).run(task_vars={})
     assert out["failed"] is True and "did not finish" in out["msg"] and out["finished"] is False, out
     assert host.job_file.exists()
 
 
-def test_a_status_of_another_job_is_not_this_jobs_result(tmp_path):
+def test_a_status_of_another_job_is_not_this_jobs_result(tmp_path, light):
     """A job file naming another job (a finished run's file copied in place) is refused, not returned."""
-    host = Host(tmp_path, [dict(gemm_result(), started=1, finished=1, ansible_job_id="j999.1")])
+    host = Host(tmp_path, [dict(gemm_result(), started=1, finished=1, ansible_job_id="j999.1")], light=light)
     out = action_for(host, status_errors_after_polls=1, wait_timeout_s=2).run(task_vars={})
     assert out["failed"] is True and "j999.1" in out["msg"] and "results" not in out, out
     assert host.job_file.exists()
