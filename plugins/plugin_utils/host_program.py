@@ -48,17 +48,35 @@ class Command:
                                                         task_vars=task_vars)
         bits = self.bits
         action._used_interpreter = bits.shebang
-        self.line = action._connection._shell.build_module_command(
-            action._compute_environment_string(), bits.shebang, "").strip()
+        self.env, self.shebang = action._compute_environment_string(), bits.shebang
+        self.line = action._connection._shell.build_module_command(self.env, bits.shebang, "").strip()
         self.profile = bits.serialization_profile
         self.extra = {"process_result": bits.process_result} if hasattr(bits, "process_result") else {}
 
     def run(self, action, program, changed=None):
         """Run ``program`` (text) on the host and return its answer as ActionBase._execute_module returns a module's
-        (``changed``: set it so, as the async start's answer is)."""
-        res = action._low_level_execute_command(self.line, sudoable=True, in_data=program.encode("utf-8"),
-                                                **self.extra)
+        (``changed``: set it so, as the async start's answer is). Where :func:`possible` says no, the program goes
+        to a file in a remote temporary directory first (as a module that is not pipelined), removed after."""
+        if possible(action):
+            res = action._low_level_execute_command(self.line, sudoable=True, in_data=program.encode("utf-8"),
+                                                    **self.extra)
+        else:
+            res = self._run_file(action, program)
         return answer(action, action._parse_returned_data(res, self.profile), changed)
+
+    def _run_file(self, action, program):
+        shell = action._connection._shell
+        made = shell.tmpdir is None
+        tmpdir = action._make_tmp_path() if made else shell.tmpdir
+        try:
+            path = shell.join_path(tmpdir, "aifabric_program.py")
+            action._transfer_data(path, program)
+            action._fixup_perms2([tmpdir, path])
+            return action._low_level_execute_command(
+                shell.build_module_command(self.env, self.shebang, path).strip(), sudoable=True, **self.extra)
+        finally:
+            if made:
+                action._remove_tmp_path(tmpdir)
 
 
 def answer(action, parsed, changed=None):

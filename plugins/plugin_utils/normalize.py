@@ -288,6 +288,26 @@ def _loop_item(item):
     return isinstance(item, dict) and ("ansible_loop_var" in item or "item" in item)
 
 
+def item_label(item):
+    """What names a loop item (its ``loop_control.label``, else its loop variable's value when that is a name or
+    number, else that value's ``name``), or None."""
+    if not isinstance(item, dict):
+        return None
+    value = item.get("_ansible_item_label")
+    if value is None:
+        value = item.get(item.get("ansible_loop_var") or "item")
+        if isinstance(value, dict):
+            value = value.get("name")
+    return shorten(value, 80) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+def failed_items_message(items):
+    """One line for loop items that failed without records: how many, which (their labels) and the first's message."""
+    labels = [label for label in (item_label(item) for item in items) if label is not None]
+    return "%d loop item(s) failed%s: %s" % (len(items), " (%s)" % ", ".join(labels) if labels else "",
+                                             failure_message(items[0]))
+
+
 def shorten(text, limit=REASON_MAX):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."

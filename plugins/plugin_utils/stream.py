@@ -16,8 +16,8 @@ import re
 from ansible_collections.aifabric.acceptance.plugins.module_utils import results
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import admission, group_screen
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.normalize import (
-    MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, raw_text, shorten, extract_records, failure_message, loads_finite,
-    normalize, plain, without_cyclic_gc)
+    MISSING_CHECK, TASK_CHECK, UNREACHABLE_CHECK, raw_text, shorten, extract_records, failed_items_message,
+    failure_message, loads_finite, normalize, plain, without_cyclic_gc)
 
 # what k8s_preflight names the host of a namespace's records: "namespace/" + a Kubernetes namespace (DNS-1123 label)
 NAMESPACE_HOST_RE = re.compile(r"namespace/[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -306,14 +306,13 @@ class Collector:
         if not records:
             msg = failure_message(result)
             if failed_items:
-                msg = "%d loop item(s) failed: %s" % (len(failed_items), failure_message(failed_items[0]))
+                msg = failed_items_message(failed_items)
             records = [results.error(
                 TASK_CHECK, shorten("task %r failed: %s" % (task_name, msg)), host=host,
                 target=task_name or None, raw=raw_text(result), params={"task": task_name}, started=started)]
         elif failed_items:
             records = records + [results.error(
-                TASK_CHECK, shorten("task %r: %d loop item(s) failed without results: %s" % (
-                    task_name, len(failed_items), failure_message(failed_items[0]))),
+                TASK_CHECK, shorten("task %r: %s (without results)" % (task_name, failed_items_message(failed_items))),
                 host=host, target=task_name or None, raw=raw_text(failed_items[0]),
                 params={"task": task_name}, started=started)]
         self._task(host, task_uuid, task_name, "failed", records, started=started)

@@ -100,14 +100,18 @@ def test_gpu_async_gives_the_records_of_the_plain_run(fleet, controller, tmp_pat
     assert_valid_records(jobs, validator)
     with open(out) as handle:
         log = handle.read()
-    assert "Start - Run nccl-tests collectives on every GPU of the host" in log     # it did run as jobs
-    # the waits (job_wait) poll quietly: no "FAILED - RETRYING" line per poll of a job still running, and one line per
-    # host and wait
+    # it did run as jobs: one start a host for every check (job_chain), one wait a host (job_wait over the jobs)
+    assert "TASK [aifabric.acceptance.gpu : Start - Run the GPU stage's checks on every host" in log
+    # the wait polls quietly: no "FAILED - RETRYING" line per poll of a job still running, and one line per host and
+    # check, in the stage's order
     assert "FAILED - RETRYING" not in log, [line for line in log.splitlines() if "FAILED - RETRYING" in line][:5]
-    wait = log.split("TASK [aifabric.acceptance.gpu : Run nccl-tests collectives on every GPU of the host]", 1)[1]
+    wait = log.split("TASK [aifabric.acceptance.gpu : Run the GPU stage's checks (one line per check and host)]", 1)[1]
     wait = wait.split("TASK [", 1)[0]
-    assert sorted(re.findall(r"^(?:ok|changed|failed|fatal): \[(node\d)\]", wait, re.M)) == [
-        "node1", "node2", "node3", "node4"], wait
+    lines = re.findall(r"^(?:ok|changed|failed|fatal): \[(node\d)\] => \(item=(\w+)\)", wait, re.M)
+    assert sorted(lines) == sorted((node, check) for node in ("node1", "node2", "node3", "node4")
+                                   for check in ("probe", "gemm", "allreduce_probe", "nccl")), wait
+    for node in ("node1", "node2", "node3", "node4"):
+        assert [c for n, c in lines if n == node] == ["probe", "gemm", "allreduce_probe", "nccl"], wait
 
     by = dict((name, dict((r["check"], r["status"]) for r in jobs if r["host"] == name and r["check"].startswith("nccl.all")))
               for name in ("node1", "node2", "node3", "node4"))
@@ -126,9 +130,9 @@ def test_gpu_async_gives_the_records_of_the_plain_run(fleet, controller, tmp_pat
 
 
 @pytest.mark.fleet(n=2)
-def test_gpu_async_in_check_mode_runs_each_check_in_its_start_task(fleet, controller, tmp_path):
-    """ansible-playbook --check: no job (async is 0 in check mode, whatever the ansible-core: before 2.17 async and
-    check mode on one task failed it); each module answers in its start task what it would run, the waits skip."""
+def test_gpu_async_in_check_mode_runs_each_check_as_a_task(fleet, controller, tmp_path):
+    """ansible-playbook --check: no job (gpu_async is off in check mode, whatever the ansible-core: before 2.17 async
+    and check mode on one task failed it); each module answers in a task of its own what it would run."""
     inventory = fleet.write_inventory(path=str(tmp_path / "inventory.ini"))
     async_dir = os.path.join(fleet.dir, "async-jobs")
     report_dir = tmp_path / "check"
@@ -139,10 +143,9 @@ def test_gpu_async_in_check_mode_runs_each_check_in_its_start_task(fleet, contro
     assert rc == 0, "ansible-playbook --check rc %d:\n%s" % (rc, tail(out))
     with open(out) as handle:
         log = handle.read()
+    assert "Start - Run the GPU stage's checks" not in log and "job_chain" not in log      # no job
     for check in ("Measure GEMM throughput on every GPU", "Run nccl-tests collectives on every GPU of the host"):
-        started = log.split("TASK [aifabric.acceptance.gpu : Start - %s]" % check, 1)[1].split("TASK [", 1)[0]
-        waited = log.split("TASK [aifabric.acceptance.gpu : %s]" % check, 1)[1].split("TASK [", 1)[0]
-        assert "ok: [node1]" in started and "ok: [node2]" in started, started
-        assert "skipping: [node1]" in waited and "skipping: [node2]" in waited, waited
+        ran = log.split("TASK [aifabric.acceptance.gpu : %s]" % check, 1)[1].split("TASK [", 1)[0]
+        assert "ok: [node1]" in ran and "ok: [node2]" in ran, ran
     assert not os.path.exists(async_dir) or not os.listdir(async_dir)
     assert_nothing_left(fleet)

@@ -156,7 +156,7 @@ def test_probe_jobs_overlap_with_one_fork(fleet, controller, tmp_path):
 
 MARGIN_S = 5
 GEMM_TIMEOUT_S = 1
-JOB_LIMIT_S = GEMM_TIMEOUT_S + 10 + MARGIN_S       # the role gpu's __gpu_limit_s of the GEMM
+JOB_LIMIT_S = GEMM_TIMEOUT_S + 10 + MARGIN_S       # the role gpu's limit of the GEMM's job (__gpu_jobs.gemm.async)
 
 
 @pytest.mark.fleet(n=2)
@@ -178,7 +178,10 @@ def test_job_past_its_limit_is_reported(fleet, controller, tmp_path):
     mine = [r for r in records if r["host"] == stuck.name]
     errors = [r for r in mine if r["status"] == "error" and "Timeout exceeded" in (r.get("reason") or "")]
     assert errors, mine
-    assert errors[0]["params"]["task"] == "aifabric.acceptance.gpu : Measure GEMM throughput on every GPU", errors
+    # the wait of the stage's jobs names the check whose job failed (its loop item)
+    assert errors[0]["params"]["task"] == (
+        "aifabric.acceptance.gpu : Run the GPU stage's checks (one line per check and host)"), errors
+    assert "1 loop item(s) failed (gemm): Timeout exceeded" in errors[0]["reason"], errors
     other = [r for r in records if r["host"] == fleet.hosts[1].name and r["check"].startswith("gpu.gemm")]
     assert other and all(r["status"] != "error" for r in other), other
     print("gpu.yml, the GEMM module stopped on %s: reported after %.1f s (job limit %d s)" % (stuck.name, wall, JOB_LIMIT_S))

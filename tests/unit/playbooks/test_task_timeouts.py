@@ -71,13 +71,21 @@ def collective_default():
 
 # the GPU stage's checks -> their worst case with every variable at its default, from the modules' own limits
 GPU_LIMITS = {
-    "Probe OS, GPUs, RDMA and software": ALL_COMMANDS * PROBE_COMMAND + MARGIN,
-    "Measure GEMM throughput on every GPU": module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
-    "Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)": ALLREDUCE + MARGIN,
+    "probe": ALL_COMMANDS * PROBE_COMMAND + MARGIN,
+    "gemm": module_default("gemm_bench", "timeout_s") + KILL + MARGIN,
+    "allreduce_probe": ALLREDUCE + MARGIN,
     # 7 collectives, each: nvidia-smi -L, -h, the run, its kill-after, the cleanup
-    "Run nccl-tests collectives on every GPU of the host":
-        7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
+    "nccl": 7 * (2 * (QUERY + KILL) + collective_default() + KILL + CLEANUP) + MARGIN,
 }
+# each check's own task without gpu_async (tasks/check_<check>.yml)
+GPU_TASKS = {
+    "probe": "Probe OS, GPUs, RDMA and software",
+    "gemm": "Measure GEMM throughput on every GPU",
+    "allreduce_probe": "Measure all-reduce bus bandwidth over every GPU (torch.distributed, NCCL)",
+    "nccl": "Run nccl-tests collectives on every GPU of the host",
+}
+GPU_START = "Start - Run the GPU stage's checks on every host, one after the other (one job a check)"
+GPU_WAIT = "Run the GPU stage's checks (one line per check and host)"
 
 GPU_POLL_BOUND = max(MARGIN, 30)     # the bound of each call of the GPU stage's wait for a job (job_wait)
 
@@ -102,11 +110,12 @@ EXPECTED = {
     # the topology step: one short pipelined task per host (a job's start and wait cost more than its run)
     ("acceptance_ssh.yml", "aifabric.acceptance.probe : Learn the fabric topology of this host (its LLDP neighbours, its declared ports)"):
         TOPOLOGY + MARGIN,
-    # the GPU stage (gpu_async, the default): each check's start (60 s + the margin) and the wait for its job (the
-    # wait, then its last poll and the job file's removal, each bounded by the margin, at least 30 s, + 6 s; + 30 s);
-    # the job's own limit, async:, is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
-    **dict((("gpu.yml", "aifabric.acceptance.gpu : Start - " + name), 60 + MARGIN) for name in GPU_LIMITS),
-    **dict((("gpu.yml", "aifabric.acceptance.gpu : " + name), gpu_wait_timeout(limit)) for name, limit in GPU_LIMITS.items()),
+    # the GPU stage (gpu_async, the default): the start of every check's job (60 s + the margin) and the wait for each
+    # job (a loop item a job: the wait, then its last poll and the job file's removal, each bounded by the margin, at
+    # least 30 s, + 6 s; + 30 s); each job's own limit is GPU_LIMITS' (test_gpu_checks_run_as_bounded_jobs)
+    ("gpu.yml", "aifabric.acceptance.gpu : " + GPU_START): 60 + MARGIN,
+    **dict((("gpu.yml", "aifabric.acceptance.gpu : %s [%s]" % (GPU_WAIT, check)), gpu_wait_timeout(limit))
+           for check, limit in GPU_LIMITS.items()),
     ("hccl.yml", "aifabric.acceptance.hccl : Probe the NPUs"): NPU_COMMANDS * PROBE_COMMAND + MARGIN,
     # set_env.sh, then the 4 default collectives, each: the run, its kill-after, the cleanup
     ("hccl.yml", "aifabric.acceptance.hccl : Run the collectives on one node"):
@@ -143,7 +152,7 @@ from ansible.playbook import Playbook
 from ansible.playbook.block import Block
 from ansible.playbook.helpers import load_list_of_blocks
 from ansible.playbook.play import Play
-from ansible.template import Templar
+from ansible.template import Templar, trust_as_template
 from ansible.vars.manager import VariableManager
 from ansible import constants as C
 
@@ -185,8 +194,9 @@ def resolved(templar, values):
     return out
 
 
-def row(source, play, task, value, more=None):
-    return dict({"source": source, "play": play.get_name(), "task": task.get_name(), "action": task.action,
+def row(source, play, task, value, more=None, item=None):
+    name = task.get_name() + (" [%s]" % item if item else "")
+    return dict({"source": source, "play": play.get_name(), "task": name, "action": task.action,
                  "on_host": on_host(play, task), "timeout": value}, **(more or {}))
 
 
@@ -196,34 +206,53 @@ def bounds(templar, task):
     out = dict((key, got.get(key, "unresolved")) for key in ("async", "poll", "retries", "delay"))
     if task.action == "aifabric.acceptance.job_wait":       # its bounds are its arguments
         out["args"] = resolved(templar, task.args)
+    if task.action == "aifabric.acceptance.job_chain":      # its jobs' limits are theirs
+        out["jobs"] = resolved(templar, task.args).get("jobs", "unresolved")
     return out
 
 
 def expanded(play, blocks):
-    """The tasks, with a role's checks included by name (the gpu role's include_tasks of check_<check>.yml, one
-    file per check) loaded in place, in their role, as the include would run them."""
+    """The tasks, with the gpu role's includes loaded in place, in their role, as they would run: tasks/main.yml's
+    include of chain.yml or checks.yml (its file name templated with the run's variables), and checks.yml's include
+    of check_<check>.yml (every check's file)."""
     for task in tasks(blocks):
         yield task
         name = str(task.args.get("_raw_params") or task.args.get("file") or "") if task.action in INCLUDES else ""
-        if task._role is None or "{{ __gpu_check }}" not in name:
+        if task._role is None or "{{" not in name or task._role.get_name() != "aifabric.acceptance.gpu":
             continue
         folder = os.path.join(task._role._role_path, "tasks")
-        for check in sorted(f for f in os.listdir(folder) if f.startswith("check_") and f.endswith(".yml")):
-            data = loader.load_from_file(os.path.join(folder, check), trusted_as_template=True)
-            yield from tasks(load_list_of_blocks(data, play=play, role=task._role, task_include=task,
-                                                 variable_manager=manager, loader=loader))
+        if "{{ __gpu_check }}" in name:
+            files = sorted(f for f in os.listdir(folder) if f.startswith("check_") and f.endswith(".yml"))
+        else:
+            files = [Templar(loader=loader, variables=manager.get_vars(play=play, host=host, task=task)).template(
+                trust_as_template(name))]
+        for one in files:
+            data = loader.load_from_file(os.path.join(folder, one), trusted_as_template=True)
+            yield from expanded(play, load_list_of_blocks(data, play=play, role=task._role, task_include=task,
+                                                          variable_manager=manager, loader=loader))
 
 
 out = []
 for name in playbooks:
     facts = {}      # what set_fact tasks set on the host earlier in the run (limits computed once for several plays)
     for play in Playbook.load(os.path.join(repo, "playbooks", name), variable_manager=manager, loader=loader).get_plays():
+        jobs = []       # what the last job_chain task starts: the loop over them that waits is a row per job
         for task in expanded(play, play.compile()):
-            templar = Templar(loader=loader, variables=dict(manager.get_vars(play=play, host=host, task=task), **facts))
+            variables = dict(manager.get_vars(play=play, host=host, task=task), **facts)
+            templar = Templar(loader=loader, variables=variables)
             if task.action in C._ACTION_SET_FACT:
                 facts.update(resolved(templar, task.args))
+            if task.loop_control and task.loop_control.loop_var == "__gpu_job":
+                for job in jobs:
+                    one = Templar(loader=loader, variables=dict(variables, __gpu_job=dict(job, ansible_job_id="j1.1")))
+                    out.append(row(name, play, task, resolved(one, {"timeout": task.timeout}).get("timeout", "unresolved"),
+                                   bounds(one, task), item=job["name"]))
+                continue
+            more = bounds(templar, task)
+            if isinstance(more.get("jobs"), list):
+                jobs = more["jobs"]
             out.append(row(name, play, task, resolved(templar, {"timeout": task.timeout}).get("timeout", "unresolved"),
-                           bounds(templar, task)))
+                           more))
 host_play = Play.load({"hosts": "node1", "gather_facts": False}, variable_manager=manager, loader=loader)
 for path in included:
     data = loader.load_from_file(os.path.join(repo, path))
@@ -304,27 +333,32 @@ def _gpu_rows(rows):
 
 
 def test_gpu_checks_run_as_bounded_jobs():
-    """gpu_async (the default): each check's job may run for the check's worst case (async:, past its tools' limits
-    by the margin: the module's own kill and cleanup come first), and its wait (job_wait) goes on for that long + 30 s,
-    each poll bounded by the margin (at least 30 s); the wait task's own timeout lies past the action's worst case (its
-    deadline and message come first); each start has its own, short, timeout (the rows of EXPECTED)."""
+    """gpu_async (the default): one task starts every check's job, each may run for its check's worst case (its
+    limit, past its tools' limits by the margin: the module's own kill and cleanup come first), and the wait for each
+    job (job_wait, a loop item a job) goes on for that long + 30 s, each poll bounded by the margin (at least 30 s);
+    the wait's own timeout lies past the action's worst case (its deadline and message come first); the start has
+    its own, short, timeout (the rows of EXPECTED)."""
     rows = _gpu_rows(all_rows())
-    for name, limit in GPU_LIMITS.items():
-        start, wait = rows["Start - " + name], rows[name]
-        assert (start["async"], start["poll"]) == (limit, 0), (name, start)
-        assert wait["action"] == "aifabric.acceptance.job_wait", (name, wait)
+    start = rows[GPU_START]
+    assert start["action"] == "aifabric.acceptance.job_chain", start
+    assert [(job["name"], job["async"]) for job in start["jobs"]] == list(GPU_LIMITS.items()), start["jobs"]
+    for check, limit in GPU_LIMITS.items():
+        wait = rows["%s [%s]" % (GPU_WAIT, check)]
+        assert wait["action"] == "aifabric.acceptance.job_wait", (check, wait)
         args = wait["args"]
         assert (args["wait_timeout_s"], args["poll_s"], args["poll_timeout_s"], args["unreachable_after_polls"],
-                args["cleanup"]) == (limit + 30, 5, GPU_POLL_BOUND, 2, True), (name, args)
-        assert wait["timeout"] > job_wait.worst_case_s(args["wait_timeout_s"], args["poll_timeout_s"]), (name, wait)
+                args["cleanup"]) == (limit + 30, 5, GPU_POLL_BOUND, 2, True), (check, args)
+        assert wait["timeout"] > job_wait.worst_case_s(args["wait_timeout_s"], args["poll_timeout_s"]), (check, wait)
+    assert not [name for name in rows if name in GPU_TASKS.values()], rows      # no check's own task
 
 
 def test_gpu_checks_without_async_have_their_worst_case_as_timeout():
-    """gpu_async: false: the start is the run itself (async 0), limited by the check's worst case, as before."""
+    """gpu_async: false: each check is a task of its own (no job), limited by the check's worst case, as before."""
     rows = _gpu_rows(load_tasks({"gpu_async": False}, playbooks=["gpu.yml"], with_included=False))
-    for name, limit in GPU_LIMITS.items():
-        start = rows["Start - " + name]
-        assert (start["timeout"], start["async"]) == (limit, 0), (name, start)
+    for check, limit in GPU_LIMITS.items():
+        task = rows[GPU_TASKS[check]]
+        assert (task["timeout"], task["async"]) == (limit, 0), (check, task)
+    assert GPU_START not in rows and not [name for name in rows if name.startswith(GPU_WAIT)], rows
 
 
 def _probe_rows(rows):

@@ -8,8 +8,9 @@
   role sets itself (python, env, profile, profiles, expect: from gpu_python, gpu_env, ...) and those that are not a
   single-node stage's (import mode, the multi-node hosts, staging), with the module's type, elements and choices and
   no default of its own;
-- each module task gets its group whole, combined with the keys the role adds, which are module options the group
-  does not accept (so one value has one place);
+- each check's job (vars/main.yml __gpu_jobs: the chain's with gpu_async, the check's own task's without) gets its
+  group whole, combined with the keys the role adds, which are module options the group does not accept (so one
+  value has one place);
 - the tool_options filter the tasks' time limits use gives the adapter's defaults under what is given.
 """
 
@@ -70,30 +71,41 @@ CHECKS = ["probe", "gemm", "allreduce_probe", "nccl", "dcgm", "copy_bandwidth", 
 
 
 def role_tasks():
-    """Every task and block of the checks' files by name (blocks included: a check is a block of its start and wait)."""
-    return dict((task["name"], task) for task in _walk(check_blocks()))
+    """Every check's task (tasks/check_<check>.yml, run without gpu_async) by name."""
+    return dict((task["name"], task) for task in check_tasks())
 
 
-def check_blocks():
-    """The blocks of the checks, in order: tasks/main.yml includes tasks/check_<check>.yml for each check a host runs
-    (the loop over vars/main.yml's __gpu_checks_run), each file one block of its start and wait."""
+def check_tasks():
+    """The checks' tasks without gpu_async, in order: tasks/main.yml includes tasks/checks.yml (without gpu_async or
+    in check mode) or tasks/chain.yml; checks.yml includes tasks/check_<check>.yml for each check a host runs (the
+    loop over vars/main.yml's __gpu_checks_run), each file one task."""
     stage = _load("tasks", "main.yml")
-    assert len(stage) == 1 and stage[0]["ansible.builtin.include_tasks"] == "check_{{ __gpu_check }}.yml", stage
-    assert stage[0]["loop"] == "{{ __gpu_checks_run }}" and stage[0]["loop_control"] == {"loop_var": "__gpu_check"}
-    blocks = []
+    assert len(stage) == 1 and stage[0]["ansible.builtin.include_tasks"].replace(" ", "") == (
+        "{{'chain.yml'if__gpu_async_on|boolelse'checks.yml'}}"), stage
+    checks = _load("tasks", "checks.yml")
+    assert len(checks) == 1 and checks[0]["ansible.builtin.include_tasks"] == "check_{{ __gpu_check }}.yml", checks
+    assert checks[0]["loop"] == "{{ __gpu_checks_run }}" and checks[0]["loop_control"] == {"loop_var": "__gpu_check"}
+    out = []
     for check in CHECKS:
         tasks = _load("tasks", "check_%s.yml" % check)
-        assert len(tasks) == 1 and "block" in tasks[0], "tasks/check_%s.yml: one block, its start and wait" % check
+        assert len(tasks) == 1 and "block" not in tasks[0], "tasks/check_%s.yml: one task, the check's run" % check
         assert "when" not in tasks[0], "tasks/check_%s.yml: the include's loop selects it" % check
-        blocks.append(tasks[0])
-    return blocks
+        out.append(tasks[0])
+    return out
+
+
+def render(template, **variables):
+    """A template of vars/main.yml rendered with ``variables`` (jinja2 with the filters it uses, as Ansible's)."""
+    env = jinja2.Environment()
+    env.filters["bool"] = lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")
+    env.filters["combine"] = lambda a, b: dict(a, **b)
+    env.filters["int"] = int
+    return yaml.safe_load(env.from_string(template.strip()).render(**variables))
 
 
 def checks_run(**variables):
-    """vars/main.yml's __gpu_checks_run, rendered with ``variables`` (jinja2 with the two filters it uses)."""
-    env = jinja2.Environment()
-    env.filters["bool"] = lambda v: v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes", "on")
-    return yaml.safe_load(env.from_string(_load("vars", "main.yml")["__gpu_checks_run"].strip()).render(**variables))
+    """vars/main.yml's __gpu_checks_run, rendered with ``variables``."""
+    return render(_load("vars", "main.yml")["__gpu_checks_run"], **variables)
 
 
 def _module_task(module):
@@ -133,18 +145,36 @@ def test_an_option_group_is_the_modules_options_less_what_the_role_sets(group):
         assert option.get("type", "str") == theirs.get("type", "str"), (group, name)
 
 
+# option group -> the check (tasks/check_<check>.yml, vars/main.yml __gpu_jobs.<check>)
+CHECK_OF = {"gpu_gemm": "gemm", "gpu_allreduce_probe": "allreduce_probe", "gpu_nccl": "nccl", "gpu_dcgm": "dcgm",
+            "gpu_copy_bandwidth": "copy_bandwidth", "gpu_soak": "soak"}
+
+
 @pytest.mark.parametrize("group", sorted(GROUPS))
-def test_the_task_passes_the_group_whole_with_what_the_role_adds(group):
+def test_the_job_passes_the_group_whole_with_what_the_role_adds(group):
     module, role_sets, _not_stage = GROUPS[group]
-    task = _module_task(module)
-    assert task["aifabric.acceptance." + module] is None       # no option given key by key
-    # the group whole, as the module's defaults of this task (a templated args: warns on every run in ansible-core 2.19)
-    assert task["module_defaults"]["aifabric.acceptance." + module].replace(" ", "") == "{{__gpu_added|combine(%s)}}" % group
-    added = set(task["vars"]["__gpu_added"])
+    check = CHECK_OF[group]
+    job = _load("vars", "main.yml")["__gpu_jobs"][check]
+    assert job["module"] == "aifabric.acceptance." + module and job["name"] == check, job
+    # the group whole, combined last: what the user gives wins; rendered with the role's keys as stand-ins
+    stand_ins = dict((name, "role-" + name) for name in ("gpu_python", "gpu_env", "gpu_profile", "__gpu_profiles",
+                                                          "gpu_expect"))
+    mine = {"from_the_group": 1}
+    args = render(job["args"], **dict(stand_ins, gpu_soak_s="30", **{group: mine}))
+    added = set(args) - set(mine)
     assert added == role_sets, (group, sorted(added))
     assert added <= set(test_vocabulary.module_options(module))
-    # the group's own keys come last: what the user gives wins; the role's keys are not accepted in the group
+    assert args["from_the_group"] == 1
+    for key in added & set(role_spec()[group]["options"]):      # a key both add and accept: the group's wins
+        assert render(job["args"], **dict(stand_ins, gpu_soak_s="30", **{group: {key: "users"}}))[key] == "users"
+    # the role's keys are not accepted in the group, but for if_missing
     assert not (added - ADDED_AND_ACCEPTED.get(group, set())) & set(role_spec()[group]["options"])
+    # without gpu_async the check's own task runs the module with the same arguments
+    task = _module_task(module)
+    assert task["aifabric.acceptance." + module] is None       # no option given key by key
+    # as the module's defaults of this task (a templated args: warns on every run in ansible-core 2.19)
+    assert task["module_defaults"] == {"aifabric.acceptance." + module: "{{ __gpu_jobs.%s.args }}" % check}, task
+    assert task["timeout"] == "{{ __gpu_jobs.%s.async }}" % check, task
 
 
 def test_the_checks_are_the_tasks():
@@ -152,7 +182,7 @@ def test_the_checks_are_the_tasks():
     assert spec["choices"] == spec["default"] + ["dcgm", "copy_bandwidth"]
     assert spec["default"] == ["gemm", "allreduce_probe", "nccl"]     # dcgm and copy_bandwidth: opt-in
     assert CHECKS == ["probe"] + spec["choices"] + ["soak"]
-    check_blocks()
+    check_tasks()
     # the stage's order whatever gpu_checks' order; the probe with gpu_run_probe, the soak with gpu_soak_s above 0
     assert checks_run(gpu_run_probe=True, gpu_checks=spec["default"], gpu_soak_s=0) == ["probe"] + spec["default"]
     assert checks_run(gpu_run_probe=False, gpu_checks=list(reversed(spec["choices"])), gpu_soak_s=30) == (
@@ -191,25 +221,25 @@ def test_tool_options_takes_a_former_tool_name_with_a_deprecation_warning(monkey
                       ("tool_options('nccl_tests'): the tool is named after its module now, use 'nccl_test'", "3.0.0")]
 
 
-def test_every_check_is_started_as_a_job_and_waited_for():
-    """gpu_async: each check's block starts its module with async + poll 0 and waits for it with job_wait under the
-    check's own name (the records come from that task: the same name as without async; one task, no line per poll),
-    with the role's bounds; each wait removes its finished job's file (cleanup)."""
-    stage = _load("tasks", "main.yml")[0]
-    for block in check_blocks():
-        start, wait = block["block"]
-        module = [key for key in start if key.startswith("aifabric.acceptance.")]
-        assert len(module) == 1, start
-        assert start["name"] == "Start - " + wait["name"], (start["name"], wait["name"])
-        assert (start["async"], start["poll"], start["timeout"]) == (
-            "{{ __gpu_async_s }}", 0, "{{ __gpu_start_timeout_s }}"), start["name"]
-        assert "__gpu_limit_s" in block["vars"], block["name"]     # each check's worst case, used by async and the wait
-        job = start["register"]
-        assert wait["aifabric.acceptance.job_wait"] == {
-            "jid": "{{ %s.ansible_job_id }}" % job, "wait_timeout_s": "{{ __gpu_wait_timeout_s }}",
-            "poll_s": "{{ __gpu_poll_s }}", "poll_timeout_s": "{{ __gpu_poll_timeout_s }}",
-            "unreachable_after_polls": "{{ __gpu_unreachable_after_polls }}", "cleanup": True}, wait["name"]
-        assert wait["when"] == "%s.ansible_job_id is defined" % job         # without async: the start was the run
-        assert wait["timeout"] == "{{ __gpu_wait_task_timeout_s }}"
-        assert not [key for key in wait if key in ("until", "retries", "delay", "async_status")], wait
-    assert "always" not in stage        # the waits remove their jobs' files themselves
+def test_the_checks_are_started_as_one_chain_and_waited_for_in_one_task():
+    """gpu_async: one task starts every check the host runs as a job (job_chain: the jobs one after the other on the
+    host, each with its check's worst case as its limit), one task waits for them in order (job_wait, a loop over the
+    jobs: one line per check and host, no line per poll), each wait bounded by its job's limit and removing the job's
+    file (cleanup)."""
+    start, wait = _load("tasks", "chain.yml")
+    assert start["aifabric.acceptance.job_chain"] == {"jobs": "{{ __gpu_checks_run | map('extract', __gpu_jobs) | list }}"}
+    assert (start["timeout"], start["register"], start["changed_when"]) == (
+        "{{ __gpu_start_timeout_s }}", "__gpu_chain", False), start
+    assert wait["aifabric.acceptance.job_wait"] == {
+        "jid": "{{ __gpu_job.ansible_job_id }}", "wait_timeout_s": "{{ (__gpu_job.async | int) + 30 }}",
+        "poll_s": "{{ __gpu_poll_s }}", "poll_timeout_s": "{{ __gpu_poll_timeout_s }}",
+        "unreachable_after_polls": "{{ __gpu_unreachable_after_polls }}", "cleanup": True}, wait
+    assert wait["loop"] == "{{ __gpu_chain.jobs | default([]) }}"
+    assert wait["loop_control"] == {"loop_var": "__gpu_job", "label": "{{ __gpu_job.name }}"}
+    assert not [key for key in wait if key in ("until", "retries", "delay", "async_status", "when")], wait
+    # every check has a job: its module is its task's, its name the check's
+    jobs = _load("vars", "main.yml")["__gpu_jobs"]
+    assert list(jobs) == CHECKS
+    for check, task in zip(CHECKS, check_tasks()):
+        module = [key for key in task if key.startswith("aifabric.acceptance.")]
+        assert module == [jobs[check]["module"]] and jobs[check]["name"] == check, (check, module)
