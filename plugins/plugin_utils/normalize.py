@@ -399,7 +399,14 @@ def extract_records(result, host, started=None, task_name=None, normalized=True)
 
 
 def failure_message(result):
-    """The most useful one-line message of a failed/unreachable task result."""
+    """The most useful one-line message of a failed/unreachable task result (of a loop: its first item that failed
+    or was unreachable, named by its label - the loop's own message is only "All items completed")."""
+    items = result.get("results") if isinstance(result, dict) else None
+    if isinstance(items, list):
+        bad = [item for item in items if _loop_item(item) and (item.get("unreachable") or item.get("failed"))]
+        if bad:
+            label = item_label(bad[0])
+            return ("%s: " % label if label is not None else "") + failure_message(dict(bad[0], results=None))
     for key in ("msg", "reason", "stderr", "module_stderr", "stdout", "module_stdout"):
         value = result.get(key) if isinstance(result, dict) else None
         if value:

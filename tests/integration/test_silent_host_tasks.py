@@ -39,7 +39,8 @@ KILL_AFTER_S = 10       # runner.KILL_AFTER_S: SIGKILL this long after the timeo
 BOUND_S = GEMM_TIMEOUT_S + KILL_AFTER_S + MARGIN_S      # the gemm task's timeout: 25 s (gpu_async: false)
 POLL_BOUND_S = max(MARGIN_S, 30)        # gpu_async: each poll of the GEMM job: the margin, at least 30 s
 UNREACHABLE_AFTER_POLLS = 2             # gpu_async: failed polls in a row that make the host unreachable
-GEMM_TASK = "Measure GEMM throughput on every GPU"
+GEMM_TASK = "Measure GEMM throughput on every GPU"       # gpu_async: false, the check's own task
+GPU_WAIT = "Run the GPU stage's checks (one line per check and host)"     # gpu_async: the wait for the chain's jobs
 
 FAKE_PYTHON = """#!/bin/sh
 # aifabric.acceptance integration test (throwaway): the GPU stage's Python on {host}: it started, then it runs
@@ -88,7 +89,7 @@ def test_gpu_stage_silent_host_without_keepalives(fleet, controller, tmp_path, c
     without_keepalives(inventory)
     variables = {"gpu_hosts": fleet.group, "gpu_gemm": {"timeout_s": GEMM_TIMEOUT_S}, "aifabric_task_margin_s": MARGIN_S,
                  "gpu_async": gpu_async}
-    bound_s, task = (POLL_BOUND_S, GEMM_TASK) if gpu_async else (BOUND_S, "Start - " + GEMM_TASK)
+    bound_s, task = (POLL_BOUND_S, GPU_WAIT) if gpu_async else (BOUND_S, GEMM_TASK)
     # the jobs' files (gpu_async) in the fleet's directory: the silenced host's are never forgotten (it does not answer)
     env = controller.env(fleet, report_dir, extra={"ANSIBLE_ASYNC_DIR": os.path.join(fleet.dir, "async-jobs")})
     if config == "none":

@@ -235,7 +235,10 @@ def test_the_checks_are_started_as_one_chain_and_waited_for_in_one_task():
         "poll_s": "{{ __gpu_poll_s }}", "poll_timeout_s": "{{ __gpu_poll_timeout_s }}",
         "unreachable_after_polls": "{{ __gpu_unreachable_after_polls }}", "cleanup": True}, wait
     assert wait["loop"] == "{{ __gpu_chain.jobs | default([]) }}"
-    assert wait["loop_control"] == {"loop_var": "__gpu_job", "label": "{{ __gpu_job.name }}"}
+    assert {k: v for k, v in wait["loop_control"].items() if k != "break_when"} == {
+        "loop_var": "__gpu_job", "label": "{{ __gpu_job.name }}"}
+    # no further wait on a host found unreachable or whose wait ended without its job's result
+    assert "__gpu_wait.unreachable" in wait["loop_control"]["break_when"] and wait["register"] == "__gpu_wait"
     assert not [key for key in wait if key in ("until", "retries", "delay", "async_status", "when")], wait
     # every check has a job: its module is its task's, its name the check's
     jobs = _load("vars", "main.yml")["__gpu_jobs"]
