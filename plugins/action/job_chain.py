@@ -21,7 +21,7 @@ ARGUMENT_SPEC = {
     "jobs": {"type": "list", "elements": "dict", "required": True, "options": {
         "module": {"type": "str", "required": True},
         "args": {"type": "dict", "default": {}},
-        "async": {"type": "int", "required": True},
+        "timeout_s": {"type": "int", "required": True},
         "name": {"type": "str"},
     }},
 }
@@ -29,10 +29,10 @@ ARGUMENT_SPEC = {
 
 def _problem(jobs):
     if not jobs:
-        return "jobs is empty: give at least one job (module, args, async)"
+        return "jobs is empty: give at least one job (module, args, timeout_s)"
     for index, job in enumerate(jobs):
-        if job["async"] < 1:
-            return "jobs[%d] (%s): async must be 1 or more seconds, got %s" % (index, job["module"], job["async"])
+        if job["timeout_s"] < 1:
+            return "jobs[%d] (%s): timeout_s must be 1 or more seconds, got %s" % (index, job["module"], job["timeout_s"])
         if "." not in job["module"]:
             return "jobs[%d]: module %r is not a fully qualified name (namespace.collection.module)" % (
                 index, job["module"])
@@ -65,7 +65,7 @@ class ActionModule(ActionBase):
                 "the host did not start the chain (answer: %.300r)" % answer)))
         return dict(result, changed=True, started=True, finished=False, ansible_job_id=ids[0], jobs=[
             {"ansible_job_id": jid, "module": job["module"], "name": job["name"] or job["module"],
-             "async": job["async"]} for jid, job in zip(ids, args["jobs"])])
+             "timeout_s": job["timeout_s"]} for jid, job in zip(ids, args["jobs"])])
 
     def _start(self, jobs, ids, task_vars):
         """Build every job's module as ansible-core's async start does, and the chain's program; run it."""
@@ -81,7 +81,7 @@ class ActionModule(ActionBase):
                 if bits.module_style != "new":
                     return {"failed": True, "msg": "%s is not a Python module: job_chain starts only those" % (
                         job["module"])}
-                staged.append((jid, job["async"], path, bits.b_module_data))
+                staged.append((jid, job["timeout_s"], path, bits.b_module_data))
             wrapper = host_program.Command(self, "ansible.legacy.async_wrapper", {}, task_vars)
         finally:
             self._task.environment.pop()

@@ -15,7 +15,7 @@ author:
   - aifabric.acceptance contributors (@aifabric)
 description:
   - Starts every job of O(jobs) on the host in one call and returns at once; on the host the jobs then run one after
-    the other, each as C(async_wrapper) runs an async job (C(async) with C(poll=0)) - its time limit O(jobs[].async),
+    the other, each as C(async_wrapper) runs an async job (C(async) with C(poll=0)) - its time limit O(jobs[].timeout_s),
     the kill of its module's process group at that limit ("Timeout exceeded"), its result in a job file.
   - Each job's result is read with M(aifabric.acceptance.job_wait) under the job's C(ansible_job_id) (RV(jobs)), as the
     result of that module's own async task - the same result, records included.
@@ -54,8 +54,8 @@ options:
         description: Its arguments.
         type: dict
         default: {}
-      async:
-        description: Its time limit in seconds, as C(async) of its own task (C(async_wrapper) kills it past it).
+      timeout_s:
+        description: Its time limit in seconds, as C(async) of its own task would be (C(async_wrapper) kills it past it).
         type: int
         required: true
       name:
@@ -72,15 +72,15 @@ EXAMPLES = r"""
 - name: Start - GEMM, then nccl-tests, on every host (one call a host)
   aifabric.acceptance.job_chain:
     jobs:
-      - {name: gemm, module: aifabric.acceptance.gemm_bench, args: {dtypes: [bf16]}, async: 1000}
-      - {name: nccl, module: aifabric.acceptance.nccl_test, args: {collectives: [all_reduce]}, async: 2000}
+      - {name: gemm, module: aifabric.acceptance.gemm_bench, args: {dtypes: [bf16]}, timeout_s: 1000}
+      - {name: nccl, module: aifabric.acceptance.nccl_test, args: {collectives: [all_reduce]}, timeout_s: 2000}
   changed_when: false
   register: checks
 
 - name: The checks (one result a job)
   aifabric.acceptance.job_wait:
     jid: "{{ job.ansible_job_id }}"
-    wait_timeout_s: "{{ job.async + 30 }}"
+    wait_timeout_s: "{{ job.timeout_s + 30 }}"
   loop: "{{ checks.jobs }}"
   loop_control:
     loop_var: job
@@ -111,7 +111,7 @@ jobs:
       description: Its name (O(jobs[].name), else its module's).
       type: str
       sample: nccl
-    async:
+    timeout_s:
       description: Its time limit in seconds.
       type: int
       sample: 2000

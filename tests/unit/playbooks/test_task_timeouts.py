@@ -341,7 +341,7 @@ def test_gpu_checks_run_as_bounded_jobs():
     rows = _gpu_rows(all_rows())
     start = rows[GPU_START]
     assert start["action"] == "aifabric.acceptance.job_chain", start
-    assert [(job["name"], job["async"]) for job in start["jobs"]] == list(GPU_LIMITS.items()), start["jobs"]
+    assert [(job["name"], job["timeout_s"]) for job in start["jobs"]] == list(GPU_LIMITS.items()), start["jobs"]
     for check, limit in GPU_LIMITS.items():
         wait = rows["%s [%s]" % (GPU_WAIT, check)]
         assert wait["action"] == "aifabric.acceptance.job_wait", (check, wait)

@@ -157,8 +157,8 @@ def test_the_job_passes_the_group_whole_with_what_the_role_adds(group):
     job = _load("vars", "main.yml")["__gpu_jobs"][check]
     assert job["module"] == "aifabric.acceptance." + module and job["name"] == check, job
     # the group whole, combined last: what the user gives wins; rendered with the role's keys as stand-ins
-    stand_ins = dict((name, "role-" + name) for name in ("gpu_python", "gpu_env", "gpu_profile", "__gpu_profiles",
-                                                          "gpu_expect"))
+    stand_ins = dict((name, "role-" + name)
+                     for name in ("gpu_python", "gpu_env", "gpu_profile", "__gpu_profiles", "gpu_expect"))
     mine = {"from_the_group": 1}
     args = render(job["args"], **dict(stand_ins, gpu_soak_s="30", **{group: mine}))
     added = set(args) - set(mine)
@@ -174,7 +174,7 @@ def test_the_job_passes_the_group_whole_with_what_the_role_adds(group):
     assert task["aifabric.acceptance." + module] is None       # no option given key by key
     # as the module's defaults of this task (a templated args: warns on every run in ansible-core 2.19)
     assert task["module_defaults"] == {"aifabric.acceptance." + module: "{{ __gpu_jobs.%s.args }}" % check}, task
-    assert task["timeout"] == "{{ __gpu_jobs.%s.async }}" % check, task
+    assert task["timeout"] == "{{ __gpu_jobs.%s.timeout_s }}" % check, task
 
 
 def test_the_checks_are_the_tasks():
@@ -231,7 +231,7 @@ def test_the_checks_are_started_as_one_chain_and_waited_for_in_one_task():
     assert (start["timeout"], start["register"], start["changed_when"]) == (
         "{{ __gpu_start_timeout_s }}", "__gpu_chain", False), start
     assert wait["aifabric.acceptance.job_wait"] == {
-        "jid": "{{ __gpu_job.ansible_job_id }}", "wait_timeout_s": "{{ (__gpu_job.async | int) + 30 }}",
+        "jid": "{{ __gpu_job.ansible_job_id }}", "wait_timeout_s": "{{ (__gpu_job.timeout_s | int) + 30 }}",
         "poll_s": "{{ __gpu_poll_s }}", "poll_timeout_s": "{{ __gpu_poll_timeout_s }}",
         "unreachable_after_polls": "{{ __gpu_unreachable_after_polls }}", "cleanup": True}, wait
     assert wait["loop"] == "{{ __gpu_chain.jobs | default([]) }}"

@@ -137,8 +137,9 @@ def test_a_chain_that_cannot_stage_leaves_nothing(tmp_path):
     assert os.listdir(tmp_path / "remote-tmp") == []
 
 
-@pytest.mark.parametrize("jobs, message", [([], "jobs is empty"), ([{"module": "x", "async": 5}], "fully qualified"),
-                                          ([{"module": "a.b.c", "async": 0}], "async must be 1 or more")])
+@pytest.mark.parametrize("jobs, message", [
+    ([], "jobs is empty"), ([{"module": "x", "timeout_s": 5}], "fully qualified"),
+    ([{"module": "a.b.c", "timeout_s": 0}], "timeout_s must be 1 or more")])
 def test_bad_jobs_are_refused_before_any_call(jobs, message):
     from ansible_collections.aifabric.acceptance.plugins.action import job_chain as action  # pylint: disable=import-outside-toplevel
     problem = action._problem([dict({"args": {}, "name": None}, **job) for job in jobs])    # pylint: disable=protected-access
