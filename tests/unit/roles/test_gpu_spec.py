@@ -82,6 +82,7 @@ def check_tasks():
     stage = _load("tasks", "main.yml")
     assert len(stage) == 1 and stage[0]["ansible.builtin.include_tasks"].replace(" ", "") == (
         "{{'chain.yml'if__gpu_async_on|boolelse'checks.yml'}}"), stage
+    assert stage[0]["when"] == "__gpu_checks_run | length > 0", stage     # no check selected: no start, no wait
     checks = _load("tasks", "checks.yml")
     assert len(checks) == 1 and checks[0]["ansible.builtin.include_tasks"] == "check_{{ __gpu_check }}.yml", checks
     assert checks[0]["loop"] == "{{ __gpu_checks_run }}" and checks[0]["loop_control"] == {"loop_var": "__gpu_check"}
