@@ -170,10 +170,10 @@ def _layout(cols, line):
     while idx < len(cols) and cols[idx] in META_NAMES.values():
         meta.append(cols[idx])
         idx += 1
-    rest = [GROUP_NAMES[c.lower()] for c in cols[idx:]]
+    rest = [GROUP_NAMES.get(c.lower()) for c in cols[idx:]]     # a metadata name among the groups: no layout
     width = 8 if "iter_min_us" in rest else 4
     groups = len(rest) // width
-    if groups < 1 or groups > 2 or len(rest) % width or "size" not in meta:
+    if None in rest or groups < 1 or groups > 2 or len(rest) % width or "size" not in meta:
         raise ParseError("nccl-tests: unexpected column header %r" % line.strip())
     for g in range(groups):
         if rest[g * width:g * width + width] != (GROUP_KEYS + ITER_KEYS)[:width]:

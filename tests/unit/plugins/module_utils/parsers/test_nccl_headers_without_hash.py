@@ -61,6 +61,21 @@ def test_text_that_only_starts_like_a_header_is_not_one():
     assert nccl_tests.parse(text)["rows"] == nccl_tests.parse(read(A3MEGA))["rows"]
 
 
+def test_a_header_with_a_metadata_name_among_the_groups_is_a_parse_error():
+    # found by test_fuzz_only_parse_error_escapes (make test, 2026-12-07): a header line repeated into itself, its
+    # metadata names after the first group's, raised KeyError out of the parser
+    text = ("nThread 1 nGpus 1 minBytes 8388608 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 200 agg "
+            "iters: 1 validation: 0 graph: 0\n\n" + " " * 61 + "out-of-place                       in-place\n"
+            "      size         count      type   redop    root     time      size         count      type   redop    "
+            "root     time")
+    try:
+        nccl_tests.parse(text)
+    except ParseError as exc:
+        assert "unexpected column header" in str(exc), exc
+    else:
+        raise AssertionError("parsed a header whose groups hold metadata names")
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzz_only_parse_error_escapes(data):
