@@ -4,10 +4,13 @@
 in one call (plugin_utils/job_chain.py: the host's side). Each job's module is built as ansible-core builds it for an
 async start (its arguments, the internal ones included, its interpreter, ``async_wrapper``); the answer gives each job
 the id its wait polls (aifabric.acceptance.job_wait). The call goes pipelined where the connection pipelines, else
-through a file in a remote temporary directory. Controller only."""
+through a file in a remote temporary directory; it is bounded here (``CALL_LIMIT_S``, plugin_utils/bounded_call.py:
+past it the processes of the call are stopped and the host is unreachable), whatever the connection settings.
+Controller only."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import secrets
 
@@ -15,7 +18,12 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job, statedir
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import host_program, job_chain
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import Silent, bounded
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start import wrapper_argv
+
+# the call that starts the chain answers within this (staging, the daemon's word), or the host is unreachable: whatever
+# the connection settings (no SSH keep-alive needed) and whether the task has a timeout of its own
+CALL_LIMIT_S = 120.0
 
 ARGUMENT_SPEC = {
     "jobs": {"type": "list", "elements": "dict", "required": True, "options": {
@@ -59,7 +67,10 @@ class ActionModule(ActionBase):
         ids = ["%s.%d" % (base, index + 1) for index in range(len(args["jobs"]))]
         if not all(statedir.NAME_RE.match(jid) for jid in ids):     # never: async_status's file names
             return dict(result, failed=True, changed=False, msg="bad job ids %r" % ids)
-        answer = self._start(args["jobs"], ids, task_vars)
+        try:
+            answer = bounded(CALL_LIMIT_S, functools.partial(self._start, args["jobs"], ids, task_vars))
+        except Silent as exc:
+            return dict(result, unreachable=True, changed=False, msg="the chain's start got no answer: %s" % exc)
         if answer.get("failed") or answer.get("jobs") != ids:
             return dict(result, **dict(answer, failed=True, changed=False, msg=answer.get("msg") or (
                 "the host did not start the chain (answer: %.300r)" % answer)))

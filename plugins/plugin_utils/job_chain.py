@@ -23,10 +23,7 @@ Python 3 on the host (the collection's modules need it). Controller only; the pr
 
 from __future__ import annotations
 
-import base64
-import zlib
-
-from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start import packed
 
 GRACE_S = 60        # past a job's time limit: async_wrapper's kill and its "Timeout exceeded" file come within ~6 s
 POLL_S = 0.5        # how often the chain reads the running job's file
@@ -42,7 +39,12 @@ _grace_s, _poll_s = %(grace_s)r, %(poll_s)r
 
 
 def _write(path, text):
-    with open(path + ".tmp", "w") as out:
+    # a new file of this user's (a link or file planted under the name is refused, not followed), then the rename
+    # async_wrapper's own write makes
+    if os.path.lexists(path + ".tmp"):
+        os.unlink(path + ".tmp")
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w") as out:
         out.write(text)
     os.rename(path + ".tmp", path)
 
@@ -159,15 +161,11 @@ finally:
 """
 
 
-def _packed(data):
-    return to_text(base64.b64encode(zlib.compress(data, 6)))
-
-
 def program(async_job_source, remote_tmp, wrapper_name, wrapper, jobs):
     """The chain's program: ``jobs`` is ``[(id, time limit s, module file name, module payload (bytes),
     async_wrapper's arguments ({module}: the module's path, {python}: the interpreter)), ...]``."""
     return async_job_source + "\n" + CHAIN % {
         "jobs": [(jid, limit, name, argv) for jid, limit, name, _payload, argv in jobs],
-        "wrapper_name": wrapper_name, "wrapper": _packed(wrapper),
-        "modules": [_packed(payload) for _jid, _limit, _name, payload, _argv in jobs],
+        "wrapper_name": wrapper_name, "wrapper": packed(wrapper),
+        "modules": [packed(payload) for _jid, _limit, _name, payload, _argv in jobs],
         "grace_s": GRACE_S, "poll_s": POLL_S, "remote_tmp": remote_tmp}

@@ -50,7 +50,8 @@ os.execv(sys.executable, [sys.executable, paths[0]] + argv)
 """
 
 
-def _packed(data):
+def packed(data):
+    """Bytes as the host's program takes them: zlib, then base64 (the chain's too: plugin_utils/job_chain.py)."""
     return to_text(base64.b64encode(zlib.compress(data, 6)))
 
 
@@ -67,8 +68,8 @@ def wrapper_argv(wrapper_source, jid, limit):
 def boot_program(remote_tmp, wrapper_name, wrapper, module_name, module, argv):
     """The program that writes ``wrapper`` and ``module`` (bytes) under ``remote_tmp`` and runs the wrapper with
     ``argv`` (``{module}``: the module's path there, ``{python}``: the interpreter)."""
-    return BOOT % {"remote_tmp": remote_tmp, "wrapper_name": wrapper_name, "wrapper": _packed(wrapper),
-                   "module_name": module_name, "module": _packed(module), "argv": argv}
+    return BOOT % {"remote_tmp": remote_tmp, "wrapper_name": wrapper_name, "wrapper": packed(wrapper),
+                   "module_name": module_name, "module": packed(module), "argv": argv}
 
 
 class OneCallStart:

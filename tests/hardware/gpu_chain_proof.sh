@@ -14,6 +14,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUTDIR=${OUT:-/tmp/gpu-chain-proof}
 PY=${PY:-$(command -v python3)}
 mkdir -p "$OUTDIR"
+W=$(mktemp -d /tmp/gpu-chain-proof.XXXXXX)     # this run's inventory and job directory
 if [ ! -x /opt/nccl-tests/build/all_reduce_perf ]; then
   bash "$ROOT/.carry/build-nccl-tests.sh" > "$OUTDIR/nccl_tests_build.txt" 2>&1 || { tail -5 "$OUTDIR/nccl_tests_build.txt"; exit 1; }
 fi
@@ -21,18 +22,18 @@ export LD_LIBRARY_PATH=/tmp/ncclhome/lib:${LD_LIBRARY_PATH:-}
 . "$ROOT/tests/hardware/lib.sh"
 ansible_from_wheels "$ROOT" "$PY" "$ROOT/.whl" "$OUTDIR/pip.txt" || exit 1
 NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
-localhost_inventory /tmp/chain-inventory.yml "$PY"
+localhost_inventory "$W/inventory.yml" "$PY"
 for mode in false true; do
   t0=$(date +%s.%N)
-  AIFABRIC_REPORTS_ROOT=$OUTDIR/reports-$mode AIFABRIC_FAIL_ON=never ANSIBLE_ASYNC_DIR=/tmp/chain-jobs timeout 900 \
-    "$PY" /tmp/site/bin/ansible-playbook -i /tmp/chain-inventory.yml "$ROOT/playbooks/gpu.yml" -e "{\"gpu_async\": $mode,
+  AIFABRIC_REPORTS_ROOT=$OUTDIR/reports-$mode AIFABRIC_FAIL_ON=never ANSIBLE_ASYNC_DIR="$W/jobs" timeout 900 \
+    "$PY" /tmp/site/bin/ansible-playbook -i "$W/inventory.yml" "$ROOT/playbooks/gpu.yml" -e "{\"gpu_async\": $mode,
     \"gpu_python\": \"$PY\", \"gpu_env\": {\"NCCL_NVLS_ENABLE\": \"0\", \"LD_LIBRARY_PATH\": \"/tmp/ncclhome/lib\"},
     \"gpu_nccl\": {\"tool_dir\": \"/opt/nccl-tests/build\", \"max_bytes\": \"1G\", \"if_missing\": \"error\",
     \"collectives\": [\"all_reduce\", \"all_gather\"]}}" > "$OUTDIR/playbook_async_$mode.txt" 2>&1
   echo "gpu.yml gpu_async=$mode rc=$? wall_s=$("$PY" -c "import time; print(round(time.time() - $t0, 1))") gpus=$NGPU"
   cp "$(readlink -f "$OUTDIR/reports-$mode/latest")/results.json" "$OUTDIR/results_async_$mode.json"
 done
-echo "job files left: $(ls /tmp/chain-jobs 2>/dev/null | wc -l)"
+echo "job files left: $(ls "$W/jobs" 2>/dev/null | wc -l)"
 "$PY" - "$OUTDIR" <<'EOF'
 import json, sys
 out = sys.argv[1]

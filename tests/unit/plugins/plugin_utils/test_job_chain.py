@@ -144,3 +144,37 @@ def test_bad_jobs_are_refused_before_any_call(jobs, message):
     from ansible_collections.aifabric.acceptance.plugins.action import job_chain as action  # pylint: disable=import-outside-toplevel
     problem = action._problem([dict({"args": {}, "name": None}, **job) for job in jobs])    # pylint: disable=protected-access
     assert message in problem, problem
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_a_start_that_gets_no_answer_is_bounded_and_the_host_unreachable(monkeypatch):
+    """The chain's start is one call to the host: one that never answers (a silent host, no SSH keep-alives) is
+    stopped at the action's own bound (its SSH client killed), whatever the task's timeout, and the host is
+    unreachable."""
+    import types  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aifabric.acceptance.plugins.action import job_chain as action  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(action, "CALL_LIMIT_S", 1.0)
+    started = []
+
+    def silent_start(*_args):
+        proc = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)
+        started.append(proc)
+        try:
+            return proc.stdout.read()
+        finally:
+            proc.stdout.close()
+            proc.wait()
+
+    task = types.SimpleNamespace(args={"jobs": [{"module": "aifabric.acceptance.gemm_bench", "timeout_s": 60}]},
+                                 async_val=0, check_mode=False, action="aifabric.acceptance.job_chain", environment=[])
+    chain = action.ActionModule(task, types.SimpleNamespace(_shell=types.SimpleNamespace(tmpdir=None)),
+                                None, None, None, None)
+    chain._start = silent_start     # pylint: disable=protected-access
+    t0 = time.monotonic()
+    out = chain.run(task_vars={})
+    assert out["unreachable"] is True and "no answer within 1 s" in out["msg"], out
+    assert time.monotonic() - t0 < 30
+    deadline = time.monotonic() + 10
+    while started[0].poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started[0].poll() is not None        # the process holding the call was stopped
