@@ -5,15 +5,19 @@ before anything runs (plugins/plugin_utils/inventory_vars.py holds the vocabular
 
 from __future__ import annotations
 
+import copy
 import os
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import fleet, inventory_vars, run_store
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.controller_action import ControllerAction
 
 # plugins/action/check_vars.py -> the collection's root (its playbooks/ and roles/ are scanned)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the hosts a refused value names, at most (then their count)
+HOSTS_SHOWN = 5
 # tags that select by themselves (ansible-playbook's special tags)
 SPECIAL_TAGS = ("all", "always", "never", "tagged", "untagged")
 GROUP_VARS_EXTENSIONS = (".yml", ".yaml", ".json")
@@ -96,6 +100,63 @@ def _tag_problem(run_tags, stage_tags, substrates):
         ",".join(asked), where, "; ".join(parts), where, ", ".join(sorted(own)) or ", ".join(every)))
 
 
+def entry_points(vocabulary, roles):
+    """{substrate or "any": [(role, entry point)]} of the ``roles`` option ({substrate: ["role" | "role:entry"]}); a
+    name that is no entry point of the collection's roles is refused (a fault of the playbook that passed it)."""
+    out = {}
+    for substrate, names in (roles or {}).items():
+        for name in names or []:
+            role, _colon, point = str(name).partition(":")
+            if (role, point or "main") not in vocabulary.entry_points:
+                raise AnsibleActionFail("roles: %s is no role entry point of aifabric.acceptance" % name)
+            out.setdefault(str(substrate), []).append((role, point or "main"))
+    return out
+
+
+def argument_problems(vocabulary, hostvars, hosts, roles):
+    """(problems, warnings): the argument spec of each role entry point the playbook applies to a host's substrate
+    (``roles``: entry_points()) against its variables, with ansible-core's own validator and the values as the role's
+    own check at its start takes them (its options among the host's variables, templated) - here once, for every
+    host, before any stage; the collection's playbooks apply their roles without that check of each host
+    (``rolespec_validate: false``). A problem names the role, the entry point, ansible-core's messages and the hosts
+    (hosts with the same messages together); a value that cannot be templated yet is a warning (not checked)."""
+    refused, unchecked = {}, {}
+    for host in hosts:
+        if host not in hostvars or not roles:
+            continue
+        own = hostvars[host]
+        names = set(str(name) for name in own)
+        substrate = str(own.get("acceptance_substrate") or "ssh")
+        for role, point in roles.get(substrate, []) + roles.get("any", []):
+            options = vocabulary.entry_points[(role, point)]
+            given = {}
+            for name in sorted(names.intersection(options)):
+                try:
+                    given[name] = own.get(name)
+                except Exception as exc:  # pylint: disable=broad-except  # any templating error: said, not raised
+                    unchecked.setdefault("%s (%s)" % (name, str(exc).splitlines()[0][:200]), []).append(host)
+            if not given:
+                continue
+            # the spec of the options given alone, a copy each time (ansible-core's validator writes into the spec
+            # it is given: each role's check at its start builds its own)
+            spec = copy.deepcopy(dict((name, options[name]) for name in given))
+            errors = ArgumentSpecValidator(spec).validate(given, validate_role_argument_spec=True).error_messages
+            if errors:
+                key = "the argument spec of the role aifabric.acceptance.%s (entry point %s) refuses: %s" % (
+                    role, point, "; ".join(str(e) for e in errors))
+                refused.setdefault(key, []).append(host)
+    problems = ["%s (%s)" % (key, _hosts_named(found)) for key, found in sorted(refused.items())]
+    warnings = ["the value of %s could not be templated before the run, so its argument spec is not checked (%s)"
+                % (what, _hosts_named(found)) for what, found in sorted(unchecked.items())]
+    return problems, warnings
+
+
+def _hosts_named(hosts):
+    shown = ", ".join(hosts[:HOSTS_SHOWN])
+    more = len(hosts) - HOSTS_SHOWN
+    return ("host %s" % shown if len(hosts) == 1 else "hosts %s" % shown) + (" and %d more" % more if more > 0 else "")
+
+
 def _fail_on_problem(value, source):
     if value is None or str(value) in fleet.FAIL_ON:
         return None
@@ -118,6 +179,7 @@ class ActionModule(ControllerAction):
         "targets": {"type": "list", "elements": "str"},
         "host_pattern": {"type": "str"},
         "stage_tags": {"type": "dict"},
+        "roles": {"type": "dict"},
         "require_report": {"type": "bool", "default": False},
         "fail_on": {"type": "str"},
         "fail_on_source": {"type": "str", "default": "acceptance_fail_on"},
@@ -147,13 +209,17 @@ class ActionModule(ControllerAction):
                 words.append("the group %s sets %s, but %s: put the hosts tested in the group, or the variables in a "
                              "group that holds them" % (group, ", ".join(names), where))
         problems = self._configuration(args, task_vars, hostvars, targets)
+        refused, unchecked = argument_problems(vocabulary, hostvars, hosts, entry_points(vocabulary, args["roles"]))
+        problems += refused
+        for text in unchecked:
+            self._display.warning(text)
         result["problems"] = problems + words
         if problems or (words and args["strict"]):
             hint = " Fix or remove them, or set acceptance_strict_vars=false to only warn." if words else ""
             raise AnsibleActionFail("the run stops before any stage: %s.%s" % ("; ".join(problems + words), hint))
         for text in words:
             self._display.warning(text)
-        result["warnings"] = words
+        result["warnings"] = words + unchecked
         return result
 
     @staticmethod

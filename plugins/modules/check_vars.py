@@ -34,6 +34,12 @@ description:
     O(require_report), a run that would have no report (the C(aifabric.acceptance.fleet_report) callback not
     enabled, or its configuration refused - a report directory or history store that the path rule refuses)."
   - Also names an C(acceptance_substrate) that is neither V(ssh) nor V(kubernetes).
+  - "With O(roles), every host's variables against the argument spec of each role entry point the playbook applies to
+    the host's substrate, with ansible-core's own validator, as the role's check at its start takes them (its options
+    among the host's variables, templated): a value it refuses fails the run before any stage, naming the role, the
+    entry point, ansible-core's message and the hosts, whatever O(strict) says. The collection's playbooks then apply
+    their roles without that check of each host (C(rolespec_validate: false)): one check of the whole fleet instead of
+    one task on every host at each role's start. A value that cannot be templated yet is a warning (not checked)."
   - Runs on the controller.
 extends_documentation_fragment: [aifabric.acceptance._attributes]
 attributes:
@@ -67,6 +73,12 @@ options:
       - The tags that select a stage of the playbook, per substrate (V(ssh), V(kubernetes)) or V(any); a C(--tags)
         value that is none of them (for the targets' substrates) fails the run, with the close tags. Unset - not
         checked.
+    type: dict
+  roles:
+    description:
+      - The role entry points the playbook applies, per substrate (V(ssh), V(kubernetes)) or V(any) (every host):
+        role names of the collection, or C(role:entry_point) (default entry point V(main)). Unset - no argument spec
+        is checked here (the roles check their own at their start).
     type: dict
   require_report:
     description: The playbook ends with the run summary - fail when the run would have no report.

@@ -6,7 +6,8 @@ mapping the collection reads is read by it, belongs to someone else, or is refus
 One vocabulary, :class:`Vocabulary`, read from the collection itself (no list kept by hand):
 
 - every role's ``meta/argument_specs.yml`` (all entry points; the options of one name in several specs united, their
-  suboptions too), the keys of the roles' ``defaults/`` and ``vars/`` files, and the names its playbooks and roles use
+  suboptions too; :attr:`Vocabulary.entry_points` keeps each entry point's own), the keys of the roles' ``defaults/``
+  and ``vars/`` files, and the names its playbooks and roles use
   as variables with one of its prefixes (the roles' names, ``acceptance_``, ``aifabric_``, and ``report_``,
   ``baseline_``, ``compare_`` of the report and baseline playbooks);
 - ``acceptance_expect``: env_probe's ``expect`` option (tools/env_probe.py, docs/glossary.md's environment expectations).
@@ -115,6 +116,8 @@ class Vocabulary:
         roles = _role_names(root)
         self.prefixes = OWN_PREFIXES + tuple(role + "_" for role in roles)
         self.specs = {"acceptance_expect": dict(EXPECT_SPEC)}
+        # {(role, entry point): its options}: each role's argument spec as the role checks it at its start
+        self.entry_points = {}
         pattern = _name_pattern(self.prefixes + SCAN_PREFIXES)
         for sub in ("playbooks", "roles"):
             for path in _yaml_files(root, sub):
@@ -127,16 +130,18 @@ class Vocabulary:
                     self.specs.setdefault(name, {})
                 parts = path[len(root):].split(os.sep)
                 if sub == "roles" and parts[-2:] == ["meta", "argument_specs.yml"]:
-                    self._add_specs(_load(path))
+                    self._add_specs(parts[-3], _load(path))
                 elif sub == "roles" and ("defaults" in parts or "vars" in parts):
                     for name in _load(path) or {}:
                         self.specs.setdefault(str(name), {})
         self.names = frozenset(self.specs)
         self._pool = sorted(self.names)
 
-    def _add_specs(self, data):
-        for entry in ((data or {}).get("argument_specs") or {}).values():
-            for name, spec in ((entry or {}).get("options") or {}).items():
+    def _add_specs(self, role, data):
+        for point, entry in ((data or {}).get("argument_specs") or {}).items():
+            options = (entry or {}).get("options") or {}
+            self.entry_points[(role, str(point))] = options
+            for name, spec in options.items():
                 self.specs[name] = merge_spec(self.specs.get(name), spec or {"type": "raw"})
 
     def ours(self, name):

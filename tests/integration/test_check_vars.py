@@ -7,7 +7,9 @@ that is no environment expectation (``acceptance_expect: {expect_gpu_count: 1}``
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 
 from ansible_collections.aifabric.acceptance.tests.integration.test_callback import ANSIBLE_PLAYBOOK, PLAYBOOKS, env  # noqa: F401  pylint: disable=unused-import
@@ -62,3 +64,44 @@ def test_an_unknown_substrate_fails_the_run_naming_it(env, tmp_path):  # noqa: F
     out = (proc.stdout + proc.stderr).replace("\n", " ")
     assert proc.returncode == 2, out[-3000:]
     assert "node1: acceptance_substrate k8s (ssh or kubernetes)" in out, out[-3000:]
+
+
+def _run_fleet(env, tmp_path, fleet_vars, *extra):  # noqa: F811  pylint: disable=redefined-outer-name
+    inventory = tmp_path / "hosts.yml"
+    lines = ["all:", "  hosts:"]
+    for host, host_vars in fleet_vars.items():
+        lines += ["    %s:" % host, "      ansible_connection: local"]
+        lines += ["      %s: %s" % item for item in host_vars.items()]
+    inventory.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(PLAYBOOKS, "check_vars_run.yml")] + list(extra)
+    return subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=PLAYBOOKS,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_value_a_role_s_argument_spec_refuses_fails_the_run_naming_its_hosts(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    """The argument specs of the roles the playbook applies (acceptance.yml's, per substrate), checked for every host
+    by the first play (the playbooks apply their roles without each host's own check): node2's gpu_gemm.iterations is
+    no integer (the GPU stage's role), node3's rdma_confirm no boolean (the RDMA stage's), node5's gpu_gemm neither,
+    on Kubernetes (its role there: k8s); node1, node4 and node6 (on Kubernetes, with a key of nccl_options that the
+    k8s role reads and the SSH nccl role would not) are fine - exactly node2, node3 and node5 are named, each under
+    the role of its substrate, with ansible-core's own message; the run stops before any stage,
+    acceptance_strict_vars=false or not (a wrong value is not a matter of strictness)."""
+    fleet = {"node1": {"gpu_gemm": "{iterations: 5}", "rdma_confirm": "true"},
+             "node2": {"gpu_gemm": "{iterations: many}"},
+             "node3": {"rdma_confirm": "maybe"},
+             "node4": {},
+             "node5": {"acceptance_substrate": "kubernetes", "gpu_gemm": "{iterations: many}"},
+             "node6": {"acceptance_substrate": "kubernetes", "nccl_options": "{ssh_port: 2022}"}}
+    for extra in ((), ("-e", "acceptance_strict_vars=false")):
+        proc = _run_fleet(env, tmp_path, fleet, *extra)
+        out = (proc.stdout + proc.stderr).replace("\n", " ")
+        assert proc.returncode == 2, out[-3000:]
+        assert "after the check" not in out
+        (line,) = [x for x in proc.stdout.splitlines() if x.startswith("fatal: [node1]: FAILED! => ")]
+        message = json.loads(line.split(" => ", 1)[1])["msg"]
+        refused = re.findall(r"the argument spec of the role aifabric\.acceptance\.(\w+) \(entry point (\w+)\) refuses: "
+                             r"([^(]*)\((hosts? [^)]*)\)", message)
+        assert sorted((role, point, hosts) for role, point, _why, hosts in refused) == [
+            ("gpu", "main", "host node2"), ("k8s", "main", "host node5"), ("rdma", "main", "host node3")], message
+        for role, _point, why, _hosts in refused:
+            assert ("'iterations'" in why and "'many'" in why) if role != "rdma" else "'maybe'" in why, why
