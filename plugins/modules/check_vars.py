@@ -76,7 +76,7 @@ options:
     type: dict
   roles:
     description:
-      - The role entry points the playbook applies, per substrate (V(ssh), V(kubernetes)) or V(any) (every host):
+      - The role entry points the playbook applies, per substrate (V(ssh), V(kubernetes)) or V(any) (every host) -
         role names of the collection, or C(role:entry_point) (default entry point V(main)). Unset - no argument spec
         is checked here (the roles check their own at their start).
     type: dict
