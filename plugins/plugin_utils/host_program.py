@@ -20,11 +20,11 @@ compiled when it is first imported, as the module's payload serves them, without
 
 from __future__ import annotations
 
-import ast
 import base64
 import functools
 import json
 import os
+import re
 import zlib
 from collections.abc import Sequence
 
@@ -79,17 +79,22 @@ def _path_of(name):
     return None
 
 
+# a from-import of the collection's module_utils (one line, or a parenthesized list): the module path below module_utils
+# and the names imported (a regular expression, not a parse: the closure is built in every worker that sends a bundle)
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+%s((?:\.\w+)*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)" % re.escape(PACKAGE),
+                          re.MULTILINE)
+
+
 def _imports(name):
     """The collection's module_utils that ``name`` imports, anywhere in its file (inside functions too)."""
     with open(_path_of(name), encoding="utf-8") as handle:
-        tree = ast.parse(handle.read())
+        text = handle.read()
     found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith(PACKAGE):
-            continue
-        base = node.module[len(PACKAGE):].lstrip(".")
-        for alias in node.names:
-            for candidate in (base + "." + alias.name if base else alias.name, base):
+    for base, names in _FROM_IMPORT.findall(text):
+        base = base.lstrip(".")
+        for alias in names.strip("()").split(","):
+            alias = alias.split("#", 1)[0].split(" as ", 1)[0].strip()
+            for candidate in ((base + "." + alias if base else alias) if alias else "", base):
                 if candidate and _path_of(candidate):
                     found.add(candidate)
                     break
@@ -128,7 +133,7 @@ def bundle(names):
             packages.add(full)
         with open(path, encoding="utf-8") as handle:
             sources[full] = handle.read()
-    packed = base64.b64encode(zlib.compress(json.dumps(sources).encode("utf-8"), 9)).decode("ascii")
+    packed = base64.b64encode(zlib.compress(json.dumps(sources).encode("utf-8"), 6)).decode("ascii")
     return IMPORTER % (packed, sorted(packages))
 
 
