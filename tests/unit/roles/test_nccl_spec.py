@@ -34,18 +34,24 @@ def role_spec(entry="main"):
     return _load("meta", "argument_specs.yml")["argument_specs"][entry]["options"]
 
 
+# the probe role's topology options, which the screen passes to it (its include of the probe role makes no argument
+# check of its own: the screen's spec holds them); their defaults are the probe role's
+PROBE_TOPOLOGY = ("probe_ibnetdiscover_file", "probe_lldp", "probe_topology", "probe_topology_file")
+
+
 def test_the_argument_spec_defaults_are_defaults_main_yml():
-    """Every variable of every entry point (main, screen) is in defaults/main.yml with its spec's default."""
+    """Every variable of every entry point (main, screen) is in defaults/main.yml with its spec's default (the probe
+    role's topology options aside: the probe role's defaults)."""
     entries = _load("meta", "argument_specs.yml")["argument_specs"]
     assert sorted(entries) == ["main", "screen"]
     spec = {}
     for entry in entries:
-        spec.update(role_spec(entry))
+        spec.update((name, option) for name, option in role_spec(entry).items() if name not in PROBE_TOPOLOGY)
     defaults = _load("defaults", "main.yml")
     assert sorted(spec) == sorted(defaults), "variables in only one of the two: %s" % sorted(set(spec) ^ set(defaults))
     for entry in entries:
         differ = dict((name, (option.get("default"), defaults[name])) for name, option in role_spec(entry).items()
-                      if option.get("default") != defaults[name])
+                      if name not in PROBE_TOPOLOGY and option.get("default") != defaults[name])
         assert not differ, "argument_specs.yml (%s) default != defaults/main.yml: %s" % (entry, differ)
 
 
@@ -57,9 +63,27 @@ def test_the_screen_shares_the_main_entry_points_variables():
     assert shared == {"nccl_options", "nccl_install", "nccl_env", "nccl_profile", "nccl_profiles_file", "nccl_expect",
                       "nccl_run_id"}
     assert all(main[name] == screen[name] for name in shared)
-    assert sorted(set(screen) - shared) == ["nccl_screen_collective", "nccl_screen_evidence", "nccl_screen_group_size",
-                                            "nccl_screen_learn_topology", "nccl_screen_margin_pct",
-                                            "nccl_screen_max_rounds", "nccl_screen_topology_var"]
+    assert sorted(set(screen) - shared - set(PROBE_TOPOLOGY)) == [
+        "nccl_screen_collective", "nccl_screen_evidence", "nccl_screen_group_size", "nccl_screen_learn_topology",
+        "nccl_screen_margin_pct", "nccl_screen_max_rounds", "nccl_screen_topology_var"]
+
+
+def test_the_screen_checks_the_probe_role_s_topology_options_as_the_probe_role_does():
+    """The screen runs the probe role's entry point topology without its argument check on every host
+    (rolespec_validate: false): the screen's spec holds those options, typed as the probe role's spec types them, and
+    no default of its own (the probe role's apply)."""
+    with open(os.path.join(ROOT, "roles", "probe", "meta", "argument_specs.yml"), encoding="utf-8") as fh:
+        probe = yaml.safe_load(fh)["argument_specs"]["topology"]["options"]
+    screen = role_spec("screen")
+    assert sorted(probe) == sorted(PROBE_TOPOLOGY)
+    for name in PROBE_TOPOLOGY:
+        ours = dict((k, v) for k, v in screen[name].items() if k != "description")
+        theirs = dict((k, v) for k, v in probe[name].items() if k not in ("description", "default"))
+        assert ours == theirs, name
+    with open(os.path.join(ROLE, "tasks", "screen.yml"), encoding="utf-8") as fh:
+        tasks = yaml.safe_load(fh)
+    (include,) = [t for t in tasks if (t.get("ansible.builtin.include_role") or {}).get("name") == "aifabric.acceptance.probe"]
+    assert include["ansible.builtin.include_role"]["rolespec_validate"] is False
 
 
 def test_every_variable_is_typed_and_described():
