@@ -404,8 +404,8 @@ class ActionModule(OneCallStart, ActionBase):
                 host=task_vars.get("inventory_hostname"))
         if self._light:
             command, params = self._light
-            call = functools.partial(command.run, self, status_program(dict(params, _poll=status_args["_poll"]),
-                                                                      self._task.check_mode))
+            program = status_program(dict(params, _poll=status_args["_poll"]), self._task.check_mode)
+            call = functools.partial(command.run, self, program)
         else:
             call = functools.partial(self._execute_module, module_name=MODULE, module_args=status_args,
                                      task_vars=task_vars)
