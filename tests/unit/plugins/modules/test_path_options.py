@@ -253,6 +253,9 @@ CLASSIFIED = {
     ("role:gpu", "gpu_profiles_file"): (READ, None),       # the same
     ("role:probe", "probe_topology_file"): (READ, None),   # the same
     ("role:probe", "probe_ibnetdiscover_file"): (READ, None),  # read on the controller (fabric_topology, delegated)
+    # the screen's own spec holds the probe role's topology options, which it hands to the probe role (the same use)
+    ("role:nccl", "probe_topology_file"): (READ, None),
+    ("role:nccl", "probe_ibnetdiscover_file"): (READ, None),
     ("role:hccl", "hccl_profiles_file"): (READ, None),     # the same
     ("role:k8s", "k8s_render_dir"): (WRITE, render_dir),   # handed to k8s_workload's render_dir as it is
     # set by job_wait's action only (the shell's async_dir, where ansible-core's async_wrapper wrote the job's file; a
