@@ -30,10 +30,7 @@ description:
     O(phase=run) is the runner (start it with C(async) and C(poll=0)); O(phase=status) renews the runner's lease,
     hands it the unreachable hosts and returns its progress, and its records once it ended (then removes its
     files); O(phase=wait) (action plugin, controller) polls O(phase=status) until the runner ended and prints one
-    progress line per round for the whole fleet. Where the connection pipelines modules, each poll is a light poll -
-    the module's own status code sent as a short program to the host's module interpreter instead of the module's
-    payload (its parameters checked on the controller with the module's argument spec; those the module would
-    refuse are polled by the module), the same answer but for C(invocation).
+    progress line per round for the whole fleet.
   - The runner sets the CPU governor (O(cpu_governor)) once for the sweep and restores it on every path; it stops by
     itself (killing what it started) when its lease is not renewed for O(lease_s) seconds.
 extends_documentation_fragment:

@@ -22,7 +22,6 @@ def action(answers, monkeypatch):
     """A perftest_sweep action whose polls answer ``answers`` in turn (an exception is raised by the call)."""
     act = object.__new__(perftest_sweep.ActionModule)
     act._silent = False
-    act._light = False          # the module's polls (the light poll: test_perftest_sweep_light_status.py)
     calls = []
 
     def call(**kwargs):
