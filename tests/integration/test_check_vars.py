@@ -16,13 +16,7 @@ from ansible_collections.aifabric.acceptance.tests.integration.test_callback imp
 
 
 def _run(env, tmp_path, host_vars, *extra):  # noqa: F811  pylint: disable=redefined-outer-name
-    inventory = tmp_path / "hosts.yml"
-    lines = ["all:", "  hosts:", "    node1:", "      ansible_connection: local"]
-    lines += ["      %s: %s" % item for item in host_vars.items()]
-    inventory.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    argv = [ANSIBLE_PLAYBOOK, "-i", str(inventory), os.path.join(PLAYBOOKS, "check_vars_run.yml")] + list(extra)
-    return subprocess.run(argv, env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=PLAYBOOKS,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return _run_fleet(env, tmp_path, {"node1": host_vars}, *extra)
 
 
 def test_unread_variables_fail_the_run_naming_them(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
