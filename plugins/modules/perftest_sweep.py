@@ -339,15 +339,12 @@ def argument_spec():
     )
 
 
-MUTUALLY_EXCLUSIVE = [("size", "all_sizes"), ("iterations", "duration_s")]
-
-
 def main():
     module = argspec.module(
         AnsibleModule, RANGES,
         argument_spec=argument_spec(),
         supports_check_mode=True,
-        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
     )
     modmain.run(module, "perftest_sweep", _phase)
 

@@ -99,3 +99,24 @@ def test_a_value_a_role_s_argument_spec_refuses_fails_the_run_naming_its_hosts(e
             ("gpu", "main", "host node2"), ("k8s", "main", "host node5"), ("rdma", "main", "host node3")], message
         for role, _point, why, _hosts in refused:
             assert ("'iterations'" in why and "'many'" in why) if role != "rdma" else "'maybe'" in why, why
+
+
+def test_a_templated_value_is_checked_as_templated_and_one_not_defined_yet_only_warns(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    """Through real templating (hostvars): node1's rdma_confirm is a template whose value ("maybe") the RDMA role's
+    spec refuses - the run stops naming node1; its rdma_hcas names a variable no one has defined yet - a warning
+    (not checked), not a refusal. node2, without either, is named nowhere."""
+    proc = _run_fleet(env, tmp_path, {"node1": {"rdma_hcas": '"{{ found_later }}"', "rdma_confirm": '"{{ my_flag }}"',
+                                                "my_flag": "maybe"},
+                                      "node2": {}})
+    out = (proc.stdout + proc.stderr).replace("\n", " ")
+    assert proc.returncode == 2 and "after the check" not in out, out[-3000:]
+    assert ("the argument spec of the role aifabric.acceptance.rdma (entry point main) refuses: argument "
+            "'rdma_confirm' is of type str") in out and "'maybe' is not a valid boolean" in out, out[-3000:]
+    assert "(host node1)" in out and "node2" not in out.split("the run stops before any stage", 1)[1], out[-3000:]
+    assert ("the value of rdma_hcas ('found_later' is undefined) could not be templated before the run, so its "
+            "argument spec is not checked (host node1)") in out, out[-3000:]
+    # without the refused value the run goes on, with the warning
+    proc = _run_fleet(env, tmp_path, {"node1": {"rdma_hcas": '"{{ found_later }}"'}, "node2": {}})
+    out = (proc.stdout + proc.stderr).replace("\n", " ")
+    assert proc.returncode == 0 and "after the check" in out and "could not be templated before the run" in out, \
+        out[-3000:]
