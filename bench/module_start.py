@@ -48,6 +48,11 @@ COLLECTION = os.path.join("ansible_collections", "aifabric", "acceptance")
 UTILS_PREFIX = "ansible_collections/aifabric/acceptance/plugins/module_utils/"
 FLOOR = ("ping", "stat")             # ansible.builtin modules: what any module pays
 LIGHT = "job_wait:light"             # job_wait's light poll: its program (action/job_wait.py poll_program), no payload
+# perftest_sweep's light status poll: its program (action/perftest_sweep.py status_program: the bundle of the module's
+# status code), on a runner not started yet (it answers "missing", as a poll that finds the runner at work reads a
+# few small files)
+LIGHT_STATUS = "perftest_sweep:light-status"
+LIGHTS = (LIGHT, LIGHT_STATUS)
 BENCH_OPTION = "module_start_bench_unknown_option"
 RUN_TIMEOUT_S = 60
 # what AnsibleModule's argument check answers (ansible.module_utils.common.parameters / validation), the run's proof
@@ -91,6 +96,9 @@ def build(tree, out_dir, names):
         if name == LIGHT:
             manifest[name] = light_poll(out_dir)
             continue
+        if name == LIGHT_STATUS:
+            manifest[name] = light_status(out_dir)
+            continue
         if name in FLOOR:
             path, label = os.path.join(builtin, name + ".py"), "ansible.builtin." + name
         else:
@@ -122,6 +130,24 @@ def light_poll(out_dir):
     return {"label": LIGHT, "payload": target, "bytes": len(program), "module_utils": ["async_job.py (its text)"]}
 
 
+def light_status(out_dir):
+    """The program of perftest_sweep's light status poll for a runner whose directory is not there yet (a state root
+    of its own under ``out_dir``), or an entry without payload in a tree that has none."""
+    # pylint: disable=import-outside-toplevel  # the tree's own action, through the collection finder build() set
+    from ansible_collections.aifabric.acceptance.plugins.action import perftest_sweep
+    if not hasattr(perftest_sweep, "status_program"):
+        return {"label": LIGHT_STATUS, "payload": None, "bytes": 0, "module_utils": []}
+    params = perftest_sweep.light_params({"phase": "status", "run_id": "bench", "inventory_hostname": "bench",
+                                          "state_root": os.path.join(out_dir, "light-status-state"),
+                                          "_poll": {"wait_s": 0}})
+    program = perftest_sweep.status_program(params, False).encode("utf-8")
+    target = os.path.join(out_dir, "perftest_sweep_light_status.py")
+    with open(target, "wb") as handle:
+        handle.write(program)
+    return {"label": LIGHT_STATUS, "payload": target, "bytes": len(program),
+            "module_utils": ["modmain.py perftest_status.py and what they import (a bundle)"]}
+
+
 def build_in_child(tree, work, names):
     out_dir = tempfile.mkdtemp(prefix="payloads-", dir=work)
     # the tree first; the caller's other PYTHONPATH entries after it (e.g. another ansible-core)
@@ -144,7 +170,7 @@ def run_once(python, payload):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     # stopped at the argument check: the unknown option named (2.19), or a required one missing first (2.21); the
     # light poll: its answer for a job without a file
-    return cpu, any(said in done.stdout for said in ARGUMENT_CHECK + (b"could not find job",))
+    return cpu, any(said in done.stdout for said in ARGUMENT_CHECK + (b"could not find job", b'"missing": true'))
 
 
 def measure(trees, names, runs, python):
@@ -202,7 +228,7 @@ def main():
         if not here:
             parser.error("set PYTHONPATH to the directory above ansible_collections, or name --tree LABEL=DIR")
         trees = [("this", here[0])]
-    names = args.modules or list(FLOOR) + collection_modules(trees[0][1]) + [LIGHT]
+    names = args.modules or list(FLOOR) + collection_modules(trees[0][1]) + list(LIGHTS)
     results = measure(trees, names, args.runs, args.python)
     print(table(results, names))
     print("\nmodule_utils carried (%s):" % trees[-1][0])

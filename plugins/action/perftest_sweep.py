@@ -13,7 +13,9 @@ of one ansible-playbook): each poll writes the host's progress there, a host who
 poll), and the first worker that sees every host past a round prints that round's line (one line per round, created
 with O_EXCL). The positions handed here are a second source: the runners also ask each other directly
 (module_utils/perftest_sweep.py, position answers), which is what counts when this wait does not poll every host at
-once (fewer forks than hosts).
+once (fewer forks than hosts). The poll that finds a runner ended gets its records; the host keeps them until one
+more call acknowledges them (``_poll`` ``ack``), so that a poll whose answer is lost (past its bound under load, a
+connection that dropped) is answered again by the next one instead of the records being lost with the runner's files.
 
 Every call this action makes to a host is bounded here, whatever the connection settings (no SSH keep-alive is
 needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible.cfg): a poll gets ``poll_timeout_s``
@@ -34,13 +36,16 @@ import os
 import time
 
 from ansible import constants as C
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.aifabric.acceptance.plugins.module_utils import statedir
+from ansible_collections.aifabric.acceptance.plugins.module_utils import argspec, statedir
 from ansible_collections.aifabric.acceptance.plugins.module_utils.async_job import FILE_WAIT_S
 from ansible_collections.aifabric.acceptance.plugins.module_utils.errors import AcceptanceError
 from ansible_collections.aifabric.acceptance.plugins.module_utils.tools import perftest_sweep as perftest_tool
+from ansible_collections.aifabric.acceptance.plugins.modules import perftest_sweep as sweep_module
+from ansible_collections.aifabric.acceptance.plugins.plugin_utils import host_program
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.bounded_call import (
     Silent, bounded, bounded_poll, status_unreadable)
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start import OneCallStart
@@ -48,11 +53,76 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
+ACK_TRIES = 2          # calls that tell a host its runner's answer arrived
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
 WAIT_ONLY = ("wait_timeout_s", "poll_s", "poll_timeout_s", "rounds", "unreachable_after_polls", "sweep_hosts", "_poll",
              "job_id")
+
+
+# the light status poll (plugin_utils/host_program.py): after the bundle of perftest_status and modmain (and what they
+# import), the module's own status code on a stand-in for the AnsibleModule it uses (its parameters, checked here with
+# ansible-core's validator; check mode; warnings; the answer), through modmain.run as the module's main runs it
+STATUS_PROGRAM = """
+import json as _json
+import os
+import sys as _sys
+
+from ansible_collections.aifabric.acceptance.plugins.module_utils import modmain, perftest_status
+
+
+class _Module(object):
+    def __init__(self, params, check_mode):
+        self.params, self.check_mode, self._warnings = params, check_mode, []
+
+    def warn(self, warning):
+        self._warnings.append(warning)
+
+    def exit_json(self, **answer):
+        self._answer(answer, 0)
+
+    def fail_json(self, msg, **answer):
+        answer.update(failed=True, msg=msg)
+        self._answer(answer, 1)
+
+    def _answer(self, answer, rc):
+        if self._warnings:
+            answer["warnings"] = self._warnings
+        _sys.stdout.write(_json.dumps(answer))
+        _sys.exit(rc)
+
+
+_params = _json.loads(%r)
+# the options of type path, expanded here as AnsibleModule expands them on the host (its HOME, its environment)
+for _name in %r:
+    if isinstance(_params.get(_name), str):
+        _params[_name] = os.path.expanduser(os.path.expandvars(_params[_name]))
+modmain.run(_Module(_params, %r), "perftest_sweep", perftest_status.poll)
+"""
+
+
+def status_program(params, check_mode):
+    """The light status poll's program: the bundle, and the module's status code on ``params`` (light_params)."""
+    return host_program.bundle(("modmain", "perftest_status")) + STATUS_PROGRAM % (
+        json.dumps(params), sorted(_path_options()), bool(check_mode))
+
+
+def _path_options():
+    return set(name for name, spec in sweep_module.argument_spec().items() if spec.get("type") == "path")
+
+
+def light_params(status_args):
+    """The status poll's parameters as the module's AnsibleModule would have them (ansible-core's validator on the
+    module's argument spec, its defaults applied; then its ranges; the options of type path as given, expanded on the
+    host by the program), or None where they fail a check: the module polls then, and answers with its own message."""
+    spec = sweep_module.argument_spec()
+    for name in _path_options():
+        spec[name] = dict(spec[name], type="str")
+    validated = ArgumentSpecValidator(spec, mutually_exclusive=sweep_module.MUTUALLY_EXCLUSIVE).validate(status_args)
+    if validated.error_messages or argspec.violations(validated.validated_parameters, sweep_module.RANGES):
+        return None
+    return validated.validated_parameters
 
 
 def _unreadable(result, host, count, out):
@@ -108,6 +178,7 @@ class ActionModule(OneCallStart, ActionBase):
     _supports_async = True
 
     _silent = False     # a call to the host got no answer: no further call is made to it (cleanup included)
+    _light = None       # how the status polls reach the host: (host_program.Command, parameters); False: the module
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -304,7 +375,8 @@ class ActionModule(OneCallStart, ActionBase):
                         continue
                     self._report(shared, args, host, out.get("progress") or {}, self._dead(shared))
                     if out.get("finished"):
-                        return merge_hash(result, _ended(out, job_id))
+                        return self._acknowledge(merge_hash(result, _ended(out, job_id)), status_args, task_vars,
+                                                 poll_limit)
                 if time.monotonic() >= deadline:
                     return dict(result, failed=True, results=[],
                                 msg="the runner of %s did not end within wait_timeout_s=%s" % (
@@ -313,6 +385,21 @@ class ActionModule(OneCallStart, ActionBase):
                     time.sleep(1.0)
         finally:
             self._forget_tmp()
+
+    def _acknowledge(self, result, status_args, task_vars, limit_s):
+        """``result``, once the host was told that the runner's answer arrived (one more call: the host removes the
+        answer it kept for a poll whose answer is lost); a warning where it could not be told (what it kept stays)."""
+        ack = dict(status_args, _poll={"ack": True})
+        out = {}
+        for _attempt in range(ACK_TRIES):
+            if self._silent:
+                break
+            out = self._poll(ack, task_vars, limit_s)
+            if out.get("acknowledged"):
+                return result
+        return dict(result, warnings=list(result.get("warnings") or []) + [
+            "rdma sweep: the runner's answer kept on the host (its records, for a poll whose answer is lost) was not "
+            "removed: %s" % str(out.get("msg") or "no answer")[:300]])
 
     def _unreachable(self, shared, host, out, failures, limit, result):
         """The task's result once ``failures`` polls in a row got no answer (``limit`` of them, or a call that could
@@ -325,9 +412,23 @@ class ActionModule(OneCallStart, ActionBase):
         return dict(result, unreachable=True, changed=False, msg="runner unreachable: %s" % why)
 
     def _poll(self, status_args, task_vars, limit_s):
-        """One phase=status call, bounded by limit_s; a connection failure or no answer in time is unreachable."""
-        out, stuck = bounded_poll(limit_s, functools.partial(
-            self._execute_module, module_name=MODULE, module_args=status_args, task_vars=task_vars))
+        """One phase=status call, bounded by limit_s; a connection failure or no answer in time is unreachable. Where
+        the connection pipelines, a light poll: the module's status code in a short program (STATUS_PROGRAM), not the
+        module's payload; elsewhere, or where the parameters fail the module's checks, the module."""
+        if self._light is None:
+            params = host_program.possible(self) and light_params(status_args)
+            self._light = bool(params) and (host_program.Command(self, MODULE, status_args, task_vars), params)
+            self._display.vvv("perftest_sweep: the runner's status polled by %s" % (
+                "a light poll (the connection pipelines)" if self._light else "the module"),
+                host=task_vars.get("inventory_hostname"))
+        if self._light:
+            command, params = self._light
+            program = status_program(dict(params, _poll=status_args["_poll"]), self._task.check_mode)
+            call = functools.partial(command.run, self, program)
+        else:
+            call = functools.partial(self._execute_module, module_name=MODULE, module_args=status_args,
+                                     task_vars=task_vars)
+        out, stuck = bounded_poll(limit_s, call)
         # stuck: the connection is still held by the call, no further call
         self._silent = self._silent or stuck
         return out

@@ -93,11 +93,14 @@ def remove(path):
 FILE_WAIT_S = 10.0
 
 
-def forget(jid, async_dir, wait_s):
+def forget(jid, async_dir, wait_s, again=False):
     """Remove the job file of ``jid`` in ``async_dir`` (``~`` expanded here, as async_wrapper did) once it holds the
     job's finished result, waiting up to ``wait_s`` for async_wrapper to write it (it does when the job's module
-    exits, which may be just after the module said it ended): ``{"erased": path}`` or ``{"error": why}``."""
+    exits, which may be just after the module said it ended): ``{"erased": path}`` or ``{"error": why}``. ``again``:
+    an earlier call may have removed it - a file that is not there is erased."""
     path = os.path.join(os.path.expandvars(os.path.expanduser(async_dir)), jid)
+    if again and not os.path.lexists(path):
+        return {"erased": path}
     deadline = time.monotonic() + wait_s
     while True:
         data, done = status(jid, path)

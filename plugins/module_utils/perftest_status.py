@@ -11,6 +11,12 @@ ended, its records file and the state's cleanup (PerftestRun: the state root, st
 file, never the runner itself (perftest_sweep.Sweep, which builds on SweepState: the perftest adapter, its parser,
 the clients). The file names, the directory's place and the lease are defined here, once, for the runner and the
 poll. Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-typed: params, check_mode, warn).
+
+The poll that finds the runner ended keeps its answer (the records and the runner's progress) in a directory of its
+own (``answer-<sweep>-<host>`` in the run's, ANSWER) before it removes the runner's: an answer lost on the way (the
+poll past its bound under load, a connection that dropped) is given again by the next poll, not lost with the
+runner's files. The controller's wait acknowledges the answer it got with one more call (``_poll`` ``ack``), which
+removes that directory (the run's too, once empty).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ LEASE = "lease"
 DEAD = "dead.json"
 POSITIONS = "positions.json"
 START = "start.json"
+ANSWER = "answer.json"      # in the answer directory (SweepState.answer_dir)
 STATUS_POLL_S = 0.25   # phase=status long poll (latency of a progress line or of the end, not of a round)
 
 
@@ -86,9 +93,15 @@ class SweepState(PerftestRun):
         """phase=status: one poll."""
         return poll(self.module, self)
 
+    def answer_dir(self):
+        """Where the poll that found the runner ended keeps its answer until the controller acknowledged it."""
+        statedir.check_name(self.p["sweep_name"], "sweep_name")
+        return self.inside("answer-%s-%s" % (self.p["sweep_name"], self.host))
+
     def ended(self, here, prog, handed):
         """The answer of the poll (``poll``: the state opened) that found the runner ended: its records, and what it
-        left removed (its own async job file too, when the controller named it)."""
+        left removed (its own async job file too, when the controller named it). The records and progress are kept
+        (answer_dir) before anything is removed: a poll whose answer is lost gives them again (``given_again``)."""
         p = self.p
         records = read_json(here, RECORDS)
         if records is None:
@@ -96,24 +109,54 @@ class SweepState(PerftestRun):
 
             records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
                                      "what it measured is lost" % self.host, host=self.host, target=p["sweep_name"])]
+        if not self.module.check_mode:
+            write_json(self.make_dir(self.answer_dir()), ANSWER, {"results": records, "progress": prog})
         removed = self.cleanup(here)
         answer = dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
+        self._forget_job(answer, handed)
+        return answer
+
+    def given_again(self, handed):
+        """The answer kept by a poll that found the runner ended and whose answer the controller did not
+        acknowledge (lost on the way), or None: the same records and progress, its job file forgotten (again)."""
+        kept = self.answer_dir()
+        if statedir.check_own(kept, "answer directory") is None:
+            return None
+        data = statedir.read_json(os.path.join(kept, ANSWER), private=True)
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            return None
+        answer = dict(changed=True, results=data["results"], finished=True, progress=data.get("progress") or {},
+                      removed=[], given_again=True)
+        self._forget_job(answer, handed, again=True)
+        return answer
+
+    def acknowledged(self):
+        """The controller got the answer: its directory removed (and the run's, once empty)."""
+        kept = self.answer_dir()
+        removed = []
+        if not self.p["keep_state"] and not self.module.check_mode and self.remove(kept):
+            removed.append(kept)
+        if not self.module.check_mode:
+            self._remove_empty_run_dir()
+        return dict(changed=bool(removed), results=[], acknowledged=True, removed=removed)
+
+    def _forget_job(self, answer, handed, again=False):
         job = handed.get("job") or {}
         if job.get("jid"):
             answer["job_file"] = self.forget_job(str(job["jid"]), str(job.get("async_dir") or "~/.ansible_async"),
-                                                 job.get("wait_s"))
-        return answer
+                                                 job.get("wait_s"), again)
 
     @staticmethod
-    def forget_job(jid, async_dir, wait_s=None):
+    def forget_job(jid, async_dir, wait_s=None, again=False):
         """Remove the runner's own async job file, in this last poll (what a task of its own on every host did),
         waiting for async_wrapper's file ``wait_s`` (the action's, within the poll's bound), async_job.FILE_WAIT_S at
-        most: ``{"erased": path}`` or ``{"error": why}``."""
+        most: ``{"erased": path}`` or ``{"error": why}`` (``again``: a poll giving its answer again - a file that is no
+        longer there was removed by the first)."""
         if not statedir.NAME_RE.match(jid):     # joined to the job directory: never a path outside it
             return {"error": "jid %.100r is not a job id" % jid}
         from ansible_collections.aifabric.acceptance.plugins.module_utils import async_job   # the last poll alone
         wait = async_job.FILE_WAIT_S if wait_s is None else min(async_job.FILE_WAIT_S, max(0.0, float(wait_s)))
-        return async_job.forget(jid, async_dir, wait)
+        return async_job.forget(jid, async_dir, wait, again)
 
     def cleanup(self, here):
         """Kill and remove whatever this runner's steps left (their directories), then the runner's own; only what
@@ -137,15 +180,20 @@ def poll(module, sweep=None):
     sweep = sweep or SweepState(module)
     p = sweep.p
     sweep.open_state()
+    handed = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
+    if handed.get("ack"):
+        return sweep.acknowledged()
     here = sweep.sweep_dir()
     if statedir.check_own(here, "sweep directory") is None:
+        again = sweep.given_again(handed)
+        if again is not None:
+            return again
         # the runner has not created its directory yet (just started), or it is long gone: the wait action
         # decides, from how long this lasts
         return dict(changed=False, results=[], finished=False, missing=True,
                     progress={"next_step": p["first_step"], "pairs_done": 0, "failing": 0})
     sweep.here = here
     sweep.lease_touch()
-    handed = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
     _hand_over(here, p, handed)
     # long poll: answer when the runner ended, or after wait_s. Not at every step: the polls of every host would
     # then come at the round boundaries, all at once, where the next pairs start (their CPU, on the critical

@@ -30,7 +30,10 @@ description:
     O(phase=run) is the runner (start it with C(async) and C(poll=0)); O(phase=status) renews the runner's lease,
     hands it the unreachable hosts and returns its progress, and its records once it ended (then removes its
     files); O(phase=wait) (action plugin, controller) polls O(phase=status) until the runner ended and prints one
-    progress line per round for the whole fleet.
+    progress line per round for the whole fleet. Where the connection pipelines modules, each poll is a light poll -
+    the module's own status code sent as a short program to the host's module interpreter instead of the module's
+    payload (its parameters checked on the controller with the module's argument spec; those the module would
+    refuse are polled by the module), the same answer but for C(invocation).
   - The runner sets the CPU governor (O(cpu_governor)) once for the sweep and restores it on every path; it stops by
     itself (killing what it started) when its lease is not renewed for O(lease_s) seconds.
 extends_documentation_fragment:
@@ -102,6 +105,9 @@ options:
       - C(job) - C(jid) and C(async_dir) of the runner's async job (O(job_id)); the poll that finds the runner ended
         removes its job file, once C(async_wrapper) wrote it (waiting for it at most C(wait_s), 10 s at most, so that
         the poll stays within O(poll_timeout_s)).
+      - C(ack) - the controller got the answer of the poll that found the runner ended: the host removes what it kept
+        of it (the poll that finds the runner ended keeps its records and progress until then, and a poll that comes
+        after one whose answer was lost gives them again).
     type: dict
     default: {}
   wait_timeout_s:
@@ -339,12 +345,15 @@ def argument_spec():
     )
 
 
+MUTUALLY_EXCLUSIVE = [("size", "all_sizes"), ("iterations", "duration_s")]
+
+
 def main():
     module = argspec.module(
         AnsibleModule, RANGES,
         argument_spec=argument_spec(),
         supports_check_mode=True,
-        mutually_exclusive=[("size", "all_sizes"), ("iterations", "duration_s")],
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
     )
     modmain.run(module, "perftest_sweep", _phase)
 

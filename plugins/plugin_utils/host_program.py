@@ -12,11 +12,20 @@ as ansible-core reads a module's (the module's serialization profile; a run that
 deserialization failed", ``_ansible_parsed`` false, as for a module).
 
 :func:`possible` says where a program can go that way (the connection pipelines an ordinary module, remote files
-are not kept, a POSIX shell): :class:`one_call_start.OneCallStart` starts async jobs by it too. Controller only.
+are not kept, a POSIX shell): :class:`one_call_start.OneCallStart` starts async jobs by it too. A program that needs
+several of the collection's module_utils starts with :func:`bundle`: their sources (each one and every one it imports,
+at any depth, inside functions too), compressed, and an importer that serves them to the program from memory - each
+compiled when it is first imported, as the module's payload serves them, without ansible-core's own. Controller only.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
+import os
+import re
+import zlib
 from collections.abc import Sequence
 
 from ansible import constants as C
@@ -26,6 +35,106 @@ try:        # ansible-core 2.19 (2.21 cleans its UnifiedTaskResult itself)
     from ansible.vars.clean import remove_internal_keys
 except ImportError:
     remove_internal_keys = None
+
+
+PACKAGE = "ansible_collections.aifabric.acceptance.plugins.module_utils"
+UTILS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils")
+
+# the importer a bundle installs (Python 3.8+, standard library only): the bundled names first on sys.meta_path
+IMPORTER = """
+import base64 as _b64, json as _json, sys as _sys, zlib as _zlib
+import importlib.abc as _abc, importlib.util as _util
+_SOURCES = _json.loads(_zlib.decompress(_b64.b64decode(%r)).decode("utf-8"))
+_PACKAGES = frozenset(%r)
+
+
+class _Bundle(_abc.MetaPathFinder, _abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name in _PACKAGES or name in _SOURCES:
+            return _util.spec_from_loader(name, self, is_package=name in _PACKAGES)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        name = module.__name__
+        if name in _PACKAGES:
+            module.__path__ = []
+        source = _SOURCES.get(name)
+        if source is not None:
+            exec(compile(source, "<aifabric>/" + name.replace(".", "/") + ".py", "exec"), module.__dict__)
+
+
+_sys.meta_path.insert(0, _Bundle())
+"""
+
+
+def _path_of(name):
+    """The file of ``name`` (dotted, under module_utils), or None: the module, or the package's __init__.py."""
+    base = os.path.join(UTILS_DIR, *name.split(".")) if name else UTILS_DIR
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+# a from-import of the collection's module_utils (one line, or a parenthesized list): the module path below module_utils
+# and the names imported (a regular expression, not a parse: the closure is built in every worker that sends a bundle)
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+%s((?:\.\w+)*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)" % re.escape(PACKAGE),
+                          re.MULTILINE)
+
+
+def _imports(name):
+    """The collection's module_utils that ``name`` imports, anywhere in its file (inside functions too)."""
+    with open(_path_of(name), encoding="utf-8") as handle:
+        text = handle.read()
+    found = set()
+    for base, names in _FROM_IMPORT.findall(text):
+        base = base.lstrip(".")
+        for alias in names.strip("()").split(","):
+            alias = alias.split("#", 1)[0].split(" as ", 1)[0].strip()
+            for candidate in ((base + "." + alias if base else alias) if alias else "", base):
+                if candidate and _path_of(candidate):
+                    found.add(candidate)
+                    break
+    return found
+
+
+def utils_closure(names):
+    """``names`` (dotted, under module_utils) and every module_utils file they import, at any depth, with their
+    packages (an __init__.py is imported with its package)."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if not _path_of(name):
+            raise ValueError("%s is no module_utils file of the collection" % name)
+        seen.add(name)
+        todo.extend(_imports(name))
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+    return sorted(seen)
+
+
+@functools.lru_cache(maxsize=8)
+def bundle(names):
+    """The start of a program that imports ``names`` (a tuple of dotted names under module_utils) and what they
+    import from the collection: the importer, with their sources (read once per process)."""
+    sources, packages = {}, set()
+    parts = PACKAGE.split(".")
+    # the packages above module_utils, and module_utils itself: namespace packages (no __init__.py)
+    packages.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    for name in utils_closure(names):
+        path = _path_of(name)
+        full = PACKAGE + "." + name
+        if path.endswith("__init__.py"):
+            packages.add(full)
+        with open(path, encoding="utf-8") as handle:
+            sources[full] = handle.read()
+    packed = base64.b64encode(zlib.compress(json.dumps(sources).encode("utf-8"), 6)).decode("ascii")
+    return IMPORTER % (packed, sorted(packages))
 
 
 def possible(action):

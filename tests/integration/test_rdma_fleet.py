@@ -25,6 +25,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import time
 
@@ -161,8 +162,10 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
     async_dir = os.path.join(fleet.dir, "async-jobs")       # every host's runner's job file (one directory: one machine)
     env = controller.env(fleet, report_dir, extra={"ANSIBLE_FORKS": "2", "ANSIBLE_ASYNC_DIR": async_dir})
     started = time.monotonic()
-    # the counter window off (test_port_counters_fleet.py runs it on): neither of its tasks reads or judges a port
-    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra, "-e", '{"rdma_counter_window": false}'),
+    # the counter window off (test_port_counters_fleet.py runs it on): neither of its tasks reads or judges a port;
+    # -vvv: the wait says how it polls each runner
+    proc = start(fleet, controller.playbook_argv(PLAYBOOK, inventory, "-e", extra, "-e", '{"rdma_counter_window": false}',
+                                                 "-vvv"),
                  env, out, controller.repo)
     rc = finish(proc, 300, out)
     elapsed = time.monotonic() - started
@@ -212,6 +215,12 @@ def test_rdma_all_pairs_two_rails(fleet, controller, tmp_path):
         assert governors(host) == {"powersave"}, host.name
         assert not glob.glob(os.path.join(host.workdir, "perftest", "*", "governor.json"))
         assert state_left(os.path.join(host.workdir, "perftest")) == [], host.name
+    # each runner's status was polled by the light poll (the SSH connection pipelines: the module's status code, not
+    # its payload), and the records above are what it returned
+    for host in fleet.hosts:
+        assert re.search(r"perftest_sweep: the runner's status polled by a light poll \(the connection pipelines\)"
+                         r"[^\n]*%s" % re.escape(host.name), log_text) or \
+            ("<%s> perftest_sweep: the runner's status polled by a light poll" % host.name) in log_text, host.name
     # the wait's last poll removed each runner's async job file (no async_status cleanup task of its own)
     assert os.path.isdir(async_dir) and os.listdir(async_dir) == [], os.listdir(async_dir)
     assert "Forget the finished async job" not in open(out).read()

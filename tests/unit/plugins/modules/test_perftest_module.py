@@ -117,9 +117,13 @@ def ended(proc, timeout=120):
 
 
 def status(fake, host, **kw):
-    """phase=status once the runner ended: its records, and its files removed."""
-    out = call(base(fake, phase="status", inventory_hostname=host, hcas=["mlx5_0"], **kw), module=perftest_sweep)
+    """phase=status once the runner ended: its records, and its files removed - with the acknowledgement the wait
+    sends once it has them (``_poll`` ``ack``: what the host kept of the answer goes, the run's directory with it)."""
+    args = base(fake, phase="status", inventory_hostname=host, hcas=["mlx5_0"], **kw)
+    out = call(args, module=perftest_sweep)
     assert out["finished"], out
+    acked = call(dict(args, _poll={"ack": True}), module=perftest_sweep)
+    assert acked["acknowledged"], acked
     return out
 
 
