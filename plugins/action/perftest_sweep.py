@@ -13,9 +13,9 @@ of one ansible-playbook): each poll writes the host's progress there, a host who
 poll), and the first worker that sees every host past a round prints that round's line (one line per round, created
 with O_EXCL). The positions handed here are a second source: the runners also ask each other directly
 (module_utils/perftest_sweep.py, position answers), which is what counts when this wait does not poll every host at
-once (fewer forks than hosts). The poll that finds a runner ended gets its records; the host keeps them until one
-more call acknowledges them (``_poll`` ``ack``), so that a poll whose answer is lost (past its bound under load, a
-connection that dropped) is answered again by the next one instead of the records being lost with the runner's files.
+once (fewer forks than hosts). The poll that finds a runner ended gets its records, and the host keeps them (until
+the run's cleanup): once a poll saw the runner, every poll hands ``seen``, and a poll that comes after one whose
+answer was lost (past its bound under load, a connection that dropped) gets them again instead of no runner.
 
 Every call this action makes to a host is bounded here, whatever the connection settings (no SSH keep-alive is
 needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible.cfg): a poll gets ``poll_timeout_s``
@@ -53,7 +53,6 @@ from ansible_collections.aifabric.acceptance.plugins.plugin_utils.one_call_start
 MODULE = "aifabric.acceptance.perftest_sweep"
 MISSING_S = 120
 POLL_MARGIN_S = 20.0    # a poll answers within its long poll (poll_s) plus this, or it failed
-ACK_TRIES = 2          # calls that tell a host its runner's answer arrived
 STATUS_ERRORS_AFTER = 3     # polls in a row whose status could not be read (bounded_call.status_unreadable) fail
 CALL_LIMIT_S = 120.0    # a plan, or the async start of a runner, answers within this, or the host is unreachable
 CLEANUP_LIMIT_S = 30.0  # the removal of the remote temporary directory answers within this
@@ -373,10 +372,11 @@ class ActionModule(OneCallStart, ActionBase):
                                 "its files were removed" % (host, MISSING_S)))
                         time.sleep(0.25)
                         continue
+                    # this wait saw its runner: a later poll may get the answer of one that was lost on the way
+                    poll["seen"] = True
                     self._report(shared, args, host, out.get("progress") or {}, self._dead(shared))
                     if out.get("finished"):
-                        return self._acknowledge(merge_hash(result, _ended(out, job_id)), status_args, task_vars,
-                                                 poll_limit)
+                        return merge_hash(result, _ended(out, job_id))
                 if time.monotonic() >= deadline:
                     return dict(result, failed=True, results=[],
                                 msg="the runner of %s did not end within wait_timeout_s=%s" % (
@@ -385,21 +385,6 @@ class ActionModule(OneCallStart, ActionBase):
                     time.sleep(1.0)
         finally:
             self._forget_tmp()
-
-    def _acknowledge(self, result, status_args, task_vars, limit_s):
-        """``result``, once the host was told that the runner's answer arrived (one more call: the host removes the
-        answer it kept for a poll whose answer is lost); a warning where it could not be told (what it kept stays)."""
-        ack = dict(status_args, _poll={"ack": True})
-        out = {}
-        for _attempt in range(ACK_TRIES):
-            if self._silent:
-                break
-            out = self._poll(ack, task_vars, limit_s)
-            if out.get("acknowledged"):
-                return result
-        return dict(result, warnings=list(result.get("warnings") or []) + [
-            "rdma sweep: the runner's answer kept on the host (its records, for a poll whose answer is lost) was not "
-            "removed: %s" % str(out.get("msg") or "no answer")[:300]])
 
     def _unreachable(self, shared, host, out, failures, limit, result):
         """The task's result once ``failures`` polls in a row got no answer (``limit`` of them, or a call that could

@@ -14,9 +14,10 @@ poll. Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-t
 
 The poll that finds the runner ended keeps its answer (the records and the runner's progress) in a directory of its
 own (``answer-<sweep>-<host>`` in the run's, ANSWER) before it removes the runner's: an answer lost on the way (the
-poll past its bound under load, a connection that dropped) is given again by the next poll, not lost with the
-runner's files. The controller's wait acknowledges the answer it got with one more call (``_poll`` ``ack``), which
-removes that directory (the run's too, once empty).
+poll past its bound under load, a connection that dropped) is given again by the next poll of the same wait (the
+controller hands ``seen`` once it saw the runner: a wait for a runner not started yet never gets an earlier runner's
+answer), not lost with the runner's files. A runner's start removes what an earlier runner of its sweep kept; the
+run's cleanup (module cleanup, ``perftest_state``: the rdma role's last task) removes the rest with the run's state.
 """
 
 from __future__ import annotations
@@ -117,8 +118,11 @@ class SweepState(PerftestRun):
         return answer
 
     def given_again(self, handed):
-        """The answer kept by a poll that found the runner ended and whose answer the controller did not
-        acknowledge (lost on the way), or None: the same records and progress, its job file forgotten (again)."""
+        """The answer kept by the poll that found the runner ended, given again to a wait that saw the runner
+        (``handed["seen"]``: that poll's answer was lost on the way), or None: the same records and progress, its job
+        file forgotten (removed by the first, or now)."""
+        if not handed.get("seen"):
+            return None
         kept = self.answer_dir()
         if statedir.check_own(kept, "answer directory") is None:
             return None
@@ -129,16 +133,6 @@ class SweepState(PerftestRun):
                       removed=[], given_again=True)
         self._forget_job(answer, handed, again=True)
         return answer
-
-    def acknowledged(self):
-        """The controller got the answer: its directory removed (and the run's, once empty)."""
-        kept = self.answer_dir()
-        removed = []
-        if not self.p["keep_state"] and not self.module.check_mode and self.remove(kept):
-            removed.append(kept)
-        if not self.module.check_mode:
-            self._remove_empty_run_dir()
-        return dict(changed=bool(removed), results=[], acknowledged=True, removed=removed)
 
     def _forget_job(self, answer, handed, again=False):
         job = handed.get("job") or {}
@@ -181,8 +175,6 @@ def poll(module, sweep=None):
     p = sweep.p
     sweep.open_state()
     handed = p.get("_poll") or {}     # what the controller's wait hands every runner (action perftest_sweep)
-    if handed.get("ack"):
-        return sweep.acknowledged()
     here = sweep.sweep_dir()
     if statedir.check_own(here, "sweep directory") is None:
         again = sweep.given_again(handed)

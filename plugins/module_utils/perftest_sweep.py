@@ -510,8 +510,10 @@ class Sweep(perftest_status.SweepState):
         return self.finish(outcome, len(steps))
 
     def begin(self):
-        """The runner's directory (made and marked), its counters, its lease and its first progress line."""
+        """The runner's directory (made and marked), its counters, its lease and its first progress line; what an
+        earlier runner of this sweep kept of its answer (SweepState.answer_dir) removed."""
         self.here = self.make_dir(self.sweep_dir())
+        self.remove(self.answer_dir())
         self.records = []
         self.dead = {}            # peer -> why it is not waited for again
         self.pairs_done = 0

@@ -105,9 +105,10 @@ options:
       - C(job) - C(jid) and C(async_dir) of the runner's async job (O(job_id)); the poll that finds the runner ended
         removes its job file, once C(async_wrapper) wrote it (waiting for it at most C(wait_s), 10 s at most, so that
         the poll stays within O(poll_timeout_s)).
-      - C(ack) - the controller got the answer of the poll that found the runner ended, and the host removes what it
-        kept of it (the poll that finds the runner ended keeps its records and progress until then, and a poll that
-        comes after one whose answer was lost gives them again).
+      - C(seen) - this wait has seen the runner. The poll that finds the runner ended keeps its records and progress
+        in the run's state (until module M(aifabric.acceptance.cleanup) with O(aifabric.acceptance.cleanup#module:perftest_state)
+        removes it, or the next runner of the sweep starts), and a poll handed C(seen) that finds no runner gives
+        them again (the answer of the poll before it was lost on the way).
     type: dict
     default: {}
   wait_timeout_s:

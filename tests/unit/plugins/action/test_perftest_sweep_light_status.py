@@ -127,33 +127,31 @@ def test_a_runner_that_ended_gives_its_records_and_its_leftovers_go_both_ways(mo
 
 
 @pytest.mark.parametrize("how", ["module", "light"])
-def test_a_lost_last_answer_is_given_again_and_the_acknowledgement_leaves_nothing(how, monkeypatch, tmp_path):
-    """The poll that finds the runner ended keeps its answer until the controller acknowledges it: the runner's files
-    are gone after it, yet the next poll (the first one's answer lost on the way) gives the same records and progress
-    again - its job file, removed by the first, counted as erased; the acknowledgement (``_poll`` ``ack``) removes
-    what was kept and the run's directory with it: nothing of the run is left."""
+def test_a_lost_last_answer_is_given_again_to_the_wait_that_saw_the_runner(how, monkeypatch, tmp_path):
+    """The poll that finds the runner ended keeps its answer: the runner's files are gone after it, yet the next poll
+    of a wait that saw the runner (``_poll`` ``seen``: the first one's answer lost on the way) gives the same records
+    and progress again - its job file, removed by the first, counted as erased. A wait that never saw a runner (one
+    not started yet) gets no earlier runner's answer: missing."""
     args = status_args(tmp_path)
     here = lay_out(args, progress={"finished": True, "pid": 0, "pairs_done": 3}, records=RECORDS)
     job_dir = tmp_path / "jobs"
     job_dir.mkdir()
     (job_dir / "j1.2").write_text(json.dumps({"finished": 1, "rc": 0}))
-    args["_poll"] = {"wait_s": 0, "job": {"jid": "j1.2", "async_dir": str(job_dir), "wait_s": 0}}
+    handed = {"wait_s": 0, "seen": True, "job": {"jid": "j1.2", "async_dir": str(job_dir), "wait_s": 0}}
 
     def poll(more):
         polled = dict(args, _poll=more)
         return module_answer(monkeypatch, polled) if how == "module" else light_answer(polled)
 
-    first = poll(args["_poll"])
+    first = poll(handed)
     assert first["finished"] and first["results"] == RECORDS and "erased" in first["job_file"], first
     assert not os.path.exists(here) and os.listdir(job_dir) == []
-    again = poll(args["_poll"])
+    assert sorted(os.listdir(os.path.dirname(here))) == [".aifabric-acceptance", "answer-main-n1"]
+    again = poll(handed)
     assert again["finished"] and again["given_again"] and again["results"] == RECORDS, again
     assert again["progress"] == first["progress"] and "erased" in again["job_file"], again
-    acked = poll({"ack": True})
-    assert acked["acknowledged"] and len(acked["removed"]) == 1, acked
-    assert not os.path.exists(os.path.dirname(here))      # the run's directory gone with it
-    after = poll({"wait_s": 0})
-    assert after["missing"] and not after["finished"], after      # nothing kept: a runner not (or no longer) there
+    fresh = poll({"wait_s": 0})
+    assert fresh["missing"] and not fresh["finished"], fresh
 
 
 def test_the_ended_poll_removes_the_runner_s_job_file_both_ways(monkeypatch, tmp_path):

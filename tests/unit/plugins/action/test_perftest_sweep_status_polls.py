@@ -7,6 +7,8 @@ one odd poll used to end the wait with no records while the runner went on."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from ansible.errors import AnsibleError
 
@@ -16,7 +18,6 @@ KILLED = {"failed": True, "_ansible_parsed": False, "msg": "MODULE FAILURE\nSee 
           "rc": 137, "module_stderr": "Killed"}
 DONE = {"finished": True, "results": [{"check": "rdma.ib_write_bw", "status": "pass", "host": "n1"}]}
 RUNNING = {"progress": {}}
-ACK = {"acknowledged": True, "results": [], "removed": ["/state/answer-main-n1"]}
 
 
 def action(answers, monkeypatch):
@@ -27,7 +28,7 @@ def action(answers, monkeypatch):
     calls = []
 
     def call(**kwargs):
-        calls.append(kwargs)
+        calls.append(copy.deepcopy(kwargs))     # the wait changes its _poll in place between polls
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -47,9 +48,9 @@ ARGS = {"inventory_hostname": "n1", "poll_s": 1, "poll_timeout_s": 30, "wait_tim
 
 @pytest.mark.parametrize("odd", [KILLED, AnsibleError("the module could not be transferred")])
 def test_a_poll_without_a_status_is_made_again(odd, monkeypatch):
-    act, calls = action([odd, RUNNING, odd, DONE, ACK], monkeypatch)
+    act, calls = action([odd, RUNNING, odd, DONE], monkeypatch)
     out = act._wait(dict(ARGS), {}, {})
-    assert not out.get("failed") and out["results"] == DONE["results"] and len(calls) == 5
+    assert not out.get("failed") and out["results"] == DONE["results"] and len(calls) == 4
 
 
 def test_status_polls_failing_in_a_row_fail_the_task_not_the_host(monkeypatch):
@@ -65,21 +66,21 @@ def test_the_last_poll_is_told_the_runners_job_and_a_file_it_could_not_remove_is
     """job_id: every poll hands the runner's job (its id, the shell's async_dir as async_wrapper had it) to the
     status module, whose poll that finds the runner ended removes the job file; an error of that removal is a
     warning of the task, the records stand."""
-    act, calls = action([RUNNING, dict(DONE, job_file={"error": "/h/.ansible_async/j1.2: had not finished"}), ACK],
+    act, calls = action([RUNNING, dict(DONE, job_file={"error": "/h/.ansible_async/j1.2: had not finished"})],
                         monkeypatch)
     monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
     out = act._wait(dict(ARGS, job_id="j1.2"), {}, {})
     # the job file's wait: half of what the poll's bound (30 s) leaves past its long poll (1 s), 10 s at most
-    assert [c["module_args"]["_poll"].get("job") for c in calls] == [
-        {"jid": "j1.2", "async_dir": "~/.ansible_async", "wait_s": 10.0}] * 2 + [None]
-    act, calls = action([DONE, ACK], monkeypatch)
+    assert [c["module_args"]["_poll"]["job"] for c in calls] == [
+        {"jid": "j1.2", "async_dir": "~/.ansible_async", "wait_s": 10.0}] * 2
+    act, calls = action([DONE], monkeypatch)
     monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
     act._wait(dict(ARGS, job_id="j1.2", poll_timeout_s=10), {}, {})
     assert calls[0]["module_args"]["_poll"]["job"]["wait_s"] == 4.5      # (10 - 1) / 2: the poll stays in its bound
     assert not out.get("failed") and out["results"] == DONE["results"] and "job_file" not in out
     assert out["warnings"] == ["rdma sweep: the job file of runner j1.2 was not removed: /h/.ansible_async/j1.2: had "
                                "not finished"]
-    act, calls = action([dict(DONE, job_file={"erased": "/h/.ansible_async/j1.2"}), ACK], monkeypatch)
+    act, calls = action([dict(DONE, job_file={"erased": "/h/.ansible_async/j1.2"})], monkeypatch)
     monkeypatch.setattr(act, "get_shell_option", lambda name, default=None: "~/.ansible_async", raising=False)
     out = act._wait(dict(ARGS, job_id="j1.2"), {}, {})
     assert not out.get("warnings") and "job_file" not in out
@@ -92,25 +93,14 @@ def test_a_job_id_that_is_not_one_fails_before_any_call(job_id, monkeypatch):
     assert out["failed"] and "is not a job id" in out["msg"] and calls == []
 
 
-def test_the_answer_of_the_last_poll_is_acknowledged_and_a_lost_one_is_given_again(monkeypatch):
-    """The poll that finds the runner ended gets its records; one more call tells the host they arrived (``_poll``
-    ``ack``: it removes what it kept of them). A last poll whose answer is lost (past its bound) is not the end: the
-    next poll gets the kept answer again (``given_again``), and only then the acknowledgement."""
+def test_a_lost_last_answer_is_asked_again_by_a_wait_that_saw_its_runner(monkeypatch):
+    """A last poll whose answer is lost (past its bound) is not the end: once the wait saw its runner, every poll
+    hands ``seen``, and the next one gets the answer the host kept (``given_again``); the polls before the first
+    answer hand no ``seen`` (a runner not started yet must not be given an earlier runner's answer)."""
     lost = {"unreachable": True, "msg": "no answer from the host: no answer within 30 s"}
+    missing = {"missing": True, "finished": False, "progress": {}}
     again = dict(DONE, given_again=True, removed=[])
-    act, calls = action([RUNNING, lost, again, ACK], monkeypatch)
+    act, calls = action([missing, RUNNING, lost, again], monkeypatch)
     out = act._wait(dict(ARGS), {}, {})
     assert not out.get("failed") and not out.get("unreachable") and out["results"] == DONE["results"]
-    assert [c["module_args"]["_poll"].get("ack", False) for c in calls] == [False, False, False, True]
-    assert calls[-1]["module_args"]["_poll"] == {"ack": True} and "warnings" not in out
-
-
-def test_an_acknowledgement_that_does_not_arrive_is_a_warning_and_the_records_stand(monkeypatch):
-    """Two calls to acknowledge; where neither is answered the records stand, with a warning naming what stays."""
-    lost = {"unreachable": True, "msg": "no answer from the host: no answer within 30 s"}
-    act, calls = action([DONE, lost, lost], monkeypatch)
-    out = act._wait(dict(ARGS), {}, {})
-    assert not out.get("failed") and not out.get("unreachable") and out["results"] == DONE["results"]
-    assert len(calls) == 3 and out["warnings"] == [
-        "rdma sweep: the runner's answer kept on the host (its records, for a poll whose answer is lost) was not "
-        "removed: no answer from the host: no answer within 30 s"]
+    assert [c["module_args"]["_poll"].get("seen", False) for c in calls] == [False, False, True, True]

@@ -117,13 +117,9 @@ def ended(proc, timeout=120):
 
 
 def status(fake, host, **kw):
-    """phase=status once the runner ended: its records, and its files removed - with the acknowledgement the wait
-    sends once it has them (``_poll`` ``ack``: what the host kept of the answer goes, the run's directory with it)."""
-    args = base(fake, phase="status", inventory_hostname=host, hcas=["mlx5_0"], **kw)
-    out = call(args, module=perftest_sweep)
+    """phase=status once the runner ended: its records, and its files removed (but the answer it keeps)."""
+    out = call(base(fake, phase="status", inventory_hostname=host, hcas=["mlx5_0"], **kw), module=perftest_sweep)
     assert out["finished"], out
-    acked = call(dict(args, _poll={"ack": True}), module=perftest_sweep)
-    assert acked["acknowledged"], acked
     return out
 
 
@@ -147,6 +143,18 @@ def run_dir(fake):
     return os.path.join(fake["state"], statedir.host_id(), "r1")
 
 
+def only_answers_left(fake):
+    """After the polls that found the runners ended: nothing of the runners left but the answers those polls keep
+    (``answer-<sweep>-<host>``: a poll whose answer is lost gives it again), which the run's cleanup (module cleanup
+    with perftest_state, the rdma role's last task) removes with the run's directory."""
+    if os.path.exists(run_dir(fake)):
+        kept = sorted(os.listdir(run_dir(fake)))
+        assert all(name == statedir.MARKER or name.startswith("answer-main-") for name in kept), kept
+    out = call(cleanup_args(fake), module=cleanup)
+    assert out["left"] == [] and not any(item.startswith("killed pid") for item in out["removed"]), out
+    assert not os.path.exists(run_dir(fake))
+
+
 def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
     servers, clients = pair(fake, server={"hcas": ["mlx5_0", "mlx5_1"]}, client={"hcas": ["mlx5_0", "mlx5_1"]})
     assert [r["check"] for r in clients] == ["rdma.ib_write_bw", "rdma.ib_write_bw"]
@@ -161,7 +169,7 @@ def test_a_single_pair_on_two_devices_is_a_schedule_of_one_step(fake):
     assert len(connected) == 2 and max(e["time"] for e in connected) < min(e["time"] for e in finished)
     assert [r["check"] for r in servers] == ["rdma.ib_write_bw.server"] * 2
     assert all(r["status"] == "pass" and r["host"] == "other" and r["peer"] == "me" for r in servers)
-    assert not os.path.exists(run_dir(fake))
+    only_answers_left(fake)
 
 
 # run in a fresh interpreter: the module with its arguments from a file, then the collection's modules it loaded
@@ -226,7 +234,7 @@ def test_consecutive_rounds_of_a_pair_use_their_own_ports(fake):
     assert [r["status"] for r in clients] == ["pass", "pass"] and [r["status"] for r in servers] == ["pass", "pass"]
     served = [e["port"] for e in events(fake) if e["role"] == "server" and e["event"] == "listening"]
     assert len(served) == 2 and served[0] != served[1] and fake["port"] in served
-    assert not os.path.exists(run_dir(fake))
+    only_answers_left(fake)
 
 
 def test_client_retries_until_the_server_listens(fake):
@@ -234,6 +242,20 @@ def test_client_retries_until_the_server_listens(fake):
     _servers, clients = pair(fake, client_first_s=1.5)
     rec = clients[0]
     assert rec["status"] == "pass" and rec["params"]["attempts"] > 1
+
+
+def test_a_runner_s_start_removes_the_answer_an_earlier_runner_of_its_sweep_kept(fake):
+    """The poll that found a runner ended keeps its answer (given again after a lost one); the next runner of the
+    same sweep removes it at its start, so that its own wait can never be given the earlier runner's records."""
+    pair(fake)
+    kept = os.path.join(run_dir(fake), "answer-main-me")
+    assert os.path.isdir(kept)
+    out = ended(start_runner(fake, runner_args(fake, "me", "client", "other", connect_timeout_s=1,
+                                               connect_retry_delay_s=0.2)))
+    assert out["outcome"] == "finished" and not os.path.exists(kept)
+    (rec,) = status(fake, "me", _poll={"seen": True})["results"]
+    assert rec["status"] == "error" and "Couldn't connect to 127.0.0.1" in rec["reason"]
+    only_answers_left(fake)
 
 
 def test_client_gives_up_when_nobody_listens(fake):
@@ -246,7 +268,7 @@ def test_client_gives_up_when_nobody_listens(fake):
     assert first["status"] == "error" and "Couldn't connect to 127.0.0.1" in first["reason"]
     assert first["params"]["attempts"] >= 2
     assert second["status"] == "error" and second["reason"].startswith("not run: other did not answer")
-    assert not os.path.exists(run_dir(fake))
+    only_answers_left(fake)
 
 
 def test_a_server_nobody_used_ends_at_its_timeout(fake):
@@ -267,7 +289,8 @@ def test_missing_binary_and_bad_device_name(fake):
     assert events(fake) == []
     bad = call(runner_args(fake, "me", "client", "other", hcas=["mlx5_0;reboot"]), expect=Fail,
                module=perftest_sweep)
-    assert "not a valid name" in bad["msg"] and not os.path.exists(run_dir(fake))
+    assert "not a valid name" in bad["msg"]
+    only_answers_left(fake)
 
 
 def test_check_mode_starts_nothing(fake):
@@ -450,6 +473,7 @@ def test_real_perftest_without_device_is_skip_with_the_tool_message(fake, test):
     for rec in clients + servers:
         assert rec["status"] == "skip" and "Did not detect devices" in rec["reason"]
         assert rec["tool"]["version"]
+    only_answers_left(fake)
     assert os.listdir(fake["state"]) == [statedir.host_id()]
     assert os.listdir(os.path.join(fake["state"], statedir.host_id())) == [statedir.MARKER]
 
