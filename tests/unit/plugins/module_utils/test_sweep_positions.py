@@ -8,7 +8,6 @@ earlier step, the controller having no fresh position of it) gave up after conne
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
