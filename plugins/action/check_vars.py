@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -163,6 +164,36 @@ def _fail_on_problem(value, source):
     return "%s=%s is not one of %s (the verdict that fails the run)" % (source, value, ", ".join(fleet.FAIL_ON))
 
 
+# the variables the check's own play sets (playbooks/check_vars.yml): not the user's
+CHECK_PLAY_VARS = ("fleet_report_targets",)
+
+
+class _WithPlayVars(Mapping):
+    """A host's variables as the roles see them: its own (``hostvars[host]``) under the variables the play sets
+    (``top``: name -> a function giving the value as templated, raising as a host variable's templating raises)."""
+
+    def __init__(self, own, top):
+        self._own, self._top = own, top
+
+    def __getitem__(self, name):
+        if name in self._top:
+            return self._top[name]()
+        return self._own[name]
+
+    def __iter__(self):
+        seen = set()
+        for name in list(self._own) + list(self._top):
+            if name not in seen:
+                seen.add(name)
+                yield name
+
+    def __len__(self):
+        return len(set(self._own) | set(self._top))
+
+    def __contains__(self, name):
+        return name in self._top or name in self._own
+
+
 def _report_problem():
     """Why this run would have no report (the callback not enabled, or its configuration refused), or None."""
     try:
@@ -186,8 +217,8 @@ class ActionModule(ControllerAction):
     }
 
     def act(self, args, task_vars, result):
-        hostvars = task_vars.get("hostvars") or {}
         hosts = args["hosts"] if args["hosts"] is not None else list(task_vars.get("ansible_play_hosts_all") or [])
+        hostvars = self._with_play_vars(task_vars.get("hostvars") or {}, task_vars)
         vocabulary = inventory_vars.Vocabulary(ROOT)
         found = self._variables(vocabulary, hostvars, hosts)
         result.update(changed=False, unread={h: [name for name, _close in v] for h, v in found.items()})
@@ -198,7 +229,8 @@ class ActionModule(ControllerAction):
                          "is neither ssh nor kubernetes): %s" % inventory_vars.message(found))
         targets = args["targets"]
         if targets:
-            stray = inventory_vars.untargeted(*_groups_of(hostvars, task_vars, set(targets)), targets, vocabulary)
+            stray = inventory_vars.untargeted(*_groups_of(task_vars.get("hostvars") or {}, task_vars, set(targets)),
+                                              targets, vocabulary)
             result["untargeted"] = dict(stray)
             shown = ", ".join(sorted(targets)[:5]) + (", ..." if len(targets) > 5 else "")
             inventory_groups = task_vars.get("groups") or {}
@@ -221,6 +253,32 @@ class ActionModule(ControllerAction):
             self._display.warning(text)
         result["warnings"] = words + unchecked
         return result
+
+    def _with_play_vars(self, hostvars, task_vars):
+        """Each host's variables with those the play sets (``vars:`` of a user's ``import_playbook`` of a collection
+        playbook reach every play of it, this check's too): the roles see them above the inventory's, and
+        hostvars does not hold them. Their values as this task sees them (an extra variable still wins), templated
+        once for every host; the check play's own and the playbooks' private ones (``__``) left out."""
+        play = self._task.get_play() if hasattr(self._task, "get_play") else None
+        names = [str(name) for name in ((play.get_vars() if play is not None else None) or {})
+                 if not str(name).startswith("__") and name not in CHECK_PLAY_VARS and name in task_vars]
+        if not names:
+            return hostvars
+        cache = {}
+
+        def value(name):
+            if name not in cache:
+                try:
+                    cache[name] = (self._templar.template(task_vars[name]), None)
+                except Exception as exc:  # pylint: disable=broad-except  # raised where the value is read
+                    cache[name] = (None, exc)
+            found, error = cache[name]
+            if error is not None:
+                raise error
+            return found
+
+        top = dict((name, lambda name=name: value(name)) for name in names)
+        return dict((host, _WithPlayVars(hostvars[host], top)) for host in hostvars)
 
     @staticmethod
     def _variables(vocabulary, hostvars, hosts):

@@ -40,6 +40,9 @@ description:
     entry point, ansible-core's message and the hosts, whatever O(strict) says. The collection's playbooks then apply
     their roles without that check of each host (C(rolespec_validate: false)): one check of the whole fleet instead of
     one task on every host at each role's start. A value that cannot be templated yet is a warning (not checked)."
+  - "A host's variables are its own with those of the play above them (the C(vars) of a playbook's C(import_playbook)
+    reach every play of the imported playbook, this check's too): both checks see what the roles will see (an extra
+    variable still wins). The play's variables are templated once, with the variables of the host the task runs on."
   - Runs on the controller.
 extends_documentation_fragment: [aifabric.acceptance._attributes]
 attributes:

@@ -120,3 +120,34 @@ def test_a_templated_value_is_checked_as_templated_and_one_not_defined_yet_only_
     out = (proc.stdout + proc.stderr).replace("\n", " ")
     assert proc.returncode == 0 and "after the check" in out and "could not be templated before the run" in out, \
         out[-3000:]
+
+
+def test_variables_a_user_s_playbook_sets_on_its_import_are_checked_as_the_roles_see_them(env, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    """A user's playbook that imports a collection playbook with ``vars:`` sets them on every play of it, above the
+    inventory's - and the roles no longer check their arguments on each host: the first play checks them. Its
+    rdma_confirm "maybe" (the RDMA role's spec refuses it) is named for every host it reaches, its misspelt
+    rdma_perftset too, though no host variable holds them; an extra variable still wins over the play's (-e
+    rdma_confirm=true: only the misspelling is left)."""
+    user = tmp_path / "site.yml"
+    user.write_text("- name: The user's import of the collection's playbook\n"
+                    "  ansible.builtin.import_playbook: %s\n"
+                    "  vars:\n"
+                    "    rdma_confirm: maybe\n"
+                    "    rdma_perftset: {}\n" % os.path.join(PLAYBOOKS, "check_vars_run.yml"), encoding="utf-8")
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  hosts:\n    node1:\n      ansible_connection: local\n      rdma_confirm: true\n"
+                         "    node2:\n      ansible_connection: local\n", encoding="utf-8")
+
+    def run(*extra):
+        proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", str(inventory), str(user)] + list(extra),
+                              env=dict(env, AIFABRIC_REPORTS_ROOT=str(tmp_path / "reports")), cwd=PLAYBOOKS,
+                              capture_output=True, text=True, timeout=300, check=False)
+        return proc.returncode, (proc.stdout + proc.stderr).replace("\n", " ")
+
+    rc, out = run()
+    assert rc == 2 and "after the check" not in out, out[-3000:]
+    assert ("the argument spec of the role aifabric.acceptance.rdma (entry point main) refuses: argument "
+            "'rdma_confirm' is of type str") in out and "(hosts node1, node2)" in out, out[-3000:]
+    assert "node1, node2: rdma_perftset (did you mean rdma_perftest?)" in out, out[-3000:]
+    rc, out = run("-e", "rdma_confirm=true")
+    assert rc == 2 and "refuses" not in out and "rdma_perftset (did you mean rdma_perftest?)" in out, out[-3000:]
