@@ -95,7 +95,8 @@ class SweepState(PerftestRun):
         return poll(self.module, self)
 
     def answer_dir(self):
-        """Where the poll that found the runner ended keeps its answer until the controller acknowledged it."""
+        """Where the poll that found the runner ended keeps its answer (until the next runner of its sweep starts, or
+        the run's cleanup)."""
         statedir.check_name(self.p["sweep_name"], "sweep_name")
         return self.inside("answer-%s-%s" % (self.p["sweep_name"], self.host))
 
