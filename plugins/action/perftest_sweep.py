@@ -14,8 +14,9 @@ poll), and the first worker that sees every host past a round prints that round'
 with O_EXCL). The positions handed here are a second source: the runners also ask each other directly
 (module_utils/perftest_sweep.py, position answers), which is what counts when this wait does not poll every host at
 once (fewer forks than hosts). The poll that finds a runner ended gets its records, and the host keeps them (until
-the run's cleanup): once a poll saw the runner, every poll hands ``seen``, and a poll that comes after one whose
-answer was lost (past its bound under load, a connection that dropped) gets them again instead of no runner.
+the run's cleanup): a poll that comes after one whose answer was lost (past its bound under load, a connection that
+dropped) gets them again instead of no runner - the same runner's job id, or without one ``seen``, handed once a
+poll saw the runner.
 
 Every call this action makes to a host is bounded here, whatever the connection settings (no SSH keep-alive is
 needed: an inventory's own ``ansible_ssh_common_args`` replaces those of ansible.cfg): a poll gets ``poll_timeout_s``

@@ -15,8 +15,8 @@ poll. Runs on the targets: Python 3.8+, no Ansible imports (``module`` is duck-t
 The poll that finds the runner ended keeps its answer (the records and the runner's progress) in a directory of its
 own (``answer-<sweep>-<host>`` in the run's, ANSWER) before it removes the runner's: an answer lost on the way (the
 poll past its bound under load, a connection that dropped) is given again by the next poll of the same wait (the
-controller hands ``seen`` once it saw the runner: a wait for a runner not started yet never gets an earlier runner's
-answer), not lost with the runner's files. A runner's start removes what an earlier runner of its sweep kept; the
+same runner's job id, or without one a wait that has seen its runner: a wait for a runner not started yet never gets
+an earlier runner's answer), not lost with the runner's files. A runner's start removes what an earlier runner of its sweep kept; the
 run's cleanup (module cleanup, ``perftest_state``: the rdma role's last task) removes the rest with the run's state.
 """
 
@@ -112,23 +112,28 @@ class SweepState(PerftestRun):
             records = [results.error("rdma.sweep", "the runner of %s ended without its records (killed?); "
                                      "what it measured is lost" % self.host, host=self.host, target=p["sweep_name"])]
         if not self.module.check_mode:
-            write_json(self.make_dir(self.answer_dir()), ANSWER, {"results": records, "progress": prog})
+            # with the runner's job id (when the wait names it): the answer is given again to that runner's wait only
+            write_json(self.make_dir(self.answer_dir()), ANSWER, {
+                "results": records, "progress": prog, "jid": str((handed.get("job") or {}).get("jid") or "")})
         removed = self.cleanup(here)
         answer = dict(changed=True, results=records, finished=True, progress=prog, removed=removed)
         self._forget_job(answer, handed)
         return answer
 
     def given_again(self, handed):
-        """The answer kept by the poll that found the runner ended, given again to a wait that saw the runner
-        (``handed["seen"]``: that poll's answer was lost on the way), or None: the same records and progress, its job
-        file forgotten (removed by the first, or now)."""
-        if not handed.get("seen"):
-            return None
+        """The answer kept by the poll that found the runner ended, given again to that runner's wait (its answer
+        was lost on the way), or None: the same records and progress, its job file forgotten (removed by the first,
+        or now). The wait's runner: the same job id where both the wait and the kept answer name one (the first poll
+        of a wait may be the lost one), else a wait that has seen its runner (``handed["seen"]``) - never an earlier
+        runner's answer to a wait whose runner has not started yet."""
         kept = self.answer_dir()
         if statedir.check_own(kept, "answer directory") is None:
             return None
         data = statedir.read_json(os.path.join(kept, ANSWER), private=True)
         if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            return None
+        jid, kept_jid = str((handed.get("job") or {}).get("jid") or ""), str(data.get("jid") or "")
+        if not ((jid == kept_jid) if (jid and kept_jid) else handed.get("seen")):
             return None
         answer = dict(changed=True, results=data["results"], finished=True, progress=data.get("progress") or {},
                       removed=[], given_again=True)

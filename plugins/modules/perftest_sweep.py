@@ -107,8 +107,9 @@ options:
         the poll stays within O(poll_timeout_s)).
       - C(seen) - this wait has seen the runner. The poll that finds the runner ended keeps its records and progress
         in the run's state (until module M(aifabric.acceptance.cleanup) with O(aifabric.acceptance.cleanup#module:perftest_state)
-        removes it, or the next runner of the sweep starts), and a poll handed C(seen) that finds no runner gives
-        them again (the answer of the poll before it was lost on the way).
+        removes it, or the next runner of the sweep starts), and a poll that finds no runner gives them again (the
+        answer of the poll before it was lost on the way) where it names the same C(job), or, where the wait or the
+        kept answer names none, where it is handed C(seen).
     type: dict
     default: {}
   wait_timeout_s:

@@ -154,6 +154,30 @@ def test_a_lost_last_answer_is_given_again_to_the_wait_that_saw_the_runner(how, 
     assert fresh["missing"] and not fresh["finished"], fresh
 
 
+@pytest.mark.parametrize("how", ["module", "light"])
+def test_a_lost_first_answer_is_given_again_to_the_same_runner_s_job_only(how, monkeypatch, tmp_path):
+    """The first poll of a wait may be the one that finds the runner ended - and be lost: its wait has seen nothing
+    yet, but names the runner's job, and the kept answer is that job's - given again. A wait of another job (a later
+    runner of the sweep, not started yet) gets nothing, even one that has seen its runner."""
+    args = status_args(tmp_path)
+    lay_out(args, progress={"finished": True, "pid": 0, "pairs_done": 1}, records=RECORDS)
+    job_dir = tmp_path / "jobs"
+    job_dir.mkdir()
+    (job_dir / "j1.2").write_text(json.dumps({"finished": 1, "rc": 0}))
+
+    def poll(jid, **more):
+        polled = dict(args, _poll=dict({"wait_s": 0, "job": {"jid": jid, "async_dir": str(job_dir), "wait_s": 0}},
+                                        **more))
+        return module_answer(monkeypatch, polled) if how == "module" else light_answer(polled)
+
+    first = poll("j1.2")
+    assert first["finished"] and first["results"] == RECORDS, first
+    again = poll("j1.2")
+    assert again["finished"] and again["given_again"] and again["results"] == RECORDS, again
+    for other in (poll("j9.9"), poll("j9.9", seen=True)):
+        assert other["missing"] and not other["finished"], other
+
+
 def test_the_ended_poll_removes_the_runner_s_job_file_both_ways(monkeypatch, tmp_path):
     jobs = {}
 
