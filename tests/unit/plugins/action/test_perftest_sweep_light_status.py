@@ -20,6 +20,7 @@ from ansible_collections.aifabric.acceptance.plugins.module_utils import perftes
 from ansible_collections.aifabric.acceptance.plugins.module_utils.proc import process_start_time
 from ansible_collections.aifabric.acceptance.plugins.modules import perftest_sweep
 from ansible_collections.aifabric.acceptance.plugins.plugin_utils import host_program
+from ansible_collections.aifabric.acceptance.tests.unit.plugins.module_utils import test_module_utils_imports as imports_test
 from ansible_collections.aifabric.acceptance.tests.unit.plugins.modules.module_harness import patch_exits, run_main
 
 RECORDS = [{"check": "rdma.ib_write_bw", "status": "pass", "host": "n1", "target": "mlx5_0", "peer": "n2",
@@ -216,6 +217,18 @@ def test_a_path_option_is_expanded_on_the_host_not_on_the_controller(tmp_path):
     answer = json.loads(done.stdout)
     assert answer["missing"] is True, answer
     assert os.path.isdir(str(home / "aif-state")), os.listdir(str(home))     # the host's root, made there
+
+
+def test_the_bundle_s_closure_is_the_import_graph_s_for_every_module_utils_file():
+    """host_program reads the imports with a regular expression (cheap in every worker); the AST import graph of the
+    module_utils tests (every from-import and plain import, inside functions too) is the reference: for every file,
+    the closure holds the file and all it reaches - a form of import the expression missed would leave the light
+    program without a file on the host."""
+    edges = imports_test.graph()
+    for name in sorted(edges):
+        closure = set(host_program.utils_closure((name,)))
+        missing = (imports_test.reachable(edges, name) | {name}) - closure
+        assert not missing, (name, sorted(missing))
 
 
 def test_the_bundle_holds_what_the_status_code_imports_and_no_ansible():
