@@ -167,8 +167,8 @@ def test_a_lost_first_answer_is_given_again_to_the_same_runner_s_job_only(how, m
     (job_dir / "j1.2").write_text(json.dumps({"finished": 1, "rc": 0}))
 
     def poll(jid, **more):
-        polled = dict(args, _poll=dict({"wait_s": 0, "job": {"jid": jid, "async_dir": str(job_dir), "wait_s": 0}},
-                                        **more))
+        handed = dict({"wait_s": 0, "job": {"jid": jid, "async_dir": str(job_dir), "wait_s": 0}}, **more)
+        polled = dict(args, _poll=handed)
         return module_answer(monkeypatch, polled) if how == "module" else light_answer(polled)
 
     first = poll("j1.2")
